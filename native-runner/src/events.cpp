@@ -1,0 +1,58 @@
+#include "events.h"
+
+#include <nlohmann/json.hpp>
+
+namespace bprof {
+
+using json = nlohmann::json;
+
+namespace {
+
+// Messages may quote file names or header bytes that are not UTF-8: replace bad bytes rather than
+// let the serializer throw in the middle of reporting an error.
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+}  // namespace
+
+void EventWriter::emit(const std::string& line) {
+  std::fwrite(line.data(), 1, line.size(), out_);
+  std::fputc('\n', out_);
+  std::fflush(out_);
+}
+
+void EventWriter::start(const std::string& subcommand, const std::string& runner_version, const std::string& device,
+                        int threads) {
+  emit(dump({{"type", "start"},
+             {"subcommand", subcommand},
+             {"runner_version", runner_version},
+             {"device", device},
+             {"threads", threads}}));
+}
+
+void EventWriter::progress(const std::string& phase, int64_t done, int64_t total) {
+  emit(dump({{"type", "progress"}, {"phase", phase}, {"done", done}, {"total", total}}));
+}
+
+void EventWriter::warning(const std::string& message) { emit(dump({{"type", "warning"}, {"message", message}})); }
+
+void EventWriter::result(const std::string& file, int64_t items) {
+  emit(dump({{"type", "result"}, {"file", file}, {"items", items}}));
+}
+
+void EventWriter::summary(double seconds) { emit(dump({{"type", "summary"}, {"status", "ok"}, {"seconds", seconds}})); }
+
+void EventWriter::error(const std::string& code, const std::string& message) {
+  emit(dump({{"type", "error"}, {"code", code}, {"message", message}}));
+}
+
+bool ProgressThrottle::should_emit(int64_t done, int64_t total) {
+  auto now = std::chrono::steady_clock::now();
+  if (!emitted_ || done == 0 || done >= total || now - last_ >= interval_) {
+    emitted_ = true;
+    last_ = now;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace bprof

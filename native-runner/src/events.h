@@ -1,0 +1,42 @@
+// NDJSON events on stdout (PROTOCOL.md "Events"). One JSON object per line, flushed at once so the
+// TypeScript side sees progress as it happens. Torch-free.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace bprof {
+
+class EventWriter {
+ public:
+  explicit EventWriter(std::FILE* out) : out_(out) {}
+
+  void start(const std::string& subcommand, const std::string& runner_version, const std::string& device, int threads);
+  void progress(const std::string& phase, int64_t done, int64_t total);
+  void warning(const std::string& message);
+  void result(const std::string& file, int64_t items);
+  void summary(double seconds);
+  void error(const std::string& code, const std::string& message);
+
+ private:
+  void emit(const std::string& line);
+  std::FILE* out_;
+};
+
+// Limits progress events to a few per second: always the first and the last of a phase, otherwise
+// only when `interval` has passed since the previous one, so a job of 100k items does not send 100k
+// lines.
+class ProgressThrottle {
+ public:
+  explicit ProgressThrottle(std::chrono::milliseconds interval = std::chrono::milliseconds(200)) : interval_(interval) {}
+  bool should_emit(int64_t done, int64_t total);
+
+ private:
+  std::chrono::milliseconds interval_;
+  std::chrono::steady_clock::time_point last_{};
+  bool emitted_ = false;
+};
+
+}  // namespace bprof

@@ -1,0 +1,164 @@
+#include "job.h"
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "errors.h"
+
+namespace bprof {
+
+using json = nlohmann::json;
+
+namespace {
+
+RunnerError bad_job(const std::string& source, const std::string& what) {
+  return RunnerError(ErrorCode::bad_job, source + ": " + what);
+}
+
+std::string item_label(size_t index, const std::string& id) {
+  return "items[" + std::to_string(index) + "]" + (id.empty() ? "" : " (id '" + id + "')");
+}
+
+// A token list: a non-empty array of non-negative integers. `where` names it in messages.
+std::vector<int64_t> parse_tokens(const json& v, const std::string& source, const std::string& where) {
+  if (!v.is_array()) throw bad_job(source, where + " must be an array of token ids");
+  if (v.empty()) throw bad_job(source, where + " is empty (at least one token is required)");
+  std::vector<int64_t> out;
+  out.reserve(v.size());
+  for (size_t i = 0; i < v.size(); i++) {
+    const json& t = v[i];
+    if (!t.is_number_integer() || t.get<int64_t>() < 0)
+      throw bad_job(source, where + "[" + std::to_string(i) + "] is not a token id: " + t.dump());
+    out.push_back(t.get<int64_t>());
+  }
+  return out;
+}
+
+Item parse_item(const json& v, size_t index, const std::string& source) {
+  if (!v.is_object()) throw bad_job(source, item_label(index, "") + " is not an object");
+  Item item;
+  auto id = v.find("id");
+  if (id == v.end() || !id->is_string() || id->get<std::string>().empty())
+    throw bad_job(source, item_label(index, "") + ": 'id' must be a non-empty string");
+  item.id = id->get<std::string>();
+  const std::string label = item_label(index, item.id);
+
+  auto ctx = v.find("context");
+  if (ctx == v.end()) throw bad_job(source, label + ": 'context' is missing");
+  item.context = parse_tokens(*ctx, source, label + ": context");
+
+  auto choices = v.find("choices");
+  if (choices == v.end()) throw bad_job(source, label + ": 'choices' is missing");
+  if (!choices->is_array() || choices->empty())
+    throw bad_job(source, label + ": 'choices' must be a non-empty array of token arrays");
+  for (size_t c = 0; c < choices->size(); c++)
+    item.choices.push_back(parse_tokens((*choices)[c], source, label + ": choices[" + std::to_string(c) + "]"));
+  return item;
+}
+
+}  // namespace
+
+Job parse_job(const std::string& text, const std::string& source) {
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::exception& e) {
+    throw bad_job(source, std::string("not valid JSON: ") + e.what());
+  }
+  if (!root.is_object()) throw bad_job(source, "not a JSON object");
+
+  Job job;
+  auto protocol = root.find("protocol");
+  if (protocol == root.end()) throw bad_job(source, "'protocol' is missing");
+  if (!protocol->is_number_integer() || protocol->get<int64_t>() != kProtocolVersion)
+    throw bad_job(source, "'protocol' is " + protocol->dump() + ", this runner speaks protocol " +
+                              std::to_string(kProtocolVersion));
+
+  auto sub = root.find("subcommand");
+  if (sub == root.end() || !sub->is_string()) throw bad_job(source, "'subcommand' must be a string");
+  job.subcommand = sub->get<std::string>();
+
+  auto model = root.find("model");
+  if (model == root.end() || !model->is_object()) throw bad_job(source, "'model' must be an object");
+  auto path = model->find("path");
+  if (path == model->end() || !path->is_string() || path->get<std::string>().empty())
+    throw bad_job(source, "'model.path' must be a non-empty string");
+  job.model_path = path->get<std::string>();
+  auto dtype = model->find("dtype");
+  if (dtype != model->end() && !dtype->is_null()) {
+    if (!dtype->is_string()) throw bad_job(source, "'model.dtype' must be a string");
+    job.dtype = dtype->get<std::string>();
+    if (job.dtype != "float32" && job.dtype != "bfloat16" && job.dtype != "float16")
+      throw bad_job(source, "'model.dtype' is '" + job.dtype + "' (expected float32, bfloat16 or float16)");
+  }
+
+  auto device = root.find("device");
+  if (device != root.end() && !device->is_null()) {
+    if (!device->is_string() || device->get<std::string>().empty())
+      throw bad_job(source, "'device' must be a non-empty string");
+    job.device = device->get<std::string>();
+  }
+
+  auto items = root.find("items");
+  if (items == root.end() || !items->is_array()) throw bad_job(source, "'items' must be an array");
+  std::set<std::string> ids;
+  for (size_t i = 0; i < items->size(); i++) {
+    job.items.push_back(parse_item((*items)[i], i, source));
+    // ids key the result lines, so a repeated id would make two results indistinguishable
+    if (!ids.insert(job.items.back().id).second)
+      throw bad_job(source, item_label(i, job.items.back().id) + ": the id is used by an earlier item");
+  }
+  return job;
+}
+
+Job load_job(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw RunnerError(ErrorCode::bad_job, path + ": cannot read the job file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_job(ss.str(), path);
+}
+
+void check_token_ids(const Job& job, int64_t vocab_size) {
+  auto check = [&](const std::vector<int64_t>& tokens, size_t index, const Item& item, const std::string& where) {
+    for (size_t t = 0; t < tokens.size(); t++) {
+      if (tokens[t] >= vocab_size)
+        throw RunnerError(ErrorCode::bad_job, item_label(index, item.id) + ": " + where + "[" + std::to_string(t) +
+                                                  "] = " + std::to_string(tokens[t]) +
+                                                  " is outside the model's vocabulary (0.." +
+                                                  std::to_string(vocab_size - 1) + ")");
+    }
+  };
+  for (size_t i = 0; i < job.items.size(); i++) {
+    const Item& item = job.items[i];
+    check(item.context, i, item, "context");
+    for (size_t c = 0; c < item.choices.size(); c++) check(item.choices[c], i, item, "choices[" + std::to_string(c) + "]");
+  }
+}
+
+std::vector<std::pair<size_t, size_t>> plan_batches(const std::vector<Item>& items, int64_t max_tokens) {
+  std::vector<std::pair<size_t, size_t>> batches;
+  size_t first = 0;
+  int64_t rows = 0, longest = 0;
+  for (size_t i = 0; i < items.size(); i++) {
+    int64_t item_rows = static_cast<int64_t>(items[i].choices.size());
+    int64_t item_longest = 0;
+    for (size_t c = 0; c < items[i].choices.size(); c++) item_longest = std::max(item_longest, input_length(items[i], c));
+    int64_t padded = (rows + item_rows) * std::max(longest, item_longest);
+    if (i > first && padded > max_tokens) {  // close the batch before this item
+      batches.emplace_back(first, i);
+      first = i;
+      rows = 0;
+      longest = 0;
+    }
+    rows += item_rows;
+    longest = std::max(longest, item_longest);
+  }
+  if (first < items.size()) batches.emplace_back(first, items.size());
+  return batches;
+}
+
+}  // namespace bprof

@@ -1,0 +1,48 @@
+// The job file of PROTOCOL.md: parsing, validation and batch planning. Torch-free.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace bprof {
+
+constexpr int kProtocolVersion = 1;
+
+struct Item {
+  std::string id;
+  std::vector<int64_t> context;               // at least one token
+  std::vector<std::vector<int64_t>> choices;  // at least one choice, each at least one token
+};
+
+struct Job {
+  int protocol = kProtocolVersion;
+  std::string subcommand;
+  std::string model_path;
+  std::string dtype = "float32";  // float32 | bfloat16 | float16
+  std::string device = "cpu";
+  std::vector<Item> items;
+};
+
+// Parses and validates a job; `source` names the file in messages.
+// Throws RunnerError(bad_job) saying which item and field is wrong.
+Job parse_job(const std::string& text, const std::string& source);
+Job load_job(const std::string& path);
+
+// Every token id must index the model's vocabulary: checked once the config is known, before
+// any weight is loaded, so a wrong tokenizer fails in milliseconds. Throws RunnerError(bad_job).
+void check_token_ids(const Job& job, int64_t vocab_size);
+
+// Tokens the model reads for one choice: context ++ choice without its last token.
+inline int64_t input_length(const Item& item, size_t choice) {
+  return static_cast<int64_t>(item.context.size() + item.choices[choice].size()) - 1;
+}
+
+// Groups consecutive items into batches of at most `max_tokens` padded tokens (rows x longest
+// row). An item is never split across batches, so every batch boundary is an item boundary, where
+// cancellation may stop the run. An item larger than the budget forms a batch of its own.
+// Returns [first, last) item ranges.
+std::vector<std::pair<size_t, size_t>> plan_batches(const std::vector<Item>& items, int64_t max_tokens);
+
+}  // namespace bprof

@@ -1,0 +1,30 @@
+// Bundles with esbuild: the extension (CommonJS, for VS Code's extension host), the bprof CLI,
+// and the webview scripts (browser); copies the config schema next to them.
+import * as esbuild from "esbuild";
+import { copyFile, mkdir } from "node:fs/promises";
+
+const production = process.argv.includes("--production");
+const common = { bundle: true, sourcemap: !production, minify: production, logLevel: "warning" };
+
+await mkdir("dist", { recursive: true });
+await Promise.all([
+  esbuild.build({
+    ...common,
+    entryPoints: ["src/extension/extension.ts"],
+    outfile: "dist/extension.cjs",
+    platform: "node",
+    format: "cjs",
+    target: "node20",
+    external: ["vscode"],
+  }),
+  esbuild.build({
+    ...common,
+    entryPoints: ["src/cli/main.ts"],
+    outfile: "dist/bprof.cjs",
+    platform: "node",
+    format: "cjs",
+    target: "node20",
+    banner: { js: "#!/usr/bin/env node" },
+  }),
+  copyFile("src/core/config/schema.json", "dist/bprof.schema.json"),
+]);

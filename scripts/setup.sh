@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Idempotent set-up, run before `npm run demo` and `npm test`: Debian packages, npm packages,
+# the runner build and the bundles. Each step is skipped when its result is already there.
+#   scripts/setup.sh          what the demo needs
+#   scripts/setup.sh --test   also what the tests need (Chromium, code-server and its build deps)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+for_tests=false
+[ "${1:-}" = "--test" ] && for_tests=true
+
+say() { printf 'setup: %s\n' "$*"; }
+
+# 1. Debian packages. The runner builds against Debian's libtorch (CPU); the E2E tests drive
+#    Debian's Chromium and build code-server's native modules.
+packages=(cmake ninja-build g++ libtorch-dev nlohmann-json3-dev libgtest-dev)
+$for_tests && packages+=(chromium libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  say "installing Debian packages: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# 2. npm packages, reinstalled when package-lock.json changed since the last install.
+lock_hash=$(sha256sum package-lock.json | cut -d' ' -f1)
+stamp=node_modules/.bprof-lock-sha256
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$lock_hash" ]; then
+  say "installing npm packages (npm ci)"
+  npm ci --no-audit --no-fund --loglevel=error
+  echo "$lock_hash" > "$stamp"
+fi
+
+# 3. The runner (incremental: ninja rebuilds only what changed).
+if [ ! -f native-runner/build/build.ninja ]; then
+  say "configuring bprof-runner"
+  cmake -S native-runner -B native-runner/build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+fi
+say "building bprof-runner"
+cmake --build native-runner/build -j "$(nproc)" | grep -vE '^\[[0-9]+/[0-9]+\]' || true
+test -x native-runner/build/bprof-runner || { echo "setup: the runner build failed" >&2; exit 1; }
+
+# 4. Bundles.
+node scripts/build.mjs
+
+# 5. For the E2E tests: code-server and Node 24 in .vscode-test/, the extension packaged.
+if $for_tests; then
+  bash scripts/e2e-install.sh
+  npx vsce package --no-dependencies --skip-license --out dist/benchmark-profiler.vsix >/dev/null
+fi
+say "ready"

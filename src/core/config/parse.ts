@@ -1,0 +1,66 @@
+// Parse a *.bprof.yaml against its JSON Schema, keeping source positions for every diagnostic.
+import Ajv, { type ErrorObject } from "ajv";
+import type { Diagnostic } from "../diagnostics";
+import { formatFieldPath, parseYamlSource, type YamlSource } from "../yamlSource";
+import { nearestWord } from "./nearest";
+import schema from "./schema.json";
+import type { ProfileConfig } from "./types";
+
+export interface ParsedConfig {
+  source: YamlSource;
+  /** Undefined when the text is not valid YAML or does not match the schema. */
+  config: ProfileConfig | undefined;
+  diagnostics: Diagnostic[];
+}
+
+const validateSchema = new Ajv({ allErrors: true, verbose: true, strict: false }).compile(schema);
+
+export function parseConfig(text: string, file: string): ParsedConfig {
+  const source = parseYamlSource(text, file);
+  const diagnostics = [...source.diagnostics];
+  if (source.value === undefined && diagnostics.length > 0) return { source, config: undefined, diagnostics };
+  const value = source.value ?? null;
+  if (!validateSchema(value)) {
+    diagnostics.push(...(validateSchema.errors ?? []).map((e) => schemaDiagnostic(e, source)));
+    return { source, config: undefined, diagnostics };
+  }
+  return { source, config: value as unknown as ProfileConfig, diagnostics };
+}
+
+function pathFromPointer(pointer: string): (string | number)[] {
+  if (pointer === "") return [];
+  return pointer
+    .slice(1)
+    .split("/")
+    .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+}
+
+function schemaDiagnostic(error: ErrorObject, source: YamlSource): Diagnostic {
+  const path = pathFromPointer(error.instancePath);
+  const name = path.length > 0 ? `\`${formatFieldPath(path)}\`` : "the config";
+  const description = (error.parentSchema as { description?: string } | undefined)?.description;
+  switch (error.keyword) {
+    case "additionalProperties": {
+      const key = (error.params as { additionalProperty: string }).additionalProperty;
+      const known = Object.keys((error.parentSchema as { properties?: object }).properties ?? {});
+      const guess = nearestWord(key, known);
+      const hint = guess ? `did you mean \`${guess}\`?` : `known keys: ${known.join(", ")}`;
+      return source.at([...path, key], "error", `unknown key \`${key}\`; ${hint}`, "key");
+    }
+    case "required": {
+      const missing = (error.params as { missingProperty: string }).missingProperty;
+      const d = source.at(path, "error", `${name} needs the field \`${missing}\``);
+      return { ...d, field: formatFieldPath([...path, missing]) };
+    }
+    case "enum": {
+      const allowed = (error.params as { allowedValues: unknown[] }).allowedValues.join(", ");
+      return source.at(path, "error", `${name} must be one of: ${allowed}`);
+    }
+    default: {
+      // A pattern means nothing to a reader; the field's description says what is expected.
+      const why = error.keyword === "pattern" && description ? `: ${description}` : "";
+      return source.at(path, "error", `${name} ${why ? "is invalid" : (error.message ?? "is invalid")}${why}`);
+    }
+  }
+}

@@ -1,0 +1,24 @@
+// The profiling config after parsing: paths are still as the user wrote them; `resolveConfig`
+// makes them absolute against the config file's folder.
+
+export type Dtype = "float32" | "bfloat16" | "float16";
+
+export interface ModelSpec {
+  path: string;
+  name?: string;
+  dtype?: Dtype;
+}
+
+export interface BenchmarkSpec {
+  task: string;
+  name?: string;
+  limit?: number;
+}
+
+export interface ProfileConfig {
+  models: ModelSpec[];
+  benchmarks: BenchmarkSpec[];
+  output?: string;
+  device?: string;
+  threads?: number;
+}

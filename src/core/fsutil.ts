@@ -1,0 +1,22 @@
+import { promises as fs } from "node:fs";
+import * as path from "node:path";
+
+/** Writes through a temporary sibling and a rename, so readers never see a half-written file. */
+export async function writeFileAtomic(file: string, data: string | Uint8Array): Promise<void> {
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  await fs.writeFile(tmp, data);
+  await fs.rename(tmp, file);
+}
+
+export async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
+  await writeFileAtomic(file, JSON.stringify(value, null, 2) + "\n");
+}
+
+export async function isFile(p: string): Promise<boolean> {
+  return fs.stat(p).then((s) => s.isFile(), () => false);
+}
+
+export async function isDirectory(p: string): Promise<boolean> {
+  return fs.stat(p).then((s) => s.isDirectory(), () => false);
+}

@@ -1,0 +1,30 @@
+// What the profiler needs from a Hugging Face model folder, checked before any job is written.
+import { promises as fs } from "node:fs";
+import * as path from "node:path";
+import { isDirectory, isFile } from "../fsutil";
+
+export interface ModelFolderProblem {
+  /** The file the problem is about (config.json, the folder itself, ...). */
+  file: string;
+  message: string;
+}
+
+export async function modelFolderProblems(dir: string): Promise<ModelFolderProblem[]> {
+  if (!(await isDirectory(dir))) return [{ file: dir, message: `model folder not found: ${dir}` }];
+  const problems: ModelFolderProblem[] = [];
+  const configFile = path.join(dir, "config.json");
+  if (!(await isFile(configFile))) {
+    problems.push({ file: configFile, message: `the model folder has no config.json: ${dir}` });
+  } else {
+    try {
+      const config = JSON.parse(await fs.readFile(configFile, "utf8")) as { model_type?: unknown };
+      if (typeof config.model_type !== "string") problems.push({ file: configFile, message: `config.json has no model_type: ${configFile}` });
+    } catch (e) {
+      problems.push({ file: configFile, message: `config.json is not valid JSON (${(e as Error).message}): ${configFile}` });
+    }
+  }
+  const entries = await fs.readdir(dir);
+  if (!entries.some((e) => e.endsWith(".safetensors"))) problems.push({ file: dir, message: `the model folder has no *.safetensors weights: ${dir}` });
+  if (!entries.includes("tokenizer.json")) problems.push({ file: dir, message: `the model folder has no tokenizer.json: ${dir}` });
+  return problems;
+}

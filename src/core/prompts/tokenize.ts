@@ -1,0 +1,53 @@
+// Tokenization the way lm-eval's Hugging Face backend does it, so scores match what users trust.
+import { Tokenizer } from "@huggingface/tokenizers";
+import { promises as fs } from "node:fs";
+import * as path from "node:path";
+import { isFile } from "../fsutil";
+
+export interface ModelTokenizer {
+  encode(text: string): number[];
+  /** Token that stands in for an empty context (lm-eval uses the EOT token; BOS where it exists). */
+  prefixTokenId: number;
+}
+
+export async function loadTokenizer(modelDir: string): Promise<ModelTokenizer> {
+  const tokenizerJson = JSON.parse(await fs.readFile(path.join(modelDir, "tokenizer.json"), "utf8")) as object;
+  const configFile = path.join(modelDir, "tokenizer_config.json");
+  const tokenizerConfig = (await isFile(configFile)) ? (JSON.parse(await fs.readFile(configFile, "utf8")) as Record<string, unknown>) : {};
+  const tokenizer = new Tokenizer(tokenizerJson, tokenizerConfig);
+  const specialId = (key: string) => {
+    const token = tokenizerConfig[key];
+    const content = typeof token === "string" ? token : (token as { content?: string } | undefined)?.content;
+    return content === undefined ? undefined : tokenizer.token_to_id(content);
+  };
+  const prefixTokenId = specialId("bos_token") ?? specialId("eos_token");
+  if (prefixTokenId === undefined) throw new Error(`${configFile}: neither bos_token nor eos_token is set`);
+  return {
+    // lm-eval's HF backend encodes without special tokens by default (add_bos_token=False).
+    encode: (text) => tokenizer.encode(text, { add_special_tokens: false }).ids,
+    prefixTokenId,
+  };
+}
+
+export interface TokenizedRequest {
+  context: number[];
+  continuation: number[];
+}
+
+/**
+ * lm-eval's split: trailing spaces of the context move to the continuation, the whole string
+ * is encoded once and the continuation is what follows the context's tokens, so merges across
+ * the boundary are tokenized as the model saw them in training.
+ */
+export function tokenizeRequest(tokenizer: ModelTokenizer, context: string, continuation: string): TokenizedRequest {
+  if (context === "") {
+    return { context: [tokenizer.prefixTokenId], continuation: tokenizer.encode(continuation) };
+  }
+  const trailing = context.length - context.trimEnd().length;
+  const ctx = trailing > 0 ? context.slice(0, -trailing) : context;
+  const cont = trailing > 0 ? context.slice(-trailing) + continuation : continuation;
+  const whole = tokenizer.encode(ctx + cont);
+  const contextTokens = tokenizer.encode(ctx);
+  const continuationTokens = whole.slice(contextTokens.length);
+  return { context: contextTokens.length > 0 ? contextTokens : [tokenizer.prefixTokenId], continuation: continuationTokens };
+}

@@ -1,0 +1,119 @@
+// VS Code glue: commands, diagnostics and progress around the core. Logic belongs in src/core.
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { loadProfile } from "../core/config/load";
+import { errorsOf } from "../core/diagnostics";
+import { RunnerError } from "../core/launch/local";
+import { resolveRunnerPath } from "../core/launch/runner";
+import { runProfile } from "../core/run";
+import { publishDiagnostics } from "./diagnostics";
+
+const CONFIG_GLOB = "**/*.bprof.yaml";
+
+export function activate(context: vscode.ExtensionContext): void {
+  const diagnostics = vscode.languages.createDiagnosticCollection("bprof");
+  const output = vscode.window.createOutputChannel("Benchmark Profiler");
+  context.subscriptions.push(diagnostics, output);
+
+  const validate = async (uri: vscode.Uri) => {
+    const open = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === uri.fsPath);
+    const loaded = await loadProfile(uri.fsPath, open?.getText());
+    publishDiagnostics(diagnostics, uri, loaded.diagnostics);
+    return loaded;
+  };
+
+  context.subscriptions.push(
+    vscode.commands.registerCommand("benchmarkProfiler.validateConfig", async (uri?: vscode.Uri) => {
+      const target = uri ?? (await pickConfig());
+      if (!target) return;
+      const { diagnostics: found } = await validate(target);
+      const errors = errorsOf(found).length;
+      const name = path.basename(target.fsPath);
+      if (errors === 0) void vscode.window.showInformationMessage(`${name}: config OK`);
+      else void vscode.window.showErrorMessage(`${name}: ${errors} error(s); see the Problems panel`);
+    }),
+    vscode.commands.registerCommand("benchmarkProfiler.profile", async (uri?: vscode.Uri) => {
+      const target = uri ?? (await pickConfig());
+      if (target) await profile(target, validate, output, context);
+    }),
+  );
+
+  // Validation as the user types: re-check a config shortly after each edit.
+  const pending = new Map<string, NodeJS.Timeout>();
+  const schedule = (doc: vscode.TextDocument) => {
+    if (!doc.fileName.endsWith(".bprof.yaml")) return;
+    clearTimeout(pending.get(doc.fileName));
+    pending.set(doc.fileName, setTimeout(() => void validate(doc.uri), 300));
+  };
+  context.subscriptions.push(
+    vscode.workspace.onDidOpenTextDocument(schedule),
+    vscode.workspace.onDidChangeTextDocument((e) => schedule(e.document)),
+    { dispose: () => pending.forEach(clearTimeout) },
+  );
+  vscode.workspace.textDocuments.forEach(schedule);
+}
+
+async function profile(
+  uri: vscode.Uri,
+  validate: (uri: vscode.Uri) => ReturnType<typeof loadProfile>,
+  output: vscode.OutputChannel,
+  context: vscode.ExtensionContext,
+): Promise<void> {
+  const { profile: loaded, diagnostics: found } = await validate(uri);
+  if (!loaded) {
+    void vscode.window.showErrorMessage(`Profile failed: ${path.basename(uri.fsPath)} has ${errorsOf(found).length} error(s); see the Problems panel`);
+    return;
+  }
+  const configured = vscode.workspace.getConfiguration("benchmarkProfiler").get<string>("runnerPath");
+  const runnerPath = resolveRunnerPath(configured || undefined, path.join(context.extensionPath, "dist"));
+  output.appendLine(`profiling ${uri.fsPath} with ${runnerPath}`);
+  try {
+    const outcome = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: "Benchmark Profiler", cancellable: true },
+      async (progress, token) => {
+        const abort = new AbortController();
+        token.onCancellationRequested(() => abort.abort());
+        let reported = 0;
+        return runProfile(loaded, {
+          runnerPath,
+          signal: abort.signal,
+          onWarning: (m) => output.appendLine(`warning: ${m}`),
+          onProgress: (p) => {
+            const fraction = p.total > 0 ? (100 * p.done) / p.total : 0;
+            progress.report({ message: `${p.model}: ${p.phase} ${p.done}/${p.total}`, increment: Math.max(0, fraction - reported) });
+            reported = Math.max(reported, fraction);
+          },
+        });
+      },
+    );
+    output.appendLine(`run ${outcome.runId} finished: ${outcome.resultsFile}`);
+    const benchmarks = loaded.benchmarks.length;
+    const choice = await vscode.window.showInformationMessage(
+      `Profile finished: run ${outcome.runId}, ${outcome.itemCount} items scored on ${benchmarks} benchmark(s).`,
+      "Open Results",
+    );
+    if (choice === "Open Results") await vscode.window.showTextDocument(vscode.Uri.file(outcome.resultsFile));
+  } catch (e) {
+    const message = e instanceof RunnerError ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
+    output.appendLine(`profile failed: ${message}`);
+    void vscode.window.showErrorMessage(`Profile failed: ${message}`);
+  }
+}
+
+async function pickConfig(): Promise<vscode.Uri | undefined> {
+  const active = vscode.window.activeTextEditor?.document;
+  if (active?.fileName.endsWith(".bprof.yaml")) return active.uri;
+  const found = await vscode.workspace.findFiles(CONFIG_GLOB, "**/node_modules/**", 50);
+  if (found.length === 0) {
+    void vscode.window.showErrorMessage("No *.bprof.yaml config in this workspace.");
+    return undefined;
+  }
+  if (found.length === 1) return found[0];
+  const picked = await vscode.window.showQuickPick(
+    found.map((uri) => ({ label: vscode.workspace.asRelativePath(uri), uri })),
+    { placeHolder: "Which profiling config?" },
+  );
+  return picked?.uri;
+}
+
+export function deactivate(): void {}

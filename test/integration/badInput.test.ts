@@ -1,0 +1,76 @@
+// Bad input through the CLI: a non-zero exit and one line naming file, line and field; never a
+// stack trace.
+import assert from "node:assert/strict";
+import { promises as fs } from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { after, before, test } from "node:test";
+import { bprof } from "../support/cli";
+import { makeTinyProject, type TinyProject } from "../support/tinyProject";
+
+let project: TinyProject;
+
+before(async () => {
+  project = await makeTinyProject(await fs.mkdtemp(path.join(os.tmpdir(), "bprof-bad-")));
+});
+after(async () => fs.rm(project.root, { recursive: true, force: true }));
+
+function oneLine(stderr: string): string {
+  const lines = stderr.trim().split("\n");
+  assert.equal(lines.length, 1, `expected one line, got:\n${stderr}`);
+  assert.doesNotMatch(stderr, /\s+at\s+\S+\s+\(/, "no stack trace");
+  return lines[0]!;
+}
+
+test("a missing config file", async () => {
+  const missing = path.join(project.root, "absent.bprof.yaml");
+  const r = await bprof(["run", missing]);
+  assert.notEqual(r.exitCode, 0);
+  assert.equal(oneLine(r.stderr), `${missing}:1:1: error: cannot read the config file: ${missing}`);
+});
+
+test("a config with a YAML syntax error names file, line and field", async () => {
+  const file = path.join(project.root, "broken.bprof.yaml");
+  await fs.writeFile(file, "models:\n  - path: ./model\n    name: \"unterminated\nbenchmarks:\n  - task: ./tasks/tiny_mc.yaml\n");
+  const r = await bprof(["run", file]);
+  assert.notEqual(r.exitCode, 0);
+  const line = oneLine(r.stderr);
+  assert.match(line, new RegExp(`^${escape(file)}:3:\\d+: error: YAML: .*\\(field models\\[0\\]\\.name\\)$`));
+});
+
+test("a model folder without config.json names the config's models[0].path", async () => {
+  const modelDir = path.join(project.root, "model-no-config");
+  await fs.cp(project.modelDir, modelDir, { recursive: true });
+  await fs.rm(path.join(modelDir, "config.json"));
+  const file = path.join(project.root, "noconfig.bprof.yaml");
+  await fs.writeFile(file, "models:\n  - path: ./model-no-config\nbenchmarks:\n  - task: ./tasks/tiny_mc.yaml\n");
+  const r = await bprof(["run", file]);
+  assert.notEqual(r.exitCode, 0);
+  assert.equal(oneLine(r.stderr), `${file}:2:11: error: the model folder has no config.json: ${modelDir} (field models[0].path)`);
+});
+
+test("an unknown key gets the nearest valid key", async () => {
+  const file = path.join(project.root, "typo.bprof.yaml");
+  await fs.writeFile(file, "models:\n  - path: ./model\nbenchmark:\n  - task: ./tasks/tiny_mc.yaml\n");
+  const r = await bprof(["validate", file]);
+  assert.equal(r.exitCode, 2);
+  assert.match(r.stderr, /typo\.bprof\.yaml:3:1: error: unknown key `benchmark`; did you mean `benchmarks`\?/);
+});
+
+test("a truncated model.safetensors stops the runner with exit 2 and a message naming the file", async () => {
+  const modelDir = path.join(project.root, "model-truncated");
+  await fs.cp(project.modelDir, modelDir, { recursive: true });
+  const weights = path.join(modelDir, "model.safetensors");
+  const size = (await fs.stat(weights)).size;
+  await fs.truncate(weights, Math.floor(size / 2));
+  const file = path.join(project.root, "truncated.bprof.yaml");
+  await fs.writeFile(file, "models:\n  - path: ./model-truncated\nbenchmarks:\n  - task: ./tasks/tiny_mc.yaml\n");
+  const r = await bprof(["run", file]);
+  assert.equal(r.exitCode, 2, r.stderr);
+  const line = oneLine(r.stderr);
+  assert.match(line, /^bprof: bad_safetensors: .*model\.safetensors/);
+});
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

@@ -1,0 +1,11 @@
+// Runs the bundled CLI the way a user does, as a separate process.
+import { execa } from "execa";
+import * as path from "node:path";
+
+export const repoRoot = path.resolve(import.meta.dirname, "..", "..");
+export const cliPath = path.join(repoRoot, "dist", "bprof.cjs");
+export const runnerPath = path.join(repoRoot, "native-runner", "build", "bprof-runner");
+
+export async function bprof(args: string[], options: { cwd?: string } = {}) {
+  return execa("node", [cliPath, ...args], { reject: false, cwd: options.cwd ?? repoRoot, env: { BPROF_RUNNER: runnerPath }, timeout: 120_000 });
+}

@@ -1,0 +1,1 @@
+export { makeTinyProject, TINY_BENCHMARK_DOCS, type TinyProject } from "../../src/core/demo/tinyProject";
