@@ -26,5 +26,13 @@ await Promise.all([
     target: "node20",
     banner: { js: "#!/usr/bin/env node" },
   }),
+  esbuild.build({
+    ...common,
+    entryPoints: ["webview/results.ts"],
+    outfile: "dist/webview/results.js",
+    platform: "browser",
+    format: "iife",
+    target: "es2022",
+  }),
   copyFile("src/core/config/schema.json", "dist/bprof.schema.json"),
 ]);

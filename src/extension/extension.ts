@@ -7,6 +7,7 @@ import { RunnerError } from "../core/launch/local";
 import { resolveRunnerPath } from "../core/launch/runner";
 import { runProfile } from "../core/run";
 import { publishDiagnostics } from "./diagnostics";
+import { showResults } from "./resultsPanel";
 
 const CONFIG_GLOB = "**/*.bprof.yaml";
 
@@ -92,7 +93,7 @@ async function profile(
       `Profile finished: run ${outcome.runId}, ${outcome.itemCount} items scored on ${benchmarks} benchmark(s).`,
       "Open Results",
     );
-    if (choice === "Open Results") await vscode.window.showTextDocument(vscode.Uri.file(outcome.resultsFile));
+    if (choice === "Open Results") showResults(context, outcome.results);
   } catch (e) {
     const message = e instanceof RunnerError ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
     output.appendLine(`profile failed: ${message}`);

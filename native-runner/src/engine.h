@@ -1,0 +1,61 @@
+// The torch-free face of the compute side. The CLI, the job logic and most tests talk to this
+// header only; engine.cpp and llama.cpp are where libtorch lives. This keeps the number of
+// translation units that parse libtorch headers (the bulk of the build time) small.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config.h"
+#include "errors.h"
+#include "job.h"
+
+namespace bprof {
+
+struct EngineOptions {
+  std::string model_dir;
+  std::string dtype = "float32";  // float32 | bfloat16 | float16
+  std::string device = "cpu";     // cpu | cuda | cuda:N
+  std::function<void(int64_t done, int64_t total)> load_progress;
+  std::function<bool()> cancelled;
+  std::function<void(const std::string&)> warning;
+};
+
+struct ChoiceScore {
+  double logprob = 0;  // sum over the continuation of log_softmax (float32) at the target token
+  int64_t tokens = 0;  // continuation length
+  bool greedy = false; // every target token is the argmax of its row
+};
+using ItemScores = std::vector<ChoiceScore>;
+
+class Engine {
+ public:
+  // Checks device and dtype, loads the checkpoint. Throws RunnerError: bad_job (unsupported device
+  // or dtype), resources (device unavailable), bad_model, bad_safetensors, cancelled.
+  Engine(const ModelConfig& config, const EngineOptions& options);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Scores every choice of every item in one padded forward pass (lm-eval's loglikelihood rule,
+  // PROTOCOL.md). Token ids must already be checked against the vocabulary.
+  std::vector<ItemScores> score(const std::vector<const Item*>& items);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Process-wide libtorch settings and facts, here so that main needs no torch header.
+int set_compute_threads(int threads);  // threads <= 0: keep libtorch's default; returns threads in use
+std::string libtorch_version();
+
+// Maps any exception to an error code and message: RunnerError as it is, out-of-memory (c10 or
+// std::bad_alloc) and CUDA failures to resources, everything else to internal.
+RunnerError classify_exception(std::exception_ptr error);
+
+}  // namespace bprof

@@ -1,0 +1,298 @@
+// Llama forward pass. Reads top to bottom the way Hugging Face's modeling_llama.py does:
+// embed -> N x (RMSNorm, attention with RoPE, residual, RMSNorm, SwiGLU MLP, residual) -> RMSNorm
+// -> lm_head. Where HF computes in float32 whatever the model dtype (RMSNorm, RoPE tables, the
+// attention softmax), so do we; everything else runs in the compute dtype.
+#include "llama.h"
+
+#include <ATen/ops/arange.h>
+#include <ATen/ops/cat.h>
+#include <ATen/ops/embedding.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/linear.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/pow.h>
+#include <ATen/ops/reciprocal.h>
+#include <ATen/ops/rsqrt.h>
+#include <ATen/ops/silu.h>
+#include <ATen/ops/where.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <set>
+
+#include "errors.h"
+
+namespace bprof {
+
+// ----------------------------------------------------------------------------
+// building blocks
+
+namespace {
+
+// y = x W^T (+ b). Biases are optional per family, so an undefined bias means none.
+at::Tensor linear(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b = at::Tensor()) {
+  return b.defined() ? at::linear(x, w, b) : at::linear(x, w);
+}
+
+// RMSNorm in float32 whatever the input dtype (HF LlamaRMSNorm): x * rsqrt(mean(x^2) + eps),
+// cast back to the input dtype, then times the weight.
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
+  at::Tensor xf = x.to(at::kFloat);
+  at::Tensor variance = xf.pow(2).mean(-1, /*keepdim=*/true);
+  xf = xf * at::rsqrt(variance + eps);
+  return weight * xf.to(x.scalar_type());
+}
+
+// rotate_half(x) = cat(-x2, x1) with x1, x2 the two halves of the last dimension: HF's convention
+// (not the interleaved pairs of the original Llama release).
+at::Tensor rotate_half(const at::Tensor& x) {
+  int64_t half = x.size(-1) / 2;
+  at::Tensor x1 = x.narrow(-1, 0, half);
+  at::Tensor x2 = x.narrow(-1, half, half);
+  return at::cat({-x2, x1}, -1);
+}
+
+at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+  return x * cos + rotate_half(x) * sin;
+}
+
+// cos/sin tables for positions 0..len-1: angle[p, i] = p * inv_freq[i], duplicated as
+// cat(freqs, freqs) to cover the full head dimension. Computed in float32, then cast.
+std::pair<at::Tensor, at::Tensor> rope_tables(const at::Tensor& inv_freq, int64_t len, at::ScalarType dtype) {
+  at::Tensor positions = at::arange(len, inv_freq.options());       // [L] float32
+  at::Tensor freqs = positions.unsqueeze(1) * inv_freq.unsqueeze(0);  // [L, hd/2]
+  at::Tensor angles = at::cat({freqs, freqs}, -1);                    // [L, hd]
+  return {angles.cos().to(dtype), angles.sin().to(dtype)};
+}
+
+// Grouped-query attention: kv head g serves query heads g*n_rep .. g*n_rep + n_rep-1, i.e. query
+// head h uses kv head h / n_rep. [B, kv, L, hd] -> [B, kv*n_rep, L, hd].
+at::Tensor repeat_kv(const at::Tensor& x, int64_t n_rep) {
+  if (n_rep == 1) return x;
+  int64_t b = x.size(0), kv = x.size(1), len = x.size(2), hd = x.size(3);
+  return x.unsqueeze(2).expand({b, kv, n_rep, len, hd}).reshape({b, kv * n_rep, len, hd});
+}
+
+}  // namespace
+
+constexpr double kPi = 3.14159265358979323846;  // Python's math.pi
+
+at::Tensor rope_inv_freq(const ModelConfig& config, at::Device device) {
+  const int64_t hd = config.head_dim;
+  auto f32 = at::TensorOptions().dtype(at::kFloat).device(device);
+  // inv_freq[i] = 1 / theta^(2i/hd), i < hd/2, in float32 as HF computes it
+  at::Tensor exponents = at::arange(0, hd, 2, f32.dtype(at::kLong)).to(at::kFloat) / static_cast<double>(hd);
+  at::Tensor inv_freq = at::reciprocal(at::pow(config.rope_theta, exponents));
+
+  const RopeScaling& rs = config.rope_scaling;
+  switch (rs.type) {
+    case RopeType::standard:
+      return inv_freq;
+    case RopeType::linear:
+      // position interpolation: positions / factor, the same as frequencies / factor
+      return inv_freq / rs.factor;
+    case RopeType::llama3: {
+      // Llama 3.1: wavelengths longer than original_context/low_freq_factor are stretched by
+      // `factor`, shorter than original_context/high_freq_factor kept, and blended in between.
+      const double old_len = static_cast<double>(rs.original_max_position_embeddings);
+      const double low_freq_wavelen = old_len / rs.low_freq_factor;
+      const double high_freq_wavelen = old_len / rs.high_freq_factor;
+      at::Tensor wavelen = at::reciprocal(inv_freq) * (2.0 * kPi);
+      at::Tensor scaled = at::where(wavelen > low_freq_wavelen, inv_freq / rs.factor, inv_freq);
+      at::Tensor smooth = (at::reciprocal(wavelen) * old_len - rs.low_freq_factor) /
+                          (rs.high_freq_factor - rs.low_freq_factor);
+      at::Tensor smoothed = (1.0 - smooth) * scaled / rs.factor + smooth * scaled;
+      at::Tensor is_medium = (wavelen >= high_freq_wavelen).logical_and(wavelen <= low_freq_wavelen);
+      return at::where(is_medium, smoothed, scaled);
+    }
+  }
+  return inv_freq;
+}
+
+// ----------------------------------------------------------------------------
+// model
+
+LlamaModel::LlamaModel(const ModelConfig& config, LlamaWeights weights)
+    : config_(config), weights_(std::move(weights)) {
+  inv_freq_ = rope_inv_freq(config_, weights_.embed_tokens.device());
+}
+
+at::Tensor LlamaModel::attention(const LlamaLayer& layer, const at::Tensor& x, const at::Tensor& cos,
+                                 const at::Tensor& sin) const {
+  const int64_t b = x.size(0), len = x.size(1);
+  const int64_t heads = config_.num_attention_heads, kv_heads = config_.num_key_value_heads, hd = config_.head_dim;
+
+  // project and split into heads: [B, L, n*hd] -> [B, n, L, hd]
+  at::Tensor q = linear(x, layer.q_proj, layer.q_bias).view({b, len, heads, hd}).transpose(1, 2);
+  at::Tensor k = linear(x, layer.k_proj, layer.k_bias).view({b, len, kv_heads, hd}).transpose(1, 2);
+  at::Tensor v = linear(x, layer.v_proj, layer.v_bias).view({b, len, kv_heads, hd}).transpose(1, 2);
+
+  q = apply_rope(q, cos, sin);
+  k = apply_rope(k, cos, sin);
+  k = repeat_kv(k, heads / kv_heads);
+  v = repeat_kv(v, heads / kv_heads);
+
+  // scores = q k^T / sqrt(hd), future positions masked out; softmax in float32 (as HF's eager
+  // attention), probabilities back in the compute dtype for the product with v
+  at::Tensor scores = q.matmul(k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(hd)));
+  at::Tensor future = at::ones({len, len}, x.options().dtype(at::kBool)).triu(1);
+  scores = scores.masked_fill(future, -std::numeric_limits<double>::infinity());
+  at::Tensor probs = scores.softmax(-1, at::kFloat).to(q.scalar_type());
+  at::Tensor out = probs.matmul(v);  // [B, heads, L, hd]
+
+  out = out.transpose(1, 2).reshape({b, len, heads * hd});
+  return linear(out, layer.o_proj, layer.o_bias);
+}
+
+// SwiGLU: down(silu(gate(x)) * up(x))
+at::Tensor LlamaModel::mlp(const LlamaLayer& layer, const at::Tensor& x) const {
+  at::Tensor gate = at::silu(linear(x, layer.gate_proj, layer.gate_bias));
+  at::Tensor up = linear(x, layer.up_proj, layer.up_bias);
+  return linear(gate * up, layer.down_proj, layer.down_bias);
+}
+
+at::Tensor LlamaModel::hidden_states(const at::Tensor& tokens) const {
+  const double eps = config_.rms_norm_eps;
+  at::Tensor x = at::embedding(weights_.embed_tokens, tokens);  // [B, L, H]
+  auto tables = rope_tables(inv_freq_, tokens.size(1), x.scalar_type());
+  const at::Tensor& cos = tables.first;
+  const at::Tensor& sin = tables.second;
+
+  for (const LlamaLayer& layer : weights_.layers) {
+    x = x + attention(layer, rms_norm(x, layer.input_norm, eps), cos, sin);
+    x = x + mlp(layer, rms_norm(x, layer.post_attention_norm, eps));
+  }
+  return rms_norm(x, weights_.norm, eps);
+}
+
+at::Tensor LlamaModel::logits(const at::Tensor& hidden) const { return linear(hidden, weights_.lm_head); }
+
+// ----------------------------------------------------------------------------
+// loading
+
+namespace {
+
+at::ScalarType scalar_type_of(DType dtype) {
+  switch (dtype) {
+    case DType::F16: return at::kHalf;
+    case DType::BF16: return at::kBFloat16;
+    case DType::F32: return at::kFloat;
+    case DType::F64: return at::kDouble;
+    default: return at::kFloat;  // callers check dtype_is_float first
+  }
+}
+
+std::string shape_str(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); i++) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// Takes tensors out of the checkpoint by name, checking shape and dtype against what the config
+// implies, and keeps count for progress events and the unused-tensor warning.
+class WeightLoader {
+ public:
+  WeightLoader(const Checkpoint& checkpoint, const LoadOptions& options, int64_t total)
+      : checkpoint_(checkpoint), options_(options), total_(total) {}
+
+  at::Tensor take(const std::string& name, const std::vector<int64_t>& shape) {
+    if (options_.cancelled && options_.cancelled()) throw RunnerError(ErrorCode::cancelled, "cancelled while loading the model");
+    const Checkpoint::Entry* entry = checkpoint_.find(name);
+    if (!entry) throw RunnerError(ErrorCode::bad_model, "tensor '" + name + "' is missing from the checkpoint");
+    const TensorInfo& info = *entry->info;
+    if (info.shape != shape)
+      throw RunnerError(ErrorCode::bad_model, entry->file->path() + ": tensor '" + name + "' has shape " +
+                                                  shape_str(info.shape) + ", expected " + shape_str(shape));
+    if (!dtype_is_float(info.dtype))
+      throw RunnerError(ErrorCode::bad_model, entry->file->path() + ": tensor '" + name + "' has dtype " +
+                                                  dtype_name(info.dtype) + ", expected F32, F16 or BF16");
+
+    // copy out of the (possibly unaligned) mapped bytes, then convert to the compute dtype and device
+    at::Tensor host = at::empty(info.shape, at::TensorOptions().dtype(scalar_type_of(info.dtype)));
+    std::memcpy(host.data_ptr(), entry->file->data(info), info.end - info.begin);
+    at::Tensor t = host.to(options_.device, options_.dtype);
+
+    used_.insert(name);
+    done_++;
+    if (options_.progress) options_.progress(done_, total_);
+    return t;
+  }
+
+  at::Tensor take_if(bool wanted, const std::string& name, const std::vector<int64_t>& shape) {
+    return wanted ? take(name, shape) : at::Tensor();
+  }
+
+  void mark_used(const std::string& name) { used_.insert(name); }
+
+  // Tensors the model does not use are likely a sign of a config that does not match the weights.
+  void warn_unused() const {
+    if (!options_.warning) return;
+    std::vector<std::string> unused;
+    for (const auto& kv : checkpoint_.entries()) {
+      const std::string& name = kv.first;
+      // old checkpoints carry RoPE tables as buffers; HF ignores them and so do we
+      const std::string suffix = "rotary_emb.inv_freq";
+      bool rope_buffer = name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+      if (!used_.count(name) && !rope_buffer) unused.push_back(name);
+    }
+    if (unused.empty()) return;
+    std::string msg = std::to_string(unused.size()) + " tensor(s) in the checkpoint are not used by the model: ";
+    for (size_t i = 0; i < unused.size() && i < 5; i++) msg += (i ? ", " : "") + unused[i];
+    if (unused.size() > 5) msg += ", ...";
+    options_.warning(msg);
+  }
+
+ private:
+  const Checkpoint& checkpoint_;
+  const LoadOptions& options_;
+  int64_t total_;
+  int64_t done_ = 0;
+  std::set<std::string> used_;
+};
+
+}  // namespace
+
+LlamaWeights load_llama_weights(const ModelConfig& c, const Checkpoint& checkpoint, const LoadOptions& options) {
+  const int64_t H = c.hidden_size, I = c.intermediate_size, V = c.vocab_size;
+  const int64_t q_dim = c.num_attention_heads * c.head_dim, kv_dim = c.num_key_value_heads * c.head_dim;
+
+  int64_t per_layer = 9 + (c.qkv_bias ? 3 : 0) + (c.o_bias ? 1 : 0) + (c.mlp_bias ? 3 : 0);
+  int64_t total = 2 + (c.tie_word_embeddings ? 0 : 1) + per_layer * c.num_hidden_layers;
+  WeightLoader loader(checkpoint, options, total);
+
+  LlamaWeights w;
+  w.embed_tokens = loader.take("model.embed_tokens.weight", {V, H});
+  for (int64_t i = 0; i < c.num_hidden_layers; i++) {
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    LlamaLayer l;
+    l.input_norm = loader.take(p + "input_layernorm.weight", {H});
+    l.q_proj = loader.take(p + "self_attn.q_proj.weight", {q_dim, H});
+    l.k_proj = loader.take(p + "self_attn.k_proj.weight", {kv_dim, H});
+    l.v_proj = loader.take(p + "self_attn.v_proj.weight", {kv_dim, H});
+    l.q_bias = loader.take_if(c.qkv_bias, p + "self_attn.q_proj.bias", {q_dim});
+    l.k_bias = loader.take_if(c.qkv_bias, p + "self_attn.k_proj.bias", {kv_dim});
+    l.v_bias = loader.take_if(c.qkv_bias, p + "self_attn.v_proj.bias", {kv_dim});
+    l.o_proj = loader.take(p + "self_attn.o_proj.weight", {H, q_dim});
+    l.o_bias = loader.take_if(c.o_bias, p + "self_attn.o_proj.bias", {H});
+    l.post_attention_norm = loader.take(p + "post_attention_layernorm.weight", {H});
+    l.gate_proj = loader.take(p + "mlp.gate_proj.weight", {I, H});
+    l.up_proj = loader.take(p + "mlp.up_proj.weight", {I, H});
+    l.down_proj = loader.take(p + "mlp.down_proj.weight", {H, I});
+    l.gate_bias = loader.take_if(c.mlp_bias, p + "mlp.gate_proj.bias", {I});
+    l.up_bias = loader.take_if(c.mlp_bias, p + "mlp.up_proj.bias", {I});
+    l.down_bias = loader.take_if(c.mlp_bias, p + "mlp.down_proj.bias", {H});
+    w.layers.push_back(std::move(l));
+  }
+  w.norm = loader.take("model.norm.weight", {H});
+  if (c.tie_word_embeddings) {
+    w.lm_head = w.embed_tokens;       // HF ties the two: a stored lm_head.weight is ignored
+    loader.mark_used("lm_head.weight");
+  } else {
+    w.lm_head = loader.take("lm_head.weight", {V, H});
+  }
+  loader.warn_unused();
+  return w;
+}
+
+}  // namespace bprof
