@@ -61,7 +61,7 @@ async function validate(configFile: string): Promise<number> {
 }
 
 async function run(configFile: string, runner?: string): Promise<number> {
-  const { profile, diagnostics } = await loadProfile(configFile);
+  const { profile, diagnostics } = await loadProfile(configFile, { forRun: true });
   for (const d of diagnostics) process.stderr.write(formatDiagnostic(d) + "\n");
   if (!profile) return EXIT.badInput;
 

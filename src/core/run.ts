@@ -67,7 +67,8 @@ export async function runProfile(profile: Profile, options: RunOptions): Promise
     const scores = await readScores(path.join(outDir, "scores.jsonl"));
     const items: ScoredItem[] = refs.map((ref) => {
       const benchmark = profile.benchmarks.find((b) => b.name === ref.benchmark)!;
-      const item = benchmark.task.items.find((i) => i.index === ref.index)!;
+      const item = benchmark.task.items.find((i) => i.index === ref.index);
+      if (item?.kind !== "multiple_choice") throw new Error(`${ref.id} is not a multiple-choice item`);
       const choices = scores.get(ref.id);
       if (!choices || choices.length !== item.choices.length) throw new Error(`runner scores for ${ref.id} are missing or incomplete`);
       return scoreItem(ref.benchmark, ref.index, item.target, item.choices, choices);

@@ -1,6 +1,6 @@
 // YAML parsed with source positions, shared by every YAML file the user writes (profiling
 // configs, lm-eval tasks): diagnostics point at the key or value they are about.
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from "yaml";
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node, type ScalarTag } from "yaml";
 import type { Diagnostic, Severity } from "./diagnostics";
 
 export type FieldPath = readonly (string | number)[];
@@ -19,9 +19,19 @@ export function formatFieldPath(path: FieldPath): string {
   return path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? p : `.${p}`)).join("");
 }
 
+/**
+ * lm-eval's `!function module.name` tag is read as `{ "!function": "module.name" }`, so a loader
+ * can refuse it by key instead of meeting an unresolved tag.
+ */
+const functionTag: ScalarTag = {
+  tag: "!function",
+  resolve: (value: string) => ({ [FUNCTION_TAG]: value }),
+};
+export const FUNCTION_TAG = "!function";
+
 export function parseYamlSource(text: string, file: string): YamlSource {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, customTags: [functionTag] });
 
   const diagnosticAt = (range: [number, number], severity: Severity, message: string, field?: FieldPath): Diagnostic => {
     const a = lineCounter.linePos(range[0]);

@@ -16,9 +16,9 @@ export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel("Benchmark Profiler");
   context.subscriptions.push(diagnostics, output);
 
-  const validate = async (uri: vscode.Uri) => {
+  const validate = async (uri: vscode.Uri, forRun = false) => {
     const open = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === uri.fsPath);
-    const loaded = await loadProfile(uri.fsPath, open?.getText());
+    const loaded = await loadProfile(uri.fsPath, { ...(open ? { text: open.getText() } : {}), forRun });
     publishDiagnostics(diagnostics, uri, loaded.diagnostics);
     return loaded;
   };
@@ -56,11 +56,11 @@ export function activate(context: vscode.ExtensionContext): void {
 
 async function profile(
   uri: vscode.Uri,
-  validate: (uri: vscode.Uri) => ReturnType<typeof loadProfile>,
+  validate: (uri: vscode.Uri, forRun: boolean) => ReturnType<typeof loadProfile>,
   output: vscode.OutputChannel,
   context: vscode.ExtensionContext,
 ): Promise<void> {
-  const { profile: loaded, diagnostics: found } = await validate(uri);
+  const { profile: loaded, diagnostics: found } = await validate(uri, true);
   if (!loaded) {
     void vscode.window.showErrorMessage(`Profile failed: ${path.basename(uri.fsPath)} has ${errorsOf(found).length} error(s); see the Problems panel`);
     return;

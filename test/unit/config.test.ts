@@ -70,7 +70,7 @@ test("loadProfile resolves paths against the config file and loads the task", as
 
 test("loadProfile reports a missing task file and duplicate benchmark names on the config", async () => {
   const text = "models:\n  - path: ./model\nbenchmarks:\n  - task: ./tasks/tiny_mc.yaml\n  - task: ./tasks/tiny_mc.yaml\n  - task: ./nope.yaml\n";
-  const { profile, diagnostics } = await loadProfile(project.configPath, text);
+  const { profile, diagnostics } = await loadProfile(project.configPath, { text });
   assert.equal(profile, undefined);
   const lines = diagnostics.map((d) => `${d.line}:${d.field}:${d.message}`);
   assert.ok(lines.some((l) => l.startsWith("5:benchmarks[1]:benchmark name `tiny_mc` is used twice")), lines.join("\n"));
@@ -78,6 +78,6 @@ test("loadProfile reports a missing task file and duplicate benchmark names on t
 });
 
 test("loadProfile uses unsaved editor text over the file on disk", async () => {
-  const { diagnostics } = await loadProfile(project.configPath, "models: 3\nbenchmarks: []\n");
+  const { diagnostics } = await loadProfile(project.configPath, { text: "models: 3\nbenchmarks: []\n" });
   assert.ok(diagnostics.some((d) => d.field === "models"));
 });

@@ -5,6 +5,7 @@ import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { loadTask } from "../../src/core/datasets/task";
 import { parseListLiteral } from "../../src/core/prompts/literal";
+import { lmEvalTemplate } from "../../src/core/prompts/template";
 
 let dir: string;
 before(async () => {
@@ -30,16 +31,16 @@ test("templates render with Jinja; a template naming a field is that field; text
   const { task, diagnostics } = await loadTask(file);
   assert.deepEqual(diagnostics, []);
   assert.equal(task!.items.length, 2);
-  assert.deepEqual(task!.items[1], { index: 1, context: "Q: Capital of France?\nA:", continuations: ["  Paris", "  Rome", "  Oslo"], choices: ["Paris", "Rome", "Oslo"], target: 0 });
-  assert.equal(task!.items[0]!.target, 1);
+  assert.deepEqual(task!.items[1], { kind: "multiple_choice", index: 1, context: "Q: Capital of France?\nA:", continuations: ["  Paris", "  Rome", "  Oslo"], choices: ["Paris", "Rome", "Oslo"], target: 0 });
+  assert.equal((task!.items[0] as { target: number }).target, 1);
 });
 
 test("doc_to_choice as a Jinja template rendering a list literal, and limit", async () => {
   const file = await taskFile("b.yaml", BASE + "doc_to_text: q\ndoc_to_choice: \"{{options}}\"\ndoc_to_target: \"{{ options.index(label) if false else 0 }}\"\n");
-  const { task, diagnostics } = await loadTask(file, 1);
+  const { task, diagnostics } = await loadTask(file, { limit: 1 });
   assert.deepEqual(diagnostics.filter((d) => d.severity === "error"), []);
   assert.equal(task!.items.length, 1);
-  assert.deepEqual(task!.items[0]!.choices, ["3", "4"]);
+  assert.deepEqual(task!.items[0], { kind: "multiple_choice", index: 0, context: "2+2?", choices: ["3", "4"], continuations: [" 3", " 4"], target: 0 });
 });
 
 test("unsupported keys and output types are refused by name with their line", async () => {
@@ -47,7 +48,7 @@ test("unsupported keys and output types are refused by name with their line", as
   const { task, diagnostics } = await loadTask(file);
   assert.equal(task, undefined);
   const messages = diagnostics.map((d) => `${d.line}: ${d.message}`);
-  assert.ok(messages.includes("6: output_type `loglikelihood_rolling` is not supported yet; use multiple_choice"), messages.join("\n"));
+  assert.ok(messages.includes("6: output_type `loglikelihood_rolling` is not supported; use multiple_choice or generate_until"), messages.join("\n"));
   assert.ok(messages.includes("10: task key `process_docs` is not supported by Benchmark Profiler"), messages.join("\n"));
 });
 
@@ -74,4 +75,70 @@ test("list literals in JSON and Python quoting", () => {
   assert.deepEqual(parseListLiteral("['it\\'s', \"b\" ,'c']"), ["it's", "b", "c"]);
   assert.equal(parseListLiteral("not a list"), undefined);
   assert.equal(parseListLiteral("['a' 'b']"), undefined);
+});
+
+test("few-shot from the test split follows lm-eval: Python's Random(1234).sample, n+1 drawn, the document dropped", async () => {
+  // Expected picks computed with CPython: r = random.Random(1234); r.sample(range(10), 3) per document.
+  //   doc 0 -> [7, 1, 0] -> 7, 1;  doc 1 -> [1, 0, 9] -> 0, 9;  doc 2 -> [1, 5, 3] -> 1, 5
+  const docs = Array.from({ length: 10 }, (_, i) => JSON.stringify({ q: `q${i}`, a: `a${i}` })).join("\n");
+  await fs.writeFile(path.join(dir, "ten.jsonl"), docs + "\n");
+  const file = await taskFile("fewshot.yaml", "task: fs\ndataset_path: json\ndataset_kwargs:\n  data_files:\n    test: ten.jsonl\noutput_type: generate_until\nfewshot_split: test\nnum_fewshot: 2\ndescription: \"Answer.\\n\\n\"\ndoc_to_text: \"Q: {{q}}\"\ndoc_to_target: a\n");
+  const { task, diagnostics } = await loadTask(file, { limit: 3 });
+  assert.deepEqual(diagnostics, []);
+  const shot = (i: number) => `Q: q${i} a${i}`;
+  assert.deepEqual(task!.items.map((i) => i.context), [
+    `Answer.\n\n${shot(7)}\n\n${shot(1)}\n\nQ: q0`,
+    `Answer.\n\n${shot(0)}\n\n${shot(9)}\n\nQ: q1`,
+    `Answer.\n\n${shot(1)}\n\n${shot(5)}\n\nQ: q2`,
+  ]);
+  assert.deepEqual(task!.generation, { until: ["\n\n"], maxGenToks: 256 });
+});
+
+test("few-shot samples with first_n: multiple-choice examples show the answer's text", async () => {
+  const file = await taskFile("samples.yaml", BASE + "doc_to_text: \"{{q}}\"\ndoc_to_choice: options\ndoc_to_target: label\nnum_fewshot: 1\nfewshot_delimiter: \" | \"\nfewshot_config:\n  sampler: first_n\n  samples:\n    - {q: \"1+1?\", options: [\"2\", \"3\"], label: \"2\"}\n");
+  const { task, diagnostics } = await loadTask(file);
+  assert.deepEqual(diagnostics, []);
+  assert.equal(task!.items[0]!.context, "1+1? 2 | 2+2?");
+});
+
+test("!function, unknown dataset kwargs and unsupported filters are refused with their position", async () => {
+  const file = await taskFile("fn.yaml", BASE + "doc_to_text: q\ndoc_to_choice: options\ndoc_to_target: !function utils.target\n");
+  const { diagnostics } = await loadTask(file);
+  assert.equal(diagnostics.length, 1);
+  assert.equal(diagnostics[0]!.line, 9);
+  assert.match(diagnostics[0]!.message, /`doc_to_target` uses `!function utils\.target`/);
+
+  const file2 = await taskFile("filters.yaml", BASE.replace("output_type: multiple_choice", "output_type: generate_until") + "doc_to_text: q\ndoc_to_target: label\nfilter_list:\n  - name: x\n    filter:\n      - function: majority_vote\n");
+  const { diagnostics: d2 } = await loadTask(file2);
+  assert.deepEqual(d2.map((d) => [d.line, d.message]), [[12, "filter function `majority_vote` is not supported (supported: regex, take_first, lowercase, uppercase, remove_whitespace)"]]);
+});
+
+test("include cycles and missing includes are errors on the include key", async () => {
+  await taskFile("cyc-a.yaml", "include: cyc-b.yaml\ntask: a\n");
+  const b = await taskFile("cyc-b.yaml", "include: cyc-a.yaml\n");
+  const { diagnostics } = await loadTask(b);
+  assert.match(diagnostics[0]!.message, /^include cycle through/);
+  const missing = await taskFile("inc-missing.yaml", "include: nowhere.yaml\n");
+  assert.match((await loadTask(missing)).diagnostics[0]!.message, /^included file not found/);
+});
+
+test("csv and parquet documents", async () => {
+  await fs.writeFile(path.join(dir, "docs.csv"), 'q,a,b,label\n"2+2?",3,4,1\n"Capital, of France?",Paris,Rome,0\n');
+  const csv = await taskFile("csv.yaml", BASE.replace("json", "csv").replace("docs.jsonl", "docs.csv") + "doc_to_text: q\ndoc_to_choice: \"{{ [a, b] }}\"\ndoc_to_target: \"{{label}}\"\n");
+  const { task, diagnostics } = await loadTask(csv);
+  assert.deepEqual(diagnostics, []);
+  assert.deepEqual(task!.items.map((i) => [i.context, (i as { choices: string[] }).choices, (i as { target: number }).target]), [["2+2?", ["3", "4"], 1], ["Capital, of France?", ["Paris", "Rome"], 0]]);
+
+  const { parquetWriteBuffer } = await import("hyparquet-writer");
+  const buffer = parquetWriteBuffer({ columnData: [{ name: "q", data: ["a?", "b?"] }, { name: "label", data: [1, 0] }] });
+  await fs.writeFile(path.join(dir, "docs.parquet"), new Uint8Array(buffer));
+  const pq = await taskFile("pq.yaml", BASE.replace("json", "parquet").replace("docs.jsonl", "docs.parquet") + "doc_to_text: q\ndoc_to_choice: \"{{ ['no', 'yes'] }}\"\ndoc_to_target: \"{{label}}\"\n");
+  const parquet = await loadTask(pq);
+  assert.deepEqual(parquet.diagnostics, []);
+  assert.deepEqual(parquet.task!.items.map((i) => [i.context, (i as { target: number }).target]), [["a?", 1], ["b?", 0]]);
+});
+
+test("templates render as lm-eval's jinja2 does: trailing newlines kept, blocks not trimmed", () => {
+  assert.equal(lmEvalTemplate("A\n\n").render({}), "A\n\n");
+  assert.equal(lmEvalTemplate("{% if x %}\nyes{% endif %}\n  {{ y }}").render({ x: true, y: 2 }), "\nyes\n  2");
 });

@@ -34,8 +34,16 @@ export interface LoadedProfile {
   diagnostics: Diagnostic[];
 }
 
-/** Reads, parses and checks a config; `text` overrides the file's content (unsaved editor buffers). */
-export async function loadProfile(configFile: string, text?: string): Promise<LoadedProfile> {
+export interface LoadOptions {
+  /** The config's own text (an unsaved editor buffer) instead of the file's. */
+  text?: string;
+  /** Checking for a run: what this version cannot run yet is an error, not a warning. */
+  forRun?: boolean;
+}
+
+/** Reads, parses and checks a config and everything it names. */
+export async function loadProfile(configFile: string, options: LoadOptions = {}): Promise<LoadedProfile> {
+  let text = options.text;
   const file = path.resolve(configFile);
   if (text === undefined) {
     try {
@@ -64,10 +72,14 @@ export async function loadProfile(configFile: string, text?: string): Promise<Lo
       diagnostics.push(source.at(["benchmarks", i, "task"], "error", `task file not found: ${taskFile}`));
       continue;
     }
-    const loaded = await loadTask(taskFile, benchmark.limit);
+    const loaded = await loadTask(taskFile, { ...(benchmark.limit ? { limit: benchmark.limit } : {}), ...(benchmark.num_fewshot !== undefined ? { numFewshot: benchmark.num_fewshot } : {}) });
     diagnostics.push(...loaded.diagnostics);
     if (errorsOf(loaded.diagnostics).length > 0) {
       diagnostics.push(source.at(["benchmarks", i, "task"], "error", `the task ${path.basename(taskFile)} has errors (see ${taskFile})`));
+    }
+    if (loaded.task?.outputType === "generate_until") {
+      const message = "generate_until benchmarks are checked but not scored yet: bprof-runner does not generate text in this version";
+      diagnostics.push(source.at(["benchmarks", i, "task"], options.forRun ? "error" : "warning", message));
     }
     if (loaded.task) benchmarks.push({ name: benchmark.name ?? loaded.task.name, task: loaded.task });
   }

@@ -13,6 +13,7 @@ export interface BenchmarkSpec {
   task: string;
   name?: string;
   limit?: number;
+  num_fewshot?: number;
 }
 
 export interface ProfileConfig {

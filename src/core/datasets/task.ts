@@ -1,148 +1,517 @@
 // Benchmarks are lm-eval task YAML files whose data is local. This reads the subset of the
-// format the profiler supports and refuses, by key, what it does not.
-import { Template } from "@huggingface/jinja";
+// format the profiler supports, renders every document to the text it scores, and refuses, by
+// key and line, what it does not support.
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
-import { fileDiagnostic, type Diagnostic } from "../diagnostics";
+import { FILTER_FUNCTIONS, type ExactMatchOptions, type FilterPipeline, type FilterStep } from "../analysis/exactMatch";
+import { errorsOf, fileDiagnostic, type Diagnostic } from "../diagnostics";
 import { isFile } from "../fsutil";
+import { PythonRandom } from "../prompts/pythonRandom";
+import { pythonRegex } from "../prompts/pythonRegex";
 import { parseListLiteral } from "../prompts/literal";
-import { parseYamlSource, type YamlSource } from "../yamlSource";
-import { readJsonl } from "./jsonl";
+import { lmEvalTemplate, type TextTemplate } from "../prompts/template";
+import { FUNCTION_TAG, parseYamlSource, type FieldPath, type YamlSource } from "../yamlSource";
+import { DATASET_KINDS, DocumentError, loadDocuments, type DatasetKind, type Doc } from "./documents";
 
-/** One document of a benchmark, rendered to what scoring needs. */
-export interface TaskItem {
+export type OutputType = "multiple_choice" | "generate_until";
+
+export interface MultipleChoiceItem {
+  kind: "multiple_choice";
   /** Index of the document in the test split. */
   index: number;
   context: string;
+  choices: string[];
   /** Continuations as scored: target_delimiter + choice text. */
   continuations: string[];
-  choices: string[];
   target: number;
 }
+
+export interface GenerationItem {
+  kind: "generate_until";
+  index: number;
+  context: string;
+  /** The reference answer before filters and exact_match's normalisation. */
+  target: string;
+}
+
+export type TaskItem = MultipleChoiceItem | GenerationItem;
 
 export interface Task {
   name: string;
   file: string;
-  outputType: "multiple_choice";
+  outputType: OutputType;
   dataFile: string;
+  numFewshot: number;
   items: TaskItem[];
+  /** Multiple choice: the metrics to report (acc, acc_norm). Generation: exact_match. */
+  metrics: string[];
+  generation?: { until: string[]; maxGenToks: number };
+  /** Generation: filter pipelines in file order; the first is the one AIS uses unless told. */
+  filters: FilterPipeline[];
+  exactMatch: ExactMatchOptions;
 }
 
+export interface TaskOptions {
+  limit?: number;
+  /** Overrides the task's num_fewshot. */
+  numFewshot?: number;
+}
+
+/** Keys read here. Keys in IGNORED_KEYS are accepted and have no effect on scoring. */
 const SUPPORTED_KEYS = new Set([
-  "task", "tag", "dataset_path", "dataset_name", "dataset_kwargs", "test_split", "output_type",
-  "doc_to_text", "doc_to_choice", "doc_to_target", "target_delimiter", "metric_list", "metadata", "description",
+  "task", "include", "dataset_path", "dataset_kwargs", "test_split", "fewshot_split", "output_type",
+  "doc_to_text", "doc_to_choice", "doc_to_target", "target_delimiter", "fewshot_delimiter", "num_fewshot",
+  "fewshot_config", "description", "generation_kwargs", "metric_list", "filter_list", "repeats",
 ]);
+const IGNORED_KEYS = new Set([
+  "tag", "group", "metadata", "dataset_name", "training_split", "validation_split", "should_decontaminate",
+  "doc_to_decontamination_query", "task_alias", "group_alias",
+]);
+const MULTIPLE_CHOICE_METRICS = new Set(["acc", "acc_norm"]);
+const LM_EVAL_MAX_GEN_TOKS = 256;
+const LM_EVAL_FEWSHOT_SEED = 1234;
 
-interface RawTask {
-  task?: unknown;
-  dataset_path?: unknown;
-  dataset_kwargs?: { data_files?: unknown };
-  test_split?: unknown;
-  output_type?: unknown;
-  doc_to_text?: unknown;
-  doc_to_choice?: unknown;
-  doc_to_target?: unknown;
-  target_delimiter?: unknown;
+/** A task file merged with the files it includes; each key remembers the file it came from. */
+interface TaskSource {
+  raw: Record<string, unknown>;
+  origin: Map<string, YamlSource>;
+  main: YamlSource;
 }
 
-export async function loadTask(file: string, limit?: number): Promise<{ task?: Task; diagnostics: Diagnostic[] }> {
+export async function loadTask(file: string, options: TaskOptions = {}): Promise<{ task?: Task; diagnostics: Diagnostic[] }> {
+  const diagnostics: Diagnostic[] = [];
+  const source = await readTaskSource(path.resolve(file), diagnostics, new Set());
+  if (!source) return { diagnostics };
+  const at = (keyPath: FieldPath, message: string, severity: "error" | "warning" = "error", on: "key" | "value" = "value") =>
+    (source.origin.get(String(keyPath[0])) ?? source.main).at(keyPath, severity, message, on);
+
+  checkKeys(source, at, diagnostics);
+  const spec = readSpec(source.raw, at, diagnostics, options);
+  if (errorsOf(diagnostics).length > 0 || !spec) return { diagnostics };
+
+  const dataFileOf = (split: string) => resolveDataFile(source, split, at, diagnostics);
+  const dataFile = dataFileOf(spec.testSplit);
+  if (!dataFile) return { diagnostics };
+  const test = await readDocuments(spec.kind, dataFile, spec.field, at, diagnostics);
+  if (!test) return { diagnostics };
+
+  let fewshotDocs: Doc[] = [];
+  if (spec.numFewshot > 0) {
+    if (spec.fewshotSamples) fewshotDocs = spec.fewshotSamples;
+    else if (spec.fewshotSplit) {
+      const fewshotFile = dataFileOf(spec.fewshotSplit);
+      const loaded = fewshotFile ? await readDocuments(spec.kind, fewshotFile, spec.field, at, diagnostics) : undefined;
+      if (!loaded) return { diagnostics };
+      fewshotDocs = loaded.docs;
+    } else {
+      diagnostics.push(at(["num_fewshot"], "num_fewshot > 0 needs `fewshot_split` or `fewshot_config.samples`"));
+      return { diagnostics };
+    }
+    if (fewshotDocs.length < spec.numFewshot) {
+      diagnostics.push(at(["num_fewshot"], `num_fewshot is ${spec.numFewshot} but only ${fewshotDocs.length} few-shot documents exist`));
+      return { diagnostics };
+    }
+  }
+
+  const render = new Renderer(spec, fewshotDocs);
+  const items: TaskItem[] = [];
+  const docs = test.docs.slice(0, options.limit ?? test.docs.length);
+  for (const [index, doc] of docs.entries()) {
+    try {
+      items.push(render.item(doc, index));
+    } catch (e) {
+      const line = test.lines?.[index] ?? 1;
+      diagnostics.push({ file: dataFile, line, column: 1, severity: "error", message: `document ${index}: ${(e as Error).message}` });
+      if (errorsOf(diagnostics).length >= 20) break;
+    }
+  }
+  if (test.docs.length === 0) diagnostics.push(fileDiagnostic(dataFile, `split \`${spec.testSplit}\` has no documents`));
+  if (errorsOf(diagnostics).length > 0) return { diagnostics };
+
+  const task: Task = {
+    name: spec.name,
+    file: path.resolve(file),
+    outputType: spec.outputType,
+    dataFile,
+    numFewshot: spec.numFewshot,
+    items,
+    metrics: spec.metrics,
+    filters: spec.filters,
+    exactMatch: spec.exactMatch,
+    ...(spec.outputType === "generate_until" ? { generation: { until: spec.until, maxGenToks: spec.maxGenToks } } : {}),
+  };
+  return { task, diagnostics };
+}
+
+async function readTaskSource(file: string, diagnostics: Diagnostic[], seen: Set<string>): Promise<TaskSource | undefined> {
   let text: string;
   try {
     text = await fs.readFile(file, "utf8");
   } catch {
-    return { diagnostics: [fileDiagnostic(file, "cannot read the task file")] };
-  }
-  const source = parseYamlSource(text, file);
-  if (source.value === undefined) return { diagnostics: source.diagnostics };
-  const diagnostics = [...source.diagnostics, ...unsupportedKeyDiagnostics(source)];
-  const raw = (source.value ?? {}) as RawTask;
-
-  const required = (key: keyof RawTask) => {
-    if (typeof raw[key] !== "string" || raw[key] === "") diagnostics.push(source.at([key], "error", `the task needs \`${key}\` (a string)`));
-  };
-  required("task");
-  required("doc_to_text");
-  required("doc_to_target");
-  if (raw.doc_to_choice === undefined) diagnostics.push(source.at(["doc_to_choice"], "error", "a multiple_choice task needs `doc_to_choice`"));
-  if (raw.output_type !== "multiple_choice") {
-    diagnostics.push(source.at(["output_type"], "error", `output_type \`${String(raw.output_type)}\` is not supported yet; use multiple_choice`));
-  }
-  if (raw.dataset_path !== "json") {
-    diagnostics.push(source.at(["dataset_path"], "error", "only `dataset_path: json` with local `dataset_kwargs.data_files` is supported"));
-  }
-  const split = typeof raw.test_split === "string" ? raw.test_split : "test";
-  const dataFile = dataFileOf(raw, split, file, source, diagnostics);
-  if (diagnostics.some((d) => d.severity === "error") || !dataFile) return { diagnostics };
-  if (!(await isFile(dataFile))) {
-    return { diagnostics: [...diagnostics, source.at(["dataset_kwargs", "data_files"], "error", `data file not found: ${dataFile}`)] };
-  }
-
-  const { records, diagnostics: dataProblems } = await readJsonl(dataFile);
-  diagnostics.push(...dataProblems);
-  const items: TaskItem[] = [];
-  const delimiter = typeof raw.target_delimiter === "string" ? raw.target_delimiter : " ";
-  for (const [index, record] of records.slice(0, limit ?? records.length).entries()) {
-    try {
-      items.push(renderItem(raw, record.value as Record<string, unknown>, index, delimiter));
-    } catch (e) {
-      diagnostics.push({ file: dataFile, line: record.line, column: 1, severity: "error", message: (e as Error).message });
-    }
-  }
-  if (items.length === 0 && !diagnostics.some((d) => d.severity === "error")) {
-    diagnostics.push(fileDiagnostic(dataFile, `split \`${split}\` has no documents`));
-  }
-  return { task: { name: raw.task as string, file, outputType: "multiple_choice", dataFile, items }, diagnostics };
-}
-
-function unsupportedKeyDiagnostics(source: YamlSource): Diagnostic[] {
-  const value = source.value;
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return [source.at([], "error", "a task file must be a YAML mapping")];
-  }
-  return Object.keys(value)
-    .filter((k) => !SUPPORTED_KEYS.has(k))
-    .map((k) => source.at([k], "error", `task key \`${k}\` is not supported by Benchmark Profiler`, "key"));
-}
-
-function dataFileOf(raw: RawTask, split: string, taskFile: string, source: YamlSource, diagnostics: Diagnostic[]): string | undefined {
-  const files = raw.dataset_kwargs?.data_files;
-  const chosen = typeof files === "string" ? files : typeof files === "object" && files !== null ? (files as Record<string, unknown>)[split] : undefined;
-  if (typeof chosen !== "string") {
-    diagnostics.push(source.at(["dataset_kwargs", "data_files"], "error", `\`dataset_kwargs.data_files\` must name a local file for split \`${split}\``));
+    diagnostics.push(fileDiagnostic(file, `cannot read the task file: ${file}`));
     return undefined;
   }
-  // lm-eval resolves data files against the working directory; against the task file is what
-  // keeps a task folder portable, so relative paths are taken from there.
-  return path.resolve(path.dirname(taskFile), chosen);
-}
-
-/** lm-eval's rule: a template that names a document field is that field, otherwise Jinja. */
-function applyTemplate(template: unknown, doc: Record<string, unknown>): { value: unknown; rendered: boolean } {
-  if (typeof template === "number" || Array.isArray(template)) return { value: template, rendered: false };
-  const text = String(template);
-  if (Object.prototype.hasOwnProperty.call(doc, text)) return { value: doc[text], rendered: false };
-  return { value: new Template(text).render(doc), rendered: true };
-}
-
-function renderItem(raw: RawTask, doc: Record<string, unknown>, index: number, delimiter: string): TaskItem {
-  const context = String(applyTemplate(raw.doc_to_text, doc).value);
-  const choiceValue = applyTemplate(raw.doc_to_choice, doc).value;
-  const choices = Array.isArray(choiceValue) ? choiceValue.map(String) : parseListLiteral(String(choiceValue));
-  if (!choices || choices.length < 2) throw new Error(`doc_to_choice must give a list of at least 2 choices, got ${JSON.stringify(choiceValue)}`);
-  const target = targetIndex(applyTemplate(raw.doc_to_target, doc), choices);
-  return { index, context, continuations: choices.map((c) => delimiter + c), choices, target };
-}
-
-/**
- * As lm-eval: a number is an index; a rendered template made of digits is an index; any other
- * string (a field's raw value included) is the text of the correct choice.
- */
-function targetIndex(target: { value: unknown; rendered: boolean }, choices: string[]): number {
-  const { value, rendered } = target;
-  const text = String(value).trim();
-  const index = typeof value === "number" ? value : rendered && /^\d+$/.test(text) ? Number(text) : choices.indexOf(text);
-  if (!Number.isInteger(index) || index < 0 || index >= choices.length) {
-    throw new Error(`doc_to_target gives ${JSON.stringify(value)}, which is neither a choice nor an index below ${choices.length}`);
+  const main = parseYamlSource(text, file);
+  diagnostics.push(...main.diagnostics);
+  if (main.value === undefined) return undefined;
+  if (typeof main.value !== "object" || main.value === null || Array.isArray(main.value)) {
+    diagnostics.push(main.at([], "error", "a task file must be a YAML mapping of lm-eval task keys"));
+    return undefined;
   }
-  return index;
+  const own = main.value as Record<string, unknown>;
+  const source: TaskSource = { raw: {}, origin: new Map(), main };
+  // lm-eval's `include`: the named file's keys first, this file's keys override them.
+  if (typeof own.include === "string") {
+    const included = path.resolve(path.dirname(file), own.include);
+    if (seen.has(included)) {
+      diagnostics.push(main.at(["include"], "error", `include cycle through ${included}`));
+      return undefined;
+    }
+    if (!(await isFile(included))) {
+      diagnostics.push(main.at(["include"], "error", `included file not found: ${included}`));
+      return undefined;
+    }
+    const base = await readTaskSource(included, diagnostics, new Set([...seen, file]));
+    if (!base) return undefined;
+    Object.assign(source.raw, base.raw);
+    base.origin.forEach((v, k) => source.origin.set(k, v));
+  }
+  for (const [key, value] of Object.entries(own)) {
+    if (key === "include") continue;
+    source.raw[key] = value;
+    source.origin.set(key, main);
+  }
+  return source;
+}
+
+type At = (keyPath: FieldPath, message: string, severity?: "error" | "warning", on?: "key" | "value") => Diagnostic;
+
+function checkKeys(source: TaskSource, at: At, diagnostics: Diagnostic[]): void {
+  for (const [key, value] of Object.entries(source.raw)) {
+    if (IGNORED_KEYS.has(key)) continue;
+    if (!SUPPORTED_KEYS.has(key)) {
+      diagnostics.push(at([key], `task key \`${key}\` is not supported by Benchmark Profiler`, "error", "key"));
+      continue;
+    }
+    const fn = findFunctionTag(value);
+    if (fn) diagnostics.push(at([key, ...fn.path], `\`${key}\` uses \`!function ${fn.name}\`: Python code cannot run here; write it as a template or a supported filter`));
+  }
+}
+
+function findFunctionTag(value: unknown, at: (string | number)[] = []): { name: string; path: (string | number)[] } | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  if (FUNCTION_TAG in value) return { name: String((value as Record<string, unknown>)[FUNCTION_TAG]), path: at };
+  for (const [k, v] of Object.entries(value)) {
+    const found = findFunctionTag(v, [...at, Array.isArray(value) ? Number(k) : k]);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+interface TaskSpec {
+  name: string;
+  outputType: OutputType;
+  kind: DatasetKind;
+  field?: string;
+  testSplit: string;
+  fewshotSplit?: string;
+  fewshotSamples?: Doc[];
+  fewshotSampler: "default" | "first_n";
+  numFewshot: number;
+  docToText: unknown;
+  docToChoice: unknown;
+  docToTarget: unknown;
+  description: string;
+  targetDelimiter: string;
+  fewshotDelimiter: string;
+  until: string[];
+  maxGenToks: number;
+  metrics: string[];
+  filters: FilterPipeline[];
+  exactMatch: ExactMatchOptions;
+}
+
+function readSpec(raw: Record<string, unknown>, at: At, diagnostics: Diagnostic[], options: TaskOptions): TaskSpec | undefined {
+  const str = (key: string, fallback?: string): string | undefined => {
+    const value = raw[key];
+    if (value === undefined) return fallback;
+    if (typeof value !== "string") {
+      diagnostics.push(at([key], `\`${key}\` must be a string`));
+      return fallback;
+    }
+    return value;
+  };
+  const name = str("task");
+  if (!name) diagnostics.push(at(["task"], "the task needs a name: `task: <name>`"));
+  const outputType = raw.output_type;
+  if (outputType !== "multiple_choice" && outputType !== "generate_until") {
+    diagnostics.push(at(["output_type"], `output_type \`${String(outputType)}\` is not supported; use multiple_choice or generate_until`));
+  }
+  const kind = raw.dataset_path;
+  if (!DATASET_KINDS.includes(kind as DatasetKind)) {
+    diagnostics.push(at(["dataset_path"], `dataset_path \`${String(kind)}\` is not a local format; use json, csv or parquet with \`dataset_kwargs.data_files\``));
+  }
+  for (const key of ["doc_to_text", "doc_to_target"]) if (raw[key] === undefined) diagnostics.push(at([key], `the task needs \`${key}\``));
+  if (outputType === "multiple_choice" && raw.doc_to_choice === undefined) diagnostics.push(at(["doc_to_choice"], "a multiple_choice task needs `doc_to_choice`"));
+  if (raw.repeats !== undefined && raw.repeats !== 1) diagnostics.push(at(["repeats"], "only `repeats: 1` is supported (greedy scoring)"));
+
+  const kwargs = (raw.dataset_kwargs ?? {}) as Record<string, unknown>;
+  const field = kwargs.field;
+  for (const key of Object.keys(kwargs)) {
+    if (key !== "data_files" && key !== "field") diagnostics.push(at(["dataset_kwargs", key], `dataset_kwargs.${key} is not supported (data_files and field are)`, "error", "key"));
+  }
+
+  const numFewshot = options.numFewshot ?? (raw.num_fewshot === undefined ? 0 : Number(raw.num_fewshot));
+  if (!Number.isInteger(numFewshot) || numFewshot < 0) diagnostics.push(at(["num_fewshot"], "num_fewshot must be a non-negative integer"));
+  const fewshot = readFewshotConfig(raw.fewshot_config, at, diagnostics);
+  const generation = readGenerationKwargs(raw.generation_kwargs, at, diagnostics);
+  const metricSpec = readMetricList(raw.metric_list, outputType === "generate_until" ? "generate_until" : "multiple_choice", at, diagnostics);
+  const filters = readFilterList(raw.filter_list, at, diagnostics);
+  const fewshotDelimiter = str("fewshot_delimiter", "\n\n")!;
+
+  if (errorsOf(diagnostics).length > 0) return undefined;
+  return {
+    name: name!,
+    outputType: outputType as OutputType,
+    kind: kind as DatasetKind,
+    ...(typeof field === "string" ? { field } : {}),
+    testSplit: str("test_split", "test")!,
+    ...(str("fewshot_split") ? { fewshotSplit: str("fewshot_split")! } : {}),
+    ...(fewshot.samples ? { fewshotSamples: fewshot.samples } : {}),
+    fewshotSampler: fewshot.sampler,
+    numFewshot,
+    docToText: raw.doc_to_text,
+    docToChoice: raw.doc_to_choice,
+    docToTarget: raw.doc_to_target,
+    description: str("description", "")!,
+    targetDelimiter: str("target_delimiter", " ")!,
+    fewshotDelimiter,
+    // lm-eval's default stop sequence is the few-shot delimiter.
+    until: generation.until ?? [fewshotDelimiter],
+    maxGenToks: generation.maxGenToks ?? LM_EVAL_MAX_GEN_TOKS,
+    metrics: metricSpec.metrics,
+    filters: filters.length > 0 ? filters : [{ name: "none", steps: [{ function: "take_first" }] }],
+    exactMatch: metricSpec.exactMatch,
+  };
+}
+
+function readFewshotConfig(value: unknown, at: At, diagnostics: Diagnostic[]): { sampler: "default" | "first_n"; samples?: Doc[] } {
+  if (value === undefined) return { sampler: "default" };
+  const config = value as { sampler?: unknown; samples?: unknown };
+  const sampler = config.sampler ?? "default";
+  if (sampler !== "default" && sampler !== "first_n") diagnostics.push(at(["fewshot_config", "sampler"], "fewshot_config.sampler must be default or first_n"));
+  for (const key of Object.keys(config)) {
+    if (key !== "sampler" && key !== "samples") diagnostics.push(at(["fewshot_config", key], `fewshot_config.${key} is not supported`, "error", "key"));
+  }
+  if (config.samples !== undefined && (!Array.isArray(config.samples) || !config.samples.every((s) => typeof s === "object" && s !== null))) {
+    diagnostics.push(at(["fewshot_config", "samples"], "fewshot_config.samples must be a list of documents"));
+    return { sampler: "default" };
+  }
+  return { sampler: sampler as "default" | "first_n", ...(config.samples ? { samples: config.samples as Doc[] } : {}) };
+}
+
+function readGenerationKwargs(value: unknown, at: At, diagnostics: Diagnostic[]): { until?: string[]; maxGenToks?: number } {
+  if (value === undefined) return {};
+  const kwargs = value as Record<string, unknown>;
+  const out: { until?: string[]; maxGenToks?: number } = {};
+  for (const [key, v] of Object.entries(kwargs)) {
+    if (key === "until") {
+      const until = typeof v === "string" ? [v] : v;
+      if (!Array.isArray(until) || !until.every((s) => typeof s === "string")) diagnostics.push(at(["generation_kwargs", "until"], "until must be a string or a list of strings"));
+      else out.until = until;
+    } else if (key === "max_gen_toks") {
+      if (!Number.isInteger(v) || (v as number) < 1) diagnostics.push(at(["generation_kwargs", key], "max_gen_toks must be a positive integer"));
+      else out.maxGenToks = v as number;
+    } else if (key === "do_sample") {
+      if (v !== false) diagnostics.push(at(["generation_kwargs", key], "only greedy decoding is supported: do_sample must be false"));
+    } else if (key === "temperature") {
+      if (v !== 0 && v !== 0.0) diagnostics.push(at(["generation_kwargs", key], "only greedy decoding is supported: temperature must be 0"));
+    } else {
+      diagnostics.push(at(["generation_kwargs", key], `generation_kwargs.${key} is not supported (until, max_gen_toks, do_sample: false, temperature: 0 are)`, "error", "key"));
+    }
+  }
+  return out;
+}
+
+function readMetricList(value: unknown, outputType: OutputType, at: At, diagnostics: Diagnostic[]): { metrics: string[]; exactMatch: ExactMatchOptions } {
+  const fallback = outputType === "multiple_choice" ? ["acc", "acc_norm"] : ["exact_match"];
+  if (value === undefined) return { metrics: fallback, exactMatch: {} };
+  if (!Array.isArray(value)) {
+    diagnostics.push(at(["metric_list"], "metric_list must be a list of {metric: ...}"));
+    return { metrics: fallback, exactMatch: {} };
+  }
+  const metrics: string[] = [];
+  let exactMatch: ExactMatchOptions = {};
+  value.forEach((entry: Record<string, unknown>, i) => {
+    const metric = String(entry?.metric);
+    const allowed = outputType === "multiple_choice" ? MULTIPLE_CHOICE_METRICS.has(metric) : metric === "exact_match";
+    if (!allowed) {
+      const supported = outputType === "multiple_choice" ? "acc, acc_norm" : "exact_match";
+      diagnostics.push(at(["metric_list", i, "metric"], `metric \`${metric}\` is not supported for ${outputType} (supported: ${supported})`));
+      return;
+    }
+    metrics.push(metric);
+    if (metric === "exact_match") exactMatch = readExactMatchOptions(entry, i, at, diagnostics);
+    if (entry.aggregation !== undefined && entry.aggregation !== "mean") diagnostics.push(at(["metric_list", i, "aggregation"], "only `aggregation: mean` is supported"));
+  });
+  return { metrics, exactMatch };
+}
+
+function readExactMatchOptions(entry: Record<string, unknown>, i: number, at: At, diagnostics: Diagnostic[]): ExactMatchOptions {
+  const options: ExactMatchOptions = {};
+  for (const flag of ["ignore_case", "ignore_punctuation", "ignore_numbers"] as const) {
+    if (entry[flag] !== undefined) options[flag] = entry[flag] === true;
+  }
+  if (entry.regexes_to_ignore !== undefined) {
+    const regexes = entry.regexes_to_ignore;
+    if (!Array.isArray(regexes)) diagnostics.push(at(["metric_list", i, "regexes_to_ignore"], "regexes_to_ignore must be a list of patterns"));
+    else {
+      regexes.forEach((pattern, j) => checkPattern(String(pattern), ["metric_list", i, "regexes_to_ignore", j], at, diagnostics));
+      options.regexes_to_ignore = regexes.map(String);
+    }
+  }
+  return options;
+}
+
+function checkPattern(pattern: string, where: FieldPath, at: At, diagnostics: Diagnostic[]): void {
+  try {
+    pythonRegex(pattern);
+  } catch (e) {
+    diagnostics.push(at(where, (e as Error).message));
+  }
+}
+
+function readFilterList(value: unknown, at: At, diagnostics: Diagnostic[]): FilterPipeline[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) {
+    diagnostics.push(at(["filter_list"], "filter_list must be a list of {name, filter: [...]}"));
+    return [];
+  }
+  return value.map((entry: { name?: unknown; filter?: unknown }, i) => {
+    const steps = Array.isArray(entry?.filter) ? entry.filter : [];
+    if (steps.length === 0) diagnostics.push(at(["filter_list", i], "a filter pipeline needs a non-empty `filter` list"));
+    steps.forEach((step: Record<string, unknown>, j) => {
+      if (!FILTER_FUNCTIONS.includes(step?.function as (typeof FILTER_FUNCTIONS)[number])) {
+        diagnostics.push(at(["filter_list", i, "filter", j, "function"], `filter function \`${String(step?.function)}\` is not supported (supported: ${FILTER_FUNCTIONS.join(", ")})`));
+      } else if (step.function === "regex") {
+        if (typeof step.regex_pattern !== "string") diagnostics.push(at(["filter_list", i, "filter", j], "a regex filter needs `regex_pattern`"));
+        else checkPattern(step.regex_pattern, ["filter_list", i, "filter", j, "regex_pattern"], at, diagnostics);
+      }
+    });
+    return { name: String(entry?.name ?? `filter ${i}`), steps: steps as FilterStep[] };
+  });
+}
+
+function resolveDataFile(source: TaskSource, split: string, at: At, diagnostics: Diagnostic[]): string | undefined {
+  const files = (source.raw.dataset_kwargs as { data_files?: unknown } | undefined)?.data_files;
+  const chosen = typeof files === "string" ? (split === "train" || split === "test" ? files : undefined) : typeof files === "object" && files !== null ? (files as Record<string, unknown>)[split] : undefined;
+  if (typeof chosen !== "string") {
+    diagnostics.push(at(["dataset_kwargs", "data_files"], `\`dataset_kwargs.data_files\` must name a local file for split \`${split}\``));
+    return undefined;
+  }
+  // lm-eval resolves data files against the working directory; the task's own folder is what
+  // keeps a task portable, so relative paths are taken from the file that declares data_files.
+  const declaredIn = source.origin.get("dataset_kwargs") ?? source.main;
+  return path.resolve(path.dirname(declaredIn.file), chosen);
+}
+
+async function readDocuments(kind: DatasetKind, file: string, field: string | undefined, at: At, diagnostics: Diagnostic[]) {
+  if (!(await isFile(file))) {
+    diagnostics.push(at(["dataset_kwargs", "data_files"], `data file not found: ${file}`));
+    return undefined;
+  }
+  try {
+    return await loadDocuments(kind, file, field);
+  } catch (e) {
+    const line = e instanceof DocumentError ? e.line : 1;
+    diagnostics.push({ file, line, column: 1, severity: "error", message: (e as Error).message });
+    return undefined;
+  }
+}
+
+/** Renders documents the way lm-eval's ConfigurableTask does, few-shot examples included. */
+class Renderer {
+  private readonly templates = new Map<string, TextTemplate>();
+  private readonly rng = new PythonRandom(LM_EVAL_FEWSHOT_SEED);
+
+  constructor(private readonly spec: TaskSpec, private readonly fewshotDocs: Doc[]) {}
+
+  item(doc: Doc, index: number): TaskItem {
+    const context = this.context(doc);
+    if (this.spec.outputType === "generate_until") {
+      return { kind: "generate_until", index, context, target: this.targetText(doc) };
+    }
+    const choices = this.choices(doc);
+    const target = this.targetIndex(doc, choices);
+    return { kind: "multiple_choice", index, context, choices, continuations: choices.map((c) => this.spec.targetDelimiter + c), target };
+  }
+
+  /** description + few-shot examples + doc_to_text(doc). */
+  private context(doc: Doc): string {
+    const description = this.spec.description ? String(this.apply(this.spec.description, doc).value) : "";
+    return description + this.fewshotExamples(doc) + this.text(doc);
+  }
+
+  private fewshotExamples(doc: Doc): string {
+    const n = this.spec.numFewshot;
+    if (n === 0) return "";
+    // lm-eval draws one extra when the few-shot pool is the test split, then drops the document itself.
+    const sameSplit = this.spec.fewshotSamples === undefined && this.spec.fewshotSplit === this.spec.testSplit;
+    const draw = sameSplit ? n + 1 : n;
+    const drawn = this.spec.fewshotSampler === "first_n" ? this.fewshotDocs.slice(0, draw) : this.rng.sample(this.fewshotDocs, draw);
+    const selected = drawn.filter((d) => !sameDoc(d, doc)).slice(0, n);
+    const { fewshotDelimiter, targetDelimiter } = this.spec;
+    return selected.map((d) => this.text(d) + targetDelimiter + this.exampleTarget(d)).join(fewshotDelimiter) + fewshotDelimiter;
+  }
+
+  private text(doc: Doc): string {
+    return String(this.apply(this.spec.docToText, doc).value);
+  }
+
+  /** The answer shown after a few-shot example: the choice text for an index, the string otherwise. */
+  private exampleTarget(doc: Doc): string {
+    if (this.spec.outputType === "generate_until") return this.targetText(doc);
+    const choices = this.choices(doc);
+    return choices[this.targetIndex(doc, choices)]!;
+  }
+
+  private choices(doc: Doc): string[] {
+    const value = this.apply(this.spec.docToChoice, doc).value;
+    const choices = Array.isArray(value) ? value.map(String) : typeof value === "object" && value !== null ? Object.values(value).map(String) : parseListLiteral(String(value));
+    if (!choices || choices.length < 2) throw new Error(`doc_to_choice must give a list of at least 2 choices, got ${JSON.stringify(value)}`);
+    return choices;
+  }
+
+  private targetText(doc: Doc): string {
+    const { value } = this.apply(this.spec.docToTarget, doc);
+    return Array.isArray(value) ? String(value[0]) : String(value);
+  }
+
+  /**
+   * As lm-eval: a number is an index; a rendered template made of digits is an index; any other
+   * string (a field's raw value included) is the text of the correct choice.
+   */
+  private targetIndex(doc: Doc, choices: string[]): number {
+    const { value, rendered } = this.apply(this.spec.docToTarget, doc);
+    const text = String(value).trim();
+    const index = typeof value === "number" ? value : rendered && /^\d+$/.test(text) ? Number(text) : choices.indexOf(text);
+    if (!Number.isInteger(index) || index < 0 || index >= choices.length) {
+      throw new Error(`doc_to_target gives ${JSON.stringify(value)}, which is neither a choice nor an index below ${choices.length}`);
+    }
+    return index;
+  }
+
+  /** lm-eval's rule: a template that names a document field is that field, otherwise Jinja. */
+  private apply(template: unknown, doc: Doc): { value: unknown; rendered: boolean } {
+    if (typeof template === "number" || Array.isArray(template)) return { value: template, rendered: false };
+    const text = String(template);
+    if (Object.prototype.hasOwnProperty.call(doc, text)) return { value: doc[text], rendered: false };
+    let compiled = this.templates.get(text);
+    if (!compiled) this.templates.set(text, (compiled = lmEvalTemplate(text)));
+    return { value: compiled.render(doc), rendered: true };
+  }
+}
+
+function sameDoc(a: Doc, b: Doc): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b);
 }

@@ -38,6 +38,7 @@ export function compileScoreJob(
   const refs: ItemRef[] = [];
   for (const benchmark of benchmarks) {
     for (const item of benchmark.task.items) {
+      if (item.kind !== "multiple_choice") throw new Error(`${benchmark.name}: only multiple_choice items can be scored by this runner version`);
       const id = itemId(benchmark.name, item.index);
       // The context tokens depend on the context text alone, so every choice shares them,
       // exactly as lm-eval scores context_enc + continuation_enc.

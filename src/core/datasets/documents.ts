@@ -1,0 +1,84 @@
+// The documents of a benchmark split, from the local files an lm-eval task names:
+// `dataset_path: json` (JSON Lines, or one JSON document with `field`), `csv` or `parquet`.
+import { parse as parseCsv } from "csv-parse/sync";
+import { asyncBufferFromFile, parquetReadObjects } from "hyparquet";
+import { promises as fs } from "node:fs";
+
+export type DatasetKind = "json" | "csv" | "parquet";
+export const DATASET_KINDS: readonly DatasetKind[] = ["json", "csv", "parquet"];
+
+export type Doc = Record<string, unknown>;
+
+export interface Documents {
+  docs: Doc[];
+  /** 1-based source line of each document, where the format has lines (JSON Lines, CSV). */
+  lines?: number[];
+}
+
+/** Thrown for a file that cannot be read as the task says; `line` when it is known. */
+export class DocumentError extends Error {
+  constructor(message: string, readonly line = 1) {
+    super(message);
+  }
+}
+
+export async function loadDocuments(kind: DatasetKind, file: string, field?: string): Promise<Documents> {
+  switch (kind) {
+    case "json":
+      return jsonDocuments(await fs.readFile(file, "utf8"), field);
+    case "csv":
+      return csvDocuments(await fs.readFile(file, "utf8"));
+    case "parquet":
+      return { docs: (await parquetReadObjects({ file: await asyncBufferFromFile(file) })) as Doc[] };
+  }
+}
+
+/** Hugging Face's json loader: one JSON document (an array, or an object with `field`), else JSON Lines. */
+function jsonDocuments(text: string, field?: string): Documents {
+  const whole = tryParse(text);
+  if (whole !== undefined && !(field === undefined && isPlainObject(whole))) {
+    const selected = field === undefined ? whole : isPlainObject(whole) ? whole[field] : undefined;
+    if (!Array.isArray(selected)) {
+      throw new DocumentError(field === undefined ? "the JSON file is not a list of documents" : `the JSON file has no list under \`${field}\``);
+    }
+    return { docs: selected.map((d, i) => asDoc(d, `document ${i}`)) };
+  }
+  if (field !== undefined) throw new DocumentError(`\`field: ${field}\` needs a single JSON document, but the file is JSON Lines`);
+  const docs: Doc[] = [];
+  const lines: number[] = [];
+  text.split("\n").forEach((raw, i) => {
+    if (raw.trim() === "") return;
+    const value = tryParse(raw);
+    if (value === undefined) throw new DocumentError("invalid JSON", i + 1);
+    docs.push(asDoc(value, `line ${i + 1}`, i + 1));
+    lines.push(i + 1);
+  });
+  return { docs, lines };
+}
+
+function csvDocuments(text: string): Documents {
+  try {
+    const records = parseCsv(text, { columns: true, skip_empty_lines: true, info: true }) as { record: Doc; info: { lines: number } }[];
+    return { docs: records.map((r) => r.record), lines: records.map((r) => r.info.lines) };
+  } catch (e) {
+    const line = (e as { lines?: number }).lines;
+    throw new DocumentError(`invalid CSV: ${(e as Error).message}`, line ?? 1);
+  }
+}
+
+function tryParse(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function asDoc(value: unknown, where: string, line = 1): Doc {
+  if (!isPlainObject(value)) throw new DocumentError(`${where} is not a JSON object`, line);
+  return value;
+}
