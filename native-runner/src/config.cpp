@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "errors.h"
+#include "json_util.h"
 
 namespace bprof {
 
@@ -28,26 +29,26 @@ class Fields {
   int64_t positive_int(const char* key) const {
     if (!has(key)) throw error(key, "is missing");
     const json& v = obj_.at(key);
-    if (!v.is_number_integer() || v.get<int64_t>() <= 0) throw error(key, "must be a positive integer, got " + v.dump());
+    if (!v.is_number_integer() || v.get<int64_t>() <= 0) throw error(key, "must be a positive integer, got " + describe_json(v));
     return v.get<int64_t>();
   }
   int64_t positive_int(const char* key, int64_t fallback) const { return has(key) ? positive_int(key) : fallback; }
   double positive_number(const char* key, double fallback) const {
     if (!has(key)) return fallback;
     const json& v = obj_.at(key);
-    if (!v.is_number() || !(v.get<double>() > 0)) throw error(key, "must be a positive number, got " + v.dump());
+    if (!v.is_number() || !(v.get<double>() > 0)) throw error(key, "must be a positive number, got " + describe_json(v));
     return v.get<double>();
   }
   bool boolean(const char* key, bool fallback) const {
     if (!has(key)) return fallback;
     const json& v = obj_.at(key);
-    if (!v.is_boolean()) throw error(key, "must be true or false, got " + v.dump());
+    if (!v.is_boolean()) throw error(key, "must be true or false, got " + describe_json(v));
     return v.get<bool>();
   }
   std::string string(const char* key, const std::string& fallback) const {
     if (!has(key)) return fallback;
     const json& v = obj_.at(key);
-    if (!v.is_string()) throw error(key, "must be a string, got " + v.dump());
+    if (!v.is_string()) throw error(key, "must be a string, got " + describe_json(v));
     return v.get<std::string>();
   }
 

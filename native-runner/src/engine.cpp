@@ -4,6 +4,8 @@
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/linear.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/silu.h>
@@ -94,10 +96,14 @@ std::unique_ptr<LlamaModel> load_model(const ModelConfig& config, const EngineOp
 
 }  // namespace
 
+void check_compute_target(const std::string& device, const std::string& dtype) {
+  check_dtype_runs(parse_dtype(dtype), parse_device(device), dtype, device);
+}
+
 Engine::Engine(const ModelConfig& config, const EngineOptions& options) {
+  check_compute_target(options.device, options.dtype);
   at::ScalarType dtype = parse_dtype(options.dtype);
   at::Device device = parse_device(options.device);
-  check_dtype_runs(dtype, device, options.dtype, options.device);
   impl_ = std::make_unique<Impl>();
   impl_->model = load_model(config, options, device, dtype);
   impl_->device = device;
@@ -105,10 +111,14 @@ Engine::Engine(const ModelConfig& config, const EngineOptions& options) {
 
 Engine::~Engine() = default;
 
+// Rows of hidden state per lm_head block: 1024 x a 128k vocabulary is 512 MB of float32.
+constexpr int64_t kLogitRowsPerBlock = 1024;
+
 std::vector<ItemScores> Engine::score(const std::vector<const Item*>& items) {
   // Inference tensors skip autograd bookkeeping. The weights themselves were created outside this
   // mode on purpose: later phases take gradients with respect to them.
   c10::InferenceMode guard;
+  if (items.empty()) return {};
 
   // One row per (item, choice): the model reads context ++ choice without its last token. Rows
   // are right-padded with token 0; causal attention keeps padding from touching earlier positions.
@@ -153,13 +163,22 @@ std::vector<ItemScores> Engine::score(const std::vector<const Item*>& items) {
   target_index = target_index.to(impl_->device);
 
   const LlamaModel& model = *impl_->model;
-  at::Tensor hidden = model.hidden_states(tokens.to(impl_->device));             // [R, L, H]
+  at::Tensor hidden = model.hidden_states(tokens.to(impl_->device));  // [R, L, H]
   hidden = hidden.reshape({n_rows * longest, hidden.size(-1)}).index_select(0, position_index);  // [T, H]
-  at::Tensor logprobs = model.logits(hidden).to(at::kFloat).log_softmax(-1);    // [T, V] float32
-  at::Tensor target_lp = logprobs.gather(1, target_index.unsqueeze(1)).squeeze(1).to(at::kCPU);
-  at::Tensor is_greedy = logprobs.argmax(-1).eq(target_index).to(at::kCPU);
-  const float* lp = target_lp.data_ptr<float>();
-  const bool* greedy = is_greedy.data_ptr<bool>();
+
+  // log_softmax in float32 over the vocabulary, a block of rows at a time so that long
+  // continuations with a large vocabulary never hold all [T, V] float32 logits at once
+  std::vector<float> lp(static_cast<size_t>(n_targets));
+  std::vector<uint8_t> greedy(static_cast<size_t>(n_targets));
+  for (int64_t start = 0; start < n_targets; start += kLogitRowsPerBlock) {
+    const int64_t n = std::min(kLogitRowsPerBlock, n_targets - start);
+    at::Tensor target = target_index.narrow(0, start, n);
+    at::Tensor logprobs = model.logits(hidden.narrow(0, start, n)).to(at::kFloat).log_softmax(-1);  // [n, V]
+    at::Tensor target_lp = logprobs.gather(1, target.unsqueeze(1)).squeeze(1).to(at::kCPU).contiguous();
+    at::Tensor is_greedy = logprobs.argmax(-1).eq(target).to(at::kCPU).contiguous();
+    std::copy_n(target_lp.data_ptr<float>(), n, lp.begin() + start);
+    std::copy_n(is_greedy.data_ptr<bool>(), n, greedy.begin() + start);
+  }
 
   // Sum per choice in double: float32 per token as the rule says, no extra rounding in the sum.
   std::vector<ItemScores> out(items.size());

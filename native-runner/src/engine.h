@@ -50,6 +50,11 @@ class Engine {
   std::unique_ptr<Impl> impl_;
 };
 
+// Checks that `device` exists and that libtorch can run `dtype` on it, without loading anything:
+// the CLI calls it before reading the model so that a missing GPU fails in milliseconds.
+// Throws RunnerError: bad_job (unknown device or dtype, dtype not runnable), resources (no such GPU).
+void check_compute_target(const std::string& device, const std::string& dtype);
+
 // Process-wide libtorch settings and facts, here so that main needs no torch header.
 int set_compute_threads(int threads);  // threads <= 0: keep libtorch's default; returns threads in use
 std::string libtorch_version();

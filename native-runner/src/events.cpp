@@ -4,7 +4,8 @@
 
 namespace bprof {
 
-using json = nlohmann::json;
+// ordered: "type" comes first on every line, which is kinder to people reading a log
+using json = nlohmann::ordered_json;
 
 namespace {
 

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "errors.h"
+#include "json_util.h"
 
 namespace bprof {
 
@@ -31,7 +32,7 @@ std::vector<int64_t> parse_tokens(const json& v, const std::string& source, cons
   for (size_t i = 0; i < v.size(); i++) {
     const json& t = v[i];
     if (!t.is_number_integer() || t.get<int64_t>() < 0)
-      throw bad_job(source, where + "[" + std::to_string(i) + "] is not a token id: " + t.dump());
+      throw bad_job(source, where + "[" + std::to_string(i) + "] is not a token id: " + describe_json(t));
     out.push_back(t.get<int64_t>());
   }
   return out;
@@ -74,7 +75,7 @@ Job parse_job(const std::string& text, const std::string& source) {
   auto protocol = root.find("protocol");
   if (protocol == root.end()) throw bad_job(source, "'protocol' is missing");
   if (!protocol->is_number_integer() || protocol->get<int64_t>() != kProtocolVersion)
-    throw bad_job(source, "'protocol' is " + protocol->dump() + ", this runner speaks protocol " +
+    throw bad_job(source, "'protocol' is " + describe_json(*protocol) + ", this runner speaks protocol " +
                               std::to_string(kProtocolVersion));
 
   auto sub = root.find("subcommand");

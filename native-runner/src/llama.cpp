@@ -4,6 +4,7 @@
 // attention softmax), so do we; everything else runs in the compute dtype.
 #include "llama.h"
 
+#include <ATen/TensorOperators.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/embedding.h>
@@ -20,6 +21,7 @@
 #include <cstring>
 #include <limits>
 #include <set>
+#include <tuple>
 
 #include "errors.h"
 
@@ -31,7 +33,7 @@ namespace bprof {
 namespace {
 
 // y = x W^T (+ b). Biases are optional per family, so an undefined bias means none.
-at::Tensor linear(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b = at::Tensor()) {
+at::Tensor project(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b = at::Tensor()) {
   return b.defined() ? at::linear(x, w, b) : at::linear(x, w);
 }
 
@@ -115,58 +117,64 @@ at::Tensor rope_inv_freq(const ModelConfig& config, at::Device device) {
 
 LlamaModel::LlamaModel(const ModelConfig& config, LlamaWeights weights)
     : config_(config), weights_(std::move(weights)) {
+  // switches that ModelConfig already has but this forward pass does not implement yet: refuse
+  // rather than silently compute a different model
+  if (config_.qk_norm) throw RunnerError(ErrorCode::bad_model, "q/k norm is not implemented yet");
+  if (config_.sliding_window > 0) throw RunnerError(ErrorCode::bad_model, "sliding-window attention is not implemented yet");
   inv_freq_ = rope_inv_freq(config_, weights_.embed_tokens.device());
 }
 
-at::Tensor LlamaModel::attention(const LlamaLayer& layer, const at::Tensor& x, const at::Tensor& cos,
-                                 const at::Tensor& sin) const {
+at::Tensor LlamaModel::attention(const LlamaLayer& layer, const at::Tensor& x, const Positions& pos) const {
   const int64_t b = x.size(0), len = x.size(1);
   const int64_t heads = config_.num_attention_heads, kv_heads = config_.num_key_value_heads, hd = config_.head_dim;
 
   // project and split into heads: [B, L, n*hd] -> [B, n, L, hd]
-  at::Tensor q = linear(x, layer.q_proj, layer.q_bias).view({b, len, heads, hd}).transpose(1, 2);
-  at::Tensor k = linear(x, layer.k_proj, layer.k_bias).view({b, len, kv_heads, hd}).transpose(1, 2);
-  at::Tensor v = linear(x, layer.v_proj, layer.v_bias).view({b, len, kv_heads, hd}).transpose(1, 2);
+  at::Tensor q = project(x, layer.q_proj, layer.q_bias).view({b, len, heads, hd}).transpose(1, 2);
+  at::Tensor k = project(x, layer.k_proj, layer.k_bias).view({b, len, kv_heads, hd}).transpose(1, 2);
+  at::Tensor v = project(x, layer.v_proj, layer.v_bias).view({b, len, kv_heads, hd}).transpose(1, 2);
 
-  q = apply_rope(q, cos, sin);
-  k = apply_rope(k, cos, sin);
+  q = apply_rope(q, pos.cos, pos.sin);
+  k = apply_rope(k, pos.cos, pos.sin);
   k = repeat_kv(k, heads / kv_heads);
   v = repeat_kv(v, heads / kv_heads);
 
   // scores = q k^T / sqrt(hd), future positions masked out; softmax in float32 (as HF's eager
   // attention), probabilities back in the compute dtype for the product with v
-  at::Tensor scores = q.matmul(k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(hd)));
-  at::Tensor future = at::ones({len, len}, x.options().dtype(at::kBool)).triu(1);
-  scores = scores.masked_fill(future, -std::numeric_limits<double>::infinity());
+  at::Tensor scores = q.matmul(k.transpose(-2, -1)) * std::pow(static_cast<double>(hd), -0.5);
+  scores = scores.masked_fill(pos.future, -std::numeric_limits<double>::infinity());
   at::Tensor probs = scores.softmax(-1, at::kFloat).to(q.scalar_type());
   at::Tensor out = probs.matmul(v);  // [B, heads, L, hd]
 
   out = out.transpose(1, 2).reshape({b, len, heads * hd});
-  return linear(out, layer.o_proj, layer.o_bias);
+  return project(out, layer.o_proj, layer.o_bias);
 }
 
 // SwiGLU: down(silu(gate(x)) * up(x))
 at::Tensor LlamaModel::mlp(const LlamaLayer& layer, const at::Tensor& x) const {
-  at::Tensor gate = at::silu(linear(x, layer.gate_proj, layer.gate_bias));
-  at::Tensor up = linear(x, layer.up_proj, layer.up_bias);
-  return linear(gate * up, layer.down_proj, layer.down_bias);
+  at::Tensor gate = at::silu(project(x, layer.gate_proj, layer.gate_bias));
+  at::Tensor up = project(x, layer.up_proj, layer.up_bias);
+  return project(gate * up, layer.down_proj, layer.down_bias);
 }
 
 at::Tensor LlamaModel::hidden_states(const at::Tensor& tokens) const {
   const double eps = config_.rms_norm_eps;
   at::Tensor x = at::embedding(weights_.embed_tokens, tokens);  // [B, L, H]
-  auto tables = rope_tables(inv_freq_, tokens.size(1), x.scalar_type());
-  const at::Tensor& cos = tables.first;
-  const at::Tensor& sin = tables.second;
+  const int64_t len = tokens.size(1);
+
+  // what every layer shares: RoPE tables, and the causal mask (true above the diagonal, where a
+  // query would look at a later position)
+  Positions pos;
+  std::tie(pos.cos, pos.sin) = rope_tables(inv_freq_, len, x.scalar_type());
+  pos.future = at::ones({len, len}, tokens.options().dtype(at::kBool)).triu(1);
 
   for (const LlamaLayer& layer : weights_.layers) {
-    x = x + attention(layer, rms_norm(x, layer.input_norm, eps), cos, sin);
+    x = x + attention(layer, rms_norm(x, layer.input_norm, eps), pos);
     x = x + mlp(layer, rms_norm(x, layer.post_attention_norm, eps));
   }
   return rms_norm(x, weights_.norm, eps);
 }
 
-at::Tensor LlamaModel::logits(const at::Tensor& hidden) const { return linear(hidden, weights_.lm_head); }
+at::Tensor LlamaModel::logits(const at::Tensor& hidden) const { return project(hidden, weights_.lm_head); }
 
 // ----------------------------------------------------------------------------
 // loading
@@ -194,7 +202,9 @@ std::string shape_str(const std::vector<int64_t>& shape) {
 class WeightLoader {
  public:
   WeightLoader(const Checkpoint& checkpoint, const LoadOptions& options, int64_t total)
-      : checkpoint_(checkpoint), options_(options), total_(total) {}
+      : checkpoint_(checkpoint), options_(options), total_(total) {
+    if (options_.progress) options_.progress(0, total_);
+  }
 
   at::Tensor take(const std::string& name, const std::vector<int64_t>& shape) {
     if (options_.cancelled && options_.cancelled()) throw RunnerError(ErrorCode::cancelled, "cancelled while loading the model");

@@ -63,7 +63,11 @@ class LlamaModel {
   const LlamaWeights& weights() const { return weights_; }
 
  private:
-  at::Tensor attention(const LlamaLayer& layer, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) const;
+  struct Positions {  // per forward pass, shared by all layers
+    at::Tensor cos, sin;  // [L, hd] RoPE tables in the compute dtype
+    at::Tensor future;    // [L, L] bool, true where key position > query position
+  };
+  at::Tensor attention(const LlamaLayer& layer, const at::Tensor& x, const Positions& pos) const;
   at::Tensor mlp(const LlamaLayer& layer, const at::Tensor& x) const;
 
   ModelConfig config_;

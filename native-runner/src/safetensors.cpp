@@ -14,6 +14,7 @@
 #include <set>
 
 #include "errors.h"
+#include "json_util.h"
 
 namespace bprof {
 
@@ -149,9 +150,9 @@ TensorInfo parse_tensor_entry(const std::string& file, const std::string& name, 
   uint64_t numel = 1;
   bool has_zero = false, overflow = false;
   for (const auto& d : *sh) {
-    if (!d.is_number_unsigned()) throw fail("'shape' has an entry that is not a non-negative integer: " + d.dump());
+    if (!d.is_number_unsigned()) throw fail("'shape' has an entry that is not a non-negative integer: " + describe_json(d));
     uint64_t v = d.get<uint64_t>();
-    if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) throw fail("'shape' entry " + d.dump() + " is too large");
+    if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) throw fail("'shape' entry " + describe_json(d) + " is too large");
     info.shape.push_back(static_cast<int64_t>(v));
     if (v == 0) has_zero = true;
     else if (numel > std::numeric_limits<uint64_t>::max() / v) overflow = true;
@@ -166,7 +167,7 @@ TensorInfo parse_tensor_entry(const std::string& file, const std::string& name, 
   auto off = entry.find("data_offsets");
   if (off == entry.end()) throw fail("missing field 'data_offsets'");
   if (!off->is_array() || off->size() != 2 || !(*off)[0].is_number_unsigned() || !(*off)[1].is_number_unsigned())
-    throw fail("'data_offsets' is not [begin, end] with non-negative integers: " + off->dump());
+    throw fail("'data_offsets' is not [begin, end] with non-negative integers: " + describe_json(*off));
   info.begin = (*off)[0].get<uint64_t>();
   info.end = (*off)[1].get<uint64_t>();
   if (info.begin > info.end)

@@ -1,6 +1,6 @@
 // YAML parsed with source positions, shared by every YAML file the user writes (profiling
 // configs, lm-eval tasks): diagnostics point at the key or value they are about.
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node, type ScalarTag } from "yaml";
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node, type ScalarTag, type YAMLError } from "yaml";
 import type { Diagnostic, Severity } from "./diagnostics";
 
 export type FieldPath = readonly (string | number)[];
@@ -43,10 +43,14 @@ export function parseYamlSource(text: string, file: string): YamlSource {
   };
 
   // A syntax error still names the field it sits in, so a one-line message says where to look.
-  const diagnostics = [
-    ...doc.errors.map((e) => diagnosticAt(e.pos, "error", `YAML: ${firstLine(e.message)}`, fieldAt(doc.contents, e.pos[0]))),
-    ...doc.warnings.map((e) => diagnosticAt(e.pos, "warning", `YAML: ${firstLine(e.message)}`, fieldAt(doc.contents, e.pos[0]))),
-  ];
+  // An unterminated quote or bracket is reported by the parser where the text ends; the place
+  // to fix is where the value opens.
+  const yamlDiagnostic = (e: YAMLError, severity: Severity) => {
+    const field = fieldAt(doc.contents, e.pos[0]);
+    const range: [number, number] = e.code === "MISSING_CHAR" && field.length > 0 ? rangeOf(doc, field, "value") : e.pos;
+    return diagnosticAt(range, severity, `YAML: ${firstLine(e.message)}`, field);
+  };
+  const diagnostics = [...doc.errors.map((e) => yamlDiagnostic(e, "error")), ...doc.warnings.map((e) => yamlDiagnostic(e, "warning"))];
   return {
     file,
     value: doc.errors.length > 0 ? undefined : doc.toJS(),

@@ -10,9 +10,10 @@ import * as http from "node:http";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
+import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type Frame, type Page } from "playwright-core";
 
-export const REPO_ROOT = path.resolve(__dirname, "..", "..");
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const CACHE_DIR = path.join(REPO_ROOT, ".vscode-test");
 export const RESULTS_DIR = path.join(REPO_ROOT, "test-results");
 export const CHROMIUM_PATH = process.env.BPROF_E2E_CHROMIUM ?? "/usr/bin/chromium";
@@ -189,6 +190,7 @@ export const DEFAULT_SETTINGS: Record<string, unknown> = {
   "workbench.welcomePage.walkthroughs.openOnInstall": false,
   "workbench.tips.enabled": false,
   "workbench.enableExperiments": false,
+  "workbench.secondarySideBar.defaultVisibility": "hidden",
   "security.workspace.trust.enabled": false,
   "telemetry.telemetryLevel": "off",
   "update.mode": "none",
@@ -372,7 +374,12 @@ export async function openWorkbench(url: string, folder: string, opts: { timeout
   const close = async () => {
     if (closed) return;
     closed = true;
-    await Promise.race([browser.close().catch(() => undefined), sleep(10_000)]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      browser.close().catch(() => undefined),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, 10_000))),
+    ]);
+    clearTimeout(timer);
   };
   try {
     const context = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
@@ -425,41 +432,43 @@ async function paletteRows(page: Page): Promise<string[]> {
 /**
  * Runs the command titled `title` (as the palette shows it, e.g. "Benchmark Profiler: Profile")
  * through the command palette: F1, type `>` + title, pick the row whose label is exactly `title`.
+ * The palette lists commands as known when it opens, and an extension's contributions register a
+ * moment after the workbench shows, so a palette that lacks the command is closed and reopened
+ * until `timeoutMs`.
  */
 export async function runCommand(page: Page, title: string, opts: { timeoutMs?: number } = {}): Promise<void> {
-  const timeoutMs = opts.timeoutMs ?? 20_000;
+  const timeoutMs = opts.timeoutMs ?? 30_000;
+  const deadline = Date.now() + timeoutMs;
   const widget = page.locator(".quick-input-widget");
-  const input = widget.locator("input.input, .quick-input-box input").first();
-  // Focus the workbench (not a webview or an input) and open the palette; F1 first, then Ctrl+Shift+P.
-  await page.keyboard.press("Escape");
-  let opened = false;
-  for (const key of ["F1", "Control+Shift+P", "F1"]) {
-    await page.keyboard.press(key);
-    if (await input.waitFor({ state: "visible", timeout: 5_000 }).then(() => true, () => false)) {
-      opened = true;
-      break;
-    }
-    await page.locator(".monaco-workbench .part.statusbar").click({ position: { x: 5, y: 5 } }).catch(() => undefined);
-  }
-  if (!opened) throw new Error(`the command palette did not open (F1 / Ctrl+Shift+P) to run "${title}"`);
-  await input.fill(`>${title}`);
-  const index = await waitFor(
-    async () => {
-      const rows = await paletteRows(page);
-      const i = rows.findIndex((r) => r === title);
-      return i >= 0 ? i : undefined;
-    },
-    timeoutMs,
-    () => `no command titled "${title}" in the palette (is the extension installed and its command contributed?)`,
-  ).catch(async (e: Error) => {
-    const seen = await paletteRows(page).catch(() => []);
+  const input = widget.locator(".quick-input-box input").first();
+  const rows = widget.locator(".quick-input-list .monaco-list-row");
+  let seen: string[] = [];
+  for (let attempt = 0; Date.now() < deadline; attempt++) {
+    // Leave whatever has focus (an editor, a webview, an open quick pick), then open the palette:
+    // F1, or Ctrl+Shift+P when F1 did nothing.
     await page.keyboard.press("Escape");
-    throw new Error(`${e.message}; the palette listed: ${JSON.stringify(seen.slice(0, 10))}`);
-  });
-  const rows = page.locator(".quick-input-widget .quick-input-list .monaco-list-row");
-  if (index === 0) await input.press("Enter");
-  else await rows.nth(index).click();
-  await widget.waitFor({ state: "hidden", timeout: 10_000 }).catch(() => undefined);
+    await page.keyboard.press(attempt % 2 === 0 ? "F1" : "Control+Shift+P");
+    if (!(await input.waitFor({ state: "visible", timeout: 5_000 }).then(() => true, () => false))) continue;
+    await input.fill(`>${title}`);
+    const until = Math.min(deadline, Date.now() + 3_000);
+    while (Date.now() < until) {
+      seen = await paletteRows(page).catch(() => []);
+      const index = seen.indexOf(title);
+      if (index >= 0) {
+        if (index === 0) await input.press("Enter");
+        else await rows.nth(index).click();
+        await widget.waitFor({ state: "hidden", timeout: 10_000 }).catch(() => undefined);
+        return;
+      }
+      await sleep(200);
+    }
+    await sleep(500);
+  }
+  await page.keyboard.press("Escape");
+  throw new Error(
+    `timed out after ${timeoutMs} ms: no command titled "${title}" in the command palette (is the extension installed ` +
+      `and its command contributed?); the palette listed: ${JSON.stringify(seen.slice(0, 10))}`,
+  );
 }
 
 export interface NotificationWaitOptions {
@@ -554,13 +563,7 @@ export async function screenshot(page: Page, name: string): Promise<string> {
  */
 export async function withCleanup<T>(fn: (defer: (cleanup: () => Promise<unknown> | unknown) => void) => Promise<T>): Promise<T> {
   const cleanups: Array<() => Promise<unknown> | unknown> = [];
-  let failed = false;
-  try {
-    return await fn((c) => cleanups.push(c));
-  } catch (e) {
-    failed = true;
-    throw e;
-  } finally {
+  const runCleanups = async () => {
     const errors: unknown[] = [];
     for (const c of cleanups.reverse()) {
       try {
@@ -569,6 +572,16 @@ export async function withCleanup<T>(fn: (defer: (cleanup: () => Promise<unknown
         errors.push(e);
       }
     }
-    if (!failed && errors.length) throw errors[0];
+    return errors;
+  };
+  let result: T;
+  try {
+    result = await fn((c) => cleanups.push(c));
+  } catch (e) {
+    await runCleanups();
+    throw e;
   }
+  const errors = await runCleanups();
+  if (errors.length) throw errors[0];
+  return result;
 }

@@ -164,6 +164,7 @@ export class BenchmarkResampler {
     this.resamples = this.drawn.resamples;
     this.confidence = options.confidence ?? DEFAULT_CONFIDENCE;
     if (!(this.confidence > 0 && this.confidence < 1)) throw new RangeError(`confidence must lie in (0, 1), got ${this.confidence}`);
+    assertCorrectness(baseline, "baseline");
     this.baseline = baseline;
     this.baselineScore = meanOf(baseline);
     this.chanceScore = typeof chance === "number" ? chance : meanOf(chance);
@@ -191,6 +192,7 @@ export class BenchmarkResampler {
 
   private scoreOf(variant: Uint8Array): number {
     if (variant.length !== this.items) throw new RangeError(`variant has ${variant.length} items, the baseline ${this.items}`);
+    assertCorrectness(variant, "variant");
     return meanOf(variant);
   }
 
@@ -250,6 +252,12 @@ export class BenchmarkResampler {
     const kept = this.resamples - undefinedResamples;
     return { note: `${undefinedResamples} of ${this.resamples} resamples had a baseline at or below chance, where AIS is undefined; the interval uses the other ${kept}.` };
   }
+}
+
+/** The packed sums count an item once per draw, so anything but 0 and 1 would be silently misread. */
+function assertCorrectness(values: Uint8Array, name: string): void {
+  const bad = values.findIndex((v) => v > 1);
+  if (bad >= 0) throw new RangeError(`${name} correctness must be 0 or 1; item ${bad} holds ${values[bad]}`);
 }
 
 function checkSharedResamples(drawn: Resamples, items: number, options: BootstrapOptions): void {

@@ -241,12 +241,17 @@ export function longestAnswerBias(items: readonly HealthItem[]): LongestAnswerBi
 
 /** Index of the choice strictly longer than every other, or -1 when the longest length is shared. */
 function strictlyLongest(choices: readonly string[]): number {
-  let [best, bestLength, shared] = [-1, -1, false];
-  choices.forEach((c, i) => {
-    const length = c.trim().length;
-    if (length > bestLength) [best, bestLength, shared] = [i, length, false];
-    else if (length === bestLength) shared = true;
-  });
+  let best = -1;
+  let bestLength = -1;
+  let shared = false;
+  for (let i = 0; i < choices.length; i++) {
+    const length = choices[i]!.trim().length;
+    if (length > bestLength) {
+      best = i;
+      bestLength = length;
+      shared = false;
+    } else if (length === bestLength) shared = true;
+  }
   return shared ? -1 : best;
 }
 

@@ -24,8 +24,8 @@ export class U32Buffer {
     this.values[this.length++] = v;
   }
 
-  slice(from: number, to: number): Uint32Array {
-    return this.values.slice(from, to);
+  clear(): void {
+    this.length = 0;
   }
 }
 
@@ -63,22 +63,18 @@ function hashLowerNonAscii(h: number, code: number): number {
   return h;
 }
 
-/**
- * Appends the FNV-1a hash of each normalised word of `text` to `out` and returns how many words
- * it appended; `starts`, when given, receives each word's offset in `text`.
- */
-export function appendWordHashes(text: string, out: U32Buffer, starts?: number[]): number {
+/** Appends the FNV-1a hash of each normalised word of `text` to `out`; returns how many it appended. */
+export function appendWordHashes(text: string, out: U32Buffer): number {
   const before = out.length;
   let h = FNV_OFFSET;
   let inWord = false;
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
-    const cls = classOf(code);
+    const cls = code < 128 ? ASCII_CLASS[code]! : classOf(code);
     if (cls === WORD) {
       if (!inWord) {
         inWord = true;
         h = FNV_OFFSET;
-        starts?.push(i);
       }
       if (code < 128) h = Math.imul(h ^ (code >= 65 && code <= 90 ? code + 32 : code), FNV_PRIME);
       else h = hashLowerNonAscii(h, code);
@@ -99,13 +95,16 @@ export function normalizedWords(text: string): string[] {
     const code = text.charCodeAt(i);
     const cls = classOf(code);
     if (cls === WORD) word += text[i]!.toLowerCase();
-    else if (cls === SPACE && word !== "") [words[words.length], word] = [word, ""];
+    else if (cls === SPACE && word !== "") {
+      words.push(word);
+      word = "";
+    }
   }
   if (word !== "") words.push(word);
   return words;
 }
 
-/** Thomas Wang / MurmurHash3 finaliser: spreads every input bit over the table index bits. */
+/** MurmurHash3's 32-bit finaliser: spreads every input bit over the table index bits. */
 function mix32(h: number): number {
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
@@ -188,28 +187,37 @@ function power(base: number, exponent: number): number {
 }
 
 /**
- * Calls `visit(start, a, b)` for each n-gram of `words[from..to)`, with its two hash halves.
- * Returns early, with true, when `visit` returns true.
+ * Appends to `outA` (and `outB`, the independent second half, when given) the hash of each
+ * n-gram of `words[from..to)`, in order: the n-gram starting at word from + k is entry k.
+ * A plain loop rather than a callback per n-gram: the callers differ, and a call site shared by
+ * several callbacks is not inlined, which tripled the cost.
  */
-export function forEachNgram(words: Uint32Array, from: number, to: number, n: number, visit: (start: number, a: number, b: number) => boolean | void): boolean {
-  if (to - from < n) return false;
+export function appendNgramHashes(words: Uint32Array, from: number, to: number, n: number, outA: U32Buffer, outB?: U32Buffer): void {
   const topA = power(BASE_A, n - 1);
   const topB = power(BASE_B, n - 1);
   let a = 0;
   let b = 0;
   for (let i = from; i < to; i++) {
     const w = words[i]!;
-    const wb = mix32(w);
     if (i - from >= n) {
       const out = words[i - n]!;
       a = (a - Math.imul(out, topA)) | 0;
-      b = (b - Math.imul(mix32(out), topB)) | 0;
+      if (outB) b = (b - Math.imul(mix32(out), topB)) | 0;
     }
     a = (Math.imul(a, BASE_A) + w) | 0;
-    b = (Math.imul(b, BASE_B) + wb) | 0;
-    if (i - from >= n - 1 && visit(i - n + 1 - from, a >>> 0, b >>> 0) === true) return true;
+    if (outB) b = (Math.imul(b, BASE_B) + mix32(w)) | 0;
+    if (i - from >= n - 1) {
+      outA.push(a >>> 0);
+      outB?.push(b >>> 0);
+    }
   }
-  return false;
+}
+
+/** The second, independent half of an n-gram's key, computed afresh for one n-gram. */
+function secondHash(words: Uint32Array, start: number, n: number): number {
+  let b = 0;
+  for (let i = start; i < start + n; i++) b = (Math.imul(b, BASE_B) + mix32(words[i]!)) | 0;
+  return b >>> 0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -227,7 +235,11 @@ export const CONTAMINATION_NGRAM = 13;
 export interface BenchmarkNgramIndex {
   n: number;
   texts: readonly BenchmarkText[];
-  benchmarks: readonly string[];
+  /**
+   * Bit set over the first key half: almost every n-gram of an item is in no benchmark, and one
+   * bit test (instead of a hash-table probe) rejects it.
+   */
+  filter: Uint32Array;
   /** n-gram key -> first entry of its chain. */
   heads: PairMap;
   /** Entries: one per (n-gram, benchmark), at the n-gram's first occurrence in that benchmark. */
@@ -237,34 +249,53 @@ export interface BenchmarkNgramIndex {
   entryBenchmark: Int32Array;
 }
 
+/** The filter bit of an n-gram: the top bits of its first key half, which mix every word bit. */
+function filterBit(a: number, bitsLog: number): number {
+  return (a >>> 0) >>> (32 - bitsLog);
+}
+
 export function buildBenchmarkIndex(texts: readonly BenchmarkText[], n = CONTAMINATION_NGRAM): BenchmarkNgramIndex {
   const words = new U32Buffer();
-  const spans: [number, number][] = texts.map((t) => {
-    const from = words.length;
-    return [from, from + appendWordHashes(t.text, words)];
-  });
-  const benchmarks = [...new Set(texts.map((t) => t.benchmark))];
-  const benchmarkIds = new Map(benchmarks.map((b, i) => [b, i]));
-  const heads = new PairMap(words.length);
+  const [gramsA, gramsB] = [new U32Buffer(), new U32Buffer()];
+  const benchmarkIds = new Map<string, number>();
+  const totalChars = texts.reduce((sum, t) => sum + t.text.length, 0);
+  const heads = new PairMap(totalChars / 5); // about one n-gram per word: sized once, never grown
   const entryText: number[] = [];
   const entryWord: number[] = [];
   const entryNext: number[] = [];
   const entryBenchmark: number[] = [];
-  texts.forEach((t, textIndex) => {
+  // About one n-gram per word of 5+ characters; 4 bits per character are >= 20 bits per n-gram,
+  // so about 5% of absent n-grams pass the filter at worst.
+  let bitsLog = 16;
+  while (2 ** bitsLog < totalChars * 4 && bitsLog < 31) bitsLog++;
+  const filter = new Uint32Array(2 ** bitsLog / 32);
+  for (let textIndex = 0; textIndex < texts.length; textIndex++) {
+    const t = texts[textIndex]!;
+    if (!benchmarkIds.has(t.benchmark)) benchmarkIds.set(t.benchmark, benchmarkIds.size);
     const benchmark = benchmarkIds.get(t.benchmark)!;
-    const [from, to] = spans[textIndex]!;
-    forEachNgram(words.values, from, to, n, (start, a, b) => {
+    words.clear();
+    gramsA.clear();
+    gramsB.clear();
+    appendWordHashes(t.text, words);
+    appendNgramHashes(words.values, 0, words.length, n, gramsA, gramsB);
+    for (let k = 0; k < gramsA.length; k++) {
+      const a = gramsA.values[k]!;
+      const b = gramsB.values[k]!;
+      const bit = filterBit(a, bitsLog);
+      filter[bit >>> 5]! |= 1 << (bit & 31);
       const head = heads.get(a, b);
-      for (let e = head; e !== -1; e = entryNext[e]!) if (entryBenchmark[e] === benchmark) return;
+      let known = false;
+      for (let e = head; e !== -1 && !known; e = entryNext[e]!) known = entryBenchmark[e] === benchmark;
+      if (known) continue;
       entryText.push(textIndex);
-      entryWord.push(start);
+      entryWord.push(k);
       entryBenchmark.push(benchmark);
       entryNext.push(head);
       heads.set(a, b, entryText.length - 1);
-    });
-  });
+    }
+  }
   return {
-    n, texts, benchmarks, heads,
+    n, texts, filter, heads,
     entryText: Int32Array.from(entryText),
     entryWord: Int32Array.from(entryWord),
     entryNext: Int32Array.from(entryNext),
@@ -273,48 +304,66 @@ export function buildBenchmarkIndex(texts: readonly BenchmarkText[], n = CONTAMI
 }
 
 export interface NgramOverlap {
+  /** Which queried range (item) shares the n-gram. */
+  range: number;
   benchmark: string;
   docIndex: number;
-  /** Index of the first shared word in the queried word sequence. */
+  /** Index of the first shared word within the range. */
   start: number;
   /** The shared n-gram, as normalised words. */
   ngram: string;
-  /** How many of the queried sequence's n-grams this benchmark shares. */
+  /** How many of the range's n-grams this benchmark shares. */
   count: number;
 }
 
 /**
- * The benchmarks that share an n-gram with the word sequence `words[from..to)`, one overlap per
- * benchmark (its first shared n-gram), in order of first occurrence. `wordsOf(start, end)` gives
- * the normalised words of the queried range, used to confirm hash matches.
+ * For each word range `words[from[r]..to[r])`, the benchmarks that share an n-gram with it: one
+ * overlap per (range, benchmark), at the first shared n-gram, in order of range then position.
+ * `wordsOf(r)` gives the normalised words of range r, used only to confirm a hash match (rare)
+ * before reporting it.
  */
 export function benchmarkOverlaps(
   index: BenchmarkNgramIndex,
   words: Uint32Array,
-  from: number,
-  to: number,
-  wordsOf: () => readonly string[],
+  from: Int32Array,
+  to: Int32Array,
+  wordsOf: (range: number) => readonly string[],
 ): NgramOverlap[] {
-  const found = new Map<number, NgramOverlap>();
-  let queried: readonly string[] | undefined;
-  forEachNgram(words, from, to, index.n, (start, a, b) => {
-    for (let e = index.heads.get(a, b); e !== -1; e = index.entryNext[e]!) {
-      const benchmark = index.entryBenchmark[e]!;
-      const known = found.get(benchmark);
-      if (known) {
-        known.count++;
-        continue;
+  const { n, filter } = index;
+  const bitsLog = Math.log2(filter.length * 32);
+  const topA = power(BASE_A, n - 1);
+  const overlaps: NgramOverlap[] = [];
+  for (let r = 0; r < from.length; r++) {
+    const [f, t] = [from[r]!, to[r]!];
+    let a = 0;
+    let found: Map<string, NgramOverlap> | undefined;
+    let rangeWords: readonly string[] | undefined;
+    for (let i = f; i < t; i++) {
+      if (i - f >= n) a = (a - Math.imul(words[i - n]!, topA)) | 0;
+      a = (Math.imul(a, BASE_A) + words[i]!) | 0;
+      if (i - f < n - 1) continue;
+      const bit = filterBit(a, bitsLog);
+      if ((filter[bit >>> 5]! & (1 << (bit & 31))) === 0) continue;
+      const start = i - n + 1;
+      for (let e = index.heads.get(a >>> 0, secondHash(words, start, n)); e !== -1; e = index.entryNext[e]!) {
+        const text = index.texts[index.entryText[e]!]!;
+        found ??= new Map();
+        const known = found.get(text.benchmark);
+        if (known) {
+          known.count++;
+          continue;
+        }
+        rangeWords ??= wordsOf(r);
+        const ngram = rangeWords.slice(start - f, start - f + n);
+        const docWords = normalizedWordsCached(text);
+        const at = index.entryWord[e]!;
+        if (!ngram.every((w, j) => w === docWords[at + j])) continue; // a hash collision
+        found.set(text.benchmark, { range: r, benchmark: text.benchmark, docIndex: text.docIndex, start: start - f, ngram: ngram.join(" "), count: 1 });
       }
-      queried ??= wordsOf();
-      const ngram = queried.slice(start, start + index.n);
-      const text = index.texts[index.entryText[e]!]!;
-      const docWords = normalizedWordsCached(text);
-      const word = index.entryWord[e]!;
-      if (!ngram.every((w, k) => w === docWords[word + k])) continue; // a hash collision
-      found.set(benchmark, { benchmark: text.benchmark, docIndex: text.docIndex, start, ngram: ngram.join(" "), count: 1 });
     }
-  });
-  return [...found.values()].sort((x, y) => x.start - y.start);
+    if (found) overlaps.push(...found.values());
+  }
+  return overlaps;
 }
 
 const wordsOfText = new WeakMap<BenchmarkText, string[]>();
@@ -328,15 +377,21 @@ function normalizedWordsCached(text: BenchmarkText): string[] {
 // ---------------------------------------------------------------------------------------------
 // Near duplicates: sets of word shingles with a Jaccard similarity above a threshold.
 
-/** The distinct hashes of the word `n`-grams of `words[from..to)`, sorted; a shorter text is one shingle. */
+/**
+ * The shingle set (distinct hashes of word n-grams, ascending) of `words[from..to)`. A range
+ * shorter than n words is one shingle, itself; an empty range is an empty set.
+ */
 export function shingleSet(words: Uint32Array, from: number, to: number, n: number): Uint32Array {
   if (to <= from) return new Uint32Array(0);
-  const hashes: number[] = [];
-  if (to - from < n) forEachNgram(words, from, to, to - from, (_s, a) => void hashes.push(a));
-  else forEachNgram(words, from, to, n, (_s, a) => void hashes.push(a));
-  const sorted = Uint32Array.from(hashes).sort();
+  const out = new U32Buffer();
+  appendNgramHashes(words, from, to, Math.min(n, to - from), out);
+  return distinctSorted(out.values.subarray(0, out.length));
+}
+
+function distinctSorted(values: Uint32Array): Uint32Array {
+  const sorted = values.slice().sort();
   let unique = 0;
-  for (let i = 0; i < sorted.length; i++) if (i === 0 || sorted[i] !== sorted[unique - 1]) sorted[unique++] = sorted[i]!;
+  for (let k = 0; k < sorted.length; k++) if (k === 0 || sorted[k] !== sorted[unique - 1]) sorted[unique++] = sorted[k]!;
   return sorted.subarray(0, unique);
 }
 
@@ -347,107 +402,174 @@ export function jaccard(x: Uint32Array, y: Uint32Array): number {
 }
 
 /** Size of the intersection of two ascending arrays. */
-function sharedCount(x: ArrayLike<number>, y: ArrayLike<number>): number {
+function sharedCount(x: Uint32Array, y: Uint32Array): number {
   let [i, j, shared] = [0, 0, 0];
   while (i < x.length && j < y.length) {
-    const [a, b] = [x[i]!, y[j]!];
-    if (a === b) [i, j, shared] = [i + 1, j + 1, shared + 1];
-    else if (a < b) i++;
+    const a = x[i]!;
+    const b = y[j]!;
+    if (a === b) {
+      shared++;
+      i++;
+      j++;
+    } else if (a < b) i++;
     else j++;
   }
   return shared;
 }
 
 export interface SimilarPair {
-  /** The later set. */
+  /** The later range. */
   index: number;
-  /** The earliest earlier set similar to it. */
+  /** The earliest earlier range similar to it. */
   earlier: number;
   similarity: number;
 }
 
 /**
- * For each set, the earliest earlier set whose Jaccard similarity with it is at least
- * `threshold` and that `accept` agrees with: an exact all-pairs similarity join by prefix
- * filtering (Bayardo, Ma and Srikant, "Scaling up all pairs similarity search", WWW 2007).
- * Shingles are ordered rarest first; two sets with Jaccard >= t must share one of the first
- * |x| - ceil(t|x|) + 1 shingles of each, so only sets sharing a rare shingle are ever compared
- * and the work grows with the number of similar pairs, not with the square of the items.
- * Sets listed in `skip` (empty ones, exact duplicates) take no part.
+ * Approximate shingle frequencies are counted in 2^18 buckets (512 KB): small enough to stay in
+ * cache (an 8 MB table made each count a cache miss and doubled the join's time), large enough
+ * that a shingle shared by dozens of items stands out from the few rare ones sharing its bucket.
+ */
+const BUCKET_BITS = 18;
+/** Repeated shingles within one range are found through 2^16 stamped buckets. */
+const SEEN_BITS = 16;
+
+/**
+ * For each word range `words[from[i]..to[i])`, the earliest earlier range whose shingle set
+ * (word n-grams) has a Jaccard similarity of at least `threshold` with its own and that
+ * `accept` agrees with. Ranges for which `skip` is true take no part; empty ranges neither.
+ *
+ * An exact all-pairs similarity join by prefix filtering (Bayardo, Ma and Srikant, "Scaling up
+ * all pairs similarity search", WWW 2007): under any one total order of shingles, two sets with
+ * Jaccard >= t share one of the first |x| - ceil(t|x|) + 1 shingles of each. Ordering rare
+ * shingles first keeps the indexed prefixes rare, so only sets sharing a rare shingle are ever
+ * compared and the work grows with the number of similar pairs, not with the square of the
+ * sets. The order is (approximate frequency, hash): the frequency is counted per hash bucket
+ * rather than per shingle, which costs no hash table and cannot make the join miss a pair,
+ * since correctness needs only that the order be the same for all sets.
  */
 export function similarSets(
-  sets: readonly Uint32Array[],
+  words: Uint32Array,
+  from: Int32Array,
+  to: Int32Array,
+  n: number,
   threshold: number,
   skip: (index: number) => boolean = () => false,
   accept: (index: number, earlier: number) => boolean = () => true,
 ): SimilarPair[] {
-  const counts = shingleCounts(sets, skip);
-  const ordered = sets.map((s, i) => (skip(i) ? new Float64Array(0) : rarestFirst(s, counts)));
-  // Postings: for each prefix shingle, the sets whose prefix holds it, oldest first, as linked
-  // lists in flat arrays; `head` maps a shingle to its list's first posting.
-  const head = new PairMap(sets.length * 8);
-  const lastOf = new Map<number, number>(); // first posting -> last posting of its list
-  const postingSet: number[] = [];
+  const count = from.length;
+  const shingles = new U32Buffer();
+  const start = new Int32Array(count);
+  const end = new Int32Array(count);
+  const frequency = new Uint16Array(1 << BUCKET_BITS); // saturates: only the order matters
+  const seenIn = new Int32Array(1 << SEEN_BITS); // range + 1 that last put a shingle in the bucket
+  for (let i = 0; i < count; i++) {
+    start[i] = end[i] = shingles.length;
+    if (skip(i) || to[i]! <= from[i]!) continue;
+    appendNgramHashes(words, from[i]!, to[i]!, Math.min(n, to[i]! - from[i]!), shingles);
+    end[i] = distinctInPlace(shingles, start[i]!, i + 1, seenIn, frequency);
+  }
+  const values = shingles.values;
+
+  // Postings: for each shingle, the ranges whose prefix holds it, oldest first (linked lists).
+  const firstPosting = new PairMap(shingles.length * (1 - threshold) + count); // prefixes: sized once
+  const postingRange: number[] = [];
   const postingNext: number[] = [];
-  const verified = new Int32Array(sets.length).fill(-1); // the set last compared with each set
+  const lastPosting: number[] = []; // per list, by its first posting
+  const compared = new Int32Array(count).fill(-1); // the range each range was last compared with
+  const sorted = new Map<number, Uint32Array>();
+  const sortedSet = (i: number) => sorted.get(i) ?? sorted.set(i, distinctSorted(values.subarray(start[i], end[i]))).get(i)!;
+  const prefix = new Float64Array(64);
   const pairs: SimilarPair[] = [];
-  for (let i = 0; i < sets.length; i++) {
-    const x = ordered[i]!;
-    if (x.length === 0) continue;
-    const prefix = prefixLength(x.length, threshold);
+  for (let i = 0; i < count; i++) {
+    const size = end[i]! - start[i]!;
+    if (size === 0) continue;
+    const p = prefixLength(size, threshold);
+    const prefixKeys = p <= prefix.length ? prefix : new Float64Array(p);
+    smallestKeys(values, start[i]!, end[i]!, frequency, prefixKeys, p);
     let best: SimilarPair | undefined;
-    for (let p = 0; p < prefix; p++) {
-      for (let e = head.get(hashOf(x[p]!)); e !== -1; e = postingNext[e]!) {
-        const j = postingSet[e]!;
+    for (let k = 0; k < p; k++) {
+      for (let e = firstPosting.get(hashOfKey(prefixKeys[k]!)); e !== -1; e = postingNext[e]!) {
+        const j = postingRange[e]!;
         if (best && j >= best.earlier) break;
-        if (verified[j] === i) continue;
-        verified[j] = i;
-        const y = ordered[j]!;
-        if (!lengthsCanMeet(x.length, y.length, threshold)) continue;
-        const similarity = jaccardOrdered(x, y);
-        if (similarity >= threshold && accept(i, j)) {
-          best = { index: i, earlier: j, similarity };
-          break;
-        }
+        if (compared[j] === i) continue;
+        compared[j] = i;
+        const other = end[j]! - start[j]!;
+        if (!lengthsCanMeet(size, other, threshold)) continue;
+        const similarity = jaccard(sortedSet(i), sortedSet(j));
+        if (similarity >= threshold && accept(i, j)) best = { index: i, earlier: j, similarity };
       }
     }
     if (best) pairs.push(best);
-    for (let p = 0; p < prefix; p++) {
-      const e = postingSet.push(i) - 1;
+    for (let k = 0; k < p; k++) {
+      const hash = hashOfKey(prefixKeys[k]!);
+      const e = postingRange.push(i) - 1;
       postingNext.push(-1);
-      const first = head.get(hashOf(x[p]!));
-      if (first === -1) {
-        head.set(hashOf(x[p]!), 0, e);
-        lastOf.set(e, e);
-      } else {
-        postingNext[lastOf.get(first)!] = e;
-        lastOf.set(first, e);
+      lastPosting.push(e);
+      const first = firstPosting.get(hash);
+      if (first === -1) firstPosting.set(hash, 0, e);
+      else {
+        postingNext[lastPosting[first]!] = e;
+        lastPosting[first] = e;
       }
     }
   }
   return pairs;
 }
 
-function hashOf(orderedKey: number): number {
-  return orderedKey % 4294967296;
+// The n-gram hashes are sums of products of well-mixed word hashes: their top bits mix every
+// input bit, so they index tables directly.
+function bucketOf(hash: number): number {
+  return hash >>> (32 - BUCKET_BITS);
 }
 
-function shingleCounts(sets: readonly Uint32Array[], skip: (index: number) => boolean): PairMap {
-  let total = 0;
-  for (const s of sets) total += s.length;
-  const counts = new PairMap(total);
-  sets.forEach((s, i) => {
-    if (skip(i)) return;
-    for (let k = 0; k < s.length; k++) counts.set(s[k]!, 0, Math.max(0, counts.get(s[k]!)) + 1);
-  });
-  return counts;
+/**
+ * Drops repeated shingles from the range's shingles (which run from `start` to the buffer's
+ * end), counts the rest into their frequency buckets, and returns the new end. A bucket stamped
+ * by this range may hold the shingle or another one: only then is the range searched.
+ */
+function distinctInPlace(shingles: U32Buffer, start: number, stamp: number, seenIn: Int32Array, frequency: Uint16Array): number {
+  const v = shingles.values;
+  let kept = start;
+  for (let k = start; k < shingles.length; k++) {
+    const h = v[k]!;
+    const seen = (h >>> (32 - BUCKET_BITS)) & ((1 << SEEN_BITS) - 1);
+    if (seenIn[seen] === stamp) {
+      let repeated = false;
+      for (let q = start; q < kept && !repeated; q++) repeated = v[q] === h;
+      if (repeated) continue;
+    }
+    seenIn[seen] = stamp;
+    const bucket = bucketOf(h);
+    if (frequency[bucket]! < 65535) frequency[bucket]!++;
+    v[kept++] = h;
+  }
+  shingles.length = kept;
+  return kept;
 }
 
-/** The set's shingles as count * 2^32 + hash, ascending: rarest first, ties by hash, one global order. */
-function rarestFirst(set: Uint32Array, counts: PairMap): Float64Array {
-  const keys = new Float64Array(set.length);
-  for (let k = 0; k < set.length; k++) keys[k] = counts.get(set[k]!) * 4294967296 + set[k]!;
-  return keys.sort();
+/** Order key of a shingle: approximate frequency, then hash. */
+function keyOf(hash: number, frequency: Uint16Array): number {
+  return frequency[bucketOf(hash)]! * 4294967296 + hash;
+}
+
+function hashOfKey(key: number): number {
+  return key % 4294967296;
+}
+
+/** The `p` smallest order keys of `values[from..to)`, ascending, into `out` (insertion into a short list). */
+function smallestKeys(values: Uint32Array, from: number, to: number, frequency: Uint16Array, out: Float64Array, p: number): void {
+  let filled = 0;
+  for (let k = from; k < to; k++) {
+    const key = keyOf(values[k]!, frequency);
+    if (filled === p && key >= out[p - 1]!) continue;
+    let q = filled < p ? filled++ : p - 1;
+    while (q > 0 && out[q - 1]! > key) {
+      out[q] = out[q - 1]!;
+      q--;
+    }
+    out[q] = key;
+  }
 }
 
 function prefixLength(size: number, threshold: number): number {
@@ -456,9 +578,4 @@ function prefixLength(size: number, threshold: number): number {
 
 function lengthsCanMeet(a: number, b: number, threshold: number): boolean {
   return Math.min(a, b) >= Math.ceil(threshold * Math.max(a, b) - 1e-9);
-}
-
-function jaccardOrdered(x: Float64Array, y: Float64Array): number {
-  const shared = sharedCount(x, y);
-  return shared / (x.length + y.length - shared);
 }

@@ -1,0 +1,21 @@
+// libFuzzer harness for the safetensors header parser (torch-free):
+//   cmake -S native-runner -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DBPROF_FUZZERS=ON
+//   cmake --build build-fuzz --target fuzz-safetensors && build-fuzz/fuzz-safetensors corpus/
+// Any input must end in a parsed header or a SafetensorsError; anything else is a finding.
+#include <cstddef>
+#include <cstdint>
+
+#include "errors.h"
+#include "safetensors.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  try {
+    bprof::SafetensorsHeader header = bprof::parse_safetensors_header(data, size, "fuzz.safetensors");
+    // a header that passed validation must describe bytes inside the buffer
+    for (const auto& t : header.tensors) {
+      if (header.data_start + t.end > size) __builtin_trap();
+    }
+  } catch (const bprof::SafetensorsError&) {
+  }
+  return 0;
+}

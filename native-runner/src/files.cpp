@@ -1,0 +1,66 @@
+#include "files.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "errors.h"
+
+namespace bprof {
+
+namespace {
+
+RunnerError write_error(const std::string& path, int err) {
+  ErrorCode code = (err == ENOSPC || err == EDQUOT) ? ErrorCode::resources : ErrorCode::bad_arguments;
+  return RunnerError(code, path + ": cannot write: " + std::strerror(err));
+}
+
+}  // namespace
+
+void write_file_atomic(const std::string& path, const std::string& content) {
+  const std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw write_error(tmp, errno);
+  const char* p = content.data();
+  size_t left = content.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;  // a signal (SIGINT) may interrupt the write; retry
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw write_error(tmp, err);
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  // the data must be on disk before the rename makes it visible under the final name
+  int err = ::fsync(fd) == 0 ? 0 : errno;
+  if (::close(fd) != 0 && err == 0) err = errno;
+  if (err != 0) {
+    ::unlink(tmp.c_str());
+    throw write_error(tmp, err);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    throw write_error(path, err);
+  }
+}
+
+void prepare_output_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw RunnerError(ErrorCode::bad_arguments, "--out " + dir + ": cannot create: " + ec.message());
+  if (!std::filesystem::is_directory(dir, ec))
+    throw RunnerError(ErrorCode::bad_arguments, "--out " + dir + ": not a directory");
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw RunnerError(ErrorCode::bad_arguments, "--out " + dir + ": not writable: " + std::strerror(errno));
+}
+
+}  // namespace bprof

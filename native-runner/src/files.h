@@ -1,0 +1,15 @@
+// Result files are written whole or not at all: to NAME.tmp in the same folder, flushed to disk,
+// then renamed over NAME (rename is atomic within a file system). Torch-free.
+#pragma once
+
+#include <string>
+
+namespace bprof {
+
+// Throws RunnerError: resources when the disk is full, bad_arguments when the folder is not writable.
+void write_file_atomic(const std::string& path, const std::string& content);
+
+// Creates `dir` (and parents) if needed and checks that it is writable; throws RunnerError(bad_arguments).
+void prepare_output_dir(const std::string& dir);
+
+}  // namespace bprof

@@ -1,0 +1,83 @@
+// Test support, torch-free: temporary folders, a small safetensors writer, a seeded tiny Llama
+// checkpoint writer, and a way to run the built bprof-runner and read its events.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace bprof::test {
+
+// A fresh folder under $TMPDIR (or /tmp), removed with its contents on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+void write_file(const std::string& path, const std::string& bytes);
+std::string read_file(const std::string& path);
+
+// A safetensors file from a header given as JSON text and a data section, laid out verbatim: the
+// tool for writing malformed files.
+std::string safetensors_bytes(const std::string& header_json, const std::string& data);
+
+struct F32Tensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::vector<float> values;
+};
+
+// A well-formed F32 safetensors file: tensors laid out in the given order.
+std::string safetensors_bytes(const std::vector<F32Tensor>& tensors);
+
+struct TinyLlamaSpec {
+  int64_t vocab_size = 258;  // bytes 0..255, 256 = BOS, 257 = EOS (as the TypeScript side makes them)
+  int64_t hidden_size = 32;
+  int64_t intermediate_size = 64;
+  int64_t num_hidden_layers = 2;
+  int64_t num_attention_heads = 4;
+  int64_t num_key_value_heads = 2;
+  double rms_norm_eps = 1e-5;
+  double rope_theta = 10000.0;
+  bool tie_word_embeddings = false;
+  uint32_t seed = 1234;
+  int64_t head_dim() const { return hidden_size / num_attention_heads; }
+};
+
+using Weights = std::map<std::string, F32Tensor>;
+
+// Seeded random weights with Hugging Face names and shapes; the same seed gives the same weights
+// on every platform (raw mt19937 output, no std distributions).
+Weights tiny_llama_weights(const TinyLlamaSpec& spec);
+nlohmann::json tiny_llama_config(const TinyLlamaSpec& spec);
+// Writes config.json and model.safetensors into `dir`; returns the weights written.
+Weights write_tiny_llama(const std::string& dir, const TinyLlamaSpec& spec = {});
+
+// Log-probabilities of the next token at every position, by a float64 loop implementation of the
+// Hugging Face Llama forward pass written independently of ATen: [position][token].
+std::vector<std::vector<double>> reference_logprobs(const TinyLlamaSpec& spec, const Weights& weights,
+                                                    const std::vector<int64_t>& tokens);
+
+struct RunResult {
+  int exit_code = -1;  // 128 + signal when killed by one
+  std::string out;     // stdout
+  std::vector<nlohmann::json> events;  // stdout parsed line by line
+};
+
+// Runs `argv` (argv[0] the program path) with extra environment variables. `on_line` sees each
+// stdout line as it arrives, with the child's pid, so a test can signal it mid-run.
+RunResult run_process(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {},
+                      const std::function<void(const std::string& line, int pid)>& on_line = nullptr);
+
+}  // namespace bprof::test

@@ -1,0 +1,222 @@
+// End to end: the built bprof-runner on job files, checked through its events, exit codes and
+// result files exactly as the TypeScript side will see them.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "support.h"
+
+#ifndef BPROF_RUNNER_PATH
+#error "BPROF_RUNNER_PATH must name the built bprof-runner"
+#endif
+
+namespace bprof {
+namespace {
+
+using json = nlohmann::json;
+using test::RunResult;
+using test::TempDir;
+
+json make_job(const std::string& model_dir, int n_items = 3) {
+  json items = json::array();
+  for (int i = 0; i < n_items; i++) {
+    items.push_back({{"id", "q" + std::to_string(i)},
+                     {"context", json::array({256, 72 + i % 100, 105, 32})},
+                     {"choices", {json::array({65 + i % 100}), json::array({66, 67}), json::array({68, 69, 70 + i % 100})}}});
+  }
+  return {{"protocol", 1},
+          {"subcommand", "score"},
+          {"model", {{"path", model_dir}, {"dtype", "float32"}}},
+          {"device", "cpu"},
+          {"items", items}};
+}
+
+RunResult run_runner(const TempDir& dir, const json& job, const std::map<std::string, std::string>& env = {},
+                     const std::function<void(const std::string&, int)>& on_line = nullptr) {
+  test::write_file(dir.file("job.json"), job.dump());
+  return test::run_process({BPROF_RUNNER_PATH, "score", "--job", dir.file("job.json"), "--out", dir.file("out"),
+                            "--threads", "1"},
+                           env, on_line);
+}
+
+const json& last_event(const RunResult& r) {
+  static const json none;
+  return r.events.empty() ? none : r.events.back();
+}
+
+// Every line of stdout is an event of PROTOCOL.md.
+void expect_only_events(const RunResult& r) {
+  for (const json& e : r.events) {
+    ASSERT_TRUE(e.is_object()) << e.dump();
+    ASSERT_TRUE(e.contains("type")) << e.dump();
+  }
+}
+
+TEST(Cli, ScoresATinyModel) {
+  TempDir dir;
+  test::write_tiny_llama(dir.path());
+  RunResult r = run_runner(dir, make_job(dir.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  expect_only_events(r);
+
+  const json& start = r.events.front();
+  EXPECT_EQ(start["type"], "start");
+  EXPECT_EQ(start["subcommand"], "score");
+  EXPECT_EQ(start["device"], "cpu");
+  EXPECT_EQ(start["threads"], 1);
+  EXPECT_TRUE(start["runner_version"].is_string());
+
+  bool saw_load = false, saw_result = false;
+  for (const json& e : r.events) {
+    if (e["type"] == "progress" && e["phase"] == "load" && e["done"] == e["total"]) saw_load = true;
+    if (e["type"] == "result") {
+      saw_result = true;
+      EXPECT_EQ(e["file"], "scores.jsonl");
+      EXPECT_EQ(e["items"], 3);
+    }
+  }
+  EXPECT_TRUE(saw_load);
+  EXPECT_TRUE(saw_result);
+  EXPECT_EQ(last_event(r)["type"], "summary");
+  EXPECT_EQ(last_event(r)["status"], "ok");
+  EXPECT_TRUE(last_event(r)["seconds"].is_number());
+
+  // one line per item, in job order
+  std::istringstream lines(test::read_file(dir.file("out/scores.jsonl")));
+  std::string line;
+  int n = 0;
+  while (std::getline(lines, line)) {
+    json item = json::parse(line);
+    EXPECT_EQ(item["id"], "q" + std::to_string(n));
+    ASSERT_EQ(item["choices"].size(), 3u);
+    const int expected_tokens[] = {1, 2, 3};
+    for (int c = 0; c < 3; c++) {
+      const json& choice = item["choices"][c];
+      EXPECT_LT(choice["logprob"].get<double>(), 0.0);
+      EXPECT_EQ(choice["tokens"], expected_tokens[c]);
+      EXPECT_TRUE(choice["greedy"].is_boolean());
+    }
+    n++;
+  }
+  EXPECT_EQ(n, 3);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("out/scores.jsonl.tmp")));
+}
+
+TEST(Cli, TruncatedSafetensorsIsBadSafetensorsNamingTheFile) {
+  TempDir dir;
+  test::write_tiny_llama(dir.path());
+  std::string bytes = test::read_file(dir.file("model.safetensors"));
+  test::write_file(dir.file("model.safetensors"), bytes.substr(0, bytes.size() / 2));
+  RunResult r = run_runner(dir, make_job(dir.path()));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  expect_only_events(r);
+  const json& e = last_event(r);
+  EXPECT_EQ(e["type"], "error");
+  EXPECT_EQ(e["code"], "bad_safetensors");
+  EXPECT_NE(e["message"].get<std::string>().find(dir.file("model.safetensors")), std::string::npos) << e.dump();
+  EXPECT_FALSE(std::filesystem::exists(dir.file("out/scores.jsonl")));
+}
+
+TEST(Cli, TokenOutsideTheVocabularyIsBadJob) {
+  TempDir dir;
+  test::write_tiny_llama(dir.path());
+  json job = make_job(dir.path());
+  job["items"][1]["choices"][2][0] = 300;
+  RunResult r = run_runner(dir, job);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(last_event(r)["code"], "bad_job");
+  std::string msg = last_event(r)["message"];
+  EXPECT_NE(msg.find("'q1'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("choices[2][0]"), std::string::npos) << msg;
+}
+
+TEST(Cli, EmptyContextIsBadJob) {
+  TempDir dir;
+  json job = make_job(dir.path());
+  job["items"][0]["context"] = json::array();
+  RunResult r = run_runner(dir, job);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(last_event(r)["code"], "bad_job");
+  EXPECT_NE(last_event(r)["message"].get<std::string>().find("context"), std::string::npos);
+}
+
+TEST(Cli, OtherModelTypeIsBadModel) {
+  TempDir dir;
+  test::write_tiny_llama(dir.path());
+  json config = test::tiny_llama_config({});
+  config["model_type"] = "gpt2";
+  test::write_file(dir.file("config.json"), config.dump());
+  RunResult r = run_runner(dir, make_job(dir.path()));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(last_event(r)["code"], "bad_model");
+  EXPECT_NE(last_event(r)["message"].get<std::string>().find("gpt2"), std::string::npos);
+}
+
+TEST(Cli, MissingTensorIsBadModelNamingIt) {
+  TempDir dir;
+  test::Weights w = test::tiny_llama_weights({});
+  w.erase("model.layers.1.mlp.up_proj.weight");
+  std::vector<test::F32Tensor> tensors;
+  for (const auto& kv : w) tensors.push_back(kv.second);
+  test::write_file(dir.file("config.json"), test::tiny_llama_config({}).dump());
+  test::write_file(dir.file("model.safetensors"), test::safetensors_bytes(tensors));
+  RunResult r = run_runner(dir, make_job(dir.path()));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(last_event(r)["code"], "bad_model");
+  EXPECT_NE(last_event(r)["message"].get<std::string>().find("model.layers.1.mlp.up_proj.weight"), std::string::npos);
+}
+
+TEST(Cli, MissingGpuIsResources) {
+  TempDir dir;
+  test::write_tiny_llama(dir.path());
+  json job = make_job(dir.path());
+  job["device"] = "cuda:99";
+  RunResult r = run_runner(dir, job);
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_EQ(last_event(r)["code"], "resources");
+}
+
+TEST(Cli, BadArguments) {
+  RunResult r = test::run_process({BPROF_RUNNER_PATH, "score", "--job"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(last_event(r)["code"], "bad_arguments");
+  r = test::run_process({BPROF_RUNNER_PATH, "frobnicate", "--job", "x", "--out", "y"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(last_event(r)["code"], "bad_arguments");
+  r = test::run_process({BPROF_RUNNER_PATH, "score", "--job", "x", "--out", "y", "--threads", "zero"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(last_event(r)["code"], "bad_arguments");
+  EXPECT_EQ(r.events.size(), 1u);
+}
+
+TEST(Cli, Version) {
+  RunResult r = test::run_process({BPROF_RUNNER_PATH, "--version"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("bprof-runner ", 0), 0u) << r.out;
+}
+
+// SIGTERM mid-run: the runner stops at the next item boundary, reports `cancelled`, exits 130 and
+// leaves no result file behind.
+TEST(Cli, SigtermCancelsAtAnItemBoundary) {
+  TempDir dir;
+  test::write_tiny_llama(dir.path());
+  bool signalled = false;
+  RunResult r = run_runner(dir, make_job(dir.path(), 20000), {{"BPROF_BATCH_TOKENS", "1"}},
+                           [&](const std::string& line, int pid) {
+                             if (!signalled && line.find("\"phase\":\"score\"") != std::string::npos) {
+                               ::kill(pid, SIGTERM);
+                               signalled = true;
+                             }
+                           });
+  ASSERT_TRUE(signalled) << r.out;
+  EXPECT_EQ(r.exit_code, 130) << r.out;
+  EXPECT_EQ(last_event(r)["type"], "error");
+  EXPECT_EQ(last_event(r)["code"], "cancelled");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("out/scores.jsonl")));
+}
+
+}  // namespace
+}  // namespace bprof

@@ -1,0 +1,172 @@
+// config.json and job file parsing: defaults, and errors that say which field or item is wrong.
+#include <gtest/gtest.h>
+
+#include "config.h"
+#include "errors.h"
+#include "job.h"
+#include "support.h"
+
+namespace bprof {
+namespace {
+
+using json = nlohmann::json;
+
+json llama_config() { return test::tiny_llama_config(test::TinyLlamaSpec{}); }
+
+// Runs `f`, expects a RunnerError with `code` whose message contains every fragment.
+template <class F>
+void expect_error(F f, ErrorCode code, std::initializer_list<std::string> fragments) {
+  try {
+    f();
+    FAIL() << "no error";
+  } catch (const RunnerError& e) {
+    EXPECT_EQ(error_code_name(e.code()), std::string(error_code_name(code))) << e.what();
+    for (const auto& frag : fragments) EXPECT_NE(std::string(e.what()).find(frag), std::string::npos) << e.what();
+  }
+}
+
+// --- config ---------------------------------------------------------------
+
+TEST(Config, ReadsLlamaFieldsAndDefaults) {
+  json j = llama_config();
+  j.erase("num_key_value_heads");
+  j.erase("rope_theta");
+  j.erase("tie_word_embeddings");
+  j["head_dim"] = nullptr;  // null counts as absent, as in many HF configs
+  ModelConfig c = parse_model_config(j.dump(), "config.json");
+  EXPECT_EQ(c.vocab_size, 258);
+  EXPECT_EQ(c.num_key_value_heads, c.num_attention_heads);
+  EXPECT_EQ(c.head_dim, 32 / 4);
+  EXPECT_DOUBLE_EQ(c.rope_theta, 10000.0);
+  EXPECT_FALSE(c.tie_word_embeddings);
+  EXPECT_EQ(c.rope_scaling.type, RopeType::standard);
+  EXPECT_FALSE(c.qkv_bias || c.o_bias || c.mlp_bias || c.qk_norm);
+}
+
+TEST(Config, RefusesOtherModelTypesByName) {
+  json j = llama_config();
+  j["model_type"] = "mistral";
+  expect_error([&] { parse_model_config(j.dump(), "config.json"); }, ErrorCode::bad_model, {"config.json", "'mistral'"});
+}
+
+TEST(Config, NamesMissingAndMistypedFields) {
+  json j = llama_config();
+  j.erase("vocab_size");
+  expect_error([&] { parse_model_config(j.dump(), "config.json"); }, ErrorCode::bad_model, {"'vocab_size'", "missing"});
+  j = llama_config();
+  j["hidden_size"] = 32.5;
+  expect_error([&] { parse_model_config(j.dump(), "config.json"); }, ErrorCode::bad_model, {"'hidden_size'"});
+  j = llama_config();
+  j["hidden_act"] = "gelu";
+  expect_error([&] { parse_model_config(j.dump(), "config.json"); }, ErrorCode::bad_model, {"'hidden_act'", "gelu"});
+  j = llama_config();
+  j["num_key_value_heads"] = 3;
+  expect_error([&] { parse_model_config(j.dump(), "config.json"); }, ErrorCode::bad_model, {"'num_key_value_heads'"});
+  expect_error([&] { parse_model_config("{not json", "config.json"); }, ErrorCode::bad_model, {"not valid JSON"});
+}
+
+TEST(Config, ReadsLlama3RopeScalingAndRefusesUnknownTypes) {
+  json j = llama_config();
+  j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
+                       {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 8192}};
+  ModelConfig c = parse_model_config(j.dump(), "config.json");
+  EXPECT_EQ(c.rope_scaling.type, RopeType::llama3);
+  EXPECT_EQ(c.rope_scaling.original_max_position_embeddings, 8192);
+  j["rope_scaling"] = {{"type", "yarn"}, {"factor", 4.0}};
+  expect_error([&] { parse_model_config(j.dump(), "config.json"); }, ErrorCode::bad_model, {"'yarn'"});
+}
+
+TEST(Config, MissingConfigFileIsBadModel) {
+  expect_error([] { load_model_config("/nonexistent-model-dir"); }, ErrorCode::bad_model, {"config.json"});
+}
+
+// --- job ------------------------------------------------------------------
+
+json good_job() {
+  return {{"protocol", 1},
+          {"subcommand", "score"},
+          {"model", {{"path", "/models/tiny"}, {"dtype", "float32"}}},
+          {"device", "cpu"},
+          {"items", {{{"id", "q1"}, {"context", {256, 72, 105}}, {"choices", {{32, 65}, {32, 66, 67}}}}}}};
+}
+
+TEST(Job, ParsesTheProtocolExample) {
+  Job job = parse_job(good_job().dump(), "job.json");
+  EXPECT_EQ(job.subcommand, "score");
+  EXPECT_EQ(job.model_path, "/models/tiny");
+  ASSERT_EQ(job.items.size(), 1u);
+  EXPECT_EQ(job.items[0].context, (std::vector<int64_t>{256, 72, 105}));
+  EXPECT_EQ(job.items[0].choices[1], (std::vector<int64_t>{32, 66, 67}));
+  EXPECT_EQ(input_length(job.items[0], 1), 5);
+}
+
+TEST(Job, DefaultsDtypeAndDevice) {
+  json j = good_job();
+  j["model"].erase("dtype");
+  j.erase("device");
+  Job job = parse_job(j.dump(), "job.json");
+  EXPECT_EQ(job.dtype, "float32");
+  EXPECT_EQ(job.device, "cpu");
+}
+
+TEST(Job, SaysWhichItemAndFieldIsWrong) {
+  auto with = [](const std::function<void(json&)>& edit) {
+    json j = good_job();
+    edit(j);
+    return j.dump();
+  };
+  expect_error([&] { parse_job(with([](json& j) { j["items"][0]["context"] = json::array(); }), "job.json"); },
+               ErrorCode::bad_job, {"items[0]", "'q1'", "context", "empty"});
+  expect_error([&] { parse_job(with([](json& j) { j["items"][0]["choices"][1][0] = -3; }), "job.json"); },
+               ErrorCode::bad_job, {"items[0]", "choices[1][0]"});
+  expect_error([&] { parse_job(with([](json& j) { j["items"][0]["choices"][0][1] = 1.5; }), "job.json"); },
+               ErrorCode::bad_job, {"choices[0][1]"});
+  expect_error([&] { parse_job(with([](json& j) { j["items"][0]["choices"] = json::array(); }), "job.json"); },
+               ErrorCode::bad_job, {"'choices'"});
+  expect_error([&] { parse_job(with([](json& j) { j["items"][0].erase("id"); }), "job.json"); }, ErrorCode::bad_job,
+               {"items[0]", "'id'"});
+  expect_error([&] { parse_job(with([](json& j) { j["items"].push_back(j["items"][0]); }), "job.json"); },
+               ErrorCode::bad_job, {"items[1]", "earlier item"});
+  expect_error([&] { parse_job(with([](json& j) { j.erase("model"); }), "job.json"); }, ErrorCode::bad_job, {"'model'"});
+  expect_error([&] { parse_job(with([](json& j) { j["model"]["dtype"] = "int8"; }), "job.json"); }, ErrorCode::bad_job,
+               {"'model.dtype'", "int8"});
+  expect_error([&] { parse_job(with([](json& j) { j["protocol"] = 2; }), "job.json"); }, ErrorCode::bad_job,
+               {"'protocol'"});
+  expect_error([&] { parse_job(with([](json& j) { j.erase("items"); }), "job.json"); }, ErrorCode::bad_job, {"'items'"});
+  expect_error([&] { parse_job("[]", "job.json"); }, ErrorCode::bad_job, {"not a JSON object"});
+}
+
+TEST(Job, DeeplyNestedTokensAreAnErrorNotAStackOverflow) {
+  std::string text = good_job().dump();
+  const std::string context = "[256,72,105]";
+  const size_t depth = 500000;
+  text.replace(text.find(context), context.size(), "[" + std::string(depth, '[') + std::string(depth, ']') + "]");
+  expect_error([&] { parse_job(text, "job.json"); }, ErrorCode::bad_job, {"context[0]", "not a token id"});
+}
+
+TEST(Job, TokenIdsMustBeInTheVocabulary) {
+  json j = good_job();
+  j["items"][0]["choices"][1][2] = 258;
+  Job job = parse_job(j.dump(), "job.json");
+  EXPECT_NO_THROW(check_token_ids(job, 259));
+  expect_error([&] { check_token_ids(job, 258); }, ErrorCode::bad_job, {"items[0]", "'q1'", "choices[1][2]", "258"});
+}
+
+TEST(Job, BatchesNeverSplitAnItemAndRespectTheBudget) {
+  std::vector<Item> items(5);
+  for (size_t i = 0; i < items.size(); i++) {
+    items[i].id = std::to_string(i);
+    items[i].context.assign(i == 2 ? 40 : 4, 1);  // item 2 is long: input length 40 + 2 - 1 = 41
+    items[i].choices = {{1, 2}, {3, 4}};
+  }
+  auto batches = plan_batches(items, 20);  // a short item costs 2 rows x 5 tokens = 10
+  ASSERT_EQ(batches.size(), 3u);
+  EXPECT_EQ(batches[0], (std::pair<size_t, size_t>{0, 2}));
+  EXPECT_EQ(batches[1], (std::pair<size_t, size_t>{2, 3}));  // over budget alone: a batch of its own
+  EXPECT_EQ(batches[2], (std::pair<size_t, size_t>{3, 5}));
+  EXPECT_EQ(plan_batches(items, 1).size(), 5u);
+  EXPECT_TRUE(plan_batches({}, 100).empty());
+}
+
+}  // namespace
+}  // namespace bprof
