@@ -121,6 +121,9 @@ start=$SECONDS
   # Node 24 first on PATH: npm (and the nested npm installs of code-server's postinstall) then run
   # on it and node-gyp builds for its ABI; nodedir overrides a user npmrc `nodedir=/usr` (Node 20).
   export PATH="$NODE_BIN:$PATH"
+  # Under `npm test` the outer npm (Node 20) exports its lifecycle variables; code-server's
+  # postinstall reads the Node version from npm_config_user_agent, so the nested npm must set its own.
+  unset npm_config_user_agent npm_node_execpath npm_execpath NODE
   export npm_config_nodedir="$NODE_PKG"
   export npm_config_ignore_scripts=false
   export npm_config_foreground_scripts=true

@@ -5,6 +5,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { BOS_TOKEN_ID, BYTE_VOCAB_SIZE, EOS_TOKEN_ID, byteLevelTokenizer } from "./byteTokenizer";
 import { type TensorToWrite, type WritableDtype, writeSafetensors } from "./safetensors";
+import { seededRandom } from "../random";
 
 export interface RandomLlamaOptions {
   hiddenSize?: number;
@@ -79,21 +80,9 @@ function fnv1a(text: string): number {
   return h >>> 0;
 }
 
-/** mulberry32: a tiny, fast, well-mixed 32-bit generator; returns uniforms in [0, 1). */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** n normal draws of mean `mean` and std `std` (Box-Muller, both outputs used). */
 function normalArray(n: number, mean: number, std: number, seed: number): Float32Array {
-  const uniform = mulberry32(seed);
+  const uniform = seededRandom(seed);
   const out = new Float32Array(n);
   for (let i = 0; i < n; i += 2) {
     const u1 = 1 - uniform(); // in (0, 1]: log(u1) is finite
