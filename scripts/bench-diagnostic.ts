@@ -6,7 +6,7 @@
 //   node --import tsx scripts/bench-diagnostic.ts [items] [documents] [runs]
 import { performance } from "node:perf_hooks";
 import { PAPER_ABILITIES } from "../src/core/abilities";
-import { checkDiagnosticDataset } from "../src/core/datasets/diagnostic";
+import { checkDiagnosticDataset, type DiagnosticItem } from "../src/core/datasets/diagnostic";
 import { buildBenchmarkIndex, type BenchmarkText } from "../src/core/datasets/ngrams";
 
 const ITEMS = Number(process.argv[2] ?? 20000);
@@ -71,15 +71,8 @@ function benchmarkTexts(): BenchmarkText[] {
   return Array.from({ length: DOCUMENTS }, (_, i) => ({ benchmark: names[i % names.length]!, docIndex: Math.floor(i / names.length), text: passage(300, 1200) }));
 }
 
-interface GeneratedItem {
-  id: string;
-  ability: string;
-  context: string;
-  question: string;
-  choices: string[];
-  answer: number;
-  meta?: Record<string, unknown>;
-}
+/** A diagnostic item as written to the file (the checker adds `line` when it reads it back). */
+type GeneratedItem = Omit<DiagnosticItem, "line">;
 
 function generatedItems(docs: readonly BenchmarkText[]): GeneratedItem[] {
   const items: GeneratedItem[] = [];

@@ -21,14 +21,6 @@ export function formatDiagnostic(d: Diagnostic): string {
   return `${where}: ${d.severity}: ${d.message}${field}`;
 }
 
-/** Raised when input cannot be used; carries every diagnostic that explains why. */
-export class InputError extends Error {
-  constructor(readonly diagnostics: Diagnostic[]) {
-    super(diagnostics.map(formatDiagnostic).join("\n"));
-    this.name = "InputError";
-  }
-}
-
 export function errorsOf(diagnostics: Diagnostic[]): Diagnostic[] {
   return diagnostics.filter((d) => d.severity === "error");
 }

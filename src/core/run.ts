@@ -6,7 +6,7 @@ import type { Profile } from "./config/load";
 import { writeJsonAtomic } from "./fsutil";
 import type { RunnerEvent } from "./launch/events";
 import { runLocal } from "./launch/local";
-import { compileScoreJob } from "./plan/job";
+import { compileScoreJob, itemId } from "./plan/job";
 import { loadTokenizer } from "./prompts/tokenize";
 import { createRunFolder, RESULTS_SCHEMA_VERSION, writeJsonl, writeResults, type Results } from "./results/store";
 
@@ -65,9 +65,9 @@ export async function runProfile(profile: Profile, options: RunOptions): Promise
     }
 
     const scores = await readScores(path.join(outDir, "scores.jsonl"));
+    const itemsById = new Map(profile.benchmarks.flatMap((b) => b.task.items.map((i) => [itemId(b.name, i.index), i] as const)));
     const items: ScoredItem[] = refs.map((ref) => {
-      const benchmark = profile.benchmarks.find((b) => b.name === ref.benchmark)!;
-      const item = benchmark.task.items.find((i) => i.index === ref.index);
+      const item = itemsById.get(ref.id);
       if (item?.kind !== "multiple_choice") throw new Error(`${ref.id} is not a multiple-choice item`);
       const choices = scores.get(ref.id);
       if (!choices || choices.length !== item.choices.length) throw new Error(`runner scores for ${ref.id} are missing or incomplete`);
