@@ -133,7 +133,9 @@ start=$SECONDS
 
 MISSING=""
 native_ok || die "code-server installed but its install scripts did not produce $MISSING (were install scripts skipped? see 'npm install-scripts')"
-version="$(PATH="$NODE_BIN:$PATH" "$CS_BIN" --version 2>>"$LOG" | head -n 1)" || die "code-server --version failed"
+# On a machine where code-server never ran, its first run logs "Wrote default config file" on stdout
+# before the version line: take the first line that is a version.
+version="$(PATH="$NODE_BIN:$PATH" "$CS_BIN" --version 2>>"$LOG" | grep -m 1 -E '^[0-9]+\.[0-9]+\.[0-9]+')" || die "code-server --version printed no version"
 [[ "$version" == "$CODE_SERVER_VERSION"* ]] || die "code-server --version printed '$version', expected $CODE_SERVER_VERSION"
 
 cat >"$MANIFEST" <<EOF

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <new>
 
+#include "engine_impl.h"
 #include "llama.h"
 
 namespace bprof {
@@ -73,11 +74,6 @@ void check_dtype_runs(at::ScalarType dtype, at::Device device, const std::string
 
 // ----------------------------------------------------------------------------
 // engine
-
-struct Engine::Impl {
-  std::unique_ptr<LlamaModel> model;
-  at::Device device = at::kCPU;
-};
 
 namespace {
 

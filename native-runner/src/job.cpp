@@ -1,6 +1,7 @@
 #include "job.h"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -60,7 +61,89 @@ Item parse_item(const json& v, size_t index, const std::string& source) {
   return item;
 }
 
+bool is_file_safe_id(const std::string& id) {
+  if (id.empty() || !std::isalnum(static_cast<unsigned char>(id[0]))) return false;
+  for (char c : id)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') return false;
+  return true;
+}
+
+int64_t non_negative_int(const json& obj, const char* key, int64_t fallback, const std::string& source) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return fallback;
+  if (!it->is_number_integer() || it->get<int64_t>() < 0)
+    throw bad_job(source, std::string("'ablation.") + key + "' must be a non-negative integer, got " + describe_json(*it));
+  return it->get<int64_t>();
+}
+
+Ability parse_ability(const json& v, size_t index, const std::string& source) {
+  const std::string label = "abilities[" + std::to_string(index) + "]";
+  if (!v.is_object()) throw bad_job(source, label + " is not an object");
+  Ability ability;
+  auto id = v.find("id");
+  if (id == v.end() || !id->is_string() || !is_file_safe_id(id->get<std::string>()))
+    throw bad_job(source, label + ": 'id' must be a string of letters, digits, '.', '_' or '-' that starts with a letter "
+                                  "or digit (it names result files)");
+  ability.id = id->get<std::string>();
+  const std::string where = label + " ('" + ability.id + "')";
+  auto sequences = v.find("sequences");
+  if (sequences == v.end() || !sequences->is_array() || sequences->empty())
+    throw bad_job(source, where + ": 'sequences' must be a non-empty array of token arrays");
+  for (size_t s = 0; s < sequences->size(); s++) {
+    const std::string name = where + ": sequences[" + std::to_string(s) + "]";
+    ability.sequences.push_back(parse_tokens((*sequences)[s], source, name));
+    if (ability.sequences.back().size() < 2)
+      throw bad_job(source, name + " has one token; a sequence needs at least 2 (one next-token prediction)");
+  }
+  return ability;
+}
+
+AblationPlan parse_ablation(const json& v, const std::string& source) {
+  if (!v.is_object()) throw bad_job(source, "'ablation' must be an object");
+  AblationPlan plan;
+  auto k = v.find("k");
+  if (k == v.end() || !k->is_array() || k->empty()) throw bad_job(source, "'ablation.k' must be a non-empty array of fractions");
+  for (size_t i = 0; i < k->size(); i++) {
+    const json& value = (*k)[i];
+    const std::string where = "'ablation.k[" + std::to_string(i) + "]'";
+    if (!value.is_number() || !(value.get<double>() > 0 && value.get<double>() < 1))
+      throw bad_job(source, where + " must be a number in (0, 1), got " + describe_json(value));
+    if (!plan.k.empty() && !(value.get<double>() > plan.k.back()))
+      throw bad_job(source, where + " must be larger than the k before it (the sweep is strictly increasing)");
+    plan.k.push_back(value.get<double>());
+  }
+  auto selections = v.find("selections");
+  if (selections == v.end() || !selections->is_array() || selections->empty())
+    throw bad_job(source, "'ablation.selections' must be a non-empty array of \"top\", \"bottom\", \"random\"");
+  for (const json& s : *selections) {
+    Selection selection;
+    if (s == "top") selection = Selection::top;
+    else if (s == "bottom") selection = Selection::bottom;
+    else if (s == "random") selection = Selection::random;
+    else throw bad_job(source, "'ablation.selections' holds " + describe_json(s) + " (expected top, bottom or random)");
+    if (plan.has(selection)) throw bad_job(source, "'ablation.selections' names " + describe_json(s) + " twice");
+    plan.selections.push_back(selection);
+  }
+  plan.front_removal = non_negative_int(v, "front_removal", 0, source);
+  plan.back_removal = non_negative_int(v, "back_removal", 0, source);
+  plan.batch_size = non_negative_int(v, "batch_size", 8, source);
+  if (plan.batch_size < 1) throw bad_job(source, "'ablation.batch_size' must be at least 1");
+  plan.seed = static_cast<uint64_t>(non_negative_int(v, "seed", 1, source));
+  return plan;
+}
+
 }  // namespace
+
+const char* selection_name(Selection selection) {
+  switch (selection) {
+    case Selection::top: return "top";
+    case Selection::bottom: return "bottom";
+    case Selection::random: return "random";
+  }
+  return "top";
+}
+
+bool AblationPlan::has(Selection s) const { return std::find(selections.begin(), selections.end(), s) != selections.end(); }
 
 Job parse_job(const std::string& text, const std::string& source) {
   json root;
@@ -112,6 +195,23 @@ Job parse_job(const std::string& text, const std::string& source) {
     if (!ids.insert(job.items.back().id).second)
       throw bad_job(source, item_label(i, job.items.back().id) + ": the id is used by an earlier item");
   }
+
+  if (job.subcommand == "profile") {
+    auto abilities = root.find("abilities");
+    if (abilities == root.end() || !abilities->is_array() || abilities->empty())
+      throw bad_job(source, "'abilities' must be a non-empty array (a profile job ablates at least one ability)");
+    std::set<std::string> ability_ids;
+    for (size_t a = 0; a < abilities->size(); a++) {
+      job.abilities.push_back(parse_ability((*abilities)[a], a, source));
+      const std::string& id = job.abilities.back().id;
+      if (id == "random") throw bad_job(source, "abilities[" + std::to_string(a) + "]: the id 'random' is reserved for the random control");
+      if (!ability_ids.insert(id).second)
+        throw bad_job(source, "abilities[" + std::to_string(a) + "]: the id '" + id + "' is used by an earlier ability");
+    }
+    auto ablation = root.find("ablation");
+    if (ablation == root.end()) throw bad_job(source, "'ablation' is missing (k values and selections)");
+    job.ablation = parse_ablation(*ablation, source);
+  }
   return job;
 }
 
@@ -124,19 +224,25 @@ Job load_job(const std::string& path) {
 }
 
 void check_token_ids(const Job& job, int64_t vocab_size) {
-  auto check = [&](const std::vector<int64_t>& tokens, size_t index, const Item& item, const std::string& where) {
+  auto check = [&](const std::vector<int64_t>& tokens, const std::string& where) {
     for (size_t t = 0; t < tokens.size(); t++) {
       if (tokens[t] >= vocab_size)
-        throw RunnerError(ErrorCode::bad_job, item_label(index, item.id) + ": " + where + "[" + std::to_string(t) +
-                                                  "] = " + std::to_string(tokens[t]) +
+        throw RunnerError(ErrorCode::bad_job, where + "[" + std::to_string(t) + "] = " + std::to_string(tokens[t]) +
                                                   " is outside the model's vocabulary (0.." +
                                                   std::to_string(vocab_size - 1) + ")");
     }
   };
   for (size_t i = 0; i < job.items.size(); i++) {
     const Item& item = job.items[i];
-    check(item.context, i, item, "context");
-    for (size_t c = 0; c < item.choices.size(); c++) check(item.choices[c], i, item, "choices[" + std::to_string(c) + "]");
+    const std::string label = item_label(i, item.id);
+    check(item.context, label + ": context");
+    for (size_t c = 0; c < item.choices.size(); c++) check(item.choices[c], label + ": choices[" + std::to_string(c) + "]");
+  }
+  for (size_t a = 0; a < job.abilities.size(); a++) {
+    const Ability& ability = job.abilities[a];
+    for (size_t s = 0; s < ability.sequences.size(); s++)
+      check(ability.sequences[s], "abilities[" + std::to_string(a) + "] ('" + ability.id + "'): sequences[" +
+                                      std::to_string(s) + "]");
   }
 }
 

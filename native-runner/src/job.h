@@ -16,6 +16,26 @@ struct Item {
   std::vector<std::vector<int64_t>> choices;  // at least one choice, each at least one token
 };
 
+// A diagnostic dataset, rendered and tokenized (`profile`): its id names result files.
+struct Ability {
+  std::string id;
+  std::vector<std::vector<int64_t>> sequences;  // each at least 2 tokens
+};
+
+enum class Selection { top, bottom, random };
+const char* selection_name(Selection selection);
+
+// `ablation` of a `profile` job (PROTOCOL.md).
+struct AblationPlan {
+  std::vector<double> k;  // strictly increasing, each in (0, 1)
+  std::vector<Selection> selections;
+  int64_t front_removal = 0;
+  int64_t back_removal = 0;
+  int64_t batch_size = 8;
+  uint64_t seed = 1;
+  bool has(Selection s) const;
+};
+
 struct Job {
   int protocol = kProtocolVersion;
   std::string subcommand;
@@ -23,6 +43,8 @@ struct Job {
   std::string dtype = "float32";  // float32 | bfloat16 | float16
   std::string device = "cpu";
   std::vector<Item> items;
+  std::vector<Ability> abilities;  // `profile` only
+  AblationPlan ablation;           // `profile` only
 };
 
 // Parses and validates a job; `source` names the file in messages.

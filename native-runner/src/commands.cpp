@@ -1,0 +1,117 @@
+// What the subcommands share: job loading, opening the engine with its events, scoring items.
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "config.h"
+#include "errors.h"
+
+namespace bprof {
+
+namespace {
+
+// Padded tokens per forward pass unless BPROF_BATCH_TOKENS says otherwise (a tuning knob outside
+// the protocol: results do not depend on it beyond float rounding).
+constexpr int64_t kDefaultBatchTokens = 2048;
+
+int64_t batch_tokens(EventWriter& events) {
+  const char* env = std::getenv("BPROF_BATCH_TOKENS");
+  if (!env) return kDefaultBatchTokens;
+  char* end = nullptr;
+  long long n = std::strtoll(env, &end, 10);
+  if (*env == '\0' || *end != '\0' || n < 1) {
+    events.warning("BPROF_BATCH_TOKENS='" + std::string(env) + "' is not a positive integer; using " +
+                   std::to_string(kDefaultBatchTokens));
+    return kDefaultBatchTokens;
+  }
+  return n;
+}
+
+void warn_long_sequences(const Job& job, const ModelConfig& config, EventWriter& events) {
+  if (config.max_position_embeddings <= 0) return;
+  int64_t longer = 0, longest = 0;
+  auto count = [&](int64_t len) {
+    longest = std::max(longest, len);
+    if (len > config.max_position_embeddings) longer++;
+  };
+  for (const Item& item : job.items)
+    for (size_t c = 0; c < item.choices.size(); c++) count(input_length(item, c));
+  for (const Ability& ability : job.abilities)
+    for (const auto& sequence : ability.sequences) count(static_cast<int64_t>(sequence.size()));
+  if (longer > 0)
+    events.warning(std::to_string(longer) + " sequence(s) are longer than the model's max_position_embeddings (" +
+                   std::to_string(config.max_position_embeddings) + "; longest " + std::to_string(longest) +
+                   "): their scores may be meaningless");
+}
+
+// One line of a scores file.
+std::string score_line(const Item& item, const ItemScores& scores, EventWriter& events) {
+  using json = nlohmann::ordered_json;  // "id" first, then the choices, as in PROTOCOL.md
+  json choices = json::array();
+  for (size_t c = 0; c < scores.size(); c++) {
+    const ChoiceScore& s = scores[c];
+    if (!std::isfinite(s.logprob))  // JSON has no inf/nan: the line gets null, the user a warning
+      events.warning("item '" + item.id + "' choice " + std::to_string(c) + ": logprob is not finite (written as null)");
+    choices.push_back({{"logprob", s.logprob}, {"tokens", s.tokens}, {"greedy", s.greedy}});
+  }
+  json line = {{"id", item.id}, {"choices", choices}};
+  return line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace
+
+Job load_job_for(const Command& command) {
+  Job job = load_job(command.args.job);
+  if (job.subcommand != command.args.subcommand)
+    throw RunnerError(ErrorCode::bad_job, command.args.job + ": 'subcommand' is '" + job.subcommand +
+                                              "' but the runner was asked to " + command.args.subcommand);
+  int threads = set_compute_threads(command.args.threads);
+  command.events.start(command.args.subcommand, kRunnerVersion, job.device, threads);
+  return job;
+}
+
+std::unique_ptr<Engine> open_engine(const Command& command, const Job& job, ModelConfig& config) {
+  // everything cheap is checked before the weights are read
+  check_compute_target(job.device, job.dtype);
+  config = load_model_config(job.model_path);
+  check_token_ids(job, config.vocab_size);
+  warn_long_sequences(job, config, command.events);
+
+  auto throttle = std::make_shared<ProgressThrottle>();
+  EngineOptions options;
+  options.model_dir = job.model_path;
+  options.dtype = job.dtype;
+  options.device = job.device;
+  options.cancelled = [&command] { return command.cancelled(); };
+  options.warning = [&command](const std::string& message) { command.events.warning(message); };
+  options.load_progress = [&command, throttle](int64_t done, int64_t total) {
+    if (throttle->should_emit(done, total)) command.events.progress("load", done, total);
+  };
+  return std::make_unique<Engine>(config, options);
+}
+
+std::string score_items(const Command& command, Engine& engine, const std::vector<Item>& items,
+                        const std::string& phase) {
+  const int64_t total = static_cast<int64_t>(items.size());
+  const int64_t max_tokens = batch_tokens(command.events);
+  int64_t done = 0;
+  ProgressThrottle throttle;
+  command.events.progress(phase, 0, total);
+  std::string lines;
+  for (const auto& batch : plan_batches(items, max_tokens)) {
+    if (command.cancelled())  // batch boundaries are item boundaries
+      throw RunnerError(ErrorCode::cancelled, "cancelled after " + std::to_string(done) + " of " +
+                                                  std::to_string(total) + " items of " + phase);
+    std::vector<const Item*> batch_items;
+    for (size_t i = batch.first; i < batch.second; i++) batch_items.push_back(&items[i]);
+    std::vector<ItemScores> scores = engine.score(batch_items);
+    for (size_t i = 0; i < batch_items.size(); i++) lines += score_line(*batch_items[i], scores[i], command.events);
+    done += static_cast<int64_t>(batch_items.size());
+    if (throttle.should_emit(done, total)) command.events.progress(phase, done, total);
+  }
+  return lines;
+}
+
+}  // namespace bprof

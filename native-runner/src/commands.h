@@ -1,0 +1,52 @@
+// The subcommands of bprof-runner and what they share: parsed arguments, opening the engine with
+// its events, scoring a list of items. Torch-free: the compute side is reached through engine.h.
+// One subcommand, one file: cmd_<name>.cpp.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "engine.h"
+#include "events.h"
+#include "job.h"
+
+namespace bprof {
+
+struct Args {
+  std::string subcommand;
+  std::string job;
+  std::string out;
+  int threads = 0;  // 0: libtorch's default
+  bool version = false;
+  bool help = false;
+};
+
+// What every subcommand gets.
+struct Command {
+  const Args& args;
+  EventWriter& events;
+  const CliContext& context;
+  bool cancelled() const { return context.cancelled && context.cancelled(); }
+};
+
+int run_score(const Command& command);
+int run_profile(const Command& command);
+
+// Reads the job file and checks that it was written for this subcommand; sets the thread count and
+// writes the `start` event. Throws RunnerError(bad_job).
+Job load_job_for(const Command& command);
+
+// Checks device, dtype, config and token ids (everything cheap) and then loads the weights, with
+// `load` progress events. Throws RunnerError.
+std::unique_ptr<Engine> open_engine(const Command& command, const Job& job, ModelConfig& config);
+
+// Scores `items` in batches (item boundaries are where cancellation stops the run), with progress
+// events of `phase`; returns the lines of a scores file (PROTOCOL.md) in item order.
+std::string score_items(const Command& command, Engine& engine, const std::vector<Item>& items,
+                        const std::string& phase);
+
+}  // namespace bprof
