@@ -5,6 +5,9 @@ import { copyFile, mkdir } from "node:fs/promises";
 
 const production = process.argv.includes("--production");
 const common = { bundle: true, sourcemap: !production, minify: production, logLevel: "warning" };
+// Node bundles take ESM entry points first: some packages' "main" is a UMD build whose dynamic
+// require()s of its own files esbuild cannot follow (jsonc-parser), while "module" bundles cleanly.
+const node = { platform: "node", format: "cjs", target: "node20", mainFields: ["module", "main"] };
 
 await mkdir("dist", { recursive: true });
 await Promise.all([
@@ -12,18 +15,14 @@ await Promise.all([
     ...common,
     entryPoints: ["src/extension/extension.ts"],
     outfile: "dist/extension.cjs",
-    platform: "node",
-    format: "cjs",
-    target: "node20",
+    ...node,
     external: ["vscode"],
   }),
   esbuild.build({
     ...common,
     entryPoints: ["src/cli/main.ts"],
     outfile: "dist/bprof.cjs",
-    platform: "node",
-    format: "cjs",
-    target: "node20",
+    ...node,
     banner: { js: "#!/usr/bin/env node" },
   }),
   esbuild.build({

@@ -19,6 +19,8 @@ const std::map<std::string, Subcommand>& subcommands() {
   static const std::map<std::string, Subcommand> table = {
       {"score", run_score},
       {"profile", run_profile},
+      {"train", run_train},
+      {"info", run_info},
   };
   return table;
 }

@@ -1,11 +1,271 @@
-// `bprof-runner profile` (PROTOCOL.md): work in progress in this session.
+// `bprof-runner profile` (PROTOCOL.md): the whole method of METHOD.md on one model.
+//
+//   baseline -> for each ability: importance -> rankings -> for each selection and k:
+//   ablate in place, score every item, restore -> the random control -> overlap -> profile.json
+//
+// Every result file is written atomically and named by what it holds, so a run that is stopped
+// and started again with the same job skips what is on disk (resume) and never reads half a file.
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
 #include "commands.h"
+#include "errors.h"
+#include "files.h"
+#include "ranking.h"
 
 namespace bprof {
 
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// Identifies the job that owns an output folder: FNV-1a (64 bit) of the job file's bytes and the
+// runner version. Not a security measure: it keeps results of two different jobs from mixing.
+std::string job_fingerprint(const std::string& job_bytes) {
+  uint64_t hash = 1469598103934665603ull;
+  auto mix = [&](const std::string& bytes) {
+    for (unsigned char c : bytes) {
+      hash ^= c;
+      hash *= 1099511628211ull;
+    }
+  };
+  mix(job_bytes);
+  mix(std::string("\n") + kRunnerVersion);
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+  return std::string(hex) + "\n";
+}
+
+// Claims `out` for this job, or finds it already claimed by the same job (resume). A folder that
+// holds another job's results is refused: mixing them would give silently wrong AIS.
+void claim_output_dir(const std::string& out, const std::string& job_path) {
+  std::string job_bytes, previous;
+  if (!read_file_if_exists(job_path, job_bytes)) throw RunnerError(ErrorCode::bad_job, job_path + ": cannot read the job file");
+  const std::string fingerprint = job_fingerprint(job_bytes);
+  const std::string file = out + "/job.fingerprint";
+  if (read_file_if_exists(file, previous)) {
+    if (previous != fingerprint)
+      throw RunnerError(ErrorCode::bad_job, "--out " + out + " holds the results of another job (or another runner version); "
+                                            "give this job an empty folder");
+    return;
+  }
+  prepare_output_dir(out + "/rankings");
+  prepare_output_dir(out + "/variants");
+  write_file_atomic(file, fingerprint);
+}
+
+bool on_disk(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(path, ec);
+}
+
+// The profile of one job, step by step; each step reads back what an earlier run left on disk.
+class Profile {
+ public:
+  Profile(const Command& command, const Job& job, Engine& engine)
+      : command_(command), job_(job), plan_(job.ablation), engine_(engine), out_(command.args.out) {
+    parameters_ = engine_.parameter_count();
+    candidates_ = engine_.candidates(plan_.front_removal, plan_.back_removal);
+    candidate_count_ = candidates_.back().offset + candidates_.back().numel;
+    for (size_t i = 0; i < plan_.k.size(); i++) {
+      const int64_t n = parameters_for_k(plan_.k[i], parameters_);
+      if (n > candidate_count_)
+        throw RunnerError(ErrorCode::bad_job, "ablation.k[" + std::to_string(i) + "] = " + json(plan_.k[i]).dump() + " asks for " +
+                                                  std::to_string(n) + " of the model's " + std::to_string(parameters_) +
+                                                  " parameters, but the candidates (MLP weights of the included layers) number " +
+                                                  std::to_string(candidate_count_));
+      if (n == 0)
+        command_.events.warning("ablation.k[" + std::to_string(i) + "] = " + json(plan_.k[i]).dump() +
+                                " selects no parameter of this model (" + std::to_string(parameters_) +
+                                " parameters): its variants equal the baseline");
+      n_.push_back(n);
+    }
+    const int64_t ranked_per_k = static_cast<int64_t>(job_.abilities.size() * ranked_selections().size());
+    variants_total_ = (ranked_per_k + (plan_.has(Selection::random) ? 1 : 0)) * static_cast<int64_t>(plan_.k.size());
+  }
+
+  void run() {
+    baseline();
+    command_.events.progress("variants", 0, variants_total_);
+    for (const Ability& ability : job_.abilities) ability_variants(ability);
+    if (plan_.has(Selection::random)) random_variants();
+    write_manifest();
+  }
+
+ private:
+  void baseline() {
+    const std::string file = "baseline.jsonl";
+    if (on_disk(out_ + "/" + file)) return;
+    write_file_atomic(out_ + "/" + file, score_items(command_, engine_, job_.items, "baseline"));
+    command_.events.result(file, static_cast<int64_t>(job_.items.size()));
+  }
+
+  static std::string ranking_file(const std::string& ability, Selection s) {
+    return "rankings/" + ability + "." + selection_name(s) + ".bin";
+  }
+  static std::string variant_file(const std::string& ability, Selection s, size_t k_index) {
+    return "variants/" + ability + "." + selection_name(s) + ".k" + std::to_string(k_index) + ".jsonl";
+  }
+
+  std::vector<Selection> ranked_selections() const {
+    std::vector<Selection> out;
+    for (Selection s : {Selection::top, Selection::bottom})
+      if (plan_.has(s)) out.push_back(s);
+    return out;
+  }
+
+  std::vector<int64_t> read_ranking(const std::string& file) const {
+    std::string bytes;
+    read_file_if_exists(out_ + "/" + file, bytes);
+    std::vector<int64_t> ranking = ranking_from_bytes(bytes, out_ + "/" + file);
+    if (static_cast<int64_t>(ranking.size()) != n_.back())
+      throw RunnerError(ErrorCode::bad_job, out_ + "/" + file + " holds " + std::to_string(ranking.size()) +
+                                                " indices, this job needs " + std::to_string(n_.back()));
+    return ranking;
+  }
+
+  // The ability's rankings, from disk when an earlier run wrote them all, else from its importance.
+  std::vector<std::vector<int64_t>> rankings_of(const Ability& ability) {
+    const std::vector<Selection> selections = ranked_selections();
+    bool all_on_disk = true;
+    for (Selection s : selections) all_on_disk = all_on_disk && on_disk(out_ + "/" + ranking_file(ability.id, s));
+    std::vector<std::vector<int64_t>> rankings;
+    if (all_on_disk) {
+      for (Selection s : selections) rankings.push_back(read_ranking(ranking_file(ability.id, s)));
+      return rankings;
+    }
+
+    ProgressThrottle throttle;
+    auto progress = [&](int64_t done, int64_t total) {
+      if (throttle.should_emit(done, total)) command_.events.progress("importance", done, total, ability.id);
+    };
+    std::vector<std::vector<float>> importance =
+        engine_.importance(ability.sequences, plan_.batch_size, candidates_, progress, [this] { return command_.cancelled(); });
+    std::vector<ImportanceSpan> spans;
+    for (const std::vector<float>& values : importance) spans.push_back({values.data(), static_cast<int64_t>(values.size())});
+
+    for (Selection s : selections) {
+      int64_t non_finite = 0;
+      rankings.push_back(s == Selection::top ? rank_top(spans, n_.back(), &non_finite) : rank_bottom(spans, n_.back(), &non_finite));
+      if (non_finite > 0 && s == selections.front())
+        command_.events.warning("ability '" + ability.id + "': " + std::to_string(non_finite) +
+                                " importance value(s) are not finite (did the loss diverge in this dtype?); ranked as 0");
+      write_file_atomic(out_ + "/" + ranking_file(ability.id, s), ranking_bytes(rankings.back()));
+    }
+    command_.events.progress("rank", 1, 1, ability.id);
+    return rankings;
+  }
+
+  void ability_variants(const Ability& ability) {
+    const std::vector<Selection> selections = ranked_selections();
+    bool pending = false;
+    for (Selection s : selections)
+      for (size_t i = 0; i < plan_.k.size(); i++) pending = pending || !on_disk(out_ + "/" + variant_file(ability.id, s, i));
+    // the overlap report needs the top ranking even when every variant is already on disk
+    if (!pending && !plan_.has(Selection::top)) {
+      for (Selection s : selections)
+        for (size_t i = 0; i < plan_.k.size(); i++) variant(ability.id, s, i, nullptr);
+      return;
+    }
+    std::vector<std::vector<int64_t>> rankings = rankings_of(ability);
+    for (size_t r = 0; r < selections.size(); r++)
+      for (size_t i = 0; i < plan_.k.size(); i++) variant(ability.id, selections[r], i, &rankings[r]);
+    if (plan_.has(Selection::top)) top_rankings_.emplace_back(ability.id, std::move(rankings.front()));
+  }
+
+  void random_variants() {
+    const std::string file = "rankings/random.bin";
+    std::vector<int64_t> ranking;
+    if (on_disk(out_ + "/" + file)) {
+      ranking = read_ranking(file);
+    } else {
+      ranking = draw_random(candidate_count_, n_.back(), plan_.seed);
+      write_file_atomic(out_ + "/" + file, ranking_bytes(ranking));
+    }
+    for (size_t i = 0; i < plan_.k.size(); i++) variant("", Selection::random, i, &ranking);
+  }
+
+  // One variant: ablate the first n of the ranking, score, restore. Skipped when on disk.
+  void variant(const std::string& ability, Selection selection, size_t k_index, const std::vector<int64_t>* ranking) {
+    const std::string file = ability.empty() ? "variants/random.k" + std::to_string(k_index) + ".jsonl"
+                                             : variant_file(ability, selection, k_index);
+    const int64_t n = n_[k_index];
+    const bool resumed = on_disk(out_ + "/" + file);
+    if (!resumed) {
+      std::string lines;
+      engine_.ablate(candidates_, ranking->data(), n);
+      try {
+        lines = score_items(command_, engine_, job_.items, "score");
+      } catch (...) {
+        engine_.restore();
+        throw;
+      }
+      engine_.restore();
+      write_file_atomic(out_ + "/" + file, lines);
+    }
+    command_.events.variant(ability, selection_name(selection), plan_.k[k_index], n, file, resumed);
+    manifest_variants_.push_back({{"ability", ability.empty() ? json(nullptr) : json(ability)},
+                                  {"selection", selection_name(selection)},
+                                  {"k", plan_.k[k_index]},
+                                  {"n", n},
+                                  {"file", file}});
+    command_.events.progress("variants", ++variants_done_, variants_total_);
+  }
+
+  json overlap() const {
+    json out = json::array();
+    if (top_rankings_.empty()) return out;
+    std::vector<const std::vector<int64_t>*> rankings;
+    json abilities = json::array();
+    for (const auto& [id, ranking] : top_rankings_) {
+      rankings.push_back(&ranking);
+      abilities.push_back(id);
+    }
+    for (size_t i = 0; i < plan_.k.size(); i++)
+      out.push_back({{"k", plan_.k[i]}, {"n", n_[i]}, {"abilities", abilities}, {"intersections", prefix_intersections(rankings, n_[i])}});
+    return out;
+  }
+
+  void write_manifest() {
+    json tensors = json::array();
+    for (const CandidateTensor& c : candidates_) tensors.push_back({{"name", c.name}, {"numel", c.numel}, {"offset", c.offset}});
+    json manifest = {{"parameters", parameters_},
+                     {"candidates", {{"total", candidate_count_}, {"tensors", tensors}}},
+                     {"baseline", "baseline.jsonl"},
+                     {"variants", manifest_variants_},
+                     {"overlap", overlap()}};
+    write_file_atomic(out_ + "/profile.json", manifest.dump(1) + "\n");
+    command_.events.result("profile.json", static_cast<int64_t>(manifest_variants_.size()));
+  }
+
+  const Command& command_;
+  const Job& job_;
+  const AblationPlan& plan_;
+  Engine& engine_;
+  const std::string out_;
+  int64_t parameters_ = 0;
+  std::vector<CandidateTensor> candidates_;
+  int64_t candidate_count_ = 0;
+  std::vector<int64_t> n_;  // parameters zeroed at each k
+  int64_t variants_total_ = 0, variants_done_ = 0;
+  std::vector<std::pair<std::string, std::vector<int64_t>>> top_rankings_;
+  json manifest_variants_ = json::array();
+};
+
+}  // namespace
+
 int run_profile(const Command& command) {
+  const auto t0 = std::chrono::steady_clock::now();
   Job job = load_job_for(command);
-  throw RunnerError(ErrorCode::internal, "profile: not implemented yet");
+  prepare_output_dir(command.args.out);
+  claim_output_dir(command.args.out, command.args.job);
+  ModelConfig config;
+  std::unique_ptr<Engine> engine = open_engine(command, job, config);
+  Profile(command, job, *engine).run();
+  std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - t0;
+  command.events.summary(elapsed.count());
+  return 0;
 }
 
 }  // namespace bprof

@@ -35,6 +35,8 @@ struct Command {
 
 int run_score(const Command& command);
 int run_profile(const Command& command);
+int run_train(const Command& command);  // cmd_train.cpp, train.h
+int run_info(const Command& command);   // cmd_info.cpp
 
 // Reads the job file and checks that it was written for this subcommand; sets the thread count and
 // writes the `start` event. Throws RunnerError(bad_job).

@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -23,6 +24,11 @@ class Fields {
     auto it = obj_.find(key);
     return it != obj_.end() && !it->is_null();
   }
+  // present with the value null (for the few fields where HF gives null its own meaning)
+  bool is_null(const char* key) const {
+    auto it = obj_.find(key);
+    return it != obj_.end() && it->is_null();
+  }
   RunnerError error(const std::string& key, const std::string& what) const {
     return RunnerError(ErrorCode::bad_model, source_ + ": '" + key + "' " + what);
   }
@@ -33,6 +39,21 @@ class Fields {
     return v.get<int64_t>();
   }
   int64_t positive_int(const char* key, int64_t fallback) const { return has(key) ? positive_int(key) : fallback; }
+  int64_t non_negative_int(const char* key, int64_t fallback) const {
+    if (!has(key)) return fallback;
+    const json& v = obj_.at(key);
+    if (!v.is_number_integer() || v.get<int64_t>() < 0) throw error(key, "must be a non-negative integer, got " + describe_json(v));
+    return v.get<int64_t>();
+  }
+  // A window size: a positive integer, null for none (0 here), `fallback` when absent.
+  int64_t window(const char* key, int64_t fallback) const {
+    auto it = obj_.find(key);
+    if (it == obj_.end()) return fallback;
+    if (it->is_null()) return 0;
+    if (!it->is_number_integer() || it->get<int64_t>() <= 0)
+      throw error(key, "must be a positive integer or null, got " + describe_json(*it));
+    return it->get<int64_t>();
+  }
   double positive_number(const char* key, double fallback) const {
     if (!has(key)) return fallback;
     const json& v = obj_.at(key);
@@ -102,30 +123,48 @@ ModelConfig parse_model_config(const std::string& text, const std::string& sourc
   ModelConfig c;
   c.model_type = f.string("model_type", "");
   if (c.model_type.empty()) throw f.error("model_type", "is missing");
-  if (c.model_type != "llama")
-    throw RunnerError(ErrorCode::bad_model,
-                      source + ": model_type '" + c.model_type + "' is not supported (supported: llama)");
+  const bool llama = c.model_type == "llama", mistral = c.model_type == "mistral";
+  const bool qwen2 = c.model_type == "qwen2", qwen3 = c.model_type == "qwen3";
+  if (!llama && !mistral && !qwen2 && !qwen3)
+    throw RunnerError(ErrorCode::bad_model, source + ": model_type '" + c.model_type +
+                                                "' is not supported (supported: llama, mistral, qwen2, qwen3)");
 
+  // Defaults below are those of transformers' LlamaConfig, MistralConfig, Qwen2Config and
+  // Qwen3Config for a field that config.json leaves out (save_pretrained writes every field the
+  // base PretrainedConfig lacks, so real checkpoints rarely rely on them). The sizes themselves
+  // have no sensible default and are required.
   c.vocab_size = f.positive_int("vocab_size");
   c.hidden_size = f.positive_int("hidden_size");
   c.intermediate_size = f.positive_int("intermediate_size");
   c.num_hidden_layers = f.positive_int("num_hidden_layers");
   c.num_attention_heads = f.positive_int("num_attention_heads");
-  c.num_key_value_heads = f.positive_int("num_key_value_heads", c.num_attention_heads);
-  c.head_dim = f.positive_int("head_dim", c.hidden_size / c.num_attention_heads);
-  c.rms_norm_eps = f.positive_number("rms_norm_eps", 1e-6);
-  c.tie_word_embeddings = f.boolean("tie_word_embeddings", false);
+  // num_key_value_heads: null means num_attention_heads in every family (`if num_key_value_heads is
+  // None`); absent means the class default: Llama none (so num_attention_heads), Mistral 8, Qwen 32.
+  const int64_t kv_default = mistral ? 8 : (qwen2 || qwen3) ? 32 : c.num_attention_heads;
+  const bool kv_defaulted = !f.has("num_key_value_heads") && !f.is_null("num_key_value_heads");
+  c.num_key_value_heads = f.is_null("num_key_value_heads") ? c.num_attention_heads
+                                                           : f.positive_int("num_key_value_heads", kv_default);
+  // head_dim: hidden_size / num_attention_heads unless given (Llama, Mistral, Qwen2 read an explicit
+  // head_dim the same way); Qwen3Config's own default is 128, independent of hidden_size.
+  c.head_dim = f.positive_int("head_dim", qwen3 ? 128 : c.hidden_size / c.num_attention_heads);
+  c.rms_norm_eps = f.positive_number("rms_norm_eps", 1e-6);  // 1e-6 in all four classes
+  c.tie_word_embeddings = f.boolean("tie_word_embeddings", false);  // false in all four classes
   c.max_position_embeddings = f.has("max_position_embeddings") ? f.positive_int("max_position_embeddings") : 0;
 
   if (c.head_dim <= 0) throw f.error("hidden_size", "is smaller than num_attention_heads");
   if (c.head_dim % 2 != 0) throw f.error("head_dim", "must be even for rotary embeddings, got " + std::to_string(c.head_dim));
   if (c.num_attention_heads % c.num_key_value_heads != 0)
-    throw f.error("num_key_value_heads", "must divide num_attention_heads (" + std::to_string(c.num_attention_heads) + ")");
+    throw f.error("num_key_value_heads", (kv_defaulted ? "is missing, and " + c.model_type + "'s default " +
+                                                             std::to_string(kv_default) + " does not divide"
+                                                       : std::string("must divide")) +
+                                             " num_attention_heads (" + std::to_string(c.num_attention_heads) + ")");
 
   std::string act = f.string("hidden_act", "silu");
   if (act != "silu") throw f.error("hidden_act", "'" + act + "' is not supported (supported: silu)");
 
   // RoPE: theta and scaling live at the top level (transformers 4.x) or in rope_parameters (5.x).
+  // The four families compute RoPE the same way (rotate-half, the same scaling types), and theta
+  // defaults to 10000 in all four classes.
   c.rope_theta = f.positive_number("rope_theta", 10000.0);
   if (f.has("rope_parameters")) {
     const json& rp = root.at("rope_parameters");
@@ -135,11 +174,63 @@ ModelConfig parse_model_config(const std::string& text, const std::string& sourc
     c.rope_scaling = parse_rope_scaling(root.at("rope_scaling"), source);
   }
 
-  // Llama's attention_bias puts a bias on all four attention projections.
-  bool attention_bias = f.boolean("attention_bias", false);
-  c.qkv_bias = attention_bias;
-  c.o_bias = attention_bias;
-  c.mlp_bias = f.boolean("mlp_bias", false);
+  if (llama) {
+    // LlamaAttention: attention_bias puts a bias on all four projections; LlamaMLP: mlp_bias.
+    bool attention_bias = f.boolean("attention_bias", false);
+    c.qkv_bias = attention_bias;
+    c.o_bias = attention_bias;
+    c.mlp_bias = f.boolean("mlp_bias", false);
+  } else if (mistral) {
+    // MistralAttention and MistralMLP have no biases (an attention_bias field is not read).
+    // sliding_window: default 4096 (Mistral 7B v0.1); null (v0.2 on) turns it off. Every layer
+    // uses it. The mask is HF's current one, key j visible to query i when i - window < j <= i,
+    // i.e. `window` keys including the query's own (some transformers 4.3x versions built the
+    // eager mask with one key more).
+    c.sliding_window = f.window("sliding_window", 4096);
+  } else {
+    // Qwen2Attention: bias on q/k/v, none on o_proj; Qwen2MLP none. Qwen3Attention: all four
+    // biased by attention_bias, and q_norm/k_norm (RMSNorm over head_dim, eps rms_norm_eps) on each
+    // head of q and k before RoPE; Qwen3MLP none.
+    if (qwen2) {
+      c.qkv_bias = true;
+    } else {
+      bool attention_bias = f.boolean("attention_bias", false);
+      c.qkv_bias = attention_bias;
+      c.o_bias = attention_bias;
+      c.qk_norm = true;
+    }
+    // Sliding window (Qwen2Config / Qwen3Config): only when use_sliding_window is true (default
+    // false), the config then keeps sliding_window (default 4096; null: none), otherwise sets it to
+    // None. Which layers use it: layer_types[i] == "sliding_attention" when config.json lists
+    // layer_types (transformers >= 4.53 writes it); otherwise HF derives layer_types as
+    // "sliding_attention" for i >= max_window_layers (default 28), i.e. the layers from
+    // max_window_layers on slide and the ones below attend fully, whatever the docstring's
+    // "bottom layers use SWA" suggests. (Older transformers applied that same layer rule in the
+    // flash-attention path only.)
+    const bool use_sliding_window = f.boolean("use_sliding_window", false);
+    const int64_t window = f.window("sliding_window", 4096);
+    const int64_t max_window_layers = f.non_negative_int("max_window_layers", 28);
+    std::vector<bool> sliding(static_cast<size_t>(c.num_hidden_layers));
+    if (f.has("layer_types")) {
+      const json& types = root.at("layer_types");
+      if (!types.is_array() || static_cast<int64_t>(types.size()) != c.num_hidden_layers)
+        throw f.error("layer_types", "must be a list of num_hidden_layers (" + std::to_string(c.num_hidden_layers) +
+                                         ") strings, got " + describe_json(types));
+      for (size_t i = 0; i < types.size(); i++) {
+        const json& t = types[i];
+        if (t == "sliding_attention") sliding[i] = true;
+        else if (t != "full_attention")
+          throw f.error("layer_types", "[" + std::to_string(i) + "] must be \"full_attention\" or \"sliding_attention\", got " +
+                                           describe_json(t));
+      }
+    } else {
+      for (int64_t i = max_window_layers; i < c.num_hidden_layers; i++) sliding[static_cast<size_t>(i)] = true;
+    }
+    if (use_sliding_window && window > 0 && std::find(sliding.begin(), sliding.end(), true) != sliding.end()) {
+      c.sliding_window = window;
+      c.sliding_layers = std::move(sliding);
+    }
+  }
   return c;
 }
 

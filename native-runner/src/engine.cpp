@@ -5,6 +5,7 @@
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/TensorOperators.h>
+#include <ATen/ops/cat.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/linear.h>
 #include <ATen/ops/ones.h>
@@ -110,86 +111,202 @@ Engine::~Engine() = default;
 // Rows of hidden state per lm_head block: 1024 x a 128k vocabulary is 512 MB of float32.
 constexpr int64_t kLogitRowsPerBlock = 1024;
 
+namespace {
+
+at::Tensor long_tensor(const std::vector<int64_t>& values, at::Device device) {
+  at::Tensor t = at::empty({static_cast<int64_t>(values.size())}, at::TensorOptions().dtype(at::kLong));
+  std::copy(values.begin(), values.end(), t.data_ptr<int64_t>());
+  return t.to(device);
+}
+
+// Right-padded [rows, longest] int64 tokens (padding: token 0) on `device`.
+at::Tensor padded_tokens(const std::vector<std::vector<int64_t>>& rows, at::Device device) {
+  int64_t longest = 0;
+  for (const auto& row : rows) longest = std::max(longest, static_cast<int64_t>(row.size()));
+  at::Tensor tokens = at::zeros({static_cast<int64_t>(rows.size()), longest}, at::kLong);
+  auto tok = tokens.accessor<int64_t, 2>();
+  for (size_t r = 0; r < rows.size(); r++)
+    for (size_t j = 0; j < rows[r].size(); j++) tok[static_cast<int64_t>(r)][static_cast<int64_t>(j)] = rows[r][j];
+  return tokens.to(device);
+}
+
+// Scores of target tokens read off rows of hidden state: target p is token targets[p] predicted
+// by row rows[p] of `hidden` ([N, H]); rows must be non-decreasing (a row may predict several
+// targets: the first token of every choice of an item comes from the same context position).
+// log_softmax in float32 over the vocabulary, a block of rows at a time, so that long
+// continuations with a large vocabulary never hold all [N, V] float32 logits at once.
+struct TargetScores {
+  std::vector<float> logprob;
+  std::vector<uint8_t> greedy;  // the target is the argmax of its row
+};
+
+TargetScores score_targets(const LlamaModel& model, const at::Tensor& hidden, const std::vector<int64_t>& rows,
+                           const std::vector<int64_t>& targets, at::Device device) {
+  const int64_t n_rows = hidden.size(0), n_targets = static_cast<int64_t>(targets.size());
+  TargetScores out;
+  out.logprob.resize(static_cast<size_t>(n_targets));
+  out.greedy.resize(static_cast<size_t>(n_targets));
+  int64_t first = 0;  // first target of the current block
+  for (int64_t start = 0; start < n_rows && first < n_targets; start += kLogitRowsPerBlock) {
+    const int64_t n = std::min(kLogitRowsPerBlock, n_rows - start);
+    int64_t last = first;
+    while (last < n_targets && rows[static_cast<size_t>(last)] < start + n) last++;
+    if (last == first) continue;
+    std::vector<int64_t> local(rows.begin() + first, rows.begin() + last);
+    for (int64_t& r : local) r -= start;
+    std::vector<int64_t> block_targets(targets.begin() + first, targets.begin() + last);
+    at::Tensor row_index = long_tensor(local, device), target = long_tensor(block_targets, device);
+
+    at::Tensor logprobs = model.logits(hidden.narrow(0, start, n)).to(at::kFloat).log_softmax(-1);  // [n, V]
+    const int64_t vocab = logprobs.size(1);
+    at::Tensor target_lp = logprobs.reshape({-1}).index_select(0, row_index * vocab + target).to(at::kCPU).contiguous();
+    at::Tensor is_greedy = logprobs.argmax(-1).index_select(0, row_index).eq(target).to(at::kCPU).contiguous();
+    std::copy_n(target_lp.data_ptr<float>(), last - first, out.logprob.begin() + first);
+    std::copy_n(is_greedy.data_ptr<bool>(), last - first, out.greedy.begin() + first);
+    first = last;
+  }
+  return out;
+}
+
+// Where the scores of one choice are among the targets: its first token, then the others in order.
+struct ChoiceTargets {
+  size_t item, choice;
+  int64_t first;         // index of the first token's target
+  int64_t rest, n_rest;  // the choice's tokens 1..m-1: targets rest .. rest + n_rest - 1
+};
+
+// Sums per choice in double: float32 per token as the rule says, no extra rounding in the sum.
+std::vector<ItemScores> collect(const std::vector<const Item*>& items, const std::vector<ChoiceTargets>& choices,
+                                const TargetScores& scores) {
+  std::vector<ItemScores> out(items.size());
+  for (size_t i = 0; i < items.size(); i++) out[i].resize(items[i]->choices.size());
+  for (const ChoiceTargets& c : choices) {
+    ChoiceScore& s = out[c.item][c.choice];
+    s.tokens = 1 + c.n_rest;
+    s.logprob = scores.logprob[static_cast<size_t>(c.first)];
+    s.greedy = scores.greedy[static_cast<size_t>(c.first)] != 0;
+    for (int64_t k = c.rest; k < c.rest + c.n_rest; k++) {
+      s.logprob += scores.logprob[static_cast<size_t>(k)];
+      s.greedy = s.greedy && scores.greedy[static_cast<size_t>(k)];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<ItemScores> Engine::score(const std::vector<const Item*>& items) {
   // Inference tensors skip autograd bookkeeping. The weights themselves were created outside this
   // mode on purpose: later phases take gradients with respect to them.
   c10::InferenceMode guard;
   if (items.empty()) return {};
+  const LlamaModel& model = *impl_->model;
+  const at::Device device = impl_->device;
 
-  // One row per (item, choice): the model reads context ++ choice without its last token. Rows
-  // are right-padded with token 0; causal attention keeps padding from touching earlier positions.
-  struct Row {
-    size_t item, choice;
-    int64_t context_len, choice_len;
-  };
-  std::vector<Row> rows;
-  int64_t longest = 0;
+  // 1. The contexts, once per item, as one right-padded batch [B, Lc]; causal attention keeps the
+  // padding from touching the real positions. Every layer's keys and values stay in `cache`.
+  std::vector<std::vector<int64_t>> contexts;
+  for (const Item* item : items) contexts.push_back(item->context);
+  const int64_t n_items = static_cast<int64_t>(items.size());
+  KVCache cache;
+  at::Tensor context_hidden = model.hidden_states(padded_tokens(contexts, device), &cache);  // [B, Lc, H]
+  const int64_t context_len = context_hidden.size(1), H = context_hidden.size(2);
+  // The last context position predicts the first token of every choice of its item.
+  std::vector<int64_t> last_position;
+  for (int64_t b = 0; b < n_items; b++)
+    last_position.push_back(b * context_len + static_cast<int64_t>(items[static_cast<size_t>(b)]->context.size()) - 1);
+  at::Tensor hidden = context_hidden.reshape({n_items * context_len, H}).index_select(0, long_tensor(last_position, device));
+
+  // 2. One row per choice of two or more tokens: the choice without its last token, right-padded
+  // [R, Lq], attending to its item's cached context; its token j predicts choice token j + 1.
+  std::vector<std::vector<int64_t>> choice_rows;
+  std::vector<int64_t> row_item, row_context_len;
   for (size_t i = 0; i < items.size(); i++) {
-    for (size_t c = 0; c < items[i]->choices.size(); c++) {
-      rows.push_back({i, c, static_cast<int64_t>(items[i]->context.size()),
-                      static_cast<int64_t>(items[i]->choices[c].size())});
-      longest = std::max(longest, input_length(*items[i], c));
+    for (const auto& choice : items[i]->choices) {
+      if (choice.size() < 2) continue;
+      choice_rows.emplace_back(choice.begin(), choice.end() - 1);
+      row_item.push_back(static_cast<int64_t>(i));
+      row_context_len.push_back(static_cast<int64_t>(items[i]->context.size()));
     }
   }
-  const int64_t n_rows = static_cast<int64_t>(rows.size());
+  int64_t choice_len = 0;
+  if (!choice_rows.empty()) {
+    at::Tensor tokens = padded_tokens(choice_rows, device);
+    choice_len = tokens.size(1);
+    at::Tensor states = model.continuation_hidden_states(tokens, cache, long_tensor(row_item, device),
+                                                         long_tensor(row_context_len, device));  // [R, Lq, H]
+    std::vector<int64_t> positions;
+    for (size_t r = 0; r < choice_rows.size(); r++)
+      for (size_t j = 0; j < choice_rows[r].size(); j++) positions.push_back(static_cast<int64_t>(r) * choice_len + static_cast<int64_t>(j));
+    states = states.reshape({-1, H}).index_select(0, long_tensor(positions, device));
+    hidden = at::cat({hidden, states}, 0);  // [B + T, H]
+  }
+  cache = KVCache();  // free the cache before the vocabulary-sized logits
 
-  at::Tensor tokens = at::zeros({n_rows, longest}, at::kLong);
-  auto tok = tokens.accessor<int64_t, 2>();
-  // Continuation token j of a row is predicted at position context_len - 1 + j. Only those rows
-  // of hidden state go through lm_head: with a 128k vocabulary that is most of the memory saved.
-  std::vector<int64_t> positions, targets;
-  for (int64_t r = 0; r < n_rows; r++) {
-    const Item& item = *items[rows[r].item];
-    const std::vector<int64_t>& choice = item.choices[rows[r].choice];
-    int64_t p = 0;
-    for (int64_t t : item.context) tok[r][p++] = t;
-    for (size_t j = 0; j + 1 < choice.size(); j++) tok[r][p++] = choice[j];
-    for (int64_t j = 0; j < rows[r].choice_len; j++) {
-      positions.push_back(r * longest + rows[r].context_len - 1 + j);
+  // 3. Targets in row order: the first tokens per item (rows 0..B-1), then the choice rows' tokens.
+  std::vector<int64_t> rows, targets;
+  std::vector<ChoiceTargets> choices;
+  for (size_t i = 0; i < items.size(); i++) {
+    for (size_t c = 0; c < items[i]->choices.size(); c++) {
+      choices.push_back({i, c, static_cast<int64_t>(targets.size()), 0, 0});
+      rows.push_back(static_cast<int64_t>(i));
+      targets.push_back(items[i]->choices[c][0]);
+    }
+  }
+  int64_t row = n_items;
+  for (ChoiceTargets& c : choices) {
+    const std::vector<int64_t>& choice = items[c.item]->choices[c.choice];
+    c.rest = static_cast<int64_t>(targets.size());
+    c.n_rest = static_cast<int64_t>(choice.size()) - 1;
+    for (size_t j = 1; j < choice.size(); j++) {
+      rows.push_back(row++);
       targets.push_back(choice[j]);
     }
   }
-  const int64_t n_targets = static_cast<int64_t>(targets.size());
-  auto long_opts = at::TensorOptions().dtype(at::kLong);
-  at::Tensor position_index = at::empty({n_targets}, long_opts);
-  at::Tensor target_index = at::empty({n_targets}, long_opts);
-  std::copy(positions.begin(), positions.end(), position_index.data_ptr<int64_t>());
-  std::copy(targets.begin(), targets.end(), target_index.data_ptr<int64_t>());
-  position_index = position_index.to(impl_->device);
-  target_index = target_index.to(impl_->device);
+  return collect(items, choices, score_targets(model, hidden, rows, targets, device));
+}
 
+std::vector<ItemScores> Engine::score_full_sequences(const std::vector<const Item*>& items) {
+  c10::InferenceMode guard;
+  if (items.empty()) return {};
   const LlamaModel& model = *impl_->model;
-  at::Tensor hidden = model.hidden_states(tokens.to(impl_->device));  // [R, L, H]
-  hidden = hidden.reshape({n_rows * longest, hidden.size(-1)}).index_select(0, position_index);  // [T, H]
+  const at::Device device = impl_->device;
 
-  // log_softmax in float32 over the vocabulary, a block of rows at a time so that long
-  // continuations with a large vocabulary never hold all [T, V] float32 logits at once
-  std::vector<float> lp(static_cast<size_t>(n_targets));
-  std::vector<uint8_t> greedy(static_cast<size_t>(n_targets));
-  for (int64_t start = 0; start < n_targets; start += kLogitRowsPerBlock) {
-    const int64_t n = std::min(kLogitRowsPerBlock, n_targets - start);
-    at::Tensor target = target_index.narrow(0, start, n);
-    at::Tensor logprobs = model.logits(hidden.narrow(0, start, n)).to(at::kFloat).log_softmax(-1);  // [n, V]
-    at::Tensor target_lp = logprobs.gather(1, target.unsqueeze(1)).squeeze(1).to(at::kCPU).contiguous();
-    at::Tensor is_greedy = logprobs.argmax(-1).eq(target).to(at::kCPU).contiguous();
-    std::copy_n(target_lp.data_ptr<float>(), n, lp.begin() + start);
-    std::copy_n(is_greedy.data_ptr<bool>(), n, greedy.begin() + start);
-  }
-
-  // Sum per choice in double: float32 per token as the rule says, no extra rounding in the sum.
-  std::vector<ItemScores> out(items.size());
-  for (size_t i = 0; i < items.size(); i++) out[i].resize(items[i]->choices.size());
-  int64_t k = 0;
-  for (const Row& row : rows) {
-    ChoiceScore& s = out[row.item][row.choice];
-    s.tokens = row.choice_len;
-    s.greedy = true;
-    for (int64_t j = 0; j < row.choice_len; j++, k++) {
-      s.logprob += lp[k];
-      s.greedy = s.greedy && greedy[k];
+  // One row per (item, choice): the model reads context ++ choice without its last token. Rows
+  // are right-padded with token 0; causal attention keeps padding from touching earlier positions.
+  std::vector<std::vector<int64_t>> sequences;
+  std::vector<ChoiceTargets> choices;
+  for (size_t i = 0; i < items.size(); i++) {
+    for (size_t c = 0; c < items[i]->choices.size(); c++) {
+      std::vector<int64_t> seq = items[i]->context;
+      seq.insert(seq.end(), items[i]->choices[c].begin(), items[i]->choices[c].end() - 1);
+      sequences.push_back(std::move(seq));
+      choices.push_back({i, c, 0, 0, 0});
     }
   }
-  return out;
+  at::Tensor tokens = padded_tokens(sequences, device);
+  const int64_t longest = tokens.size(1);
+
+  // Continuation token j of a row is predicted at position context_len - 1 + j. Only those rows
+  // of hidden state go through lm_head: with a 128k vocabulary that is most of the memory saved.
+  std::vector<int64_t> positions, targets;
+  for (size_t r = 0; r < choices.size(); r++) {
+    const Item& item = *items[choices[r].item];
+    const std::vector<int64_t>& choice = item.choices[choices[r].choice];
+    const int64_t context_len = static_cast<int64_t>(item.context.size());
+    choices[r].first = static_cast<int64_t>(targets.size());
+    choices[r].rest = choices[r].first + 1;
+    choices[r].n_rest = static_cast<int64_t>(choice.size()) - 1;
+    for (size_t j = 0; j < choice.size(); j++) {
+      positions.push_back(static_cast<int64_t>(r) * longest + context_len - 1 + static_cast<int64_t>(j));
+      targets.push_back(choice[j]);
+    }
+  }
+  at::Tensor hidden = model.hidden_states(tokens);  // [R, L, H]
+  hidden = hidden.reshape({-1, hidden.size(-1)}).index_select(0, long_tensor(positions, device));  // [T, H]
+  std::vector<int64_t> rows(targets.size());
+  for (size_t t = 0; t < rows.size(); t++) rows[t] = static_cast<int64_t>(t);
+  return collect(items, choices, score_targets(model, hidden, rows, targets, device));
 }
 
 // ----------------------------------------------------------------------------

@@ -13,8 +13,11 @@
 #include "config.h"
 #include "errors.h"
 #include "job.h"
+#include "ranking.h"
 
 namespace bprof {
+
+class LlamaModel;  // llama.h, for code that includes libtorch (tests look at the weights)
 
 struct EngineOptions {
   std::string model_dir;
@@ -41,9 +44,37 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Scores every choice of every item in one padded forward pass (lm-eval's loglikelihood rule,
-  // PROTOCOL.md). Token ids must already be checked against the vocabulary.
+  // Scores every choice of every item (lm-eval's loglikelihood rule, PROTOCOL.md). Token ids must
+  // already be checked against the vocabulary. The contexts run once, as one right-padded batch,
+  // and every choice then attends to its item's cached keys and values (KV cache).
   std::vector<ItemScores> score(const std::vector<const Item*>& items);
+  // The same scores the straightforward way: one padded row of context ++ choice per choice, no
+  // cache. Slower; kept as the reference `score` is tested and benchmarked against.
+  std::vector<ItemScores> score_full_sequences(const std::vector<const Item*>& items);
+
+  // Every parameter of the model counted once (tied embeddings once): the P of n = floor(k * P).
+  int64_t parameter_count() const;
+
+  // The ablation candidates (METHOD.md): gate, up and down projection weights of layers
+  // front_removal .. L - back_removal - 1, in layer order. Throws RunnerError(bad_job) when the
+  // removals leave no layer.
+  std::vector<CandidateTensor> candidates(int64_t front_removal, int64_t back_removal) const;
+
+  // I = |theta * sum over batches of dL(batch)/dtheta| for the candidates, in float32 on the host
+  // (importance.cpp). Sequences are sorted by length (stable) and cut into batches of `batch_size`;
+  // L is the mean next-token cross-entropy over the batch's real tokens. `progress` sees batches
+  // done; `cancelled` is polled between batches (RunnerError(cancelled)).
+  std::vector<std::vector<float>> importance(const std::vector<std::vector<int64_t>>& sequences, int64_t batch_size,
+                                             const std::vector<CandidateTensor>& candidates,
+                                             const std::function<void(int64_t done, int64_t total)>& progress,
+                                             const std::function<bool()>& cancelled);
+
+  // Sets the candidates at the given global indices to exactly 0, saving their values first, and
+  // puts the saved values back (ablation.cpp). One ablation at a time: restore before the next.
+  void ablate(const std::vector<CandidateTensor>& candidates, const int64_t* indices, int64_t n);
+  void restore();
+
+  const LlamaModel& model() const;
 
  private:
   struct Impl;

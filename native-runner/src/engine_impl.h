@@ -12,9 +12,20 @@
 
 namespace bprof {
 
+// Values an ablation overwrote, to be written back bit for bit.
+struct SavedValues {
+  at::Tensor weight;   // aliases the model's weight
+  at::Tensor indices;  // flat indices into it (int64, on its device)
+  at::Tensor values;   // what was there
+};
+
 struct Engine::Impl {
   std::unique_ptr<LlamaModel> model;
   at::Device device = at::kCPU;
+  std::vector<SavedValues> saved;  // non-empty while an ablation is in place
+
+  // The model's tensor behind each candidate, by name.
+  at::Tensor candidate_tensor(const CandidateTensor& candidate) const;
 };
 
 }  // namespace bprof

@@ -34,6 +34,21 @@ void EventWriter::progress(const std::string& phase, int64_t done, int64_t total
   emit(dump({{"type", "progress"}, {"phase", phase}, {"done", done}, {"total", total}}));
 }
 
+void EventWriter::progress(const std::string& phase, int64_t done, int64_t total, const std::string& ability) {
+  emit(dump({{"type", "progress"}, {"phase", phase}, {"done", done}, {"total", total}, {"ability", ability}}));
+}
+
+void EventWriter::variant(const std::string& ability, const std::string& selection, double k, int64_t n,
+                          const std::string& file, bool resumed) {
+  emit(dump({{"type", "variant"},
+             {"ability", ability.empty() ? json(nullptr) : json(ability)},
+             {"selection", selection},
+             {"k", k},
+             {"n", n},
+             {"file", file},
+             {"resumed", resumed}}));
+}
+
 void EventWriter::warning(const std::string& message) { emit(dump({{"type", "warning"}, {"message", message}})); }
 
 void EventWriter::result(const std::string& file, int64_t items) {

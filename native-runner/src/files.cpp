@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "errors.h"
 
@@ -51,6 +53,17 @@ void write_file_atomic(const std::string& path, const std::string& content) {
     ::unlink(tmp.c_str());
     throw write_error(path, err);
   }
+}
+
+bool read_file_if_exists(const std::string& path, std::string& content) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return false;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw RunnerError(ErrorCode::bad_arguments, path + ": cannot read");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  content = ss.str();
+  return true;
 }
 
 void prepare_output_dir(const std::string& dir) {

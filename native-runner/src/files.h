@@ -9,6 +9,10 @@ namespace bprof {
 // Throws RunnerError: resources when the disk is full, bad_arguments when the folder is not writable.
 void write_file_atomic(const std::string& path, const std::string& content);
 
+// The whole file, or false when there is none. Throws RunnerError(bad_arguments) when it exists but
+// cannot be read.
+bool read_file_if_exists(const std::string& path, std::string& content);
+
 // Creates `dir` (and parents) if needed and checks that it is writable; throws RunnerError(bad_arguments).
 void prepare_output_dir(const std::string& dir);
 

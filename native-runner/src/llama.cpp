@@ -1,6 +1,7 @@
-// Llama forward pass. Reads top to bottom the way Hugging Face's modeling_llama.py does:
+// Llama-family forward pass. Reads top to bottom the way Hugging Face's modeling_llama.py does:
 // embed -> N x (RMSNorm, attention with RoPE, residual, RMSNorm, SwiGLU MLP, residual) -> RMSNorm
-// -> lm_head. Where HF computes in float32 whatever the model dtype (RMSNorm, RoPE tables, the
+// -> lm_head. Mistral, Qwen2 and Qwen3 are the same network with the switches of ModelConfig:
+// q/k/v and o biases, Qwen3's q/k norm, sliding-window attention. Where HF computes in float32 whatever the model dtype (RMSNorm, RoPE tables, the
 // attention softmax), so do we; everything else runs in the compute dtype.
 #include "llama.h"
 
@@ -10,7 +11,6 @@
 #include <ATen/ops/embedding.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/linear.h>
-#include <ATen/ops/ones.h>
 #include <ATen/ops/pow.h>
 #include <ATen/ops/reciprocal.h>
 #include <ATen/ops/rsqrt.h>
@@ -59,12 +59,13 @@ at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tens
   return x * cos + rotate_half(x) * sin;
 }
 
-// cos/sin tables for positions 0..len-1: angle[p, i] = p * inv_freq[i], duplicated as
-// cat(freqs, freqs) to cover the full head dimension. Computed in float32, then cast.
-std::pair<at::Tensor, at::Tensor> rope_tables(const at::Tensor& inv_freq, int64_t len, at::ScalarType dtype) {
-  at::Tensor positions = at::arange(len, inv_freq.options());       // [L] float32
-  at::Tensor freqs = positions.unsqueeze(1) * inv_freq.unsqueeze(0);  // [L, hd/2]
-  at::Tensor angles = at::cat({freqs, freqs}, -1);                    // [L, hd]
+// cos/sin tables for the given positions (float32, any shape [...]): angle[..., i] = p * inv_freq[i],
+// duplicated as cat(freqs, freqs) to cover the full head dimension, [..., hd]. Computed in float32
+// (as HF's rotary embedding, whose matmul over a dimension of 1 is this same product), then cast.
+std::pair<at::Tensor, at::Tensor> rope_tables(const at::Tensor& inv_freq, const at::Tensor& positions,
+                                              at::ScalarType dtype) {
+  at::Tensor freqs = positions.unsqueeze(-1) * inv_freq;  // [..., hd/2]
+  at::Tensor angles = at::cat({freqs, freqs}, -1);        // [..., hd]
   return {angles.cos().to(dtype), angles.sin().to(dtype)};
 }
 
@@ -115,33 +116,60 @@ at::Tensor rope_inv_freq(const ModelConfig& config, at::Device device) {
 // ----------------------------------------------------------------------------
 // model
 
+// What the layers of one forward pass share.
+struct LlamaModel::Pass {
+  at::Tensor cos, sin;  // RoPE tables, broadcastable to [B, heads, L, hd]
+  // bool, broadcastable to [B, heads, L, keys]: true where a query must not see a key. `blocked`
+  // is causal attention, `blocked_window` the same plus the sliding window (undefined when no
+  // layer has one).
+  at::Tensor blocked, blocked_window;
+  KVCache* store = nullptr;         // keep each layer's keys and values here
+  const KVCache* past = nullptr;    // prepend these cached keys and values ...
+  at::Tensor past_rows;             // ... row past_rows[r] of the cache for row r
+};
+
 LlamaModel::LlamaModel(const ModelConfig& config, LlamaWeights weights)
     : config_(config), weights_(std::move(weights)) {
-  // switches that ModelConfig already has but this forward pass does not implement yet: refuse
-  // rather than silently compute a different model
-  if (config_.qk_norm) throw RunnerError(ErrorCode::bad_model, "q/k norm is not implemented yet");
-  if (config_.sliding_window > 0) throw RunnerError(ErrorCode::bad_model, "sliding-window attention is not implemented yet");
+  if (config_.qk_norm)
+    for (const LlamaLayer& layer : weights_.layers)
+      if (!layer.q_norm.defined() || !layer.k_norm.defined())
+        throw RunnerError(ErrorCode::internal, "the config asks for q/k norm but the weights have none");
   inv_freq_ = rope_inv_freq(config_, weights_.embed_tokens.device());
 }
 
-at::Tensor LlamaModel::attention(const LlamaLayer& layer, const at::Tensor& x, const Positions& pos) const {
+at::Tensor LlamaModel::attention(int64_t layer_index, const LlamaLayer& layer, const at::Tensor& x,
+                                 const Pass& pass) const {
   const int64_t b = x.size(0), len = x.size(1);
   const int64_t heads = config_.num_attention_heads, kv_heads = config_.num_key_value_heads, hd = config_.head_dim;
 
-  // project and split into heads: [B, L, n*hd] -> [B, n, L, hd]
-  at::Tensor q = project(x, layer.q_proj, layer.q_bias).view({b, len, heads, hd}).transpose(1, 2);
-  at::Tensor k = project(x, layer.k_proj, layer.k_bias).view({b, len, kv_heads, hd}).transpose(1, 2);
-  at::Tensor v = project(x, layer.v_proj, layer.v_bias).view({b, len, kv_heads, hd}).transpose(1, 2);
-
-  q = apply_rope(q, pos.cos, pos.sin);
-  k = apply_rope(k, pos.cos, pos.sin);
+  // project and split into heads: [B, L, n*hd] -> [B, L, n, hd]
+  at::Tensor q = project(x, layer.q_proj, layer.q_bias).view({b, len, heads, hd});
+  at::Tensor k = project(x, layer.k_proj, layer.k_bias).view({b, len, kv_heads, hd});
+  at::Tensor v = project(x, layer.v_proj, layer.v_bias).view({b, len, kv_heads, hd});
+  if (config_.qk_norm) {  // Qwen3: RMSNorm over each head's hd values, before RoPE
+    q = rms_norm(q, layer.q_norm, config_.rms_norm_eps);
+    k = rms_norm(k, layer.k_norm, config_.rms_norm_eps);
+  }
+  // -> [B, n, L, hd]
+  q = apply_rope(q.transpose(1, 2), pass.cos, pass.sin);
+  k = apply_rope(k.transpose(1, 2), pass.cos, pass.sin);
+  v = v.transpose(1, 2);
+  if (pass.store) {
+    pass.store->keys[static_cast<size_t>(layer_index)] = k;
+    pass.store->values[static_cast<size_t>(layer_index)] = v;
+  }
+  if (pass.past) {  // cached context first, then this row's own tokens
+    k = at::cat({pass.past->keys[static_cast<size_t>(layer_index)].index_select(0, pass.past_rows), k}, 2);
+    v = at::cat({pass.past->values[static_cast<size_t>(layer_index)].index_select(0, pass.past_rows), v}, 2);
+  }
   k = repeat_kv(k, heads / kv_heads);
   v = repeat_kv(v, heads / kv_heads);
 
-  // scores = q k^T / sqrt(hd), future positions masked out; softmax in float32 (as HF's eager
+  // scores = q k^T / sqrt(hd), invisible keys masked out; softmax in float32 (as HF's eager
   // attention), probabilities back in the compute dtype for the product with v
   at::Tensor scores = q.matmul(k.transpose(-2, -1)) * std::pow(static_cast<double>(hd), -0.5);
-  scores = scores.masked_fill(pos.future, -std::numeric_limits<double>::infinity());
+  const at::Tensor& blocked = config_.window_of_layer(layer_index) > 0 ? pass.blocked_window : pass.blocked;
+  scores = scores.masked_fill(blocked, -std::numeric_limits<double>::infinity());
   at::Tensor probs = scores.softmax(-1, at::kFloat).to(q.scalar_type());
   at::Tensor out = probs.matmul(v);  // [B, heads, L, hd]
 
@@ -156,22 +184,71 @@ at::Tensor LlamaModel::mlp(const LlamaLayer& layer, const at::Tensor& x) const {
   return project(gate * up, layer.down_proj, layer.down_bias);
 }
 
-at::Tensor LlamaModel::hidden_states(const at::Tensor& tokens) const {
+at::Tensor LlamaModel::run_layers(at::Tensor x, const Pass& pass) const {
   const double eps = config_.rms_norm_eps;
-  at::Tensor x = at::embedding(weights_.embed_tokens, tokens);  // [B, L, H]
-  const int64_t len = tokens.size(1);
-
-  // what every layer shares: RoPE tables, and the causal mask (true above the diagonal, where a
-  // query would look at a later position)
-  Positions pos;
-  std::tie(pos.cos, pos.sin) = rope_tables(inv_freq_, len, x.scalar_type());
-  pos.future = at::ones({len, len}, tokens.options().dtype(at::kBool)).triu(1);
-
-  for (const LlamaLayer& layer : weights_.layers) {
-    x = x + attention(layer, rms_norm(x, layer.input_norm, eps), pos);
+  for (size_t i = 0; i < weights_.layers.size(); i++) {
+    const LlamaLayer& layer = weights_.layers[i];
+    x = x + attention(static_cast<int64_t>(i), layer, rms_norm(x, layer.input_norm, eps), pass);
     x = x + mlp(layer, rms_norm(x, layer.post_attention_norm, eps));
   }
   return rms_norm(x, weights_.norm, eps);
+}
+
+at::Tensor LlamaModel::hidden_states(const at::Tensor& tokens, KVCache* cache) const {
+  at::Tensor x = at::embedding(weights_.embed_tokens, tokens);  // [B, L, H]
+  const int64_t len = tokens.size(1);
+
+  // RoPE tables for positions 0..L-1, and the causal mask: true above the diagonal, where a query
+  // would look at a later position; with a sliding window also where it looks `window` or more
+  // positions back (i - j >= window)
+  Pass pass;
+  at::Tensor position = at::arange(len, tokens.options());  // [L] int64
+  std::tie(pass.cos, pass.sin) = rope_tables(inv_freq_, position.to(at::kFloat), x.scalar_type());
+  at::Tensor query = position.unsqueeze(1), key = position.unsqueeze(0);
+  pass.blocked = key > query;  // [L, L]
+  if (config_.sliding_window > 0) pass.blocked_window = pass.blocked.logical_or(key <= query - config_.sliding_window);
+  if (cache) {
+    cache->keys.assign(weights_.layers.size(), at::Tensor());
+    cache->values.assign(weights_.layers.size(), at::Tensor());
+    pass.store = cache;
+  }
+  return run_layers(x, pass);
+}
+
+at::Tensor LlamaModel::continuation_hidden_states(const at::Tensor& tokens, const KVCache& cache,
+                                                  const at::Tensor& cache_rows,
+                                                  const at::Tensor& context_lengths) const {
+  at::Tensor x = at::embedding(weights_.embed_tokens, tokens);  // [R, Lq, H]
+  const int64_t rows = tokens.size(0), len = tokens.size(1);
+  const int64_t cached = cache.keys.at(0).size(2);  // Lc, the padded context length
+
+  Pass pass;
+  pass.past = &cache;
+  pass.past_rows = cache_rows;
+  // token t of row r sits at position context_lengths[r] + t
+  at::Tensor own = at::arange(len, tokens.options());                           // [Lq]
+  at::Tensor lengths = context_lengths.view({rows, 1});                          // [R, 1]
+  at::Tensor position = lengths + own.unsqueeze(0);                              // [R, Lq]
+  std::tie(pass.cos, pass.sin) = rope_tables(inv_freq_, position.to(at::kFloat), x.scalar_type());
+  pass.cos = pass.cos.unsqueeze(1);  // [R, 1, Lq, hd]: one table per row, shared by the heads
+  pass.sin = pass.sin.unsqueeze(1);
+
+  // keys: the Lc cached positions (real below the row's context length, padding from there on),
+  // then the row's own Lq tokens (causal)
+  at::Tensor context_key = at::arange(cached, tokens.options()).view({1, 1, cached});  // [1, 1, Lc]
+  at::Tensor own_query = own.unsqueeze(1), own_key = own.unsqueeze(0);                // [Lq, 1], [1, Lq]
+  at::Tensor context_blocked = (context_key >= lengths.unsqueeze(2)).expand({rows, len, cached});
+  at::Tensor own_blocked = (own_key > own_query).expand({rows, len, len});
+  pass.blocked = at::cat({context_blocked, own_blocked}, -1).unsqueeze(1);  // [R, 1, Lq, Lc + Lq]
+  if (config_.sliding_window > 0) {
+    // query at context_length + t sees context position j when context_length + t - window < j,
+    // and its own token t' when t - window < t'
+    const int64_t w = config_.sliding_window;
+    at::Tensor context_far = context_key <= position.unsqueeze(2) - w;          // [R, Lq, Lc]
+    at::Tensor own_far = (own_key <= own_query - w).expand({rows, len, len});  // [R, Lq, Lq]
+    pass.blocked_window = pass.blocked.logical_or(at::cat({context_far, own_far}, -1).unsqueeze(1));
+  }
+  return run_layers(x, pass);
 }
 
 at::Tensor LlamaModel::logits(const at::Tensor& hidden) const { return project(hidden, weights_.lm_head); }
@@ -267,7 +344,7 @@ LlamaWeights load_llama_weights(const ModelConfig& c, const Checkpoint& checkpoi
   const int64_t H = c.hidden_size, I = c.intermediate_size, V = c.vocab_size;
   const int64_t q_dim = c.num_attention_heads * c.head_dim, kv_dim = c.num_key_value_heads * c.head_dim;
 
-  int64_t per_layer = 9 + (c.qkv_bias ? 3 : 0) + (c.o_bias ? 1 : 0) + (c.mlp_bias ? 3 : 0);
+  int64_t per_layer = 9 + (c.qkv_bias ? 3 : 0) + (c.o_bias ? 1 : 0) + (c.mlp_bias ? 3 : 0) + (c.qk_norm ? 2 : 0);
   int64_t total = 2 + (c.tie_word_embeddings ? 0 : 1) + per_layer * c.num_hidden_layers;
   WeightLoader loader(checkpoint, options, total);
 
@@ -285,6 +362,8 @@ LlamaWeights load_llama_weights(const ModelConfig& c, const Checkpoint& checkpoi
     l.v_bias = loader.take_if(c.qkv_bias, p + "self_attn.v_proj.bias", {kv_dim});
     l.o_proj = loader.take(p + "self_attn.o_proj.weight", {H, q_dim});
     l.o_bias = loader.take_if(c.o_bias, p + "self_attn.o_proj.bias", {H});
+    l.q_norm = loader.take_if(c.qk_norm, p + "self_attn.q_norm.weight", {c.head_dim});
+    l.k_norm = loader.take_if(c.qk_norm, p + "self_attn.k_norm.weight", {c.head_dim});
     l.post_attention_norm = loader.take(p + "post_attention_layernorm.weight", {H});
     l.gate_proj = loader.take(p + "mlp.gate_proj.weight", {I, H});
     l.up_proj = loader.take(p + "mlp.up_proj.weight", {I, H});

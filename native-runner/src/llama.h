@@ -1,5 +1,6 @@
 // Llama-family decoder on libtorch (ATen only), numerically the same as Hugging Face's
-// LlamaForCausalLM in eager mode. Weights keep their Hugging Face names when loaded.
+// LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM and Qwen3ForCausalLM in eager mode (the
+// families differ only in ModelConfig's switches). Weights keep their Hugging Face names when loaded.
 //
 // One of the few translation units that include libtorch headers: only ATen/core/Tensor.h here,
 // and individual operator headers in llama.cpp, which compile far faster than <torch/torch.h>.
@@ -22,6 +23,7 @@ struct LlamaLayer {
   at::Tensor q_proj, k_proj, v_proj;      // [heads*hd, H], [kv*hd, H], [kv*hd, H]
   at::Tensor q_bias, k_bias, v_bias;      // undefined unless config.qkv_bias
   at::Tensor o_proj, o_bias;              // [H, heads*hd]; bias undefined unless config.o_bias
+  at::Tensor q_norm, k_norm;              // [hd]; undefined unless config.qk_norm (Qwen3)
   at::Tensor post_attention_norm;         // [H]
   at::Tensor gate_proj, up_proj;          // [I, H]
   at::Tensor down_proj;                   // [H, I]
@@ -47,6 +49,12 @@ struct LoadOptions {
 // missing, mis-shaped or non-float tensor, RunnerError(cancelled) when asked to stop.
 LlamaWeights load_llama_weights(const ModelConfig& config, const Checkpoint& checkpoint, const LoadOptions& options);
 
+// Keys and values of every layer from a forward pass over contexts, for continuations that attend
+// to them without reading the contexts again.
+struct KVCache {
+  std::vector<at::Tensor> keys, values;  // per layer [B, kv_heads, L, hd]; keys after q/k norm and RoPE
+};
+
 class LlamaModel {
  public:
   LlamaModel(const ModelConfig& config, LlamaWeights weights);
@@ -54,20 +62,29 @@ class LlamaModel {
   // tokens: [B, L] int64 on the weights' device. Returns the hidden states after the final norm,
   // [B, L, H]. Every position attends to itself and earlier positions only, so right padding
   // never changes the states of the real tokens before it.
-  at::Tensor hidden_states(const at::Tensor& tokens) const;
+  at::Tensor hidden_states(const at::Tensor& tokens) const { return hidden_states(tokens, nullptr); }
+  // The same, and keeps every layer's keys and values in `cache` when it is not null.
+  at::Tensor hidden_states(const at::Tensor& tokens, KVCache* cache) const;
+  // Continuations of cached rows. tokens: [R, Lq] int64, right-padded; row r continues cache row
+  // cache_rows[r] ([R] int64), whose first context_lengths[r] ([R] int64) positions are real (the
+  // rest is padding, never attended to). Token t of row r sits at position context_lengths[r] + t
+  // (RoPE, sliding window) and attends to the real cached positions and causally to its own row.
+  // Returns [R, Lq, H] after the final norm: what hidden_states would give for those tokens on
+  // the unpadded context ++ row.
+  at::Tensor continuation_hidden_states(const at::Tensor& tokens, const KVCache& cache, const at::Tensor& cache_rows,
+                                        const at::Tensor& context_lengths) const;
   // [..., H] -> [..., V] in the compute dtype.
   at::Tensor logits(const at::Tensor& hidden) const;
   at::Tensor forward(const at::Tensor& tokens) const { return logits(hidden_states(tokens)); }
 
   const ModelConfig& config() const { return config_; }
   const LlamaWeights& weights() const { return weights_; }
+  LlamaWeights& weights() { return weights_; }  // in-place edits (ablation); shapes must not change
 
  private:
-  struct Positions {  // per forward pass, shared by all layers
-    at::Tensor cos, sin;  // [L, hd] RoPE tables in the compute dtype
-    at::Tensor future;    // [L, L] bool, true where key position > query position
-  };
-  at::Tensor attention(const LlamaLayer& layer, const at::Tensor& x, const Positions& pos) const;
+  struct Pass;  // what the layers of one forward pass share (llama.cpp)
+  at::Tensor run_layers(at::Tensor x, const Pass& pass) const;
+  at::Tensor attention(int64_t layer_index, const LlamaLayer& layer, const at::Tensor& x, const Pass& pass) const;
   at::Tensor mlp(const LlamaLayer& layer, const at::Tensor& x) const;
 
   ModelConfig config_;

@@ -63,8 +63,13 @@ bool dtype_is_float(DType dtype) {
 }
 
 int64_t TensorInfo::numel() const {
+  // An empty tensor is valid whatever its other dimensions, and their product may overflow
+  // ([2^32, 2^32, 0]): it holds nothing, full stop. Without a zero the product cannot overflow,
+  // the parser checked it against the file size.
+  for (int64_t d : shape)
+    if (d == 0) return 0;
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;  // cannot overflow: validated against the file size on parse
+  for (int64_t d : shape) n *= d;
   return n;
 }
 

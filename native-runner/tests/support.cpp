@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -115,26 +116,59 @@ Weights tiny_llama_weights(const TinyLlamaSpec& s) {
   }
   add(random_tensor(rng, "model.norm.weight", {H}, 0.2f, 1.0f));
   if (!s.tie_word_embeddings) add(random_tensor(rng, "lm_head.weight", {V, H}, scale(H) * 2));
+  // family tensors from a generator of their own, so that a plain Llama keeps the weights above
+  Rng extra(s.seed ^ 0x9e3779b9u);
+  for (int64_t i = 0; i < s.num_hidden_layers; i++) {
+    const std::string p = "model.layers." + std::to_string(i) + ".self_attn.";
+    if (s.qkv_bias()) {
+      add(random_tensor(extra, p + "q_proj.bias", {q_dim}, 0.5f));
+      add(random_tensor(extra, p + "k_proj.bias", {kv_dim}, 0.5f));
+      add(random_tensor(extra, p + "v_proj.bias", {kv_dim}, 0.5f));
+    }
+    if (s.o_bias()) add(random_tensor(extra, p + "o_proj.bias", {H}, 0.5f));
+    if (s.qk_norm()) {
+      add(random_tensor(extra, p + "q_norm.weight", {hd}, 0.5f, 1.0f));
+      add(random_tensor(extra, p + "k_norm.weight", {hd}, 0.5f, 1.0f));
+    }
+  }
   return w;
 }
 
 json tiny_llama_config(const TinyLlamaSpec& s) {
-  return {{"architectures", {"LlamaForCausalLM"}},
-          {"model_type", "llama"},
-          {"vocab_size", s.vocab_size},
-          {"hidden_size", s.hidden_size},
-          {"intermediate_size", s.intermediate_size},
-          {"num_hidden_layers", s.num_hidden_layers},
-          {"num_attention_heads", s.num_attention_heads},
-          {"num_key_value_heads", s.num_key_value_heads},
-          {"rms_norm_eps", s.rms_norm_eps},
-          {"rope_theta", s.rope_theta},
-          {"tie_word_embeddings", s.tie_word_embeddings},
-          {"hidden_act", "silu"},
-          {"max_position_embeddings", 512},
-          {"bos_token_id", 256},
-          {"eos_token_id", 257},
-          {"torch_dtype", "float32"}};
+  const char* architecture = s.model_type == "mistral" ? "MistralForCausalLM"
+                             : s.model_type == "qwen2" ? "Qwen2ForCausalLM"
+                             : s.model_type == "qwen3" ? "Qwen3ForCausalLM"
+                                                       : "LlamaForCausalLM";
+  json c = {{"architectures", {architecture}},
+            {"model_type", s.model_type},
+            {"vocab_size", s.vocab_size},
+            {"hidden_size", s.hidden_size},
+            {"intermediate_size", s.intermediate_size},
+            {"num_hidden_layers", s.num_hidden_layers},
+            {"num_attention_heads", s.num_attention_heads},
+            {"num_key_value_heads", s.num_key_value_heads},
+            {"rms_norm_eps", s.rms_norm_eps},
+            {"rope_theta", s.rope_theta},
+            {"tie_word_embeddings", s.tie_word_embeddings},
+            {"hidden_act", "silu"},
+            {"max_position_embeddings", 512},
+            {"bos_token_id", 256},
+            {"eos_token_id", 257},
+            {"torch_dtype", "float32"}};
+  if (s.explicit_head_dim > 0 || s.model_type == "qwen3") c["head_dim"] = s.head_dim();
+  const json window = s.sliding_window > 0 ? json(s.sliding_window) : json(nullptr);
+  if (s.model_type == "llama") {
+    c["attention_bias"] = s.attention_bias;
+    c["mlp_bias"] = false;
+  } else if (s.model_type == "mistral") {
+    c["sliding_window"] = window;
+  } else if (s.model_type == "qwen2" || s.model_type == "qwen3") {
+    if (s.model_type == "qwen3") c["attention_bias"] = s.attention_bias;
+    c["use_sliding_window"] = s.use_sliding_window;
+    c["sliding_window"] = window;
+    c["max_window_layers"] = s.max_window_layers;
+  }
+  return c;
 }
 
 Weights write_tiny_llama(const std::string& dir, const TinyLlamaSpec& spec) {
@@ -192,6 +226,17 @@ std::vector<std::vector<double>> reference_logprobs(const TinyLlamaSpec& s, cons
   const int64_t L = static_cast<int64_t>(tokens.size()), H = s.hidden_size, hd = s.head_dim();
   const int64_t heads = s.num_attention_heads, kv_heads = s.num_key_value_heads, n_rep = heads / kv_heads;
   auto W = [&](const std::string& name) -> const F32Tensor& { return w.at(name); };
+  auto add_bias = [](Vec& y, const F32Tensor& b) {
+    for (size_t i = 0; i < y.size(); i++) y[i] += b.values[i];
+  };
+  // Qwen3's q/k norm: RMSNorm over each head's hd values with one [hd] weight shared by the heads
+  auto norm_heads = [&](Vec& y, int64_t n_heads, const F32Tensor& weight) {
+    for (int64_t h = 0; h < n_heads; h++) {
+      Vec head(y.begin() + h * hd, y.begin() + (h + 1) * hd);
+      head = rms_norm(head, weight, s.rms_norm_eps);
+      std::copy(head.begin(), head.end(), y.begin() + h * hd);
+    }
+  };
 
   std::vector<Vec> x(static_cast<size_t>(L));
   for (int64_t t = 0; t < L; t++) {
@@ -200,33 +245,46 @@ std::vector<std::vector<double>> reference_logprobs(const TinyLlamaSpec& s, cons
   }
   for (int64_t layer = 0; layer < s.num_hidden_layers; layer++) {
     const std::string p = "model.layers." + std::to_string(layer) + ".";
+    const int64_t window = s.window_of_layer(layer);
     std::vector<Vec> q(L), k(L), v(L);
     for (int64_t t = 0; t < L; t++) {
       Vec h = rms_norm(x[t], W(p + "input_layernorm.weight"), s.rms_norm_eps);
       q[t] = matvec(W(p + "self_attn.q_proj.weight"), h);
       k[t] = matvec(W(p + "self_attn.k_proj.weight"), h);
       v[t] = matvec(W(p + "self_attn.v_proj.weight"), h);
+      if (s.qkv_bias()) {
+        add_bias(q[t], W(p + "self_attn.q_proj.bias"));
+        add_bias(k[t], W(p + "self_attn.k_proj.bias"));
+        add_bias(v[t], W(p + "self_attn.v_proj.bias"));
+      }
+      if (s.qk_norm()) {
+        norm_heads(q[t], heads, W(p + "self_attn.q_norm.weight"));
+        norm_heads(k[t], kv_heads, W(p + "self_attn.k_norm.weight"));
+      }
       rope(q[t], heads, hd, t, s.rope_theta);
       rope(k[t], kv_heads, hd, t, s.rope_theta);
     }
     for (int64_t t = 0; t < L; t++) {
+      // keys t - window < j <= t with a sliding window, 0 <= j <= t without
+      const int64_t first = window > 0 ? std::max<int64_t>(0, t - window + 1) : 0;
       Vec att(static_cast<size_t>(heads * hd), 0.0);
       for (int64_t h = 0; h < heads; h++) {
         const int64_t g = h / n_rep;  // the kv head this query head reads
-        Vec score(static_cast<size_t>(t + 1));
+        Vec score(static_cast<size_t>(t + 1 - first));
         double mx = -1e300;
-        for (int64_t j = 0; j <= t; j++) {
+        for (int64_t j = first; j <= t; j++) {
           double dot = 0;
           for (int64_t d = 0; d < hd; d++) dot += q[t][h * hd + d] * k[j][g * hd + d];
-          score[j] = dot / std::sqrt(static_cast<double>(hd));
-          mx = std::max(mx, score[j]);
+          score[j - first] = dot / std::sqrt(static_cast<double>(hd));
+          mx = std::max(mx, score[j - first]);
         }
         double z = 0;
         for (double& sc : score) z += (sc = std::exp(sc - mx));
-        for (int64_t j = 0; j <= t; j++)
-          for (int64_t d = 0; d < hd; d++) att[h * hd + d] += score[j] / z * v[j][g * hd + d];
+        for (int64_t j = first; j <= t; j++)
+          for (int64_t d = 0; d < hd; d++) att[h * hd + d] += score[j - first] / z * v[j][g * hd + d];
       }
       Vec o = matvec(W(p + "self_attn.o_proj.weight"), att);
+      if (s.o_bias()) add_bias(o, W(p + "self_attn.o_proj.bias"));
       for (int64_t i = 0; i < H; i++) x[t][i] += o[i];
       Vec h = rms_norm(x[t], W(p + "post_attention_layernorm.weight"), s.rms_norm_eps);
       Vec gate = matvec(W(p + "mlp.gate_proj.weight"), h), up = matvec(W(p + "mlp.up_proj.weight"), h);

@@ -41,6 +41,9 @@ struct F32Tensor {
 // A well-formed F32 safetensors file: tensors laid out in the given order.
 std::string safetensors_bytes(const std::vector<F32Tensor>& tensors);
 
+// A tiny model of one of the four families. The fields up to seed hold for every family; the
+// ones after it are the family switches as config.json states them, and the methods below say
+// what each family makes of them (transformers' rules, written here independently of config.cpp).
 struct TinyLlamaSpec {
   int64_t vocab_size = 258;  // bytes 0..255, 256 = BOS, 257 = EOS (as the TypeScript side makes them)
   int64_t hidden_size = 32;
@@ -52,7 +55,25 @@ struct TinyLlamaSpec {
   double rope_theta = 10000.0;
   bool tie_word_embeddings = false;
   uint32_t seed = 1234;
-  int64_t head_dim() const { return hidden_size / num_attention_heads; }
+
+  std::string model_type = "llama";  // llama | mistral | qwen2 | qwen3
+  int64_t explicit_head_dim = 0;     // > 0: written as head_dim (qwen3 always writes head_dim())
+  bool attention_bias = false;       // llama, qwen3: bias on q/k/v/o (mistral: ignored; qwen2: not read)
+  int64_t sliding_window = 0;        // mistral, qwen2, qwen3; 0 is written as null
+  bool use_sliding_window = false;   // qwen2, qwen3
+  int64_t max_window_layers = 0;     // qwen2, qwen3: the first layer with the window
+
+  int64_t head_dim() const { return explicit_head_dim > 0 ? explicit_head_dim : hidden_size / num_attention_heads; }
+  bool qkv_bias() const { return model_type == "qwen2" || (attention_bias && (model_type == "llama" || model_type == "qwen3")); }
+  bool o_bias() const { return attention_bias && (model_type == "llama" || model_type == "qwen3"); }
+  bool qk_norm() const { return model_type == "qwen3"; }
+  // 0: full causal attention; otherwise query i sees key j when i - window < j <= i
+  int64_t window_of_layer(int64_t layer) const {
+    if (model_type == "mistral") return sliding_window;
+    if (model_type == "qwen2" || model_type == "qwen3")
+      return use_sliding_window && layer >= max_window_layers ? sliding_window : 0;
+    return 0;
+  }
 };
 
 using Weights = std::map<std::string, F32Tensor>;
@@ -65,7 +86,8 @@ nlohmann::json tiny_llama_config(const TinyLlamaSpec& spec);
 Weights write_tiny_llama(const std::string& dir, const TinyLlamaSpec& spec = {});
 
 // Log-probabilities of the next token at every position, by a float64 loop implementation of the
-// Hugging Face Llama forward pass written independently of ATen: [position][token].
+// Hugging Face Llama/Mistral/Qwen2/Qwen3 forward pass written independently of ATen:
+// [position][token]. Covers the spec's switches: q/k/v and o biases, q/k norm, sliding window.
 std::vector<std::vector<double>> reference_logprobs(const TinyLlamaSpec& spec, const Weights& weights,
                                                     const std::vector<int64_t>& tokens);
 

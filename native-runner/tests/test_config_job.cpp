@@ -45,8 +45,166 @@ TEST(Config, ReadsLlamaFieldsAndDefaults) {
 
 TEST(Config, RefusesOtherModelTypesByName) {
   json j = llama_config();
-  j["model_type"] = "mistral";
-  expect_error([&] { parse_model_config(j.dump(), "config.json"); }, ErrorCode::bad_model, {"config.json", "'mistral'"});
+  j["model_type"] = "gpt2";
+  expect_error([&] { parse_model_config(j.dump(), "config.json"); }, ErrorCode::bad_model,
+               {"config.json", "'gpt2'", "llama, mistral, qwen2, qwen3"});
+}
+
+json family_config(const std::string& type) {
+  test::TinyLlamaSpec spec;
+  spec.model_type = type;
+  return test::tiny_llama_config(spec);
+}
+
+ModelConfig parse(const json& j) { return parse_model_config(j.dump(), "config.json"); }
+
+TEST(Config, LlamaIgnoresWindowFieldsAndReadsItsBiases) {
+  json j = llama_config();
+  j["sliding_window"] = 4;  // not a LlamaConfig field
+  j["use_sliding_window"] = true;
+  j["attention_bias"] = true;
+  ModelConfig c = parse(j);
+  EXPECT_EQ(c.sliding_window, 0);
+  EXPECT_TRUE(c.qkv_bias && c.o_bias);
+  EXPECT_FALSE(c.mlp_bias || c.qk_norm);
+  EXPECT_DOUBLE_EQ(c.rms_norm_eps, 1e-5);  // as written
+  j.erase("rms_norm_eps");
+  EXPECT_DOUBLE_EQ(parse(j).rms_norm_eps, 1e-6);
+}
+
+TEST(Config, MistralDefaults) {
+  json j = family_config("mistral");
+  ModelConfig c = parse(j);  // sliding_window: null
+  EXPECT_EQ(c.model_type, "mistral");
+  EXPECT_EQ(c.sliding_window, 0);
+  EXPECT_FALSE(c.qkv_bias || c.o_bias || c.mlp_bias || c.qk_norm);
+  j["attention_bias"] = true;  // MistralAttention has no bias whatever the config says
+  j["mlp_bias"] = true;
+  j["sliding_window"] = 4096;
+  c = parse(j);
+  EXPECT_FALSE(c.qkv_bias || c.o_bias || c.mlp_bias);
+  EXPECT_EQ(c.sliding_window, 4096);
+  EXPECT_TRUE(c.sliding_layers.empty());  // every layer
+  EXPECT_EQ(c.window_of_layer(0), 4096);
+  EXPECT_EQ(c.window_of_layer(1), 4096);
+  j.erase("sliding_window");  // MistralConfig's default: 4096
+  EXPECT_EQ(parse(j).sliding_window, 4096);
+  j.erase("rope_theta");
+  j.erase("rms_norm_eps");
+  j.erase("tie_word_embeddings");
+  c = parse(j);
+  EXPECT_DOUBLE_EQ(c.rope_theta, 10000.0);
+  EXPECT_DOUBLE_EQ(c.rms_norm_eps, 1e-6);
+  EXPECT_FALSE(c.tie_word_embeddings);
+  // num_key_value_heads: absent is MistralConfig's 8, null is num_attention_heads
+  j["num_attention_heads"] = 16;
+  j["hidden_size"] = 64;
+  j.erase("num_key_value_heads");
+  EXPECT_EQ(parse(j).num_key_value_heads, 8);
+  j["num_key_value_heads"] = nullptr;
+  EXPECT_EQ(parse(j).num_key_value_heads, 16);
+}
+
+TEST(Config, Qwen2Defaults) {
+  json j = family_config("qwen2");
+  ModelConfig c = parse(j);
+  EXPECT_TRUE(c.qkv_bias);  // q/k/v always biased, o_proj never
+  EXPECT_FALSE(c.o_bias || c.mlp_bias || c.qk_norm);
+  EXPECT_EQ(c.head_dim, 8);
+  j["attention_bias"] = false;  // not a Qwen2 field
+  EXPECT_TRUE(parse(j).qkv_bias);
+
+  // the window needs use_sliding_window, and then applies from layer max_window_layers on
+  j["sliding_window"] = 16;
+  j["max_window_layers"] = 1;
+  EXPECT_EQ(parse(j).sliding_window, 0);
+  j["use_sliding_window"] = true;
+  c = parse(j);
+  EXPECT_EQ(c.sliding_window, 16);
+  EXPECT_EQ(c.window_of_layer(0), 0);
+  EXPECT_EQ(c.window_of_layer(1), 16);
+  j["max_window_layers"] = 0;
+  c = parse(j);
+  EXPECT_EQ(c.window_of_layer(0), 16);
+  EXPECT_EQ(c.window_of_layer(1), 16);
+  j.erase("max_window_layers");  // default 28: none of the 2 layers
+  EXPECT_EQ(parse(j).sliding_window, 0);
+  j["sliding_window"] = nullptr;
+  j["max_window_layers"] = 0;
+  EXPECT_EQ(parse(j).sliding_window, 0);
+  j.erase("sliding_window");  // default 4096
+  EXPECT_EQ(parse(j).sliding_window, 4096);
+
+  // layer_types (transformers >= 4.53) decide which layers slide when present
+  j["layer_types"] = {"sliding_attention", "full_attention"};
+  c = parse(j);
+  EXPECT_EQ(c.window_of_layer(0), 4096);
+  EXPECT_EQ(c.window_of_layer(1), 0);
+  j["layer_types"] = {"sliding_attention", "chunked_attention"};
+  expect_error([&] { parse(j); }, ErrorCode::bad_model, {"'layer_types'", "chunked_attention"});
+  j["layer_types"] = {"sliding_attention"};
+  expect_error([&] { parse(j); }, ErrorCode::bad_model, {"'layer_types'", "num_hidden_layers"});
+
+  // num_key_value_heads absent: Qwen2Config's 32, which 4 heads cannot use
+  j = family_config("qwen2");
+  j.erase("num_key_value_heads");
+  expect_error([&] { parse(j); }, ErrorCode::bad_model, {"'num_key_value_heads'", "default 32"});
+  j["num_attention_heads"] = 32;
+  j["hidden_size"] = 256;
+  EXPECT_EQ(parse(j).num_key_value_heads, 32);
+}
+
+TEST(Config, Qwen3Defaults) {
+  json j = family_config("qwen3");
+  ModelConfig c = parse(j);
+  EXPECT_TRUE(c.qk_norm);
+  EXPECT_FALSE(c.qkv_bias || c.o_bias || c.mlp_bias);
+  EXPECT_EQ(c.sliding_window, 0);
+  j["attention_bias"] = true;
+  c = parse(j);
+  EXPECT_TRUE(c.qkv_bias && c.o_bias);
+  j.erase("head_dim");  // Qwen3Config's default, not hidden_size / num_attention_heads
+  EXPECT_EQ(parse(j).head_dim, 128);
+  j["head_dim"] = 16;
+  EXPECT_EQ(parse(j).head_dim, 16);
+  j.erase("rms_norm_eps");
+  EXPECT_DOUBLE_EQ(parse(j).rms_norm_eps, 1e-6);
+  j["use_sliding_window"] = true;
+  j["sliding_window"] = 8;
+  j["max_window_layers"] = 1;
+  c = parse(j);
+  EXPECT_EQ(c.window_of_layer(0), 0);
+  EXPECT_EQ(c.window_of_layer(1), 8);
+}
+
+TEST(Config, EveryFamilyReadsRopeScaling) {
+  for (const char* type : {"mistral", "qwen2", "qwen3"}) {
+    json j = family_config(type);
+    j["rope_theta"] = 500000.0;
+    j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
+                         {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 8192}};
+    ModelConfig c = parse(j);
+    EXPECT_DOUBLE_EQ(c.rope_theta, 500000.0) << type;
+    EXPECT_EQ(c.rope_scaling.type, RopeType::llama3) << type;
+    j["rope_scaling"] = {{"type", "yarn"}, {"factor", 4.0}};
+    expect_error([&] { parse(j); }, ErrorCode::bad_model, {"'yarn'"});
+  }
+}
+
+TEST(Config, BadWindowFieldsAreNamed) {
+  for (const char* type : {"mistral", "qwen2", "qwen3"}) {
+    for (json bad : {json("4096"), json(0), json(-1), json(4096.5), json(true), json::array({4096})}) {
+      json j = family_config(type);
+      j["sliding_window"] = bad;
+      expect_error([&] { parse(j); }, ErrorCode::bad_model, {"'sliding_window'", "positive integer or null"});
+    }
+  }
+  json j = family_config("qwen2");
+  j["max_window_layers"] = -1;
+  expect_error([&] { parse(j); }, ErrorCode::bad_model, {"'max_window_layers'"});
+  j = family_config("qwen3");
+  j["use_sliding_window"] = "yes";
+  expect_error([&] { parse(j); }, ErrorCode::bad_model, {"'use_sliding_window'"});
 }
 
 TEST(Config, NamesMissingAndMistypedFields) {

@@ -2,7 +2,10 @@
 // SafetensorsError naming the file and the tensor at fault.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <exception>
+#include <filesystem>
 #include <random>
 
 #include "errors.h"
@@ -52,6 +55,16 @@ TEST(Safetensors, AcceptsEmptyTensorsHalfTypesAndPadding) {
   ASSERT_EQ(h.tensors.size(), 3u);
   EXPECT_EQ(h.find("e")->numel(), 0);
   EXPECT_EQ(h.find("b")->numel(), 1);  // a scalar
+}
+
+// Found by review while fuzzing: the parser accepts an empty tensor whatever its other dimensions
+// (as it must), but numel() multiplied them first, overflowing int64 (UB) before meeting the 0.
+TEST(Safetensors, EmptyTensorWithHugeDimensionsHasNoElements) {
+  SafetensorsHeader h =
+      parse(safetensors_bytes(R"({"w":{"dtype":"F32","shape":[4294967296,4294967296,0],"data_offsets":[0,0]}})", ""));
+  ASSERT_EQ(h.tensors.size(), 1u);
+  EXPECT_EQ(h.tensors[0].numel(), 0);
+  EXPECT_EQ(h.tensors[0].shape, (std::vector<int64_t>{4294967296, 4294967296, 0}));
 }
 
 // --- malformed files ------------------------------------------------------
@@ -192,6 +205,45 @@ TEST(Safetensors, SurvivesRandomCorruption) {
     }
   }
   EXPECT_GT(rejected, 1000);
+}
+
+// Replays the libFuzzer corpus (native-runner/fuzz/corpus, see fuzz/README.md) with the g++ build,
+// so CI, which has no clang, still checks every input the fuzzer found interesting: each must end
+// in a header whose tensors lie inside the buffer, or in a SafetensorsError, as in the harness.
+#ifndef BPROF_FUZZ_CORPUS_DIR
+#error "BPROF_FUZZ_CORPUS_DIR must name native-runner/fuzz/corpus (a compile definition in CMakeLists.txt)"
+#endif
+TEST(Safetensors, FuzzCorpusReplays) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(BPROF_FUZZ_CORPUS_DIR))
+    if (entry.is_regular_file()) files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  ASSERT_GE(files.size(), 20u) << "fuzz corpus missing or nearly empty: " << BPROF_FUZZ_CORPUS_DIR;
+
+  size_t accepted = 0, rejected = 0;
+  for (const auto& path : files) {
+    SCOPED_TRACE(path);
+    const std::string bytes = test::read_file(path);
+    try {
+      SafetensorsHeader h = parse(bytes);
+      accepted++;
+      EXPECT_LE(h.data_start, bytes.size());
+      EXPECT_EQ(h.data_start + h.data_size, bytes.size());
+      for (const auto& t : h.tensors) {
+        EXPECT_LE(t.begin, t.end) << t.name;
+        EXPECT_LE(h.data_start + t.end, bytes.size()) << t.name;
+        EXPECT_EQ(static_cast<uint64_t>(t.numel()) * dtype_size(t.dtype), t.end - t.begin) << t.name;
+      }
+    } catch (const SafetensorsError&) {
+      rejected++;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "threw something other than SafetensorsError: " << e.what();
+    } catch (...) {
+      ADD_FAILURE() << "threw a non-std exception";
+    }
+  }
+  EXPECT_EQ(accepted + rejected, files.size());
 }
 
 }  // namespace

@@ -1,19 +1,27 @@
 // bprof: the headless face of Benchmark Profiler. Same core as the extension.
+import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { loadProfile } from "../core/config/load";
+import { parseConfig } from "../core/config/parse";
 import { makeTinyProject } from "../core/demo/tinyProject";
 import { errorsOf, formatDiagnostic } from "../core/diagnostics";
 import { RunnerError } from "../core/launch/local";
 import { resolveRunnerPath } from "../core/launch/runner";
-import { runProfile } from "../core/run";
+import { isDirectory } from "../core/fsutil";
+import { ResumeError, resumeRun, runProfile, type RunOptions, type RunOutcome } from "../core/run";
+import { formatAisTables } from "./aisTable";
 import { progressView } from "./progress";
 
 const USAGE = `usage: bprof <command> [options]
 
 commands:
   validate <config.bprof.yaml>   check a config and everything it names
-  run <config.bprof.yaml>        profile: score the benchmarks with bprof-runner
+  run <config.bprof.yaml>        profile: score the benchmarks with bprof-runner and, when the
+                                 config has abilities, ablate them and report AIS
+  run --resume <run-dir-or-id> [config.bprof.yaml]
+                                 finish an interrupted run in its folder (an id is looked up in
+                                 the config's output folder, else in ./.bprof/runs)
   demo [--dir DIR]               make the tiny demo project and run it
 
 options:
@@ -28,7 +36,7 @@ async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { runner: { type: "string" }, dir: { type: "string" }, help: { type: "boolean", short: "h" } },
+    options: { runner: { type: "string" }, dir: { type: "string" }, resume: { type: "string" }, help: { type: "boolean", short: "h" } },
   });
   const [command, target] = positionals;
   if (values.help || !command) {
@@ -39,6 +47,7 @@ async function main(argv: string[]): Promise<number> {
     case "validate":
       return target ? validate(target) : usageError("validate needs a config file");
     case "run":
+      if (values.resume !== undefined) return resume(values.resume, target, values.runner);
       return target ? run(target, values.runner) : usageError("run needs a config file");
     case "demo":
       return demo(values.dir ?? path.join(process.cwd(), ".bprof", "demo"), values.runner);
@@ -64,17 +73,53 @@ async function run(configFile: string, runner?: string): Promise<number> {
   const { profile, diagnostics } = await loadProfile(configFile, { forRun: true });
   for (const d of diagnostics) process.stderr.write(formatDiagnostic(d) + "\n");
   if (!profile) return EXIT.badInput;
+  return withRunner(runner, (options) => runProfile(profile, options));
+}
 
+async function resume(ref: string, configFile: string | undefined, runner?: string): Promise<number> {
+  const runDir = await resolveRunDir(ref, configFile);
+  if (!runDir) {
+    process.stderr.write(`bprof: no run folder \`${ref}\`${configFile ? ` in the output folder of ${configFile}` : " (give a run folder, or the config whose runs hold it)"}\n`);
+    return EXIT.badInput;
+  }
+  process.stderr.write(`resuming ${runDir}\n`);
+  return withRunner(runner, (options) => resumeRun(runDir, options));
+}
+
+/** A run folder from a path, or from a run id under the config's output folder (else ./.bprof). */
+async function resolveRunDir(ref: string, configFile?: string): Promise<string | undefined> {
+  if (await isDirectory(ref)) return path.resolve(ref);
+  if (ref.includes("/") || ref.includes(path.sep)) return undefined;
+  let output = path.resolve(".bprof");
+  if (configFile) {
+    const file = path.resolve(configFile);
+    const text = await fs.readFile(file, "utf8").catch(() => undefined);
+    const config = text === undefined ? undefined : parseConfig(text, file).config;
+    output = path.resolve(path.dirname(file), config?.output ?? ".bprof");
+  }
+  const dir = path.join(output, "runs", ref);
+  return (await isDirectory(dir)) ? dir : undefined;
+}
+
+async function withRunner(runner: string | undefined, start: (options: RunOptions) => Promise<RunOutcome>): Promise<number> {
   const view = progressView();
+  let runDir: string | undefined;
   const abort = new AbortController();
   const onSignal = () => abort.abort();
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   try {
-    const outcome = await runProfile(profile, {
+    const outcome = await start({
       runnerPath: resolveRunnerPath(runner, __dirname),
       onProgress: (p) => view.update(p),
-      onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
+      onVariant: (v) => view.variant(v),
+      onWarning: (m) => {
+        view.interrupt();
+        process.stderr.write(`warning: ${m}\n`);
+      },
+      onRunFolder: (dir) => {
+        runDir = dir;
+      },
       signal: abort.signal,
     });
     view.done();
@@ -83,13 +128,22 @@ async function run(configFile: string, runner?: string): Promise<number> {
         process.stdout.write(`${model.name}  ${b.name}  acc ${b.acc.toFixed(4)}  acc_norm ${b.acc_norm.toFixed(4)}  chance ${b.chance.toFixed(4)}  (${b.items} items)\n`);
       }
     }
+    for (const model of outcome.results.models) {
+      const tables = formatAisTables(model);
+      if (tables) process.stdout.write(`\n${tables}`);
+    }
     process.stdout.write(`run ${outcome.runId}: ${outcome.resultsFile}\n`);
     return EXIT.ok;
   } catch (e) {
     view.done();
     if (e instanceof RunnerError) {
       process.stderr.write(`bprof: ${e.code}: ${e.message}\n`);
+      if (runDir && (e.code === "cancelled" || e.code === "resources")) process.stderr.write(`resume with: bprof run --resume ${runDir}\n`);
       return e.code === "cancelled" ? EXIT.cancelled : e.exitCode === 2 ? EXIT.badInput : EXIT.failed;
+    }
+    if (e instanceof ResumeError) {
+      process.stderr.write(`bprof: ${e.message}\n`);
+      return EXIT.badInput;
     }
     throw e;
   } finally {

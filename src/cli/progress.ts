@@ -1,13 +1,27 @@
 // Progress for humans: a redrawn bar on a terminal, a plain line per step change in logs and CI.
-import type { RunProgress } from "../core/run";
+import type { RunProgress, VariantDone } from "../core/run";
 
 export interface ProgressView {
   update(progress: RunProgress): void;
+  /** A variant's scores are on disk. */
+  variant(variant: VariantDone): void;
+  /** Something else is about to be written to the stream: end the bar's line first. */
+  interrupt(): void;
   done(): void;
 }
 
 export function progressView(stream: NodeJS.WriteStream = process.stderr): ProgressView {
   return stream.isTTY ? new TerminalBar(stream) : new PlainLines(stream);
+}
+
+/** `importance (Quantitative Reasoning)` in the importance phase, the phase alone otherwise. */
+export function phaseLabel(p: RunProgress): string {
+  return p.ability === undefined ? p.phase : `${p.phase} (${p.ability})`;
+}
+
+export function variantLabel(v: VariantDone): string {
+  const what = v.ability === null ? "random control" : `${v.ability} ${v.selection}`;
+  return `variant ${what} k=${v.k} n=${v.n}${v.resumed ? " (resumed)" : ""}`;
 }
 
 class TerminalBar implements ProgressView {
@@ -17,8 +31,14 @@ class TerminalBar implements ProgressView {
     const width = 30;
     const filled = p.total > 0 ? Math.round((p.done / p.total) * width) : 0;
     const bar = "#".repeat(filled) + "-".repeat(width - filled);
-    this.stream.write(`\r${p.model} ${p.phase.padEnd(6)} [${bar}] ${p.done}/${p.total}\x1b[K`);
+    this.stream.write(`\r${p.model} ${phaseLabel(p).padEnd(10)} [${bar}] ${p.done}/${p.total}\x1b[K`);
     this.drawn = true;
+  }
+  variant(): void {
+    // The bar of the `variants` phase already counts them.
+  }
+  interrupt(): void {
+    this.done();
   }
   done(): void {
     if (this.drawn) this.stream.write("\n");
@@ -31,11 +51,15 @@ class PlainLines implements ProgressView {
   private lastDecile = -1;
   constructor(private readonly stream: NodeJS.WriteStream) {}
   update(p: RunProgress): void {
-    const key = `${p.model}/${p.phase}`;
+    const key = `${p.model}/${phaseLabel(p)}`;
     const decile = p.total > 0 ? Math.floor((p.done / p.total) * 10) : 0;
     if (key === this.lastKey && decile === this.lastDecile) return;
     [this.lastKey, this.lastDecile] = [key, decile];
-    this.stream.write(`${p.model} ${p.phase} ${p.done}/${p.total}\n`);
+    this.stream.write(`${p.model} ${phaseLabel(p)} ${p.done}/${p.total}\n`);
   }
+  variant(v: VariantDone): void {
+    this.stream.write(`${v.model} ${variantLabel(v)}\n`);
+  }
+  interrupt(): void {}
   done(): void {}
 }

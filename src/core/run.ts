@@ -1,26 +1,48 @@
 // One run of a profile: compile jobs, launch the runner per model, turn its scores into results.
+// A config without abilities runs `score` (baseline accuracies); with abilities, `profile`
+// (importance, ranking, ablation, AIS). A run folder can be resumed: the same job goes to the
+// runner with the same --out, and the runner reads back what it already finished.
 import { createWriteStream, promises as fs } from "node:fs";
 import * as path from "node:path";
-import { benchmarkAccuracy, scoreItem, type ChoiceScore, type ScoredItem } from "./analysis/accuracy";
-import type { Profile } from "./config/load";
+import { loadProfile, type Profile, type ResolvedModel } from "./config/load";
+import type { Selection } from "./config/types";
+import { errorsOf, formatDiagnostic } from "./diagnostics";
 import { writeJsonAtomic } from "./fsutil";
 import type { RunnerEvent } from "./launch/events";
 import { runLocal } from "./launch/local";
-import { compileScoreJob, itemId } from "./plan/job";
+import { readParameterCount } from "./model/parameters";
+import { compileProfileJob, compileScoreJob, type AbilityRef, type ItemRef } from "./plan/job";
 import { loadTokenizer } from "./prompts/tokenize";
-import { createRunFolder, RESULTS_SCHEMA_VERSION, writeJsonl, writeResults, type Results } from "./results/store";
+import { baselineAccuracies, readProfileOutput, readRunnerScores, scoredItems } from "./results/profile";
+import { createRunFolder, openRunFolder, RESULTS_SCHEMA_VERSION, writeJsonl, writeResults, type ModelResults, type Results, type RunFolder, type RunManifest } from "./results/store";
 
 export interface RunProgress {
   model: string;
   phase: string;
   done: number;
   total: number;
+  /** The ability's name, in the `importance` phase. */
+  ability?: string;
+}
+
+export interface VariantDone {
+  model: string;
+  /** The ability's name; null for the random control. */
+  ability: string | null;
+  selection: Selection;
+  k: number;
+  n: number;
+  /** Read back from an earlier, interrupted run of the same job. */
+  resumed: boolean;
 }
 
 export interface RunOptions {
   runnerPath: string;
   onProgress?: (progress: RunProgress) => void;
+  onVariant?: (variant: VariantDone) => void;
   onWarning?: (message: string) => void;
+  /** The run's folder, as soon as it exists (to say how to resume a run that stops). */
+  onRunFolder?: (dir: string) => void;
   signal?: AbortSignal;
 }
 
@@ -33,12 +55,39 @@ export interface RunOutcome {
 }
 
 export async function runProfile(profile: Profile, options: RunOptions): Promise<RunOutcome> {
-  const run = await createRunFolder(profile.outputDir, profile.configText);
+  const run = await createRunFolder(profile.outputDir, profile.configText, profile.configFile);
+  return runInFolder(profile, run, options, false);
+}
+
+/**
+ * Resumes a run folder: its config snapshot is loaded as if it stood where the config was (so
+ * relative paths mean what they meant), every model's job is compiled again and must equal the
+ * job.json on disk byte for byte, and the runner is started on the same --out.
+ */
+export async function resumeRun(runDir: string, options: RunOptions): Promise<RunOutcome> {
+  const run = await openRunFolder(runDir).catch((e: Error) => {
+    throw new ResumeError(e.message);
+  });
+  const { profile, diagnostics } = await loadProfile(run.manifest.config_file, { text: run.configText, forRun: true });
+  if (!profile) {
+    const errors = errorsOf(diagnostics).map(formatDiagnostic).slice(0, 5).join("\n");
+    throw new ResumeError(`the run's config (${run.manifest.config_file}, snapshot in ${run.dir}) no longer loads:\n${errors}`);
+  }
+  return runInFolder(profile, run, options, true);
+}
+
+/** A run folder that cannot be resumed, with the reason. */
+export class ResumeError extends Error {
+  override name = "ResumeError";
+}
+
+async function runInFolder(profile: Profile, run: RunFolder & { manifest: RunManifest }, options: RunOptions, resume: boolean): Promise<RunOutcome> {
+  options.onRunFolder?.(run.dir);
   const results: Results = {
     schema: "bprof.results",
     schema_version: RESULTS_SCHEMA_VERSION,
     run_id: run.id,
-    created: new Date().toISOString(),
+    created: run.manifest.created,
     config_file: profile.configFile,
     models: [],
   };
@@ -46,56 +95,95 @@ export async function runProfile(profile: Profile, options: RunOptions): Promise
   for (const model of profile.models) {
     const dir = run.modelDir(model.name);
     const tokenizer = await loadTokenizer(model.path);
-    const { job, refs } = compileScoreJob(model, profile.benchmarks, tokenizer, profile.device);
+    const plan = profile.ablation && profile.abilities.length > 0 ? { abilities: profile.abilities, ablation: profile.ablation, seed: profile.seed } : undefined;
+    const compiled = plan
+      ? compileProfileJob(model, profile.benchmarks, plan, tokenizer, profile.device)
+      : { ...compileScoreJob(model, profile.benchmarks, tokenizer, profile.device), abilities: [] as AbilityRef[] };
     const jobFile = path.join(dir, "job.json");
-    await writeJsonAtomic(jobFile, job);
+    await writeJob(jobFile, compiled.job, resume, model);
 
     const outDir = path.join(dir, "runner");
-    const eventLog = createWriteStream(path.join(dir, "events.jsonl"));
+    const nameOf = new Map(compiled.abilities.map((a) => [a.id, a.name]));
+    const eventLog = createWriteStream(path.join(dir, "events.jsonl"), { flags: resume ? "a" : "w" });
     const onEvent = (event: RunnerEvent) => {
       eventLog.write(JSON.stringify(event) + "\n");
       if (event.type === "start") results.runner_version = event.runner_version;
-      if (event.type === "progress") options.onProgress?.({ model: model.name, phase: event.phase, done: event.done, total: event.total });
+      if (event.type === "progress") {
+        const ability = event.ability === undefined ? undefined : (nameOf.get(event.ability) ?? event.ability);
+        options.onProgress?.({ model: model.name, phase: event.phase, done: event.done, total: event.total, ...(ability !== undefined ? { ability } : {}) });
+      }
+      if (event.type === "variant") {
+        const ability = event.ability === null ? null : (nameOf.get(event.ability) ?? event.ability);
+        options.onVariant?.({ model: model.name, ability, selection: event.selection, k: event.k, n: event.n, resumed: event.resumed === true });
+      }
       if (event.type === "warning") options.onWarning?.(event.message);
     };
     try {
-      await runLocal({ runnerPath: options.runnerPath, subcommand: "score", jobFile, outDir, onEvent, ...(profile.threads ? { threads: profile.threads } : {}), ...(options.signal ? { signal: options.signal } : {}) });
+      await runLocal({
+        runnerPath: options.runnerPath, subcommand: compiled.job.subcommand, jobFile, outDir, onEvent,
+        ...(profile.threads ? { threads: profile.threads } : {}), ...(options.signal ? { signal: options.signal } : {}),
+      });
     } finally {
       await new Promise((resolve) => eventLog.end(resolve));
     }
 
-    const scores = await readScores(path.join(outDir, "scores.jsonl"));
-    const itemsById = new Map(profile.benchmarks.flatMap((b) => b.task.items.map((i) => [itemId(b.name, i.index), i] as const)));
-    const items: ScoredItem[] = refs.map((ref) => {
-      const item = itemsById.get(ref.id);
-      if (item?.kind !== "multiple_choice") throw new Error(`${ref.id} is not a multiple-choice item`);
-      const choices = scores.get(ref.id);
-      if (!choices || choices.length !== item.choices.length) throw new Error(`runner scores for ${ref.id} are missing or incomplete`);
-      return scoreItem(ref.benchmark, ref.index, item.target, item.choices, choices);
-    });
-    await writeJsonl(path.join(dir, "items.jsonl"), items);
-    itemCount += items.length;
-    results.models.push({
-      name: model.name,
-      path: model.path,
-      dtype: model.dtype,
-      benchmarks: profile.benchmarks.map((b) => ({
-        name: b.name,
-        task_file: b.task.file,
-        ...benchmarkAccuracy(items.filter((i) => i.benchmark === b.name)),
-      })),
-    });
+    const entry = plan
+      ? await profileResults(profile, model, dir, outDir, compiled.refs, compiled.abilities, options)
+      : await scoreResults(profile, model, dir, outDir, compiled.refs);
+    itemCount += entry.items;
+    results.models.push(entry.model);
   }
   const resultsFile = await writeResults(run, results);
   return { runId: run.id, runDir: run.dir, resultsFile, results, itemCount };
 }
 
-async function readScores(file: string): Promise<Map<string, ChoiceScore[]>> {
-  const scores = new Map<string, ChoiceScore[]>();
-  for (const line of (await fs.readFile(file, "utf8")).split("\n")) {
-    if (line.trim() === "") continue;
-    const row = JSON.parse(line) as { id: string; choices: ChoiceScore[] };
-    scores.set(row.id, row.choices);
+/** Writes job.json, or on resume checks that the job compiled now is the one the folder holds. */
+async function writeJob(jobFile: string, job: object, resume: boolean, model: ResolvedModel): Promise<void> {
+  if (resume) {
+    const existing = await fs.readFile(jobFile, "utf8").catch(() => undefined);
+    if (existing !== undefined) {
+      if (existing !== JSON.stringify(job, null, 2) + "\n") {
+        throw new ResumeError(`cannot resume model \`${model.name}\`: the job compiled from the config now differs from ${jobFile} ` +
+          "(a diagnostic dataset, a benchmark, the tokenizer or the config changed since the run started); start a new run");
+      }
+      return;
+    }
   }
-  return scores;
+  await writeJsonAtomic(jobFile, job);
+}
+
+async function scoreResults(profile: Profile, model: ResolvedModel, dir: string, outDir: string, refs: ItemRef[]): Promise<{ model: ModelResults; items: number }> {
+  const scores = await readRunnerScores(path.join(outDir, "scores.jsonl"));
+  const items = scoredItems(refs, profile.benchmarks, scores, "scores.jsonl");
+  await writeJsonl(path.join(dir, "items.jsonl"), items);
+  return { model: { name: model.name, path: model.path, dtype: model.dtype, benchmarks: baselineAccuracies(items, profile.benchmarks) }, items: items.length };
+}
+
+async function profileResults(
+  profile: Profile, model: ResolvedModel, dir: string, outDir: string, refs: ItemRef[], abilities: AbilityRef[], options: RunOptions,
+): Promise<{ model: ModelResults; items: number }> {
+  const ablation = profile.ablation!;
+  const assembled = await readProfileOutput(outDir, {
+    benchmarks: profile.benchmarks,
+    refs,
+    abilities,
+    k: [...ablation.k].sort((a, b) => a - b),
+    selections: ablation.selections,
+    seed: profile.seed,
+    bootstrap: profile.bootstrap,
+  }, path.relative(dir, outDir));
+  const counted = await readParameterCount(model.path);
+  if (counted && counted.total !== assembled.profile.parameters) {
+    options.onWarning?.(`model \`${model.name}\`: the runner counts ${assembled.profile.parameters} parameters, config.json implies ${counted.total}; the config check of k used the latter`);
+  }
+  await writeJsonl(path.join(dir, "items.jsonl"), assembled.baseline);
+  for (const [file, items] of assembled.variantItems) await writeJsonl(path.join(dir, file), items);
+  return {
+    model: {
+      name: model.name, path: model.path, dtype: model.dtype,
+      benchmarks: baselineAccuracies(assembled.baseline, profile.benchmarks),
+      profile: assembled.profile,
+    },
+    items: assembled.baseline.length,
+  };
 }

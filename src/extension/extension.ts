@@ -81,7 +81,8 @@ async function profile(
           onWarning: (m) => output.appendLine(`warning: ${m}`),
           onProgress: (p) => {
             const fraction = p.total > 0 ? (100 * p.done) / p.total : 0;
-            progress.report({ message: `${p.model}: ${p.phase} ${p.done}/${p.total}`, increment: Math.max(0, fraction - reported) });
+            const phase = p.ability === undefined ? p.phase : `${p.phase} (${p.ability})`;
+            progress.report({ message: `${p.model}: ${phase} ${p.done}/${p.total}`, increment: Math.max(0, fraction - reported) });
             reported = Math.max(reported, fraction);
           },
         });

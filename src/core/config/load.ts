@@ -1,12 +1,16 @@
 // From a config file on disk to a profile ready to compile: schema, then the files it names.
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
+import { DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES } from "../analysis/bootstrap";
 import { errorsOf, fileDiagnostic, type Diagnostic } from "../diagnostics";
 import { loadTask, type Task } from "../datasets/task";
 import { isFile } from "../fsutil";
 import { modelFolderProblems } from "../model/folder";
+import { checkAbilitySection, DEFAULT_SEED, type ResolvedAbility, type ResolvedAblation } from "./abilities";
 import { parseConfig } from "./parse";
 import type { Dtype } from "./types";
+
+export type { ResolvedAbility, ResolvedAblation } from "./abilities";
 
 export interface ResolvedModel {
   name: string;
@@ -27,6 +31,13 @@ export interface Profile {
   threads?: number;
   models: ResolvedModel[];
   benchmarks: ResolvedBenchmark[];
+  /** Empty: the run scores the benchmarks only (`score`); otherwise it profiles (`profile`). */
+  abilities: ResolvedAbility[];
+  /** Present exactly when `abilities` is not empty. */
+  ablation?: ResolvedAblation;
+  /** Seed of the random control and of the bootstrap resamples. */
+  seed: number;
+  bootstrap: { resamples: number; confidence: number };
 }
 
 export interface LoadedProfile {
@@ -87,6 +98,12 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
   diagnostics.push(...duplicateNameDiagnostics(models.map((m) => m.name), (i) => source.at(["models", i], "error", `model name \`${models[i]!.name}\` is used twice; set \`name\` to tell them apart`)));
   diagnostics.push(...duplicateNameDiagnostics(benchmarks.map((b) => b.name), (i) => source.at(["benchmarks", i], "error", `benchmark name \`${benchmarks[i]!.name}\` is used twice; set \`name\` to tell them apart`)));
 
+  const benchmarkTexts = benchmarks.flatMap((b) =>
+    b.task.items.map((item) => ({ benchmark: b.name, docIndex: item.index, text: item.kind === "multiple_choice" ? `${item.context} ${item.choices.join(" ")}` : `${item.context} ${item.target}` })),
+  );
+  const abilitySection = await checkAbilitySection(config, source, { root, models, benchmarkTexts });
+  diagnostics.push(...abilitySection.diagnostics);
+
   if (errorsOf(diagnostics).length > 0) return { diagnostics };
   const profile: Profile = {
     configFile: file,
@@ -95,6 +112,10 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
     device: config.device ?? "cpu",
     models,
     benchmarks,
+    abilities: abilitySection.abilities,
+    ...(abilitySection.ablation && abilitySection.abilities.length > 0 ? { ablation: abilitySection.ablation } : {}),
+    seed: config.seed ?? DEFAULT_SEED,
+    bootstrap: { resamples: config.bootstrap?.resamples ?? DEFAULT_RESAMPLES, confidence: config.bootstrap?.confidence ?? DEFAULT_CONFIDENCE },
     ...(config.threads !== undefined ? { threads: config.threads } : {}),
   };
   return { profile, diagnostics };

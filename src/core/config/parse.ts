@@ -21,10 +21,33 @@ export function parseConfig(text: string, file: string): ParsedConfig {
   if (source.value === undefined && diagnostics.length > 0) return { source, config: undefined, diagnostics };
   const value = source.value ?? null;
   if (!validateSchema(value)) {
-    diagnostics.push(...(validateSchema.errors ?? []).map((e) => schemaDiagnostic(e, source)));
+    diagnostics.push(...withoutAnyOfNoise(validateSchema.errors ?? []).map((e) => schemaDiagnostic(e, source)));
     return { source, config: undefined, diagnostics };
   }
   return { source, config: value as unknown as ProfileConfig, diagnostics };
+}
+
+/**
+ * A value checked against alternatives (`data`: a file or a list of files) fails every branch,
+ * and Ajv reports each branch's errors plus the `anyOf` itself. The branch whose type the value
+ * has is the one the user meant: keep only its errors. When the value has none of the branches'
+ * types, one message with the field's description says what is expected.
+ */
+function withoutAnyOfNoise(errors: ErrorObject[]): ErrorObject[] {
+  const anyOfs = errors.filter((e) => e.keyword === "anyOf");
+  if (anyOfs.length === 0) return errors;
+  const drop = new Set<ErrorObject>();
+  for (const anyOf of anyOfs) {
+    const prefix = `${anyOf.schemaPath}/`;
+    const branchErrors = errors.filter((e) => e.schemaPath.startsWith(prefix));
+    const branchOf = (e: ErrorObject) => e.schemaPath.slice(prefix.length).split("/")[0]!;
+    const wrongType = new Set(branchErrors.filter((e) => e.keyword === "type" && e.instancePath === anyOf.instancePath).map(branchOf));
+    const branches = new Set(branchErrors.map(branchOf));
+    const meant = [...branches].filter((b) => !wrongType.has(b));
+    for (const e of branchErrors) if (meant.length === 0 || !meant.includes(branchOf(e))) drop.add(e);
+    if (meant.length > 0) drop.add(anyOf);
+  }
+  return errors.filter((e) => !drop.has(e));
 }
 
 function pathFromPointer(pointer: string): (string | number)[] {
@@ -53,13 +76,19 @@ function schemaDiagnostic(error: ErrorObject, source: YamlSource): Diagnostic {
       const d = source.at(path, "error", `${name} needs the field \`${missing}\``);
       return { ...d, field: formatFieldPath([...path, missing]) };
     }
+    case "uniqueItems": {
+      // Point at the repeat, not at the whole list.
+      const { i, j } = error.params as { i: number; j: number };
+      const [first, repeat] = [Math.min(i, j), Math.max(i, j)];
+      return source.at([...path, repeat], "error", `${name}: item ${repeat} repeats item ${first}; every value must be different`);
+    }
     case "enum": {
       const allowed = (error.params as { allowedValues: unknown[] }).allowedValues.join(", ");
       return source.at(path, "error", `${name} must be one of: ${allowed}`);
     }
     default: {
       // A pattern means nothing to a reader; the field's description says what is expected.
-      const why = error.keyword === "pattern" && description ? `: ${description}` : "";
+      const why = (error.keyword === "pattern" || error.keyword === "anyOf") && description ? `: ${description}` : "";
       return source.at(path, "error", `${name} ${why ? "is invalid" : (error.message ?? "is invalid")}${why}`);
     }
   }

@@ -16,10 +16,36 @@ export interface BenchmarkSpec {
   num_fewshot?: number;
 }
 
+export interface AbilitySpec {
+  name: string;
+  /** One diagnostic dataset (*.diag.jsonl) or several. */
+  data: string | string[];
+  limit?: number;
+}
+
+export type Selection = "top" | "bottom" | "random";
+
+export interface AblationSpec {
+  k: number[];
+  selections?: Selection[];
+  front_removal?: number;
+  back_removal?: number;
+  batch_size?: number;
+}
+
+export interface BootstrapSpec {
+  resamples?: number;
+  confidence?: number;
+}
+
 export interface ProfileConfig {
   models: ModelSpec[];
   benchmarks: BenchmarkSpec[];
   output?: string;
   device?: string;
   threads?: number;
+  abilities?: AbilitySpec[];
+  ablation?: AblationSpec;
+  seed?: number;
+  bootstrap?: BootstrapSpec;
 }

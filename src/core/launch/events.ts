@@ -2,7 +2,8 @@
 
 export type RunnerEvent =
   | { type: "start"; subcommand: string; runner_version: string; device: string; threads: number }
-  | { type: "progress"; phase: string; done: number; total: number }
+  | { type: "progress"; phase: string; done: number; total: number; ability?: string }
+  | { type: "variant"; ability: string | null; selection: "top" | "bottom" | "random"; k: number; n: number; file: string; resumed?: boolean }
   | { type: "warning"; message: string }
   | { type: "result"; file: string; items: number }
   | { type: "summary"; status: "ok"; seconds: number }

@@ -5,7 +5,14 @@ import * as path from "node:path";
 import { isFile } from "../fsutil";
 
 export interface ModelTokenizer {
+  /** Tokens of a piece of text, without special tokens (lm-eval's loglikelihood requests). */
   encode(text: string): number[];
+  /**
+   * Tokens of a whole text the model reads on its own (a rendered diagnostic item): with the
+   * special tokens the tokenizer's post-processor adds, as `tokenizer(text)` does in Hugging
+   * Face's default (BOS for Llama, nothing for tokenizers that add none).
+   */
+  encodeSequence(text: string): number[];
   /** Token that stands in for an empty context (lm-eval uses the EOT token; BOS where it exists). */
   prefixTokenId: number;
 }
@@ -25,6 +32,7 @@ export async function loadTokenizer(modelDir: string): Promise<ModelTokenizer> {
   return {
     // lm-eval's HF backend encodes without special tokens by default (add_bos_token=False).
     encode: (text) => tokenizer.encode(text, { add_special_tokens: false }).ids,
+    encodeSequence: (text) => tokenizer.encode(text, { add_special_tokens: true }).ids,
     prefixTokenId,
   };
 }

@@ -4,6 +4,8 @@ import { randomBytes } from "node:crypto";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import type { BenchmarkAccuracy } from "../analysis/accuracy";
+import type { Interval } from "../analysis/bootstrap";
+import type { Selection } from "../config/types";
 import { writeFileAtomic, writeJsonAtomic } from "../fsutil";
 
 export const RESULTS_SCHEMA_VERSION = 1;
@@ -15,7 +17,89 @@ export interface Results {
   created: string;
   config_file: string;
   runner_version?: string;
-  models: { name: string; path: string; dtype: string; benchmarks: ({ name: string; task_file: string } & BenchmarkAccuracy)[] }[];
+  models: ModelResults[];
+}
+
+export interface ModelResults {
+  name: string;
+  path: string;
+  dtype: string;
+  benchmarks: ({ name: string; task_file: string } & BenchmarkAccuracy)[];
+  /** Present when the config has abilities (a `profile` run). */
+  profile?: ModelProfile;
+}
+
+/** The ability pipeline's results for one model (docs/results-schema.md). */
+export interface ModelProfile {
+  /** P: every parameter of the model once, as the runner counted it. */
+  parameters: number;
+  /** The MLP weights that can be ablated. */
+  candidates: number;
+  k: number[];
+  selections: Selection[];
+  seed: number;
+  bootstrap: { resamples: number; confidence: number; seed: number };
+  abilities: { name: string; id: string; sequences: number }[];
+  variants: VariantResult[];
+  overlap: OverlapResult[];
+}
+
+export interface VariantResult {
+  /** The ability's name; null for the random control. */
+  ability: string | null;
+  /** The runner's id of the ability (file names); null for the random control. */
+  ability_id: string | null;
+  selection: Selection;
+  k: number;
+  /** Parameters zeroed: floor(k x parameters). */
+  n: number;
+  /** The runner's scores, relative to the model's folder. */
+  scores_file: string;
+  /** Scored items (as items.jsonl), relative to the model's folder. */
+  items_file: string;
+  benchmarks: VariantBenchmark[];
+}
+
+export interface VariantBenchmark {
+  name: string;
+  acc: CellMetric;
+  acc_norm: CellMetric;
+}
+
+export interface CellMetric {
+  baseline: number;
+  ablated: number;
+  chance: number;
+  /** Null when undefined (baseline at or below chance); `reason` says why. */
+  ais: number | null;
+  reason?: string;
+  ci: Interval | null;
+  /** The interval excludes 0. */
+  significant: boolean;
+  /** Resamples left out of the interval because their baseline was at or below chance. */
+  undefined_resamples: number;
+  note?: string;
+  /** AIS of this variant minus AIS of the random control at the same k (top variants, when random ran). */
+  specificity?: Specificity;
+  flips: { right_to_wrong: number; wrong_to_right: number };
+}
+
+export interface Specificity {
+  value: number | null;
+  reason?: string;
+  ci: Interval | null;
+  significant: boolean;
+}
+
+export interface OverlapResult {
+  k: number;
+  n: number;
+  /** Ability names, the order of the matrices' rows and columns. */
+  abilities: string[];
+  /** |A n B| of the top sets; the diagonal holds each set's size. */
+  intersections: number[][];
+  /** |A n B| / |A u B|. */
+  jaccard: number[][];
 }
 
 /** Sortable by time, unique enough for runs started in the same second. */
@@ -30,12 +114,45 @@ export interface RunFolder {
   modelDir(model: string): string;
 }
 
-export async function createRunFolder(outputDir: string, configText: string): Promise<RunFolder> {
+/** run.json: what a run needs to be resumed (`bprof run --resume`). */
+export interface RunManifest {
+  run_id: string;
+  created: string;
+  /** Absolute path of the config; the snapshot beside run.json is the text that was run. */
+  config_file: string;
+}
+
+export const CONFIG_SNAPSHOT = "config.bprof.yaml";
+export const RUN_MANIFEST = "run.json";
+
+function runFolder(dir: string, manifest: RunManifest): RunFolder & { manifest: RunManifest } {
+  return { id: manifest.run_id, dir, manifest, modelDir: (model) => path.join(dir, "models", model.replace(/[^A-Za-z0-9._-]+/g, "_")) };
+}
+
+export async function createRunFolder(outputDir: string, configText: string, configFile: string): Promise<RunFolder & { manifest: RunManifest }> {
   const id = newRunId();
   const dir = path.join(outputDir, "runs", id);
   await fs.mkdir(dir, { recursive: true });
-  await writeFileAtomic(path.join(dir, "config.bprof.yaml"), configText);
-  return { id, dir, modelDir: (model) => path.join(dir, "models", model.replace(/[^A-Za-z0-9._-]+/g, "_")) };
+  await writeFileAtomic(path.join(dir, CONFIG_SNAPSHOT), configText);
+  const manifest: RunManifest = { run_id: id, created: new Date().toISOString(), config_file: configFile };
+  await writeJsonAtomic(path.join(dir, RUN_MANIFEST), manifest);
+  return runFolder(dir, manifest);
+}
+
+/** An existing run folder, with the config text it ran; throws with a message when it is not one. */
+export async function openRunFolder(dir: string): Promise<RunFolder & { manifest: RunManifest; configText: string }> {
+  let manifest: RunManifest;
+  let configText: string;
+  try {
+    manifest = JSON.parse(await fs.readFile(path.join(dir, RUN_MANIFEST), "utf8")) as RunManifest;
+    configText = await fs.readFile(path.join(dir, CONFIG_SNAPSHOT), "utf8");
+  } catch {
+    throw new Error(`${dir} is not a run folder of this version (it needs ${RUN_MANIFEST} and ${CONFIG_SNAPSHOT})`);
+  }
+  if (typeof manifest.run_id !== "string" || typeof manifest.config_file !== "string" || manifest.config_file === "") {
+    throw new Error(`${path.join(dir, RUN_MANIFEST)} does not name the run's config`);
+  }
+  return { ...runFolder(dir, manifest), configText };
 }
 
 export async function writeResults(run: RunFolder, results: Results): Promise<string> {

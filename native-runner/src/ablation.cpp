@@ -1,0 +1,109 @@
+// The parameters of the model as the method sees them: counting, the MLP candidates, and in-place
+// ablation (save the selected values, zero them, write them back bit for bit).
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/empty.h>
+#include <c10/core/InferenceMode.h>
+
+#include <algorithm>
+
+#include "engine_impl.h"
+#include "errors.h"
+
+namespace bprof {
+
+namespace {
+
+std::string layer_prefix(size_t layer) { return "model.layers." + std::to_string(layer) + "."; }
+
+// The three MLP weight matrices of a layer, in candidate order.
+std::vector<std::pair<std::string, at::Tensor>> mlp_weights(const LlamaLayer& layer, size_t index) {
+  const std::string p = layer_prefix(index) + "mlp.";
+  return {{p + "gate_proj.weight", layer.gate_proj}, {p + "up_proj.weight", layer.up_proj}, {p + "down_proj.weight", layer.down_proj}};
+}
+
+}  // namespace
+
+int64_t Engine::parameter_count() const {
+  const LlamaWeights& w = impl_->model->weights();
+  int64_t total = 0;
+  auto add = [&](const at::Tensor& t) {
+    if (t.defined()) total += t.numel();
+  };
+  add(w.embed_tokens);
+  if (!w.lm_head.is_same(w.embed_tokens)) add(w.lm_head);  // tied: one tensor, counted once
+  add(w.norm);
+  for (const LlamaLayer& l : w.layers) {
+    for (const at::Tensor* t : {&l.input_norm, &l.q_proj, &l.k_proj, &l.v_proj, &l.q_bias, &l.k_bias, &l.v_bias, &l.o_proj,
+                                &l.o_bias, &l.post_attention_norm, &l.gate_proj, &l.up_proj, &l.down_proj, &l.gate_bias,
+                                &l.up_bias, &l.down_bias, &l.q_norm, &l.k_norm})
+      add(*t);
+  }
+  return total;
+}
+
+std::vector<CandidateTensor> Engine::candidates(int64_t front_removal, int64_t back_removal) const {
+  const std::vector<LlamaLayer>& layers = impl_->model->weights().layers;
+  const int64_t n_layers = static_cast<int64_t>(layers.size());
+  if (front_removal + back_removal >= n_layers)
+    throw RunnerError(ErrorCode::bad_job, "ablation.front_removal (" + std::to_string(front_removal) + ") + back_removal (" +
+                                              std::to_string(back_removal) + ") leave none of the model's " +
+                                              std::to_string(n_layers) + " layers as candidates");
+  std::vector<CandidateTensor> out;
+  int64_t offset = 0;
+  for (int64_t i = front_removal; i < n_layers - back_removal; i++) {
+    for (const auto& [name, tensor] : mlp_weights(layers[static_cast<size_t>(i)], static_cast<size_t>(i))) {
+      out.push_back({name, tensor.numel(), offset});
+      offset += tensor.numel();
+    }
+  }
+  return out;
+}
+
+at::Tensor Engine::Impl::candidate_tensor(const CandidateTensor& candidate) const {
+  const std::vector<LlamaLayer>& layers = model->weights().layers;
+  for (size_t i = 0; i < layers.size(); i++) {
+    if (candidate.name.rfind(layer_prefix(i), 0) != 0) continue;
+    for (const auto& [name, tensor] : mlp_weights(layers[i], i))
+      if (name == candidate.name) return tensor;
+  }
+  throw RunnerError(ErrorCode::internal, "no model tensor is named " + candidate.name);
+}
+
+void Engine::ablate(const std::vector<CandidateTensor>& candidates, const int64_t* indices, int64_t n) {
+  if (!impl_->saved.empty()) throw RunnerError(ErrorCode::internal, "ablate() called while another ablation is in place");
+  // global index -> (candidate tensor, flat index within it)
+  std::vector<std::vector<int64_t>> local(candidates.size());
+  for (int64_t i = 0; i < n; i++) {
+    const int64_t g = indices[i];
+    auto after = std::upper_bound(candidates.begin(), candidates.end(), g,
+                                  [](int64_t value, const CandidateTensor& c) { return value < c.offset; });
+    if (after == candidates.begin() || g - (after - 1)->offset >= (after - 1)->numel || g < 0)
+      throw RunnerError(ErrorCode::internal, "candidate index " + std::to_string(g) + " is out of range");
+    const size_t c = static_cast<size_t>(after - 1 - candidates.begin());
+    local[c].push_back(g - candidates[c].offset);
+  }
+
+  c10::InferenceMode guard;
+  for (size_t c = 0; c < candidates.size(); c++) {
+    if (local[c].empty()) continue;
+    const int64_t count = static_cast<int64_t>(local[c].size());
+    at::Tensor host = at::empty({count}, at::TensorOptions().dtype(at::kLong));
+    std::copy(local[c].begin(), local[c].end(), host.data_ptr<int64_t>());
+    SavedValues saved;
+    saved.weight = impl_->candidate_tensor(candidates[c]).view({-1});  // contiguous: a view aliases it
+    saved.indices = host.to(impl_->device);
+    saved.values = saved.weight.index_select(0, saved.indices);
+    saved.weight.index_fill_(0, saved.indices, 0);
+    impl_->saved.push_back(std::move(saved));
+  }
+}
+
+const LlamaModel& Engine::model() const { return *impl_->model; }
+
+void Engine::restore() {
+  c10::InferenceMode guard;
+  for (SavedValues& s : impl_->saved) s.weight.index_copy_(0, s.indices, s.values);
+  impl_->saved.clear();
+}
+
+}  // namespace bprof

@@ -1,0 +1,185 @@
+#include "ranking.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "errors.h"
+
+namespace bprof {
+
+namespace {
+
+static_assert(sizeof(float) == 4, "float32 keys");
+
+// An order key for a non-negative importance: the bits of a non-negative float32 sort like the
+// float itself, so selecting by key needs no float comparisons and no full sort. Smaller key =
+// earlier in the ranking.
+constexpr uint32_t kInfinityBits = 0x7F800000u;
+
+uint32_t magnitude_bits(float value, int64_t& non_finite) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  bits &= 0x7FFFFFFFu;  // |value|; importances are absolute values already, -0.0 becomes 0
+  if (bits >= kInfinityBits) {
+    non_finite++;
+    return 0;  // ranked as an importance of 0
+  }
+  return bits;
+}
+
+enum class Order { largest_first, smallest_first };
+
+template <typename Visit>
+void for_each_key(const std::vector<ImportanceSpan>& importance, Order order, int64_t& non_finite, Visit visit) {
+  int64_t index = 0;
+  for (const ImportanceSpan& span : importance) {
+    for (int64_t i = 0; i < span.size; i++, index++) {
+      uint32_t bits = magnitude_bits(span.values[i], non_finite);
+      visit(order == Order::largest_first ? kInfinityBits - bits : bits, index);
+    }
+  }
+}
+
+// The n smallest keys with ties to the smaller index, sorted: a two-pass radix select finds the
+// key of the n-th entry exactly (16 high bits, then 16 low bits), so only about n entries are
+// collected and sorted, whatever the number of candidates (billions for an 8B model).
+std::vector<int64_t> select_smallest_keys(const std::vector<ImportanceSpan>& importance, int64_t n, Order order,
+                                          int64_t* non_finite_out) {
+  int64_t total = 0;
+  for (const ImportanceSpan& span : importance) total += span.size;
+  if (n > total)
+    throw RunnerError(ErrorCode::bad_job, "the ablation asks for " + std::to_string(n) + " parameters but there are only " +
+                                              std::to_string(total) + " candidates (MLP weights of the included layers)");
+  if (n <= 0) return {};
+
+  int64_t ignored = 0;
+  std::vector<int64_t> high(1 << 16, 0);
+  for_each_key(importance, order, ignored, [&](uint32_t key, int64_t) { high[key >> 16]++; });
+  uint32_t high_bucket = 0;
+  int64_t below = 0;  // entries whose key is smaller than every key of the bucket
+  while (below + high[high_bucket] < n) below += high[high_bucket++];
+
+  std::vector<int64_t> low(1 << 16, 0);
+  for_each_key(importance, order, ignored, [&](uint32_t key, int64_t) {
+    if ((key >> 16) == high_bucket) low[key & 0xFFFFu]++;
+  });
+  uint32_t low_bucket = 0;
+  while (below + low[low_bucket] < n) below += low[low_bucket++];
+  const uint32_t threshold = (high_bucket << 16) | low_bucket;
+
+  // keys below the threshold all belong; of those equal to it, the first (n - below) by index
+  int64_t ties_left = n - below;
+  int64_t non_finite = 0;
+  std::vector<std::pair<uint32_t, int64_t>> chosen;
+  chosen.reserve(static_cast<size_t>(n));
+  for_each_key(importance, order, non_finite, [&](uint32_t key, int64_t index) {
+    if (key < threshold) chosen.emplace_back(key, index);
+    else if (key == threshold && ties_left > 0) {
+      chosen.emplace_back(key, index);
+      ties_left--;
+    }
+  });
+  std::sort(chosen.begin(), chosen.end());  // by key, then index
+  if (non_finite_out) *non_finite_out = non_finite;
+
+  std::vector<int64_t> ranking(chosen.size());
+  for (size_t i = 0; i < chosen.size(); i++) ranking[i] = chosen[i].second;
+  return ranking;
+}
+
+}  // namespace
+
+int64_t parameters_for_k(double k, int64_t parameters) {
+  // k arrives as the double nearest to a short decimal (0.00016). Recover that decimal, m / 10^d,
+  // as the shortest one that parses back to the same double, then floor(m * P / 10^d) in integers:
+  // floating point alone cannot tell 159.99999 (a true fraction) from 160 (a rounding error).
+  double scale = 1;
+  for (int digits = 0; digits <= 17; digits++, scale *= 10) {
+    const double m = std::round(k * scale);
+    if (m / scale == k && m < 1e18) {
+      const __int128 product = static_cast<__int128>(static_cast<int64_t>(m)) * parameters;
+      __int128 power = 1;
+      for (int i = 0; i < digits; i++) power *= 10;
+      return static_cast<int64_t>(product / power);
+    }
+  }
+  return static_cast<int64_t>(std::floor(static_cast<long double>(k) * static_cast<long double>(parameters)));
+}
+
+std::vector<int64_t> rank_top(const std::vector<ImportanceSpan>& importance, int64_t n, int64_t* non_finite) {
+  return select_smallest_keys(importance, n, Order::largest_first, non_finite);
+}
+
+std::vector<int64_t> rank_bottom(const std::vector<ImportanceSpan>& importance, int64_t n, int64_t* non_finite) {
+  return select_smallest_keys(importance, n, Order::smallest_first, non_finite);
+}
+
+std::vector<int64_t> draw_random(int64_t candidates, int64_t n, uint64_t seed) {
+  if (n > candidates)
+    throw RunnerError(ErrorCode::bad_job, "the random control asks for " + std::to_string(n) +
+                                              " parameters but there are only " + std::to_string(candidates) + " candidates");
+  std::mt19937_64 generator(seed);
+  // uniform in [0, candidates) by rejection (std::uniform_int_distribution differs between
+  // standard libraries; this does not)
+  const uint64_t range = static_cast<uint64_t>(candidates);
+  const uint64_t limit = range == 0 ? 0 : std::mt19937_64::max() - (std::mt19937_64::max() % range + 1) % range;
+  std::vector<bool> taken(static_cast<size_t>(candidates), false);
+  std::vector<int64_t> drawn;
+  drawn.reserve(static_cast<size_t>(n));
+  while (static_cast<int64_t>(drawn.size()) < n) {
+    uint64_t r = generator();
+    if (r > limit) continue;
+    uint64_t index = r % range;
+    if (taken[index]) continue;
+    taken[index] = true;
+    drawn.push_back(static_cast<int64_t>(index));
+  }
+  return drawn;
+}
+
+std::vector<std::vector<int64_t>> prefix_intersections(const std::vector<const std::vector<int64_t>*>& rankings, int64_t n) {
+  std::vector<std::vector<int64_t>> sorted;
+  for (const std::vector<int64_t>* ranking : rankings) {
+    const int64_t take = std::min<int64_t>(n, static_cast<int64_t>(ranking->size()));
+    sorted.emplace_back(ranking->begin(), ranking->begin() + take);
+    std::sort(sorted.back().begin(), sorted.back().end());
+  }
+  const size_t m = sorted.size();
+  std::vector<std::vector<int64_t>> shared(m, std::vector<int64_t>(m, 0));
+  for (size_t i = 0; i < m; i++) {
+    shared[i][i] = static_cast<int64_t>(sorted[i].size());
+    for (size_t j = i + 1; j < m; j++) {
+      std::vector<int64_t> both;
+      std::set_intersection(sorted[i].begin(), sorted[i].end(), sorted[j].begin(), sorted[j].end(), std::back_inserter(both));
+      shared[i][j] = shared[j][i] = static_cast<int64_t>(both.size());
+    }
+  }
+  return shared;
+}
+
+std::string ranking_bytes(const std::vector<int64_t>& ranking) {
+  std::string bytes(ranking.size() * 8, '\0');
+  for (size_t i = 0; i < ranking.size(); i++) {
+    uint64_t v = static_cast<uint64_t>(ranking[i]);
+    for (int b = 0; b < 8; b++) bytes[i * 8 + b] = static_cast<char>((v >> (8 * b)) & 0xFF);
+  }
+  return bytes;
+}
+
+std::vector<int64_t> ranking_from_bytes(const std::string& bytes, const std::string& source) {
+  if (bytes.size() % 8 != 0)
+    throw RunnerError(ErrorCode::bad_job, source + ": " + std::to_string(bytes.size()) +
+                                              " bytes is not a whole number of int64 indices");
+  std::vector<int64_t> ranking(bytes.size() / 8);
+  for (size_t i = 0; i < ranking.size(); i++) {
+    uint64_t v = 0;
+    for (int b = 0; b < 8; b++) v |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i * 8 + b])) << (8 * b);
+    ranking[i] = static_cast<int64_t>(v);
+  }
+  return ranking;
+}
+
+}  // namespace bprof

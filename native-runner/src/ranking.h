@@ -1,0 +1,48 @@
+// Which parameters a variant zeroes (METHOD.md, phase 3). Torch-free: importances arrive as plain
+// float arrays, one per candidate tensor, and rankings leave as global candidate indices.
+//
+// Candidates are numbered by one global index: the candidate tensors in order, each flattened
+// row-major. A ranking lists N indices best first; the variant at k takes its first floor(k * P)
+// entries, so the selections of a k sweep are nested by construction.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace bprof {
+
+struct CandidateTensor {
+  std::string name;    // Hugging Face name, e.g. model.layers.3.mlp.up_proj.weight
+  int64_t numel = 0;
+  int64_t offset = 0;  // global index of its first element
+};
+
+// One candidate tensor's importance values (CPU, float32), in the order of the candidates.
+struct ImportanceSpan {
+  const float* values = nullptr;
+  int64_t size = 0;
+};
+
+// n = floor(k * parameters) for k as the user wrote it in decimal: 0.00016 * 1e6 is 160, although
+// the double nearest to 0.00016 times 1e6 is 159.99999999999997.
+int64_t parameters_for_k(double k, int64_t parameters);
+
+// Ranking by importance. `top`: largest first; `bottom`: smallest first; ties go to the smaller
+// global index in both. Non-finite values (a diverged loss) rank as 0; `non_finite` counts them.
+// Throws RunnerError(bad_job) when n exceeds the number of candidates.
+std::vector<int64_t> rank_top(const std::vector<ImportanceSpan>& importance, int64_t n, int64_t* non_finite = nullptr);
+std::vector<int64_t> rank_bottom(const std::vector<ImportanceSpan>& importance, int64_t n, int64_t* non_finite = nullptr);
+
+// n distinct indices of [0, candidates), uniformly drawn in order by std::mt19937_64(seed), the same
+// on every platform. Its prefixes are uniform draws too, so one list serves the whole sweep.
+std::vector<int64_t> draw_random(int64_t candidates, int64_t n, uint64_t seed);
+
+// |first n of a| intersected with |first n of b| for every pair: [i][j], symmetric, diagonal n.
+std::vector<std::vector<int64_t>> prefix_intersections(const std::vector<const std::vector<int64_t>*>& rankings, int64_t n);
+
+// Rankings on disk: little-endian int64, best first (PROTOCOL.md).
+std::string ranking_bytes(const std::vector<int64_t>& ranking);
+std::vector<int64_t> ranking_from_bytes(const std::string& bytes, const std::string& source);
+
+}  // namespace bprof

@@ -1,0 +1,295 @@
+// The model families (llama, mistral, qwen2, qwen3) against the float64 reference of support.cpp,
+// and KV-cache scoring against full-sequence scoring.
+#include <gtest/gtest.h>
+
+#include <ATen/core/Tensor.h>
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/from_blob.h>
+#include <c10/core/InferenceMode.h>
+
+#include <cmath>
+#include <functional>
+
+#include "config.h"
+#include "engine.h"
+#include "llama.h"
+#include "safetensors.h"
+#include "support.h"
+
+namespace bprof {
+namespace {
+
+using test::TempDir;
+using test::TinyLlamaSpec;
+
+// 15 tokens: long enough for windows of 3..5 to cut off real context
+const std::vector<int64_t> kTokens = {256, 72, 101, 108, 108, 111, 44, 32, 119, 111, 114, 108, 100, 33, 257};
+
+at::Tensor token_tensor(const std::vector<int64_t>& tokens) {
+  return at::from_blob(const_cast<int64_t*>(tokens.data()), {1, static_cast<int64_t>(tokens.size())}, at::kLong).clone();
+}
+
+std::unique_ptr<LlamaModel> load_model(const std::string& dir) {
+  ModelConfig config = load_model_config(dir);
+  Checkpoint checkpoint(dir);
+  return std::make_unique<LlamaModel>(config, load_llama_weights(config, checkpoint, LoadOptions{}));
+}
+
+std::unique_ptr<Engine> load_engine(const std::string& dir) {
+  EngineOptions options;
+  options.model_dir = dir;
+  return std::make_unique<Engine>(load_model_config(dir), options);
+}
+
+// Named specs covering every switch of every family.
+struct Family {
+  std::string name;
+  TinyLlamaSpec spec;
+};
+
+std::vector<Family> families() {
+  std::vector<Family> out;
+  auto add = [&](const std::string& name, const std::function<void(TinyLlamaSpec&)>& edit) {
+    TinyLlamaSpec spec;
+    edit(spec);
+    out.push_back({name, spec});
+  };
+  add("llama, attention_bias, explicit head_dim", [](TinyLlamaSpec& s) {
+    s.attention_bias = true;
+    s.explicit_head_dim = 16;
+  });
+  add("mistral, sliding_window 4", [](TinyLlamaSpec& s) {
+    s.model_type = "mistral";
+    s.sliding_window = 4;
+  });
+  add("mistral, sliding_window null, multi-head", [](TinyLlamaSpec& s) {
+    s.model_type = "mistral";
+    s.num_key_value_heads = 4;
+  });
+  add("qwen2, tied", [](TinyLlamaSpec& s) {
+    s.model_type = "qwen2";
+    s.tie_word_embeddings = true;
+    s.sliding_window = 3;  // not used: use_sliding_window is false
+  });
+  add("qwen2, window 3 from layer 1", [](TinyLlamaSpec& s) {
+    s.model_type = "qwen2";
+    s.use_sliding_window = true;
+    s.sliding_window = 3;
+    s.max_window_layers = 1;
+  });
+  add("qwen3, head_dim 16", [](TinyLlamaSpec& s) {
+    s.model_type = "qwen3";
+    s.explicit_head_dim = 16;
+    s.rope_theta = 1000000.0;
+  });
+  add("qwen3, attention_bias, window 5 in every layer, 3 layers, 1 kv head", [](TinyLlamaSpec& s) {
+    s.model_type = "qwen3";
+    s.attention_bias = true;
+    s.use_sliding_window = true;
+    s.sliding_window = 5;
+    s.max_window_layers = 0;
+    s.num_hidden_layers = 3;
+    s.num_key_value_heads = 1;
+  });
+  return out;
+}
+
+double worst_difference(const at::Tensor& logprobs, const std::vector<std::vector<double>>& expected) {
+  at::Tensor lp = logprobs.to(at::kDouble).contiguous();
+  const double* p = lp.data_ptr<double>();
+  const int64_t V = lp.size(1);
+  double worst = 0;
+  for (size_t t = 0; t < expected.size(); t++)
+    for (int64_t v = 0; v < V; v++) worst = std::max(worst, std::abs(p[static_cast<int64_t>(t) * V + v] - expected[t][v]));
+  return worst;
+}
+
+TEST(Families, LogitsMatchTheFloat64Reference) {
+  for (const Family& f : families()) {
+    TempDir dir;
+    test::Weights weights = test::write_tiny_llama(dir.path(), f.spec);
+    auto model = load_model(dir.path());
+    c10::InferenceMode guard;
+    at::Tensor logprobs = model->forward(token_tensor(kTokens)).log_softmax(-1)[0];  // [L, V]
+    EXPECT_LT(worst_difference(logprobs, test::reference_logprobs(f.spec, weights, kTokens)), 1e-4) << f.name;
+  }
+}
+
+// The switches are not vacuous: the reference with a switch turned off disagrees with the model.
+TEST(Families, EachSwitchChangesTheResult) {
+  struct Case {
+    std::string name;
+    std::function<void(TinyLlamaSpec&)> on;  // the family with the switch
+    std::function<void(TinyLlamaSpec&)> off;  // the same weights read without it (reference only)
+  };
+  std::vector<Case> cases = {
+      {"mistral sliding window", [](TinyLlamaSpec& s) { s.model_type = "mistral"; s.sliding_window = 4; },
+       [](TinyLlamaSpec& s) { s.sliding_window = 0; }},
+      {"qwen2 window in layer 1 only", [](TinyLlamaSpec& s) {
+         s.model_type = "qwen2"; s.use_sliding_window = true; s.sliding_window = 3; s.max_window_layers = 1; },
+       [](TinyLlamaSpec& s) { s.max_window_layers = 0; }},  // the window in layer 0 as well
+      {"qwen3 q/k norm", [](TinyLlamaSpec& s) { s.model_type = "qwen3"; },
+       [](TinyLlamaSpec& s) { s.model_type = "llama"; }},  // no q/k norm (and no biases either way)
+      {"qwen2 q/k/v bias", [](TinyLlamaSpec& s) { s.model_type = "qwen2"; },
+       [](TinyLlamaSpec& s) { s.model_type = "mistral"; }},  // mistral: no biases, no window
+  };
+  for (const Case& c : cases) {
+    TempDir dir;
+    TinyLlamaSpec spec;
+    c.on(spec);
+    test::Weights weights = test::write_tiny_llama(dir.path(), spec);
+    auto model = load_model(dir.path());
+    c10::InferenceMode guard;
+    at::Tensor logprobs = model->forward(token_tensor(kTokens)).log_softmax(-1)[0];
+    TinyLlamaSpec without = spec;
+    c.off(without);
+    EXPECT_LT(worst_difference(logprobs, test::reference_logprobs(spec, weights, kTokens)), 1e-4) << c.name;
+    EXPECT_GT(worst_difference(logprobs, test::reference_logprobs(without, weights, kTokens)), 1e-3) << c.name;
+  }
+}
+
+TEST(Families, MissingFamilyTensorsAreBadModelNamingThem) {
+  for (const auto& [type, name] : std::vector<std::pair<std::string, std::string>>{
+           {"qwen3", "model.layers.1.self_attn.k_norm.weight"},
+           {"qwen2", "model.layers.0.self_attn.v_proj.bias"}}) {
+    TempDir dir;
+    TinyLlamaSpec spec;
+    spec.model_type = type;
+    test::Weights w = test::tiny_llama_weights(spec);
+    ASSERT_EQ(w.erase(name), 1u);
+    std::vector<test::F32Tensor> tensors;
+    for (const auto& kv : w) tensors.push_back(kv.second);
+    test::write_file(dir.file("config.json"), test::tiny_llama_config(spec).dump());
+    test::write_file(dir.file("model.safetensors"), test::safetensors_bytes(tensors));
+    try {
+      load_model(dir.path());
+      FAIL() << type << " loaded without " << name;
+    } catch (const RunnerError& e) {
+      EXPECT_EQ(e.code(), ErrorCode::bad_model) << e.what();
+      EXPECT_NE(std::string(e.what()).find("'" + name + "' is missing"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Gradients flow through every family's forward pass (the importance phase needs them).
+TEST(Families, HiddenStatesAreDifferentiable) {
+  TempDir dir;
+  TinyLlamaSpec spec = families().back().spec;  // qwen3 with biases, q/k norm and a window
+  test::write_tiny_llama(dir.path(), spec);
+  auto model = load_model(dir.path());
+  at::Tensor gate = model->weights().layers[0].gate_proj;
+  gate.set_requires_grad(true);
+  at::Tensor loss = model->forward(token_tensor(kTokens)).log_softmax(-1).mean();
+  loss.backward();
+  ASSERT_TRUE(gate.grad().defined());
+  EXPECT_GT(gate.grad().abs().sum().item<double>(), 0.0);
+  gate.set_requires_grad(false);
+}
+
+// --- scoring with a KV cache ----------------------------------------------
+
+// Contexts of 1..14 tokens and choices of 1..9 tokens in one batch; one item needs no choice pass.
+std::vector<Item> mixed_items() {
+  std::vector<Item> items(5);
+  items[0] = {"a", {256, 84, 104, 101}, {{32, 99, 97, 116}, {32, 100, 111, 103, 115}, {33}}};
+  items[1] = {"b", {256, 50, 43, 50, 61, 32, 63, 10, 65, 110, 115, 119, 101, 114}, {{52}, {53, 10}, {52, 52, 52, 52, 52, 52, 52, 46, 257}}};
+  items[2] = {"c", {256}, {{72, 105}, {257}}};
+  items[3] = {"d", {256, 1, 2, 3, 4, 5, 6, 7}, {{8}, {9}, {10}, {11}}};
+  items[4] = {"e", {256, 200, 201}, {{202, 203, 204, 205, 206, 207}}};
+  return items;
+}
+
+std::vector<const Item*> pointers(const std::vector<Item>& items) {
+  std::vector<const Item*> out;
+  for (const Item& item : items) out.push_back(&item);
+  return out;
+}
+
+TEST(KvCache, ScoresEqualFullSequenceScores) {
+  std::vector<Item> items = mixed_items();
+  for (const Family& f : families()) {
+    TempDir dir;
+    test::write_tiny_llama(dir.path(), f.spec);
+    auto engine = load_engine(dir.path());
+    std::vector<ItemScores> cached = engine->score(pointers(items));
+    std::vector<ItemScores> full = engine->score_full_sequences(pointers(items));
+    ASSERT_EQ(cached.size(), items.size());
+    for (size_t i = 0; i < items.size(); i++) {
+      ASSERT_EQ(cached[i].size(), items[i].choices.size());
+      for (size_t c = 0; c < items[i].choices.size(); c++) {
+        EXPECT_NEAR(cached[i][c].logprob, full[i][c].logprob, 1e-5) << f.name << ": " << items[i].id << " choice " << c;
+        EXPECT_EQ(cached[i][c].tokens, static_cast<int64_t>(items[i].choices[c].size()));
+        EXPECT_EQ(cached[i][c].tokens, full[i][c].tokens);
+        EXPECT_EQ(cached[i][c].greedy, full[i][c].greedy) << f.name << ": " << items[i].id << " choice " << c;
+      }
+    }
+  }
+}
+
+// The cached path against the independent reference: sum_j log_softmax(logits[len(c) - 1 + j])[t_j].
+TEST(KvCache, FollowsTheLoglikelihoodRuleInEveryFamily) {
+  std::vector<Item> items = mixed_items();
+  for (const Family& f : families()) {
+    TempDir dir;
+    test::Weights weights = test::write_tiny_llama(dir.path(), f.spec);
+    std::vector<ItemScores> scores = load_engine(dir.path())->score(pointers(items));
+    for (size_t i = 0; i < items.size(); i++) {
+      for (size_t c = 0; c < items[i].choices.size(); c++) {
+        std::vector<int64_t> seq = items[i].context;
+        const std::vector<int64_t>& cont = items[i].choices[c];
+        seq.insert(seq.end(), cont.begin(), cont.end());
+        auto ref = test::reference_logprobs(f.spec, weights, seq);
+        double expected = 0;
+        bool greedy = true;
+        for (size_t j = 0; j < cont.size(); j++) {
+          const std::vector<double>& row = ref[items[i].context.size() - 1 + j];
+          expected += row[cont[j]];
+          greedy = greedy && std::max_element(row.begin(), row.end()) - row.begin() == cont[j];
+        }
+        EXPECT_NEAR(scores[i][c].logprob, expected, 1e-4) << f.name << ": " << items[i].id << " choice " << c;
+        EXPECT_EQ(scores[i][c].greedy, greedy) << f.name << ": " << items[i].id << " choice " << c;
+      }
+    }
+  }
+}
+
+TEST(KvCache, BatchedEqualsUnbatched) {
+  std::vector<Item> items = mixed_items();
+  for (const Family& f : families()) {
+    TempDir dir;
+    test::write_tiny_llama(dir.path(), f.spec);
+    auto engine = load_engine(dir.path());
+    std::vector<ItemScores> batched = engine->score(pointers(items));
+    for (size_t i = 0; i < items.size(); i++) {
+      ItemScores item_alone = engine->score({&items[i]})[0];  // the item's choices, no other item
+      for (size_t c = 0; c < items[i].choices.size(); c++) {
+        Item single{items[i].id, items[i].context, {items[i].choices[c]}};  // one row, no padding
+        ChoiceScore alone = engine->score({&single})[0][0];
+        EXPECT_NEAR(batched[i][c].logprob, alone.logprob, 1e-5) << f.name << ": " << items[i].id << " choice " << c;
+        EXPECT_NEAR(item_alone[c].logprob, alone.logprob, 1e-5) << f.name << ": " << items[i].id << " choice " << c;
+        EXPECT_EQ(batched[i][c].greedy, alone.greedy);
+        EXPECT_EQ(batched[i][c].tokens, alone.tokens);
+      }
+    }
+  }
+}
+
+// Only one-token choices: the context pass alone scores them.
+TEST(KvCache, OneTokenChoicesNeedNoChoicePass) {
+  TempDir dir;
+  TinyLlamaSpec spec;
+  test::write_tiny_llama(dir.path(), spec);
+  auto engine = load_engine(dir.path());
+  std::vector<Item> items = {{"x", {256, 5}, {{1}, {2}}}, {"y", {256, 7, 8, 9}, {{3}}}};
+  std::vector<ItemScores> cached = engine->score(pointers(items));
+  std::vector<ItemScores> full = engine->score_full_sequences(pointers(items));
+  for (size_t i = 0; i < items.size(); i++)
+    for (size_t c = 0; c < items[i].choices.size(); c++) {
+      EXPECT_NEAR(cached[i][c].logprob, full[i][c].logprob, 1e-5);
+      EXPECT_EQ(cached[i][c].greedy, full[i][c].greedy);
+      EXPECT_EQ(cached[i][c].tokens, 1);
+    }
+}
+
+}  // namespace
+}  // namespace bprof

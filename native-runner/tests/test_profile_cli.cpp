@@ -1,0 +1,255 @@
+// `bprof-runner profile` end to end, through its events and files as the TypeScript side sees
+// them: counts, an independent check of what a variant zeroed, determinism, resume after a kill,
+// and the bad jobs it refuses.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "ranking.h"
+#include "support.h"
+
+#ifndef BPROF_RUNNER_PATH
+#error "BPROF_RUNNER_PATH must name the built bprof-runner"
+#endif
+
+namespace bprof {
+namespace {
+
+using json = nlohmann::json;
+using test::RunResult;
+using test::TempDir;
+
+json benchmark_items(int n) {
+  json items = json::array();
+  for (int i = 0; i < n; i++)
+    items.push_back({{"id", "b/" + std::to_string(i)},
+                     {"context", json::array({256, 72 + i % 40, 105, 32 + i % 7})},
+                     {"choices", {json::array({65 + i % 20}), json::array({66, 67}), json::array({68, 69, 70 + i % 9})}}});
+  return items;
+}
+
+json ability(const std::string& id, int salt) {
+  json sequences = json::array();
+  for (int s = 0; s < 6; s++) {
+    json seq = json::array({256});
+    for (int t = 0; t < 6 + s; t++) seq.push_back(40 + (t * salt + s * 3) % 80);
+    sequences.push_back(seq);
+  }
+  return {{"id", id}, {"sequences", sequences}};
+}
+
+json profile_job(const std::string& model_dir) {
+  return {{"protocol", 1},
+          {"subcommand", "profile"},
+          {"model", {{"path", model_dir}, {"dtype", "float32"}}},
+          {"device", "cpu"},
+          {"items", benchmark_items(5)},
+          {"abilities", {ability("quant", 5), ability("temporal", 11)}},
+          {"ablation", {{"k", {0.001, 0.01, 0.05}}, {"selections", {"top", "bottom", "random"}}, {"batch_size", 4}, {"seed", 7}}}};
+}
+
+RunResult run_profile(const std::string& job_file, const std::string& out,
+                      const std::function<void(const std::string&, int)>& on_line = nullptr) {
+  return test::run_process({BPROF_RUNNER_PATH, "profile", "--job", job_file, "--out", out, "--threads", "1"}, {}, on_line);
+}
+
+std::vector<json> events_of(const RunResult& r, const std::string& type) {
+  std::vector<json> out;
+  for (const json& e : r.events)
+    if (e["type"] == type) out.push_back(e);
+  return out;
+}
+
+std::map<std::string, std::string> result_files(const std::string& out) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(out))
+    if (entry.is_regular_file()) files[std::filesystem::relative(entry.path(), out).string()] = test::read_file(entry.path().string());
+  return files;
+}
+
+int64_t parameter_count(const test::Weights& weights) {
+  int64_t total = 0;
+  for (const auto& kv : weights) total += static_cast<int64_t>(kv.second.values.size());
+  return total;
+}
+
+TEST(Profile, RunsEveryVariantWithExactCountsAndAManifest) {
+  TempDir dir;
+  test::Weights weights = test::write_tiny_llama(dir.path());
+  test::write_file(dir.file("job.json"), profile_job(dir.path()).dump());
+  RunResult r = run_profile(dir.file("job.json"), dir.file("out"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.events.back()["type"], "summary");
+
+  const int64_t p = parameter_count(weights);
+  const json manifest = json::parse(test::read_file(dir.file("out/profile.json")));
+  EXPECT_EQ(manifest["parameters"], p);
+  EXPECT_EQ(manifest["candidates"]["total"], 2 * 3 * 32 * 64);
+  // 2 abilities x (top, bottom) x 3 k + random x 3 k
+  ASSERT_EQ(manifest["variants"].size(), 15u);
+  std::vector<json> variant_events = events_of(r, "variant");
+  ASSERT_EQ(variant_events.size(), 15u);
+  for (const json& v : manifest["variants"]) {
+    EXPECT_EQ(v["n"], parameters_for_k(v["k"].get<double>(), p)) << v.dump();
+    EXPECT_TRUE(std::filesystem::exists(dir.file("out/" + v["file"].get<std::string>()))) << v.dump();
+    if (v["selection"] == "random") {
+      EXPECT_TRUE(v["ability"].is_null());
+    }
+  }
+  for (const json& e : variant_events) EXPECT_FALSE(e["resumed"].get<bool>());
+  // importance progress names its ability
+  bool saw_importance = false;
+  for (const json& e : events_of(r, "progress"))
+    if (e["phase"] == "importance") saw_importance = saw_importance || e["ability"] == "temporal";
+  EXPECT_TRUE(saw_importance);
+
+  // ranking files hold the largest n, variants at smaller k use their prefix
+  const std::string ranking = test::read_file(dir.file("out/rankings/quant.top.bin"));
+  EXPECT_EQ(static_cast<int64_t>(ranking.size()), 8 * parameters_for_k(0.05, p));
+
+  // overlap: per k, a symmetric matrix with n on the diagonal
+  ASSERT_EQ(manifest["overlap"].size(), 3u);
+  const json& widest = manifest["overlap"][2];
+  EXPECT_EQ(widest["abilities"], json::array({"quant", "temporal"}));
+  EXPECT_EQ(widest["intersections"][0][0], widest["n"]);
+  EXPECT_EQ(widest["intersections"][0][1], widest["intersections"][1][0]);
+  EXPECT_LE(widest["intersections"][0][1].get<int64_t>(), widest["n"].get<int64_t>());
+}
+
+// What a variant zeroed, checked without the runner's ablation code: zero the ranking's first n
+// candidates in a copy of the checkpoint, score that with `score`, and compare with the variant.
+TEST(Profile, AVariantScoresLikeACheckpointWithItsParametersZeroed) {
+  TempDir dir;
+  test::Weights weights = test::write_tiny_llama(dir.path());
+  test::write_file(dir.file("job.json"), profile_job(dir.path()).dump());
+  ASSERT_EQ(run_profile(dir.file("job.json"), dir.file("out")).exit_code, 0);
+  const json manifest = json::parse(test::read_file(dir.file("out/profile.json")));
+
+  json variant;
+  for (const json& v : manifest["variants"])
+    if (v["ability"] == "temporal" && v["selection"] == "top" && v["k"] == 0.01) variant = v;
+  ASSERT_FALSE(variant.is_null());
+  std::vector<int64_t> ranking = ranking_from_bytes(test::read_file(dir.file("out/rankings/temporal.top.bin")), "ranking");
+  const int64_t n = variant["n"];
+  ASSERT_GT(n, 0);
+  for (int64_t i = 0; i < n; i++) {
+    const int64_t g = ranking[static_cast<size_t>(i)];
+    for (const json& t : manifest["candidates"]["tensors"]) {
+      const int64_t offset = t["offset"], numel = t["numel"];
+      if (g >= offset && g < offset + numel) weights.at(t["name"].get<std::string>()).values[static_cast<size_t>(g - offset)] = 0;
+    }
+  }
+  TempDir zeroed;
+  std::vector<test::F32Tensor> tensors;
+  for (const auto& kv : weights) tensors.push_back(kv.second);
+  test::write_file(zeroed.file("model.safetensors"), test::safetensors_bytes(tensors));
+  test::write_file(zeroed.file("config.json"), test::tiny_llama_config({}).dump());
+  json score_job = profile_job(zeroed.path());
+  score_job["subcommand"] = "score";
+  score_job.erase("abilities");
+  score_job.erase("ablation");
+  test::write_file(zeroed.file("job.json"), score_job.dump());
+  RunResult r = test::run_process({BPROF_RUNNER_PATH, "score", "--job", zeroed.file("job.json"), "--out", zeroed.file("out"), "--threads", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+
+  std::istringstream expected(test::read_file(zeroed.file("out/scores.jsonl")));
+  std::istringstream actual(test::read_file(dir.file("out/" + variant["file"].get<std::string>())));
+  std::istringstream baseline(test::read_file(dir.file("out/baseline.jsonl")));
+  std::string e, a, b;
+  int lines = 0, changed = 0;
+  while (std::getline(expected, e) && std::getline(actual, a) && std::getline(baseline, b)) {
+    json je = json::parse(e), ja = json::parse(a);
+    for (size_t c = 0; c < je["choices"].size(); c++)
+      EXPECT_NEAR(ja["choices"][c]["logprob"].get<double>(), je["choices"][c]["logprob"].get<double>(), 1e-9);
+    changed += a != b;
+    lines++;
+  }
+  EXPECT_EQ(lines, 5);
+  EXPECT_GT(changed, 0) << "the ablation changed no score";
+}
+
+TEST(Profile, IsDeterministicAndResumesAfterAKill) {
+  TempDir dir;
+  test::write_tiny_llama(dir.path());
+  test::write_file(dir.file("job.json"), profile_job(dir.path()).dump());
+  ASSERT_EQ(run_profile(dir.file("job.json"), dir.file("whole")).exit_code, 0);
+
+  // SIGTERM once the fourth variant is on disk: cancelled, exit 130
+  int variants_seen = 0;
+  bool signalled = false;
+  RunResult killed = run_profile(dir.file("job.json"), dir.file("resumed"), [&](const std::string& line, int pid) {
+    if (line.find("\"type\":\"variant\"") != std::string::npos && ++variants_seen == 4 && !signalled) {
+      ::kill(pid, SIGTERM);
+      signalled = true;
+    }
+  });
+  ASSERT_TRUE(signalled);
+  EXPECT_EQ(killed.exit_code, 130) << killed.out;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("resumed/profile.json")));
+
+  RunResult resumed = run_profile(dir.file("job.json"), dir.file("resumed"));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  int reused = 0;
+  for (const json& e : events_of(resumed, "variant")) reused += e["resumed"].get<bool>();
+  EXPECT_GE(reused, 4);
+  EXPECT_LT(reused, 15);
+  EXPECT_TRUE(events_of(resumed, "result").size() >= 1);
+
+  // byte for byte what the uninterrupted run wrote
+  EXPECT_TRUE(result_files(dir.file("whole")) == result_files(dir.file("resumed")));
+
+  // a finished folder: everything is read back, nothing recomputed
+  RunResult again = run_profile(dir.file("job.json"), dir.file("resumed"));
+  ASSERT_EQ(again.exit_code, 0);
+  for (const json& e : events_of(again, "variant")) EXPECT_TRUE(e["resumed"].get<bool>());
+  for (const json& e : events_of(again, "progress")) EXPECT_NE(e["phase"], "importance");
+}
+
+TEST(Profile, RefusesAFolderWrittenByAnotherJob) {
+  TempDir dir;
+  test::write_tiny_llama(dir.path());
+  json job = profile_job(dir.path());
+  job["ablation"]["k"] = {0.01};
+  test::write_file(dir.file("job.json"), job.dump());
+  ASSERT_EQ(run_profile(dir.file("job.json"), dir.file("out")).exit_code, 0);
+  job["ablation"]["seed"] = 8;
+  test::write_file(dir.file("job.json"), job.dump());
+  RunResult r = run_profile(dir.file("job.json"), dir.file("out"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.events.back()["code"], "bad_job");
+  EXPECT_NE(r.events.back()["message"].get<std::string>().find("another job"), std::string::npos);
+}
+
+TEST(Profile, BadJobsSayWhatIsWrong) {
+  TempDir dir;
+  test::write_tiny_llama(dir.path());
+  const std::vector<std::pair<std::function<void(json&)>, std::string>> cases = {
+      {[](json& j) { j["ablation"]["k"] = {0.01, 0.001}; }, "ablation.k[1]"},
+      {[](json& j) { j["ablation"]["k"] = {1.5}; }, "ablation.k[0]"},
+      {[](json& j) { j["ablation"]["selections"] = {"top", "middle"}; }, "middle"},
+      {[](json& j) { j["abilities"][1]["id"] = "quant"; }, "used by an earlier ability"},
+      {[](json& j) { j["abilities"][0]["id"] = "../escape"; }, "abilities[0]"},
+      {[](json& j) { j["abilities"][0]["sequences"][2] = {256}; }, "sequences[2]"},
+      {[](json& j) { j["abilities"][1]["sequences"][0][1] = 999; }, "abilities[1] ('temporal'): sequences[0][1]"},
+      {[](json& j) { j.erase("ablation"); }, "'ablation' is missing"},
+      {[](json& j) { j["ablation"]["k"] = {0.9}; }, "candidates"},
+      {[](json& j) { j["ablation"]["front_removal"] = 1; j["ablation"]["back_removal"] = 1; }, "leave none"},
+  };
+  int i = 0;
+  for (const auto& [mutate, expected] : cases) {
+    json job = profile_job(dir.path());
+    mutate(job);
+    const std::string file = dir.file("job" + std::to_string(i) + ".json");
+    test::write_file(file, job.dump());
+    RunResult r = run_profile(file, dir.file("out" + std::to_string(i++)));
+    EXPECT_EQ(r.exit_code, 2) << expected << "\n" << r.out;
+    ASSERT_FALSE(r.events.empty());
+    EXPECT_EQ(r.events.back()["code"], "bad_job") << r.out;
+    EXPECT_NE(r.events.back()["message"].get<std::string>().find(expected), std::string::npos) << r.events.back().dump();
+  }
+}
+
+}  // namespace
+}  // namespace bprof

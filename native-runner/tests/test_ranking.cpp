@@ -1,0 +1,151 @@
+// Selections of the method (METHOD.md, phase 3): exact counts, deterministic ties, nesting,
+// the seeded random control, overlap counts and the ranking file format. Torch-free.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <set>
+
+#include "errors.h"
+#include "ranking.h"
+
+namespace bprof {
+namespace {
+
+std::vector<ImportanceSpan> spans_of(const std::vector<std::vector<float>>& tensors) {
+  std::vector<ImportanceSpan> spans;
+  for (const auto& t : tensors) spans.push_back({t.data(), static_cast<int64_t>(t.size())});
+  return spans;
+}
+
+// The definition, by a full sort: largest (or smallest) first, ties to the smaller index.
+std::vector<int64_t> brute_force(const std::vector<float>& flat, int64_t n, bool largest_first) {
+  std::vector<int64_t> order(flat.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return largest_first ? flat[a] > flat[b] : flat[a] < flat[b];
+  });
+  order.resize(static_cast<size_t>(n));
+  return order;
+}
+
+TEST(Ranking, TopAndBottomBreakTiesByIndexAcrossTensors) {
+  const std::vector<std::vector<float>> tensors = {{3, 1, 3}, {0, 2, 3}};
+  auto spans = spans_of(tensors);
+  EXPECT_EQ(rank_top(spans, 4), (std::vector<int64_t>{0, 2, 5, 4}));
+  EXPECT_EQ(rank_bottom(spans, 3), (std::vector<int64_t>{3, 1, 4}));
+  EXPECT_EQ(rank_top(spans, 0), std::vector<int64_t>{});
+  EXPECT_EQ(rank_top(spans, 6).size(), 6u);
+}
+
+TEST(Ranking, EqualsAFullSortOnValuesWithManyTies) {
+  std::mt19937 rng(7);
+  std::vector<std::vector<float>> tensors(3);
+  std::vector<float> flat;
+  for (int t = 0; t < 3; t++) {
+    for (int i = 0; i < 4000; i++) {
+      // a few repeated values, denormals, zeros and a wide spread of magnitudes
+      float v = (rng() % 4 == 0) ? static_cast<float>(rng() % 5) * 0.25f
+                                 : std::ldexp(static_cast<float>(rng() % 100000) / 100000.0f, static_cast<int>(rng() % 60) - 140);
+      tensors[t].push_back(v);
+      flat.push_back(v);
+    }
+  }
+  auto spans = spans_of(tensors);
+  for (int64_t n : {1, 2, 17, 500, 3001, 6000, 11999, 12000}) {
+    EXPECT_EQ(rank_top(spans, n), brute_force(flat, n, true)) << "top n=" << n;
+    EXPECT_EQ(rank_bottom(spans, n), brute_force(flat, n, false)) << "bottom n=" << n;
+  }
+}
+
+TEST(Ranking, TopSetsOfASweepAreNested) {
+  std::mt19937 rng(11);
+  std::vector<float> values(20000);
+  for (float& v : values) v = static_cast<float>(rng() % 1000);
+  const std::vector<std::vector<float>> tensors = {values};
+  auto spans = spans_of(tensors);
+  std::vector<int64_t> full = rank_top(spans, 5000);
+  for (int64_t n : {10, 40, 160, 640, 2560}) {
+    std::vector<int64_t> direct = rank_top(spans, n);
+    EXPECT_TRUE(std::equal(direct.begin(), direct.end(), full.begin())) << n;
+  }
+}
+
+TEST(Ranking, NonFiniteImportanceRanksAsZeroAndIsCounted) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const std::vector<std::vector<float>> tensors = {{0.5f, nan, 2.0f, inf, -0.0f, 1.0f}};
+  auto spans = spans_of(tensors);
+  int64_t non_finite = -1;
+  EXPECT_EQ(rank_top(spans, 3, &non_finite), (std::vector<int64_t>{2, 5, 0}));
+  EXPECT_EQ(non_finite, 2);
+  // 0, -0 and the two non-finite values tie at 0: by index
+  EXPECT_EQ(rank_bottom(spans, 3), (std::vector<int64_t>{1, 3, 4}));
+}
+
+TEST(Ranking, MoreThanTheCandidatesIsABadJob) {
+  const std::vector<std::vector<float>> tensors = {{1, 2}, {3}};
+  auto spans = spans_of(tensors);
+  try {
+    rank_top(spans, 4);
+    FAIL() << "expected bad_job";
+  } catch (const RunnerError& e) {
+    EXPECT_EQ(e.code(), ErrorCode::bad_job);
+    EXPECT_NE(std::string(e.what()).find("only 3 candidates"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(draw_random(3, 4, 1), RunnerError);
+}
+
+// n = floor(k * P) exactly for the paper's sweep: k = m / 100000 with m = 1, 4, 16, 64, 256, 1024,
+// so the exact answer is floor(m * P / 100000) in integers.
+TEST(Ranking, CountsAreExactForEveryKOfThePapersSweep) {
+  const std::vector<std::pair<double, int64_t>> sweep = {{0.00001, 1},  {0.00004, 4},  {0.00016, 16},
+                                                         {0.00064, 64}, {0.00256, 256}, {0.01024, 1024}};
+  std::vector<int64_t> models = {100000, 1000000, 1235814400, 8030261248, 70553706496, 6738415616};
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 2000; i++) models.push_back(static_cast<int64_t>(rng() % 200000000000ull) + 1);
+  for (int64_t p : models) {
+    for (const auto& [k, m] : sweep) {
+      const __int128 exact = static_cast<__int128>(m) * p / 100000;
+      ASSERT_EQ(parameters_for_k(k, p), static_cast<int64_t>(exact)) << "k=" << k << " P=" << p;
+    }
+  }
+  EXPECT_EQ(parameters_for_k(0.5, 3), 1);
+}
+
+TEST(Ranking, RandomControlIsSeededDistinctAndPrefixStable) {
+  std::vector<int64_t> a = draw_random(1000, 300, 42);
+  EXPECT_EQ(a, draw_random(1000, 300, 42));
+  EXPECT_NE(a, draw_random(1000, 300, 43));
+  EXPECT_EQ(std::set<int64_t>(a.begin(), a.end()).size(), 300u);
+  for (int64_t i : a) {
+    EXPECT_GE(i, 0);
+    EXPECT_LT(i, 1000);
+  }
+  std::vector<int64_t> shorter = draw_random(1000, 50, 42);
+  EXPECT_TRUE(std::equal(shorter.begin(), shorter.end(), a.begin()));
+  // every candidate can be drawn: all 1000 of 1000
+  std::vector<int64_t> all = draw_random(1000, 1000, 5);
+  EXPECT_EQ(std::set<int64_t>(all.begin(), all.end()).size(), 1000u);
+}
+
+TEST(Ranking, PrefixIntersectionsCountSharedIndices) {
+  std::vector<int64_t> a = {5, 1, 9, 3}, b = {1, 7, 5, 2}, c = {8, 6, 4, 0};
+  auto shared = prefix_intersections({&a, &b, &c}, 3);
+  EXPECT_EQ(shared, (std::vector<std::vector<int64_t>>{{3, 2, 0}, {2, 3, 0}, {0, 0, 3}}));
+  EXPECT_EQ(prefix_intersections({&a, &b}, 1)[0][1], 0);
+}
+
+TEST(Ranking, FileFormatRoundTripsAndRejectsPartialEntries) {
+  std::vector<int64_t> ranking = {0, 1, 255, 256, 8030261247, 1ll << 40};
+  std::string bytes = ranking_bytes(ranking);
+  ASSERT_EQ(bytes.size(), 48u);
+  EXPECT_EQ(static_cast<unsigned char>(bytes[16]), 255);  // little-endian
+  EXPECT_EQ(ranking_from_bytes(bytes, "r.bin"), ranking);
+  EXPECT_THROW(ranking_from_bytes(bytes.substr(0, 47), "r.bin"), RunnerError);
+}
+
+}  // namespace
+}  // namespace bprof

@@ -1,0 +1,36 @@
+// Diagnostic items as the text the importance loss reads (METHOD.md, phase 2: "items are rendered
+// to text (context, question, answer)"). The rendering is deliberately plain, one field a line:
+//
+//     {context}
+//     {question}
+//     Answer: {choices[answer]}
+//
+// - the context line is left out when the context is empty (only white space), so an item
+//   without a passage does not start with a blank line;
+// - fields are used as written (no trimming, no template), so what the user wrote is what the
+//   model reads;
+// - only the correct choice appears: the loss is over every token of the text (labels = inputs),
+//   so the gradient points at the parameters that produce the right answer in context, not at
+//   those that would reproduce a list of options.
+// The text is then tokenized as a whole sequence, with the special tokens the tokenizer adds on
+// its own (BOS for Llama; see ModelTokenizer.encodeSequence). Chat templates for instruction
+// models are not applied yet.
+import type { DiagnosticItem } from "../datasets/diagnostic";
+import type { ModelTokenizer } from "./tokenize";
+
+export const ANSWER_PREFIX = "Answer: ";
+
+export function renderDiagnosticItem(item: Pick<DiagnosticItem, "context" | "question" | "choices" | "answer">): string {
+  const answer = item.choices[item.answer];
+  if (answer === undefined) throw new RangeError(`answer ${item.answer} is not an index into ${item.choices.length} choices`);
+  const lines = item.context.trim() === "" ? [] : [item.context];
+  lines.push(item.question, ANSWER_PREFIX + answer);
+  return lines.join("\n");
+}
+
+/** The token sequence of one item; the runner needs at least 2 tokens (one prediction). */
+export function diagnosticSequence(tokenizer: ModelTokenizer, item: DiagnosticItem): number[] {
+  const tokens = tokenizer.encodeSequence(renderDiagnosticItem(item));
+  if (tokens.length < 2) throw new Error(`diagnostic item ${item.id} (line ${item.line}) renders to ${tokens.length} token(s); the importance loss needs at least 2`);
+  return tokens;
+}

@@ -1,0 +1,220 @@
+// The ability pipeline end to end: a config with two abilities -> diagnostic items rendered and
+// tokenized -> a `profile` job -> the real bprof-runner (baseline, importance, ranking, ablation)
+// -> AIS with intervals, flips and overlap in results.json; one cell recomputed by hand from
+// the per-item files. Then `bprof run --resume` on the finished folder reads everything back.
+import assert from "node:assert/strict";
+import { promises as fs } from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { after, before, test } from "node:test";
+import { writeRandomLlama } from "../../src/core/model/randomLlama";
+import { bprof } from "../support/cli";
+
+const QUANT = "Quantitative Reasoning";
+const SPATIAL = "Spatial Reasoning";
+
+/** Hand-written diagnostic items; each file holds one ability. */
+const DIAGNOSTIC: Record<string, { context: string; question: string; choices: string[]; answer: number }[]> = {
+  [QUANT]: [
+    { context: "Ann has 3 apples and buys 4 more.", question: "How many apples does Ann have?", choices: ["7", "6", "12"], answer: 0 },
+    { context: "A train travels 60 km in one hour.", question: "How far does it travel in two hours?", choices: ["60 km", "120 km", "180 km"], answer: 1 },
+    { context: "", question: "What is 9 times 8?", choices: ["64", "81", "72"], answer: 2 },
+    { context: "A box holds 12 eggs; 5 are broken.", question: "How many eggs are whole?", choices: ["7", "5", "17"], answer: 0 },
+  ],
+  [SPATIAL]: [
+    { context: "The lamp is left of the chair; the chair is left of the desk.", question: "Where is the lamp relative to the desk?", choices: ["left", "right"], answer: 0 },
+    { context: "Tom faces north and turns right.", question: "Which way does Tom face now?", choices: ["west", "east", "south"], answer: 1 },
+    { context: "The cup is on the book; the book is on the table.", question: "What is directly under the cup?", choices: ["the table", "the book"], answer: 1 },
+  ],
+};
+
+/** A small two-choice benchmark: chance is exactly 1/2. */
+const BENCH_DOCS = [
+  { question: "Is ice cold or hot?", choices: ["cold", "hot"], answer: 0 },
+  { question: "Do fish live in water or in trees?", choices: ["in trees", "in water"], answer: 1 },
+  { question: "Is the sun a star or a planet?", choices: ["a star", "a planet"], answer: 0 },
+  { question: "Do birds have feathers or scales?", choices: ["scales", "feathers"], answer: 1 },
+  { question: "Is snow white or black?", choices: ["white", "black"], answer: 0 },
+  { question: "Do cows say moo or quack?", choices: ["quack", "moo"], answer: 1 },
+  { question: "Is a week seven days or ten days?", choices: ["seven days", "ten days"], answer: 0 },
+  { question: "Is fire hot or frozen?", choices: ["frozen", "hot"], answer: 1 },
+];
+
+const TASK_YAML = `task: tiny_yes
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: tiny_yes.jsonl
+test_split: test
+output_type: multiple_choice
+doc_to_text: "Question: {{question}}\\nAnswer:"
+doc_to_choice: choices
+doc_to_target: answer
+`;
+
+const K = [0.001, 0.01];
+
+const CONFIG_YAML = `models:
+  - path: ./model
+    name: tiny-llama
+benchmarks:
+  - task: ./tasks/tiny_yes.yaml
+abilities:
+  - name: ${QUANT}
+    data: ./diag/quantitative.diag.jsonl
+  - name: ${SPATIAL}
+    data: [./diag/spatial.diag.jsonl]
+ablation:
+  k: [${K[1]}, ${K[0]}]
+  selections: [top, random]
+  batch_size: 2
+seed: 3
+bootstrap:
+  resamples: 500
+`;
+
+let root: string;
+let parameters: number;
+let mlpParameters: number;
+
+before(async () => {
+  root = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-profile-"));
+  const model = writeRandomLlama(path.join(root, "model"), { seed: 0 });
+  ({ parameters, mlpParameters } = model);
+  await fs.mkdir(path.join(root, "tasks"));
+  await fs.writeFile(path.join(root, "tasks", "tiny_yes.yaml"), TASK_YAML);
+  await fs.writeFile(path.join(root, "tasks", "tiny_yes.jsonl"), BENCH_DOCS.map((d) => JSON.stringify(d)).join("\n") + "\n");
+  await fs.mkdir(path.join(root, "diag"));
+  for (const [ability, file] of [[QUANT, "quantitative"], [SPATIAL, "spatial"]] as const) {
+    const lines = DIAGNOSTIC[ability]!.map((item, i) => JSON.stringify({ id: `${file}-${i}`, ability, ...item }));
+    await fs.writeFile(path.join(root, "diag", `${file}.diag.jsonl`), lines.join("\n") + "\n");
+  }
+  await fs.writeFile(path.join(root, "profile.bprof.yaml"), CONFIG_YAML);
+});
+after(async () => fs.rm(root, { recursive: true, force: true }));
+
+interface Item { benchmark: string; index: number; target: number; prediction: number; predictionNorm: number; choices: { logprob: number }[] }
+
+async function readItems(file: string): Promise<Item[]> {
+  return (await fs.readFile(file, "utf8")).trim().split("\n").map((l) => JSON.parse(l) as Item);
+}
+
+async function onlyRunDir(): Promise<string> {
+  const runs = await fs.readdir(path.join(root, ".bprof", "runs"));
+  assert.equal(runs.length, 1, `expected one run, found ${runs.join(", ")}`);
+  return path.join(root, ".bprof", "runs", runs[0]!);
+}
+
+test("bprof run profiles two abilities with the real runner; one AIS cell recomputed by hand", { timeout: 300_000 }, async () => {
+  // Both k fit the tiny model's MLP share.
+  for (const k of K) assert.ok(Math.floor(k * parameters) <= mlpParameters && Math.floor(k * parameters) > 0, `k = ${k}`);
+
+  const result = await bprof(["run", path.join(root, "profile.bprof.yaml")]);
+  assert.equal(result.exitCode, 0, `bprof run failed:\n${result.stderr}\n${result.stdout}`);
+  assert.match(result.stdout, /tiny-llama\s+tiny_yes\s+acc/);
+  assert.match(result.stdout, new RegExp(`tiny-llama: AIS \\(acc\\) at k = 0\\.001 \\(n = ${Math.floor(0.001 * parameters)} of ${parameters} parameters\\)`));
+  assert.match(result.stdout, /^Quantitative Reasoning\s/m);
+  assert.match(result.stdout, /^random \(control\)\s/m);
+  for (const phase of ["baseline", `importance \\(${QUANT}\\)`, `importance \\(${SPATIAL}\\)`, "rank( \\([^)]*\\))?", "variants"]) {
+    assert.match(result.stderr, new RegExp(`^tiny-llama ${phase} \\d+/\\d+$`, "m"), `progress of ${phase}:\n${result.stderr}`);
+  }
+  assert.match(result.stderr, /tiny-llama variant Quantitative Reasoning top k=0\.001 n=\d+/);
+
+  const runDir = await onlyRunDir();
+  const modelDir = path.join(runDir, "models", "tiny-llama");
+  const job = JSON.parse(await fs.readFile(path.join(modelDir, "job.json"), "utf8"));
+  assert.equal(job.subcommand, "profile");
+  assert.deepEqual(job.abilities.map((a: { id: string; sequences: number[][] }) => [a.id, a.sequences.length]), [["quantitative-reasoning", 4], ["spatial-reasoning", 3]]);
+  assert.deepEqual(job.ablation, { k: K, selections: ["top", "random"], front_removal: 0, back_removal: 0, batch_size: 2, seed: 3 });
+
+  const results = JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8"));
+  assert.equal(results.schema_version, 1);
+  const model = results.models[0];
+  const profile = model.profile;
+  assert.equal(profile.parameters, parameters, "the runner counts the parameters config.json implies");
+  assert.equal(profile.candidates, mlpParameters);
+  assert.deepEqual(profile.k, K);
+  assert.deepEqual(profile.abilities, [{ name: QUANT, id: "quantitative-reasoning", sequences: 4 }, { name: SPATIAL, id: "spatial-reasoning", sequences: 3 }]);
+  assert.deepEqual(profile.variants.map((v: { ability: string | null; selection: string; k: number; n: number }) => `${v.ability} ${v.selection} ${v.k} ${v.n}`), [
+    `${QUANT} top 0.001 ${Math.floor(0.001 * parameters)}`, `${QUANT} top 0.01 ${Math.floor(0.01 * parameters)}`,
+    `${SPATIAL} top 0.001 ${Math.floor(0.001 * parameters)}`, `${SPATIAL} top 0.01 ${Math.floor(0.01 * parameters)}`,
+    `null random 0.001 ${Math.floor(0.001 * parameters)}`, `null random 0.01 ${Math.floor(0.01 * parameters)}`,
+  ]);
+  for (const o of profile.overlap) {
+    assert.deepEqual(o.abilities, [QUANT, SPATIAL]);
+    assert.equal(o.intersections[0][0], o.n);
+    assert.equal(o.jaccard[0][1], o.intersections[0][1] / (2 * o.n - o.intersections[0][1]));
+  }
+
+  // One cell by hand: Quantitative Reasoning, top, k = 0.01, on tiny_yes, metric acc.
+  const baseline = await readItems(path.join(modelDir, "items.jsonl"));
+  const cellVariant = profile.variants.find((v: { ability: string; k: number }) => v.ability === QUANT && v.k === 0.01);
+  const ablated = await readItems(path.join(modelDir, cellVariant.items_file));
+  assert.equal(baseline.length, BENCH_DOCS.length);
+  assert.deepEqual(ablated.map((i) => i.index), baseline.map((i) => i.index));
+  const right = (items: Item[]) => items.filter((i) => i.prediction === i.target).length;
+  const p0 = right(baseline) / baseline.length;
+  const pa = right(ablated) / ablated.length;
+  let chanceSum = 0;
+  for (const item of baseline) chanceSum += 1 / item.choices.length;
+  const chance = chanceSum / baseline.length;
+  assert.equal(chance, 0.5);
+  const cell = cellVariant.benchmarks[0].acc;
+  assert.equal(cell.baseline, p0);
+  assert.equal(cell.ablated, pa);
+  assert.equal(cell.chance, chance);
+  // The seed-0 model answers 5 of the 8 documents right: above chance, so the cell has a number.
+  assert.ok(p0 > chance, `baseline ${p0} is not above chance: the cell to check has no AIS`);
+  assert.equal(cell.ais, (p0 - pa) / (p0 - chance));
+  assert.ok(cell.ci.low <= cell.ais && cell.ais <= cell.ci.high, JSON.stringify(cell));
+  assert.equal(cell.significant, cell.ci.low > 0 || cell.ci.high < 0);
+  // Specificity against the random control at the same k, from its item file.
+  const randomVariant = profile.variants.find((v: { selection: string; k: number }) => v.selection === "random" && v.k === 0.01);
+  const pr = right(await readItems(path.join(modelDir, randomVariant.items_file))) / baseline.length;
+  assert.equal(cell.specificity.value, (p0 - pa) / (p0 - chance) - (p0 - pr) / (p0 - chance));
+  const rightToWrong = baseline.filter((b, i) => b.prediction === b.target && ablated[i]!.prediction !== ablated[i]!.target).length;
+  const wrongToRight = baseline.filter((b, i) => b.prediction !== b.target && ablated[i]!.prediction === ablated[i]!.target).length;
+  assert.deepEqual(cell.flips, { right_to_wrong: rightToWrong, wrong_to_right: wrongToRight });
+  assert.equal(pa, p0 - (rightToWrong - wrongToRight) / baseline.length);
+
+  // The runner wrote what PROTOCOL.md lists; the baseline is the unmodified model's.
+  for (const file of ["baseline.jsonl", "profile.json", "variants/quantitative-reasoning.top.k1.jsonl", "variants/random.k0.jsonl"]) {
+    await fs.access(path.join(modelDir, "runner", file));
+  }
+
+  // Resume a finished run: the same job goes back to the runner, which reads every variant back.
+  const resumed = await bprof(["run", "--resume", path.basename(runDir), path.join(root, "profile.bprof.yaml")]);
+  assert.equal(resumed.exitCode, 0, `bprof run --resume failed:\n${resumed.stderr}\n${resumed.stdout}`);
+  assert.match(resumed.stderr, /variant Quantitative Reasoning top k=0\.01 n=\d+ \(resumed\)/);
+  const again = JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8"));
+  assert.deepEqual(again.models, results.models);
+  assert.equal(again.created, results.created);
+});
+
+test("bprof run --resume recomputes only what is missing, and refuses a run whose inputs changed", { timeout: 300_000 }, async () => {
+  const runDir = await onlyRunDir();
+  const runner = path.join(runDir, "models", "tiny-llama", "runner");
+  const before = JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8"));
+  // As if the run had stopped after its third variant: later variants and the manifest are not on disk.
+  for (const file of ["profile.json", "variants/spatial-reasoning.top.k1.jsonl", "variants/random.k0.jsonl", "variants/random.k1.jsonl"]) {
+    await fs.rm(path.join(runner, file));
+  }
+  const resumed = await bprof(["run", "--resume", runDir]);
+  assert.equal(resumed.exitCode, 0, `bprof run --resume failed:\n${resumed.stderr}\n${resumed.stdout}`);
+  assert.match(resumed.stderr, /variant Spatial Reasoning top k=0\.001 n=\d+ \(resumed\)/);
+  assert.match(resumed.stderr, /variant Spatial Reasoning top k=0\.01 n=\d+\n/);
+  assert.match(resumed.stderr, /variant random control k=0\.01 n=\d+\n/);
+  const after = JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8"));
+  assert.deepEqual(after.models, before.models, "a resumed run gives the results of an uninterrupted one");
+
+  // A diagnostic dataset edited since the run started: its job would differ, so no resume.
+  const file = path.join(root, "diag", "spatial.diag.jsonl");
+  await fs.appendFile(file, JSON.stringify({ id: "spatial-9", ability: SPATIAL, context: "", question: "Is up above down?", choices: ["yes", "no"], answer: 0 }) + "\n");
+  const refused = await bprof(["run", "--resume", runDir]);
+  assert.equal(refused.exitCode, 2);
+  assert.match(refused.stderr, /bprof: cannot resume model `tiny-llama`: the job compiled from the config now differs from .*job\.json/);
+
+  const missing = await bprof(["run", "--resume", "20000101-000000-abcd", path.join(root, "profile.bprof.yaml")]);
+  assert.equal(missing.exitCode, 2);
+  assert.match(missing.stderr, /no run folder `20000101-000000-abcd` in the output folder of/);
+});

@@ -1,0 +1,242 @@
+// `abilities`, `ablation`, `seed` and `bootstrap` in *.bprof.yaml: each check with the bad input
+// that triggers it, and where it points (line and column).
+import assert from "node:assert/strict";
+import { promises as fs } from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { after, before, test } from "node:test";
+import { loadProfile } from "../../src/core/config/load";
+import { parseConfig } from "../../src/core/config/parse";
+import { formatDiagnostic, type Diagnostic } from "../../src/core/diagnostics";
+import { candidateCount, llamaParameterCount, readParameterCount, selectedCount } from "../../src/core/model/parameters";
+import { writeRandomLlama } from "../../src/core/model/randomLlama";
+import { makeTinyProject, type TinyProject } from "../support/tinyProject";
+
+const FILE = "/p/x.bprof.yaml";
+const HEAD = "models:\n  - path: m\nbenchmarks:\n  - task: t\n";
+
+/** The schema diagnostics of a config: HEAD plus `tail`, formatted. */
+function schemaLines(tail: string): string[] {
+  return parseConfig(HEAD + tail, FILE).diagnostics.map(formatDiagnostic);
+}
+
+test("a valid ability section parses", () => {
+  const parsed = parseConfig(
+    HEAD + "abilities:\n  - name: Deductive Reasoning\n    data: d.diag.jsonl\n  - name: Mine\n    data: [a.diag.jsonl, b.diag.jsonl]\n    limit: 10\n" +
+    "ablation:\n  k: [0.01, 0.001]\n  selections: [top, bottom, random]\n  front_removal: 1\n  back_removal: 0\n  batch_size: 4\nseed: 7\nbootstrap:\n  resamples: 200\n  confidence: 0.9\n",
+    FILE,
+  );
+  assert.deepEqual(parsed.diagnostics, []);
+  assert.deepEqual(parsed.config!.abilities![1], { name: "Mine", data: ["a.diag.jsonl", "b.diag.jsonl"], limit: 10 });
+  assert.deepEqual(parsed.config!.ablation!.k, [0.01, 0.001]);
+});
+
+test("`data` that is neither a file nor a list of files gets one message, on the value", () => {
+  assert.deepEqual(schemaLines("abilities:\n  - name: A\n    data: 3\n"), [
+    "/p/x.bprof.yaml:7:11: error: `abilities[0].data` is invalid: Diagnostic dataset (*.diag.jsonl) or a list of them, relative to this file or absolute. (field abilities[0].data)",
+  ]);
+});
+
+test("an empty file name in a `data` list points at that entry", () => {
+  assert.deepEqual(schemaLines("abilities:\n  - name: A\n    data: [a.jsonl, '']\n"), [
+    "/p/x.bprof.yaml:7:21: error: `abilities[0].data[1]` must NOT have fewer than 1 characters (field abilities[0].data[1])",
+  ]);
+});
+
+test("an ability needs a name and data", () => {
+  assert.deepEqual(schemaLines("abilities:\n  - data: a.jsonl\n"), [
+    "/p/x.bprof.yaml:6:5: error: `abilities[0]` needs the field `name` (field abilities[0].name)",
+  ]);
+});
+
+test("a repeated k is flagged on the repeat", () => {
+  assert.deepEqual(schemaLines("abilities:\n  - name: A\n    data: a\nablation:\n  k: [0.01, 0.001, 0.01]\n"), [
+    "/p/x.bprof.yaml:9:20: error: `ablation.k`: item 2 repeats item 0; every value must be different (field ablation.k[2])",
+  ]);
+});
+
+test("k outside (0, 1) is flagged on the value", () => {
+  assert.deepEqual(schemaLines("ablation:\n  k: [0, 1.5]\n").sort(), [
+    "/p/x.bprof.yaml:6:10: error: `ablation.k[1]` must be < 1 (field ablation.k[1])",
+    "/p/x.bprof.yaml:6:7: error: `ablation.k[0]` must be > 0 (field ablation.k[0])",
+  ]);
+});
+
+test("ablation needs k", () => {
+  assert.deepEqual(schemaLines("ablation:\n  selections: [top]\n"), [
+    "/p/x.bprof.yaml:6:3: error: `ablation` needs the field `k` (field ablation.k)",
+  ]);
+});
+
+test("selections: unknown names and repeats", () => {
+  assert.deepEqual(schemaLines("ablation:\n  k: [0.01]\n  selections: [top, rnd]\n"), [
+    "/p/x.bprof.yaml:7:21: error: `ablation.selections[1]` must be one of: top, bottom, random (field ablation.selections[1])",
+  ]);
+  assert.deepEqual(schemaLines("ablation:\n  k: [0.01]\n  selections: [top, random, top]\n"), [
+    "/p/x.bprof.yaml:7:29: error: `ablation.selections`: item 2 repeats item 0; every value must be different (field ablation.selections[2])",
+  ]);
+});
+
+test("batch_size, removals, seed and bootstrap ranges", () => {
+  assert.deepEqual(schemaLines("ablation:\n  k: [0.01]\n  batch_size: 0\n  front_removal: -1\nseed: -2\nbootstrap:\n  resamples: 0\n  confidence: 1\n").sort(), [
+    "/p/x.bprof.yaml:11:14: error: `bootstrap.resamples` must be >= 1 (field bootstrap.resamples)",
+    "/p/x.bprof.yaml:12:15: error: `bootstrap.confidence` must be < 1 (field bootstrap.confidence)",
+    "/p/x.bprof.yaml:7:15: error: `ablation.batch_size` must be >= 1 (field ablation.batch_size)",
+    "/p/x.bprof.yaml:8:18: error: `ablation.front_removal` must be >= 0 (field ablation.front_removal)",
+    "/p/x.bprof.yaml:9:7: error: `seed` must be >= 0 (field seed)",
+  ]);
+});
+
+test("a misspelt ablation key gets the nearest key", () => {
+  assert.deepEqual(schemaLines("ablation:\n  k: [0.01]\n  selection: [top]\n"), [
+    "/p/x.bprof.yaml:7:3: error: unknown key `selection`; did you mean `selections`? (field ablation.selection)",
+  ]);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Checks against the files: a tiny project with diagnostic datasets.
+
+let project: TinyProject;
+/** Parameters of the tiny model, from the writer's own count. */
+let tiny: { parameters: number; mlpParameters: number };
+
+const QUANT = "Quantitative Reasoning";
+const SPATIAL = "Spatial Reasoning";
+
+function diagItem(id: string, ability: string, n: number): string {
+  return JSON.stringify({ id, ability, context: `Box ${n} holds ${n} apples.`, question: `How many apples are in box ${n}?`, choices: [String(n), String(n + 1), String(n + 2)], answer: 0 });
+}
+
+before(async () => {
+  project = await makeTinyProject(await fs.mkdtemp(path.join(os.tmpdir(), "bprof-ability-config-")));
+  const dir = path.join(project.root, "diag");
+  await fs.mkdir(dir);
+  await fs.writeFile(path.join(dir, "quant.diag.jsonl"), [1, 2, 3, 4].map((n) => diagItem(`q${n}`, QUANT, n)).join("\n") + "\n");
+  await fs.writeFile(path.join(dir, "spatial.diag.jsonl"), [5, 6, 7].map((n) => diagItem(`s${n}`, SPATIAL, n)).join("\n") + "\n");
+  await fs.writeFile(path.join(dir, "mixed.diag.jsonl"), [diagItem("m1", QUANT, 11), diagItem("m2", "Moral Reasoning", 12), diagItem("m3", SPATIAL, 13)].join("\n") + "\n");
+  await fs.writeFile(path.join(dir, "broken.diag.jsonl"), diagItem("b1", QUANT, 21) + "\n" + JSON.stringify({ id: "b2", ability: QUANT, context: "", question: "Two plus two?", choices: ["4", "5"], answer: 2 }) + "\n");
+  tiny = writeRandomLlama(path.join(project.root, "check-model"));
+});
+after(async () => fs.rm(project.root, { recursive: true, force: true }));
+
+const CONFIG_HEAD = "models:\n  - path: ./model\n    name: tiny-llama\nbenchmarks:\n  - task: ./tasks/tiny_mc.yaml\n";
+
+async function load(tail: string) {
+  return loadProfile(project.configPath, { text: CONFIG_HEAD + tail });
+}
+
+function only(diagnostics: Diagnostic[], pattern: RegExp): Diagnostic {
+  const found = diagnostics.filter((d) => pattern.test(d.message));
+  assert.equal(found.length, 1, `expected one diagnostic matching ${pattern}, got:\n${diagnostics.map(formatDiagnostic).join("\n")}`);
+  return found[0]!;
+}
+
+function at(d: Diagnostic): string {
+  return `${path.basename(d.file)}:${d.line}:${d.column}:${d.severity}:${d.field ?? ""}`;
+}
+
+test("the parameter count of config.json equals the tensors the model writer wrote", async () => {
+  const count = (await readParameterCount(path.join(project.root, "check-model")))!;
+  assert.equal(count.total, tiny.parameters);
+  assert.equal(candidateCount(count), tiny.mlpParameters);
+  assert.equal(candidateCount(count, 1, 0), tiny.mlpParameters / 2);
+  // By hand: V=258, H=32, I=64, L=2, 4 heads of 8, 2 kv heads; lm_head untied.
+  assert.equal(count.total, 258 * 32 * 2 + 2 * (32 * 32 + 2 * 32 * 16 + 32 * 32 + 3 * 32 * 64 + 2 * 32) + 32);
+  const tied = writeRandomLlama(path.join(project.root, "tied-model"), { tieWordEmbeddings: true, numLayers: 3, numKvHeads: 4 });
+  assert.equal(llamaParameterCount(tied.config as unknown as Record<string, unknown>)!.total, tied.parameters);
+  assert.equal(llamaParameterCount({ hidden_size: 4 }), undefined);
+  assert.equal(selectedCount(0.001, 35104), 35);
+});
+
+test("a complete ability section resolves: k sorted, defaults, items of the named ability, limit", async () => {
+  const { profile, diagnostics } = await load(
+    `abilities:\n  - name: ${QUANT}\n    data: [./diag/quant.diag.jsonl, ./diag/mixed.diag.jsonl]\n    limit: 5\n  - name: ${SPATIAL}\n    data: ./diag/spatial.diag.jsonl\n` +
+    "ablation:\n  k: [0.01, 0.001]\n",
+  );
+  assert.ok(profile, diagnostics.map(formatDiagnostic).join("\n"));
+  assert.deepEqual(profile.abilities.map((a) => [a.name, a.items.map((i) => i.id)]), [[QUANT, ["q1", "q2", "q3", "q4", "m1"]], [SPATIAL, ["s5", "s6", "s7"]]]);
+  assert.deepEqual(profile.ablation, { k: [0.001, 0.01], selections: ["top", "random"], frontRemoval: 0, backRemoval: 0, batchSize: 8 });
+  assert.equal(profile.seed, 1);
+  assert.deepEqual(profile.bootstrap, { resamples: 1000, confidence: 0.95 });
+  // mixed.diag.jsonl holds an item of an ability the config does not declare: said once, on that entry.
+  assert.equal(at(only(diagnostics, /not declared in `abilities`/)), "tiny.bprof.yaml:8:37:warning:abilities[0].data[1]");
+});
+
+test("abilities without ablation: an error on the `abilities` key", async () => {
+  const { profile, diagnostics } = await load(`abilities:\n  - name: ${QUANT}\n    data: ./diag/quant.diag.jsonl\n`);
+  assert.equal(profile, undefined);
+  const d = only(diagnostics, /need `ablation`/);
+  assert.equal(at(d), "tiny.bprof.yaml:6:1:error:abilities");
+});
+
+test("ablation and bootstrap without abilities: warnings, the run only scores", async () => {
+  const { profile, diagnostics } = await load("ablation:\n  k: [0.01]\nbootstrap:\n  resamples: 10\n");
+  assert.ok(profile);
+  assert.deepEqual(profile.abilities, []);
+  assert.equal(profile.ablation, undefined);
+  assert.equal(at(only(diagnostics, /`ablation` has no effect/)), "tiny.bprof.yaml:6:1:warning:ablation");
+  assert.equal(at(only(diagnostics, /`bootstrap` has no effect/)), "tiny.bprof.yaml:8:1:warning:bootstrap");
+});
+
+test("an ability declared twice is an error on the second name", async () => {
+  const { diagnostics } = await load(`abilities:\n  - name: ${QUANT}\n    data: ./diag/quant.diag.jsonl\n  - name: ${QUANT}\n    data: ./diag/mixed.diag.jsonl\nablation:\n  k: [0.01]\n`);
+  assert.equal(at(only(diagnostics, /declared twice/)), "tiny.bprof.yaml:9:11:error:abilities[1].name");
+});
+
+test("a near-miss of one of the paper's abilities is a warning on the name", async () => {
+  const { profile, diagnostics } = await load("abilities:\n  - name: Quantitative Reasonig\n    data: ./diag/quant.diag.jsonl\nablation:\n  k: [0.01]\n");
+  const d = only(diagnostics, /did you mean `Quantitative Reasoning`/);
+  assert.equal(at(d), "tiny.bprof.yaml:7:11:warning:abilities[0].name");
+  // Its items say "Quantitative Reasoning", so the misspelt ability has none: an error too.
+  assert.equal(profile, undefined);
+  assert.equal(at(only(diagnostics, /no diagnostic item has/)), "tiny.bprof.yaml:8:11:error:abilities[0].data");
+});
+
+test("two declared names that are nearly the same: a warning on the second", async () => {
+  await fs.writeFile(path.join(project.root, "diag", "moral.diag.jsonl"), [diagItem("x1", "Moral Reasoning", 31), diagItem("x2", "Moral reasoning!", 32)].join("\n") + "\n");
+  const { profile, diagnostics } = await load("abilities:\n  - name: Moral Reasoning\n    data: ./diag/moral.diag.jsonl\n  - name: Moral reasoning!\n    data: ./diag/moral.diag.jsonl\nablation:\n  k: [0.01]\n");
+  assert.ok(profile, diagnostics.map(formatDiagnostic).join("\n"));
+  assert.equal(at(only(diagnostics, /is almost the name of `Moral Reasoning`, declared above/)), "tiny.bprof.yaml:9:11:warning:abilities[1].name");
+});
+
+test("a missing dataset file is an error on its entry", async () => {
+  const { diagnostics } = await load(`abilities:\n  - name: ${QUANT}\n    data: [./diag/quant.diag.jsonl, ./diag/nope.diag.jsonl]\nablation:\n  k: [0.01]\n`);
+  const d = only(diagnostics, /diagnostic dataset not found/);
+  assert.equal(at(d), "tiny.bprof.yaml:8:37:error:abilities[0].data[1]");
+});
+
+test("a dataset with errors: its own diagnostics (file, line, column) and one on the config's entry", async () => {
+  const { profile, diagnostics } = await load(`abilities:\n  - name: ${QUANT}\n    data: ./diag/broken.diag.jsonl\nablation:\n  k: [0.01]\n`);
+  assert.equal(profile, undefined);
+  const inFile = only(diagnostics, /`answer` 2 is out of range/);
+  const line2 = JSON.stringify({ id: "b2", ability: QUANT, context: "", question: "Two plus two?", choices: ["4", "5"], answer: 2 });
+  assert.equal(inFile.file, path.join(project.root, "diag", "broken.diag.jsonl"));
+  assert.equal(`${inFile.line}:${inFile.column}`, `2:${line2.indexOf('"answer":2') + '"answer":'.length + 1}`);
+  assert.equal(at(only(diagnostics, /broken\.diag\.jsonl has errors/)), "tiny.bprof.yaml:8:11:error:abilities[0].data");
+});
+
+test("k too large for the model's MLP candidates is an error on that k, as written", async () => {
+  const { profile, diagnostics } = await load(`abilities:\n  - name: ${QUANT}\n    data: ./diag/quant.diag.jsonl\nablation:\n  k: [0.5, 0.01]\n`);
+  assert.equal(profile, undefined);
+  const d = only(diagnostics, /more than its/);
+  assert.equal(at(d), "tiny.bprof.yaml:10:7:error:ablation.k[0]");
+  const n = Math.floor(0.5 * tiny.parameters);
+  assert.match(d.message, new RegExp(`selects floor\\(k x ${tiny.parameters}\\) = ${n} parameters of model \`tiny-llama\`, more than its ${tiny.mlpParameters} MLP candidates`));
+  // The largest k that fits passes.
+  const share = tiny.mlpParameters / tiny.parameters;
+  const ok = await load(`abilities:\n  - name: ${QUANT}\n    data: ./diag/quant.diag.jsonl\nablation:\n  k: [${share}]\n`);
+  assert.ok(ok.profile, ok.diagnostics.map(formatDiagnostic).join("\n"));
+});
+
+test("layer removal shrinks the candidates; removing every layer is an error", async () => {
+  const half = await load(`abilities:\n  - name: ${QUANT}\n    data: ./diag/quant.diag.jsonl\nablation:\n  k: [0.3]\n  front_removal: 1\n`);
+  assert.match(only(half.diagnostics, /more than its/).message, new RegExp(`${tiny.mlpParameters / 2} MLP candidates of layers 1..1`));
+  const none = await load(`abilities:\n  - name: ${QUANT}\n    data: ./diag/quant.diag.jsonl\nablation:\n  k: [0.01]\n  front_removal: 1\n  back_removal: 1\n`);
+  assert.equal(at(only(none.diagnostics, /excludes every layer/)), "tiny.bprof.yaml:11:18:error:ablation.front_removal");
+});
+
+test("a k that selects no parameter is a warning", async () => {
+  const { profile, diagnostics } = await load(`abilities:\n  - name: ${QUANT}\n    data: ./diag/quant.diag.jsonl\nablation:\n  k: [0.01, 0.00001]\n`);
+  assert.ok(profile);
+  assert.equal(at(only(diagnostics, /= 0 parameters/)), "tiny.bprof.yaml:10:13:warning:ablation.k[1]");
+});
