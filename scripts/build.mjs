@@ -1,5 +1,7 @@
 // Bundles with esbuild: the extension (CommonJS, for VS Code's extension host), the bprof CLI,
-// and the webview scripts (browser); copies the config schema next to them.
+// the webview scripts (browser), and the script of the HTML report (dist/report.js, next to
+// dist/bprof.cjs, which inlines it into every page it writes: minified and without a source map,
+// because the page must stand alone); copies the config schema next to them.
 import * as esbuild from "esbuild";
 import { copyFile, mkdir } from "node:fs/promises";
 
@@ -32,6 +34,17 @@ await Promise.all([
     platform: "browser",
     format: "iife",
     target: "es2022",
+  }),
+  esbuild.build({
+    ...common,
+    entryPoints: ["webview/report.ts"],
+    outfile: "dist/report.js",
+    platform: "browser",
+    format: "iife",
+    target: "es2022",
+    sourcemap: false,
+    minify: true,
+    legalComments: "inline",
   }),
   copyFile("src/core/config/schema.json", "dist/bprof.schema.json"),
 ]);

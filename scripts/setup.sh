@@ -13,7 +13,10 @@ say() { printf 'setup: %s\n' "$*"; }
 
 # 1. Debian packages. The runner builds against Debian's libtorch (CPU); the E2E tests drive
 #    Debian's Chromium and build code-server's native modules.
-packages=(cmake ninja-build g++ libtorch-dev nlohmann-json3-dev libgtest-dev)
+#    libopenblas0-openmp: Debian's libtorch does its matrix products through the libblas.so.3
+#    alternative, which is the netlib reference BLAS unless an optimized one is installed; OpenBLAS
+#    (its OpenMP build, the threading libtorch itself uses) is over ten times faster here.
+packages=(cmake ninja-build g++ libtorch-dev nlohmann-json3-dev libgtest-dev libopenblas0-openmp)
 $for_tests && packages+=(chromium libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev)
 missing=()
 for p in "${packages[@]}"; do

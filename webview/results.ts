@@ -1,14 +1,17 @@
-// Browser side of the results view: renders the run's per-benchmark scores the host posts.
-// Only textContent is used for data, so names from user files cannot inject markup.
+// Browser side of the results view: renders the report model the host embeds in the page
+// (src/core/report/model.ts): per model the baseline accuracies and, for a profile run, the AIS
+// heatmap per k, drawn by the same code as the HTML report's. Only textContent is used for data,
+// so names from user files cannot inject markup.
+import type { ModelReport, Report } from "../src/core/report/model";
+import { drawHeatmap, type HeatmapTheme } from "./heatmap";
 
-interface BenchmarkRow { name: string; items: number; acc: number; acc_norm: number; chance: number }
-interface ResultsMessage { type: "results"; runId: string; models: { name: string; benchmarks: BenchmarkRow[] }[] }
+const DATA_ID = "bprof-results-data";
 
-function cell(tag: "td" | "th", text: string, className?: string): HTMLElement {
-  const element = document.createElement(tag);
-  element.textContent = text;
-  if (className) element.className = className;
-  return element;
+function element<K extends keyof HTMLElementTagNameMap>(tag: K, text?: string, className?: string): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  if (text !== undefined) e.textContent = text;
+  if (className) e.className = className;
+  return e;
 }
 
 function row(cells: HTMLElement[]): HTMLTableRowElement {
@@ -17,25 +20,62 @@ function row(cells: HTMLElement[]): HTMLTableRowElement {
   return tr;
 }
 
-function render(message: ResultsMessage): void {
-  const root = document.getElementById("root")!;
-  root.replaceChildren();
-  const title = document.createElement("h2");
-  title.textContent = `Run ${message.runId}`;
-  root.append(title);
-  for (const model of message.models) {
-    const heading = document.createElement("h3");
-    heading.textContent = model.name;
-    const table = document.createElement("table");
-    table.append(row(["benchmark", "items", "acc", "acc_norm", "chance"].map((h) => cell("th", h))));
-    for (const b of model.benchmarks) {
-      const aboveChance = b.acc > b.chance ? "above-chance" : "at-chance";
-      table.append(row([cell("td", b.name), cell("td", String(b.items), "num"), cell("td", b.acc.toFixed(4), `num ${aboveChance}`), cell("td", b.acc_norm.toFixed(4), "num"), cell("td", b.chance.toFixed(4), "num")]));
-    }
-    root.append(heading, table);
-  }
+/** VS Code's theme, from the variables it sets on the webview. */
+function theme(): HeatmapTheme {
+  const style = getComputedStyle(document.body);
+  const variable = (name: string, fallback: string) => style.getPropertyValue(name).trim() || fallback;
+  return {
+    text: variable("--vscode-foreground", "#cccccc"),
+    muted: variable("--vscode-descriptionForeground", "#999999"),
+    rule: variable("--vscode-foreground", "#cccccc"),
+    background: null,
+    fontFamily: variable("--vscode-font-family", "sans-serif"),
+    hatch: "#a8a8a8",
+  };
 }
 
-window.addEventListener("message", (event: MessageEvent<ResultsMessage>) => {
-  if (event.data?.type === "results") render(event.data);
-});
+function baselineTable(model: ModelReport): HTMLTableElement {
+  const table = element("table");
+  table.append(row(["benchmark", "items", "acc", "acc_norm", "chance"].map((h) => element("th", h))));
+  for (const b of model.baseline) {
+    const aboveChance = b.acc > b.chance ? "above-chance" : "at-chance";
+    table.append(row([
+      element("td", b.name), element("td", String(b.items), "num"), element("td", b.acc.toFixed(4), `num ${aboveChance}`),
+      element("td", b.acc_norm.toFixed(4), "num"), element("td", b.chance.toFixed(4), "num"),
+    ]));
+  }
+  return table;
+}
+
+function render(report: Report): void {
+  const root = document.getElementById("root")!;
+  root.replaceChildren(element("h2", `Run ${report.run.id}`));
+  const look = theme();
+  const pending: (() => void)[] = [];
+  for (const model of report.models) {
+    root.append(element("h3", model.name), baselineTable(model));
+    const profile = model.profile;
+    if (!profile) continue;
+    for (const section of profile.sections) {
+      const n = `n = ${section.n.toLocaleString("en-US")} of ${profile.parameters.toLocaleString("en-US")} parameters`;
+      root.append(element("h4", `AIS (${report.metric}) at k = ${section.k} (${n}); * = the ${Math.round(profile.bootstrap.confidence * 100)}% CI excludes 0`));
+      const canvas = element("canvas");
+      canvas.setAttribute("role", "img");
+      canvas.setAttribute("aria-label", section.heatmap.title);
+      const wrap = element("div", undefined, "heatmap");
+      wrap.append(canvas);
+      root.append(wrap);
+      if (section.reasons.length > 0) {
+        const list = element("ol", undefined, "reasons");
+        list.append(...section.reasons.map((r) => element("li", r)));
+        root.append(list);
+      }
+      pending.push(() => drawHeatmap(canvas, section.heatmap, look));
+    }
+  }
+  // Draw once the canvases are in the document, so text measures with the page's fonts.
+  for (const draw of pending) draw();
+}
+
+const block = document.getElementById(DATA_ID);
+if (block?.textContent) render(JSON.parse(block.textContent) as Report);

@@ -1,6 +1,6 @@
-// libFuzzer harness for the safetensors header parser (torch-free):
-//   cmake -S native-runner -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DBPROF_FUZZERS=ON
-//   cmake --build build-fuzz --target fuzz-safetensors && build-fuzz/fuzz-safetensors corpus/
+// libFuzzer harness for the safetensors header parser (torch-free); build, run, seeds: README.md
+//   cmake -S native-runner -B native-runner/fuzz/build -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 -DBPROF_FUZZERS=ON
+//   cmake --build native-runner/fuzz/build --target fuzz-safetensors
 // Any input must end in a parsed header or a SafetensorsError; anything else is a finding.
 #include <cstddef>
 #include <cstdint>

@@ -8,6 +8,7 @@
 
 #include "engine_impl.h"
 #include "errors.h"
+#include "safetensors_writer.h"
 
 namespace bprof {
 
@@ -23,21 +24,41 @@ std::vector<std::pair<std::string, at::Tensor>> mlp_weights(const LlamaLayer& la
 
 }  // namespace
 
-int64_t Engine::parameter_count() const {
-  const LlamaWeights& w = impl_->model->weights();
-  int64_t total = 0;
-  auto add = [&](const at::Tensor& t) {
-    if (t.defined()) total += t.numel();
+std::vector<std::pair<std::string, at::Tensor>> Engine::Impl::named_parameters() const {
+  const LlamaWeights& w = model->weights();
+  std::vector<std::pair<std::string, at::Tensor>> out;
+  auto add = [&](const std::string& name, const at::Tensor& t) {
+    if (t.defined()) out.emplace_back(name, t);  // optional tensors (biases, q/k norms) are undefined when absent
   };
-  add(w.embed_tokens);
-  if (!w.lm_head.is_same(w.embed_tokens)) add(w.lm_head);  // tied: one tensor, counted once
-  add(w.norm);
-  for (const LlamaLayer& l : w.layers) {
-    for (const at::Tensor* t : {&l.input_norm, &l.q_proj, &l.k_proj, &l.v_proj, &l.q_bias, &l.k_bias, &l.v_bias, &l.o_proj,
-                                &l.o_bias, &l.post_attention_norm, &l.gate_proj, &l.up_proj, &l.down_proj, &l.gate_bias,
-                                &l.up_bias, &l.down_bias, &l.q_norm, &l.k_norm})
-      add(*t);
+  add("model.embed_tokens.weight", w.embed_tokens);
+  for (size_t i = 0; i < w.layers.size(); i++) {
+    const LlamaLayer& l = w.layers[i];
+    const std::string p = layer_prefix(i);
+    add(p + "input_layernorm.weight", l.input_norm);
+    add(p + "self_attn.q_proj.weight", l.q_proj);
+    add(p + "self_attn.q_proj.bias", l.q_bias);
+    add(p + "self_attn.k_proj.weight", l.k_proj);
+    add(p + "self_attn.k_proj.bias", l.k_bias);
+    add(p + "self_attn.v_proj.weight", l.v_proj);
+    add(p + "self_attn.v_proj.bias", l.v_bias);
+    add(p + "self_attn.o_proj.weight", l.o_proj);
+    add(p + "self_attn.o_proj.bias", l.o_bias);
+    add(p + "self_attn.q_norm.weight", l.q_norm);
+    add(p + "self_attn.k_norm.weight", l.k_norm);
+    add(p + "post_attention_layernorm.weight", l.post_attention_norm);
+    for (const auto& [name, tensor] : mlp_weights(l, i)) add(name, tensor);
+    add(p + "mlp.gate_proj.bias", l.gate_bias);
+    add(p + "mlp.up_proj.bias", l.up_bias);
+    add(p + "mlp.down_proj.bias", l.down_bias);
   }
+  add("model.norm.weight", w.norm);
+  if (!w.lm_head.is_same(w.embed_tokens)) add("lm_head.weight", w.lm_head);  // tied: stored once, as HF does
+  return out;
+}
+
+int64_t Engine::parameter_count() const {
+  int64_t total = 0;
+  for (const auto& named : impl_->named_parameters()) total += named.second.numel();
   return total;
 }
 
@@ -96,6 +117,20 @@ void Engine::ablate(const std::vector<CandidateTensor>& candidates, const int64_
     saved.weight.index_fill_(0, saved.indices, 0);
     impl_->saved.push_back(std::move(saved));
   }
+}
+
+std::string Engine::checkpoint_bytes() const {
+  std::vector<SafetensorsEntry> entries;
+  for (const auto& [name, tensor] : impl_->named_parameters()) {
+    at::Tensor host = tensor.detach().to(at::kCPU).contiguous();
+    SafetensorsEntry entry;
+    entry.name = name;
+    entry.dtype = host.scalar_type() == at::kBFloat16 ? DType::BF16 : host.scalar_type() == at::kHalf ? DType::F16 : DType::F32;
+    entry.shape = host.sizes().vec();
+    entry.bytes.assign(static_cast<const char*>(host.data_ptr()), static_cast<size_t>(host.numel()) * host.element_size());
+    entries.push_back(std::move(entry));
+  }
+  return serialize_safetensors(entries);
 }
 
 const LlamaModel& Engine::model() const { return *impl_->model; }

@@ -19,6 +19,7 @@ const std::map<std::string, Subcommand>& subcommands() {
   static const std::map<std::string, Subcommand> table = {
       {"score", run_score},
       {"profile", run_profile},
+      {"bench", run_bench},
       {"train", run_train},
       {"info", run_info},
   };

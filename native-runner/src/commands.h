@@ -35,6 +35,7 @@ struct Command {
 
 int run_score(const Command& command);
 int run_profile(const Command& command);
+int run_bench(const Command& command);
 int run_train(const Command& command);  // cmd_train.cpp, train.h
 int run_info(const Command& command);   // cmd_info.cpp
 

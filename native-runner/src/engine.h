@@ -74,6 +74,10 @@ class Engine {
   void ablate(const std::vector<CandidateTensor>& candidates, const int64_t* indices, int64_t n);
   void restore();
 
+  // The weights as they are now (ablated or not) as the bytes of a model.safetensors, in the compute
+  // dtype: what the original pipeline writes per variant, for `bench` to reproduce it.
+  std::string checkpoint_bytes() const;
+
   const LlamaModel& model() const;
 
  private:

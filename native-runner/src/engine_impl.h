@@ -5,6 +5,8 @@
 #include <ATen/core/Tensor.h>
 
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "engine.h"
@@ -26,6 +28,9 @@ struct Engine::Impl {
 
   // The model's tensor behind each candidate, by name.
   at::Tensor candidate_tensor(const CandidateTensor& candidate) const;
+  // Every parameter with its Hugging Face name, in state_dict order; a tied lm_head appears once,
+  // as the embedding (ablation.cpp).
+  std::vector<std::pair<std::string, at::Tensor>> named_parameters() const;
 };
 
 }  // namespace bprof

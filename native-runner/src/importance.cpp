@@ -7,7 +7,6 @@
 // the compute dtype, so a bf16 model does not lose small contributions in the sum.
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/abs.h>
-#include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>
 
 #include <algorithm>
@@ -16,6 +15,7 @@
 
 #include "engine_impl.h"
 #include "errors.h"
+#include "loss.h"
 
 namespace bprof {
 
@@ -32,38 +32,6 @@ std::vector<std::vector<size_t>> length_batches(const std::vector<std::vector<in
     batches.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(start),
                          order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), start + static_cast<size_t>(batch_size))));
   return batches;
-}
-
-// Mean next-token cross-entropy over the real tokens of one right-padded batch, in float32.
-at::Tensor batch_loss(const LlamaModel& model, const std::vector<std::vector<int64_t>>& sequences,
-                      const std::vector<size_t>& batch, at::Device device) {
-  int64_t longest = 0;
-  for (size_t s : batch) longest = std::max<int64_t>(longest, static_cast<int64_t>(sequences[s].size()));
-  const int64_t rows = static_cast<int64_t>(batch.size());
-
-  at::Tensor tokens = at::zeros({rows, longest}, at::kLong);
-  auto tok = tokens.accessor<int64_t, 2>();
-  std::vector<int64_t> positions, targets;  // position p of row r predicts token p + 1
-  for (int64_t r = 0; r < rows; r++) {
-    const std::vector<int64_t>& seq = sequences[batch[static_cast<size_t>(r)]];
-    for (size_t p = 0; p < seq.size(); p++) tok[r][static_cast<int64_t>(p)] = seq[p];
-    for (size_t p = 0; p + 1 < seq.size(); p++) {
-      positions.push_back(r * longest + static_cast<int64_t>(p));
-      targets.push_back(seq[p + 1]);
-    }
-  }
-  auto to_tensor = [&](const std::vector<int64_t>& v) {
-    at::Tensor t = at::empty({static_cast<int64_t>(v.size())}, at::TensorOptions().dtype(at::kLong));
-    std::copy(v.begin(), v.end(), t.data_ptr<int64_t>());
-    return t.to(device);
-  };
-  at::Tensor position_index = to_tensor(positions);
-  at::Tensor target_index = to_tensor(targets);
-
-  at::Tensor hidden = model.hidden_states(tokens.to(device));                      // [R, L, H]
-  hidden = hidden.reshape({rows * longest, hidden.size(-1)}).index_select(0, position_index);  // [T, H]
-  at::Tensor logprobs = model.logits(hidden).to(at::kFloat).log_softmax(-1);        // [T, V]
-  return -logprobs.gather(1, target_index.unsqueeze(1)).mean();
 }
 
 // Turns requires_grad on for the candidates while alive, and off again however the scope is left,
@@ -104,7 +72,9 @@ std::vector<std::vector<float>> Engine::importance(const std::vector<std::vector
     if (cancelled && cancelled())
       throw RunnerError(ErrorCode::cancelled, "cancelled after " + std::to_string(b) + " of " + std::to_string(total) +
                                                   " importance batches");
-    batch_loss(*impl_->model, sequences, batches[static_cast<size_t>(b)], impl_->device).backward();
+    std::vector<const std::vector<int64_t>*> rows;
+    for (size_t s : batches[static_cast<size_t>(b)]) rows.push_back(&sequences[s]);
+    mean_next_token_loss(*impl_->model, rows, impl_->device).backward();
     for (size_t i = 0; i < weights.size(); i++) {
       at::Tensor& grad = weights[i].mutable_grad();
       if (!grad.defined()) continue;  // a candidate the loss does not reach contributes 0

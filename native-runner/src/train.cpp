@@ -20,6 +20,7 @@
 
 #include "errors.h"
 #include "llama.h"
+#include "loss.h"
 
 namespace bprof {
 
@@ -242,34 +243,6 @@ class BatchStream {
   Random random_;
 };
 
-// Mean next-token cross-entropy over the real tokens of a right-padded batch: a sequence of m
-// tokens contributes m - 1 predictions, padding none.
-at::Tensor batch_loss(const LlamaModel& model, const std::vector<const std::vector<int64_t>*>& rows, at::Device device) {
-  int64_t longest = 0;
-  for (const auto* row : rows) longest = std::max(longest, static_cast<int64_t>(row->size()) - 1);
-  const int64_t n_rows = static_cast<int64_t>(rows.size());
-  at::Tensor inputs = at::zeros({n_rows, longest}, at::kLong);
-  int64_t* in = inputs.data_ptr<int64_t>();
-  std::vector<int64_t> positions, targets;
-  for (int64_t r = 0; r < n_rows; r++) {
-    const std::vector<int64_t>& seq = *rows[r];
-    for (size_t j = 0; j + 1 < seq.size(); j++) {
-      in[r * longest + static_cast<int64_t>(j)] = seq[j];
-      positions.push_back(r * longest + static_cast<int64_t>(j));
-      targets.push_back(seq[j + 1]);
-    }
-  }
-  const int64_t n = static_cast<int64_t>(targets.size());
-  at::Tensor position_index = at::empty({n}, at::kLong), target_index = at::empty({n}, at::kLong);
-  std::copy(positions.begin(), positions.end(), position_index.data_ptr<int64_t>());
-  std::copy(targets.begin(), targets.end(), target_index.data_ptr<int64_t>());
-
-  at::Tensor hidden = model.hidden_states(inputs.to(device));  // [B, L, H]
-  hidden = hidden.reshape({n_rows * longest, hidden.size(-1)}).index_select(0, position_index.to(device));
-  at::Tensor logprobs = model.logits(hidden).to(at::kFloat).log_softmax(-1);  // [T, V]
-  return -logprobs.gather(1, target_index.to(device).unsqueeze(1)).mean();
-}
-
 // Fills LlamaWeights from tensors named as in llama_tensor_specs.
 LlamaWeights assemble(const ModelConfig& c, const std::map<std::string, at::Tensor>& t) {
   auto get = [&](const std::string& name) { return t.at(name); };
@@ -342,7 +315,7 @@ TrainResult train_llama(const TrainJob& job, const TrainCallbacks& callbacks) {
     std::vector<const std::vector<int64_t>*> rows;
     for (size_t index : stream.next(o.batch_size)) rows.push_back(&job.sequences[index]);
 
-    at::Tensor loss = batch_loss(model, rows, device);
+    at::Tensor loss = mean_next_token_loss(model, rows, device);
     const double value = loss.item<double>();
     if (!std::isfinite(value))
       throw RunnerError(ErrorCode::bad_job, "the training loss is not finite at step " + std::to_string(t) +

@@ -8,9 +8,12 @@ import { makeTinyProject } from "../core/demo/tinyProject";
 import { errorsOf, formatDiagnostic } from "../core/diagnostics";
 import { RunnerError } from "../core/launch/local";
 import { resolveRunnerPath } from "../core/launch/runner";
-import { isDirectory } from "../core/fsutil";
+import { isDirectory, isFile, writeFileAtomic } from "../core/fsutil";
+import { isReportFormat, renderReport, REPORT_EXTENSIONS, REPORT_FORMATS } from "../core/report";
+import { loadRun, ReportInputError } from "../core/report/load";
 import { ResumeError, resumeRun, runProfile, type RunOptions, type RunOutcome } from "../core/run";
 import { formatAisTables } from "./aisTable";
+import { generateCommand, GENERATE_USAGE } from "./generate";
 import { progressView } from "./progress";
 
 const USAGE = `usage: bprof <command> [options]
@@ -22,7 +25,14 @@ commands:
   run --resume <run-dir-or-id> [config.bprof.yaml]
                                  finish an interrupted run in its folder (an id is looked up in
                                  the config's output folder, else in ./.bprof/runs)
-  demo [--dir DIR]               make the tiny demo project and run it
+  report <run-dir-or-id> [config.bprof.yaml]
+                                 a finished run as a report (an id is looked up as for --resume):
+    --format F                   html (default: one self-contained page with the AIS heatmaps),
+                                 md, csv, json or latex (a booktabs table for one k)
+    --out FILE                   where to write it (default: report.<ext> in the run folder; - for stdout)
+    --metric M                   acc or acc_norm (html, md, latex: acc by default; csv, json: both)
+    --k K                        only this k of the sweep (latex: the largest by default)
+${GENERATE_USAGE}  demo [--dir DIR]               make the tiny demo project and run it
 
 options:
   --runner PATH   bprof-runner executable (default: $BPROF_RUNNER, the source checkout's build, PATH)
@@ -33,11 +43,21 @@ options:
 const EXIT = { ok: 0, failed: 1, badInput: 2, cancelled: 130 } as const;
 
 async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { runner: { type: "string" }, dir: { type: "string" }, resume: { type: "string" }, help: { type: "boolean", short: "h" } },
-  });
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        runner: { type: "string" }, dir: { type: "string" }, resume: { type: "string" }, help: { type: "boolean", short: "h" },
+        format: { type: "string" }, out: { type: "string" }, metric: { type: "string" }, k: { type: "string" },
+        ability: { type: "string" }, n: { type: "string" }, seed: { type: "string" },
+      },
+    });
+  } catch (e) {
+    return usageError((e as Error).message);
+  }
+  const { values, positionals } = parsed;
   const [command, target] = positionals;
   if (values.help || !command) {
     process.stdout.write(USAGE);
@@ -49,6 +69,10 @@ async function main(argv: string[]): Promise<number> {
     case "run":
       if (values.resume !== undefined) return resume(values.resume, target, values.runner);
       return target ? run(target, values.runner) : usageError("run needs a config file");
+    case "report":
+      return target ? report(target, positionals[2], values) : usageError("report needs a run folder or a run id");
+    case "generate":
+      return target ? usageError("generate takes no file argument (use --out)") : generateCommand(values);
     case "demo":
       return demo(values.dir ?? path.join(process.cwd(), ".bprof", "demo"), values.runner);
     default:
@@ -99,6 +123,54 @@ async function resolveRunDir(ref: string, configFile?: string): Promise<string |
   }
   const dir = path.join(output, "runs", ref);
   return (await isDirectory(dir)) ? dir : undefined;
+}
+
+/** One line on stderr and the bad-input exit code: how `report` refuses what it cannot use. */
+function badInput(message: string): number {
+  process.stderr.write(`bprof: ${message}\n`);
+  return EXIT.badInput;
+}
+
+async function report(ref: string, configFile: string | undefined, options: { format?: string; out?: string; metric?: string; k?: string }): Promise<number> {
+  const format = options.format ?? "html";
+  if (!isReportFormat(format)) return badInput(`unknown report format \`${format}\` (formats: ${REPORT_FORMATS.join(", ")})`);
+  const metric = options.metric;
+  if (metric !== undefined && metric !== "acc" && metric !== "acc_norm") return badInput(`unknown metric \`${metric}\` (metrics: acc, acc_norm)`);
+  let k: number | undefined;
+  if (options.k !== undefined) {
+    k = Number(options.k);
+    if (options.k.trim() === "" || !Number.isFinite(k) || k <= 0 || k >= 1) return badInput(`--k must be a number in (0, 1), one of the run's k values; got \`${options.k}\``);
+  }
+  const target = (await isFile(ref)) ? path.resolve(ref) : await resolveRunDir(ref, configFile);
+  if (!target) {
+    return badInput(`no run folder \`${ref}\`${configFile ? ` in the output folder of ${configFile}` : " (give a run folder, its results.json, or a run id under ./.bprof/runs)"}`);
+  }
+  let script: string | undefined;
+  if (format === "html") {
+    const bundle = path.join(__dirname, "report.js");
+    script = await fs.readFile(bundle, "utf8").catch(() => undefined);
+    if (script === undefined) {
+      process.stderr.write(`bprof: the HTML report's script ${bundle} is missing; build it with \`npm run build\`\n`);
+      return EXIT.failed;
+    }
+  }
+  try {
+    const run = await loadRun(target);
+    const rendered = await renderReport(run, { format, ...(metric ? { metric } : {}), ...(k !== undefined ? { k } : {}), ...(script !== undefined ? { script } : {}) });
+    for (const warning of rendered.warnings) process.stderr.write(`warning: ${warning}\n`);
+    if (options.out === "-") {
+      process.stdout.write(rendered.text);
+      return EXIT.ok;
+    }
+    let out = path.resolve(options.out ?? path.join(run.dir, `report.${REPORT_EXTENSIONS[format]}`));
+    if (await isDirectory(out)) out = path.join(out, `report.${REPORT_EXTENSIONS[format]}`);
+    await writeFileAtomic(out, rendered.text);
+    process.stdout.write(`${out}\n`);
+    return EXIT.ok;
+  } catch (e) {
+    if (e instanceof ReportInputError) return badInput(e.message);
+    throw e;
+  }
 }
 
 async function withRunner(runner: string | undefined, start: (options: RunOptions) => Promise<RunOutcome>): Promise<number> {

@@ -5,6 +5,7 @@ import { loadProfile } from "../core/config/load";
 import { errorsOf } from "../core/diagnostics";
 import { RunnerError } from "../core/launch/local";
 import { resolveRunnerPath } from "../core/launch/runner";
+import { latestResultsFile, loadRun } from "../core/report/load";
 import { runProfile } from "../core/run";
 import { publishDiagnostics } from "./diagnostics";
 import { showResults } from "./resultsPanel";
@@ -37,6 +38,7 @@ export function activate(context: vscode.ExtensionContext): void {
       const target = uri ?? (await pickConfig());
       if (target) await profile(target, validate, output, context);
     }),
+    vscode.commands.registerCommand("benchmarkProfiler.showLatestResults", () => showLatestResults(context)),
   );
 
   // Validation as the user types: re-check a config shortly after each edit.
@@ -94,11 +96,26 @@ async function profile(
       `Profile finished: run ${outcome.runId}, ${outcome.itemCount} items scored on ${benchmarks} benchmark(s).`,
       "Open Results",
     );
-    if (choice === "Open Results") showResults(context, outcome.results);
+    if (choice === "Open Results") await showResults(context, { dir: outcome.runDir, resultsFile: outcome.resultsFile, results: outcome.results });
   } catch (e) {
     const message = e instanceof RunnerError ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
     output.appendLine(`profile failed: ${message}`);
     void vscode.window.showErrorMessage(`Profile failed: ${message}`);
+  }
+}
+
+/** The newest finished run in the workspace (run ids sort by start time), in the results view. */
+async function showLatestResults(context: vscode.ExtensionContext): Promise<void> {
+  const found = await vscode.workspace.findFiles("**/.bprof/runs/*/results.json", "**/node_modules/**", 1000);
+  const latest = latestResultsFile(found.map((uri) => uri.fsPath));
+  if (!latest) {
+    void vscode.window.showErrorMessage("No finished run in this workspace (.bprof/runs/*/results.json); run Benchmark Profiler: Profile first.");
+    return;
+  }
+  try {
+    await showResults(context, await loadRun(latest));
+  } catch (e) {
+    void vscode.window.showErrorMessage(`Cannot show ${latest}: ${e instanceof Error ? e.message : String(e)}`);
   }
 }
 

@@ -1,10 +1,18 @@
-// Hosts the results webview: a strict Content Security Policy, one nonce'd bundled script.
+// Hosts the results webview: a strict Content Security Policy, one nonce'd bundled script. The
+// page gets the core's report model (the same one `bprof report` renders) as a JSON data block,
+// which the script reads and draws: baseline accuracies and the AIS heatmap per model and k.
 import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
-import type { Results } from "../core/results/store";
+import { jsonForScript } from "../core/report/html";
+import type { LoadedRun } from "../core/report/load";
+import { buildReport } from "../core/report/model";
 
-export function showResults(context: vscode.ExtensionContext, results: Results): void {
-  const panel = vscode.window.createWebviewPanel("benchmarkProfiler.results", `Results ${results.run_id}`, vscode.ViewColumn.Active, {
+/** The id of the data block webview/results.ts reads. */
+const DATA_ID = "bprof-results-data";
+
+export async function showResults(context: vscode.ExtensionContext, run: LoadedRun): Promise<void> {
+  const report = await buildReport(run);
+  const panel = vscode.window.createWebviewPanel("benchmarkProfiler.results", `Results ${run.results.run_id}`, vscode.ViewColumn.Active, {
     enableScripts: true,
     localResourceRoots: [vscode.Uri.joinPath(context.extensionUri, "dist"), vscode.Uri.joinPath(context.extensionUri, "media")],
   });
@@ -16,10 +24,7 @@ export function showResults(context: vscode.ExtensionContext, results: Results):
 <html lang="en"><head><meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource}; script-src 'nonce-${nonce}';">
 <link rel="stylesheet" href="${style}"><title>Benchmark Profiler results</title></head>
-<body><div id="root">Loading…</div><script nonce="${nonce}" src="${script}"></script></body></html>`;
-  void webview.postMessage({
-    type: "results",
-    runId: results.run_id,
-    models: results.models.map((m) => ({ name: m.name, benchmarks: m.benchmarks })),
-  });
+<body><div id="root">Loading…</div>
+<script type="application/json" id="${DATA_ID}">${jsonForScript(report)}</script>
+<script nonce="${nonce}" src="${script}"></script></body></html>`;
 }

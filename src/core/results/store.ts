@@ -125,8 +125,13 @@ export interface RunManifest {
 export const CONFIG_SNAPSHOT = "config.bprof.yaml";
 export const RUN_MANIFEST = "run.json";
 
+/** The folder of a model's files in a run folder: `models/<this>/` (its name, made safe for paths). */
+export function modelFolderName(model: string): string {
+  return model.replace(/[^A-Za-z0-9._-]+/g, "_");
+}
+
 function runFolder(dir: string, manifest: RunManifest): RunFolder & { manifest: RunManifest } {
-  return { id: manifest.run_id, dir, manifest, modelDir: (model) => path.join(dir, "models", model.replace(/[^A-Za-z0-9._-]+/g, "_")) };
+  return { id: manifest.run_id, dir, manifest, modelDir: (model) => path.join(dir, "models", modelFolderName(model)) };
 }
 
 export async function createRunFolder(outputDir: string, configText: string, configFile: string): Promise<RunFolder & { manifest: RunManifest }> {

@@ -1,0 +1,20 @@
+// The language-modelling loss shared by importance (METHOD.md, phase 2) and training. Includes
+// libtorch (ATen/core/Tensor.h only).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "llama.h"
+
+namespace bprof {
+
+// Mean next-token cross-entropy, in float32, over the real tokens of one right-padded batch: a
+// sequence of m tokens contributes m - 1 predictions, padding none (Hugging Face's loss with
+// labels = inputs and padding labelled -100). Each row needs at least 2 tokens.
+at::Tensor mean_next_token_loss(const LlamaModel& model, const std::vector<const std::vector<int64_t>*>& rows,
+                                at::Device device);
+
+}  // namespace bprof

@@ -1,0 +1,187 @@
+// The flat shape of a run's cells, one row per (model, ability, selection, k, benchmark, metric):
+// what the CSV and JSON reports hold (documented in docs/report-formats.md).
+import type { Metric } from "../analysis/ais";
+import type { Results } from "../results/store";
+import { ReportInputError, type RunItems } from "./load";
+import { flippedDocuments, matchK, METRICS, variantsAt } from "./model";
+
+export interface CellFilter {
+  /** Only this metric; both when absent. */
+  metric?: Metric;
+  /** Only this k; every k when absent. */
+  k?: number;
+}
+
+export interface FlatCell {
+  model: string;
+  /** The ability's name; null for the random control. */
+  ability: string | null;
+  selection: string;
+  k: number;
+  /** Parameters zeroed. */
+  n: number;
+  benchmark: string;
+  metric: Metric;
+  /** Documents the benchmark scored. */
+  items: number;
+  baseline: number;
+  ablated: number;
+  chance: number;
+  ais: number | null;
+  ci_low: number | null;
+  ci_high: number | null;
+  confidence: number | null;
+  significant: boolean;
+  /** AIS minus the random control's at the same k (top variants when random ran); null otherwise. */
+  specificity: number | null;
+  specificity_ci_low: number | null;
+  specificity_ci_high: number | null;
+  specificity_significant: boolean | null;
+  right_to_wrong: number;
+  wrong_to_right: number;
+  undefined_resamples: number;
+  /** Why the AIS is undefined; empty when it is defined. */
+  reason: string;
+  /** Why the specificity is undefined, where there is one and it is. */
+  specificity_reason: string;
+  note: string;
+}
+
+/** The columns of the CSV report, in order (the FlatCell fields). */
+export const CELL_COLUMNS: readonly (keyof FlatCell)[] = [
+  "model", "ability", "selection", "k", "n", "benchmark", "metric", "items", "baseline", "ablated", "chance", "ais", "ci_low", "ci_high",
+  "confidence", "significant", "specificity", "specificity_ci_low", "specificity_ci_high", "specificity_significant", "right_to_wrong",
+  "wrong_to_right", "undefined_resamples", "reason", "specificity_reason", "note",
+];
+
+/** The run's k values a filter keeps, per model (a k given must be in every profiled model's sweep). */
+function keptK(sweep: readonly number[], filter: CellFilter, model: string): number[] {
+  const sorted = [...sweep].sort((a, b) => a - b);
+  return filter.k === undefined ? sorted : [matchK(sorted, filter.k, model)];
+}
+
+export function checkFilter(results: Results, filter: CellFilter): void {
+  if (filter.k !== undefined && !results.models.some((m) => m.profile)) {
+    throw new ReportInputError(`run ${results.run_id} has no ability profile (its config has no abilities), so there is no k to choose`);
+  }
+}
+
+export function flatCells(results: Results, filter: CellFilter = {}): FlatCell[] {
+  checkFilter(results, filter);
+  const metrics = filter.metric ? [filter.metric] : METRICS;
+  const rows: FlatCell[] = [];
+  for (const model of results.models) {
+    if (!model.profile) continue;
+    const itemsOf = new Map(model.benchmarks.map((b) => [b.name, b.items]));
+    for (const k of keptK(model.profile.k, filter, model.name)) {
+      for (const v of variantsAt(model, k)) {
+        for (const b of v.benchmarks) {
+          for (const metric of metrics) {
+            const cell = b[metric];
+            const s = cell.specificity;
+            rows.push({
+              model: model.name, ability: v.ability, selection: v.selection, k: v.k, n: v.n, benchmark: b.name, metric,
+              items: itemsOf.get(b.name) ?? 0,
+              baseline: cell.baseline, ablated: cell.ablated, chance: cell.chance, ais: cell.ais,
+              ci_low: cell.ci?.low ?? null, ci_high: cell.ci?.high ?? null, confidence: cell.ci?.confidence ?? null,
+              significant: cell.ais !== null && cell.significant,
+              specificity: s?.value ?? null, specificity_ci_low: s?.ci?.low ?? null, specificity_ci_high: s?.ci?.high ?? null,
+              specificity_significant: s ? s.value !== null && s.significant : null,
+              right_to_wrong: cell.flips.right_to_wrong, wrong_to_right: cell.flips.wrong_to_right,
+              undefined_resamples: cell.undefined_resamples ?? 0,
+              reason: cell.ais === null ? (cell.reason ?? "AIS is undefined") : "",
+              specificity_reason: s && s.value === null ? (s.reason ?? "specificity is undefined") : "",
+              note: cell.note ?? "",
+            });
+          }
+        }
+      }
+    }
+  }
+  return rows;
+}
+
+export interface FlatOverlap {
+  model: string;
+  k: number;
+  n: number;
+  ability_a: string;
+  ability_b: string;
+  /** |A n B| of the two top sets (on the diagonal, the set's size). */
+  intersection: number;
+  jaccard: number;
+}
+
+export function flatOverlap(results: Results, filter: CellFilter = {}): FlatOverlap[] {
+  const rows: FlatOverlap[] = [];
+  for (const model of results.models) {
+    if (!model.profile) continue;
+    const ks = keptK(model.profile.k, filter, model.name);
+    for (const o of model.profile.overlap ?? []) {
+      if (!ks.some((k) => Math.abs(k - o.k) <= 1e-9 * Math.max(k, o.k))) continue;
+      o.abilities.forEach((a, i) => o.abilities.forEach((b, j) => {
+        rows.push({ model: model.name, k: o.k, n: o.n, ability_a: a, ability_b: b, intersection: o.intersections[i]![j]!, jaccard: o.jaccard[i]![j]! });
+      }));
+    }
+  }
+  return rows;
+}
+
+export interface FlatDocument {
+  model: string;
+  ability: string | null;
+  selection: string;
+  k: number;
+  benchmark: string;
+  metric: Metric;
+  /** The cell's AIS (negative: these lists are kept for cells with a negative AIS). */
+  ais: number;
+  index: number;
+  direction: "right_to_wrong" | "wrong_to_right";
+  target: number;
+  baseline_prediction: number;
+  ablated_prediction: number;
+  baseline_logprobs: number[];
+  ablated_logprobs: number[];
+  choice_bytes: number[];
+}
+
+/**
+ * The flipped documents of every cell with a negative AIS (per metric kept), from the item files;
+ * `errors` says which cells' documents could not be recovered (a missing or damaged item file).
+ */
+export async function flatFlippedDocuments(results: Results, items: RunItems, filter: CellFilter = {}): Promise<{ documents: FlatDocument[]; errors: string[] }> {
+  checkFilter(results, filter);
+  const metrics = filter.metric ? [filter.metric] : METRICS;
+  const rows: FlatDocument[] = [];
+  const errors: string[] = [];
+  for (const model of results.models) {
+    if (!model.profile) continue;
+    for (const k of keptK(model.profile.k, filter, model.name)) {
+      for (const v of variantsAt(model, k)) {
+        for (const b of v.benchmarks) {
+          for (const metric of metrics) {
+            const ais = b[metric].ais;
+            if (ais === null || !(ais < 0)) continue;
+            let documents;
+            try {
+              documents = await flippedDocuments(items, model.name, v, b.name, metric);
+            } catch (e) {
+              errors.push(`${model.name}, ${v.ability ?? "random"} ${v.selection} k=${v.k}, ${b.name} (${metric}): ${(e as Error).message}`);
+              continue;
+            }
+            for (const d of documents) {
+              rows.push({
+                model: model.name, ability: v.ability, selection: v.selection, k: v.k, benchmark: b.name, metric, ais,
+                index: d.index, direction: d.direction, target: d.target, baseline_prediction: d.baselinePrediction,
+                ablated_prediction: d.ablatedPrediction, baseline_logprobs: d.baselineLogprobs, ablated_logprobs: d.ablatedLogprobs,
+                choice_bytes: d.choiceBytes,
+              });
+            }
+          }
+        }
+      }
+    }
+  }
+  return { documents: rows, errors };
+}

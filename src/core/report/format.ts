@@ -1,0 +1,97 @@
+// Number formatting and the heatmap's colour scale, shared by every report format and the
+// VS Code webview (which receives colours already computed, so both draw the same figure).
+
+/** `value` with `digits` decimals; a value that rounds to zero prints without a sign. */
+export function formatFixed(value: number, digits: number, minus = "-"): string {
+  const text = value.toFixed(digits);
+  if (Number(text) === 0) return text.replace(/^-/, "");
+  return text.startsWith("-") ? minus + text.slice(1) : text;
+}
+
+/** The typographic minus sign (U+2212), for HTML and the heatmap labels. */
+export const MINUS = "\u2212";
+
+/** A k value as the config wrote it: shortest decimal that reads back to the same number. */
+export function formatK(k: number): string {
+  return String(k);
+}
+
+/** Integers with thin grouping: 35104 -> "35,104". */
+export function formatCount(n: number): string {
+  return Math.round(n).toLocaleString("en-US");
+}
+
+/**
+ * ColorBrewer RdBu (11 classes), from -limit (dark blue: removing the ability helps, interference)
+ * through a neutral near-white at 0 to +limit (dark red: the benchmark depends on the ability).
+ * A diverging palette designed for perception; linear interpolation between its classes.
+ */
+export const DIVERGING_STOPS: readonly string[] = [
+  "#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7", "#fddbc7", "#f4a582", "#d6604d", "#b2182b", "#67001f",
+];
+
+/** The fill of cells whose AIS is undefined (drawn hatched in the figure). */
+export const UNDEFINED_FILL = "#d9d9d9";
+
+/** Limits a scale can take; the smallest one covering the data is used, larger values saturate. */
+const SCALE_LIMITS = [0.05, 0.1, 0.2, 0.25, 0.5, 1];
+
+/**
+ * The symmetric limit of a diverging scale for these AIS values: the smallest of 0.05, 0.1, 0.2,
+ * 0.25, 0.5 and 1 that covers the largest |AIS|. AIS beyond +-1 (an ablated score below chance)
+ * saturates at the ends, so one extreme cell cannot wash out the rest of the figure.
+ */
+export function scaleLimit(values: Iterable<number | null>): number {
+  let largest = 0;
+  for (const v of values) if (v !== null && Number.isFinite(v)) largest = Math.max(largest, Math.abs(v));
+  return SCALE_LIMITS.find((limit) => largest <= limit + 1e-12) ?? 1;
+}
+
+/** Ticks of a colour bar over [-limit, limit]: the ends, the halves and 0, top first. */
+export function scaleTicks(limit: number): number[] {
+  return [limit, limit / 2, 0, -limit / 2, -limit];
+}
+
+function parseHex(hex: string): [number, number, number] {
+  const n = Number.parseInt(hex.slice(1), 16);
+  return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
+}
+
+function toHex(rgb: readonly number[]): string {
+  return "#" + rgb.map((c) => Math.round(Math.min(255, Math.max(0, c))).toString(16).padStart(2, "0")).join("");
+}
+
+/** The colour of `value` on the diverging scale over [-limit, limit], centred at 0. */
+export function divergingColour(value: number, limit: number): string {
+  const t = Math.min(1, Math.max(-1, value / limit)); // -1 .. 1
+  const position = ((t + 1) / 2) * (DIVERGING_STOPS.length - 1);
+  const i = Math.min(DIVERGING_STOPS.length - 2, Math.floor(position));
+  const f = position - i;
+  const [a, b] = [parseHex(DIVERGING_STOPS[i]!), parseHex(DIVERGING_STOPS[i + 1]!)];
+  return toHex(a.map((c, j) => c + (b[j]! - c) * f));
+}
+
+/** WCAG relative luminance of a #rrggbb colour, 0 (black) to 1 (white). */
+export function luminance(hex: string): number {
+  const linear = parseHex(hex).map((c) => {
+    const s = c / 255;
+    return s <= 0.04045 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * linear[0]! + 0.7152 * linear[1]! + 0.0722 * linear[2]!;
+}
+
+/** Near-black text on light fills, white on dark ones (the higher contrast of the two). */
+export function textColourOn(hex: string): string {
+  const l = luminance(hex);
+  return (l + 0.05) / 0.05 >= 1.05 / (l + 0.05) ? "#1a1a1a" : "#ffffff";
+}
+
+/** "[low, high]" with `digits` decimals. */
+export function formatInterval(ci: { low: number; high: number }, digits: number, minus = "-"): string {
+  return `[${formatFixed(ci.low, digits, minus)}, ${formatFixed(ci.high, digits, minus)}]`;
+}
+
+/** "95%" for a confidence of 0.95. */
+export function formatConfidence(confidence: number): string {
+  return `${Number((confidence * 100).toFixed(1))}%`;
+}

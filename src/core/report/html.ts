@@ -1,0 +1,302 @@
+// HTML report: one self-contained page (no network: its style, its data and the chart bundle are
+// inlined, and its Content Security Policy allows nothing else), readable from file://. The
+// tables are written here; the heatmaps are drawn in the page by the bundle (webview/report.ts,
+// chart.js + chartjs-chart-matrix) from the heatmaps of the report model, embedded as JSON.
+import { randomBytes } from "node:crypto";
+import { formatConfidence, formatCount, formatFixed, formatInterval, formatK, MINUS } from "./format";
+import type { FlippedDocument, Heatmap, KSection, ModelReport, NegativeCell, Report, ReportCell } from "./model";
+
+export interface HtmlOptions {
+  /** The browser bundle that draws the heatmaps (dist/report.js), inlined as it is. */
+  script: string;
+  /** When the page was generated (default: now). */
+  generated?: Date;
+}
+
+/** Text and attribute values: & < > " ' as character references. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+}
+
+/** JSON inside a <script type="application/json"> block: nothing in it can end the block. */
+export function jsonForScript(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, "\\u003c").replace(/>/g, "\\u003e").replace(/&/g, "\\u0026")
+    .replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+}
+
+/** A script's source inside <script>: `</script` and `<!--` cannot occur in it. */
+export function scriptForInline(source: string): string {
+  return source.replace(/<\/(script)/gi, "<\\/$1").replace(/<!--/g, "<\\!--").replace(/\/\/# sourceMappingURL=.*$/gm, "");
+}
+
+/** The id of the JSON block the page's script reads the heatmaps from. */
+export const REPORT_DATA_ID = "bprof-report-data";
+
+/** Numbers as the page prints them: fixed decimals, the typographic minus. */
+const num = (v: number, digits = 3) => formatFixed(v, digits, MINUS);
+const esc = escapeHtml;
+
+class Counter {
+  figures = 0;
+  tables = 0;
+  figure(): string {
+    return `Figure ${++this.figures}.`;
+  }
+  table(): string {
+    return `Table ${++this.tables}.`;
+  }
+}
+
+export function renderHtml(report: Report, options: HtmlOptions): string {
+  const nonce = randomBytes(16).toString("base64");
+  const counter = new Counter();
+  const heatmaps: Heatmap[] = [];
+  const { run } = report;
+  const body: string[] = [];
+  body.push(
+    `<header><p class="kicker">Benchmark Profiler report</p><h1>Ability profile of run ${esc(run.id)}</h1>`,
+    `<p class="lede">Ability Impact Score: AIS(<i>a</i>, <i>b</i>) = (P<sub>b</sub>(θ) ${MINUS} P<sub>b</sub>(θ<sub>a</sub>)) / (P<sub>b</sub>(θ) ${MINUS} P<sub>b</sub>(chance)), ` +
+      `the share of benchmark <i>b</i>'s above-chance score that zeroing ability <i>a</i>'s top-<i>k</i> MLP parameters removes. ` +
+      `Near 1: the benchmark depends on the ability; near 0: it does not; negative: the ability interferes. Metric: <b>${esc(report.metric)}</b>.</p>`,
+    metaTable([
+      ["run", esc(run.id)],
+      ["created", esc(run.created)],
+      ["config", `<code>${esc(run.configFile)}</code>`],
+      ["runner", esc(run.runnerVersion ?? "unknown")],
+      ["results", `<code>${esc(run.resultsFile)}</code>`],
+      ["models", esc(report.models.map((m) => m.name).join(", "))],
+    ]),
+    "</header>",
+  );
+  for (const model of report.models) body.push(modelSection(model, report.metric, counter, heatmaps));
+  const generated = (options.generated ?? new Date()).toISOString();
+  body.push(`<footer>Generated ${esc(generated)} by <code>bprof report</code>. Method: Kim et al., “Benchmark Profiling: Mechanistic Diagnosis of LLM Benchmarks”, EMNLP 2025; ` +
+    `intervals are paired bootstrap percentile intervals over benchmark documents.</footer>`);
+
+  const csp = `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; img-src data:`;
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="Benchmark Profiler (bprof report)">
+<title>Ability profile · run ${esc(run.id)}</title>
+<style nonce="${nonce}">${STYLE}</style>
+</head>
+<body>
+<main>
+${body.join("\n")}
+</main>
+<script type="application/json" id="${REPORT_DATA_ID}">${jsonForScript({ heatmaps })}</script>
+<script nonce="${nonce}">${scriptForInline(options.script)}</script>
+</body>
+</html>
+`;
+}
+
+function metaTable(rows: [string, string][]): string {
+  return `<table class="meta"><tbody>${rows.map(([k, v]) => `<tr><th scope="row">${esc(k)}</th><td>${v}</td></tr>`).join("")}</tbody></table>`;
+}
+
+/** A numbered table with its caption above it, as papers set them; close with CLOSE_TABLE. */
+function openTable(classes: string, label: string, text: string): string {
+  return `<figure class="tbl"><figcaption><span class="label">${label}</span> ${text}</figcaption><table class="${classes}">`;
+}
+
+const CLOSE_TABLE = "</tbody></table></figure>";
+
+function modelSection(model: ModelReport, metric: string, counter: Counter, heatmaps: Heatmap[]): string {
+  const p = model.profile;
+  const out: string[] = [`<section class="model"><h2>Model <span class="name">${esc(model.name)}</span></h2>`];
+  const meta: [string, string][] = [["path", `<code>${esc(model.path)}</code>`], ["dtype", esc(model.dtype)]];
+  if (p) {
+    meta.push(
+      ["parameters", `${formatCount(p.parameters)} (${formatCount(p.candidates)} MLP weights can be ablated)`],
+      ["k sweep", p.k.map(formatK).join(", ")],
+      ["selections", esc(p.selections.join(", "))],
+      ["seed", String(p.seed)],
+      ["bootstrap", `${p.bootstrap.resamples} paired resamples, ${formatConfidence(p.bootstrap.confidence)} percentile intervals`],
+      ["abilities", p.abilities.map((a) => `${esc(a.name)} <span class="muted">(${a.sequences} items)</span>`).join("; ")],
+    );
+  }
+  out.push(metaTable(meta));
+  out.push(`${openTable("booktabs", counter.table(), `Baseline accuracy of ${esc(model.name)} (unmodified model).`)}`,
+    `<thead><tr><th>benchmark</th><th>items</th><th>acc</th><th>acc_norm</th><th>chance</th></tr></thead><tbody>`,
+    ...model.baseline.map((b) => `<tr><td>${esc(b.name)}</td><td>${b.items}</td><td>${num(b.acc)}</td><td>${num(b.acc_norm)}</td><td>${num(b.chance)}</td></tr>`),
+    CLOSE_TABLE);
+  if (!p) {
+    out.push(`<p class="muted">The run's config has no abilities: it scored the benchmarks only, so there is no AIS to show.</p></section>`);
+    return out.join("\n");
+  }
+  const confidence = formatConfidence(p.bootstrap.confidence);
+  for (const s of p.sections) out.push(kSection(model, s, metric, confidence, counter, heatmaps));
+  out.push("</section>");
+  return out.join("\n");
+}
+
+function kSection(model: ModelReport, s: KSection, metric: string, confidence: string, counter: Counter, heatmaps: Heatmap[]): string {
+  const p = model.profile!;
+  heatmaps.push(s.heatmap);
+  const out: string[] = [
+    `<section class="k"><h3><i>k</i> = ${formatK(s.k)} <span class="muted">· <i>n</i> = ${formatCount(s.n)} of ${formatCount(p.parameters)} parameters zeroed</span></h3>`,
+  ];
+  const cells = s.rows.flatMap((r) => r.cells);
+  const significantCount = cells.filter((c) => c.significant).length;
+  const undefinedCount = cells.filter((c) => c.ais === null).length;
+  const marks = significantCount === 0
+    ? `No cell's ${confidence} CI excludes 0 (a cell whose CI does is marked <b>*</b>)`
+    : `<b>*</b> marks the ${significantCount} cell${significantCount === 1 ? "" : "s"} whose ${confidence} CI excludes 0`;
+  out.push(
+    `<figure class="heatmap"><div class="canvas-wrap"><canvas id="${esc(s.heatmap.id)}" role="img" ` +
+      `aria-label="${esc(`Heatmap of AIS (${metric}) of ${model.name} at k = ${formatK(s.k)}: abilities by benchmarks`)}"></canvas></div>`,
+    `<noscript><p class="muted">The heatmap is drawn by the page's script; the table below holds the same numbers.</p></noscript>`,
+    `<figcaption><span class="label">${counter.figure()}</span> AIS (${esc(metric)}) of ${esc(model.name)} at <i>k</i> = ${formatK(s.k)}: ` +
+      `abilities (rows) by benchmarks (columns). Diverging scale centred at 0, red where the benchmark depends on the ability, ` +
+      `blue where removing it helps; values beyond ±${formatFixed(p.scaleLimit, 2)} saturate. ${marks}` +
+      (undefinedCount > 0 ? `; hatched cells are undefined (n/a, with the reason's number).` : ".") + `</figcaption>`,
+    `</figure>`,
+  );
+  if (s.reasons.length > 0) out.push(reasonsList(s.reasons));
+
+  out.push(`<div class="tables">`);
+  const header = `<thead><tr><th>ability</th>${s.benchmarks.map((b) => `<th>${esc(b)}</th>`).join("")}</tr></thead>`;
+  const rowHtml = (label: string, cells: string[], group: boolean) => `<tr${group ? ' class="group"' : ""}><th scope="row">${esc(label)}</th>${cells.join("")}</tr>`;
+  const grouped = (i: number) => i > 0 && s.rows[i]!.selection !== s.rows[i - 1]!.selection;
+
+  out.push(`${openTable("booktabs cells", counter.table(), `AIS (${esc(metric)}) at <i>k</i> = ${formatK(s.k)} with ${confidence} CI bounds [low, high]; ` +
+    `<b>*</b> = the CI excludes 0.`)}`, header, "<tbody>",
+  ...s.rows.map((r, i) => rowHtml(r.label, r.cells.map(aisCell), grouped(i))), CLOSE_TABLE);
+
+  if (s.hasSpecificity) {
+    const top = s.rows.filter((r) => r.selection === "top");
+    out.push(`${openTable("booktabs cells", counter.table(), `Specificity at <i>k</i> = ${formatK(s.k)}: AIS of the ability's top set minus AIS of ` +
+      `a random set of the same size (the random control), with ${confidence} CI from the same resamples.`)}`, header, "<tbody>",
+    ...top.map((r) => rowHtml(r.label, r.cells.map(specificityCell), false)), CLOSE_TABLE);
+  }
+
+  if (s.overlap) {
+    const o = s.overlap;
+    out.push(`${openTable("booktabs overlap", counter.table(), `Ability overlap at <i>k</i> = ${formatK(s.k)}: Jaccard index |A ∩ B| / |A ∪ B| ` +
+      `of the abilities' top-<i>k</i> parameter sets (|A ∩ B| below; the diagonal holds each set's size). Shared parameters mean one ` +
+      `ablation also damages the other ability.`)}`,
+    `<thead><tr><th></th>${o.abilities.map((a) => `<th>${esc(a)}</th>`).join("")}</tr></thead><tbody>`,
+    ...o.abilities.map((a, i) => `<tr><th scope="row">${esc(a)}</th>${o.abilities.map((_, j) => {
+      const jac = o.jaccard[i]![j]!;
+      const shade = `j${Math.round(Math.min(1, Math.max(0, jac)) * 10)}`;
+      return `<td class="${shade}">${num(jac)}<span class="ci">${formatCount(o.intersections[i]![j]!)}</span></td>`;
+    }).join("")}</tr>`), CLOSE_TABLE);
+  }
+
+  out.push(`${openTable("booktabs cells", counter.table(), `Flips at <i>k</i> = ${formatK(s.k)} (${esc(metric)}): documents the ablation turned ` +
+    `right → wrong / wrong → right; (baseline − ablated) × documents = right → wrong − wrong → right.`)}`, header, "<tbody>",
+  ...s.rows.map((r, i) => rowHtml(r.label, r.cells.map((c) => `<td>${c.flips.rightToWrong} / ${c.flips.wrongToRight}</td>`), grouped(i))), CLOSE_TABLE);
+
+  out.push(`</div>`);
+  if (s.negativeCells.length > 0) {
+    out.push(`<div class="flipped"><h4>Flipped documents of cells with a negative AIS</h4>`,
+      `<p class="muted">Per document: the gold choice (target), the choice predicted before and after the ablation, and each choice's summed ` +
+        `log-likelihood${metric === "acc_norm" ? " (per UTF-8 byte in brackets, which acc_norm compares)" : ""}; the predicted choice is bold, the target underlined.</p>`,
+      ...s.negativeCells.map((c) => negativeCellHtml(c, metric, counter)), `</div>`);
+  }
+  out.push("</section>");
+  return out.join("\n");
+}
+
+function reasonsList(reasons: string[]): string {
+  return `<ol class="reasons">${reasons.map((r) => `<li>${esc(r)}</li>`).join("")}</ol>`;
+}
+
+function aisCell(c: ReportCell): string {
+  if (c.ais === null) return `<td class="na">n/a<sup>${c.reason}</sup></td>`;
+  const ci = c.ci ? `<span class="ci">${formatInterval(c.ci, 3, MINUS)}</span>` : "";
+  return `<td${c.significant ? ' class="sig"' : ""}>${num(c.ais)}${c.significant ? "*" : ""}${ci}</td>`;
+}
+
+function specificityCell(c: ReportCell): string {
+  const s = c.specificity;
+  if (!s) return "<td></td>";
+  if (s.value === null) return `<td class="na">n/a<sup>${s.reason}</sup></td>`;
+  const ci = s.ci ? `<span class="ci">${formatInterval(s.ci, 3, MINUS)}</span>` : "";
+  return `<td${s.significant ? ' class="sig"' : ""}>${num(s.value)}${s.significant ? "*" : ""}${ci}</td>`;
+}
+
+function negativeCellHtml(c: NegativeCell, metric: string, counter: Counter): string {
+  const ci = c.ci ? ` ${formatInterval(c.ci, 3, MINUS)}` : "";
+  const title = `${esc(c.row)} × ${esc(c.benchmark)}: AIS ${num(c.ais)}${ci}${c.significant ? "*" : ""}; ` +
+    `${c.rightToWrong} right → wrong, ${c.wrongToRight} wrong → right.`;
+  if (c.error) return `<p><b>${title}</b> <span class="error">The documents could not be recovered: ${esc(c.error)}</span></p>`;
+  const rows = c.documents.map((d) => documentRow(d, metric));
+  const more = c.omitted > 0 ? `<p class="muted">… and ${c.omitted} more documents (the JSON report lists them all).</p>` : "";
+  return `${openTable("booktabs docs", counter.table(), title)}` +
+    `<thead><tr><th>document</th><th class="text">flip</th><th>target</th><th>prediction</th><th class="text">baseline log-likelihoods</th>` +
+    `<th class="text">ablated log-likelihoods</th></tr></thead>` +
+    `<tbody>${rows.join("")}</tbody></table></figure>${more}`;
+}
+
+function documentRow(d: FlippedDocument, metric: string): string {
+  const scores = (logprobs: number[], predicted: number) => logprobs.map((lp, i) => {
+    const perByte = metric === "acc_norm" ? ` <span class="muted">[${num(lp / Math.max(1, d.choiceBytes[i] ?? 1))}]</span>` : "";
+    const classes = [i === predicted ? "pred" : "", i === d.target ? "target" : ""].filter(Boolean).join(" ");
+    return `<span class="lp${classes ? ` ${classes}` : ""}">${i}: ${num(lp, 2)}${perByte}</span>`;
+  }).join("");
+  const flip = d.direction === "right_to_wrong" ? `<span class="down">right → wrong</span>` : `<span class="up">wrong → right</span>`;
+  return `<tr><td>${d.index}</td><td class="text">${flip}</td><td>${d.target}</td><td>${d.baselinePrediction} → ${d.ablatedPrediction}</td>` +
+    `<td class="text">${scores(d.baselineLogprobs, d.baselinePrediction)}</td><td class="text">${scores(d.ablatedLogprobs, d.ablatedPrediction)}</td></tr>`;
+}
+
+const STYLE = `
+:root { --ink: #1b1b1b; --muted: #5c6066; --rule: #1b1b1b; --hair: #d4d4d4; --paper: #ffffff; --red: #b2182b; --blue: #2166ac; }
+* { box-sizing: border-box; }
+html { background: var(--paper); }
+body { margin: 0; color: var(--ink); background: var(--paper);
+  font: 14px/1.5 "Helvetica Neue", Helvetica, Arial, "Liberation Sans", "DejaVu Sans", system-ui, sans-serif; }
+main { max-width: 1120px; margin: 0 auto; padding: 36px 48px 64px; }
+header { border-bottom: 2px solid var(--rule); padding-bottom: 16px; }
+.kicker { margin: 0; color: var(--muted); font-size: 12px; letter-spacing: 0.08em; text-transform: uppercase; }
+h1 { font-size: 26px; font-weight: 600; margin: 2px 0 10px; letter-spacing: -0.01em; }
+h2 { font-size: 20px; font-weight: 600; margin: 44px 0 10px; padding-bottom: 4px; border-bottom: 1px solid var(--rule); }
+h3 { font-size: 16px; font-weight: 600; margin: 36px 0 6px; }
+h4 { font-size: 14px; font-weight: 600; margin: 22px 0 4px; }
+.lede { max-width: 860px; margin: 0 0 14px; }
+.muted { color: var(--muted); font-weight: normal; }
+code { font: 12.5px/1.4 "DejaVu Sans Mono", Menlo, Consolas, monospace; word-break: break-all; }
+table { border-collapse: collapse; font-variant-numeric: tabular-nums; margin: 14px 0 8px; }
+figure.tbl { margin: 22px 0 8px; }
+figure.tbl figcaption { font-size: 13px; max-width: 860px; margin: 0 0 6px; }
+figure.tbl table { margin: 0; }
+.tables { display: flex; flex-wrap: wrap; align-items: flex-start; column-gap: 56px; }
+.tables figure.tbl figcaption { max-width: 480px; }
+.label { font-weight: 600; }
+table.meta { margin: 6px 0 10px; }
+table.meta th { text-align: left; font-weight: 600; color: var(--muted); padding: 1px 18px 1px 0; vertical-align: top; white-space: nowrap; }
+table.meta td { padding: 1px 0; }
+table.booktabs { border-top: 1.5px solid var(--rule); border-bottom: 1.5px solid var(--rule); }
+table.booktabs thead th { border-bottom: 0.8px solid var(--rule); font-weight: 600; vertical-align: bottom; }
+table.booktabs th, table.booktabs td { padding: 4px 14px; text-align: right; vertical-align: top; }
+table.booktabs th:first-child, table.booktabs td:first-child { text-align: left; padding-left: 2px; }
+table.booktabs tbody th { font-weight: normal; white-space: nowrap; }
+table.booktabs tr.group > * { border-top: 0.8px solid var(--hair); }
+td.sig { font-weight: 600; }
+td.na { color: var(--muted); font-style: italic; }
+td .ci { display: block; color: var(--muted); font-size: 11.5px; font-weight: normal; }
+table.booktabs .text { text-align: left; }
+.lp { display: inline-block; margin-right: 12px; white-space: nowrap; }
+.lp.pred { font-weight: 600; }
+.lp.target { text-decoration: underline; text-underline-offset: 2px; }
+.down { color: var(--red); }
+.up { color: var(--blue); }
+.error { color: var(--red); }
+figure.heatmap { margin: 14px 0 6px; }
+.canvas-wrap { overflow-x: auto; }
+canvas { display: block; }
+figcaption { font-size: 13px; max-width: 860px; margin-top: 4px; }
+.figure-tools { margin: 2px 0 0; font-size: 12px; }
+.figure-tools a { color: var(--blue); text-decoration: none; }
+.figure-tools a:hover { text-decoration: underline; }
+ol.reasons { font-size: 12.5px; color: var(--muted); margin: 6px 0 0; padding-left: 22px; max-width: 860px; }
+table.overlap td { min-width: 86px; }
+${Array.from({ length: 11 }, (_, i) => `td.j${i} { background: rgba(33, 102, 172, ${(0.05 + 0.45 * (i / 10)).toFixed(3)}); }`).join("\n")}
+footer { margin-top: 56px; padding-top: 10px; border-top: 1px solid var(--hair); color: var(--muted); font-size: 12px; }
+@media print { main { padding: 0; } .figure-tools { display: none; } section.k { break-inside: avoid-page; } }
+`;

@@ -1,0 +1,51 @@
+// JSON report: the run's metadata, and its cells, overlaps and flipped documents as flat arrays
+// (schema `bprof.report`, version 1, documented in docs/report-formats.md).
+import type { Results } from "../results/store";
+import { flatCells, flatFlippedDocuments, flatOverlap, type CellFilter } from "./cells";
+import type { LoadedRun, RunItems } from "./load";
+
+export const REPORT_SCHEMA_VERSION = 1;
+
+export async function renderJson(run: LoadedRun, items: RunItems, filter: CellFilter = {}): Promise<{ text: string; warnings: string[] }> {
+  const { results } = run;
+  const flipped = await flatFlippedDocuments(results, items, filter);
+  const report = {
+    schema: "bprof.report",
+    schema_version: REPORT_SCHEMA_VERSION,
+    run: {
+      id: results.run_id,
+      created: results.created,
+      config_file: results.config_file,
+      runner_version: results.runner_version ?? null,
+      results_file: run.resultsFile,
+    },
+    filter: { metric: filter.metric ?? null, k: filter.k ?? null },
+    models: results.models.map((m) => modelMeta(m)),
+    cells: flatCells(results, filter),
+    overlap: flatOverlap(results, filter),
+    flipped_documents: flipped.documents,
+    warnings: flipped.errors,
+  };
+  return { text: JSON.stringify(report, null, 2) + "\n", warnings: flipped.errors };
+}
+
+function modelMeta(m: Results["models"][number]) {
+  const p = m.profile;
+  return {
+    name: m.name,
+    path: m.path,
+    dtype: m.dtype,
+    baseline: m.benchmarks.map((b) => ({ benchmark: b.name, items: b.items, acc: b.acc, acc_norm: b.acc_norm, chance: b.chance })),
+    profile: p
+      ? {
+        parameters: p.parameters,
+        candidates: p.candidates,
+        k: [...p.k].sort((a, b) => a - b),
+        selections: p.selections,
+        seed: p.seed,
+        bootstrap: p.bootstrap,
+        abilities: p.abilities,
+      }
+      : null,
+  };
+}

@@ -1,0 +1,73 @@
+// LaTeX report: per model, a booktabs table of AIS at one k (abilities down, benchmarks across),
+// ready to \input into a paper. Significant cells carry a star; undefined ones read n/a with a
+// lettered note in the caption. Needs \usepackage{booktabs}.
+import { formatConfidence, formatCount, formatFixed, formatK } from "./format";
+import type { KSection, ModelReport, Report } from "./model";
+
+const SPECIALS: Record<string, string> = {
+  "\\": "\\textbackslash{}", "&": "\\&", "%": "\\%", $: "\\$", "#": "\\#", _: "\\_", "{": "\\{", "}": "\\}",
+  "~": "\\textasciitilde{}", "^": "\\textasciicircum{}", "<": "\\textless{}", ">": "\\textgreater{}", "|": "\\textbar{}",
+};
+
+/** Text as LaTeX prints it literally: its ten special characters (and < > |) replaced by commands. */
+export function escapeLatex(text: string): string {
+  return text.replace(/[\\&%$#_{}~^<>|]/g, (c) => SPECIALS[c]!).replace(/[\r\n]+/g, " ");
+}
+
+/** A label key from a name: letters, digits and dashes. */
+function labelKey(text: string): string {
+  return text.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "") || "model";
+}
+
+/** The section a table shows: the report's only k, or the largest (the paper's main results use the largest k). */
+export function latexSection(model: ModelReport): KSection | undefined {
+  const sections = model.profile?.sections ?? [];
+  return sections[sections.length - 1];
+}
+
+export function renderLatex(report: Report): string {
+  const out = [
+    `% Benchmark Profiler: AIS (${report.metric}) of run ${report.run.id}. Needs \\usepackage{booktabs}.`,
+  ];
+  for (const model of report.models) {
+    const s = latexSection(model);
+    if (!s || !model.profile) continue;
+    out.push("", ...table(model, s, report.metric));
+  }
+  return out.join("\n") + "\n";
+}
+
+function table(model: ModelReport, s: KSection, metric: string): string[] {
+  const p = model.profile!;
+  const letters = s.reasons.map((_, i) => String.fromCharCode(97 + (i % 26)) + (i >= 26 ? String(Math.floor(i / 26)) : ""));
+  const cellText = (c: KSection["rows"][number]["cells"][number]): string => {
+    if (c.ais === null) return `n/a$^{${letters[(c.reason ?? 1) - 1]}}$`;
+    return `$${formatFixed(c.ais, 2)}${c.significant ? "^{*}" : ""}$`;
+  };
+  const lines = [
+    "\\begin{table}[t]",
+    "\\centering",
+    "\\small",
+    `\\begin{tabular}{l${"r".repeat(s.benchmarks.length)}}`,
+    "\\toprule",
+    `Ability & ${s.benchmarks.map(escapeLatex).join(" & ")} \\\\`,
+    "\\midrule",
+  ];
+  s.rows.forEach((row, i) => {
+    if (i > 0 && row.selection !== s.rows[i - 1]!.selection) lines.push("\\midrule");
+    const label = row.selection === "random" ? "Random (control)" : escapeLatex(row.label);
+    lines.push(`${label} & ${row.cells.map(cellText).join(" & ")} \\\\`);
+  });
+  lines.push("\\bottomrule", "\\end{tabular}");
+  const notes = [
+    `$^{*}$: the ${escapeLatex(formatConfidence(p.bootstrap.confidence))} paired-bootstrap CI (${p.bootstrap.resamples} resamples) excludes 0.`,
+    ...s.reasons.map((r, i) => `n/a$^{${letters[i]}}$: ${escapeLatex(r)}`),
+  ];
+  lines.push(
+    `\\caption{Ability Impact Scores (${escapeLatex(metric)}) of ${escapeLatex(model.name)} at $k = ${formatK(s.k)}$ ` +
+      `($n = ${formatCount(s.n).replace(/,/g, "{,}")}$ of ${formatCount(p.parameters).replace(/,/g, "{,}")} parameters zeroed). ${notes.join(" ")}}`,
+    `\\label{tab:ais-${labelKey(model.name)}-k${formatK(s.k).replace(/[^0-9a-z]/gi, "")}}`,
+    "\\end{table}",
+  );
+  return lines;
+}

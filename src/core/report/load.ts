@@ -1,0 +1,200 @@
+// Reading a finished run for a report: results.json, checked against schema version 1 before
+// anything is read from it, and the per-item files (items.jsonl, variants/*.items.jsonl) that
+// the flipped-document lists are recovered from. Bad input is a ReportInputError with one line
+// that says what is wrong and where.
+import { promises as fs } from "node:fs";
+import * as path from "node:path";
+import type { ScoredItem } from "../analysis/accuracy";
+import { isDirectory } from "../fsutil";
+import { modelFolderName, RESULTS_SCHEMA_VERSION, type Results } from "../results/store";
+
+/** Input a report cannot be made from (a missing run, another schema, a damaged file). */
+export class ReportInputError extends Error {
+  override name = "ReportInputError";
+}
+
+export interface LoadedRun {
+  /** The run folder (where results.json lies). */
+  dir: string;
+  resultsFile: string;
+  results: Results;
+}
+
+export const RESULTS_FILE = "results.json";
+
+/** Reads and checks a run's results.json; `target` is the run folder or the results file itself. */
+export async function loadRun(target: string): Promise<LoadedRun> {
+  const resultsFile = (await isDirectory(target)) ? path.join(target, RESULTS_FILE) : target;
+  let text: string;
+  try {
+    text = await fs.readFile(resultsFile, "utf8");
+  } catch {
+    const dir = path.dirname(resultsFile);
+    throw new ReportInputError((await isDirectory(dir)) && path.basename(resultsFile) === RESULTS_FILE
+      ? `${dir} has no ${RESULTS_FILE}: the run did not finish (resume it with \`bprof run --resume\`), or it is not a run folder`
+      : `cannot read ${resultsFile}`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new ReportInputError(`${resultsFile} is not valid JSON (${(e as Error).message})`);
+  }
+  return { dir: path.dirname(path.resolve(resultsFile)), resultsFile: path.resolve(resultsFile), results: checkResults(raw, resultsFile) };
+}
+
+/** The shape of results.json version 1 (docs/results-schema.md), as far as reports read it. */
+export function checkResults(raw: unknown, file: string): Results {
+  if (!isObject(raw) || raw.schema !== "bprof.results") {
+    const schema = isObject(raw) && typeof raw.schema === "string" ? ` (its schema is \`${raw.schema}\`)` : "";
+    throw new ReportInputError(`${file} is not a Benchmark Profiler results file${schema}: expected "schema": "bprof.results"`);
+  }
+  if (raw.schema_version !== RESULTS_SCHEMA_VERSION) {
+    throw new ReportInputError(`${file} has schema_version ${JSON.stringify(raw.schema_version)}; this bprof reads version ${RESULTS_SCHEMA_VERSION}`);
+  }
+  const at = (where: string, what: string) => new ReportInputError(`${file}: ${where}: expected ${what}`);
+  const need = (value: unknown, ok: boolean, where: string, what: string) => {
+    if (!ok) throw at(where, what);
+    return value;
+  };
+  const str = (v: unknown, where: string) => need(v, typeof v === "string", where, "a string");
+  const num = (v: unknown, where: string) => need(v, typeof v === "number" && Number.isFinite(v), where, "a number");
+  const numOrNull = (v: unknown, where: string) => need(v, v === null || (typeof v === "number" && Number.isFinite(v)), where, "a number or null");
+  const arr = (v: unknown, where: string) => need(v, Array.isArray(v), where, "an array") as unknown[];
+  const obj = (v: unknown, where: string) => need(v, isObject(v), where, "an object") as Record<string, unknown>;
+  const interval = (v: unknown, where: string) => {
+    if (v === null) return;
+    const ci = obj(v, where);
+    for (const key of ["low", "high", "confidence"]) num(ci[key], `${where}.${key}`);
+  };
+
+  str(raw.run_id, "run_id");
+  str(raw.created, "created");
+  for (const [m, modelRaw] of arr(raw.models, "models").entries()) {
+    const where = `models[${m}]`;
+    const model = obj(modelRaw, where);
+    for (const key of ["name", "path", "dtype"]) str(model[key], `${where}.${key}`);
+    for (const [b, benchRaw] of arr(model.benchmarks, `${where}.benchmarks`).entries()) {
+      const bench = obj(benchRaw, `${where}.benchmarks[${b}]`);
+      str(bench.name, `${where}.benchmarks[${b}].name`);
+      for (const key of ["items", "acc", "acc_norm", "chance"]) num(bench[key], `${where}.benchmarks[${b}].${key}`);
+    }
+    if (model.profile === undefined) continue;
+    const p = obj(model.profile, `${where}.profile`);
+    for (const key of ["parameters", "candidates", "seed"]) num(p[key], `${where}.profile.${key}`);
+    arr(p.k, `${where}.profile.k`).forEach((k, i) => num(k, `${where}.profile.k[${i}]`));
+    arr(p.selections, `${where}.profile.selections`).forEach((s, i) => str(s, `${where}.profile.selections[${i}]`));
+    const bootstrap = obj(p.bootstrap, `${where}.profile.bootstrap`);
+    for (const key of ["resamples", "confidence"]) num(bootstrap[key], `${where}.profile.bootstrap.${key}`);
+    arr(p.abilities, `${where}.profile.abilities`).forEach((a, i) => str(obj(a, `${where}.profile.abilities[${i}]`).name, `${where}.profile.abilities[${i}].name`));
+    for (const [v, variantRaw] of arr(p.variants, `${where}.profile.variants`).entries()) {
+      const vw = `${where}.profile.variants[${v}]`;
+      const variant = obj(variantRaw, vw);
+      need(variant.ability, variant.ability === null || typeof variant.ability === "string", `${vw}.ability`, "a string or null");
+      need(variant.selection, ["top", "bottom", "random"].includes(variant.selection as string), `${vw}.selection`, "top, bottom or random");
+      num(variant.k, `${vw}.k`);
+      num(variant.n, `${vw}.n`);
+      str(variant.items_file, `${vw}.items_file`);
+      for (const [b, benchRaw] of arr(variant.benchmarks, `${vw}.benchmarks`).entries()) {
+        const bw = `${vw}.benchmarks[${b}]`;
+        const bench = obj(benchRaw, bw);
+        str(bench.name, `${bw}.name`);
+        for (const metric of ["acc", "acc_norm"]) {
+          const cw = `${bw}.${metric}`;
+          const cell = obj(bench[metric], cw);
+          for (const key of ["baseline", "ablated", "chance"]) num(cell[key], `${cw}.${key}`);
+          numOrNull(cell.ais, `${cw}.ais`);
+          interval(cell.ci, `${cw}.ci`);
+          need(cell.significant, typeof cell.significant === "boolean", `${cw}.significant`, "true or false");
+          const flips = obj(cell.flips, `${cw}.flips`);
+          num(flips.right_to_wrong, `${cw}.flips.right_to_wrong`);
+          num(flips.wrong_to_right, `${cw}.flips.wrong_to_right`);
+          if (cell.specificity !== undefined) {
+            const s = obj(cell.specificity, `${cw}.specificity`);
+            numOrNull(s.value, `${cw}.specificity.value`);
+            interval(s.ci, `${cw}.specificity.ci`);
+          }
+        }
+      }
+    }
+    for (const [o, overlapRaw] of arr(p.overlap ?? [], `${where}.profile.overlap`).entries()) {
+      const ow = `${where}.profile.overlap[${o}]`;
+      const overlap = obj(overlapRaw, ow);
+      num(overlap.k, `${ow}.k`);
+      const names = arr(overlap.abilities, `${ow}.abilities`);
+      for (const key of ["intersections", "jaccard"]) {
+        const matrix = arr(overlap[key], `${ow}.${key}`);
+        need(matrix, matrix.length === names.length && matrix.every((row) => Array.isArray(row) && row.length === names.length), `${ow}.${key}`,
+          `a ${names.length} x ${names.length} matrix`);
+      }
+    }
+  }
+  return raw as unknown as Results;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** Reads a run's per-item files once each: a model's items.jsonl and its variants' items files. */
+export class RunItems {
+  private readonly cache = new Map<string, Promise<ScoredItem[]>>();
+
+  constructor(readonly runDir: string) {}
+
+  /** The folder of a model's files. */
+  modelDir(model: string): string {
+    return path.join(this.runDir, "models", modelFolderName(model));
+  }
+
+  /** The unmodified model's items (items.jsonl). */
+  baseline(model: string): Promise<ScoredItem[]> {
+    return this.read(path.join(this.modelDir(model), "items.jsonl"));
+  }
+
+  /** A variant's items; `itemsFile` is the variant's `items_file`, relative to the model folder. */
+  variant(model: string, itemsFile: string): Promise<ScoredItem[]> {
+    return this.read(path.join(this.modelDir(model), itemsFile));
+  }
+
+  private read(file: string): Promise<ScoredItem[]> {
+    let pending = this.cache.get(file);
+    if (!pending) {
+      pending = readItemsFile(file);
+      this.cache.set(file, pending);
+    }
+    return pending;
+  }
+}
+
+/** Scored items from a JSONL file (lines as in items.jsonl); throws a one-line ReportInputError. */
+export async function readItemsFile(file: string): Promise<ScoredItem[]> {
+  let text: string;
+  try {
+    text = await fs.readFile(file, "utf8");
+  } catch {
+    throw new ReportInputError(`the per-item file ${file} is missing`);
+  }
+  const items: ScoredItem[] = [];
+  for (const [i, line] of text.split("\n").entries()) {
+    if (line.trim() === "") continue;
+    let item: Partial<ScoredItem>;
+    try {
+      item = JSON.parse(line) as Partial<ScoredItem>;
+    } catch {
+      throw new ReportInputError(`${file}:${i + 1}: not a JSON line`);
+    }
+    const ok = typeof item.benchmark === "string" && typeof item.index === "number" && typeof item.target === "number" &&
+      Array.isArray(item.choices) && item.choices.every((c) => typeof c?.logprob === "number") &&
+      typeof item.prediction === "number" && typeof item.predictionNorm === "number" && Array.isArray(item.choiceBytes);
+    if (!ok) throw new ReportInputError(`${file}:${i + 1}: expected a scored item {"benchmark", "index", "target", "choices", "choiceBytes", "prediction", "predictionNorm"}`);
+    items.push(item as ScoredItem);
+  }
+  return items;
+}
+
+/** The newest of some runs' results.json files: run ids sort by start time. */
+export function latestResultsFile(files: readonly string[]): string | undefined {
+  const runId = (file: string) => path.basename(path.dirname(file));
+  return [...files].sort((a, b) => (runId(a) < runId(b) ? -1 : runId(a) > runId(b) ? 1 : a < b ? -1 : 1)).at(-1);
+}

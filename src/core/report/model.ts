@@ -1,0 +1,431 @@
+// The report model: everything a report shows, assembled once from results.json and the per-item
+// files, for one metric. Every format (HTML, Markdown, LaTeX) and the VS Code webview render it;
+// none of them computes anything of its own. The model is plain data (JSON-serialisable), so the
+// webview and the HTML page receive it as JSON and draw the same heatmaps from it.
+import type { Interval } from "../analysis/bootstrap";
+import { cellFlips } from "../analysis/flips";
+import type { Metric } from "../analysis/ais";
+import type { Selection } from "../config/types";
+import type { CellMetric, ModelResults, OverlapResult, Specificity, VariantResult } from "../results/store";
+import {
+  DIVERGING_STOPS, divergingColour, formatFixed, formatK, MINUS, scaleLimit, scaleTicks, textColourOn, UNDEFINED_FILL,
+} from "./format";
+import { ReportInputError, type LoadedRun, type RunItems } from "./load";
+
+export const METRICS: readonly Metric[] = ["acc", "acc_norm"];
+
+export interface ReportOptions {
+  /** The metric of the AIS shown; acc unless given. */
+  metric?: Metric;
+  /** Only this k of the sweep (it must be one of the run's); every k when absent. */
+  k?: number;
+  /** Reads the per-item files for the flipped documents of negative cells; without it, none are listed. */
+  items?: RunItems;
+  /** At most this many flipped documents per cell (the rest are counted); all when absent. */
+  maxDocuments?: number;
+}
+
+export interface Report {
+  metric: Metric;
+  run: RunMeta;
+  models: ModelReport[];
+}
+
+export interface RunMeta {
+  id: string;
+  created: string;
+  configFile: string;
+  runnerVersion: string | null;
+  resultsFile: string;
+  dir: string;
+}
+
+export interface BaselineRow {
+  name: string;
+  items: number;
+  acc: number;
+  acc_norm: number;
+  chance: number;
+}
+
+export interface ModelReport {
+  name: string;
+  path: string;
+  dtype: string;
+  baseline: BaselineRow[];
+  /** Null for a run without abilities (it only scored the benchmarks). */
+  profile: ProfileReport | null;
+}
+
+export interface ProfileReport {
+  parameters: number;
+  candidates: number;
+  /** The whole sweep, ascending (sections may show fewer: ReportOptions.k). */
+  k: number[];
+  selections: Selection[];
+  seed: number;
+  bootstrap: { resamples: number; confidence: number };
+  abilities: { name: string; id: string; sequences: number }[];
+  /** Limit of the diverging colour scale, shared by every heatmap of the model. */
+  scaleLimit: number;
+  sections: KSection[];
+}
+
+/** Everything about one k of the sweep. */
+export interface KSection {
+  k: number;
+  /** Parameters zeroed: floor(k x parameters). */
+  n: number;
+  benchmarks: string[];
+  /** Top abilities in config order, then bottom ones, then the random control. */
+  rows: ReportRow[];
+  /** Why AIS (or specificity) is undefined where it is; cells refer to these by number (1-based). */
+  reasons: string[];
+  /** Some top cell has a specificity (random ran). */
+  hasSpecificity: boolean;
+  overlap: OverlapResult | null;
+  heatmap: Heatmap;
+  /** Cells of this metric with a negative AIS, with the documents that flipped. */
+  negativeCells: NegativeCell[];
+}
+
+export interface ReportRow {
+  label: string;
+  ability: string | null;
+  selection: Selection;
+  cells: ReportCell[];
+}
+
+export interface ReportCell {
+  benchmark: string;
+  baseline: number;
+  ablated: number;
+  chance: number;
+  ais: number | null;
+  ci: Interval | null;
+  significant: boolean;
+  /** Number of the reason in the section's `reasons`, when `ais` is null. */
+  reason?: number;
+  note?: string;
+  specificity?: { value: number | null; ci: Interval | null; significant: boolean; reason?: number };
+  flips: { rightToWrong: number; wrongToRight: number };
+}
+
+export interface NegativeCell {
+  row: string;
+  ability: string | null;
+  selection: Selection;
+  benchmark: string;
+  ais: number;
+  ci: Interval | null;
+  significant: boolean;
+  rightToWrong: number;
+  wrongToRight: number;
+  /** Both directions, in document order; empty when the items were not read. */
+  documents: FlippedDocument[];
+  /** Documents left out by ReportOptions.maxDocuments. */
+  omitted: number;
+  /** Why the documents could not be recovered (a missing item file). */
+  error?: string;
+}
+
+export interface FlippedDocument {
+  /** Document index in the benchmark's test split. */
+  index: number;
+  direction: "right_to_wrong" | "wrong_to_right";
+  target: number;
+  baselinePrediction: number;
+  ablatedPrediction: number;
+  /** Summed log-likelihood of each choice, before and after the ablation. */
+  baselineLogprobs: number[];
+  ablatedLogprobs: number[];
+  /** UTF-8 length of each choice (acc_norm compares log-likelihood per byte). */
+  choiceBytes: number[];
+}
+
+/** What the browser needs to draw one AIS heatmap with chart.js; colours are computed here. */
+export interface Heatmap {
+  id: string;
+  title: string;
+  rows: string[];
+  columns: string[];
+  /** Row indices where a new group (bottom selections, the random control) starts. */
+  groupStarts: number[];
+  cells: HeatmapCell[];
+  scale: { limit: number; ticks: number[]; tickLabels: string[]; stops: string[]; title: string };
+  undefinedFill: string;
+}
+
+export interface HeatmapCell {
+  row: number;
+  column: number;
+  value: number | null;
+  /** "0.31*", "−0.12", "n/a". */
+  label: string;
+  /** The reason's number, drawn small after "n/a". */
+  footnote?: string;
+  fill: string;
+  text: string;
+  significant: boolean;
+  tooltip: string[];
+}
+
+/** The run's k equal to `k` up to printing precision; a ReportInputError naming the k there are. */
+export function matchK(sweep: readonly number[], k: number, model: string): number {
+  const found = sweep.find((x) => sameK(x, k));
+  if (found === undefined) throw new ReportInputError(`k = ${k} is not in the sweep of model \`${model}\` (k: ${sweep.map(formatK).join(", ")})`);
+  return found;
+}
+
+export function sameK(a: number, b: number): boolean {
+  return Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b));
+}
+
+/** Row label of a variant: the ability (top), "X (bottom)", "random (control)". */
+export function variantLabel(v: Pick<VariantResult, "ability" | "selection">): string {
+  if (v.selection === "random" || v.ability === null) return "random (control)";
+  return v.selection === "top" ? v.ability : `${v.ability} (bottom)`;
+}
+
+/** The variants at k, top abilities first (config order), then bottom ones, then random. */
+export function variantsAt(model: ModelResults, k: number): VariantResult[] {
+  const profile = model.profile!;
+  const at = profile.variants.filter((v) => sameK(v.k, k));
+  const group = (v: VariantResult) => (v.selection === "top" ? 0 : v.selection === "bottom" ? 1 : 2);
+  return at.map((v, i) => ({ v, i })).sort((a, b) => group(a.v) - group(b.v) || a.i - b.i).map(({ v }) => v);
+}
+
+export async function buildReport(run: LoadedRun, options: ReportOptions = {}): Promise<Report> {
+  const metric = options.metric ?? "acc";
+  const { results } = run;
+  if (options.k !== undefined && !results.models.some((m) => m.profile)) {
+    throw new ReportInputError(`run ${results.run_id} has no ability profile (its config has no abilities), so there is no k to choose`);
+  }
+  const models: ModelReport[] = [];
+  for (const model of results.models) {
+    models.push({
+      name: model.name,
+      path: model.path,
+      dtype: model.dtype,
+      baseline: model.benchmarks.map((b) => ({ name: b.name, items: b.items, acc: b.acc, acc_norm: b.acc_norm, chance: b.chance })),
+      profile: model.profile ? await profileReport(model, metric, options, models.length) : null,
+    });
+  }
+  return {
+    metric,
+    run: {
+      id: results.run_id, created: results.created, configFile: results.config_file, runnerVersion: results.runner_version ?? null,
+      resultsFile: run.resultsFile, dir: run.dir,
+    },
+    models,
+  };
+}
+
+async function profileReport(model: ModelResults, metric: Metric, options: ReportOptions, modelIndex: number): Promise<ProfileReport> {
+  const profile = model.profile!;
+  const sweep = [...profile.k].sort((a, b) => a - b);
+  const ks = options.k === undefined ? sweep : [matchK(sweep, options.k, model.name)];
+  const limit = scaleLimit(profile.variants.flatMap((v) => v.benchmarks.map((b) => b[metric].ais)));
+  const sections: KSection[] = [];
+  for (const k of ks) {
+    const variants = variantsAt(model, k);
+    if (variants.length === 0) continue;
+    sections.push(await section(model, variants, k, metric, limit, options, `heatmap-${modelIndex}-${sections.length}`));
+  }
+  return {
+    parameters: profile.parameters,
+    candidates: profile.candidates,
+    k: sweep,
+    selections: [...profile.selections],
+    seed: profile.seed,
+    bootstrap: { resamples: profile.bootstrap.resamples, confidence: profile.bootstrap.confidence },
+    abilities: profile.abilities.map((a) => ({ name: a.name, id: a.id, sequences: a.sequences })),
+    scaleLimit: limit,
+    sections,
+  };
+}
+
+async function section(
+  model: ModelResults, variants: VariantResult[], k: number, metric: Metric, limit: number, options: ReportOptions, id: string,
+): Promise<KSection> {
+  const profile = model.profile!;
+  const benchmarks = model.benchmarks.map((b) => b.name);
+  const reasons: string[] = [];
+  const reasonNumber = (reason: string | undefined, fallback: string) => {
+    const text = reason ?? fallback;
+    const at = reasons.indexOf(text);
+    return (at >= 0 ? at : reasons.push(text) - 1) + 1;
+  };
+  const rows: ReportRow[] = variants.map((v) => ({
+    label: variantLabel(v),
+    ability: v.ability,
+    selection: v.selection,
+    cells: benchmarks.map((name) => {
+      const cell = v.benchmarks.find((b) => b.name === name)?.[metric];
+      return cell ? reportCell(name, cell, reasonNumber) : missingCell(name, reasonNumber);
+    }),
+  }));
+
+  const negativeCells: NegativeCell[] = [];
+  for (const [r, v] of variants.entries()) {
+    for (const cell of rows[r]!.cells) {
+      if (cell.ais === null || !(cell.ais < 0)) continue;
+      negativeCells.push(await negativeCell(model.name, v, rows[r]!.label, cell, metric, options));
+    }
+  }
+
+  const overlap = (profile.overlap ?? []).find((o) => sameK(o.k, k)) ?? null;
+  const n = variants[0]!.n;
+  const confidence = profile.bootstrap.confidence;
+  const title = `${model.name}: AIS (${metric}) at k = ${formatK(k)}`;
+  return {
+    k, n, benchmarks, rows, reasons, overlap, negativeCells,
+    hasSpecificity: rows.some((r) => r.cells.some((c) => c.specificity !== undefined)),
+    heatmap: heatmapOf(id, title, rows, benchmarks, reasons, metric, limit, confidence),
+  };
+}
+
+function reportCell(benchmark: string, cell: CellMetric, reasonNumber: (r: string | undefined, f: string) => number): ReportCell {
+  const out: ReportCell = {
+    benchmark,
+    baseline: cell.baseline,
+    ablated: cell.ablated,
+    chance: cell.chance,
+    ais: cell.ais,
+    ci: cell.ci,
+    significant: cell.ais !== null && cell.significant,
+    flips: { rightToWrong: cell.flips.right_to_wrong, wrongToRight: cell.flips.wrong_to_right },
+  };
+  if (cell.ais === null) out.reason = reasonNumber(cell.reason, "AIS is undefined");
+  if (cell.note) out.note = cell.note;
+  if (cell.specificity) out.specificity = specificityCell(cell.specificity, reasonNumber);
+  return out;
+}
+
+function specificityCell(s: Specificity, reasonNumber: (r: string | undefined, f: string) => number): NonNullable<ReportCell["specificity"]> {
+  return {
+    value: s.value,
+    ci: s.ci,
+    significant: s.value !== null && s.significant,
+    ...(s.value === null ? { reason: reasonNumber(s.reason, "specificity is undefined") } : {}),
+  };
+}
+
+function missingCell(benchmark: string, reasonNumber: (r: string | undefined, f: string) => number): ReportCell {
+  return {
+    benchmark, baseline: 0, ablated: 0, chance: 0, ais: null, ci: null, significant: false,
+    reason: reasonNumber(undefined, "the run has no result for this cell"), flips: { rightToWrong: 0, wrongToRight: 0 },
+  };
+}
+
+async function negativeCell(model: string, v: VariantResult, row: string, cell: ReportCell, metric: Metric, options: ReportOptions): Promise<NegativeCell> {
+  const out: NegativeCell = {
+    row, ability: v.ability, selection: v.selection, benchmark: cell.benchmark, ais: cell.ais!, ci: cell.ci, significant: cell.significant,
+    rightToWrong: cell.flips.rightToWrong, wrongToRight: cell.flips.wrongToRight, documents: [], omitted: 0,
+  };
+  if (!options.items) return out;
+  try {
+    const documents = await flippedDocuments(options.items, model, v, cell.benchmark, metric);
+    const max = options.maxDocuments ?? Infinity;
+    out.documents = documents.slice(0, max);
+    out.omitted = documents.length - out.documents.length;
+  } catch (e) {
+    out.error = e instanceof Error ? e.message : String(e);
+  }
+  return out;
+}
+
+/**
+ * The documents of one cell whose correctness under `metric` the ablation changed, both
+ * directions, in document order: cellFlips over the benchmark's items in items.jsonl and in the
+ * variant's items file.
+ */
+export async function flippedDocuments(items: RunItems, model: string, v: VariantResult, benchmark: string, metric: Metric): Promise<FlippedDocument[]> {
+  const before = (await items.baseline(model)).filter((i) => i.benchmark === benchmark);
+  const after = (await items.variant(model, v.items_file)).filter((i) => i.benchmark === benchmark);
+  const flips = cellFlips(before, after, metric);
+  const documents = [
+    ...flips.rightToWrong.map((f) => ({ f, direction: "right_to_wrong" as const })),
+    ...flips.wrongToRight.map((f) => ({ f, direction: "wrong_to_right" as const })),
+  ];
+  const order = new Map(before.map((item, i) => [item.index, i]));
+  documents.sort((a, b) => order.get(a.f.index)! - order.get(b.f.index)!);
+  return documents.map(({ f, direction }) => ({
+    index: f.index,
+    direction,
+    target: f.target,
+    baselinePrediction: f.before.prediction,
+    ablatedPrediction: f.after.prediction,
+    baselineLogprobs: f.before.logprobs,
+    ablatedLogprobs: f.after.logprobs,
+    choiceBytes: f.choiceBytes,
+  }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Heatmap
+
+function heatmapOf(
+  id: string, title: string, rows: ReportRow[], benchmarks: string[], reasons: string[], metric: Metric, limit: number, confidence: number,
+): Heatmap {
+  const cells: HeatmapCell[] = [];
+  const pct = `${Math.round(confidence * 100)}%`;
+  rows.forEach((row, r) => {
+    row.cells.forEach((cell, c) => {
+      if (cell.ais === null) {
+        cells.push({
+          row: r, column: c, value: null, label: "n/a", footnote: String(cell.reason ?? ""), fill: UNDEFINED_FILL, text: "#4d4d4d", significant: false,
+          tooltip: [...wrap(reasons[(cell.reason ?? 1) - 1] ?? "AIS is undefined", 64), scoreLine(cell, metric)],
+        });
+        return;
+      }
+      const fill = divergingColour(cell.ais, limit);
+      const tooltip = [
+        `AIS ${signed(cell.ais, 3)}` + (cell.ci ? `  (${pct} CI ${signed(cell.ci.low, 3)} to ${signed(cell.ci.high, 3)})` : ""),
+        cell.significant ? `significant: the ${pct} CI excludes 0` : `not significant: the ${pct} CI includes 0`,
+        scoreLine(cell, metric),
+        `flips: ${cell.flips.rightToWrong} right\u2192wrong, ${cell.flips.wrongToRight} wrong\u2192right`,
+      ];
+      if (cell.specificity) {
+        const s = cell.specificity;
+        tooltip.push(s.value === null ? "specificity vs random: undefined" :
+          `specificity vs random: ${signed(s.value, 3)}` + (s.ci ? ` (CI ${signed(s.ci.low, 3)} to ${signed(s.ci.high, 3)})` : "") + (s.significant ? " *" : ""));
+      }
+      if (cell.note) tooltip.push(...wrap(cell.note, 64));
+      cells.push({
+        row: r, column: c, value: cell.ais, label: signed(cell.ais, 2) + (cell.significant ? "*" : ""), fill, text: textColourOn(fill),
+        significant: cell.significant, tooltip,
+      });
+    });
+  });
+  const ticks = scaleTicks(limit);
+  const groupStarts = rows.map((row, i) => (i > 0 && row.selection !== rows[i - 1]!.selection ? i : -1)).filter((i) => i > 0);
+  return {
+    id, title, rows: rows.map((r) => r.label), columns: benchmarks, groupStarts, cells,
+    scale: { limit, ticks, tickLabels: ticks.map((t) => signed(t, limit < 0.1 ? 3 : 2)), stops: [...DIVERGING_STOPS], title: `AIS (${metric})` },
+    undefinedFill: UNDEFINED_FILL,
+  };
+}
+
+function scoreLine(cell: ReportCell, metric: Metric): string {
+  return `${metric}: baseline ${cell.baseline.toFixed(3)} \u2192 ablated ${cell.ablated.toFixed(3)}; chance ${cell.chance.toFixed(3)}`;
+}
+
+/** With the typographic minus, as the figures print numbers. */
+function signed(value: number, digits: number): string {
+  return formatFixed(value, digits, MINUS);
+}
+
+/** Greedy word wrap for tooltip lines (canvas text does not wrap). */
+export function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) lines.push(line);
+  return lines;
+}

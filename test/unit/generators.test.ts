@@ -1,0 +1,341 @@
+// The diagnostic item generators: reproducible from their seed, right by construction (each
+// answer re-derived here from the item's text by code that shares nothing with the generator but
+// the fact tables), answer positions balanced, wrong choices of the answer's type, and 2000 items
+// of every generator passing the dataset checks without a single diagnostic.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { PAPER_ABILITIES } from "../../src/core/abilities";
+import { checkDiagnosticDataset } from "../../src/core/datasets/diagnostic";
+import { CAUSAL } from "../../src/core/datasets/generators/commonsense";
+import { BOOKS, CONTINENTS, COUNTRIES, ELEMENTS, PAINTINGS } from "../../src/core/datasets/generators/facts";
+import {
+  ALL_GENERATORS, findGenerator, GENERATORS, generateAbilities, generateItems, GeneratorCapacityError, itemKey, toJsonl,
+  type AbilityGenerator, type GeneratedItem,
+} from "../../src/core/datasets/generators/index";
+import { ANALOGY_RELATIONS, KINDS_OF, OPPOSITES, PART_OF } from "../../src/core/datasets/generators/lexicon";
+import { NAMES } from "../../src/core/datasets/generators/words";
+
+const N = 2000;
+const bySlug = new Map<string, GeneratedItem[]>(ALL_GENERATORS.map((g) => [g.slug, generateItems(g, { n: N, seed: 1 })]));
+const itemsOf = (g: AbilityGenerator) => bySlug.get(g.slug)!;
+
+// ---------------------------------------------------------------------------------------------
+// Independent solvers: each reads an item's text and computes its answer.
+
+const DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
+const COUNT_WORDS: Record<string, number> = { one: 1, two: 2, three: 3 };
+const UNIT: Record<string, [number, number]> = {
+  north: [0, 1], south: [0, -1], east: [1, 0], west: [-1, 0],
+  "to the left of": [-1, 0], "to the right of": [1, 0], above: [0, 1], below: [0, -1],
+};
+const TABLE_WORD: Record<string, string> = { "-1,0": "to the left", "1,0": "to the right", "0,1": "above", "0,-1": "below" };
+const COMPASS_WORD: Record<string, string> = { "0,1": "north", "0,-1": "south", "1,0": "east", "-1,0": "west" };
+
+function match(re: RegExp, text: string): string[] {
+  const m = re.exec(text);
+  assert.ok(m, `${text} does not match ${re}`);
+  return m.slice(1);
+}
+
+function solveQuantitative(it: GeneratedItem): string {
+  const q = it.question;
+  if (/gets \d+ more/.test(it.context)) {
+    const [, x, , y] = match(/^(\w+) has (\d+) (\w+) and gets (\d+) more\.$/, it.context);
+    return String(Number(x) + Number(y));
+  }
+  if (/gives away/.test(it.context)) {
+    const [, x, , y] = match(/^(\w+) has (\d+) (\w+) and gives away (\d+)\.$/, it.context);
+    return String(Number(x) - Number(y));
+  }
+  const counts = new Map<string, number>();
+  for (const m of it.context.matchAll(/(\w+) has (\d+) \w+\./g)) counts.set(m[1]!, Number(m[2]));
+  const [a, b] = match(/^How many more \w+ does (\w+) have than (\w+)\?$/, q);
+  return String(counts.get(a!)! - counts.get(b!)!);
+}
+
+function solveTemporal(it: GeneratedItem): string {
+  if (it.question.startsWith("Who")) {
+    const years = [...it.context.matchAll(/(\w+) (?:was born )?in (\d{4})/g)].map((m) => [m[1]!, Number(m[2])] as const);
+    assert.equal(years.length, 4);
+    const sorted = [...years].sort((x, y) => x[1] - y[1]);
+    return it.question === "Who is the oldest?" ? sorted[0]![0] : sorted[3]![0];
+  }
+  const [, , day, person, event, count, unit, way] = match(/^(\w+)'s (\w+) is on (\w+)\. (\w+)'s (\w+) is (\w+) (days?) (later|earlier)\.$/, it.context);
+  assert.equal(unit, count === "one" ? "day" : "days");
+  assert.equal(it.question, `On which day is ${person}'s ${event}?`);
+  const offset = COUNT_WORDS[count!]! * (way === "later" ? 1 : -1);
+  return DAYS[(DAYS.indexOf(day!) + offset + 14) % 7]!;
+}
+
+function solveSpatial(it: GeneratedItem): string {
+  if (it.context.startsWith("The ")) {
+    const [x, rel, y] = match(/^The (\w+) is (to the left of|to the right of|above|below) the (\w+)\.$/, it.context);
+    const [asked, from] = match(/^Where is the (\w+) from the (\w+)\?$/, it.question);
+    const [dx, dy] = UNIT[rel!]!;
+    const sign = asked === x && from === y ? 1 : asked === y && from === x ? -1 : NaN;
+    return TABLE_WORD[`${sign * dx || 0},${sign * dy || 0}`]!;
+  }
+  // Positions from the two relations, walking from the first person named.
+  const facts = [...it.context.matchAll(/(\w+) is (north|south|east|west) of (\w+)\./g)].map((m) => [m[1]!, m[2]!, m[3]!] as const);
+  assert.equal(facts.length, 2);
+  const pos = new Map<string, [number, number]>([[facts[0]![2], [0, 0]]]);
+  for (let pass = 0; pass < 3; pass++) {
+    for (const [p, dir, q] of facts) {
+      const [ux, uy] = UNIT[dir]!;
+      if (pos.has(q) && !pos.has(p)) pos.set(p, [pos.get(q)![0] + ux, pos.get(q)![1] + uy]);
+      if (pos.has(p) && !pos.has(q)) pos.set(q, [pos.get(p)![0] - ux, pos.get(p)![1] - uy]);
+    }
+  }
+  const [asked, from] = match(/^In which direction is (\w+) from (\w+)\?$/, it.question);
+  const [ax, ay] = pos.get(asked!)!;
+  const [fx, fy] = pos.get(from!)!;
+  return COMPASS_WORD[`${Math.sign(ax - fx)},${Math.sign(ay - fy)}`]!;
+}
+
+function solveDeductive(it: GeneratedItem): string {
+  if (it.context.startsWith("If ")) {
+    const rules = [...it.context.matchAll(/If ([^,]+), (\w+) (\w+)\./g)].map((m) => [m[1]!, m[3]!] as const);
+    const [fact] = match(/\. ([^.]+)\.$/, it.context);
+    const rule = rules.find(([condition]) => condition.toLowerCase() === fact!.toLowerCase());
+    assert.ok(rule, it.context);
+    return rule[1];
+  }
+  const rules = new Map([...it.context.matchAll(/All (\w+)s (?:are|can) (\w+)\./g)].map((m) => [m[1]!, m[2]!] as const));
+  const [, kind] = match(/ (\w+) is a (\w+)\.$/, it.context);
+  return rules.get(kind!)!;
+}
+
+function solveInductive(it: GeneratedItem): string {
+  const [list] = match(/^The (?:numbers go|pattern goes) (.+)\.$/, it.context);
+  const terms = list!.split(", ");
+  if (/^\d+$/.test(terms[0]!)) {
+    const values = terms.map(Number);
+    const step = values[1]! - values[0]!;
+    values.forEach((v, i) => i > 0 && assert.equal(v - values[i - 1]!, step));
+    return String(values[values.length - 1]! + step);
+  }
+  const period = [1, 2, 3, 4].find((p) => terms.every((t, i) => i < p || t === terms[i - p]))!;
+  return terms[terms.length - period]!;
+}
+
+function solveAnalogical(it: GeneratedItem): string {
+  const q = it.question;
+  const [a, b, c] = q.startsWith("If ")
+    ? match(/^If (\w+) goes with (\w+), what goes with (\w+)\?$/, q)
+    : / is to what as /.test(q)
+      ? ((m) => [m[1]!, m[2]!, m[0]!])(match(/^(\w+) is to what as (\w+) is to (\w+)\?$/, q))
+      : match(/^(\w+) is to (\w+) as (\w+) is to what\?$/, q);
+  const lower = (w: string) => w.toLowerCase();
+  const relation = Object.values(ANALOGY_RELATIONS).find((pairs) => pairs.some(([x, y]) => x === lower(a!) && y === b));
+  assert.ok(relation, `no relation holds ${a} : ${b}`);
+  return relation.find(([x]) => x === lower(c!))![1];
+}
+
+function solveSemantic(it: GeneratedItem): string[] {
+  // The set of right answers: every other choice must be outside it.
+  const q = it.question;
+  let m: RegExpExecArray | null;
+  if ((m = /^What is the opposite of (\w+)\?$/.exec(q))) {
+    const pair = OPPOSITES.find(([x, y]) => x.includes(m![1]!) || y.includes(m![1]!))!;
+    return [...(pair[0].includes(m[1]!) ? pair[1] : pair[0])];
+  }
+  if ((m = /^Which word means the same as (\w+)\?$/.exec(q))) {
+    return OPPOSITES.flat().find((concept) => concept.includes(m![1]!))!.filter((w) => w !== m![1]);
+  }
+  if ((m = /^What kind of thing is (.+)\?$/.exec(q))) return Object.keys(KINDS_OF).filter((k) => KINDS_OF[k]!.includes(m![1]!));
+  const [piece] = match(/^A (\w+) is part of what\?$/, q);
+  return PART_OF.filter(([p]) => p === piece).map(([, whole]) => whole);
+}
+
+function solveContextual(it: GeneratedItem): string {
+  const owned = [...it.context.matchAll(/(\w+) has a (\w+) (\w+)\./g)].map((m) => ({ who: m[1]!, color: m[2]!, thing: m[3]! }));
+  const jobs = new Map([...it.context.matchAll(/(\w+) works as a (\w+)\./g)].map((m) => [m[1]!, m[2]!] as const));
+  let m: RegExpExecArray | null;
+  if ((m = /^What color is (\w+)'s (\w+)\?$/.exec(it.question))) return owned.find((o) => o.who === m![1] && o.thing === m![2])!.color;
+  if ((m = /^Who has the (\w+) (\w+)\?$/.exec(it.question))) return owned.find((o) => o.color === m![1] && o.thing === m![2])!.who;
+  const [who] = match(/^What is (\w+)'s job\?$/, it.question);
+  return jobs.get(who!)!;
+}
+
+function solveKnowledge(it: GeneratedItem): string {
+  const q = it.question;
+  const rules: [RegExp, (x: string) => string | undefined][] = [
+    [/^What is the capital of (.+)\?$/, (x) => COUNTRIES.find((c) => c[0] === x)?.[1]],
+    [/^(.+) is the capital of which country\?$/, (x) => COUNTRIES.find((c) => c[1] === x)?.[0]],
+    [/^On which continent is (.+)\?$/, (x) => COUNTRIES.find((c) => c[0] === x)?.[2]],
+    [/^What is the chemical symbol for (.+)\?$/, (x) => ELEMENTS.find((e) => e[0] === x)?.[1]],
+    [/^Which element has the symbol (.+)\?$/, (x) => ELEMENTS.find((e) => e[1] === x)?.[0]],
+    [/^Who wrote (.+)\?$/, (x) => BOOKS.find((b) => b[0] === x)?.[1]],
+    [/^Which book did (.+) write\?$/, (x) => BOOKS.find((b) => b[1] === x)?.[0]],
+    [/^Who painted (.+)\?$/, (x) => PAINTINGS.find((p) => p[0] === x)?.[1]],
+  ];
+  for (const [re, solve] of rules) {
+    const m = re.exec(q);
+    if (m) {
+      const answer = solve(m[1]!);
+      assert.ok(answer, q);
+      assert.ok(!it.context.includes(answer), `the scene gives the answer away: ${it.context}`);
+      return answer;
+    }
+  }
+  assert.fail(`unknown knowledge question: ${q}`);
+}
+
+function solveCommonsense(it: GeneratedItem): string {
+  const [name, rest] = match(/^(\w+) (.+)$/, it.context);
+  const effectOf = (row: (typeof CAUSAL)[number]) => row.effect.replace("{name}", name!);
+  const byCause = CAUSAL.find((row) => `${row.cause}.` === rest);
+  if (byCause) return effectOf(byCause);
+  const byEffect = CAUSAL.find((row) => effectOf(row) === it.context);
+  assert.ok(byEffect, it.context);
+  return `${name} ${byEffect.cause}.`;
+}
+
+const SOLVERS: Record<string, (it: GeneratedItem) => string | string[]> = {
+  quantitative: solveQuantitative, temporal: solveTemporal, spatial: solveSpatial, deductive: solveDeductive,
+  inductive: solveInductive, analogical: solveAnalogical, semantic: solveSemantic, contextual: solveContextual,
+  knowledge: solveKnowledge, commonsense: solveCommonsense,
+};
+
+// ---------------------------------------------------------------------------------------------
+// The type of a choice, per generator: every choice of an item must have the answer's type.
+
+const words = (values: Iterable<string>) => new Set(values);
+const TYPES: Record<string, (it: GeneratedItem) => Set<string> | RegExp> = {
+  quantitative: () => /^\d+$/,
+  temporal: (it) => (it.question.startsWith("Who") ? words(NAMES) : words(DAYS)),
+  spatial: (it) => (it.context.startsWith("The ") ? words(Object.values(TABLE_WORD)) : words(Object.values(COMPASS_WORD))),
+  deductive: (it) => words(choicePool(it)),
+  inductive: (it) => (/\d/.test(it.context) ? /^\d+$/ : words(["star", "moon", "sun", "tree", "drum", "bell", "ship", "rock", "leaf", "coin", "ring", "lamp"])),
+  analogical: (it) => {
+    const relation = Object.values(ANALOGY_RELATIONS).find((pairs) => pairs.some(([, y]) => y === it.choices[it.answer]))!;
+    return words(relation.flat());
+  },
+  semantic: (it) => {
+    if (it.question.startsWith("What kind")) return words(Object.keys(KINDS_OF));
+    if (it.question.startsWith("A ")) return words(PART_OF.map(([, w]) => w));
+    return words(OPPOSITES.flat(2));
+  },
+  contextual: (it) => (it.question.startsWith("Who") ? words(NAMES) : it.question.endsWith("job?") ? words(["baker", "nurse", "pilot", "farmer", "tailor", "judge", "miner", "chef", "guard", "clerk", "dancer", "singer", "potter", "barber", "plumber"]) : words(["red", "blue", "green", "pink", "brown", "black", "white", "gray", "yellow", "purple"])),
+  knowledge: (it) => {
+    const columns: (readonly string[])[] = [COUNTRIES.map((c) => c[0]), COUNTRIES.map((c) => c[1]), CONTINENTS, ELEMENTS.map((e) => e[0]), ELEMENTS.map((e) => e[1]),
+      BOOKS.map((b) => b[0]), BOOKS.map((b) => b[1]), PAINTINGS.map((p) => p[1])];
+    return words(columns.find((col) => col.includes(it.choices[it.answer]!))!);
+  },
+  commonsense: (it) => {
+    const name = it.context.split(" ")[0]!;
+    const isCause = it.choices[it.answer]!.startsWith(`${name} `) && CAUSAL.some((r) => it.choices[it.answer] === `${name} ${r.cause}.`);
+    return words(CAUSAL.map((r) => (isCause ? `${name} ${r.cause}.` : r.effect.replace("{name}", name))));
+  },
+};
+
+/** Deductive choices: colours, skills or actions, whichever the answer is. */
+function choicePool(it: GeneratedItem): string[] {
+  const pools = [
+    ["red", "blue", "green", "pink", "brown", "black", "white", "gray", "yellow", "purple"],
+    ["swim", "fly", "climb", "dig", "jump", "sing", "glow", "hide"],
+    ["reads", "swims", "runs", "sleeps", "paints", "cooks", "sings", "dances", "skates", "knits"],
+  ];
+  return pools.find((p) => p.includes(it.choices[it.answer]!))!;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+test("there is one generator per ability of the paper, found by its name or slug", () => {
+  assert.deepEqual(Object.keys(GENERATORS).sort(), [...PAPER_ABILITIES].sort());
+  for (const g of ALL_GENERATORS) {
+    assert.equal(GENERATORS[g.ability], g);
+    for (const name of [g.ability, g.ability.toUpperCase(), g.slug]) {
+      const found = findGenerator(name);
+      assert.ok("generator" in found && found.generator === g, name);
+    }
+  }
+  const typo = findGenerator("Spatial Reasonng");
+  assert.ok("error" in typo && /did you mean `Spatial Reasoning`/.test(typo.error));
+  assert.equal(new Set(ALL_GENERATORS.map((g) => g.slug)).size, 10);
+});
+
+test("the same seed gives the same items; another seed other items; alone or all ten together", () => {
+  for (const g of ALL_GENERATORS) {
+    assert.deepEqual(generateItems(g, { n: 50, seed: 1 }), itemsOf(g).slice(0, 50), `${g.slug}: a prefix of the same seed's stream`);
+    const other = generateItems(g, { n: 50, seed: 2 });
+    assert.ok(other.filter((it, i) => it.question === itemsOf(g)[i]!.question && it.context === itemsOf(g)[i]!.context).length < 5, g.slug);
+  }
+  const together = generateAbilities(ALL_GENERATORS, { n: 30, seed: 1 });
+  assert.deepEqual(together, ALL_GENERATORS.flatMap((g) => itemsOf(g).slice(0, 30)));
+  assert.equal(new Set(together.map((it) => it.id)).size, together.length, "ids are unique across abilities");
+});
+
+test("every label is right: each answer re-derived from the item's text", () => {
+  for (const g of ALL_GENERATORS) {
+    const solve = SOLVERS[g.slug]!;
+    for (const it of itemsOf(g).slice(0, 400)) {
+      const solved = solve(it);
+      const right = Array.isArray(solved) ? solved : [solved];
+      const where = `${g.slug}: ${JSON.stringify(it)}`;
+      assert.ok(right.includes(it.choices[it.answer]!), `${where}: the answer should be ${right.join(" or ")}`);
+      assert.equal(it.choices.filter((c) => right.includes(c)).length, 1, `${where}: exactly one choice is right`);
+    }
+  }
+});
+
+test("every template of every generator is drawn", () => {
+  for (const g of ALL_GENERATORS) {
+    const seen = new Set(itemsOf(g).map((it) => it.meta.template));
+    assert.deepEqual([...seen].sort(), [...g.templates].sort(), g.slug);
+  }
+});
+
+test("answer positions are balanced: each position within one of an equal share", () => {
+  for (const g of ALL_GENERATORS) {
+    const counts = [0, 0, 0, 0];
+    for (const it of itemsOf(g)) {
+      assert.equal(it.choices.length, 4, `${g.slug} items have four choices`);
+      counts[it.answer]!++;
+    }
+    assert.ok(Math.max(...counts) - Math.min(...counts) <= 1, `${g.slug}: ${counts.join(", ")}`);
+  }
+});
+
+test("wrong choices are distinct and of the answer's type", () => {
+  for (const g of ALL_GENERATORS) {
+    for (const it of itemsOf(g)) {
+      const folded = it.choices.map((c) => c.trim().toLowerCase());
+      assert.equal(new Set(folded).size, it.choices.length, `${g.slug}: ${JSON.stringify(it.choices)}`);
+      const type = TYPES[g.slug]!(it);
+      for (const c of it.choices) {
+        const ok = type instanceof RegExp ? type.test(c) : type.has(c);
+        assert.ok(ok, `${g.slug}: choice ${JSON.stringify(c)} is not of the answer's type in ${JSON.stringify(it)}`);
+      }
+    }
+  }
+});
+
+test("2000 items of each generator, and all ten in one file, pass the dataset checks without a diagnostic", () => {
+  for (const g of ALL_GENERATORS) {
+    const { items, diagnostics } = checkDiagnosticDataset(`${g.slug}.diag.jsonl`, toJsonl(itemsOf(g)));
+    assert.deepEqual(diagnostics.map((d) => `${d.line}: ${d.message}`), [], g.slug);
+    assert.equal(items.length, N);
+  }
+  const all = ALL_GENERATORS.flatMap((g) => itemsOf(g));
+  const { diagnostics } = checkDiagnosticDataset("all.diag.jsonl", toJsonl(all));
+  assert.deepEqual(diagnostics.map((d) => `${d.line}: ${d.message}`), []);
+});
+
+test("excluded items never come back, and a generator says when it runs out of distinct items", () => {
+  const g = GENERATORS["Analogical Reasoning"];
+  const exclude = new Set(itemsOf(g).slice(0, 500).map(itemKey));
+  const other = generateItems(g, { n: 300, seed: 7, exclude });
+  assert.ok(other.every((it) => !exclude.has(itemKey(it))));
+  const repeated = generateItems(g, { n: 500, seed: 7, exclude, distinct: false });
+  assert.ok(repeated.every((it) => !exclude.has(itemKey(it))));
+
+  const tiny: AbilityGenerator = {
+    ability: "Spatial Reasoning", slug: "tiny", summary: "three items", templates: ["t"],
+    draft: (rng) => ({ template: "t", context: "", question: `Which is ${rng.int(1, 3)}?`, answer: "yes", distractors: ["no"] }),
+  };
+  assert.equal(generateItems(tiny, { n: 3, seed: 1 }).length, 3);
+  assert.throws(() => generateItems(tiny, { n: 4, seed: 1 }), GeneratorCapacityError);
+  assert.equal(generateItems(tiny, { n: 10, seed: 1, distinct: false }).length, 10);
+  assert.throws(() => generateItems(tiny, { n: 1, seed: -1 }), RangeError);
+});

@@ -1,0 +1,362 @@
+// `bprof report`'s core: the report model and every format, on a hand-made run folder
+// (test/support/reportFixture.ts) whose cells and flipped documents are known.
+import assert from "node:assert/strict";
+import { promises as fs } from "node:fs";
+import * as path from "node:path";
+import { after, before, test } from "node:test";
+import { flatCells } from "../../src/core/report/cells";
+import { csvField } from "../../src/core/report/csv";
+import {
+  divergingColour, formatFixed, MINUS, scaleLimit, textColourOn, UNDEFINED_FILL,
+} from "../../src/core/report/format";
+import { escapeHtml, jsonForScript, renderHtml, scriptForInline } from "../../src/core/report/html";
+import { renderReport } from "../../src/core/report/index";
+import { escapeLatex } from "../../src/core/report/latex";
+import { checkResults, latestResultsFile, loadRun, ReportInputError, RunItems, type LoadedRun } from "../../src/core/report/load";
+import { escapeMarkdown } from "../../src/core/report/markdown";
+import { buildReport } from "../../src/core/report/model";
+import type { Results } from "../../src/core/results/store";
+import { AT_CHANCE, CAUSAL, fixtureResults, MODEL, MODEL_FOLDER, QUANT, SPATIAL, writeFixtureRun } from "../support/reportFixture";
+
+const SCRIPT = "/* heatmap bundle */ console.log('</script>');";
+let dir: string;
+let run: LoadedRun;
+
+before(async () => {
+  dir = await writeFixtureRun();
+  run = await loadRun(dir);
+});
+after(async () => fs.rm(path.dirname(path.dirname(dir)), { recursive: true, force: true }));
+
+const render = async (format: "html" | "md" | "csv" | "json" | "latex", options: { metric?: "acc" | "acc_norm"; k?: number } = {}) =>
+  renderReport(run, { format, script: SCRIPT, ...options });
+
+// ---------------------------------------------------------------------------------------------
+// Numbers and colours
+
+test("numbers: fixed decimals, no negative zero, the typographic minus where asked", () => {
+  assert.equal(formatFixed(0.5, 3), "0.500");
+  assert.equal(formatFixed(-0.0004, 3), "0.000");
+  assert.equal(formatFixed(-1, 2), "-1.00");
+  assert.equal(formatFixed(-1, 2, MINUS), "\u22121.00");
+});
+
+test("the diverging scale: near-white at 0, red at +limit, blue at -limit, saturating beyond", () => {
+  assert.equal(divergingColour(0, 1), "#f7f7f7");
+  assert.equal(divergingColour(1, 1), "#67001f");
+  assert.equal(divergingColour(-1, 1), "#053061");
+  assert.equal(divergingColour(3, 1), "#67001f");
+  assert.equal(divergingColour(-0.25, 0.25), "#053061");
+  assert.equal(divergingColour(0.2, 1), "#fddbc7"); // exactly the first stop right of centre
+  assert.equal(divergingColour(0.1, 1), "#fae9df"); // halfway between it and the centre
+  assert.equal(textColourOn("#67001f"), "#ffffff");
+  assert.equal(textColourOn("#f7f7f7"), "#1a1a1a");
+  // The limit: the smallest of 0.05, 0.1, 0.2, 0.25, 0.5, 1 covering max |AIS|; nulls ignored.
+  assert.equal(scaleLimit([0.03, null, -0.04]), 0.05);
+  assert.equal(scaleLimit([0.33, -0.12]), 0.5);
+  assert.equal(scaleLimit([0.2]), 0.2);
+  assert.equal(scaleLimit([-2.85]), 1);
+  assert.equal(scaleLimit([]), 0.05);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Reading a run
+
+test("results.json is checked: another schema, another version, a damaged field are one-line errors", async () => {
+  assert.throws(() => checkResults({ schema: "other", schema_version: 1 }, "r.json"), {
+    name: "ReportInputError", message: "r.json is not a Benchmark Profiler results file (its schema is `other`): expected \"schema\": \"bprof.results\"",
+  });
+  assert.throws(() => checkResults([1, 2], "r.json"), /r\.json is not a Benchmark Profiler results file: expected/);
+  assert.throws(() => checkResults({ schema: "bprof.results", schema_version: 2 }, "r.json"), { message: "r.json has schema_version 2; this bprof reads version 1" });
+  const damaged = fixtureResults() as unknown as { models: { profile: { variants: { benchmarks: { acc: { ais: unknown } }[] }[] } }[] };
+  damaged.models[0]!.profile.variants[2]!.benchmarks[1]!.acc.ais = "high";
+  assert.throws(() => checkResults(damaged, "r.json"), { message: "r.json: models[0].profile.variants[2].benchmarks[1].acc.ais: expected a number or null" });
+  assert.doesNotThrow(() => checkResults(fixtureResults(), "r.json"));
+
+  const empty = await fs.mkdtemp(path.join(path.dirname(dir), "unfinished-"));
+  await assert.rejects(loadRun(empty), (e: Error) => e instanceof ReportInputError && /has no results\.json: the run did not finish/.test(e.message));
+  await fs.writeFile(path.join(empty, "results.json"), "{ not json");
+  await assert.rejects(loadRun(empty), /results\.json is not valid JSON/);
+});
+
+test("the latest run is the one whose id sorts last", () => {
+  assert.equal(latestResultsFile(["/a/runs/20260101-120000-aaaa/results.json", "/b/runs/20260102-090000-0000/results.json", "/c/runs/20251231-235959-ffff/results.json"]),
+    "/b/runs/20260102-090000-0000/results.json");
+  assert.equal(latestResultsFile([]), undefined);
+});
+
+// ---------------------------------------------------------------------------------------------
+// The report model
+
+test("the report model: rows top abilities then random, numbered n/a reasons, negative cells with their documents", async () => {
+  const report = await buildReport(run, { items: new RunItems(run.dir) });
+  assert.equal(report.metric, "acc");
+  assert.equal(report.run.id, "20260101-120000-abcd");
+  assert.equal(report.run.runnerVersion, "0.1.0");
+  const p = report.models[0]!.profile!;
+  assert.deepEqual(p.sections.map((s) => s.k), [0.001, 0.01]);
+  assert.equal(p.scaleLimit, 1);
+  const s = p.sections[1]!;
+  assert.deepEqual(s.rows.map((r) => r.label), [CAUSAL, QUANT, SPATIAL, "random (control)"]);
+  assert.deepEqual(s.benchmarks, ["arc_easy", "logiqa"]);
+  assert.equal(s.n, 1000);
+  assert.equal(s.hasSpecificity, true);
+  assert.deepEqual(s.overlap?.intersections[0], [1000, 250, 0]);
+  assert.deepEqual(s.reasons, []);
+
+  // The one negative cell, with document 13 recovered from the item files by cellFlips.
+  assert.equal(s.negativeCells.length, 1);
+  const neg = s.negativeCells[0]!;
+  assert.deepEqual({ row: neg.row, benchmark: neg.benchmark, ais: neg.ais, rightToWrong: neg.rightToWrong, wrongToRight: neg.wrongToRight },
+    { row: CAUSAL, benchmark: "logiqa", ais: -1, rightToWrong: 0, wrongToRight: 1 });
+  assert.deepEqual(neg.documents, [{
+    index: 13, direction: "wrong_to_right", target: 1, baselinePrediction: 0, ablatedPrediction: 1,
+    baselineLogprobs: [-1, -4], ablatedLogprobs: [-3, -1], choiceBytes: [3, 2],
+  }]);
+
+  // Heatmap cells: labels, significance, colours, tooltips.
+  const h = s.heatmap;
+  assert.equal(h.id, "heatmap-0-1");
+  assert.deepEqual(h.rows, [CAUSAL, QUANT, SPATIAL, "random (control)"]);
+  assert.deepEqual(h.groupStarts, [3]);
+  const at = (row: number, column: number) => h.cells.find((c) => c.row === row && c.column === column)!;
+  assert.deepEqual([at(0, 0).label, at(0, 0).significant, at(0, 0).fill, at(0, 0).text], ["0.50*", true, divergingColour(0.5, 1), "#1a1a1a"]);
+  assert.deepEqual([at(0, 1).label, at(0, 1).significant, at(0, 1).fill], ["\u22121.00", false, "#053061"]);
+  assert.equal(at(1, 0).label, "0.25");
+  assert.equal(at(0, 0).tooltip[0], "AIS 0.500  (95% CI 0.200 to 0.800)");
+  assert.equal(at(0, 0).tooltip[1], "significant: the 95% CI excludes 0");
+  assert.ok(at(0, 1).tooltip.includes("flips: 0 right\u2192wrong, 1 wrong\u2192right"));
+  assert.deepEqual(h.scale.tickLabels, ["1.00", "0.50", "0.00", "\u22120.50", "\u22121.00"]);
+
+  // acc_norm: logiqa's baseline is at chance, so those cells are n/a with reason 1.
+  const norm = (await buildReport(run, { metric: "acc_norm", k: 0.01 })).models[0]!.profile!;
+  assert.equal(norm.sections.length, 1);
+  const ns = norm.sections[0]!;
+  assert.deepEqual(ns.reasons, [AT_CHANCE]);
+  assert.ok(ns.rows.every((r) => r.cells[1]!.ais === null && r.cells[1]!.reason === 1));
+  const na = ns.heatmap.cells.find((c) => c.row === 0 && c.column === 1)!;
+  assert.deepEqual([na.label, na.footnote, na.fill, na.value], ["n/a", "1", UNDEFINED_FILL, null]);
+  assert.equal(na.tooltip[0], "AIS is undefined: the baseline score 0.5000 is at chance");
+  assert.equal(ns.negativeCells.length, 0);
+});
+
+test("a k not in the sweep, or a k for a run without abilities, is refused", async () => {
+  await assert.rejects(buildReport(run, { k: 0.5 }), { name: "ReportInputError", message: `k = 0.5 is not in the sweep of model \`${MODEL}\` (k: 0.001, 0.01)` });
+  const scoreOnly: Results = { ...fixtureResults(), models: fixtureResults().models.map(({ profile: _profile, ...m }) => m) };
+  await assert.rejects(buildReport({ ...run, results: scoreOnly }, { k: 0.01 }), /has no ability profile/);
+  assert.throws(() => flatCells(scoreOnly, { k: 0.01 }), /has no ability profile/);
+  await assert.rejects(renderReport({ ...run, results: scoreOnly }, { format: "latex" }), /there is no AIS table to typeset/);
+  const md = (await renderReport({ ...run, results: scoreOnly }, { format: "md" })).text;
+  assert.match(md, /scored the benchmarks only, so there is no AIS/);
+  assert.equal((await renderReport({ ...run, results: scoreOnly }, { format: "csv" })).text.split("\r\n").length, 2, "the header alone");
+});
+
+// ---------------------------------------------------------------------------------------------
+// CSV
+
+test("CSV fields: quoted when they hold a comma, a quote, a line break or outer spaces; quotes doubled", () => {
+  assert.equal(csvField("plain"), "plain");
+  assert.equal(csvField("Commonsense & Causal Reasoning"), "Commonsense & Causal Reasoning");
+  assert.equal(csvField('tiny "m", v1'), '"tiny ""m"", v1"');
+  assert.equal(csvField("two\nlines"), '"two\nlines"');
+  assert.equal(csvField(" padded"), '" padded"');
+  assert.equal(csvField(null), "");
+  assert.equal(csvField(false), "false");
+  assert.equal(csvField(0.1 + 0.2), "0.30000000000000004");
+});
+
+test("the CSV report: one row per model/ability/selection/k/benchmark/metric, concrete cells", async () => {
+  const { text } = await render("csv");
+  assert.ok(text.endsWith("\r\n"));
+  const lines = text.slice(0, -2).split("\r\n");
+  assert.equal(lines[0], "model,ability,selection,k,n,benchmark,metric,items,baseline,ablated,chance,ais,ci_low,ci_high,confidence,significant," +
+    "specificity,specificity_ci_low,specificity_ci_high,specificity_significant,right_to_wrong,wrong_to_right,undefined_resamples,reason,specificity_reason,note");
+  // (3 abilities + random) x 2 k x 2 benchmarks x 2 metrics
+  assert.equal(lines.length, 1 + 4 * 2 * 2 * 2);
+  assert.ok(lines.includes('"tiny ""m"", v1",Commonsense & Causal Reasoning,top,0.01,1000,arc_easy,acc,4,0.75,0.5,0.25,0.5,0.2,0.8,0.95,true,0.5,0.2,0.8,true,1,0,0,,,'));
+  assert.ok(lines.includes('"tiny ""m"", v1",Commonsense & Causal Reasoning,top,0.01,1000,logiqa,acc,4,0.75,1,0.5,-1,-2,0,0.95,false,-1,-2,0,false,0,1,0,,,'));
+  // n/a: empty AIS and interval, significant false, the reason quoted (it holds commas).
+  assert.ok(lines.includes(`"tiny ""m"", v1",${QUANT},top,0.01,1000,logiqa,acc_norm,4,0.5,0.5,0.5,,,,,false,,,,,0,0,0,"${AT_CHANCE}",,`));
+  // The random control: no ability, no specificity.
+  assert.ok(lines.includes('"tiny ""m"", v1",,random,0.001,100,arc_easy,acc,4,0.75,0.75,0.25,0,0,0,0.95,false,,,,,0,0,0,,,'));
+
+  const filtered = (await render("csv", { metric: "acc", k: 0.01 })).text.trimEnd().split("\r\n");
+  assert.equal(filtered.length, 1 + 4 * 2);
+  assert.ok(filtered.slice(1).every((l) => l.includes(",0.01,1000,") && l.includes(",acc,")));
+});
+
+// ---------------------------------------------------------------------------------------------
+// JSON
+
+test("the JSON report: metadata, flat cells, flat overlap, the flipped documents of negative cells", async () => {
+  const { text, warnings } = await render("json");
+  assert.deepEqual(warnings, []);
+  const json = JSON.parse(text);
+  assert.equal(json.schema, "bprof.report");
+  assert.equal(json.schema_version, 1);
+  assert.deepEqual(json.run, {
+    id: "20260101-120000-abcd", created: "2026-01-01T12:00:00.000Z", config_file: "/work/project/profile.bprof.yaml", runner_version: "0.1.0",
+    results_file: path.join(dir, "results.json"),
+  });
+  assert.deepEqual(json.filter, { metric: null, k: null });
+  assert.equal(json.models[0].name, MODEL);
+  assert.deepEqual(json.models[0].profile.k, [0.001, 0.01]);
+  assert.equal(json.cells.length, 32);
+  const cell = json.cells.find((c: Record<string, unknown>) => c.ability === CAUSAL && c.k === 0.01 && c.benchmark === "arc_easy" && c.metric === "acc");
+  assert.deepEqual(cell, {
+    model: MODEL, ability: CAUSAL, selection: "top", k: 0.01, n: 1000, benchmark: "arc_easy", metric: "acc", items: 4,
+    baseline: 0.75, ablated: 0.5, chance: 0.25, ais: 0.5, ci_low: 0.2, ci_high: 0.8, confidence: 0.95, significant: true,
+    specificity: 0.5, specificity_ci_low: 0.2, specificity_ci_high: 0.8, specificity_significant: true,
+    right_to_wrong: 1, wrong_to_right: 0, undefined_resamples: 0, reason: "", specificity_reason: "", note: "",
+  });
+  assert.equal(json.overlap.length, 2 * 9);
+  assert.deepEqual(json.overlap.find((o: Record<string, unknown>) => o.k === 0.01 && o.ability_a === CAUSAL && o.ability_b === QUANT),
+    { model: MODEL, k: 0.01, n: 1000, ability_a: CAUSAL, ability_b: QUANT, intersection: 250, jaccard: 250 / 1750 });
+  assert.deepEqual(json.flipped_documents, [{
+    model: MODEL, ability: CAUSAL, selection: "top", k: 0.01, benchmark: "logiqa", metric: "acc", ais: -1,
+    index: 13, direction: "wrong_to_right", target: 1, baseline_prediction: 0, ablated_prediction: 1,
+    baseline_logprobs: [-1, -4], ablated_logprobs: [-3, -1], choice_bytes: [3, 2],
+  }]);
+  assert.deepEqual(json.warnings, []);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Markdown
+
+test("Markdown: GitHub tables with escaped names, intervals, * marks, n/a reasons and the flipped documents", async () => {
+  assert.equal(escapeMarkdown("a|b_c*d`e<f>[g]\nh#"), "a\\|b\\_c\\*d\\`e\\<f\\>\\[g\\] h\\#");
+  const md = (await render("md")).text;
+  assert.match(md, /^# Benchmark profile: run 20260101-120000-abcd$/m);
+  assert.match(md, /^## Model tiny "m", v1$/m);
+  assert.match(md, /^\| k sweep \| 0\.001, 0\.01 \|$/m);
+  assert.match(md, /^\| seed \| 3 \|$/m);
+  assert.match(md, /^\| runner \| 0\.1\.0 \|$/m);
+  assert.ok(md.includes("| arc\\_easy | 4 | 0.750 | 0.750 | 0.250 |"), "baseline accuracies");
+  assert.ok(md.includes("### k = 0.01 (n = 1,000 of 100,000 parameters zeroed)"));
+  assert.ok(md.includes("| ability | arc\\_easy | logiqa |\n| --- | ---: | ---: |"));
+  assert.ok(md.includes("| Commonsense & Causal Reasoning | 0.500 [0.200, 0.800] \\* | -1.000 [-2.000, 0.000] |"));
+  assert.ok(md.includes("| Quantitative\\_Reasoning\\|50% | 0.250 [-0.100, 0.600] | 0.000 [0.000, 0.000] |"));
+  assert.ok(md.includes("| Quantitative\\_Reasoning\\|50% | 0.143 (250) | 1.000 (1,000) | 0.005 (10) |"), "overlap");
+  assert.ok(md.includes("| Commonsense & Causal Reasoning | 1 / 0 | 0 / 1 |"), "flips");
+  assert.ok(md.includes("#### Commonsense & Causal Reasoning × logiqa: AIS -1.000 [-2.000, 0.000]"));
+  assert.ok(md.includes("| 13 | wrong → right | 1 | 0 → 1 | **0: -1.00**, 1: -4.00 | 0: -3.00, **1: -1.00** |"));
+
+  const norm = (await render("md", { metric: "acc_norm", k: 0.01 })).text;
+  assert.ok(norm.includes(`| ${escapeMarkdown(QUANT)} | 0.000 [0.000, 0.000] | n/a (1) |`));
+  assert.ok(norm.includes(`1. ${AT_CHANCE}`));
+  assert.doesNotMatch(norm, /k = 0\.001/);
+  // Every table row has as many cells as its header.
+  for (const block of md.split("\n\n").filter((b) => b.startsWith("|"))) {
+    const widths = block.split("\n").filter(Boolean).map((line) => line.replace(/\\\|/g, "").split("|").length);
+    assert.ok(widths.every((w) => w === widths[0]), block);
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// LaTeX
+
+test("LaTeX: special characters escaped", () => {
+  assert.equal(escapeLatex("Commonsense & Causal Reasoning"), "Commonsense \\& Causal Reasoning");
+  assert.equal(escapeLatex("50% of $x_1 #2 {a} ~ ^ \\ <|>"),
+    "50\\% of \\$x\\_1 \\#2 \\{a\\} \\textasciitilde{} \\textasciicircum{} \\textbackslash{} \\textless{}\\textbar{}\\textgreater{}");
+});
+
+test("LaTeX: a booktabs table of AIS for one k (the largest unless --k), * marks, lettered n/a notes", async () => {
+  const tex = (await render("latex")).text;
+  assert.match(tex, /^% Benchmark Profiler: AIS \(acc\) of run 20260101-120000-abcd\. Needs \\usepackage\{booktabs\}\.$/m);
+  const lines = tex.split("\n");
+  const body = lines.slice(lines.indexOf("\\toprule"), lines.indexOf("\\bottomrule") + 1);
+  assert.deepEqual(body, [
+    "\\toprule",
+    "Ability & arc\\_easy & logiqa \\\\",
+    "\\midrule",
+    "Commonsense \\& Causal Reasoning & $0.50^{*}$ & $-1.00$ \\\\",
+    "Quantitative\\_Reasoning\\textbar{}50\\% & $0.25$ & $0.00$ \\\\",
+    "Spatial Reasoning & $0.00$ & $0.00$ \\\\",
+    "\\midrule",
+    "Random (control) & $0.00$ & $0.00$ \\\\",
+    "\\bottomrule",
+  ]);
+  assert.ok(lines.includes("\\begin{tabular}{lrr}"));
+  assert.match(tex, /\\caption\{Ability Impact Scores \(acc\) of tiny "m", v1 at \$k = 0\.01\$ \(\$n = 1\{,\}000\$ of 100\{,\}000 parameters zeroed\)\. \$\^\{\*\}\$: the 95\\% paired-bootstrap CI \(1000 resamples\) excludes 0\.\}/);
+  assert.ok(lines.includes("\\label{tab:ais-tiny-m-v1-k001}"));
+
+  const norm = (await render("latex", { metric: "acc_norm", k: 0.001 })).text;
+  assert.ok(norm.includes("Commonsense \\& Causal Reasoning & $0.00$ & n/a$^{a}$ \\\\"));
+  assert.ok(norm.includes(`n/a$^{a}$: ${escapeLatex(AT_CHANCE)}}`));
+  assert.ok(norm.includes("at $k = 0.001$"));
+  // Braces balance (every special character escaped).
+  const unescaped = norm.replace(/\\[{}]/g, "");
+  assert.equal((unescaped.match(/\{/g) ?? []).length, (unescaped.match(/\}/g) ?? []).length);
+});
+
+// ---------------------------------------------------------------------------------------------
+// HTML
+
+test("HTML helpers: text escaped, JSON and scripts cannot end their <script> block", () => {
+  assert.equal(escapeHtml(`<b class="x">&'</b>`), "&lt;b class=&quot;x&quot;&gt;&amp;&#39;&lt;/b&gt;");
+  const json = jsonForScript({ name: "</script><script>alert(1)</script> & \u2028" });
+  assert.ok(!json.includes("</script") && !json.includes("<") && !json.includes("&"));
+  assert.deepEqual(JSON.parse(json), { name: "</script><script>alert(1)</script> & \u2028" });
+  assert.equal(scriptForInline("a('</script>');b('<!--');\n//# sourceMappingURL=x.map"), "a('<\\/script>');b('<\\!--');\n");
+});
+
+test("the HTML page: self-contained, a nonce CSP, the heatmaps as JSON, tables with CI bounds, the flipped documents", async () => {
+  const { text: html, warnings } = await render("html");
+  assert.deepEqual(warnings, []);
+  const nonce = /script-src 'nonce-([^']+)'/.exec(html)?.[1];
+  assert.ok(nonce, "a nonce in the CSP");
+  assert.ok(html.includes(`<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; img-src data:">`));
+  assert.ok(html.includes(`<style nonce="${nonce}">`));
+  assert.ok(html.includes(`<script nonce="${nonce}">/* heatmap bundle */ console.log('<\\/script>');</script>`), "the bundle inlined, its </script escaped");
+  assert.doesNotMatch(html, /<script[^>]+src=|<link\b/);
+  // The heatmaps' data, one per k, each with a canvas of the same id.
+  const data = JSON.parse(/<script type="application\/json" id="bprof-report-data">(.*?)<\/script>/s.exec(html)![1]!);
+  assert.deepEqual(data.heatmaps.map((h: { id: string }) => h.id), ["heatmap-0-0", "heatmap-0-1"]);
+  for (const id of ["heatmap-0-0", "heatmap-0-1"]) assert.ok(html.includes(`<canvas id="${id}" role="img"`));
+  assert.equal(data.heatmaps[1].cells.find((c: { row: number; column: number }) => c.row === 0 && c.column === 0).label, "0.50*");
+  // Names escaped; numbers with the typographic minus; significance bold with *.
+  assert.ok(html.includes("<h2>Model <span class=\"name\">tiny &quot;m&quot;, v1</span></h2>"));
+  assert.ok(html.includes("<th scope=\"row\">Commonsense &amp; Causal Reasoning</th><td class=\"sig\">0.500*<span class=\"ci\">[0.200, 0.800]</span></td>" +
+    "<td>\u22121.000<span class=\"ci\">[\u22122.000, 0.000]</span></td>"));
+  assert.match(html, /Ability overlap at <i>k<\/i> = 0\.01/);
+  assert.ok(html.includes("<td class=\"j1\">0.143<span class=\"ci\">250</span></td>"));
+  assert.ok(html.includes("<td>1 / 0</td><td>0 / 1</td>"), "flips");
+  assert.ok(html.includes("<tr><td>13</td><td class=\"text\"><span class=\"up\">wrong → right</span></td><td>1</td><td>0 → 1</td>" +
+    "<td class=\"text\"><span class=\"lp pred\">0: \u22121.00</span><span class=\"lp target\">1: \u22124.00</span></td>" +
+    "<td class=\"text\"><span class=\"lp\">0: \u22123.00</span><span class=\"lp pred target\">1: \u22121.00</span></td></tr>"));
+  for (const meta of ["20260101-120000-abcd", "0.001, 0.01", "top, random", "<th scope=\"row\">seed</th><td>3</td>", "<th scope=\"row\">runner</th><td>0.1.0</td>"]) {
+    assert.ok(html.includes(meta), meta);
+  }
+
+  const norm = (await render("html", { metric: "acc_norm" })).text;
+  assert.ok(norm.includes("<td class=\"na\">n/a<sup>1</sup></td>"));
+  assert.ok(norm.includes(`<ol class="reasons"><li>${escapeHtml(AT_CHANCE)}</li></ol>`));
+  assert.ok(norm.includes("hatched cells are undefined"));
+});
+
+test("HTML: names that look like markup stay text", async () => {
+  const results = fixtureResults();
+  results.models[0]!.benchmarks[1]!.name = "<img src=x onerror=alert(1)>";
+  for (const v of results.models[0]!.profile!.variants) v.benchmarks[1]!.name = "<img src=x onerror=alert(1)>";
+  const html = renderHtml(await buildReport({ ...run, results }), { script: "" });
+  assert.ok(!html.includes("<img"));
+  assert.ok(html.includes("&lt;img src=x onerror=alert(1)&gt;"));
+});
+
+test("a missing item file: the report is still written, the cell says why, and the reader is warned", async () => {
+  const broken = await writeFixtureRun();
+  try {
+    await fs.rm(path.join(broken, "models", MODEL_FOLDER, "variants", "commonsense-and-causal-reasoning.top.k1.items.jsonl"));
+    const brokenRun = await loadRun(broken);
+    const md = await renderReport(brokenRun, { format: "md" });
+    assert.equal(md.warnings.length, 1);
+    assert.match(md.warnings[0]!, /Commonsense & Causal Reasoning x logiqa: flipped documents not listed: the per-item file .*commonsense-and-causal-reasoning\.top\.k1\.items\.jsonl is missing/);
+    assert.match(md.text, /The documents could not be recovered: the per-item file/);
+    const json = await renderReport(brokenRun, { format: "json" });
+    assert.equal(JSON.parse(json.text).flipped_documents.length, 0);
+    assert.equal(json.warnings.length, 1);
+  } finally {
+    await fs.rm(path.dirname(path.dirname(broken)), { recursive: true, force: true });
+  }
+});
