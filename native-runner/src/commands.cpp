@@ -36,8 +36,10 @@ void warn_long_sequences(const Job& job, const ModelConfig& config, EventWriter&
     longest = std::max(longest, len);
     if (len > config.max_position_embeddings) longer++;
   };
-  for (const Item& item : job.items)
+  for (const Item& item : job.items) {
     for (size_t c = 0; c < item.choices.size(); c++) count(input_length(item, c));
+    if (item.generates()) count(static_cast<int64_t>(item.context.size()) + item.generate.max_tokens);
+  }
   for (const Ability& ability : job.abilities)
     for (const auto& sequence : ability.sequences) count(static_cast<int64_t>(sequence.size()));
   if (longer > 0)
@@ -58,6 +60,12 @@ std::string score_line(const Item& item, const ItemScores& scores, EventWriter& 
   }
   json line = {{"id", item.id}, {"choices", choices}};
   return line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+// One line of a scores file for a generation item.
+std::string generation_line(const Item& item, const Generation& generation) {
+  nlohmann::ordered_json line = {{"id", item.id}, {"generated", generation.tokens}, {"stopped", generation.stopped}};
+  return line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace
@@ -104,11 +112,17 @@ std::string score_items(const Command& command, Engine& engine, const std::vecto
     if (command.cancelled())  // batch boundaries are item boundaries
       throw RunnerError(ErrorCode::cancelled, "cancelled after " + std::to_string(done) + " of " +
                                                   std::to_string(total) + " items of " + phase);
-    std::vector<const Item*> batch_items;
-    for (size_t i = batch.first; i < batch.second; i++) batch_items.push_back(&items[i]);
-    std::vector<ItemScores> scores = engine.score(batch_items);
-    for (size_t i = 0; i < batch_items.size(); i++) lines += score_line(*batch_items[i], scores[i], command.events);
-    done += static_cast<int64_t>(batch_items.size());
+    // multiple-choice items are scored, generation items decoded; lines keep the job's order
+    std::vector<const Item*> scored, generated;
+    for (size_t i = batch.first; i < batch.second; i++) (items[i].generates() ? generated : scored).push_back(&items[i]);
+    std::vector<ItemScores> scores = engine.score(scored);
+    std::vector<Generation> generations = engine.generate(generated);
+    size_t next_scored = 0, next_generated = 0;
+    for (size_t i = batch.first; i < batch.second; i++) {
+      if (items[i].generates()) lines += generation_line(items[i], generations[next_generated++]);
+      else lines += score_line(items[i], scores[next_scored++], command.events);
+    }
+    done += static_cast<int64_t>(batch.second - batch.first);
     if (throttle.should_emit(done, total)) command.events.progress(phase, done, total);
   }
   return lines;

@@ -111,15 +111,12 @@ Engine::~Engine() = default;
 // Rows of hidden state per lm_head block: 1024 x a 128k vocabulary is 512 MB of float32.
 constexpr int64_t kLogitRowsPerBlock = 1024;
 
-namespace {
-
 at::Tensor long_tensor(const std::vector<int64_t>& values, at::Device device) {
   at::Tensor t = at::empty({static_cast<int64_t>(values.size())}, at::TensorOptions().dtype(at::kLong));
   std::copy(values.begin(), values.end(), t.data_ptr<int64_t>());
   return t.to(device);
 }
 
-// Right-padded [rows, longest] int64 tokens (padding: token 0) on `device`.
 at::Tensor padded_tokens(const std::vector<std::vector<int64_t>>& rows, at::Device device) {
   int64_t longest = 0;
   for (const auto& row : rows) longest = std::max(longest, static_cast<int64_t>(row.size()));
@@ -129,6 +126,8 @@ at::Tensor padded_tokens(const std::vector<std::vector<int64_t>>& rows, at::Devi
     for (size_t j = 0; j < rows[r].size(); j++) tok[static_cast<int64_t>(r)][static_cast<int64_t>(j)] = rows[r][j];
   return tokens.to(device);
 }
+
+namespace {
 
 // Scores of target tokens read off rows of hidden state: target p is token targets[p] predicted
 // by row rows[p] of `hidden` ([N, H]); rows must be non-decreasing (a row may predict several

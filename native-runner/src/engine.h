@@ -35,6 +35,11 @@ struct ChoiceScore {
 };
 using ItemScores = std::vector<ChoiceScore>;
 
+struct Generation {
+  std::vector<int64_t> tokens;  // greedy continuation, the matched stop sequence included
+  bool stopped = false;         // ended on a stop sequence (else: max_tokens reached)
+};
+
 class Engine {
  public:
   // Checks device and dtype, loads the checkpoint. Throws RunnerError: bad_job (unsupported device
@@ -51,6 +56,11 @@ class Engine {
   // The same scores the straightforward way: one padded row of context ++ choice per choice, no
   // cache. Slower; kept as the reference `score` is tested and benchmarked against.
   std::vector<ItemScores> score_full_sequences(const std::vector<const Item*>& items);
+
+  // Greedy decoding of generation items (Item::generate; generate.cpp): the contexts run once as a
+  // batch, then every row advances one token a step, attending to its cached context and its own
+  // cached tokens; a row leaves the batch when it ends with a stop sequence or has max_tokens.
+  std::vector<Generation> generate(const std::vector<const Item*>& items);
 
   // Every parameter of the model counted once (tied embeddings once): the P of n = floor(k * P).
   int64_t parameter_count() const;

@@ -33,4 +33,9 @@ struct Engine::Impl {
   std::vector<std::pair<std::string, at::Tensor>> named_parameters() const;
 };
 
+// int64 tensors from token lists (engine.cpp): one row, and rows right-padded with token 0 to the
+// longest, [rows, longest].
+at::Tensor long_tensor(const std::vector<int64_t>& values, at::Device device);
+at::Tensor padded_tokens(const std::vector<std::vector<int64_t>>& rows, at::Device device);
+
 }  // namespace bprof

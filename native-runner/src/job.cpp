@@ -53,7 +53,25 @@ Item parse_item(const json& v, size_t index, const std::string& source) {
   item.context = parse_tokens(*ctx, source, label + ": context");
 
   auto choices = v.find("choices");
-  if (choices == v.end()) throw bad_job(source, label + ": 'choices' is missing");
+  auto generate = v.find("generate");
+  if (generate != v.end() && choices != v.end())
+    throw bad_job(source, label + ": has both 'choices' and 'generate' (an item is scored or generated, not both)");
+  if (generate != v.end()) {
+    if (!generate->is_object()) throw bad_job(source, label + ": 'generate' must be an object");
+    auto max_tokens = generate->find("max_tokens");
+    if (max_tokens == generate->end() || !max_tokens->is_number_integer() || max_tokens->get<int64_t>() < 1 ||
+        max_tokens->get<int64_t>() > 1000000)
+      throw bad_job(source, label + ": 'generate.max_tokens' must be a positive integer");
+    item.generate.max_tokens = max_tokens->get<int64_t>();
+    auto stop = generate->find("stop");
+    if (stop != generate->end()) {
+      if (!stop->is_array()) throw bad_job(source, label + ": 'generate.stop' must be an array of token arrays");
+      for (size_t s = 0; s < stop->size(); s++)
+        item.generate.stop.push_back(parse_tokens((*stop)[s], source, label + ": generate.stop[" + std::to_string(s) + "]"));
+    }
+    return item;
+  }
+  if (choices == v.end()) throw bad_job(source, label + ": 'choices' is missing (or 'generate' for a generation item)");
   if (!choices->is_array() || choices->empty())
     throw bad_job(source, label + ": 'choices' must be a non-empty array of token arrays");
   for (size_t c = 0; c < choices->size(); c++)
@@ -237,6 +255,8 @@ void check_token_ids(const Job& job, int64_t vocab_size) {
     const std::string label = item_label(i, item.id);
     check(item.context, label + ": context");
     for (size_t c = 0; c < item.choices.size(); c++) check(item.choices[c], label + ": choices[" + std::to_string(c) + "]");
+    for (size_t s = 0; s < item.generate.stop.size(); s++)
+      check(item.generate.stop[s], label + ": generate.stop[" + std::to_string(s) + "]");
   }
   for (size_t a = 0; a < job.abilities.size(); a++) {
     const Ability& ability = job.abilities[a];
@@ -254,6 +274,10 @@ std::vector<std::pair<size_t, size_t>> plan_batches(const std::vector<Item>& ite
     int64_t item_rows = static_cast<int64_t>(items[i].choices.size());
     int64_t item_longest = 0;
     for (size_t c = 0; c < items[i].choices.size(); c++) item_longest = std::max(item_longest, input_length(items[i], c));
+    if (items[i].generates()) {  // one row that grows to context + max_tokens
+      item_rows = 1;
+      item_longest = static_cast<int64_t>(items[i].context.size()) + items[i].generate.max_tokens;
+    }
     int64_t padded = (rows + item_rows) * std::max(longest, item_longest);
     if (i > first && padded > max_tokens) {  // close the batch before this item
       batches.emplace_back(first, i);

@@ -10,10 +10,21 @@ namespace bprof {
 
 constexpr int kProtocolVersion = 1;
 
+// Greedy generation for a generate_until item: up to max_tokens new tokens, ending early once the
+// generated tokens end with one of the stop sequences (the tokenized `until` strings and EOS; the
+// TypeScript side still cuts the decoded text at the first stop string, so a stop string that
+// tokenizes differently mid-text costs time, never correctness).
+struct GenerateSpec {
+  int64_t max_tokens = 0;  // 0: not a generation item
+  std::vector<std::vector<int64_t>> stop;
+};
+
 struct Item {
   std::string id;
   std::vector<int64_t> context;               // at least one token
-  std::vector<std::vector<int64_t>> choices;  // at least one choice, each at least one token
+  std::vector<std::vector<int64_t>> choices;  // multiple choice: at least one choice, each at least one token
+  GenerateSpec generate = {};                 // generation: instead of choices
+  bool generates() const { return generate.max_tokens > 0; }
 };
 
 // A diagnostic dataset, rendered and tokenized (`profile`): its id names result files.
@@ -57,7 +68,7 @@ Job load_job(const std::string& path);
 void check_token_ids(const Job& job, int64_t vocab_size);
 
 // Tokens the model reads for one choice: context ++ choice without its last token.
-inline int64_t input_length(const Item& item, size_t choice) {
+inline int64_t input_length(const Item& item, size_t choice) {  // multiple choice only
   return static_cast<int64_t>(item.context.size() + item.choices[choice].size()) - 1;
 }
 

@@ -126,6 +126,7 @@ struct LlamaModel::Pass {
   KVCache* store = nullptr;         // keep each layer's keys and values here
   const KVCache* past = nullptr;    // prepend these cached keys and values ...
   at::Tensor past_rows;             // ... row past_rows[r] of the cache for row r
+  KVCache* own = nullptr;           // then the rows' own earlier tokens; the new ones are appended
 };
 
 LlamaModel::LlamaModel(const ModelConfig& config, LlamaWeights weights)
@@ -157,6 +158,14 @@ at::Tensor LlamaModel::attention(int64_t layer_index, const LlamaLayer& layer, c
   if (pass.store) {
     pass.store->keys[static_cast<size_t>(layer_index)] = k;
     pass.store->values[static_cast<size_t>(layer_index)] = v;
+  }
+  if (pass.own) {  // the rows' earlier tokens, then these: what the next step will see
+    at::Tensor& own_k = pass.own->keys[static_cast<size_t>(layer_index)];
+    at::Tensor& own_v = pass.own->values[static_cast<size_t>(layer_index)];
+    own_k = own_k.defined() ? at::cat({own_k, k}, 2) : k;
+    own_v = own_v.defined() ? at::cat({own_v, v}, 2) : v;
+    k = own_k;
+    v = own_v;
   }
   if (pass.past) {  // cached context first, then this row's own tokens
     k = at::cat({pass.past->keys[static_cast<size_t>(layer_index)].index_select(0, pass.past_rows), k}, 2);
@@ -217,16 +226,25 @@ at::Tensor LlamaModel::hidden_states(const at::Tensor& tokens, KVCache* cache) c
 
 at::Tensor LlamaModel::continuation_hidden_states(const at::Tensor& tokens, const KVCache& cache,
                                                   const at::Tensor& cache_rows,
-                                                  const at::Tensor& context_lengths) const {
+                                                  const at::Tensor& context_lengths, KVCache* own_cache) const {
   at::Tensor x = at::embedding(weights_.embed_tokens, tokens);  // [R, Lq, H]
   const int64_t rows = tokens.size(0), len = tokens.size(1);
   const int64_t cached = cache.keys.at(0).size(2);  // Lc, the padded context length
+  int64_t earlier = 0;                              // T, the rows' own tokens already cached
+  if (own_cache) {
+    if (own_cache->keys.empty()) {
+      own_cache->keys.assign(weights_.layers.size(), at::Tensor());
+      own_cache->values.assign(weights_.layers.size(), at::Tensor());
+    }
+    if (own_cache->keys[0].defined()) earlier = own_cache->keys[0].size(2);
+  }
 
   Pass pass;
   pass.past = &cache;
   pass.past_rows = cache_rows;
-  // token t of row r sits at position context_lengths[r] + t
-  at::Tensor own = at::arange(len, tokens.options());                           // [Lq]
+  pass.own = own_cache;
+  // token t of row r sits at position context_lengths[r] + T + t; the T earlier ones before it
+  at::Tensor own = at::arange(earlier, earlier + len, tokens.options());        // [Lq]: T .. T + Lq - 1
   at::Tensor lengths = context_lengths.view({rows, 1});                          // [R, 1]
   at::Tensor position = lengths + own.unsqueeze(0);                              // [R, Lq]
   std::tie(pass.cos, pass.sin) = rope_tables(inv_freq_, position.to(at::kFloat), x.scalar_type());
@@ -235,17 +253,20 @@ at::Tensor LlamaModel::continuation_hidden_states(const at::Tensor& tokens, cons
 
   // keys: the Lc cached positions (real below the row's context length, padding from there on),
   // then the row's own Lq tokens (causal)
+  // (the T earlier tokens first: own indices 0 .. T + Lq - 1 in both key ranges)
   at::Tensor context_key = at::arange(cached, tokens.options()).view({1, 1, cached});  // [1, 1, Lc]
-  at::Tensor own_query = own.unsqueeze(1), own_key = own.unsqueeze(0);                // [Lq, 1], [1, Lq]
+  at::Tensor own_query = own.unsqueeze(1);                                            // [Lq, 1]
+  at::Tensor own_key = at::arange(earlier + len, tokens.options()).unsqueeze(0);      // [1, T + Lq]
+  const int64_t own_keys = earlier + len;
   at::Tensor context_blocked = (context_key >= lengths.unsqueeze(2)).expand({rows, len, cached});
-  at::Tensor own_blocked = (own_key > own_query).expand({rows, len, len});
+  at::Tensor own_blocked = (own_key > own_query).expand({rows, len, own_keys});
   pass.blocked = at::cat({context_blocked, own_blocked}, -1).unsqueeze(1);  // [R, 1, Lq, Lc + Lq]
   if (config_.sliding_window > 0) {
     // query at context_length + t sees context position j when context_length + t - window < j,
     // and its own token t' when t - window < t'
     const int64_t w = config_.sliding_window;
     at::Tensor context_far = context_key <= position.unsqueeze(2) - w;          // [R, Lq, Lc]
-    at::Tensor own_far = (own_key <= own_query - w).expand({rows, len, len});  // [R, Lq, Lq]
+    at::Tensor own_far = (own_key <= own_query - w).expand({rows, len, own_keys});  // [R, Lq, T + Lq]
     pass.blocked_window = pass.blocked.logical_or(at::cat({context_far, own_far}, -1).unsqueeze(1));
   }
   return run_layers(x, pass);

@@ -71,8 +71,13 @@ class LlamaModel {
   // (RoPE, sliding window) and attends to the real cached positions and causally to its own row.
   // Returns [R, Lq, H] after the final norm: what hidden_states would give for those tokens on
   // the unpadded context ++ row.
+  //
+  // `own`, when given, caches the rows' own earlier tokens for step-by-step decoding: it holds the
+  // keys and values of each row's first T continuation tokens (T = 0 when empty, all real), the new
+  // tokens sit at positions context_lengths[r] + T + t and see all of them, and their keys and
+  // values are appended to it.
   at::Tensor continuation_hidden_states(const at::Tensor& tokens, const KVCache& cache, const at::Tensor& cache_rows,
-                                        const at::Tensor& context_lengths) const;
+                                        const at::Tensor& context_lengths, KVCache* own = nullptr) const;
   // [..., H] -> [..., V] in the compute dtype.
   at::Tensor logits(const at::Tensor& hidden) const;
   at::Tensor forward(const at::Tensor& tokens) const { return logits(hidden_states(tokens)); }

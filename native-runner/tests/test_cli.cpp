@@ -179,6 +179,40 @@ TEST(Cli, MissingGpuIsResources) {
   EXPECT_EQ(last_event(r)["code"], "resources");
 }
 
+TEST(Cli, GenerationItemsAreDecodedInJobOrder) {
+  TempDir dir;
+  test::write_tiny_llama(dir.path());
+  json job = make_job(dir.path(), 2);
+  job["items"].push_back({{"id", "gen"}, {"context", {256, 72, 105}}, {"generate", {{"max_tokens", 5}, {"stop", {{257}}}}}});
+  job["items"].push_back(make_job(dir.path(), 1)["items"][0]);
+  job["items"][3]["id"] = "last";
+  RunResult r = run_runner(dir, job);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::istringstream lines(test::read_file(dir.file("out/scores.jsonl")));
+  std::vector<json> rows;
+  std::string line;
+  while (std::getline(lines, line)) rows.push_back(json::parse(line));
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[2]["id"], "gen");
+  ASSERT_TRUE(rows[2]["generated"].is_array());
+  EXPECT_GE(rows[2]["generated"].size(), 1u);
+  EXPECT_LE(rows[2]["generated"].size(), 5u);
+  EXPECT_EQ(rows[2]["stopped"].get<bool>(), rows[2]["generated"].back() == 257);
+  EXPECT_EQ(rows[3]["id"], "last");
+  EXPECT_EQ(rows[3]["choices"].size(), 3u);
+
+  json both = job;
+  both["items"][2]["choices"] = {{65}};
+  RunResult r2 = run_runner(dir, both);
+  EXPECT_EQ(r2.exit_code, 2);
+  EXPECT_NE(last_event(r2)["message"].get<std::string>().find("both 'choices' and 'generate'"), std::string::npos);
+  json zero = job;
+  zero["items"][2]["generate"]["max_tokens"] = 0;
+  RunResult r3 = run_runner(dir, zero);
+  EXPECT_EQ(r3.exit_code, 2);
+  EXPECT_NE(last_event(r3)["message"].get<std::string>().find("generate.max_tokens"), std::string::npos);
+}
+
 TEST(Cli, BadArguments) {
   RunResult r = test::run_process({BPROF_RUNNER_PATH, "score", "--job"});
   EXPECT_EQ(r.exit_code, 2);
