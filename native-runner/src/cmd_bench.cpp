@@ -258,7 +258,6 @@ json importance_row(const json& job, const Command& command, Engine& engine, con
           {"memory",
            {{"weights_bytes", weights_bytes},
             {"float32_accumulator_bytes", candidate_count * 4},
-            {"candidate_gradient_bytes", candidate_count * element},
             {"host_importance_bytes", candidate_count * 4},
             {"peak_resident_increase_bytes", peak_resident > 0 ? json(peak_resident - resident_before) : json(nullptr)}}}};
 }

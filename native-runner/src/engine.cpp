@@ -104,6 +104,7 @@ Engine::Engine(const ModelConfig& config, const EngineOptions& options) {
   impl_ = std::make_unique<Impl>();
   impl_->model = load_model(config, options, device, dtype);
   impl_->device = device;
+  impl_->cancelled = options.cancelled;
 }
 
 Engine::~Engine() = default;

@@ -4,6 +4,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -25,6 +26,7 @@ struct Engine::Impl {
   std::unique_ptr<LlamaModel> model;
   at::Device device = at::kCPU;
   std::vector<SavedValues> saved;  // non-empty while an ablation is in place
+  std::function<bool()> cancelled;  // EngineOptions::cancelled, polled inside long batches
 
   // The model's tensor behind each candidate, by name.
   at::Tensor candidate_tensor(const CandidateTensor& candidate) const;

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "engine_impl.h"
+#include "errors.h"
 
 namespace bprof {
 
@@ -70,6 +71,9 @@ std::vector<Generation> Engine::generate(const std::vector<const Item*>& items) 
       if (!g.stopped && static_cast<int64_t>(g.tokens.size()) < spec.max_tokens) keep.push_back(static_cast<int64_t>(r));
     }
     if (keep.empty()) break;
+    // a batch of long generations can take minutes: a signal must not wait for its end
+    if (impl_->cancelled && impl_->cancelled())
+      throw RunnerError(ErrorCode::cancelled, "cancelled while generating (no result of this batch kept)");
     if (keep.size() < active.size()) {  // drop finished rows from every per-row tensor
       at::Tensor index = long_tensor(keep, device);
       for (size_t l = 0; l < own.keys.size(); l++) {

@@ -3,8 +3,10 @@
 //     I_j = | theta_j * SUM over batches B of dL(B)/dtheta_j |
 //
 // with L(B) the mean next-token cross-entropy over the real tokens of batch B. No optimizer step is
-// taken; gradients exist only for the candidates (MLP weights) and are summed in float32, whatever
-// the compute dtype, so a bf16 model does not lose small contributions in the sum.
+// taken. The candidates' gradients (MLP weights only) go straight from the backward pass into
+// float32 sums through the model's gradient taps, whatever the compute dtype, so a bf16 model
+// loses no small contributions and no weight ever holds a .grad: the memory is the weights, the
+// float32 sums and one batch of activations.
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/abs.h>
 #include <ATen/ops/zeros.h>
@@ -34,23 +36,29 @@ std::vector<std::vector<size_t>> length_batches(const std::vector<std::vector<in
   return batches;
 }
 
-// Turns requires_grad on for the candidates while alive, and off again however the scope is left,
-// so the weights are plain tensors for scoring and in-place ablation.
-class GradientsFor {
+// Turns requires_grad on for one small tensor while alive, and off again however the scope is
+// left: enough for autograd to build the backward graph through the layers after it.
+class GraphFrom {
  public:
-  explicit GradientsFor(std::vector<at::Tensor> weights) : weights_(std::move(weights)) {
-    for (at::Tensor& w : weights_) w.set_requires_grad(true);
+  explicit GraphFrom(at::Tensor tensor) : tensor_(std::move(tensor)) { tensor_.set_requires_grad(true); }
+  ~GraphFrom() {
+    tensor_.mutable_grad().reset();
+    tensor_.set_requires_grad(false);
   }
-  ~GradientsFor() {
-    for (at::Tensor& w : weights_) {
-      w.mutable_grad().reset();
-      w.set_requires_grad(false);
-    }
-  }
-  const std::vector<at::Tensor>& weights() const { return weights_; }
+  void drop_gradient() { tensor_.mutable_grad().reset(); }
 
  private:
-  std::vector<at::Tensor> weights_;
+  at::Tensor tensor_;
+};
+
+// Clears the model's gradient taps however the scope is left.
+class Taps {
+ public:
+  Taps(const LlamaModel& model, std::vector<MlpGradientSums>& sums) : model_(model) { model_.set_mlp_gradient_sums(&sums); }
+  ~Taps() { model_.set_mlp_gradient_sums(nullptr); }
+
+ private:
+  const LlamaModel& model_;
 };
 
 }  // namespace
@@ -59,11 +67,30 @@ std::vector<std::vector<float>> Engine::importance(const std::vector<std::vector
                                                    const std::vector<CandidateTensor>& candidates,
                                                    const std::function<void(int64_t done, int64_t total)>& progress,
                                                    const std::function<bool()>& cancelled) {
-  std::vector<at::Tensor> weights;
-  for (const CandidateTensor& c : candidates) weights.push_back(impl_->candidate_tensor(c));
-  GradientsFor grads(weights);
-  std::vector<at::Tensor> sums;
-  for (const at::Tensor& w : weights) sums.push_back(at::zeros(w.sizes(), w.options().dtype(at::kFloat)));
+  // one float32 sum per candidate, filled by the model's gradient taps during backward
+  // (llama.h): the weights never get a .grad, so the sums are the only gradient memory
+  const LlamaModel& model = *impl_->model;
+  const std::vector<LlamaLayer>& layers = model.weights().layers;
+  std::vector<MlpGradientSums> taps(layers.size());
+  std::vector<at::Tensor> weights, sums;
+  size_t first_layer = layers.size();
+  for (const CandidateTensor& c : candidates) {
+    at::Tensor w = impl_->candidate_tensor(c);
+    at::Tensor sum = at::zeros(w.sizes(), w.options().dtype(at::kFloat));
+    for (size_t l = 0; l < layers.size(); l++) {
+      at::Tensor* slot = w.is_same(layers[l].gate_proj) ? &taps[l].gate
+                         : w.is_same(layers[l].up_proj) ? &taps[l].up
+                         : w.is_same(layers[l].down_proj) ? &taps[l].down
+                                                          : nullptr;
+      if (!slot) continue;
+      *slot = sum;
+      first_layer = std::min(first_layer, l);
+    }
+    weights.push_back(w);
+    sums.push_back(sum);
+  }
+  Taps tapped(model, taps);
+  GraphFrom graph(layers.at(first_layer).input_norm);
 
   const auto batches = length_batches(sequences, batch_size);
   const int64_t total = static_cast<int64_t>(batches.size());
@@ -74,13 +101,8 @@ std::vector<std::vector<float>> Engine::importance(const std::vector<std::vector
                                                   " importance batches");
     std::vector<const std::vector<int64_t>*> rows;
     for (size_t s : batches[static_cast<size_t>(b)]) rows.push_back(&sequences[s]);
-    mean_next_token_loss(*impl_->model, rows, impl_->device).backward();
-    for (size_t i = 0; i < weights.size(); i++) {
-      at::Tensor& grad = weights[i].mutable_grad();
-      if (!grad.defined()) continue;  // a candidate the loss does not reach contributes 0
-      sums[i].add_(grad.to(at::kFloat));
-      grad.reset();  // the next batch's gradient starts from nothing; only the float32 sum accumulates
-    }
+    mean_next_token_loss(model, rows, impl_->device).backward();
+    graph.drop_gradient();
     if (progress) progress(b + 1, total);
   }
 

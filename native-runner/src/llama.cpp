@@ -186,11 +186,32 @@ at::Tensor LlamaModel::attention(int64_t layer_index, const LlamaLayer& layer, c
   return project(out, layer.o_proj, layer.o_bias);
 }
 
+namespace {
+
+// y = x W^T (+ b), and when `sum` is defined, a hook that adds dL/dW = (dL/dy)^T x, in float32,
+// during the backward pass: the weight's gradient without the weight requiring one.
+at::Tensor tapped_project(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, const at::Tensor& sum) {
+  at::Tensor y = project(x, w, b);
+  if (sum.defined() && y.requires_grad()) {
+    at::Tensor input = x.detach().reshape({-1, x.size(-1)});  // [N, in]
+    y.register_hook([sum, input](const at::Tensor& grad) {
+      at::Tensor g = grad.reshape({-1, grad.size(-1)});  // [N, out]
+      sum.add_(g.t().matmul(input).to(at::kFloat));
+      return at::Tensor();  // the gradient flows on unchanged
+    });
+  }
+  return y;
+}
+
+}  // namespace
+
 // SwiGLU: down(silu(gate(x)) * up(x))
-at::Tensor LlamaModel::mlp(const LlamaLayer& layer, const at::Tensor& x) const {
-  at::Tensor gate = at::silu(project(x, layer.gate_proj, layer.gate_bias));
-  at::Tensor up = project(x, layer.up_proj, layer.up_bias);
-  return project(gate * up, layer.down_proj, layer.down_bias);
+at::Tensor LlamaModel::mlp(size_t layer_index, const LlamaLayer& layer, const at::Tensor& x) const {
+  static const MlpGradientSums untapped;
+  const MlpGradientSums& sums = gradient_sums_ ? (*gradient_sums_)[layer_index] : untapped;
+  at::Tensor gate = at::silu(tapped_project(x, layer.gate_proj, layer.gate_bias, sums.gate));
+  at::Tensor up = tapped_project(x, layer.up_proj, layer.up_bias, sums.up);
+  return tapped_project(gate * up, layer.down_proj, layer.down_bias, sums.down);
 }
 
 at::Tensor LlamaModel::run_layers(at::Tensor x, const Pass& pass) const {
@@ -198,7 +219,7 @@ at::Tensor LlamaModel::run_layers(at::Tensor x, const Pass& pass) const {
   for (size_t i = 0; i < weights_.layers.size(); i++) {
     const LlamaLayer& layer = weights_.layers[i];
     x = x + attention(static_cast<int64_t>(i), layer, rms_norm(x, layer.input_norm, eps), pass);
-    x = x + mlp(layer, rms_norm(x, layer.post_attention_norm, eps));
+    x = x + mlp(i, layer, rms_norm(x, layer.post_attention_norm, eps));
   }
   return rms_norm(x, weights_.norm, eps);
 }

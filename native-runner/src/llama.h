@@ -55,6 +55,11 @@ struct KVCache {
   std::vector<at::Tensor> keys, values;  // per layer [B, kv_heads, L, hd]; keys after q/k norm and RoPE
 };
 
+// Float32 sums of dL/dW for the MLP weights of one layer (undefined: that layer is not tapped).
+struct MlpGradientSums {
+  at::Tensor gate, up, down;
+};
+
 class LlamaModel {
  public:
   LlamaModel(const ModelConfig& config, LlamaWeights weights);
@@ -82,6 +87,13 @@ class LlamaModel {
   at::Tensor logits(const at::Tensor& hidden) const;
   at::Tensor forward(const at::Tensor& tokens) const { return logits(hidden_states(tokens)); }
 
+  // Gradient taps for the importance pass (importance.cpp). While `sums` is set (one entry per
+  // layer), every forward pass hooks the outputs Y = X W^T of the tapped MLP projections, and the
+  // backward pass adds dL/dW = dL/dY^T X into the sums as it goes. The weights need no
+  // requires_grad and never get a .grad: the sums are the only gradient memory. Some tensor before
+  // the tapped layers must require grad, or no backward graph is built. nullptr: taps off.
+  void set_mlp_gradient_sums(std::vector<MlpGradientSums>* sums) const { gradient_sums_ = sums; }
+
   const ModelConfig& config() const { return config_; }
   const LlamaWeights& weights() const { return weights_; }
   LlamaWeights& weights() { return weights_; }  // in-place edits (ablation); shapes must not change
@@ -90,11 +102,12 @@ class LlamaModel {
   struct Pass;  // what the layers of one forward pass share (llama.cpp)
   at::Tensor run_layers(at::Tensor x, const Pass& pass) const;
   at::Tensor attention(int64_t layer_index, const LlamaLayer& layer, const at::Tensor& x, const Pass& pass) const;
-  at::Tensor mlp(const LlamaLayer& layer, const at::Tensor& x) const;
+  at::Tensor mlp(size_t layer_index, const LlamaLayer& layer, const at::Tensor& x) const;
 
   ModelConfig config_;
   LlamaWeights weights_;
-  at::Tensor inv_freq_;  // [hd/2] float32 on the weights' device
+  at::Tensor inv_freq_;
+  mutable std::vector<MlpGradientSums>* gradient_sums_ = nullptr;  // [hd/2] float32 on the weights' device
 };
 
 // RoPE inverse frequencies in float32, scaled as the config says (exposed for tests).
