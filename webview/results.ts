@@ -36,13 +36,24 @@ function theme(): HeatmapTheme {
 
 function baselineTable(model: ModelReport): HTMLTableElement {
   const table = element("table");
-  table.append(row(["benchmark", "items", "acc", "acc_norm", "chance"].map((h) => element("th", h))));
+  const generation = model.hasGeneration;
+  const score = (v: number | null) => (v === null ? "–" : v.toFixed(4));
+  table.append(row((generation ? ["benchmark", "items", "acc", "acc_norm", "exact_match", "chance"] : ["benchmark", "items", "acc", "acc_norm", "chance"])
+    .map((h) => element("th", h))));
   for (const b of model.baseline) {
-    const aboveChance = b.acc > b.chance ? "above-chance" : "at-chance";
-    table.append(row([
-      element("td", b.name), element("td", String(b.items), "num"), element("td", b.acc.toFixed(4), `num ${aboveChance}`),
-      element("td", b.acc_norm.toFixed(4), "num"), element("td", b.chance.toFixed(4), "num"),
-    ]));
+    const main = b.outputType === "generate_until" ? b.exact_match : b.acc;
+    const aboveChance = main !== null && main > b.chance ? "above-chance" : "at-chance";
+    const cells = [
+      element("td", b.name), element("td", String(b.items), "num"),
+      element("td", score(b.acc), `num${b.outputType === "generate_until" ? "" : ` ${aboveChance}`}`), element("td", score(b.acc_norm), "num"),
+    ];
+    if (generation) {
+      const exact = element("td", score(b.exact_match), `num${b.outputType === "generate_until" ? ` ${aboveChance}` : ""}`);
+      if (b.filter) exact.title = `filter: ${b.filter}`;
+      cells.push(exact);
+    }
+    cells.push(element("td", b.chance.toFixed(4), "num"));
+    table.append(row(cells));
   }
   return table;
 }
@@ -58,7 +69,7 @@ function render(report: Report): void {
     if (!profile) continue;
     for (const section of profile.sections) {
       const n = `n = ${section.n.toLocaleString("en-US")} of ${profile.parameters.toLocaleString("en-US")} parameters`;
-      root.append(element("h4", `AIS (${report.metric}) at k = ${section.k} (${n}); * = the ${Math.round(profile.bootstrap.confidence * 100)}% CI excludes 0`));
+      root.append(element("h4", `AIS (${section.metricLabel}) at k = ${section.k} (${n}); * = the ${Math.round(profile.bootstrap.confidence * 100)}% CI excludes 0`));
       const canvas = element("canvas");
       canvas.setAttribute("role", "img");
       canvas.setAttribute("aria-label", section.heatmap.title);

@@ -4,7 +4,8 @@ import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { loadProfile } from "../core/config/load";
 import { parseConfig } from "../core/config/parse";
-import { makeTinyProject } from "../core/demo/tinyProject";
+import { DEMO_MAIN_K, ownBenchmark } from "../core/demo/demoWorkspace";
+import { diagonalCheck, formatDiagonalCheck } from "../core/demo/validity";
 import { errorsOf, formatDiagnostic } from "../core/diagnostics";
 import { RunnerError } from "../core/launch/local";
 import { resolveRunnerPath } from "../core/launch/runner";
@@ -12,7 +13,8 @@ import { isDirectory, isFile, writeFileAtomic } from "../core/fsutil";
 import { isReportFormat, renderReport, REPORT_EXTENSIONS, REPORT_FORMATS } from "../core/report";
 import { loadRun, ReportInputError } from "../core/report/load";
 import { ResumeError, resumeRun, runProfile, type RunOptions, type RunOutcome } from "../core/run";
-import { formatAisTables } from "./aisTable";
+import { formatAisTables, formatBaseline } from "./aisTable";
+import { DEMO_USAGE, prepareDemo } from "./demo";
 import { generateCommand, GENERATE_USAGE } from "./generate";
 import { progressView } from "./progress";
 
@@ -30,10 +32,11 @@ commands:
     --format F                   html (default: one self-contained page with the AIS heatmaps),
                                  md, csv, json or latex (a booktabs table for one k)
     --out FILE                   where to write it (default: report.<ext> in the run folder; - for stdout)
-    --metric M                   acc or acc_norm (html, md, latex: acc by default; csv, json: both)
+    --metric M                   html, md, latex: acc or acc_norm for multiple-choice benchmarks (acc by
+                                 default; generate_until benchmarks always show exact_match);
+                                 csv, json: only acc, acc_norm or exact_match (default: all)
     --k K                        only this k of the sweep (latex: the largest by default)
-${GENERATE_USAGE}  demo [--dir DIR]               make the tiny demo project and run it
-
+${GENERATE_USAGE}${DEMO_USAGE}
 options:
   --runner PATH   bprof-runner executable (default: $BPROF_RUNNER, the source checkout's build, PATH)
   -h, --help      this text
@@ -135,7 +138,9 @@ async function report(ref: string, configFile: string | undefined, options: { fo
   const format = options.format ?? "html";
   if (!isReportFormat(format)) return badInput(`unknown report format \`${format}\` (formats: ${REPORT_FORMATS.join(", ")})`);
   const metric = options.metric;
-  if (metric !== undefined && metric !== "acc" && metric !== "acc_norm") return badInput(`unknown metric \`${metric}\` (metrics: acc, acc_norm)`);
+  if (metric !== undefined && metric !== "acc" && metric !== "acc_norm" && metric !== "exact_match") {
+    return badInput(`unknown metric \`${metric}\` (metrics: acc, acc_norm, exact_match)`);
+  }
   let k: number | undefined;
   if (options.k !== undefined) {
     k = Number(options.k);
@@ -196,9 +201,7 @@ async function withRunner(runner: string | undefined, start: (options: RunOption
     });
     view.done();
     for (const model of outcome.results.models) {
-      for (const b of model.benchmarks) {
-        process.stdout.write(`${model.name}  ${b.name}  acc ${b.acc.toFixed(4)}  acc_norm ${b.acc_norm.toFixed(4)}  chance ${b.chance.toFixed(4)}  (${b.items} items)\n`);
-      }
+      for (const b of model.benchmarks) process.stdout.write(`${model.name}  ${formatBaseline(b)}\n`);
     }
     for (const model of outcome.results.models) {
       const tables = formatAisTables(model);
@@ -224,10 +227,25 @@ async function withRunner(runner: string | undefined, start: (options: RunOption
   }
 }
 
+/** The built-in demo: copy the workspace, profile it, then write the HTML report of the run. */
 async function demo(dir: string, runner?: string): Promise<number> {
-  const project = await makeTinyProject(path.resolve(dir));
-  process.stdout.write(`demo project: ${project.root}\n`);
-  return run(project.configPath, runner);
+  let configFile: string;
+  try {
+    configFile = await prepareDemo(__dirname, dir);
+  } catch (e) {
+    process.stderr.write(`bprof demo: ${(e as Error).message}\n`);
+    return EXIT.failed;
+  }
+  process.stdout.write(`demo workspace: ${path.dirname(configFile)}\n`);
+  const { profile, diagnostics } = await loadProfile(configFile, { forRun: true });
+  for (const d of diagnostics) process.stderr.write(formatDiagnostic(d) + "\n");
+  if (!profile) return EXIT.badInput;
+  let outcome: RunOutcome | undefined;
+  const code = await withRunner(runner, async (options) => (outcome = await runProfile(profile, options)));
+  if (code !== EXIT.ok || !outcome) return code;
+  for (const model of outcome.results.models) process.stdout.write(`\n${formatDiagonalCheck(diagonalCheck(model, DEMO_MAIN_K, ownBenchmark))}`);
+  process.stdout.write("\nHTML report: ");
+  return report(outcome.runDir, undefined, {});
 }
 
 main(process.argv.slice(2)).then(

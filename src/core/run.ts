@@ -12,7 +12,7 @@ import type { RunnerEvent } from "./launch/events";
 import { runLocal } from "./launch/local";
 import { readParameterCount } from "./model/parameters";
 import { compileProfileJob, compileScoreJob, type AbilityRef, type ItemRef } from "./plan/job";
-import { loadTokenizer } from "./prompts/tokenize";
+import { loadTokenizer, type ModelTokenizer } from "./prompts/tokenize";
 import { baselineAccuracies, readProfileOutput, readRunnerScores, scoredItems } from "./results/profile";
 import { createRunFolder, openRunFolder, RESULTS_SCHEMA_VERSION, writeJsonl, writeResults, type ModelResults, type Results, type RunFolder, type RunManifest } from "./results/store";
 
@@ -128,8 +128,8 @@ async function runInFolder(profile: Profile, run: RunFolder & { manifest: RunMan
     }
 
     const entry = plan
-      ? await profileResults(profile, model, dir, outDir, compiled.refs, compiled.abilities, options)
-      : await scoreResults(profile, model, dir, outDir, compiled.refs);
+      ? await profileResults(profile, model, dir, outDir, compiled.refs, compiled.abilities, tokenizer, options)
+      : await scoreResults(profile, model, dir, outDir, compiled.refs, tokenizer);
     itemCount += entry.items;
     results.models.push(entry.model);
   }
@@ -152,15 +152,17 @@ async function writeJob(jobFile: string, job: object, resume: boolean, model: Re
   await writeJsonAtomic(jobFile, job);
 }
 
-async function scoreResults(profile: Profile, model: ResolvedModel, dir: string, outDir: string, refs: ItemRef[]): Promise<{ model: ModelResults; items: number }> {
+async function scoreResults(
+  profile: Profile, model: ResolvedModel, dir: string, outDir: string, refs: ItemRef[], tokenizer: ModelTokenizer,
+): Promise<{ model: ModelResults; items: number }> {
   const scores = await readRunnerScores(path.join(outDir, "scores.jsonl"));
-  const items = scoredItems(refs, profile.benchmarks, scores, "scores.jsonl");
+  const items = scoredItems(refs, profile.benchmarks, scores, "scores.jsonl", tokenizer.decode);
   await writeJsonl(path.join(dir, "items.jsonl"), items);
   return { model: { name: model.name, path: model.path, dtype: model.dtype, benchmarks: baselineAccuracies(items, profile.benchmarks) }, items: items.length };
 }
 
 async function profileResults(
-  profile: Profile, model: ResolvedModel, dir: string, outDir: string, refs: ItemRef[], abilities: AbilityRef[], options: RunOptions,
+  profile: Profile, model: ResolvedModel, dir: string, outDir: string, refs: ItemRef[], abilities: AbilityRef[], tokenizer: ModelTokenizer, options: RunOptions,
 ): Promise<{ model: ModelResults; items: number }> {
   const ablation = profile.ablation!;
   const assembled = await readProfileOutput(outDir, {
@@ -171,6 +173,7 @@ async function profileResults(
     selections: ablation.selections,
     seed: profile.seed,
     bootstrap: profile.bootstrap,
+    decode: tokenizer.decode,
   }, path.relative(dir, outDir));
   const counted = await readParameterCount(model.path);
   if (counted && counted.total !== assembled.profile.parameters) {

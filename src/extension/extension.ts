@@ -2,6 +2,7 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { loadProfile } from "../core/config/load";
+import { copyDemoWorkspace } from "../core/demo/demoWorkspace";
 import { errorsOf } from "../core/diagnostics";
 import { RunnerError } from "../core/launch/local";
 import { resolveRunnerPath } from "../core/launch/runner";
@@ -39,6 +40,16 @@ export function activate(context: vscode.ExtensionContext): void {
       if (target) await profile(target, validate, output, context);
     }),
     vscode.commands.registerCommand("benchmarkProfiler.showLatestResults", () => showLatestResults(context)),
+    vscode.commands.registerCommand("benchmarkProfiler.openDemo", async () => {
+      // The shipped workspace is read-only: copy it to the extension's storage, show its config, profile it.
+      try {
+        const config = await copyDemoWorkspace(path.join(context.extensionPath, "media", "demo"), path.join(context.globalStorageUri.fsPath, "demo"));
+        await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(config));
+        await profile(vscode.Uri.file(config), validate, output, context);
+      } catch (e) {
+        void vscode.window.showErrorMessage(`Open Demo failed: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }),
   );
 
   // Validation as the user types: re-check a config shortly after each edit.

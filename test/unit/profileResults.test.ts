@@ -124,7 +124,7 @@ test("AIS per (ability, selection, k, benchmark) equals the hand-computed values
     const [b1, b2] = v.benchmarks;
     assert.equal(b1!.name, "b1");
     for (const metric of ["acc", "acc_norm"] as const) {
-      const cell = b1![metric];
+      const cell = b1![metric]!;
       assert.equal(cell.baseline, 0.75);
       assert.equal(cell.chance, 0.5);
       assert.equal(cell.ablated, expected.b1.reduce((a, b) => a + b, 0) / 4);
@@ -137,7 +137,7 @@ test("AIS per (ability, selection, k, benchmark) equals the hand-computed values
       assert.equal(cell.significant, reference.significant);
       assert.equal(cell.significant, cell.ci !== null && (cell.ci.low > 0 || cell.ci.high < 0));
       // b2's baseline (0) is below chance (0.25): no number, a reason.
-      const undefinedCell = b2![metric];
+      const undefinedCell = b2![metric]!;
       assert.equal(undefinedCell.ais, null);
       assert.match(undefinedCell.reason!, /baseline score 0\.0000 is below chance \(0\.2500\)/);
       assert.equal(undefinedCell.ci, null);
@@ -148,21 +148,21 @@ test("AIS per (ability, selection, k, benchmark) equals the hand-computed values
 
 test("specificity is AIS(top) - AIS(random) at the same k, on top variants only", async () => {
   const { profile } = await readProfileOutput(dir, INPUTS);
-  const spec = (ability: string, k: number) => variant(profile.variants, ability, "top", k).benchmarks[0]!.acc.specificity!;
+  const spec = (ability: string, k: number) => variant(profile.variants, ability, "top", k).benchmarks[0]!.acc!.specificity!;
   assert.equal(spec(QUANT, 0.001).value, 1 - 0);
   assert.equal(spec(QUANT, 0.01).value, 1 - 1);
   assert.equal(spec(SPATIAL, 0.001).value, -1 - 0);
   assert.equal(spec(SPATIAL, 0.01).value, 0 - 1);
   const resampler = new BenchmarkResampler(Uint8Array.from(BASELINE.b1), Float64Array.from([0.5, 0.5, 0.5, 0.5]), { resamples: 200, seed: 5, confidence: 0.9 });
   assert.deepEqual(spec(SPATIAL, 0.01).ci, resampler.specificity(Uint8Array.from([1, 1, 1, 0]), Uint8Array.from([1, 0, 1, 0])).interval);
-  assert.equal(variant(profile.variants, null, "random", 0.001).benchmarks[0]!.acc.specificity, undefined);
+  assert.equal(variant(profile.variants, null, "random", 0.001).benchmarks[0]!.acc!.specificity, undefined);
   // Without a random control there is nothing to compare with.
   const other = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-profile-results-top-"));
   try {
     await fs.cp(dir, other, { recursive: true });
     await fs.writeFile(path.join(other, "profile.json"), JSON.stringify(manifest(VARIANTS.filter((v) => v.selection === "top"))));
     const noRandom = await readProfileOutput(other, { ...INPUTS, selections: ["top"] });
-    assert.equal(variant(noRandom.profile.variants, QUANT, "top", 0.001).benchmarks[0]!.acc.specificity, undefined);
+    assert.equal(variant(noRandom.profile.variants, QUANT, "top", 0.001).benchmarks[0]!.acc!.specificity, undefined);
   } finally {
     await fs.rm(other, { recursive: true, force: true });
   }
@@ -204,7 +204,7 @@ test("the AIS table: abilities down, benchmarks across, * for significant cells,
   const lines = blocks[0]!.split("\n");
   assert.equal(lines[0], `tiny: AIS (acc) at k = 0.001 (n = 35 of ${P} parameters), 90% CI; * = the CI excludes 0`);
   assert.match(lines[1]!, /^ability\s+b1\s+b2$/);
-  const cellOf = (ability: string, k: number) => variant(profile.variants, ability, "top", k).benchmarks[0]!.acc;
+  const cellOf = (ability: string, k: number) => variant(profile.variants, ability, "top", k).benchmarks[0]!.acc!;
   const quant = cellOf(QUANT, 0.001);
   const mark = quant.significant ? " *" : "";
   assert.match(lines[2]!, new RegExp(`^Quantitative Reasoning\\s+ 1\\.000 \\[${quant.ci!.low.toFixed(3)}, ${quant.ci!.high.toFixed(3)}\\]${mark.replace("*", "\\*")}\\s+n/a \\(1\\)$`));

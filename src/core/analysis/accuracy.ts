@@ -7,6 +7,8 @@ export interface ChoiceScore {
 }
 
 export interface ScoredItem {
+  /** Never written: items without a kind are multiple choice (generated items say "generate_until"). */
+  kind?: "multiple_choice";
   benchmark: string;
   index: number;
   target: number;

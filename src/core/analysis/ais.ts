@@ -6,10 +6,25 @@
 // fraction of that margin the ablation removed. When the baseline is at or below chance there
 // is no margin to remove and the ratio means nothing: the result then says so in words instead
 // of carrying a number.
+//
+// Everything below works on a per-item correctness vector, whatever the metric made it: acc and
+// acc_norm for multiple-choice items, exact_match for generated ones (chance 0).
 import type { ScoredItem } from "./accuracy";
+import { isGenerated, type BenchmarkItem } from "./generation";
 
-/** Which lm-eval metric a benchmark is scored by; the caller picks per benchmark. */
-export type Metric = "acc" | "acc_norm";
+/** The metrics of multiple-choice benchmarks (lm-eval's loglikelihood scoring). */
+export type ChoiceMetric = "acc" | "acc_norm";
+
+/** Which lm-eval metric a benchmark is scored by: acc or acc_norm for multiple choice, exact_match for generate_until. */
+export type Metric = ChoiceMetric | "exact_match";
+
+/** Every metric a cell can have, in the order results and reports list them. */
+export const ALL_METRICS: readonly Metric[] = ["acc", "acc_norm", "exact_match"];
+
+/** The metrics a benchmark of this output type is scored by; the first is its main one. */
+export function metricsOf(outputType: "multiple_choice" | "generate_until" | undefined): Metric[] {
+  return outputType === "generate_until" ? ["exact_match"] : ["acc", "acc_norm"];
+}
 
 export type AbilityImpact =
   | { defined: true; value: number }
@@ -51,20 +66,36 @@ function formatScore(value: number): string {
 }
 
 /** 1 where the item is answered correctly under `metric`, else 0, in the order of `items`. */
-export function correctnessVector(items: readonly ScoredItem[], metric: Metric): Uint8Array {
+export function correctnessVector(items: readonly BenchmarkItem[], metric: Metric): Uint8Array {
   const correct = new Uint8Array(items.length);
-  for (let i = 0; i < items.length; i++) correct[i] = predictionOf(items[i]!, metric) === items[i]!.target ? 1 : 0;
+  for (let i = 0; i < items.length; i++) correct[i] = isCorrect(items[i]!, metric) ? 1 : 0;
   return correct;
 }
 
-export function predictionOf(item: ScoredItem, metric: Metric): number {
+/** Whether `metric` counts the item right; a metric of the other kind of benchmark is an error. */
+export function isCorrect(item: BenchmarkItem, metric: Metric): boolean {
+  if (isGenerated(item)) {
+    if (metric !== "exact_match") throw new Error(`document ${item.index} of ${item.benchmark} is generated: it is scored by exact_match, not ${metric}`);
+    return item.correct;
+  }
+  if (metric === "exact_match") throw new Error(`document ${item.index} of ${item.benchmark} is multiple choice: it is scored by acc or acc_norm, not exact_match`);
+  return predictionOf(item, metric) === item.target;
+}
+
+export function predictionOf(item: ScoredItem, metric: ChoiceMetric): number {
   return metric === "acc" ? item.prediction : item.predictionNorm;
 }
 
-/** Per-item chance of a uniform guess, 1/|choices|; its mean is P_b(chance) for multiple choice. */
-export function chancePerItem(items: readonly ScoredItem[]): Float64Array {
+/**
+ * Per-item chance: 1/|choices| of a uniform guess for multiple choice, 0 for exact-match
+ * generation; its mean is P_b(chance).
+ */
+export function chancePerItem(items: readonly BenchmarkItem[]): Float64Array {
   const chance = new Float64Array(items.length);
-  for (let i = 0; i < items.length; i++) chance[i] = 1 / items[i]!.choices.length;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!;
+    chance[i] = isGenerated(item) ? 0 : 1 / item.choices.length;
+  }
   return chance;
 }
 
@@ -80,20 +111,20 @@ export function meanOf(values: ArrayLike<number>): number {
  * items in any order; a missing, extra or duplicated index is an error, because AIS compares
  * the same documents before and after.
  */
-export function alignedVariant(baseline: readonly ScoredItem[], variant: readonly ScoredItem[]): ScoredItem[] {
+export function alignedVariant<T extends BenchmarkItem>(baseline: readonly T[], variant: readonly T[]): T[] {
   if (variant.length !== baseline.length) {
     throw new Error(`variant has ${variant.length} scored items, the baseline ${baseline.length}; both must score the same documents`);
   }
   const aligned = baseline.every((item, i) => variant[i]!.index === item.index) ? [...variant] : matchedByIndex(baseline, variant);
   aligned.forEach((item, i) => {
     const target = baseline[i]!.target;
-    if (item.target !== target) throw new Error(`document ${item.index} has target ${target} in the baseline and ${item.target} in the variant`);
+    if (item.target !== target) throw new Error(`document ${item.index} has target ${JSON.stringify(target)} in the baseline and ${JSON.stringify(item.target)} in the variant`);
   });
   return aligned;
 }
 
-function matchedByIndex(baseline: readonly ScoredItem[], variant: readonly ScoredItem[]): ScoredItem[] {
-  const byIndex = new Map<number, ScoredItem>();
+function matchedByIndex<T extends BenchmarkItem>(baseline: readonly T[], variant: readonly T[]): T[] {
+  const byIndex = new Map<number, T>();
   for (const item of variant) {
     if (byIndex.has(item.index)) throw new Error(`variant scores document ${item.index} twice`);
     byIndex.set(item.index, item);
@@ -105,8 +136,8 @@ function matchedByIndex(baseline: readonly ScoredItem[], variant: readonly Score
   });
 }
 
-/** AIS of one (ability, benchmark) cell straight from per-item scores, chance from the choices. */
-export function abilityImpactOfItems(baseline: readonly ScoredItem[], ablated: readonly ScoredItem[], metric: Metric): AbilityImpact {
+/** AIS of one (ability, benchmark) cell straight from per-item records; chance from the choices (0 for generation). */
+export function abilityImpactOfItems(baseline: readonly BenchmarkItem[], ablated: readonly BenchmarkItem[], metric: Metric): AbilityImpact {
   return abilityImpactScore({
     baseline: meanOf(correctnessVector(baseline, metric)),
     ablated: meanOf(correctnessVector(alignedVariant(baseline, ablated), metric)),

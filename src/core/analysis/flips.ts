@@ -1,8 +1,10 @@
 // The benchmark items behind a cell's AIS: which documents the ablation turned from right to
 // wrong and from wrong to right. A negative AIS is a claim about interference, and the editor
-// shows these items so a reader can judge it on the documents themselves.
+// shows these items so a reader can judge it on the documents themselves: for multiple choice
+// the choices' scores before and after, for generation the generated text and its answer.
 import type { ScoredItem } from "./accuracy";
-import { alignedVariant, predictionOf, type Metric } from "./ais";
+import { alignedVariant, isCorrect, predictionOf, type Metric } from "./ais";
+import { isGenerated, type BenchmarkItem, type GeneratedItem } from "./generation";
 
 export interface ItemScores {
   /** The choice the metric picks (argmax of log-likelihood, or of log-likelihood per byte for acc_norm). */
@@ -11,7 +13,10 @@ export interface ItemScores {
   logprobs: number[];
 }
 
+/** A multiple-choice document that flipped. */
 export interface ItemFlip {
+  /** Never set: flips without a kind are multiple choice. */
+  kind?: "multiple_choice";
   /** Document index in the benchmark. */
   index: number;
   target: number;
@@ -21,29 +26,54 @@ export interface ItemFlip {
   after: ItemScores;
 }
 
-export interface CellFlips {
+export interface GenerationOutcome {
+  /** The generation cut at the first stop string. */
+  response: string;
+  /** What the benchmark's (first) filter extracted from it. */
+  answer: string;
+}
+
+/** A generated document that flipped: its text and answer before and after the ablation. */
+export interface GenerationFlip {
+  kind: "generate_until";
+  index: number;
+  target: string;
+  before: GenerationOutcome;
+  after: GenerationOutcome;
+}
+
+export type AnyFlip = ItemFlip | GenerationFlip;
+
+export interface CellFlips<F extends AnyFlip = ItemFlip> {
   metric: Metric;
   /** Right before the ablation, wrong after: the ability's contribution. */
-  rightToWrong: ItemFlip[];
+  rightToWrong: F[];
   /** Wrong before, right after: interference, what makes AIS negative. */
-  wrongToRight: ItemFlip[];
+  wrongToRight: F[];
 }
 
 /** Every item whose correctness under `metric` differs between baseline and ablated, in baseline order. */
-export function cellFlips(baseline: readonly ScoredItem[], ablated: readonly ScoredItem[], metric: Metric): CellFlips {
+export function cellFlips(baseline: readonly ScoredItem[], ablated: readonly ScoredItem[], metric: Metric): CellFlips<ItemFlip>;
+export function cellFlips(baseline: readonly BenchmarkItem[], ablated: readonly BenchmarkItem[], metric: Metric): CellFlips<AnyFlip>;
+export function cellFlips(baseline: readonly BenchmarkItem[], ablated: readonly BenchmarkItem[], metric: Metric): CellFlips<AnyFlip> {
   const after = alignedVariant(baseline, ablated);
-  const flips: CellFlips = { metric, rightToWrong: [], wrongToRight: [] };
+  const flips: CellFlips<AnyFlip> = { metric, rightToWrong: [], wrongToRight: [] };
   baseline.forEach((item, i) => {
     const variant = after[i]!;
-    const wasRight = predictionOf(item, metric) === item.target;
-    const isRight = predictionOf(variant, metric) === item.target;
+    const wasRight = isCorrect(item, metric);
+    const isRight = isCorrect(variant, metric);
     if (wasRight === isRight) return;
     (wasRight ? flips.rightToWrong : flips.wrongToRight).push(itemFlip(item, variant, metric));
   });
   return flips;
 }
 
-function itemFlip(before: ScoredItem, after: ScoredItem, metric: Metric): ItemFlip {
+function itemFlip(before: BenchmarkItem, after: BenchmarkItem, metric: Metric): AnyFlip {
+  if (isGenerated(before) || isGenerated(after)) {
+    const [b, a] = [before as GeneratedItem, after as GeneratedItem];
+    return { kind: "generate_until", index: b.index, target: b.target, before: outcome(b), after: outcome(a) };
+  }
+  if (metric === "exact_match") throw new Error("exact_match flips need generated items");
   return {
     index: before.index,
     target: before.target,
@@ -53,6 +83,10 @@ function itemFlip(before: ScoredItem, after: ScoredItem, metric: Metric): ItemFl
   };
 }
 
-function itemScores(item: ScoredItem, metric: Metric): ItemScores {
+function outcome(item: GeneratedItem): GenerationOutcome {
+  return { response: item.response, answer: item.answer };
+}
+
+function itemScores(item: ScoredItem, metric: "acc" | "acc_norm"): ItemScores {
   return { prediction: predictionOf(item, metric), logprobs: item.choices.map((choice) => choice.logprob) };
 }

@@ -13,11 +13,28 @@ export interface ScoreJob {
   items: JobItem[];
 }
 
-export interface JobItem {
+/** A multiple-choice item: every choice's continuation is scored given the context. */
+export interface ChoiceJobItem {
   id: string;
   context: number[];
   choices: number[][];
 }
+
+/** A generate_until item: greedy decoding after the context (PROTOCOL.md, `items[].generate`). */
+export interface GenerateJobItem {
+  id: string;
+  context: number[];
+  generate: GenerateSpec;
+}
+
+export interface GenerateSpec {
+  /** lm-eval's max_gen_toks. */
+  max_tokens: number;
+  /** Token sequences that end the generation once the generated tokens end with one of them. */
+  stop: number[][];
+}
+
+export type JobItem = ChoiceJobItem | GenerateJobItem;
 
 /** Where each job item came from, to map the runner's scores back to benchmark documents. */
 export interface ItemRef {
@@ -140,15 +157,53 @@ export function compileScoreJob(
   const items: JobItem[] = [];
   const refs: ItemRef[] = [];
   for (const benchmark of benchmarks) {
+    const generation = benchmark.task.generation;
+    const generate = generation ? generateSpec(tokenizer, generation.until, generation.maxGenToks) : undefined;
     for (const item of benchmark.task.items) {
-      if (item.kind !== "multiple_choice") throw new Error(`${benchmark.name}: only multiple_choice items can be scored by this runner version`);
       const id = itemId(benchmark.name, item.index);
-      // The context tokens depend on the context text alone, so every choice shares them,
-      // exactly as lm-eval scores context_enc + continuation_enc.
-      const requests = item.continuations.map((c) => tokenizeRequest(tokenizer, item.context, c));
-      items.push({ id, context: requests[0]!.context, choices: requests.map((r) => r.continuation) });
+      if (item.kind === "generate_until") {
+        if (!generate) throw new Error(`${benchmark.name}: a generate_until item in a task without generation settings`);
+        items.push({ id, context: generationContext(tokenizer, item.context), generate });
+      } else {
+        // The context tokens depend on the context text alone, so every choice shares them,
+        // exactly as lm-eval scores context_enc + continuation_enc.
+        const requests = item.continuations.map((c) => tokenizeRequest(tokenizer, item.context, c));
+        items.push({ id, context: requests[0]!.context, choices: requests.map((r) => r.continuation) });
+      }
       refs.push({ id, benchmark: benchmark.name, index: item.index });
     }
   }
   return { job: { protocol: 1, subcommand: "score", model: { path: model.path, dtype: model.dtype }, device, items }, refs };
+}
+
+/**
+ * The context of a generation request: the whole rendered context without special tokens, as
+ * lm-eval's generate_until encodes it (its trailing whitespace stays: there is no continuation to
+ * move it to); the prefix token stands in for an empty context, as for multiple choice.
+ */
+export function generationContext(tokenizer: ModelTokenizer, context: string): number[] {
+  const tokens = context === "" ? [] : tokenizer.encode(context);
+  return tokens.length > 0 ? tokens : [tokenizer.prefixTokenId];
+}
+
+/**
+ * `generate` of a task's items: at most max_gen_toks tokens; the stop sequences are the `until`
+ * strings encoded without special tokens (as continuations are; an empty string stops nothing and
+ * is left out), then the tokenizer's EOS, each sequence once. The runner's check is token-level;
+ * the text-level cut at the first `until` string (analysis/generation.ts) defines the answer, so a
+ * stop string that tokenizes differently inside the text only costs time.
+ */
+export function generateSpec(tokenizer: ModelTokenizer, until: readonly string[], maxGenToks: number): GenerateSpec {
+  if (!Number.isInteger(maxGenToks) || maxGenToks < 1) throw new RangeError(`max_gen_toks must be a positive integer, got ${maxGenToks}`);
+  const stop: number[][] = [];
+  const seen = new Set<string>();
+  const add = (tokens: number[]) => {
+    const key = tokens.join(",");
+    if (tokens.length === 0 || seen.has(key)) return;
+    seen.add(key);
+    stop.push(tokens);
+  };
+  for (const text of until) if (text !== "") add(tokenizer.encode(text));
+  if (tokenizer.eosTokenId !== undefined) add([tokenizer.eosTokenId]);
+  return { max_tokens: maxGenToks, stop };
 }

@@ -15,6 +15,13 @@ export interface ModelTokenizer {
   encodeSequence(text: string): number[];
   /** Token that stands in for an empty context (lm-eval uses the EOT token; BOS where it exists). */
   prefixTokenId: number;
+  /**
+   * Text of generated tokens as lm-eval's Hugging Face backend decodes them (`tok_decode`:
+   * special tokens skipped, the tokenizer's own clean-up setting); "" for no tokens.
+   */
+  decode(ids: readonly number[]): string;
+  /** The tokenizer's end-of-sequence token (`eos_token` of tokenizer_config.json), when it has one. */
+  eosTokenId?: number;
 }
 
 export async function loadTokenizer(modelDir: string): Promise<ModelTokenizer> {
@@ -27,13 +34,17 @@ export async function loadTokenizer(modelDir: string): Promise<ModelTokenizer> {
     const content = typeof token === "string" ? token : (token as { content?: string } | undefined)?.content;
     return content === undefined ? undefined : tokenizer.token_to_id(content);
   };
-  const prefixTokenId = specialId("bos_token") ?? specialId("eos_token");
+  const eosTokenId = specialId("eos_token");
+  const prefixTokenId = specialId("bos_token") ?? eosTokenId;
   if (prefixTokenId === undefined) throw new Error(`${configFile}: neither bos_token nor eos_token is set`);
   return {
     // lm-eval's HF backend encodes without special tokens by default (add_bos_token=False).
     encode: (text) => tokenizer.encode(text, { add_special_tokens: false }).ids,
     encodeSequence: (text) => tokenizer.encode(text, { add_special_tokens: true }).ids,
     prefixTokenId,
+    // The library refuses an empty id list; no tokens are no text.
+    decode: (ids) => (ids.length === 0 ? "" : tokenizer.decode([...ids], { skip_special_tokens: true })),
+    ...(eosTokenId !== undefined ? { eosTokenId } : {}),
   };
 }
 

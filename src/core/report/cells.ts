@@ -1,12 +1,13 @@
 // The flat shape of a run's cells, one row per (model, ability, selection, k, benchmark, metric):
-// what the CSV and JSON reports hold (documented in docs/report-formats.md).
+// what the CSV and JSON reports hold (documented in docs/report-formats.md). A benchmark has rows
+// for its own metrics only: acc and acc_norm for multiple choice, exact_match for generate_until.
 import type { Metric } from "../analysis/ais";
 import type { Results } from "../results/store";
 import { ReportInputError, type RunItems } from "./load";
 import { flippedDocuments, matchK, METRICS, variantsAt } from "./model";
 
 export interface CellFilter {
-  /** Only this metric; both when absent. */
+  /** Only this metric; every metric when absent. */
   metric?: Metric;
   /** Only this k; every k when absent. */
   k?: number;
@@ -21,6 +22,7 @@ export interface FlatCell {
   /** Parameters zeroed. */
   n: number;
   benchmark: string;
+  /** acc, acc_norm (multiple choice) or exact_match (generate_until). */
   metric: Metric;
   /** Documents the benchmark scored. */
   items: number;
@@ -78,6 +80,7 @@ export function flatCells(results: Results, filter: CellFilter = {}): FlatCell[]
         for (const b of v.benchmarks) {
           for (const metric of metrics) {
             const cell = b[metric];
+            if (!cell) continue;
             const s = cell.specificity;
             rows.push({
               model: model.name, ability: v.ability, selection: v.selection, k: v.k, n: v.n, benchmark: b.name, metric,
@@ -138,12 +141,18 @@ export interface FlatDocument {
   ais: number;
   index: number;
   direction: "right_to_wrong" | "wrong_to_right";
-  target: number;
-  baseline_prediction: number;
-  ablated_prediction: number;
-  baseline_logprobs: number[];
-  ablated_logprobs: number[];
-  choice_bytes: number[];
+  /** Multiple choice: the gold choice's index; generation: the target text. */
+  target: number | string;
+  /** Multiple choice: the predicted choice's index; generation: the filtered answer. */
+  baseline_prediction: number | string;
+  ablated_prediction: number | string;
+  /** Multiple choice only. */
+  baseline_logprobs?: number[];
+  ablated_logprobs?: number[];
+  choice_bytes?: number[];
+  /** Generation only: the generated text cut at the stop string, before and after. */
+  baseline_response?: string;
+  ablated_response?: string;
 }
 
 /**
@@ -161,7 +170,7 @@ export async function flatFlippedDocuments(results: Results, items: RunItems, fi
       for (const v of variantsAt(model, k)) {
         for (const b of v.benchmarks) {
           for (const metric of metrics) {
-            const ais = b[metric].ais;
+            const ais = b[metric]?.ais ?? null;
             if (ais === null || !(ais < 0)) continue;
             let documents;
             try {
@@ -171,9 +180,16 @@ export async function flatFlippedDocuments(results: Results, items: RunItems, fi
               continue;
             }
             for (const d of documents) {
+              const cellOf = { model: model.name, ability: v.ability, selection: v.selection, k: v.k, benchmark: b.name, metric, ais, index: d.index, direction: d.direction };
+              if (d.kind === "generate_until") {
+                rows.push({
+                  ...cellOf, target: d.target, baseline_prediction: d.baselineAnswer, ablated_prediction: d.ablatedAnswer,
+                  baseline_response: d.baselineResponse, ablated_response: d.ablatedResponse,
+                });
+                continue;
+              }
               rows.push({
-                model: model.name, ability: v.ability, selection: v.selection, k: v.k, benchmark: b.name, metric, ais,
-                index: d.index, direction: d.direction, target: d.target, baseline_prediction: d.baselinePrediction,
+                ...cellOf, target: d.target, baseline_prediction: d.baselinePrediction,
                 ablated_prediction: d.ablatedPrediction, baseline_logprobs: d.baselineLogprobs, ablated_logprobs: d.ablatedLogprobs,
                 choice_bytes: d.choiceBytes,
               });

@@ -4,7 +4,7 @@
 // chart.js + chartjs-chart-matrix) from the heatmaps of the report model, embedded as JSON.
 import { randomBytes } from "node:crypto";
 import { formatConfidence, formatCount, formatFixed, formatInterval, formatK, MINUS } from "./format";
-import type { FlippedDocument, Heatmap, KSection, ModelReport, NegativeCell, Report, ReportCell } from "./model";
+import type { BaselineRow, ChoiceDocument, GenerationDocument, Heatmap, KSection, ModelReport, NegativeCell, Report, ReportCell } from "./model";
 
 export interface HtmlOptions {
   /** The browser bundle that draws the heatmaps (dist/report.js), inlined as it is. */
@@ -57,7 +57,8 @@ export function renderHtml(report: Report, options: HtmlOptions): string {
     `<header><p class="kicker">Benchmark Profiler report</p><h1>Ability profile of run ${esc(run.id)}</h1>`,
     `<p class="lede">Ability Impact Score: AIS(<i>a</i>, <i>b</i>) = (P<sub>b</sub>(θ) ${MINUS} P<sub>b</sub>(θ<sub>a</sub>)) / (P<sub>b</sub>(θ) ${MINUS} P<sub>b</sub>(chance)), ` +
       `the share of benchmark <i>b</i>'s above-chance score that zeroing ability <i>a</i>'s top-<i>k</i> MLP parameters removes. ` +
-      `Near 1: the benchmark depends on the ability; near 0: it does not; negative: the ability interferes. Metric: <b>${esc(report.metric)}</b>.</p>`,
+      `Near 1: the benchmark depends on the ability; near 0: it does not; negative: the ability interferes. Metric: <b>${esc(report.metric)}</b>` +
+      (report.models.some((m) => m.hasGeneration) ? ` for multiple-choice benchmarks, <b>exact_match</b> (chance 0) for generate_until benchmarks.</p>` : `.</p>`),
     metaTable([
       ["run", esc(run.id)],
       ["created", esc(run.created)],
@@ -68,7 +69,7 @@ export function renderHtml(report: Report, options: HtmlOptions): string {
     ]),
     "</header>",
   );
-  for (const model of report.models) body.push(modelSection(model, report.metric, counter, heatmaps));
+  for (const model of report.models) body.push(modelSection(model, counter, heatmaps));
   const generated = (options.generated ?? new Date()).toISOString();
   body.push(`<footer>Generated ${esc(generated)} by <code>bprof report</code>. Method: Kim et al., “Benchmark Profiling: Mechanistic Diagnosis of LLM Benchmarks”, EMNLP 2025; ` +
     `intervals are paired bootstrap percentile intervals over benchmark documents.</footer>`);
@@ -106,7 +107,7 @@ function openTable(classes: string, label: string, text: string): string {
 
 const CLOSE_TABLE = "</tbody></table></figure>";
 
-function modelSection(model: ModelReport, metric: string, counter: Counter, heatmaps: Heatmap[]): string {
+function modelSection(model: ModelReport, counter: Counter, heatmaps: Heatmap[]): string {
   const p = model.profile;
   const out: string[] = [`<section class="model"><h2>Model <span class="name">${esc(model.name)}</span></h2>`];
   const meta: [string, string][] = [["path", `<code>${esc(model.path)}</code>`], ["dtype", esc(model.dtype)]];
@@ -121,22 +122,43 @@ function modelSection(model: ModelReport, metric: string, counter: Counter, heat
     );
   }
   out.push(metaTable(meta));
-  out.push(`${openTable("booktabs", counter.table(), `Baseline accuracy of ${esc(model.name)} (unmodified model).`)}`,
-    `<thead><tr><th>benchmark</th><th>items</th><th>acc</th><th>acc_norm</th><th>chance</th></tr></thead><tbody>`,
-    ...model.baseline.map((b) => `<tr><td>${esc(b.name)}</td><td>${b.items}</td><td>${num(b.acc)}</td><td>${num(b.acc_norm)}</td><td>${num(b.chance)}</td></tr>`),
+  if (model.hasGeneration) {
+    out.push(`${openTable("booktabs", counter.table(), `Baseline scores of ${esc(model.name)} (unmodified model): acc and acc_norm of multiple-choice ` +
+      `benchmarks, exact_match of generate_until benchmarks under the task's first filter (the others' exact_match after it).`)}`,
+    `<thead><tr><th>benchmark</th><th>items</th><th>acc</th><th>acc_norm</th><th>exact_match</th><th class="text">filter</th><th>chance</th></tr></thead><tbody>`,
+    ...model.baseline.map((b) => `<tr><td>${esc(b.name)}</td><td>${b.items}</td><td>${optional(b.acc)}</td><td>${optional(b.acc_norm)}</td>` +
+      `<td>${optional(b.exact_match)}</td><td class="text">${filterText(b)}</td><td>${num(b.chance)}</td></tr>`),
     CLOSE_TABLE);
+  } else {
+    out.push(`${openTable("booktabs", counter.table(), `Baseline accuracy of ${esc(model.name)} (unmodified model).`)}`,
+      `<thead><tr><th>benchmark</th><th>items</th><th>acc</th><th>acc_norm</th><th>chance</th></tr></thead><tbody>`,
+      ...model.baseline.map((b) => `<tr><td>${esc(b.name)}</td><td>${b.items}</td><td>${optional(b.acc)}</td><td>${optional(b.acc_norm)}</td><td>${num(b.chance)}</td></tr>`),
+      CLOSE_TABLE);
+  }
   if (!p) {
     out.push(`<p class="muted">The run's config has no abilities: it scored the benchmarks only, so there is no AIS to show.</p></section>`);
     return out.join("\n");
   }
   const confidence = formatConfidence(p.bootstrap.confidence);
-  for (const s of p.sections) out.push(kSection(model, s, metric, confidence, counter, heatmaps));
+  for (const s of p.sections) out.push(kSection(model, s, confidence, counter, heatmaps));
   out.push("</section>");
   return out.join("\n");
 }
 
-function kSection(model: ModelReport, s: KSection, metric: string, confidence: string, counter: Counter, heatmaps: Heatmap[]): string {
+/** A score, or a dash where the benchmark has no such metric. */
+function optional(value: number | null): string {
+  return value === null ? `<span class="muted">–</span>` : num(value);
+}
+
+function filterText(b: BaselineRow): string {
+  if (b.outputType !== "generate_until") return "";
+  const others = Object.entries(b.exactMatchByFilter ?? {}).filter(([name]) => name !== b.filter);
+  return esc(b.filter ?? "") + (others.length > 0 ? ` <span class="muted">(${others.map(([name, v]) => `${esc(name)} ${num(v)}`).join(", ")})</span>` : "");
+}
+
+function kSection(model: ModelReport, s: KSection, confidence: string, counter: Counter, heatmaps: Heatmap[]): string {
   const p = model.profile!;
+  const metric = s.metricLabel;
   heatmaps.push(s.heatmap);
   const out: string[] = [
     `<section class="k"><h3><i>k</i> = ${formatK(s.k)} <span class="muted">· <i>n</i> = ${formatCount(s.n)} of ${formatCount(p.parameters)} parameters zeroed</span></h3>`,
@@ -160,7 +182,7 @@ function kSection(model: ModelReport, s: KSection, metric: string, confidence: s
   if (s.reasons.length > 0) out.push(reasonsList(s.reasons));
 
   out.push(`<div class="tables">`);
-  const header = `<thead><tr><th>ability</th>${s.benchmarks.map((b) => `<th>${esc(b)}</th>`).join("")}</tr></thead>`;
+  const header = `<thead><tr><th>ability</th>${s.columns.map((b) => `<th>${esc(b)}</th>`).join("")}</tr></thead>`;
   const rowHtml = (label: string, cells: string[], group: boolean) => `<tr${group ? ' class="group"' : ""}><th scope="row">${esc(label)}</th>${cells.join("")}</tr>`;
   const grouped = (i: number) => i > 0 && s.rows[i]!.selection !== s.rows[i - 1]!.selection;
 
@@ -195,9 +217,15 @@ function kSection(model: ModelReport, s: KSection, metric: string, confidence: s
   out.push(`</div>`);
   if (s.negativeCells.length > 0) {
     out.push(`<div class="flipped"><h4>Flipped documents of cells with a negative AIS</h4>`,
-      `<p class="muted">Per document: the gold choice (target), the choice predicted before and after the ablation, and each choice's summed ` +
-        `log-likelihood${metric === "acc_norm" ? " (per UTF-8 byte in brackets, which acc_norm compares)" : ""}; the predicted choice is bold, the target underlined.</p>`,
-      ...s.negativeCells.map((c) => negativeCellHtml(c, metric, counter)), `</div>`);
+      ...(s.negativeCells.some((c) => c.metric !== "exact_match")
+        ? [`<p class="muted">Multiple choice, per document: the gold choice (target), the choice predicted before and after the ablation, and each choice's summed ` +
+          `log-likelihood${s.metrics.includes("acc_norm") ? " (per UTF-8 byte in brackets, which acc_norm compares)" : ""}; the predicted choice is bold, the target underlined.</p>`]
+        : []),
+      ...(s.negativeCells.some((c) => c.metric === "exact_match")
+        ? [`<p class="muted">Generation, per document: the target, the answer the task's filter extracted before and after the ablation, and the ` +
+          `generated text (cut at the first stop string) before and after.</p>`]
+        : []),
+      ...s.negativeCells.map((c) => negativeCellHtml(c, new Set(s.metrics).size > 1, counter)), `</div>`);
   }
   out.push("</section>");
   return out.join("\n");
@@ -221,27 +249,44 @@ function specificityCell(c: ReportCell): string {
   return `<td${s.significant ? ' class="sig"' : ""}>${num(s.value)}${s.significant ? "*" : ""}${ci}</td>`;
 }
 
-function negativeCellHtml(c: NegativeCell, metric: string, counter: Counter): string {
+function negativeCellHtml(c: NegativeCell, mixed: boolean, counter: Counter): string {
   const ci = c.ci ? ` ${formatInterval(c.ci, 3, MINUS)}` : "";
-  const title = `${esc(c.row)} × ${esc(c.benchmark)}: AIS ${num(c.ais)}${ci}${c.significant ? "*" : ""}; ` +
+  const title = `${esc(c.row)} × ${esc(c.benchmark)}${mixed ? ` (${esc(c.metric)})` : ""}: AIS ${num(c.ais)}${ci}${c.significant ? "*" : ""}; ` +
     `${c.rightToWrong} right → wrong, ${c.wrongToRight} wrong → right.`;
   if (c.error) return `<p><b>${title}</b> <span class="error">The documents could not be recovered: ${esc(c.error)}</span></p>`;
-  const rows = c.documents.map((d) => documentRow(d, metric));
   const more = c.omitted > 0 ? `<p class="muted">… and ${c.omitted} more documents (the JSON report lists them all).</p>` : "";
+  if (c.metric === "exact_match") {
+    const rows = c.documents.map((d) => (d.kind === "generate_until" ? generationRow(d) : ""));
+    return `${openTable("booktabs docs", counter.table(), title)}` +
+      `<thead><tr><th>document</th><th class="text">flip</th><th class="text">target</th><th class="text">answer</th><th class="text">baseline generation</th>` +
+      `<th class="text">ablated generation</th></tr></thead>` +
+      `<tbody>${rows.join("")}</tbody></table></figure>${more}`;
+  }
+  const rows = c.documents.map((d) => (d.kind === "generate_until" ? "" : documentRow(d, c.metric)));
   return `${openTable("booktabs docs", counter.table(), title)}` +
     `<thead><tr><th>document</th><th class="text">flip</th><th>target</th><th>prediction</th><th class="text">baseline log-likelihoods</th>` +
     `<th class="text">ablated log-likelihoods</th></tr></thead>` +
     `<tbody>${rows.join("")}</tbody></table></figure>${more}`;
 }
 
-function documentRow(d: FlippedDocument, metric: string): string {
+function flipText(direction: "right_to_wrong" | "wrong_to_right"): string {
+  return direction === "right_to_wrong" ? `<span class="down">right → wrong</span>` : `<span class="up">wrong → right</span>`;
+}
+
+function generationRow(d: GenerationDocument): string {
+  const quoted = (text: string) => `<span class="gen">${esc(text)}</span>`;
+  return `<tr><td>${d.index}</td><td class="text">${flipText(d.direction)}</td><td class="text">${quoted(d.target)}</td>` +
+    `<td class="text">${quoted(d.baselineAnswer)} → ${quoted(d.ablatedAnswer)}</td>` +
+    `<td class="text">${quoted(d.baselineResponse)}</td><td class="text">${quoted(d.ablatedResponse)}</td></tr>`;
+}
+
+function documentRow(d: ChoiceDocument, metric: string): string {
   const scores = (logprobs: number[], predicted: number) => logprobs.map((lp, i) => {
     const perByte = metric === "acc_norm" ? ` <span class="muted">[${num(lp / Math.max(1, d.choiceBytes[i] ?? 1))}]</span>` : "";
     const classes = [i === predicted ? "pred" : "", i === d.target ? "target" : ""].filter(Boolean).join(" ");
     return `<span class="lp${classes ? ` ${classes}` : ""}">${i}: ${num(lp, 2)}${perByte}</span>`;
   }).join("");
-  const flip = d.direction === "right_to_wrong" ? `<span class="down">right → wrong</span>` : `<span class="up">wrong → right</span>`;
-  return `<tr><td>${d.index}</td><td class="text">${flip}</td><td>${d.target}</td><td>${d.baselinePrediction} → ${d.ablatedPrediction}</td>` +
+  return `<tr><td>${d.index}</td><td class="text">${flipText(d.direction)}</td><td>${d.target}</td><td>${d.baselinePrediction} → ${d.ablatedPrediction}</td>` +
     `<td class="text">${scores(d.baselineLogprobs, d.baselinePrediction)}</td><td class="text">${scores(d.ablatedLogprobs, d.ablatedPrediction)}</td></tr>`;
 }
 
@@ -282,6 +327,7 @@ td.na { color: var(--muted); font-style: italic; }
 td .ci { display: block; color: var(--muted); font-size: 11.5px; font-weight: normal; }
 table.booktabs .text { text-align: left; }
 .lp { display: inline-block; margin-right: 12px; white-space: nowrap; }
+.gen { font: 12.5px/1.4 "DejaVu Sans Mono", Menlo, Consolas, monospace; white-space: pre-wrap; word-break: break-word; background: #f4f4f4; padding: 0 2px; }
 .lp.pred { font-weight: 600; }
 .lp.target { text-decoration: underline; text-underline-offset: 2px; }
 .down { color: var(--red); }

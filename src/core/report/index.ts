@@ -1,6 +1,6 @@
 // `bprof report`: a finished run in one of five formats. The CLI resolves the run and writes the
 // file; everything between results.json and the text is here.
-import type { Metric } from "../analysis/ais";
+import type { ChoiceMetric, Metric } from "../analysis/ais";
 import { renderCsv } from "./csv";
 import { flatCells } from "./cells";
 import { renderHtml } from "./html";
@@ -21,7 +21,11 @@ export const MAX_DOCUMENTS_SHOWN = 50;
 
 export interface RenderOptions {
   format: ReportFormat;
-  /** html, md, latex: acc when absent; csv, json: both metrics when absent. */
+  /**
+   * html, md, latex: the multiple-choice benchmarks' metric, acc when absent (generate_until
+   * benchmarks always show exact_match; asking for exact_match here is an error). csv, json: only
+   * this metric's rows; every metric when absent.
+   */
   metric?: Metric;
   /** Only this k (latex: the largest when absent). */
   k?: number;
@@ -39,6 +43,16 @@ export function isReportFormat(value: string): value is ReportFormat {
   return (REPORT_FORMATS as readonly string[]).includes(value);
 }
 
+/** The options of the table formats: their metric is the multiple-choice one. */
+function tableFilter(filter: { metric?: Metric; k?: number }, format: ReportFormat): { metric?: ChoiceMetric; k?: number } {
+  const { metric, ...rest } = filter;
+  if (metric === "exact_match") {
+    throw new ReportInputError(`--metric exact_match: the ${format} report always shows generate_until benchmarks under exact_match; ` +
+      "its --metric picks the multiple-choice metric (acc or acc_norm)");
+  }
+  return { ...rest, ...(metric ? { metric } : {}) };
+}
+
 export async function renderReport(run: LoadedRun, options: RenderOptions): Promise<Rendered> {
   const items = new RunItems(run.dir);
   const filter = { ...(options.metric ? { metric: options.metric } : {}), ...(options.k !== undefined ? { k: options.k } : {}) };
@@ -51,12 +65,12 @@ export async function renderReport(run: LoadedRun, options: RenderOptions): Prom
       if (!run.results.models.some((m) => m.profile)) {
         throw new ReportInputError(`run ${run.results.run_id} has no ability profile (its config has no abilities): there is no AIS table to typeset`);
       }
-      const report = await buildReport(run, { ...filter });
+      const report = await buildReport(run, tableFilter(filter, options.format));
       return { text: renderLatex(report), warnings: [] };
     }
     case "md":
     case "html": {
-      const report = await buildReport(run, { ...filter, items, maxDocuments: MAX_DOCUMENTS_SHOWN });
+      const report = await buildReport(run, { ...tableFilter(filter, options.format), items, maxDocuments: MAX_DOCUMENTS_SHOWN });
       const warnings = report.models.flatMap((m) => (m.profile?.sections ?? []).flatMap((s) => s.negativeCells.flatMap((c) =>
         c.error ? [`${m.name}, ${c.row} x ${c.benchmark}: flipped documents not listed: ${c.error}`] : [])));
       if (options.format === "md") return { text: renderMarkdown(report), warnings };

@@ -1,6 +1,6 @@
 // JSON report: the run's metadata, and its cells, overlaps and flipped documents as flat arrays
 // (schema `bprof.report`, version 1, documented in docs/report-formats.md).
-import type { Results } from "../results/store";
+import { isGenerationResult, type Results } from "../results/store";
 import { flatCells, flatFlippedDocuments, flatOverlap, type CellFilter } from "./cells";
 import type { LoadedRun, RunItems } from "./load";
 
@@ -35,7 +35,9 @@ function modelMeta(m: Results["models"][number]) {
     name: m.name,
     path: m.path,
     dtype: m.dtype,
-    baseline: m.benchmarks.map((b) => ({ benchmark: b.name, items: b.items, acc: b.acc, acc_norm: b.acc_norm, chance: b.chance })),
+    baseline: m.benchmarks.map((b) => (isGenerationResult(b)
+      ? { benchmark: b.name, output_type: b.output_type, items: b.items, exact_match: b.exact_match, filter: b.filter, exact_match_by_filter: b.exact_match_by_filter, chance: b.chance }
+      : { benchmark: b.name, items: b.items, acc: b.acc, acc_norm: b.acc_norm, chance: b.chance })),
     profile: p
       ? {
         parameters: p.parameters,

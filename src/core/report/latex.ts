@@ -27,17 +27,19 @@ export function latexSection(model: ModelReport): KSection | undefined {
 
 export function renderLatex(report: Report): string {
   const out = [
-    `% Benchmark Profiler: AIS (${report.metric}) of run ${report.run.id}. Needs \\usepackage{booktabs}.`,
+    `% Benchmark Profiler: AIS (${report.metric}${report.models.some((m) => m.hasGeneration) ? "; exact_match for generate_until benchmarks" : ""}) ` +
+      `of run ${report.run.id}. Needs \\usepackage{booktabs}.`,
   ];
   for (const model of report.models) {
     const s = latexSection(model);
     if (!s || !model.profile) continue;
-    out.push("", ...table(model, s, report.metric));
+    out.push("", ...table(model, s));
   }
   return out.join("\n") + "\n";
 }
 
-function table(model: ModelReport, s: KSection, metric: string): string[] {
+function table(model: ModelReport, s: KSection): string[] {
+  const metric = s.metricLabel;
   const p = model.profile!;
   const letters = s.reasons.map((_, i) => String.fromCharCode(97 + (i % 26)) + (i >= 26 ? String(Math.floor(i / 26)) : ""));
   const cellText = (c: KSection["rows"][number]["cells"][number]): string => {
@@ -50,7 +52,7 @@ function table(model: ModelReport, s: KSection, metric: string): string[] {
     "\\small",
     `\\begin{tabular}{l${"r".repeat(s.benchmarks.length)}}`,
     "\\toprule",
-    `Ability & ${s.benchmarks.map(escapeLatex).join(" & ")} \\\\`,
+    `Ability & ${s.columns.map(escapeLatex).join(" & ")} \\\\`,
     "\\midrule",
   ];
   s.rows.forEach((row, i) => {

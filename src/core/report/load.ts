@@ -5,6 +5,8 @@
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import type { ScoredItem } from "../analysis/accuracy";
+import { metricsOf } from "../analysis/ais";
+import type { BenchmarkItem, GeneratedItem } from "../analysis/generation";
 import { isDirectory } from "../fsutil";
 import { modelFolderName, RESULTS_SCHEMA_VERSION, type Results } from "../results/store";
 
@@ -74,10 +76,17 @@ export function checkResults(raw: unknown, file: string): Results {
     const where = `models[${m}]`;
     const model = obj(modelRaw, where);
     for (const key of ["name", "path", "dtype"]) str(model[key], `${where}.${key}`);
+    // A benchmark without output_type is multiple choice (files written before generate_until ran).
+    const outputTypeOf = new Map<string, "multiple_choice" | "generate_until">();
     for (const [b, benchRaw] of arr(model.benchmarks, `${where}.benchmarks`).entries()) {
-      const bench = obj(benchRaw, `${where}.benchmarks[${b}]`);
-      str(bench.name, `${where}.benchmarks[${b}].name`);
-      for (const key of ["items", "acc", "acc_norm", "chance"]) num(bench[key], `${where}.benchmarks[${b}].${key}`);
+      const bw = `${where}.benchmarks[${b}]`;
+      const bench = obj(benchRaw, bw);
+      str(bench.name, `${bw}.name`);
+      const outputType = bench.output_type ?? "multiple_choice";
+      need(outputType, outputType === "multiple_choice" || outputType === "generate_until", `${bw}.output_type`, "multiple_choice or generate_until");
+      outputTypeOf.set(bench.name as string, outputType as "multiple_choice" | "generate_until");
+      const keys = outputType === "generate_until" ? ["items", "exact_match", "chance"] : ["items", "acc", "acc_norm", "chance"];
+      for (const key of keys) num(bench[key], `${bw}.${key}`);
     }
     if (model.profile === undefined) continue;
     const p = obj(model.profile, `${where}.profile`);
@@ -99,7 +108,7 @@ export function checkResults(raw: unknown, file: string): Results {
         const bw = `${vw}.benchmarks[${b}]`;
         const bench = obj(benchRaw, bw);
         str(bench.name, `${bw}.name`);
-        for (const metric of ["acc", "acc_norm"]) {
+        for (const metric of metricsOf(outputTypeOf.get(bench.name as string))) {
           const cw = `${bw}.${metric}`;
           const cell = obj(bench[metric], cw);
           for (const key of ["baseline", "ablated", "chance"]) num(cell[key], `${cw}.${key}`);
@@ -138,7 +147,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
 
 /** Reads a run's per-item files once each: a model's items.jsonl and its variants' items files. */
 export class RunItems {
-  private readonly cache = new Map<string, Promise<ScoredItem[]>>();
+  private readonly cache = new Map<string, Promise<BenchmarkItem[]>>();
 
   constructor(readonly runDir: string) {}
 
@@ -148,16 +157,16 @@ export class RunItems {
   }
 
   /** The unmodified model's items (items.jsonl). */
-  baseline(model: string): Promise<ScoredItem[]> {
+  baseline(model: string): Promise<BenchmarkItem[]> {
     return this.read(path.join(this.modelDir(model), "items.jsonl"));
   }
 
   /** A variant's items; `itemsFile` is the variant's `items_file`, relative to the model folder. */
-  variant(model: string, itemsFile: string): Promise<ScoredItem[]> {
+  variant(model: string, itemsFile: string): Promise<BenchmarkItem[]> {
     return this.read(path.join(this.modelDir(model), itemsFile));
   }
 
-  private read(file: string): Promise<ScoredItem[]> {
+  private read(file: string): Promise<BenchmarkItem[]> {
     let pending = this.cache.get(file);
     if (!pending) {
       pending = readItemsFile(file);
@@ -167,23 +176,32 @@ export class RunItems {
   }
 }
 
-/** Scored items from a JSONL file (lines as in items.jsonl); throws a one-line ReportInputError. */
-export async function readItemsFile(file: string): Promise<ScoredItem[]> {
+/** Per-item records from a JSONL file (lines as in items.jsonl); throws a one-line ReportInputError. */
+export async function readItemsFile(file: string): Promise<BenchmarkItem[]> {
   let text: string;
   try {
     text = await fs.readFile(file, "utf8");
   } catch {
     throw new ReportInputError(`the per-item file ${file} is missing`);
   }
-  const items: ScoredItem[] = [];
+  const items: BenchmarkItem[] = [];
   for (const [i, line] of text.split("\n").entries()) {
     if (line.trim() === "") continue;
-    let item: Partial<ScoredItem>;
+    let raw: unknown;
     try {
-      item = JSON.parse(line) as Partial<ScoredItem>;
+      raw = JSON.parse(line);
     } catch {
       throw new ReportInputError(`${file}:${i + 1}: not a JSON line`);
     }
+    if (isObject(raw) && raw.kind === "generate_until") {
+      const g = raw as Partial<GeneratedItem>;
+      const ok = typeof g.benchmark === "string" && typeof g.index === "number" && typeof g.target === "string" &&
+        typeof g.answer === "string" && typeof g.correct === "boolean" && typeof g.response === "string";
+      if (!ok) throw new ReportInputError(`${file}:${i + 1}: expected a generated item {"kind": "generate_until", "benchmark", "index", "target", "answer", "correct", "response", ...}`);
+      items.push(g as GeneratedItem);
+      continue;
+    }
+    const item = (raw ?? {}) as Partial<ScoredItem>;
     const ok = typeof item.benchmark === "string" && typeof item.index === "number" && typeof item.target === "number" &&
       Array.isArray(item.choices) && item.choices.every((c) => typeof c?.logprob === "number") &&
       typeof item.prediction === "number" && typeof item.predictionNorm === "number" && Array.isArray(item.choiceBytes);

@@ -2,7 +2,7 @@
 // model and k the AIS table with intervals, specificity, ability overlap, flips and the flipped
 // documents of negative cells. Names from user files are escaped so they cannot break a table.
 import { formatConfidence, formatCount, formatFixed, formatInterval, formatK } from "./format";
-import type { FlippedDocument, KSection, ModelReport, Report, ReportCell } from "./model";
+import type { BaselineRow, ChoiceDocument, GenerationDocument, KSection, ModelReport, NegativeCell, Report, ReportCell } from "./model";
 
 /** Escapes Markdown's inline syntax and the table separator; line breaks become spaces. */
 export function escapeMarkdown(text: string): string {
@@ -24,7 +24,7 @@ export function renderMarkdown(report: Report): string {
     ["created", escapeMarkdown(run.created)],
     ["config", escapeMarkdown(run.configFile)],
     ["runner", escapeMarkdown(run.runnerVersion ?? "unknown")],
-    ["metric", report.metric],
+    ["metric", report.models.some((m) => m.hasGeneration) ? `${report.metric} (multiple choice); exact\\_match (generate\\_until, chance 0)` : report.metric],
     ["results", escapeMarkdown(run.resultsFile)],
   ], ["l", "l"]), "");
   out.push(
@@ -32,11 +32,19 @@ export function renderMarkdown(report: Report): string {
       "that zeroing the ability's top-k parameters removes. Near 1: the benchmark depends on the ability; negative: the ability interferes.",
     "",
   );
-  for (const model of report.models) out.push(...modelSection(model, report.metric));
+  for (const model of report.models) out.push(...modelSection(model));
   return out.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd() + "\n";
 }
 
-function modelSection(model: ModelReport, metric: string): string[] {
+const optional = (v: number | null) => (v === null ? "–" : num(v));
+
+function filterText(b: BaselineRow): string {
+  if (b.outputType !== "generate_until") return "";
+  const others = Object.entries(b.exactMatchByFilter ?? {}).filter(([name]) => name !== b.filter);
+  return escapeMarkdown(b.filter ?? "") + (others.length > 0 ? ` (${others.map(([name, v]) => `${escapeMarkdown(name)} ${num(v)}`).join(", ")})` : "");
+}
+
+function modelSection(model: ModelReport): string[] {
   const out = [`## Model ${escapeMarkdown(model.name)}`, ""];
   const p = model.profile;
   const meta: string[][] = [["path", escapeMarkdown(model.path)], ["dtype", model.dtype]];
@@ -52,20 +60,29 @@ function modelSection(model: ModelReport, metric: string): string[] {
   }
   out.push(...table(["", ""], meta, ["l", "l"]), "");
   out.push("### Baseline accuracy", "");
-  out.push(...table(["benchmark", "items", "acc", "acc_norm", "chance"],
-    model.baseline.map((b) => [escapeMarkdown(b.name), String(b.items), num(b.acc), num(b.acc_norm), num(b.chance)]), ["l", "r", "r", "r", "r"]), "");
+  if (model.hasGeneration) {
+    out.push("exact\\_match of generate\\_until benchmarks is computed under the task's first filter (the others' exact\\_match in parentheses).", "");
+    out.push(...table(["benchmark", "items", "acc", "acc_norm", "exact_match", "filter", "chance"].map(escapeMarkdown),
+      model.baseline.map((b) => [escapeMarkdown(b.name), String(b.items), optional(b.acc), optional(b.acc_norm), optional(b.exact_match), filterText(b), num(b.chance)]),
+      ["l", "r", "r", "r", "r", "l", "r"]), "");
+  } else {
+    out.push(...table(["benchmark", "items", "acc", "acc_norm", "chance"],
+      model.baseline.map((b) => [escapeMarkdown(b.name), String(b.items), optional(b.acc), optional(b.acc_norm), num(b.chance)]), ["l", "r", "r", "r", "r"]), "");
+  }
   if (!p) {
     out.push("The run's config has no abilities: it scored the benchmarks only, so there is no AIS.", "");
     return out;
   }
   const confidence = formatConfidence(p.bootstrap.confidence);
-  for (const s of p.sections) out.push(...kSection(s, p.parameters, metric, confidence));
+  for (const s of p.sections) out.push(...kSection(s, p.parameters, confidence));
   return out;
 }
 
-function kSection(s: KSection, parameters: number, metric: string, confidence: string): string[] {
+function kSection(s: KSection, parameters: number, confidence: string): string[] {
   const out = [`### k = ${formatK(s.k)} (n = ${formatCount(s.n)} of ${formatCount(parameters)} parameters zeroed)`, ""];
-  const header = ["ability", ...s.benchmarks.map(escapeMarkdown)];
+  const metric = s.metricLabel;
+  const mixed = new Set(s.metrics).size > 1;
+  const header = ["ability", ...s.columns.map(escapeMarkdown)];
   const align: ("l" | "r")[] = ["l", ...s.benchmarks.map(() => "r" as const)];
   const label = (text: string) => escapeMarkdown(text);
 
@@ -91,20 +108,46 @@ function kSection(s: KSection, parameters: number, metric: string, confidence: s
   out.push(...table(header, s.rows.map((r) => [label(r.label), ...r.cells.map((c) => `${c.flips.rightToWrong} / ${c.flips.wrongToRight}`)]), align), "");
 
   if (s.negativeCells.length > 0) {
-    out.push(`**Flipped documents of cells with a negative AIS** (log-likelihood of each choice; the predicted choice in bold).`, "");
-    for (const cell of s.negativeCells) {
-      const ci = cell.ci ? ` ${formatInterval(cell.ci, 3)}` : "";
-      out.push(`#### ${escapeMarkdown(cell.row)} × ${escapeMarkdown(cell.benchmark)}: AIS ${num(cell.ais)}${ci}${cell.significant ? " \\*" : ""}`, "");
-      if (cell.error) {
-        out.push(`The documents could not be recovered: ${escapeMarkdown(cell.error)}`, "");
-        continue;
-      }
-      out.push(...table(["document", "flip", "target", "baseline → ablated", "baseline log-likelihoods", "ablated log-likelihoods"],
-        cell.documents.map((d) => documentRow(d, metric)), ["r", "l", "r", "l", "l", "l"]), "");
-      if (cell.omitted > 0) out.push(`… and ${cell.omitted} more (the JSON report lists them all).`, "");
-    }
+    const what = [
+      ...(s.negativeCells.some((c) => c.metric !== "exact_match") ? ["multiple choice: log-likelihood of each choice, the predicted choice in bold"] : []),
+      ...(s.negativeCells.some((c) => c.metric === "exact_match") ? ["generation: the filtered answer and the generated text cut at the stop string"] : []),
+    ];
+    out.push(`**Flipped documents of cells with a negative AIS** (${what.join("; ")}).`, "");
+    for (const cell of s.negativeCells) out.push(...negativeCellSection(cell, mixed));
   }
   return out;
+}
+
+function negativeCellSection(cell: NegativeCell, mixed: boolean): string[] {
+  const ci = cell.ci ? ` ${formatInterval(cell.ci, 3)}` : "";
+  const metric = mixed ? ` (${escapeMarkdown(cell.metric)})` : "";
+  const out = [`#### ${escapeMarkdown(cell.row)} × ${escapeMarkdown(cell.benchmark)}${metric}: AIS ${num(cell.ais)}${ci}${cell.significant ? " \\*" : ""}`, ""];
+  if (cell.error) return [...out, `The documents could not be recovered: ${escapeMarkdown(cell.error)}`, ""];
+  if (cell.metric === "exact_match") {
+    out.push(...table(["document", "flip", "target", "answer: baseline → ablated", "baseline generation", "ablated generation"],
+      cell.documents.flatMap((d) => (d.kind === "generate_until" ? [generationRow(d)] : [])), ["r", "l", "l", "l", "l", "l"]), "");
+  } else {
+    out.push(...table(["document", "flip", "target", "baseline → ablated", "baseline log-likelihoods", "ablated log-likelihoods"],
+      cell.documents.flatMap((d) => (d.kind === "generate_until" ? [] : [documentRow(d, cell.metric)])), ["r", "l", "r", "l", "l", "l"]), "");
+  }
+  if (cell.omitted > 0) out.push(`… and ${cell.omitted} more (the JSON report lists them all).`, "");
+  return out;
+}
+
+/** Generated text in a table cell: code spans cannot hold a `|`, so the text is escaped as prose, in quotes. */
+function quoted(text: string): string {
+  return `“${escapeMarkdown(text)}”`;
+}
+
+function generationRow(d: GenerationDocument): string[] {
+  return [
+    String(d.index),
+    d.direction === "right_to_wrong" ? "right → wrong" : "wrong → right",
+    quoted(d.target),
+    `${quoted(d.baselineAnswer)} → ${quoted(d.ablatedAnswer)}`,
+    quoted(d.baselineResponse),
+    quoted(d.ablatedResponse),
+  ];
 }
 
 function aisText(c: ReportCell): string {
@@ -119,7 +162,7 @@ function specificityText(c: ReportCell): string {
   return `${num(s.value)}${s.ci ? ` ${formatInterval(s.ci, 3)}` : ""}${s.significant ? " \\*" : ""}`;
 }
 
-function documentRow(d: FlippedDocument, metric: string): string[] {
+function documentRow(d: ChoiceDocument, metric: string): string[] {
   const scores = (logprobs: number[], predicted: number) => logprobs.map((lp, i) => {
     const perByte = metric === "acc_norm" ? ` (${formatFixed(lp / Math.max(1, d.choiceBytes[i] ?? 1), 3)}/B)` : "";
     const text = `${i}: ${formatFixed(lp, 2)}${perByte}`;

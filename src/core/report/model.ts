@@ -2,21 +2,26 @@
 // files, for one metric. Every format (HTML, Markdown, LaTeX) and the VS Code webview render it;
 // none of them computes anything of its own. The model is plain data (JSON-serialisable), so the
 // webview and the HTML page receive it as JSON and draw the same heatmaps from it.
+//
+// A benchmark's metric is its own: the report's metric (acc or acc_norm) for multiple-choice
+// benchmarks, exact_match for generate_until ones. A section of a model whose benchmarks mix both
+// labels every column with its metric ("gsm8k (exact_match)") and its title names both; AIS is a
+// share of the above-chance score under each column's own metric, so one colour scale serves all.
 import type { Interval } from "../analysis/bootstrap";
 import { cellFlips } from "../analysis/flips";
-import type { Metric } from "../analysis/ais";
+import { ALL_METRICS, type ChoiceMetric, type Metric } from "../analysis/ais";
 import type { Selection } from "../config/types";
-import type { CellMetric, ModelResults, OverlapResult, Specificity, VariantResult } from "../results/store";
+import { isGenerationResult, type BenchmarkResult, type CellMetric, type ModelResults, type OverlapResult, type Specificity, type VariantResult } from "../results/store";
 import {
   DIVERGING_STOPS, divergingColour, formatFixed, formatK, MINUS, scaleLimit, scaleTicks, textColourOn, UNDEFINED_FILL,
 } from "./format";
 import { ReportInputError, type LoadedRun, type RunItems } from "./load";
 
-export const METRICS: readonly Metric[] = ["acc", "acc_norm"];
+export const METRICS: readonly Metric[] = ALL_METRICS;
 
 export interface ReportOptions {
-  /** The metric of the AIS shown; acc unless given. */
-  metric?: Metric;
+  /** The metric of the multiple-choice benchmarks' AIS; acc unless given. Generation benchmarks show exact_match. */
+  metric?: ChoiceMetric;
   /** Only this k of the sweep (it must be one of the run's); every k when absent. */
   k?: number;
   /** Reads the per-item files for the flipped documents of negative cells; without it, none are listed. */
@@ -26,7 +31,8 @@ export interface ReportOptions {
 }
 
 export interface Report {
-  metric: Metric;
+  /** The multiple-choice metric (generate_until benchmarks are always exact_match). */
+  metric: ChoiceMetric;
   run: RunMeta;
   models: ModelReport[];
 }
@@ -42,10 +48,17 @@ export interface RunMeta {
 
 export interface BaselineRow {
   name: string;
+  outputType: "multiple_choice" | "generate_until";
   items: number;
-  acc: number;
-  acc_norm: number;
+  /** Multiple choice only (null for generation). */
+  acc: number | null;
+  acc_norm: number | null;
+  /** Generation only (null for multiple choice): exact_match under the task's first filter. */
+  exact_match: number | null;
   chance: number;
+  /** Generation: the filter exact_match uses, and exact_match under every filter of the task. */
+  filter?: string;
+  exactMatchByFilter?: Record<string, number>;
 }
 
 export interface ModelReport {
@@ -53,6 +66,8 @@ export interface ModelReport {
   path: string;
   dtype: string;
   baseline: BaselineRow[];
+  /** Some benchmark is generate_until (the baseline table has an exact_match column). */
+  hasGeneration: boolean;
   /** Null for a run without abilities (it only scored the benchmarks). */
   profile: ProfileReport | null;
 }
@@ -77,6 +92,12 @@ export interface KSection {
   /** Parameters zeroed: floor(k x parameters). */
   n: number;
   benchmarks: string[];
+  /** The metric of each benchmark's cells, in the order of `benchmarks`. */
+  metrics: Metric[];
+  /** Column headers: the benchmark's name, with its metric in parentheses when the columns' metrics differ. */
+  columns: string[];
+  /** The metrics shown, for titles: "acc", or "acc; exact_match for generate_until benchmarks". */
+  metricLabel: string;
   /** Top abilities in config order, then bottom ones, then the random control. */
   rows: ReportRow[];
   /** Why AIS (or specificity) is undefined where it is; cells refer to these by number (1-based). */
@@ -98,6 +119,8 @@ export interface ReportRow {
 
 export interface ReportCell {
   benchmark: string;
+  /** The metric the cell is computed under (the benchmark's own). */
+  metric: Metric;
   baseline: number;
   ablated: number;
   chance: number;
@@ -116,6 +139,7 @@ export interface NegativeCell {
   ability: string | null;
   selection: Selection;
   benchmark: string;
+  metric: Metric;
   ais: number;
   ci: Interval | null;
   significant: boolean;
@@ -129,7 +153,12 @@ export interface NegativeCell {
   error?: string;
 }
 
-export interface FlippedDocument {
+export type FlippedDocument = ChoiceDocument | GenerationDocument;
+
+/** A multiple-choice document that flipped. */
+export interface ChoiceDocument {
+  /** Never set: documents without a kind are multiple choice. */
+  kind?: "multiple_choice";
   /** Document index in the benchmark's test split. */
   index: number;
   direction: "right_to_wrong" | "wrong_to_right";
@@ -141,6 +170,31 @@ export interface FlippedDocument {
   ablatedLogprobs: number[];
   /** UTF-8 length of each choice (acc_norm compares log-likelihood per byte). */
   choiceBytes: number[];
+}
+
+/** A generated document that flipped: the answer and the generation (cut at the stop string) before and after. */
+export interface GenerationDocument {
+  kind: "generate_until";
+  index: number;
+  direction: "right_to_wrong" | "wrong_to_right";
+  target: string;
+  baselineAnswer: string;
+  ablatedAnswer: string;
+  baselineResponse: string;
+  ablatedResponse: string;
+}
+
+/** The metric a benchmark's cells are read under: its own for generation (exact_match), `metric` otherwise. */
+export function benchmarkMetric(benchmark: BenchmarkResult | undefined, metric: ChoiceMetric): Metric {
+  return benchmark && isGenerationResult(benchmark) ? "exact_match" : metric;
+}
+
+/** Title text for the metrics of some columns. */
+export function metricLabelOf(metrics: readonly Metric[], choiceMetric: ChoiceMetric): string {
+  const distinct = [...new Set(metrics)];
+  if (distinct.length === 0) return choiceMetric;
+  if (distinct.length === 1) return distinct[0]!;
+  return `${choiceMetric}; exact_match for generate_until benchmarks`;
 }
 
 /** What the browser needs to draw one AIS heatmap with chart.js; colours are computed here. */
@@ -207,7 +261,8 @@ export async function buildReport(run: LoadedRun, options: ReportOptions = {}): 
       name: model.name,
       path: model.path,
       dtype: model.dtype,
-      baseline: model.benchmarks.map((b) => ({ name: b.name, items: b.items, acc: b.acc, acc_norm: b.acc_norm, chance: b.chance })),
+      baseline: model.benchmarks.map(baselineRow),
+      hasGeneration: model.benchmarks.some(isGenerationResult),
       profile: model.profile ? await profileReport(model, metric, options, models.length) : null,
     });
   }
@@ -221,11 +276,22 @@ export async function buildReport(run: LoadedRun, options: ReportOptions = {}): 
   };
 }
 
-async function profileReport(model: ModelResults, metric: Metric, options: ReportOptions, modelIndex: number): Promise<ProfileReport> {
+function baselineRow(b: BenchmarkResult): BaselineRow {
+  if (isGenerationResult(b)) {
+    return {
+      name: b.name, outputType: "generate_until", items: b.items, acc: null, acc_norm: null, exact_match: b.exact_match, chance: b.chance,
+      filter: b.filter, exactMatchByFilter: { ...b.exact_match_by_filter },
+    };
+  }
+  return { name: b.name, outputType: "multiple_choice", items: b.items, acc: b.acc, acc_norm: b.acc_norm, exact_match: null, chance: b.chance };
+}
+
+async function profileReport(model: ModelResults, metric: ChoiceMetric, options: ReportOptions, modelIndex: number): Promise<ProfileReport> {
   const profile = model.profile!;
   const sweep = [...profile.k].sort((a, b) => a - b);
   const ks = options.k === undefined ? sweep : [matchK(sweep, options.k, model.name)];
-  const limit = scaleLimit(profile.variants.flatMap((v) => v.benchmarks.map((b) => b[metric].ais)));
+  const resultOf = new Map(model.benchmarks.map((b) => [b.name, b]));
+  const limit = scaleLimit(profile.variants.flatMap((v) => v.benchmarks.map((b) => b[benchmarkMetric(resultOf.get(b.name), metric)]?.ais ?? null)));
   const sections: KSection[] = [];
   for (const k of ks) {
     const variants = variantsAt(model, k);
@@ -246,10 +312,14 @@ async function profileReport(model: ModelResults, metric: Metric, options: Repor
 }
 
 async function section(
-  model: ModelResults, variants: VariantResult[], k: number, metric: Metric, limit: number, options: ReportOptions, id: string,
+  model: ModelResults, variants: VariantResult[], k: number, choiceMetric: ChoiceMetric, limit: number, options: ReportOptions, id: string,
 ): Promise<KSection> {
   const profile = model.profile!;
   const benchmarks = model.benchmarks.map((b) => b.name);
+  const metrics = model.benchmarks.map((b) => benchmarkMetric(b, choiceMetric));
+  const mixed = new Set(metrics).size > 1;
+  const columns = benchmarks.map((name, c) => (mixed ? `${name} (${metrics[c]})` : name));
+  const metricLabel = metricLabelOf(metrics, choiceMetric);
   const reasons: string[] = [];
   const reasonNumber = (reason: string | undefined, fallback: string) => {
     const text = reason ?? fallback;
@@ -260,9 +330,9 @@ async function section(
     label: variantLabel(v),
     ability: v.ability,
     selection: v.selection,
-    cells: benchmarks.map((name) => {
-      const cell = v.benchmarks.find((b) => b.name === name)?.[metric];
-      return cell ? reportCell(name, cell, reasonNumber) : missingCell(name, reasonNumber);
+    cells: benchmarks.map((name, c) => {
+      const cell = v.benchmarks.find((b) => b.name === name)?.[metrics[c]!];
+      return cell ? reportCell(name, metrics[c]!, cell, reasonNumber) : missingCell(name, metrics[c]!, reasonNumber);
     }),
   }));
 
@@ -270,24 +340,25 @@ async function section(
   for (const [r, v] of variants.entries()) {
     for (const cell of rows[r]!.cells) {
       if (cell.ais === null || !(cell.ais < 0)) continue;
-      negativeCells.push(await negativeCell(model.name, v, rows[r]!.label, cell, metric, options));
+      negativeCells.push(await negativeCell(model.name, v, rows[r]!.label, cell, options));
     }
   }
 
   const overlap = (profile.overlap ?? []).find((o) => sameK(o.k, k)) ?? null;
   const n = variants[0]!.n;
   const confidence = profile.bootstrap.confidence;
-  const title = `${model.name}: AIS (${metric}) at k = ${formatK(k)}`;
+  const title = `${model.name}: AIS (${metricLabel}) at k = ${formatK(k)}`;
   return {
-    k, n, benchmarks, rows, reasons, overlap, negativeCells,
+    k, n, benchmarks, metrics, columns, metricLabel, rows, reasons, overlap, negativeCells,
     hasSpecificity: rows.some((r) => r.cells.some((c) => c.specificity !== undefined)),
-    heatmap: heatmapOf(id, title, rows, benchmarks, reasons, metric, limit, confidence),
+    heatmap: heatmapOf(id, title, rows, columns, reasons, metricLabel, limit, confidence),
   };
 }
 
-function reportCell(benchmark: string, cell: CellMetric, reasonNumber: (r: string | undefined, f: string) => number): ReportCell {
+function reportCell(benchmark: string, metric: Metric, cell: CellMetric, reasonNumber: (r: string | undefined, f: string) => number): ReportCell {
   const out: ReportCell = {
     benchmark,
+    metric,
     baseline: cell.baseline,
     ablated: cell.ablated,
     chance: cell.chance,
@@ -311,16 +382,17 @@ function specificityCell(s: Specificity, reasonNumber: (r: string | undefined, f
   };
 }
 
-function missingCell(benchmark: string, reasonNumber: (r: string | undefined, f: string) => number): ReportCell {
+function missingCell(benchmark: string, metric: Metric, reasonNumber: (r: string | undefined, f: string) => number): ReportCell {
   return {
-    benchmark, baseline: 0, ablated: 0, chance: 0, ais: null, ci: null, significant: false,
+    benchmark, metric, baseline: 0, ablated: 0, chance: 0, ais: null, ci: null, significant: false,
     reason: reasonNumber(undefined, "the run has no result for this cell"), flips: { rightToWrong: 0, wrongToRight: 0 },
   };
 }
 
-async function negativeCell(model: string, v: VariantResult, row: string, cell: ReportCell, metric: Metric, options: ReportOptions): Promise<NegativeCell> {
+async function negativeCell(model: string, v: VariantResult, row: string, cell: ReportCell, options: ReportOptions): Promise<NegativeCell> {
+  const metric = cell.metric;
   const out: NegativeCell = {
-    row, ability: v.ability, selection: v.selection, benchmark: cell.benchmark, ais: cell.ais!, ci: cell.ci, significant: cell.significant,
+    row, ability: v.ability, selection: v.selection, benchmark: cell.benchmark, metric, ais: cell.ais!, ci: cell.ci, significant: cell.significant,
     rightToWrong: cell.flips.rightToWrong, wrongToRight: cell.flips.wrongToRight, documents: [], omitted: 0,
   };
   if (!options.items) return out;
@@ -350,23 +422,31 @@ export async function flippedDocuments(items: RunItems, model: string, v: Varian
   ];
   const order = new Map(before.map((item, i) => [item.index, i]));
   documents.sort((a, b) => order.get(a.f.index)! - order.get(b.f.index)!);
-  return documents.map(({ f, direction }) => ({
-    index: f.index,
-    direction,
-    target: f.target,
-    baselinePrediction: f.before.prediction,
-    ablatedPrediction: f.after.prediction,
-    baselineLogprobs: f.before.logprobs,
-    ablatedLogprobs: f.after.logprobs,
-    choiceBytes: f.choiceBytes,
-  }));
+  return documents.map(({ f, direction }): FlippedDocument => {
+    if (f.kind === "generate_until") {
+      return {
+        kind: "generate_until", index: f.index, direction, target: f.target,
+        baselineAnswer: f.before.answer, ablatedAnswer: f.after.answer, baselineResponse: f.before.response, ablatedResponse: f.after.response,
+      };
+    }
+    return {
+      index: f.index,
+      direction,
+      target: f.target,
+      baselinePrediction: f.before.prediction,
+      ablatedPrediction: f.after.prediction,
+      baselineLogprobs: f.before.logprobs,
+      ablatedLogprobs: f.after.logprobs,
+      choiceBytes: f.choiceBytes,
+    };
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
 // Heatmap
 
 function heatmapOf(
-  id: string, title: string, rows: ReportRow[], benchmarks: string[], reasons: string[], metric: Metric, limit: number, confidence: number,
+  id: string, title: string, rows: ReportRow[], columns: string[], reasons: string[], metricLabel: string, limit: number, confidence: number,
 ): Heatmap {
   const cells: HeatmapCell[] = [];
   const pct = `${Math.round(confidence * 100)}%`;
@@ -375,7 +455,7 @@ function heatmapOf(
       if (cell.ais === null) {
         cells.push({
           row: r, column: c, value: null, label: "n/a", footnote: String(cell.reason ?? ""), fill: UNDEFINED_FILL, text: "#4d4d4d", significant: false,
-          tooltip: [...wrap(reasons[(cell.reason ?? 1) - 1] ?? "AIS is undefined", 64), scoreLine(cell, metric)],
+          tooltip: [...wrap(reasons[(cell.reason ?? 1) - 1] ?? "AIS is undefined", 64), scoreLine(cell)],
         });
         return;
       }
@@ -383,7 +463,7 @@ function heatmapOf(
       const tooltip = [
         `AIS ${signed(cell.ais, 3)}` + (cell.ci ? `  (${pct} CI ${signed(cell.ci.low, 3)} to ${signed(cell.ci.high, 3)})` : ""),
         cell.significant ? `significant: the ${pct} CI excludes 0` : `not significant: the ${pct} CI includes 0`,
-        scoreLine(cell, metric),
+        scoreLine(cell),
         `flips: ${cell.flips.rightToWrong} right\u2192wrong, ${cell.flips.wrongToRight} wrong\u2192right`,
       ];
       if (cell.specificity) {
@@ -401,14 +481,14 @@ function heatmapOf(
   const ticks = scaleTicks(limit);
   const groupStarts = rows.map((row, i) => (i > 0 && row.selection !== rows[i - 1]!.selection ? i : -1)).filter((i) => i > 0);
   return {
-    id, title, rows: rows.map((r) => r.label), columns: benchmarks, groupStarts, cells,
-    scale: { limit, ticks, tickLabels: ticks.map((t) => signed(t, limit < 0.1 ? 3 : 2)), stops: [...DIVERGING_STOPS], title: `AIS (${metric})` },
+    id, title, rows: rows.map((r) => r.label), columns, groupStarts, cells,
+    scale: { limit, ticks, tickLabels: ticks.map((t) => signed(t, limit < 0.1 ? 3 : 2)), stops: [...DIVERGING_STOPS], title: `AIS (${metricLabel})` },
     undefinedFill: UNDEFINED_FILL,
   };
 }
 
-function scoreLine(cell: ReportCell, metric: Metric): string {
-  return `${metric}: baseline ${cell.baseline.toFixed(3)} \u2192 ablated ${cell.ablated.toFixed(3)}; chance ${cell.chance.toFixed(3)}`;
+function scoreLine(cell: ReportCell): string {
+  return `${cell.metric}: baseline ${cell.baseline.toFixed(3)} \u2192 ablated ${cell.ablated.toFixed(3)}; chance ${cell.chance.toFixed(3)}`;
 }
 
 /** With the typographic minus, as the figures print numbers. */

@@ -1,19 +1,22 @@
 // From the runner's `profile` output (PROTOCOL.md: profile.json, baseline.jsonl, one scores file
 // per variant) to results: per (ability, selection, k, benchmark) the AIS with its paired
 // bootstrap interval, specificity against the random control, flips, and the overlap of the
-// abilities' top sets. Runner ids are mapped back to the user's ability names here.
+// abilities' top sets. Runner ids are mapped back to the user's ability names here. Multiple-choice
+// benchmarks get cells under acc and acc_norm; generate_until benchmarks, whose generated tokens are
+// decoded, cut, filtered and matched here (analysis/generation.ts), get one under exact_match.
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { benchmarkAccuracy, scoreItem, type ChoiceScore, type ScoredItem } from "../analysis/accuracy";
-import { chancePerItem, correctnessVector, meanOf, type Metric } from "../analysis/ais";
+import { ALL_METRICS, chancePerItem, correctnessVector, meanOf, metricsOf, type Metric } from "../analysis/ais";
 import { bootstrapGrid, type BootstrapEstimate, type GridBenchmark, type GridCell } from "../analysis/bootstrap";
 import { cellFlips } from "../analysis/flips";
+import { benchmarkExactMatch, isGenerated, scoreGeneration, type BenchmarkItem } from "../analysis/generation";
 import { jaccardFromCounts } from "../analysis/overlap";
 import type { ResolvedBenchmark } from "../config/load";
 import type { Selection } from "../config/types";
 import type { AbilityRef, ItemRef } from "../plan/job";
 import { itemId } from "../plan/job";
-import type { CellMetric, ModelProfile, OverlapResult, Specificity, VariantBenchmark, VariantResult } from "./store";
+import type { BenchmarkResult, CellMetric, ChoiceBenchmarkResult, ModelProfile, OverlapResult, Specificity, VariantBenchmark, VariantResult } from "./store";
 
 /** profile.json, the manifest the runner writes last. */
 export interface RunnerManifest {
@@ -23,9 +26,20 @@ export interface RunnerManifest {
   overlap?: { k: number; n: number; abilities: string[]; intersections: number[][] }[];
 }
 
-export type RunnerScores = Map<string, ChoiceScore[]>;
+/** A generation item's result line: the generated token ids and whether a stop sequence ended it. */
+export interface RunnerGeneration {
+  generated: number[];
+  stopped: boolean;
+}
 
-export const METRICS: readonly Metric[] = ["acc", "acc_norm"];
+/** Per item id, the choices' scores (a multiple-choice item) or the generation (a generate_until item). */
+export type RunnerScores = Map<string, ChoiceScore[] | RunnerGeneration>;
+
+/** Decodes generated token ids to text (ModelTokenizer.decode). */
+export type Decoder = (ids: readonly number[]) => string;
+
+/** Every metric a cell can have (acc and acc_norm: multiple choice; exact_match: generation). */
+export const METRICS: readonly Metric[] = ALL_METRICS;
 
 export async function readRunnerScores(file: string): Promise<RunnerScores> {
   const scores: RunnerScores = new Map();
@@ -37,27 +51,42 @@ export async function readRunnerScores(file: string): Promise<RunnerScores> {
   }
   for (const [i, line] of text.split("\n").entries()) {
     if (line.trim() === "") continue;
-    let row: { id?: unknown; choices?: unknown };
+    let row: { id?: unknown; choices?: unknown; generated?: unknown; stopped?: unknown };
     try {
       row = JSON.parse(line) as typeof row;
     } catch {
       throw new Error(`${file}:${i + 1}: not a JSON line`);
     }
-    if (typeof row.id !== "string" || !Array.isArray(row.choices)) throw new Error(`${file}:${i + 1}: expected {"id", "choices": [...]}`);
-    scores.set(row.id, row.choices as ChoiceScore[]);
+    if (typeof row.id === "string" && Array.isArray(row.choices)) scores.set(row.id, row.choices as ChoiceScore[]);
+    else if (typeof row.id === "string" && Array.isArray(row.generated) && row.generated.every((t) => Number.isInteger(t)) && typeof row.stopped === "boolean") {
+      scores.set(row.id, { generated: row.generated as number[], stopped: row.stopped });
+    } else throw new Error(`${file}:${i + 1}: expected {"id", "choices": [...]} or {"id", "generated": [...], "stopped"}`);
   }
   return scores;
 }
 
-/** The benchmark items of a job with the runner's scores, in job order (the order of `refs`). */
-export function scoredItems(refs: readonly ItemRef[], benchmarks: readonly ResolvedBenchmark[], scores: RunnerScores, source: string): ScoredItem[] {
-  const itemsById = new Map(benchmarks.flatMap((b) => b.task.items.map((i) => [itemId(b.name, i.index), i] as const)));
-  return refs.map((ref) => {
-    const item = itemsById.get(ref.id);
-    if (item?.kind !== "multiple_choice") throw new Error(`${ref.id} is not a multiple-choice item`);
-    const choices = scores.get(ref.id);
-    if (!choices || choices.length !== item.choices.length) throw new Error(`${source}: the scores of ${ref.id} are missing or incomplete`);
-    return scoreItem(ref.benchmark, ref.index, item.target, item.choices, choices);
+/**
+ * The benchmark items of a job with the runner's results, in job order (the order of `refs`).
+ * Generated items need the model's tokenizer to decode their tokens; without `decode`, every item
+ * must be multiple choice.
+ */
+export function scoredItems(refs: readonly ItemRef[], benchmarks: readonly ResolvedBenchmark[], scores: RunnerScores, source: string): ScoredItem[];
+export function scoredItems(refs: readonly ItemRef[], benchmarks: readonly ResolvedBenchmark[], scores: RunnerScores, source: string, decode: Decoder): BenchmarkItem[];
+export function scoredItems(refs: readonly ItemRef[], benchmarks: readonly ResolvedBenchmark[], scores: RunnerScores, source: string, decode?: Decoder): BenchmarkItem[] {
+  const byId = new Map(benchmarks.flatMap((b) => b.task.items.map((i) => [itemId(b.name, i.index), { item: i, task: b.task }] as const)));
+  return refs.map((ref): BenchmarkItem => {
+    const found = byId.get(ref.id);
+    if (!found) throw new Error(`${ref.id} is not an item of the job's benchmarks`);
+    const { item, task } = found;
+    const result = scores.get(ref.id);
+    if (item.kind === "generate_until") {
+      if (!decode) throw new Error(`${ref.id} is a generate_until item: decoding its tokens needs the model's tokenizer`);
+      if (result === undefined || Array.isArray(result)) throw new Error(`${source}: the generation of ${ref.id} is missing`);
+      const rules = { until: task.generation?.until ?? [], filters: task.filters, exactMatch: task.exactMatch };
+      return scoreGeneration(ref.benchmark, ref.index, item.target, result.generated, result.stopped, decode, rules);
+    }
+    if (!Array.isArray(result) || result.length !== item.choices.length) throw new Error(`${source}: the scores of ${ref.id} are missing or incomplete`);
+    return scoreItem(ref.benchmark, ref.index, item.target, item.choices, result);
   });
 }
 
@@ -70,14 +99,16 @@ export interface ProfileInputs {
   selections: readonly Selection[];
   seed: number;
   bootstrap: { resamples: number; confidence: number };
+  /** The model's tokenizer's decode; needed when a benchmark is generate_until. */
+  decode?: Decoder;
 }
 
 export interface AssembledProfile {
   /** The unmodified model's items (items.jsonl). */
-  baseline: ScoredItem[];
+  baseline: BenchmarkItem[];
   profile: ModelProfile;
   /** Per variant, its scored items, keyed by the variant's `items_file`. */
-  variantItems: Map<string, ScoredItem[]>;
+  variantItems: Map<string, BenchmarkItem[]>;
 }
 
 /** Where a variant's scored items go, relative to the model folder: variants/<runner file name>.items.jsonl. */
@@ -129,9 +160,11 @@ export function assembleProfile(
     if (name === undefined) throw new Error(`profile.json names ability \`${id}\`, which is not in the job (${[...nameOf.keys()].join(", ")})`);
     return name;
   };
-  const baseline = scoredItems(inputs.refs, inputs.benchmarks, baselineScores, "baseline.jsonl");
+  const score = (scores: RunnerScores, source: string): BenchmarkItem[] => scoredItems(inputs.refs, inputs.benchmarks, scores, source, inputs.decode ?? noDecoder);
+  const baseline = score(baselineScores, "baseline.jsonl");
   const benchmarkNames = inputs.benchmarks.map((b) => b.name);
   const baselineOf = new Map(benchmarkNames.map((name) => [name, baseline.filter((i) => i.benchmark === name)]));
+  const metricsOfBenchmark = new Map(inputs.benchmarks.map((b) => [b.name, metricsOf(b.task.outputType)]));
 
   // Variants in a stable order: abilities in config order, selections as configured, k ascending; random last.
   const variants = manifest.variants.map((v) => ({ ...v, k: jobK(inputs.k, v.k, "profile.json"), name: abilityName(v.ability) }));
@@ -143,23 +176,24 @@ export function assembleProfile(
   });
   checkVariantsComplete(variants, inputs);
 
-  const variantItems = new Map<string, ScoredItem[]>();
-  const itemsOf = new Map<string, ScoredItem[]>();
+  const variantItems = new Map<string, BenchmarkItem[]>();
+  const itemsOf = new Map<string, BenchmarkItem[]>();
   for (const v of variants) {
     const scores = variantScores.get(v.file);
     if (!scores) throw new Error(`the scores of variant ${v.file} were not read`);
-    const items = scoredItems(inputs.refs, inputs.benchmarks, scores, v.file);
+    const items = score(scores, v.file);
     itemsOf.set(v.file, items);
     variantItems.set(variantItemsFile(v.file), items);
   }
   const randomAt = new Map(variants.filter((v) => v.selection === "random").map((v) => [v.k, v.file]));
 
-  // One grid per metric: every benchmark's resamples shared by all of its cells.
+  // One grid per metric, over the benchmarks scored by it: every benchmark's resamples shared by
+  // all of its cells. Chance is 1/|choices| per multiple-choice item, 0 per generated one.
   const bootstrapOptions = { resamples: inputs.bootstrap.resamples, confidence: inputs.bootstrap.confidence, seed: inputs.seed };
   const cellMetrics = new Map<string, CellMetric>(); // `${file}\u0000${benchmark}\u0000${metric}`
   for (const metric of METRICS) {
     const gridBenchmarks: GridBenchmark[] = benchmarkNames
-      .filter((name) => baselineOf.get(name)!.length > 0)
+      .filter((name) => baselineOf.get(name)!.length > 0 && metricsOfBenchmark.get(name)!.includes(metric))
       .map((name) => ({ name, baseline: correctnessVector(baselineOf.get(name)!, metric), chance: chancePerItem(baselineOf.get(name)!) }));
     const cells: (GridCell & { file: string })[] = [];
     for (const v of variants) {
@@ -202,7 +236,7 @@ export function assembleProfile(
     items_file: variantItemsFile(v.file),
     benchmarks: benchmarkNames.map((name): VariantBenchmark => {
       const metricOf = (metric: Metric) => cellMetrics.get(`${v.file}\u0000${name}\u0000${metric}`) ?? emptyCell(v.file, name, metric);
-      return { name, acc: metricOf("acc"), acc_norm: metricOf("acc_norm") };
+      return { name, ...Object.fromEntries(metricsOfBenchmark.get(name)!.map((metric) => [metric, metricOf(metric)])) };
     }),
   }));
 
@@ -269,7 +303,27 @@ function specificityOf(e: BootstrapEstimate): Specificity {
   };
 }
 
-/** Benchmark accuracies of the baseline, as results.json reports them for every run. */
-export function baselineAccuracies(baseline: readonly ScoredItem[], benchmarks: readonly ResolvedBenchmark[]) {
-  return benchmarks.map((b) => ({ name: b.name, task_file: b.task.file, ...benchmarkAccuracy(baseline.filter((i) => i.benchmark === b.name)) }));
+/**
+ * The baseline's scores per benchmark, as results.json reports them for every run: acc, acc_norm
+ * and chance for multiple choice; exact_match (first filter), per-filter exact_match and chance 0
+ * for generate_until.
+ */
+export function baselineAccuracies(baseline: readonly ScoredItem[], benchmarks: readonly ResolvedBenchmark[]): ChoiceBenchmarkResult[];
+export function baselineAccuracies(baseline: readonly BenchmarkItem[], benchmarks: readonly ResolvedBenchmark[]): BenchmarkResult[];
+export function baselineAccuracies(baseline: readonly BenchmarkItem[], benchmarks: readonly ResolvedBenchmark[]): BenchmarkResult[] {
+  return benchmarks.map((b): BenchmarkResult => {
+    const items = baseline.filter((i) => i.benchmark === b.name);
+    if (b.task.outputType === "generate_until") {
+      const generated = items.filter(isGenerated);
+      if (generated.length !== items.length) throw new Error(`${b.name} is generate_until but has multiple-choice items`);
+      return { name: b.name, task_file: b.task.file, output_type: "generate_until", ...benchmarkExactMatch(generated, b.task.filters.map((f) => f.name)) };
+    }
+    const scored = items.filter((i): i is ScoredItem => !isGenerated(i));
+    if (scored.length !== items.length) throw new Error(`${b.name} is multiple_choice but has generated items`);
+    return { name: b.name, task_file: b.task.file, output_type: "multiple_choice", ...benchmarkAccuracy(scored) };
+  });
+}
+
+function noDecoder(): string {
+  throw new Error("a generate_until benchmark's tokens cannot be decoded without the model's tokenizer (ProfileInputs.decode)");
 }

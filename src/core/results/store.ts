@@ -5,6 +5,7 @@ import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import type { BenchmarkAccuracy } from "../analysis/accuracy";
 import type { Interval } from "../analysis/bootstrap";
+import type { BenchmarkExactMatch } from "../analysis/generation";
 import type { Selection } from "../config/types";
 import { writeFileAtomic, writeJsonAtomic } from "../fsutil";
 
@@ -20,11 +21,31 @@ export interface Results {
   models: ModelResults[];
 }
 
+/** A multiple-choice benchmark's baseline scores. Files written before generation support lack `output_type`. */
+export interface ChoiceBenchmarkResult extends BenchmarkAccuracy {
+  name: string;
+  task_file: string;
+  output_type?: "multiple_choice";
+}
+
+/** A generate_until benchmark's baseline scores: exact_match (chance 0), no acc or acc_norm. */
+export interface GenerationBenchmarkResult extends BenchmarkExactMatch {
+  name: string;
+  task_file: string;
+  output_type: "generate_until";
+}
+
+export type BenchmarkResult = ChoiceBenchmarkResult | GenerationBenchmarkResult;
+
+export function isGenerationResult(b: BenchmarkResult): b is GenerationBenchmarkResult {
+  return b.output_type === "generate_until";
+}
+
 export interface ModelResults {
   name: string;
   path: string;
   dtype: string;
-  benchmarks: ({ name: string; task_file: string } & BenchmarkAccuracy)[];
+  benchmarks: BenchmarkResult[];
   /** Present when the config has abilities (a `profile` run). */
   profile?: ModelProfile;
 }
@@ -60,10 +81,15 @@ export interface VariantResult {
   benchmarks: VariantBenchmark[];
 }
 
+/**
+ * A variant's cells on one benchmark, one per metric of the benchmark: `acc` and `acc_norm` for
+ * multiple choice, `exact_match` for generate_until.
+ */
 export interface VariantBenchmark {
   name: string;
-  acc: CellMetric;
-  acc_norm: CellMetric;
+  acc?: CellMetric;
+  acc_norm?: CellMetric;
+  exact_match?: CellMetric;
 }
 
 export interface CellMetric {
