@@ -3,11 +3,14 @@
 # the runner build and the bundles. Each step is skipped when its result is already there.
 #   scripts/setup.sh          what the demo needs
 #   scripts/setup.sh --test   also what the tests need (Chromium, code-server and its build deps)
+#   scripts/setup.sh --bench  also what `npm run bench` needs (Debian's python3-torch, the Python reference)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 for_tests=false
+for_bench=false
 [ "${1:-}" = "--test" ] && for_tests=true
+[ "${1:-}" = "--bench" ] && for_bench=true
 
 say() { printf 'setup: %s\n' "$*"; }
 
@@ -18,6 +21,7 @@ say() { printf 'setup: %s\n' "$*"; }
 #    (its OpenMP build, the threading libtorch itself uses) is over ten times faster here.
 packages=(cmake ninja-build g++ libtorch-dev nlohmann-json3-dev libgtest-dev libopenblas0-openmp)
 $for_tests && packages+=(chromium libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev)
+$for_bench && packages+=(python3-torch python3-numpy)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

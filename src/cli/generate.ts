@@ -9,11 +9,23 @@ export const GENERATE_USAGE = `  generate [--ability NAME] [--n N] [--seed S] [-
                                  diagnostic items made by the built-in generators, one JSON object
                                  a line (*.diag.jsonl), answers computed so every label is right:
     --ability NAME               one ability, by the paper's name or its short name (default: all
-                                 ten, one after the other): ${ALL_GENERATORS.map((g) => g.slug).join(", ")}
+                                 ten, one after the other):
+${wrapped(ALL_GENERATORS.map((g) => g.slug).join(", "), 33, 62)}
     --n N                        items per ability (default 2000, the paper's size)
     --seed S                     seed of the draws (default 1); the same seed gives the same items
     --out FILE                   where to write them (default: stdout)
 `;
+
+/** `text` cut at spaces into lines of at most `width` characters, each indented by `indent`. */
+function wrapped(text: string, indent: number, width: number): string {
+  const lines: string[] = [];
+  for (const word of text.split(" ")) {
+    const last = lines[lines.length - 1];
+    if (last !== undefined && last.length + 1 + word.length <= width) lines[lines.length - 1] = `${last} ${word}`;
+    else lines.push(word);
+  }
+  return lines.map((l) => " ".repeat(indent) + l).join("\n");
+}
 
 export interface GenerateArgs {
   ability?: string;

@@ -23,13 +23,16 @@ const itemsOf = (g: AbilityGenerator) => bySlug.get(g.slug)!;
 // Independent solvers: each reads an item's text and computes its answer.
 
 const DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
+const MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
 const COUNT_WORDS: Record<string, number> = { one: 1, two: 2, three: 3 };
-const UNIT: Record<string, [number, number]> = {
-  north: [0, 1], south: [0, -1], east: [1, 0], west: [-1, 0],
-  "to the left of": [-1, 0], "to the right of": [1, 0], above: [0, 1], below: [0, -1],
+const UNIT: Record<string, [number, number, number]> = {
+  north: [0, 1, 0], south: [0, -1, 0], east: [1, 0, 0], west: [-1, 0, 0],
+  "left of": [-1, 0, 0], "right of": [1, 0, 0], above: [0, 1, 0], below: [0, -1, 0], "in front of": [0, 0, 1], behind: [0, 0, -1],
 };
-const TABLE_WORD: Record<string, string> = { "-1,0": "to the left", "1,0": "to the right", "0,1": "above", "0,-1": "below" };
-const COMPASS_WORD: Record<string, string> = { "0,1": "north", "0,-1": "south", "1,0": "east", "-1,0": "west" };
+const TABLE_WORD: Record<string, string> = {
+  "-1,0,0": "to the left", "1,0,0": "to the right", "0,1,0": "above", "0,-1,0": "below", "0,0,1": "in front", "0,0,-1": "behind",
+};
+const COMPASS_WORD: Record<string, string> = { "0,1,0": "north", "0,-1,0": "south", "1,0,0": "east", "-1,0,0": "west" };
 
 function match(re: RegExp, text: string): string[] {
   const m = re.exec(text);
@@ -54,11 +57,12 @@ function solveQuantitative(it: GeneratedItem): string {
 }
 
 function solveTemporal(it: GeneratedItem): string {
-  if (it.question.startsWith("Who")) {
-    const years = [...it.context.matchAll(/(\w+) (?:was born )?in (\d{4})/g)].map((m) => [m[1]!, Number(m[2])] as const);
-    assert.equal(years.length, 4);
-    const sorted = [...years].sort((x, y) => x[1] - y[1]);
-    return it.question === "Who is the oldest?" ? sorted[0]![0] : sorted[3]![0];
+  if (it.question.startsWith("In which month")) {
+    const [start, event, count, unit, way] = match(/^The \w+ is in (\w+)\. The (\w+) is (\w+) (months?) (later|earlier)\.$/, it.context);
+    assert.equal(unit, count === "one" ? "month" : "months");
+    assert.equal(it.question, `In which month is the ${event}?`);
+    const offset = COUNT_WORDS[count!]! * (way === "later" ? 1 : -1);
+    return MONTH_NAMES[(MONTH_NAMES.indexOf(start!) + offset + 24) % 12]!;
   }
   const [, , day, person, event, count, unit, way] = match(/^(\w+)'s (\w+) is on (\w+)\. (\w+)'s (\w+) is (\w+) (days?) (later|earlier)\.$/, it.context);
   assert.equal(unit, count === "one" ? "day" : "days");
@@ -68,28 +72,28 @@ function solveTemporal(it: GeneratedItem): string {
 }
 
 function solveSpatial(it: GeneratedItem): string {
+  const key = (v: number[]) => v.map((x) => Math.sign(x) || 0).join(",");
   if (it.context.startsWith("The ")) {
-    const [x, rel, y] = match(/^The (\w+) is (to the left of|to the right of|above|below) the (\w+)\.$/, it.context);
-    const [asked, from] = match(/^Where is the (\w+) from the (\w+)\?$/, it.question);
-    const [dx, dy] = UNIT[rel!]!;
+    const [x, rel, y] = match(/^The (\w+) is (left of|right of|above|below|in front of|behind) the (\w+)\.$/, it.context);
+    const m = /^Where is the (\w+) from the (\w+)\?$/.exec(it.question) ?? /^From the (\w+), where is the (\w+)\?$/.exec(it.question);
+    assert.ok(m, it.question);
+    const [asked, from] = it.question.startsWith("From") ? [m[2], m[1]] : [m[1], m[2]];
     const sign = asked === x && from === y ? 1 : asked === y && from === x ? -1 : NaN;
-    return TABLE_WORD[`${sign * dx || 0},${sign * dy || 0}`]!;
+    return TABLE_WORD[key(UNIT[rel!]!.map((v) => sign * v))]!;
   }
-  // Positions from the two relations, walking from the first person named.
+  // Positions from the two relations, walking from the last person named.
   const facts = [...it.context.matchAll(/(\w+) is (north|south|east|west) of (\w+)\./g)].map((m) => [m[1]!, m[2]!, m[3]!] as const);
   assert.equal(facts.length, 2);
-  const pos = new Map<string, [number, number]>([[facts[0]![2], [0, 0]]]);
+  const pos = new Map<string, number[]>([[facts[1]![2], [0, 0, 0]]]);
   for (let pass = 0; pass < 3; pass++) {
     for (const [p, dir, q] of facts) {
-      const [ux, uy] = UNIT[dir]!;
-      if (pos.has(q) && !pos.has(p)) pos.set(p, [pos.get(q)![0] + ux, pos.get(q)![1] + uy]);
-      if (pos.has(p) && !pos.has(q)) pos.set(q, [pos.get(p)![0] - ux, pos.get(p)![1] - uy]);
+      const u = UNIT[dir]!;
+      if (pos.has(q) && !pos.has(p)) pos.set(p, pos.get(q)!.map((v, i) => v + u[i]!));
+      if (pos.has(p) && !pos.has(q)) pos.set(q, pos.get(p)!.map((v, i) => v - u[i]!));
     }
   }
   const [asked, from] = match(/^In which direction is (\w+) from (\w+)\?$/, it.question);
-  const [ax, ay] = pos.get(asked!)!;
-  const [fx, fy] = pos.get(from!)!;
-  return COMPASS_WORD[`${Math.sign(ax - fx)},${Math.sign(ay - fy)}`]!;
+  return COMPASS_WORD[key(pos.get(asked!)!.map((v, i) => v - pos.get(from!)![i]!))]!;
 }
 
 function solveDeductive(it: GeneratedItem): string {
@@ -161,7 +165,7 @@ function solveKnowledge(it: GeneratedItem): string {
   const q = it.question;
   const rules: [RegExp, (x: string) => string | undefined][] = [
     [/^What is the capital of (.+)\?$/, (x) => COUNTRIES.find((c) => c[0] === x)?.[1]],
-    [/^(.+) is the capital of which country\?$/, (x) => COUNTRIES.find((c) => c[1] === x)?.[0]],
+    [/^Which country has the capital (.+)\?$/, (x) => COUNTRIES.find((c) => c[1] === x)?.[0]],
     [/^On which continent is (.+)\?$/, (x) => COUNTRIES.find((c) => c[0] === x)?.[2]],
     [/^What is the chemical symbol for (.+)\?$/, (x) => ELEMENTS.find((e) => e[0] === x)?.[1]],
     [/^Which element has the symbol (.+)\?$/, (x) => ELEMENTS.find((e) => e[1] === x)?.[0]],
@@ -174,7 +178,8 @@ function solveKnowledge(it: GeneratedItem): string {
     if (m) {
       const answer = solve(m[1]!);
       assert.ok(answer, q);
-      assert.ok(!it.context.includes(answer), `the scene gives the answer away: ${it.context}`);
+      const asWord = new RegExp(`\\b${answer.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`);
+      assert.ok(!asWord.test(it.context), `the scene gives the answer away: ${it.context}`);
       return answer;
     }
   }
@@ -203,7 +208,7 @@ const SOLVERS: Record<string, (it: GeneratedItem) => string | string[]> = {
 const words = (values: Iterable<string>) => new Set(values);
 const TYPES: Record<string, (it: GeneratedItem) => Set<string> | RegExp> = {
   quantitative: () => /^\d+$/,
-  temporal: (it) => (it.question.startsWith("Who") ? words(NAMES) : words(DAYS)),
+  temporal: (it) => (it.question.startsWith("In which month") ? words(MONTH_NAMES) : words(DAYS)),
   spatial: (it) => (it.context.startsWith("The ") ? words(Object.values(TABLE_WORD)) : words(Object.values(COMPASS_WORD))),
   deductive: (it) => words(choicePool(it)),
   inductive: (it) => (/\d/.test(it.context) ? /^\d+$/ : words(["star", "moon", "sun", "tree", "drum", "bell", "ship", "rock", "leaf", "coin", "ring", "lamp"])),
@@ -252,6 +257,9 @@ test("there is one generator per ability of the paper, found by its name or slug
   }
   const typo = findGenerator("Spatial Reasonng");
   assert.ok("error" in typo && /did you mean `Spatial Reasoning`/.test(typo.error));
+  const slugTypo = findGenerator("spatal");
+  assert.ok("error" in slugTypo && /did you mean `spatial`/.test(slugTypo.error));
+  assert.ok("error" in findGenerator("Abductive Reasoning"));
   assert.equal(new Set(ALL_GENERATORS.map((g) => g.slug)).size, 10);
 });
 

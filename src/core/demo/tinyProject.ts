@@ -1,5 +1,5 @@
 // A complete, tiny profiling project: a random-weight Llama, a 3-item multiple-choice benchmark
-// and a config. Tests use it, and `bprof demo` runs it until the trained demo model exists.
+// and a config, made in a moment for tests. The built-in demo (`bprof demo`) is media/demo.
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { writeRandomLlama } from "../model/randomLlama";

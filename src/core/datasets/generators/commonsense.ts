@@ -15,16 +15,21 @@ export interface CausalRow {
   alsoPlausible?: number[];
 }
 
-/** Rows 0-19 are about a thing, rows 20 and on about the person ({name} stands for the name). */
+/**
+ * Causes are at most seven words and questions at most five, so that no run of 13 words of an
+ * item (the contamination test's n-gram) is fixed text plus a name: two items of the table share
+ * one only when they are nearly the same item.
+ *
+ * Rows 0-19 are about a thing, rows 20 and on about the person ({name} stands for the name). */
 export const CAUSAL: readonly CausalRow[] = [
   /* 0 */ { cause: "left ice cream in the sun", effect: "It melted." },
   /* 1 */ { cause: "dropped a glass on the stone floor", effect: "It broke.", alsoPlausible: [16] },
-  /* 2 */ { cause: "did not water the plant for a month", effect: "It wilted.", alsoPlausible: [18] },
+  /* 2 */ { cause: "forgot to water the plant for weeks", effect: "It wilted.", alsoPlausible: [18] },
   /* 3 */ { cause: "left bread out for two weeks", effect: "It grew mold.", alsoPlausible: [10] },
-  /* 4 */ { cause: "blew far too much air into a balloon", effect: "It popped." },
-  /* 5 */ { cause: "left a bike out in the rain for a year", effect: "It rusted." },
-  /* 6 */ { cause: "put a pot of water on a hot stove", effect: "It boiled." },
-  /* 7 */ { cause: "put a tray of water in the freezer", effect: "It froze." },
+  /* 4 */ { cause: "blew too much air into a balloon", effect: "It popped." },
+  /* 5 */ { cause: "left an iron nail in water", effect: "It rusted." },
+  /* 6 */ { cause: "heated a pot of water", effect: "It boiled." },
+  /* 7 */ { cause: "put water in the freezer", effect: "It froze." },
   /* 8 */ { cause: "dropped a stone into a pond", effect: "It sank." },
   /* 9 */ { cause: "let go of a helium balloon", effect: "It floated away.", alsoPlausible: [4] },
   /* 10 */ { cause: "left the milk out all week", effect: "It went sour.", alsoPlausible: [3] },
@@ -34,19 +39,19 @@ export const CAUSAL: readonly CausalRow[] = [
   /* 14 */ { cause: "left the car lights on all night", effect: "The battery died." },
   /* 15 */ { cause: "forgot to add wood to the fire", effect: "It went out." },
   /* 16 */ { cause: "tapped an egg on the bowl", effect: "It cracked.", alsoPlausible: [1] },
-  /* 17 */ { cause: "shook a bottle of soda and opened it", effect: "It fizzed over." },
+  /* 17 */ { cause: "shook a soda bottle and opened it", effect: "It fizzed over." },
   /* 18 */ { cause: "hung the wet towel in the sun", effect: "It dried." },
-  /* 19 */ { cause: "put a coat of paint on the old fence", effect: "It looked new." },
+  /* 19 */ { cause: "painted the old fence", effect: "It looked new." },
   /* 20 */ { cause: "touched the hot stove", effect: "{name} burned a finger." },
   /* 21 */ { cause: "stayed up all night", effect: "{name} felt sleepy.", alsoPlausible: [34] },
   /* 22 */ { cause: "skipped breakfast and lunch", effect: "{name} felt hungry." },
   /* 23 */ { cause: "walked in the rain without a coat", effect: "{name} got wet.", alsoPlausible: [25] },
   /* 24 */ { cause: "studied hard for the test", effect: "{name} passed the test." },
   /* 25 */ { cause: "ate far too much cake", effect: "{name} felt sick." },
-  /* 26 */ { cause: "ran a long race on a hot day", effect: "{name} felt thirsty.", alsoPlausible: [21, 29, 33] },
+  /* 26 */ { cause: "ran a long race in the heat", effect: "{name} felt thirsty.", alsoPlausible: [21, 29, 33] },
   /* 27 */ { cause: "practised the violin every day", effect: "{name} played much better." },
   /* 28 */ { cause: "stepped on a sharp nail", effect: "{name} hurt a foot." },
-  /* 29 */ { cause: "sat in the sun all day without a hat", effect: "{name} got sunburned.", alsoPlausible: [26] },
+  /* 29 */ { cause: "sat in the sun without a hat", effect: "{name} got sunburned.", alsoPlausible: [26] },
   /* 30 */ { cause: "missed the last bus", effect: "{name} walked home.", alsoPlausible: [34] },
   /* 31 */ { cause: "lost the house key", effect: "{name} could not get in." },
   /* 32 */ { cause: "wore a thick coat in the snow", effect: "{name} stayed warm." },
@@ -87,7 +92,7 @@ function draft(rng: Rng): ItemDraft {
   const wrong = wrongRows(rng, row);
   if (template === "effect") {
     return {
-      template, context: cause(row), question: rng.pick(["What most likely happened next?", "What was the most likely result?"]),
+      template, context: cause(row), question: rng.pick(["What happened next?", "What was the result?"]),
       answer: effect(row), distractors: wrong.map(effect),
     };
   }

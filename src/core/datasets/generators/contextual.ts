@@ -1,4 +1,4 @@
-// Contextual Recall: a short passage binds three people to things and jobs, then one binding is
+// Contextual Recall: a short passage binds two people to things or jobs, then one binding is
 // asked for. Everything needed is in the passage and nowhere else (the bindings are random), and
 // the other bindings of the passage are among the wrong choices, so only recalling the right
 // sentence answers it.
@@ -13,12 +13,15 @@ export const THINGS = ["kite", "cup", "hat", "ball", "box", "bag", "bike", "boat
 /** Jobs that take "a". */
 export const JOBS = ["baker", "nurse", "pilot", "farmer", "tailor", "judge", "miner", "chef", "guard", "clerk", "dancer", "singer", "potter", "barber", "plumber"] as const;
 
+/** People in a passage; the other wrong choices are of the same kind but not in the passage. */
+const BOUND = 2;
+
 function owned(rng: Rng, template: "color" | "owner"): ItemDraft {
   const people = rng.sample(NAMES, 4);
   const colors = rng.sample(COLORS, 4);
-  const things = rng.sample(THINGS, 3);
-  const context = [0, 1, 2].map((i) => `${people[i]} has a ${colors[i]} ${things[i]}.`).join(" ");
-  const asked = rng.below(3);
+  const things = rng.sample(THINGS, BOUND);
+  const context = things.map((thing, i) => `${people[i]} has a ${colors[i]} ${thing}.`).join(" ");
+  const asked = rng.below(BOUND);
   if (template === "color") {
     return {
       template, context, question: `What color is ${people[asked]}'s ${things[asked]}?`,
@@ -32,12 +35,12 @@ function owned(rng: Rng, template: "color" | "owner"): ItemDraft {
 }
 
 function job(rng: Rng): ItemDraft {
-  const people = rng.sample(NAMES, 3);
+  const people = rng.sample(NAMES, BOUND);
   const jobs = rng.sample(JOBS, 4);
-  const asked = rng.below(3);
+  const asked = rng.below(BOUND);
   return {
     template: "job",
-    context: [0, 1, 2].map((i) => `${people[i]} works as a ${jobs[i]}.`).join(" "),
+    context: people.map((p, i) => `${p} works as a ${jobs[i]}.`).join(" "),
     question: `What is ${people[asked]}'s job?`,
     answer: jobs[asked]!, distractors: jobs.filter((_, i) => i !== asked),
   };
@@ -46,7 +49,7 @@ function job(rng: Rng): ItemDraft {
 export const contextual: AbilityGenerator = {
   ability: "Contextual Recall",
   slug: "contextual",
-  summary: "three people bound to coloured things or jobs in a passage; one binding asked back",
+  summary: "two people bound to coloured things or jobs in a passage; one binding asked back",
   templates: TEMPLATES,
   draft: (rng) => {
     const template = rng.pick(TEMPLATES);

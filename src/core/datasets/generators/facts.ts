@@ -33,7 +33,7 @@ export const ELEMENTS: readonly [string, string][] = [
   ["zinc", "Zn"], ["silver", "Ag"], ["tin", "Sn"], ["gold", "Au"], ["mercury", "Hg"], ["lead", "Pb"],
 ];
 
-/** [book, author]: one book per author. */
+/** [book, author]: one book per author, titles of at most three words. */
 export const BOOKS: readonly [string, string][] = [
   ["Hamlet", "Shakespeare"], ["Pride and Prejudice", "Austen"], ["Oliver Twist", "Dickens"], ["War and Peace", "Tolstoy"],
   ["Don Quixote", "Cervantes"], ["Moby-Dick", "Melville"], ["Nineteen Eighty-Four", "Orwell"], ["Frankenstein", "Mary Shelley"],
@@ -41,7 +41,7 @@ export const BOOKS: readonly [string, string][] = [
   ["Ulysses", "James Joyce"], ["Les Miserables", "Victor Hugo"], ["Madame Bovary", "Flaubert"], ["The Trial", "Kafka"],
   ["The Great Gatsby", "Fitzgerald"], ["Treasure Island", "Stevenson"], ["Robinson Crusoe", "Defoe"],
   ["Gulliver's Travels", "Swift"], ["The Time Machine", "H. G. Wells"], ["Mrs Dalloway", "Virginia Woolf"],
-  ["The Old Man and the Sea", "Hemingway"], ["The Divine Comedy", "Dante"],
+  ["The Divine Comedy", "Dante"], ["Little Women", "Alcott"], ["The Hobbit", "Tolkien"],
 ];
 
 /** [painting, painter] */

@@ -56,6 +56,8 @@ export interface GenerateOptions {
   distinct?: boolean;
   /** Item ids are `<idPrefix>-<seed>-<number>`; default the generator's slug. */
   idPrefix?: string;
+  /** A last say on each finished item (choices in order): false draws another one instead. */
+  accept?: (item: GeneratedItem) => boolean;
 }
 
 /** Too many draws in a row were repeats: the generator has fewer distinct items than asked for. */
@@ -91,6 +93,11 @@ class PositionDealer {
       this.decks.set(choices, deck);
     }
     return deck.pop()!;
+  }
+
+  /** Puts a dealt position back, for an item that was not used after all. */
+  undeal(choices: number, position: number): void {
+    this.decks.get(choices)!.push(position);
   }
 }
 
@@ -128,32 +135,40 @@ export function generateItems(generator: AbilityGenerator, options: GenerateOpti
   const items: GeneratedItem[] = [];
   let misses = 0;
   while (items.length < n) {
+    const miss = () => {
+      if (++misses > MAX_DRAWS_PER_ITEM * (n + 10)) {
+        throw new GeneratorCapacityError(
+          `the ${generator.ability} generator found only ${items.length} of the ${n} ${distinct ? "distinct " : ""}items asked for ` +
+            `(${exclude.size > 0 || options.accept ? "after leaving out the excluded items; " : ""}ask for fewer)`,
+        );
+      }
+    };
     const draft = generator.draft(rng);
     checkDraft(generator, draft);
     const key = itemKey(draft);
     if (exclude.has(key) || (distinct && seen.has(key))) {
-      if (++misses > MAX_DRAWS_PER_ITEM * (n + 10)) {
-        throw new GeneratorCapacityError(
-          `the ${generator.ability} generator found only ${items.length} of the ${n} ${distinct ? "distinct " : ""}items asked for ` +
-            `(${exclude.size > 0 ? "after leaving out the excluded items; " : ""}ask for fewer)`,
-        );
-      }
+      miss();
       continue;
     }
-    seen.add(key);
     const count = draft.distractors.length + 1;
     const answer = dealer.deal(count);
     const wrong = rng.shuffled(draft.distractors);
-    const choices = [...wrong.slice(0, answer), draft.answer, ...wrong.slice(answer)];
-    items.push({
+    const item: GeneratedItem = {
       id: `${prefix}-${seed}-${items.length + 1}`,
       ability: generator.ability,
       context: draft.context,
       question: draft.question,
-      choices,
+      choices: [...wrong.slice(0, answer), draft.answer, ...wrong.slice(answer)],
       answer,
       meta: { template: draft.template },
-    });
+    };
+    if (options.accept && !options.accept(item)) {
+      dealer.undeal(count, answer);
+      miss();
+      continue;
+    }
+    seen.add(key);
+    items.push(item);
   }
   return items;
 }

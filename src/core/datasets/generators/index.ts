@@ -1,7 +1,7 @@
 // The registry of diagnostic item generators: one per ability of the paper, keyed by the paper's
 // ability name. Each makes English multiple-choice items whose answer it computes, so every
 // label is right by construction (the paper's LLM-written items were 92.2% right).
-import { nearMissAbility, PAPER_ABILITIES, type PaperAbility } from "../../abilities";
+import { nearMissAbility, PAPER_ABILITIES, typoDistance, type PaperAbility } from "../../abilities";
 import { analogical } from "./analogical";
 import { commonsense } from "./commonsense";
 import { contextual } from "./contextual";
@@ -42,7 +42,8 @@ export function findGenerator(name: string): GeneratorLookup {
   const wanted = name.trim().toLowerCase();
   const found = ALL_GENERATORS.find((g) => g.ability.toLowerCase() === wanted || g.slug === wanted);
   if (found) return { generator: found };
-  const suggestion = nearMissAbility(name);
+  const slug = ALL_GENERATORS.find((g) => typoDistance(wanted, g.slug) <= 2)?.slug;
+  const suggestion = nearMissAbility(name) ?? slug;
   const known = ALL_GENERATORS.map((g) => `${g.slug} (${g.ability})`).join(", ");
   return { error: `no generator for \`${name}\`${suggestion ? `: did you mean \`${suggestion}\`?` : ""} (generators: ${known})` };
 }

@@ -1,5 +1,5 @@
-// Quantitative Reasoning: one-step word problems with small numbers (adding, taking away,
-// comparing two amounts). The answer is computed from the numbers in the text; the wrong choices
+// Quantitative Reasoning: one-step word problems with small numbers (adding or taking away up to
+// five, comparing two amounts that differ by up to five). The answer is computed from the numbers in the text; the wrong choices
 // are the mistakes people make: off by one or two, or the other operation.
 import type { AbilityGenerator, ItemDraft } from "./generate";
 import type { Rng } from "./rng";
@@ -33,23 +33,23 @@ function draft(rng: Rng): ItemDraft {
   switch (template) {
     case "add": {
       const x = rng.int(2, 9);
-      const y = rng.int(2, 9);
+      const y = rng.int(1, 5);
       return {
         template, context: `${a} has ${x} ${thing} and gets ${y} more.`, question: `How many ${thing} does ${a} have now?`,
         answer: String(x + y), distractors: numericDistractors(rng, x + y, Math.abs(x - y)),
       };
     }
     case "take": {
-      const x = rng.int(6, 18);
-      const y = rng.int(2, x - 2);
+      const x = rng.int(4, 12);
+      const y = rng.int(1, Math.min(5, x - 2));
       return {
         template, context: `${a} has ${x} ${thing} and gives away ${y}.`, question: `How many ${thing} does ${a} have now?`,
         answer: String(x - y), distractors: numericDistractors(rng, x - y, x + y),
       };
     }
     case "compare": {
-      const x = rng.int(5, 15);
-      const y = rng.int(1, x - 2);
+      const x = rng.int(4, 12);
+      const y = x - rng.int(1, Math.min(5, x - 1));
       return {
         template, context: `${a} has ${x} ${thing}. ${b} has ${y} ${thing}.`, question: `How many more ${thing} does ${a} have than ${b}?`,
         answer: String(x - y), distractors: numericDistractors(rng, x - y, x + y),

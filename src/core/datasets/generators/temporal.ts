@@ -1,11 +1,11 @@
-// Temporal Reasoning: counting days of the week forwards and backwards, and ordering people by
-// the years they were born in. Answers are computed from the stated days and years; wrong choices
-// are the day one off, the day counted the wrong way, or the other people of the passage.
+// Temporal Reasoning: counting days of the week and months of the year forwards and backwards
+// from a stated date. Answers are computed from the calendar; wrong choices are the start, the
+// answer one off either way, or the count in the wrong direction.
 import type { AbilityGenerator, ItemDraft } from "./generate";
 import type { Rng } from "./rng";
 import { NAMES, WEEKDAYS } from "./words";
 
-const TEMPLATES = ["weekday", "born"] as const;
+const TEMPLATES = ["weekday", "month"] as const;
 
 export const EVENTS = ["party", "game", "exam", "trip", "visit", "show", "match", "lesson"] as const;
 
@@ -37,28 +37,39 @@ function weekday(rng: Rng): ItemDraft {
   };
 }
 
-function born(rng: Rng): ItemDraft {
-  const people = rng.sample(NAMES, 4);
-  const years = new Set<number>();
-  while (years.size < 4) years.add(rng.int(1950, 2010));
-  const born = [...years];
-  const oldest = rng.chance(0.5);
-  const pick = oldest ? Math.min(...born) : Math.max(...born);
-  const answer = people[born.indexOf(pick)]!;
-  const listed = people.map((p, i) => (i === 0 ? `${p} was born in ${born[i]}` : `${p} in ${born[i]}`));
+export const MONTHS = [
+  "January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December",
+] as const;
+export const MONTH_OFFSETS: readonly [number, string][] = [
+  [1, "one month later"], [2, "two months later"], [3, "three months later"], [-1, "one month earlier"], [-2, "two months earlier"],
+];
+export const FAIRS = ["fair", "show", "race", "festival", "market", "concert", "parade", "contest"] as const;
+
+export function monthAfter(month: string, offset: number): string {
+  const index = MONTHS.indexOf(month as (typeof MONTHS)[number]);
+  if (index < 0) throw new Error(`not a month: ${month}`);
+  return MONTHS[(((index + offset) % 12) + 12) % 12]!;
+}
+
+function month(rng: Rng): ItemDraft {
+  const [e1, e2] = rng.sample(FAIRS, 2) as [string, string];
+  const start = rng.pick(MONTHS);
+  const [offset, words] = rng.pick(MONTH_OFFSETS);
+  const answer = monthAfter(start, offset);
+  const mistakes = [start, monthAfter(answer, 1), monthAfter(answer, -1), monthAfter(start, -offset)];
   return {
-    template: "born",
-    context: `${listed.slice(0, 3).join(", ")} and ${listed[3]}.`,
-    question: oldest ? "Who is the oldest?" : "Who is the youngest?",
+    template: "month",
+    context: `The ${e1} is in ${start}. The ${e2} is ${words}.`,
+    question: `In which month is the ${e2}?`,
     answer,
-    distractors: people.filter((p) => p !== answer),
+    distractors: rng.shuffled([...new Set(mistakes)].filter((m) => m !== answer)).slice(0, 3),
   };
 }
 
 export const temporal: AbilityGenerator = {
   ability: "Temporal Reasoning",
   slug: "temporal",
-  summary: "days of the week counted forwards and backwards; who is oldest or youngest from birth years",
+  summary: "days of the week and months of the year counted forwards and backwards",
   templates: TEMPLATES,
-  draft: (rng) => (rng.pick(TEMPLATES) === "weekday" ? weekday(rng) : born(rng)),
+  draft: (rng) => (rng.pick(TEMPLATES) === "weekday" ? weekday(rng) : month(rng)),
 };

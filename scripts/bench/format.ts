@@ -1,0 +1,318 @@
+// The performance record's table and JSON: raw figures in (the runner's bench.json, the Python
+// reference, the editor-side timings), one row per claim out, each a ratio of two figures
+// measured side by side in the same run. Pure functions: tested in test/unit/benchFormat.test.ts.
+
+/** One line of the printed table. */
+export interface Row {
+  row: string;
+  what: string;
+  /** The figure the claim is about (ours), formatted. */
+  a: string;
+  /** What it is compared with, formatted; "" when nothing is. */
+  b: string;
+  /** a over b as the claim reads it (a speed-up, a utilisation); undefined when there is none. */
+  ratio?: number;
+  /** How `ratio` prints: "x" (3.2x) or "%" (43.1%). */
+  ratioUnit?: "x" | "%";
+  /** The issue's target in words; "" when the row only informs. */
+  target: string;
+  /** undefined when the row has no target. */
+  met?: boolean;
+}
+
+// ------------------------------------------------------------------------------------------------
+// raw figures
+
+/** The parts of the runner's bench.json read here (native-runner/PROTOCOL.md, "bench"). */
+export interface RunnerBench {
+  runner_version: string;
+  libtorch: string;
+  device: string;
+  dtype: string;
+  threads: number;
+  seconds?: number;
+  matmul?: { n: number; flops_per_second: number; measurements?: number[] };
+  scoring?: {
+    parameters: number;
+    items: number;
+    choices: number;
+    context_tokens: number;
+    continuation_tokens: number;
+    flops?: number;
+    kv_cache: Way;
+    full_sequences: Way;
+    speedup: number;
+    max_logprob_difference: number;
+  };
+  importance?: { sequences: number; length: number; seconds: number; tokens_per_second: number; flops?: number; flops_per_second?: number; mfu?: number };
+  profile?: {
+    parameters: number;
+    abilities: number;
+    k: number[];
+    variants: number;
+    items: number;
+    in_place: { seconds: number; bytes_written: number };
+    checkpoint_per_variant: { seconds: number; bytes_written: number };
+    speedup: number;
+  };
+}
+
+interface Way {
+  seconds: number;
+  items_per_second: number;
+  flops_per_second?: number;
+  mfu?: number;
+}
+
+/** Row 4: the runner's `score` and the Python reference on the same items and threads. */
+export interface ReferenceResult {
+  parameters: number;
+  items: number;
+  /** Choices of all items together. */
+  choices: number;
+  threads: number;
+  torch: string;
+  /** Scoring only (model loaded), seconds of each round; the best is the figure. */
+  runner_seconds: number[];
+  python_seconds: number[];
+  /** Whole processes (start, load, score, write), seconds of each round. */
+  runner_process_seconds: number[];
+  python_process_seconds: number[];
+  max_logprob_difference: number;
+  greedy_disagreements: number;
+}
+
+export interface EditorResult {
+  diagnostic: { items: number; median_ms: number; milliseconds: number[] };
+  tasks: { documents: number; median_ms: number; milliseconds: number[]; tokens: number };
+  analysis: { cells: number; resamples: number; ais_median_ms: number; ais_and_specificity_median_ms: number; ais_and_specificity_milliseconds: number[] };
+}
+
+export interface RawFigures {
+  runner?: RunnerBench;
+  /** The runner's bench on a GPU in bfloat16, where one was there. */
+  runnerGpu?: RunnerBench;
+  reference?: ReferenceResult;
+  editor?: EditorResult;
+}
+
+// ------------------------------------------------------------------------------------------------
+// figures as text
+
+const SI = [
+  [1e12, "T"],
+  [1e9, "G"],
+  [1e6, "M"],
+  [1e3, "k"],
+] as const;
+
+/** Three significant digits, at least the units digit: 2.00e-6, 0.0123, 1.23, 12.3, 123, 1234. */
+export function digits(value: number): string {
+  if (!Number.isFinite(value)) return String(value);
+  const abs = Math.abs(value);
+  if (abs >= 100) return value.toFixed(0);
+  if (abs >= 10) return value.toFixed(1);
+  if (abs >= 1) return value.toFixed(2);
+  if (abs === 0) return "0";
+  if (abs < 1e-3) return value.toExponential(2);
+  return value.toPrecision(3);
+}
+
+/** 1.23 GB (powers of 1000). */
+export function formatBytes(bytes: number): string {
+  if (bytes === 0) return "0 B";
+  for (const [scale, prefix] of SI) if (Math.abs(bytes) >= scale) return `${digits(bytes / scale)} ${prefix}B`;
+  return `${bytes} B`;
+}
+
+/** 12.3 GFLOP/s. */
+export function formatFlops(perSecond: number): string {
+  for (const [scale, prefix] of SI) if (Math.abs(perSecond) >= scale) return `${digits(perSecond / scale)} ${prefix}FLOP/s`;
+  return `${digits(perSecond)} FLOP/s`;
+}
+
+/** 850 ms under a second, 12.3 s above. */
+export function formatSeconds(seconds: number): string {
+  return seconds < 1 ? `${digits(seconds * 1000)} ms` : `${digits(seconds)} s`;
+}
+
+/**
+ * 2.67x, 43.1%: rounded down, so that a ratio shown as reaching its target has reached it
+ * (1.998 prints as 1.99x, not as a 2.00x that misses ">= 2x").
+ */
+export function formatRatio(ratio: number, unit: "x" | "%" = "x"): string {
+  if (!Number.isFinite(ratio)) return "-";
+  const down = (value: number, decimals: number) => (Math.floor(value * 10 ** decimals + 1e-9) / 10 ** decimals).toFixed(decimals);
+  if (unit === "%") return `${down(ratio * 100, 1)}%`;
+  return `${ratio >= 100 ? down(ratio, 0) : ratio >= 10 ? down(ratio, 1) : down(ratio, 2)}x`;
+}
+
+export function formatMet(met: boolean | undefined): string {
+  return met === undefined ? "-" : met ? "yes" : "NO";
+}
+
+/** The smallest of a list (the best time of several rounds). */
+export function best(values: readonly number[]): number {
+  return values.length === 0 ? NaN : Math.min(...values);
+}
+
+// ------------------------------------------------------------------------------------------------
+// rows
+
+/** FLOP/s of a way of the runner's bench: its own figure, or its MFU times the peak (older runners). */
+function flopsPerSecond(way: { flops_per_second?: number; mfu?: number }, peak: number | undefined): number | undefined {
+  if (way.flops_per_second !== undefined) return way.flops_per_second;
+  if (way.mfu !== undefined && peak !== undefined) return way.mfu * peak;
+  return undefined;
+}
+
+/** Row 3's lines of one runner bench: achieved FLOP/s over the measured matmul peak. */
+function mfuRows(bench: RunnerBench, labels: { row: string; peak: string; target: number | undefined }[]): Row[] {
+  const peak = bench.matmul?.flops_per_second;
+  if (peak === undefined) return [];
+  const rows: Row[] = [];
+  const add = (row: string, what: string, achieved: number | undefined, target: number | undefined) => {
+    if (achieved === undefined) return;
+    const ratio = achieved / peak;
+    rows.push({
+      row,
+      what,
+      a: formatFlops(achieved),
+      b: `${formatFlops(peak)} ${labels[0]!.peak}`,
+      ratio,
+      ratioUnit: "%",
+      target: target === undefined ? "" : `>= ${(target * 100).toFixed(0)}% of peak`,
+      ...(target === undefined ? {} : { met: ratio >= target }),
+    });
+  };
+  const [scoring, full, importance] = labels;
+  const where = `${bench.device}, ${bench.dtype}`;
+  if (bench.scoring) {
+    add(scoring!.row, `MFU, forward scoring with KV cache (${where})`, flopsPerSecond(bench.scoring.kv_cache, peak), scoring!.target);
+    add(full!.row, `MFU, forward scoring as full sequences (${where})`, flopsPerSecond(bench.scoring.full_sequences, peak), full!.target);
+  }
+  if (bench.importance) add(importance!.row, `MFU, importance pass: forward + backward (${where})`, flopsPerSecond(bench.importance, peak), importance!.target);
+  return rows;
+}
+
+/** The table: rows 1-5 from whatever figures are there. */
+export function buildRows(raw: RawFigures): Row[] {
+  const rows: Row[] = [];
+  const s = raw.runner?.scoring;
+  if (s) {
+    const params = `${(s.parameters / 1e6).toFixed(1)}M`;
+    rows.push({
+      row: "1",
+      what: `MC scoring, ${params}-param Llama, ${s.items} items x ${s.choices} choices (ctx ${s.context_tokens}, cont ${s.continuation_tokens} tokens): KV cache vs full sequences; max |dlogp| ${digits(s.max_logprob_difference)}`,
+      a: `${digits(s.kv_cache.items_per_second)} items/s`,
+      b: `${digits(s.full_sequences.items_per_second)} items/s`,
+      ratio: s.kv_cache.items_per_second / s.full_sequences.items_per_second,
+      target: ">= 2x",
+      met: s.kv_cache.items_per_second / s.full_sequences.items_per_second >= 2,
+    });
+  }
+  const p = raw.runner?.profile;
+  if (p) {
+    const ratio = p.checkpoint_per_variant.seconds / p.in_place.seconds;
+    rows.push({
+      row: "2",
+      what: `Whole profile, ${(p.parameters / 1e6).toFixed(1)}M params: ${p.abilities} abilities x ${p.k.length} k, top + random (${p.variants} variants), ${p.items} items: in place vs checkpoint per variant`,
+      a: `${formatSeconds(p.in_place.seconds)}, ${formatBytes(p.in_place.bytes_written)} written`,
+      b: `${formatSeconds(p.checkpoint_per_variant.seconds)}, ${formatBytes(p.checkpoint_per_variant.bytes_written)} written`,
+      ratio,
+      target: ">= 10x, 0 B written",
+      met: ratio >= 10 && p.in_place.bytes_written === 0,
+    });
+  }
+  if (raw.runner) {
+    rows.push(
+      ...mfuRows(raw.runner, [
+        { row: "3a", peak: "matmul peak", target: 0.5 },
+        { row: "3b", peak: "matmul peak", target: undefined },
+        { row: "3c", peak: "matmul peak", target: undefined },
+      ]),
+    );
+  }
+  if (raw.runnerGpu) {
+    rows.push(
+      ...mfuRows(raw.runnerGpu, [
+        { row: "3d", peak: "bf16 matmul peak", target: undefined },
+        { row: "3e", peak: "bf16 matmul peak", target: undefined },
+        { row: "3f", peak: "bf16 matmul peak", target: undefined },
+      ]),
+    );
+  }
+  const r = raw.reference;
+  if (r) {
+    const ours = r.items / best(r.runner_seconds);
+    const theirs = r.items / best(r.python_seconds);
+    const agree = r.max_logprob_difference <= 1e-3;
+    rows.push({
+      row: "4",
+      what: `MC scoring vs plain PyTorch ${r.torch} choice by choice, ${(r.parameters / 1e6).toFixed(1)}M params, ${r.items} items x ${r.choices / r.items} choices, ${r.threads} threads; max |dlogp| ${digits(r.max_logprob_difference)}`,
+      a: `${digits(ours)} items/s`,
+      b: `${digits(theirs)} items/s`,
+      ratio: ours / theirs,
+      target: ">= 2x, |dlogp| <= 1e-3",
+      met: ours / theirs >= 2 && agree,
+    });
+  }
+  const e = raw.editor;
+  if (e) {
+    const underSecond = (row: string, what: string, ms: number, per: string) =>
+      rows.push({ row, what, a: formatSeconds(ms / 1000), b: per, target: "< 1 s", met: ms < 1000 });
+    underSecond("5a", `Validate a ${e.diagnostic.items.toLocaleString("en-US")}-item diagnostic file (all checks, median)`, e.diagnostic.median_ms, `${digits(e.diagnostic.items / (e.diagnostic.median_ms / 1000))} items/s`);
+    underSecond("5b", `Render + tokenize ${e.tasks.documents.toLocaleString("en-US")} benchmark items (lm-eval task code, median)`, e.tasks.median_ms, `${digits(e.tasks.documents / (e.tasks.median_ms / 1000))} items/s`);
+    underSecond("5c", `AIS + specificity, ${e.analysis.resamples} bootstrap resamples, ${e.analysis.cells} cells of 1,000 items (median)`, e.analysis.ais_and_specificity_median_ms, `AIS alone ${formatSeconds(e.analysis.ais_median_ms / 1000)}`);
+  }
+  return rows;
+}
+
+// ------------------------------------------------------------------------------------------------
+// printing
+
+export const COLUMNS = ["row", "what", "figure A", "figure B", "ratio", "target", "met?"] as const;
+
+function cells(row: Row): string[] {
+  return [row.row, row.what, row.a, row.b, row.ratio === undefined ? "-" : formatRatio(row.ratio, row.ratioUnit), row.target || "-", formatMet(row.met)];
+}
+
+/** A Markdown table, columns padded to line up in a terminal (and pasteable into the README). */
+export function renderTable(rows: readonly Row[]): string {
+  const body = rows.map(cells).map((r) => r.map((c) => c.replace(/\|/g, "\\|")));
+  const widths = COLUMNS.map((title, i) => Math.max(title.length, ...body.map((r) => r[i]!.length)));
+  const line = (r: readonly string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;
+  const rule = `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`;
+  return [line(COLUMNS), rule, ...body.map(line)].join("\n");
+}
+
+/** Lines comparing this run's ratios with an earlier record's (bench-results.json before it is overwritten). */
+export function compareRows(previous: readonly Row[], current: readonly Row[]): string[] {
+  const before = new Map(previous.map((r) => [r.row, r]));
+  const lines: string[] = [];
+  for (const row of current) {
+    const old = before.get(row.row);
+    if (!old) continue;
+    if (row.ratio !== undefined && old.ratio !== undefined) {
+      lines.push(`${row.row}: ${formatRatio(old.ratio, old.ratioUnit)} -> ${formatRatio(row.ratio, row.ratioUnit)}`);
+    } else if (row.a !== old.a) {
+      lines.push(`${row.row}: ${old.a} -> ${row.a}`);
+    }
+  }
+  return lines;
+}
+
+/** bench-results.json: where and when, the table as printed, and every raw figure behind it. */
+export interface BenchRecord {
+  schema: 1;
+  date: string;
+  machine: Record<string, unknown>;
+  options: Record<string, unknown>;
+  rows: Row[];
+  raw: RawFigures;
+  seconds: number;
+}
+
+export function benchRecord(date: Date, machine: Record<string, unknown>, options: Record<string, unknown>, raw: RawFigures, seconds: number): BenchRecord {
+  return { schema: 1, date: date.toISOString(), machine, options, rows: buildRows(raw), raw, seconds };
+}

@@ -1,0 +1,193 @@
+// `npm run bench`: the performance record. Every claim is a ratio of two figures measured side by
+// side in this run on this machine; the table goes to stdout and every raw figure, with the
+// machine, to bench-results.json (compared with the previous record first, when there is one).
+//
+//   node --import tsx scripts/bench/main.ts [--threads N] [--quick] [--out FILE]
+//
+// --threads  compute threads of the runner and of the Python reference (default: every core)
+// --quick    small sizes, a smoke test of the whole bench in a minute; writes no record unless --out
+// --out      where the record goes (default bench-results.json at the repository root)
+//
+// Rows 1-3: `bprof-runner bench` (native-runner/PROTOCOL.md, "bench"); on a machine whose runner
+// sees a CUDA device, also on the GPU in bfloat16 against the GPU's own matmul peak. Row 4: the
+// runner's `score` against scripts/bench/reference_llama.py on Debian's python3-torch (installed
+// by `scripts/setup.sh --bench`). Row 5: the editor-side code of src/core, in this process.
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { benchAnalysis } from "./analysis";
+import { benchDiagnostic, diagnosticBenchData } from "./diagnostic";
+import { benchRecord, compareRows, renderTable, type BenchRecord, type RawFigures, type RunnerBench } from "./format";
+import { referenceComparison, runnerBench, runRunner, type ReferenceSizes } from "./runner";
+import { benchTasks } from "./tasks";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const RUNNER = process.env.BPROF_RUNNER ?? path.join(ROOT, "native-runner/build/bprof-runner");
+// Debian's interpreter, the one python3-torch installs into (a pyenv or venv python3 on PATH has not got it).
+const PYTHON = process.env.BPROF_BENCH_PYTHON ?? "/usr/bin/python3";
+const REFERENCE_SCRIPT = path.join(ROOT, "scripts/bench/reference_llama.py");
+
+interface Options {
+  threads: number;
+  quick: boolean;
+  out: string | undefined;
+}
+
+function parseArgs(argv: string[]): Options {
+  const options: Options = { threads: os.availableParallelism(), quick: false, out: path.join(ROOT, "bench-results.json") };
+  let outGiven = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--quick") options.quick = true;
+    else if (arg === "--threads") options.threads = Number(argv[++i]);
+    else if (arg === "--out") {
+      options.out = path.resolve(argv[++i] ?? "");
+      outGiven = true;
+    } else throw new Error(`unknown argument ${arg} (--threads N, --quick, --out FILE)`);
+  }
+  if (!Number.isInteger(options.threads) || options.threads < 1) throw new Error("--threads must be a positive integer");
+  if (options.quick && !outGiven) options.out = undefined;
+  return options;
+}
+
+/** Sizes of every row. The full bench takes about ten minutes on a 2-core machine. */
+function sizes(quick: boolean) {
+  const runnerBenchJob = quick
+    ? {
+        matmul: { n: 512, repeats: 2 },
+        scoring: { items: 4, repeats: 1 },
+        importance: { sequences: 4, length: 64 },
+        profile: { abilities: 2, sequences: 4, length: 32, k: [0.00016, 0.01024], benchmarks: 2, items: 4, context: 32 },
+      }
+    : {
+        scoring: { items: 8, repeats: 3 },
+        importance: { sequences: 8, length: 128 },
+        // The paper's proportions: an ability's diagnostic tokens (x3 for forward + backward) about
+        // 1.5x the benchmark tokens scored per variant (~2000 items per ability, benchmarks of similar size).
+        profile: { abilities: 10, sequences: 6, length: 64, benchmarks: 4, items: 4, choices: 4, context: 32, continuation: 4 },
+      };
+  const reference: ReferenceSizes = quick
+    ? { items: 4, choices: 4, context: [16, 48], continuation: [2, 8], rounds: 1 }
+    : { items: 32, choices: 4, context: [64, 160], continuation: [4, 24], rounds: 2 };
+  const editor = quick
+    ? { diagnosticItems: 2000, documents: 100, taskDocuments: 500, runs: 1, taskRuns: 1 }
+    : { diagnosticItems: 20000, documents: 1000, taskDocuments: 10000, runs: 3, taskRuns: 1 };
+  return { runnerBenchJob, reference, editor };
+}
+
+function say(line: string): void {
+  process.stderr.write(`bench: ${line}\n`);
+}
+
+function git(args: string[]): string | undefined {
+  try {
+    return execFileSync("git", args, { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+  } catch {
+    return undefined;
+  }
+}
+
+function machine(threads: number, runner: RunnerBench | undefined, torch: string | undefined, gpus: string[], loadAtStart: number[]): Record<string, unknown> {
+  const status = git(["status", "--porcelain", "--untracked-files=no"]);
+  return {
+    cpu: os.cpus()[0]?.model ?? "unknown",
+    cores: os.availableParallelism(),
+    memory_bytes: os.totalmem(),
+    os: `${os.type()} ${os.release()} ${os.arch()}`,
+    load_average_at_start: loadAtStart,
+    load_average_at_end: os.loadavg(),
+    threads,
+    node: process.version,
+    runner_version: runner?.runner_version ?? execFileSync(RUNNER, ["--version"], { encoding: "utf8" }).trim(),
+    libtorch: runner?.libtorch,
+    python_torch: torch,
+    gpus,
+    git_commit: git(["rev-parse", "HEAD"]),
+    git_dirty: status === undefined ? undefined : status.length > 0,
+  };
+}
+
+/** CUDA devices the runner sees, from `info` on a model folder (no weights are read). */
+async function cudaDevices(modelDir: string, dir: string, threads: number): Promise<string[]> {
+  const run = await runRunner(RUNNER, { protocol: 1, subcommand: "info", model: { path: path.resolve(modelDir), dtype: "bfloat16" }, device: "cuda" }, dir, threads);
+  const info = JSON.parse(fs.readFileSync(path.join(run.out, "info.json"), "utf8")) as { devices: { type: string; name: string; description?: string | null }[] };
+  return info.devices.filter((d) => d.type === "cuda").map((d) => `${d.name}${d.description ? ` (${d.description})` : ""}`);
+}
+
+async function main(): Promise<void> {
+  const options = parseArgs(process.argv.slice(2));
+  if (!fs.existsSync(RUNNER)) throw new Error(`${RUNNER} not found: run scripts/setup.sh first (npm run bench does)`);
+  if (!fs.existsSync(PYTHON)) throw new Error(`${PYTHON} not found: run scripts/setup.sh --bench first (npm run bench does)`);
+  const size = sizes(options.quick);
+  const t0 = performance.now();
+  const started = new Date();
+  const loadAtStart = os.loadavg();
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "bprof-bench-"));
+  const elapsed = () => `${((performance.now() - t0) / 1000).toFixed(0)} s`;
+  const raw: RawFigures = {};
+  let gpus: string[] = [];
+  try {
+    if (loadAtStart[0]! > os.availableParallelism()) say(`the machine is busy (load average ${loadAtStart[0]!.toFixed(1)} on ${os.availableParallelism()} cores): absolute figures will be low, ratios less so`);
+
+    say(`rows 1-3: bprof-runner bench (matmul, scoring, importance, profile), ${options.threads} threads`);
+    raw.runner = await runnerBench(RUNNER, size.runnerBenchJob, path.join(scratch, "bench-cpu"), options.threads, (e) => {
+      if (e.type === "progress") say(`  ${String(e.phase)} ${String(e.done)}/${String(e.total)} (${elapsed()})`);
+    });
+
+    say(`row 4: bprof-runner score vs the Python reference (${PYTHON}), ${options.threads} threads (${elapsed()})`);
+    const reference = await referenceComparison(RUNNER, PYTHON, REFERENCE_SCRIPT, size.reference, path.join(scratch, "reference"), options.threads, say);
+    raw.reference = reference.result;
+
+    gpus = await cudaDevices(reference.modelDir, path.join(scratch, "info"), options.threads);
+    if (gpus.length > 0) {
+      say(`row 3 on ${gpus[0]}: bprof-runner bench on cuda, bfloat16 (${elapsed()})`);
+      raw.runnerGpu = await runnerBench(RUNNER, { ...size.runnerBenchJob, device: "cuda", dtype: "bfloat16", rows: ["matmul", "scoring", "importance"] }, path.join(scratch, "bench-gpu"), options.threads);
+    }
+
+    say(`row 5: editor side (${elapsed()})`);
+    const e = size.editor;
+    const diagnostic = benchDiagnostic(diagnosticBenchData(e.diagnosticItems, e.documents), e.runs);
+    const tasks = await benchTasks(e.taskDocuments, e.taskRuns);
+    const analysis = benchAnalysis(options.quick ? 1 : 5);
+    raw.editor = {
+      diagnostic: { items: diagnostic.items, median_ms: diagnostic.median_ms, milliseconds: diagnostic.milliseconds },
+      tasks: { documents: tasks.documents, median_ms: tasks.median_ms, milliseconds: tasks.milliseconds, tokens: tasks.tokens },
+      analysis,
+    };
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+
+  const seconds = (performance.now() - t0) / 1000;
+  const record = benchRecord(started, machine(options.threads, raw.runner, raw.reference?.torch, gpus, loadAtStart), { threads: options.threads, quick: options.quick }, raw, seconds);
+  say(`done in ${seconds.toFixed(0)} s`);
+  const m = record.machine;
+  const load = loadAtStart[0]!.toFixed(1);
+  console.log(`\n${String(m.cpu)}, ${String(m.cores)} cores (load average ${load} at the start), ${options.threads} threads; ${gpus.length > 0 ? gpus.join(", ") : "no GPU"}; bprof-runner ${String(m.runner_version)}, libtorch ${String(m.libtorch)}, python3-torch ${String(m.python_torch)}; ${record.date}; ${seconds.toFixed(0)} s\n`);
+  console.log(renderTable(record.rows));
+
+  if (options.out) {
+    if (fs.existsSync(options.out)) {
+      try {
+        const previous = JSON.parse(fs.readFileSync(options.out, "utf8")) as BenchRecord;
+        const lines = compareRows(previous.rows ?? [], record.rows);
+        const commit = (previous.machine?.git_commit as string | undefined)?.slice(0, 9) ?? "unknown commit";
+        if (lines.length > 0) console.log(`\nagainst the previous record (${previous.date}, ${commit}, ${String(previous.machine?.cpu)}):\n  ${lines.join("\n  ")}`);
+      } catch {
+        say(`${options.out} is not a bench record; overwriting it`);
+      }
+    }
+    fs.writeFileSync(options.out, JSON.stringify(record, null, 2) + "\n");
+    console.log(`\nrecord: ${path.relative(process.cwd(), options.out) || options.out}`);
+  }
+  const missed = record.rows.filter((r) => r.met === false).map((r) => r.row);
+  if (missed.length > 0) console.log(`targets not met: ${missed.join(", ")}`);
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`bench: ${(e as Error).message}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,83 @@
+// The built-in demo end to end, and the validity of the method on it: `bprof demo` profiles the
+// committed demo model (media/demo) with the real runner, and ablating an ability must hurt its
+// own held-out benchmark more than any other benchmark. In the AIS matrix at the paper's main k,
+// the cell of each ability and its single-ability benchmark must be the largest of its row for
+// at least 7 of the 10 abilities (issue 5). The figure is printed whether or not it passes.
+import assert from "node:assert/strict";
+import { execa } from "execa";
+import { promises as fs } from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { after, before, test } from "node:test";
+import { PAPER_ABILITIES } from "../../src/core/abilities";
+import { DEMO_MAIN_K, MIXED_BENCHMARK, ownBenchmark } from "../../src/core/demo/demoWorkspace";
+import { diagonalCheck, formatDiagonalCheck } from "../../src/core/demo/validity";
+import type { Results } from "../../src/core/results/store";
+import { cliPath, repoRoot, runnerPath } from "../support/cli";
+
+/** Abilities whose own benchmark must show the largest AIS of their row. */
+const REQUIRED_DIAGONAL = 7;
+/** How far above chance every held-out benchmark must be on the unmodified model. */
+const ABOVE_CHANCE = 0.1;
+
+let dir: string;
+let run: { exitCode?: number; stdout: string; stderr: string; seconds: number };
+
+before(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-demo-"));
+  const started = Date.now();
+  const result = await execa("node", [cliPath, "demo", "--dir", dir], {
+    reject: false, cwd: repoRoot, env: { BPROF_RUNNER: runnerPath }, timeout: 900_000,
+  });
+  run = { exitCode: result.exitCode, stdout: String(result.stdout), stderr: String(result.stderr), seconds: (Date.now() - started) / 1000 };
+  console.log(`bprof demo took ${run.seconds.toFixed(0)} s`);
+});
+after(async () => fs.rm(dir, { recursive: true, force: true }));
+
+async function results(): Promise<Results> {
+  const runs = await fs.readdir(path.join(dir, ".bprof", "runs"));
+  assert.equal(runs.length, 1);
+  return JSON.parse(await fs.readFile(path.join(dir, ".bprof", "runs", runs[0]!, "results.json"), "utf8")) as Results;
+}
+
+test("bprof demo profiles the demo model: ten abilities, eleven benchmarks, the k sweep, top and random", { timeout: 900_000 }, async () => {
+  assert.equal(run.exitCode, 0, `bprof demo failed:\n${run.stderr.slice(-3000)}\n${run.stdout.slice(-3000)}`);
+  assert.match(run.stdout, /^demo workspace: /m);
+  assert.match(run.stdout, /demo-llama: AIS \(acc\) at k = 0\.01024/);
+  assert.match(run.stdout, /^validity at k = 0\.01024 \(acc\): ablating an ability hurts its own benchmark most for \d+ of 10 abilities$/m);
+  const report = /^HTML report: (.+\.html)$/m.exec(run.stdout);
+  assert.ok(report, `no HTML report in:\n${run.stdout}`);
+  assert.match(await fs.readFile(report[1]!, "utf8"), /<html/i);
+
+  const { models } = await results();
+  assert.equal(models.length, 1);
+  const model = models[0]!;
+  assert.deepEqual(model.profile!.abilities.map((a) => a.name).sort(), [...PAPER_ABILITIES].sort());
+  assert.ok(model.profile!.abilities.every((a) => a.sequences >= 200), "each diagnostic dataset has the health checks' 200 items");
+  assert.equal(model.benchmarks.length, 11);
+  assert.ok(model.benchmarks.some((b) => b.name === MIXED_BENCHMARK));
+  assert.ok(model.profile!.k.includes(DEMO_MAIN_K));
+  assert.deepEqual([...new Set(model.profile!.variants.map((v) => v.selection))].sort(), ["random", "top"]);
+});
+
+// Issue 5 is open: the committed demo model does not reach these two bars yet (Temporal 0.32
+// against chance 0.25; the diagonal holds for 3 of 10 abilities). Both tests run and print their
+// figures on every CI run; `todo` reports a failure without failing the suite until the model is
+// retrained. Remove the `todo` options when the model passes.
+const DEMO_MODEL_NOT_THERE_YET = "issue 5: the demo model does not meet this bar yet";
+
+test("the demo model is clearly above chance on every held-out benchmark", { timeout: 60_000, todo: DEMO_MODEL_NOT_THERE_YET }, async () => {
+  const { models } = await results();
+  for (const b of models[0]!.benchmarks) {
+    assert.ok("acc" in b, `${b.name} is multiple choice`);
+    assert.ok(b.acc >= b.chance + ABOVE_CHANCE, `${b.name}: accuracy ${b.acc} is not ${ABOVE_CHANCE} above chance ${b.chance}`);
+  }
+});
+
+test(`validity: an ability's own benchmark has the largest AIS of its row for at least ${REQUIRED_DIAGONAL} of 10 abilities`, { timeout: 60_000, todo: DEMO_MODEL_NOT_THERE_YET }, async () => {
+  const { models } = await results();
+  const check = diagonalCheck(models[0]!, DEMO_MAIN_K, ownBenchmark);
+  console.log(formatDiagonalCheck(check));
+  assert.equal(check.rows.length, 10);
+  assert.ok(check.count >= REQUIRED_DIAGONAL, `the diagonal is the largest of its row for ${check.count} of 10 abilities:\n${formatDiagonalCheck(check)}`);
+});
