@@ -84,7 +84,7 @@ export interface ReferenceResult {
 
 export interface EditorResult {
   diagnostic: { items: number; median_ms: number; milliseconds: number[] };
-  tasks: { documents: number; median_ms: number; milliseconds: number[]; tokens: number };
+  tasks: { documents: number; median_ms: number; milliseconds: number[]; tokens: number; render_milliseconds?: number[]; tokenize_milliseconds?: number[] };
   analysis: { cells: number; resamples: number; ais_median_ms: number; ais_and_specificity_median_ms: number; ais_and_specificity_milliseconds: number[] };
 }
 

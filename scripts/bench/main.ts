@@ -75,7 +75,11 @@ function sizes(quick: boolean) {
   const editor = quick
     ? { diagnosticItems: 2000, documents: 100, taskDocuments: 500, runs: 1, taskRuns: 1 }
     : { diagnosticItems: 20000, documents: 1000, taskDocuments: 10000, runs: 3, taskRuns: 1 };
-  return { runnerBenchJob, reference, editor };
+  // On a GPU (not measured yet: no session so far had one), batches large enough to fill it.
+  const gpuBenchJob = quick
+    ? runnerBenchJob
+    : { matmul: { n: 8192, repeats: 5 }, scoring: { items: 64, items_per_batch: 32, repeats: 3 }, importance: { sequences: 64, length: 256 } };
+  return { runnerBenchJob, gpuBenchJob, reference, editor };
 }
 
 function say(line: string): void {
@@ -141,10 +145,13 @@ async function main(): Promise<void> {
     const reference = await referenceComparison(RUNNER, PYTHON, REFERENCE_SCRIPT, size.reference, path.join(scratch, "reference"), options.threads, say);
     raw.reference = reference.result;
 
-    gpus = await cudaDevices(reference.modelDir, path.join(scratch, "info"), options.threads);
+    gpus = await cudaDevices(reference.modelDir, path.join(scratch, "info"), options.threads).catch((e: unknown) => {
+      say(`no GPU rows: bprof-runner info failed: ${(e as Error).message.split("\n")[0]}`);
+      return [];
+    });
     if (gpus.length > 0) {
       say(`row 3 on ${gpus[0]}: bprof-runner bench on cuda, bfloat16 (${elapsed()})`);
-      raw.runnerGpu = await runnerBench(RUNNER, { ...size.runnerBenchJob, device: "cuda", dtype: "bfloat16", rows: ["matmul", "scoring", "importance"] }, path.join(scratch, "bench-gpu"), options.threads);
+      raw.runnerGpu = await runnerBench(RUNNER, { ...size.gpuBenchJob, device: "cuda", dtype: "bfloat16", rows: ["matmul", "scoring", "importance"] }, path.join(scratch, "bench-gpu"), options.threads);
     }
 
     say(`row 5: editor side (${elapsed()})`);
@@ -154,7 +161,7 @@ async function main(): Promise<void> {
     const analysis = benchAnalysis(options.quick ? 1 : 5);
     raw.editor = {
       diagnostic: { items: diagnostic.items, median_ms: diagnostic.median_ms, milliseconds: diagnostic.milliseconds },
-      tasks: { documents: tasks.documents, median_ms: tasks.median_ms, milliseconds: tasks.milliseconds, tokens: tasks.tokens },
+      tasks,
       analysis,
     };
   } finally {
@@ -162,12 +169,13 @@ async function main(): Promise<void> {
   }
 
   const seconds = (performance.now() - t0) / 1000;
-  const record = benchRecord(started, machine(options.threads, raw.runner, raw.reference?.torch, gpus, loadAtStart), { threads: options.threads, quick: options.quick }, raw, seconds);
+  const record = benchRecord(started, machine(options.threads, raw.runner, raw.reference?.torch, gpus, loadAtStart), { threads: options.threads, quick: options.quick, sizes: size }, raw, seconds);
   say(`done in ${seconds.toFixed(0)} s`);
   const m = record.machine;
   const load = loadAtStart[0]!.toFixed(1);
   console.log(`\n${String(m.cpu)}, ${String(m.cores)} cores (load average ${load} at the start), ${options.threads} threads; ${gpus.length > 0 ? gpus.join(", ") : "no GPU"}; bprof-runner ${String(m.runner_version)}, libtorch ${String(m.libtorch)}, python3-torch ${String(m.python_torch)}; ${record.date}; ${seconds.toFixed(0)} s\n`);
   console.log(renderTable(record.rows));
+  if (options.quick) console.log("\n--quick: toy sizes and single rounds, a smoke test of the bench; these figures mean nothing");
 
   if (options.out) {
     if (fs.existsSync(options.out)) {
