@@ -89,9 +89,16 @@ async function readJsonl<T>(file: string): Promise<T[]> {
   return (await fs.readFile(file, "utf8")).trim().split("\n").map((l) => JSON.parse(l) as T);
 }
 
+// Run ids sort by start time to the second only, and two runs of this file can start in the same
+// second: order them by the millisecond start time their run.json records.
 async function newestRun(): Promise<string> {
-  const runs = (await fs.readdir(path.join(root, ".bprof", "runs"))).sort();
-  return path.join(root, ".bprof", "runs", runs.at(-1)!);
+  const base = path.join(root, ".bprof", "runs");
+  const runs = await Promise.all((await fs.readdir(base)).map(async (id) => {
+    const manifest = JSON.parse(await fs.readFile(path.join(base, id, "run.json"), "utf8")) as { created: string };
+    return { dir: path.join(base, id), created: Date.parse(manifest.created) };
+  }));
+  runs.sort((a, b) => a.created - b.created);
+  return runs.at(-1)!.dir;
 }
 
 before(async () => {
