@@ -112,22 +112,9 @@ TrainOptions parse_train_options(const json& v, const std::string& source) {
 }  // namespace
 
 TrainJob parse_train_job(const std::string& text, const std::string& source) {
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::exception& e) {
-    throw bad_job(source, std::string("not valid JSON: ") + e.what());
-  }
-  if (!root.is_object()) throw bad_job(source, "not a JSON object");
-
-  auto protocol = root.find("protocol");
-  if (protocol == root.end()) throw bad_job(source, "'protocol' is missing");
-  if (!protocol->is_number_integer() || protocol->get<int64_t>() != kProtocolVersion)
-    throw bad_job(source, "'protocol' is " + describe_json(*protocol) + ", this runner speaks protocol " +
-                              std::to_string(kProtocolVersion));
-  auto sub = root.find("subcommand");
-  if (sub == root.end() || !sub->is_string()) throw bad_job(source, "'subcommand' must be a string");
-  if (*sub != "train") throw bad_job(source, "'subcommand' is " + describe_json(*sub) + ", expected \"train\"");
+  const json root = parse_job_json(text, source);
+  const std::string subcommand = parse_job_envelope(root, source);
+  if (subcommand != "train") throw bad_job(source, "'subcommand' is \"" + subcommand + "\", expected \"train\"");
 
   TrainJob job;
   auto config = root.find("config");

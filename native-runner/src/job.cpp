@@ -163,7 +163,7 @@ const char* selection_name(Selection selection) {
 
 bool AblationPlan::has(Selection s) const { return std::find(selections.begin(), selections.end(), s) != selections.end(); }
 
-Job parse_job(const std::string& text, const std::string& source) {
+json parse_job_json(const std::string& text, const std::string& source) {
   json root;
   try {
     root = json::parse(text);
@@ -171,17 +171,24 @@ Job parse_job(const std::string& text, const std::string& source) {
     throw bad_job(source, std::string("not valid JSON: ") + e.what());
   }
   if (!root.is_object()) throw bad_job(source, "not a JSON object");
+  return root;
+}
 
-  Job job;
+std::string parse_job_envelope(const json& root, const std::string& source) {
   auto protocol = root.find("protocol");
   if (protocol == root.end()) throw bad_job(source, "'protocol' is missing");
   if (!protocol->is_number_integer() || protocol->get<int64_t>() != kProtocolVersion)
     throw bad_job(source, "'protocol' is " + describe_json(*protocol) + ", this runner speaks protocol " +
                               std::to_string(kProtocolVersion));
-
   auto sub = root.find("subcommand");
   if (sub == root.end() || !sub->is_string()) throw bad_job(source, "'subcommand' must be a string");
-  job.subcommand = sub->get<std::string>();
+  return sub->get<std::string>();
+}
+
+Job parse_job(const std::string& text, const std::string& source) {
+  const json root = parse_job_json(text, source);
+  Job job;
+  job.subcommand = parse_job_envelope(root, source);
 
   auto model = root.find("model");
   if (model == root.end() || !model->is_object()) throw bad_job(source, "'model' must be an object");

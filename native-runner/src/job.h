@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,6 +58,11 @@ struct Job {
   std::vector<Ability> abilities;  // `profile` only
   AblationPlan ablation;           // `profile` only
 };
+
+// The envelope every job file shares: a JSON object with the runner's `protocol` and a string
+// `subcommand` (returned). Throws RunnerError(bad_job) naming what is wrong.
+std::string parse_job_envelope(const nlohmann::json& root, const std::string& source);
+nlohmann::json parse_job_json(const std::string& text, const std::string& source);
 
 // Parses and validates a job; `source` names the file in messages.
 // Throws RunnerError(bad_job) saying which item and field is wrong.
