@@ -2,7 +2,7 @@
 // (src/core/report/model.ts): per model the baseline accuracies and, for a profile run, the AIS
 // heatmap per k, drawn by the same code as the HTML report's. Only textContent is used for data,
 // so names from user files cannot inject markup.
-import type { ModelReport, Report } from "../src/core/report/model";
+import type { KSection, ModelReport, Report } from "../src/core/report/model";
 import { drawHeatmap, type HeatmapTheme } from "./heatmap";
 
 const DATA_ID = "bprof-results-data";
@@ -58,6 +58,20 @@ function baselineTable(model: ModelReport): HTMLTableElement {
   return table;
 }
 
+/** The config's ability labels against one k: a summary line and a row per labelled benchmark. */
+function labelChecks(section: KSection): HTMLElement[] {
+  const held = section.labels.filter((l) => l.holds).length;
+  const summary = element("p", `Ability labels: ablating the labelled ability hurts the benchmark most for ${held} of ${section.labels.length} labelled benchmarks`);
+  const table = element("table");
+  table.append(row(["benchmark", "label", "AIS", "largest other", "holds"].map((h) => element("th", h))));
+  for (const l of section.labels) {
+    const other = l.largestOther ? `${l.largestOther.ais.toFixed(3)} (${l.largestOther.benchmark})` : "–";
+    table.append(row([element("td", l.benchmark), element("td", l.ability), element("td", l.ais === null ? "n/a" : l.ais.toFixed(3), "num"),
+      element("td", other, "num"), element("td", l.holds ? "yes" : "no")]));
+  }
+  return [summary, table];
+}
+
 function render(report: Report): void {
   const root = document.getElementById("root")!;
   root.replaceChildren(element("h2", `Run ${report.run.id}`));
@@ -81,6 +95,7 @@ function render(report: Report): void {
         list.append(...section.reasons.map((r) => element("li", r)));
         root.append(list);
       }
+      if (section.labels.length > 0) root.append(...labelChecks(section));
       pending.push(() => drawHeatmap(canvas, section.heatmap, look));
     }
   }

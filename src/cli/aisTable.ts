@@ -1,59 +1,56 @@
 // The tables `bprof run` prints: the baseline scores, then the AIS tables, per model and k,
 // abilities down, benchmarks across, each cell the AIS and its interval, `*` where the interval
-// excludes 0, `n/a` with a numbered reason where the AIS is undefined. A benchmark's cells are
-// under its own metric: `metric` (acc by default) for multiple choice, exact_match for
-// generate_until; when a table mixes both, each column names its metric.
-import type { ChoiceMetric, Metric } from "../core/analysis/ais";
-import { isGenerationResult, type BenchmarkResult, type CellMetric, type ModelResults, type VariantResult } from "../core/results/store";
+// excludes 0, `n/a` with a numbered reason where the AIS is undefined. Everything shown comes
+// from the report model (src/core/report/model.ts), which `bprof report` renders too: rows,
+// columns with their metrics, the cells, and the reasons with the numbers the reports give them.
+import { formatConfidence, formatFixed, formatInterval, formatK } from "../core/report/format";
+import type { BaselineRow, KSection, ModelReport, ReportCell } from "../core/report/model";
 
 /** One benchmark's baseline line: acc, acc_norm and chance, or exact_match (its filter) and chance. */
-export function formatBaseline(b: BenchmarkResult): string {
-  if (isGenerationResult(b)) {
-    const others = Object.entries(b.exact_match_by_filter).filter(([name]) => name !== b.filter).map(([name, v]) => `  ${name} ${v.toFixed(4)}`).join("");
-    return `${b.name}  exact_match ${b.exact_match.toFixed(4)} (${b.filter})${others}  chance ${b.chance.toFixed(4)}  (${b.items} items)`;
+export function formatBaseline(b: BaselineRow): string {
+  if (b.outputType === "generate_until") {
+    const others = Object.entries(b.exactMatchByFilter ?? {}).filter(([name]) => name !== b.filter).map(([name, v]) => `  ${name} ${v.toFixed(4)}`).join("");
+    return `${b.name}  exact_match ${(b.exact_match ?? 0).toFixed(4)} (${b.filter ?? "none"})${others}  chance ${b.chance.toFixed(4)}  (${b.items} items)`;
   }
-  return `${b.name}  acc ${b.acc.toFixed(4)}  acc_norm ${b.acc_norm.toFixed(4)}  chance ${b.chance.toFixed(4)}  (${b.items} items)`;
+  return `${b.name}  acc ${(b.acc ?? 0).toFixed(4)}  acc_norm ${(b.acc_norm ?? 0).toFixed(4)}  chance ${b.chance.toFixed(4)}  (${b.items} items)`;
 }
 
-export function formatAisTables(model: ModelResults, metric: ChoiceMetric = "acc"): string {
+/** The AIS tables of one model of the report, one block per k; "" for a model without a profile. */
+export function formatAisTables(model: ModelReport): string {
   const profile = model.profile;
   if (!profile) return "";
-  const benchmarks = model.benchmarks.map((b) => b.name);
-  const metrics: Metric[] = model.benchmarks.map((b) => (isGenerationResult(b) ? "exact_match" : metric));
-  const mixed = new Set(metrics).size > 1;
-  const label = mixed ? `${metric}; exact_match for generate_until benchmarks` : (metrics[0] ?? metric);
-  const blocks: string[] = [];
-  for (const k of profile.k) {
-    const variants = profile.variants.filter((v) => v.k === k);
-    if (variants.length === 0) continue;
-    const n = variants[0]!.n;
-    const confidence = Math.round(100 * profile.bootstrap.confidence);
-    const reasons: string[] = [];
-    const cellText = (cell: CellMetric | undefined): string => {
-      if (!cell) return "-";
-      if (cell.ais === null) {
-        const reason = cell.reason ?? "AIS is undefined";
-        const at = reasons.indexOf(reason);
-        return `n/a (${(at >= 0 ? at : reasons.push(reason) - 1) + 1})`;
-      }
-      const interval = cell.ci ? ` [${cell.ci.low.toFixed(3)}, ${cell.ci.high.toFixed(3)}]` : "";
-      return `${fixed(cell.ais)}${interval}${cell.significant ? " *" : ""}`;
-    };
-    const rows = [["ability", ...benchmarks.map((b, c) => (mixed ? `${b} (${metrics[c]})` : b))]];
-    for (const v of variants) rows.push([rowLabel(v), ...benchmarks.map((b, c) => cellText(v.benchmarks.find((x) => x.name === b)?.[metrics[c]!]))]);
-    const title = `${model.name}: AIS (${label}) at k = ${k} (n = ${n} of ${profile.parameters} parameters), ${confidence}% CI; * = the CI excludes 0`;
-    blocks.push([title, ...alignColumns(rows), ...reasons.map((r, i) => `  (${i + 1}) ${r}`)].join("\n"));
-  }
+  const confidence = formatConfidence(profile.bootstrap.confidence);
+  const blocks = profile.sections.map((s) => sectionTable(model.name, s, profile.parameters, confidence));
   return blocks.join("\n\n") + (blocks.length > 0 ? "\n" : "");
 }
 
-function rowLabel(v: VariantResult): string {
-  if (v.selection === "random") return "random (control)";
-  return v.selection === "top" ? v.ability! : `${v.ability} (bottom)`;
+function sectionTable(model: string, s: KSection, parameters: number, confidence: string): string {
+  const rows = [["ability", ...s.columns], ...s.rows.map((r) => [r.label, ...r.cells.map(cellText)])];
+  // The reasons the printed cells refer to, under the numbers every report gives them.
+  const cited = [...new Set(s.rows.flatMap((r) => r.cells.flatMap((c) => (c.ais === null && c.reason !== undefined ? [c.reason] : []))))].sort((a, b) => a - b);
+  const title = `${model}: AIS (${s.metricLabel}) at k = ${formatK(s.k)} (n = ${s.n} of ${parameters} parameters), ${confidence} CI; * = the CI excludes 0`;
+  return [title, ...alignColumns(rows), ...cited.map((n) => `  (${n}) ${s.reasons[n - 1] ?? "AIS is undefined"}`), ...labelLines(s)].join("\n");
 }
 
-function fixed(value: number): string {
-  return (value >= 0 ? " " : "") + value.toFixed(3);
+/** The config's ability labels against this k: one line of totals, then one per labelled benchmark. */
+function labelLines(s: KSection): string[] {
+  if (s.labels.length === 0) return [];
+  const held = s.labels.filter((l) => l.holds).length;
+  const rows = s.labels.map((l) => [
+    l.holds ? "  holds" : "  fails",
+    l.benchmark,
+    l.ability,
+    `own ${l.ais === null ? "n/a" : formatFixed(l.ais, 3)}`,
+    `largest other ${l.largestOther ? `${formatFixed(l.largestOther.ais, 3)} (${l.largestOther.benchmark})` : "-"}`,
+  ]);
+  return ["", `labels at k = ${formatK(s.k)} (${s.metricLabel}): ablating the labelled ability hurts the benchmark most for ${held} of ${s.labels.length} labelled benchmarks`, ...alignColumns(rows)];
+}
+
+function cellText(cell: ReportCell): string {
+  if (cell.ais === null) return `n/a (${cell.reason ?? "?"})`;
+  const interval = cell.ci ? ` ${formatInterval(cell.ci, 3)}` : "";
+  const value = formatFixed(cell.ais, 3);
+  return `${value.startsWith("-") ? "" : " "}${value}${interval}${cell.significant ? " *" : ""}`;
 }
 
 function alignColumns(rows: string[][]): string[] {

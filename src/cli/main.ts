@@ -4,14 +4,13 @@ import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { loadProfile } from "../core/config/load";
 import { parseConfig } from "../core/config/parse";
-import { DEMO_MAIN_K, ownBenchmark } from "../core/demo/demoWorkspace";
-import { diagonalCheck, formatDiagonalCheck } from "../core/demo/validity";
 import { errorsOf, formatDiagnostic } from "../core/diagnostics";
 import { RunnerError } from "../core/launch/local";
 import { resolveRunnerPath } from "../core/launch/runner";
 import { isDirectory, isFile, writeFileAtomic } from "../core/fsutil";
 import { isReportFormat, renderReport, REPORT_EXTENSIONS, REPORT_FORMATS } from "../core/report";
 import { loadRun, ReportInputError } from "../core/report/load";
+import { buildReport } from "../core/report/model";
 import { ResumeError, resumeRun, runProfile, type RunOptions, type RunOutcome } from "../core/run";
 import { formatAisTables, formatBaseline } from "./aisTable";
 import { DEMO_USAGE, prepareDemo } from "./demo";
@@ -200,10 +199,12 @@ async function withRunner(runner: string | undefined, start: (options: RunOption
       signal: abort.signal,
     });
     view.done();
-    for (const model of outcome.results.models) {
-      for (const b of model.benchmarks) process.stdout.write(`${model.name}  ${formatBaseline(b)}\n`);
+    // The report model `bprof report` renders, so the tables say what the reports say.
+    const report = await buildReport({ dir: outcome.runDir, resultsFile: outcome.resultsFile, results: outcome.results });
+    for (const model of report.models) {
+      for (const b of model.baseline) process.stdout.write(`${model.name}  ${formatBaseline(b)}\n`);
     }
-    for (const model of outcome.results.models) {
+    for (const model of report.models) {
       const tables = formatAisTables(model);
       if (tables) process.stdout.write(`\n${tables}`);
     }
@@ -243,7 +244,6 @@ async function demo(dir: string, runner?: string): Promise<number> {
   let outcome: RunOutcome | undefined;
   const code = await withRunner(runner, async (options) => (outcome = await runProfile(profile, options)));
   if (code !== EXIT.ok || !outcome) return code;
-  for (const model of outcome.results.models) process.stdout.write(`\n${formatDiagonalCheck(diagonalCheck(model, DEMO_MAIN_K, ownBenchmark))}`);
   process.stdout.write("\nHTML report: ");
   return report(outcome.runDir, undefined, {});
 }

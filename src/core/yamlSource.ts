@@ -104,3 +104,17 @@ function keyNode(parent: Node | null, key: string | number): Node | undefined {
   const pair = parent.items.find((p) => isScalar(p.key) && p.key.value === key);
   return pair && isScalar(pair.key) ? pair.key : undefined;
 }
+
+/**
+ * A part of a YAML file seen as a source of its own: `value` is the node at `prefix`, and `at`
+ * takes paths relative to it, so a reader of that part (an lm-eval task defined inline in a
+ * config) reports positions in the enclosing file with the whole field path.
+ */
+export function scopedSource(source: YamlSource, prefix: FieldPath, value: unknown): YamlSource {
+  return {
+    file: source.file,
+    value,
+    diagnostics: [],
+    at: (path, severity, message, on) => source.at([...prefix, ...path], severity, message, on),
+  };
+}

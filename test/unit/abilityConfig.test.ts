@@ -240,3 +240,22 @@ test("a k that selects no parameter is a warning", async () => {
   assert.ok(profile);
   assert.equal(at(only(diagnostics, /= 0 parameters/)), "tiny.bprof.yaml:10:13:warning:ablation.k[1]");
 });
+
+test("a benchmark's `ability` label: kept on the benchmark; a typo gets the nearest ability; an unknown one lists them", async () => {
+  const head = "models:\n  - path: ./model\n    name: tiny-llama\nbenchmarks:\n  - task: ./tasks/tiny_mc.yaml\n    ability: ";
+  const tail = `\nabilities:\n  - name: ${QUANT}\n    data: ./diag/quant.diag.jsonl\n  - name: ${SPATIAL}\n    data: ./diag/spatial.diag.jsonl\nablation:\n  k: [0.01]\n`;
+  const labelled = await loadProfile(project.configPath, { text: head + SPATIAL + tail });
+  assert.ok(labelled.profile, labelled.diagnostics.map(formatDiagnostic).join("\n"));
+  assert.equal(labelled.profile.benchmarks[0]!.ability, SPATIAL);
+
+  const typo = await loadProfile(project.configPath, { text: head + "Spatial Reasonin" + tail });
+  assert.equal(typo.profile, undefined);
+  assert.equal(at(only(typo.diagnostics, /is not one of this config's abilities: did you mean `Spatial Reasoning`\?/)), "tiny.bprof.yaml:6:14:error:benchmarks[0].ability");
+
+  const unknown = await loadProfile(project.configPath, { text: head + "Moral Reasoning" + tail });
+  assert.match(only(unknown.diagnostics, /is not one of this config's abilities/).message, /\(`Quantitative Reasoning`, `Spatial Reasoning`\)/);
+
+  const unprofiled = await loadProfile(project.configPath, { text: head + SPATIAL + "\n" });
+  assert.ok(unprofiled.profile);
+  assert.equal(at(only(unprofiled.diagnostics, /labels have no effect without `abilities`/)), "tiny.bprof.yaml:6:14:warning:benchmarks[0].ability");
+});

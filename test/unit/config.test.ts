@@ -6,6 +6,8 @@ import { after, before, test } from "node:test";
 import { loadProfile } from "../../src/core/config/load";
 import { nearestWord } from "../../src/core/config/nearest";
 import { parseConfig } from "../../src/core/config/parse";
+import schema from "../../src/core/config/schema.json";
+import { IGNORED_TASK_KEYS, SUPPORTED_TASK_KEYS } from "../../src/core/datasets/task";
 import { formatDiagnostic } from "../../src/core/diagnostics";
 import { makeTinyProject, type TinyProject } from "../support/tinyProject";
 
@@ -80,4 +82,79 @@ test("loadProfile reports a missing task file and duplicate benchmark names on t
 test("loadProfile uses unsaved editor text over the file on disk", async () => {
   const { diagnostics } = await loadProfile(project.configPath, { text: "models: 3\nbenchmarks: []\n" });
   assert.ok(diagnostics.some((d) => d.field === "models"));
+});
+
+// ---------------------------------------------------------------------------------------------
+// Inline task definitions
+
+const INLINE_TASK = [
+  "    task:",
+  "      task: tiny_inline",
+  "      dataset_path: json",
+  "      dataset_kwargs:",
+  "        data_files:",
+  "          test: tasks/tiny_mc.jsonl",
+  "      output_type: multiple_choice",
+  "      doc_to_text: \"Question: {{question}}\\nAnswer:\"",
+  "      doc_to_choice: choices",
+  "      doc_to_target: answer",
+].join("\n") + "\n";
+
+test("an inline task loads like the same task in a file; data_files and include resolve against the config's folder", async () => {
+  const text = `models:\n  - path: ./model\nbenchmarks:\n  - task: ./tasks/tiny_mc.yaml\n  - name: inline\n${INLINE_TASK}` +
+    "  - name: included\n    task:\n      include: tasks/tiny_mc.yaml\n      task: tiny_included\n      doc_to_text: \"Q: {{question}}\\nA:\"\n";
+  const { profile, diagnostics } = await loadProfile(project.configPath, { text });
+  assert.ok(profile, diagnostics.map(formatDiagnostic).join("\n"));
+  assert.deepEqual(diagnostics, []);
+  const [file, inline, included] = profile.benchmarks;
+  assert.equal(inline!.name, "inline");
+  assert.equal(inline!.task.name, "tiny_inline");
+  assert.equal(inline!.task.file, `${project.configPath}#benchmarks[1].task`);
+  assert.equal(inline!.task.dataFile, project.dataFile);
+  assert.deepEqual(inline!.task.items, file!.task.items);
+  // The included file's keys, this definition's keys over them; its data_files still relative to the included file.
+  assert.equal(included!.task.name, "tiny_included");
+  assert.equal(included!.task.dataFile, project.dataFile);
+  assert.equal(included!.task.items[0]!.context, "Q: Which colour is the sky on a clear day?\nA:");
+});
+
+test("an inline task's errors point into the config: unknown keys with the nearest one, task checks, missing data", async () => {
+  const unknown = await loadProfile(project.configPath, { text: `models:\n  - path: ./model\nbenchmarks:\n  - name: inline\n${INLINE_TASK}      doc_to_txt: q\n` });
+  assert.equal(unknown.profile, undefined);
+  assert.deepEqual(unknown.diagnostics.map(formatDiagnostic), [
+    `${project.configPath}:15:7: error: unknown key \`doc_to_txt\`; did you mean \`doc_to_text\`? (field benchmarks[0].task.doc_to_txt)`,
+  ]);
+
+  const text = INLINE_TASK.replace("      doc_to_choice: choices\n", "").replace("doc_to_text: \"Question: {{question}}\\nAnswer:\"", "doc_to_text: !function utils.prompt")
+    .replace("tasks/tiny_mc.jsonl", "tasks/missing.jsonl");
+  const { profile, diagnostics } = await loadProfile(project.configPath, { text: `models:\n  - path: ./model\nbenchmarks:\n  - name: inline\n${text}` });
+  assert.equal(profile, undefined);
+  const lines = diagnostics.map(formatDiagnostic);
+  assert.ok(lines.includes(`${project.configPath}:12:30: error: \`doc_to_text\` uses \`!function utils.prompt\`: Python code cannot run here; write it as a template or a supported filter (field benchmarks[0].task.doc_to_text)`), lines.join("\n"));
+  assert.ok(lines.some((l) => l.startsWith(`${project.configPath}:6:7: error: a multiple_choice task needs \`doc_to_choice\` (field benchmarks[0].task.doc_to_choice)`)), lines.join("\n"));
+
+  const missing = await loadProfile(project.configPath, { text: `models:\n  - path: ./model\nbenchmarks:\n  - name: inline\n${INLINE_TASK.replace("tasks/tiny_mc.jsonl", "tasks/missing.jsonl")}` });
+  assert.deepEqual(missing.diagnostics.map(formatDiagnostic), [
+    `${project.configPath}:10:11: error: data file not found: ${path.join(project.root, "tasks", "missing.jsonl")} (field benchmarks[0].task.dataset_kwargs.data_files)`,
+  ]);
+});
+
+test("the schema's inline task keys are exactly the task keys the loader reads or accepts", () => {
+  const benchmark = schema.properties.benchmarks.items.properties.task.anyOf[1] as { properties: Record<string, unknown> };
+  assert.deepEqual(Object.keys(benchmark.properties).sort(), [...SUPPORTED_TASK_KEYS, ...IGNORED_TASK_KEYS].sort());
+});
+
+test("model options: chat_template (true, false or a name), fewshot_as_multiturn and max_length are checked by the schema", () => {
+  const ok = parseConfig("models:\n  - path: ./m\n    chat_template: default\n    fewshot_as_multiturn: true\n    max_length: 4096\nbenchmarks:\n  - task: t.yaml\n", FILE);
+  assert.deepEqual(ok.diagnostics, []);
+  const bad = parseConfig("models:\n  - path: ./m\n    chat_template: 1\n    max_length: 1\nbenchmarks:\n  - task: t.yaml\n", FILE).diagnostics.map(formatDiagnostic);
+  assert.ok(bad.some((l) => l.startsWith("/p/x.bprof.yaml:3:20: error: `models[0].chat_template` is invalid: Apply the model's chat template")), bad.join("\n"));
+  assert.ok(bad.includes("/p/x.bprof.yaml:4:17: error: `models[0].max_length` must be >= 2 (field models[0].max_length)"), bad.join("\n"));
+});
+
+test("max_length: the config's, else config.json's max_position_embeddings, as lm-eval's max_length", async () => {
+  const { profile } = await loadProfile(project.configPath);
+  assert.equal(profile!.models[0]!.maxLength, 2048);
+  const set = await loadProfile(project.configPath, { text: "models:\n  - path: ./model\n    max_length: 64\nbenchmarks:\n  - task: ./tasks/tiny_mc.yaml\n" });
+  assert.equal(set.profile!.models[0]!.maxLength, 64);
 });

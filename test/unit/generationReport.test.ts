@@ -28,7 +28,7 @@ const decode = (ids: readonly number[]) => Buffer.from(ids.filter((id) => id < 2
 const MC_TARGETS = [0, 1, 0, 1];
 const mcTask = {
   name: "mc", file: "/tasks/mc.yaml", outputType: "multiple_choice", filters: [], exactMatch: {},
-  items: MC_TARGETS.map((target, index): MultipleChoiceItem => ({ kind: "multiple_choice", index, context: `Q${index}`, choices: ["A", "B"], continuations: [" A", " B"], target })),
+  items: MC_TARGETS.map((target, index): MultipleChoiceItem => ({ kind: "multiple_choice", index, context: `Q${index}`, prompt: { description: "", fewshot: [], text: `Q${index}` }, choices: ["A", "B"], continuations: [" A", " B"], target })),
 } as unknown as Task;
 
 // "gen": 5 documents whose answer is the first word of the generation up to the first newline,
@@ -42,7 +42,7 @@ const genTask = {
     { name: "none", steps: [{ function: "take_first" }] },
   ],
   exactMatch: { ignore_case: true },
-  items: GEN_TARGETS.map((target, index): GenerationItem => ({ kind: "generate_until", index, context: `Say ${target}:`, target })),
+  items: GEN_TARGETS.map((target, index): GenerationItem => ({ kind: "generate_until", index, context: `Say ${target}:`, prompt: { description: "", fewshot: [], text: `Say ${target}:` }, target })),
 } as unknown as Task;
 
 const BENCHMARKS: ResolvedBenchmark[] = [{ name: "mc", task: mcTask }, { name: "gen", task: genTask }];
@@ -144,9 +144,10 @@ test("items.jsonl keeps the raw generation, the response cut at `until`, each fi
   assert.equal(lines.filter((l: { kind?: string }) => l.kind === undefined).length, 4, "multiple-choice lines are unchanged (no kind)");
 });
 
-test("the CLI's tables: exact_match on the baseline line, each column of a mixed AIS table names its metric", () => {
-  const model = results.models[0]!;
-  assert.equal(formatBaseline(model.benchmarks[1]!), "gen  exact_match 0.6000 (first-word)  none 0.0000  chance 0.0000  (5 items)");
+test("the CLI's tables: exact_match on the baseline line, each column of a mixed AIS table names its metric", async () => {
+  const model = (await buildReport(await loadRun(runDir))).models[0]!;
+  assert.equal(formatBaseline(model.baseline[0]!), "mc  acc 0.7500  acc_norm 0.7500  chance 0.5000  (4 items)");
+  assert.equal(formatBaseline(model.baseline[1]!), "gen  exact_match 0.6000 (first-word)  none 0.0000  chance 0.0000  (5 items)");
   const lines = formatAisTables(model).split("\n");
   assert.match(lines[0]!, /^m: AIS \(acc; exact_match for generate_until benchmarks\) at k = 0\.01 \(n = 10 of 1000 parameters\), 95% CI/);
   assert.match(lines[1]!, /^ability\s+mc \(acc\)\s+gen \(exact_match\)$/);

@@ -211,7 +211,7 @@ const TYPES: Record<string, (it: GeneratedItem) => Set<string> | RegExp> = {
   temporal: (it) => (it.question.startsWith("In which month") ? words(MONTH_NAMES) : words(DAYS)),
   spatial: (it) => (it.context.startsWith("The ") ? words(Object.values(TABLE_WORD)) : words(Object.values(COMPASS_WORD))),
   deductive: (it) => words(choicePool(it)),
-  inductive: (it) => (/\d/.test(it.context) ? /^\d+$/ : words(["star", "moon", "sun", "tree", "drum", "bell", "ship", "rock", "leaf", "coin", "ring", "lamp"])),
+  inductive: (it) => (/\d/.test(it.context) ? /^\d+$/ : words(["star", "moon", "sun", "tree", "fish", "bird", "ship", "rock", "leaf", "frog", "ring", "wave"])),
   analogical: (it) => {
     const relation = Object.values(ANALOGY_RELATIONS).find((pairs) => pairs.some(([, y]) => y === it.choices[it.answer]))!;
     return words(relation.flat());
@@ -221,7 +221,7 @@ const TYPES: Record<string, (it: GeneratedItem) => Set<string> | RegExp> = {
     if (it.question.startsWith("A ")) return words(PART_OF.map(([, w]) => w));
     return words(OPPOSITES.flat(2));
   },
-  contextual: (it) => (it.question.startsWith("Who") ? words(NAMES) : it.question.endsWith("job?") ? words(["baker", "nurse", "pilot", "farmer", "tailor", "judge", "miner", "chef", "guard", "clerk", "dancer", "singer", "potter", "barber", "plumber"]) : words(["red", "blue", "green", "pink", "brown", "black", "white", "gray", "yellow", "purple"])),
+  contextual: (it) => (it.question.startsWith("Who") ? words(NAMES.contextual) : it.question.endsWith("job?") ? words(["baker", "nurse", "pilot", "farmer", "tailor", "judge", "miner", "chef", "guard", "clerk", "dancer", "singer", "potter", "barber", "plumber"]) : words(["red", "blue", "green", "pink", "brown", "black", "white", "gray", "yellow", "purple"])),
   knowledge: (it) => {
     const columns: (readonly string[])[] = [COUNTRIES.map((c) => c[0]), COUNTRIES.map((c) => c[1]), CONTINENTS, ELEMENTS.map((e) => e[0]), ELEMENTS.map((e) => e[1]),
       BOOKS.map((b) => b[0]), BOOKS.map((b) => b[1]), PAINTINGS.map((p) => p[1])];
@@ -237,7 +237,7 @@ const TYPES: Record<string, (it: GeneratedItem) => Set<string> | RegExp> = {
 /** Deductive choices: colours, skills or actions, whichever the answer is. */
 function choicePool(it: GeneratedItem): string[] {
   const pools = [
-    ["red", "blue", "green", "pink", "brown", "black", "white", "gray", "yellow", "purple"],
+    ["furry", "spotted", "striped", "scaly", "fluffy", "shiny", "bumpy", "smooth", "slimy", "hairy"],
     ["swim", "fly", "climb", "dig", "jump", "sing", "glow", "hide"],
     ["reads", "swims", "runs", "sleeps", "paints", "cooks", "sings", "dances", "skates", "knits"],
   ];
@@ -346,4 +346,16 @@ test("excluded items never come back, and a generator says when it runs out of d
   assert.throws(() => generateItems(tiny, { n: 4, seed: 1 }), GeneratorCapacityError);
   assert.equal(generateItems(tiny, { n: 10, seed: 1, distinct: false }).length, 10);
   assert.throws(() => generateItems(tiny, { n: 1, seed: -1 }), RangeError);
+});
+
+test("each generator names people from its own pool only, so no two abilities share a name", () => {
+  const pools = Object.entries(NAMES) as [string, readonly string[]][];
+  const everyName = pools.flatMap(([, names]) => names);
+  assert.equal(new Set(everyName).size, everyName.length, "a name is in two pools");
+  for (const g of ALL_GENERATORS) {
+    const own = new Set<string>((NAMES as Record<string, readonly string[]>)[g.slug] ?? []);
+    const used = new Set(itemsOf(g).flatMap((it) => [it.context, it.question, ...it.choices].join(" ").match(/\b[A-Z][a-z]+\b/g) ?? []));
+    const foreign = [...used].filter((w) => everyName.includes(w) && !own.has(w));
+    assert.deepEqual(foreign, [], `${g.slug} uses names of another pool`);
+  }
 });

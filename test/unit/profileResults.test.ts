@@ -11,7 +11,8 @@ import type { ResolvedBenchmark } from "../../src/core/config/load";
 import type { MultipleChoiceItem, Task } from "../../src/core/datasets/task";
 import type { ItemRef } from "../../src/core/plan/job";
 import { readProfileOutput, type ProfileInputs, type RunnerManifest } from "../../src/core/results/profile";
-import type { ModelResults, VariantResult } from "../../src/core/results/store";
+import { buildReport } from "../../src/core/report/model";
+import { RESULTS_SCHEMA_VERSION, type ModelResults, type Results, type VariantResult } from "../../src/core/results/store";
 
 const QUANT = "Quantitative Reasoning";
 const SPATIAL = "Spatial Reasoning";
@@ -22,7 +23,7 @@ const CHOICES: Record<string, string[]> = { b1: ["A", "B"], b2: ["A", "B", "C", 
 
 function benchmark(name: string): ResolvedBenchmark {
   const items: MultipleChoiceItem[] = TARGETS[name]!.map((target, index) => ({
-    kind: "multiple_choice", index, context: `${name} question ${index}`, choices: CHOICES[name]!, continuations: CHOICES[name]!.map((c) => ` ${c}`), target,
+    kind: "multiple_choice", index, context: `${name} question ${index}`, prompt: { description: "", fewshot: [], text: `${name} question ${index}` }, choices: CHOICES[name]!, continuations: CHOICES[name]!.map((c) => ` ${c}`), target,
   }));
   return { name, task: { name, file: `/tasks/${name}.yaml`, outputType: "multiple_choice", items } as unknown as Task };
 }
@@ -198,11 +199,14 @@ test("the AIS table: abilities down, benchmarks across, * for significant cells,
     benchmarks: BENCHMARKS.map((b) => ({ name: b.name, task_file: b.task.file, items: 0, acc: 0, acc_norm: 0, chance: 0 })),
   };
   assert.equal(baseline.length, 6);
-  const text = formatAisTables(model);
+  // The CLI prints the report model that `bprof report` renders.
+  const results: Results = { schema: "bprof.results", schema_version: RESULTS_SCHEMA_VERSION, run_id: "r", created: "c", config_file: "/c.bprof.yaml", models: [model] };
+  const report = await buildReport({ dir, resultsFile: path.join(dir, "results.json"), results });
+  const text = formatAisTables(report.models[0]!);
   const blocks = text.trimEnd().split("\n\n");
   assert.equal(blocks.length, 2);
   const lines = blocks[0]!.split("\n");
-  assert.equal(lines[0], `tiny: AIS (acc) at k = 0.001 (n = 35 of ${P} parameters), 90% CI; * = the CI excludes 0`);
+  assert.equal(lines[0], "tiny: AIS (acc) at k = 0.001 (n = 35 of 35104 parameters), 90% CI; * = the CI excludes 0");
   assert.match(lines[1]!, /^ability\s+b1\s+b2$/);
   const cellOf = (ability: string, k: number) => variant(profile.variants, ability, "top", k).benchmarks[0]!.acc!;
   const quant = cellOf(QUANT, 0.001);
@@ -211,4 +215,8 @@ test("the AIS table: abilities down, benchmarks across, * for significant cells,
   assert.match(lines[3]!, /^Spatial Reasoning\s+-1\.000 \[.*\]( \*)?\s+n\/a \(1\)$/);
   assert.match(lines[4]!, /^random \(control\)\s+ 0\.000/);
   assert.match(lines[5]!, /^ {2}\(1\) AIS is undefined: the baseline score 0\.0000 is below chance \(0\.2500\)/);
+  // The reason numbers are the report's own.
+  const section = report.models[0]!.profile!.sections[0]!;
+  assert.equal(section.rows[0]!.cells[1]!.reason, 1);
+  assert.ok(lines[5]!.endsWith(section.reasons[0]!));
 });

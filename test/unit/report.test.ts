@@ -13,8 +13,8 @@ import { escapeHtml, jsonForScript, renderHtml, scriptForInline } from "../../sr
 import { renderReport } from "../../src/core/report/index";
 import { escapeLatex } from "../../src/core/report/latex";
 import { checkResults, latestResultsFile, loadRun, ReportInputError, RunItems, type LoadedRun } from "../../src/core/report/load";
-import { escapeMarkdown } from "../../src/core/report/markdown";
-import { buildReport } from "../../src/core/report/model";
+import { escapeMarkdown, renderMarkdown } from "../../src/core/report/markdown";
+import { buildReport, type KSection } from "../../src/core/report/model";
 import type { Results } from "../../src/core/results/store";
 import { AT_CHANCE, CAUSAL, fixtureResults, MODEL, MODEL_FOLDER, QUANT, SPATIAL, writeFixtureRun } from "../support/reportFixture";
 
@@ -140,6 +140,33 @@ test("the report model: rows top abilities then random, numbered n/a reasons, ne
   assert.equal(ns.negativeCells.length, 0);
 });
 
+test("ability labels: the labelled benchmark must have the largest AIS of its ability's top row; undefined never holds", async () => {
+  const results = fixtureResults();
+  const [arc, logiqa] = results.models[0]!.benchmarks;
+  arc!.ability = CAUSAL;
+  logiqa!.ability = QUANT;
+  const dir = await writeFixtureRun(results);
+  try {
+    const report = await buildReport(await loadRun(dir));
+    const [small, large] = report.models[0]!.profile!.sections as [KSection, KSection];
+    // k = 0.01: Causal hurts arc_easy (0.5) more than logiqa (-1); Quantitative hurts arc_easy (0.25) more than its own logiqa (0).
+    assert.deepEqual(large.labels, [
+      { benchmark: "arc_easy", ability: CAUSAL, ais: 0.5, largestOther: { benchmark: "logiqa", ais: -1 }, holds: true },
+      { benchmark: "logiqa", ability: QUANT, ais: 0, largestOther: { benchmark: "arc_easy", ais: 0.25 }, holds: false },
+    ]);
+    // k = 0.001: every cell 0, so no label is strictly the largest.
+    assert.deepEqual(small.labels.map((l) => l.holds), [false, false]);
+    const md = renderMarkdown(report);
+    assert.match(md, /Ability labels.*1 of 2 labelled benchmarks/);
+    const html = renderHtml(report, { script: "" });
+    assert.match(html, /1 of 2 labelled benchmarks/);
+  } finally {
+    await fs.rm(path.dirname(path.dirname(dir)), { recursive: true, force: true });
+  }
+  const { models } = await buildReport(run);
+  assert.ok(models[0]!.profile!.sections.every((s) => s.labels.length === 0), "no labels, no checks");
+});
+
 test("a k not in the sweep, or a k for a run without abilities, is refused", async () => {
   await assert.rejects(buildReport(run, { k: 0.5 }), { name: "ReportInputError", message: `k = 0.5 is not in the sweep of model \`${MODEL}\` (k: 0.001, 0.01)` });
   const scoreOnly: Results = { ...fixtureResults(), models: fixtureResults().models.map(({ profile: _profile, ...m }) => m) };
@@ -183,6 +210,37 @@ test("the CSV report: one row per model/ability/selection/k/benchmark/metric, co
   const filtered = (await render("csv", { metric: "acc", k: 0.01 })).text.trimEnd().split("\r\n");
   assert.equal(filtered.length, 1 + 4 * 2);
   assert.ok(filtered.slice(1).every((l) => l.includes(",0.01,1000,") && l.includes(",acc,")));
+});
+
+test("CSV injection: text cells that start with = + - @ tab or CR get a leading quote; numbers stay numbers", () => {
+  assert.equal(csvField("=HYPERLINK(\"http://x\")"), '"\'=HYPERLINK(""http://x"")"');
+  assert.equal(csvField("+1"), "'+1");
+  assert.equal(csvField("-0.12"), "'-0.12", "a text cell that looks like a number is still text");
+  assert.equal(csvField("@SUM(A1)"), "'@SUM(A1)");
+  assert.equal(csvField("\tcmd"), "'\tcmd");
+  assert.equal(csvField("\r=1"), '"\'\r=1"');
+  assert.equal(csvField("a=b"), "a=b", "only the first character matters");
+  assert.equal(csvField(-0.12), "-0.12");
+  assert.equal(csvField(-1), "-1");
+});
+
+test("the CSV report neutralises formula names from user files and keeps a negative AIS a number", async () => {
+  const results = fixtureResults();
+  const evil = "=cmd|' /C calc'!A0";
+  results.models[0]!.name = "@model";
+  for (const v of results.models[0]!.profile!.variants) if (v.ability === CAUSAL) v.ability = evil;
+  for (const b of results.models[0]!.benchmarks) if (b.name === "logiqa") b.name = "-logiqa";
+  for (const v of results.models[0]!.profile!.variants) for (const b of v.benchmarks) if (b.name === "logiqa") b.name = "-logiqa";
+  const fixture = await writeFixtureRun(results);
+  try {
+    const { text } = await renderReport(await loadRun(fixture), { format: "csv" });
+    const lines = text.slice(0, -2).split("\r\n");
+    // The row of the negative cell above, with every name neutralised and the AIS -1 a number.
+    assert.ok(lines.includes(`'@model,'${evil},top,0.01,1000,'-logiqa,acc,4,0.75,1,0.5,-1,-2,0,0.95,false,-1,-2,0,false,0,1,0,,,`), lines.join("\n"));
+    assert.ok(lines.slice(1).every((l) => !/^[=+\-@\t\r]/.test(l) && !/,[=+@\t\r]/.test(l) && !/,-[^0-9]/.test(l)), "no field starts a formula");
+  } finally {
+    await fs.rm(path.dirname(path.dirname(fixture)), { recursive: true, force: true });
+  }
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -7,13 +7,20 @@ export interface ModelSpec {
   path: string;
   name?: string;
   dtype?: Dtype;
+  /** Apply the model's chat template: true for its (default) template, a name for a named one. */
+  chat_template?: boolean | string;
+  fewshot_as_multiturn?: boolean;
+  max_length?: number;
 }
 
 export interface BenchmarkSpec {
-  task: string;
+  /** An lm-eval task file, or the task's keys inline. */
+  task: string | Record<string, unknown>;
   name?: string;
   limit?: number;
   num_fewshot?: number;
+  /** The ability the benchmark is labelled as measuring (one of `abilities`). */
+  ability?: string;
 }
 
 export interface AbilitySpec {

@@ -10,16 +10,29 @@ import { PythonRandom } from "../prompts/pythonRandom";
 import { pythonRegex } from "../prompts/pythonRegex";
 import { parseListLiteral } from "../prompts/literal";
 import { lmEvalTemplate, type TextTemplate } from "../prompts/template";
-import { FUNCTION_TAG, parseYamlSource, type FieldPath, type YamlSource } from "../yamlSource";
+import { formatFieldPath, FUNCTION_TAG, parseYamlSource, scopedSource, type FieldPath, type YamlSource } from "../yamlSource";
 import { DATASET_KINDS, DocumentError, loadDocuments, type DatasetKind, type Doc } from "./documents";
 
 export type OutputType = "multiple_choice" | "generate_until";
+
+/**
+ * The pieces a document's context is made of, kept apart so that a chat template can lay them
+ * out as lm-eval does (prompts/chatPrompt.ts): the rendered description, the few-shot examples
+ * (doc_to_text and the answer as shown) and doc_to_text of the document itself. Without a chat
+ * template, `context` is their concatenation (description + examples + text).
+ */
+export interface PromptParts {
+  description: string;
+  fewshot: { text: string; target: string }[];
+  text: string;
+}
 
 export interface MultipleChoiceItem {
   kind: "multiple_choice";
   /** Index of the document in the test split. */
   index: number;
   context: string;
+  prompt: PromptParts;
   choices: string[];
   /** Continuations as scored: target_delimiter + choice text. */
   continuations: string[];
@@ -30,6 +43,7 @@ export interface GenerationItem {
   kind: "generate_until";
   index: number;
   context: string;
+  prompt: PromptParts;
   /** The reference answer before filters and exact_match's normalisation. */
   target: string;
 }
@@ -38,8 +52,12 @@ export type TaskItem = MultipleChoiceItem | GenerationItem;
 
 export interface Task {
   name: string;
+  /** The task file; for a task defined inline in a config, `<config file>#benchmarks[i].task`. */
   file: string;
   outputType: OutputType;
+  /** lm-eval's target_delimiter (before a choice, and between a few-shot example and its answer) and fewshot_delimiter. */
+  targetDelimiter: string;
+  fewshotDelimiter: string;
   dataFile: string;
   numFewshot: number;
   items: TaskItem[];
@@ -57,13 +75,13 @@ export interface TaskOptions {
   numFewshot?: number;
 }
 
-/** Keys read here. Keys in IGNORED_KEYS are accepted and have no effect on scoring. */
-const SUPPORTED_KEYS = new Set([
+/** Keys read here. Keys in IGNORED_TASK_KEYS are accepted and have no effect on scoring. */
+export const SUPPORTED_TASK_KEYS: ReadonlySet<string> = new Set([
   "task", "include", "dataset_path", "dataset_kwargs", "test_split", "fewshot_split", "output_type",
   "doc_to_text", "doc_to_choice", "doc_to_target", "target_delimiter", "fewshot_delimiter", "num_fewshot",
   "fewshot_config", "description", "generation_kwargs", "metric_list", "filter_list", "repeats",
 ]);
-const IGNORED_KEYS = new Set([
+export const IGNORED_TASK_KEYS: ReadonlySet<string> = new Set([
   "tag", "group", "metadata", "dataset_name", "training_split", "validation_split", "should_decontaminate",
   "doc_to_decontamination_query", "task_alias", "group_alias",
 ]);
@@ -82,6 +100,23 @@ export async function loadTask(file: string, options: TaskOptions = {}): Promise
   const diagnostics: Diagnostic[] = [];
   const source = await readTaskSource(path.resolve(file), diagnostics, new Set());
   if (!source) return { diagnostics };
+  return buildTask(source, path.resolve(file), diagnostics, options);
+}
+
+/**
+ * A task defined inline in a profiling config (`benchmarks[i].task` as a mapping): `source` is
+ * the config's, `at` the field that holds the definition. Every diagnostic points into the config;
+ * `include` and `data_files` are resolved against the config file's folder.
+ */
+export async function loadInlineTask(definition: unknown, source: YamlSource, at: FieldPath, options: TaskOptions = {}): Promise<{ task?: Task; diagnostics: Diagnostic[] }> {
+  const diagnostics: Diagnostic[] = [];
+  const scoped = scopedSource(source, at, definition);
+  const taskSource = await taskSourceOf(scoped, diagnostics, new Set([source.file]));
+  if (!taskSource) return { diagnostics };
+  return buildTask(taskSource, `${source.file}#${formatFieldPath(at)}`, diagnostics, options);
+}
+
+async function buildTask(source: TaskSource, file: string, diagnostics: Diagnostic[], options: TaskOptions): Promise<{ task?: Task; diagnostics: Diagnostic[] }> {
   const at = (keyPath: FieldPath, message: string, severity: "error" | "warning" = "error", on: "key" | "value" = "value") =>
     (source.origin.get(String(keyPath[0])) ?? source.main).at(keyPath, severity, message, on);
 
@@ -130,8 +165,10 @@ export async function loadTask(file: string, options: TaskOptions = {}): Promise
 
   const task: Task = {
     name: spec.name,
-    file: path.resolve(file),
+    file,
     outputType: spec.outputType,
+    targetDelimiter: spec.targetDelimiter,
+    fewshotDelimiter: spec.fewshotDelimiter,
     dataFile,
     numFewshot: spec.numFewshot,
     items,
@@ -154,15 +191,20 @@ async function readTaskSource(file: string, diagnostics: Diagnostic[], seen: Set
   const main = parseYamlSource(text, file);
   diagnostics.push(...main.diagnostics);
   if (main.value === undefined) return undefined;
+  return taskSourceOf(main, diagnostics, new Set([...seen, file]));
+}
+
+/** The keys of one task definition (a file's or an inline one), after the file it includes. */
+async function taskSourceOf(main: YamlSource, diagnostics: Diagnostic[], seen: Set<string>): Promise<TaskSource | undefined> {
   if (typeof main.value !== "object" || main.value === null || Array.isArray(main.value)) {
-    diagnostics.push(main.at([], "error", "a task file must be a YAML mapping of lm-eval task keys"));
+    diagnostics.push(main.at([], "error", "a task must be a YAML mapping of lm-eval task keys"));
     return undefined;
   }
   const own = main.value as Record<string, unknown>;
   const source: TaskSource = { raw: {}, origin: new Map(), main };
   // lm-eval's `include`: the named file's keys first, this file's keys override them.
   if (typeof own.include === "string") {
-    const included = path.resolve(path.dirname(file), own.include);
+    const included = path.resolve(path.dirname(main.file), own.include);
     if (seen.has(included)) {
       diagnostics.push(main.at(["include"], "error", `include cycle through ${included}`));
       return undefined;
@@ -171,7 +213,7 @@ async function readTaskSource(file: string, diagnostics: Diagnostic[], seen: Set
       diagnostics.push(main.at(["include"], "error", `included file not found: ${included}`));
       return undefined;
     }
-    const base = await readTaskSource(included, diagnostics, new Set([...seen, file]));
+    const base = await readTaskSource(included, diagnostics, seen);
     if (!base) return undefined;
     Object.assign(source.raw, base.raw);
     base.origin.forEach((v, k) => source.origin.set(k, v));
@@ -188,8 +230,8 @@ type At = (keyPath: FieldPath, message: string, severity?: "error" | "warning", 
 
 function checkKeys(source: TaskSource, at: At, diagnostics: Diagnostic[]): void {
   for (const [key, value] of Object.entries(source.raw)) {
-    if (IGNORED_KEYS.has(key)) continue;
-    if (!SUPPORTED_KEYS.has(key)) {
+    if (IGNORED_TASK_KEYS.has(key)) continue;
+    if (!SUPPORTED_TASK_KEYS.has(key)) {
       diagnostics.push(at([key], `task key \`${key}\` is not supported by Benchmark Profiler`, "error", "key"));
       continue;
     }
@@ -437,31 +479,31 @@ class Renderer {
   constructor(private readonly spec: TaskSpec, private readonly fewshotDocs: Doc[]) {}
 
   item(doc: Doc, index: number): TaskItem {
-    const context = this.context(doc);
+    const prompt = this.prompt(doc);
+    const context = plainContext(prompt, this.spec.targetDelimiter, this.spec.fewshotDelimiter);
     if (this.spec.outputType === "generate_until") {
-      return { kind: "generate_until", index, context, target: this.targetText(doc) };
+      return { kind: "generate_until", index, context, prompt, target: this.targetText(doc) };
     }
     const choices = this.choices(doc);
     const target = this.targetIndex(doc, choices);
-    return { kind: "multiple_choice", index, context, choices, continuations: choices.map((c) => this.spec.targetDelimiter + c), target };
+    return { kind: "multiple_choice", index, context, prompt, choices, continuations: choices.map((c) => this.spec.targetDelimiter + c), target };
   }
 
-  /** description + few-shot examples + doc_to_text(doc). */
-  private context(doc: Doc): string {
+  /** The description, the few-shot examples with their answers, and doc_to_text(doc). */
+  private prompt(doc: Doc): PromptParts {
     const description = this.spec.description ? String(this.apply(this.spec.description, doc).value) : "";
-    return description + this.fewshotExamples(doc) + this.text(doc);
+    return { description, fewshot: this.fewshotExamples(doc), text: this.text(doc) };
   }
 
-  private fewshotExamples(doc: Doc): string {
+  private fewshotExamples(doc: Doc): PromptParts["fewshot"] {
     const n = this.spec.numFewshot;
-    if (n === 0) return "";
+    if (n === 0) return [];
     // lm-eval draws one extra when the few-shot pool is the test split, then drops the document itself.
     const sameSplit = this.spec.fewshotSamples === undefined && this.spec.fewshotSplit === this.spec.testSplit;
     const draw = sameSplit ? n + 1 : n;
     const drawn = this.spec.fewshotSampler === "first_n" ? this.fewshotDocs.slice(0, draw) : this.rng.sample(this.fewshotDocs, draw);
     const selected = drawn.filter((d) => !sameDoc(d, doc)).slice(0, n);
-    const { fewshotDelimiter, targetDelimiter } = this.spec;
-    return selected.map((d) => this.text(d) + targetDelimiter + this.exampleTarget(d)).join(fewshotDelimiter) + fewshotDelimiter;
+    return selected.map((d) => ({ text: this.text(d), target: this.exampleTarget(d) }));
   }
 
   private text(doc: Doc): string {
@@ -513,5 +555,27 @@ class Renderer {
 }
 
 function sameDoc(a: Doc, b: Doc): boolean {
-  return a === b || JSON.stringify(a) === JSON.stringify(b);
+  return a === b || docJson(a) === docJson(b);
+}
+
+/** Documents are never changed once read, and few-shot draws compare the same ones over and over. */
+const docJsonCache = new WeakMap<Doc, string>();
+function docJson(doc: Doc): string {
+  let json = docJsonCache.get(doc);
+  if (json === undefined) docJsonCache.set(doc, (json = JSON.stringify(doc)));
+  return json;
+}
+
+/**
+ * The context lm-eval builds without a chat template (ContextSampler.get_context, then the
+ * document): description, then each example as text + target_delimiter + answer +
+ * fewshot_delimiter (an example whose answer is empty is its text alone), then doc_to_text.
+ */
+export function plainContext(prompt: PromptParts, targetDelimiter: string, fewshotDelimiter: string): string {
+  return prompt.description + fewshotText(prompt.fewshot, targetDelimiter, fewshotDelimiter) + prompt.text;
+}
+
+/** The few-shot examples as one block of text, as lm-eval's get_context writes them. */
+export function fewshotText(examples: PromptParts["fewshot"], targetDelimiter: string, fewshotDelimiter: string): string {
+  return examples.map((e) => (e.target === "" ? e.text : e.text + targetDelimiter + e.target + fewshotDelimiter)).join("");
 }

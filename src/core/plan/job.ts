@@ -1,8 +1,25 @@
 // Compile a profile into runner jobs: text becomes tokens here, so the runner never sees text.
+//
+// What lm-eval's Hugging Face backend does between a request and the model is done here too, so
+// the runner reads exactly the tokens lm-eval's model would:
+// - the chat template, when the model's config entry asks for it (prompts/chatPrompt.ts);
+// - left truncation to the model's max length L (config `max_length`, else config.json's window):
+//   a generation context keeps its last L - max_gen_toks tokens (generate_until's
+//   left_truncate_len; max_gen_toks >= L is an error, as lm-eval's assertion); a multiple-choice
+//   choice is scored on (context + continuation)[-(L + 1):], so the context keeps its last
+//   L + 1 - len(continuation) tokens, which depends on the choice. The runner scores the choices
+//   of an item on one shared context, so an item whose choices keep different amounts of context
+//   is sent as one job item per amount (`<id>#<part>`, the choices that share it), and the scores
+//   are put back together in choice order (ItemRef.parts). A continuation longer than L is an
+//   error (lm-eval asserts it);
+// - generation stops at the `until` strings, the tokenizer's EOS and generation_config.json's
+//   eos_token_id (one id or a list), as Hugging Face's generate() does.
 import type { ResolvedAbility, ResolvedAblation, ResolvedBenchmark, ResolvedModel } from "../config/load";
 import type { Selection } from "../config/types";
+import type { TaskItem } from "../datasets/task";
+import { benchmarkChatContext } from "../prompts/chatPrompt";
 import { diagnosticSequence } from "../prompts/diagnosticText";
-import { tokenizeRequest, type ModelTokenizer } from "../prompts/tokenize";
+import { tokenizeChoices, type ModelTokenizer } from "../prompts/tokenize";
 
 /** The job file of native-runner/PROTOCOL.md, protocol 1. */
 export interface ScoreJob {
@@ -41,6 +58,12 @@ export interface ItemRef {
   id: string;
   benchmark: string;
   index: number;
+  /**
+   * A multiple-choice document sent as several job items because left truncation keeps different
+   * amounts of context for its choices: each part's job item id and the choice indices it scores,
+   * in the order of its `choices`. Absent when the document is the one job item `id`.
+   */
+  parts?: { id: string; choices: number[] }[];
 }
 
 export function itemId(benchmark: string, index: number): string {
@@ -124,7 +147,7 @@ export function compileProfileJob(
   const ids = abilityIds(plan.abilities.map((a) => a.name));
   const abilities = plan.abilities.map((ability, i) => {
     if (ability.items.length === 0) throw new Error(`ability ${ability.name} has no diagnostic items`);
-    return { id: ids[i]!, sequences: ability.items.map((item) => diagnosticSequence(tokenizer, item)) };
+    return { id: ids[i]!, sequences: ability.items.map((item) => diagnosticSequence(tokenizer, item, model.chat?.template)) };
   });
   const k = [...plan.ablation.k].sort((a, b) => a - b);
   k.forEach((value, i) => {
@@ -157,23 +180,80 @@ export function compileScoreJob(
   const items: JobItem[] = [];
   const refs: ItemRef[] = [];
   for (const benchmark of benchmarks) {
-    const generation = benchmark.task.generation;
+    const { task } = benchmark;
+    const generation = task.generation;
     const generate = generation ? generateSpec(tokenizer, generation.until, generation.maxGenToks) : undefined;
-    for (const item of benchmark.task.items) {
+    for (const item of task.items) {
       const id = itemId(benchmark.name, item.index);
+      const where = `${benchmark.name} (${task.file}), document ${item.index}`;
+      const context = contextText(model, benchmark, item, where);
       if (item.kind === "generate_until") {
         if (!generate) throw new Error(`${benchmark.name}: a generate_until item in a task without generation settings`);
-        items.push({ id, context: generationContext(tokenizer, item.context), generate });
+        const tokens = generationContext(tokenizer, context);
+        items.push({ id, context: truncateGenerationContext(tokens, model.maxLength, generate.max_tokens, where), generate });
+        refs.push({ id, benchmark: benchmark.name, index: item.index });
       } else {
-        // The context tokens depend on the context text alone, so every choice shares them,
-        // exactly as lm-eval scores context_enc + continuation_enc.
-        const requests = item.continuations.map((c) => tokenizeRequest(tokenizer, item.context, c));
-        items.push({ id, context: requests[0]!.context, choices: requests.map((r) => r.continuation) });
+        // lm-eval drops target_delimiter when a chat template is applied: the choices follow the
+        // assistant header as they are. The context tokens depend on the context text alone, so
+        // every choice shares them, exactly as lm-eval scores context_enc + continuation_enc.
+        const continuations = model.chat ? item.choices : item.continuations;
+        const requests = tokenizeChoices(tokenizer, context, continuations);
+        const parts = truncatedChoices(requests[0]!.context, requests.map((r) => r.continuation), model.maxLength, where);
+        if (parts.length === 1) {
+          items.push({ id, context: parts[0]!.context, choices: parts[0]!.choices.map((c) => requests[c]!.continuation) });
+          refs.push({ id, benchmark: benchmark.name, index: item.index });
+        } else {
+          const refParts = parts.map((part, p) => {
+            const partId = `${id}#${p}`;
+            items.push({ id: partId, context: part.context, choices: part.choices.map((c) => requests[c]!.continuation) });
+            return { id: partId, choices: part.choices };
+          });
+          refs.push({ id, benchmark: benchmark.name, index: item.index, parts: refParts });
+        }
       }
-      refs.push({ id, benchmark: benchmark.name, index: item.index });
     }
   }
   return { job: { protocol: 1, subcommand: "score", model: { path: model.path, dtype: model.dtype }, device, items }, refs };
+}
+
+/** The text a document's context is: the plain context, or its conversation through the model's chat template. */
+function contextText(model: ResolvedModel, benchmark: ResolvedBenchmark, item: TaskItem, where: string): string {
+  if (!model.chat) return item.context;
+  try {
+    return benchmarkChatContext(item.prompt, benchmark.task, model.chat);
+  } catch (e) {
+    throw new Error(`${where}: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * lm-eval's generate_until truncation: the context keeps its last max_length - max_gen_toks
+ * tokens (left_truncate_len), so the context and the generation fit the model's window.
+ */
+export function truncateGenerationContext(context: number[], maxLength: number | undefined, maxGenToks: number, where = "a generation item"): number[] {
+  if (maxLength === undefined) return context;
+  const room = maxLength - maxGenToks;
+  if (room <= 0) throw new Error(`${where}: max_gen_toks (${maxGenToks}) must be less than the model's max length (${maxLength})`);
+  return context.length > room ? context.slice(-room) : context;
+}
+
+/**
+ * lm-eval's multiple-choice truncation: choice c is scored on (context + continuation_c)[-(L + 1):]
+ * (its last token only predicted), so the context keeps its last L + 1 - len(continuation_c)
+ * tokens. The choices are grouped by the context they keep, in order of first appearance; one
+ * group when nothing is cut, or when the cut is the same for every choice.
+ */
+export function truncatedChoices(context: number[], continuations: number[][], maxLength: number | undefined, where = "a multiple-choice item"): { context: number[]; choices: number[] }[] {
+  if (maxLength === undefined) return [{ context, choices: continuations.map((_, c) => c) }];
+  const groups = new Map<number, number[]>();
+  continuations.forEach((continuation, c) => {
+    if (continuation.length > maxLength) {
+      throw new Error(`${where}: choice ${c} is ${continuation.length} tokens long, more than the model's max length (${maxLength})`);
+    }
+    const start = Math.max(0, context.length + continuation.length - (maxLength + 1));
+    groups.set(start, [...(groups.get(start) ?? []), c]);
+  });
+  return [...groups].map(([start, choices]) => ({ context: context.slice(start), choices }));
 }
 
 /**
@@ -189,7 +269,8 @@ export function generationContext(tokenizer: ModelTokenizer, context: string): n
 /**
  * `generate` of a task's items: at most max_gen_toks tokens; the stop sequences are the `until`
  * strings encoded without special tokens (as continuations are; an empty string stops nothing and
- * is left out), then the tokenizer's EOS, each sequence once. The runner's check is token-level;
+ * is left out), then the tokenizer's EOS, then the other ids of generation_config.json's
+ * eos_token_id, each sequence once. The runner's check is token-level;
  * the text-level cut at the first `until` string (analysis/generation.ts) defines the answer, so a
  * stop string that tokenizes differently inside the text only costs time.
  */
@@ -205,5 +286,6 @@ export function generateSpec(tokenizer: ModelTokenizer, until: readonly string[]
   };
   for (const text of until) if (text !== "") add(tokenizer.encode(text));
   if (tokenizer.eosTokenId !== undefined) add([tokenizer.eosTokenId]);
+  for (const eos of tokenizer.extraEosTokenIds ?? []) add([eos]);
   return { max_tokens: maxGenToks, stop };
 }

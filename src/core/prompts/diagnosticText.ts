@@ -13,9 +13,14 @@
 //   so the gradient points at the parameters that produce the right answer in context, not at
 //   those that would reproduce a list of options.
 // The text is then tokenized as a whole sequence, with the special tokens the tokenizer adds on
-// its own (BOS for Llama; see ModelTokenizer.encodeSequence). Chat templates for instruction
-// models are not applied yet.
+// its own (BOS for Llama; see ModelTokenizer.encodeSequence).
+//
+// A model whose config entry asks for its chat template reads the item as a conversation instead
+// (chatPrompt.ts: the user asks context and question, the assistant answers), and that text is
+// tokenized without adding special tokens: the template writes its own (BOS for Llama 3).
 import type { DiagnosticItem } from "../datasets/diagnostic";
+import { renderDiagnosticChat } from "./chatPrompt";
+import type { ChatTemplate } from "./chatTemplate";
 import type { ModelTokenizer } from "./tokenize";
 
 export const ANSWER_PREFIX = "Answer: ";
@@ -28,9 +33,12 @@ export function renderDiagnosticItem(item: Pick<DiagnosticItem, "context" | "que
   return lines.join("\n");
 }
 
-/** The token sequence of one item; the runner needs at least 2 tokens (one prediction). */
-export function diagnosticSequence(tokenizer: ModelTokenizer, item: DiagnosticItem): number[] {
-  const tokens = tokenizer.encodeSequence(renderDiagnosticItem(item));
+/**
+ * The token sequence of one item, through the chat template when one is given; the runner needs
+ * at least 2 tokens (one prediction).
+ */
+export function diagnosticSequence(tokenizer: ModelTokenizer, item: DiagnosticItem, chatTemplate?: ChatTemplate): number[] {
+  const tokens = chatTemplate ? tokenizer.encode(renderDiagnosticChat(item, chatTemplate)) : tokenizer.encodeSequence(renderDiagnosticItem(item));
   if (tokens.length < 2) throw new Error(`diagnostic item ${item.id} (line ${item.line}) renders to ${tokens.length} token(s); the importance loss needs at least 2`);
   return tokens;
 }

@@ -1,16 +1,163 @@
 // Jinja as lm-eval configures it (jinja2's defaults plus keep_trailing_newline): no block
 // trimming, trailing newlines kept. @huggingface/jinja's Template is set up for chat templates
 // (trim_blocks, lstrip_blocks, last newline dropped), so the parse is done here with lm-eval's options.
+//
+// Rendering is on the path of every document (doc_to_text, doc_to_choice, doc_to_target, and
+// again for each few-shot example), and the library's render costs a microsecond per value it
+// wraps: it wraps the whole document and its globals on every call. So a render here gives the
+// library only the document fields the template names, and a template that only prints fields
+// ("Question: {{question}}\nAnswer:", "{{answer}}", "{{choices.text}}") is printed without the
+// library when the fields are strings, numbers or lists of those. Both give the library's text exactly (test/unit/template.test.ts).
 import { parse, Template, tokenize } from "@huggingface/jinja";
 
 export interface TextTemplate {
   render(context: Record<string, unknown>): string;
 }
 
+type Context = Record<string, unknown>;
+
 export function lmEvalTemplate(source: string): TextTemplate {
   // The tokenizer always drops one trailing newline; doubling it keeps the author's.
   const text = source.endsWith("\n") ? source + "\n" : source;
+  const parsed = parse(tokenize(text, { lstrip_blocks: false, trim_blocks: false }));
   const template = Object.create(Template.prototype) as Template;
-  (template as unknown as { parsed: unknown }).parsed = parse(tokenize(text, { lstrip_blocks: false, trim_blocks: false }));
-  return { render: (context) => template.render(context) };
+  (template as unknown as { parsed: unknown }).parsed = parsed;
+  const names = identifiers(parsed);
+  const print = fieldPrinter(parsed);
+  return {
+    render(context) {
+      // A context the library would refuse (a value it cannot wrap, a field named like one of
+      // its globals) goes to the library whole, so that it fails as it would.
+      if (!wrapsCleanly(context)) return template.render(context);
+      return print?.(context) ?? template.render(pick(context, names));
+    },
+  };
+}
+
+/**
+ * Every name the template could read: the identifiers anywhere in its syntax tree (a few are
+ * attribute or filter names, which costs nothing). A template reads variables only by name.
+ */
+function identifiers(node: unknown, into = new Set<string>()): Set<string> {
+  if (Array.isArray(node)) for (const child of node) identifiers(child, into);
+  else if (typeof node === "object" && node !== null) {
+    const n = node as { type?: unknown; value?: unknown };
+    if (n.type === "Identifier" && typeof n.value === "string") into.add(n.value);
+    for (const child of Object.values(node)) identifiers(child, into);
+  }
+  return into;
+}
+
+function pick(context: Context, names: Set<string>): Context {
+  const picked: Context = {};
+  for (const name of names) if (Object.prototype.hasOwnProperty.call(context, name)) picked[name] = context[name];
+  return picked;
+}
+
+/** Contexts already checked, and key lists already checked against the library's globals. */
+const checkedContexts = new WeakMap<object, boolean>();
+const checkedKeys = new Map<string, boolean>();
+
+/**
+ * Whether the library's render would take `context` without an error: every value is one it
+ * wraps (not a bigint or symbol, at any depth), and no field is named like a global of its
+ * environment (`true`, `range`, ...), which it refuses to declare twice; the second is asked of
+ * the library itself, once per list of field names.
+ */
+function wrapsCleanly(context: Context): boolean {
+  let clean = checkedContexts.get(context);
+  if (clean === undefined) {
+    const keys = Object.keys(context);
+    const keyList = keys.join("\u0000");
+    let keysClean = checkedKeys.get(keyList);
+    if (keysClean === undefined) {
+      keysClean = rendersWithout(() => EMPTY.render(Object.fromEntries(keys.map((k) => [k, null]))));
+      checkedKeys.set(keyList, keysClean);
+    }
+    clean = keysClean && wrappable(context);
+    checkedContexts.set(context, clean);
+  }
+  return clean;
+}
+
+const EMPTY = new Template("");
+
+function rendersWithout(render: () => unknown): boolean {
+  try {
+    render();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** convertToRuntimeValues' cases: what it wraps without throwing. */
+function wrappable(value: unknown): boolean {
+  switch (typeof value) {
+    case "string":
+    case "number":
+    case "boolean":
+    case "undefined":
+    case "function":
+      return true;
+    case "object":
+      return value === null || (Array.isArray(value) ? value.every(wrappable) : Object.values(value).every(wrappable));
+    default:
+      return false;
+  }
+}
+
+type Node = { type: string; value?: unknown; object?: Node; property?: Node; computed?: boolean };
+
+/**
+ * For a template made of text and `{{ field }}` / `{{ field.key.key }}` only: prints it as the
+ * library would when each printed value is a string, a number or a list of those, and the path
+ * goes through objects' own keys (the entries the library wraps). Anything else (a missing
+ * field, null, a method, an attribute of a string) returns undefined, for the library to render.
+ * Undefined for other templates.
+ */
+function fieldPrinter(program: unknown): ((context: Context) => string | undefined) | undefined {
+  const body = (program as { body?: Node[] }).body;
+  if (!Array.isArray(body)) return undefined;
+  const parts: (string | string[])[] = [];
+  for (const node of body) {
+    if (node.type === "StringLiteral" && typeof node.value === "string") parts.push(node.value);
+    else {
+      const path = fieldPath(node);
+      if (!path) return undefined;
+      parts.push(path);
+    }
+  }
+  return (context) => {
+    let out = "";
+    for (const part of parts) {
+      if (typeof part === "string") {
+        out += part;
+        continue;
+      }
+      let value: unknown = context;
+      for (const key of part) {
+        if (typeof value !== "object" || value === null || Array.isArray(value) || !Object.prototype.propertyIsEnumerable.call(value, key)) return undefined;
+        value = (value as Context)[key];
+      }
+      if (typeof value === "string") out += value;
+      // The library's IntegerValue prints String(n); its FloatValue too, for every number that
+      // is not an integer (the ".0" it adds is for integers, which JavaScript keeps as IntegerValue).
+      else if (typeof value === "number") out += String(value);
+      // A list prints as the library's toJSON writes it: each item JSON.stringify'd, ", " between.
+      else if (Array.isArray(value) && value.every((v) => typeof v === "string" || typeof v === "number")) out += `[${value.map((v) => JSON.stringify(v)).join(", ")}]`;
+      else return undefined;
+    }
+    return out;
+  };
+}
+
+/** ["a", "b", "c"] for `a.b.c` (dots only, names only); undefined for any other expression. */
+function fieldPath(node: Node): string[] | undefined {
+  if (node.type === "Identifier" && typeof node.value === "string") return [node.value];
+  if (node.type === "MemberExpression" && !node.computed && node.object && node.property?.type === "Identifier" && typeof node.property.value === "string") {
+    const base = fieldPath(node.object);
+    return base ? [...base, node.property.value] : undefined;
+  }
+  return undefined;
 }

@@ -2,11 +2,25 @@
 // quoted when they hold a comma, a quote, a line break or surrounding spaces, quotes doubled.
 // Numbers are written in full precision (the shortest text that reads back to the same double);
 // null is an empty field; booleans are true/false.
+//
+// Text fields come from user files (model, ability and benchmark names, reasons), and a
+// spreadsheet runs a cell that starts with = + - @ tab or carriage return as a formula (CSV
+// injection). As OWASP recommends, such a text field gets a single quote in front, which the
+// spreadsheet shows and does not run. Numbers are never touched: a negative AIS such as -0.12 is
+// written as the number it is.
 import { CELL_COLUMNS, type FlatCell } from "./cells";
+
+/** Characters that make a spreadsheet read a cell as a formula (OWASP, CSV injection). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/** A text field that cannot start a formula: a single quote in front of one that could. */
+export function neutralizeFormula(text: string): string {
+  return FORMULA_START.test(text) ? `'${text}` : text;
+}
 
 export function csvField(value: unknown): string {
   if (value === null || value === undefined) return "";
-  const text = typeof value === "string" ? value : typeof value === "number" || typeof value === "boolean" ? String(value) : JSON.stringify(value);
+  const text = typeof value === "number" || typeof value === "boolean" ? String(value) : neutralizeFormula(typeof value === "string" ? value : JSON.stringify(value));
   return /[",\r\n]/.test(text) || text !== text.trim() ? `"${text.replace(/"/g, '""')}"` : text;
 }
 

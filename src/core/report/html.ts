@@ -190,6 +190,17 @@ function kSection(model: ModelReport, s: KSection, confidence: string, counter: 
     `<b>*</b> = the CI excludes 0.`)}`, header, "<tbody>",
   ...s.rows.map((r, i) => rowHtml(r.label, r.cells.map(aisCell), grouped(i))), CLOSE_TABLE);
 
+  if (s.labels.length > 0) {
+    const held = s.labels.filter((l) => l.holds).length;
+    out.push(`${openTable("booktabs labels", counter.table(), `Ability labels at <i>k</i> = ${formatK(s.k)} (${esc(metric)}): ablating the labelled ability ` +
+      `hurts the benchmark most for <b>${held} of ${s.labels.length} labelled benchmarks</b>. Each row compares the AIS of the label's top set on ` +
+      `the benchmark with the largest AIS of that row on a benchmark without the label.`)}`,
+    `<thead><tr><th>benchmark</th><th>label</th><th>AIS</th><th>largest other</th><th>holds</th></tr></thead><tbody>`,
+    ...s.labels.map((l) => `<tr><th scope="row">${esc(l.benchmark)}</th><td class="text">${esc(l.ability)}</td><td>${l.ais === null ? "n/a" : num(l.ais)}</td>` +
+      `<td>${l.largestOther ? `${num(l.largestOther.ais)} <span class="muted">(${esc(l.largestOther.benchmark)})</span>` : "–"}</td><td>${l.holds ? "yes" : "<b>no</b>"}</td></tr>`),
+    CLOSE_TABLE);
+  }
+
   if (s.hasSpecificity) {
     const top = s.rows.filter((r) => r.selection === "top");
     out.push(`${openTable("booktabs cells", counter.table(), `Specificity at <i>k</i> = ${formatK(s.k)}: AIS of the ability's top set minus AIS of ` +

@@ -90,6 +90,16 @@ function kSection(s: KSection, parameters: number, confidence: string): string[]
   out.push(...table(header, s.rows.map((r) => [label(r.label), ...r.cells.map(aisText)]), align), "");
   if (s.reasons.length > 0) out.push(...s.reasons.map((r, i) => `${i + 1}. ${escapeMarkdown(r)}`), "");
 
+  if (s.labels.length > 0) {
+    const held = s.labels.filter((l) => l.holds).length;
+    out.push(`**Ability labels**: ablating the labelled ability hurts the benchmark most for ${held} of ${s.labels.length} labelled benchmarks ` +
+      "(the AIS of the label's top set, against the largest AIS of that row on a benchmark without the label).", "");
+    out.push(...table(["benchmark", "label", "AIS", "largest other", "holds"],
+      s.labels.map((l) => [escapeMarkdown(l.benchmark), escapeMarkdown(l.ability), l.ais === null ? "n/a" : num(l.ais),
+        l.largestOther ? `${num(l.largestOther.ais)} (${escapeMarkdown(l.largestOther.benchmark)})` : "–", l.holds ? "yes" : "**no**"]),
+      ["l", "l", "r", "r", "l"]), "");
+  }
+
   if (s.hasSpecificity) {
     out.push(`**Specificity**: AIS minus the random control's AIS at the same k, with ${confidence} CI.`, "");
     const top = s.rows.filter((r) => r.selection === "top");

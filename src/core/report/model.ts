@@ -108,6 +108,23 @@ export interface KSection {
   heatmap: Heatmap;
   /** Cells of this metric with a negative AIS, with the documents that flipped. */
   negativeCells: NegativeCell[];
+  /** The config's ability labels of benchmarks against this k's AIS, in benchmark order; empty without labels. */
+  labels: LabelCheck[];
+}
+
+/**
+ * A benchmark the config labels with an ability, checked against the profile at one k: ablating
+ * the ability's top set should hurt this benchmark more than any benchmark without that label.
+ */
+export interface LabelCheck {
+  benchmark: string;
+  ability: string;
+  /** AIS of the ability's top set on the benchmark; null when undefined or the ability has no top variant. */
+  ais: number | null;
+  /** The largest defined AIS of the same row on a benchmark not labelled with the ability. */
+  largestOther: { benchmark: string; ais: number } | null;
+  /** `ais` is defined and larger than `largestOther`. */
+  holds: boolean;
 }
 
 export interface ReportRow {
@@ -349,10 +366,25 @@ async function section(
   const confidence = profile.bootstrap.confidence;
   const title = `${model.name}: AIS (${metricLabel}) at k = ${formatK(k)}`;
   return {
-    k, n, benchmarks, metrics, columns, metricLabel, rows, reasons, overlap, negativeCells,
+    k, n, benchmarks, metrics, columns, metricLabel, rows, reasons, overlap, negativeCells, labels: labelChecks(model, rows),
     hasSpecificity: rows.some((r) => r.cells.some((c) => c.specificity !== undefined)),
     heatmap: heatmapOf(id, title, rows, columns, reasons, metricLabel, limit, confidence),
   };
+}
+
+function labelChecks(model: ModelResults, rows: readonly ReportRow[]): LabelCheck[] {
+  const labelOf = new Map(model.benchmarks.map((b) => [b.name, b.ability]));
+  return model.benchmarks.flatMap((b) => {
+    if (b.ability === undefined) return [];
+    const row = rows.find((r) => r.selection === "top" && r.ability === b.ability);
+    const ais = row?.cells.find((c) => c.benchmark === b.name)?.ais ?? null;
+    let largestOther: LabelCheck["largestOther"] = null;
+    for (const c of row?.cells ?? []) {
+      if (c.ais === null || labelOf.get(c.benchmark) === b.ability) continue;
+      if (largestOther === null || c.ais > largestOther.ais) largestOther = { benchmark: c.benchmark, ais: c.ais };
+    }
+    return [{ benchmark: b.name, ability: b.ability, ais, largestOther, holds: ais !== null && (largestOther === null || ais > largestOther.ais) }];
+  });
 }
 
 function reportCell(benchmark: string, metric: Metric, cell: CellMetric, reasonNumber: (r: string | undefined, f: string) => number): ReportCell {

@@ -78,7 +78,7 @@ export function scoredItems(refs: readonly ItemRef[], benchmarks: readonly Resol
     const found = byId.get(ref.id);
     if (!found) throw new Error(`${ref.id} is not an item of the job's benchmarks`);
     const { item, task } = found;
-    const result = scores.get(ref.id);
+    const result = ref.parts ? joinedParts(ref.parts, scores) : scores.get(ref.id);
     if (item.kind === "generate_until") {
       if (!decode) throw new Error(`${ref.id} is a generate_until item: decoding its tokens needs the model's tokenizer`);
       if (result === undefined || Array.isArray(result)) throw new Error(`${source}: the generation of ${ref.id} is missing`);
@@ -88,6 +88,23 @@ export function scoredItems(refs: readonly ItemRef[], benchmarks: readonly Resol
     if (!Array.isArray(result) || result.length !== item.choices.length) throw new Error(`${source}: the scores of ${ref.id} are missing or incomplete`);
     return scoreItem(ref.benchmark, ref.index, item.target, item.choices, result);
   });
+}
+
+/**
+ * The choices' scores of a document sent as several job items (plan/job.ts, truncation), in
+ * choice order; undefined when a part is missing or does not have its choices.
+ */
+function joinedParts(parts: NonNullable<ItemRef["parts"]>, scores: RunnerScores): ChoiceScore[] | undefined {
+  const total = parts.reduce((n, p) => n + p.choices.length, 0);
+  const joined = new Array<ChoiceScore | undefined>(total).fill(undefined);
+  for (const part of parts) {
+    const result = scores.get(part.id);
+    if (!Array.isArray(result) || result.length !== part.choices.length) return undefined;
+    part.choices.forEach((c, j) => {
+      joined[c] = result[j];
+    });
+  }
+  return joined.every((score) => score !== undefined) ? (joined as ChoiceScore[]) : undefined;
 }
 
 export interface ProfileInputs {
@@ -313,14 +330,15 @@ export function baselineAccuracies(baseline: readonly BenchmarkItem[], benchmark
 export function baselineAccuracies(baseline: readonly BenchmarkItem[], benchmarks: readonly ResolvedBenchmark[]): BenchmarkResult[] {
   return benchmarks.map((b): BenchmarkResult => {
     const items = baseline.filter((i) => i.benchmark === b.name);
+    const label = b.ability === undefined ? {} : { ability: b.ability };
     if (b.task.outputType === "generate_until") {
       const generated = items.filter(isGenerated);
       if (generated.length !== items.length) throw new Error(`${b.name} is generate_until but has multiple-choice items`);
-      return { name: b.name, task_file: b.task.file, output_type: "generate_until", ...benchmarkExactMatch(generated, b.task.filters.map((f) => f.name)) };
+      return { name: b.name, task_file: b.task.file, output_type: "generate_until", ...label, ...benchmarkExactMatch(generated, b.task.filters.map((f) => f.name)) };
     }
     const scored = items.filter((i): i is ScoredItem => !isGenerated(i));
     if (scored.length !== items.length) throw new Error(`${b.name} is multiple_choice but has generated items`);
-    return { name: b.name, task_file: b.task.file, output_type: "multiple_choice", ...benchmarkAccuracy(scored) };
+    return { name: b.name, task_file: b.task.file, output_type: "multiple_choice", ...label, ...benchmarkAccuracy(scored) };
   });
 }
 

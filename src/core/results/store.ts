@@ -26,6 +26,8 @@ export interface ChoiceBenchmarkResult extends BenchmarkAccuracy {
   name: string;
   task_file: string;
   output_type?: "multiple_choice";
+  /** The ability the config labels the benchmark with, when it does. */
+  ability?: string;
 }
 
 /** A generate_until benchmark's baseline scores: exact_match (chance 0), no acc or acc_norm. */
@@ -33,6 +35,7 @@ export interface GenerationBenchmarkResult extends BenchmarkExactMatch {
   name: string;
   task_file: string;
   output_type: "generate_until";
+  ability?: string;
 }
 
 export type BenchmarkResult = ChoiceBenchmarkResult | GenerationBenchmarkResult;

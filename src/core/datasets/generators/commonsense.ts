@@ -86,7 +86,7 @@ function draft(rng: Rng): ItemDraft {
   // are asked of the person rows only.
   const template = rng.pick(TEMPLATES);
   const row = template === "effect" ? rng.below(CAUSAL.length) : rng.int(FIRST_PERSON_ROW, CAUSAL.length - 1);
-  const name = rng.pick(NAMES);
+  const name = rng.pick(NAMES.commonsense);
   const effect = (i: number) => CAUSAL[i]!.effect.replace("{name}", name);
   const cause = (i: number) => `${name} ${CAUSAL[i]!.cause}.`;
   const wrong = wrongRows(rng, row);

@@ -9,7 +9,7 @@ import { COLORS, NAMES } from "./words";
 const TEMPLATES = ["color", "owner", "job"] as const;
 
 /** Things that take "a" before a colour. */
-export const THINGS = ["kite", "cup", "hat", "ball", "box", "bag", "bike", "boat", "book", "lamp", "sock", "mug", "coat", "drum"] as const;
+export const THINGS = ["kite", "ball", "bag", "bike", "boat", "sock", "coat", "drum", "scarf", "tent", "flag", "glove", "sled", "rope"] as const;
 /** Jobs that take "a". */
 export const JOBS = ["baker", "nurse", "pilot", "farmer", "tailor", "judge", "miner", "chef", "guard", "clerk", "dancer", "singer", "potter", "barber", "plumber"] as const;
 
@@ -17,7 +17,7 @@ export const JOBS = ["baker", "nurse", "pilot", "farmer", "tailor", "judge", "mi
 const BOUND = 2;
 
 function owned(rng: Rng, template: "color" | "owner"): ItemDraft {
-  const people = rng.sample(NAMES, 4);
+  const people = rng.sample(NAMES.contextual, 4);
   const colors = rng.sample(COLORS, 4);
   const things = rng.sample(THINGS, BOUND);
   const context = things.map((thing, i) => `${people[i]} has a ${colors[i]} ${thing}.`).join(" ");
@@ -35,7 +35,7 @@ function owned(rng: Rng, template: "color" | "owner"): ItemDraft {
 }
 
 function job(rng: Rng): ItemDraft {
-  const people = rng.sample(NAMES, BOUND);
+  const people = rng.sample(NAMES.contextual, BOUND);
   const jobs = rng.sample(JOBS, 4);
   const asked = rng.below(BOUND);
   return {

@@ -7,7 +7,7 @@ import type { Rng } from "./rng";
 
 const TEMPLATES = ["numbers", "pattern"] as const;
 
-export const PATTERN_WORDS = ["star", "moon", "sun", "tree", "drum", "bell", "ship", "rock", "leaf", "coin", "ring", "lamp"] as const;
+export const PATTERN_WORDS = ["star", "moon", "sun", "tree", "fish", "bird", "ship", "rock", "leaf", "frog", "ring", "wave"] as const;
 
 function numbers(rng: Rng): ItemDraft {
   const step = rng.int(2, 12) * (rng.chance(0.5) ? 1 : -1);

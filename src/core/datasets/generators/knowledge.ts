@@ -20,7 +20,7 @@ function wrongOf(rng: Rng, answer: string, preferred: readonly string[], all: re
 
 function draft(rng: Rng): ItemDraft {
   const template: Template = rng.pick(TEMPLATES);
-  const name = rng.pick(NAMES);
+  const name = rng.pick(NAMES.knowledge);
   const item = (context: string, question: string, answer: string, distractors: string[]): ItemDraft =>
     ({ template, context: `${name} ${context}`, question, answer, distractors });
   switch (template) {

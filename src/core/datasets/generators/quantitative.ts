@@ -6,7 +6,7 @@ import type { Rng } from "./rng";
 import { NAMES } from "./words";
 
 /** Things counted, as plurals. */
-export const COUNTED = ["pens", "apples", "books", "cards", "coins", "shells", "stamps", "eggs", "cups", "kites", "marbles", "plums"] as const;
+export const COUNTED = ["pens", "apples", "cards", "beads", "nuts", "shells", "stamps", "eggs", "buttons", "pears", "marbles", "plums"] as const;
 
 const TEMPLATES = ["add", "take", "compare"] as const;
 
@@ -28,7 +28,7 @@ export function numericDistractors(rng: Rng, answer: number, otherOperation?: nu
 
 function draft(rng: Rng): ItemDraft {
   const template = rng.pick(TEMPLATES);
-  const [a, b] = rng.sample(NAMES, 2) as [string, string];
+  const [a, b] = rng.sample(NAMES.quantitative, 2) as [string, string];
   const thing = rng.pick(COUNTED);
   switch (template) {
     case "add": {

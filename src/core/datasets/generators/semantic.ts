@@ -22,7 +22,7 @@ function otherWords(rng: Rng, pair: number, count: number): string[] {
 }
 
 function scene(rng: Rng): string {
-  return `${rng.pick(NAMES)} ${rng.pick(WORD_SCENES)}`;
+  return `${rng.pick(NAMES.semantic)} ${rng.pick(WORD_SCENES)}`;
 }
 
 function opposite(rng: Rng): ItemDraft {

@@ -52,7 +52,7 @@ function table(rng: Rng): ItemDraft {
 
 /** Three people in a line on the map, each relation stated from the first; asked: the last from the first. */
 function map(rng: Rng): ItemDraft {
-  const [a, b, c] = rng.sample(NAMES, 3) as [string, string, string];
+  const [a, b, c] = rng.sample(NAMES.spatial, 3) as [string, string, string];
   const direction = rng.pick(Object.keys(COMPASS));
   const step = COMPASS[direction]!;
   // b is `direction` of a: a sits one step the other way from b, and b one step from c.

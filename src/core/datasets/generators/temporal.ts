@@ -21,7 +21,7 @@ export function weekdayAfter(day: string, offset: number): string {
 }
 
 function weekday(rng: Rng): ItemDraft {
-  const [a, b] = rng.sample(NAMES, 2) as [string, string];
+  const [a, b] = rng.sample(NAMES.temporal, 2) as [string, string];
   const [e1, e2] = rng.sample(EVENTS, 2) as [string, string];
   const day = rng.pick(WEEKDAYS);
   const [offset, words] = rng.pick(DAY_OFFSETS);

@@ -1,0 +1,60 @@
+// A JSON file of a model folder (tokenizer_config.json, generation_config.json, config.json) read
+// with source positions, so a problem in it is reported at its line and column like any other.
+import { promises as fs } from "node:fs";
+import { findNodeAtLocation, parse, parseTree, printParseErrorCode, type JSONPath, type Node, type ParseError } from "jsonc-parser";
+import type { Diagnostic, Severity } from "./diagnostics";
+
+export interface JsonSource {
+  file: string;
+  value: unknown;
+  /** A diagnostic at the value (or key) of `path`, or at its closest existing ancestor. */
+  at(path: JSONPath, severity: Severity, message: string, on?: "key" | "value"): Diagnostic;
+}
+
+/** Reads and parses `file`; undefined (with a diagnostic) when it cannot be read or is not JSON. */
+export async function readJsonSource(file: string): Promise<{ source?: JsonSource; diagnostics: Diagnostic[] }> {
+  let text: string;
+  try {
+    text = await fs.readFile(file, "utf8");
+  } catch {
+    return { diagnostics: [{ file, line: 1, column: 1, severity: "error", message: `cannot read ${file}` }] };
+  }
+  return parseJsonSource(text, file);
+}
+
+export function parseJsonSource(text: string, file: string): { source?: JsonSource; diagnostics: Diagnostic[] } {
+  const errors: ParseError[] = [];
+  const value: unknown = parse(text, errors, { allowTrailingComma: false, disallowComments: true });
+  const position = (offset: number) => positionAt(text, offset);
+  if (errors.length > 0) {
+    const e = errors[0]!;
+    const { line, column } = position(e.offset);
+    return { diagnostics: [{ file, line, column, severity: "error", message: `not valid JSON: ${printParseErrorCode(e.error)}` }] };
+  }
+  const tree = parseTree(text);
+  const at = (path: JSONPath, severity: Severity, message: string, on: "key" | "value" = "value"): Diagnostic => {
+    let node: Node | undefined;
+    for (let depth = path.length; depth >= 0 && !node; depth--) node = tree ? findNodeAtLocation(tree, path.slice(0, depth)) : undefined;
+    const target = on === "key" && node?.parent?.type === "property" ? node.parent.children?.[0] ?? node : node;
+    const start = target?.offset ?? 0;
+    const end = start + (target?.length ?? 0);
+    const a = position(start);
+    const b = position(end);
+    const field = path.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("").replace(/^\./, "");
+    return { file, line: a.line, column: a.column, endLine: b.line, endColumn: b.column, severity, message, ...(field ? { field } : {}) };
+  };
+  return { source: { file, value, at }, diagnostics: [] };
+}
+
+/** 1-based line and column of a character offset. */
+function positionAt(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < offset && i < text.length; i++) {
+    if (text[i] === "\n") {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return { line, column: offset - lineStart + 1 };
+}

@@ -1,0 +1,141 @@
+// A model's chat template, found and rendered as transformers' `apply_chat_template(messages,
+// tokenize=False, add_generation_prompt=...)` does, which is what lm-eval's Hugging Face backend
+// calls:
+// - the template is `chat_template.jinja` in the model folder when there is one (transformers
+//   reads it in preference to tokenizer_config.json), else `chat_template` of
+//   tokenizer_config.json: a string, or a list of `{name, template}` from which the one named by
+//   the config is taken, else the one named `default` (no default and no name is an error, as in
+//   transformers);
+// - Jinja as transformers sets it up (trim_blocks, lstrip_blocks, one trailing newline of the
+//   template dropped): @huggingface/jinja's `Template` does exactly this;
+// - the variables are `messages`, `add_generation_prompt`, `tools` and `documents` (none), and
+//   the tokenizer's special tokens as strings (`bos_token`, `eos_token`, ... from
+//   tokenizer_config.json), as transformers passes its special_tokens_map.
+// The rendered text holds the special tokens the template writes (BOS for Llama 3), so it is
+// tokenized without adding special tokens (transformers' apply_chat_template(tokenize=True) and
+// lm-eval both encode it with add_special_tokens=False).
+import { Template } from "@huggingface/jinja";
+import { promises as fs } from "node:fs";
+import * as path from "node:path";
+import type { Diagnostic } from "../diagnostics";
+import { isFile } from "../fsutil";
+import { readJsonSource, type JsonSource } from "../jsonSource";
+
+export interface ChatMessage {
+  role: "system" | "user" | "assistant";
+  content: string;
+}
+
+export interface ChatTemplate {
+  /** Where the template comes from, for messages: a file, and the template's name when it has one. */
+  origin: string;
+  render(messages: readonly ChatMessage[], addGenerationPrompt: boolean): string;
+}
+
+/** The special-token attributes transformers puts in special_tokens_map, in its order. */
+const SPECIAL_TOKEN_KEYS = ["bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"] as const;
+
+export interface ChatTemplateLookup {
+  template?: ChatTemplate;
+  /**
+   * Why the folder has no usable template for the config's request, as a sentence for the
+   * config's `chat_template` field (no template at all, no such name, no default).
+   */
+  problem?: string;
+  /** Problems inside the model's files (tokenizer_config.json not JSON, a template that does not parse). */
+  diagnostics: Diagnostic[];
+}
+
+export const CHAT_TEMPLATE_FILE = "chat_template.jinja";
+
+/** The chat template of `modelDir`: the default one, or the one called `name`. */
+export async function loadChatTemplate(modelDir: string, name?: string): Promise<ChatTemplateLookup> {
+  const configFile = path.join(modelDir, "tokenizer_config.json");
+  let config: JsonSource | undefined;
+  const diagnostics: Diagnostic[] = [];
+  if (await isFile(configFile)) {
+    const read = await readJsonSource(configFile);
+    diagnostics.push(...read.diagnostics);
+    config = read.source;
+    if (!config) return { diagnostics };
+  }
+  const raw = (isObject(config?.value) ? config.value : {}) as Record<string, unknown>;
+  const specialTokens = specialTokenMap(raw);
+
+  const jinjaFile = path.join(modelDir, CHAT_TEMPLATE_FILE);
+  if (await isFile(jinjaFile)) {
+    if (name !== undefined) return { problem: `the model's chat template is the single one of ${CHAT_TEMPLATE_FILE}, which has no name: use \`chat_template: true\``, diagnostics };
+    const text = await fs.readFile(jinjaFile, "utf8");
+    return compiled(text, jinjaFile, specialTokens, (message) => ({ file: jinjaFile, line: 1, column: 1, severity: "error", message }), diagnostics);
+  }
+
+  const value = raw.chat_template;
+  if (value === undefined || value === null || (typeof value === "string" && value.trim() === "")) {
+    const where = config ? `${configFile} has no \`chat_template\`` : `the model folder has no tokenizer_config.json`;
+    return { problem: `the model has no chat template: ${where} and there is no ${CHAT_TEMPLATE_FILE} (a base model; set \`chat_template: false\` or leave it out)`, diagnostics };
+  }
+  const at = (jsonPath: (string | number)[]) => (message: string) => config!.at(jsonPath, "error", message);
+  if (typeof value === "string") {
+    if (name !== undefined) return { problem: `the model has a single chat template in ${configFile}, which has no name: use \`chat_template: true\``, diagnostics };
+    return compiled(value, `${configFile} (chat_template)`, specialTokens, at(["chat_template"]), diagnostics);
+  }
+  if (!Array.isArray(value) || !value.every((t) => isObject(t) && typeof t.name === "string" && typeof t.template === "string")) {
+    diagnostics.push(config!.at(["chat_template"], "error", "`chat_template` must be a Jinja template, or a list of {\"name\", \"template\"}"));
+    return { diagnostics };
+  }
+  const named = value as { name: string; template: string }[];
+  const wanted = name ?? "default";
+  const index = named.findIndex((t) => t.name === wanted);
+  if (index < 0) {
+    const names = named.map((t) => `\`${t.name}\``).join(", ");
+    return {
+      problem: name === undefined
+        ? `the model has several chat templates and none is named \`default\`: name one with \`chat_template: <name>\` (templates: ${names})`
+        : `the model has no chat template named \`${name}\` (templates: ${names})`,
+      diagnostics,
+    };
+  }
+  return compiled(named[index]!.template, `${configFile} (chat_template \`${wanted}\`)`, specialTokens, at(["chat_template", index, "template"]), diagnostics);
+}
+
+function compiled(
+  text: string, origin: string, specialTokens: Record<string, unknown>, report: (message: string) => Diagnostic, diagnostics: Diagnostic[],
+): ChatTemplateLookup {
+  let template: Template;
+  try {
+    template = new Template(text);
+  } catch (e) {
+    diagnostics.push(report(`the chat template does not parse as Jinja: ${(e as Error).message}`));
+    return { diagnostics };
+  }
+  return {
+    template: {
+      origin,
+      render: (messages, addGenerationPrompt) => template.render({
+        ...specialTokens,
+        messages: messages.map((m) => ({ role: m.role, content: m.content })),
+        add_generation_prompt: addGenerationPrompt,
+        tools: null,
+        documents: null,
+      }),
+    },
+    diagnostics,
+  };
+}
+
+/** transformers' special_tokens_map: the set special tokens as strings, additional ones as a list. */
+export function specialTokenMap(tokenizerConfig: Record<string, unknown>): Record<string, unknown> {
+  const content = (token: unknown) => (typeof token === "string" ? token : isObject(token) && typeof token.content === "string" ? token.content : undefined);
+  const map: Record<string, unknown> = {};
+  for (const key of SPECIAL_TOKEN_KEYS) {
+    const text = content(tokenizerConfig[key]);
+    if (text !== undefined) map[key] = text;
+  }
+  const additional = tokenizerConfig.additional_special_tokens;
+  if (Array.isArray(additional)) map.additional_special_tokens = additional.map(content).filter((t) => t !== undefined);
+  return map;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,84 @@
+// A chat template, an inline task and left truncation through the whole path: config -> chat
+// rendering -> tokens -> truncated job (documents split into parts where their choices keep
+// different amounts of context) -> real bprof-runner -> scores joined back in choice order,
+// checked against an independent float64 forward pass of the same model.
+import assert from "node:assert/strict";
+import { promises as fs } from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { after, before, test } from "node:test";
+import { bprof } from "../support/cli";
+import { referenceChoiceLogprob } from "../support/referenceLlama";
+import { makeTinyProject, TINY_BENCHMARK_DOCS, type TinyProject } from "../support/tinyProject";
+
+// ChatML markers as text (the byte tokenizer has no tokens for them) after the tokenizer's BOS.
+const TEMPLATE = "{{ bos_token }}{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>\n' }}{% endfor %}" +
+  "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
+const MAX_LENGTH = 40;
+const BOS = 256;
+
+let project: TinyProject;
+let configPath: string;
+
+before(async () => {
+  project = await makeTinyProject(await fs.mkdtemp(path.join(os.tmpdir(), "bprof-chat-int-")));
+  const tokenizerConfigFile = path.join(project.modelDir, "tokenizer_config.json");
+  const tokenizerConfig = JSON.parse(await fs.readFile(tokenizerConfigFile, "utf8"));
+  await fs.writeFile(tokenizerConfigFile, JSON.stringify({ ...tokenizerConfig, chat_template: TEMPLATE }, null, 2));
+  configPath = path.join(project.root, "chat.bprof.yaml");
+  await fs.writeFile(configPath, [
+    "models:",
+    "  - path: ./model",
+    "    name: chat",
+    "    chat_template: true",
+    `    max_length: ${MAX_LENGTH}`,
+    "benchmarks:",
+    "  - name: inline_mc",
+    "    task:",
+    "      task: inline_mc",
+    "      dataset_path: json",
+    "      dataset_kwargs: {data_files: {test: tasks/tiny_mc.jsonl}}",
+    "      output_type: multiple_choice",
+    "      doc_to_text: \"Question: {{question}}\\nAnswer:\"",
+    "      doc_to_choice: choices",
+    "      doc_to_target: answer",
+    "",
+  ].join("\n"));
+});
+after(async () => fs.rm(project.root, { recursive: true, force: true }));
+
+const utf8 = (text: string) => [...Buffer.from(text, "utf8")];
+
+test("bprof run with a chat template and max_length scores each choice on lm-eval's truncated templated context", async () => {
+  const result = await bprof(["run", configPath]);
+  assert.equal(result.exitCode, 0, `bprof run failed:\n${result.stderr}\n${result.stdout}`);
+  assert.match(result.stdout, /chat\s+inline_mc\s+acc/);
+
+  const runs = await fs.readdir(path.join(project.root, ".bprof", "runs"));
+  const modelDir = path.join(project.root, ".bprof", "runs", runs[0]!, "models", "chat");
+  const job = JSON.parse(await fs.readFile(path.join(modelDir, "job.json"), "utf8"));
+  // Every document's choices differ in length and every context is cut: one job item per choice length.
+  assert.ok(job.items.some((i: { id: string }) => i.id.includes("#")), "some document is split into parts");
+
+  const items = (await fs.readFile(path.join(modelDir, "items.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l));
+  assert.equal(items.length, TINY_BENCHMARK_DOCS.length);
+  let checked = 0;
+  for (const item of items) {
+    const doc = TINY_BENCHMARK_DOCS[item.index]!;
+    // The conversation up to the assistant's turn; its trailing "\n" moves into the continuation
+    // (lm-eval's context/continuation split), and there is no target_delimiter before the choice.
+    const rendered = `<|im_start|>user\nQuestion: ${doc.question}\nAnswer:<|im_end|>\n<|im_start|>assistant`;
+    const context = [BOS, ...utf8(rendered)];
+    doc.choices.forEach((choice, c) => {
+      const continuation = utf8(`\n${choice}`);
+      // lm-eval: (context + continuation)[-(max_length + 1):]
+      const kept = context.slice(-(MAX_LENGTH + 1 - continuation.length));
+      const expected = referenceChoiceLogprob(project.modelDir, kept, continuation);
+      const got = item.choices[c];
+      assert.ok(Math.abs(got.logprob - expected.logprob) < 1e-4, `${item.index} choice ${c}: runner ${got.logprob}, reference ${expected.logprob}`);
+      assert.equal(got.tokens, continuation.length);
+      checked++;
+    });
+  }
+  assert.equal(checked, 10);
+});
