@@ -32,7 +32,10 @@ const UNIT: Record<string, [number, number, number]> = {
 const TABLE_WORD: Record<string, string> = {
   "-1,0,0": "to the left", "1,0,0": "to the right", "0,1,0": "above", "0,-1,0": "below", "0,0,1": "in front", "0,0,-1": "behind",
 };
-const COMPASS_WORD: Record<string, string> = { "0,1,0": "north", "0,-1,0": "south", "1,0,0": "east", "-1,0,0": "west" };
+const COMPASS_WORD: Record<string, string> = {
+  "0,1,0": "north", "0,-1,0": "south", "1,0,0": "east", "-1,0,0": "west",
+  "1,1,0": "northeast", "-1,1,0": "northwest", "1,-1,0": "southeast", "-1,-1,0": "southwest",
+};
 
 function match(re: RegExp, text: string): string[] {
   const m = re.exec(text);
@@ -110,13 +113,13 @@ function solveDeductive(it: GeneratedItem): string {
 }
 
 function solveInductive(it: GeneratedItem): string {
-  const [list] = match(/^The (?:numbers go|pattern goes) (.+)\.$/, it.context);
+  const [list] = match(/^The (?:letters go|pattern goes) (.+)\.$/, it.context);
   const terms = list!.split(", ");
-  if (/^\d+$/.test(terms[0]!)) {
-    const values = terms.map(Number);
-    const step = values[1]! - values[0]!;
-    values.forEach((v, i) => i > 0 && assert.equal(v - values[i - 1]!, step));
-    return String(values[values.length - 1]! + step);
+  if (it.context.startsWith("The letters")) {
+    const codes = terms.map((t) => t.charCodeAt(0));
+    const step = codes[1]! - codes[0]!;
+    codes.forEach((c, i) => i > 0 && assert.equal(c - codes[i - 1]!, step));
+    return String.fromCharCode(codes[codes.length - 1]! + step);
   }
   const period = [1, 2, 3, 4].find((p) => terms.every((t, i) => i < p || t === terms[i - p]))!;
   return terms[terms.length - period]!;
@@ -211,7 +214,7 @@ const TYPES: Record<string, (it: GeneratedItem) => Set<string> | RegExp> = {
   temporal: (it) => (it.question.startsWith("In which month") ? words(MONTH_NAMES) : words(DAYS)),
   spatial: (it) => (it.context.startsWith("The ") ? words(Object.values(TABLE_WORD)) : words(Object.values(COMPASS_WORD))),
   deductive: (it) => words(choicePool(it)),
-  inductive: (it) => (/\d/.test(it.context) ? /^\d+$/ : words(["star", "moon", "sun", "tree", "fish", "bird", "ship", "rock", "leaf", "frog", "ring", "wave"])),
+  inductive: (it) => (it.context.startsWith("The letters") ? /^[a-z]$/ : words(["star", "moon", "sun", "tree", "fish", "bird", "ship", "rock", "leaf", "frog", "ring", "wave"])),
   analogical: (it) => {
     const relation = Object.values(ANALOGY_RELATIONS).find((pairs) => pairs.some(([, y]) => y === it.choices[it.answer]))!;
     return words(relation.flat());

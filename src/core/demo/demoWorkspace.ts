@@ -18,8 +18,8 @@ import { CONTAMINATION_NGRAM, normalizedWords } from "../datasets/ngrams";
 import { ALL_GENERATORS, generateItems, itemKey, toJsonl, type AbilityGenerator, type GeneratedItem } from "../datasets/generators/index";
 
 export const DEMO_SEEDS = { diagnostic: 1, benchmark: 2, mixed: 3, training: 4 } as const;
-/** The health checks' minimum for a stable ranking (diagnosticHealth.ts). */
-export const DIAGNOSTIC_ITEMS = 200;
+/** Five times the health checks' minimum (diagnosticHealth.ts): the gradient sum of a small dataset is mostly noise, which ranks generic weights first. */
+export const DIAGNOSTIC_ITEMS = 1000;
 export const BENCHMARK_ITEMS = 250;
 export const MIXED_ITEMS_PER_ABILITY = 25;
 export const DEMO_CONFIG = "demo.bprof.yaml";

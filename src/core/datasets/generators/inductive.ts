@@ -1,36 +1,39 @@
-// Inductive Reasoning: find the rule behind a few examples and apply it once more. Number
-// sequences with a constant step up or down, and word patterns that repeat with a period of two or three.
-// The answer is the rule's next term; wrong choices are the next term of a near rule (off by one,
-// a step too far, the last term again) or the pattern's other words.
+// Inductive Reasoning: find the rule behind a few examples and apply it once more. Letter
+// sequences with a constant step up or down the alphabet, and word patterns that repeat with a
+// period of two or three. The answer is the rule's next term; wrong choices are the next term of a
+// near rule (off by one, a step too far, the last term again) or the pattern's other words.
 import type { AbilityGenerator, ItemDraft } from "./generate";
 import type { Rng } from "./rng";
 
-const TEMPLATES = ["numbers", "pattern"] as const;
+const TEMPLATES = ["letters", "pattern"] as const;
 
 export const PATTERN_WORDS = ["star", "moon", "sun", "tree", "fish", "bird", "ship", "rock", "leaf", "frog", "ring", "wave"] as const;
 
-function numbers(rng: Rng): ItemDraft {
-  const step = rng.int(2, 12) * (rng.chance(0.5) ? 1 : -1);
+/** The letters of the alphabet in order: letter sequences stand for rule induction with no digit in sight. */
+const ALPHABET = "abcdefghijklmnopqrstuvwxyz";
+
+function letters(rng: Rng): ItemDraft {
+  // Letters, not numbers: number sequences would share their digits with Quantitative Reasoning's
+  // word problems, and a profile could not tell the two abilities' parameters apart.
+  const step = rng.int(1, 3) * (rng.chance(0.5) ? 1 : -1);
   const shown = rng.int(4, 5);
-  // Every term and the answer have two digits.
-  const [low, high] = step > 0 ? [10, 99 - shown * step] : [10 - shown * step, 99];
+  // Room for the answer and one step beyond it, both ways.
+  const [low, high] = step > 0 ? [0, 25 - (shown + 1) * step] : [-step * (shown + 1), 25];
   const start = rng.int(low, high);
-  const terms = Array.from({ length: shown }, (_, i) => start + i * step);
-  const answer = start + shown * step;
-  const last = terms[shown - 1]!;
-  const tooFar = answer + step;
-  // Always one larger wrong choice, so the answer is never the only longest one.
-  const wrong = new Set<number>([rng.pick([answer + 1, step > 0 ? tooFar : last])]);
-  for (const v of rng.shuffled([answer - 1, answer + 1, tooFar, last])) {
-    if (wrong.size === 3) break;
-    if (v !== answer && v >= 0) wrong.add(v);
-  }
+  const at = (i: number) => ALPHABET[start + i * step]!;
+  const terms = Array.from({ length: shown }, (_, i) => at(i));
+  const answer = at(shown);
+  // The next letter of a near rule: a step too far, the last letter again, one or two off.
+  const next = start + shown * step;
+  const near = [next + step, next - step, next - 1, next + 1, next - 2, next + 2]
+    .filter((i) => i >= 0 && i < 26 && i !== next).map((i) => ALPHABET[i]!);
+  const [tooFar, last, ...others] = [...new Set(near)];
   return {
-    template: "numbers",
-    context: `The numbers go ${terms.join(", ")}.`,
-    question: rng.pick(["Which number comes next?", "What is the next number?"]),
-    answer: String(answer),
-    distractors: [...wrong].map(String),
+    template: "letters",
+    context: `The letters go ${terms.join(", ")}.`,
+    question: rng.pick(["Which letter comes next?", "What is the next letter?"]),
+    answer,
+    distractors: [tooFar!, last!, rng.pick(others)],
   };
 }
 
@@ -55,7 +58,7 @@ function pattern(rng: Rng): ItemDraft {
 export const inductive: AbilityGenerator = {
   ability: "Inductive Reasoning",
   slug: "inductive",
-  summary: "number sequences with a constant step; word patterns repeating with period two or three",
+  summary: "letter sequences with a constant step; word patterns repeating with period two or three",
   templates: TEMPLATES,
-  draft: (rng) => (rng.pick(TEMPLATES) === "numbers" ? numbers(rng) : pattern(rng)),
+  draft: (rng) => (rng.pick(TEMPLATES) === "letters" ? letters(rng) : pattern(rng)),
 };

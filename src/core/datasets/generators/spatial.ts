@@ -1,7 +1,7 @@
 // Spatial Reasoning: where one thing is from another, given where the other is from the first
-// (the converse relation), on a table or on a map where two relations in the same direction are
-// chained. Answers come from coordinates given to the things; the choices are directions of the
-// item's frame.
+// (the converse relation), on a table, or on a map where two compass steps (the same way or at
+// right angles) are composed and turned around. Answers come from coordinates given to the things;
+// the choices are directions of the item's frame.
 import type { AbilityGenerator, ItemDraft } from "./generate";
 import type { Rng } from "./rng";
 import { NAMES } from "./words";
@@ -50,27 +50,44 @@ function table(rng: Rng): ItemDraft {
   };
 }
 
-/** Three people in a line on the map, each relation stated from the first; asked: the last from the first. */
+/** Points of the compass between the four: where two steps at right angles lead. */
+export const COMPASS_POINTS: Record<string, [number, number, number]> = {
+  ...COMPASS, northeast: [1, 1, 0], northwest: [-1, 1, 0], southeast: [1, -1, 0], southwest: [-1, -1, 0],
+};
+
+/**
+ * Three people on the map, two relations stated; asked: the last from the first. The relations go
+ * the same way (the answer is the opposite direction) or at right angles (a point between two
+ * directions), so the model must compose both steps and turn them around, not copy a word.
+ */
 function map(rng: Rng): ItemDraft {
   const [a, b, c] = rng.sample(NAMES.spatial, 3) as [string, string, string];
-  const direction = rng.pick(Object.keys(COMPASS));
-  const step = COMPASS[direction]!;
-  // b is `direction` of a: a sits one step the other way from b, and b one step from c.
-  const position: Record<string, Vector> = { [c]: [0, 0, 0], [b]: step, [a]: [2 * step[0], 2 * step[1], 2 * step[2]] };
-  const answer = directionOf(minus(position[c]!, position[a]!), COMPASS);
+  const first = rng.pick(Object.keys(COMPASS));
+  const second = rng.pick(Object.keys(COMPASS).filter((d) => COMPASS[d]!.some((x, i) => x !== -COMPASS[first]![i]!)));
+  // a is `first` of b, and b is `second` of c.
+  const position: Record<string, Vector> = { [c]: [0, 0, 0], [b]: COMPASS[second]!, [a]: plus(COMPASS[first]!, COMPASS[second]!) };
+  const answer = directionOf(minus(position[c]!, position[a]!), COMPASS_POINTS);
+  // Not turned around, and each single step turned around: the mistakes of a half-done composition.
+  const mistakes = [directionOf(minus(position[a]!, position[c]!), COMPASS_POINTS), directionOf(minus([0, 0, 0], COMPASS[first]!), COMPASS_POINTS),
+    directionOf(minus([0, 0, 0], COMPASS[second]!), COMPASS_POINTS)];
+  const distractors = [...new Set(mistakes)].filter((d) => d !== answer);
   return {
     template: "map",
-    context: `${a} is ${direction} of ${b}. ${b} is ${direction} of ${c}.`,
+    context: `${a} is ${first} of ${b}. ${b} is ${second} of ${c}.`,
     question: `In which direction is ${c} from ${a}?`,
     answer,
-    distractors: Object.keys(COMPASS).filter((d) => d !== answer),
+    distractors: [...distractors, ...rng.sampleExcept(Object.keys(COMPASS_POINTS), 3 - distractors.length, [answer, ...distractors])],
   };
+}
+
+function plus(a: Vector, b: Vector): Vector {
+  return [a[0] + b[0], a[1] + b[1], a[2] + b[2]];
 }
 
 export const spatial: AbilityGenerator = {
   ability: "Spatial Reasoning",
   slug: "spatial",
-  summary: "where a thing is from another, given the converse relation (table) or two relations chained (map)",
+  summary: "where a thing is from another, given the converse relation (table) or two compass steps composed (map)",
   templates: TEMPLATES,
   draft: (rng) => (rng.pick(TEMPLATES) === "table" ? table(rng) : map(rng)),
 };
