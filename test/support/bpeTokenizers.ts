@@ -2,6 +2,7 @@
 // the pipeline shapes real models use (GPT-2, Llama 3, the demo models' byte level, ...), so the
 // tokenizer code can be checked against @huggingface/tokenizers without downloading a model.
 import { bytesToUnicode } from "../../src/core/model/byteTokenizer";
+import { seededRandom } from "../../src/core/random";
 
 const WORDS = (
   "the of and to in is was for on that with as by at from his it an were are which this be " +
@@ -21,16 +22,8 @@ export function sampleText(random: () => number, words: number): string {
   return out;
 }
 
-/** mulberry32. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The project's seeded mulberry32 stream, under the name these tests use. */
+export const seeded = seededRandom;
 
 /**
  * `count` BPE merges learned from `words` (each a list of symbols), the most frequent pair first,
