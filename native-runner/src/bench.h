@@ -3,13 +3,16 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace bprof {
 
 // FLOP/s of an n x n by n x n matrix multiply in `dtype` on `device`: the best of `repeats` timed
 // runs after one warm-up, the same binary and thread count as the work it is compared with.
-double matmul_flops_per_second(const std::string& device, const std::string& dtype, int64_t n, int repeats);
+// `cancelled` is polled between runs (RunnerError(cancelled)).
+double matmul_flops_per_second(const std::string& device, const std::string& dtype, int64_t n, int repeats,
+                               const std::function<bool()>& cancelled);
 
 // Peak resident memory of this process since the last reset_peak_memory() (Linux: VmHWM), and the
 // reset itself (writes 5 to /proc/self/clear_refs). Bytes; 0 where the kernel does not say.

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "errors.h"
+
 namespace bprof {
 
 namespace {
@@ -33,13 +35,15 @@ int64_t status_bytes(const std::string& field) {
 
 }  // namespace
 
-double matmul_flops_per_second(const std::string& device, const std::string& dtype, int64_t n, int repeats) {
+double matmul_flops_per_second(const std::string& device, const std::string& dtype, int64_t n, int repeats,
+                               const std::function<bool()>& cancelled) {
   c10::InferenceMode guard;
   auto options = at::TensorOptions().dtype(scalar_type(dtype)).device(at::Device(device));
   at::Tensor a = at::randn({n, n}, options), b = at::randn({n, n}, options);
   at::mm(a, b).sum().item<double>();  // warm-up; item() waits for a GPU
   double best = 0;
   for (int r = 0; r < repeats; r++) {
+    if (cancelled && cancelled()) throw RunnerError(ErrorCode::cancelled, "cancelled while measuring the matrix-multiply peak");
     const auto t0 = std::chrono::steady_clock::now();
     at::mm(a, b).sum().item<double>();
     std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - t0;

@@ -5,22 +5,31 @@
 //   scoring    multiple choice with the shared context computed once (KV cache) vs each choice as
 //              a full sequence (the lm-eval HF backend's way); items/s, ratio, MFU
 //   importance the gradient pass of one ability: tokens/s, MFU, and its memory next to the weights
-//   profile    a whole profile the runner's way (one ranking per ability, in-place ablation) vs the
-//              original pipeline's way (ranking recomputed per k, a damaged checkpoint written and
-//              loaded again per variant): seconds, bytes written, ratio
+//   profile    a whole profile the runner's way (one ranking per ability, in-place ablation, the
+//              runner's scoring) vs the original pipeline's way as its released code does it
+//              (importance on disk, ranking again per k, a damaged checkpoint written per variant
+//              and loaded by a fresh model per benchmark, scored as lm-eval does): seconds, bytes
+//              written, ratio, and the largest difference between the two ways' scores of the
+//              same variant
 //
 // Models have random weights (throughput does not depend on them), made here from a config.
+// Cancellation (SIGINT/SIGTERM) is polled between measurements and inside every loop of them; the
+// run then ends as `cancelled` (exit 130) with no bench.json and its scratch models removed.
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <random>
+#include <system_error>
+#include <type_traits>
 
 #include "bench.h"
 #include "commands.h"
 #include "errors.h"
 #include "files.h"
 #include "json_util.h"
+#include "job.h"
 #include "ranking.h"
 #include "train.h"
 
@@ -51,10 +60,15 @@ const json kDefaults = {
     {"profile_model",
      {{"model_type", "llama"}, {"vocab_size", 2048}, {"hidden_size", 256}, {"intermediate_size", 704},
       {"num_hidden_layers", 4}, {"num_attention_heads", 4}, {"num_key_value_heads", 4}, {"max_position_embeddings", 2048}}},
+    // The paper's proportions, scaled down 50 times: about 2000 diagnostic items per ability -> 40
+    // sequences of 48 tokens; benchmarks of a few hundred items -> 4 benchmarks of 10 items, 4
+    // choices, 48 context and 8 continuation tokens. An ability's importance pass (forward and
+    // backward over 40 x 48 tokens) then costs about as much as scoring the benchmarks for 4
+    // variants the runner's way, as 2000 items of ~150 tokens do against 4 x 500 items.
     {"profile",
-     {{"abilities", 10}, {"sequences", 8}, {"length", 64}, {"batch_size", 8},
+     {{"abilities", 10}, {"sequences", 40}, {"length", 48}, {"batch_size", 8},
       {"k", {0.00001, 0.00004, 0.00016, 0.00064, 0.00256, 0.01024}},
-      {"benchmarks", 4}, {"items", 16}, {"choices", 4}, {"context", 48}, {"continuation", 8}}},
+      {"benchmarks", 4}, {"items", 10}, {"choices", 4}, {"context", 48}, {"continuation", 8}}},
     {"rows", {"matmul", "scoring", "importance", "profile"}},
 };
 
@@ -90,23 +104,48 @@ int64_t size_of(const json& section, const char* key, const std::string& where) 
 // ----------------------------------------------------------------------------
 // models and data
 
+// Ends the run as `cancelled` once SIGINT or SIGTERM came (main.cpp): called between measurements
+// and inside their loops, so that the bench stops within a batch.
+void poll(const Command& command, const std::string& where) {
+  if (command.cancelled()) throw RunnerError(ErrorCode::cancelled, "cancelled during " + where);
+}
+
+// Removes a scratch folder however the scope is left (a cancelled run leaves no models behind).
+class ScratchDir {
+ public:
+  explicit ScratchDir(std::string dir) : dir_(std::move(dir)) {}
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  const std::string& path() const { return dir_; }
+
+ private:
+  std::string dir_;
+};
+
 // A random-weight model folder made with the training code's initialization (0 steps).
-std::string make_random_model(const json& config, uint64_t seed, const std::string& dir) {
+std::string make_random_model(const json& config, uint64_t seed, const std::string& dir, const Command& command) {
+  poll(command, "the making of a bench model");
   TrainJob job;
   job.config = parse_model_config(config.dump(), "bench model config");
   job.train.seed = seed;
-  TrainResult model = train_llama(job, {});
+  TrainCallbacks callbacks;
+  callbacks.cancelled = [&command] { return command.cancelled(); };
+  TrainResult model = train_llama(job, callbacks);
+  poll(command, "the making of a bench model");
   prepare_output_dir(dir);
   write_file_atomic(dir + "/model.safetensors", serialize_safetensors(model.tensors));
   write_file_atomic(dir + "/config.json", config.dump(2));
   return dir;
 }
 
-std::unique_ptr<Engine> open_model(const std::string& dir, const json& job) {
+std::unique_ptr<Engine> open_model(const std::string& dir, const json& job, const Command& command) {
   EngineOptions options;
   options.model_dir = dir;
   options.dtype = job["dtype"];
   options.device = job["device"];
+  options.cancelled = [&command] { return command.cancelled(); };
   return std::make_unique<Engine>(load_model_config(dir), options);
 }
 
@@ -128,9 +167,11 @@ std::vector<Item> random_items(std::mt19937_64& rng, const json& sizes, int64_t 
   return items;
 }
 
-std::vector<ItemScores> score_in_batches(Engine& engine, const std::vector<Item>& items, int64_t per_batch, bool full) {
+std::vector<ItemScores> score_in_batches(Engine& engine, const std::vector<Item>& items, int64_t per_batch, bool full,
+                                         const Command& command) {
   std::vector<ItemScores> out;
   for (size_t start = 0; start < items.size(); start += static_cast<size_t>(per_batch)) {
+    poll(command, "scoring");
     std::vector<const Item*> batch;
     for (size_t i = start; i < std::min(items.size(), start + static_cast<size_t>(per_batch)); i++) batch.push_back(&items[i]);
     std::vector<ItemScores> scores = full ? engine.score_full_sequences(batch) : engine.score(batch);
@@ -140,7 +181,17 @@ std::vector<ItemScores> score_in_batches(Engine& engine, const std::vector<Item>
 }
 
 // ----------------------------------------------------------------------------
-// FLOPs (multiply-adds count 2): the work the method needs, the same figure whatever the way
+// FLOPs (multiply-adds count 2): the work the method needs, the same figure whatever the way.
+//
+// Counted: every token of the sequences the method reads goes through every layer once (the q, k,
+// v, o projections and the three MLP matrices: 2 x their weights per token); attention costs q k^T
+// and p v over the keys the token may see (its own earlier positions, and for a choice the
+// item's context), not over masked keys or padding; lm_head runs on the positions whose
+// log-probabilities are read and on no other. Not counted, although the runner computes it:
+// padding, attention to masked keys (a packed row's other choices, later positions), and the
+// norms, RoPE, softmax and other element-wise work. Also counted although no score reads it: the
+// last layer's output at context positions other than the last (it is part of a forward pass over
+// the context, whose keys and values the choices need from every layer).
 
 struct Flops {
   const ModelConfig& c;
@@ -161,13 +212,16 @@ struct Flops {
   // a causal pass over `n` new tokens after `past` cached ones
   double pass(double past, double n) const { return n * per_token() + attention(past * n + n * (n + 1) / 2); }
 
-  // scoring one item with its context once and every choice after it; lm_head on scored rows only
+  // scoring one item: its context once, and each choice without its last token after it. lm_head
+  // on the rows whose log-probabilities are read: the context's last position once (it predicts
+  // the first token of every choice, and the runner reads all of them off that one row) and the
+  // m - 1 positions of each choice of m tokens.
   double scoring(const Item& item) const {
     const double ctx = static_cast<double>(item.context.size());
-    double f = pass(0, ctx);
+    double f = pass(0, ctx) + lm_head();
     for (const auto& choice : item.choices) {
       const double m = static_cast<double>(choice.size());
-      f += pass(ctx, m - 1) + m * lm_head();
+      f += pass(ctx, m - 1) + (m - 1) * lm_head();
     }
     return f;
   }
@@ -185,7 +239,8 @@ struct Flops {
 
 json matmul_row(const json& job, const Command& command) {
   const int64_t n = size_of(job["matmul"], "n", "matmul");
-  const double peak = matmul_flops_per_second(job["device"], job["dtype"], n, static_cast<int>(size_of(job["matmul"], "repeats", "matmul")));
+  const double peak = matmul_flops_per_second(job["device"], job["dtype"], n, static_cast<int>(size_of(job["matmul"], "repeats", "matmul")),
+                                              [&command] { return command.cancelled(); });
   command.events.progress("bench-matmul", 1, 1);
   return {{"n", n}, {"dtype", job["dtype"]}, {"flops_per_second", peak}};
 }
@@ -199,13 +254,13 @@ json scoring_row(const json& job, const Command& command, Engine& engine, const 
 
   // alternate the two ways so that a slow moment of the machine hurts both alike; keep the best
   double kv_best = 1e300, full_best = 1e300, worst_difference = 0;
-  score_in_batches(engine, items, per_batch, false);  // warm-up
+  score_in_batches(engine, items, per_batch, false, command);  // warm-up
   for (int64_t r = 0; r < repeats; r++) {
     auto t0 = std::chrono::steady_clock::now();
-    std::vector<ItemScores> kv = score_in_batches(engine, items, per_batch, false);
+    std::vector<ItemScores> kv = score_in_batches(engine, items, per_batch, false, command);
     kv_best = std::min(kv_best, seconds_since(t0));
     t0 = std::chrono::steady_clock::now();
-    std::vector<ItemScores> full = score_in_batches(engine, items, per_batch, true);
+    std::vector<ItemScores> full = score_in_batches(engine, items, per_batch, true, command);
     full_best = std::min(full_best, seconds_since(t0));
     for (size_t i = 0; i < items.size(); i++)
       for (size_t c = 0; c < kv[i].size(); c++) worst_difference = std::max(worst_difference, std::abs(kv[i][c].logprob - full[i][c].logprob));
@@ -239,11 +294,12 @@ json importance_row(const json& job, const Command& command, Engine& engine, con
   const int64_t element = job["dtype"] == "float32" ? 4 : 2;
   weights_bytes = engine.parameter_count() * element;
 
-  engine.importance(sequences, size_of(sizes, "batch_size", "importance"), candidates, nullptr, nullptr);  // warm-up
+  auto cancelled = [&command] { return command.cancelled(); };
+  engine.importance(sequences, size_of(sizes, "batch_size", "importance"), candidates, nullptr, cancelled);  // warm-up
   const int64_t resident_before = resident_bytes();
   reset_peak_memory();
   auto t0 = std::chrono::steady_clock::now();
-  engine.importance(sequences, size_of(sizes, "batch_size", "importance"), candidates, nullptr, nullptr);
+  engine.importance(sequences, size_of(sizes, "batch_size", "importance"), candidates, nullptr, cancelled);
   const double seconds = seconds_since(t0);
   const int64_t peak_resident = peak_resident_bytes();
   command.events.progress("bench-importance", 1, 1);
@@ -262,14 +318,115 @@ json importance_row(const json& job, const Command& command, Engine& engine, con
             {"peak_resident_increase_bytes", peak_resident > 0 ? json(peak_resident - resident_before) : json(nullptr)}}}};
 }
 
-// A whole profile twice: the runner's way and the original pipeline's way, same variants.
+// Batches of full sequences (context ++ choice without its last token, one row per choice) of at
+// most `max_tokens` padded tokens, items never split: the original pipeline's forward passes get
+// the same token budget as the runner's (plan_batches).
+std::vector<std::pair<size_t, size_t>> full_sequence_batches(const std::vector<Item>& items, int64_t max_tokens) {
+  std::vector<std::pair<size_t, size_t>> batches;
+  size_t first = 0;
+  int64_t rows = 0, longest = 0;
+  for (size_t i = 0; i < items.size(); i++) {
+    int64_t item_longest = 0;
+    for (size_t c = 0; c < items[i].choices.size(); c++) item_longest = std::max(item_longest, input_length(items[i], c));
+    const int64_t item_rows = static_cast<int64_t>(items[i].choices.size());
+    if (i > first && (rows + item_rows) * std::max(longest, item_longest) > max_tokens) {
+      batches.emplace_back(first, i);
+      first = i;
+      rows = 0;
+      longest = 0;
+    }
+    rows += item_rows;
+    longest = std::max(longest, item_longest);
+  }
+  if (first < items.size()) batches.emplace_back(first, items.size());
+  return batches;
+}
+
+std::vector<ItemScores> score_batches(Engine& engine, const std::vector<Item>& items,
+                                      const std::vector<std::pair<size_t, size_t>>& batches, bool lm_eval,
+                                      const Command& command) {
+  std::vector<ItemScores> out;
+  for (const auto& [first, last] : batches) {
+    poll(command, "profile scoring");
+    std::vector<const Item*> batch;
+    for (size_t i = first; i < last; i++) batch.push_back(&items[i]);
+    std::vector<ItemScores> scores = lm_eval ? engine.score_full_sequences(batch, /*every_position=*/true) : engine.score(batch);
+    out.insert(out.end(), scores.begin(), scores.end());
+  }
+  return out;
+}
+
+// Seconds spent in each part of a way, summed over the run.
+struct Stopwatch {
+  std::map<std::string, double> parts;
+  template <typename F>
+  auto time(const std::string& part, F&& work) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if constexpr (std::is_void_v<decltype(work())>) {
+      work();
+      parts[part] += seconds_since(t0);
+    } else {
+      auto result = work();
+      parts[part] += seconds_since(t0);
+      return result;
+    }
+  }
+  double total() const {
+    double sum = 0;
+    for (const auto& [part, seconds] : parts) sum += seconds;
+    return sum;
+  }
+  json to_json(int64_t bytes_written) const {
+    json out = {{"seconds", total()}, {"bytes_written", bytes_written}};
+    json breakdown = json::object();
+    for (const auto& [part, seconds] : parts) breakdown[part] = seconds;
+    out["seconds_by_part"] = breakdown;
+    return out;
+  }
+};
+
+// A whole profile twice, the same variants both ways, measured interleaved: for each ability the
+// runner's way and the original pipeline's way, one after the other (which goes first alternates
+// from ability to ability), then the random control both ways, so that a slow moment of the
+// machine falls on both alike. Only the ways' own work is timed; comparing their scores is not.
+//
+// The runner's way is what `profile` does: one importance pass and one ranking per ability serve
+// every k; each variant is ablated in place, scored by Engine::score in plan_batches batches, and
+// restored.
+//
+// The original pipeline's way follows the authors' released code (run.sh, accumulate_grad.py,
+// extract_region.py, damage_model.py of Kim et al.'s repository), in the same process:
+//   1. per ability, once: the importance pass (gradient accumulation), theta * gradient saved
+//      to disk;
+//   2. per (ability, k): the importance read back from disk and ranked again (extract_region),
+//      the variant's mask saved;
+//   3. per variant: a fresh copy of the original model loaded, the mask applied, the damaged model
+//      saved as a full checkpoint (damage_model);
+//   4. per (variant, benchmark): a fresh model loaded from that checkpoint (one lm_eval process
+//      each) and the benchmark scored as lm-eval scores multiple choice: every choice as a full
+//      sequence context ++ choice, log-probabilities at every position (its Hugging Face backend
+//      takes log_softmax over the whole batch; the vLLM backend the released code names asks for
+//      prompt log-probabilities, which vLLM computes at every prompt position, bypassing its
+//      prefix cache).
+// Both ways' forward passes get the same token budget.
+//
+// Files are fsync'ed (write_file_atomic): at the paper's scale a damaged checkpoint is 16 to 32 GB
+// and a sweep terabytes, which no page cache absorbs, so writeback holds the writer to the disk's
+// speed; at the bench's scale the page cache would absorb the whole sweep (and a file replaced
+// before its writeback would never reach the disk at all). Reading back comes from the page cache,
+// the original's most favourable case. Not reproduced, all to the original's advantage: starting
+// a process per step and per (variant, benchmark) (Python, torch, DeepSpeed or vLLM start-up);
+// gradients for every parameter rather than the MLP candidates; diagnostic batches padded to
+// max_seq_len (1024) rather than to their longest sequence; bottom masks and models, which the
+// released code makes for every k alongside the top ones.
 json profile_row(const json& job, const Command& command, const std::string& model_dir, const std::string& scratch) {
   const json& sizes = job["profile"];
-  auto engine = open_model(model_dir, job);
+  auto engine = open_model(model_dir, job, command);
   const ModelConfig config = load_model_config(model_dir);
   std::mt19937_64 rng(job["seed"].get<uint64_t>() + 2);
   std::vector<Item> items;
-  for (int64_t b = 0; b < size_of(sizes, "benchmarks", "profile"); b++) {
+  const int64_t benchmarks = size_of(sizes, "benchmarks", "profile");
+  for (int64_t b = 0; b < benchmarks; b++) {
     std::vector<Item> benchmark = random_items(rng, sizes, config.vocab_size, "b" + std::to_string(b) + "/", "profile");
     items.insert(items.end(), benchmark.begin(), benchmark.end());
   }
@@ -282,66 +439,191 @@ json profile_row(const json& job, const Command& command, const std::string& mod
   const int64_t candidate_count = candidates.back().offset + candidates.back().numel;
   const int64_t parameters = engine->parameter_count();
   std::vector<int64_t> n;
-  for (const json& k : sizes["k"]) n.push_back(parameters_for_k(k.get<double>(), parameters));
+  for (const json& k : sizes["k"]) {
+    n.push_back(parameters_for_k(k.get<double>(), parameters));
+    if (n.back() > candidate_count) throw RunnerError(ErrorCode::bad_job, "'profile.k' asks for more parameters than the MLP candidates");
+  }
   const uint64_t seed = job["seed"].get<uint64_t>();
-  int64_t variants = 0;
+  const auto runner_batches = plan_batches(items, kDefaultBatchTokens);
+  auto cancelled = [&command] { return command.cancelled(); };
+  const int64_t variants_per_way = static_cast<int64_t>((abilities.size() + 1) * n.size());
+  int64_t done = 0;
 
-  auto rank = [&](const std::vector<std::vector<int64_t>>& sequences, int64_t count) {
-    std::vector<std::vector<float>> importance = engine->importance(sequences, batch_size, candidates, nullptr, nullptr);
-    std::vector<ImportanceSpan> spans;
-    for (const auto& v : importance) spans.push_back({v.data(), static_cast<int64_t>(v.size())});
-    return rank_top(spans, count);
+  auto rank = [&](const std::vector<std::vector<int64_t>>& sequences, int64_t count, Stopwatch& clock) {
+    std::vector<std::vector<float>> importance =
+        clock.time("importance", [&] { return engine->importance(sequences, batch_size, candidates, nullptr, cancelled); });
+    return clock.time("rank", [&] {
+      std::vector<ImportanceSpan> spans;
+      for (const auto& v : importance) spans.push_back({v.data(), static_cast<int64_t>(v.size())});
+      return rank_top(spans, count);
+    });
   };
-  auto score_all = [&](Engine& e) { return score_in_batches(e, items, 8, false); };
 
-  // the runner's way: one ranking per ability serves every k; ablate in place, score, restore
-  auto t0 = std::chrono::steady_clock::now();
+  // warm-up, untimed: the first passes of a process pay for allocations and lazy initialization
+  engine->importance(abilities.front(), batch_size, candidates, nullptr, cancelled);
+  score_batches(*engine, items, runner_batches, false, command);
+  score_batches(*engine, items, full_sequence_batches(items, kDefaultBatchTokens), true, command);
+
+  // the runner's way for one ranking (an ability's, or the random control's): every k in place
+  Stopwatch runner, original;
   auto in_place = [&](const std::vector<int64_t>& ranking) {
+    std::vector<std::vector<ItemScores>> scores;
     for (int64_t count : n) {
-      engine->ablate(candidates, ranking.data(), count);
-      score_all(*engine);
-      engine->restore();
-      variants++;
+      poll(command, "the profile row");
+      scores.push_back(runner.time("score", [&] {
+        engine->ablate(candidates, ranking.data(), count);
+        std::vector<ItemScores> s = score_batches(*engine, items, runner_batches, false, command);
+        engine->restore();
+        return s;
+      }));
+      command.events.progress("bench-profile", ++done, 2 * variants_per_way);
     }
+    return scores;
   };
-  for (const auto& sequences : abilities) in_place(rank(sequences, n.back()));
-  in_place(draw_random(candidate_count, n.back(), seed));
-  const double runner_seconds = seconds_since(t0);
-  command.events.progress("bench-profile", 1, 2);
 
-  // the original pipeline's way: per (ability, k) the ranking again, then per variant a damaged
-  // checkpoint on disk, loaded by a fresh model for scoring
+  // The original pipeline's files (scratch, removed at the end; every write fsync'ed):
+  //   importance.bin  an ability's importance, once per ability. The released code saves theta *
+  //                   gradient for every parameter in bfloat16 (2 bytes a parameter); here the
+  //                   candidates' float32 values (4 bytes a candidate: about as many bytes for this
+  //                   model, and the very values the runner ranks, so that both ways zero the same
+  //                   parameters)
+  //   mask.bin        a variant's mask, one byte per parameter (torch.save of a bool mask per tensor)
+  //   damaged/        the damaged model: config.json and model.safetensors, every parameter
   int64_t bytes_written = 0;
-  const std::string checkpoint_dir = scratch + "/damaged";
-  prepare_output_dir(checkpoint_dir);
+  const std::string files = scratch + "/original", damaged_dir = files + "/damaged";
+  prepare_output_dir(damaged_dir);
   std::string config_text;
   read_file_if_exists(model_dir + "/config.json", config_text);
-  write_file_atomic(checkpoint_dir + "/config.json", config_text);
-  t0 = std::chrono::steady_clock::now();
-  auto via_checkpoint = [&](const std::vector<int64_t>& ranking, int64_t count) {
-    engine->ablate(candidates, ranking.data(), count);
-    const std::string bytes = engine->checkpoint_bytes();
-    engine->restore();
-    write_file_atomic(checkpoint_dir + "/model.safetensors", bytes);
+  auto write_counted = [&](const std::string& path, const std::string& bytes) {
+    write_file_atomic(path, bytes);
     bytes_written += static_cast<int64_t>(bytes.size());
-    auto damaged = open_model(checkpoint_dir, job);
-    score_all(*damaged);
   };
-  for (const auto& sequences : abilities)
-    for (int64_t count : n) via_checkpoint(rank(sequences, count), count);
-  for (int64_t count : n) via_checkpoint(draw_random(candidate_count, count, seed), count);
-  const double original_seconds = seconds_since(t0);
-  std::filesystem::remove_all(checkpoint_dir);
-  command.events.progress("bench-profile", 2, 2);
+  // lm-eval runs once per (variant, benchmark): a fresh model and that benchmark's items
+  const int64_t per_benchmark = size_of(sizes, "items", "profile");
+  std::vector<std::vector<std::pair<size_t, size_t>>> benchmark_batches;
+  for (int64_t b = 0; b < benchmarks; b++) {
+    const size_t first = static_cast<size_t>(b * per_benchmark);
+    std::vector<Item> slice(items.begin() + static_cast<std::ptrdiff_t>(first), items.begin() + static_cast<std::ptrdiff_t>(first + static_cast<size_t>(per_benchmark)));
+    benchmark_batches.emplace_back();
+    for (const auto& [from, to] : full_sequence_batches(slice, kDefaultBatchTokens)) benchmark_batches.back().emplace_back(first + from, first + to);
+  }
+
+  // step 1 of the original, once per ability: the importance pass, its values written to disk
+  auto importance_to_disk = [&](const std::vector<std::vector<int64_t>>& sequences) {
+    std::vector<std::vector<float>> importance =
+        original.time("importance", [&] { return engine->importance(sequences, batch_size, candidates, nullptr, cancelled); });
+    original.time("importance", [&] {
+      std::string bytes;
+      for (const auto& v : importance) bytes.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+      write_counted(files + "/importance.bin", bytes);
+    });
+  };
+  // step 2, per (ability, k): the importance read back and ranked
+  auto extract = [&](int64_t count) {
+    return original.time("rank", [&] {
+      std::string bytes;
+      read_file_if_exists(files + "/importance.bin", bytes);
+      const float* values = reinterpret_cast<const float*>(bytes.data());
+      std::vector<ImportanceSpan> spans;
+      for (const CandidateTensor& c : candidates) spans.push_back({values + c.offset, c.numel});
+      return rank_top(spans, count);
+    });
+  };
+  // steps 2b-4, per variant: the mask written; a fresh copy of the original model damaged by it
+  // and saved; per benchmark a fresh model loaded from that checkpoint, scored as lm-eval does
+  auto via_checkpoint = [&](const std::vector<int64_t>& selection, int64_t count, std::vector<int64_t>& zeroed) {
+    poll(command, "the profile row");
+    original.time("mask", [&] {
+      std::string mask(static_cast<size_t>(parameters), '\0');
+      for (int64_t i = 0; i < count; i++) mask[static_cast<size_t>(selection[static_cast<size_t>(i)])] = 1;
+      write_counted(files + "/mask.bin", mask);
+    });
+    original.time("damage", [&] {
+      std::string mask;
+      read_file_if_exists(files + "/mask.bin", mask);
+      zeroed.clear();
+      for (int64_t g = 0; g < candidate_count; g++)
+        if (mask[static_cast<size_t>(g)]) zeroed.push_back(g);
+      std::unique_ptr<Engine> fresh = open_model(model_dir, job, command);  // from_pretrained(original_model)
+      fresh->ablate(candidates, zeroed.data(), static_cast<int64_t>(zeroed.size()));
+      const std::string bytes = fresh->checkpoint_bytes();
+      write_counted(damaged_dir + "/config.json", config_text);
+      write_counted(damaged_dir + "/model.safetensors", bytes);
+    });
+    std::vector<ItemScores> scores;
+    for (const auto& batches : benchmark_batches) {
+      std::unique_ptr<Engine> damaged = original.time("load", [&] { return open_model(damaged_dir, job, command); });
+      std::vector<ItemScores> s = original.time("score", [&] { return score_batches(*damaged, items, batches, true, command); });
+      scores.insert(scores.end(), s.begin(), s.end());
+    }
+    command.events.progress("bench-profile", ++done, 2 * variants_per_way);
+    return scores;
+  };
+
+  // the same variant both ways: the same parameters zeroed, and the same scores up to float rounding
+  double worst_difference = 0;
+  int64_t greedy_disagreements = 0, selection_mismatches = 0;
+  auto compare = [&](const std::vector<ItemScores>& ours, const std::vector<ItemScores>& theirs, const std::vector<int64_t>& ranking,
+                     std::vector<int64_t> zeroed, int64_t count) {
+    std::vector<int64_t> a(ranking.begin(), ranking.begin() + count);
+    std::sort(a.begin(), a.end());
+    std::sort(zeroed.begin(), zeroed.end());
+    if (a != zeroed) selection_mismatches++;
+    for (size_t i = 0; i < ours.size(); i++)
+      for (size_t c = 0; c < ours[i].size(); c++) {
+        worst_difference = std::max(worst_difference, std::abs(ours[i][c].logprob - theirs[i][c].logprob));
+        if (ours[i][c].greedy != theirs[i][c].greedy) greedy_disagreements++;
+      }
+  };
+
+  // one ability (or, with none, the random control) both ways; which way goes first alternates
+  auto both_ways = [&](const std::vector<std::vector<int64_t>>* sequences, bool runner_first) {
+    std::vector<int64_t> ranking;
+    std::vector<std::vector<ItemScores>> ours, theirs;
+    std::vector<std::vector<int64_t>> zeroed(n.size());
+    auto runner_way = [&] {
+      ranking = sequences ? rank(*sequences, n.back(), runner)
+                          : runner.time("rank", [&] { return draw_random(candidate_count, n.back(), seed); });
+      ours = in_place(ranking);
+    };
+    auto original_way = [&] {
+      if (sequences) importance_to_disk(*sequences);
+      for (size_t i = 0; i < n.size(); i++) {
+        const std::vector<int64_t> selection =
+            sequences ? extract(n[i]) : original.time("rank", [&] { return draw_random(candidate_count, n[i], seed); });
+        theirs.push_back(via_checkpoint(selection, n[i], zeroed[i]));
+      }
+    };
+    if (runner_first) {
+      runner_way();
+      original_way();
+    } else {
+      original_way();
+      runner_way();
+    }
+    for (size_t i = 0; i < n.size(); i++) compare(ours[i], theirs[i], ranking, zeroed[i], n[i]);
+  };
+  for (size_t a = 0; a < abilities.size(); a++) both_ways(&abilities[a], a % 2 == 0);
+  both_ways(nullptr, abilities.size() % 2 == 0);
+  std::filesystem::remove_all(files);
 
   return {{"parameters", parameters},
           {"abilities", abilities.size()},
-          {"k", sizes["k"]},
-          {"variants", variants},
+          {"diagnostic_sequences", sizes["sequences"]},
+          {"diagnostic_tokens", sizes["length"]},
+          {"benchmarks", benchmarks},
           {"items", items.size()},
-          {"in_place", {{"seconds", runner_seconds}, {"bytes_written", 0}}},
-          {"checkpoint_per_variant", {{"seconds", original_seconds}, {"bytes_written", bytes_written}}},
-          {"speedup", original_seconds / runner_seconds}};
+          {"choices", sizes["choices"]},
+          {"context_tokens", sizes["context"]},
+          {"continuation_tokens", sizes["continuation"]},
+          {"k", sizes["k"]},
+          {"variants", variants_per_way},
+          {"in_place", runner.to_json(0)},
+          {"checkpoint_per_variant", original.to_json(bytes_written)},
+          {"speedup", original.total() / runner.total()},
+          {"max_logprob_difference", worst_difference},
+          {"greedy_disagreements", greedy_disagreements},
+          {"selection_mismatches", selection_mismatches}};
 }
 
 }  // namespace
@@ -366,17 +648,17 @@ int run_bench(const Command& command) {
   // so that a busy moment of the machine does not flatter the utilisation of what ran between
   std::vector<double> peaks;
   if (wants("matmul")) peaks.push_back(matmul_row(job, command)["flops_per_second"]);
-  const std::string scratch = out + "/models";
+  const ScratchDir scratch(out + "/models");
   if (wants("scoring") || wants("importance")) {
-    const std::string dir = make_random_model(job["scoring_model"], job["seed"], scratch + "/scoring");
-    auto engine = open_model(dir, job);
+    const std::string dir = make_random_model(job["scoring_model"], job["seed"], scratch.path() + "/scoring", command);
+    auto engine = open_model(dir, job, command);
     const ModelConfig config = load_model_config(dir);
     if (wants("scoring")) report["scoring"] = scoring_row(job, command, *engine, config);
     if (wants("importance")) report["importance"] = importance_row(job, command, *engine, config);
   }
   if (wants("profile")) {
-    const std::string dir = make_random_model(job["profile_model"], job["seed"], scratch + "/profile");
-    report["profile"] = profile_row(job, command, dir, scratch);
+    const std::string dir = make_random_model(job["profile_model"], job["seed"], scratch.path() + "/profile", command);
+    report["profile"] = profile_row(job, command, dir, scratch.path());
   }
   if (wants("matmul")) {
     peaks.push_back(matmul_row(job, command)["flops_per_second"]);
@@ -390,7 +672,6 @@ int run_bench(const Command& command) {
     }
     if (report.contains("importance")) report["importance"]["mfu"] = report["importance"]["flops_per_second"].get<double>() / peak;
   }
-  std::filesystem::remove_all(scratch);
   report["seconds"] = seconds_since(t0);
   write_file_atomic(out + "/bench.json", report.dump(2) + "\n");
   command.events.result("bench.json", 1);

@@ -12,10 +12,6 @@ namespace bprof {
 
 namespace {
 
-// Padded tokens per forward pass unless BPROF_BATCH_TOKENS says otherwise (a tuning knob outside
-// the protocol: results do not depend on it beyond float rounding).
-constexpr int64_t kDefaultBatchTokens = 2048;
-
 int64_t batch_tokens(EventWriter& events) {
   const char* env = std::getenv("BPROF_BATCH_TOKENS");
   if (!env) return kDefaultBatchTokens;

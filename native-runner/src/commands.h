@@ -47,6 +47,10 @@ Job load_job_for(const Command& command);
 // `load` progress events. Throws RunnerError.
 std::unique_ptr<Engine> open_engine(const Command& command, const Job& job, ModelConfig& config);
 
+// Padded tokens per forward pass (plan_batches) unless BPROF_BATCH_TOKENS says otherwise (a tuning
+// knob outside the protocol: results do not depend on it beyond float rounding).
+constexpr int64_t kDefaultBatchTokens = 2048;
+
 // Scores `items` in batches (item boundaries are where cancellation stops the run), with progress
 // events of `phase`; returns the lines of a scores file (PROTOCOL.md) in item order.
 std::string score_items(const Command& command, Engine& engine, const std::vector<Item>& items,

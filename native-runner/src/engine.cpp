@@ -7,6 +7,7 @@
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/full.h>
 #include <ATen/ops/linear.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/silu.h>
@@ -203,70 +204,81 @@ std::vector<ItemScores> Engine::score(const std::vector<const Item*>& items) {
   const LlamaModel& model = *impl_->model;
   const at::Device device = impl_->device;
 
-  // 1. The contexts, once per item, as one right-padded batch [B, Lc]; causal attention keeps the
-  // padding from touching the real positions. Every layer's keys and values stay in `cache`.
-  std::vector<std::vector<int64_t>> contexts;
-  for (const Item* item : items) contexts.push_back(item->context);
+  // 1. One packed row per item: the context once (branch 0, positions 0 .. Lc - 1), then every
+  // choice of two or more tokens without its last token, side by side (branch c + 1, positions
+  // Lc .. Lc + m - 2), each attending to the context and to its own earlier tokens only
+  // (LlamaModel::tree_hidden_states). The context's last position predicts the first token of
+  // every choice; token j of a choice's branch predicts choice token j + 1. One forward pass over
+  // all of it: every weight matrix multiplies every token of the batch at once, and the context's
+  // keys and values are never copied per choice.
   const int64_t n_items = static_cast<int64_t>(items.size());
-  KVCache cache;
-  at::Tensor context_hidden = model.hidden_states(padded_tokens(contexts, device), &cache);  // [B, Lc, H]
-  const int64_t context_len = context_hidden.size(1), H = context_hidden.size(2);
-  // The last context position predicts the first token of every choice of its item.
-  std::vector<int64_t> last_position;
-  for (int64_t b = 0; b < n_items; b++)
-    last_position.push_back(b * context_len + static_cast<int64_t>(items[static_cast<size_t>(b)]->context.size()) - 1);
-  at::Tensor hidden = context_hidden.reshape({n_items * context_len, H}).index_select(0, long_tensor(last_position, device));
-
-  // 2. One row per choice of two or more tokens: the choice without its last token, right-padded
-  // [R, Lq], attending to its item's cached context; its token j predicts choice token j + 1.
-  std::vector<std::vector<int64_t>> choice_rows;
-  std::vector<int64_t> row_item, row_context_len;
+  std::vector<int64_t> branch_start;  // per choice, in item order: where its branch starts in the row
+  int64_t longest = 0;
   for (size_t i = 0; i < items.size(); i++) {
+    int64_t length = static_cast<int64_t>(items[i]->context.size());
     for (const auto& choice : items[i]->choices) {
-      if (choice.size() < 2) continue;
-      choice_rows.emplace_back(choice.begin(), choice.end() - 1);
-      row_item.push_back(static_cast<int64_t>(i));
-      row_context_len.push_back(static_cast<int64_t>(items[i]->context.size()));
+      branch_start.push_back(length);
+      length += static_cast<int64_t>(choice.size()) - 1;
+    }
+    longest = std::max(longest, length);  // = packed_length(*items[i]) (job.h), what plan_batches budgets
+  }
+  at::Tensor tokens = at::zeros({n_items, longest}, at::kLong);  // padding: token 0, branch -1
+  at::Tensor positions = at::empty({n_items, longest}, at::kLong);
+  at::Tensor branches = at::full({n_items, longest}, -1, at::kLong);
+  {
+    int64_t* tok = tokens.data_ptr<int64_t>();
+    int64_t* pos = positions.data_ptr<int64_t>();
+    int64_t* br = branches.data_ptr<int64_t>();
+    size_t next_choice = 0;
+    for (size_t i = 0; i < items.size(); i++) {
+      const int64_t row = static_cast<int64_t>(i) * longest, context_len = static_cast<int64_t>(items[i]->context.size());
+      for (int64_t j = 0; j < longest; j++) pos[row + j] = j;  // padding positions: anything after the context
+      for (int64_t j = 0; j < context_len; j++) {
+        tok[row + j] = items[i]->context[static_cast<size_t>(j)];
+        br[row + j] = 0;
+      }
+      for (size_t c = 0; c < items[i]->choices.size(); c++) {
+        const std::vector<int64_t>& choice = items[i]->choices[c];
+        const int64_t start = branch_start[next_choice++];
+        for (size_t j = 0; j + 1 < choice.size(); j++) {
+          tok[row + start + static_cast<int64_t>(j)] = choice[j];
+          pos[row + start + static_cast<int64_t>(j)] = context_len + static_cast<int64_t>(j);
+          br[row + start + static_cast<int64_t>(j)] = static_cast<int64_t>(c) + 1;
+        }
+      }
     }
   }
-  int64_t choice_len = 0;
-  if (!choice_rows.empty()) {
-    at::Tensor tokens = padded_tokens(choice_rows, device);
-    choice_len = tokens.size(1);
-    at::Tensor states = model.continuation_hidden_states(tokens, cache, long_tensor(row_item, device),
-                                                         long_tensor(row_context_len, device));  // [R, Lq, H]
-    std::vector<int64_t> positions;
-    for (size_t r = 0; r < choice_rows.size(); r++)
-      for (size_t j = 0; j < choice_rows[r].size(); j++) positions.push_back(static_cast<int64_t>(r) * choice_len + static_cast<int64_t>(j));
-    states = states.reshape({-1, H}).index_select(0, long_tensor(positions, device));
-    hidden = at::cat({hidden, states}, 0);  // [B + T, H]
-  }
-  cache = KVCache();  // free the cache before the vocabulary-sized logits
 
-  // 3. Targets in row order: the first tokens per item (rows 0..B-1), then the choice rows' tokens.
-  std::vector<int64_t> rows, targets;
+  // 2. Targets in row order: the first tokens per item (one shared row each), then the choices'
+  // other tokens, read off the rows of hidden state that predict them.
+  std::vector<int64_t> gather, rows, targets;
   std::vector<ChoiceTargets> choices;
   for (size_t i = 0; i < items.size(); i++) {
+    gather.push_back(static_cast<int64_t>(i) * longest + static_cast<int64_t>(items[i]->context.size()) - 1);
     for (size_t c = 0; c < items[i]->choices.size(); c++) {
       choices.push_back({i, c, static_cast<int64_t>(targets.size()), 0, 0});
       rows.push_back(static_cast<int64_t>(i));
       targets.push_back(items[i]->choices[c][0]);
     }
   }
-  int64_t row = n_items;
-  for (ChoiceTargets& c : choices) {
+  for (size_t n = 0; n < choices.size(); n++) {
+    ChoiceTargets& c = choices[n];
     const std::vector<int64_t>& choice = items[c.item]->choices[c.choice];
     c.rest = static_cast<int64_t>(targets.size());
     c.n_rest = static_cast<int64_t>(choice.size()) - 1;
     for (size_t j = 1; j < choice.size(); j++) {
-      rows.push_back(row++);
+      rows.push_back(static_cast<int64_t>(gather.size()));
+      gather.push_back(static_cast<int64_t>(c.item) * longest + branch_start[n] + static_cast<int64_t>(j) - 1);
       targets.push_back(choice[j]);
     }
   }
+
+  at::Tensor hidden = model.tree_hidden_states(tokens.to(device), positions.to(device), branches.to(device));  // [B, L, H]
+  hidden = hidden.reshape({-1, hidden.size(-1)}).index_select(0, long_tensor(gather, device));  // [B + T, H]
   return collect(items, choices, score_targets(model, hidden, rows, targets, device));
 }
 
-std::vector<ItemScores> Engine::score_full_sequences(const std::vector<const Item*>& items) {
+std::vector<ItemScores> Engine::score_full_sequences(const std::vector<const Item*>& items, bool every_position) {
   c10::InferenceMode guard;
   if (items.empty()) return {};
   const LlamaModel& model = *impl_->model;
@@ -303,6 +315,19 @@ std::vector<ItemScores> Engine::score_full_sequences(const std::vector<const Ite
     }
   }
   at::Tensor hidden = model.hidden_states(tokens);  // [R, L, H]
+  if (every_position) {
+    // lm-eval: log_softmax(model(inputs).logits) over [R, L, V], then the continuation's rows;
+    // greedy: the argmax of each of those rows equals its target
+    at::Tensor logprobs = model.logits(hidden).to(at::kFloat).log_softmax(-1);  // [R, L, V]
+    logprobs = logprobs.reshape({-1, logprobs.size(-1)}).index_select(0, long_tensor(positions, device));  // [T, V]
+    at::Tensor target = long_tensor(targets, device);
+    at::Tensor target_lp = logprobs.gather(1, target.unsqueeze(1)).squeeze(1).to(at::kCPU).contiguous();
+    at::Tensor is_greedy = logprobs.argmax(-1).eq(target).to(at::kCPU).contiguous();
+    TargetScores scores;
+    scores.logprob.assign(target_lp.data_ptr<float>(), target_lp.data_ptr<float>() + target_lp.numel());
+    scores.greedy.assign(is_greedy.data_ptr<bool>(), is_greedy.data_ptr<bool>() + is_greedy.numel());
+    return collect(items, choices, scores);
+  }
   hidden = hidden.reshape({-1, hidden.size(-1)}).index_select(0, long_tensor(positions, device));  // [T, H]
   std::vector<int64_t> rows(targets.size());
   for (size_t t = 0; t < rows.size(); t++) rows[t] = static_cast<int64_t>(t);

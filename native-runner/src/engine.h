@@ -50,12 +50,18 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   // Scores every choice of every item (lm-eval's loglikelihood rule, PROTOCOL.md). Token ids must
-  // already be checked against the vocabulary. The contexts run once, as one right-padded batch,
-  // and every choice then attends to its item's cached keys and values (KV cache).
+  // already be checked against the vocabulary. Each item is one row: its context once, then its
+  // choices side by side, each attending to the context and to itself only
+  // (LlamaModel::tree_hidden_states), so the context is computed once for all its choices, as with
+  // a KV cache, and every weight multiplies all the batch's tokens at once. lm_head runs only on
+  // the positions whose log-probabilities are read.
   std::vector<ItemScores> score(const std::vector<const Item*>& items);
   // The same scores the straightforward way: one padded row of context ++ choice per choice, no
-  // cache. Slower; kept as the reference `score` is tested and benchmarked against.
-  std::vector<ItemScores> score_full_sequences(const std::vector<const Item*>& items);
+  // shared context. Slower; kept as the reference `score` is tested and benchmarked against.
+  // `every_position`: as lm-eval's Hugging Face backend does it, logits and log_softmax over the
+  // whole vocabulary at every position of the padded batch, the scored positions read off after;
+  // otherwise lm_head runs on the scored positions only.
+  std::vector<ItemScores> score_full_sequences(const std::vector<const Item*>& items, bool every_position = false);
 
   // Greedy decoding of generation items (Item::generate; generate.cpp): the contexts run once as a
   // batch, then every row advances one token a step, attending to its cached context and its own

@@ -278,13 +278,12 @@ std::vector<std::pair<size_t, size_t>> plan_batches(const std::vector<Item>& ite
   size_t first = 0;
   int64_t rows = 0, longest = 0;
   for (size_t i = 0; i < items.size(); i++) {
-    int64_t item_rows = static_cast<int64_t>(items[i].choices.size());
-    int64_t item_longest = 0;
-    for (size_t c = 0; c < items[i].choices.size(); c++) item_longest = std::max(item_longest, input_length(items[i], c));
-    if (items[i].generates()) {  // one row that grows to context + max_tokens
-      item_rows = 1;
-      item_longest = static_cast<int64_t>(items[i].context.size()) + items[i].generate.max_tokens;
-    }
+    // one row per item: the packed context and choices, or a generation row that grows to
+    // context + max_tokens
+    const int64_t item_longest = items[i].generates()
+                                     ? static_cast<int64_t>(items[i].context.size()) + items[i].generate.max_tokens
+                                     : packed_length(items[i]);
+    const int64_t item_rows = 1;
     int64_t padded = (rows + item_rows) * std::max(longest, item_longest);
     if (i > first && padded > max_tokens) {  // close the batch before this item
       batches.emplace_back(first, i);

@@ -78,8 +78,17 @@ inline int64_t input_length(const Item& item, size_t choice) {  // multiple choi
   return static_cast<int64_t>(item.context.size() + item.choices[choice].size()) - 1;
 }
 
+// Tokens of the one row a multiple-choice item is scored in (Engine::score): its context once,
+// then every choice without its last token.
+inline int64_t packed_length(const Item& item) {
+  int64_t length = static_cast<int64_t>(item.context.size());
+  for (const auto& choice : item.choices) length += static_cast<int64_t>(choice.size()) - 1;
+  return length;
+}
+
 // Groups consecutive items into batches of at most `max_tokens` padded tokens (rows x longest
-// row). An item is never split across batches, so every batch boundary is an item boundary, where
+// row; a multiple-choice item is one row of packed_length tokens, a generation item one row that
+// grows to context + max_tokens). An item is never split across batches, so every batch boundary is an item boundary, where
 // cancellation may stop the run. An item larger than the budget forms a batch of its own.
 // Returns [first, last) item ranges.
 std::vector<std::pair<size_t, size_t>> plan_batches(const std::vector<Item>& items, int64_t max_tokens);

@@ -5,17 +5,23 @@
 // attention softmax), so do we; everything else runs in the compute dtype.
 #include "llama.h"
 
+#include <ATen/Parallel.h>
 #include <ATen/TensorOperators.h>
+#include <ATen/core/grad_mode.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/embedding.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/linear.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/mul.h>
 #include <ATen/ops/pow.h>
 #include <ATen/ops/reciprocal.h>
 #include <ATen/ops/rsqrt.h>
 #include <ATen/ops/silu.h>
 #include <ATen/ops/where.h>
+#include <ATen/ops/zeros.h>
+#include <c10/core/InferenceMode.h>
 
 #include <cmath>
 #include <cstring>
@@ -43,6 +49,8 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
   at::Tensor xf = x.to(at::kFloat);
   at::Tensor variance = xf.pow(2).mean(-1, /*keepdim=*/true);
   xf = xf * at::rsqrt(variance + eps);
+  // without autograd, the last product in place (xf * ... is a fresh tensor, and so is a cast)
+  if (!at::GradMode::is_enabled()) return xf.to(x.scalar_type()).mul_(weight);
   return weight * xf.to(x.scalar_type());
 }
 
@@ -55,8 +63,43 @@ at::Tensor rotate_half(const at::Tensor& x) {
   return at::cat({-x2, x1}, -1);
 }
 
-at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
-  return x * cos + rotate_half(x) * sin;
+// x * cos + rotate_half(x) * sin for x [B, L, n, hd] and tables broadcastable to [B, L, 1, hd],
+// returned heads first, [B, n, L, hd] contiguous, as attention wants it. On the CPU in float32
+// without autograd, one pass writes that layout: x1 * cos1 + (-x2) * sin1 and x2 * cos2 + x1 * sin2,
+// the same products and sums as the tensor expression, rounded the same way (the build does not
+// contract them into fused multiply-adds: ISO C++, no -ffast-math).
+at::Tensor rope_heads_first(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, bool inference) {
+  if (!inference || !x.is_cpu() || x.scalar_type() != at::kFloat || cos.scalar_type() != at::kFloat)
+    return (x * cos + rotate_half(x) * sin).transpose(1, 2).contiguous();
+  const int64_t b = x.size(0), len = x.size(1), n = x.size(2), hd = x.size(3), half = hd / 2;
+  const at::Tensor xc = x.contiguous();
+  const at::Tensor c = cos.reshape({-1, len, hd}).contiguous(), s = sin.reshape({-1, len, hd}).contiguous();  // [1 or B, L, hd]
+  const bool per_row = c.size(0) != 1;
+  at::Tensor out = at::empty({b, n, len, hd}, x.options());
+  const float* xp = xc.data_ptr<float>();
+  const float* cp = c.data_ptr<float>();
+  const float* sp = s.data_ptr<float>();
+  float* op = out.data_ptr<float>();
+  at::parallel_for(0, b * len, 8, [&](int64_t begin, int64_t end) {
+    for (int64_t bl = begin; bl < end; bl++) {
+      const int64_t row = bl / len, l = bl % len;
+      const float* cr = cp + ((per_row ? row : 0) * len + l) * hd;
+      const float* sr = sp + ((per_row ? row : 0) * len + l) * hd;
+      for (int64_t h = 0; h < n; h++) {
+        const float* xi = xp + (bl * n + h) * hd;
+        float* o = op + ((row * n + h) * len + l) * hd;
+        for (int64_t i = 0; i < half; i++) {
+          const float first = xi[i] * cr[i], rotated = -xi[i + half] * sr[i];
+          o[i] = first + rotated;
+        }
+        for (int64_t i = half; i < hd; i++) {
+          const float first = xi[i] * cr[i], rotated = xi[i - half] * sr[i];
+          o[i] = first + rotated;
+        }
+      }
+    }
+  });
+  return out;
 }
 
 // cos/sin tables for the given positions (float32, any shape [...]): angle[..., i] = p * inv_freq[i],
@@ -69,12 +112,41 @@ std::pair<at::Tensor, at::Tensor> rope_tables(const at::Tensor& inv_freq, const 
   return {angles.cos().to(dtype), angles.sin().to(dtype)};
 }
 
-// Grouped-query attention: kv head g serves query heads g*n_rep .. g*n_rep + n_rep-1, i.e. query
-// head h uses kv head h / n_rep. [B, kv, L, hd] -> [B, kv*n_rep, L, hd].
-at::Tensor repeat_kv(const at::Tensor& x, int64_t n_rep) {
-  if (n_rep == 1) return x;
-  int64_t b = x.size(0), kv = x.size(1), len = x.size(2), hd = x.size(3);
-  return x.unsqueeze(2).expand({b, kv, n_rep, len, hd}).reshape({b, kv * n_rep, len, hd});
+// A bool mask (true: blocked), [L, keys] or [B', 1, L, keys], as float32 0 / -inf, [B' or 1, L, keys].
+at::Tensor additive_mask(const at::Tensor& blocked) {
+  at::Tensor mask = blocked.dim() == 2 ? blocked.unsqueeze(0) : blocked.squeeze(1);
+  return at::zeros(mask.sizes(), mask.options().dtype(at::kFloat)).masked_fill_(mask, -std::numeric_limits<double>::infinity());
+}
+
+// Attention on the CPU in float32 without autograd: q [B, heads, L, hd], k and v [B, kv, keys, hd]
+// (contiguous), bias [B' (1 or B), L, keys] (0 or -inf). Returns [B, L, heads, hd].
+//
+// The same operations as the general path (q k^T, times the scale, masked, softmax, times v), but
+// each (row, kv head) pair done start to end by one thread, the pairs shared among the threads: the
+// pair's scores stay in that core's cache from the product to the softmax to the product with v,
+// the small matrix products run without a thread team each, and the output is written straight in
+// the [B, L, heads, hd] layout o_proj reads. Masking adds the bias (x + 0 = x, x + -inf = -inf:
+// what masked_fill gives for the finite scores).
+at::Tensor attend_cpu(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias, double scale) {
+  const int64_t b = q.size(0), heads = q.size(1), len = q.size(2), hd = q.size(3);
+  const int64_t kv = k.size(1), keys = k.size(2), n_rep = heads / kv;
+  at::Tensor out = at::empty({b, len, heads, hd}, q.options());
+  at::parallel_for(0, b * kv, 1, [&](int64_t begin, int64_t end) {
+    c10::InferenceMode guard;  // thread-local: the workers are other threads
+    for (int64_t pair = begin; pair < end; pair++) {
+      const int64_t row = pair / kv, g = pair % kv;
+      at::Tensor scores = at::mm(q[row].narrow(0, g * n_rep, n_rep).view({n_rep * len, hd}), k[row][g].t());  // [n_rep * L, keys]
+      scores.mul_(scale);
+      scores.view({n_rep, len, keys}).add_(bias[bias.size(0) == 1 ? 0 : row]);
+      at::Tensor probs = scores.softmax(-1);
+      at::Tensor value = v[row][g];
+      for (int64_t r = 0; r < n_rep; r++) {  // [L, hd] with row stride heads * hd: BLAS writes it in place
+        at::Tensor head_out = out[row].select(1, g * n_rep + r);
+        at::mm_out(head_out, probs.narrow(0, r * len, len), value);
+      }
+    }
+  });
+  return out;
 }
 
 }  // namespace
@@ -118,11 +190,14 @@ at::Tensor rope_inv_freq(const ModelConfig& config, at::Device device) {
 
 // What the layers of one forward pass share.
 struct LlamaModel::Pass {
-  at::Tensor cos, sin;  // RoPE tables, broadcastable to [B, heads, L, hd]
+  at::Tensor cos, sin;  // RoPE tables, broadcastable to [B, L, heads, hd]
   // bool, broadcastable to [B, heads, L, keys]: true where a query must not see a key. `blocked`
   // is causal attention, `blocked_window` the same plus the sliding window (undefined when no
   // layer has one).
   at::Tensor blocked, blocked_window;
+  // The same masks as float32 0 / -inf, [B' (1 or B), L, keys], made on first use by the CPU
+  // attention (attend_cpu) and shared by the layers.
+  mutable at::Tensor bias, bias_window;
   KVCache* store = nullptr;         // keep each layer's keys and values here
   const KVCache* past = nullptr;    // prepend these cached keys and values ...
   at::Tensor past_rows;             // ... row past_rows[r] of the cache for row r
@@ -142,6 +217,8 @@ at::Tensor LlamaModel::attention(int64_t layer_index, const LlamaLayer& layer, c
                                  const Pass& pass) const {
   const int64_t b = x.size(0), len = x.size(1);
   const int64_t heads = config_.num_attention_heads, kv_heads = config_.num_key_value_heads, hd = config_.head_dim;
+  const int64_t n_rep = heads / kv_heads;
+  const bool inference = !at::GradMode::is_enabled();
 
   // project and split into heads: [B, L, n*hd] -> [B, L, n, hd]
   at::Tensor q = project(x, layer.q_proj, layer.q_bias).view({b, len, heads, hd});
@@ -151,10 +228,10 @@ at::Tensor LlamaModel::attention(int64_t layer_index, const LlamaLayer& layer, c
     q = rms_norm(q, layer.q_norm, config_.rms_norm_eps);
     k = rms_norm(k, layer.k_norm, config_.rms_norm_eps);
   }
-  // -> [B, n, L, hd]
-  q = apply_rope(q.transpose(1, 2), pass.cos, pass.sin);
-  k = apply_rope(k.transpose(1, 2), pass.cos, pass.sin);
-  v = v.transpose(1, 2);
+  // RoPE, heads first: [B, L, n, hd] -> [B, n, L, hd], contiguous
+  q = rope_heads_first(q, pass.cos, pass.sin, inference);
+  k = rope_heads_first(k, pass.cos, pass.sin, inference);
+  v = v.transpose(1, 2).contiguous();
   if (pass.store) {
     pass.store->keys[static_cast<size_t>(layer_index)] = k;
     pass.store->values[static_cast<size_t>(layer_index)] = v;
@@ -171,18 +248,36 @@ at::Tensor LlamaModel::attention(int64_t layer_index, const LlamaLayer& layer, c
     k = at::cat({pass.past->keys[static_cast<size_t>(layer_index)].index_select(0, pass.past_rows), k}, 2);
     v = at::cat({pass.past->values[static_cast<size_t>(layer_index)].index_select(0, pass.past_rows), v}, 2);
   }
-  k = repeat_kv(k, heads / kv_heads);
-  v = repeat_kv(v, heads / kv_heads);
+  const int64_t keys = k.size(2);
 
+  // Grouped-query attention without copying keys and values per query head: query head h uses kv
+  // head h / n_rep, so the n_rep query heads of kv head g, all positions, are one matrix
+  // [n_rep * L, hd] against that head's keys: q [B, kv, n_rep * L, hd] x k^T [B, kv, hd, keys].
   // scores = q k^T / sqrt(hd), invisible keys masked out; softmax in float32 (as HF's eager
   // attention), probabilities back in the compute dtype for the product with v
-  at::Tensor scores = q.matmul(k.transpose(-2, -1)) * std::pow(static_cast<double>(hd), -0.5);
-  const at::Tensor& blocked = config_.window_of_layer(layer_index) > 0 ? pass.blocked_window : pass.blocked;
-  scores = scores.masked_fill(blocked, -std::numeric_limits<double>::infinity());
-  at::Tensor probs = scores.softmax(-1, at::kFloat).to(q.scalar_type());
-  at::Tensor out = probs.matmul(v);  // [B, heads, L, hd]
-
-  out = out.transpose(1, 2).reshape({b, len, heads * hd});
+  const bool window = config_.window_of_layer(layer_index) > 0;
+  const at::Tensor& blocked = window ? pass.blocked_window : pass.blocked;
+  const double scale = std::pow(static_cast<double>(hd), -0.5);
+  at::Tensor out;  // [B, L, heads * hd]
+  if (inference && q.is_cpu() && q.scalar_type() == at::kFloat) {
+    at::Tensor& bias = window ? pass.bias_window : pass.bias;
+    if (!bias.defined()) bias = additive_mask(blocked);
+    out = attend_cpu(q, k.contiguous(), v.contiguous(), bias, scale).view({b, len, heads * hd});
+  } else {
+    at::Tensor scores = q.view({b, kv_heads, n_rep * len, hd}).matmul(k.transpose(-2, -1));
+    // [L, keys] or [B', 1, L, keys] -> [B', 1, 1, L, keys], against scores seen as [B, kv, n_rep, L, keys]
+    const at::Tensor mask = blocked.dim() == 2 ? blocked.view({1, 1, 1, len, keys}) : blocked.unsqueeze(2);
+    const double minus_inf = -std::numeric_limits<double>::infinity();
+    if (inference) {  // the same operations in place: no graph to keep the inputs for
+      scores.mul_(scale);
+      scores.view({b, kv_heads, n_rep, len, keys}).masked_fill_(mask, minus_inf);
+    } else {
+      scores = (scores * scale).view({b, kv_heads, n_rep, len, keys}).masked_fill(mask, minus_inf).view({b, kv_heads, n_rep * len, keys});
+    }
+    at::Tensor probs = scores.softmax(-1, at::kFloat).to(q.scalar_type());
+    out = probs.matmul(v);  // [B, kv, n_rep * L, hd], i.e. [B, heads, L, hd]
+    out = out.view({b, heads, len, hd}).transpose(1, 2).reshape({b, len, heads * hd});
+  }
   return project(out, layer.o_proj, layer.o_bias);
 }
 
@@ -209,6 +304,12 @@ at::Tensor tapped_project(const at::Tensor& x, const at::Tensor& w, const at::Te
 at::Tensor LlamaModel::mlp(size_t layer_index, const LlamaLayer& layer, const at::Tensor& x) const {
   static const MlpGradientSums untapped;
   const MlpGradientSums& sums = gradient_sums_ ? (*gradient_sums_)[layer_index] : untapped;
+  if (!at::GradMode::is_enabled()) {  // the same operations, in place
+    at::Tensor gate = project(x, layer.gate_proj, layer.gate_bias);
+    at::silu_(gate);
+    gate.mul_(project(x, layer.up_proj, layer.up_bias));
+    return project(gate, layer.down_proj, layer.down_bias);
+  }
   at::Tensor gate = at::silu(tapped_project(x, layer.gate_proj, layer.gate_bias, sums.gate));
   at::Tensor up = tapped_project(x, layer.up_proj, layer.up_bias, sums.up);
   return tapped_project(gate * up, layer.down_proj, layer.down_bias, sums.down);
@@ -216,10 +317,13 @@ at::Tensor LlamaModel::mlp(size_t layer_index, const LlamaLayer& layer, const at
 
 at::Tensor LlamaModel::run_layers(at::Tensor x, const Pass& pass) const {
   const double eps = config_.rms_norm_eps;
+  const bool inference = !at::GradMode::is_enabled();
   for (size_t i = 0; i < weights_.layers.size(); i++) {
     const LlamaLayer& layer = weights_.layers[i];
-    x = x + attention(static_cast<int64_t>(i), layer, rms_norm(x, layer.input_norm, eps), pass);
-    x = x + mlp(i, layer, rms_norm(x, layer.post_attention_norm, eps));
+    at::Tensor attended = attention(static_cast<int64_t>(i), layer, rms_norm(x, layer.input_norm, eps), pass);
+    x = inference ? x.add_(attended) : x + attended;  // in place: x is this pass's own (the embedding's copy)
+    at::Tensor mlp_out = mlp(i, layer, rms_norm(x, layer.post_attention_norm, eps));
+    x = inference ? x.add_(mlp_out) : x + mlp_out;
   }
   return rms_norm(x, weights_.norm, eps);
 }
@@ -234,6 +338,8 @@ at::Tensor LlamaModel::hidden_states(const at::Tensor& tokens, KVCache* cache) c
   Pass pass;
   at::Tensor position = at::arange(len, tokens.options());  // [L] int64
   std::tie(pass.cos, pass.sin) = rope_tables(inv_freq_, position.to(at::kFloat), x.scalar_type());
+  pass.cos = pass.cos.unsqueeze(1);  // [L, 1, hd]: shared by the rows and the heads
+  pass.sin = pass.sin.unsqueeze(1);
   at::Tensor query = position.unsqueeze(1), key = position.unsqueeze(0);
   pass.blocked = key > query;  // [L, L]
   if (config_.sliding_window > 0) pass.blocked_window = pass.blocked.logical_or(key <= query - config_.sliding_window);
@@ -269,8 +375,8 @@ at::Tensor LlamaModel::continuation_hidden_states(const at::Tensor& tokens, cons
   at::Tensor lengths = context_lengths.view({rows, 1});                          // [R, 1]
   at::Tensor position = lengths + own.unsqueeze(0);                              // [R, Lq]
   std::tie(pass.cos, pass.sin) = rope_tables(inv_freq_, position.to(at::kFloat), x.scalar_type());
-  pass.cos = pass.cos.unsqueeze(1);  // [R, 1, Lq, hd]: one table per row, shared by the heads
-  pass.sin = pass.sin.unsqueeze(1);
+  pass.cos = pass.cos.unsqueeze(2);  // [R, Lq, 1, hd]: one table per row, shared by the heads
+  pass.sin = pass.sin.unsqueeze(2);
 
   // keys: the Lc cached positions (real below the row's context length, padding from there on),
   // then the row's own Lq tokens (causal)
@@ -290,6 +396,22 @@ at::Tensor LlamaModel::continuation_hidden_states(const at::Tensor& tokens, cons
     at::Tensor own_far = (own_key <= own_query - w).expand({rows, len, own_keys});  // [R, Lq, T + Lq]
     pass.blocked_window = pass.blocked.logical_or(at::cat({context_far, own_far}, -1).unsqueeze(1));
   }
+  return run_layers(x, pass);
+}
+
+at::Tensor LlamaModel::tree_hidden_states(const at::Tensor& tokens, const at::Tensor& positions,
+                                          const at::Tensor& branches) const {
+  at::Tensor x = at::embedding(weights_.embed_tokens, tokens);  // [B, L, H]
+  Pass pass;
+  std::tie(pass.cos, pass.sin) = rope_tables(inv_freq_, positions.to(at::kFloat), x.scalar_type());  // [B, L, hd]
+  pass.cos = pass.cos.unsqueeze(2);  // [B, L, 1, hd]: one table per row, shared by the heads
+  pass.sin = pass.sin.unsqueeze(2);
+  at::Tensor query = positions.unsqueeze(2), key = positions.unsqueeze(1);               // [B, L, 1], [B, 1, L]
+  at::Tensor query_branch = branches.unsqueeze(2), key_branch = branches.unsqueeze(1);
+  at::Tensor other_branch = key_branch.ne(0).logical_and(key_branch.ne(query_branch));  // [B, L, L]
+  pass.blocked = (key > query).logical_or(other_branch).unsqueeze(1);                   // [B, 1, L, L]
+  if (config_.sliding_window > 0)
+    pass.blocked_window = pass.blocked.logical_or((key <= query - config_.sliding_window).unsqueeze(1));
   return run_layers(x, pass);
 }
 

@@ -83,6 +83,16 @@ class LlamaModel {
   // values are appended to it.
   at::Tensor continuation_hidden_states(const at::Tensor& tokens, const KVCache& cache, const at::Tensor& cache_rows,
                                         const at::Tensor& context_lengths, KVCache* own = nullptr) const;
+  // Rows that share a prefix, packed (multiple-choice scoring without a cache): tokens [B, L]
+  // int64, each with its RoPE position and its branch ([B, L] int64 both). Branch 0 is the shared
+  // prefix, branches 1, 2, ... continue it side by side in one row, each starting at the position
+  // after the prefix. A token sees a key of its row when the key's position is not after its own
+  // and the key is in branch 0 or in the token's own branch (and, in sliding-window layers, fewer
+  // than `window` positions back): a branch token gets exactly the state it would have in the
+  // sequence prefix ++ branch, a prefix token the state it has in the prefix alone. Padding is a
+  // branch of its own (e.g. -1) after the real tokens, whose states nothing reads. Returns
+  // [B, L, H] after the final norm.
+  at::Tensor tree_hidden_states(const at::Tensor& tokens, const at::Tensor& positions, const at::Tensor& branches) const;
   // [..., H] -> [..., V] in the compute dtype.
   at::Tensor logits(const at::Tensor& hidden) const;
   at::Tensor forward(const at::Tensor& tokens) const { return logits(hidden_states(tokens)); }

@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "support.h"
 
@@ -250,6 +253,50 @@ TEST(Cli, SigtermCancelsAtAnItemBoundary) {
   EXPECT_EQ(last_event(r)["type"], "error");
   EXPECT_EQ(last_event(r)["code"], "cancelled");
   EXPECT_FALSE(std::filesystem::exists(dir.file("out/scores.jsonl")));
+}
+
+// SIGTERM in the middle of each row of a bench (sizes that would run for minutes): the bench polls
+// between measurements and inside their loops, so it stops within a couple of seconds, reports
+// `cancelled`, exits 130 and leaves neither bench.json nor its scratch models behind.
+TEST(Cli, SigtermStopsABenchWithinSeconds) {
+  const json tiny_model = {{"model_type", "llama"}, {"vocab_size", 256}, {"hidden_size", 32}, {"intermediate_size", 64},
+                           {"num_hidden_layers", 2}, {"num_attention_heads", 4}, {"num_key_value_heads", 2},
+                           {"max_position_embeddings", 512}};
+  const std::map<std::string, json> rows = {
+      {"matmul", {{"matmul", {{"n", 512}, {"repeats", 1000000}}}}},
+      {"scoring", {{"scoring_model", tiny_model}, {"scoring", {{"items", 4000}, {"repeats", 1000}, {"items_per_batch", 4}}}}},
+      {"importance", {{"scoring_model", tiny_model}, {"importance", {{"sequences", 100000}, {"length", 32}}}}},
+      {"profile", {{"profile_model", tiny_model}, {"profile", {{"sequences", 100000}, {"length", 32}, {"k", {0.001, 0.01}}}}}},
+  };
+  for (const auto& [row, sizes] : rows) {
+    TempDir dir;
+    json job = {{"protocol", 1}, {"subcommand", "bench"}, {"rows", {row}}};
+    job.update(sizes);
+    test::write_file(dir.file("job.json"), job.dump());
+    std::atomic<bool> signalled{false};
+    std::chrono::steady_clock::time_point signalled_at;
+    std::thread killer;
+    RunResult r = test::run_process(
+        {BPROF_RUNNER_PATH, "bench", "--job", dir.file("job.json"), "--out", dir.file("out"), "--threads", "1"}, {},
+        [&](const std::string& line, int pid) {
+          if (killer.joinable() || line.find("\"type\":\"start\"") == std::string::npos) return;
+          killer = std::thread([&, pid] {  // well inside the row: making the tiny model takes milliseconds
+            std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+            signalled_at = std::chrono::steady_clock::now();
+            ::kill(pid, SIGTERM);
+            signalled = true;
+          });
+        });
+    const auto exited_at = std::chrono::steady_clock::now();
+    if (killer.joinable()) killer.join();
+    ASSERT_TRUE(signalled) << row << ": the bench ended before the signal\n" << r.out;
+    EXPECT_EQ(r.exit_code, 130) << row << "\n" << r.out;
+    EXPECT_EQ(last_event(r)["type"], "error") << row;
+    EXPECT_EQ(last_event(r)["code"], "cancelled") << row;
+    EXPECT_LT(std::chrono::duration<double>(exited_at - signalled_at).count(), 2.0) << row << ": too slow to stop";
+    EXPECT_FALSE(std::filesystem::exists(dir.file("out/bench.json"))) << row;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("out/models"))) << row << ": scratch models left behind";
+  }
 }
 
 }  // namespace

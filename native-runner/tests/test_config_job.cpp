@@ -314,16 +314,21 @@ TEST(Job, BatchesNeverSplitAnItemAndRespectTheBudget) {
   std::vector<Item> items(5);
   for (size_t i = 0; i < items.size(); i++) {
     items[i].id = std::to_string(i);
-    items[i].context.assign(i == 2 ? 40 : 4, 1);  // item 2 is long: input length 40 + 2 - 1 = 41
+    items[i].context.assign(i == 2 ? 40 : 4, 1);  // item 2 is long: one packed row of 40 + 1 + 1 = 42
     items[i].choices = {{1, 2}, {3, 4}};
   }
-  auto batches = plan_batches(items, 20);  // a short item costs 2 rows x 5 tokens = 10
+  auto batches = plan_batches(items, 20);  // a short item costs 1 row x (4 + 1 + 1) tokens = 6
   ASSERT_EQ(batches.size(), 3u);
   EXPECT_EQ(batches[0], (std::pair<size_t, size_t>{0, 2}));
   EXPECT_EQ(batches[1], (std::pair<size_t, size_t>{2, 3}));  // over budget alone: a batch of its own
   EXPECT_EQ(batches[2], (std::pair<size_t, size_t>{3, 5}));
   EXPECT_EQ(plan_batches(items, 1).size(), 5u);
   EXPECT_TRUE(plan_batches({}, 100).empty());
+  // the choices share one row: three short items are 3 x 6 = 18 tokens, a fourth is over 18
+  const std::vector<Item> short_items = {items[0], items[1], items[3], items[4]};
+  auto three = plan_batches(short_items, 18);
+  ASSERT_EQ(three.size(), 2u);
+  EXPECT_EQ(three[0], (std::pair<size_t, size_t>{0, 3}));
 }
 
 }  // namespace

@@ -226,6 +226,25 @@ TEST(KvCache, ScoresEqualFullSequenceScores) {
   }
 }
 
+// lm-eval's way (log_softmax at every position of the padded batch, bench's original pipeline)
+// reads the same numbers as lm_head on the scored positions only.
+TEST(KvCache, EveryPositionLogitsGiveTheSameScores) {
+  std::vector<Item> items = mixed_items();
+  for (const Family& f : families()) {
+    TempDir dir;
+    test::write_tiny_llama(dir.path(), f.spec);
+    auto engine = load_engine(dir.path());
+    std::vector<ItemScores> scored = engine->score_full_sequences(pointers(items));
+    std::vector<ItemScores> every = engine->score_full_sequences(pointers(items), /*every_position=*/true);
+    for (size_t i = 0; i < items.size(); i++)
+      for (size_t c = 0; c < items[i].choices.size(); c++) {
+        EXPECT_NEAR(every[i][c].logprob, scored[i][c].logprob, 1e-5) << f.name << ": " << items[i].id << " choice " << c;
+        EXPECT_EQ(every[i][c].greedy, scored[i][c].greedy) << f.name << ": " << items[i].id << " choice " << c;
+        EXPECT_EQ(every[i][c].tokens, scored[i][c].tokens);
+      }
+  }
+}
+
 // The cached path against the independent reference: sum_j log_softmax(logits[len(c) - 1 + j])[t_j].
 TEST(KvCache, FollowsTheLoglikelihoodRuleInEveryFamily) {
   std::vector<Item> items = mixed_items();

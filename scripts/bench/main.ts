@@ -65,9 +65,9 @@ function sizes(quick: boolean) {
     : {
         scoring: { items: 8, repeats: 3 },
         importance: { sequences: 8, length: 128 },
-        // The paper's proportions: an ability's diagnostic tokens (x3 for forward + backward) about
-        // 1.5x the benchmark tokens scored per variant (~2000 items per ability, benchmarks of similar size).
-        profile: { abilities: 10, sequences: 6, length: 64, benchmarks: 4, items: 4, choices: 4, context: 32, continuation: 4 },
+        // Row 2 at the runner's own sizes (native-runner/src/cmd_bench.cpp): the paper's proportions
+        // scaled down 50 times, 40 diagnostic sequences of 48 tokens per ability (~2000 items) against
+        // 4 benchmarks of 10 items (a few hundred each), 4 choices, 48 + 8 tokens.
       };
   const reference: ReferenceSizes = quick
     ? { items: 4, choices: 4, context: [16, 48], continuation: [2, 8], rounds: 1 }
