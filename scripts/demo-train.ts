@@ -29,7 +29,7 @@ import { loadTokenizer } from "../src/core/prompts/tokenize";
 import { baselineAccuracies, readRunnerScores, scoredItems } from "../src/core/results/profile";
 
 /** Items per ability in the training mixture (items repeat where a generator has fewer). */
-const TRAIN_ITEMS_PER_ABILITY = 6000;
+const TRAIN_ITEMS_PER_ABILITY = 12000;
 const THREADS = 1;
 const MAX_POSITIONS = 256;
 
@@ -58,7 +58,7 @@ const MODEL_CONFIG = {
   use_cache: true,
 };
 
-const TRAIN = { steps: 8000, batch_size: 8, lr: 0.004, min_lr: 0.0004, warmup_steps: 200, weight_decay: 0.01, seed: 1 };
+const TRAIN = { steps: 18000, batch_size: 8, lr: 0.004, min_lr: 0.0004, warmup_steps: 200, weight_decay: 0.1, seed: 1 };
 
 const root = path.resolve(import.meta.dirname, "..");
 const workspace = path.join(root, "media", "demo");
