@@ -85,7 +85,7 @@ async function main(): Promise<void> {
   await writeJson(path.join(staging, "tokenizer_config.json"), tokenizerConfig);
   const tokenizer = await loadTokenizer(staging);
   const sequences = items.map((it) => tokenizer.encodeSequence(renderDiagnosticItem(it)));
-  const longest = Math.max(...sequences.map((s) => s.length));
+  const longest = sequences.reduce((most, s) => Math.max(most, s.length), 0);
   if (longest > MAX_POSITIONS) throw new Error(`a training sequence has ${longest} tokens, more than ${MAX_POSITIONS}`);
   const tokens = sequences.reduce((n, s) => n + s.length, 0);
   console.log(`training mixture: ${items.length} items (${distinct} distinct, none held out), ${tokens} tokens, longest ${longest}`);
