@@ -322,24 +322,11 @@ json importance_row(const json& job, const Command& command, Engine& engine, con
 // most `max_tokens` padded tokens, items never split: the original pipeline's forward passes get
 // the same token budget as the runner's (plan_batches).
 std::vector<std::pair<size_t, size_t>> full_sequence_batches(const std::vector<Item>& items, int64_t max_tokens) {
-  std::vector<std::pair<size_t, size_t>> batches;
-  size_t first = 0;
-  int64_t rows = 0, longest = 0;
-  for (size_t i = 0; i < items.size(); i++) {
-    int64_t item_longest = 0;
-    for (size_t c = 0; c < items[i].choices.size(); c++) item_longest = std::max(item_longest, input_length(items[i], c));
-    const int64_t item_rows = static_cast<int64_t>(items[i].choices.size());
-    if (i > first && (rows + item_rows) * std::max(longest, item_longest) > max_tokens) {
-      batches.emplace_back(first, i);
-      first = i;
-      rows = 0;
-      longest = 0;
-    }
-    rows += item_rows;
-    longest = std::max(longest, item_longest);
-  }
-  if (first < items.size()) batches.emplace_back(first, items.size());
-  return batches;
+  return plan_padded_batches(items.size(), [&](size_t i) {
+    int64_t longest = 0;
+    for (size_t c = 0; c < items[i].choices.size(); c++) longest = std::max(longest, input_length(items[i], c));
+    return RowsAndLength{static_cast<int64_t>(items[i].choices.size()), longest};
+  }, max_tokens);
 }
 
 std::vector<ItemScores> score_batches(Engine& engine, const std::vector<Item>& items,

@@ -273,29 +273,33 @@ void check_token_ids(const Job& job, int64_t vocab_size) {
   }
 }
 
-std::vector<std::pair<size_t, size_t>> plan_batches(const std::vector<Item>& items, int64_t max_tokens) {
+std::vector<std::pair<size_t, size_t>> plan_padded_batches(size_t count, const std::function<RowsAndLength(size_t)>& shape,
+                                                            int64_t max_tokens) {
   std::vector<std::pair<size_t, size_t>> batches;
   size_t first = 0;
   int64_t rows = 0, longest = 0;
-  for (size_t i = 0; i < items.size(); i++) {
-    // one row per item: the packed context and choices, or a generation row that grows to
-    // context + max_tokens
-    const int64_t item_longest = items[i].generates()
-                                     ? static_cast<int64_t>(items[i].context.size()) + items[i].generate.max_tokens
-                                     : packed_length(items[i]);
-    const int64_t item_rows = 1;
-    int64_t padded = (rows + item_rows) * std::max(longest, item_longest);
-    if (i > first && padded > max_tokens) {  // close the batch before this item
+  for (size_t i = 0; i < count; i++) {
+    const RowsAndLength item = shape(i);
+    if (i > first && (rows + item.rows) * std::max(longest, item.length) > max_tokens) {  // close the batch before this item
       batches.emplace_back(first, i);
       first = i;
       rows = 0;
       longest = 0;
     }
-    rows += item_rows;
-    longest = std::max(longest, item_longest);
+    rows += item.rows;
+    longest = std::max(longest, item.length);
   }
-  if (first < items.size()) batches.emplace_back(first, items.size());
+  if (first < count) batches.emplace_back(first, count);
   return batches;
+}
+
+std::vector<std::pair<size_t, size_t>> plan_batches(const std::vector<Item>& items, int64_t max_tokens) {
+  // one row per item: the packed context and choices, or a generation row that grows to
+  // context + max_tokens
+  return plan_padded_batches(items.size(), [&](size_t i) {
+    const Item& item = items[i];
+    return RowsAndLength{1, item.generates() ? static_cast<int64_t>(item.context.size()) + item.generate.max_tokens : packed_length(item)};
+  }, max_tokens);
 }
 
 }  // namespace bprof

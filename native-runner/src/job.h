@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -91,6 +92,14 @@ inline int64_t packed_length(const Item& item) {
 // grows to context + max_tokens). An item is never split across batches, so every batch boundary is an item boundary, where
 // cancellation may stop the run. An item larger than the budget forms a batch of its own.
 // Returns [first, last) item ranges.
+// Consecutive items in batches whose padded size (rows x the longest row) stays within
+// `max_tokens`, items never split; an item larger than that gets a batch of its own.
+struct RowsAndLength {
+  int64_t rows;
+  int64_t length;
+};
+std::vector<std::pair<size_t, size_t>> plan_padded_batches(size_t count, const std::function<RowsAndLength(size_t)>& shape,
+                                                            int64_t max_tokens);
 std::vector<std::pair<size_t, size_t>> plan_batches(const std::vector<Item>& items, int64_t max_tokens);
 
 }  // namespace bprof
