@@ -2,7 +2,8 @@
 # Idempotent set-up, run before `npm run demo` and `npm test`: Debian packages, npm packages,
 # the runner build and the bundles. Each step is skipped when its result is already there.
 #   scripts/setup.sh          what the demo needs
-#   scripts/setup.sh --test   also what the tests need (Chromium, code-server and its build deps)
+#   scripts/setup.sh --test   also what the tests need (Chromium, code-server and its build deps,
+#                             sshd, Slurm)
 #   scripts/setup.sh --bench  also what `npm run bench` needs (Debian's python3-torch, the Python reference)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +21,9 @@ say() { printf 'setup: %s\n' "$*"; }
 #    alternative, which is the netlib reference BLAS unless an optimized one is installed; OpenBLAS
 #    (its OpenMP build, the threading libtorch itself uses) is over ten times faster here.
 packages=(cmake ninja-build g++ libtorch-dev nlohmann-json3-dev libgtest-dev libopenblas0-openmp)
-$for_tests && packages+=(chromium libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev)
+#    The remote-target tests run a real sshd on 127.0.0.1 and real Slurm daemons (with munge) on
+#    this machine.
+$for_tests && packages+=(chromium libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev openssh-client openssh-server slurm-wlm munge)
 $for_bench && packages+=(python3-torch python3-numpy)
 missing=()
 for p in "${packages[@]}"; do

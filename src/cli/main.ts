@@ -5,8 +5,9 @@ import { parseArgs } from "node:util";
 import { loadProfile } from "../core/config/load";
 import { parseConfig } from "../core/config/parse";
 import { errorsOf, formatDiagnostic } from "../core/diagnostics";
-import { RunnerError } from "../core/launch/local";
+import { RunnerError } from "../core/launch/runnerError";
 import { resolveRunnerPath } from "../core/launch/runner";
+import { describeTarget } from "../core/launch/target";
 import { isDirectory, isFile, writeFileAtomic } from "../core/fsutil";
 import { isReportFormat, renderReport, REPORT_EXTENSIONS, REPORT_FORMATS } from "../core/report";
 import { loadRun, ReportInputError } from "../core/report/load";
@@ -99,6 +100,7 @@ async function run(configFile: string, runner?: string): Promise<number> {
   const { profile, diagnostics } = await loadProfile(configFile, { forRun: true });
   for (const d of diagnostics) process.stderr.write(formatDiagnostic(d) + "\n");
   if (!profile) return EXIT.badInput;
+  if (profile.target.kind !== "local") process.stderr.write(`running on ${describeTarget(profile.target)}\n`);
   return withRunner(runner, (options) => runProfile(profile, options));
 }
 
@@ -177,13 +179,23 @@ async function report(ref: string, configFile: string | undefined, options: { fo
   }
 }
 
+/** Errors after which `--resume` continues the run (the other codes need a fix first). */
+const RESUMABLE_CODES = new Set(["cancelled", "resources", "target_unreachable", "slurm_timeout", "slurm_failed"]);
+
 async function withRunner(runner: string | undefined, start: (options: RunOptions) => Promise<RunOutcome>): Promise<number> {
   const view = progressView();
   let runDir: string | undefined;
   const abort = new AbortController();
-  const onSignal = () => abort.abort();
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
+  // `on`, not `once`: execa's exit hook re-raises a signal nobody else listens to, which would kill
+  // this process before the runner has stopped. A second Ctrl-C quits at once.
+  const onSignal = () => {
+    if (abort.signal.aborted) process.exit(EXIT.cancelled);
+    view.interrupt();
+    process.stderr.write("stopping the run at the next item (Ctrl-C again to quit now)\n");
+    abort.abort();
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
   try {
     const outcome = await start({
       runnerPath: resolveRunnerPath(runner, __dirname),
@@ -192,6 +204,10 @@ async function withRunner(runner: string | undefined, start: (options: RunOption
       onWarning: (m) => {
         view.interrupt();
         process.stderr.write(`warning: ${m}\n`);
+      },
+      onStatus: (message, model) => {
+        view.interrupt();
+        process.stderr.write(`${model}: ${message}\n`);
       },
       onRunFolder: (dir) => {
         runDir = dir;
@@ -214,7 +230,7 @@ async function withRunner(runner: string | undefined, start: (options: RunOption
     view.done();
     if (e instanceof RunnerError) {
       process.stderr.write(`bprof: ${e.code}: ${e.message}\n`);
-      if (runDir && (e.code === "cancelled" || e.code === "resources")) process.stderr.write(`resume with: bprof run --resume ${runDir}\n`);
+      if (runDir && RESUMABLE_CODES.has(e.code)) process.stderr.write(`resume with: bprof run --resume ${runDir}\n`);
       return e.code === "cancelled" ? EXIT.cancelled : e.exitCode === 2 ? EXIT.badInput : EXIT.failed;
     }
     if (e instanceof ResumeError) {

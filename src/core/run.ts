@@ -9,7 +9,7 @@ import type { Selection } from "./config/types";
 import { errorsOf, formatDiagnostic } from "./diagnostics";
 import { writeJsonAtomic } from "./fsutil";
 import type { RunnerEvent } from "./launch/events";
-import { runLocal } from "./launch/local";
+import { launchRunner } from "./launch/target";
 import { readParameterCount } from "./model/parameters";
 import { compileProfileJob, compileScoreJob, type AbilityRef, type ItemRef } from "./plan/job";
 import { loadTokenizer, type ModelTokenizer } from "./prompts/tokenize";
@@ -41,6 +41,8 @@ export interface RunOptions {
   onProgress?: (progress: RunProgress) => void;
   onVariant?: (variant: VariantDone) => void;
   onWarning?: (message: string) => void;
+  /** What the launcher is doing or waiting for: copying to a host, a Slurm job's state. */
+  onStatus?: (message: string, model: string) => void;
   /** The run's folder, as soon as it exists (to say how to resume a run that stops). */
   onRunFolder?: (dir: string) => void;
   signal?: AbortSignal;
@@ -96,9 +98,11 @@ async function runInFolder(profile: Profile, run: RunFolder & { manifest: RunMan
     const dir = run.modelDir(model.name);
     const tokenizer = await loadTokenizer(model.path);
     const plan = profile.ablation && profile.abilities.length > 0 ? { abilities: profile.abilities, ablation: profile.ablation, seed: profile.seed } : undefined;
+    // The job names the model folder as the runner will find it on the target.
+    const asRunnerSees = { ...model, path: model.remotePath ?? model.path };
     const compiled = plan
-      ? compileProfileJob(model, profile.benchmarks, plan, tokenizer, profile.device)
-      : { ...compileScoreJob(model, profile.benchmarks, tokenizer, profile.device), abilities: [] as AbilityRef[] };
+      ? compileProfileJob(asRunnerSees, profile.benchmarks, plan, tokenizer, profile.device)
+      : { ...compileScoreJob(asRunnerSees, profile.benchmarks, tokenizer, profile.device), abilities: [] as AbilityRef[] };
     const jobFile = path.join(dir, "job.json");
     await writeJob(jobFile, compiled.job, resume, model);
 
@@ -119,8 +123,10 @@ async function runInFolder(profile: Profile, run: RunFolder & { manifest: RunMan
       if (event.type === "warning") options.onWarning?.(event.message);
     };
     try {
-      await runLocal({
+      await launchRunner(profile.target, {
         runnerPath: options.runnerPath, subcommand: compiled.job.subcommand, jobFile, outDir, onEvent,
+        runPath: path.relative(path.dirname(run.dir), dir).split(path.sep).join("/"),
+        ...(options.onStatus ? { onStatus: (message: string) => options.onStatus!(message, model.name) } : {}),
         ...(profile.threads ? { threads: profile.threads } : {}), ...(options.signal ? { signal: options.signal } : {}),
       });
     } finally {

@@ -4,8 +4,9 @@ import * as vscode from "vscode";
 import { loadProfile } from "../core/config/load";
 import { copyDemoWorkspace } from "../core/demo/demoWorkspace";
 import { errorsOf } from "../core/diagnostics";
-import { RunnerError } from "../core/launch/local";
+import { RunnerError } from "../core/launch/runnerError";
 import { resolveRunnerPath } from "../core/launch/runner";
+import { describeTarget } from "../core/launch/target";
 import { latestResultsFile, loadRun } from "../core/report/load";
 import { runProfile } from "../core/run";
 import { publishDiagnostics } from "./diagnostics";
@@ -80,10 +81,10 @@ async function profile(
   }
   const configured = vscode.workspace.getConfiguration("benchmarkProfiler").get<string>("runnerPath");
   const runnerPath = resolveRunnerPath(configured || undefined, path.join(context.extensionPath, "dist"));
-  output.appendLine(`profiling ${uri.fsPath} with ${runnerPath}`);
+  output.appendLine(`profiling ${uri.fsPath} on ${describeTarget(loaded.target)}${loaded.target.kind === "local" ? ` with ${runnerPath}` : ""}`);
   try {
     const outcome = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: "Benchmark Profiler", cancellable: true },
+      { location: vscode.ProgressLocation.Notification, title: `Benchmark Profiler (${describeTarget(loaded.target)})`, cancellable: true },
       async (progress, token) => {
         const abort = new AbortController();
         token.onCancellationRequested(() => abort.abort());
@@ -92,6 +93,10 @@ async function profile(
           runnerPath,
           signal: abort.signal,
           onWarning: (m) => output.appendLine(`warning: ${m}`),
+          onStatus: (message, model) => {
+            output.appendLine(`${model}: ${message}`);
+            progress.report({ message: `${model}: ${message}` });
+          },
           onProgress: (p) => {
             const fraction = p.total > 0 ? (100 * p.done) / p.total : 0;
             const phase = p.ability === undefined ? p.phase : `${p.phase} (${p.ability})`;

@@ -6,6 +6,7 @@ import { DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES } from "../analysis/bootstrap";
 import { errorsOf, fileDiagnostic, type Diagnostic } from "../diagnostics";
 import { loadInlineTask, loadTask, type Task } from "../datasets/task";
 import { isDirectory, isFile } from "../fsutil";
+import { readsLocalFiles, resolveTarget, type Target } from "../launch/target";
 import { modelFolderProblems } from "../model/folder";
 import { readGenerationEos, resolveMaxLength } from "../model/modelSettings";
 import { acceptsSystemMessage, benchmarkChatContext, renderDiagnosticChat, type ChatSettings } from "../prompts/chatPrompt";
@@ -29,6 +30,8 @@ export interface ResolvedModel {
    * Absent (a model made in code): nothing is cut.
    */
   maxLength?: number;
+  /** Where the folder is on an ssh or slurm target, when the config says (absolute or ~/...). */
+  remotePath?: string;
 }
 
 export interface ResolvedBenchmark {
@@ -44,6 +47,7 @@ export interface Profile {
   outputDir: string;
   device: string;
   threads?: number;
+  target: Target;
   models: ResolvedModel[];
   benchmarks: ResolvedBenchmark[];
   /** Empty: the run scores the benchmarks only (`score`); otherwise it profiles (`profile`). */
@@ -87,13 +91,24 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
   const diagnostics = [...parsed.diagnostics];
   const root = path.dirname(file);
 
+  const target = resolveTarget(config.target, root);
+  diagnostics.push(...(await targetDiagnostics(config, source, target)));
+
   const models: ResolvedModel[] = [];
   const maxLengthFrom: string[] = [];
   for (const [i, model] of config.models.entries()) {
     const dir = path.resolve(root, model.path);
-    const problems = await modelFolderProblems(dir);
+    // On a remote target the weights are read there; this machine needs what prompts are made from.
+    const weightsHere = readsLocalFiles(target) && model.remote_path === undefined;
+    const problems = await modelFolderProblems(dir, { weights: weightsHere });
     for (const problem of problems) diagnostics.push(source.at(["models", i, "path"], "error", problem.message));
-    const resolved: ResolvedModel = { name: model.name ?? path.basename(dir), path: dir, dtype: model.dtype ?? "float32" };
+    const resolved: ResolvedModel = {
+      name: model.name ?? path.basename(dir), path: dir, dtype: model.dtype ?? "float32",
+      ...(model.remote_path !== undefined && target.kind !== "local" ? { remotePath: model.remote_path } : {}),
+    };
+    if (model.remote_path !== undefined && target.kind === "local") {
+      diagnostics.push(source.at(["models", i, "remote_path"], "warning", "`remote_path` has no effect with the local target: the runner reads `path` on this machine"));
+    }
     if (await isDirectory(dir)) {
       diagnostics.push(...(await readGenerationEos(dir)).diagnostics);
       const maxLength = await resolveMaxLength(dir, model.max_length);
@@ -162,6 +177,7 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
     configText: text,
     outputDir: path.resolve(root, config.output ?? ".bprof"),
     device: config.device ?? "cpu",
+    target,
     models,
     benchmarks,
     abilities: abilitySection.abilities,
@@ -171,6 +187,14 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
     ...(config.threads !== undefined ? { threads: config.threads } : {}),
   };
   return { profile, diagnostics };
+}
+
+/** What can be checked of a target before a run: the local files it names. */
+async function targetDiagnostics(config: ProfileConfig, source: YamlSource, target: Target): Promise<Diagnostic[]> {
+  const connection = target.kind === "ssh" ? target.host.connection : target.kind === "slurm" && target.host.kind === "ssh" ? target.host.connection : undefined;
+  if (!connection?.identityFile || (await isFile(connection.identityFile))) return [];
+  const at = typeof config.target === "object" && "ssh" in config.target ? ["target", "ssh", "identity_file"] : ["target", "slurm", "ssh", "identity_file"];
+  return [source.at(at, "error", `identity file not found: ${connection.identityFile}`)];
 }
 
 /** A benchmark's `ability` label must name one of the config's abilities, or it could never be checked. */

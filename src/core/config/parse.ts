@@ -44,8 +44,11 @@ function withoutAnyOfNoise(errors: ErrorObject[]): ErrorObject[] {
     const wrongType = new Set(branchErrors.filter((e) => e.keyword === "type" && e.instancePath === anyOf.instancePath).map(branchOf));
     const branches = new Set(branchErrors.map(branchOf));
     const meant = [...branches].filter((b) => !wrongType.has(b));
+    // A branch that reaches its fields through a $ref reports their errors under the definition's
+    // path: an error inside the value means the value had that branch's shape.
+    const insideValue = errors.some((e) => e !== anyOf && !branchErrors.includes(e) && e.instancePath.startsWith(`${anyOf.instancePath}/`));
     for (const e of branchErrors) if (meant.length === 0 || !meant.includes(branchOf(e))) drop.add(e);
-    if (meant.length > 0) drop.add(anyOf);
+    if (meant.length > 0 || insideValue) drop.add(anyOf);
   }
   return errors.filter((e) => !drop.has(e));
 }

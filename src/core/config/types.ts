@@ -11,6 +11,8 @@ export interface ModelSpec {
   chat_template?: boolean | string;
   fewshot_as_multiturn?: boolean;
   max_length?: number;
+  /** Where the model folder is on an ssh or slurm target (absolute or ~/...); default: `path`. */
+  remote_path?: string;
 }
 
 export interface BenchmarkSpec {
@@ -45,12 +47,42 @@ export interface BootstrapSpec {
   confidence?: number;
 }
 
+export interface SshConnectionSpec {
+  host: string;
+  port?: number;
+  user?: string;
+  identity_file?: string;
+  options?: Record<string, string | number | boolean>;
+}
+
+/** Where the runner and its output live on a target other than this machine. */
+export interface TargetPlacementSpec {
+  runner?: string;
+  workdir?: string;
+}
+
+export interface SlurmSpec extends TargetPlacementSpec {
+  partition?: string;
+  time?: string;
+  gpus?: number;
+  cpus_per_task?: number;
+  mem?: string;
+  account?: string;
+  sbatch_args?: string[];
+  poll_seconds?: number;
+  /** Submit on this login node over SSH instead of on this machine. */
+  ssh?: SshConnectionSpec;
+}
+
+export type TargetSpec = "local" | { ssh: SshConnectionSpec & TargetPlacementSpec } | { slurm: SlurmSpec };
+
 export interface ProfileConfig {
   models: ModelSpec[];
   benchmarks: BenchmarkSpec[];
   output?: string;
   device?: string;
   threads?: number;
+  target?: TargetSpec;
   abilities?: AbilitySpec[];
   ablation?: AblationSpec;
   seed?: number;

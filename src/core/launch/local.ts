@@ -1,7 +1,10 @@
 // Launch bprof-runner on this machine and turn its event stream into callbacks and one outcome.
-import { execa } from "execa";
-import { createInterface } from "node:readline";
-import { parseEventLine, type RunnerEvent } from "./events";
+import type { RunnerEvent } from "./events";
+import { runnerOutcome, type RunnerSummary } from "./outcome";
+import { followEventProcess } from "./process";
+import { RunnerError } from "./runnerError";
+
+export { RunnerError } from "./runnerError";
 
 export interface RunnerInvocation {
   runnerPath: string;
@@ -13,43 +16,19 @@ export interface RunnerInvocation {
   signal?: AbortSignal;
 }
 
-/** A runner run that did not end in a summary: the stable code from PROTOCOL.md and its message. */
-export class RunnerError extends Error {
-  constructor(readonly code: string, message: string, readonly exitCode?: number) {
-    super(message);
-    this.name = "RunnerError";
-  }
+/** The runner's arguments after its path; job and output paths as the runner will see them. */
+export function runnerArguments(subcommand: string, jobFile: string, outDir: string, threads?: number): string[] {
+  return [subcommand, "--job", jobFile, "--out", outDir, ...(threads !== undefined ? ["--threads", String(threads)] : [])];
 }
 
-export async function runLocal(invocation: RunnerInvocation): Promise<Extract<RunnerEvent, { type: "summary" }>> {
-  const args = [invocation.subcommand, "--job", invocation.jobFile, "--out", invocation.outDir];
-  if (invocation.threads !== undefined) args.push("--threads", String(invocation.threads));
-  const child = execa(invocation.runnerPath, args, {
-    reject: false,
-    stdin: "ignore",
-    ...(invocation.signal ? { cancelSignal: invocation.signal } : {}),
-    forceKillAfterDelay: 5000,
+export async function runLocal(invocation: RunnerInvocation): Promise<RunnerSummary> {
+  const end = await followEventProcess(invocation.runnerPath, runnerArguments(invocation.subcommand, invocation.jobFile, invocation.outDir, invocation.threads), {
+    where: "",
+    ...(invocation.onEvent ? { onEvent: invocation.onEvent } : {}),
+    ...(invocation.signal ? { signal: invocation.signal } : {}),
   });
-  let last: RunnerEvent | undefined;
-  const lines = createInterface({ input: child.stdout! });
-  const linesClosed = new Promise<void>((resolve) => lines.once("close", resolve));
-  lines.on("line", (line) => {
-    if (line.trim() === "") return;
-    last = parseEventLine(line);
-    invocation.onEvent?.(last);
-  });
-  const result = await child;
-  await linesClosed;
-
-  if ((result as { code?: string }).code === "ENOENT") {
+  if (end.notFound) {
     throw new RunnerError("runner_not_found", `bprof-runner not found at ${invocation.runnerPath}: build it with \`npm run setup\` or set its path (benchmarkProfiler.runnerPath, BPROF_RUNNER)`);
   }
-  if (result.isCanceled || last?.type === "error" && last.code === "cancelled") {
-    throw new RunnerError("cancelled", "the run was cancelled; start it again to resume", result.exitCode);
-  }
-  if (last?.type === "summary" && result.exitCode === 0) return last;
-  if (last?.type === "error") throw new RunnerError(last.code, last.message, result.exitCode);
-  const stderr = String(result.stderr ?? "").trim().split("\n").slice(-5).join("\n");
-  const how = result.signal ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
-  throw new RunnerError("internal", `bprof-runner ${how} without a final event${stderr ? `:\n${stderr}` : ""}`, result.exitCode);
+  return runnerOutcome(end);
 }

@@ -9,7 +9,11 @@ export interface ModelFolderProblem {
   message: string;
 }
 
-export async function modelFolderProblems(dir: string): Promise<ModelFolderProblem[]> {
+/**
+ * What is missing or broken in a model folder. Without `weights` (the runner reads them on another
+ * machine), the folder needs only what prompts and the k check are made from.
+ */
+export async function modelFolderProblems(dir: string, options: { weights: boolean } = { weights: true }): Promise<ModelFolderProblem[]> {
   if (!(await isDirectory(dir))) return [{ file: dir, message: `model folder not found: ${dir}` }];
   const problems: ModelFolderProblem[] = [];
   const configFile = path.join(dir, "config.json");
@@ -24,7 +28,7 @@ export async function modelFolderProblems(dir: string): Promise<ModelFolderProbl
     }
   }
   const entries = await fs.readdir(dir);
-  if (!entries.some((e) => e.endsWith(".safetensors"))) problems.push({ file: dir, message: `the model folder has no *.safetensors weights: ${dir}` });
+  if (options.weights && !entries.some((e) => e.endsWith(".safetensors"))) problems.push({ file: dir, message: `the model folder has no *.safetensors weights: ${dir}` });
   if (!entries.includes("tokenizer.json")) problems.push({ file: dir, message: `the model folder has no tokenizer.json: ${dir}` });
   return problems;
 }

@@ -1,0 +1,52 @@
+// Run bprof-runner on a host over SSH: the job goes there, the runner's events stream back
+// through the connection as they would from a local process, and its output comes back at the
+// end. The host keeps the run's folder, so `--resume` continues there.
+import { hostCommand, hostName, hostPathWord, runOnHost, shellWord, unreachable } from "./host";
+import { runnerArguments } from "./local";
+import { runnerOutcome, type RunnerSummary } from "./outcome";
+import { followEventProcess } from "./process";
+import { downloadRunnerOutput, prepareRemoteFolder, uploadJob, type RemoteFolder } from "./remoteFolder";
+import { RunnerError } from "./runnerError";
+import type { LaunchInvocation, Target } from "./target";
+
+/** sh's exit code for a command it cannot find. */
+const COMMAND_NOT_FOUND = 127;
+
+export async function runOverSsh(target: Extract<Target, { kind: "ssh" }>, invocation: LaunchInvocation): Promise<RunnerSummary> {
+  const where = ` on ${hostName(target.host)}`;
+  invocation.onStatus?.(`copying the job to ${hostName(target.host)}`);
+  const folder = await prepareRemoteFolder(target.host, target.workdir, invocation.runPath);
+  await uploadJob(folder, invocation.jobFile);
+
+  const { file, args } = hostCommand(target.host, runnerScript(folder, target.runner, invocation));
+  invocation.onStatus?.(`running bprof-runner${where} in ${folder.dir}`);
+  const end = await followEventProcess(file, args, {
+    where,
+    cancel: () => stopRemoteRunner(folder),
+    ...(invocation.onEvent ? { onEvent: invocation.onEvent } : {}),
+    ...(invocation.signal ? { signal: invocation.signal } : {}),
+  });
+  if (end.notFound) throw new RunnerError("target_unreachable", "ssh (the OpenSSH client) is not installed on this machine");
+  if (end.exitCode === 255 && end.last?.type !== "error" && !end.cancelled) throw unreachable(target.host, end.stderrTail);
+  if (end.exitCode === COMMAND_NOT_FOUND && end.last === undefined) {
+    throw new RunnerError("runner_not_found", `bprof-runner not found${where} at \`${target.runner}\`: install it there (see native-runner/README.md) or set target.ssh.runner to its path`);
+  }
+  const summary = runnerOutcome(end);
+  invocation.onStatus?.(`copying the results back from ${hostName(target.host)}`);
+  await downloadRunnerOutput(folder, invocation.outDir);
+  return summary;
+}
+
+/**
+ * Runs the runner in the model's folder on the host, its pid written first so a cancel can reach
+ * it: closing the connection would not (no terminal, no hangup signal).
+ */
+function runnerScript(folder: RemoteFolder, runner: string, invocation: LaunchInvocation): string {
+  const args = runnerArguments(invocation.subcommand, "job.json", "runner", invocation.threads).map(shellWord).join(" ");
+  return `cd ${shellWord(folder.dir)} && echo $$ > runner.pid && exec ${hostPathWord(runner)} ${args}`;
+}
+
+/** SIGTERM to the runner on the host: it finishes its item, reports `cancelled` and exits. */
+async function stopRemoteRunner(folder: RemoteFolder): Promise<void> {
+  await runOnHost(folder.host, `kill -TERM "$(cat ${shellWord(folder.dir)}/runner.pid)"`, { what: "stop the runner" });
+}

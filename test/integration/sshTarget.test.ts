@@ -1,0 +1,140 @@
+// `target: ssh` against a real OpenSSH server on 127.0.0.1: the job is copied to the host, the
+// runner runs there and streams its progress back, its output comes back, and the results equal
+// a local run's. The model's weights live only at `remote_path`; the config's folder holds just
+// what prompts are made from. Then: a cancelled run leaves no runner behind on the host and
+// resumes there; an unreachable host and a missing runner get messages that say what to do.
+import assert from "node:assert/strict";
+import { execa } from "execa";
+import { promises as fs } from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { after, before, test } from "node:test";
+import { freePort } from "../e2e/harness";
+import { bprof, cliPath, runnerPath } from "../support/cli";
+import { CONFIG_YAML, makeProfileProject } from "../support/profileProject";
+import { startSshServer, type SshServer } from "../support/sshServer";
+
+let server: SshServer;
+let root: string;
+/** The "host's" side: the model's weights and the runs' workdir, in a folder of their own. */
+let remote: string;
+
+before(async () => {
+  server = await startSshServer();
+  ({ root } = await makeProfileProject());
+  remote = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-remote-"));
+  await fs.rename(path.join(root, "model"), path.join(remote, "model"));
+  // This machine keeps config.json and the tokenizer files only.
+  await fs.mkdir(path.join(root, "model"));
+  for (const file of ["config.json", "tokenizer.json", "tokenizer_config.json"]) {
+    await fs.copyFile(path.join(remote, "model", file), path.join(root, "model", file));
+  }
+});
+after(async () => {
+  await server?.stop();
+  await fs.rm(root, { recursive: true, force: true });
+  await fs.rm(remote, { recursive: true, force: true });
+});
+
+function sshTarget(fields: Record<string, string | number>): string {
+  const lines = Object.entries(fields).map(([k, v]) => `    ${k}: ${typeof v === "string" ? JSON.stringify(v) : v}`);
+  const options = Object.entries(server.options).map(([k, v]) => `      ${k}: ${JSON.stringify(v)}`);
+  return `target:\n  ssh:\n${lines.join("\n")}\n    options:\n${options.join("\n")}\n`;
+}
+
+/** The shared config with one thread (so two runs give identical bytes), the target and the remote model path. */
+async function writeConfig(name: string, target: string, modelPath = path.join(remote, "model")): Promise<string> {
+  const text = CONFIG_YAML.replace("    name: tiny-llama\n", `    name: tiny-llama\n    remote_path: ${JSON.stringify(modelPath)}\n`) + `threads: 1\n${target}`;
+  const file = path.join(root, name);
+  await fs.writeFile(file, text);
+  return file;
+}
+
+async function onlyRun(outputDir: string): Promise<string> {
+  const runs = await fs.readdir(path.join(outputDir, "runs"));
+  assert.equal(runs.length, 1, `one run expected in ${outputDir}: ${runs.join(", ")}`);
+  return path.join(outputDir, "runs", runs[0]!);
+}
+
+function targetFields(extra: Record<string, string | number> = {}): Record<string, string | number> {
+  return { host: "127.0.0.1", port: server.port, identity_file: server.identityFile, runner: runnerPath, workdir: path.join(remote, "runs"), ...extra };
+}
+
+test("a profile runs over SSH on the host's copy of the model and gives the local run's results", { timeout: 120_000 }, async () => {
+  const config = await writeConfig("ssh.bprof.yaml", sshTarget(targetFields()) + "output: .bprof-ssh\n");
+  const result = await bprof(["run", config]);
+  assert.equal(result.exitCode, 0, `bprof run over SSH failed:\n${result.stderr}\n${result.stdout}`);
+  assert.match(result.stderr, new RegExp(`^running on 127\\.0\\.0\\.1:${server.port} over SSH$`, "m"));
+  assert.match(result.stderr, /^tiny-llama importance \(Quantitative Reasoning\) \d+\/\d+$/m, "progress streams back over the connection");
+  assert.match(result.stderr, /^tiny-llama variant Spatial Reasoning top k=0\.01 n=\d+$/m);
+  assert.match(await server.log(), /Accepted publickey for \S+ from 127\.0\.0\.1/, "the run logged in through this sshd");
+
+  const runDir = await onlyRun(path.join(root, ".bprof-ssh"));
+  const runId = path.basename(runDir);
+  const job = JSON.parse(await fs.readFile(path.join(runDir, "models", "tiny-llama", "job.json"), "utf8"));
+  assert.equal(job.model.path, path.join(remote, "model"), "the job names the model where the host has it");
+  const hostDir = path.join(remote, "runs", runId, "models", "tiny-llama");
+  const onHost = (await fs.readdir(path.join(hostDir, "runner"))).sort();
+  const copiedBack = (await fs.readdir(path.join(runDir, "models", "tiny-llama", "runner"))).sort();
+  assert.ok(onHost.includes("baseline.jsonl"), `the runner wrote its output on the host: ${onHost.join(", ")}`);
+  assert.deepEqual(copiedBack, onHost, "the runner's output came back whole");
+
+  // The same config on this machine, with the weights where the runner can read them here.
+  const local = await writeConfig("local.bprof.yaml", "output: .bprof-local\n");
+  await fs.copyFile(path.join(remote, "model", "model.safetensors"), path.join(root, "model", "model.safetensors"));
+  try {
+    const localResult = await bprof(["run", local]);
+    assert.equal(localResult.exitCode, 0, localResult.stderr);
+  } finally {
+    await fs.rm(path.join(root, "model", "model.safetensors"));
+  }
+  const localRun = await onlyRun(path.join(root, ".bprof-local"));
+  const profileOf = async (dir: string) => JSON.parse(await fs.readFile(path.join(dir, "results.json"), "utf8")).models[0].profile;
+  const [overSsh, here] = [await profileOf(runDir), await profileOf(localRun)];
+  assert.ok(overSsh.variants.length > 0);
+  assert.deepEqual(overSsh, here, "AIS, intervals, flips and overlap equal the local run's");
+});
+
+test("Ctrl-C stops the runner on the host; --resume continues there", { timeout: 180_000 }, async () => {
+  // A longer benchmark, so the cancel lands while the runner works through it.
+  const docs = (await fs.readFile(path.join(root, "tasks", "tiny_yes.jsonl"), "utf8")).repeat(400);
+  await fs.writeFile(path.join(root, "tasks", "long.jsonl"), docs);
+  await fs.writeFile(path.join(root, "tasks", "long.yaml"), (await fs.readFile(path.join(root, "tasks", "tiny_yes.yaml"), "utf8")).replace("task: tiny_yes", "task: long").replace("tiny_yes.jsonl", "long.jsonl"));
+  const config = await writeConfig("slow.bprof.yaml", sshTarget(targetFields()) + "output: .bprof-slow\n");
+  await fs.writeFile(config, (await fs.readFile(config, "utf8")).replace("./tasks/tiny_yes.yaml", "./tasks/long.yaml"));
+
+  const child = execa("node", [cliPath, "run", config], { reject: false, env: { BPROF_RUNNER: runnerPath } });
+  let stderr = "";
+  child.stderr!.on("data", (chunk: Buffer) => {
+    stderr += String(chunk);
+    if (/^tiny-llama baseline \d+\/\d+$/m.test(stderr) && !child.killed) child.kill("SIGINT");
+  });
+  const cancelled = await child;
+  assert.equal(cancelled.signal, undefined, `bprof was killed (${cancelled.signal}) instead of stopping the run:\n${cancelled.stderr}`);
+  assert.equal(cancelled.exitCode, 130, `cancelled run:\n${cancelled.stderr}`);
+  assert.match(cancelled.stderr, /bprof: cancelled: the run was cancelled on 127\.0\.0\.1:\d+; start it again to resume/);
+  const runDir = await onlyRun(path.join(root, ".bprof-slow"));
+  assert.match(cancelled.stderr, new RegExp(`resume with: bprof run --resume ${runDir.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
+
+  const hostDir = path.join(remote, "runs", path.basename(runDir), "models", "tiny-llama");
+  const pid = Number((await fs.readFile(path.join(hostDir, "runner.pid"), "utf8")).trim());
+  assert.throws(() => process.kill(pid, 0), /ESRCH/, `the runner (pid ${pid}) is gone from the host`);
+
+  const resumed = await bprof(["run", "--resume", runDir]);
+  assert.equal(resumed.exitCode, 0, `resume over SSH failed:\n${resumed.stderr}`);
+  assert.ok(JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8")).models[0].profile.variants.length > 0);
+});
+
+test("an unreachable host and a runner missing on the host are errors that say what to check", { timeout: 60_000 }, async () => {
+  const closedPort = await freePort();
+  const unreachable = await writeConfig("down.bprof.yaml", sshTarget(targetFields({ port: closedPort })) + "output: .bprof-down\n");
+  const down = await bprof(["run", unreachable]);
+  assert.equal(down.exitCode, 1, down.stderr);
+  assert.match(down.stderr, new RegExp(`bprof: target_unreachable: cannot reach 127\\.0\\.0\\.1:${closedPort} over SSH: .*Connection refused.*Check target\\.ssh`));
+  assert.match(down.stderr, /resume with: bprof run --resume /);
+
+  const missing = await writeConfig("norunner.bprof.yaml", sshTarget(targetFields({ runner: "/nonexistent/bprof-runner" })) + "output: .bprof-norunner\n");
+  const noRunner = await bprof(["run", missing]);
+  assert.equal(noRunner.exitCode, 1, noRunner.stderr);
+  assert.match(noRunner.stderr, /bprof: runner_not_found: bprof-runner not found on 127\.0\.0\.1:\d+ at `\/nonexistent\/bprof-runner`: install it there .*target\.ssh\.runner/);
+});
