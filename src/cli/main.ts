@@ -100,7 +100,7 @@ async function run(configFile: string, runner?: string): Promise<number> {
   const { profile, diagnostics } = await loadProfile(configFile, { forRun: true });
   for (const d of diagnostics) process.stderr.write(formatDiagnostic(d) + "\n");
   if (!profile) return EXIT.badInput;
-  if (profile.target.kind !== "local") process.stderr.write(`running on ${describeTarget(profile.target)}\n`);
+  if (profile.target.kind !== "local") process.stderr.write(`target: ${describeTarget(profile.target)}\n`);
   return withRunner(runner, (options) => runProfile(profile, options));
 }
 

@@ -7,11 +7,11 @@ import { spawn, type ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as fsp from "node:fs/promises";
 import * as http from "node:http";
-import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type Frame, type Page } from "playwright-core";
+import { freePort } from "../support/ports";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const CACHE_DIR = path.join(REPO_ROOT, ".vscode-test");
@@ -74,19 +74,6 @@ export async function waitFor<T>(
     if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms: ${describe()}`);
     await sleep(Math.min(intervalMs, Math.max(0, deadline - Date.now())));
   }
-}
-
-/** A free TCP port on 127.0.0.1 (the kernel picks it: listen on 0, read it, close). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no port"))));
-    });
-  });
 }
 
 function httpStatus(url: string, timeoutMs = 2000): Promise<number | undefined> {

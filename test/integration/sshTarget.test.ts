@@ -9,7 +9,7 @@ import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
-import { freePort } from "../e2e/harness";
+import { freePort } from "../support/ports";
 import { bprof, cliPath, runnerPath } from "../support/cli";
 import { CONFIG_YAML, makeProfileProject } from "../support/profileProject";
 import { startSshServer, type SshServer } from "../support/sshServer";
@@ -64,7 +64,7 @@ test("a profile runs over SSH on the host's copy of the model and gives the loca
   const config = await writeConfig("ssh.bprof.yaml", sshTarget(targetFields()) + "output: .bprof-ssh\n");
   const result = await bprof(["run", config]);
   assert.equal(result.exitCode, 0, `bprof run over SSH failed:\n${result.stderr}\n${result.stdout}`);
-  assert.match(result.stderr, new RegExp(`^running on 127\\.0\\.0\\.1:${server.port} over SSH$`, "m"));
+  assert.match(result.stderr, new RegExp(`^target: 127\\.0\\.0\\.1:${server.port} over SSH$`, "m"));
   assert.match(result.stderr, /^tiny-llama importance \(Quantitative Reasoning\) \d+\/\d+$/m, "progress streams back over the connection");
   assert.match(result.stderr, /^tiny-llama variant Spatial Reasoning top k=0\.01 n=\d+$/m);
   assert.match(await server.log(), /Accepted publickey for \S+ from 127\.0\.0\.1/, "the run logged in through this sshd");

@@ -6,6 +6,7 @@ export const repoRoot = path.resolve(import.meta.dirname, "..", "..");
 export const cliPath = path.join(repoRoot, "dist", "bprof.cjs");
 export const runnerPath = path.join(repoRoot, "native-runner", "build", "bprof-runner");
 
-export async function bprof(args: string[], options: { cwd?: string } = {}) {
-  return execa("node", [cliPath, ...args], { reject: false, cwd: options.cwd ?? repoRoot, env: { BPROF_RUNNER: runnerPath }, timeout: 120_000 });
+/** `env` adds to this process's environment (a test cluster's SLURM_CONF, say). */
+export async function bprof(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}) {
+  return execa("node", [cliPath, ...args], { reject: false, cwd: options.cwd ?? repoRoot, env: { BPROF_RUNNER: runnerPath, ...options.env }, timeout: 120_000 });
 }

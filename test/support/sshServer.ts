@@ -6,7 +6,7 @@ import { execa, type ResultPromise } from "execa";
 import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { freePort } from "../e2e/harness";
+import { freePort } from "./ports";
 
 export interface SshServer {
   port: number;
@@ -21,7 +21,8 @@ export interface SshServer {
 
 const SSHD = "/usr/sbin/sshd";
 
-export async function startSshServer(): Promise<SshServer> {
+/** `env`: set in every session (sshd's SetEnv), as a cluster's login node sets SLURM_CONF. */
+export async function startSshServer(options: { env?: Record<string, string> } = {}): Promise<SshServer> {
   await fs.access(SSHD).catch(() => {
     throw new Error(`${SSHD} is missing: install Debian's openssh-server (scripts/setup.sh --test does)`);
   });
@@ -49,6 +50,7 @@ export async function startSshServer(): Promise<SshServer> {
     "StrictModes no",
     "UsePAM no",
     "LogLevel VERBOSE",
+    ...Object.entries(options.env ?? {}).map(([key, value]) => `SetEnv ${key}=${value}`),
   ].join("\n");
   const configFile = path.join(dir, "sshd_config");
   await fs.writeFile(configFile, config + "\n");
@@ -59,12 +61,12 @@ export async function startSshServer(): Promise<SshServer> {
   const publicHostKey = (await fs.readFile(`${hostKey}.pub`, "utf8")).trim().split(" ").slice(0, 2).join(" ");
   const knownHosts = path.join(dir, "known_hosts");
   await fs.writeFile(knownHosts, `[127.0.0.1]:${port} ${publicHostKey}\n`);
-  const options = { UserKnownHostsFile: knownHosts, StrictHostKeyChecking: "yes", LogLevel: "ERROR" };
+  const clientOptions = { UserKnownHostsFile: knownHosts, StrictHostKeyChecking: "yes", LogLevel: "ERROR" };
 
   const server: SshServer = {
     port,
     identityFile,
-    options,
+    options: clientOptions,
     log: () => fs.readFile(logFile, "utf8").catch(() => ""),
     stop: async () => {
       daemon.kill("SIGTERM");

@@ -88,7 +88,7 @@ async function submit(target: SlurmTarget, folder: RemoteFolder, invocation: Lau
   const result = await runOnHost(target.host, `cd ${shellWord(folder.dir)} && sbatch --parsable ${options} bprof.sbatch`, { what: "submit the Slurm job" });
   const id = /^(\d+)/.exec(result.stdout.trim())?.[1];
   if (result.exitCode !== 0 || !id) {
-    const why = lastLines(result.stderr, 3) || result.stdout.trim() || `exit ${result.exitCode}`;
+    const why = lastLines(result.stderr, 3).replace(/^sbatch: error: /gm, "").replace(/\n/g, "; ") || result.stdout.trim() || `exit ${result.exitCode}`;
     if (result.exitCode === 127) throw new RunnerError("target_failed", `sbatch not found on ${hostName(target.host)}: install Slurm's client there${target.host.kind === "local" ? ", or submit from a login node with target.slurm.ssh" : ""}`);
     throw new RunnerError("target_failed", `sbatch refused the job on ${hostName(target.host)}: ${why}. Check target.slurm (partition, time, gpus, mem, account, sbatch_args)`);
   }
