@@ -572,3 +572,53 @@ export async function withCleanup<T>(fn: (defer: (cleanup: () => Promise<unknown
   if (errors.length) throw errors[0];
   return result;
 }
+
+export const VSIX = path.join(REPO_ROOT, "dist", "benchmark-profiler.vsix");
+export const RUNNER = path.join(REPO_ROOT, "native-runner", "build", "bprof-runner");
+
+export interface WorkbenchSession {
+  page: Page;
+  server: CodeServer;
+  /** Logs "<what> after N s" to the test's diagnostics. */
+  mark(what: string): void;
+  /** Adds a cleanup that runs after the test, last added first. */
+  defer(cleanup: () => Promise<unknown> | unknown): void;
+}
+
+/**
+ * The packaged extension in code-server on `workspace`, opened in Chromium, with the runner set:
+ * runs `body` and keeps test-results/<name>.png. When `body` fails, the error gains a screenshot
+ * (<name>-failure.png) and the end of code-server's log.
+ */
+export async function withWorkbench(
+  t: { diagnostic(message: string): void },
+  options: { name: string; workspace: string; settings?: Record<string, unknown> },
+  body: (session: WorkbenchSession) => Promise<void>,
+): Promise<void> {
+  const started = Date.now();
+  const mark = (what: string) => t.diagnostic(`${what} after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  loadInstall(); // fails with "run `bash scripts/e2e-install.sh` first" when .vscode-test lacks code-server
+  if (!fs.existsSync(VSIX)) throw new Error(`${VSIX} is missing: run \`npm run build && npm run package\` first`);
+  if (!fs.existsSync(RUNNER)) throw new Error(`${RUNNER} is missing: build the native runner first (npm run setup)`);
+  await withCleanup(async (defer) => {
+    const server = await startCodeServer({
+      vsix: VSIX,
+      workspace: options.workspace,
+      settings: { "benchmarkProfiler.runnerPath": RUNNER, ...options.settings },
+      logName: `${options.name}-code-server`,
+      timeoutMs: 60_000,
+    });
+    defer(() => server.stop());
+    mark(`code-server up at ${server.url}`);
+    const { page, close } = await openWorkbench(server.url, options.workspace, { timeoutMs: 60_000 });
+    defer(close);
+    mark("workbench ready");
+    try {
+      await body({ page, server, mark, defer });
+    } catch (e) {
+      const shot = await screenshot(page, `${options.name}-failure`).catch(() => "(no screenshot)");
+      throw new Error(`${e instanceof Error ? e.message : String(e)}\nscreenshot: ${shot}\nlog: ${server.logPath}\ncode-server's last log lines:\n${server.logTail(30)}`);
+    }
+    await screenshot(page, options.name);
+  });
+}
