@@ -8,6 +8,7 @@ import { errorsOf, formatDiagnostic } from "../core/diagnostics";
 import { RunnerError } from "../core/launch/runnerError";
 import { resolveRunnerPath } from "../core/launch/runner";
 import { describeTarget } from "../core/launch/target";
+import { JobCompileError } from "../core/plan/job";
 import { isDirectory, isFile, writeFileAtomic } from "../core/fsutil";
 import { isReportFormat, renderReport, REPORT_EXTENSIONS, REPORT_FORMATS } from "../core/report";
 import { loadRun, ReportInputError } from "../core/report/load";
@@ -232,6 +233,10 @@ async function withRunner(runner: string | undefined, start: (options: RunOption
       process.stderr.write(`bprof: ${e.code}: ${e.message}\n`);
       if (runDir && RESUMABLE_CODES.has(e.code)) process.stderr.write(`resume with: bprof run --resume ${runDir}\n`);
       return e.code === "cancelled" ? EXIT.cancelled : e.exitCode === 2 ? EXIT.badInput : EXIT.failed;
+    }
+    if (e instanceof JobCompileError) {
+      process.stderr.write(`${e.message}\n`);
+      return EXIT.badInput;
     }
     if (e instanceof ResumeError) {
       process.stderr.write(`bprof: ${e.message}\n`);

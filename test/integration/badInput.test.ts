@@ -71,6 +71,18 @@ test("a truncated model.safetensors stops the runner with exit 2 and a message n
   assert.match(line, /^bprof: bad_safetensors: .*model\.safetensors/);
 });
 
+test("a benchmark document whose choice cannot fit the model's max length names the data file and line", async () => {
+  const tasks = path.join(project.root, "tasks");
+  const docs = [...(await fs.readFile(project.dataFile, "utf8")).trim().split("\n"), JSON.stringify({ question: "Which is longer?", choices: ["short", "long ".repeat(40)], answer: 0 })];
+  await fs.writeFile(path.join(tasks, "long_choice.jsonl"), docs.join("\n") + "\n");
+  await fs.writeFile(path.join(tasks, "long_choice.yaml"), (await fs.readFile(project.taskFile, "utf8")).replace("task: tiny_mc", "task: long_choice").replace("tiny_mc.jsonl", "long_choice.jsonl"));
+  const file = path.join(project.root, "long.bprof.yaml");
+  await fs.writeFile(file, "models:\n  - path: ./model\n    max_length: 64\nbenchmarks:\n  - task: ./tasks/long_choice.yaml\n");
+  const r = await bprof(["run", file]);
+  assert.equal(r.exitCode, 2, r.stderr);
+  assert.equal(oneLine(r.stderr), `${path.join(tasks, "long_choice.jsonl")}:4:1: error: benchmark \`long_choice\`, document 3: choice 1 is 201 tokens long, more than the model's max length (64): raise the model's \`max_length\` or leave the document out`);
+});
+
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

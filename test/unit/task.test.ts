@@ -32,7 +32,7 @@ test("templates render with Jinja; a template naming a field is that field; text
   assert.deepEqual(diagnostics, []);
   assert.equal(task!.items.length, 2);
   assert.deepEqual(task!.items[1], {
-    kind: "multiple_choice", index: 1, context: "Q: Capital of France?\nA:", prompt: { description: "", fewshot: [], text: "Q: Capital of France?\nA:" },
+    kind: "multiple_choice", index: 1, line: 2, context: "Q: Capital of France?\nA:", prompt: { description: "", fewshot: [], text: "Q: Capital of France?\nA:" },
     continuations: ["  Paris", "  Rome", "  Oslo"], choices: ["Paris", "Rome", "Oslo"], target: 0,
   });
   assert.equal((task!.items[0] as { target: number }).target, 1);
@@ -43,7 +43,7 @@ test("doc_to_choice as a Jinja template rendering a list literal, and limit", as
   const { task, diagnostics } = await loadTask(file, { limit: 1 });
   assert.deepEqual(diagnostics.filter((d) => d.severity === "error"), []);
   assert.equal(task!.items.length, 1);
-  assert.deepEqual(task!.items[0], { kind: "multiple_choice", index: 0, context: "2+2?", prompt: { description: "", fewshot: [], text: "2+2?" }, choices: ["3", "4"], continuations: [" 3", " 4"], target: 0 });
+  assert.deepEqual(task!.items[0], { kind: "multiple_choice", index: 0, line: 1, context: "2+2?", prompt: { description: "", fewshot: [], text: "2+2?" }, choices: ["3", "4"], continuations: [" 3", " 4"], target: 0 });
 });
 
 test("unsupported keys and output types are refused by name with their line", async () => {

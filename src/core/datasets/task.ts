@@ -31,6 +31,8 @@ export interface MultipleChoiceItem {
   kind: "multiple_choice";
   /** Index of the document in the test split. */
   index: number;
+  /** 1-based line of the document in the data file, where the format has lines (jsonl, csv). */
+  line?: number;
   context: string;
   prompt: PromptParts;
   choices: string[];
@@ -42,6 +44,7 @@ export interface MultipleChoiceItem {
 export interface GenerationItem {
   kind: "generate_until";
   index: number;
+  line?: number;
   context: string;
   prompt: PromptParts;
   /** The reference answer before filters and exact_match's normalisation. */
@@ -153,7 +156,8 @@ async function buildTask(source: TaskSource, file: string, diagnostics: Diagnost
   const docs = test.docs.slice(0, options.limit ?? test.docs.length);
   for (const [index, doc] of docs.entries()) {
     try {
-      items.push(render.item(doc, index));
+      const line = test.lines?.[index];
+      items.push({ ...render.item(doc, index), ...(line !== undefined ? { line } : {}) });
     } catch (e) {
       const line = test.lines?.[index] ?? 1;
       diagnostics.push({ file: dataFile, line, column: 1, severity: "error", message: `document ${index}: ${(e as Error).message}` });

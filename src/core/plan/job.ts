@@ -17,6 +17,7 @@
 import type { ResolvedAbility, ResolvedAblation, ResolvedBenchmark, ResolvedModel } from "../config/load";
 import type { Selection } from "../config/types";
 import type { TaskItem } from "../datasets/task";
+import { formatDiagnostic, type Diagnostic } from "../diagnostics";
 import { benchmarkChatContext } from "../prompts/chatPrompt";
 import { diagnosticSequence } from "../prompts/diagnosticText";
 import { tokenizeChoices, type ModelTokenizer } from "../prompts/tokenize";
@@ -171,6 +172,17 @@ export function compileProfileJob(
   return { job, refs, abilities: abilityRefs };
 }
 
+/**
+ * A benchmark document the job cannot hold (a choice longer than the model's window, a chat
+ * template that refuses it), with where it is: the data file and the document's line.
+ */
+export class JobCompileError extends Error {
+  override name = "JobCompileError";
+  constructor(readonly diagnostic: Diagnostic) {
+    super(formatDiagnostic(diagnostic));
+  }
+}
+
 export function compileScoreJob(
   model: ResolvedModel,
   benchmarks: ResolvedBenchmark[],
@@ -184,36 +196,41 @@ export function compileScoreJob(
     const generation = task.generation;
     const generate = generation ? generateSpec(tokenizer, generation.until, generation.maxGenToks) : undefined;
     for (const item of task.items) {
-      const id = itemId(benchmark.name, item.index);
-      const where = `${benchmark.name} (${task.file}), document ${item.index}`;
-      const context = contextText(model, benchmark, item, where);
-      if (item.kind === "generate_until") {
-        if (!generate) throw new Error(`${benchmark.name}: a generate_until item in a task without generation settings`);
-        const tokens = generationContext(tokenizer, context);
-        items.push({ id, context: truncateGenerationContext(tokens, model.maxLength, generate.max_tokens, where), generate });
-        refs.push({ id, benchmark: benchmark.name, index: item.index });
-      } else {
-        // lm-eval drops target_delimiter when a chat template is applied: the choices follow the
-        // assistant header as they are. The context tokens depend on the context text alone, so
-        // every choice shares them, exactly as lm-eval scores context_enc + continuation_enc.
-        const continuations = model.chat ? item.choices : item.continuations;
-        const requests = tokenizeChoices(tokenizer, context, continuations);
-        const parts = truncatedChoices(requests[0]!.context, requests.map((r) => r.continuation), model.maxLength, where);
-        if (parts.length === 1) {
-          items.push({ id, context: parts[0]!.context, choices: parts[0]!.choices.map((c) => requests[c]!.continuation) });
-          refs.push({ id, benchmark: benchmark.name, index: item.index });
-        } else {
-          const refParts = parts.map((part, p) => {
-            const partId = `${id}#${p}`;
-            items.push({ id: partId, context: part.context, choices: part.choices.map((c) => requests[c]!.continuation) });
-            return { id: partId, choices: part.choices };
-          });
-          refs.push({ id, benchmark: benchmark.name, index: item.index, parts: refParts });
-        }
+      try {
+        const compiled = compileBenchmarkItem(model, benchmark, item, tokenizer, generate);
+        items.push(...compiled.items);
+        refs.push(compiled.ref);
+      } catch (e) {
+        throw new JobCompileError({ file: task.dataFile, line: item.line ?? 1, column: 1, severity: "error", message: (e as Error).message });
       }
     }
   }
   return { job: { protocol: 1, subcommand: "score", model: { path: model.path, dtype: model.dtype }, device, items }, refs };
+}
+
+/** The runner items of one benchmark document (several when truncation splits its choices) and its ref. */
+function compileBenchmarkItem(
+  model: ResolvedModel, benchmark: ResolvedBenchmark, item: TaskItem, tokenizer: ModelTokenizer, generate: GenerateSpec | undefined,
+): { items: JobItem[]; ref: ItemRef } {
+  const id = itemId(benchmark.name, item.index);
+  const where = `benchmark \`${benchmark.name}\`, document ${item.index}`;
+  const context = contextText(model, benchmark, item, where);
+  if (item.kind === "generate_until") {
+    if (!generate) throw new Error(`${where}: a generate_until item in a task without generation settings`);
+    const tokens = generationContext(tokenizer, context);
+    return { items: [{ id, context: truncateGenerationContext(tokens, model.maxLength, generate.max_tokens, where), generate }], ref: { id, benchmark: benchmark.name, index: item.index } };
+  }
+  // lm-eval drops target_delimiter when a chat template is applied: the choices follow the
+  // assistant header as they are. The context tokens depend on the context text alone, so
+  // every choice shares them, exactly as lm-eval scores context_enc + continuation_enc.
+  const continuations = model.chat ? item.choices : item.continuations;
+  const requests = tokenizeChoices(tokenizer, context, continuations);
+  const parts = truncatedChoices(requests[0]!.context, requests.map((r) => r.continuation), model.maxLength, where);
+  if (parts.length === 1) {
+    return { items: [{ id, context: parts[0]!.context, choices: parts[0]!.choices.map((c) => requests[c]!.continuation) }], ref: { id, benchmark: benchmark.name, index: item.index } };
+  }
+  const items = parts.map((part, p) => ({ id: `${id}#${p}`, context: part.context, choices: part.choices.map((c) => requests[c]!.continuation) }));
+  return { items, ref: { id, benchmark: benchmark.name, index: item.index, parts: items.map((part, p) => ({ id: part.id, choices: parts[p]!.choices })) } };
 }
 
 /** The text a document's context is: the plain context, or its conversation through the model's chat template. */
@@ -248,7 +265,7 @@ export function truncatedChoices(context: number[], continuations: number[][], m
   const groups = new Map<number, number[]>();
   continuations.forEach((continuation, c) => {
     if (continuation.length > maxLength) {
-      throw new Error(`${where}: choice ${c} is ${continuation.length} tokens long, more than the model's max length (${maxLength})`);
+      throw new Error(`${where}: choice ${c} is ${continuation.length} tokens long, more than the model's max length (${maxLength}): raise the model's \`max_length\` or leave the document out`);
     }
     const start = Math.max(0, context.length + continuation.length - (maxLength + 1));
     groups.set(start, [...(groups.get(start) ?? []), c]);
