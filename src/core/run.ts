@@ -98,8 +98,12 @@ async function runInFolder(profile: Profile, run: RunFolder & { manifest: RunMan
     const dir = run.modelDir(model.name);
     const tokenizer = await loadTokenizer(model.path);
     const plan = profile.ablation && profile.abilities.length > 0 ? { abilities: profile.abilities, ablation: profile.ablation, seed: profile.seed } : undefined;
-    // The job names the model folder as the runner will find it on the target.
-    const asRunnerSees = { ...model, path: model.remotePath ?? model.path };
+    // The job names the model folder as the runner will find it on the target, and a template
+    // that prints today's date prints the run's.
+    const asRunnerSees = {
+      ...model, path: model.remotePath ?? model.path,
+      ...(model.chat ? { chat: { ...model.chat, template: model.chat.template.on(new Date(run.manifest.created)) } } : {}),
+    };
     const compiled = plan
       ? compileProfileJob(asRunnerSees, profile.benchmarks, plan, tokenizer, profile.device)
       : { ...compileScoreJob(asRunnerSees, profile.benchmarks, tokenizer, profile.device), abilities: [] as AbilityRef[] };

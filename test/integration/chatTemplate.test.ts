@@ -82,3 +82,34 @@ test("bprof run with a chat template and max_length scores each choice on lm-eva
   }
   assert.equal(checked, 10);
 });
+
+test("a template that prints today's date prints the run's start date; --resume compiles the same job, and refuses a run whose date was changed", async () => {
+  const dated = path.join(project.root, "dated-model");
+  await fs.cp(project.modelDir, dated, { recursive: true });
+  const tokenizerConfigFile = path.join(dated, "tokenizer_config.json");
+  const tokenizerConfig = JSON.parse(await fs.readFile(tokenizerConfigFile, "utf8"));
+  const template = "{{ bos_token }}Today Date: {{ strftime_now('%d %b %Y') }}\n" + TEMPLATE.slice("{{ bos_token }}".length);
+  await fs.writeFile(tokenizerConfigFile, JSON.stringify({ ...tokenizerConfig, chat_template: template }, null, 2));
+  const config = path.join(project.root, "dated.bprof.yaml");
+  await fs.writeFile(config, (await fs.readFile(configPath, "utf8")).replace("path: ./model", "path: ./dated-model").replace(`    max_length: ${MAX_LENGTH}\n`, "") + "output: .bprof-dated\n");
+
+  const first = await bprof(["run", config]);
+  assert.equal(first.exitCode, 0, first.stderr);
+  const runsDir = path.join(project.root, ".bprof-dated", "runs");
+  const runDir = path.join(runsDir, (await fs.readdir(runsDir))[0]!);
+  const manifestFile = path.join(runDir, "run.json");
+  const manifest = JSON.parse(await fs.readFile(manifestFile, "utf8"));
+  const job = JSON.parse(await fs.readFile(path.join(runDir, "models", "chat", "job.json"), "utf8"));
+  const created = new Date(manifest.created);
+  const day = `${String(created.getUTCDate()).padStart(2, "0")} ${created.toLocaleString("en-US", { month: "short", timeZone: "UTC" })} ${created.getUTCFullYear()}`;
+  assert.equal(Buffer.from(job.items[0].context.slice(1)).toString("utf8").split("\n")[0], `Today Date: ${day}`);
+
+  // Another time zone, where the clock's date may differ: the job is the same.
+  const resumed = await bprof(["run", "--resume", runDir], { env: { TZ: "Pacific/Kiritimati" } });
+  assert.equal(resumed.exitCode, 0, resumed.stderr);
+  // A run that started on another day renders another date: its folder's job no longer matches.
+  await fs.writeFile(manifestFile, JSON.stringify({ ...manifest, created: "2024-07-26T12:00:00.000Z" }, null, 2) + "\n");
+  const refused = await bprof(["run", "--resume", runDir]);
+  assert.equal(refused.exitCode, 2, refused.stderr);
+  assert.match(refused.stderr, /the job compiled from the config now differs from/);
+});

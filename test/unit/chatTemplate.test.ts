@@ -302,3 +302,24 @@ test("a truncated multiple-choice document goes to the runner in parts and its s
   assert.equal(scored!.prediction, 1);
   assert.throws(() => scoredItems(refs, profile.benchmarks, new Map([...scores].slice(0, 1)), "scores.jsonl"), /scores of arith\/0 are missing or incomplete/);
 });
+
+test("strftime_now prints the run's date, as Python's strftime in the C locale (in UTC)", async () => {
+  // Llama 3.1's system header, as its template writes it.
+  const template = "{{ bos_token }}Cutting Knowledge Date: December 2023\nToday Date: {{ strftime_now('%d %b %Y') }}\n{% for m in messages %}{{ m['content'] }}{% endfor %}";
+  const dir = await modelFolder("dated", { chat_template: template });
+  const lookup = await loadChatTemplate(dir);
+  const messages = [{ role: "user" as const, content: "hi" }];
+  const july = new Date(Date.UTC(2024, 6, 26, 23, 59));
+  assert.equal(lookup.template!.on(july).render(messages, true), `${BOS_TOKEN}Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\nhi`);
+  assert.equal(lookup.template!.on(new Date("2025-01-05T00:30:00Z")).render(messages, true).split("\n")[1], "Today Date: 05 Jan 2025");
+  const today = lookup.template!.render(messages, true).split("\n")[1];
+  assert.match(today!, /^Today Date: \d\d [A-Z][a-z]{2} \d{4}$/, "without a run, the clock's date");
+});
+
+test("strftime: the directives chat templates use, English names, in UTC", async () => {
+  const { strftime } = await import("../../src/core/prompts/chatTemplate");
+  const date = new Date(Date.UTC(2024, 6, 1, 9, 5, 7));
+  assert.equal(strftime(date, "%A %a %d %B %b %Y %y %m %H:%M:%S %j %%"), "Monday Mon 01 July Jul 2024 24 07 09:05:07 183 %");
+  assert.equal(strftime(new Date(Date.UTC(2023, 11, 31)), "%j"), "365");
+  assert.equal(strftime(date, "%Z stays"), "%Z stays");
+});

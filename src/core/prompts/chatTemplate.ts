@@ -14,6 +14,9 @@
 // The rendered text holds the special tokens the template writes (BOS for Llama 3), so it is
 // tokenized without adding special tokens (transformers' apply_chat_template(tokenize=True) and
 // lm-eval both encode it with add_special_tokens=False).
+// Templates that print today's date (Llama 3.x: `strftime_now("%d %b %Y")`) get the date the run
+// they render for started (`ChatTemplate.on`), in UTC, so a run's prompts, and its job, do not
+// change when it is resumed on another day or in another time zone.
 import { Template } from "@huggingface/jinja";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
@@ -30,6 +33,8 @@ export interface ChatTemplate {
   /** Where the template comes from, for messages: a file, and the template's name when it has one. */
   origin: string;
   render(messages: readonly ChatMessage[], addGenerationPrompt: boolean): string;
+  /** The same template with `strftime_now` reading `date` instead of the clock. */
+  on(date: Date): ChatTemplate;
 }
 
 /** The special-token attributes transformers puts in special_tokens_map, in its order. */
@@ -108,19 +113,65 @@ function compiled(
     diagnostics.push(report(`the chat template does not parse as Jinja: ${(e as Error).message}`));
     return { diagnostics };
   }
-  return {
-    template: {
-      origin,
-      render: (messages, addGenerationPrompt) => template.render({
-        ...specialTokens,
-        messages: messages.map((m) => ({ role: m.role, content: m.content })),
-        add_generation_prompt: addGenerationPrompt,
-        tools: null,
-        documents: null,
-      }),
-    },
-    diagnostics,
-  };
+  // The library's own strftime_now is a global a render cannot replace: the template's calls are
+  // pointed at a variable of ours instead.
+  renameIdentifiers(template.parsed, "strftime_now", RUN_STRFTIME);
+  const at = (date: Date | undefined): ChatTemplate => ({
+    origin,
+    render: (messages, addGenerationPrompt) => template.render({
+      ...specialTokens,
+      messages: messages.map((m) => ({ role: m.role, content: m.content })),
+      add_generation_prompt: addGenerationPrompt,
+      tools: null,
+      documents: null,
+      [RUN_STRFTIME]: (format: string) => strftime(date ?? new Date(), format),
+    }),
+    on: (fixed) => at(fixed),
+  });
+  return { template: at(undefined), diagnostics };
+}
+
+const RUN_STRFTIME = "__bprof_strftime_now";
+
+/** Renames every Identifier node called `from` in a parsed template. */
+function renameIdentifiers(node: unknown, from: string, to: string): void {
+  if (Array.isArray(node)) {
+    for (const child of node) renameIdentifiers(child, from, to);
+  } else if (typeof node === "object" && node !== null) {
+    const record = node as Record<string, unknown>;
+    if (record.type === "Identifier" && record.value === from) record.value = to;
+    for (const value of Object.values(record)) renameIdentifiers(value, from, to);
+  }
+}
+
+const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+const DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+
+/**
+ * Python's time.strftime in the C locale (English names), as transformers' strftime_now calls it,
+ * for the directives chat templates use; others are left as written. In UTC, unlike Python's
+ * local time: a run's prompts then do not depend on the time zone it is resumed in.
+ */
+export function strftime(date: Date, format: string): string {
+  const pad = (n: number, width = 2) => String(n).padStart(width, "0");
+  const [year, month, day] = [date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate()];
+  return format.replace(/%([YmdbBaAHMSjy%])/g, (_, directive: string) => {
+    switch (directive) {
+      case "Y": return String(year);
+      case "y": return pad(year % 100);
+      case "m": return pad(month + 1);
+      case "d": return pad(day);
+      case "b": return MONTHS[month]!.slice(0, 3);
+      case "B": return MONTHS[month]!;
+      case "a": return DAYS[date.getUTCDay()]!.slice(0, 3);
+      case "A": return DAYS[date.getUTCDay()]!;
+      case "H": return pad(date.getUTCHours());
+      case "M": return pad(date.getUTCMinutes());
+      case "S": return pad(date.getUTCSeconds());
+      case "j": return pad((Date.UTC(year, month, day) - Date.UTC(year, 0, 1)) / 86_400_000 + 1, 3);
+      default: return "%";
+    }
+  });
 }
 
 /** transformers' special_tokens_map: the set special tokens as strings, additional ones as a list. */
