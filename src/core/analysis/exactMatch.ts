@@ -1,5 +1,6 @@
 // generate_until scoring as lm-eval does it: a filter pipeline turns the generated text into an
 // answer, then exact_match (Hugging Face evaluate's rules) compares it with the target.
+import { pyLstrip, pyStrip } from "../prompts/pythonString";
 import { findall, pythonRegex } from "../prompts/pythonRegex";
 
 export type FilterStep =
@@ -36,7 +37,7 @@ function regexFilter(step: Extract<FilterStep, { function: "regex" }>, response:
     if (nonEmpty.length === 0) return fallback;
     match = nonEmpty[0]!;
   }
-  return match.trim();
+  return pyStrip(match);
 }
 
 /** Applies a pipeline to the model's responses for one document (one response when greedy). */
@@ -57,7 +58,7 @@ export function applyFilters(pipeline: FilterPipeline, responses: string[]): str
         current = current.map((r) => r.toUpperCase());
         break;
       case "remove_whitespace":
-        current = current.map((r) => r.trimStart());
+        current = current.map(pyLstrip);
         break;
     }
   }

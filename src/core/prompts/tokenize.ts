@@ -6,6 +6,7 @@ import { formatDiagnostic } from "../diagnostics";
 import { isFile } from "../fsutil";
 import { readGenerationEos } from "../model/modelSettings";
 import { pieceEncoder } from "./pieceEncoder";
+import { pyRstrip } from "./pythonString";
 
 export interface ModelTokenizer {
   /** Tokens of a piece of text, without special tokens (lm-eval's loglikelihood requests). */
@@ -112,6 +113,6 @@ export function tokenizeChoices(tokenizer: ModelTokenizer, context: string, cont
 
 /** lm-eval's `n_spaces`: the context's trailing whitespace, which goes with the continuation. */
 function moveTrailingSpace(context: string): { ctx: string; moved: string } {
-  const trailing = context.length - context.trimEnd().length;
+  const trailing = context.length - pyRstrip(context).length;
   return trailing > 0 ? { ctx: context.slice(0, -trailing), moved: context.slice(-trailing) } : { ctx: context, moved: "" };
 }
