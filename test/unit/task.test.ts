@@ -145,3 +145,34 @@ test("templates render as lm-eval's jinja2 does: trailing newlines kept, blocks 
   assert.equal(lmEvalTemplate("A\n\n").render({}), "A\n\n");
   assert.equal(lmEvalTemplate("{% if x %}\nyes{% endif %}\n  {{ y }}").render({ x: true, y: 2 }), "\nyes\n  2");
 });
+
+test("ARC's task keys: doc_to_target calls .index() on the labels, as lm-eval's arc_easy does; a label not in the list is an error on its data line", async () => {
+  const docs = [
+    { id: "q1", question: "Which gas do plants take in for photosynthesis?", choices: { text: ["oxygen", "carbon dioxide", "helium"], label: ["A", "B", "C"] }, answerKey: "B" },
+    { id: "q2", question: "What is frozen water called?", choices: { text: ["steam", "ice", "fog", "dew"], label: ["1", "2", "3", "4"] }, answerKey: "2" },
+    { id: "q3", question: "Which is a mammal?", choices: { text: ["whale", "shark"], label: ["A", "B"] }, answerKey: "E" },
+  ];
+  await fs.writeFile(path.join(dir, "arc.jsonl"), docs.map((d) => JSON.stringify(d)).join("\n") + "\n");
+  const yaml = [
+    "task: arc_local",
+    "dataset_path: json",
+    "dataset_kwargs: {data_files: {test: arc.jsonl}}",
+    "output_type: multiple_choice",
+    "doc_to_text: \"Question: {{question}}\\nAnswer:\"",
+    "doc_to_target: \"{{choices.label.index(answerKey)}}\"",
+    "doc_to_choice: \"{{choices.text}}\"",
+    "",
+  ].join("\n");
+  const { task } = await loadTask(await taskFile("arc.yaml", yaml), { limit: 2 });
+  assert.deepEqual(task!.items.map((i) => [i.kind === "multiple_choice" && i.choices, i.kind === "multiple_choice" && i.target]), [
+    [["oxygen", "carbon dioxide", "helium"], 1],
+    [["steam", "ice", "fog", "dew"], 1],
+  ]);
+  const { diagnostics } = await loadTask(await taskFile("arc.yaml", yaml));
+  assert.deepEqual(diagnostics.map((d) => `${path.basename(d.file)}:${d.line}: ${d.message}`), ['arc.jsonl:3: document 2: "E" is not in list ["A","B"]']);
+});
+
+test("Python's .index() on strings, and an attribute named index is still an attribute", () => {
+  assert.equal(lmEvalTemplate("{{ word.index('c') }}|{{ doc.index }}").render({ word: "abc", doc: { index: 5 } }), "2|5");
+  assert.throws(() => lmEvalTemplate("{{ word.index('z') }}").render({ word: "abc" }), /substring not found/);
+});

@@ -20,18 +20,62 @@ export function lmEvalTemplate(source: string): TextTemplate {
   // The tokenizer always drops one trailing newline; doubling it keeps the author's.
   const text = source.endsWith("\n") ? source + "\n" : source;
   const parsed = parse(tokenize(text, { lstrip_blocks: false, trim_blocks: false }));
+  const callsIndex = rewriteIndexCalls(parsed);
   const template = Object.create(Template.prototype) as Template;
   (template as unknown as { parsed: unknown }).parsed = parsed;
   const names = identifiers(parsed);
   const print = fieldPrinter(parsed);
+  const withHelpers = (context: Context): Context => (callsIndex ? { ...context, [INDEX_FUNCTION]: pythonIndex } : context);
   return {
     render(context) {
       // A context the library would refuse (a value it cannot wrap, a field named like one of
       // its globals) goes to the library whole, so that it fails as it would.
-      if (!wrapsCleanly(context)) return template.render(context);
-      return print?.(context) ?? template.render(pick(context, names));
+      if (!wrapsCleanly(context)) return template.render(withHelpers(context));
+      return print?.(context) ?? template.render(withHelpers(pick(context, names)));
     },
   };
+}
+
+/**
+ * The library has no `.index()` method on lists and strings, which lm-eval tasks call (ARC's
+ * `doc_to_target: "{{choices.label.index(answerKey)}}"`): each `x.index(y)` in the tree becomes
+ * a call of a function of ours, `__bprof_index(x, y)`. Whether there was one.
+ */
+function rewriteIndexCalls(node: unknown): boolean {
+  let found = false;
+  const visit = (n: unknown): void => {
+    if (Array.isArray(n)) {
+      n.forEach(visit);
+      return;
+    }
+    if (typeof n !== "object" || n === null) return;
+    const call = n as { type?: string; callee?: Node; args?: unknown[] };
+    const callee = call.callee;
+    if (call.type === "CallExpression" && callee?.type === "MemberExpression" && !callee.computed && callee.property?.type === "Identifier" && callee.property.value === "index") {
+      call.args = [callee.object, ...(call.args ?? [])];
+      callee.property.value = INDEX_FUNCTION;
+      call.callee = callee.property;
+      found = true;
+    }
+    Object.values(n).forEach(visit);
+  };
+  visit(node);
+  return found;
+}
+
+const INDEX_FUNCTION = "__bprof_index";
+
+/**
+ * Python's list.index(x) and str.index(sub): the first position, a ValueError's message when
+ * absent. The library passes a list's items as its runtime values ({type, value}).
+ */
+function pythonIndex(container: unknown, value: unknown): number {
+  const plain = (item: unknown) => (typeof item === "object" && item !== null && "value" in item ? (item as { value: unknown }).value : item);
+  const position = Array.isArray(container) ? container.findIndex((item) => plain(item) === value)
+    : typeof container === "string" && typeof value === "string" ? container.indexOf(value) : undefined;
+  if (position === undefined) throw new Error(`.index() is called on ${JSON.stringify(container)}, which is neither a list nor a string`);
+  if (position < 0) throw new Error(Array.isArray(container) ? `${JSON.stringify(value)} is not in list ${JSON.stringify(container.map(plain))}` : "substring not found");
+  return position;
 }
 
 /**
