@@ -7,6 +7,7 @@ import { parseConfig } from "../core/config/parse";
 import { errorsOf, formatDiagnostic } from "../core/diagnostics";
 import { RunnerError } from "../core/launch/runnerError";
 import { resolveRunnerPath } from "../core/launch/runner";
+import { checkTarget } from "../core/launch/check";
 import { describeTarget } from "../core/launch/target";
 import { JobCompileError } from "../core/plan/job";
 import { isDirectory, isFile, writeFileAtomic } from "../core/fsutil";
@@ -22,7 +23,10 @@ import { progressView } from "./progress";
 const USAGE = `usage: bprof <command> [options]
 
 commands:
-  validate <config.bprof.yaml>   check a config and everything it names
+  validate <config.bprof.yaml>   check a config and everything it names; for an ssh or slurm
+                                 target also the host, its bprof-runner, the model folders there
+                                 and sbatch --test-only
+    --no-target                  only what this machine can check
   run <config.bprof.yaml>        profile: score the benchmarks with bprof-runner and, when the
                                  config has abilities, ablate them and report AIS
   run --resume <run-dir-or-id> [config.bprof.yaml]
@@ -55,7 +59,7 @@ async function main(argv: string[]): Promise<number> {
       options: {
         runner: { type: "string" }, dir: { type: "string" }, resume: { type: "string" }, help: { type: "boolean", short: "h" },
         format: { type: "string" }, out: { type: "string" }, metric: { type: "string" }, k: { type: "string" },
-        ability: { type: "string" }, n: { type: "string" }, seed: { type: "string" },
+        ability: { type: "string" }, n: { type: "string" }, seed: { type: "string" }, "no-target": { type: "boolean" },
       },
     });
   } catch (e) {
@@ -69,7 +73,7 @@ async function main(argv: string[]): Promise<number> {
   }
   switch (command) {
     case "validate":
-      return target ? validate(target) : usageError("validate needs a config file");
+      return target ? validate(target, values.runner, !values["no-target"]) : usageError("validate needs a config file");
     case "run":
       if (values.resume !== undefined) return resume(values.resume, target, values.runner);
       return target ? run(target, values.runner) : usageError("run needs a config file");
@@ -89,12 +93,17 @@ function usageError(message: string): number {
   return EXIT.badInput;
 }
 
-async function validate(configFile: string): Promise<number> {
-  const { diagnostics } = await loadProfile(configFile);
+/** The config and what it names; then, for a remote target, what only the target can say. */
+async function validate(configFile: string, runner: string | undefined, askTarget: boolean): Promise<number> {
+  const { profile, diagnostics } = await loadProfile(configFile);
   for (const d of diagnostics) process.stderr.write(formatDiagnostic(d) + "\n");
-  if (errorsOf(diagnostics).length > 0) return EXIT.badInput;
+  if (!profile || errorsOf(diagnostics).length > 0) return EXIT.badInput;
   process.stdout.write(`${path.resolve(configFile)}: ok\n`);
-  return EXIT.ok;
+  if (!askTarget || profile.target.kind === "local") return EXIT.ok;
+  process.stdout.write(`target: ${describeTarget(profile.target)}\n`);
+  const checks = await checkTarget(profile.target, profile.models, resolveRunnerPath(runner, __dirname));
+  for (const check of checks) (check.ok ? process.stdout : process.stderr).write(`  ${check.ok ? "ok" : "error"}: ${check.message}\n`);
+  return checks.every((c) => c.ok) ? EXIT.ok : EXIT.failed;
 }
 
 async function run(configFile: string, runner?: string): Promise<number> {

@@ -6,6 +6,7 @@ import { copyDemoWorkspace } from "../core/demo/demoWorkspace";
 import { errorsOf } from "../core/diagnostics";
 import { RunnerError } from "../core/launch/runnerError";
 import { resolveRunnerPath } from "../core/launch/runner";
+import { checkTarget } from "../core/launch/check";
 import { describeTarget } from "../core/launch/target";
 import { latestResultsFile, loadRun } from "../core/report/load";
 import { runProfile } from "../core/run";
@@ -30,11 +31,26 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand("benchmarkProfiler.validateConfig", async (uri?: vscode.Uri) => {
       const target = uri ?? (await pickConfig());
       if (!target) return;
-      const { diagnostics: found } = await validate(target);
+      const { profile: loaded, diagnostics: found } = await validate(target);
       const errors = errorsOf(found).length;
       const name = path.basename(target.fsPath);
-      if (errors === 0) void vscode.window.showInformationMessage(`${name}: config OK`);
-      else void vscode.window.showErrorMessage(`${name}: ${errors} error(s); see the Problems panel`);
+      if (errors > 0 || !loaded) {
+        void vscode.window.showErrorMessage(`${name}: ${errors} error(s); see the Problems panel`);
+        return;
+      }
+      if (loaded.target.kind === "local") {
+        void vscode.window.showInformationMessage(`${name}: config OK`);
+        return;
+      }
+      // What only the target can say: the host, its runner, the model folders, sbatch --test-only.
+      const where = describeTarget(loaded.target);
+      const checks = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Checking ${where}` },
+        () => checkTarget(loaded.target, loaded.models, runnerPathOf(context)));
+      output.appendLine(`${name}: target ${where}`);
+      for (const check of checks) output.appendLine(`  ${check.ok ? "ok" : "error"}: ${check.message}`);
+      const failed = checks.filter((c) => !c.ok);
+      if (failed.length === 0) void vscode.window.showInformationMessage(`${name}: config OK; ${where} is ready (${checks.length} checks)`);
+      else void vscode.window.showErrorMessage(`${name}: ${failed[0]!.message}${failed.length > 1 ? ` (and ${failed.length - 1} more; see the output)` : ""}`);
     }),
     vscode.commands.registerCommand("benchmarkProfiler.profile", async (uri?: vscode.Uri) => {
       const target = uri ?? (await pickConfig());
@@ -79,8 +95,7 @@ async function profile(
     void vscode.window.showErrorMessage(`Profile failed: ${path.basename(uri.fsPath)} has ${errorsOf(found).length} error(s); see the Problems panel`);
     return;
   }
-  const configured = vscode.workspace.getConfiguration("benchmarkProfiler").get<string>("runnerPath");
-  const runnerPath = resolveRunnerPath(configured || undefined, path.join(context.extensionPath, "dist"));
+  const runnerPath = runnerPathOf(context);
   output.appendLine(`profiling ${uri.fsPath} on ${describeTarget(loaded.target)}${loaded.target.kind === "local" ? ` with ${runnerPath}` : ""}`);
   try {
     const outcome = await vscode.window.withProgress(
@@ -118,6 +133,12 @@ async function profile(
     output.appendLine(`profile failed: ${message}`);
     void vscode.window.showErrorMessage(`Profile failed: ${message}`);
   }
+}
+
+/** The runner this machine uses: the setting, else $BPROF_RUNNER, the checkout's build, PATH. */
+function runnerPathOf(context: vscode.ExtensionContext): string {
+  const configured = vscode.workspace.getConfiguration("benchmarkProfiler").get<string>("runnerPath");
+  return resolveRunnerPath(configured || undefined, path.join(context.extensionPath, "dist"));
 }
 
 /** The newest finished run in the workspace (run ids sort by start time), in the results view. */

@@ -1,5 +1,5 @@
-// End to end: "Benchmark Profiler: Profile" in code-server on a config whose target is a host
-// over SSH (a real sshd on 127.0.0.1). The model's weights exist only at the config's
+// End to end: "Benchmark Profiler: Validate Config" and "Profile" in code-server on a config
+// whose target is a host over SSH (a real sshd on 127.0.0.1). The model's weights exist only at the config's
 // `remote_path`, so the profile can only finish if the runner ran through the SSH target.
 // Run: bash scripts/e2e-install.sh && npm run build && npm run package && node --import tsx --test test/e2e/remote.test.ts
 // Leaves test-results/e2e-remote.png and e2e-remote-code-server.log.
@@ -27,6 +27,10 @@ test("e2e: Profile runs on an SSH target from the command palette", { timeout: 3
   await fsp.writeFile(project.configPath, config);
 
   await withWorkbench(t, { name: "e2e-remote", workspace: project.root }, async ({ page, mark }) => {
+    await runCommand(page, "Benchmark Profiler: Validate Config");
+    const checked = await waitForNotification(page, "config OK", 60_000, { failOn: /error\(s\)|cannot reach|not found/ });
+    assert.equal(checked, `profile.bprof.yaml: config OK; 127.0.0.1:${server.port} over SSH is ready (3 checks)`);
+    mark("target checked");
     await runCommand(page, "Benchmark Profiler: Profile");
     const finished = await waitForNotification(page, "Profile finished", 120_000, { failOn: /^(Profile failed|No \*\.bprof\.yaml config)/ });
     mark(`notification "${finished}"`);

@@ -189,3 +189,15 @@ test("sbatch's refusal is an error that names what to check", { timeout: 60_000 
   assert.match(result.stderr, /^bprof: target_failed: sbatch refused the job on this machine: invalid partition specified: nosuchpartition; Batch job submission failed: Invalid partition name specified\. Check target\.slurm \(partition, time, gpus, mem, account, sbatch_args\)$/m);
   assert.match(result.stderr, /^target: Slurm on this machine$/m);
 });
+
+test("bprof validate asks Slurm: sbatch --test-only takes the partition, refuses an unknown one", { timeout: 60_000 }, async () => {
+  const config = await writeConfig("check.bprof.yaml", "");
+  const ok = await run(["validate", config]);
+  assert.equal(ok.exitCode, 0, ok.stderr);
+  assert.match(ok.stdout, /^ {2}ok: reached this machine$/m);
+  assert.match(ok.stdout, /^ {2}ok: sbatch --test-only accepts the job options on this machine: Job \d+ to start at /m);
+  await fs.writeFile(config, (await fs.readFile(config, "utf8")).replace(`partition: ${cluster.partition}`, "partition: nosuchpartition"));
+  const bad = await run(["validate", config]);
+  assert.equal(bad.exitCode, 1, bad.stdout);
+  assert.match(bad.stderr, /^ {2}error: sbatch --test-only refuses the job options on this machine: .*invalid partition.*; check target\.slurm$/m);
+});

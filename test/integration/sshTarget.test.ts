@@ -138,3 +138,26 @@ test("an unreachable host and a runner missing on the host are errors that say w
   assert.equal(noRunner.exitCode, 1, noRunner.stderr);
   assert.match(noRunner.stderr, /bprof: runner_not_found: bprof-runner not found on 127\.0\.0\.1:\d+ at `\/nonexistent\/bprof-runner`: install it there .*target\.ssh\.runner/);
 });
+
+test("bprof validate asks the SSH target: host, runner, model folder; and says what is wrong", { timeout: 60_000 }, async () => {
+  const good = await writeConfig("check.bprof.yaml", sshTarget(targetFields()));
+  const ok = await bprof(["validate", good]);
+  assert.equal(ok.exitCode, 0, ok.stderr);
+  assert.match(ok.stdout, new RegExp(`^target: 127\\.0\\.0\\.1:${server.port} over SSH$`, "m"));
+  assert.match(ok.stdout, /^ {2}ok: reached 127\.0\.0\.1:\d+ over SSH$/m);
+  assert.match(ok.stdout, /^ {2}ok: bprof-runner \d+\.\d+\.\d+ \(protocol 1, .*\) at `\S+bprof-runner` on 127\.0\.0\.1:\d+$/m);
+  assert.match(ok.stdout, /^ {2}ok: model `tiny-llama`: \S+model on 127\.0\.0\.1:\d+ \(config\.json, 1 safetensors file\)$/m);
+
+  const wrongPath = await writeConfig("check-path.bprof.yaml", sshTarget(targetFields()), path.join(remote, "nowhere"));
+  const bad = await bprof(["validate", wrongPath]);
+  assert.equal(bad.exitCode, 1, bad.stdout);
+  assert.match(bad.stderr, /^ {2}error: model `tiny-llama`: \S+nowhere on 127\.0\.0\.1:\d+ has no config\.json \(or does not exist\); set models\[\]\.remote_path/m);
+  const offline = await bprof(["validate", "--no-target", wrongPath]);
+  assert.equal(offline.exitCode, 0, "--no-target checks this machine only");
+  assert.doesNotMatch(offline.stdout, /target:/);
+
+  const down = await writeConfig("check-down.bprof.yaml", sshTarget(targetFields({ port: await freePort() })));
+  const unreachable = await bprof(["validate", down]);
+  assert.equal(unreachable.exitCode, 1);
+  assert.match(unreachable.stderr, /^ {2}error: cannot reach 127\.0\.0\.1:\d+ over SSH: .*Connection refused/m);
+});

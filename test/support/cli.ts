@@ -8,5 +8,5 @@ export const runnerPath = path.join(repoRoot, "native-runner", "build", "bprof-r
 
 /** `env` adds to this process's environment (a test cluster's SLURM_CONF, say). */
 export async function bprof(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}) {
-  return execa("node", [cliPath, ...args], { reject: false, cwd: options.cwd ?? repoRoot, env: { BPROF_RUNNER: runnerPath, ...options.env }, timeout: 120_000 });
+  return execa("node", [cliPath, ...args], { reject: false, cwd: options.cwd ?? repoRoot, env: { BPROF_RUNNER: process.env.BPROF_RUNNER ?? runnerPath, ...options.env }, timeout: 120_000 });
 }

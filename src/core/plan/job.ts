@@ -22,6 +22,9 @@ import { benchmarkChatContext } from "../prompts/chatPrompt";
 import { diagnosticSequence } from "../prompts/diagnosticText";
 import { tokenizeChoices, type ModelTokenizer } from "../prompts/tokenize";
 
+/** The version of native-runner/PROTOCOL.md the jobs here are written in. */
+export const JOB_PROTOCOL = 1;
+
 /** The job file of native-runner/PROTOCOL.md, protocol 1. */
 export interface ScoreJob {
   protocol: 1;
