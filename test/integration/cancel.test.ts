@@ -1,0 +1,42 @@
+// Ctrl-C during `bprof run` on this machine: bprof stops the runner at the next item (it does not
+// die with it), says how to resume, and `bprof run --resume` finishes the run in the same folder.
+import assert from "node:assert/strict";
+import { execa } from "execa";
+import { promises as fs } from "node:fs";
+import * as path from "node:path";
+import { after, before, test } from "node:test";
+import { bprof, cliPath, runnerPath } from "../support/cli";
+import { makeProfileProject } from "../support/profileProject";
+
+let root: string;
+let config: string;
+
+before(async () => {
+  ({ root, configPath: config } = await makeProfileProject());
+  // A longer benchmark, so the interrupt lands while the runner works through it.
+  const docs = await fs.readFile(path.join(root, "tasks", "tiny_yes.jsonl"), "utf8");
+  await fs.writeFile(path.join(root, "tasks", "tiny_yes.jsonl"), docs.repeat(400));
+});
+after(async () => fs.rm(root, { recursive: true, force: true }));
+
+test("Ctrl-C stops the local runner cleanly; --resume finishes the run", { timeout: 120_000 }, async () => {
+  const child = execa("node", [cliPath, "run", config], { reject: false, env: { BPROF_RUNNER: runnerPath } });
+  let stderr = "";
+  child.stderr!.on("data", (chunk: Buffer) => {
+    stderr += String(chunk);
+    if (/^tiny-llama baseline \d+\/\d+$/m.test(stderr) && !child.killed) child.kill("SIGINT");
+  });
+  const cancelled = await child;
+  assert.equal(cancelled.signal, undefined, `bprof died of ${cancelled.signal} instead of stopping the runner:\n${cancelled.stderr}`);
+  assert.equal(cancelled.exitCode, 130, cancelled.stderr);
+  assert.match(cancelled.stderr, /^stopping the run at the next item \(Ctrl-C again to quit now\)$/m);
+  assert.match(cancelled.stderr, /^bprof: cancelled: the run was cancelled; start it again to resume$/m);
+  const runDir = /^resume with: bprof run --resume (\S+)$/m.exec(cancelled.stderr)?.[1];
+  assert.ok(runDir, cancelled.stderr);
+  assert.equal(await fs.stat(path.join(runDir, "results.json")).then(() => true, () => false), false, "no results from a cancelled run");
+
+  const resumed = await bprof(["run", "--resume", runDir]);
+  assert.equal(resumed.exitCode, 0, resumed.stderr);
+  const results = JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8"));
+  assert.equal(results.models[0].benchmarks[0].items, 3200);
+});
