@@ -116,7 +116,7 @@ test("submitted from a login node over SSH: job and output in the remote workdir
 /** A job that holds the whole node until cancelled, so the next job waits in the queue. */
 async function occupyNode(): Promise<{ release(): Promise<void> }> {
   const slurm = (command: string, args: string[]) => execa(command, args, { env: cluster.env });
-  const id = String((await slurm("sbatch", ["--parsable", `--partition=${cluster.partition}`, "--exclusive", "--wrap", "sleep 300"])).stdout).trim();
+  const id = String((await slurm("sbatch", ["--parsable", `--partition=${cluster.partition}`, "--exclusive", "--output=/dev/null", "--wrap", "sleep 300"])).stdout).trim();
   const deadline = Date.now() + 30_000;
   while (!/JobState=RUNNING/.test(String((await slurm("scontrol", ["show", "job", "-o", id])).stdout))) {
     assert.ok(Date.now() < deadline, `the blocking job ${id} never started`);
