@@ -120,7 +120,9 @@ async function followJob(target: SlurmTarget, folder: RemoteFolder, jobId: strin
   reader.end();
   const output = await runOnHost(target.host, `tail -n 20 ${shellWord(path.posix.join(folder.dir, `slurm-${jobId}.out`))} 2>/dev/null`, { what: "read the job's output" });
   const where = ` in Slurm job ${jobId}`;
-  const end = { last: reader.last, exitCode: state.exitCode, cancelled: cancelledAt !== undefined, stderrTail: output.stdout, where };
+  // A job Slurm has already forgotten (MinJobAge) has no exit code left: its runner's summary says it ended well.
+  const exitCode = state.exitCode ?? (state.state === "GONE" && reader.last?.type === "summary" ? 0 : undefined);
+  const end = { last: reader.last, exitCode, cancelled: cancelledAt !== undefined, stderrTail: output.stdout, where };
   if (end.last?.type !== "summary" && end.last?.type !== "error" && !end.cancelled) throw jobEndError(state, jobId, output.stdout, target);
   return end;
 }
