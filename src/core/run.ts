@@ -9,7 +9,7 @@ import type { Selection } from "./config/types";
 import { errorsOf, formatDiagnostic } from "./diagnostics";
 import { writeJsonAtomic } from "./fsutil";
 import type { RunnerEvent } from "./launch/events";
-import { launchRunner } from "./launch/target";
+import { describeTarget, launchRunner } from "./launch/target";
 import { readParameterCount } from "./model/parameters";
 import { compileProfileJob, compileScoreJob, type AbilityRef, type ItemRef } from "./plan/job";
 import { loadTokenizer, type ModelTokenizer } from "./prompts/tokenize";
@@ -91,6 +91,7 @@ async function runInFolder(profile: Profile, run: RunFolder & { manifest: RunMan
     run_id: run.id,
     created: run.manifest.created,
     config_file: profile.configFile,
+    target: describeTarget(profile.target),
     models: [],
   };
   let itemCount = 0;

@@ -91,6 +91,9 @@ test("a profile runs over SSH on the host's copy of the model and gives the loca
   const localRun = await onlyRun(path.join(root, ".bprof-local"));
   const profileOf = async (dir: string) => JSON.parse(await fs.readFile(path.join(dir, "results.json"), "utf8")).models[0].profile;
   const [overSsh, here] = [await profileOf(runDir), await profileOf(localRun)];
+  const targetOf = async (dir: string) => JSON.parse(await fs.readFile(path.join(dir, "results.json"), "utf8")).target;
+  assert.equal(await targetOf(runDir), `127.0.0.1:${server.port} over SSH`);
+  assert.equal(await targetOf(localRun), "this machine");
   assert.ok(overSsh.variants.length > 0);
   assert.deepEqual(overSsh, here, "AIS, intervals, flips and overlap equal the local run's");
 });

@@ -18,6 +18,8 @@ export interface Results {
   created: string;
   config_file: string;
   runner_version?: string;
+  /** Where the runner ran: "this machine", "gpu1 over SSH", "Slurm on login1". Absent in files written before targets. */
+  target?: string;
   models: ModelResults[];
 }
 
