@@ -190,7 +190,7 @@ async function report(ref: string, configFile: string | undefined, options: { fo
 }
 
 /** Errors after which `--resume` continues the run (the other codes need a fix first). */
-const RESUMABLE_CODES = new Set(["cancelled", "resources", "target_unreachable", "slurm_timeout", "slurm_failed"]);
+const RESUMABLE_CODES = new Set(["cancelled", "resources", "target_unreachable", "target_busy", "slurm_timeout", "slurm_failed"]);
 
 async function withRunner(runner: string | undefined, start: (options: RunOptions) => Promise<RunOutcome>): Promise<number> {
   const view = progressView();

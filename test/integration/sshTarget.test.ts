@@ -123,6 +123,15 @@ test("Ctrl-C stops the runner on the host; --resume continues there", { timeout:
   const pid = Number((await fs.readFile(path.join(hostDir, "runner.pid"), "utf8")).trim());
   assert.throws(() => process.kill(pid, 0), /ESRCH/, `the runner (pid ${pid}) is gone from the host`);
 
+  // A runner of this run that still runs on the host (as after a dropped connection): resume waits for it.
+  const stale = execa("bash", ["-c", "sleep 60; true", "runner", "--job", "job.json", "--out", "runner"], { reject: false });
+  await fs.writeFile(path.join(hostDir, "runner.pid"), `${stale.pid}\n`);
+  const busy = await bprof(["run", "--resume", runDir]);
+  stale.kill("SIGKILL");
+  await stale;
+  assert.equal(busy.exitCode, 1, busy.stderr);
+  assert.match(busy.stderr, new RegExp(`bprof: target_busy: a bprof-runner of this run still runs on 127\\.0\\.0\\.1:\\d+ \\(pid ${stale.pid}, `));
+
   const resumed = await bprof(["run", "--resume", runDir]);
   assert.equal(resumed.exitCode, 0, `resume over SSH failed:\n${resumed.stderr}`);
   assert.ok(JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8")).models[0].profile.variants.length > 0);

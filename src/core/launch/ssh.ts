@@ -16,6 +16,7 @@ export async function runOverSsh(target: Extract<Target, { kind: "ssh" }>, invoc
   const where = ` on ${hostName(target.host)}`;
   invocation.onStatus?.(`copying the job to ${hostName(target.host)}`);
   const folder = await prepareRemoteFolder(target.host, target.workdir, invocation.runPath);
+  await refuseIfRunnerAlive(folder);
   await uploadJob(folder, invocation.jobFile);
 
   const { file, args } = hostCommand(target.host, runnerScript(folder, target.runner, invocation));
@@ -44,6 +45,21 @@ export async function runOverSsh(target: Extract<Target, { kind: "ssh" }>, invoc
 function runnerScript(folder: RemoteFolder, runner: string, invocation: LaunchInvocation): string {
   const args = runnerArguments(invocation.subcommand, "job.json", "runner", invocation.threads).map(shellWord).join(" ");
   return `cd ${shellWord(folder.dir)} && echo $$ > runner.pid && exec ${hostPathWord(runner)} ${args}`;
+}
+
+/**
+ * A runner of an earlier attempt that still runs in the folder (the connection dropped, the
+ * runner did not notice): a second one would write the same files, so the run waits for it.
+ */
+async function refuseIfRunnerAlive(folder: RemoteFolder): Promise<void> {
+  const pidFile = `${shellWord(folder.dir)}/runner.pid`;
+  // The pid must still be a runner started here (its arguments), not a process that reused it.
+  const script = `pid="$(cat ${pidFile} 2>/dev/null)" && [ -n "$pid" ] && ps -p "$pid" -o args= | grep -q -- '--job job.json --out runner' && echo "$pid"`;
+  const result = await runOnHost(folder.host, script, { what: "look for a runner from before" });
+  const pid = result.stdout.trim();
+  if (result.exitCode === 0 && pid !== "") {
+    throw new RunnerError("target_busy", `a bprof-runner of this run still runs on ${hostName(folder.host)} (pid ${pid}, ${folder.dir}): let it finish, or stop it with \`kill ${pid}\` there, then resume`);
+  }
 }
 
 /** SIGTERM to the runner on the host: it finishes its item, reports `cancelled` and exits. */
