@@ -25,6 +25,12 @@ class TempDir {
   std::string path_;
 };
 
+// How far two float32 computations of one log-likelihood may differ: a summed log-probability of
+// -88 carries float32 rounding of about 1e-5 whichever order the sums are taken in, so a fixed
+// absolute bound fails on long or unlikely continuations. About 8 float32 ulps of the value, and
+// never less than 1e-5; a wrong mask or position is off by far more.
+inline double float32_logprob_tolerance(double logprob) { return 1e-5 + 1e-6 * (logprob < 0 ? -logprob : logprob); }
+
 void write_file(const std::string& path, const std::string& bytes);
 std::string read_file(const std::string& path);
 

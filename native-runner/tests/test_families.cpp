@@ -19,6 +19,7 @@
 namespace bprof {
 namespace {
 
+using test::float32_logprob_tolerance;
 using test::TempDir;
 using test::TinyLlamaSpec;
 
@@ -217,7 +218,7 @@ TEST(KvCache, ScoresEqualFullSequenceScores) {
     for (size_t i = 0; i < items.size(); i++) {
       ASSERT_EQ(cached[i].size(), items[i].choices.size());
       for (size_t c = 0; c < items[i].choices.size(); c++) {
-        EXPECT_NEAR(cached[i][c].logprob, full[i][c].logprob, 1e-5) << f.name << ": " << items[i].id << " choice " << c;
+        EXPECT_NEAR(cached[i][c].logprob, full[i][c].logprob, float32_logprob_tolerance(full[i][c].logprob)) << f.name << ": " << items[i].id << " choice " << c;
         EXPECT_EQ(cached[i][c].tokens, static_cast<int64_t>(items[i].choices[c].size()));
         EXPECT_EQ(cached[i][c].tokens, full[i][c].tokens);
         EXPECT_EQ(cached[i][c].greedy, full[i][c].greedy) << f.name << ": " << items[i].id << " choice " << c;
@@ -238,7 +239,7 @@ TEST(KvCache, EveryPositionLogitsGiveTheSameScores) {
     std::vector<ItemScores> every = engine->score_full_sequences(pointers(items), /*every_position=*/true);
     for (size_t i = 0; i < items.size(); i++)
       for (size_t c = 0; c < items[i].choices.size(); c++) {
-        EXPECT_NEAR(every[i][c].logprob, scored[i][c].logprob, 1e-5) << f.name << ": " << items[i].id << " choice " << c;
+        EXPECT_NEAR(every[i][c].logprob, scored[i][c].logprob, float32_logprob_tolerance(scored[i][c].logprob)) << f.name << ": " << items[i].id << " choice " << c;
         EXPECT_EQ(every[i][c].greedy, scored[i][c].greedy) << f.name << ": " << items[i].id << " choice " << c;
         EXPECT_EQ(every[i][c].tokens, scored[i][c].tokens);
       }
@@ -284,8 +285,8 @@ TEST(KvCache, BatchedEqualsUnbatched) {
       for (size_t c = 0; c < items[i].choices.size(); c++) {
         Item single{items[i].id, items[i].context, {items[i].choices[c]}};  // one row, no padding
         ChoiceScore alone = engine->score({&single})[0][0];
-        EXPECT_NEAR(batched[i][c].logprob, alone.logprob, 1e-5) << f.name << ": " << items[i].id << " choice " << c;
-        EXPECT_NEAR(item_alone[c].logprob, alone.logprob, 1e-5) << f.name << ": " << items[i].id << " choice " << c;
+        EXPECT_NEAR(batched[i][c].logprob, alone.logprob, float32_logprob_tolerance(alone.logprob)) << f.name << ": " << items[i].id << " choice " << c;
+        EXPECT_NEAR(item_alone[c].logprob, alone.logprob, float32_logprob_tolerance(alone.logprob)) << f.name << ": " << items[i].id << " choice " << c;
         EXPECT_EQ(batched[i][c].greedy, alone.greedy);
         EXPECT_EQ(batched[i][c].tokens, alone.tokens);
       }
@@ -304,7 +305,7 @@ TEST(KvCache, OneTokenChoicesNeedNoChoicePass) {
   std::vector<ItemScores> full = engine->score_full_sequences(pointers(items));
   for (size_t i = 0; i < items.size(); i++)
     for (size_t c = 0; c < items[i].choices.size(); c++) {
-      EXPECT_NEAR(cached[i][c].logprob, full[i][c].logprob, 1e-5);
+      EXPECT_NEAR(cached[i][c].logprob, full[i][c].logprob, float32_logprob_tolerance(full[i][c].logprob));
       EXPECT_EQ(cached[i][c].greedy, full[i][c].greedy);
       EXPECT_EQ(cached[i][c].tokens, 1);
     }

@@ -18,6 +18,7 @@
 namespace bprof {
 namespace {
 
+using test::float32_logprob_tolerance;
 using test::TempDir;
 using test::TinyLlamaSpec;
 
@@ -144,7 +145,7 @@ TEST(Score, BatchedEqualsUnbatched) {
     for (size_t c = 0; c < items[i].choices.size(); c++) {
       Item single{items[i].id, items[i].context, {items[i].choices[c]}};  // one row, no padding
       ChoiceScore alone = engine->score({&single})[0][0];
-      EXPECT_NEAR(batched[i][c].logprob, alone.logprob, 1e-5) << items[i].id << " choice " << c;
+      EXPECT_NEAR(batched[i][c].logprob, alone.logprob, float32_logprob_tolerance(alone.logprob)) << items[i].id << " choice " << c;
       EXPECT_EQ(batched[i][c].greedy, alone.greedy);
       EXPECT_EQ(batched[i][c].tokens, alone.tokens);
     }
