@@ -39,7 +39,7 @@ const MODEL_CONFIG = {
   model_type: "llama",
   vocab_size: BYTE_VOCAB_SIZE,
   hidden_size: 96,
-  intermediate_size: 384,
+  intermediate_size: 768,
   num_hidden_layers: 3,
   num_attention_heads: 4,
   num_key_value_heads: 2,
@@ -58,7 +58,7 @@ const MODEL_CONFIG = {
   use_cache: true,
 };
 
-const TRAIN = { steps: 18000, batch_size: 8, lr: 0.004, min_lr: 0.0004, warmup_steps: 200, weight_decay: 0.1, seed: 1 };
+const TRAIN = { steps: 26000, batch_size: 8, lr: 0.004, min_lr: 0.0004, warmup_steps: 200, weight_decay: 0.1, seed: 1 };
 
 const root = path.resolve(import.meta.dirname, "..");
 const workspace = path.join(root, "media", "demo");

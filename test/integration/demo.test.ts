@@ -67,8 +67,8 @@ test("bprof demo profiles the demo model: ten abilities, eleven benchmarks, the 
   assert.deepEqual([...new Set(model.profile!.variants.map((v) => v.selection))].sort(), ["random", "top"]);
 });
 
-// Issue 5 is open: the committed demo model is above chance everywhere (Contextual Recall 0.43,
-// the lowest, against chance 0.25) but the diagonal holds for 3 of 10 abilities (media/demo/README.md).
+// Issue 5 is open: the committed demo model is above chance everywhere (Deductive Reasoning 0.48,
+// the lowest, against chance 0.25) but the diagonal holds for 5 of 10 abilities (media/demo/README.md).
 // The validity test runs and prints its figures on every CI run; `todo` reports a failure without
 // failing the suite until a model passes. Remove the `todo` option when it does.
 const DEMO_MODEL_NOT_THERE_YET = "issue 5: the demo model does not meet this bar yet";
