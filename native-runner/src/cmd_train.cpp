@@ -77,7 +77,7 @@ TrainOptions parse_train_options(const json& v, const std::string& source) {
   if (!v.is_object()) throw bad_job(source, "'train' must be an object");
   // a misspelled option must not silently fall back to its default
   static const std::set<std::string> known = {"steps", "batch_size", "lr", "min_lr", "warmup_steps", "weight_decay",
-                                              "betas", "eps", "grad_clip", "seed"};
+                                              "betas", "eps", "grad_clip", "seed", "prompt_weight"};
   for (auto it = v.begin(); it != v.end(); ++it)
     if (!known.count(it.key())) throw bad_job(source, "'train." + it.key() + "' is not a training option");
 
@@ -106,6 +106,7 @@ TrainOptions parse_train_options(const json& v, const std::string& source) {
   o.eps = f.number("eps", 0, true, kInf, 1e-8, false);
   o.grad_clip = f.number("grad_clip", 0, false, kInf, 1.0, false);
   o.seed = static_cast<uint64_t>(f.integer("seed", 0, 0, true));
+  o.prompt_weight = f.number("prompt_weight", 0, false, std::nextafter(1.0, 2.0), 1.0, false);  // [0, 1]
   return o;
 }
 
@@ -164,6 +165,25 @@ TrainJob parse_train_job(const std::string& text, const std::string& source) {
   auto train = root.find("train");
   if (train == root.end()) throw bad_job(source, "'train' is missing (steps, batch_size, lr, warmup_steps, seed)");
   job.train = parse_train_options(*train, source);
+
+  auto prompt_lengths = root.find("prompt_lengths");
+  if (prompt_lengths != root.end() && !prompt_lengths->is_null()) {
+    if (!prompt_lengths->is_array() || prompt_lengths->size() != job.sequences.size())
+      throw bad_job(source, "'prompt_lengths' must be an array with one integer per sequence (" +
+                                std::to_string(job.sequences.size()) + ")");
+    for (size_t s = 0; s < prompt_lengths->size(); s++) {
+      const json& n = (*prompt_lengths)[s];
+      const int64_t size = static_cast<int64_t>(job.sequences[s].size());
+      // below the size, so every sequence keeps at least one prediction of full weight
+      if (!n.is_number_integer() || n.get<int64_t>() < 0 || n.get<int64_t>() >= size)
+        throw bad_job(source, "'prompt_lengths[" + std::to_string(s) + "]' = " + describe_json(n) +
+                                  " must be an integer from 0 to " + std::to_string(size - 1) + " (sequences[" +
+                                  std::to_string(s) + "] has " + std::to_string(size) + " tokens)");
+      job.prompt_lengths.push_back(n.get<int64_t>());
+    }
+  }
+  if (job.train.prompt_weight != 1.0 && job.prompt_lengths.empty())
+    throw bad_job(source, "'train.prompt_weight' needs 'prompt_lengths' (where each sequence's prompt ends)");
   return job;
 }
 

@@ -17,4 +17,12 @@ namespace bprof {
 at::Tensor mean_next_token_loss(const LlamaModel& model, const std::vector<const std::vector<int64_t>*>& rows,
                                 at::Device device);
 
+// Training's variant: the prediction of token j of row r weighs prompt_weight while
+// j < prompt_lengths[r], 1 from there on, and the loss is sum(w * CE) / sum(w). A model can so
+// learn mostly from the answers of items whose passages are random names (scripts/demo-train.ts).
+// Each prompt length is below its row's size, so every row has a prediction of weight 1.
+at::Tensor weighted_next_token_loss(const LlamaModel& model, const std::vector<const std::vector<int64_t>*>& rows,
+                                    const std::vector<int64_t>& prompt_lengths, double prompt_weight,
+                                    at::Device device);
+
 }  // namespace bprof

@@ -308,14 +308,21 @@ TrainResult train_llama(const TrainJob& job, const TrainCallbacks& callbacks) {
 
   TrainResult result;
   BatchStream stream(job.sequences.size(), o.seed);
+  // unweighted jobs keep the plain mean, so they give the same bytes as before weights existed
+  const bool weighted = !job.prompt_lengths.empty() && o.prompt_weight != 1.0;
   for (int64_t t = 1; t <= o.steps; t++) {
     if (callbacks.cancelled && callbacks.cancelled())
       throw RunnerError(ErrorCode::cancelled, "cancelled after " + std::to_string(t - 1) + " of " +
                                                   std::to_string(o.steps) + " training steps");
     std::vector<const std::vector<int64_t>*> rows;
-    for (size_t index : stream.next(o.batch_size)) rows.push_back(&job.sequences[index]);
+    std::vector<int64_t> prompt_lengths;
+    for (size_t index : stream.next(o.batch_size)) {
+      rows.push_back(&job.sequences[index]);
+      if (weighted) prompt_lengths.push_back(job.prompt_lengths[index]);
+    }
 
-    at::Tensor loss = mean_next_token_loss(model, rows, device);
+    at::Tensor loss = weighted ? weighted_next_token_loss(model, rows, prompt_lengths, o.prompt_weight, device)
+                               : mean_next_token_loss(model, rows, device);
     const double value = loss.item<double>();
     if (!std::isfinite(value))
       throw RunnerError(ErrorCode::bad_job, "the training loss is not finite at step " + std::to_string(t) +

@@ -59,6 +59,7 @@ struct TrainOptions {
   double eps = 1e-8;
   double grad_clip = 1.0;  // max global gradient norm; 0: no clipping
   uint64_t seed = 0;
+  double prompt_weight = 1.0;  // in [0, 1]: the loss weight of a prompt token's prediction (TrainJob::prompt_lengths)
 };
 
 struct TrainJob {
@@ -67,6 +68,9 @@ struct TrainJob {
   double initializer_range = 0.02;  // config.initializer_range, Hugging Face's default 0.02
   std::string device = "cpu";
   std::vector<std::vector<int64_t>> sequences;  // each >= 2 tokens, ids < vocab_size
+  // Optional, one per sequence, each below its sequence's size: the predictions of tokens
+  // 1 .. prompt_lengths[s] - 1 weigh train.prompt_weight in the loss, the rest 1.
+  std::vector<int64_t> prompt_lengths;
   TrainOptions train;
 };
 

@@ -19,6 +19,7 @@
 #include "config.h"
 #include "errors.h"
 #include "llama.h"
+#include "loss.h"
 #include "safetensors.h"
 #include "safetensors_writer.h"
 #include "support.h"
@@ -294,6 +295,71 @@ TEST(Train, LowersTheLossAndTheResultScoresThePatternBetter) {
   EXPECT_GT(after, before + 4.0) << "before " << before << ", after " << after;
 }
 
+TEST(Loss, PromptWeightScalesThePromptsPredictionsAgainstTheFloat64Reference) {
+  TempDir dir;
+  const test::TinyLlamaSpec spec;
+  const test::Weights weights = test::write_tiny_llama(dir.path(), spec);
+  ModelConfig config = load_model_config(dir.path());
+  Checkpoint checkpoint(dir.path());
+  LlamaModel model(config, load_llama_weights(config, checkpoint, LoadOptions{}));
+
+  const std::vector<std::vector<int64_t>> sequences = {{256, 72, 105, 33, 10, 65, 58, 32, 121}, {256, 111, 107, 10, 65, 58, 32, 110, 111, 257}};
+  const std::vector<const std::vector<int64_t>*> rows = {&sequences[0], &sequences[1]};
+  const std::vector<int64_t> prompt_lengths = {7, 3};
+  for (double prompt_weight : {0.0, 0.25, 1.0}) {
+    double weighted_sum = 0, weight_sum = 0, plain_sum = 0, predictions = 0;
+    for (size_t r = 0; r < sequences.size(); r++) {
+      const auto logprobs = test::reference_logprobs(spec, weights, sequences[r]);
+      for (size_t j = 1; j < sequences[r].size(); j++) {
+        const double ce = -logprobs[j - 1][static_cast<size_t>(sequences[r][j])];
+        const double w = static_cast<int64_t>(j) < prompt_lengths[r] ? prompt_weight : 1.0;
+        weighted_sum += w * ce;
+        weight_sum += w;
+        plain_sum += ce;
+        predictions += 1;
+      }
+    }
+    const double expected = weighted_sum / weight_sum;
+    const double got = weighted_next_token_loss(model, rows, prompt_lengths, prompt_weight, at::kCPU).item<double>();
+    EXPECT_NEAR(got, expected, 1e-5) << "prompt_weight " << prompt_weight;
+    if (prompt_weight == 1.0) {
+      EXPECT_NEAR(mean_next_token_loss(model, rows, at::kCPU).item<double>(), plain_sum / predictions, 1e-5);
+    }
+  }
+}
+
+TEST(Train, PromptWeightZeroLearnsOnlyTheAnswers) {
+  // Every sequence: BOS, a pattern run (the prompt), then one answer byte that the run's first
+  // letter decides. With the prompt's predictions at weight 0 the model learns the answers and
+  // not the runs; with weight 1 it learns both.
+  TempDir dir;
+  json job = train_job(150);
+  json sequences = json::array(), prompt_lengths = json::array();
+  for (size_t offset = 0; offset < kPattern.size(); offset++) {
+    std::vector<int64_t> tokens = pattern_tokens(offset, 12);
+    tokens.push_back('0' + static_cast<int64_t>(offset));
+    prompt_lengths.push_back(tokens.size() - 1);
+    sequences.push_back(tokens);
+  }
+  job["sequences"] = sequences;
+  job["prompt_lengths"] = prompt_lengths;
+  job["train"]["prompt_weight"] = 0.0;
+  const std::string answers_only = dir.file("answers-only"), everything = dir.file("everything");
+  RunResult r = run_runner("train", dir.file("job.json"), job, answers_only);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  job["train"]["prompt_weight"] = 1.0;
+  RunResult r1 = run_runner("train", dir.file("job1.json"), job, everything);
+  ASSERT_EQ(r1.exit_code, 0) << r1.out;
+
+  const std::vector<int64_t> prompt = pattern_tokens(2, 12);  // BOS "cdefghabcdef"
+  const double run_weighted = score_of(dir, answers_only, pattern_tokens(2, 6), {'i', 'j'} /* not the pattern */) -
+                              score_of(dir, answers_only, pattern_tokens(2, 6), {'a', 'b'});
+  const double run_plain = score_of(dir, everything, pattern_tokens(2, 6), {'i', 'j'}) -
+                           score_of(dir, everything, pattern_tokens(2, 6), {'a', 'b'});
+  EXPECT_GT(run_weighted, run_plain + 4.0) << "the weight-0 model prefers the run's true continuation far less";
+  EXPECT_GT(score_of(dir, answers_only, prompt, {'2'}), std::log(0.5)) << "the answer is learned";
+}
+
 TEST(Train, TiedEmbeddingsAreSavedOnce) {
   TempDir dir;
   RunResult r = run_runner("train", dir.file("job.json"), train_job(3, /*tied=*/true), dir.file("out"));
@@ -377,6 +443,15 @@ TEST(TrainJob, BadFieldsAreBadJobNamingTheField) {
       {[](json& j) { j["protocol"] = 2; }, "'protocol'"},
       {[](json& j) { j["subcommand"] = "score"; }, "'subcommand'"},
       {[](json& j) { j["device"] = 3; }, "'device'"},
+      {[](json& j) { j["train"]["prompt_weight"] = 1.5; }, "'train.prompt_weight'"},
+      {[](json& j) { j["train"]["prompt_weight"] = 0.5; }, "'train.prompt_weight' needs 'prompt_lengths'"},
+      {[](json& j) { j["prompt_lengths"] = {1, 2}; }, "'prompt_lengths' must be an array with one integer per sequence (8)"},
+      {[](json& j) {
+         j["prompt_lengths"] = json::array();
+         for (size_t s = 0; s < j["sequences"].size(); s++) j["prompt_lengths"].push_back(1);
+         j["prompt_lengths"][5] = j["sequences"][5].size();
+       },
+       "'prompt_lengths[5]' = 27 must be an integer from 0 to 26 (sequences[5] has 27 tokens)"},
   };
   for (const Case& c : cases) {
     std::string message = parse_error(c.edit);
