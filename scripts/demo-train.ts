@@ -88,8 +88,9 @@ async function main(): Promise<void> {
   await writeJson(path.join(staging, "tokenizer.json"), tokenizerJson);
   await writeJson(path.join(staging, "tokenizer_config.json"), tokenizerConfig);
   const tokenizer = await loadTokenizer(staging);
-  const sequences = items.map((it) => tokenizer.encodeSequence(renderDiagnosticItem(it)));
-  const promptLengths = items.map((it, i) => promptLength(sequences[i]!, tokenizer.encodeSequence(promptText(it))));
+  const texts = items.map((it) => renderDiagnosticItem(it));
+  const sequences = texts.map((text) => tokenizer.encodeSequence(text));
+  const promptLengths = items.map((it, i) => promptLength(sequences[i]!, tokenizer.encodeSequence(promptText(it, texts[i]!))));
   const longest = sequences.reduce((most, s) => Math.max(most, s.length), 0);
   if (longest > MAX_POSITIONS) throw new Error(`a training sequence has ${longest} tokens, more than ${MAX_POSITIONS}`);
   const tokens = sequences.reduce((n, s) => n + s.length, 0);
@@ -168,10 +169,9 @@ async function heldOutAccuracy(runnerPath: string, modelDir: string, work: strin
   return baselineAccuracies(scored, profile.benchmarks);
 }
 
-/** The item as a benchmark prompt reads it: the rendered text up to "Answer:", before " " + the answer. */
-function promptText(item: GeneratedItem): string {
-  const text = renderDiagnosticItem(item);
-  return text.slice(0, text.length - item.choices[item.answer]!.length - 1);
+/** The item as a benchmark prompt reads it: its rendered text up to "Answer:", before " " + the answer. */
+function promptText(item: GeneratedItem, rendered: string): string {
+  return rendered.slice(0, rendered.length - item.choices[item.answer]!.length - 1);
 }
 
 /** Tokens the item's sequence shares with its prompt's (the prompt's may end in special tokens). */
