@@ -116,8 +116,8 @@ class LlamaModel {
 
   ModelConfig config_;
   LlamaWeights weights_;
-  at::Tensor inv_freq_;
-  mutable std::vector<MlpGradientSums>* gradient_sums_ = nullptr;  // [hd/2] float32 on the weights' device
+  at::Tensor inv_freq_;  // [hd/2] float32 on the weights' device
+  mutable std::vector<MlpGradientSums>* gradient_sums_ = nullptr;
 };
 
 // RoPE inverse frequencies in float32, scaled as the config says (exposed for tests).
