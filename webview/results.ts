@@ -82,7 +82,7 @@ function render(report: Report): void {
     const profile = model.profile;
     if (!profile) continue;
     for (const section of profile.sections) {
-      const n = `n = ${section.n.toLocaleString("en-US")} of ${profile.parameters.toLocaleString("en-US")} parameters`;
+      const n = `n = ${section.n.toLocaleString("en-US")} of ${profile.parameters.toLocaleString("en-US")} parameters, ${profile.method} importance`;
       root.append(element("h4", `AIS (${section.metricLabel}) at k = ${section.k} (${n}); * = the ${Math.round(profile.bootstrap.confidence * 100)}% CI excludes 0`));
       const canvas = element("canvas");
       canvas.setAttribute("role", "img");

@@ -141,7 +141,7 @@ class Profile {
       if (throttle.should_emit(done, total)) command_.events.progress("importance", done, total, ability.id);
     };
     std::vector<std::vector<float>> importance =
-        engine_.importance(ability.sequences, plan_.batch_size, candidates_, progress, [this] { return command_.cancelled(); });
+        engine_.importance(ability.sequences, plan_.batch_size, plan_.method, candidates_, progress, [this] { return command_.cancelled(); });
     std::vector<ImportanceSpan> spans;
     for (const std::vector<float>& values : importance) spans.push_back({values.data(), static_cast<int64_t>(values.size())});
 

@@ -142,6 +142,12 @@ AblationPlan parse_ablation(const json& v, const std::string& source) {
     if (plan.has(selection)) throw bad_job(source, "'ablation.selections' names " + describe_json(s) + " twice");
     plan.selections.push_back(selection);
   }
+  auto method = v.find("method");
+  if (method != v.end()) {
+    if (*method == "paper") plan.method = ImportanceMethod::paper;
+    else if (*method == "signed") plan.method = ImportanceMethod::signed_importance;
+    else throw bad_job(source, "'ablation.method' is " + describe_json(*method) + " (expected \"paper\" or \"signed\")");
+  }
   plan.front_removal = non_negative_int(v, "front_removal", 0, source);
   plan.back_removal = non_negative_int(v, "back_removal", 0, source);
   plan.batch_size = non_negative_int(v, "batch_size", 8, source);

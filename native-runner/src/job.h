@@ -38,10 +38,16 @@ struct Ability {
 enum class Selection { top, bottom, random };
 const char* selection_name(Selection selection);
 
+// How an ability's importance is read off its gradient sum g (importance.cpp): `paper`, |theta * g|
+// as the authors' code does; `signed`, -theta * g, the first-order estimate of how much zeroing the
+// weight raises the ability's loss, so weights whose zeroing would lower it rank last.
+enum class ImportanceMethod { paper, signed_importance };
+
 // `ablation` of a `profile` job (PROTOCOL.md).
 struct AblationPlan {
   std::vector<double> k;  // strictly increasing, each in (0, 1)
   std::vector<Selection> selections;
+  ImportanceMethod method = ImportanceMethod::paper;
   int64_t front_removal = 0;
   int64_t back_removal = 0;
   int64_t batch_size = 8;

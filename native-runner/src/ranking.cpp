@@ -14,20 +14,23 @@ namespace {
 
 static_assert(sizeof(float) == 4, "float32 keys");
 
-// An order key for a non-negative importance: the bits of a non-negative float32 sort like the
-// float itself, so selecting by key needs no float comparisons and no full sort. Smaller key =
-// earlier in the ranking.
+// An order key for an importance of either sign (`signed` ones are negative where zeroing lowers
+// the loss): setting the sign bit of a non-negative float32, and flipping every bit of a negative
+// one, gives unsigned integers that sort like the floats themselves, so selecting by key needs no
+// float comparisons and no full sort.
+constexpr uint32_t kSignBit = 0x80000000u;
 constexpr uint32_t kInfinityBits = 0x7F800000u;
+constexpr uint32_t kZeroKey = kSignBit;  // the key of +0.0
 
-uint32_t magnitude_bits(float value, int64_t& non_finite) {
+uint32_t order_key(float value, int64_t& non_finite) {
   uint32_t bits;
   std::memcpy(&bits, &value, sizeof bits);
-  bits &= 0x7FFFFFFFu;  // |value|; importances are absolute values already, -0.0 becomes 0
-  if (bits >= kInfinityBits) {
+  if ((bits & ~kSignBit) >= kInfinityBits) {
     non_finite++;
-    return 0;  // ranked as an importance of 0
+    return kZeroKey;  // ranked as an importance of 0
   }
-  return bits;
+  if ((bits & ~kSignBit) == 0) return kZeroKey;  // -0.0 ranks as 0.0
+  return (bits & kSignBit) ? ~bits : bits | kSignBit;
 }
 
 enum class Order { largest_first, smallest_first };
@@ -37,8 +40,8 @@ void for_each_key(const std::vector<ImportanceSpan>& importance, Order order, in
   int64_t index = 0;
   for (const ImportanceSpan& span : importance) {
     for (int64_t i = 0; i < span.size; i++, index++) {
-      uint32_t bits = magnitude_bits(span.values[i], non_finite);
-      visit(order == Order::largest_first ? kInfinityBits - bits : bits, index);
+      const uint32_t key = order_key(span.values[i], non_finite);
+      visit(order == Order::largest_first ? ~key : key, index);
     }
   }
 }

@@ -28,8 +28,8 @@ struct ImportanceSpan {
 // the double nearest to 0.00016 times 1e6 is 159.99999999999997.
 int64_t parameters_for_k(double k, int64_t parameters);
 
-// Ranking by importance. `top`: largest first; `bottom`: smallest first; ties go to the smaller
-// global index in both. Non-finite values (a diverged loss) rank as 0; `non_finite` counts them.
+// Ranking by importance, which may be negative (`signed`). `top`: largest first; `bottom`: smallest
+// first; ties go to the smaller global index in both. Non-finite values (a diverged loss) rank as 0; `non_finite` counts them.
 // Throws RunnerError(bad_job) when n exceeds the number of candidates.
 std::vector<int64_t> rank_top(const std::vector<ImportanceSpan>& importance, int64_t n, int64_t* non_finite = nullptr);
 std::vector<int64_t> rank_bottom(const std::vector<ImportanceSpan>& importance, int64_t n, int64_t* non_finite = nullptr);

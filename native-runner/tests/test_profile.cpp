@@ -13,6 +13,7 @@
 #include "config.h"
 #include "engine.h"
 #include "llama.h"
+#include "ranking.h"
 #include "support.h"
 
 namespace bprof {
@@ -62,8 +63,21 @@ TEST(Importance, IsThetaTimesTheSummedBatchGradientByFiniteDifferences) {
 
   std::vector<CandidateTensor> candidates = engine->candidates(0, 0);
   ASSERT_EQ(candidates.size(), 6u);  // 2 layers x gate, up, down
-  std::vector<std::vector<float>> importance = engine->importance(job_order, 2, candidates, nullptr, nullptr);
+  std::vector<std::vector<float>> importance = engine->importance(job_order, 2, ImportanceMethod::paper, candidates, nullptr, nullptr);
+  std::vector<std::vector<float>> signed_importance =
+      engine->importance(job_order, 2, ImportanceMethod::signed_importance, candidates, nullptr, nullptr);
   ASSERT_EQ(importance.size(), candidates.size());
+  ASSERT_EQ(signed_importance.size(), candidates.size());
+  // the same product, its sign kept: |signed| is the paper's value to the bit, and both signs occur
+  int positive = 0, negative = 0;
+  for (size_t c = 0; c < candidates.size(); c++)
+    for (size_t j = 0; j < importance[c].size(); j++) {
+      EXPECT_EQ(std::abs(signed_importance[c][j]), importance[c][j]) << candidates[c].name << "[" << j << "]";
+      positive += signed_importance[c][j] > 0;
+      negative += signed_importance[c][j] < 0;
+    }
+  EXPECT_GT(positive, 0);
+  EXPECT_GT(negative, 0);
 
   double largest = 0;
   for (const auto& values : importance)
@@ -87,10 +101,57 @@ TEST(Importance, IsThetaTimesTheSummedBatchGradientByFiniteDifferences) {
                               (static_cast<double>(wp) - static_cast<double>(wm));
       const double expected = std::abs(static_cast<double>(theta) * gradient);
       EXPECT_NEAR(values[j], expected, 2e-3 * expected + 1e-5 * largest) << candidates[c].name << "[" << j << "]";
+      EXPECT_NEAR(signed_importance[c][j], -static_cast<double>(theta) * gradient, 2e-3 * expected + 1e-5 * largest)
+          << candidates[c].name << "[" << j << "]";
       checked++;
     }
   }
   EXPECT_EQ(checked, 18);
+}
+
+// What `signed` promises: the weight it ranks first is the one whose zeroing raises the ability's
+// loss the most (to first order), and the one it ranks last lowers the loss when zeroed. Checked by
+// zeroing each in the float64 reference model.
+TEST(Importance, SignedRanksFirstTheWeightWhoseZeroingRaisesTheLoss) {
+  TempDir dir;
+  TinyLlamaSpec spec;
+  test::Weights weights = test::write_tiny_llama(dir.path(), spec);
+  auto engine = open_tiny(dir.path());
+  std::vector<std::vector<int64_t>> sequences;
+  for (int64_t s = 0; s < 6; s++) {
+    sequences.push_back({256});
+    for (int64_t i = 1; i < 6 + s; i++) sequences.back().push_back(40 + (i * 5 + s * 11) % 60);
+  }
+  std::vector<std::vector<int64_t>> by_length = sequences;  // already sorted by length
+  std::vector<CandidateTensor> candidates = engine->candidates(0, 0);
+  auto importance = engine->importance(sequences, 3, ImportanceMethod::signed_importance, candidates, nullptr, nullptr);
+  std::vector<ImportanceSpan> spans;
+  for (const auto& values : importance) spans.push_back({values.data(), static_cast<int64_t>(values.size())});
+  const int64_t total = candidates.back().offset + candidates.back().numel;
+  const int64_t first = rank_top(spans, 1).front(), last = rank_bottom(spans, 1).front();
+
+  const double base = summed_batch_losses(spec, weights, by_length, 3);
+  auto loss_change_when_zeroed = [&](int64_t index, double* estimate) {
+    for (size_t c = 0; c < candidates.size(); c++) {
+      if (index < candidates[c].offset || index >= candidates[c].offset + candidates[c].numel) continue;
+      const size_t j = static_cast<size_t>(index - candidates[c].offset);
+      *estimate = importance[c][j];
+      test::Weights zeroed = weights;
+      zeroed.at(candidates[c].name).values[j] = 0;
+      return summed_batch_losses(spec, zeroed, by_length, 3) - base;
+    }
+    ADD_FAILURE() << "index " << index << " is not a candidate (of " << total << ")";
+    return 0.0;
+  };
+  double first_estimate = 0, last_estimate = 0;
+  const double raised = loss_change_when_zeroed(first, &first_estimate);
+  const double lowered = loss_change_when_zeroed(last, &last_estimate);
+  EXPECT_GT(first_estimate, 0);
+  EXPECT_LT(last_estimate, 0);
+  EXPECT_GT(raised, 0) << "zeroing the signed top weight should raise the loss";
+  EXPECT_LT(lowered, 0) << "zeroing the signed bottom weight should lower the loss";
+  EXPECT_NEAR(raised, first_estimate, 0.25 * first_estimate);
+  EXPECT_NEAR(lowered, last_estimate, 0.25 * std::abs(last_estimate));
 }
 
 TEST(Importance, LeavesTheWeightsAsTheyWereAndGivesTheSameAnswerTwice) {
@@ -102,8 +163,8 @@ TEST(Importance, LeavesTheWeightsAsTheyWereAndGivesTheSameAnswerTwice) {
 
   Item item{"q", {256, 72, 101}, {{108, 108}, {111}}};
   auto before = engine->score({&item});
-  auto first = engine->importance(sequences, 2, candidates, nullptr, nullptr);
-  auto second = engine->importance(sequences, 2, candidates, nullptr, nullptr);
+  auto first = engine->importance(sequences, 2, ImportanceMethod::paper, candidates, nullptr, nullptr);
+  auto second = engine->importance(sequences, 2, ImportanceMethod::paper, candidates, nullptr, nullptr);
   EXPECT_EQ(first, second);
   auto after = engine->score({&item});
   for (size_t c = 0; c < 2; c++) EXPECT_EQ(before[0][c].logprob, after[0][c].logprob);

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <set>
 #include <sstream>
 
 #include "ranking.h"
@@ -118,6 +119,32 @@ TEST(Profile, RunsEveryVariantWithExactCountsAndAManifest) {
   EXPECT_LE(widest["intersections"][0][1].get<int64_t>(), widest["n"].get<int64_t>());
 }
 
+// `method: signed` ranks by -theta * g where the paper ranks by |theta * g|, so the paper's top n
+// is always inside signed's top n and bottom n together, and neither method's top equals the other's.
+TEST(Profile, SignedRankingsSplitThePapersTopSetBySign) {
+  TempDir dir;
+  test::write_tiny_llama(dir.path());
+  auto rankings_of = [&](const std::string& method) {
+    json job = profile_job(dir.path());
+    job["ablation"]["method"] = method;
+    job["ablation"]["selections"] = {"top", "bottom"};
+    test::write_file(dir.file(method + ".json"), job.dump());
+    RunResult r = run_profile(dir.file(method + ".json"), dir.file(method));
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return std::make_pair(ranking_from_bytes(test::read_file(dir.file(method + "/rankings/quant.top.bin")), "top"),
+                          ranking_from_bytes(test::read_file(dir.file(method + "/rankings/quant.bottom.bin")), "bottom"));
+  };
+  const auto [paper_top, paper_bottom] = rankings_of("paper");
+  const auto [signed_top, signed_bottom] = rankings_of("signed");
+  ASSERT_EQ(paper_top.size(), signed_top.size());
+  EXPECT_NE(paper_top, signed_top);
+  for (size_t n : {size_t{1}, size_t{10}, paper_top.size()}) {
+    std::set<int64_t> either(signed_top.begin(), signed_top.begin() + static_cast<std::ptrdiff_t>(n));
+    either.insert(signed_bottom.begin(), signed_bottom.begin() + static_cast<std::ptrdiff_t>(n));
+    for (size_t i = 0; i < n; i++) EXPECT_TRUE(either.count(paper_top[i])) << "n=" << n << " paper_top[" << i << "]";
+  }
+}
+
 // What a variant zeroed, checked without the runner's ablation code: zero the ranking's first n
 // candidates in a copy of the checkpoint, score that with `score`, and compare with the variant.
 TEST(Profile, AVariantScoresLikeACheckpointWithItsParametersZeroed) {
@@ -229,6 +256,7 @@ TEST(Profile, BadJobsSayWhatIsWrong) {
       {[](json& j) { j["ablation"]["k"] = {0.01, 0.001}; }, "ablation.k[1]"},
       {[](json& j) { j["ablation"]["k"] = {1.5}; }, "ablation.k[0]"},
       {[](json& j) { j["ablation"]["selections"] = {"top", "middle"}; }, "middle"},
+      {[](json& j) { j["ablation"]["method"] = "absolute"; }, "'ablation.method' is \"absolute\""},
       {[](json& j) { j["abilities"][1]["id"] = "quant"; }, "used by an earlier ability"},
       {[](json& j) { j["abilities"][0]["id"] = "../escape"; }, "abilities[0]"},
       {[](json& j) { j["abilities"][0]["sequences"][2] = {256}; }, "sequences[2]"},

@@ -61,6 +61,30 @@ TEST(Ranking, EqualsAFullSortOnValuesWithManyTies) {
   }
 }
 
+// `signed` importances (-theta x gradient sum) are negative where zeroing a weight would lower the
+// loss: they must rank below every positive one, most negative last, with -0 tying 0.
+TEST(Ranking, SignedValuesRankInTheirFloatOrder) {
+  std::mt19937 rng(13);
+  std::vector<std::vector<float>> tensors(2);
+  std::vector<float> flat;
+  for (int t = 0; t < 2; t++) {
+    for (int i = 0; i < 5000; i++) {
+      float v = (rng() % 5 == 0) ? static_cast<float>(static_cast<int>(rng() % 5) - 2) * 0.5f
+                                 : std::ldexp(static_cast<float>(rng() % 100000) / 100000.0f, static_cast<int>(rng() % 60) - 140);
+      if (rng() % 2) v = -v;  // both signs, -0.0 included
+      tensors[t].push_back(v);
+      flat.push_back(v);
+    }
+  }
+  auto spans = spans_of(tensors);
+  for (int64_t n : {1, 3, 100, 4999, 7001, 10000}) {
+    EXPECT_EQ(rank_top(spans, n), brute_force(flat, n, true)) << "top n=" << n;
+    EXPECT_EQ(rank_bottom(spans, n), brute_force(flat, n, false)) << "bottom n=" << n;
+  }
+  const std::vector<std::vector<float>> small = {{-1.0f, 0.5f, -0.0f, -3.0f, 0.0f, 2.0f}};
+  EXPECT_EQ(rank_top(spans_of(small), 6), (std::vector<int64_t>{5, 1, 2, 4, 0, 3}));
+}
+
 TEST(Ranking, TopSetsOfASweepAreNested) {
   std::mt19937 rng(11);
   std::vector<float> values(20000);

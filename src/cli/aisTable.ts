@@ -4,6 +4,7 @@
 // from the report model (src/core/report/model.ts), which `bprof report` renders too: rows,
 // columns with their metrics, the cells, and the reasons with the numbers the reports give them.
 import { formatConfidence, formatFixed, formatInterval, formatK } from "../core/report/format";
+import type { ImportanceMethod } from "../core/config/types";
 import type { BaselineRow, KSection, ModelReport, ReportCell } from "../core/report/model";
 
 /** One benchmark's baseline line: acc, acc_norm and chance, or exact_match (its filter) and chance. */
@@ -20,15 +21,15 @@ export function formatAisTables(model: ModelReport): string {
   const profile = model.profile;
   if (!profile) return "";
   const confidence = formatConfidence(profile.bootstrap.confidence);
-  const blocks = profile.sections.map((s) => sectionTable(model.name, s, profile.parameters, confidence));
+  const blocks = profile.sections.map((s) => sectionTable(model.name, s, profile.parameters, profile.method, confidence));
   return blocks.join("\n\n") + (blocks.length > 0 ? "\n" : "");
 }
 
-function sectionTable(model: string, s: KSection, parameters: number, confidence: string): string {
+function sectionTable(model: string, s: KSection, parameters: number, method: ImportanceMethod, confidence: string): string {
   const rows = [["ability", ...s.columns], ...s.rows.map((r) => [r.label, ...r.cells.map(cellText)])];
   // The reasons the printed cells refer to, under the numbers every report gives them.
   const cited = [...new Set(s.rows.flatMap((r) => r.cells.flatMap((c) => (c.ais === null && c.reason !== undefined ? [c.reason] : []))))].sort((a, b) => a - b);
-  const title = `${model}: AIS (${s.metricLabel}) at k = ${formatK(s.k)} (n = ${s.n} of ${parameters} parameters), ${confidence} CI; * = the CI excludes 0`;
+  const title = `${model}: AIS (${s.metricLabel}) at k = ${formatK(s.k)} (n = ${s.n} of ${parameters} parameters, ${method} importance), ${confidence} CI; * = the CI excludes 0`;
   return [title, ...alignColumns(rows), ...cited.map((n) => `  (${n}) ${s.reasons[n - 1] ?? "AIS is undefined"}`), ...labelLines(s)].join("\n");
 }
 

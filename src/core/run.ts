@@ -182,6 +182,7 @@ async function profileResults(
     abilities,
     k: [...ablation.k].sort((a, b) => a - b),
     selections: ablation.selections,
+    method: ablation.method,
     seed: profile.seed,
     bootstrap: profile.bootstrap,
     decode: tokenizer.decode,

@@ -38,7 +38,7 @@ test("e2e: Show Latest Results draws the AIS heatmaps in the results webview", {
     mark(`heatmaps ${JSON.stringify(drawn)}`);
     const text = await frame.evaluate(() => document.body.innerText);
     assert.match(text, /^Run \d{8}-\d{6}-[0-9a-f]{4}$/m);
-    assert.match(text, /AIS \(acc\) at k = 0\.01 \(n = \d+ of [\d,]+ parameters\)/);
+    assert.match(text, /AIS \(acc\) at k = 0\.01 \(n = \d+ of [\d,]+ parameters, paper importance\)/);
     assert.deepEqual(problems, []);
   });
 });

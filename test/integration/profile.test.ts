@@ -37,7 +37,7 @@ test("bprof run profiles two abilities with the real runner; one AIS cell recomp
   const result = await bprof(["run", path.join(root, "profile.bprof.yaml")]);
   assert.equal(result.exitCode, 0, `bprof run failed:\n${result.stderr}\n${result.stdout}`);
   assert.match(result.stdout, /tiny-llama\s+tiny_yes\s+acc/);
-  assert.match(result.stdout, new RegExp(`tiny-llama: AIS \\(acc\\) at k = 0\\.001 \\(n = ${Math.floor(0.001 * parameters)} of ${parameters} parameters\\)`));
+  assert.match(result.stdout, new RegExp(`tiny-llama: AIS \\(acc\\) at k = 0\\.001 \\(n = ${Math.floor(0.001 * parameters)} of ${parameters} parameters, paper importance\\)`));
   assert.match(result.stdout, /^Quantitative Reasoning\s/m);
   assert.match(result.stdout, /^random \(control\)\s/m);
   for (const phase of ["baseline", `importance \\(${QUANT}\\)`, `importance \\(${SPATIAL}\\)`, "rank( \\([^)]*\\))?", "variants"]) {
@@ -50,7 +50,8 @@ test("bprof run profiles two abilities with the real runner; one AIS cell recomp
   const job = JSON.parse(await fs.readFile(path.join(modelDir, "job.json"), "utf8"));
   assert.equal(job.subcommand, "profile");
   assert.deepEqual(job.abilities.map((a: { id: string; sequences: number[][] }) => [a.id, a.sequences.length]), [["quantitative-reasoning", 4], ["spatial-reasoning", 3]]);
-  assert.deepEqual(job.ablation, { k: K, selections: ["top", "random"], front_removal: 0, back_removal: 0, batch_size: 2, seed: 3 });
+  assert.deepEqual(job.ablation, { k: K, selections: ["top", "random"], method: "paper", front_removal: 0, back_removal: 0, batch_size: 2, seed: 3 });
+  assert.equal(JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8")).models[0].profile.method, "paper");
 
   const results = JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8"));
   assert.equal(results.schema_version, 1);

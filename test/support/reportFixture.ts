@@ -109,6 +109,7 @@ export function fixtureResults(): Results {
         candidates: 40000,
         k: [0.001, 0.01],
         selections: ["top", "random"],
+        method: "paper",
         seed: 3,
         bootstrap: { resamples: 1000, confidence: 0.95, seed: 3 },
         abilities: [

@@ -23,12 +23,19 @@ function schemaLines(tail: string): string[] {
 test("a valid ability section parses", () => {
   const parsed = parseConfig(
     HEAD + "abilities:\n  - name: Deductive Reasoning\n    data: d.diag.jsonl\n  - name: Mine\n    data: [a.diag.jsonl, b.diag.jsonl]\n    limit: 10\n" +
-    "ablation:\n  k: [0.01, 0.001]\n  selections: [top, bottom, random]\n  front_removal: 1\n  back_removal: 0\n  batch_size: 4\nseed: 7\nbootstrap:\n  resamples: 200\n  confidence: 0.9\n",
+    "ablation:\n  k: [0.01, 0.001]\n  selections: [top, bottom, random]\n  method: signed\n  front_removal: 1\n  back_removal: 0\n  batch_size: 4\nseed: 7\nbootstrap:\n  resamples: 200\n  confidence: 0.9\n",
     FILE,
   );
   assert.deepEqual(parsed.diagnostics, []);
   assert.deepEqual(parsed.config!.abilities![1], { name: "Mine", data: ["a.diag.jsonl", "b.diag.jsonl"], limit: 10 });
   assert.deepEqual(parsed.config!.ablation!.k, [0.01, 0.001]);
+  assert.equal(parsed.config!.ablation!.method, "signed");
+});
+
+test("the importance method is paper or signed, said where it is written", () => {
+  assert.deepEqual(schemaLines("ablation:\n  k: [0.01]\n  method: absolute\n"), [
+    "/p/x.bprof.yaml:7:11: error: `ablation.method` must be one of: paper, signed (field ablation.method)",
+  ]);
 });
 
 test("`data` that is neither a file nor a list of files gets one message, on the value", () => {
@@ -155,7 +162,7 @@ test("a complete ability section resolves: k sorted, defaults, items of the name
   );
   assert.ok(profile, diagnostics.map(formatDiagnostic).join("\n"));
   assert.deepEqual(profile.abilities.map((a) => [a.name, a.items.map((i) => i.id)]), [[QUANT, ["q1", "q2", "q3", "q4", "m1"]], [SPATIAL, ["s5", "s6", "s7"]]]);
-  assert.deepEqual(profile.ablation, { k: [0.001, 0.01], selections: ["top", "random"], frontRemoval: 0, backRemoval: 0, batchSize: 8 });
+  assert.deepEqual(profile.ablation, { k: [0.001, 0.01], selections: ["top", "random"], method: "paper", frontRemoval: 0, backRemoval: 0, batchSize: 8 });
   assert.equal(profile.seed, 1);
   assert.deepEqual(profile.bootstrap, { resamples: 1000, confidence: 0.95 });
   // mixed.diag.jsonl holds an item of an ability the config does not declare: said once, on that entry.

@@ -92,7 +92,7 @@ before(async () => {
     new Map(Object.entries(CHANGED).map(([key, changed]) => [FILES[key]!, runnerScores(changed, key === "quant.top.k0" ? [1, 0, 1, 0] : [1, 1, 1, 0])])),
     {
       benchmarks: BENCHMARKS, refs: REFS, abilities: [{ id: "quant", name: QUANT, sequences: 3 }, { id: "spatial", name: SPATIAL, sequences: 3 }],
-      k: [0.01], selections: ["top", "random"], seed: 2, bootstrap: { resamples: 300, confidence: 0.95 }, decode,
+      k: [0.01], selections: ["top", "random"], method: "paper", seed: 2, bootstrap: { resamples: 300, confidence: 0.95 }, decode,
     },
   );
   results = {
@@ -149,7 +149,7 @@ test("the CLI's tables: exact_match on the baseline line, each column of a mixed
   assert.equal(formatBaseline(model.baseline[0]!), "mc  acc 0.7500  acc_norm 0.7500  chance 0.5000  (4 items)");
   assert.equal(formatBaseline(model.baseline[1]!), "gen  exact_match 0.6000 (first-word)  none 0.0000  chance 0.0000  (5 items)");
   const lines = formatAisTables(model).split("\n");
-  assert.match(lines[0]!, /^m: AIS \(acc; exact_match for generate_until benchmarks\) at k = 0\.01 \(n = 10 of 1000 parameters\), 95% CI/);
+  assert.match(lines[0]!, /^m: AIS \(acc; exact_match for generate_until benchmarks\) at k = 0\.01 \(n = 10 of 1000 parameters, paper importance\), 95% CI/);
   assert.match(lines[1]!, /^ability\s+mc \(acc\)\s+gen \(exact_match\)$/);
   assert.match(lines[3]!, /^Spatial Reasoning\s+ 0\.000 .*-0\.333 \[/);
 });

@@ -86,7 +86,7 @@ test("the profile job is the score job plus abilities (one sequence per item) an
     { id: "quantitative-reasoning", sequences: [[BOS_TOKEN_ID, ...utf8("Sums.\nWhat is 1 + 1?\nAnswer: 2")], [BOS_TOKEN_ID, ...utf8("What is 2 + 2?\nAnswer: 4")]] },
     { id: "spatial-reasoning", sequences: [[BOS_TOKEN_ID, ...utf8("What is 3 + 3?\nAnswer: 6")]] },
   ]);
-  assert.deepEqual(job.ablation, { k: [0.001, 0.01], selections: ["top", "bottom", "random"], front_removal: 0, back_removal: 1, batch_size: 2, seed: 42 });
+  assert.deepEqual(job.ablation, { k: [0.001, 0.01], selections: ["top", "bottom", "random"], method: "paper", front_removal: 0, back_removal: 1, batch_size: 2, seed: 42 });
   assert.deepEqual(abilities, [{ id: "quantitative-reasoning", name: QUANT, sequences: 2 }, { id: "spatial-reasoning", name: SPATIAL, sequences: 1 }]);
   // What goes to the runner is plain JSON: it survives a round trip unchanged.
   assert.deepEqual(JSON.parse(JSON.stringify(job)), job);
@@ -95,7 +95,7 @@ test("the profile job is the score job plus abilities (one sequence per item) an
 test("the compiler refuses what the runner would refuse", async () => {
   const { profile } = await loadProfile(project.configPath);
   const model = profile!.models[0]!;
-  const ablation = { k: [0.01, 0.01], selections: ["top" as const], frontRemoval: 0, backRemoval: 0, batchSize: 8 };
+  const ablation = { k: [0.01, 0.01], selections: ["top" as const], method: "paper" as const, frontRemoval: 0, backRemoval: 0, batchSize: 8 };
   assert.throws(() => compileProfileJob(model, profile!.benchmarks, { abilities: [], ablation, seed: 1 }, tokenizer, "cpu"), /at least one ability/);
   const abilities = [{ name: QUANT, files: [], items: [item()] }];
   assert.throws(() => compileProfileJob(model, profile!.benchmarks, { abilities, ablation, seed: 1 }, tokenizer, "cpu"), /k = 0.01 appears twice/);

@@ -84,6 +84,7 @@ const INPUTS: ProfileInputs = {
   abilities: [{ id: "quant", name: QUANT, sequences: 3 }, { id: "spatial", name: SPATIAL, sequences: 2 }],
   k: K,
   selections: ["top", "random"],
+  method: "signed",
   seed: 5,
   bootstrap: { resamples: 200, confidence: 0.9 },
 };
@@ -206,7 +207,7 @@ test("the AIS table: abilities down, benchmarks across, * for significant cells,
   const blocks = text.trimEnd().split("\n\n");
   assert.equal(blocks.length, 2);
   const lines = blocks[0]!.split("\n");
-  assert.equal(lines[0], "tiny: AIS (acc) at k = 0.001 (n = 35 of 35104 parameters), 90% CI; * = the CI excludes 0");
+  assert.equal(lines[0], "tiny: AIS (acc) at k = 0.001 (n = 35 of 35104 parameters, signed importance), 90% CI; * = the CI excludes 0");
   assert.match(lines[1]!, /^ability\s+b1\s+b2$/);
   const cellOf = (ability: string, k: number) => variant(profile.variants, ability, "top", k).benchmarks[0]!.acc!;
   const quant = cellOf(QUANT, 0.001);

@@ -418,3 +418,27 @@ test("a missing item file: the report is still written, the cell says why, and t
     await fs.rm(path.dirname(path.dirname(broken)), { recursive: true, force: true });
   }
 });
+
+test("the importance method: every format says which one ranked the weights; older results read as paper", async () => {
+  const paper = await render("md");
+  assert.ok(paper.text.includes("| importance | paper: \\|θ × g\\|, as the authors' code |"), "the Markdown names the method, its bars escaped");
+  const older = fixtureResults() as unknown as { models: { profile: { method?: string } }[] };
+  delete older.models[0]!.profile.method;
+  assert.equal(checkResults(older, "r.json").models[0]!.profile!.method, "paper");
+  older.models[0]!.profile.method = "absolute";
+  assert.throws(() => checkResults(older, "r.json"), { message: "r.json: models[0].profile.method: expected paper or signed" });
+
+  const results = fixtureResults();
+  results.models[0]!.profile!.method = "signed";
+  const signedDir = await writeFixtureRun(results);
+  try {
+    const signedRun = await loadRun(signedDir);
+    const html = await renderReport(signedRun, { format: "html", script: SCRIPT });
+    assert.match(html.text, /<th[^>]*>importance<\/th><td>signed: −θ × g, how much zeroing a weight raises the ability&#39;s loss \(to first order\)<\/td>/);
+    const tex = await renderReport(signedRun, { format: "latex" });
+    assert.match(tex.text, /parameters zeroed, ranked by \$-\\theta g\$\)\./);
+    assert.equal(JSON.parse((await renderReport(signedRun, { format: "json" })).text).models[0].profile.method, "signed");
+  } finally {
+    await fs.rm(path.dirname(path.dirname(signedDir)), { recursive: true, force: true });
+  }
+});

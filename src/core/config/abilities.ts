@@ -8,7 +8,7 @@ import { errorsOf, type Diagnostic } from "../diagnostics";
 import { isFile } from "../fsutil";
 import { candidateCount, readParameterCount, selectedCount } from "../model/parameters";
 import type { YamlSource } from "../yamlSource";
-import type { ProfileConfig, Selection } from "./types";
+import type { ImportanceMethod, ProfileConfig, Selection } from "./types";
 
 export interface ResolvedAbility {
   name: string;
@@ -22,6 +22,7 @@ export interface ResolvedAblation {
   /** Ascending and distinct. */
   k: number[];
   selections: Selection[];
+  method: ImportanceMethod;
   frontRemoval: number;
   backRemoval: number;
   batchSize: number;
@@ -67,6 +68,7 @@ function resolveAblation(spec: NonNullable<ProfileConfig["ablation"]>): Resolved
   return {
     k: [...spec.k].sort((a, b) => a - b),
     selections: spec.selections ?? [...DEFAULT_SELECTIONS],
+    method: spec.method ?? "paper",
     frontRemoval: spec.front_removal ?? 0,
     backRemoval: spec.back_removal ?? 0,
     batchSize: spec.batch_size ?? DEFAULT_BATCH_SIZE,

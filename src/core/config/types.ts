@@ -34,9 +34,17 @@ export interface AbilitySpec {
 
 export type Selection = "top" | "bottom" | "random";
 
+/**
+ * How an ability's importance is read off its summed gradient g (PROTOCOL.md): `paper`, |theta x g|
+ * as the authors' code does; `signed`, -theta x g, the first-order rise of the ability's loss when
+ * the weight is zeroed.
+ */
+export type ImportanceMethod = "paper" | "signed";
+
 export interface AblationSpec {
   k: number[];
   selections?: Selection[];
+  method?: ImportanceMethod;
   front_removal?: number;
   back_removal?: number;
   batch_size?: number;

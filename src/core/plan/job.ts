@@ -15,7 +15,7 @@
 // - generation stops at the `until` strings, the tokenizer's EOS and generation_config.json's
 //   eos_token_id (one id or a list), as Hugging Face's generate() does.
 import type { ResolvedAbility, ResolvedAblation, ResolvedBenchmark, ResolvedModel } from "../config/load";
-import type { Selection } from "../config/types";
+import type { ImportanceMethod, Selection } from "../config/types";
 import type { TaskItem } from "../datasets/task";
 import { formatDiagnostic, type Diagnostic } from "../diagnostics";
 import { benchmarkChatContext } from "../prompts/chatPrompt";
@@ -81,6 +81,7 @@ export interface ProfileJob extends Omit<ScoreJob, "subcommand"> {
   ablation: {
     k: number[];
     selections: Selection[];
+    method: ImportanceMethod;
     front_removal: number;
     back_removal: number;
     batch_size: number;
@@ -165,6 +166,7 @@ export function compileProfileJob(
     ablation: {
       k,
       selections: [...plan.ablation.selections],
+      method: plan.ablation.method,
       front_removal: plan.ablation.frontRemoval,
       back_removal: plan.ablation.backRemoval,
       batch_size: plan.ablation.batchSize,

@@ -1,5 +1,6 @@
 // Number formatting and the heatmap's colour scale, shared by every report format and the
 // VS Code webview (which receives colours already computed, so both draw the same figure).
+import type { ImportanceMethod } from "../config/types";
 
 /** `value` with `digits` decimals; a value that rounds to zero prints without a sign. */
 export function formatFixed(value: number, digits: number, minus = "-"): string {
@@ -94,4 +95,11 @@ export function formatInterval(ci: { low: number; high: number }, digits: number
 /** "95%" for a confidence of 0.95. */
 export function formatConfidence(confidence: number): string {
   return `${Number((confidence * 100).toFixed(1))}%`;
+}
+
+/** What an importance method ranks by (g: the ability's summed gradient), for the reports' headers. */
+export function describeMethod(method: ImportanceMethod): string {
+  return method === "signed"
+    ? "signed: −θ × g, how much zeroing a weight raises the ability's loss (to first order)"
+    : "paper: |θ × g|, as the authors' code";
 }

@@ -3,7 +3,7 @@
 // tables are written here; the heatmaps are drawn in the page by the bundle (webview/report.ts,
 // chart.js + chartjs-chart-matrix) from the heatmaps of the report model, embedded as JSON.
 import { randomBytes } from "node:crypto";
-import { formatConfidence, formatCount, formatFixed, formatInterval, formatK, MINUS } from "./format";
+import { describeMethod, formatConfidence, formatCount, formatFixed, formatInterval, formatK, MINUS } from "./format";
 import type { BaselineRow, ChoiceDocument, GenerationDocument, Heatmap, KSection, ModelReport, NegativeCell, Report, ReportCell } from "./model";
 
 export interface HtmlOptions {
@@ -116,6 +116,7 @@ function modelSection(model: ModelReport, counter: Counter, heatmaps: Heatmap[])
       ["parameters", `${formatCount(p.parameters)} (${formatCount(p.candidates)} MLP weights can be ablated)`],
       ["k sweep", p.k.map(formatK).join(", ")],
       ["selections", esc(p.selections.join(", "))],
+      ["importance", esc(describeMethod(p.method))],
       ["seed", String(p.seed)],
       ["bootstrap", `${p.bootstrap.resamples} paired resamples, ${formatConfidence(p.bootstrap.confidence)} percentile intervals`],
       ["abilities", p.abilities.map((a) => `${esc(a.name)} <span class="muted">(${a.sequences} items)</span>`).join("; ")],

@@ -44,6 +44,7 @@ function modelMeta(m: Results["models"][number]) {
         candidates: p.candidates,
         k: [...p.k].sort((a, b) => a - b),
         selections: p.selections,
+        method: p.method,
         seed: p.seed,
         bootstrap: p.bootstrap,
         abilities: p.abilities,

@@ -67,7 +67,7 @@ function table(model: ModelReport, s: KSection): string[] {
   ];
   lines.push(
     `\\caption{Ability Impact Scores (${escapeLatex(metric)}) of ${escapeLatex(model.name)} at $k = ${formatK(s.k)}$ ` +
-      `($n = ${formatCount(s.n).replace(/,/g, "{,}")}$ of ${formatCount(p.parameters).replace(/,/g, "{,}")} parameters zeroed). ${notes.join(" ")}}`,
+      `($n = ${formatCount(s.n).replace(/,/g, "{,}")}$ of ${formatCount(p.parameters).replace(/,/g, "{,}")} parameters zeroed${p.method === "signed" ? ", ranked by $-\\theta g$" : ""}). ${notes.join(" ")}}`,
     `\\label{tab:ais-${labelKey(model.name)}-k${formatK(s.k).replace(/[^0-9a-z]/gi, "")}}`,
     "\\end{table}",
   );

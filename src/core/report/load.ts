@@ -93,6 +93,9 @@ export function checkResults(raw: unknown, file: string): Results {
     for (const key of ["parameters", "candidates", "seed"]) num(p[key], `${where}.profile.${key}`);
     arr(p.k, `${where}.profile.k`).forEach((k, i) => num(k, `${where}.profile.k[${i}]`));
     arr(p.selections, `${where}.profile.selections`).forEach((s, i) => str(s, `${where}.profile.selections[${i}]`));
+    // results written before the method could be chosen used the paper's
+    p.method ??= "paper";
+    need(p.method, p.method === "paper" || p.method === "signed", `${where}.profile.method`, "paper or signed");
     const bootstrap = obj(p.bootstrap, `${where}.profile.bootstrap`);
     for (const key of ["resamples", "confidence"]) num(bootstrap[key], `${where}.profile.bootstrap.${key}`);
     arr(p.abilities, `${where}.profile.abilities`).forEach((a, i) => str(obj(a, `${where}.profile.abilities[${i}]`).name, `${where}.profile.abilities[${i}].name`));

@@ -1,7 +1,7 @@
 // Markdown report (GitHub-flavoured tables): the run's metadata, baseline accuracies, and per
 // model and k the AIS table with intervals, specificity, ability overlap, flips and the flipped
 // documents of negative cells. Names from user files are escaped so they cannot break a table.
-import { formatConfidence, formatCount, formatFixed, formatInterval, formatK } from "./format";
+import { describeMethod, formatConfidence, formatCount, formatFixed, formatInterval, formatK } from "./format";
 import type { BaselineRow, ChoiceDocument, GenerationDocument, KSection, ModelReport, NegativeCell, Report, ReportCell } from "./model";
 
 /** Escapes Markdown's inline syntax and the table separator; line breaks become spaces. */
@@ -53,6 +53,7 @@ function modelSection(model: ModelReport): string[] {
       ["parameters", `${formatCount(p.parameters)} (${formatCount(p.candidates)} MLP weights can be ablated)`],
       ["k sweep", p.k.map(formatK).join(", ")],
       ["selections", p.selections.join(", ")],
+      ["importance", escapeMarkdown(describeMethod(p.method))],
       ["seed", String(p.seed)],
       ["bootstrap", `${p.bootstrap.resamples} paired resamples, ${formatConfidence(p.bootstrap.confidence)} percentile intervals`],
       ["abilities", p.abilities.map((a) => `${escapeMarkdown(a.name)} (${a.sequences} items)`).join("; ")],

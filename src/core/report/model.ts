@@ -10,7 +10,7 @@
 import type { Interval } from "../analysis/bootstrap";
 import { cellFlips } from "../analysis/flips";
 import { ALL_METRICS, type ChoiceMetric, type Metric } from "../analysis/ais";
-import type { Selection } from "../config/types";
+import type { ImportanceMethod, Selection } from "../config/types";
 import { isGenerationResult, type BenchmarkResult, type CellMetric, type ModelResults, type OverlapResult, type Specificity, type VariantResult } from "../results/store";
 import {
   DIVERGING_STOPS, divergingColour, formatFixed, formatK, MINUS, scaleLimit, scaleTicks, textColourOn, UNDEFINED_FILL,
@@ -78,6 +78,7 @@ export interface ProfileReport {
   /** The whole sweep, ascending (sections may show fewer: ReportOptions.k). */
   k: number[];
   selections: Selection[];
+  method: ImportanceMethod;
   seed: number;
   bootstrap: { resamples: number; confidence: number };
   abilities: { name: string; id: string; sequences: number }[];
@@ -320,6 +321,7 @@ async function profileReport(model: ModelResults, metric: ChoiceMetric, options:
     candidates: profile.candidates,
     k: sweep,
     selections: [...profile.selections],
+    method: profile.method,
     seed: profile.seed,
     bootstrap: { resamples: profile.bootstrap.resamples, confidence: profile.bootstrap.confidence },
     abilities: profile.abilities.map((a) => ({ name: a.name, id: a.id, sequences: a.sequences })),

@@ -13,7 +13,7 @@ import { cellFlips } from "../analysis/flips";
 import { benchmarkExactMatch, isGenerated, scoreGeneration, type BenchmarkItem } from "../analysis/generation";
 import { jaccardFromCounts } from "../analysis/overlap";
 import type { ResolvedBenchmark } from "../config/load";
-import type { Selection } from "../config/types";
+import type { ImportanceMethod, Selection } from "../config/types";
 import type { AbilityRef, ItemRef } from "../plan/job";
 import { itemId } from "../plan/job";
 import type { BenchmarkResult, CellMetric, ChoiceBenchmarkResult, ModelProfile, OverlapResult, Specificity, VariantBenchmark, VariantResult } from "./store";
@@ -114,6 +114,7 @@ export interface ProfileInputs {
   /** The job's ablation: k ascending, as the runner numbers its files. */
   k: readonly number[];
   selections: readonly Selection[];
+  method: ImportanceMethod;
   seed: number;
   bootstrap: { resamples: number; confidence: number };
   /** The model's tokenizer's decode; needed when a benchmark is generate_until. */
@@ -271,6 +272,7 @@ export function assembleProfile(
       candidates: manifest.candidates.total,
       k: [...inputs.k],
       selections: [...inputs.selections],
+      method: inputs.method,
       seed: inputs.seed,
       bootstrap: { ...inputs.bootstrap, seed: inputs.seed },
       abilities: inputs.abilities.map((a) => ({ name: a.name, id: a.id, sequences: a.sequences })),

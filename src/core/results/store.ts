@@ -6,7 +6,7 @@ import * as path from "node:path";
 import type { BenchmarkAccuracy } from "../analysis/accuracy";
 import type { Interval } from "../analysis/bootstrap";
 import type { BenchmarkExactMatch } from "../analysis/generation";
-import type { Selection } from "../config/types";
+import type { ImportanceMethod, Selection } from "../config/types";
 import { writeFileAtomic, writeJsonAtomic } from "../fsutil";
 
 export const RESULTS_SCHEMA_VERSION = 1;
@@ -63,6 +63,8 @@ export interface ModelProfile {
   candidates: number;
   k: number[];
   selections: Selection[];
+  /** How importance was read off the gradient sums; results written before it existed are `paper`. */
+  method: ImportanceMethod;
   seed: number;
   bootstrap: { resamples: number; confidence: number; seed: number };
   abilities: { name: string; id: string; sequences: number }[];
