@@ -295,11 +295,11 @@ json importance_row(const json& job, const Command& command, Engine& engine, con
   weights_bytes = engine.parameter_count() * element;
 
   auto cancelled = [&command] { return command.cancelled(); };
-  engine.importance(sequences, size_of(sizes, "batch_size", "importance"), ImportanceMethod::paper, candidates, nullptr, cancelled);  // warm-up
+  engine.first_order_loss_rise(sequences, size_of(sizes, "batch_size", "importance"), candidates, nullptr, cancelled);  // warm-up
   const int64_t resident_before = resident_bytes();
   reset_peak_memory();
   auto t0 = std::chrono::steady_clock::now();
-  engine.importance(sequences, size_of(sizes, "batch_size", "importance"), ImportanceMethod::paper, candidates, nullptr, cancelled);
+  engine.first_order_loss_rise(sequences, size_of(sizes, "batch_size", "importance"), candidates, nullptr, cancelled);
   const double seconds = seconds_since(t0);
   const int64_t peak_resident = peak_resident_bytes();
   command.events.progress("bench-importance", 1, 1);
@@ -438,16 +438,16 @@ json profile_row(const json& job, const Command& command, const std::string& mod
 
   auto rank = [&](const std::vector<std::vector<int64_t>>& sequences, int64_t count, Stopwatch& clock) {
     std::vector<std::vector<float>> importance =
-        clock.time("importance", [&] { return engine->importance(sequences, batch_size, ImportanceMethod::paper, candidates, nullptr, cancelled); });
+        clock.time("importance", [&] { return engine->first_order_loss_rise(sequences, batch_size, candidates, nullptr, cancelled); });
     return clock.time("rank", [&] {
       std::vector<ImportanceSpan> spans;
       for (const auto& v : importance) spans.push_back({v.data(), static_cast<int64_t>(v.size())});
-      return rank_top(spans, count);
+      return rank_top(spans, count, RankKey::magnitude);
     });
   };
 
   // warm-up, untimed: the first passes of a process pay for allocations and lazy initialization
-  engine->importance(abilities.front(), batch_size, ImportanceMethod::paper, candidates, nullptr, cancelled);
+  engine->first_order_loss_rise(abilities.front(), batch_size, candidates, nullptr, cancelled);
   score_batches(*engine, items, runner_batches, false, command);
   score_batches(*engine, items, full_sequence_batches(items, kDefaultBatchTokens), true, command);
 
@@ -498,7 +498,7 @@ json profile_row(const json& job, const Command& command, const std::string& mod
   // step 1 of the original, once per ability: the importance pass, its values written to disk
   auto importance_to_disk = [&](const std::vector<std::vector<int64_t>>& sequences) {
     std::vector<std::vector<float>> importance =
-        original.time("importance", [&] { return engine->importance(sequences, batch_size, ImportanceMethod::paper, candidates, nullptr, cancelled); });
+        original.time("importance", [&] { return engine->first_order_loss_rise(sequences, batch_size, candidates, nullptr, cancelled); });
     original.time("importance", [&] {
       std::string bytes;
       for (const auto& v : importance) bytes.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
@@ -513,7 +513,7 @@ json profile_row(const json& job, const Command& command, const std::string& mod
       const float* values = reinterpret_cast<const float*>(bytes.data());
       std::vector<ImportanceSpan> spans;
       for (const CandidateTensor& c : candidates) spans.push_back({values + c.offset, c.numel});
-      return rank_top(spans, count);
+      return rank_top(spans, count, RankKey::magnitude);
     });
   };
   // steps 2b-4, per variant: the mask written; a fresh copy of the original model damaged by it

@@ -115,6 +115,26 @@ class Profile {
     return out;
   }
 
+  // Per ranked selection and k, how many of the variant's n weights lower the ability's own loss when
+  // zeroed, to first order: the check that tells `paper` and `signed` rankings apart.
+  static std::string lowering_file(const std::string& ability) { return "rankings/" + ability + ".lowering.json"; }
+
+  std::vector<std::vector<int64_t>> read_lowering(const std::string& ability) const {
+    std::string bytes;
+    read_file_if_exists(out_ + "/" + lowering_file(ability), bytes);
+    std::vector<std::vector<int64_t>> counts;
+    try {
+      const json saved = json::parse(bytes);
+      for (Selection s : ranked_selections()) counts.push_back(saved.at(selection_name(s)).get<std::vector<int64_t>>());
+    } catch (const json::exception& e) {
+      throw RunnerError(ErrorCode::bad_job, out_ + "/" + lowering_file(ability) + ": " + e.what());
+    }
+    for (const auto& per_k : counts)
+      if (per_k.size() != plan_.k.size())
+        throw RunnerError(ErrorCode::bad_job, out_ + "/" + lowering_file(ability) + " does not hold one count per k of this job");
+    return counts;
+  }
+
   std::vector<int64_t> read_ranking(const std::string& file) const {
     std::string bytes;
     read_file_if_exists(out_ + "/" + file, bytes);
@@ -125,14 +145,16 @@ class Profile {
     return ranking;
   }
 
-  // The ability's rankings, from disk when an earlier run wrote them all, else from its importance.
-  std::vector<std::vector<int64_t>> rankings_of(const Ability& ability) {
+  // The ability's rankings, from disk when an earlier run wrote them all, else from its importance;
+  // `lowering` gets their counts of weights that lower the ability's loss (read_lowering).
+  std::vector<std::vector<int64_t>> rankings_of(const Ability& ability, std::vector<std::vector<int64_t>>& lowering) {
     const std::vector<Selection> selections = ranked_selections();
-    bool all_on_disk = true;
+    bool all_on_disk = on_disk(out_ + "/" + lowering_file(ability.id));
     for (Selection s : selections) all_on_disk = all_on_disk && on_disk(out_ + "/" + ranking_file(ability.id, s));
     std::vector<std::vector<int64_t>> rankings;
     if (all_on_disk) {
       for (Selection s : selections) rankings.push_back(read_ranking(ranking_file(ability.id, s)));
+      lowering = read_lowering(ability.id);
       return rankings;
     }
 
@@ -140,19 +162,28 @@ class Profile {
     auto progress = [&](int64_t done, int64_t total) {
       if (throttle.should_emit(done, total)) command_.events.progress("importance", done, total, ability.id);
     };
-    std::vector<std::vector<float>> importance =
-        engine_.importance(ability.sequences, plan_.batch_size, plan_.method, candidates_, progress, [this] { return command_.cancelled(); });
+    std::vector<std::vector<float>> rise =
+        engine_.first_order_loss_rise(ability.sequences, plan_.batch_size, candidates_, progress, [this] { return command_.cancelled(); });
     std::vector<ImportanceSpan> spans;
-    for (const std::vector<float>& values : importance) spans.push_back({values.data(), static_cast<int64_t>(values.size())});
+    for (const std::vector<float>& values : rise) spans.push_back({values.data(), static_cast<int64_t>(values.size())});
 
+    // paper: |r| (the released code's |theta * g|); signed: r, so weights whose zeroing lowers the
+    // ability's loss rank below every weight whose zeroing raises it
+    const RankKey key = plan_.method == ImportanceMethod::paper ? RankKey::magnitude : RankKey::value;
+    json saved = json::object();
+    lowering.clear();
     for (Selection s : selections) {
       int64_t non_finite = 0;
-      rankings.push_back(s == Selection::top ? rank_top(spans, n_.back(), &non_finite) : rank_bottom(spans, n_.back(), &non_finite));
+      rankings.push_back(s == Selection::top ? rank_top(spans, n_.back(), key, &non_finite) : rank_bottom(spans, n_.back(), key, &non_finite));
       if (non_finite > 0 && s == selections.front())
         command_.events.warning("ability '" + ability.id + "': " + std::to_string(non_finite) +
                                 " importance value(s) are not finite (did the loss diverge in this dtype?); ranked as 0");
       write_file_atomic(out_ + "/" + ranking_file(ability.id, s), ranking_bytes(rankings.back()));
+      lowering.push_back(negatives_in_prefixes(spans, rankings.back(), n_));
+      saved[selection_name(s)] = lowering.back();
     }
+    // written last: its presence says every ranking of the ability is on disk
+    write_file_atomic(out_ + "/" + lowering_file(ability.id), saved.dump() + "\n");
     command_.events.progress("rank", 1, 1, ability.id);
     return rankings;
   }
@@ -164,13 +195,15 @@ class Profile {
       for (size_t i = 0; i < plan_.k.size(); i++) pending = pending || !on_disk(out_ + "/" + variant_file(ability.id, s, i));
     // the overlap report needs the top ranking even when every variant is already on disk
     if (!pending && !plan_.has(Selection::top)) {
-      for (Selection s : selections)
-        for (size_t i = 0; i < plan_.k.size(); i++) variant(ability.id, s, i, nullptr);
+      const std::vector<std::vector<int64_t>> lowering = read_lowering(ability.id);
+      for (size_t r = 0; r < selections.size(); r++)
+        for (size_t i = 0; i < plan_.k.size(); i++) variant(ability.id, selections[r], i, nullptr, lowering[r][i]);
       return;
     }
-    std::vector<std::vector<int64_t>> rankings = rankings_of(ability);
+    std::vector<std::vector<int64_t>> lowering;
+    std::vector<std::vector<int64_t>> rankings = rankings_of(ability, lowering);
     for (size_t r = 0; r < selections.size(); r++)
-      for (size_t i = 0; i < plan_.k.size(); i++) variant(ability.id, selections[r], i, &rankings[r]);
+      for (size_t i = 0; i < plan_.k.size(); i++) variant(ability.id, selections[r], i, &rankings[r], lowering[r][i]);
     if (plan_.has(Selection::top)) top_rankings_.emplace_back(ability.id, std::move(rankings.front()));
   }
 
@@ -187,7 +220,9 @@ class Profile {
   }
 
   // One variant: ablate the first n of the ranking, score, restore. Skipped when on disk.
-  void variant(const std::string& ability, Selection selection, size_t k_index, const std::vector<int64_t>* ranking) {
+  // `lowering`: of the n, those whose zeroing lowers the ability's loss (-1 for the random control).
+  void variant(const std::string& ability, Selection selection, size_t k_index, const std::vector<int64_t>* ranking,
+               int64_t lowering = -1) {
     const std::string file = ability.empty() ? "variants/random.k" + std::to_string(k_index) + ".jsonl"
                                              : variant_file(ability, selection, k_index);
     const int64_t n = n_[k_index];
@@ -205,11 +240,13 @@ class Profile {
       write_file_atomic(out_ + "/" + file, lines);
     }
     command_.events.variant(ability, selection_name(selection), plan_.k[k_index], n, file, resumed);
-    manifest_variants_.push_back({{"ability", ability.empty() ? json(nullptr) : json(ability)},
-                                  {"selection", selection_name(selection)},
-                                  {"k", plan_.k[k_index]},
-                                  {"n", n},
-                                  {"file", file}});
+    json entry = {{"ability", ability.empty() ? json(nullptr) : json(ability)},
+                  {"selection", selection_name(selection)},
+                  {"k", plan_.k[k_index]},
+                  {"n", n},
+                  {"file", file}};
+    if (lowering >= 0) entry["lowering"] = lowering;
+    manifest_variants_.push_back(std::move(entry));
     command_.events.progress("variants", ++variants_done_, variants_total_);
   }
 

@@ -1,20 +1,20 @@
 // Parameter importance per ability (METHOD.md, phase 2). With g_j = SUM over batches B of
-// dL(B)/dtheta_j, L(B) the mean next-token cross-entropy over the real tokens of batch B:
+// dL(B)/dtheta_j, L(B) the mean next-token cross-entropy over the real tokens of batch B, this
+// computes
 //
-//     method paper:   I_j = | theta_j * g_j |
-//     method signed:  I_j =  -theta_j * g_j
+//     r_j = -theta_j * g_j
 //
-// Zeroing theta_j changes the loss by -theta_j * g_j to first order. The paper's absolute value
+// how much zeroing theta_j raises the summed loss, to first order. The importance of the paper is
+// |r_j| (`method: paper`); `method: signed` ranks r_j itself (cmd_profile.cpp). The absolute value
 // ranks a weight whose zeroing would lower the ability's loss as high as one whose zeroing would
-// raise it; in a trained model the two kinds are about equally common among the largest
-// (media/demo/README.md), so `signed` ranks the second first and the first last.
+// raise it, and in a trained model the two kinds are about equally common among the largest
+// (media/demo/README.md); the sign is what tells them apart.
 //
 // No optimizer step is taken. The candidates' gradients (MLP weights only) go straight from the
 // backward pass into float32 sums through the model's gradient taps, whatever the compute dtype, so a bf16 model
 // loses no small contributions and no weight ever holds a .grad: the memory is the weights, the
 // float32 sums and one batch of activations.
 #include <ATen/TensorOperators.h>
-#include <ATen/ops/abs.h>
 #include <ATen/ops/neg.h>
 #include <ATen/ops/zeros.h>
 
@@ -70,8 +70,8 @@ class Taps {
 
 }  // namespace
 
-std::vector<std::vector<float>> Engine::importance(const std::vector<std::vector<int64_t>>& sequences, int64_t batch_size,
-                                                   ImportanceMethod method, const std::vector<CandidateTensor>& candidates,
+std::vector<std::vector<float>> Engine::first_order_loss_rise(const std::vector<std::vector<int64_t>>& sequences, int64_t batch_size,
+                                                              const std::vector<CandidateTensor>& candidates,
                                                    const std::function<void(int64_t done, int64_t total)>& progress,
                                                    const std::function<bool()>& cancelled) {
   // one float32 sum per candidate, filled by the model's gradient taps during backward
@@ -113,13 +113,12 @@ std::vector<std::vector<float>> Engine::importance(const std::vector<std::vector
     if (progress) progress(b + 1, total);
   }
 
-  // I from theta * sum, on the host as the ranking wants it
+  // r = -theta * sum, on the host as the ranking wants it
   std::vector<std::vector<float>> out;
   for (size_t i = 0; i < weights.size(); i++) {
-    at::Tensor product = weights[i].detach().to(at::kFloat) * sums[i];
-    at::Tensor importance = (method == ImportanceMethod::paper ? product.abs() : product.neg()).to(at::kCPU).contiguous();
-    out.emplace_back(importance.numel());
-    std::memcpy(out.back().data(), importance.data_ptr<float>(), out.back().size() * sizeof(float));
+    at::Tensor rise = (weights[i].detach().to(at::kFloat) * sums[i]).neg().to(at::kCPU).contiguous();
+    out.emplace_back(rise.numel());
+    std::memcpy(out.back().data(), rise.data_ptr<float>(), out.back().size() * sizeof(float));
   }
   return out;
 }

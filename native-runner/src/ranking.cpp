@@ -14,17 +14,17 @@ namespace {
 
 static_assert(sizeof(float) == 4, "float32 keys");
 
-// An order key for an importance of either sign (`signed` ones are negative where zeroing lowers
-// the loss): setting the sign bit of a non-negative float32, and flipping every bit of a negative
-// one, gives unsigned integers that sort like the floats themselves, so selecting by key needs no
-// float comparisons and no full sort.
+// An order key for a value of either sign, or for its magnitude: setting the sign bit of a
+// non-negative float32, and flipping every bit of a negative one, gives unsigned integers that
+// sort like the floats themselves, so selecting by key needs no float comparisons and no full sort.
 constexpr uint32_t kSignBit = 0x80000000u;
 constexpr uint32_t kInfinityBits = 0x7F800000u;
 constexpr uint32_t kZeroKey = kSignBit;  // the key of +0.0
 
-uint32_t order_key(float value, int64_t& non_finite) {
+uint32_t order_key(float value, RankKey key, int64_t& non_finite) {
   uint32_t bits;
   std::memcpy(&bits, &value, sizeof bits);
+  if (key == RankKey::magnitude) bits &= ~kSignBit;
   if ((bits & ~kSignBit) >= kInfinityBits) {
     non_finite++;
     return kZeroKey;  // ranked as an importance of 0
@@ -36,11 +36,11 @@ uint32_t order_key(float value, int64_t& non_finite) {
 enum class Order { largest_first, smallest_first };
 
 template <typename Visit>
-void for_each_key(const std::vector<ImportanceSpan>& importance, Order order, int64_t& non_finite, Visit visit) {
+void for_each_key(const std::vector<ImportanceSpan>& importance, RankKey rank_key, Order order, int64_t& non_finite, Visit visit) {
   int64_t index = 0;
   for (const ImportanceSpan& span : importance) {
     for (int64_t i = 0; i < span.size; i++, index++) {
-      const uint32_t key = order_key(span.values[i], non_finite);
+      const uint32_t key = order_key(span.values[i], rank_key, non_finite);
       visit(order == Order::largest_first ? ~key : key, index);
     }
   }
@@ -49,7 +49,7 @@ void for_each_key(const std::vector<ImportanceSpan>& importance, Order order, in
 // The n smallest keys with ties to the smaller index, sorted: a two-pass radix select finds the
 // key of the n-th entry exactly (16 high bits, then 16 low bits), so only about n entries are
 // collected and sorted, whatever the number of candidates (billions for an 8B model).
-std::vector<int64_t> select_smallest_keys(const std::vector<ImportanceSpan>& importance, int64_t n, Order order,
+std::vector<int64_t> select_smallest_keys(const std::vector<ImportanceSpan>& importance, int64_t n, RankKey rank_key, Order order,
                                           int64_t* non_finite_out) {
   int64_t total = 0;
   for (const ImportanceSpan& span : importance) total += span.size;
@@ -60,13 +60,13 @@ std::vector<int64_t> select_smallest_keys(const std::vector<ImportanceSpan>& imp
 
   int64_t ignored = 0;
   std::vector<int64_t> high(1 << 16, 0);
-  for_each_key(importance, order, ignored, [&](uint32_t key, int64_t) { high[key >> 16]++; });
+  for_each_key(importance, rank_key, order, ignored, [&](uint32_t key, int64_t) { high[key >> 16]++; });
   uint32_t high_bucket = 0;
   int64_t below = 0;  // entries whose key is smaller than every key of the bucket
   while (below + high[high_bucket] < n) below += high[high_bucket++];
 
   std::vector<int64_t> low(1 << 16, 0);
-  for_each_key(importance, order, ignored, [&](uint32_t key, int64_t) {
+  for_each_key(importance, rank_key, order, ignored, [&](uint32_t key, int64_t) {
     if ((key >> 16) == high_bucket) low[key & 0xFFFFu]++;
   });
   uint32_t low_bucket = 0;
@@ -78,7 +78,7 @@ std::vector<int64_t> select_smallest_keys(const std::vector<ImportanceSpan>& imp
   int64_t non_finite = 0;
   std::vector<std::pair<uint32_t, int64_t>> chosen;
   chosen.reserve(static_cast<size_t>(n));
-  for_each_key(importance, order, non_finite, [&](uint32_t key, int64_t index) {
+  for_each_key(importance, rank_key, order, non_finite, [&](uint32_t key, int64_t index) {
     if (key < threshold) chosen.emplace_back(key, index);
     else if (key == threshold && ties_left > 0) {
       chosen.emplace_back(key, index);
@@ -112,12 +112,35 @@ int64_t parameters_for_k(double k, int64_t parameters) {
   return static_cast<int64_t>(std::floor(static_cast<long double>(k) * static_cast<long double>(parameters)));
 }
 
-std::vector<int64_t> rank_top(const std::vector<ImportanceSpan>& importance, int64_t n, int64_t* non_finite) {
-  return select_smallest_keys(importance, n, Order::largest_first, non_finite);
+std::vector<int64_t> rank_top(const std::vector<ImportanceSpan>& importance, int64_t n, RankKey key, int64_t* non_finite) {
+  return select_smallest_keys(importance, n, key, Order::largest_first, non_finite);
 }
 
-std::vector<int64_t> rank_bottom(const std::vector<ImportanceSpan>& importance, int64_t n, int64_t* non_finite) {
-  return select_smallest_keys(importance, n, Order::smallest_first, non_finite);
+std::vector<int64_t> rank_bottom(const std::vector<ImportanceSpan>& importance, int64_t n, RankKey key, int64_t* non_finite) {
+  return select_smallest_keys(importance, n, key, Order::smallest_first, non_finite);
+}
+
+std::vector<int64_t> negatives_in_prefixes(const std::vector<ImportanceSpan>& values, const std::vector<int64_t>& ranking,
+                                           const std::vector<int64_t>& prefixes) {
+  std::vector<int64_t> starts;  // global index of each span's first value
+  int64_t total = 0;
+  for (const ImportanceSpan& span : values) {
+    starts.push_back(total);
+    total += span.size;
+  }
+  auto value_at = [&](int64_t index) {
+    const size_t s = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), index) - starts.begin()) - 1;
+    return values[s].values[index - starts[s]];
+  };
+  std::vector<int64_t> counts;
+  int64_t counted = 0, negatives = 0;
+  for (int64_t n : prefixes) {
+    if (n < counted || n > static_cast<int64_t>(ranking.size()))
+      throw RunnerError(ErrorCode::internal, "negatives_in_prefixes: prefixes must ascend within the ranking");
+    for (; counted < n; counted++) negatives += value_at(ranking[static_cast<size_t>(counted)]) < 0;
+    counts.push_back(negatives);
+  }
+  return counts;
 }
 
 std::vector<int64_t> draw_random(int64_t candidates, int64_t n, uint64_t seed) {

@@ -28,11 +28,23 @@ struct ImportanceSpan {
 // the double nearest to 0.00016 times 1e6 is 159.99999999999997.
 int64_t parameters_for_k(double k, int64_t parameters);
 
-// Ranking by importance, which may be negative (`signed`). `top`: largest first; `bottom`: smallest
-// first; ties go to the smaller global index in both. Non-finite values (a diverged loss) rank as 0; `non_finite` counts them.
+// What a ranking compares: `magnitude`, |value| (the paper's importance of a signed first-order
+// term); `value`, the value itself, which may be negative (`signed`).
+enum class RankKey { magnitude, value };
+
+// Ranking by importance. `top`: largest first; `bottom`: smallest first; ties go to the smaller
+// global index in both. Non-finite values (a diverged loss) rank as 0; `non_finite` counts them.
 // Throws RunnerError(bad_job) when n exceeds the number of candidates.
-std::vector<int64_t> rank_top(const std::vector<ImportanceSpan>& importance, int64_t n, int64_t* non_finite = nullptr);
-std::vector<int64_t> rank_bottom(const std::vector<ImportanceSpan>& importance, int64_t n, int64_t* non_finite = nullptr);
+std::vector<int64_t> rank_top(const std::vector<ImportanceSpan>& importance, int64_t n, RankKey key = RankKey::value,
+                              int64_t* non_finite = nullptr);
+std::vector<int64_t> rank_bottom(const std::vector<ImportanceSpan>& importance, int64_t n, RankKey key = RankKey::value,
+                                 int64_t* non_finite = nullptr);
+
+// For each n of `prefixes` (each at most the ranking's length), how many of the ranking's first n
+// candidates hold a negative value: with the values of Engine::first_order_loss_rise, the weights
+// whose zeroing lowers the ability's loss to first order.
+std::vector<int64_t> negatives_in_prefixes(const std::vector<ImportanceSpan>& values, const std::vector<int64_t>& ranking,
+                                           const std::vector<int64_t>& prefixes);
 
 // n distinct indices of [0, candidates), uniformly drawn in order by std::mt19937_64(seed), the same
 // on every platform. Its prefixes are uniform draws too, so one list serves the whole sweep.

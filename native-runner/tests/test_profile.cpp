@@ -46,7 +46,7 @@ double summed_batch_losses(const TinyLlamaSpec& spec, const test::Weights& weigh
   return total;
 }
 
-TEST(Importance, IsThetaTimesTheSummedBatchGradientByFiniteDifferences) {
+TEST(Importance, RiseIsMinusThetaTimesTheSummedBatchGradientByFiniteDifferences) {
   TempDir dir;
   TinyLlamaSpec spec;
   test::Weights weights = test::write_tiny_llama(dir.path(), spec);
@@ -63,33 +63,30 @@ TEST(Importance, IsThetaTimesTheSummedBatchGradientByFiniteDifferences) {
 
   std::vector<CandidateTensor> candidates = engine->candidates(0, 0);
   ASSERT_EQ(candidates.size(), 6u);  // 2 layers x gate, up, down
-  std::vector<std::vector<float>> importance = engine->importance(job_order, 2, ImportanceMethod::paper, candidates, nullptr, nullptr);
-  std::vector<std::vector<float>> signed_importance =
-      engine->importance(job_order, 2, ImportanceMethod::signed_importance, candidates, nullptr, nullptr);
-  ASSERT_EQ(importance.size(), candidates.size());
-  ASSERT_EQ(signed_importance.size(), candidates.size());
-  // the same product, its sign kept: |signed| is the paper's value to the bit, and both signs occur
+  // r = -theta * g; the paper's importance is |r|
+  std::vector<std::vector<float>> rise = engine->first_order_loss_rise(job_order, 2, candidates, nullptr, nullptr);
+  ASSERT_EQ(rise.size(), candidates.size());
   int positive = 0, negative = 0;
-  for (size_t c = 0; c < candidates.size(); c++)
-    for (size_t j = 0; j < importance[c].size(); j++) {
-      EXPECT_EQ(std::abs(signed_importance[c][j]), importance[c][j]) << candidates[c].name << "[" << j << "]";
-      positive += signed_importance[c][j] > 0;
-      negative += signed_importance[c][j] < 0;
+  for (const auto& values : rise)
+    for (float v : values) {
+      positive += v > 0;
+      negative += v < 0;
     }
   EXPECT_GT(positive, 0);
   EXPECT_GT(negative, 0);
 
   double largest = 0;
-  for (const auto& values : importance)
-    for (float v : values) largest = std::max(largest, static_cast<double>(v));
+  for (const auto& values : rise)
+    for (float v : values) largest = std::max(largest, std::abs(static_cast<double>(v)));
   ASSERT_GT(largest, 0);
 
   int checked = 0;
   for (size_t c = 0; c < candidates.size(); c++) {
-    const std::vector<float>& values = importance[c];
+    const std::vector<float>& values = rise[c];
     ASSERT_EQ(static_cast<int64_t>(values.size()), candidates[c].numel);
-    // the most important entry of the tensor and two fixed ones
-    const size_t top = static_cast<size_t>(std::max_element(values.begin(), values.end()) - values.begin());
+    // the entry of the largest |r| in the tensor and two fixed ones
+    const size_t top = static_cast<size_t>(
+        std::max_element(values.begin(), values.end(), [](float a, float b) { return std::abs(a) < std::abs(b); }) - values.begin());
     for (size_t j : {top, size_t{3}, values.size() - 5}) {
       test::Weights plus = weights, minus = weights;
       float& wp = plus.at(candidates[c].name).values[j];
@@ -99,20 +96,18 @@ TEST(Importance, IsThetaTimesTheSummedBatchGradientByFiniteDifferences) {
       wm = theta - 1e-3f;
       const double gradient = (summed_batch_losses(spec, plus, by_length, 2) - summed_batch_losses(spec, minus, by_length, 2)) /
                               (static_cast<double>(wp) - static_cast<double>(wm));
-      const double expected = std::abs(static_cast<double>(theta) * gradient);
-      EXPECT_NEAR(values[j], expected, 2e-3 * expected + 1e-5 * largest) << candidates[c].name << "[" << j << "]";
-      EXPECT_NEAR(signed_importance[c][j], -static_cast<double>(theta) * gradient, 2e-3 * expected + 1e-5 * largest)
-          << candidates[c].name << "[" << j << "]";
+      const double expected = -static_cast<double>(theta) * gradient;
+      EXPECT_NEAR(values[j], expected, 2e-3 * std::abs(expected) + 1e-5 * largest) << candidates[c].name << "[" << j << "]";
       checked++;
     }
   }
   EXPECT_EQ(checked, 18);
 }
 
-// What `signed` promises: the weight it ranks first is the one whose zeroing raises the ability's
-// loss the most (to first order), and the one it ranks last lowers the loss when zeroed. Checked by
-// zeroing each in the float64 reference model.
-TEST(Importance, SignedRanksFirstTheWeightWhoseZeroingRaisesTheLoss) {
+// What r promises, and `signed` ranks by: the weight of the largest r is the one whose zeroing raises
+// the loss the most (to first order), and the one of the most negative r lowers the loss when
+// zeroed. Checked by zeroing each in the float64 reference model.
+TEST(Importance, TheLargestRiseRaisesTheLossWhenZeroedAndTheMostNegativeLowersIt) {
   TempDir dir;
   TinyLlamaSpec spec;
   test::Weights weights = test::write_tiny_llama(dir.path(), spec);
@@ -124,9 +119,9 @@ TEST(Importance, SignedRanksFirstTheWeightWhoseZeroingRaisesTheLoss) {
   }
   std::vector<std::vector<int64_t>> by_length = sequences;  // already sorted by length
   std::vector<CandidateTensor> candidates = engine->candidates(0, 0);
-  auto importance = engine->importance(sequences, 3, ImportanceMethod::signed_importance, candidates, nullptr, nullptr);
+  auto rise = engine->first_order_loss_rise(sequences, 3, candidates, nullptr, nullptr);
   std::vector<ImportanceSpan> spans;
-  for (const auto& values : importance) spans.push_back({values.data(), static_cast<int64_t>(values.size())});
+  for (const auto& values : rise) spans.push_back({values.data(), static_cast<int64_t>(values.size())});
   const int64_t total = candidates.back().offset + candidates.back().numel;
   const int64_t first = rank_top(spans, 1).front(), last = rank_bottom(spans, 1).front();
 
@@ -135,7 +130,7 @@ TEST(Importance, SignedRanksFirstTheWeightWhoseZeroingRaisesTheLoss) {
     for (size_t c = 0; c < candidates.size(); c++) {
       if (index < candidates[c].offset || index >= candidates[c].offset + candidates[c].numel) continue;
       const size_t j = static_cast<size_t>(index - candidates[c].offset);
-      *estimate = importance[c][j];
+      *estimate = rise[c][j];
       test::Weights zeroed = weights;
       zeroed.at(candidates[c].name).values[j] = 0;
       return summed_batch_losses(spec, zeroed, by_length, 3) - base;
@@ -163,8 +158,8 @@ TEST(Importance, LeavesTheWeightsAsTheyWereAndGivesTheSameAnswerTwice) {
 
   Item item{"q", {256, 72, 101}, {{108, 108}, {111}}};
   auto before = engine->score({&item});
-  auto first = engine->importance(sequences, 2, ImportanceMethod::paper, candidates, nullptr, nullptr);
-  auto second = engine->importance(sequences, 2, ImportanceMethod::paper, candidates, nullptr, nullptr);
+  auto first = engine->first_order_loss_rise(sequences, 2, candidates, nullptr, nullptr);
+  auto second = engine->first_order_loss_rise(sequences, 2, candidates, nullptr, nullptr);
   EXPECT_EQ(first, second);
   auto after = engine->score({&item});
   for (size_t c = 0; c < 2; c++) EXPECT_EQ(before[0][c].logprob, after[0][c].logprob);

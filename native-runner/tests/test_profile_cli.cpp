@@ -97,6 +97,10 @@ TEST(Profile, RunsEveryVariantWithExactCountsAndAManifest) {
     EXPECT_TRUE(std::filesystem::exists(dir.file("out/" + v["file"].get<std::string>()))) << v.dump();
     if (v["selection"] == "random") {
       EXPECT_TRUE(v["ability"].is_null());
+      EXPECT_FALSE(v.contains("lowering"));
+    } else {
+      EXPECT_GE(v["lowering"].get<int64_t>(), 0) << v.dump();
+      EXPECT_LE(v["lowering"].get<int64_t>(), v["n"].get<int64_t>()) << v.dump();
     }
   }
   for (const json& e : variant_events) EXPECT_FALSE(e["resumed"].get<bool>());
@@ -119,8 +123,10 @@ TEST(Profile, RunsEveryVariantWithExactCountsAndAManifest) {
   EXPECT_LE(widest["intersections"][0][1].get<int64_t>(), widest["n"].get<int64_t>());
 }
 
-// `method: signed` ranks by -theta * g where the paper ranks by |theta * g|, so the paper's top n
-// is always inside signed's top n and bottom n together, and neither method's top equals the other's.
+// `method: signed` ranks by r = -theta * g where the paper ranks by |r|, so the paper's top n is
+// always inside signed's top n and bottom n together, and neither method's top equals the other's.
+// The manifest counts, per variant, the zeroed weights of negative r (zeroing them lowers the
+// ability's loss): none in signed's top sets, all in its bottom sets, some in the paper's top sets.
 TEST(Profile, SignedRankingsSplitThePapersTopSetBySign) {
   TempDir dir;
   test::write_tiny_llama(dir.path());
@@ -134,8 +140,21 @@ TEST(Profile, SignedRankingsSplitThePapersTopSetBySign) {
     return std::make_pair(ranking_from_bytes(test::read_file(dir.file(method + "/rankings/quant.top.bin")), "top"),
                           ranking_from_bytes(test::read_file(dir.file(method + "/rankings/quant.bottom.bin")), "bottom"));
   };
+  auto lowering_of = [&](const std::string& method, const std::string& selection) {
+    std::vector<std::pair<int64_t, int64_t>> counts;  // (lowering, n) per k
+    const json manifest = json::parse(test::read_file(dir.file(method + "/profile.json")));
+    for (const json& v : manifest["variants"])
+      if (v["ability"] == "quant" && v["selection"] == selection) counts.emplace_back(v["lowering"].get<int64_t>(), v["n"].get<int64_t>());
+    EXPECT_EQ(counts.size(), 3u) << method << " " << selection;
+    return counts;
+  };
   const auto [paper_top, paper_bottom] = rankings_of("paper");
   const auto [signed_top, signed_bottom] = rankings_of("signed");
+  for (const auto& [lowering, n] : lowering_of("signed", "top")) EXPECT_EQ(lowering, 0) << n;
+  for (const auto& [lowering, n] : lowering_of("signed", "bottom")) EXPECT_EQ(lowering, n);
+  const auto paper_widest = lowering_of("paper", "top").back();
+  EXPECT_GT(paper_widest.first, 0);
+  EXPECT_LT(paper_widest.first, paper_widest.second);
   ASSERT_EQ(paper_top.size(), signed_top.size());
   EXPECT_NE(paper_top, signed_top);
   for (size_t n : {size_t{1}, size_t{10}, paper_top.size()}) {

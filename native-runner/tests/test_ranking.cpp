@@ -61,9 +61,10 @@ TEST(Ranking, EqualsAFullSortOnValuesWithManyTies) {
   }
 }
 
-// `signed` importances (-theta x gradient sum) are negative where zeroing a weight would lower the
-// loss: they must rank below every positive one, most negative last, with -0 tying 0.
-TEST(Ranking, SignedValuesRankInTheirFloatOrder) {
+// The runner ranks r = -theta x gradient sum, negative where zeroing a weight would lower the loss:
+// by value (`signed`) every negative r ranks below every positive one, most negative last, -0 tying
+// 0; by magnitude (the paper's |r|) the sign is ignored.
+TEST(Ranking, SignedValuesRankByValueOrByMagnitude) {
   std::mt19937 rng(13);
   std::vector<std::vector<float>> tensors(2);
   std::vector<float> flat;
@@ -77,12 +78,28 @@ TEST(Ranking, SignedValuesRankInTheirFloatOrder) {
     }
   }
   auto spans = spans_of(tensors);
+  std::vector<float> magnitudes(flat.size());
+  std::transform(flat.begin(), flat.end(), magnitudes.begin(), [](float v) { return std::abs(v); });
   for (int64_t n : {1, 3, 100, 4999, 7001, 10000}) {
-    EXPECT_EQ(rank_top(spans, n), brute_force(flat, n, true)) << "top n=" << n;
-    EXPECT_EQ(rank_bottom(spans, n), brute_force(flat, n, false)) << "bottom n=" << n;
+    EXPECT_EQ(rank_top(spans, n, RankKey::value), brute_force(flat, n, true)) << "top n=" << n;
+    EXPECT_EQ(rank_bottom(spans, n, RankKey::value), brute_force(flat, n, false)) << "bottom n=" << n;
+    EXPECT_EQ(rank_top(spans, n, RankKey::magnitude), brute_force(magnitudes, n, true)) << "top |.| n=" << n;
+    EXPECT_EQ(rank_bottom(spans, n, RankKey::magnitude), brute_force(magnitudes, n, false)) << "bottom |.| n=" << n;
   }
   const std::vector<std::vector<float>> small = {{-1.0f, 0.5f, -0.0f, -3.0f, 0.0f, 2.0f}};
-  EXPECT_EQ(rank_top(spans_of(small), 6), (std::vector<int64_t>{5, 1, 2, 4, 0, 3}));
+  EXPECT_EQ(rank_top(spans_of(small), 6, RankKey::value), (std::vector<int64_t>{5, 1, 2, 4, 0, 3}));
+  EXPECT_EQ(rank_top(spans_of(small), 6, RankKey::magnitude), (std::vector<int64_t>{3, 5, 0, 1, 2, 4}));
+}
+
+TEST(Ranking, NegativesInPrefixesCountAcrossTensors) {
+  const std::vector<std::vector<float>> tensors = {{-1.0f, 0.5f, -0.0f}, {-3.0f, 2.0f, -0.25f}};
+  const auto spans = spans_of(tensors);
+  const std::vector<int64_t> ranking = rank_top(spans, 6, RankKey::magnitude);  // 3, 4, 0, 1, 5, 2
+  EXPECT_EQ(ranking, (std::vector<int64_t>{3, 4, 0, 1, 5, 2}));
+  // -3, then 2, -1, 0.5, -0.25 and -0.0 (not negative)
+  EXPECT_EQ(negatives_in_prefixes(spans, ranking, {0, 1, 2, 3, 5, 6}), (std::vector<int64_t>{0, 1, 1, 2, 3, 3}));
+  EXPECT_THROW(negatives_in_prefixes(spans, ranking, {3, 2}), RunnerError);
+  EXPECT_THROW(negatives_in_prefixes(spans, ranking, {7}), RunnerError);
 }
 
 TEST(Ranking, TopSetsOfASweepAreNested) {
@@ -103,7 +120,7 @@ TEST(Ranking, NonFiniteImportanceRanksAsZeroAndIsCounted) {
   const std::vector<std::vector<float>> tensors = {{0.5f, nan, 2.0f, inf, -0.0f, 1.0f}};
   auto spans = spans_of(tensors);
   int64_t non_finite = -1;
-  EXPECT_EQ(rank_top(spans, 3, &non_finite), (std::vector<int64_t>{2, 5, 0}));
+  EXPECT_EQ(rank_top(spans, 3, RankKey::value, &non_finite), (std::vector<int64_t>{2, 5, 0}));
   EXPECT_EQ(non_finite, 2);
   // 0, -0 and the two non-finite values tie at 0: by index
   EXPECT_EQ(rank_bottom(spans, 3), (std::vector<int64_t>{1, 3, 4}));

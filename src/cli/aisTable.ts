@@ -30,7 +30,15 @@ function sectionTable(model: string, s: KSection, parameters: number, method: Im
   // The reasons the printed cells refer to, under the numbers every report gives them.
   const cited = [...new Set(s.rows.flatMap((r) => r.cells.flatMap((c) => (c.ais === null && c.reason !== undefined ? [c.reason] : []))))].sort((a, b) => a - b);
   const title = `${model}: AIS (${s.metricLabel}) at k = ${formatK(s.k)} (n = ${s.n} of ${parameters} parameters, ${method} importance), ${confidence} CI; * = the CI excludes 0`;
-  return [title, ...alignColumns(rows), ...cited.map((n) => `  (${n}) ${s.reasons[n - 1] ?? "AIS is undefined"}`), ...labelLines(s)].join("\n");
+  return [title, ...alignColumns(rows), ...cited.map((n) => `  (${n}) ${s.reasons[n - 1] ?? "AIS is undefined"}`), ...loweringLine(s), ...labelLines(s)].join("\n");
+}
+
+/** How much of the top sets would lower their own ability's loss when zeroed: about half with `paper`, none with `signed`. */
+function loweringLine(s: KSection): string[] {
+  const shares = s.rows.filter((r) => r.selection === "top" && r.lowering !== undefined).map((r) => Math.round((100 * r.lowering!) / Math.max(1, s.n)));
+  if (shares.length === 0) return [];
+  const [low, high] = [Math.min(...shares), Math.max(...shares)];
+  return [`top sets: ${low === high ? low : `${low}-${high}`}% of the zeroed weights lower their own ability's loss when zeroed (first order, -theta x g < 0)`];
 }
 
 /** The config's ability labels against this k: one line of totals, then one per labelled benchmark. */

@@ -68,6 +68,11 @@ test("bprof demo profiles the demo model: ten abilities, eleven benchmarks, the 
   assert.ok(model.profile!.k.includes(DEMO_MAIN_K));
   assert.deepEqual([...new Set(model.profile!.variants.map((v) => v.selection))].sort(), ["random", "top"]);
   assert.equal(model.profile!.method, "signed");
+  // ranked by -theta x g, no top set holds a weight whose zeroing would lower its ability's loss
+  const top = model.profile!.variants.filter((v) => v.selection === "top");
+  assert.equal(top.length, 20);
+  for (const v of top) assert.equal(v.lowering, 0, `${v.ability} at k = ${v.k}`);
+  assert.match(run.stdout, /^top sets: 0% of the zeroed weights lower their own ability's loss when zeroed/m);
   assert.match(run.stdout, /at k = 0\.01024 \(n = \d+ of \d+ parameters, signed importance\)/);
 });
 

@@ -40,6 +40,7 @@ test("bprof run profiles two abilities with the real runner; one AIS cell recomp
   assert.match(result.stdout, new RegExp(`tiny-llama: AIS \\(acc\\) at k = 0\\.001 \\(n = ${Math.floor(0.001 * parameters)} of ${parameters} parameters, paper importance\\)`));
   assert.match(result.stdout, /^Quantitative Reasoning\s/m);
   assert.match(result.stdout, /^random \(control\)\s/m);
+  assert.match(result.stdout, /^top sets: \d+(-\d+)?% of the zeroed weights lower their own ability's loss when zeroed/m);
   for (const phase of ["baseline", `importance \\(${QUANT}\\)`, `importance \\(${SPATIAL}\\)`, "rank( \\([^)]*\\))?", "variants"]) {
     assert.match(result.stderr, new RegExp(`^tiny-llama ${phase} \\d+/\\d+$`, "m"), `progress of ${phase}:\n${result.stderr}`);
   }

@@ -59,7 +59,7 @@ function variant(ability: string | null, id: string | null, selection: "top" | "
   const k = [0.001, 0.01][ki]!;
   const name = id === null ? `random.k${ki}` : `${id}.${selection}.k${ki}`;
   return {
-    ability, ability_id: id, selection, k, n: Math.floor(k * 100000), scores_file: `runner/variants/${name}.jsonl`, items_file: `variants/${name}.items.jsonl`,
+    ability, ability_id: id, selection, k, n: Math.floor(k * 100000), ...(id === null ? {} : { lowering: Math.floor(k * 100000 * 0.5) + ki }), scores_file: `runner/variants/${name}.jsonl`, items_file: `variants/${name}.items.jsonl`,
     benchmarks: [
       { name: "arc_easy", acc: arc, acc_norm: cell({ baseline: 0.75, ablated: 0.75, chance: 0.25 }) },
       { name: "logiqa", acc: logiqa, acc_norm: undefinedCell(0.5) },

@@ -70,7 +70,10 @@ function manifest(variants = VARIANTS): RunnerManifest {
   return {
     parameters: P,
     candidates: { tensors: [{ name: "model.layers.0.mlp.gate_proj.weight", numel: 2048, offset: 0 }], total: 12288 },
-    variants: variants.map((v) => ({ ability: v.ability, selection: v.selection, k: K[v.i]!, n: Math.floor(K[v.i]! * P), file: fileOf(v) })),
+    variants: variants.map((v) => ({
+      ability: v.ability, selection: v.selection, k: K[v.i]!, n: Math.floor(K[v.i]! * P), file: fileOf(v),
+      ...(v.ability === null ? {} : { lowering: v.i + (v.ability === "quant" ? 10 : 20) }),
+    })),
     overlap: [
       { k: 0.001, n: 35, abilities: ["quant", "spatial"], intersections: [[35, 5], [5, 35]] },
       { k: 0.01, n: 351, abilities: ["quant", "spatial"], intersections: [[351, 351], [351, 351]] },
@@ -113,6 +116,8 @@ test("AIS per (ability, selection, k, benchmark) equals the hand-computed values
   assert.deepEqual(profile.bootstrap, { resamples: 200, confidence: 0.9, seed: 5 });
   assert.equal(baseline.length, 6);
   // Config order: abilities, then selections, then k; the random control last.
+  // the runner's count of weights that lower their ability's loss is carried per variant, never invented for the control
+  assert.deepEqual(profile.variants.map((v) => v.lowering), [10, 11, 20, 21, undefined, undefined]);
   assert.deepEqual(profile.variants.map((v) => `${v.ability_id} ${v.selection} ${v.k}`), [
     "quant top 0.001", "quant top 0.01", "spatial top 0.001", "spatial top 0.01", "null random 0.001", "null random 0.01",
   ]);
@@ -220,4 +225,6 @@ test("the AIS table: abilities down, benchmarks across, * for significant cells,
   const section = report.models[0]!.profile!.sections[0]!;
   assert.equal(section.rows[0]!.cells[1]!.reason, 1);
   assert.ok(lines[5]!.endsWith(section.reasons[0]!));
+  // 10 and 20 of the 35 zeroed weights lower their ability's loss (the runner's counts, as given above)
+  assert.equal(lines[6], "top sets: 29-57% of the zeroed weights lower their own ability's loss when zeroed (first order, -theta x g < 0)");
 });

@@ -435,6 +435,12 @@ test("the importance method: every format says which one ranked the weights; old
     const signedRun = await loadRun(signedDir);
     const html = await renderReport(signedRun, { format: "html", script: SCRIPT });
     assert.match(html.text, /<th[^>]*>importance<\/th><td>signed: −θ × g, how much zeroing a weight raises the ability&#39;s loss \(to first order\)<\/td>/);
+    // the share of each set whose zeroing lowers its own ability's loss: top rows only, not the random control
+    assert.match(html.text, /Zeroed weights that lower their own ability's loss at <i>k<\/i> = 0\.01: of each set's 1,000 weights/);
+    assert.match(html.text, /<tr><th scope="row">Commonsense &amp; Causal Reasoning<\/th><td>0\.50<\/td><td>501<\/td><\/tr>/);
+    assert.doesNotMatch(html.text, /<tr><th scope="row">random \(control\)<\/th><td>0\.\d\d<\/td>/);
+    const md = await renderReport(signedRun, { format: "md" });
+    assert.ok(md.text.includes("| Spatial Reasoning | 0.50 | 501 |"), "the Markdown lists the share and the count");
     const tex = await renderReport(signedRun, { format: "latex" });
     assert.match(tex.text, /parameters zeroed, ranked by \$-\\theta g\$\)\./);
     assert.equal(JSON.parse((await renderReport(signedRun, { format: "json" })).text).models[0].profile.method, "signed");

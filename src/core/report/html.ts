@@ -222,6 +222,17 @@ function kSection(model: ModelReport, s: KSection, confidence: string, counter: 
     }).join("")}</tr>`), CLOSE_TABLE);
   }
 
+  const ranked = s.rows.filter((r) => r.lowering !== undefined);
+  if (ranked.length > 0) {
+    out.push(`${openTable("booktabs", counter.table(), `Zeroed weights that lower their own ability's loss at <i>k</i> = ${formatK(s.k)}: ` +
+      `of each set's ${formatCount(s.n)} weights, those whose zeroing lowers the ability's diagnostic loss to first order ` +
+      `(${MINUS}θ × g &lt; 0). A top set ranked by the paper's |θ × g| held about half in the demo model; one ranked by ${MINUS}θ × g ` +
+      `(<code>method: signed</code>) holds none.`)}`,
+    `<thead><tr><th></th><th>share</th><th>weights</th></tr></thead><tbody>`,
+    ...ranked.map((r) => `<tr><th scope="row">${esc(r.label)}</th><td>${num(r.lowering! / Math.max(1, s.n), 2)}</td><td>${formatCount(r.lowering!)}</td></tr>`),
+    CLOSE_TABLE);
+  }
+
   out.push(`${openTable("booktabs cells", counter.table(), `Flips at <i>k</i> = ${formatK(s.k)} (${esc(metric)}): documents the ablation turned ` +
     `right → wrong / wrong → right; (baseline − ablated) × documents = right → wrong − wrong → right.`)}`, header, "<tbody>",
   ...s.rows.map((r, i) => rowHtml(r.label, r.cells.map((c) => `<td>${c.flips.rightToWrong} / ${c.flips.wrongToRight}</td>`), grouped(i))), CLOSE_TABLE);

@@ -132,6 +132,8 @@ export interface ReportRow {
   label: string;
   ability: string | null;
   selection: Selection;
+  /** Of the section's n zeroed weights, those whose zeroing lowers the ability's own loss (first order); top and bottom rows. */
+  lowering?: number;
   cells: ReportCell[];
 }
 
@@ -349,6 +351,7 @@ async function section(
     label: variantLabel(v),
     ability: v.ability,
     selection: v.selection,
+    ...(v.lowering !== undefined ? { lowering: v.lowering } : {}),
     cells: benchmarks.map((name, c) => {
       const cell = v.benchmarks.find((b) => b.name === name)?.[metrics[c]!];
       return cell ? reportCell(name, metrics[c]!, cell, reasonNumber) : missingCell(name, metrics[c]!, reasonNumber);

@@ -22,7 +22,7 @@ import type { BenchmarkResult, CellMetric, ChoiceBenchmarkResult, ModelProfile, 
 export interface RunnerManifest {
   parameters: number;
   candidates: { tensors?: { name: string; numel: number; offset: number }[]; total: number };
-  variants: { ability: string | null; selection: Selection; k: number; n: number; file: string }[];
+  variants: { ability: string | null; selection: Selection; k: number; n: number; file: string; lowering?: number }[];
   overlap?: { k: number; n: number; abilities: string[]; intersections: number[][] }[];
 }
 
@@ -250,6 +250,7 @@ export function assembleProfile(
     selection: v.selection,
     k: v.k,
     n: v.n,
+    ...(typeof v.lowering === "number" ? { lowering: v.lowering } : {}),
     scores_file: path.posix.join(runnerDir, v.file),
     items_file: variantItemsFile(v.file),
     benchmarks: benchmarkNames.map((name): VariantBenchmark => {

@@ -81,6 +81,11 @@ export interface VariantResult {
   k: number;
   /** Parameters zeroed: floor(k x parameters). */
   n: number;
+  /**
+   * Of the n, the weights whose zeroing lowers the ability's own diagnostic loss to first order
+   * (-theta x g < 0); top and bottom variants only.
+   */
+  lowering?: number;
   /** The runner's scores, relative to the model's folder. */
   scores_file: string;
   /** Scored items (as items.jsonl), relative to the model's folder. */
