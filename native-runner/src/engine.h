@@ -79,8 +79,9 @@ class Engine {
   // r = -theta * g for the candidates, with g the sum over batches of dL(batch)/dtheta: how much
   // zeroing each weight raises the summed loss, to first order; in float32 on the host
   // (importance.cpp). The paper's importance is |r|, `signed` ranks r itself. Sequences are
-  // sorted by length (stable) and cut into batches of `batch_size`; L is the mean next-token cross-entropy over the batch's real tokens. `progress` sees batches
-  // done; `cancelled` is polled between batches (RunnerError(cancelled)).
+  // sorted by length (stable) and cut into batches of `batch_size`; L is the mean next-token
+  // cross-entropy over the batch's real tokens. `progress` sees batches done; `cancelled` is polled
+  // between batches (RunnerError(cancelled)).
   std::vector<std::vector<float>> first_order_loss_rise(const std::vector<std::vector<int64_t>>& sequences, int64_t batch_size,
                                                         const std::vector<CandidateTensor>& candidates,
                                              const std::function<void(int64_t done, int64_t total)>& progress,

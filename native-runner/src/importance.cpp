@@ -7,13 +7,13 @@
 // how much zeroing theta_j raises the summed loss, to first order. The importance of the paper is
 // |r_j| (`method: paper`); `method: signed` ranks r_j itself (cmd_profile.cpp). The absolute value
 // ranks a weight whose zeroing would lower the ability's loss as high as one whose zeroing would
-// raise it, and in a trained model the two kinds are about equally common among the largest
+// raise it, and in the demo model the two kinds are about equally common among the largest
 // (media/demo/README.md); the sign is what tells them apart.
 //
 // No optimizer step is taken. The candidates' gradients (MLP weights only) go straight from the
-// backward pass into float32 sums through the model's gradient taps, whatever the compute dtype, so a bf16 model
-// loses no small contributions and no weight ever holds a .grad: the memory is the weights, the
-// float32 sums and one batch of activations.
+// backward pass into float32 sums through the model's gradient taps, whatever the compute dtype,
+// so a bf16 model loses no small contributions and no weight ever holds a .grad: the memory is the
+// weights, the float32 sums and one batch of activations.
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/neg.h>
 #include <ATen/ops/zeros.h>

@@ -35,7 +35,7 @@ function sectionTable(model: string, s: KSection, parameters: number, method: Im
 
 /** How much of the top sets would lower their own ability's loss when zeroed: about half with `paper`, none with `signed`. */
 function loweringLine(s: KSection): string[] {
-  const shares = s.rows.filter((r) => r.selection === "top" && r.lowering !== undefined).map((r) => Math.round((100 * r.lowering!) / Math.max(1, s.n)));
+  const shares = s.rows.flatMap((r) => (r.selection === "top" && r.lowering ? [Math.round(100 * r.lowering.share)] : []));
   if (shares.length === 0) return [];
   const [low, high] = [Math.min(...shares), Math.max(...shares)];
   return [`top sets: ${low === high ? low : `${low}-${high}`}% of the zeroed weights lower their own ability's loss when zeroed (first order, -theta x g < 0)`];

@@ -222,14 +222,14 @@ function kSection(model: ModelReport, s: KSection, confidence: string, counter: 
     }).join("")}</tr>`), CLOSE_TABLE);
   }
 
-  const ranked = s.rows.filter((r) => r.lowering !== undefined);
+  const ranked = s.rows.flatMap((r) => (r.lowering ? [{ label: r.label, ...r.lowering }] : []));
   if (ranked.length > 0) {
     out.push(`${openTable("booktabs", counter.table(), `Zeroed weights that lower their own ability's loss at <i>k</i> = ${formatK(s.k)}: ` +
       `of each set's ${formatCount(s.n)} weights, those whose zeroing lowers the ability's diagnostic loss to first order ` +
       `(${MINUS}θ × g &lt; 0). A top set ranked by the paper's |θ × g| held about half in the demo model; one ranked by ${MINUS}θ × g ` +
       `(<code>method: signed</code>) holds none.`)}`,
     `<thead><tr><th></th><th>share</th><th>weights</th></tr></thead><tbody>`,
-    ...ranked.map((r) => `<tr><th scope="row">${esc(r.label)}</th><td>${num(r.lowering! / Math.max(1, s.n), 2)}</td><td>${formatCount(r.lowering!)}</td></tr>`),
+    ...ranked.map((r) => `<tr><th scope="row">${esc(r.label)}</th><td>${num(r.share, 2)}</td><td>${formatCount(r.count)}</td></tr>`),
     CLOSE_TABLE);
   }
 

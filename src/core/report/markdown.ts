@@ -115,11 +115,11 @@ function kSection(s: KSection, parameters: number, confidence: string): string[]
       ["l", ...o.abilities.map(() => "r" as const)]), "");
   }
 
-  const ranked = s.rows.filter((r) => r.lowering !== undefined);
+  const ranked = s.rows.flatMap((r) => (r.lowering ? [{ label: r.label, ...r.lowering }] : []));
   if (ranked.length > 0) {
     out.push(`**Zeroed weights that lower their own ability's loss**: of each set's ${formatCount(s.n)} weights, those whose zeroing lowers ` +
       "the ability's diagnostic loss to first order (−θ × g < 0); about half of a top set of the paper's \\|θ × g\\| in the demo model, none with `method: signed`.", "");
-    out.push(...table(["", "share", "weights"], ranked.map((r) => [label(r.label), num(r.lowering! / Math.max(1, s.n), 2), formatCount(r.lowering!)]), ["l", "r", "r"]), "");
+    out.push(...table(["", "share", "weights"], ranked.map((r) => [label(r.label), num(r.share, 2), formatCount(r.count)]), ["l", "r", "r"]), "");
   }
 
   out.push("**Flips**: documents the ablation turned right → wrong / wrong → right.", "");

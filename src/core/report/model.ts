@@ -132,8 +132,11 @@ export interface ReportRow {
   label: string;
   ability: string | null;
   selection: Selection;
-  /** Of the section's n zeroed weights, those whose zeroing lowers the ability's own loss (first order); top and bottom rows. */
-  lowering?: number;
+  /**
+   * Of the section's n zeroed weights, those whose zeroing lowers the ability's own loss (first
+   * order), and their share of n; top and bottom rows.
+   */
+  lowering?: { count: number; share: number };
   cells: ReportCell[];
 }
 
@@ -351,7 +354,7 @@ async function section(
     label: variantLabel(v),
     ability: v.ability,
     selection: v.selection,
-    ...(v.lowering !== undefined ? { lowering: v.lowering } : {}),
+    ...(v.lowering !== undefined ? { lowering: { count: v.lowering, share: v.n > 0 ? v.lowering / v.n : 0 } } : {}),
     cells: benchmarks.map((name, c) => {
       const cell = v.benchmarks.find((b) => b.name === name)?.[metrics[c]!];
       return cell ? reportCell(name, metrics[c]!, cell, reasonNumber) : missingCell(name, metrics[c]!, reasonNumber);
