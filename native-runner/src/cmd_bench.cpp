@@ -631,20 +631,31 @@ int run_bench(const Command& command) {
 
   json report = {{"runner_version", kRunnerVersion}, {"libtorch", libtorch_version()}, {"device", job["device"]},
                  {"dtype", job["dtype"]}, {"threads", threads}};
+  // a GPU's figures mean little without its name (the record is read on another machine)
+  const std::string device = job["device"];
+  if (device.rfind("cuda", 0) == 0) {
+    const size_t index = device.size() > 5 ? std::stoul(device.substr(5)) : 0;
+    const std::vector<std::string> names = cuda_device_names(cuda_device_count());
+    report["device_name"] = index < names.size() && !names[index].empty() ? json(names[index]) : json(nullptr);
+  }
   // the matrix-multiply peak is measured before and after the other rows and the better one kept,
   // so that a busy moment of the machine does not flatter the utilisation of what ran between
   std::vector<double> peaks;
   if (wants("matmul")) peaks.push_back(matmul_row(job, command)["flops_per_second"]);
   const ScratchDir scratch(out + "/models");
+  std::string scoring_dir;
   if (wants("scoring") || wants("importance")) {
-    const std::string dir = make_random_model(job["scoring_model"], job["seed"], scratch.path() + "/scoring", command);
+    const std::string dir = scoring_dir = make_random_model(job["scoring_model"], job["seed"], scratch.path() + "/scoring", command);
     auto engine = open_model(dir, job, command);
     const ModelConfig config = load_model_config(dir);
     if (wants("scoring")) report["scoring"] = scoring_row(job, command, *engine, config);
     if (wants("importance")) report["importance"] = importance_row(job, command, *engine, config);
   }
   if (wants("profile")) {
-    const std::string dir = make_random_model(job["profile_model"], job["seed"], scratch.path() + "/profile", command);
+    // one model serves both when the configs agree (a GPU bench's 1B model takes a minute to make)
+    const std::string dir = !scoring_dir.empty() && job["profile_model"] == job["scoring_model"]
+                                ? scoring_dir
+                                : make_random_model(job["profile_model"], job["seed"], scratch.path() + "/profile", command);
     report["profile"] = profile_row(job, command, dir, scratch.path());
   }
   if (wants("matmul")) {

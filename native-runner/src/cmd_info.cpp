@@ -122,6 +122,8 @@ std::set<std::string> check_checkpoint(const ModelConfig& config, const Checkpoi
   return dtypes;
 }
 
+}  // namespace
+
 // Names of the CUDA devices libtorch sees. libtorch 1.13's CPU-side API has the count but no
 // names, so they come from the CUDA driver (libcuda, a C ABI that has not changed since CUDA 2),
 // opened at run time: nothing to link, and no CUDA headers at build time. The driver honours
@@ -150,8 +152,6 @@ std::vector<std::string> cuda_device_names(int64_t count) {
   return names;
 }
 
-}  // namespace
-
 int run_info(const Command& command) {
   const auto t0 = std::chrono::steady_clock::now();
   InfoJob job = parse_info_job(command.args.job);
@@ -176,7 +176,7 @@ int run_info(const Command& command) {
     device["usable"] = false;
     device["problem"] = e.what();
   }
-  const int64_t cuda_count = at::hasCUDA() ? static_cast<int64_t>(at::getNumGPUs()) : 0;
+  const int64_t cuda_count = cuda_device_count();
   json devices = json::array({{{"name", "cpu"}, {"type", "cpu"}}});
   const std::vector<std::string> names = cuda_device_names(cuda_count);
   for (int64_t i = 0; i < cuda_count; i++) {

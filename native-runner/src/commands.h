@@ -39,6 +39,10 @@ int run_bench(const Command& command);
 int run_train(const Command& command);  // cmd_train.cpp, train.h
 int run_info(const Command& command);   // cmd_info.cpp
 
+// The CUDA driver's names of devices cuda:0 .. cuda:count-1 (cmd_info.cpp); an empty name where the
+// driver cannot say.
+std::vector<std::string> cuda_device_names(int64_t count);
+
 // Reads the job file and checks that it was written for this subcommand; sets the thread count and
 // writes the `start` event. Throws RunnerError(bad_job).
 Job load_job_for(const Command& command);

@@ -344,6 +344,8 @@ int set_compute_threads(int threads) {
 
 std::string libtorch_version() { return TORCH_VERSION; }
 
+int64_t cuda_device_count() { return at::hasCUDA() ? static_cast<int64_t>(at::getNumGPUs()) : 0; }
+
 RunnerError classify_exception(std::exception_ptr error) {
   try {
     std::rethrow_exception(error);

@@ -111,6 +111,7 @@ void check_compute_target(const std::string& device, const std::string& dtype);
 // Process-wide libtorch settings and facts, here so that main needs no torch header.
 int set_compute_threads(int threads);  // threads <= 0: keep libtorch's default; returns threads in use
 std::string libtorch_version();
+int64_t cuda_device_count();  // 0 when libtorch was built without CUDA or sees no device
 
 // Maps any exception to an error code and message: RunnerError as it is, out-of-memory (c10 or
 // std::bad_alloc) and CUDA failures to resources, everything else to internal.

@@ -29,6 +29,8 @@ export interface RunnerBench {
   libtorch: string;
   device: string;
   dtype: string;
+  /** The CUDA driver's name of the GPU, on a GPU (runners after 0.1.0's first record). */
+  device_name?: string | null;
   threads: number;
   seconds?: number;
   matmul?: { n: number; flops_per_second: number; measurements?: number[] };
@@ -82,6 +84,17 @@ interface Way {
   mfu?: number;
 }
 
+/** Where and when a GPU bench brought from elsewhere ran (host.json, written by gpu-host.sh). */
+export interface GpuHost {
+  date: string;
+  hostname: string;
+  /** nvidia-smi's name, memory and driver of each GPU. */
+  gpus: string[];
+  python_torch: string;
+  cpu: string;
+  cores: number;
+}
+
 /** Row 4: the runner's `score` and the Python reference on the same items and threads. */
 export interface ReferenceResult {
   parameters: number;
@@ -108,8 +121,10 @@ export interface EditorResult {
 
 export interface RawFigures {
   runner?: RunnerBench;
-  /** The runner's bench on a GPU in bfloat16, where one was there. */
+  /** The runner's bench on a GPU in bfloat16: run here when the runner sees one, or brought from a
+   *  GPU host (scripts/bench/gpu-host.sh, then `--gpu-bench`), with that host's facts. */
   runnerGpu?: RunnerBench;
+  gpuHost?: GpuHost;
   reference?: ReferenceResult;
   editor?: EditorResult;
 }
@@ -213,45 +228,89 @@ function mfuRows(bench: RunnerBench, labels: { row: string; peak: string; target
   return rows;
 }
 
-/** The table: rows 1-5 from whatever figures are there. */
-export function buildRows(raw: RawFigures): Row[] {
-  const rows: Row[] = [];
-  const s = raw.runner?.scoring;
-  if (s) {
-    const params = `${(s.parameters / 1e6).toFixed(1)}M`;
-    rows.push({
-      row: "1",
-      what: `MC scoring, ${params}-param Llama, ${s.items} items x ${s.choices} choices (ctx ${s.context_tokens}, cont ${s.continuation_tokens} tokens): KV cache vs full sequences; max |dlogp| ${digits(s.max_logprob_difference)}`,
+/** Row 1 (or 1g on a GPU): multiple-choice scoring with the context shared vs as full sequences. */
+function scoringRow(row: string, bench: RunnerBench): Row[] {
+  const s = bench.scoring;
+  if (!s) return [];
+  const ratio = s.kv_cache.items_per_second / s.full_sequences.items_per_second;
+  return [
+    {
+      row,
+      what: `MC scoring, ${parameterCount(s.parameters)}-param Llama${onDevice(bench)}, ${s.items} items x ${s.choices} choices (ctx ${s.context_tokens}, cont ${s.continuation_tokens} tokens): KV cache vs full sequences; max |dlogp| ${digits(s.max_logprob_difference)}`,
       a: `${digits(s.kv_cache.items_per_second)} items/s`,
       b: `${digits(s.full_sequences.items_per_second)} items/s`,
-      ratio: s.kv_cache.items_per_second / s.full_sequences.items_per_second,
+      ratio,
       target: ">= 2x",
-      met: s.kv_cache.items_per_second / s.full_sequences.items_per_second >= 2,
-    });
-  }
-  const p = raw.runner?.profile;
-  if (p) {
-    const ratio = p.checkpoint_per_variant.seconds / p.in_place.seconds;
-    // the two ways must have computed the same variants (records from before the check have no figure)
-    const agree = (p.max_logprob_difference === undefined || p.max_logprob_difference <= 1e-3) && !p.selection_mismatches;
-    const diagnostic = p.diagnostic_sequences === undefined ? "" : ` x ${p.diagnostic_sequences} diagnostic seqs of ${p.diagnostic_tokens} tokens`;
-    const items =
-      p.benchmarks === undefined
-        ? `${p.items} items`
-        : `${p.benchmarks} benchmarks x ${p.items / p.benchmarks} items (${p.choices} choices, ctx ${p.context_tokens}, cont ${p.continuation_tokens})`;
-    const check = p.max_logprob_difference === undefined ? "" : `; max |dlogp| ${digits(p.max_logprob_difference)}`;
-    rows.push({
-      row: "2",
-      what: `Whole profile, ${(p.parameters / 1e6).toFixed(1)}M params: ${p.abilities} abilities${diagnostic}, ${p.k.length} k, top + random (${p.variants} variants), ${items}: in place vs checkpoint per variant + lm-eval scoring, interleaved${check}`,
+      met: ratio >= 2,
+    },
+  ];
+}
+
+/** Row 2 (or 2g on a GPU): a whole profile in place vs a checkpoint per variant. */
+function profileRow(row: string, bench: RunnerBench): Row[] {
+  const p = bench.profile;
+  if (!p) return [];
+  const ratio = p.checkpoint_per_variant.seconds / p.in_place.seconds;
+  // the two ways must have computed the same variants (records from before the check have no figure)
+  const agree = (p.max_logprob_difference === undefined || p.max_logprob_difference <= 1e-3) && !p.selection_mismatches;
+  const diagnostic = p.diagnostic_sequences === undefined ? "" : ` x ${p.diagnostic_sequences} diagnostic seqs of ${p.diagnostic_tokens} tokens`;
+  const items =
+    p.benchmarks === undefined
+      ? `${p.items} items`
+      : `${p.benchmarks} benchmarks x ${p.items / p.benchmarks} items (${p.choices} choices, ctx ${p.context_tokens}, cont ${p.continuation_tokens})`;
+  const check = p.max_logprob_difference === undefined ? "" : `; max |dlogp| ${digits(p.max_logprob_difference)}`;
+  return [
+    {
+      row,
+      what: `Whole profile, ${parameterCount(p.parameters)} params${onDevice(bench)}: ${p.abilities} abilities${diagnostic}, ${p.k.length} k, top + random (${p.variants} variants), ${items}: in place vs checkpoint per variant + lm-eval scoring, interleaved${check}`,
       a: `${formatSeconds(p.in_place.seconds)}, ${formatBytes(p.in_place.bytes_written)} written`,
       b: `${formatSeconds(p.checkpoint_per_variant.seconds)}, ${formatBytes(p.checkpoint_per_variant.bytes_written)} written`,
       ratio,
       // met also needs the two ways to agree (max |dlogp| <= 1e-3, the same parameters zeroed)
       target: ">= 10x, 0 B written",
       met: ratio >= 10 && p.in_place.bytes_written === 0 && agree,
-    });
+    },
+  ];
+}
+
+/** 20.2M, 1.24B. */
+function parameterCount(n: number): string {
+  return n >= 1e9 ? `${(n / 1e9).toFixed(2)}B` : `${(n / 1e6).toFixed(1)}M`;
+}
+
+/**
+ * GPU benches of separate calls (scripts/bench/gpu-host.sh --rows) as one: each adds the rows it
+ * ran. A CPU bench, or a row in two of them (which to keep would be a guess), is refused, naming
+ * the file.
+ */
+export function mergeGpuBenches(benches: readonly { file: string; bench: RunnerBench }[]): RunnerBench {
+  if (benches.length === 0) throw new Error("no GPU bench to merge");
+  const rowKeys = ["matmul", "scoring", "importance", "profile"] as const;
+  const merged: RunnerBench = { ...benches[0]!.bench, matmul: undefined, scoring: undefined, importance: undefined, profile: undefined };
+  const from = new Map<string, string>();
+  for (const { file, bench } of benches) {
+    if (bench.device === "cpu") throw new Error(`${file}: a CPU bench (device cpu), not a GPU's`);
+    for (const key of rowKeys) {
+      if (bench[key] === undefined) continue;
+      if (from.has(key)) throw new Error(`${file}: row '${key}' is also in ${from.get(key)!}`);
+      from.set(key, file);
+      Object.assign(merged, { [key]: bench[key] });
+    }
   }
+  return merged;
+}
+
+/** " on cuda (NVIDIA H100 80GB HBM3), bfloat16" for a GPU bench; nothing for the CPU's. */
+function onDevice(bench: RunnerBench): string {
+  if (bench.device === "cpu") return "";
+  return ` on ${bench.device}${bench.device_name ? ` (${bench.device_name})` : ""}, ${bench.dtype}`;
+}
+
+/** The table: rows 1-5 from whatever figures are there; a GPU's rows 1g, 2g and 3d-3f after the CPU's. */
+export function buildRows(raw: RawFigures): Row[] {
+  const rows: Row[] = [];
   if (raw.runner) {
+    rows.push(...scoringRow("1", raw.runner), ...profileRow("2", raw.runner));
     rows.push(
       ...mfuRows(raw.runner, [
         { row: "3a", peak: "matmul peak", target: 0.5 },
@@ -261,6 +320,7 @@ export function buildRows(raw: RawFigures): Row[] {
     );
   }
   if (raw.runnerGpu) {
+    rows.push(...scoringRow("1g", raw.runnerGpu), ...profileRow("2g", raw.runnerGpu));
     rows.push(
       ...mfuRows(raw.runnerGpu, [
         { row: "3d", peak: "bf16 matmul peak", target: undefined },

@@ -2,14 +2,18 @@
 // side in this run on this machine; the table goes to stdout and every raw figure, with the
 // machine, to bench-results.json (compared with the previous record first, when there is one).
 //
-//   node --import tsx scripts/bench/main.ts [--threads N] [--quick] [--out FILE]
+//   node --import tsx scripts/bench/main.ts [--threads N] [--quick] [--out FILE] [--gpu-bench DIR]...
 //
-// --threads  compute threads of the runner and of the Python reference (default: every core)
-// --quick    small sizes, a smoke test of the whole bench in a minute; writes no record unless --out
-// --out      where the record goes (default bench-results.json at the repository root)
+// --threads    compute threads of the runner and of the Python reference (default: every core)
+// --quick      small sizes, a smoke test of the whole bench in a minute; writes no record unless --out
+// --out        where the record goes (default bench-results.json at the repository root)
+// --gpu-bench  a folder written by scripts/bench/gpu-host.sh on a GPU machine (bench.json, host.json):
+//              its rows join this run's record instead of a GPU run here; repeat it for rows run
+//              in separate calls there
 //
-// Rows 1-3: `bprof-runner bench` (native-runner/PROTOCOL.md, "bench"); on a machine whose runner
-// sees a CUDA device, also on the GPU in bfloat16 against the GPU's own matmul peak. Row 4: the
+// Rows 1-3: `bprof-runner bench` (native-runner/PROTOCOL.md, "bench"); on a GPU, rows 1g, 2g and
+// 3d-3f: the same bench with scripts/bench/gpu-job.json (a ~1B-parameter Llama in bfloat16, MFU
+// against the GPU's own matmul peak), run here when the runner sees a CUDA device. Row 4: the
 // runner's `score` against scripts/bench/reference_llama.py on Debian's python3-torch (installed
 // by `scripts/setup.sh --bench`). Row 5: the editor-side code of src/core, in this process.
 import { execFileSync } from "node:child_process";
@@ -20,7 +24,7 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { benchAnalysis } from "./analysis";
 import { benchDiagnostic, diagnosticBenchData } from "./diagnostic";
-import { benchRecord, compareRows, renderTable, type BenchRecord, type RawFigures, type RunnerBench } from "./format";
+import { benchRecord, compareRows, mergeGpuBenches, renderTable, type BenchRecord, type GpuHost, type RawFigures, type RunnerBench } from "./format";
 import { referenceComparison, runnerBench, runRunner, type ReferenceSizes } from "./runner";
 import { benchTasks } from "./tasks";
 
@@ -29,15 +33,18 @@ const RUNNER = process.env.BPROF_RUNNER ?? path.join(ROOT, "native-runner/build/
 // Debian's interpreter, the one python3-torch installs into (a pyenv or venv python3 on PATH has not got it).
 const PYTHON = process.env.BPROF_BENCH_PYTHON ?? "/usr/bin/python3";
 const REFERENCE_SCRIPT = path.join(ROOT, "scripts/bench/reference_llama.py");
+// The GPU rows' job, one file for a GPU here and for scripts/bench/gpu-host.sh on a GPU machine.
+const GPU_JOB = path.join(ROOT, "scripts/bench/gpu-job.json");
 
 interface Options {
   threads: number;
   quick: boolean;
   out: string | undefined;
+  gpuBench: string[];
 }
 
 function parseArgs(argv: string[]): Options {
-  const options: Options = { threads: os.availableParallelism(), quick: false, out: path.join(ROOT, "bench-results.json") };
+  const options: Options = { threads: os.availableParallelism(), quick: false, out: path.join(ROOT, "bench-results.json"), gpuBench: [] };
   let outGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -46,7 +53,8 @@ function parseArgs(argv: string[]): Options {
     else if (arg === "--out") {
       options.out = path.resolve(argv[++i] ?? "");
       outGiven = true;
-    } else throw new Error(`unknown argument ${arg} (--threads N, --quick, --out FILE)`);
+    } else if (arg === "--gpu-bench") options.gpuBench.push(path.resolve(argv[++i] ?? ""));
+    else throw new Error(`unknown argument ${arg} (--threads N, --quick, --out FILE, --gpu-bench DIR)`);
   }
   if (!Number.isInteger(options.threads) || options.threads < 1) throw new Error("--threads must be a positive integer");
   if (options.quick && !outGiven) options.out = undefined;
@@ -75,10 +83,7 @@ function sizes(quick: boolean) {
   const editor = quick
     ? { diagnosticItems: 2000, documents: 100, taskDocuments: 500, runs: 1, taskRuns: 1 }
     : { diagnosticItems: 20000, documents: 1000, taskDocuments: 10000, runs: 3, taskRuns: 1 };
-  // On a GPU (not measured yet: no session so far had one), batches large enough to fill it.
-  const gpuBenchJob = quick
-    ? runnerBenchJob
-    : { matmul: { n: 8192, repeats: 5 }, scoring: { items: 64, items_per_batch: 32, repeats: 3 }, importance: { sequences: 64, length: 256 } };
+  const gpuBenchJob: Record<string, unknown> = quick ? { ...runnerBenchJob, device: "cuda", dtype: "bfloat16" } : JSON.parse(fs.readFileSync(GPU_JOB, "utf8"));
   return { runnerBenchJob, gpuBenchJob, reference, editor };
 }
 
@@ -121,6 +126,20 @@ async function cudaDevices(modelDir: string, dir: string, threads: number): Prom
   return info.devices.filter((d) => d.type === "cuda").map((d) => `${d.name}${d.description ? ` (${d.description})` : ""}`);
 }
 
+/** The GPU bench of folders made by scripts/bench/gpu-host.sh, as one; host.json from the first. */
+function gpuBenchFrom(dirs: string[]): { bench: RunnerBench; host: GpuHost | undefined } {
+  const benches: { file: string; bench: RunnerBench }[] = [];
+  let host: GpuHost | undefined;
+  for (const dir of dirs) {
+    const file = path.join(dir, "bench.json");
+    if (!fs.existsSync(file)) throw new Error(`--gpu-bench ${dir}: no bench.json there (scripts/bench/gpu-host.sh writes it)`);
+    benches.push({ file, bench: JSON.parse(fs.readFileSync(file, "utf8")) as RunnerBench });
+    const hostFile = path.join(dir, "host.json");
+    host ??= fs.existsSync(hostFile) ? (JSON.parse(fs.readFileSync(hostFile, "utf8")) as GpuHost) : undefined;
+  }
+  return { bench: mergeGpuBenches(benches), host };
+}
+
 async function main(): Promise<void> {
   const options = parseArgs(process.argv.slice(2));
   if (!fs.existsSync(RUNNER)) throw new Error(`${RUNNER} not found: run scripts/setup.sh first (npm run bench does)`);
@@ -145,13 +164,21 @@ async function main(): Promise<void> {
     const reference = await referenceComparison(RUNNER, PYTHON, REFERENCE_SCRIPT, size.reference, path.join(scratch, "reference"), options.threads, say);
     raw.reference = reference.result;
 
-    gpus = await cudaDevices(reference.modelDir, path.join(scratch, "info"), options.threads).catch((e: unknown) => {
-      say(`no GPU rows: bprof-runner info failed: ${(e as Error).message.split("\n")[0]}`);
-      return [];
-    });
-    if (gpus.length > 0) {
-      say(`row 3 on ${gpus[0]}: bprof-runner bench on cuda, bfloat16 (${elapsed()})`);
-      raw.runnerGpu = await runnerBench(RUNNER, { ...size.gpuBenchJob, device: "cuda", dtype: "bfloat16", rows: ["matmul", "scoring", "importance"] }, path.join(scratch, "bench-gpu"), options.threads);
+    if (options.gpuBench.length > 0) {
+      const brought = gpuBenchFrom(options.gpuBench);
+      raw.runnerGpu = brought.bench;
+      if (brought.host) raw.gpuHost = brought.host;
+      gpus = brought.host?.gpus.length ? brought.host.gpus : [brought.bench.device_name ?? brought.bench.device];
+      say(`rows 1g, 2g, 3d-3f: brought from ${options.gpuBench.join(", ")} (${gpus.join(", ")})`);
+    } else {
+      gpus = await cudaDevices(reference.modelDir, path.join(scratch, "info"), options.threads).catch((e: unknown) => {
+        say(`no GPU rows: bprof-runner info failed: ${(e as Error).message.split("\n")[0]}`);
+        return [];
+      });
+      if (gpus.length > 0) {
+        say(`rows 1g, 2g, 3d-3f on ${gpus[0]}: bprof-runner bench with ${path.relative(ROOT, GPU_JOB)} (${elapsed()})`);
+        raw.runnerGpu = await runnerBench(RUNNER, size.gpuBenchJob, path.join(scratch, "bench-gpu"), options.threads);
+      }
     }
 
     say(`row 5: editor side (${elapsed()})`);
@@ -173,7 +200,8 @@ async function main(): Promise<void> {
   say(`done in ${seconds.toFixed(0)} s`);
   const m = record.machine;
   const load = loadAtStart[0]!.toFixed(1);
-  console.log(`\n${String(m.cpu)}, ${String(m.cores)} cores (load average ${load} at the start), ${options.threads} threads; ${gpus.length > 0 ? gpus.join(", ") : "no GPU"}; bprof-runner ${String(m.runner_version)}, libtorch ${String(m.libtorch)}, python3-torch ${String(m.python_torch)}; ${record.date}; ${seconds.toFixed(0)} s\n`);
+  const host = raw.gpuHost ? ` (GPU rows from ${raw.gpuHost.hostname}, ${raw.gpuHost.date}, libtorch ${raw.runnerGpu?.libtorch ?? "?"})` : "";
+  console.log(`\n${String(m.cpu)}, ${String(m.cores)} cores (load average ${load} at the start), ${options.threads} threads; ${gpus.length > 0 ? gpus.join(", ") : "no GPU"}${host}; bprof-runner ${String(m.runner_version)}, libtorch ${String(m.libtorch)}, python3-torch ${String(m.python_torch)}; ${record.date}; ${seconds.toFixed(0)} s\n`);
   console.log(renderTable(record.rows));
   if (options.quick) console.log("\n--quick: toy sizes and single rounds, a smoke test of the bench; these figures mean nothing");
 

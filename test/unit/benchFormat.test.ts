@@ -1,7 +1,7 @@
 // The table and record of `npm run bench` (scripts/bench/format.ts): figures in, rows out. No timing.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { benchRecord, buildRows, compareRows, digits, formatBytes, formatFlops, formatRatio, formatSeconds, renderTable, type RawFigures, type RunnerBench } from "../../scripts/bench/format";
+import { benchRecord, buildRows, compareRows, digits, mergeGpuBenches, formatBytes, formatFlops, formatRatio, formatSeconds, renderTable, type RawFigures, type RunnerBench } from "../../scripts/bench/format";
 
 const RUNNER: RunnerBench = {
   runner_version: "0.1.0",
@@ -132,13 +132,46 @@ test("MFU from a runner that reports mfu but no FLOP/s; none without a matmul pe
   assert.equal(buildRows({ runner: { ...RUNNER, matmul: undefined } }).filter((r) => r.row.startsWith("3")).length, 0);
 });
 
-test("a GPU bench adds MFU rows against the GPU's own bf16 peak", () => {
-  const gpu: RunnerBench = { ...RUNNER, device: "cuda", dtype: "bfloat16", matmul: { n: 8192, flops_per_second: 700e12 }, profile: undefined };
-  const rows = buildRows({ runnerGpu: { ...gpu, scoring: { ...gpu.scoring!, kv_cache: { seconds: 1, items_per_second: 16, flops_per_second: 70e12 } } } });
-  assert.deepEqual(rows.map((r) => r.row), ["3d", "3e", "3f"]);
-  assert.equal(rows[0]!.ratio, 0.1);
-  assert.match(rows[0]!.b, /bf16 matmul peak/);
-  assert.match(rows[0]!.what, /cuda, bfloat16/);
+test("a GPU bench adds its own rows 1g, 2g and 3d-3f, named by the GPU, MFU against the GPU's bf16 peak", () => {
+  const gpu: RunnerBench = {
+    ...RUNNER,
+    device: "cuda",
+    device_name: "NVIDIA H100 80GB HBM3",
+    dtype: "bfloat16",
+    matmul: { n: 8192, flops_per_second: 700e12 },
+    scoring: { ...RUNNER.scoring!, parameters: 1_235_814_400, kv_cache: { seconds: 1, items_per_second: 16, flops_per_second: 70e12 } },
+    profile: { ...RUNNER.profile!, parameters: 1_235_814_400, in_place: { seconds: 20, bytes_written: 0 }, checkpoint_per_variant: { seconds: 300, bytes_written: 6.7e10 } },
+  };
+  const rows = buildRows({ runner: RUNNER, runnerGpu: gpu });
+  assert.deepEqual(rows.map((r) => r.row), ["1", "2", "3a", "3b", "3c", "1g", "2g", "3d", "3e", "3f"]);
+  const byId = new Map(rows.map((r) => [r.row, r]));
+  assert.match(byId.get("1g")!.what, /^MC scoring, 1\.24B-param Llama on cuda \(NVIDIA H100 80GB HBM3\), bfloat16,/);
+  assert.equal(byId.get("1g")!.ratio, 16 / (8 / 3));
+  assert.equal(byId.get("1g")!.met, true);
+  assert.match(byId.get("2g")!.what, /^Whole profile, 1\.24B params on cuda \(NVIDIA H100 80GB HBM3\), bfloat16:/);
+  assert.equal(byId.get("2g")!.ratio, 15);
+  assert.equal(byId.get("2g")!.met, true);
+  assert.equal(byId.get("2")!.met, false, "the CPU's row keeps its own figures");
+  assert.equal(byId.get("3d")!.ratio, 0.1);
+  assert.match(byId.get("3d")!.b, /bf16 matmul peak/);
+  assert.match(byId.get("3d")!.what, /cuda, bfloat16/);
+  // the CPU rows never mention a device
+  assert.doesNotMatch(byId.get("1")!.what, / on /);
+});
+
+test("GPU benches of separate calls merge row by row; a row twice or a CPU bench is refused by file", () => {
+  const gpu: RunnerBench = { ...RUNNER, device: "cuda", device_name: "NVIDIA H100 80GB HBM3", dtype: "bfloat16" };
+  const first = { file: "a/bench.json", bench: { ...gpu, profile: undefined } };
+  const second = { file: "b/bench.json", bench: { ...gpu, matmul: undefined, scoring: undefined, importance: undefined } };
+  const merged = mergeGpuBenches([first, second]);
+  assert.deepEqual(merged.matmul, RUNNER.matmul);
+  assert.deepEqual(merged.scoring, RUNNER.scoring);
+  assert.deepEqual(merged.profile, RUNNER.profile);
+  assert.equal(merged.device_name, "NVIDIA H100 80GB HBM3");
+  assert.deepEqual(buildRows({ runnerGpu: merged }).map((r) => r.row), ["1g", "2g", "3d", "3e", "3f"]);
+  assert.throws(() => mergeGpuBenches([first, { file: "c/bench.json", bench: gpu }]), /^Error: c\/bench\.json: row 'matmul' is also in a\/bench\.json$/);
+  assert.throws(() => mergeGpuBenches([{ file: "d/bench.json", bench: RUNNER }]), /d\/bench\.json: a CPU bench/);
+  assert.throws(() => mergeGpuBenches([]), /no GPU bench/);
 });
 
 test("the table is Markdown with aligned columns and escaped pipes", () => {
