@@ -126,6 +126,14 @@ async function cudaDevices(modelDir: string, dir: string, threads: number): Prom
   return info.devices.filter((d) => d.type === "cuda").map((d) => `${d.name}${d.description ? ` (${d.description})` : ""}`);
 }
 
+function readJson<T>(file: string): T {
+  try {
+    return JSON.parse(fs.readFileSync(file, "utf8")) as T;
+  } catch (e) {
+    throw new Error(`${file}: ${(e as Error).message}`);
+  }
+}
+
 /** The GPU bench of folders made by scripts/bench/gpu-host.sh, as one; host.json from the first. */
 function gpuBenchFrom(dirs: string[]): { bench: RunnerBench; host: GpuHost | undefined } {
   const benches: { file: string; bench: RunnerBench }[] = [];
@@ -133,9 +141,9 @@ function gpuBenchFrom(dirs: string[]): { bench: RunnerBench; host: GpuHost | und
   for (const dir of dirs) {
     const file = path.join(dir, "bench.json");
     if (!fs.existsSync(file)) throw new Error(`--gpu-bench ${dir}: no bench.json there (scripts/bench/gpu-host.sh writes it)`);
-    benches.push({ file, bench: JSON.parse(fs.readFileSync(file, "utf8")) as RunnerBench });
+    benches.push({ file, bench: readJson<RunnerBench>(file) });
     const hostFile = path.join(dir, "host.json");
-    host ??= fs.existsSync(hostFile) ? (JSON.parse(fs.readFileSync(hostFile, "utf8")) as GpuHost) : undefined;
+    host ??= fs.existsSync(hostFile) ? readJson<GpuHost>(hostFile) : undefined;
   }
   return { bench: mergeGpuBenches(benches), host };
 }
@@ -144,6 +152,8 @@ async function main(): Promise<void> {
   const options = parseArgs(process.argv.slice(2));
   if (!fs.existsSync(RUNNER)) throw new Error(`${RUNNER} not found: run scripts/setup.sh first (npm run bench does)`);
   if (!fs.existsSync(PYTHON)) throw new Error(`${PYTHON} not found: run scripts/setup.sh --bench first (npm run bench does)`);
+  // read before minutes of CPU rows, so that a wrong folder fails at once
+  const brought = options.gpuBench.length > 0 ? gpuBenchFrom(options.gpuBench) : undefined;
   const size = sizes(options.quick);
   const t0 = performance.now();
   const started = new Date();
@@ -164,8 +174,7 @@ async function main(): Promise<void> {
     const reference = await referenceComparison(RUNNER, PYTHON, REFERENCE_SCRIPT, size.reference, path.join(scratch, "reference"), options.threads, say);
     raw.reference = reference.result;
 
-    if (options.gpuBench.length > 0) {
-      const brought = gpuBenchFrom(options.gpuBench);
+    if (brought) {
       raw.runnerGpu = brought.bench;
       if (brought.host) raw.gpuHost = brought.host;
       gpus = brought.host?.gpus.length ? brought.host.gpus : [brought.bench.device_name ?? brought.bench.device];
