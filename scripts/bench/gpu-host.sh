@@ -9,7 +9,9 @@
 # --rows  the job's rows to run (matmul, scoring, importance, profile; default all). A long row can
 #         run in a call of its own, into its own OUT; scoring and importance need matmul beside
 #         them for their MFU.
-# --test  also build and run the runner's tests (ctest) against this libtorch, first.
+# --test  also build and run the runner's tests (ctest) against this libtorch, first: among them
+#         tests/test_gpu.cpp, the GPU's scores, generations, importance and ablation against the
+#         CPU's, which CI (no GPU) skips.
 #
 # OUT gets bench.json (the runner's figures), host.json (date, GPUs, driver, PyTorch), events.jsonl
 # (the runner's events, each with "t", seconds since the start: kept when the run is cut short),

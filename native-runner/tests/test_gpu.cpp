@@ -1,0 +1,147 @@
+// The engine on a CUDA device gives the CPU's results: scores and greedy flags, generations, the
+// importance pass, and ablation that restores the weights bit for bit. Skipped where libtorch sees
+// no GPU (CI, Debian's CPU libtorch); scripts/bench/gpu-host.sh --test runs them on a GPU machine.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "commands.h"
+#include "config.h"
+#include "engine.h"
+#include "support.h"
+
+namespace bprof {
+namespace {
+
+using test::TempDir;
+
+std::unique_ptr<Engine> engine_on(const std::string& dir, const std::string& device, const std::string& dtype = "float32") {
+  EngineOptions options;
+  options.model_dir = dir;
+  options.device = device;
+  options.dtype = dtype;
+  return std::make_unique<Engine>(load_model_config(dir), options);
+}
+
+std::vector<Item> choice_items() {
+  std::vector<Item> items(3);
+  items[0] = {"a", {256, 84, 104, 101}, {{32, 99, 97, 116}, {32, 100, 111, 103, 115}, {33}}};
+  items[1] = {"b", {256, 50, 43, 50, 61}, {{52}, {53}, {52, 52, 52, 52, 52, 52, 52}}};
+  items[2] = {"c", {256}, {{72, 105}, {257}}};
+  return items;
+}
+
+std::vector<std::vector<int64_t>> diagnostic_sequences() {
+  std::vector<std::vector<int64_t>> out;
+  for (int64_t s = 0; s < 6; s++) {
+    std::vector<int64_t> seq = {256};
+    for (int64_t i = 1; i < 8 + s; i++) seq.push_back(32 + (i * 11 + s * 17) % 90);
+    out.push_back(seq);
+  }
+  return out;
+}
+
+std::vector<const Item*> pointers(const std::vector<Item>& items) {
+  std::vector<const Item*> out;
+  for (const Item& item : items) out.push_back(&item);
+  return out;
+}
+
+// float32 on both sides; cuBLAS sums in another order than OpenBLAS, and libtorch does not use
+// TF32 for float32 matrix products unless asked
+constexpr double kLogprobTolerance = 1e-3;
+
+class Gpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (cuda_device_count() == 0) GTEST_SKIP() << "libtorch " << libtorch_version() << " sees no CUDA device";
+    test::write_tiny_llama(dir.path());
+  }
+  TempDir dir;
+};
+
+TEST_F(Gpu, TheDriverNamesTheDevice) {
+  const std::vector<std::string> names = cuda_device_names(cuda_device_count());
+  ASSERT_FALSE(names.empty());
+  EXPECT_FALSE(names[0].empty());
+}
+
+TEST_F(Gpu, ScoresAndGreedyFlagsMatchTheCpu) {
+  const std::vector<Item> items = choice_items();
+  const std::vector<ItemScores> cpu = engine_on(dir.path(), "cpu")->score(pointers(items));
+  auto gpu = engine_on(dir.path(), "cuda");
+  const std::vector<ItemScores> packed = gpu->score(pointers(items));
+  const std::vector<ItemScores> full = gpu->score_full_sequences(pointers(items), /*every_position=*/true);
+  const std::vector<ItemScores> bf16 = engine_on(dir.path(), "cuda", "bfloat16")->score(pointers(items));
+  for (size_t i = 0; i < items.size(); i++)
+    for (size_t c = 0; c < items[i].choices.size(); c++) {
+      EXPECT_NEAR(packed[i][c].logprob, cpu[i][c].logprob, kLogprobTolerance) << items[i].id << " choice " << c;
+      EXPECT_NEAR(full[i][c].logprob, cpu[i][c].logprob, kLogprobTolerance) << items[i].id << " choice " << c;
+      EXPECT_EQ(packed[i][c].greedy, cpu[i][c].greedy) << items[i].id << " choice " << c;
+      EXPECT_NEAR(bf16[i][c].logprob, cpu[i][c].logprob, 0.5) << items[i].id << " choice " << c;  // as on the CPU
+    }
+}
+
+TEST_F(Gpu, GreedyGenerationsMatchTheCpu) {
+  std::vector<Item> items = choice_items();
+  for (Item& item : items) {
+    item.choices.clear();
+    item.generate.max_tokens = 12;
+    item.generate.stop = {{10}};
+  }
+  const std::vector<Generation> cpu = engine_on(dir.path(), "cpu")->generate(pointers(items));
+  const std::vector<Generation> gpu = engine_on(dir.path(), "cuda")->generate(pointers(items));
+  for (size_t i = 0; i < items.size(); i++) EXPECT_EQ(gpu[i].tokens, cpu[i].tokens) << items[i].id;
+}
+
+TEST_F(Gpu, ImportanceMatchesTheCpu) {
+  const auto sequences = diagnostic_sequences();
+  auto cpu_engine = engine_on(dir.path(), "cpu");
+  auto gpu_engine = engine_on(dir.path(), "cuda");
+  const auto candidates = cpu_engine->candidates(0, 0);
+  const auto cpu = cpu_engine->first_order_loss_rise(sequences, 2, candidates, nullptr, nullptr);
+  const auto gpu = gpu_engine->first_order_loss_rise(sequences, 2, gpu_engine->candidates(0, 0), nullptr, nullptr);
+  ASSERT_EQ(gpu.size(), cpu.size());
+  double largest = 0, worst = 0;
+  for (size_t t = 0; t < cpu.size(); t++) {
+    ASSERT_EQ(gpu[t].size(), cpu[t].size());
+    for (size_t j = 0; j < cpu[t].size(); j++) {
+      largest = std::max(largest, static_cast<double>(std::abs(cpu[t][j])));
+      worst = std::max(worst, static_cast<double>(std::abs(gpu[t][j] - cpu[t][j])));
+    }
+  }
+  ASSERT_GT(largest, 0.0);
+  EXPECT_LT(worst, 1e-3 * largest);
+}
+
+TEST_F(Gpu, AblationScoresLikeTheCpuAndRestoresBitForBit) {
+  const std::vector<Item> items = choice_items();
+  auto cpu = engine_on(dir.path(), "cpu");
+  auto gpu = engine_on(dir.path(), "cuda");
+  const auto candidates = gpu->candidates(0, 0);
+  const int64_t total = candidates.back().offset + candidates.back().numel;
+  std::vector<int64_t> selection;
+  for (int64_t g = 0; g < total; g += 7) selection.push_back(g);  // a seventh of every candidate tensor
+  const int64_t n = static_cast<int64_t>(selection.size());
+
+  const std::string before = gpu->checkpoint_bytes();
+  const std::vector<ItemScores> intact = gpu->score(pointers(items));
+  gpu->ablate(candidates, selection.data(), n);
+  cpu->ablate(cpu->candidates(0, 0), selection.data(), n);
+  EXPECT_NE(gpu->checkpoint_bytes(), before);
+  const std::vector<ItemScores> ablated_gpu = gpu->score(pointers(items));
+  const std::vector<ItemScores> ablated_cpu = cpu->score(pointers(items));
+  double moved = 0;
+  for (size_t i = 0; i < items.size(); i++)
+    for (size_t c = 0; c < items[i].choices.size(); c++) {
+      EXPECT_NEAR(ablated_gpu[i][c].logprob, ablated_cpu[i][c].logprob, kLogprobTolerance) << items[i].id << " choice " << c;
+      moved = std::max(moved, std::abs(ablated_gpu[i][c].logprob - intact[i][c].logprob));
+    }
+  EXPECT_GT(moved, 1e-3) << "zeroing a seventh of the MLP weights changed no score";
+  gpu->restore();
+  EXPECT_EQ(gpu->checkpoint_bytes(), before);
+}
+
+}  // namespace
+}  // namespace bprof
