@@ -42,7 +42,12 @@ BUILD="${BPROF_GPU_BUILD:-$ROOT/native-runner/build-torch}"
 JOB="${BPROF_GPU_JOB:-$ROOT/scripts/bench/gpu-job.json}"
 say() { echo "gpu-host: $*" >&2; }
 
-PREFIX="${BPROF_TORCH_PREFIX:-$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')}"
+if [[ -n ${BPROF_TORCH_PREFIX:-} ]]; then
+  PREFIX="$BPROF_TORCH_PREFIX"
+elif ! PREFIX="$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null)"; then
+  say "python3 cannot import torch: install PyTorch, or set BPROF_TORCH_PREFIX to libtorch's CMake prefix"
+  exit 1
+fi
 say "libtorch from $PREFIX"
 
 # The machine's facts first: a run cut short still says where it ran.
