@@ -90,7 +90,8 @@ export interface GpuHost {
   hostname: string;
   /** nvidia-smi's name, memory and driver of each GPU. */
   gpus: string[];
-  python_torch: string;
+  /** null where python3 could not import torch (the build then used BPROF_TORCH_PREFIX). */
+  python_torch: string | null;
   cpu: string;
   cores: number;
 }
