@@ -171,6 +171,14 @@ json tiny_llama_config(const TinyLlamaSpec& s) {
   return c;
 }
 
+std::vector<Item> sample_choice_items() {
+  std::vector<Item> items(3);
+  items[0] = {"a", {256, 84, 104, 101}, {{32, 99, 97, 116}, {32, 100, 111, 103, 115}, {33}}};
+  items[1] = {"b", {256, 50, 43, 50, 61}, {{52}, {53}, {52, 52, 52, 52, 52, 52, 52}}};
+  items[2] = {"c", {256}, {{72, 105}, {257}}};
+  return items;
+}
+
 Weights write_tiny_llama(const std::string& dir, const TinyLlamaSpec& spec) {
   Weights w = tiny_llama_weights(spec);
   std::vector<F32Tensor> tensors;

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "job.h"
+
 namespace bprof::test {
 
 // A fresh folder under $TMPDIR (or /tmp), removed with its contents on destruction.
@@ -90,6 +92,10 @@ Weights tiny_llama_weights(const TinyLlamaSpec& spec);
 nlohmann::json tiny_llama_config(const TinyLlamaSpec& spec);
 // Writes config.json and model.safetensors into `dir`; returns the weights written.
 Weights write_tiny_llama(const std::string& dir, const TinyLlamaSpec& spec = {});
+
+// Three multiple-choice items in the tiny model's vocabulary, of uneven lengths (a one-token choice, a
+// seven-token one, a one-token context): what the scoring tests score.
+std::vector<Item> sample_choice_items();
 
 // Log-probabilities of the next token at every position, by a float64 loop implementation of the
 // Hugging Face Llama/Mistral/Qwen2/Qwen3 forward pass written independently of ATen:

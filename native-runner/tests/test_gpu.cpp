@@ -24,14 +24,6 @@ std::unique_ptr<Engine> engine_on(const std::string& dir, const std::string& dev
   return std::make_unique<Engine>(load_model_config(dir), options);
 }
 
-std::vector<Item> choice_items() {
-  std::vector<Item> items(3);
-  items[0] = {"a", {256, 84, 104, 101}, {{32, 99, 97, 116}, {32, 100, 111, 103, 115}, {33}}};
-  items[1] = {"b", {256, 50, 43, 50, 61}, {{52}, {53}, {52, 52, 52, 52, 52, 52, 52}}};
-  items[2] = {"c", {256}, {{72, 105}, {257}}};
-  return items;
-}
-
 std::vector<std::vector<int64_t>> diagnostic_sequences() {
   std::vector<std::vector<int64_t>> out;
   for (int64_t s = 0; s < 6; s++) {
@@ -68,7 +60,7 @@ TEST_F(Gpu, TheDriverNamesTheDevice) {
 }
 
 TEST_F(Gpu, ScoresAndGreedyFlagsMatchTheCpu) {
-  const std::vector<Item> items = choice_items();
+  const std::vector<Item> items = test::sample_choice_items();
   const std::vector<ItemScores> cpu = engine_on(dir.path(), "cpu")->score(pointers(items));
   auto gpu = engine_on(dir.path(), "cuda");
   const std::vector<ItemScores> packed = gpu->score(pointers(items));
@@ -84,7 +76,7 @@ TEST_F(Gpu, ScoresAndGreedyFlagsMatchTheCpu) {
 }
 
 TEST_F(Gpu, GreedyGenerationsMatchTheCpu) {
-  std::vector<Item> items = choice_items();
+  std::vector<Item> items = test::sample_choice_items();
   for (Item& item : items) {
     item.choices.clear();
     item.generate.max_tokens = 12;
@@ -116,7 +108,7 @@ TEST_F(Gpu, ImportanceMatchesTheCpu) {
 }
 
 TEST_F(Gpu, AblationScoresLikeTheCpuAndRestoresBitForBit) {
-  const std::vector<Item> items = choice_items();
+  const std::vector<Item> items = test::sample_choice_items();
   auto cpu = engine_on(dir.path(), "cpu");
   auto gpu = engine_on(dir.path(), "cuda");
   const auto candidates = gpu->candidates(0, 0);

@@ -90,14 +90,6 @@ TEST(RoPE, Llama3ScalingKeepsHighAndStretchesLowFrequencies) {
 
 // --- scoring --------------------------------------------------------------
 
-std::vector<Item> sample_items() {
-  std::vector<Item> items(3);
-  items[0] = {"a", {256, 84, 104, 101}, {{32, 99, 97, 116}, {32, 100, 111, 103, 115}, {33}}};
-  items[1] = {"b", {256, 50, 43, 50, 61}, {{52}, {53}, {52, 52, 52, 52, 52, 52, 52}}};
-  items[2] = {"c", {256}, {{72, 105}, {257}}};
-  return items;
-}
-
 std::unique_ptr<Engine> tiny_engine(const std::string& dir, const std::string& dtype = "float32") {
   EngineOptions options;
   options.model_dir = dir;
@@ -110,7 +102,7 @@ TEST(Score, FollowsTheLoglikelihoodRule) {
   TinyLlamaSpec spec;
   test::Weights weights = test::write_tiny_llama(dir.path(), spec);
   auto engine = tiny_engine(dir.path());
-  std::vector<Item> items = sample_items();
+  std::vector<Item> items = test::sample_choice_items();
   std::vector<const Item*> all = {&items[0], &items[1], &items[2]};
   std::vector<ItemScores> scores = engine->score(all);
 
@@ -139,7 +131,7 @@ TEST(Score, BatchedEqualsUnbatched) {
   TempDir dir;
   test::write_tiny_llama(dir.path());
   auto engine = tiny_engine(dir.path());
-  std::vector<Item> items = sample_items();
+  std::vector<Item> items = test::sample_choice_items();
   std::vector<ItemScores> batched = engine->score({&items[0], &items[1], &items[2]});
   for (size_t i = 0; i < items.size(); i++) {
     for (size_t c = 0; c < items[i].choices.size(); c++) {
@@ -178,7 +170,7 @@ TEST(Score, LongContinuationsSpanningSeveralLogitBlocks) {
 TEST(Score, Bfloat16IsCloseToFloat32) {
   TempDir dir;
   test::write_tiny_llama(dir.path());
-  std::vector<Item> items = sample_items();
+  std::vector<Item> items = test::sample_choice_items();
   ItemScores f32 = tiny_engine(dir.path())->score({&items[0]})[0];
   ItemScores bf16 = tiny_engine(dir.path(), "bfloat16")->score({&items[0]})[0];
   for (size_t c = 0; c < f32.size(); c++) EXPECT_NEAR(bf16[c].logprob, f32[c].logprob, 0.5);
