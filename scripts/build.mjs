@@ -1,4 +1,5 @@
-// Bundles with esbuild: the extension (CommonJS, for VS Code's extension host), the bprof CLI,
+// Bundles with esbuild: the extension (CommonJS, for VS Code's extension host) and its workspace
+// worker (a worker thread of the extension host, where checks and hovers run), the bprof CLI,
 // the webview scripts (browser), and the script of the HTML report (dist/report.js, next to
 // dist/bprof.cjs, which inlines it into every page it writes: minified and without a source map,
 // because the page must stand alone); copies the config schema next to them.
@@ -15,10 +16,16 @@ await mkdir("dist", { recursive: true });
 await Promise.all([
   esbuild.build({
     ...common,
-    entryPoints: ["src/extension/extension.ts"],
+    entryPoints: ["src/extension/main.ts"],
     outfile: "dist/extension.cjs",
     ...node,
     external: ["vscode"],
+  }),
+  esbuild.build({
+    ...common,
+    entryPoints: ["src/core/workspace/worker.ts"],
+    outfile: "dist/workspaceWorker.cjs",
+    ...node,
   }),
   esbuild.build({
     ...common,

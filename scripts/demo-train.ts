@@ -20,7 +20,7 @@ import { parseArgs } from "node:util";
 import { loadProfile } from "../src/core/config/load";
 import { ALL_GENERATORS, generateItems, itemKey, type GeneratedItem } from "../src/core/datasets/generators/index";
 import { DEMO_CONFIG, DEMO_SEEDS, heldOutKeys } from "../src/core/demo/demoWorkspace";
-import { formatDiagnostic } from "../src/core/diagnostics";
+import { formatProblem } from "../src/core/problems";
 import { runLocal } from "../src/core/launch/local";
 import { BOS_TOKEN_ID, BYTE_VOCAB_SIZE, EOS_TOKEN_ID, byteLevelTokenizer } from "../src/core/model/byteTokenizer";
 import { compileScoreJob } from "../src/core/plan/job";
@@ -159,8 +159,8 @@ async function main(): Promise<void> {
 
 /** Accuracy of the model on every benchmark of the demo config, by the runner's `score`. */
 async function heldOutAccuracy(runnerPath: string, modelDir: string, work: string) {
-  const { profile, diagnostics } = await loadProfile(path.join(workspace, DEMO_CONFIG), { forRun: true });
-  if (!profile) throw new Error(`the demo config does not load:\n${diagnostics.map(formatDiagnostic).join("\n")}`);
+  const { profile, problems } = await loadProfile(path.join(workspace, DEMO_CONFIG));
+  if (!profile) throw new Error(`the demo config does not load:\n${problems.map(formatProblem).join("\n")}`);
   const model = { name: "demo", path: modelDir, dtype: "float32" as const };
   const { job, refs } = compileScoreJob(model, profile.benchmarks, await loadTokenizer(modelDir), "cpu");
   const jobFile = path.join(work, "score.json");

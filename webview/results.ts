@@ -1,11 +1,10 @@
-// Browser side of the results view: renders the report model the host embeds in the page
-// (src/core/report/model.ts): per model the baseline accuracies and, for a profile run, the AIS
+// Browser side of the results view: renders the report model the host sends it
+// (src/core/report/model.ts; messages in ./protocol.ts): per model the baseline accuracies and, for a profile run, the AIS
 // heatmap per k, drawn by the same code as the HTML report's. Only textContent is used for data,
 // so names from user files cannot inject markup.
 import type { KSection, ModelReport, Report } from "../src/core/report/model";
 import { drawHeatmap, type HeatmapTheme } from "./heatmap";
-
-const DATA_ID = "bprof-results-data";
+import type { FromResultsView, ResultsViewState, ToResultsView } from "./protocol";
 
 function element<K extends keyof HTMLElementTagNameMap>(tag: K, text?: string, className?: string): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
@@ -103,5 +102,12 @@ function render(report: Report): void {
   for (const draw of pending) draw();
 }
 
-const block = document.getElementById(DATA_ID);
-if (block?.textContent) render(JSON.parse(block.textContent) as Report);
+// The host's channel; the state survives a reload of the window, so the panel can be restored.
+declare function acquireVsCodeApi(): { postMessage(message: FromResultsView): void; setState(state: ResultsViewState): void };
+const host = acquireVsCodeApi();
+const initial = document.body.dataset.state;
+if (initial) host.setState(JSON.parse(initial) as ResultsViewState);
+window.addEventListener("message", (event: MessageEvent<ToResultsView>) => {
+  if (event.data.type === "report") render(event.data.report);
+});
+host.postMessage({ type: "ready" });

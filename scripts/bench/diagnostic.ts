@@ -55,7 +55,7 @@ export interface DiagnosticBenchResult {
   items: number;
   documents: number;
   bytes: number;
-  diagnostics: number;
+  problems: number;
   /** Milliseconds of each run, the benchmark index built inside the call (what `bprof validate` does). */
   milliseconds: number[];
   median_ms: number;
@@ -66,14 +66,14 @@ export interface DiagnosticBenchResult {
 
 export function benchDiagnostic(data: DiagnosticBenchData, runs: number): DiagnosticBenchResult & { kinds: Map<string, number> } {
   const milliseconds: number[] = [];
-  let diagnostics = 0;
+  let problems = 0;
   const kinds = new Map<string, number>();
   for (let run = 0; run < runs; run++) {
     const t0 = performance.now();
     const result = checkDiagnosticDataset("bench.diag.jsonl", data.text, { benchmarkTexts: data.docs });
     milliseconds.push(performance.now() - t0);
-    diagnostics = result.diagnostics.length;
-    if (run === 0) for (const d of result.diagnostics) kinds.set(d.message.split(":")[0]!, (kinds.get(d.message.split(":")[0]!) ?? 0) + 1);
+    problems = result.problems.length;
+    if (run === 0) for (const d of result.problems) kinds.set(d.message.split(":")[0]!, (kinds.get(d.message.split(":")[0]!) ?? 0) + 1);
   }
   const index = buildBenchmarkIndex(data.docs);
   const indexed: number[] = [];
@@ -86,7 +86,7 @@ export function benchDiagnostic(data: DiagnosticBenchData, runs: number): Diagno
     items: data.items,
     documents: data.docs.length,
     bytes: Buffer.byteLength(data.text),
-    diagnostics,
+    problems,
     milliseconds,
     median_ms: median(milliseconds),
     indexed_milliseconds: indexed,
@@ -104,7 +104,7 @@ function main(): void {
   console.log(`${items} items, ${(data.text.length / 1e6).toFixed(1)} MB, ${Math.min(...lengths)}-${Math.max(...lengths)} characters a line (mean ${Math.round(data.text.length / items)}); ${documents} benchmark documents`);
   const r = benchDiagnostic(data, runs);
   const list = (ms: number[]) => ms.map((t) => t.toFixed(0)).join(", ");
-  console.log(`diagnostics: ${r.diagnostics} (${[...r.kinds].map(([k, n]) => `${n} ${k}`).join(", ")})`);
+  console.log(`problems: ${r.problems} (${[...r.kinds].map(([k, n]) => `${n} ${k}`).join(", ")})`);
   console.log(`all checks, benchmark index built in the call: median ${r.median_ms.toFixed(0)} ms of ${runs} runs (${list(r.milliseconds)})`);
   console.log(`all checks, benchmark index built once beforehand: median ${r.indexed_median_ms.toFixed(0)} ms of ${runs} runs (${list(r.indexed_milliseconds)})`);
 }

@@ -77,9 +77,9 @@ export async function benchTasks(documents: number, runs: number): Promise<TaskB
     let tokens = 0;
     for (let run = 0; run < runs; run++) {
       const t0 = performance.now();
-      const { task, diagnostics } = await loadTask(path.join(dir, "task.yaml"));
+      const { task, problems } = await loadTask(path.join(dir, "task.yaml"));
       const t1 = performance.now();
-      if (!task) throw new Error(`the benchmark task does not load: ${diagnostics.map((d) => d.message).join("; ")}`);
+      if (!task) throw new Error(`the benchmark task does not load: ${problems.map((d) => d.message).join("; ")}`);
       const { job } = compileScoreJob({ name: "bench", path: path.join(dir, "model"), dtype: "float32" }, [{ name: task.name, task }], tokenizer, "cpu");
       const t2 = performance.now();
       render.push(t1 - t0);

@@ -1,6 +1,6 @@
 // `bprof generate`: diagnostic items from the built-in generators, as `*.diag.jsonl`.
-import { promises as fs } from "node:fs";
 import * as path from "node:path";
+import { writeFileAtomic } from "../core/fsutil";
 import {
   ALL_GENERATORS, findGenerator, generateAbilities, GeneratorCapacityError, toJsonl, type AbilityGenerator,
 } from "../core/datasets/generators/index";
@@ -62,8 +62,7 @@ export async function generateCommand(args: GenerateArgs): Promise<number> {
     return 0;
   }
   const file = path.resolve(args.out);
-  await fs.mkdir(path.dirname(file), { recursive: true });
-  await fs.writeFile(file, text);
+  await writeFileAtomic(file, text);
   process.stderr.write(`${generators.length * n} items (${generators.map((g) => g.slug).join(", ")}) -> ${file}\n`);
   return 0;
 }

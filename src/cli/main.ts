@@ -3,8 +3,7 @@ import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { loadProfile } from "../core/config/load";
-import { parseConfig } from "../core/config/parse";
-import { errorsOf, formatDiagnostic } from "../core/diagnostics";
+import { errorsOf, formatProblem } from "../core/problems";
 import { RunnerError } from "../core/launch/runnerError";
 import { resolveRunnerPath } from "../core/launch/runner";
 import { checkTarget } from "../core/launch/check";
@@ -14,6 +13,7 @@ import { isDirectory, isFile, writeFileAtomic } from "../core/fsutil";
 import { isReportFormat, renderReport, REPORT_EXTENSIONS, REPORT_FORMATS } from "../core/report";
 import { loadRun, ReportInputError } from "../core/report/load";
 import { buildReport } from "../core/report/model";
+import { resolveRunDir } from "../core/results/runs";
 import { ResumeError, resumeRun, runProfile, type RunOptions, type RunOutcome } from "../core/run";
 import { formatAisTables, formatBaseline } from "./aisTable";
 import { DEMO_USAGE, prepareDemo } from "./demo";
@@ -95,9 +95,9 @@ function usageError(message: string): number {
 
 /** The config and what it names; then, for a remote target, what only the target can say. */
 async function validate(configFile: string, runner: string | undefined, askTarget: boolean): Promise<number> {
-  const { profile, diagnostics } = await loadProfile(configFile);
-  for (const d of diagnostics) process.stderr.write(formatDiagnostic(d) + "\n");
-  if (!profile || errorsOf(diagnostics).length > 0) return EXIT.badInput;
+  const { profile, problems } = await loadProfile(configFile);
+  for (const d of problems) process.stderr.write(formatProblem(d) + "\n");
+  if (!profile || errorsOf(problems).length > 0) return EXIT.badInput;
   process.stdout.write(`${path.resolve(configFile)}: ok\n`);
   if (!askTarget || profile.target.kind === "local") return EXIT.ok;
   process.stdout.write(`target: ${describeTarget(profile.target)}\n`);
@@ -107,8 +107,8 @@ async function validate(configFile: string, runner: string | undefined, askTarge
 }
 
 async function run(configFile: string, runner?: string): Promise<number> {
-  const { profile, diagnostics } = await loadProfile(configFile, { forRun: true });
-  for (const d of diagnostics) process.stderr.write(formatDiagnostic(d) + "\n");
+  const { profile, problems } = await loadProfile(configFile);
+  for (const d of problems) process.stderr.write(formatProblem(d) + "\n");
   if (!profile) return EXIT.badInput;
   if (profile.target.kind !== "local") process.stderr.write(`target: ${describeTarget(profile.target)}\n`);
   return withRunner(runner, (options) => runProfile(profile, options));
@@ -122,21 +122,6 @@ async function resume(ref: string, configFile: string | undefined, runner?: stri
   }
   process.stderr.write(`resuming ${runDir}\n`);
   return withRunner(runner, (options) => resumeRun(runDir, options));
-}
-
-/** A run folder from a path, or from a run id under the config's output folder (else ./.bprof). */
-async function resolveRunDir(ref: string, configFile?: string): Promise<string | undefined> {
-  if (await isDirectory(ref)) return path.resolve(ref);
-  if (ref.includes("/") || ref.includes(path.sep)) return undefined;
-  let output = path.resolve(".bprof");
-  if (configFile) {
-    const file = path.resolve(configFile);
-    const text = await fs.readFile(file, "utf8").catch(() => undefined);
-    const config = text === undefined ? undefined : parseConfig(text, file).config;
-    output = path.resolve(path.dirname(file), config?.output ?? ".bprof");
-  }
-  const dir = path.join(output, "runs", ref);
-  return (await isDirectory(dir)) ? dir : undefined;
 }
 
 /** One line on stderr and the bad-input exit code: how `report` refuses what it cannot use. */
@@ -189,9 +174,6 @@ async function report(ref: string, configFile: string | undefined, options: { fo
   }
 }
 
-/** Errors after which `--resume` continues the run (the other codes need a fix first). */
-const RESUMABLE_CODES = new Set(["cancelled", "resources", "target_unreachable", "target_busy", "slurm_timeout", "slurm_failed"]);
-
 async function withRunner(runner: string | undefined, start: (options: RunOptions) => Promise<RunOutcome>): Promise<number> {
   const view = progressView();
   let runDir: string | undefined;
@@ -240,7 +222,7 @@ async function withRunner(runner: string | undefined, start: (options: RunOption
     view.done();
     if (e instanceof RunnerError) {
       process.stderr.write(`bprof: ${e.code}: ${e.message}\n`);
-      if (runDir && RESUMABLE_CODES.has(e.code)) process.stderr.write(`resume with: bprof run --resume ${runDir}\n`);
+      if (runDir && e.resumable) process.stderr.write(`resume with: bprof run --resume ${runDir}\n`);
       return e.code === "cancelled" ? EXIT.cancelled : e.exitCode === 2 ? EXIT.badInput : EXIT.failed;
     }
     if (e instanceof JobCompileError) {
@@ -268,8 +250,8 @@ async function demo(dir: string, runner?: string): Promise<number> {
     return EXIT.failed;
   }
   process.stdout.write(`demo workspace: ${path.dirname(configFile)}\n`);
-  const { profile, diagnostics } = await loadProfile(configFile, { forRun: true });
-  for (const d of diagnostics) process.stderr.write(formatDiagnostic(d) + "\n");
+  const { profile, problems } = await loadProfile(configFile);
+  for (const d of problems) process.stderr.write(formatProblem(d) + "\n");
   if (!profile) return EXIT.badInput;
   let outcome: RunOutcome | undefined;
   const code = await withRunner(runner, async (options) => (outcome = await runProfile(profile, options)));

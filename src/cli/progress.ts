@@ -1,5 +1,5 @@
 // Progress for humans: a redrawn bar on a terminal, a plain line per step change in logs and CI.
-import type { RunProgress, VariantDone } from "../core/run";
+import { finishedVariantLabel, phaseLabel, type RunProgress, type VariantDone } from "../core/run";
 
 export interface ProgressView {
   update(progress: RunProgress): void;
@@ -12,16 +12,6 @@ export interface ProgressView {
 
 export function progressView(stream: NodeJS.WriteStream = process.stderr): ProgressView {
   return stream.isTTY ? new TerminalBar(stream) : new PlainLines(stream);
-}
-
-/** `importance (Quantitative Reasoning)` in the importance phase, the phase alone otherwise. */
-export function phaseLabel(p: RunProgress): string {
-  return p.ability === undefined ? p.phase : `${p.phase} (${p.ability})`;
-}
-
-export function variantLabel(v: VariantDone): string {
-  const what = v.ability === null ? "random control" : `${v.ability} ${v.selection}`;
-  return `variant ${what} k=${v.k} n=${v.n}${v.resumed ? " (resumed)" : ""}`;
 }
 
 class TerminalBar implements ProgressView {
@@ -58,7 +48,7 @@ class PlainLines implements ProgressView {
     this.stream.write(`${p.model} ${phaseLabel(p)} ${p.done}/${p.total}\n`);
   }
   variant(v: VariantDone): void {
-    this.stream.write(`${v.model} ${variantLabel(v)}\n`);
+    this.stream.write(`${v.model} ${finishedVariantLabel(v)}\n`);
   }
   interrupt(): void {}
   done(): void {}

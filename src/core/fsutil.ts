@@ -20,3 +20,14 @@ export async function isFile(p: string): Promise<boolean> {
 export async function isDirectory(p: string): Promise<boolean> {
   return fs.stat(p).then((s) => s.isDirectory(), () => false);
 }
+
+/**
+ * Where the checks read the text of a file a user edits (a config, a task, a dataset, a data
+ * file): the disk for the CLI; for the editor, the unsaved buffer where the file is open.
+ */
+export interface TextFiles {
+  /** The file's text; rejects as fs.readFile does when it cannot be read. */
+  read(file: string): Promise<string>;
+}
+
+export const diskFiles: TextFiles = { read: (file) => fs.readFile(file, "utf8") };

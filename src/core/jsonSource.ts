@@ -2,48 +2,49 @@
 // with source positions, so a problem in it is reported at its line and column like any other.
 import { promises as fs } from "node:fs";
 import { findNodeAtLocation, parse, parseTree, printParseErrorCode, type JSONPath, type Node, type ParseError } from "jsonc-parser";
-import type { Diagnostic, Severity } from "./diagnostics";
+import { problemAt, type Problem, type ProblemCode } from "./problems";
+import type { AtOptions } from "./yamlSource";
 
 export interface JsonSource {
   file: string;
   value: unknown;
-  /** A diagnostic at the value (or key) of `path`, or at its closest existing ancestor. */
-  at(path: JSONPath, severity: Severity, message: string, on?: "key" | "value"): Diagnostic;
+  /** A problem at the value (or key) of `path`, or at its closest existing ancestor. */
+  at(path: JSONPath, code: ProblemCode, message: string, options?: AtOptions): Problem;
 }
 
-/** Reads and parses `file`; undefined (with a diagnostic) when it cannot be read or is not JSON. */
-export async function readJsonSource(file: string): Promise<{ source?: JsonSource; diagnostics: Diagnostic[] }> {
+/** Reads and parses `file`; undefined (with a problem) when it cannot be read or is not JSON. */
+export async function readJsonSource(file: string): Promise<{ source?: JsonSource; problems: Problem[] }> {
   let text: string;
   try {
     text = await fs.readFile(file, "utf8");
   } catch {
-    return { diagnostics: [{ file, line: 1, column: 1, severity: "error", message: `cannot read ${file}` }] };
+    return { problems: [problemAt({ file, line: 1, column: 1 }, "file.unreadable", `cannot read ${file}`)] };
   }
   return parseJsonSource(text, file);
 }
 
-export function parseJsonSource(text: string, file: string): { source?: JsonSource; diagnostics: Diagnostic[] } {
+export function parseJsonSource(text: string, file: string): { source?: JsonSource; problems: Problem[] } {
   const errors: ParseError[] = [];
   const value: unknown = parse(text, errors, { allowTrailingComma: false, disallowComments: true });
   const position = (offset: number) => positionAt(text, offset);
   if (errors.length > 0) {
     const e = errors[0]!;
     const { line, column } = position(e.offset);
-    return { diagnostics: [{ file, line, column, severity: "error", message: `not valid JSON: ${printParseErrorCode(e.error)}` }] };
+    return { problems: [problemAt({ file, line, column }, "json.syntax", `not valid JSON: ${printParseErrorCode(e.error)}`)] };
   }
   const tree = parseTree(text);
-  const at = (path: JSONPath, severity: Severity, message: string, on: "key" | "value" = "value"): Diagnostic => {
+  const at = (path: JSONPath, code: ProblemCode, message: string, options: AtOptions = {}): Problem => {
     let node: Node | undefined;
     for (let depth = path.length; depth >= 0 && !node; depth--) node = tree ? findNodeAtLocation(tree, path.slice(0, depth)) : undefined;
-    const target = on === "key" && node?.parent?.type === "property" ? node.parent.children?.[0] ?? node : node;
+    const target = options.on === "key" && node?.parent?.type === "property" ? node.parent.children?.[0] ?? node : node;
     const start = target?.offset ?? 0;
     const end = start + (target?.length ?? 0);
     const a = position(start);
     const b = position(end);
     const field = path.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("").replace(/^\./, "");
-    return { file, line: a.line, column: a.column, endLine: b.line, endColumn: b.column, severity, message, ...(field ? { field } : {}) };
+    return problemAt({ file, line: a.line, column: a.column, endLine: b.line, endColumn: b.column, ...(field ? { field } : {}) }, code, message, options.data);
   };
-  return { source: { file, value, at }, diagnostics: [] };
+  return { source: { file, value, at }, problems: [] };
 }
 
 /** 1-based line and column of a character offset. */

@@ -6,7 +6,7 @@ import { createWriteStream, promises as fs } from "node:fs";
 import * as path from "node:path";
 import { loadProfile, type Profile, type ResolvedModel } from "./config/load";
 import type { Selection } from "./config/types";
-import { errorsOf, formatDiagnostic } from "./diagnostics";
+import { errorsOf, formatProblem } from "./problems";
 import { writeJsonAtomic } from "./fsutil";
 import type { RunnerEvent } from "./launch/events";
 import { describeTarget, launchRunner } from "./launch/target";
@@ -34,6 +34,17 @@ export interface VariantDone {
   n: number;
   /** Read back from an earlier, interrupted run of the same job. */
   resumed: boolean;
+}
+
+/** `importance (Quantitative Reasoning)` in the importance phase, the phase alone otherwise. */
+export function phaseLabel(p: RunProgress): string {
+  return p.ability === undefined ? p.phase : `${p.phase} (${p.ability})`;
+}
+
+/** `variant Spatial Reasoning top k=0.01 n=351`, and whether an earlier run had finished it. */
+export function finishedVariantLabel(v: VariantDone): string {
+  const what = v.ability === null ? "random control" : `${v.ability} ${v.selection}`;
+  return `variant ${what} k=${v.k} n=${v.n}${v.resumed ? " (resumed)" : ""}`;
 }
 
 export interface RunOptions {
@@ -70,9 +81,9 @@ export async function resumeRun(runDir: string, options: RunOptions): Promise<Ru
   const run = await openRunFolder(runDir).catch((e: Error) => {
     throw new ResumeError(e.message);
   });
-  const { profile, diagnostics } = await loadProfile(run.manifest.config_file, { text: run.configText, forRun: true });
+  const { profile, problems } = await loadProfile(run.manifest.config_file, { text: run.configText });
   if (!profile) {
-    const errors = errorsOf(diagnostics).map(formatDiagnostic).slice(0, 5).join("\n");
+    const errors = errorsOf(problems).map(formatProblem).slice(0, 5).join("\n");
     throw new ResumeError(`the run's config (${run.manifest.config_file}, snapshot in ${run.dir}) no longer loads:\n${errors}`);
   }
   return runInFolder(profile, run, options, true);

@@ -1,7 +1,7 @@
 // YAML parsed with source positions, shared by every YAML file the user writes (profiling
-// configs, lm-eval tasks): diagnostics point at the key or value they are about.
+// configs, lm-eval tasks): problems point at the key or value they are about.
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node, type ScalarTag, type YAMLError } from "yaml";
-import type { Diagnostic, Severity } from "./diagnostics";
+import { problemAt, type Problem, type ProblemCode, type ProblemData, type ProblemPlace } from "./problems";
 
 export type FieldPath = readonly (string | number)[];
 
@@ -10,9 +10,19 @@ export interface YamlSource {
   /** The plain value; undefined when the text has YAML errors. */
   value: unknown;
   /** YAML syntax errors and warnings. */
-  diagnostics: Diagnostic[];
-  /** A diagnostic located at the field `path` (or its closest existing ancestor). */
-  at(path: FieldPath, severity: Severity, message: string, on?: "key" | "value"): Diagnostic;
+  problems: Problem[];
+  /** A problem located at the field `path` (or its closest existing ancestor). */
+  at(path: FieldPath, code: ProblemCode, message: string, options?: AtOptions): Problem;
+  /** Where the field `path` (or its closest existing ancestor) is: its value, or its key. */
+  place(path: FieldPath, on?: "key" | "value"): ProblemPlace;
+  /** The path of the innermost field whose entry (key through value) spans the 0-based `offset`. */
+  pathAt(offset: number): (string | number)[];
+}
+
+export interface AtOptions {
+  /** Mark the key instead of the value (an unknown key, a key without effect). */
+  on?: "key" | "value";
+  data?: ProblemData;
 }
 
 export function formatFieldPath(path: FieldPath): string {
@@ -33,29 +43,30 @@ export function parseYamlSource(text: string, file: string): YamlSource {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, customTags: [functionTag] });
 
-  const diagnosticAt = (range: [number, number], severity: Severity, message: string, field?: FieldPath): Diagnostic => {
+  const placeOf = (range: [number, number], field?: FieldPath): ProblemPlace => {
     const a = lineCounter.linePos(range[0]);
     const b = lineCounter.linePos(Math.max(range[0], range[1]));
-    return {
-      file, line: a.line, column: a.col, endLine: b.line, endColumn: b.col, severity, message,
-      ...(field && field.length > 0 ? { field: formatFieldPath(field) } : {}),
-    };
+    return { file, line: a.line, column: a.col, endLine: b.line, endColumn: b.col, ...(field && field.length > 0 ? { field: formatFieldPath(field) } : {}) };
   };
+  const problemIn = (range: [number, number], code: ProblemCode, message: string, field?: FieldPath, data?: ProblemData): Problem =>
+    problemAt(placeOf(range, field), code, message, data);
 
   // A syntax error still names the field it sits in, so a one-line message says where to look.
   // An unterminated quote or bracket is reported by the parser where the text ends; the place
   // to fix is where the value opens.
-  const yamlDiagnostic = (e: YAMLError, severity: Severity) => {
+  const yamlProblem = (e: YAMLError, code: "yaml.syntax" | "yaml.warning") => {
     const field = fieldAt(doc.contents, e.pos[0]);
     const range: [number, number] = e.code === "MISSING_CHAR" && field.length > 0 ? rangeOf(doc, field, "value") : e.pos;
-    return diagnosticAt(range, severity, `YAML: ${firstLine(e.message)}`, field);
+    return problemIn(range, code, `YAML: ${firstLine(e.message)}`, field);
   };
-  const diagnostics = [...doc.errors.map((e) => yamlDiagnostic(e, "error")), ...doc.warnings.map((e) => yamlDiagnostic(e, "warning"))];
+  const problems = [...doc.errors.map((e) => yamlProblem(e, "yaml.syntax")), ...doc.warnings.map((e) => yamlProblem(e, "yaml.warning"))];
   return {
     file,
     value: doc.errors.length > 0 ? undefined : doc.toJS(),
-    diagnostics,
-    at: (path, severity, message, on = "value") => diagnosticAt(rangeOf(doc, path, on), severity, message, path),
+    problems,
+    at: (path, code, message, options = {}) => problemIn(rangeOf(doc, path, options.on ?? "value"), code, message, path, options.data),
+    place: (path, on = "value") => placeOf(rangeOf(doc, path, on), path),
+    pathAt: (offset) => fieldAt(doc.contents, offset),
   };
 }
 
@@ -114,7 +125,9 @@ export function scopedSource(source: YamlSource, prefix: FieldPath, value: unkno
   return {
     file: source.file,
     value,
-    diagnostics: [],
-    at: (path, severity, message, on) => source.at([...prefix, ...path], severity, message, on),
+    problems: [],
+    at: (path, code, message, options) => source.at([...prefix, ...path], code, message, options),
+    place: (path, on) => source.place([...prefix, ...path], on),
+    pathAt: (offset) => source.pathAt(offset).slice(prefix.length),
   };
 }

@@ -156,6 +156,8 @@ export interface StartOptions {
   logName?: string;
   /** Bound on installing the vsix and on the server answering HTTP (default 90 s each). */
   timeoutMs?: number;
+  /** False: Workspace Trust is on, so a folder opens in Restricted Mode once its trust dialog is declined. */
+  trusted?: boolean;
 }
 
 export interface CodeServer {
@@ -227,7 +229,7 @@ export async function startCodeServer(opts: StartOptions): Promise<CodeServer> {
   await fsp.mkdir(extensionsDir, { recursive: true });
   await fsp.writeFile(
     path.join(userDataDir, "User", "settings.json"),
-    JSON.stringify({ ...DEFAULT_SETTINGS, ...opts.settings }, null, 2),
+    JSON.stringify({ ...DEFAULT_SETTINGS, ...(opts.trusted === false ? { "security.workspace.trust.enabled": true, "security.workspace.trust.startupPrompt": "always" } : {}), ...opts.settings }, null, 2),
   );
   await fsp.mkdir(RESULTS_DIR, { recursive: true });
   const logPath = path.join(RESULTS_DIR, `${opts.logName ?? "code-server"}.log`);
@@ -289,7 +291,7 @@ export async function startCodeServer(opts: StartOptions): Promise<CodeServer> {
       "--bind-addr", `127.0.0.1:${port}`,
       "--disable-telemetry",
       "--disable-update-check",
-      "--disable-workspace-trust",
+      ...(opts.trusted === false ? [] : ["--disable-workspace-trust"]),
       "--disable-getting-started-override",
       "--ignore-last-opened",
     ];
@@ -353,7 +355,7 @@ export interface Workbench {
 }
 
 /** Opens `folder` in the workbench served at `url` and waits until the workbench is ready. */
-export async function openWorkbench(url: string, folder: string, opts: { timeoutMs?: number } = {}): Promise<Workbench> {
+export async function openWorkbench(url: string, folder: string, opts: { timeoutMs?: number; trusted?: boolean } = {}): Promise<Workbench> {
   const timeoutMs = opts.timeoutMs ?? 90_000;
   if (!fs.existsSync(CHROMIUM_PATH)) throw new Error(`Chromium is not at ${CHROMIUM_PATH}: ${INSTALL_HINT}`);
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, timeout: 60_000 });
@@ -393,12 +395,23 @@ export async function openWorkbench(url: string, folder: string, opts: { timeout
     await page
       .locator(".monaco-workbench .part.statusbar")
       .waitFor({ state: "visible", timeout: Math.max(1000, deadline - Date.now()) });
-    await dismissTrustDialog(page);
+    if (opts.trusted === false) await declineTrust(page);
+    else await dismissTrustDialog(page);
     return { browser, page, pageErrors, close };
   } catch (e) {
     await close();
     throw e;
   }
+}
+
+/** Answers the workspace trust dialog with "No": the folder opens in Restricted Mode. */
+async function declineTrust(page: Page): Promise<void> {
+  const no = page.locator(".monaco-dialog-box .monaco-button", { hasText: /don't trust|do not trust|no/i }).first();
+  await no.waitFor({ state: "visible", timeout: 30_000 }).catch((e: Error) => {
+    throw new Error(`no workspace trust dialog appeared: ${e.message.split("\n")[0]}`);
+  });
+  await no.click();
+  await page.locator(".monaco-dialog-box").waitFor({ state: "hidden", timeout: 10_000 }).catch(() => undefined);
 }
 
 /** Clicks "trust" on the workspace trust dialog if one is shown (the harness disables trust, so normally none). */
@@ -579,7 +592,7 @@ export const RUNNER = path.join(REPO_ROOT, "native-runner", "build", "bprof-runn
 export interface WorkbenchSession {
   page: Page;
   server: CodeServer;
-  /** Logs "<what> after N s" to the test's diagnostics. */
+  /** Logs "<what> after N s" to the test's problems. */
   mark(what: string): void;
   /** Adds a cleanup that runs after the test, last added first. */
   defer(cleanup: () => Promise<unknown> | unknown): void;
@@ -592,7 +605,7 @@ export interface WorkbenchSession {
  */
 export async function withWorkbench(
   t: { diagnostic(message: string): void },
-  options: { name: string; workspace: string; settings?: Record<string, unknown> },
+  options: { name: string; workspace: string; settings?: Record<string, unknown>; trusted?: boolean },
   body: (session: WorkbenchSession) => Promise<void>,
 ): Promise<void> {
   const started = Date.now();
@@ -607,10 +620,12 @@ export async function withWorkbench(
       settings: { "benchmarkProfiler.runnerPath": RUNNER, ...options.settings },
       logName: `${options.name}-code-server`,
       timeoutMs: 60_000,
+      ...(options.trusted === false ? { trusted: false } : {}),
+      env: { BPROF_EXTENSION_LOG: path.join(RESULTS_DIR, `${options.name}-extension.log`) },
     });
     defer(() => server.stop());
     mark(`code-server up at ${server.url}`);
-    const { page, close } = await openWorkbench(server.url, options.workspace, { timeoutMs: 60_000 });
+    const { page, close } = await openWorkbench(server.url, options.workspace, { timeoutMs: 60_000, ...(options.trusted === false ? { trusted: false } : {}) });
     defer(close);
     mark("workbench ready");
     try {

@@ -26,7 +26,7 @@ test("a missing config file", async () => {
   const missing = path.join(project.root, "absent.bprof.yaml");
   const r = await bprof(["run", missing]);
   assert.notEqual(r.exitCode, 0);
-  assert.equal(oneLine(r.stderr), `${missing}:1:1: error: cannot read the config file: ${missing}`);
+  assert.equal(oneLine(r.stderr), `${missing}:1:1: error: cannot read the config file: ${missing} [file.unreadable]`);
 });
 
 test("a config with a YAML syntax error names file, line and field", async () => {
@@ -35,7 +35,7 @@ test("a config with a YAML syntax error names file, line and field", async () =>
   const r = await bprof(["run", file]);
   assert.notEqual(r.exitCode, 0);
   const line = oneLine(r.stderr);
-  assert.match(line, new RegExp(`^${escape(file)}:3:\\d+: error: YAML: .*\\(field models\\[0\\]\\.name\\)$`));
+  assert.match(line, new RegExp(`^${escape(file)}:3:\\d+: error: YAML: .*\\(field models\\[0\\]\\.name\\) \\[yaml\\.syntax\\]$`));
 });
 
 test("a model folder without config.json names the config's models[0].path", async () => {
@@ -46,7 +46,7 @@ test("a model folder without config.json names the config's models[0].path", asy
   await fs.writeFile(file, "models:\n  - path: ./model-no-config\nbenchmarks:\n  - task: ./tasks/tiny_mc.yaml\n");
   const r = await bprof(["run", file]);
   assert.notEqual(r.exitCode, 0);
-  assert.equal(oneLine(r.stderr), `${file}:2:11: error: the model folder has no config.json: ${modelDir} (field models[0].path)`);
+  assert.equal(oneLine(r.stderr), `${file}:2:11: error: the model folder has no config.json: ${modelDir} (field models[0].path) [config.model-folder]`);
 });
 
 test("an unknown key gets the nearest valid key", async () => {
@@ -80,7 +80,7 @@ test("a benchmark document whose choice cannot fit the model's max length names 
   await fs.writeFile(file, "models:\n  - path: ./model\n    max_length: 64\nbenchmarks:\n  - task: ./tasks/long_choice.yaml\n");
   const r = await bprof(["run", file]);
   assert.equal(r.exitCode, 2, r.stderr);
-  assert.equal(oneLine(r.stderr), `${path.join(tasks, "long_choice.jsonl")}:4:1: error: benchmark \`long_choice\`, document 3: choice 1 is 201 tokens long, more than the model's max length (64): raise the model's \`max_length\` or leave the document out`);
+  assert.equal(oneLine(r.stderr), `${path.join(tasks, "long_choice.jsonl")}:4:1: error: benchmark \`long_choice\`, document 3: choice 1 is 201 tokens long, more than the model's max length (64): raise the model's \`max_length\` or leave the document out [task.document]`);
 });
 
 function escape(text: string): string {

@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { loadProfile, type Profile } from "../../src/core/config/load";
 import type { DiagnosticItem } from "../../src/core/datasets/diagnostic";
-import { errorsOf, formatDiagnostic, type Diagnostic } from "../../src/core/diagnostics";
+import { errorsOf, formatProblem, type Problem } from "../../src/core/problems";
 import { BOS_TOKEN, BOS_TOKEN_ID, byteLevelTokenizer, EOS_TOKEN_ID } from "../../src/core/model/byteTokenizer";
 import { writeRandomLlama } from "../../src/core/model/randomLlama";
 import { compileProfileJob, compileScoreJob, truncatedChoices, truncateGenerationContext, type ChoiceJobItem, type GenerateJobItem } from "../../src/core/plan/job";
@@ -90,7 +90,7 @@ async function writeConfig(name: string, text: string): Promise<string> {
   return file;
 }
 
-async function load(name: string, text: string): Promise<{ profile?: Profile; diagnostics: Diagnostic[] }> {
+async function load(name: string, text: string): Promise<{ profile?: Profile; problems: Problem[] }> {
   return loadProfile(await writeConfig(name, text));
 }
 
@@ -108,8 +108,8 @@ before(async () => {
 after(async () => fs.rm(root, { recursive: true, force: true }));
 
 test("Llama 3: the description is a system message, the few-shot example and the question one user message, the assistant header last", async () => {
-  const { profile, diagnostics } = await load("llama3.bprof.yaml", `models:\n  - path: ./llama3\n    chat_template: true\nbenchmarks:\n  - name: arith\n${inlineMcTask("    ")}`);
-  assert.ok(profile, diagnostics.map(formatDiagnostic).join("\n"));
+  const { profile, problems } = await load("llama3.bprof.yaml", `models:\n  - path: ./llama3\n    chat_template: true\nbenchmarks:\n  - name: arith\n${inlineMcTask("    ")}`);
+  assert.ok(profile, problems.map(formatProblem).join("\n"));
   const item = profile.benchmarks[0]!.task.items[0]!;
   // Without a template: lm-eval's plain context.
   assert.equal(item.context, "Answer with a number.\n\nQ: 1+1\nA: 2\n\nQ: 2+2\nA:");
@@ -139,8 +139,8 @@ test("Llama 3: the description is a system message, the few-shot example and the
 test("ChatML from a list of named templates: `default` unless named; few-shot as multi-turn on request", async () => {
   const yaml = (chat: string, multiturn: boolean) => `models:\n  - path: ./chatml\n    chat_template: ${chat}\n${multiturn ? "    fewshot_as_multiturn: true\n" : ""}` +
     `benchmarks:\n  - name: arith\n${inlineMcTask("    ")}`;
-  const { profile, diagnostics } = await load("chatml.bprof.yaml", yaml("true", true));
-  assert.ok(profile, diagnostics.map(formatDiagnostic).join("\n"));
+  const { profile, problems } = await load("chatml.bprof.yaml", yaml("true", true));
+  assert.ok(profile, problems.map(formatProblem).join("\n"));
   const task = profile.benchmarks[0]!.task;
   const messages = benchmarkMessages(task.items[1]!.prompt, task, true);
   assert.deepEqual(messages, [
@@ -174,19 +174,19 @@ test("diagnostic items through the chat template: the user asks, the assistant a
 
   // A profile job renders every ability's items through the model's template.
   await fs.writeFile(path.join(root, "d.diag.jsonl"), JSON.stringify({ id: "a", ability: "Deductive Reasoning", context: item.context, question: item.question, choices: item.choices, answer: 0 }) + "\n");
-  const { profile, diagnostics } = await load("llama3-profile.bprof.yaml", `models:\n  - path: ./llama3\n    chat_template: true\nbenchmarks:\n  - name: arith\n${inlineMcTask("    ")}` +
+  const { profile, problems } = await load("llama3-profile.bprof.yaml", `models:\n  - path: ./llama3\n    chat_template: true\nbenchmarks:\n  - name: arith\n${inlineMcTask("    ")}` +
     "abilities:\n  - name: Deductive Reasoning\n    data: ./d.diag.jsonl\nablation:\n  k: [0.001]\n");
-  assert.ok(profile, diagnostics.map(formatDiagnostic).join("\n"));
+  assert.ok(profile, problems.map(formatProblem).join("\n"));
   const { job } = compileProfileJob(profile.models[0]!, profile.benchmarks, { abilities: profile.abilities, ablation: profile.ablation!, seed: 1 }, tokenizer, "cpu");
   assert.deepEqual(job.abilities[0]!.sequences[0], diagnosticSequence(tokenizer, item, lookup.template));
 });
 
 test("a template that refuses a system message: a warning on the config, and the description left out as lm-eval does", async () => {
   await modelFolder("gemma", { chat_template: NO_SYSTEM_TEMPLATE });
-  const { profile, diagnostics } = await load("gemma.bprof.yaml", `models:\n  - path: ./gemma\n    chat_template: true\nbenchmarks:\n  - name: arith\n${inlineMcTask("    ")}`);
-  assert.ok(profile, diagnostics.map(formatDiagnostic).join("\n"));
-  const warning = diagnostics.find((d) => d.severity === "warning" && d.field === "models[0].chat_template");
-  assert.ok(warning, diagnostics.map(formatDiagnostic).join("\n"));
+  const { profile, problems } = await load("gemma.bprof.yaml", `models:\n  - path: ./gemma\n    chat_template: true\nbenchmarks:\n  - name: arith\n${inlineMcTask("    ")}`);
+  assert.ok(profile, problems.map(formatProblem).join("\n"));
+  const warning = problems.find((d) => d.severity === "warning" && d.field === "models[0].chat_template");
+  assert.ok(warning, problems.map(formatProblem).join("\n"));
   assert.match(warning.message, /refuses a system message: the descriptions of `arith` are left out for this model/);
   const gemmaTokenizer = await loadTokenizer(path.join(root, "gemma"));
   const { job } = compileScoreJob(profile.models[0]!, profile.benchmarks, gemmaTokenizer, "cpu");
@@ -197,18 +197,18 @@ test("chat_template errors point into the config, or into the model's files, wit
   await modelFolder("base", {});
   const base = await load("base.bprof.yaml", `models:\n  - path: ./base\n    chat_template: true\nbenchmarks:\n  - name: arith\n${inlineMcTask("    ")}`);
   assert.equal(base.profile, undefined);
-  const [missing] = errorsOf(base.diagnostics);
-  assert.equal(formatDiagnostic(missing!).split(": error: ")[0], `${path.join(root, "base.bprof.yaml")}:3:20`);
+  const [missing] = errorsOf(base.problems);
+  assert.equal(formatProblem(missing!).split(": error: ")[0], `${path.join(root, "base.bprof.yaml")}:3:20`);
   assert.equal(missing!.field, "models[0].chat_template");
   assert.match(missing!.message, /the model has no chat template: .*tokenizer_config\.json has no `chat_template`/);
 
   const unknown = await load("unknown.bprof.yaml", `models:\n  - path: ./chatml\n    chat_template: chat\nbenchmarks:\n  - name: arith\n${inlineMcTask("    ")}`);
-  assert.match(errorsOf(unknown.diagnostics)[0]!.message, /no chat template named `chat` \(templates: `default`, `tool_use`\)/);
-  assert.equal(errorsOf(unknown.diagnostics)[0]!.field, "models[0].chat_template");
+  assert.match(errorsOf(unknown.problems)[0]!.message, /no chat template named `chat` \(templates: `default`, `tool_use`\)/);
+  assert.equal(errorsOf(unknown.problems)[0]!.field, "models[0].chat_template");
 
   await modelFolder("broken", { chat_template: "{% for message in messages %}{{ message['content'] }" });
   const broken = await load("broken.bprof.yaml", `models:\n  - path: ./broken\n    chat_template: true\nbenchmarks:\n  - name: arith\n${inlineMcTask("    ")}`);
-  const [syntax] = errorsOf(broken.diagnostics);
+  const [syntax] = errorsOf(broken.problems);
   assert.equal(syntax!.file, path.join(root, "broken", "tokenizer_config.json"));
   assert.equal(syntax!.field, "chat_template");
   const line = (await fs.readFile(syntax!.file, "utf8")).split("\n").findIndex((l) => l.includes('"chat_template"')) + 1;
@@ -218,12 +218,12 @@ test("chat_template errors point into the config, or into the model's files, wit
   // A template that parses but fails when rendered is an error at validation, not halfway through a run.
   await modelFolder("failing", { chat_template: "{% for message in messages %}{{ message['content'] }}{% endfor %}{{ raise_exception('only tools') }}" });
   const failing = await load("failing.bprof.yaml", `models:\n  - path: ./failing\n    chat_template: true\nbenchmarks:\n  - name: arith\n${inlineMcTask("    ")}`);
-  const [render] = errorsOf(failing.diagnostics);
+  const [render] = errorsOf(failing.problems);
   assert.equal(render!.field, "models[0].chat_template");
   assert.match(render!.message, /benchmark `arith`, document 0: the chat template of .*failing.*refuses the conversation: only tools/);
 
   const multiturn = await load("multiturn.bprof.yaml", `models:\n  - path: ./llama3\n    fewshot_as_multiturn: true\nbenchmarks:\n  - name: arith\n${inlineMcTask("    ")}`);
-  const [needs] = errorsOf(multiturn.diagnostics);
+  const [needs] = errorsOf(multiturn.problems);
   assert.equal(`${needs!.line}:${needs!.column} ${needs!.field}`, "3:27 models[0].fewshot_as_multiturn");
   assert.match(needs!.message, /needs `chat_template`/);
 });
@@ -234,8 +234,8 @@ test("generation_config.json's eos_token_id (a number or a list) stops generatio
     "task:", "  task: say", "  dataset_path: json", "  dataset_kwargs: {data_files: {test: data/arith.jsonl}}", "  output_type: generate_until",
     "  doc_to_text: \"Q: {{q}}\\nA:\"", "  doc_to_target: \"{{answer}}\"", "  generation_kwargs: {until: [\"\\n\"], max_gen_toks: 5}",
   ].map((l) => indent + l).join("\n") + "\n";
-  const { profile, diagnostics } = await load("gen.bprof.yaml", `models:\n  - path: ./llama3\n    chat_template: true\n    max_length: 20\nbenchmarks:\n  - name: say\n${genTask("    ")}`);
-  assert.ok(profile, diagnostics.map(formatDiagnostic).join("\n"));
+  const { profile, problems } = await load("gen.bprof.yaml", `models:\n  - path: ./llama3\n    chat_template: true\n    max_length: 20\nbenchmarks:\n  - name: say\n${genTask("    ")}`);
+  assert.ok(profile, problems.map(formatProblem).join("\n"));
   const { job } = compileScoreJob(profile.models[0]!, profile.benchmarks, tokenizer, "cpu");
   const item = job.items[0] as GenerateJobItem;
   // "\n", then EOS (257, also the first of generation_config's list: once), then <|eot_id|>.
@@ -251,12 +251,12 @@ test("generation_config.json's eos_token_id (a number or a list) stops generatio
   assert.deepEqual((await loadTokenizer(single)).extraEosTokenIds, [SPECIAL.IM_END]);
   await modelFolder("bad-eos", {}, { "generation_config.json": "{\n  \"bos_token_id\": 256,\n  \"eos_token_id\": \"</s>\"\n}\n" });
   const bad = await load("bad-eos.bprof.yaml", `models:\n  - path: ./bad-eos\nbenchmarks:\n  - name: say\n${genTask("    ")}`);
-  const [eos] = errorsOf(bad.diagnostics);
-  assert.equal(formatDiagnostic(eos!), `${path.join(root, "bad-eos", "generation_config.json")}:3:19: error: \`eos_token_id\` must be a token id or a list of token ids (field eos_token_id)`);
+  const [eos] = errorsOf(bad.problems);
+  assert.equal(formatProblem(eos!), `${path.join(root, "bad-eos", "generation_config.json")}:3:19: error: \`eos_token_id\` must be a token id or a list of token ids (field eos_token_id) [model.generation-config]`);
 
   // lm-eval asserts max_gen_toks < max_length; here it is an error on the model's max_length.
   const tight = await load("tight.bprof.yaml", `models:\n  - path: ./llama3\n    max_length: 5\nbenchmarks:\n  - name: say\n${genTask("    ")}`);
-  const [room] = errorsOf(tight.diagnostics);
+  const [room] = errorsOf(tight.problems);
   assert.equal(room!.field, "models[0].max_length");
   assert.match(room!.message, /max_gen_toks = 5 tokens, which leaves no room for its context in model `llama3`'s max length 5 \(the config's `max_length`\)/);
 });
@@ -284,8 +284,8 @@ test("a truncated multiple-choice document goes to the runner in parts and its s
   // The plain context is 45 bytes; with max_length 20, " 3" (2 tokens) keeps 19 of them, " four" (5) keeps 16.
   await fs.writeFile(path.join(root, "data", "long.jsonl"), JSON.stringify({ q: "2+2", choices: ["3", "four"], answer: 1 }) + "\n");
   const task = inlineMcTask("    ").replace("data/arith.jsonl", "data/long.jsonl");
-  const { profile, diagnostics } = await load("long.bprof.yaml", `models:\n  - path: ./llama3\n    max_length: 20\nbenchmarks:\n  - name: arith\n${task}`);
-  assert.ok(profile, diagnostics.map(formatDiagnostic).join("\n"));
+  const { profile, problems } = await load("long.bprof.yaml", `models:\n  - path: ./llama3\n    max_length: 20\nbenchmarks:\n  - name: arith\n${task}`);
+  assert.ok(profile, problems.map(formatProblem).join("\n"));
   const { job, refs } = compileScoreJob(profile.models[0]!, profile.benchmarks, tokenizer, "cpu");
   const whole = utf8("Answer with a number.\n\nQ: 1+1\nA: 2\n\nQ: 2+2\nA:");
   assert.deepEqual(job.items, [

@@ -8,7 +8,7 @@ import { test } from "node:test";
 import { loadProfile } from "../../src/core/config/load";
 import { ALL_GENERATORS, itemKey } from "../../src/core/datasets/generators/index";
 import { BENCHMARK_ITEMS, DEMO_CONFIG, demoSplits, DIAGNOSTIC_ITEMS, heldOutKeys, MIXED_BENCHMARK, MIXED_ITEMS_PER_ABILITY, writeDemoWorkspace } from "../../src/core/demo/demoWorkspace";
-import { formatDiagnostic } from "../../src/core/diagnostics";
+import { formatProblem } from "../../src/core/problems";
 
 const committed = path.resolve(import.meta.dirname, "..", "..", "media", "demo");
 
@@ -54,8 +54,8 @@ test("the splits are disjoint and of the planned sizes", async () => {
 });
 
 test("the demo config loads without a diagnostic", async () => {
-  const { profile, diagnostics } = await loadProfile(path.join(committed, DEMO_CONFIG), { forRun: true });
-  assert.deepEqual(diagnostics.map(formatDiagnostic), []);
+  const { profile, problems } = await loadProfile(path.join(committed, DEMO_CONFIG));
+  assert.deepEqual(problems.map(formatProblem), []);
   assert.ok(profile);
   assert.equal(profile.abilities.length, 10);
   // Each ability labels exactly one benchmark, its own; the mixed benchmark has no label.

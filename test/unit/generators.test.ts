@@ -324,13 +324,13 @@ test("wrong choices are distinct and of the answer's type", () => {
 
 test("2000 items of each generator, and all ten in one file, pass the dataset checks without a diagnostic", () => {
   for (const g of ALL_GENERATORS) {
-    const { items, diagnostics } = checkDiagnosticDataset(`${g.slug}.diag.jsonl`, toJsonl(itemsOf(g)));
-    assert.deepEqual(diagnostics.map((d) => `${d.line}: ${d.message}`), [], g.slug);
+    const { items, problems } = checkDiagnosticDataset(`${g.slug}.diag.jsonl`, toJsonl(itemsOf(g)));
+    assert.deepEqual(problems.map((d) => `${d.line}: ${d.message}`), [], g.slug);
     assert.equal(items.length, N);
   }
   const all = ALL_GENERATORS.flatMap((g) => itemsOf(g));
-  const { diagnostics } = checkDiagnosticDataset("all.diag.jsonl", toJsonl(all));
-  assert.deepEqual(diagnostics.map((d) => `${d.line}: ${d.message}`), []);
+  const { problems } = checkDiagnosticDataset("all.diag.jsonl", toJsonl(all));
+  assert.deepEqual(problems.map((d) => `${d.line}: ${d.message}`), []);
 });
 
 test("excluded items never come back, and a generator says when it runs out of distinct items", () => {

@@ -9,8 +9,8 @@ import { loadTask, type GenerationItem } from "../../src/core/datasets/task";
 const tasks = path.join(import.meta.dirname, "..", "fixtures", "tasks");
 
 test("GSM8K: 1319 documents, lm-eval's prompt, the worked solution as target", async () => {
-  const { task, diagnostics } = await loadTask(path.join(tasks, "gsm8k.yaml"));
-  assert.deepEqual(diagnostics, []);
+  const { task, problems } = await loadTask(path.join(tasks, "gsm8k.yaml"));
+  assert.deepEqual(problems, []);
   assert.equal(task!.outputType, "generate_until");
   assert.equal(task!.items.length, 1319);
   assert.deepEqual(task!.generation, { until: ["Question:", "</s>", "<|im_end|>"], maxGenToks: 256 });
@@ -40,8 +40,8 @@ test("GSM8K: the `#### N` extraction and exact_match rules of lm-eval's gsm8k ta
 });
 
 test("BIG-Bench Hard zero-shot: include, field: examples, lm-eval's Q/A prompt", async () => {
-  const { task, diagnostics } = await loadTask(path.join(tasks, "bbh_zeroshot_date_understanding.yaml"));
-  assert.deepEqual(diagnostics, []);
+  const { task, problems } = await loadTask(path.join(tasks, "bbh_zeroshot_date_understanding.yaml"));
+  assert.deepEqual(problems, []);
   assert.equal(task!.name, "bbh_zeroshot_date_understanding");
   assert.equal(task!.items.length, 250);
   assert.deepEqual(task!.generation, { until: ["</s>", "Q:", "<|im_end|>"], maxGenToks: 256 });
@@ -62,7 +62,7 @@ test("BIG-Bench Hard boolean_expressions: first and last documents", async () =>
 });
 
 test("GSM8K few-shot from the test split: lm-eval's seeded sampler, the document itself excluded", async () => {
-  const { task, diagnostics } = await loadTask(path.join(tasks, "gsm8k.yaml"), { numFewshot: 2, limit: 3 });
-  assert.deepEqual(diagnostics.map((d) => d.message), ["num_fewshot > 0 needs `fewshot_split` or `fewshot_config.samples`"]);
+  const { task, problems } = await loadTask(path.join(tasks, "gsm8k.yaml"), { numFewshot: 2, limit: 3 });
+  assert.deepEqual(problems.map((d) => d.message), ["num_fewshot > 0 needs `fewshot_split` or `fewshot_config.samples`"]);
   assert.equal(task, undefined);
 });

@@ -72,8 +72,8 @@ test("the profile job is the score job plus abilities (one sequence per item) an
   const text = "models:\n  - path: ./model\n    name: tiny-llama\nbenchmarks:\n  - task: ./tasks/tiny_mc.yaml\n" +
     `abilities:\n  - name: ${QUANT}\n    data: ./d.diag.jsonl\n  - name: ${SPATIAL}\n    data: ./d.diag.jsonl\n` +
     "ablation:\n  k: [0.01, 0.001]\n  selections: [top, bottom, random]\n  back_removal: 1\n  batch_size: 2\nseed: 42\n";
-  const { profile, diagnostics } = await loadProfile(project.configPath, { text });
-  assert.ok(profile, JSON.stringify(diagnostics));
+  const { profile, problems } = await loadProfile(project.configPath, { text });
+  assert.ok(profile, JSON.stringify(problems));
   const model = profile.models[0]!;
   const { job, refs, abilities } = compileProfileJob(model, profile.benchmarks, { abilities: profile.abilities, ablation: profile.ablation!, seed: profile.seed }, tokenizer, "cpu");
   const score = compileScoreJob(model, profile.benchmarks, tokenizer, "cpu");

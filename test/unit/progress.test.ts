@@ -1,7 +1,8 @@
 // Progress lines of `bprof run`: the phase with its ability, and finished variants.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { phaseLabel, progressView, variantLabel } from "../../src/cli/progress";
+import { progressView } from "../../src/cli/progress";
+import { finishedVariantLabel, phaseLabel } from "../../src/core/run";
 
 test("the importance phase names its ability; other phases stand alone", () => {
   assert.equal(phaseLabel({ model: "m", phase: "importance", done: 1, total: 4, ability: "Spatial Reasoning" }), "importance (Spatial Reasoning)");
@@ -9,8 +10,8 @@ test("the importance phase names its ability; other phases stand alone", () => {
 });
 
 test("a variant line says which ability, selection, k and n, and whether it was read back", () => {
-  assert.equal(variantLabel({ model: "m", ability: "Spatial Reasoning", selection: "top", k: 0.01, n: 351, resumed: false }), "variant Spatial Reasoning top k=0.01 n=351");
-  assert.equal(variantLabel({ model: "m", ability: null, selection: "random", k: 0.001, n: 35, resumed: true }), "variant random control k=0.001 n=35 (resumed)");
+  assert.equal(finishedVariantLabel({ model: "m", ability: "Spatial Reasoning", selection: "top", k: 0.01, n: 351, resumed: false }), "variant Spatial Reasoning top k=0.01 n=351");
+  assert.equal(finishedVariantLabel({ model: "m", ability: null, selection: "random", k: 0.001, n: 35, resumed: true }), "variant random control k=0.001 n=35 (resumed)");
 });
 
 test("plain lines: one per phase (and ability) and decile, one per variant", () => {

@@ -8,7 +8,7 @@ import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { loadProfile } from "../../src/core/config/load";
 import { parseConfig } from "../../src/core/config/parse";
-import { formatDiagnostic } from "../../src/core/diagnostics";
+import { formatProblem } from "../../src/core/problems";
 import { hostCommand, hostPathWord, shellWord, sshArguments } from "../../src/core/launch/host";
 import { parseJobState } from "../../src/core/launch/slurm";
 import { describeTarget, resolveTarget } from "../../src/core/launch/target";
@@ -18,7 +18,7 @@ const FILE = "/p/x.bprof.yaml";
 const BASE = "models:\n  - path: ./m\nbenchmarks:\n  - task: t.yaml\n";
 
 function schemaErrors(target: string): string[] {
-  return parseConfig(BASE + target, FILE).diagnostics.map(formatDiagnostic);
+  return parseConfig(BASE + target, FILE).problems.map(formatProblem);
 }
 
 test("target: local, ssh or slurm; anything else is an error at the field with what is expected", () => {
@@ -26,18 +26,18 @@ test("target: local, ssh or slurm; anything else is an error at the field with w
   assert.deepEqual(schemaErrors("target:\n  ssh:\n    host: gpu1\n    port: 2222\n    options: { StrictHostKeyChecking: accept-new, ServerAliveInterval: 30 }\n"), []);
   assert.deepEqual(schemaErrors("target:\n  slurm:\n    partition: gpu\n    time: \"1-02:00:00\"\n    gpus: 1\n    mem: 64G\n    sbatch_args: [--qos=high]\n    ssh: { host: login1 }\n"), []);
 
-  assert.deepEqual(schemaErrors("target: cluster\n"), ["/p/x.bprof.yaml:5:9: error: `target` must be one of: local (field target)"]);
-  assert.deepEqual(schemaErrors("target:\n  shh:\n    host: a\n"), ["/p/x.bprof.yaml:6:3: error: unknown key `shh`; did you mean `ssh`? (field target.shh)"]);
-  assert.deepEqual(schemaErrors("target:\n  ssh:\n    port: 22\n"), ["/p/x.bprof.yaml:7:5: error: `target.ssh` needs the field `host` (field target.ssh.host)"]);
+  assert.deepEqual(schemaErrors("target: cluster\n"), ["/p/x.bprof.yaml:5:9: error: `target` must be one of: local (field target) [config.not-allowed]"]);
+  assert.deepEqual(schemaErrors("target:\n  shh:\n    host: a\n"), ["/p/x.bprof.yaml:6:3: error: unknown key `shh`; did you mean `ssh`? (field target.shh) [config.unknown-key]"]);
+  assert.deepEqual(schemaErrors("target:\n  ssh:\n    port: 22\n"), ["/p/x.bprof.yaml:7:5: error: `target.ssh` needs the field `host` (field target.ssh.host) [config.missing-field]"]);
   assert.deepEqual(schemaErrors("target:\n  ssh:\n    host: -oProxyCommand=x\n"), [
-    "/p/x.bprof.yaml:7:11: error: `target.ssh.host` is invalid: The SSH destination: a host name, user@host, or a Host alias of ~/.ssh/config. (field target.ssh.host)",
+    "/p/x.bprof.yaml:7:11: error: `target.ssh.host` is invalid: The SSH destination: a host name, user@host, or a Host alias of ~/.ssh/config. (field target.ssh.host) [config.invalid-value]",
   ]);
   assert.deepEqual(schemaErrors("target:\n  slurm:\n    time: two hours\n"), [
-    "/p/x.bprof.yaml:7:11: error: `target.slurm.time` is invalid: sbatch --time: minutes, MM:SS, HH:MM:SS or D-HH:MM:SS. (field target.slurm.time)",
+    "/p/x.bprof.yaml:7:11: error: `target.slurm.time` is invalid: sbatch --time: minutes, MM:SS, HH:MM:SS or D-HH:MM:SS. (field target.slurm.time) [config.invalid-value]",
   ]);
   assert.equal(schemaErrors("target:\n  ssh: { host: a }\n  slurm: {}\n").length, 1, "one target at a time");
-  const relative = parseConfig("models:\n  - path: ./m\n    remote_path: models/x\nbenchmarks:\n  - task: t.yaml\n", FILE).diagnostics.map(formatDiagnostic);
-  assert.deepEqual(relative, ["/p/x.bprof.yaml:3:18: error: `models[0].remote_path` is invalid: With an ssh or slurm target: where this model folder is on the target, absolute or ~/... Default: `path` as resolved on this machine (a shared file system). The folder on this machine then needs only config.json and the tokenizer files, which the prompts are made from. (field models[0].remote_path)"]);
+  const relative = parseConfig("models:\n  - path: ./m\n    remote_path: models/x\nbenchmarks:\n  - task: t.yaml\n", FILE).problems.map(formatProblem);
+  assert.deepEqual(relative, ["/p/x.bprof.yaml:3:18: error: `models[0].remote_path` is invalid: With an ssh or slurm target: where this model folder is on the target, absolute or ~/... Default: `path` as resolved on this machine (a shared file system). The folder on this machine then needs only config.json and the tokenizer files, which the prompts are made from. (field models[0].remote_path) [config.invalid-value]"]);
 });
 
 test("resolveTarget: local paths against the config's folder, ssh options as ssh spells them, sbatch options in order", () => {
@@ -104,14 +104,14 @@ before(async () => {
 after(async () => fs.rm(project.root, { recursive: true, force: true }));
 
 async function load(text: string) {
-  const { profile, diagnostics } = await loadProfile(project.configPath, { text });
-  return { profile, lines: diagnostics.map(formatDiagnostic).map((l) => l.replaceAll(project.root, "<root>")) };
+  const { profile, problems } = await loadProfile(project.configPath, { text });
+  return { profile, lines: problems.map(formatProblem).map((l) => l.replaceAll(project.root, "<root>")) };
 }
 
 test("weights are needed on this machine only when the runner reads them here", async () => {
   const slim = "models:\n  - path: ./slim\nbenchmarks:\n  - task: ./tasks/tiny_mc.yaml\n";
   const local = await load(slim);
-  assert.deepEqual(local.lines, [`<root>/tiny.bprof.yaml:2:11: error: the model folder has no *.safetensors weights: <root>/slim (field models[0].path)`].map((l) => l.replace("tiny.bprof.yaml", path.basename(project.configPath))));
+  assert.deepEqual(local.lines, [`<root>/tiny.bprof.yaml:2:11: error: the model folder has no *.safetensors weights: <root>/slim (field models[0].path) [config.model-folder]`].map((l) => l.replace("tiny.bprof.yaml", path.basename(project.configPath))));
   const remote = await load(`${slim}target:\n  ssh:\n    host: gpu1\n`);
   assert.deepEqual(remote.lines, []);
   assert.equal(remote.profile!.target.kind, "ssh");
@@ -130,5 +130,5 @@ test("remote_path with the local target is a warning; a missing identity file an
   assert.match(lines[0]!, /:3:18: warning: `remote_path` has no effect with the local target/);
   const missingKey = await load(`${text}target:\n  slurm:\n    ssh:\n      host: login1\n      identity_file: keys/nope\n`);
   assert.equal(missingKey.profile, undefined);
-  assert.ok(missingKey.lines.some((l) => /:10:22: error: identity file not found: <root>\/keys\/nope \(field target\.slurm\.ssh\.identity_file\)$/.test(l)), missingKey.lines.join("\n"));
+  assert.ok(missingKey.lines.some((l) => /:10:22: error: identity file not found: <root>\/keys\/nope \(field target\.slurm\.ssh\.identity_file\) \[config\.identity-file-not-found\]$/.test(l)), missingKey.lines.join("\n"));
 });

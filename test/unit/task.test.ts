@@ -28,8 +28,8 @@ const BASE = "task: demo\ndataset_path: json\ndataset_kwargs:\n  data_files:\n  
 
 test("templates render with Jinja; a template naming a field is that field; text targets become indices", async () => {
   const file = await taskFile("a.yaml", BASE + 'doc_to_text: "Q: {{q}}\\nA:"\ndoc_to_choice: options\ndoc_to_target: label\ntarget_delimiter: "  "\n');
-  const { task, diagnostics } = await loadTask(file);
-  assert.deepEqual(diagnostics, []);
+  const { task, problems } = await loadTask(file);
+  assert.deepEqual(problems, []);
   assert.equal(task!.items.length, 2);
   assert.deepEqual(task!.items[1], {
     kind: "multiple_choice", index: 1, line: 2, context: "Q: Capital of France?\nA:", prompt: { description: "", fewshot: [], text: "Q: Capital of France?\nA:" },
@@ -40,37 +40,37 @@ test("templates render with Jinja; a template naming a field is that field; text
 
 test("doc_to_choice as a Jinja template rendering a list literal, and limit", async () => {
   const file = await taskFile("b.yaml", BASE + "doc_to_text: q\ndoc_to_choice: \"{{options}}\"\ndoc_to_target: \"{{ options.index(label) if false else 0 }}\"\n");
-  const { task, diagnostics } = await loadTask(file, { limit: 1 });
-  assert.deepEqual(diagnostics.filter((d) => d.severity === "error"), []);
+  const { task, problems } = await loadTask(file, { limit: 1 });
+  assert.deepEqual(problems.filter((d) => d.severity === "error"), []);
   assert.equal(task!.items.length, 1);
   assert.deepEqual(task!.items[0], { kind: "multiple_choice", index: 0, line: 1, context: "2+2?", prompt: { description: "", fewshot: [], text: "2+2?" }, choices: ["3", "4"], continuations: [" 3", " 4"], target: 0 });
 });
 
 test("unsupported keys and output types are refused by name with their line", async () => {
   const file = await taskFile("c.yaml", BASE.replace("multiple_choice", "loglikelihood_rolling") + "doc_to_text: q\ndoc_to_choice: options\ndoc_to_target: label\nprocess_docs: !function utils.process\n");
-  const { task, diagnostics } = await loadTask(file);
+  const { task, problems } = await loadTask(file);
   assert.equal(task, undefined);
-  const messages = diagnostics.map((d) => `${d.line}: ${d.message}`);
+  const messages = problems.map((d) => `${d.line}: ${d.message}`);
   assert.ok(messages.includes("6: output_type `loglikelihood_rolling` is not supported; use multiple_choice or generate_until"), messages.join("\n"));
   assert.ok(messages.includes("10: task key `process_docs` is not supported by Benchmark Profiler"), messages.join("\n"));
 });
 
 test("a target outside the choices is an error on the data line", async () => {
   const file = await taskFile("d.yaml", BASE + "doc_to_text: q\ndoc_to_choice: options\ndoc_to_target: \"{{ 7 }}\"\n");
-  const { diagnostics } = await loadTask(file);
-  assert.equal(diagnostics.length, 2);
-  assert.equal(diagnostics[0]!.file, path.join(dir, "docs.jsonl"));
-  assert.equal(diagnostics[0]!.line, 1);
-  assert.match(diagnostics[0]!.message, /neither a choice nor an index below 2/);
+  const { problems } = await loadTask(file);
+  assert.equal(problems.length, 2);
+  assert.equal(problems[0]!.file, path.join(dir, "docs.jsonl"));
+  assert.equal(problems[0]!.line, 1);
+  assert.match(problems[0]!.message, /neither a choice nor an index below 2/);
 });
 
 test("a broken data line is reported with its line number", async () => {
   await fs.writeFile(path.join(dir, "bad.jsonl"), '{"q": "ok", "options": ["a", "b"], "label": "a"}\n{"q": oops}\n');
   const file = await taskFile("e.yaml", BASE.replace("docs.jsonl", "bad.jsonl") + "doc_to_text: q\ndoc_to_choice: options\ndoc_to_target: label\n");
-  const { diagnostics } = await loadTask(file);
-  assert.equal(diagnostics.length, 1);
-  assert.equal(diagnostics[0]!.line, 2);
-  assert.match(diagnostics[0]!.message, /^invalid JSON/);
+  const { problems } = await loadTask(file);
+  assert.equal(problems.length, 1);
+  assert.equal(problems[0]!.line, 2);
+  assert.match(problems[0]!.message, /^invalid JSON/);
 });
 
 test("list literals in JSON and Python quoting", () => {
@@ -86,8 +86,8 @@ test("few-shot from the test split follows lm-eval: Python's Random(1234).sample
   const docs = Array.from({ length: 10 }, (_, i) => JSON.stringify({ q: `q${i}`, a: `a${i}` })).join("\n");
   await fs.writeFile(path.join(dir, "ten.jsonl"), docs + "\n");
   const file = await taskFile("fewshot.yaml", "task: fs\ndataset_path: json\ndataset_kwargs:\n  data_files:\n    test: ten.jsonl\noutput_type: generate_until\nfewshot_split: test\nnum_fewshot: 2\ndescription: \"Answer.\\n\\n\"\ndoc_to_text: \"Q: {{q}}\"\ndoc_to_target: a\n");
-  const { task, diagnostics } = await loadTask(file, { limit: 3 });
-  assert.deepEqual(diagnostics, []);
+  const { task, problems } = await loadTask(file, { limit: 3 });
+  assert.deepEqual(problems, []);
   const shot = (i: number) => `Q: q${i} a${i}`;
   assert.deepEqual(task!.items.map((i) => i.context), [
     `Answer.\n\n${shot(7)}\n\n${shot(1)}\n\nQ: q0`,
@@ -99,37 +99,37 @@ test("few-shot from the test split follows lm-eval: Python's Random(1234).sample
 
 test("few-shot samples with first_n: multiple-choice examples show the answer's text", async () => {
   const file = await taskFile("samples.yaml", BASE + "doc_to_text: \"{{q}}\"\ndoc_to_choice: options\ndoc_to_target: label\nnum_fewshot: 1\nfewshot_delimiter: \" | \"\nfewshot_config:\n  sampler: first_n\n  samples:\n    - {q: \"1+1?\", options: [\"2\", \"3\"], label: \"2\"}\n");
-  const { task, diagnostics } = await loadTask(file);
-  assert.deepEqual(diagnostics, []);
+  const { task, problems } = await loadTask(file);
+  assert.deepEqual(problems, []);
   assert.equal(task!.items[0]!.context, "1+1? 2 | 2+2?");
 });
 
 test("!function, unknown dataset kwargs and unsupported filters are refused with their position", async () => {
   const file = await taskFile("fn.yaml", BASE + "doc_to_text: q\ndoc_to_choice: options\ndoc_to_target: !function utils.target\n");
-  const { diagnostics } = await loadTask(file);
-  assert.equal(diagnostics.length, 1);
-  assert.equal(diagnostics[0]!.line, 9);
-  assert.match(diagnostics[0]!.message, /`doc_to_target` uses `!function utils\.target`/);
+  const { problems } = await loadTask(file);
+  assert.equal(problems.length, 1);
+  assert.equal(problems[0]!.line, 9);
+  assert.match(problems[0]!.message, /`doc_to_target` uses `!function utils\.target`/);
 
   const file2 = await taskFile("filters.yaml", BASE.replace("output_type: multiple_choice", "output_type: generate_until") + "doc_to_text: q\ndoc_to_target: label\nfilter_list:\n  - name: x\n    filter:\n      - function: majority_vote\n");
-  const { diagnostics: d2 } = await loadTask(file2);
+  const { problems: d2 } = await loadTask(file2);
   assert.deepEqual(d2.map((d) => [d.line, d.message]), [[12, "filter function `majority_vote` is not supported (supported: regex, take_first, lowercase, uppercase, remove_whitespace)"]]);
 });
 
 test("include cycles and missing includes are errors on the include key", async () => {
   await taskFile("cyc-a.yaml", "include: cyc-b.yaml\ntask: a\n");
   const b = await taskFile("cyc-b.yaml", "include: cyc-a.yaml\n");
-  const { diagnostics } = await loadTask(b);
-  assert.match(diagnostics[0]!.message, /^include cycle through/);
+  const { problems } = await loadTask(b);
+  assert.match(problems[0]!.message, /^include cycle through/);
   const missing = await taskFile("inc-missing.yaml", "include: nowhere.yaml\n");
-  assert.match((await loadTask(missing)).diagnostics[0]!.message, /^included file not found/);
+  assert.match((await loadTask(missing)).problems[0]!.message, /^included file not found/);
 });
 
 test("csv and parquet documents", async () => {
   await fs.writeFile(path.join(dir, "docs.csv"), 'q,a,b,label\n"2+2?",3,4,1\n"Capital, of France?",Paris,Rome,0\n');
   const csv = await taskFile("csv.yaml", BASE.replace("json", "csv").replace("docs.jsonl", "docs.csv") + "doc_to_text: q\ndoc_to_choice: \"{{ [a, b] }}\"\ndoc_to_target: \"{{label}}\"\n");
-  const { task, diagnostics } = await loadTask(csv);
-  assert.deepEqual(diagnostics, []);
+  const { task, problems } = await loadTask(csv);
+  assert.deepEqual(problems, []);
   assert.deepEqual(task!.items.map((i) => [i.context, (i as { choices: string[] }).choices, (i as { target: number }).target]), [["2+2?", ["3", "4"], 1], ["Capital, of France?", ["Paris", "Rome"], 0]]);
 
   const { parquetWriteBuffer } = await import("hyparquet-writer");
@@ -137,7 +137,7 @@ test("csv and parquet documents", async () => {
   await fs.writeFile(path.join(dir, "docs.parquet"), new Uint8Array(buffer));
   const pq = await taskFile("pq.yaml", BASE.replace("json", "parquet").replace("docs.jsonl", "docs.parquet") + "doc_to_text: q\ndoc_to_choice: \"{{ ['no', 'yes'] }}\"\ndoc_to_target: \"{{label}}\"\n");
   const parquet = await loadTask(pq);
-  assert.deepEqual(parquet.diagnostics, []);
+  assert.deepEqual(parquet.problems, []);
   assert.deepEqual(parquet.task!.items.map((i) => [i.context, (i as { target: number }).target]), [["a?", 1], ["b?", 0]]);
 });
 
@@ -168,8 +168,8 @@ test("ARC's task keys: doc_to_target calls .index() on the labels, as lm-eval's 
     [["oxygen", "carbon dioxide", "helium"], 1],
     [["steam", "ice", "fog", "dew"], 1],
   ]);
-  const { diagnostics } = await loadTask(await taskFile("arc.yaml", yaml));
-  assert.deepEqual(diagnostics.map((d) => `${path.basename(d.file)}:${d.line}: ${d.message}`), ['arc.jsonl:3: document 2: "E" is not in list ["A","B"]']);
+  const { problems } = await loadTask(await taskFile("arc.yaml", yaml));
+  assert.deepEqual(problems.map((d) => `${path.basename(d.file)}:${d.line}: ${d.message}`), ['arc.jsonl:3: document 2: "E" is not in list ["A","B"]']);
 });
 
 test("Python's .index() on strings, and an attribute named index is still an attribute", () => {

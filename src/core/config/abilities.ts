@@ -2,12 +2,12 @@
 // and the selections), checked against the files they name and the models they will ablate.
 import * as path from "node:path";
 import { nearMissAbility, PAPER_ABILITIES } from "../abilities";
-import { loadDiagnosticDataset, type DiagnosticDatasetCheck, type DiagnosticItem } from "../datasets/diagnostic";
-import { buildBenchmarkIndex, type BenchmarkText } from "../datasets/ngrams";
-import { errorsOf, type Diagnostic } from "../diagnostics";
+import type { DiagnosticDatasetCheck, DiagnosticItem } from "../datasets/diagnostic";
+import { errorsOf, type Problem } from "../problems";
 import { isFile } from "../fsutil";
 import { candidateCount, readParameterCount, selectedCount } from "../model/parameters";
 import type { YamlSource } from "../yamlSource";
+import type { ProfileInputs, ResolvedBenchmark } from "./load";
 import type { ImportanceMethod, ProfileConfig, Selection } from "./types";
 
 export interface ResolvedAbility {
@@ -36,32 +36,33 @@ export const DEFAULT_SEED = 1;
 export interface AbilityCheckContext {
   root: string;
   models: readonly { name: string; path: string }[];
-  /** Benchmark documents, for the diagnostic datasets' contamination check. */
-  benchmarkTexts: readonly BenchmarkText[];
+  /** The benchmarks, whose documents the diagnostic datasets' contamination check reads. */
+  benchmarks: readonly ResolvedBenchmark[];
+  inputs: ProfileInputs;
 }
 
 export interface AbilitySection {
   abilities: ResolvedAbility[];
   ablation?: ResolvedAblation;
-  diagnostics: Diagnostic[];
+  problems: Problem[];
 }
 
 export async function checkAbilitySection(config: ProfileConfig, source: YamlSource, context: AbilityCheckContext): Promise<AbilitySection> {
-  const diagnostics: Diagnostic[] = [];
+  const problems: Problem[] = [];
   const specs = config.abilities ?? [];
   if (specs.length === 0) {
-    if (config.ablation) diagnostics.push(source.at(["ablation"], "warning", "`ablation` has no effect without `abilities`: the run only scores the benchmarks", "key"));
-    if (config.bootstrap) diagnostics.push(source.at(["bootstrap"], "warning", "`bootstrap` has no effect without `abilities`: there is no AIS to put an interval on", "key"));
-    return { abilities: [], diagnostics };
+    if (config.ablation) problems.push(source.at(["ablation"], "config.no-effect", "`ablation` has no effect without `abilities`: the run only scores the benchmarks", { on: "key" }));
+    if (config.bootstrap) problems.push(source.at(["bootstrap"], "config.no-effect", "`bootstrap` has no effect without `abilities`: there is no AIS to put an interval on", { on: "key" }));
+    return { abilities: [], problems };
   }
-  const abilities = await loadAbilities(config, source, context, diagnostics);
+  const abilities = await loadAbilities(config, source, context, problems);
   if (!config.ablation) {
-    diagnostics.push(source.at(["abilities"], "error", "`abilities` need `ablation` with the fractions k of parameters to zero, e.g. `ablation: {k: [0.01024]}` (the paper's main result)", "key"));
-    return { abilities, diagnostics };
+    problems.push(source.at(["abilities"], "config.ablation-missing", "`abilities` need `ablation` with the fractions k of parameters to zero, e.g. `ablation: {k: [0.01024]}` (the paper's main result)", { on: "key" }));
+    return { abilities, problems };
   }
   const ablation = resolveAblation(config.ablation);
-  diagnostics.push(...(await ablationDiagnostics(config, source, context, ablation)));
-  return { abilities, ablation, diagnostics };
+  problems.push(...(await ablationProblems(config, source, context, ablation)));
+  return { abilities, ablation, problems };
 }
 
 function resolveAblation(spec: NonNullable<ProfileConfig["ablation"]>): ResolvedAblation {
@@ -75,17 +76,17 @@ function resolveAblation(spec: NonNullable<ProfileConfig["ablation"]>): Resolved
   };
 }
 
-async function loadAbilities(config: ProfileConfig, source: YamlSource, context: AbilityCheckContext, diagnostics: Diagnostic[]): Promise<ResolvedAbility[]> {
+async function loadAbilities(config: ProfileConfig, source: YamlSource, context: AbilityCheckContext, problems: Problem[]): Promise<ResolvedAbility[]> {
   const specs = config.abilities ?? [];
   const declared = specs.map((a) => a.name);
   const declaredSet = new Set(declared);
   const seenNames = new Map<string, number>();
   const datasets = new Map<string, Promise<DiagnosticDatasetCheck>>();
-  const benchmarkIndex = context.benchmarkTexts.length > 0 ? buildBenchmarkIndex(context.benchmarkTexts) : undefined;
+  const benchmarkIndex = context.inputs.benchmarkIndex(context.benchmarks);
   const load = (file: string) => {
     let loaded = datasets.get(file);
     if (!loaded) {
-      loaded = loadDiagnosticDataset(file, { abilities: declared, ...(benchmarkIndex ? { benchmarkIndex } : {}) });
+      loaded = context.inputs.dataset(file, { abilities: declared, ...(benchmarkIndex ? { benchmarkIndex } : {}) });
       datasets.set(file, loaded);
     }
     return loaded;
@@ -96,7 +97,7 @@ async function loadAbilities(config: ProfileConfig, source: YamlSource, context:
   for (const [i, spec] of specs.entries()) {
     const first = seenNames.get(spec.name);
     if (first !== undefined) {
-      diagnostics.push(source.at(["abilities", i, "name"], "error", `ability \`${spec.name}\` is declared twice (first as abilities[${first}]): list its datasets under one entry's \`data\``));
+      problems.push(source.at(["abilities", i, "name"], "config.ability-declared-twice", `ability \`${spec.name}\` is declared twice (first as abilities[${first}]): list its datasets under one entry's \`data\``));
     } else {
       seenNames.set(spec.name, i);
     }
@@ -104,11 +105,13 @@ async function loadAbilities(config: ProfileConfig, source: YamlSource, context:
     const earlier = declared.slice(0, i).filter((name) => name !== spec.name);
     const twin = suggestion === undefined ? nearMissAbility(spec.name, earlier) : undefined;
     if (suggestion !== undefined) {
-      diagnostics.push(source.at(["abilities", i, "name"], "warning",
-        `ability \`${spec.name}\` is not one of the paper's abilities: did you mean \`${suggestion}\`? (a new ability is fine; a misspelt one does not match the items of \`${suggestion}\`)`));
+      problems.push(source.at(["abilities", i, "name"], "config.ability-near-miss",
+        `ability \`${spec.name}\` is not one of the paper's abilities: did you mean \`${suggestion}\`? (a new ability is fine; a misspelt one does not match the items of \`${suggestion}\`)`,
+        { data: { suggestion } }));
     } else if (twin !== undefined) {
-      diagnostics.push(source.at(["abilities", i, "name"], "warning",
-        `ability \`${spec.name}\` is almost the name of \`${twin}\`, declared above: if they are one ability, declare it once with both datasets under \`data\``));
+      problems.push(source.at(["abilities", i, "name"], "config.ability-near-twin",
+        `ability \`${spec.name}\` is almost the name of \`${twin}\`, declared above: if they are one ability, declare it once with both datasets under \`data\``,
+        { data: { suggestion: twin } }));
     }
 
     const entries = typeof spec.data === "string" ? [{ file: spec.data, at: ["abilities", i, "data"] }] : spec.data.map((file, j) => ({ file, at: ["abilities", i, "data", j] }));
@@ -120,42 +123,52 @@ async function loadAbilities(config: ProfileConfig, source: YamlSource, context:
       const file = path.resolve(context.root, entry.file);
       files.push(file);
       if (!(await isFile(file))) {
-        diagnostics.push(source.at(entry.at, "error", `diagnostic dataset not found: ${file}`));
+        problems.push(source.at(entry.at, "config.dataset-not-found", `diagnostic dataset not found: ${file}`, { data: { file, ability: spec.name } }));
         usable = false;
         continue;
       }
       const loaded = await load(file);
       if (!reported.has(file)) {
         reported.add(file);
-        diagnostics.push(...loaded.diagnostics);
-        if (errorsOf(loaded.diagnostics).length > 0) {
-          diagnostics.push(source.at(entry.at, "error", `the diagnostic dataset ${path.basename(file)} has errors (see ${file})`));
+        problems.push(...loaded.problems);
+        if (errorsOf(loaded.problems).length > 0) {
+          problems.push(source.at(entry.at, "config.dataset-has-errors", `the diagnostic dataset ${path.basename(file)} has errors (see ${file})`, { data: { file } }));
         }
-        const undeclared = countBy(loaded.items.filter((item) => !declaredSet.has(item.ability)), (item) => item.ability);
-        if (undeclared.size > 0) {
-          const list = [...undeclared].map(([name, n]) => `\`${name}\` (${n})`).join(", ");
-          diagnostics.push(source.at(entry.at, "warning", `${path.basename(file)} has items of abilities not declared in \`abilities\`, which are not used: ${list}`));
+        const undeclared = [...itemsByAbility(loaded)].filter(([name]) => !declaredSet.has(name));
+        if (undeclared.length > 0) {
+          const list = undeclared.map(([name, its]) => `\`${name}\` (${its.length})`).join(", ");
+          problems.push(source.at(entry.at, "config.dataset-undeclared-abilities", `${path.basename(file)} has items of abilities not declared in \`abilities\`, which are not used: ${list}`));
         }
       }
-      if (errorsOf(loaded.diagnostics).length > 0) usable = false;
-      for (const item of loaded.items) {
-        abilitiesInFiles.add(item.ability);
-        if (item.ability === spec.name) items.push(item);
-      }
+      if (errorsOf(loaded.problems).length > 0) usable = false;
+      const byAbility = itemsByAbility(loaded);
+      for (const name of byAbility.keys()) abilitiesInFiles.add(name);
+      items.push(...(byAbility.get(spec.name) ?? []));
     }
     if (usable && items.length === 0) {
       const found = abilitiesInFiles.size > 0 ? `its items are for ${[...abilitiesInFiles].map((a) => `\`${a}\``).join(", ")}` : "it has no items";
-      diagnostics.push(source.at(["abilities", i, "data"], "error", `no diagnostic item has \`"ability": "${spec.name}"\`: ${found}`));
+      problems.push(source.at(["abilities", i, "data"], "config.ability-no-items", `no diagnostic item has \`"ability": "${spec.name}"\`: ${found}`));
     }
     abilities.push({ name: spec.name, files, items: spec.limit !== undefined ? items.slice(0, spec.limit) : items });
   }
   return abilities;
 }
 
-function countBy<T>(values: readonly T[], key: (value: T) => string): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const v of values) counts.set(key(v), (counts.get(key(v)) ?? 0) + 1);
-  return counts;
+const groupedItems = new WeakMap<DiagnosticDatasetCheck, Map<string, DiagnosticItem[]>>();
+
+/** A dataset's items by ability, in file order: grouped once per check (an editor re-checks a config often). */
+function itemsByAbility(dataset: DiagnosticDatasetCheck): Map<string, DiagnosticItem[]> {
+  let groups = groupedItems.get(dataset);
+  if (!groups) {
+    groups = new Map();
+    for (const item of dataset.items) {
+      const group = groups.get(item.ability);
+      if (group) group.push(item);
+      else groups.set(item.ability, [item]);
+    }
+    groupedItems.set(dataset, groups);
+  }
+  return groups;
 }
 
 /**
@@ -163,8 +176,8 @@ function countBy<T>(values: readonly T[], key: (value: T) => string): Map<string
  * candidates of the included layers (the runner refuses such a job), and an n of 0 ablates
  * nothing. Layer removal must leave a layer.
  */
-async function ablationDiagnostics(config: ProfileConfig, source: YamlSource, context: AbilityCheckContext, ablation: ResolvedAblation): Promise<Diagnostic[]> {
-  const diagnostics: Diagnostic[] = [];
+async function ablationProblems(config: ProfileConfig, source: YamlSource, context: AbilityCheckContext, ablation: ResolvedAblation): Promise<Problem[]> {
+  const problems: Problem[] = [];
   const k = config.ablation!.k;
   // Where each value sits in the file: the runner sees them sorted, the user as written.
   const kIndex = (value: number) => k.indexOf(value);
@@ -174,7 +187,7 @@ async function ablationDiagnostics(config: ProfileConfig, source: YamlSource, co
     const { frontRemoval, backRemoval } = ablation;
     if (frontRemoval + backRemoval >= count.layers) {
       const at = frontRemoval > 0 ? "front_removal" : "back_removal";
-      diagnostics.push(source.at(["ablation", at], "error",
+      problems.push(source.at(["ablation", at], "config.layers-excluded",
         `front_removal + back_removal = ${frontRemoval + backRemoval} excludes every layer of model \`${model.name}\` (${count.layers} layers): no candidate is left`));
       continue;
     }
@@ -185,14 +198,26 @@ async function ablationDiagnostics(config: ProfileConfig, source: YamlSource, co
       const n = selectedCount(value, count.total);
       const at = ["ablation", "k", kIndex(value)];
       if (n > candidates) {
-        diagnostics.push(source.at(at, "error",
+        problems.push(source.at(at, "config.k-too-large",
           `k = ${value} selects floor(k x ${count.total}) = ${n} parameters of model \`${model.name}\`, more than its ${candidates} MLP candidates${layers} ` +
-          `(${(100 * share).toFixed(2)}% of its parameters): k must be at most ${candidates} / ${count.total} = ${share.toPrecision(4)}`));
+          `(${(100 * share).toFixed(2)}% of its parameters): k must be at most ${candidates} / ${count.total} = ${share.toPrecision(4)}`,
+          { data: { suggestion: String(significantDigits(share, 4, "down")) } }));
       } else if (n === 0) {
-        diagnostics.push(source.at(at, "warning",
-          `k = ${value} selects floor(k x ${count.total}) = 0 parameters of model \`${model.name}\`: its variants are the unmodified model`));
+        problems.push(source.at(at, "config.k-selects-nothing",
+          `k = ${value} selects floor(k x ${count.total}) = 0 parameters of model \`${model.name}\`: its variants are the unmodified model`,
+          { data: { suggestion: String(significantDigits(1 / count.total, 2, "up")) } }));
       }
     }
   }
-  return diagnostics;
+  return problems;
+}
+
+/** `x` to `digits` significant digits, rounded towards `direction`, so a suggested k stays on the right side of a bound. */
+export function significantDigits(x: number, digits: number, direction: "up" | "down"): number {
+  const scale = 10 ** (digits - 1 - Math.floor(Math.log10(x)));
+  const scaled = x * scale;
+  // Guard against x * scale landing a hair off an integer through floating point.
+  const nearest = Math.round(scaled);
+  const rounded = Math.abs(scaled - nearest) < 1e-9 ? nearest : direction === "down" ? Math.floor(scaled) : Math.ceil(scaled);
+  return Number((rounded / scale).toPrecision(digits));
 }

@@ -1,11 +1,12 @@
 // From a config file on disk to a profile ready to compile: schema, then the files it names.
-import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { nearMissAbility } from "../abilities";
 import { DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES } from "../analysis/bootstrap";
-import { errorsOf, fileDiagnostic, type Diagnostic } from "../diagnostics";
-import { loadInlineTask, loadTask, type Task } from "../datasets/task";
-import { isDirectory, isFile } from "../fsutil";
+import { errorsOf, fileProblem, type Problem } from "../problems";
+import { loadDiagnosticDataset, type DiagnosticCheckOptions, type DiagnosticDatasetCheck } from "../datasets/diagnostic";
+import { buildBenchmarkIndex, type BenchmarkNgramIndex, type BenchmarkText } from "../datasets/ngrams";
+import { loadInlineTask, loadTask, type Task, type TaskLoad, type TaskOptions } from "../datasets/task";
+import { diskFiles, isDirectory, isFile, type TextFiles } from "../fsutil";
 import { readsLocalFiles, resolveTarget, type Target } from "../launch/target";
 import { modelFolderProblems } from "../model/folder";
 import { readGenerationEos, resolveMaxLength } from "../model/modelSettings";
@@ -60,39 +61,82 @@ export interface Profile {
 }
 
 export interface LoadedProfile {
+  /** Present when there is no error. */
   profile?: Profile;
-  diagnostics: Diagnostic[];
+  problems: Problem[];
+  /**
+   * What could be resolved even when there are errors, for the editor (hovers, the Profiles
+   * tree): the models, benchmarks and abilities that loaded. Empty when the config does not parse.
+   */
+  resolved: ResolvedParts;
+}
+
+export interface ResolvedParts {
+  models: ResolvedModel[];
+  benchmarks: (ResolvedBenchmark & { entry: number })[];
+  abilities: ResolvedAbility[];
+}
+
+/**
+ * Where loadProfile gets what the config names. The CLI reads everything from disk each time
+ * (`directInputs`); the editor's workspace model passes loaders that read unsaved buffers and
+ * cache each result until a file it read changes.
+ */
+export interface ProfileInputs {
+  files: TextFiles;
+  task(file: string, options: TaskOptions): Promise<TaskLoad>;
+  dataset(file: string, options: DiagnosticCheckOptions): Promise<DiagnosticDatasetCheck>;
+  /** The contamination index of the benchmarks' documents; undefined when there are none. */
+  benchmarkIndex(benchmarks: readonly ResolvedBenchmark[]): BenchmarkNgramIndex | undefined;
+}
+
+export function directInputs(files: TextFiles = diskFiles): ProfileInputs {
+  return {
+    files,
+    task: (file, options) => loadTask(file, options, files),
+    dataset: (file, options) => loadDiagnosticDataset(file, options, files),
+    benchmarkIndex: (benchmarks) => {
+      const texts = benchmarkTexts(benchmarks);
+      return texts.length > 0 ? buildBenchmarkIndex(texts) : undefined;
+    },
+  };
+}
+
+/** Every benchmark document as one text (context and choices, or context and target), for the contamination check. */
+export function benchmarkTexts(benchmarks: readonly ResolvedBenchmark[]): BenchmarkText[] {
+  return benchmarks.flatMap((b) =>
+    b.task.items.map((item) => ({ benchmark: b.name, docIndex: item.index, text: item.kind === "multiple_choice" ? `${item.context} ${item.choices.join(" ")}` : `${item.context} ${item.target}` })),
+  );
 }
 
 export interface LoadOptions {
   /** The config's own text (an unsaved editor buffer) instead of the file's. */
   text?: string;
-  /**
-   * Checking for a run: what this version could not run would be an error, not a warning. No
-   * check depends on it now that generate_until benchmarks run too.
-   */
-  forRun?: boolean;
+  inputs?: ProfileInputs;
 }
+
+const NOTHING_RESOLVED: ResolvedParts = { models: [], benchmarks: [], abilities: [] };
 
 /** Reads, parses and checks a config and everything it names. */
 export async function loadProfile(configFile: string, options: LoadOptions = {}): Promise<LoadedProfile> {
+  const inputs = options.inputs ?? directInputs();
   let text = options.text;
   const file = path.resolve(configFile);
   if (text === undefined) {
     try {
-      text = await fs.readFile(file, "utf8");
+      text = await inputs.files.read(file);
     } catch {
-      return { diagnostics: [fileDiagnostic(file, `cannot read the config file: ${file}`)] };
+      return { problems: [fileProblem(file, "file.unreadable", `cannot read the config file: ${file}`)], resolved: NOTHING_RESOLVED };
     }
   }
   const parsed = parseConfig(text, file);
-  if (!parsed.config) return { diagnostics: parsed.diagnostics };
+  if (!parsed.config) return { problems: parsed.problems, resolved: NOTHING_RESOLVED };
   const { config, source } = parsed;
-  const diagnostics = [...parsed.diagnostics];
+  const problems = [...parsed.problems];
   const root = path.dirname(file);
 
   const target = resolveTarget(config.target, root);
-  diagnostics.push(...(await targetDiagnostics(config, source, target)));
+  problems.push(...(await targetProblems(config, source, target)));
 
   const models: ResolvedModel[] = [];
   const maxLengthFrom: string[] = [];
@@ -100,78 +144,74 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
     const dir = path.resolve(root, model.path);
     // On a remote target the weights are read there; this machine needs what prompts are made from.
     const weightsHere = readsLocalFiles(target) && model.remote_path === undefined;
-    const problems = await modelFolderProblems(dir, { weights: weightsHere });
-    for (const problem of problems) diagnostics.push(source.at(["models", i, "path"], "error", problem.message));
+    for (const problem of await modelFolderProblems(dir, { weights: weightsHere })) {
+      problems.push(source.at(["models", i, "path"], "config.model-folder", problem.message, { data: { file: problem.file } }));
+    }
     const resolved: ResolvedModel = {
       name: model.name ?? path.basename(dir), path: dir, dtype: model.dtype ?? "float32",
       ...(model.remote_path !== undefined && target.kind !== "local" ? { remotePath: model.remote_path } : {}),
     };
     if (model.remote_path !== undefined && target.kind === "local") {
-      diagnostics.push(source.at(["models", i, "remote_path"], "warning", "`remote_path` has no effect with the local target: the runner reads `path` on this machine"));
+      problems.push(source.at(["models", i, "remote_path"], "config.no-effect", "`remote_path` has no effect with the local target: the runner reads `path` on this machine"));
     }
     if (await isDirectory(dir)) {
-      diagnostics.push(...(await readGenerationEos(dir)).diagnostics);
+      problems.push(...(await readGenerationEos(dir)).problems);
       const maxLength = await resolveMaxLength(dir, model.max_length);
       resolved.maxLength = maxLength.value;
       maxLengthFrom[i] = maxLength.from;
-      const chat = await chatSettings(model, i, dir, source, diagnostics);
+      const chat = await chatSettings(model, i, dir, source, problems);
       if (chat) resolved.chat = chat;
     }
     if (model.fewshot_as_multiturn && !model.chat_template) {
-      diagnostics.push(source.at(["models", i, "fewshot_as_multiturn"], "error", "`fewshot_as_multiturn` lays out few-shot examples as chat turns: it needs `chat_template` (as lm-eval's --fewshot_as_multiturn needs --apply_chat_template)"));
+      problems.push(source.at(["models", i, "fewshot_as_multiturn"], "config.fewshot-needs-chat", "`fewshot_as_multiturn` lays out few-shot examples as chat turns: it needs `chat_template` (as lm-eval's --fewshot_as_multiturn needs --apply_chat_template)"));
     }
     models.push(resolved);
   }
 
-  const benchmarks: ResolvedBenchmark[] = [];
-  /** The config entry of each resolved benchmark. */
-  const benchmarkEntries: number[] = [];
+  const benchmarks: (ResolvedBenchmark & { entry: number })[] = [];
   for (const [i, benchmark] of config.benchmarks.entries()) {
     const options = { ...(benchmark.limit ? { limit: benchmark.limit } : {}), ...(benchmark.num_fewshot !== undefined ? { numFewshot: benchmark.num_fewshot } : {}) };
-    let loaded: Awaited<ReturnType<typeof loadTask>>;
+    let loaded: TaskLoad;
     if (typeof benchmark.task === "string") {
       const taskFile = path.resolve(root, benchmark.task);
       if (!(await isFile(taskFile))) {
-        diagnostics.push(source.at(["benchmarks", i, "task"], "error", `task file not found: ${taskFile}`));
+        problems.push(source.at(["benchmarks", i, "task"], "config.task-not-found", `task file not found: ${taskFile}`, { data: { file: taskFile } }));
         continue;
       }
-      loaded = await loadTask(taskFile, options);
-      if (errorsOf(loaded.diagnostics).length > 0) {
-        diagnostics.push(source.at(["benchmarks", i, "task"], "error", `the task ${path.basename(taskFile)} has errors (see ${taskFile})`));
+      loaded = await inputs.task(taskFile, options);
+      if (errorsOf(loaded.problems).length > 0) {
+        problems.push(source.at(["benchmarks", i, "task"], "config.task-has-errors", `the task ${path.basename(taskFile)} has errors (see ${taskFile})`, { data: { file: taskFile } }));
       }
     } else {
-      // Inline: every diagnostic already points into this config.
-      loaded = await loadInlineTask(benchmark.task, source, ["benchmarks", i, "task"], options);
+      // Inline: every problem already points into this config.
+      loaded = await loadInlineTask(benchmark.task, source, ["benchmarks", i, "task"], options, inputs.files);
     }
-    diagnostics.push(...loaded.diagnostics);
+    problems.push(...loaded.problems);
     if (loaded.task) {
-      benchmarks.push({ name: benchmark.name ?? loaded.task.name, task: loaded.task, ...(benchmark.ability ? { ability: benchmark.ability } : {}) });
-      benchmarkEntries.push(i);
+      benchmarks.push({ name: benchmark.name ?? loaded.task.name, task: loaded.task, ...(benchmark.ability ? { ability: benchmark.ability } : {}), entry: i });
     }
   }
-  diagnostics.push(...windowDiagnostics(config, source, models, maxLengthFrom, benchmarks, benchmarkEntries));
-  diagnostics.push(...chatProbeDiagnostics(source, models, benchmarks));
+  problems.push(...windowProblems(config, source, models, maxLengthFrom, benchmarks));
+  problems.push(...chatProbeProblems(source, models, benchmarks));
 
-  diagnostics.push(...duplicateNameDiagnostics(models.map((m) => m.name), (i) => source.at(["models", i], "error", `model name \`${models[i]!.name}\` is used twice; set \`name\` to tell them apart`)));
-  diagnostics.push(...duplicateNameDiagnostics(benchmarks.map((b) => b.name), (i) => source.at(["benchmarks", i], "error", `benchmark name \`${benchmarks[i]!.name}\` is used twice; set \`name\` to tell them apart`)));
+  problems.push(...duplicateNameProblems(models.map((m) => m.name), (i) => source.at(["models", i], "config.duplicate-name", `model name \`${models[i]!.name}\` is used twice; set \`name\` to tell them apart`)));
+  problems.push(...duplicateNameProblems(benchmarks.map((b) => b.name), (i) => source.at(["benchmarks", benchmarks[i]!.entry], "config.duplicate-name", `benchmark name \`${benchmarks[i]!.name}\` is used twice; set \`name\` to tell them apart`)));
 
-  const benchmarkTexts = benchmarks.flatMap((b) =>
-    b.task.items.map((item) => ({ benchmark: b.name, docIndex: item.index, text: item.kind === "multiple_choice" ? `${item.context} ${item.choices.join(" ")}` : `${item.context} ${item.target}` })),
-  );
-  const abilitySection = await checkAbilitySection(config, source, { root, models, benchmarkTexts });
-  diagnostics.push(...abilitySection.diagnostics);
-  diagnostics.push(...labelDiagnostics(config, source, abilitySection.abilities.map((a) => a.name)));
+  const abilitySection = await checkAbilitySection(config, source, { root, models, benchmarks, inputs });
+  problems.push(...abilitySection.problems);
+  problems.push(...labelProblems(config, source, abilitySection.abilities.map((a) => a.name)));
   for (const [m, model] of models.entries()) {
     const first = abilitySection.abilities.find((a) => a.items.length > 0)?.items[0];
     if (!model.chat || !first) continue;
     try {
       renderDiagnosticChat(first, model.chat.template);
     } catch (e) {
-      diagnostics.push(source.at(["models", m, "chat_template"], "error", `diagnostic item ${first.id}: ${(e as Error).message}`));
+      problems.push(source.at(["models", m, "chat_template"], "config.chat-template", `diagnostic item ${first.id}: ${(e as Error).message}`));
     }
   }
 
-  if (errorsOf(diagnostics).length > 0) return { diagnostics };
+  const resolved: ResolvedParts = { models, benchmarks, abilities: abilitySection.abilities };
+  if (errorsOf(problems).length > 0) return { problems, resolved };
   const profile: Profile = {
     configFile: file,
     configText: text,
@@ -186,30 +226,31 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
     bootstrap: { resamples: config.bootstrap?.resamples ?? DEFAULT_RESAMPLES, confidence: config.bootstrap?.confidence ?? DEFAULT_CONFIDENCE },
     ...(config.threads !== undefined ? { threads: config.threads } : {}),
   };
-  return { profile, diagnostics };
+  return { profile, problems, resolved };
 }
 
 /** What can be checked of a target before a run: the local files it names. */
-async function targetDiagnostics(config: ProfileConfig, source: YamlSource, target: Target): Promise<Diagnostic[]> {
+async function targetProblems(config: ProfileConfig, source: YamlSource, target: Target): Promise<Problem[]> {
   const connection = target.kind === "ssh" ? target.host.connection : target.kind === "slurm" && target.host.kind === "ssh" ? target.host.connection : undefined;
   if (!connection?.identityFile || (await isFile(connection.identityFile))) return [];
   const at = typeof config.target === "object" && "ssh" in config.target ? ["target", "ssh", "identity_file"] : ["target", "slurm", "ssh", "identity_file"];
-  return [source.at(at, "error", `identity file not found: ${connection.identityFile}`)];
+  return [source.at(at, "config.identity-file-not-found", `identity file not found: ${connection.identityFile}`)];
 }
 
 /** A benchmark's `ability` label must name one of the config's abilities, or it could never be checked. */
-function labelDiagnostics(config: ProfileConfig, source: YamlSource, abilities: readonly string[]): Diagnostic[] {
+function labelProblems(config: ProfileConfig, source: YamlSource, abilities: readonly string[]): Problem[] {
   return config.benchmarks.flatMap((benchmark, i) => {
     const label = benchmark.ability;
     if (label === undefined || abilities.includes(label)) return [];
     const at = ["benchmarks", i, "ability"];
-    if (abilities.length === 0) return [source.at(at, "warning", "`ability` labels have no effect without `abilities`: there is no profile to check them against")];
+    if (abilities.length === 0) return [source.at(at, "config.no-effect", "`ability` labels have no effect without `abilities`: there is no profile to check them against")];
     const guess = nearMissAbility(label, abilities);
-    return [source.at(at, "error", `\`${label}\` is not one of this config's abilities${guess ? `: did you mean \`${guess}\`?` : ` (${abilities.map((a) => `\`${a}\``).join(", ")})`}`)];
+    return [source.at(at, "config.unknown-label", `\`${label}\` is not one of this config's abilities${guess ? `: did you mean \`${guess}\`?` : ` (${abilities.map((a) => `\`${a}\``).join(", ")})`}`,
+      guess ? { data: { suggestion: guess } } : {})];
   });
 }
 
-function duplicateNameDiagnostics(names: string[], report: (index: number) => Diagnostic): Diagnostic[] {
+function duplicateNameProblems(names: string[], report: (index: number) => Problem): Problem[] {
   const seen = new Set<string>();
   return names.flatMap((name, i) => (seen.has(name) ? [report(i)] : (seen.add(name), [])));
 }
@@ -219,12 +260,12 @@ function duplicateNameDiagnostics(names: string[], report: (index: number) => Di
  * `chat_template` when the folder has none (or not the named one), errors inside the model's files
  * where they are.
  */
-async function chatSettings(model: ProfileConfig["models"][number], i: number, dir: string, source: YamlSource, diagnostics: Diagnostic[]): Promise<ChatSettings | undefined> {
+async function chatSettings(model: ProfileConfig["models"][number], i: number, dir: string, source: YamlSource, problems: Problem[]): Promise<ChatSettings | undefined> {
   if (model.chat_template === undefined || model.chat_template === false) return undefined;
   const name = typeof model.chat_template === "string" ? model.chat_template : undefined;
   const lookup = await loadChatTemplate(dir, name);
-  diagnostics.push(...lookup.diagnostics);
-  if (lookup.problem) diagnostics.push(source.at(["models", i, "chat_template"], "error", lookup.problem));
+  problems.push(...lookup.problems);
+  if (lookup.problem) problems.push(source.at(["models", i, "chat_template"], "config.chat-template", lookup.problem));
   if (!lookup.template) return undefined;
   return { template: lookup.template, fewshotAsMultiturn: model.fewshot_as_multiturn === true };
 }
@@ -234,22 +275,22 @@ async function chatSettings(model: ProfileConfig["models"][number], i: number, d
  * length (its assertion); reported on the model's `max_length` when the config sets it, else on
  * the benchmark.
  */
-function windowDiagnostics(
-  config: ProfileConfig, source: YamlSource, models: ResolvedModel[], maxLengthFrom: string[], benchmarks: ResolvedBenchmark[], entries: number[],
-): Diagnostic[] {
-  const diagnostics: Diagnostic[] = [];
+function windowProblems(
+  config: ProfileConfig, source: YamlSource, models: ResolvedModel[], maxLengthFrom: string[], benchmarks: (ResolvedBenchmark & { entry: number })[],
+): Problem[] {
+  const problems: Problem[] = [];
   models.forEach((model, m) => {
     if (model.maxLength === undefined) return;
-    benchmarks.forEach((benchmark, b) => {
+    benchmarks.forEach((benchmark) => {
       const maxGenToks = benchmark.task.generation?.maxGenToks;
       if (maxGenToks === undefined || maxGenToks < model.maxLength!) return;
-      const at = config.models[m]!.max_length !== undefined ? ["models", m, "max_length"] : ["benchmarks", entries[b]!, "task"];
-      diagnostics.push(source.at(at, "error",
+      const at = config.models[m]!.max_length !== undefined ? ["models", m, "max_length"] : ["benchmarks", benchmark.entry, "task"];
+      problems.push(source.at(at, "config.window-too-small",
         `benchmark \`${benchmark.name}\` generates up to max_gen_toks = ${maxGenToks} tokens, which leaves no room for its context in model \`${model.name}\`'s max length ${model.maxLength} (${maxLengthFrom[m] ?? "max_length"}): ` +
         "lower `generation_kwargs.max_gen_toks` of the task or raise `max_length`"));
     });
   });
-  return diagnostics;
+  return problems;
 }
 
 /**
@@ -260,14 +301,14 @@ function windowDiagnostics(
  * has a description, which becomes one: lm-eval then leaves the description out, and so does the
  * profiler.
  */
-function chatProbeDiagnostics(source: YamlSource, models: ResolvedModel[], benchmarks: ResolvedBenchmark[]): Diagnostic[] {
-  const diagnostics: Diagnostic[] = [];
+function chatProbeProblems(source: YamlSource, models: ResolvedModel[], benchmarks: ResolvedBenchmark[]): Problem[] {
+  const problems: Problem[] = [];
   models.forEach((model, m) => {
     if (!model.chat) return;
     const at = ["models", m, "chat_template"];
     const described = benchmarks.filter((b) => b.task.items.some((item) => item.prompt.description !== ""));
     if (described.length > 0 && !acceptsSystemMessage(model.chat.template)) {
-      diagnostics.push(source.at(at, "warning",
+      problems.push(source.at(at, "config.chat-drops-description",
         `the chat template of ${model.chat.template.origin} refuses a system message: the descriptions of ${described.map((b) => `\`${b.name}\``).join(", ")} are left out for this model, as lm-eval leaves them out`));
     }
     for (const benchmark of benchmarks) {
@@ -276,10 +317,10 @@ function chatProbeDiagnostics(source: YamlSource, models: ResolvedModel[], bench
       try {
         benchmarkChatContext(first.prompt, benchmark.task, model.chat);
       } catch (e) {
-        diagnostics.push(source.at(at, "error", `benchmark \`${benchmark.name}\`, document ${first.index}: ${(e as Error).message}`));
+        problems.push(source.at(at, "config.chat-template", `benchmark \`${benchmark.name}\`, document ${first.index}: ${(e as Error).message}`));
         break;
       }
     }
   });
-  return diagnostics;
+  return problems;
 }

@@ -1,6 +1,6 @@
-// Parse a *.bprof.yaml against its JSON Schema, keeping source positions for every diagnostic.
+// Parse a *.bprof.yaml against its JSON Schema, keeping source positions for every problem.
 import Ajv, { type ErrorObject } from "ajv";
-import type { Diagnostic } from "../diagnostics";
+import type { Problem } from "../problems";
 import { formatFieldPath, parseYamlSource, type YamlSource } from "../yamlSource";
 import { nearestWord } from "./nearest";
 import schema from "./schema.json";
@@ -10,21 +10,21 @@ export interface ParsedConfig {
   source: YamlSource;
   /** Undefined when the text is not valid YAML or does not match the schema. */
   config: ProfileConfig | undefined;
-  diagnostics: Diagnostic[];
+  problems: Problem[];
 }
 
 const validateSchema = new Ajv({ allErrors: true, verbose: true, strict: false }).compile(schema);
 
 export function parseConfig(text: string, file: string): ParsedConfig {
   const source = parseYamlSource(text, file);
-  const diagnostics = [...source.diagnostics];
-  if (source.value === undefined && diagnostics.length > 0) return { source, config: undefined, diagnostics };
+  const problems = [...source.problems];
+  if (source.value === undefined && problems.length > 0) return { source, config: undefined, problems };
   const value = source.value ?? null;
   if (!validateSchema(value)) {
-    diagnostics.push(...withoutAnyOfNoise(validateSchema.errors ?? []).map((e) => schemaDiagnostic(e, source)));
-    return { source, config: undefined, diagnostics };
+    problems.push(...withoutAnyOfNoise(validateSchema.errors ?? []).map((e) => schemaProblem(e, source)));
+    return { source, config: undefined, problems };
   }
-  return { source, config: value as unknown as ProfileConfig, diagnostics };
+  return { source, config: value as unknown as ProfileConfig, problems };
 }
 
 /**
@@ -62,7 +62,16 @@ function pathFromPointer(pointer: string): (string | number)[] {
     .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
 }
 
-function schemaDiagnostic(error: ErrorObject, source: YamlSource): Diagnostic {
+/** A k of 1 or more is most likely a percentage: 1.024 meant 0.01024. */
+function kOutOfRange(value: unknown, path: (string | number)[], source: YamlSource): Problem {
+  const k = Number(value);
+  const percentage = k >= 1 && k < 100 ? Number((k / 100).toPrecision(12)) : undefined;
+  const hint = percentage !== undefined ? `: did you mean ${percentage} (${k}%)?` : "";
+  return source.at(path, "config.k-out-of-range", `k = ${k} is not a fraction of the parameters in (0, 1)${hint}`,
+    percentage !== undefined ? { data: { suggestion: String(percentage) } } : {});
+}
+
+function schemaProblem(error: ErrorObject, source: YamlSource): Problem {
   const path = pathFromPointer(error.instancePath);
   const name = path.length > 0 ? `\`${formatFieldPath(path)}\`` : "the config";
   const description = (error.parentSchema as { description?: string } | undefined)?.description;
@@ -72,27 +81,29 @@ function schemaDiagnostic(error: ErrorObject, source: YamlSource): Diagnostic {
       const known = Object.keys((error.parentSchema as { properties?: object }).properties ?? {});
       const guess = nearestWord(key, known);
       const hint = guess ? `did you mean \`${guess}\`?` : `known keys: ${known.join(", ")}`;
-      return source.at([...path, key], "error", `unknown key \`${key}\`; ${hint}`, "key");
+      return source.at([...path, key], "config.unknown-key", `unknown key \`${key}\`; ${hint}`, { on: "key", ...(guess ? { data: { suggestion: guess } } : {}) });
     }
     case "required": {
       const missing = (error.params as { missingProperty: string }).missingProperty;
-      const d = source.at(path, "error", `${name} needs the field \`${missing}\``);
-      return { ...d, field: formatFieldPath([...path, missing]) };
+      const problem = source.at(path, "config.missing-field", `${name} needs the field \`${missing}\``, { data: { field: missing } });
+      return { ...problem, field: formatFieldPath([...path, missing]) };
     }
     case "uniqueItems": {
       // Point at the repeat, not at the whole list.
       const { i, j } = error.params as { i: number; j: number };
       const [first, repeat] = [Math.min(i, j), Math.max(i, j)];
-      return source.at([...path, repeat], "error", `${name}: item ${repeat} repeats item ${first}; every value must be different`);
+      return source.at([...path, repeat], "config.repeated-value", `${name}: item ${repeat} repeats item ${first}; every value must be different`);
     }
     case "enum": {
       const allowed = (error.params as { allowedValues: unknown[] }).allowedValues.join(", ");
-      return source.at(path, "error", `${name} must be one of: ${allowed}`);
+      return source.at(path, "config.not-allowed", `${name} must be one of: ${allowed}`);
     }
     default: {
+      const isK = path.length === 3 && path[0] === "ablation" && path[1] === "k";
+      if (isK && (error.keyword === "exclusiveMinimum" || error.keyword === "exclusiveMaximum")) return kOutOfRange(error.data, path, source);
       // A pattern means nothing to a reader; the field's description says what is expected.
       const why = (error.keyword === "pattern" || error.keyword === "anyOf") && description ? `: ${description}` : "";
-      return source.at(path, "error", `${name} ${why ? "is invalid" : (error.message ?? "is invalid")}${why}`);
+      return source.at(path, "config.invalid-value", `${name} ${why ? "is invalid" : (error.message ?? "is invalid")}${why}`);
     }
   }
 }

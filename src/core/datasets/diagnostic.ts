@@ -1,21 +1,24 @@
 // Diagnostic datasets (`*.diag.jsonl`): one multiple-choice item a line, each exercising one
-// ability (METHOD.md, phase 1). Checks every line (JSON, fields, types, ranges), the file as a
+// ability (the paper's phase 1). Checks every line (JSON, fields, types, ranges), the file as a
 // whole (duplicate ids, duplicate and near-duplicate questions, ability names), its statistical
 // health (diagnosticHealth.ts) and its overlap with the profile's benchmarks (ngrams.ts).
 //
-// Speed matters because an editor re-checks the file as the user types: lines are parsed with
-// JSON.parse, and source positions (jsonc-parser) are computed only for lines that get a
-// diagnostic. A clean 20,000-item file never builds a syntax tree.
-import { promises as fs } from "node:fs";
+// Speed matters because an editor re-checks the file as the user types. A checker keeps, for
+// every distinct line text, what that line alone gives (its item, its problems, its word hashes,
+// its shingles, its overlaps with the benchmarks): after an edit only the changed lines are
+// parsed and hashed again, and the file-wide passes (duplicates, near duplicates, health) run
+// over the kept facts. Source positions (jsonc-parser) are computed only for lines that get a
+// problem.
 import { findNodeAtLocation, parse, parseTree, printParseErrorCode, type JSONPath, type Node, type ParseError } from "jsonc-parser";
 import { nearMissAbility, PAPER_ABILITIES } from "../abilities";
 import { nearestWord } from "../config/nearest";
-import { fileDiagnostic, type Diagnostic, type Severity } from "../diagnostics";
+import { diskFiles, type TextFiles } from "../fsutil";
+import { fileProblem, problemAt, type Problem, type ProblemCode, type ProblemData } from "../problems";
 import { formatFieldPath } from "../yamlSource";
-import { healthDiagnostics } from "./diagnosticHealth";
+import { healthProblems } from "./diagnosticHealth";
 import {
-  benchmarkOverlaps, buildBenchmarkIndex, CONTAMINATION_NGRAM, jaccard, normalizedWords, shingleSet, similarSets, U32Buffer,
-  appendWordHashes, type BenchmarkNgramIndex, type BenchmarkText,
+  appendWordHashes, benchmarkOverlaps, buildBenchmarkIndex, CONTAMINATION_NGRAM, jaccard, joinSimilarSets, normalizedWords, prefixKeys, shingleOrder,
+  shingleSet, U32Buffer, type BenchmarkNgramIndex, type BenchmarkText, type NgramOverlap, type ShingleOrder,
 } from "./ngrams";
 
 export interface DiagnosticItem {
@@ -56,7 +59,7 @@ export interface DiagnosticCheckOptions {
 export interface DiagnosticDatasetCheck {
   /** The items without errors, in file order. */
   items: DiagnosticItem[];
-  diagnostics: Diagnostic[];
+  problems: Problem[];
 }
 
 const FIELD_HINTS: Record<RequiredField, string> = {
@@ -68,112 +71,409 @@ const FIELD_HINTS: Record<RequiredField, string> = {
   answer: "the 0-based index of the correct choice",
 };
 
-/** Reads and checks a diagnostic dataset from disk. */
-export async function loadDiagnosticDataset(file: string, options: DiagnosticCheckOptions = {}): Promise<DiagnosticDatasetCheck> {
+/** Reads and checks a diagnostic dataset (from disk, or from the editor's buffer through `files`). */
+export async function loadDiagnosticDataset(file: string, options: DiagnosticCheckOptions = {}, files: TextFiles = diskFiles): Promise<DiagnosticDatasetCheck> {
   let text: string;
   try {
-    text = await fs.readFile(file, "utf8");
+    text = await files.read(file);
   } catch (e) {
     const reason = e instanceof Error ? e.message : String(e);
-    return { items: [], diagnostics: [fileDiagnostic(file, `cannot read the diagnostic dataset: ${reason}`)] };
+    return { items: [], problems: [fileProblem(file, "file.unreadable", `cannot read the diagnostic dataset: ${reason}`)] };
   }
   return checkDiagnosticDataset(file, text, options);
 }
 
-/** Checks the text of a diagnostic dataset (a saved file or an editor's unsaved buffer). */
+/** Checks the text of a diagnostic dataset once (a saved file or an editor's unsaved buffer). */
 export function checkDiagnosticDataset(file: string, text: string, options: DiagnosticCheckOptions = {}): DiagnosticDatasetCheck {
-  const source = new JsonLines(file, text);
-  const items: DiagnosticItem[] = [];
-  const idLines = new Map<string, number>();
-  let nonBlank = 0;
-  for (let index = 0; index < source.lines.length; index++) {
-    const raw = source.lines[index]!;
-    if (isBlank(raw)) continue;
-    nonBlank++;
-    const line = index + 1;
-    let value: unknown;
-    try {
-      value = JSON.parse(raw);
-    } catch (e) {
-      source.add(jsonSyntaxDiagnostic(file, line, raw, e));
-      continue;
-    }
-    duplicateIdCheck(value, line, idLines, source);
-    const item = itemOf(value, line, source);
-    if (item) items.push(item);
-  }
-  if (nonBlank === 0) source.add({ ...fileDiagnostic(file, "the dataset has no items: write one JSON object per line"), severity: "warning" });
+  return new DiagnosticDatasetChecker(file).check(text, options);
+}
 
-  abilityNameDiagnostics(items, source, options.abilities ?? []);
-  textDiagnostics(items, source, options);
-  const at = (item: { line: number }, field: string, message: string) => source.at(item.line, [field], "warning", message);
-  for (const d of healthDiagnostics(file, items, at, options.minItems === undefined ? {} : { minItems: options.minItems })) source.add(d);
-  return { items, diagnostics: source.sortedDiagnostics() };
+/** The lines of a JSONL text as editors number them: no byte order mark, "\r\n" or "\n" endings. */
+export function jsonlLines(text: string): string[] {
+  const lines = (text.charCodeAt(0) === 0xfeff ? text.slice(1) : text).split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const l = lines[i]!;
+    if (l.endsWith("\r")) lines[i] = l.slice(0, -1);
+  }
+  return lines;
+}
+
+// ---------------------------------------------------------------------------------------------
+// What one line says on its own, wherever it stands in the file.
+
+/** A problem of one line, positioned within it (0-based columns); the line number comes later. */
+interface LineProblem {
+  code: ProblemCode;
+  message: string;
+  start: number;
+  end: number;
+  path: JSONPath;
+  data?: ProblemData;
+  /** Shown once per file however many lines have it (an unknown field in every item). */
+  once?: boolean;
+}
+
+type ItemFields = Omit<DiagnosticItem, "line">;
+
+/** Word hashes of an item: its context, then its question, then its choices. */
+interface ItemWords {
+  words: Uint32Array;
+  questionStart: number;
+  choicesStart: number;
+}
+
+class LineFacts {
+  readonly problems: LineProblem[] = [];
+  /** The line's non-empty string id, checked for repeats even when the item has errors. */
+  id?: string;
+  item?: ItemFields;
+  private tree?: Node | null;
+  private itemWords?: ItemWords;
+  private duplicateKey?: number;
+  private shingles?: Uint32Array;
+  private questionShingles?: Uint32Array;
+  private prefixFor?: { order: ShingleOrder; keys: Float64Array };
+  private overlapsFor?: { index: BenchmarkNgramIndex; overlaps: NgramOverlap[] };
+  private placed?: DiagnosticItem;
+
+  constructor(readonly text: string) {}
+
+  /** The item at `line` (the same object while the line does not move). */
+  itemAt(line: number): DiagnosticItem {
+    if (this.placed?.line !== line) this.placed = placedItem(this.item!, line);
+    return this.placed;
+  }
+
+  /** The 0-based [start, end) of the value (or key) at `path`, or of the whole line. */
+  place(path: JSONPath, on: "value" | "key" = "value"): [number, number] {
+    if (this.tree === undefined) this.tree = parseTree(this.text) ?? null;
+    const root = this.tree ?? undefined;
+    const node = (root && findNodeAtLocation(root, path)) ?? root;
+    const target = on === "key" && node?.parent?.type === "property" ? node.parent.children![0]! : node;
+    return target ? [target.offset, target.offset + target.length] : [0, this.text.length];
+  }
+
+  report(path: JSONPath, code: ProblemCode, message: string, options: { on?: "value" | "key"; data?: ProblemData; once?: boolean } = {}): void {
+    const [start, end] = this.place(path, options.on);
+    this.problems.push({ code, message, start, end, path, ...(options.data ? { data: options.data } : {}), ...(options.once ? { once: true } : {}) });
+  }
+
+  words(): ItemWords {
+    if (!this.itemWords) {
+      const item = this.item!;
+      const buffer = new U32Buffer();
+      appendWordHashes(item.context, buffer);
+      const questionStart = buffer.length;
+      appendWordHashes(item.question, buffer);
+      const choicesStart = buffer.length;
+      for (const c of item.choices) appendWordHashes(c, buffer);
+      this.itemWords = { words: buffer.values.slice(0, buffer.length), questionStart, choicesStart };
+    }
+    return this.itemWords;
+  }
+
+  /** A hash of the context's and question's words, apart: equal for duplicates (and, rarely, for others). */
+  textKey(): number {
+    if (this.duplicateKey === undefined) {
+      const w = this.words();
+      this.duplicateKey = rangeKey(w.words, 0, w.choicesStart, w.questionStart);
+    }
+    return this.duplicateKey;
+  }
+
+  /** The prefix of `textShingles` under `order`, for the near-duplicate join. */
+  prefix(order: ShingleOrder): Float64Array {
+    if (this.prefixFor?.order !== order) this.prefixFor = { order, keys: prefixKeys(this.textShingles(), order, NEAR_DUPLICATE_JACCARD) };
+    return this.prefixFor.keys;
+  }
+
+  /** Shingles of the context and question together: what near duplicates are judged on. */
+  textShingles(): Uint32Array {
+    const w = this.words();
+    return (this.shingles ??= shingleSet(w.words, 0, w.choicesStart, SHINGLE_WORDS));
+  }
+
+  questionOnlyShingles(): Uint32Array {
+    const w = this.words();
+    return (this.questionShingles ??= shingleSet(w.words, w.questionStart, w.choicesStart, SHINGLE_WORDS));
+  }
+
+  overlaps(index: BenchmarkNgramIndex): NgramOverlap[] {
+    if (this.overlapsFor?.index !== index) {
+      const w = this.words();
+      const item = this.item!;
+      const wordsOf = () => [item.context, item.question, ...item.choices].flatMap(normalizedWords);
+      const overlaps = benchmarkOverlaps(index, w.words, Int32Array.of(0), Int32Array.of(w.words.length), wordsOf);
+      this.overlapsFor = { index, overlaps };
+    }
+    return this.overlapsFor.overlaps;
+  }
 }
 
 function isBlank(line: string): boolean {
   return line.length === 0 || line.trim() === "";
 }
 
+/** The item on one line of a dataset, when the line holds a valid one. */
+export function diagnosticItemOfLine(raw: string, line: number): DiagnosticItem | undefined {
+  const item = isBlank(raw) ? undefined : factsOf(raw).item;
+  return item ? placedItem(item, line) : undefined;
+}
+
+function factsOf(text: string): LineFacts {
+  const facts = new LineFacts(text);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    facts.problems.push(jsonSyntaxProblem(text, e));
+    return facts;
+  }
+  if (isPlainObject(value) && typeof value.id === "string" && value.id.trim() !== "") facts.id = value.id;
+  const item = itemOf(value, facts);
+  if (item) facts.item = item;
+  return facts;
+}
+
 // ---------------------------------------------------------------------------------------------
-// Source positions, computed lazily per line.
+// The file as a whole.
 
-/** Lines of a JSONL text and the diagnostics found in them, located on demand. */
-class JsonLines {
-  readonly lines: string[];
-  private readonly trees = new Map<number, Node | undefined>();
-  private readonly diagnostics: Diagnostic[] = [];
-  /** Warnings that would repeat on many lines (one unknown field in every item) are shown once. */
-  private readonly repeated = new Map<string, { diagnostic: Diagnostic; more: number }>();
+/**
+ * Checks one dataset file again and again (an editor's buffer as the user types): each check
+ * reuses the facts of every line whose text was in the previous check. Lines before and after the
+ * edited region are matched by position (no hashing of their text); lines inside it by text, so
+ * moved lines keep their facts too.
+ */
+export class DiagnosticDatasetChecker {
+  private lines: string[] = [];
+  private facts: (LineFacts | undefined)[] = [];
+  /** The near-duplicate join's order, kept while the file stays close to the one it was counted on. */
+  private order?: { order: ShingleOrder; linesChanged: number };
 
-  constructor(readonly file: string, text: string) {
-    // A byte order mark is not part of the first line as editors show it; "\r\n" ends lines too.
-    this.lines = (text.charCodeAt(0) === 0xfeff ? text.slice(1) : text).split("\n");
-    for (let i = 0; i < this.lines.length; i++) {
-      const l = this.lines[i]!;
-      if (l.endsWith("\r")) this.lines[i] = l.slice(0, -1);
+  constructor(readonly file: string) {}
+
+  check(text: string, options: DiagnosticCheckOptions = {}): DiagnosticDatasetCheck {
+    const lines = jsonlLines(text);
+    const facts = this.reuse(lines);
+    const fileCheck = new FileCheck(this.file, facts, options, (sets) => this.orderFor(sets));
+    this.lines = lines;
+    this.facts = facts;
+    return fileCheck.run();
+  }
+
+  private reuse(lines: readonly string[]): (LineFacts | undefined)[] {
+    const [old, oldFacts] = [this.lines, this.facts];
+    let head = 0;
+    while (head < lines.length && head < old.length && lines[head] === old[head]) head++;
+    let tail = 0;
+    while (tail < lines.length - head && tail < old.length - head && lines[lines.length - 1 - tail] === old[old.length - 1 - tail]) tail++;
+    const byText = new Map<string, LineFacts>();
+    for (let i = head; i < old.length - tail; i++) if (oldFacts[i]) byText.set(old[i]!, oldFacts[i]!);
+    const facts: (LineFacts | undefined)[] = new Array(lines.length);
+    for (let i = 0; i < lines.length; i++) {
+      const raw = lines[i]!;
+      if (i < head) facts[i] = oldFacts[i];
+      else if (i >= lines.length - tail) facts[i] = oldFacts[old.length - (lines.length - i)];
+      else if (!isBlank(raw)) {
+        let f = byText.get(raw);
+        if (!f) byText.set(raw, (f = factsOf(raw)));
+        facts[i] = f;
+      }
+    }
+    if (this.order) this.order.linesChanged += lines.length - head - tail;
+    return facts;
+  }
+
+  /** The kept order, or a new one counted on `sets` once a tenth of the lines has changed. */
+  private orderFor(sets: () => readonly Uint32Array[]): ShingleOrder {
+    if (!this.order || this.order.linesChanged * 10 > this.lines.length) this.order = { order: shingleOrder(sets()), linesChanged: 0 };
+    return this.order.order;
+  }
+}
+
+/** One check of a file's lines, with their facts. */
+class FileCheck {
+  private readonly problems: Problem[] = [];
+  /** Warnings shown once per file, with how many more lines have them. */
+  private readonly repeated = new Map<string, { problem: Problem; more: number }>();
+  /** The items without errors, and the facts of each one's line. */
+  private readonly items: DiagnosticItem[] = [];
+  private readonly itemFacts: LineFacts[] = [];
+
+  constructor(
+    private readonly file: string,
+    private readonly lineFacts: readonly (LineFacts | undefined)[],
+    private readonly options: DiagnosticCheckOptions,
+    private readonly orderFor: (sets: () => readonly Uint32Array[]) => ShingleOrder = (sets) => shingleOrder(sets()),
+  ) {}
+
+  run(): DiagnosticDatasetCheck {
+    this.lineProblems();
+    if (!this.lineFacts.some(Boolean)) {
+      this.problems.push(fileProblem(this.file, "diag.empty-dataset", "the dataset has no items: write one JSON object per line"));
+    }
+    this.abilityNames();
+    const duplicateOf = this.exactDuplicates();
+    this.nearDuplicates(duplicateOf);
+    this.overlaps();
+    const at = (item: { line: number }, field: string, code: ProblemCode, message: string, data?: ProblemData) =>
+      this.at(item.line, this.lineFacts[item.line - 1]!, [field], code, message, data ? { data } : {});
+    this.problems.push(...healthProblems(this.file, this.items, at, this.options.minItems === undefined ? {} : { minItems: this.options.minItems }));
+    const once = [...this.repeated.values()].map(({ problem, more }) =>
+      more === 0 ? problem : { ...problem, message: `${problem.message} (also on ${more} more line${more === 1 ? "" : "s"})` },
+    );
+    return { items: this.items, problems: [...this.problems, ...once].sort((a, b) => a.line - b.line || a.column - b.column) };
+  }
+
+  private at(line: number, facts: LineFacts, path: JSONPath, code: ProblemCode, message: string, options: { on?: "value" | "key"; data?: ProblemData } = {}): Problem {
+    const [start, end] = facts.place(path, options.on);
+    return this.problemOnLine(line, { code, message, start, end, path, ...(options.data ? { data: options.data } : {}) });
+  }
+
+  private problemOnLine(line: number, p: LineProblem): Problem {
+    const place = { file: this.file, line, column: p.start + 1, endLine: line, endColumn: Math.max(p.end, p.start + 1) + 1, ...(p.path.length > 0 ? { field: formatFieldPath(p.path) } : {}) };
+    return problemAt(place, p.code, p.message, p.data);
+  }
+
+  private reportOnce(problem: Problem): void {
+    const seen = this.repeated.get(problem.message);
+    if (seen) seen.more++;
+    else this.repeated.set(problem.message, { problem, more: 0 });
+  }
+
+  /** Each line's own problems, the items, and ids used twice. */
+  private lineProblems(): void {
+    const idLines = new Map<string, number>();
+    this.lineFacts.forEach((facts, index) => {
+      if (!facts) return;
+      const line = index + 1;
+      for (const p of facts.problems) {
+        const problem = this.problemOnLine(line, p);
+        if (p.once) this.reportOnce(problem);
+        else this.problems.push(problem);
+      }
+      if (facts.id !== undefined) {
+        const first = idLines.get(facts.id);
+        if (first === undefined) idLines.set(facts.id, line);
+        else {
+          this.problems.push(this.at(line, facts, ["id"], "diag.duplicate-id",
+            `duplicate id \`${facts.id}\` (first used on line ${first}): give every item its own id`, { data: { otherLine: first } }));
+        }
+      }
+      if (facts.item) {
+        this.items.push(facts.itemAt(line));
+        this.itemFacts.push(facts);
+      }
+    });
+  }
+
+  private abilityNames(): void {
+    const known = [...PAPER_ABILITIES, ...(this.options.abilities ?? [])];
+    const suggestionFor = new Map<string, string | undefined>();
+    this.items.forEach((item, i) => {
+      if (!suggestionFor.has(item.ability)) suggestionFor.set(item.ability, nearMissAbility(item.ability, known));
+      const suggestion = suggestionFor.get(item.ability);
+      if (suggestion === undefined) return;
+      this.reportOnce(this.at(item.line, this.itemFacts[i]!, ["ability"], "diag.unknown-ability",
+        `ability \`${item.ability}\` is not a known ability: did you mean \`${suggestion}\`? (a new ability is fine; a misspelt one is profiled separately)`,
+        { data: { suggestion } }));
+    });
+  }
+
+  /**
+   * Items whose context and question equal an earlier item's once case, spacing and punctuation are
+   * normalised away; returns, per item, the index of the earlier one (or -1).
+   */
+  private exactDuplicates(): Int32Array {
+    const duplicateOf = new Int32Array(this.items.length).fill(-1);
+    const firstWithKey = new Map<number, number>();
+    this.itemFacts.forEach((facts, i) => {
+      const w = facts.words();
+      if (w.choicesStart === 0) return; // no words at all: nothing to compare
+      const key = facts.textKey();
+      const j = firstWithKey.get(key);
+      if (j === undefined) {
+        firstWithKey.set(key, i);
+        return;
+      }
+      const o = this.itemFacts[j]!.words();
+      const same = w.questionStart === o.questionStart && sameWords(w.words, 0, w.choicesStart, o.words, 0, o.choicesStart);
+      if (!same) return; // two texts with one 53-bit key: vanishingly rare, and never a false report
+      duplicateOf[i] = j;
+      const other = this.items[j]!.line;
+      this.problems.push(this.at(this.items[i]!.line, facts, ["question"], "diag.duplicate",
+        `duplicate question: the same context and question as line ${other} (ignoring case, spacing and punctuation); remove one of them`, { data: { otherLine: other } }));
+    });
+    return duplicateOf;
+  }
+
+  private nearDuplicates(duplicateOf: Int32Array): void {
+    const sets = this.itemFacts.map((facts, i) => (duplicateOf[i] !== -1 ? EMPTY : facts.textShingles()));
+    // Several questions about one shared passage are legitimate (reading comprehension): when the
+    // contexts are identical, the questions themselves must be near duplicates.
+    const accept = (i: number, j: number): boolean => {
+      const [a, b] = [this.itemFacts[i]!, this.itemFacts[j]!];
+      const [wa, wb] = [a.words(), b.words()];
+      return !sameWords(wa.words, 0, wa.questionStart, wb.words, 0, wb.questionStart) ||
+        jaccard(a.questionOnlyShingles(), b.questionOnlyShingles()) >= NEAR_DUPLICATE_JACCARD;
+    };
+    const order = this.orderFor(() => sets);
+    for (const { index, earlier, similarity } of joinSimilarSets(sets, NEAR_DUPLICATE_JACCARD, accept, (i) => this.itemFacts[i]!.prefix(order))) {
+      const percent = Math.floor(similarity * 100);
+      const other = this.items[earlier]!.line;
+      this.problems.push(this.at(this.items[index]!.line, this.itemFacts[index]!, ["question"], "diag.near-duplicate",
+        `near-duplicate question: its context and question share ${percent}% of their word ${SHINGLE_WORDS}-grams with line ${other} ` +
+        `(Jaccard similarity; ${NEAR_DUPLICATE_JACCARD * 100}% or more counts); rewrite or remove one of them`, { data: { otherLine: other } }));
     }
   }
 
-  add(d: Diagnostic): void {
-    this.diagnostics.push(d);
-  }
-
-  /** A diagnostic at the value (or key) at `path` in `line`, or at the whole item when `path` is absent. */
-  at(line: number, path: JSONPath, severity: Severity, message: string, on: "value" | "key" = "value"): Diagnostic {
-    const root = this.treeOf(line);
-    const node = (root && findNodeAtLocation(root, path)) ?? root;
-    const target = on === "key" && node?.parent?.type === "property" ? node.parent.children![0]! : node;
-    const [offset, length] = target ? [target.offset, target.length] : [0, this.lines[line - 1]!.length];
-    return {
-      file: this.file, line, column: offset + 1, endLine: line, endColumn: offset + length + 1, severity, message,
-      ...(path.length > 0 ? { field: formatFieldPath(path) } : {}),
-    };
-  }
-
-  report(line: number, path: JSONPath, severity: Severity, message: string, on: "value" | "key" = "value"): void {
-    this.add(this.at(line, path, severity, message, on));
-  }
-
-  /** Reports a warning once, on its first line, however many lines would repeat it. */
-  reportOnce(line: number, path: JSONPath, message: string, on: "value" | "key" = "value"): void {
-    const seen = this.repeated.get(message);
-    if (seen) seen.more++;
-    else this.repeated.set(message, { diagnostic: this.at(line, path, "warning", message, on), more: 0 });
-  }
-
-  sortedDiagnostics(): Diagnostic[] {
-    const once = [...this.repeated.values()].map(({ diagnostic, more }) =>
-      more === 0 ? diagnostic : { ...diagnostic, message: `${diagnostic.message} (also on ${more} more line${more === 1 ? "" : "s"})` },
-    );
-    return [...this.diagnostics, ...once].sort((a, b) => a.line - b.line || a.column - b.column);
-  }
-
-  private treeOf(line: number): Node | undefined {
-    if (!this.trees.has(line)) this.trees.set(line, parseTree(this.lines[line - 1] ?? ""));
-    return this.trees.get(line);
+  /** GPT-3's contamination test: any shared 13-gram with a benchmark document flags the item. */
+  private overlaps(): void {
+    const index = this.options.benchmarkIndex ?? (this.options.benchmarkTexts && this.options.benchmarkTexts.length > 0 ? buildBenchmarkIndex(this.options.benchmarkTexts) : undefined);
+    if (!index) return;
+    this.itemFacts.forEach((facts, i) => {
+      const item = this.items[i]!;
+      for (const o of facts.overlaps(index)) {
+        const fieldWords = [item.context, item.question, ...item.choices].map(normalizedWords);
+        const more = o.count > 1 ? ` and ${o.count - 1} more ${index.n}-gram${o.count === 2 ? "" : "s"}` : "";
+        this.problems.push(this.at(item.line, facts, fieldPathOfWord(fieldWords, o.start), "diag.contamination",
+          `possible contamination: shares the ${index.n}-word sequence "${o.ngram}"${more} with benchmark \`${o.benchmark}\` (document ${o.docIndex}) ` +
+          `(GPT-3's ${CONTAMINATION_NGRAM}-gram overlap test); an item copied from a benchmark measures recall of that benchmark: rewrite or remove it`));
+      }
+    });
   }
 }
+
+const EMPTY = new Uint32Array(0);
+
+function sameWords(a: Uint32Array, aFrom: number, aTo: number, b: Uint32Array, bFrom: number, bTo: number): boolean {
+  if (aTo - aFrom !== bTo - bFrom) return false;
+  for (let k = 0; k < aTo - aFrom; k++) if (a[aFrom + k] !== b[bFrom + k]) return false;
+  return true;
+}
+
+/** Hash of a word range, as a 53-bit number usable as a Map key. */
+function rangeKey(words: Uint32Array, from: number, to: number, split: number): number {
+  let [a, b] = [split, ~split];
+  for (let k = from; k < to; k++) {
+    a = (Math.imul(a, 0x01000193) + words[k]!) | 0;
+    b = (Math.imul(b ^ words[k]!, 0x5bd1e995) + 0x6b43a9b5) | 0;
+  }
+  return (a >>> 0) * 2097152 + (b >>> 11);
+}
+
+/** The field (context, question or choices[k]) holding the `word`-th word of an item's text. */
+function fieldPathOfWord(fieldWords: readonly string[][], word: number): JSONPath {
+  let start = 0;
+  for (let f = 0; f < fieldWords.length; f++) {
+    start += fieldWords[f]!.length;
+    if (word < start) return f === 0 ? ["context"] : f === 1 ? ["question"] : ["choices", f - 2];
+  }
+  return ["context"];
+}
+
+// ---------------------------------------------------------------------------------------------
+// One line.
 
 const JSON_ERRORS: Record<string, string> = {
   InvalidSymbol: "unexpected character (strings need double quotes)",
@@ -195,21 +495,15 @@ const JSON_ERRORS: Record<string, string> = {
 };
 
 /** Where and why JSON.parse refused a line, as jsonc-parser's strict mode pinpoints it. */
-function jsonSyntaxDiagnostic(file: string, line: number, raw: string, error: unknown): Diagnostic {
+function jsonSyntaxProblem(raw: string, error: unknown): LineProblem {
   const errors: ParseError[] = [];
   parse(raw, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
   const first = errors[0];
   const v8 = error instanceof Error ? error.message : String(error);
   const offset = first ? first.offset : Number(/position (\d+)/.exec(v8)?.[1] ?? 0);
   const reason = first ? (JSON_ERRORS[printParseErrorCode(first.error)] ?? printParseErrorCode(first.error)) : v8;
-  return {
-    file, line, column: offset + 1, endLine: line, endColumn: offset + Math.max(1, first?.length ?? 1) + 1, severity: "error",
-    message: `invalid JSON: ${reason}; each line must be one complete JSON object`,
-  };
+  return { code: "diag.syntax", message: `invalid JSON: ${reason}; each line must be one complete JSON object`, start: offset, end: offset + Math.max(1, first?.length ?? 1), path: [] };
 }
-
-// ---------------------------------------------------------------------------------------------
-// One line.
 
 function typeName(value: unknown): string {
   if (value === null) return "null";
@@ -222,231 +516,100 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** The item on a parsed line, or undefined when the line has errors (each reported). */
-function itemOf(value: unknown, line: number, source: JsonLines): DiagnosticItem | undefined {
+type Fail = (path: JSONPath, code: ProblemCode, message: string, data?: ProblemData) => void;
+
+/** The item on a parsed line, or undefined when the line has errors (each reported on `facts`). */
+function itemOf(value: unknown, facts: LineFacts): ItemFields | undefined {
   if (!isPlainObject(value)) {
-    source.report(line, [], "error", `each line must be a JSON object {"id", "ability", "context", "question", "choices", "answer"}; found ${typeName(value)}`);
+    facts.report([], "diag.not-object", `each line must be a JSON object {"id", "ability", "context", "question", "choices", "answer"}; found ${typeName(value)}`);
     return undefined;
   }
-  for (const key in value) if (!(DIAGNOSTIC_FIELDS as readonly string[]).includes(key)) unknownFieldWarning(key, line, source);
+  for (const key in value) if (!(DIAGNOSTIC_FIELDS as readonly string[]).includes(key)) unknownFieldWarning(key, facts);
   let ok = true;
-  const fail = (path: JSONPath, message: string): void => {
-    source.report(line, path, "error", message);
+  const fail: Fail = (path, code, message, data) => {
+    facts.report(path, code, message, data ? { data } : {});
     ok = false;
   };
-  for (const field of REQUIRED_FIELDS) if (!(field in value)) fail([], `missing field \`${field}\`: add ${FIELD_HINTS[field]}`);
+  for (const field of REQUIRED_FIELDS) if (!(field in value)) fail([], "diag.missing-field", `missing field \`${field}\`: add ${FIELD_HINTS[field]}`, { field });
 
   for (const field of ["id", "ability"] as const) {
     const v = value[field];
     if (v === undefined) continue;
-    if (typeof v !== "string") fail([field], `\`${field}\` must be a string${typeof v === "number" ? ` (write "${v}")` : ""}; found ${typeName(v)}`);
-    else if (v.trim() === "") fail([field], `\`${field}\` is empty: write ${FIELD_HINTS[field]}`);
+    if (typeof v !== "string") fail([field], "diag.wrong-type", `\`${field}\` must be a string${typeof v === "number" ? ` (write "${v}")` : ""}; found ${typeName(v)}`, { field });
+    else if (v.trim() === "") fail([field], "diag.empty-field", `\`${field}\` is empty: write ${FIELD_HINTS[field]}`, { field });
   }
   for (const field of ["context", "question"] as const) {
     const v = value[field];
-    if (v !== undefined && typeof v !== "string") fail([field], `\`${field}\` must be a string (${FIELD_HINTS[field]}); found ${typeName(v)}`);
+    if (v !== undefined && typeof v !== "string") fail([field], "diag.wrong-type", `\`${field}\` must be a string (${FIELD_HINTS[field]}); found ${typeName(v)}`, { field });
   }
   const choicesOk = value.choices === undefined || checkChoices(value.choices, fail);
   if (value.answer !== undefined) checkAnswer(value.answer, choicesOk && Array.isArray(value.choices) ? value.choices.length : undefined, fail);
-  if (value.meta !== undefined && !isPlainObject(value.meta)) fail(["meta"], `\`meta\` must be an object of extra data; found ${typeName(value.meta)}`);
+  if (value.meta !== undefined && !isPlainObject(value.meta)) fail(["meta"], "diag.wrong-type", `\`meta\` must be an object of extra data; found ${typeName(value.meta)}`, { field: "meta" });
   if (!ok || value.choices === undefined || value.answer === undefined) return undefined;
-  const item = value as unknown as DiagnosticItem;
-  return {
-    id: item.id, ability: item.ability, context: item.context, question: item.question, choices: item.choices, answer: item.answer,
-    ...(item.meta !== undefined ? { meta: item.meta } : {}),
-    line,
-  };
+  return placedItem(value as unknown as ItemFields, 0);
 }
 
-function unknownFieldWarning(key: string, line: number, source: JsonLines): void {
+/**
+ * An item with its line, built by one of two literals: checks loop over 20,000 items a keystroke,
+ * and objects made by spreading (`{...item, line}`) are several times slower to read.
+ */
+function placedItem(i: ItemFields, line: number): DiagnosticItem {
+  return i.meta === undefined
+    ? { id: i.id, ability: i.ability, context: i.context, question: i.question, choices: i.choices, answer: i.answer, line }
+    : { id: i.id, ability: i.ability, context: i.context, question: i.question, choices: i.choices, answer: i.answer, meta: i.meta, line };
+}
+
+function unknownFieldWarning(key: string, facts: LineFacts): void {
   const suggestion = nearestWord(key, DIAGNOSTIC_FIELDS);
   const hint = suggestion ? `did you mean \`${suggestion}\`? Extra data belongs under \`meta\`` : "put extra data under `meta`";
-  source.reportOnce(line, [key], `unknown field \`${key}\`: ${hint}`, "key");
+  facts.report([key], "diag.unknown-field", `unknown field \`${key}\`: ${hint}`, { on: "key", once: true, ...(suggestion ? { data: { suggestion } } : {}) });
 }
 
 /** Reports what is wrong with `choices`; true when they are usable. */
-function checkChoices(choices: unknown, fail: (path: JSONPath, message: string) => void): boolean {
+function checkChoices(choices: unknown, fail: Fail): boolean {
   if (!Array.isArray(choices)) {
-    fail(["choices"], `\`choices\` must be ${FIELD_HINTS.choices}; found ${typeName(choices)}`);
+    fail(["choices"], "diag.wrong-type", `\`choices\` must be ${FIELD_HINTS.choices}; found ${typeName(choices)}`, { field: "choices" });
     return false;
   }
   let ok = true;
   if (choices.length < MIN_CHOICES || choices.length > MAX_CHOICES) {
-    fail(["choices"], `\`choices\` has ${choices.length} choice${choices.length === 1 ? "" : "s"}; give between ${MIN_CHOICES} and ${MAX_CHOICES}`);
+    fail(["choices"], "diag.choice-count", `\`choices\` has ${choices.length} choice${choices.length === 1 ? "" : "s"}; give between ${MIN_CHOICES} and ${MAX_CHOICES}`);
     ok = false;
   }
   const firstIndexOf = new Map<string, number>();
   for (let i = 0; i < choices.length; i++) {
     const c: unknown = choices[i];
-    const problem = typeof c !== "string" ? `choice ${i} must be a string; found ${typeName(c)}` : choiceProblem(c, i, firstIndexOf);
-    if (problem === undefined) continue;
-    fail(["choices", i], problem);
-    ok = false;
+    if (typeof c !== "string") fail(["choices", i], "diag.wrong-type", `choice ${i} must be a string; found ${typeName(c)}`, { field: "choices" });
+    if (typeof c !== "string" || !choiceOk(c, i, firstIndexOf, fail)) ok = false;
   }
   return ok;
 }
 
-/** What is wrong with choice `i` (empty, or a repeat of an earlier one), or undefined. */
-function choiceProblem(choice: string, i: number, firstIndexOf: Map<string, number>): string | undefined {
+/** Reports an empty choice or a repeat of an earlier one; true when the choice is fine. */
+function choiceOk(choice: string, i: number, firstIndexOf: Map<string, number>, fail: Fail): boolean {
   const folded = choice.trim().toLowerCase();
-  if (folded === "") return `choice ${i} is empty: write its text`;
+  if (folded === "") {
+    fail(["choices", i], "diag.choice-empty", `choice ${i} is empty: write its text`);
+    return false;
+  }
   const first = firstIndexOf.get(folded);
-  if (first === undefined) firstIndexOf.set(folded, i);
-  else return `choice ${i} repeats choice ${first} (ignoring case and surrounding spaces): make every choice different`;
-  return undefined;
+  if (first === undefined) {
+    firstIndexOf.set(folded, i);
+    return true;
+  }
+  fail(["choices", i], "diag.choice-repeated", `choice ${i} repeats choice ${first} (ignoring case and surrounding spaces): make every choice different`);
+  return false;
 }
 
-function checkAnswer(answer: unknown, choiceCount: number | undefined, fail: (path: JSONPath, message: string) => void): void {
+function checkAnswer(answer: unknown, choiceCount: number | undefined, fail: Fail): void {
   if (typeof answer !== "number" || !Number.isInteger(answer)) {
     const hint = typeof answer === "string" ? " (a number, not the choice's text or letter)" : "";
-    fail(["answer"], `\`answer\` must be an integer index into \`choices\`, 0 for the first${hint}; found ${typeName(answer)} ${JSON.stringify(answer)}`);
+    fail(["answer"], "diag.answer-not-index", `\`answer\` must be an integer index into \`choices\`, 0 for the first${hint}; found ${typeName(answer)} ${JSON.stringify(answer)}`,
+      choiceCount !== undefined ? { choices: choiceCount } : undefined);
     return;
   }
   if (choiceCount === undefined) return;
   if (answer < 0 || answer >= choiceCount) {
-    fail(["answer"], `\`answer\` ${answer} is out of range: with ${choiceCount} choices it must be 0 to ${choiceCount - 1} (0-based)`);
+    fail(["answer"], "diag.answer-out-of-range", `\`answer\` ${answer} is out of range: with ${choiceCount} choices it must be 0 to ${choiceCount - 1} (0-based)`, { choices: choiceCount });
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The file as a whole.
-
-/** Ids must be unique among all lines that have one, whatever else is wrong with them. */
-function duplicateIdCheck(value: unknown, line: number, idLines: Map<string, number>, source: JsonLines): void {
-  if (!isPlainObject(value) || typeof value.id !== "string" || value.id.trim() === "") return;
-  const first = idLines.get(value.id);
-  if (first === undefined) idLines.set(value.id, line);
-  else source.report(line, ["id"], "error", `duplicate id \`${value.id}\` (first used on line ${first}): give every item its own id`);
-}
-
-function abilityNameDiagnostics(items: readonly DiagnosticItem[], source: JsonLines, extra: readonly string[]): void {
-  const known = [...PAPER_ABILITIES, ...extra];
-  const suggestionFor = new Map<string, string | undefined>();
-  for (const item of items) {
-    if (!suggestionFor.has(item.ability)) suggestionFor.set(item.ability, nearMissAbility(item.ability, known));
-    const suggestion = suggestionFor.get(item.ability);
-    if (suggestion === undefined) continue;
-    source.reportOnce(
-      item.line, ["ability"],
-      `ability \`${item.ability}\` is not a known ability: did you mean \`${suggestion}\`? (a new ability is fine; a misspelt one is profiled separately)`,
-    );
-  }
-}
-
-/** Word hashes of every item, laid out item by item: context, question, then choices. */
-interface ItemWords {
-  words: Uint32Array;
-  /** Per item: first context word, first question word, first choice word, end. */
-  contextStart: Int32Array;
-  questionStart: Int32Array;
-  choicesStart: Int32Array;
-  end: Int32Array;
-}
-
-function itemWordsOf(items: readonly DiagnosticItem[]): ItemWords {
-  const buffer = new U32Buffer();
-  const [contextStart, questionStart, choicesStart, end] = [0, 0, 0, 0].map(() => new Int32Array(items.length)) as [Int32Array, Int32Array, Int32Array, Int32Array];
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i]!;
-    contextStart[i] = buffer.length;
-    appendWordHashes(item.context, buffer);
-    questionStart[i] = buffer.length;
-    appendWordHashes(item.question, buffer);
-    choicesStart[i] = buffer.length;
-    for (const c of item.choices) appendWordHashes(c, buffer);
-    end[i] = buffer.length;
-  }
-  return { words: buffer.values, contextStart, questionStart, choicesStart, end };
-}
-
-function textDiagnostics(items: readonly DiagnosticItem[], source: JsonLines, options: DiagnosticCheckOptions): void {
-  const w = itemWordsOf(items);
-  const duplicateOf = exactDuplicates(items, w, source);
-  nearDuplicates(items, w, duplicateOf, source);
-  const index = options.benchmarkIndex ?? (options.benchmarkTexts && options.benchmarkTexts.length > 0 ? buildBenchmarkIndex(options.benchmarkTexts) : undefined);
-  if (index) overlapDiagnostics(items, w, index, source);
-}
-
-function sameWords(words: Uint32Array, aFrom: number, aTo: number, bFrom: number, bTo: number): boolean {
-  if (aTo - aFrom !== bTo - bFrom) return false;
-  for (let k = 0; k < aTo - aFrom; k++) if (words[aFrom + k] !== words[bFrom + k]) return false;
-  return true;
-}
-
-/** Hash of a word range, as a 53-bit number usable as a Map key. */
-function rangeKey(words: Uint32Array, from: number, to: number, split: number): number {
-  let [a, b] = [split, ~split];
-  for (let k = from; k < to; k++) {
-    a = (Math.imul(a, 0x01000193) + words[k]!) | 0;
-    b = (Math.imul(b ^ words[k]!, 0x5bd1e995) + 0x6b43a9b5) | 0;
-  }
-  return (a >>> 0) * 2097152 + (b >>> 11);
-}
-
-/**
- * Items whose context and question equal an earlier item's once case, spacing and punctuation are
- * normalised away; returns, per item, the index of the earlier one (or -1).
- */
-function exactDuplicates(items: readonly DiagnosticItem[], w: ItemWords, source: JsonLines): Int32Array {
-  const duplicateOf = new Int32Array(items.length).fill(-1);
-  const firstWithKey = new Map<number, number>();
-  for (let i = 0; i < items.length; i++) {
-    const [from, split, to] = [w.contextStart[i]!, w.questionStart[i]!, w.choicesStart[i]!];
-    if (to === from) continue; // no words at all: nothing to compare
-    const key = rangeKey(w.words, from, to, split - from);
-    const j = firstWithKey.get(key);
-    if (j === undefined) {
-      firstWithKey.set(key, i);
-      continue;
-    }
-    const same =
-      sameWords(w.words, from, split, w.contextStart[j]!, w.questionStart[j]!) &&
-      sameWords(w.words, split, to, w.questionStart[j]!, w.choicesStart[j]!);
-    if (!same) continue; // two texts with one 53-bit key: vanishingly rare, and never a false report
-    duplicateOf[i] = j;
-    source.report(items[i]!.line, ["question"], "warning",
-      `duplicate question: the same context and question as line ${items[j]!.line} (ignoring case, spacing and punctuation); remove one of them`);
-  }
-  return duplicateOf;
-}
-
-function nearDuplicates(items: readonly DiagnosticItem[], w: ItemWords, duplicateOf: Int32Array, source: JsonLines): void {
-  // Several questions about one shared passage are legitimate (reading comprehension): when the
-  // contexts are identical, the questions themselves must be near duplicates.
-  const questionSet = (i: number) => shingleSet(w.words, w.questionStart[i]!, w.choicesStart[i]!, SHINGLE_WORDS);
-  const accept = (i: number, j: number): boolean =>
-    !sameWords(w.words, w.contextStart[i]!, w.questionStart[i]!, w.contextStart[j]!, w.questionStart[j]!) ||
-    jaccard(questionSet(i), questionSet(j)) >= NEAR_DUPLICATE_JACCARD;
-  const skip = (i: number) => duplicateOf[i] !== -1;
-  const pairs = similarSets(w.words, w.contextStart, w.choicesStart, SHINGLE_WORDS, NEAR_DUPLICATE_JACCARD, skip, accept);
-  for (const { index, earlier, similarity } of pairs) {
-    const percent = Math.floor(similarity * 100);
-    source.report(items[index]!.line, ["question"], "warning",
-      `near-duplicate question: its context and question share ${percent}% of their word ${SHINGLE_WORDS}-grams with line ${items[earlier]!.line} ` +
-      `(Jaccard similarity; ${NEAR_DUPLICATE_JACCARD * 100}% or more counts); rewrite or remove one of them`);
-  }
-}
-
-/** GPT-3's contamination test: any shared 13-gram with a benchmark document flags the item. */
-function overlapDiagnostics(items: readonly DiagnosticItem[], w: ItemWords, index: BenchmarkNgramIndex, source: JsonLines): void {
-  const fieldWords = (i: number): string[][] => {
-    const item = items[i]!;
-    return [item.context, item.question, ...item.choices].map(normalizedWords);
-  };
-  for (const o of benchmarkOverlaps(index, w.words, w.contextStart, w.end, (i) => fieldWords(i).flat())) {
-    const more = o.count > 1 ? ` and ${o.count - 1} more ${index.n}-gram${o.count === 2 ? "" : "s"}` : "";
-    source.report(items[o.range]!.line, fieldPathOfWord(fieldWords(o.range), o.start), "warning",
-      `possible contamination: shares the ${index.n}-word sequence "${o.ngram}"${more} with benchmark \`${o.benchmark}\` (document ${o.docIndex}) ` +
-      `(GPT-3's ${CONTAMINATION_NGRAM}-gram overlap test); an item copied from a benchmark measures recall of that benchmark: rewrite or remove it`);
-  }
-}
-
-/** The field (context, question or choices[k]) holding the `word`-th word of an item's text. */
-function fieldPathOfWord(fieldWords: readonly string[][], word: number): JSONPath {
-  let start = 0;
-  for (let f = 0; f < fieldWords.length; f++) {
-    start += fieldWords[f]!.length;
-    if (word < start) return f === 0 ? ["context"] : f === 1 ? ["question"] : ["choices", f - 2];
-  }
-  return ["context"];
 }

@@ -2,7 +2,7 @@
 // model score without the ability (answer position or length cues) or that make a per-ability
 // ranking unstable (too few items). The statistics are implemented here (a few dozen lines)
 // rather than pulled in as a dependency; each is tested against published values.
-import type { Diagnostic } from "../diagnostics";
+import { fileProblem, type Problem, type ProblemCode, type ProblemData } from "../problems";
 
 export interface HealthItem {
   line: number;
@@ -245,7 +245,7 @@ function strictlyLongest(choices: readonly string[]): number {
   let bestLength = -1;
   let shared = false;
   for (let i = 0; i < choices.length; i++) {
-    const length = choices[i]!.trim().length;
+    const length = trimmedLength(choices[i]!);
     if (length > bestLength) {
       best = i;
       bestLength = length;
@@ -255,6 +255,20 @@ function strictlyLongest(choices: readonly string[]): number {
   return shared ? -1 : best;
 }
 
+/** The length of `text.trim()`, without making the trimmed string (an editor re-checks 20,000 items a keystroke). */
+function trimmedLength(text: string): number {
+  let start = 0;
+  let end = text.length;
+  while (start < end && isTrimmed(text.charCodeAt(start))) start++;
+  while (end > start && isTrimmed(text.charCodeAt(end - 1))) end--;
+  return end - start;
+}
+
+/** What String.prototype.trim removes: white space and line terminators. */
+function isTrimmed(code: number): boolean {
+  return code === 32 || (code >= 9 && code <= 13) || (code > 127 && /\s/.test(String.fromCharCode(code))) || code === 0xfeff;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The warnings.
 
@@ -262,18 +276,17 @@ export interface HealthOptions {
   minItems?: number;
 }
 
-/** Locates a diagnostic at a field of an item (the caller knows the source positions). */
-export type ItemLocator = (item: HealthItem, field: string, message: string) => Diagnostic;
+/** Locates a problem at a field of an item (the caller knows the source positions). */
+export type ItemLocator = (item: HealthItem, field: string, code: ProblemCode, message: string, data?: ProblemData) => Problem;
 
-export function healthDiagnostics(file: string, items: readonly HealthItem[], at: ItemLocator, options: HealthOptions = {}): Diagnostic[] {
-  const diagnostics: Diagnostic[] = [];
-  const onFirstLine = (message: string): Diagnostic => ({ file, line: 1, column: 1, severity: "warning", message });
+export function healthProblems(file: string, items: readonly HealthItem[], at: ItemLocator, options: HealthOptions = {}): Problem[] {
+  const problems: Problem[] = [];
   const balance = answerPositionBalance(items);
-  if (balance && balance.pValue < HEALTH_ALPHA) diagnostics.push(onFirstLine(positionMessage(balance)));
+  if (balance && balance.pValue < HEALTH_ALPHA) problems.push(fileProblem(file, "diag.answer-position-bias", positionMessage(balance)));
   const bias = longestAnswerBias(items);
-  if (bias && bias.pValue < HEALTH_ALPHA && bias.longest > bias.expected) diagnostics.push(onFirstLine(longestMessage(bias)));
-  diagnostics.push(...sizeDiagnostics(items, at, options.minItems ?? MIN_ITEMS_PER_ABILITY));
-  return diagnostics;
+  if (bias && bias.pValue < HEALTH_ALPHA && bias.longest > bias.expected) problems.push(fileProblem(file, "diag.longest-answer-bias", longestMessage(bias)));
+  problems.push(...sizeProblems(items, at, options.minItems ?? MIN_ITEMS_PER_ABILITY));
+  return problems;
 }
 
 function positionMessage(b: PositionBalance): string {
@@ -293,7 +306,7 @@ function longestMessage(b: LongestAnswerBias): string {
   );
 }
 
-function sizeDiagnostics(items: readonly HealthItem[], at: ItemLocator, minItems: number): Diagnostic[] {
+function sizeProblems(items: readonly HealthItem[], at: ItemLocator, minItems: number): Problem[] {
   const byAbility = new Map<string, HealthItem[]>();
   for (const it of items) {
     const group = byAbility.get(it.ability);
@@ -306,8 +319,10 @@ function sizeDiagnostics(items: readonly HealthItem[], at: ItemLocator, minItems
       at(
         group[0]!,
         "ability",
+        "diag.too-few-items",
         `only ${group.length} item${group.length === 1 ? "" : "s"} for ability \`${ability}\`; at least ${minItems} are needed ` +
           `for a stable ranking of its parameters (the paper used about ${PAPER_ITEMS_PER_ABILITY}): add items`,
+        { ability },
       ),
     );
 }

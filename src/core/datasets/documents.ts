@@ -2,7 +2,7 @@
 // `dataset_path: json` (JSON Lines, or one JSON document with `field`), `csv` or `parquet`.
 import { parse as parseCsv } from "csv-parse/sync";
 import { asyncBufferFromFile, parquetReadObjects } from "hyparquet";
-import { promises as fs } from "node:fs";
+import { diskFiles, type TextFiles } from "../fsutil";
 
 export type DatasetKind = "json" | "csv" | "parquet";
 export const DATASET_KINDS: readonly DatasetKind[] = ["json", "csv", "parquet"];
@@ -22,12 +22,12 @@ export class DocumentError extends Error {
   }
 }
 
-export async function loadDocuments(kind: DatasetKind, file: string, field?: string): Promise<Documents> {
+export async function loadDocuments(kind: DatasetKind, file: string, field?: string, files: TextFiles = diskFiles): Promise<Documents> {
   switch (kind) {
     case "json":
-      return jsonDocuments(await fs.readFile(file, "utf8"), field);
+      return jsonDocuments(await files.read(file), field);
     case "csv":
-      return csvDocuments(await fs.readFile(file, "utf8"));
+      return csvDocuments(await files.read(file));
     case "parquet":
       return { docs: (await parquetReadObjects({ file: await asyncBufferFromFile(file) })) as Doc[] };
   }

@@ -1,16 +1,16 @@
 import { promises as fs } from "node:fs";
-import type { Diagnostic } from "../diagnostics";
+import { problemAt, type Problem } from "../problems";
 
 export interface JsonlRecord {
   line: number;
   value: unknown;
 }
 
-/** Parses one JSON value per non-blank line; each bad line becomes a diagnostic with its line. */
-export async function readJsonl(file: string): Promise<{ records: JsonlRecord[]; diagnostics: Diagnostic[] }> {
+/** Parses one JSON value per non-blank line; each bad line becomes a problem at its line. */
+export async function readJsonl(file: string): Promise<{ records: JsonlRecord[]; problems: Problem[] }> {
   const text = await fs.readFile(file, "utf8");
   const records: JsonlRecord[] = [];
-  const diagnostics: Diagnostic[] = [];
+  const problems: Problem[] = [];
   text.split("\n").forEach((raw, index) => {
     const line = index + 1;
     if (raw.trim() === "") return;
@@ -19,8 +19,8 @@ export async function readJsonl(file: string): Promise<{ records: JsonlRecord[];
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
       const column = Number(/position (\d+)/.exec(message)?.[1] ?? 0) + 1;
-      diagnostics.push({ file, line, column, severity: "error", message: `invalid JSON: ${message}` });
+      problems.push(problemAt({ file, line, column }, "json.syntax", `invalid JSON: ${message}`));
     }
   });
-  return { records, diagnostics };
+  return { records, problems };
 }

@@ -377,15 +377,17 @@ function normalizedWordsCached(text: BenchmarkText): string[] {
 // ---------------------------------------------------------------------------------------------
 // Near duplicates: sets of word shingles with a Jaccard similarity above a threshold.
 
+const shingleScratch = new U32Buffer();
+
 /**
  * The shingle set (distinct hashes of word n-grams, ascending) of `words[from..to)`. A range
  * shorter than n words is one shingle, itself; an empty range is an empty set.
  */
 export function shingleSet(words: Uint32Array, from: number, to: number, n: number): Uint32Array {
   if (to <= from) return new Uint32Array(0);
-  const out = new U32Buffer();
-  appendNgramHashes(words, from, to, Math.min(n, to - from), out);
-  return distinctSorted(out.values.subarray(0, out.length));
+  shingleScratch.clear();
+  appendNgramHashes(words, from, to, Math.min(n, to - from), shingleScratch);
+  return distinctSorted(shingleScratch.values.subarray(0, shingleScratch.length));
 }
 
 function distinctSorted(values: Uint32Array): Uint32Array {
@@ -431,22 +433,13 @@ export interface SimilarPair {
  * that a shingle shared by dozens of items stands out from the few rare ones sharing its bucket.
  */
 const BUCKET_BITS = 18;
-/** Repeated shingles within one range are found through 2^16 stamped buckets. */
-const SEEN_BITS = 16;
+
+const NO_SHINGLES = new Uint32Array(0);
 
 /**
  * For each word range `words[from[i]..to[i])`, the earliest earlier range whose shingle set
  * (word n-grams) has a Jaccard similarity of at least `threshold` with its own and that
  * `accept` agrees with. Ranges for which `skip` is true take no part; empty ranges neither.
- *
- * An exact all-pairs similarity join by prefix filtering (Bayardo, Ma and Srikant, "Scaling up
- * all pairs similarity search", WWW 2007): under any one total order of shingles, two sets with
- * Jaccard >= t share one of the first |x| - ceil(t|x|) + 1 shingles of each. Ordering rare
- * shingles first keeps the indexed prefixes rare, so only sets sharing a rare shingle are ever
- * compared and the work grows with the number of similar pairs, not with the square of the
- * sets. The order is (approximate frequency, hash): the frequency is counted per hash bucket
- * rather than per shingle, which costs no hash table and cannot make the join miss a pair,
- * since correctness needs only that the order be the same for all sets.
  */
 export function similarSets(
   words: Uint32Array,
@@ -457,36 +450,54 @@ export function similarSets(
   skip: (index: number) => boolean = () => false,
   accept: (index: number, earlier: number) => boolean = () => true,
 ): SimilarPair[] {
-  const count = from.length;
-  const shingles = new U32Buffer();
-  const start = new Int32Array(count);
-  const end = new Int32Array(count);
-  const frequency = new Uint16Array(1 << BUCKET_BITS); // saturates: only the order matters
-  const seenIn = new Int32Array(1 << SEEN_BITS); // range + 1 that last put a shingle in the bucket
-  for (let i = 0; i < count; i++) {
-    start[i] = end[i] = shingles.length;
-    if (skip(i) || to[i]! <= from[i]!) continue;
-    appendNgramHashes(words, from[i]!, to[i]!, Math.min(n, to[i]! - from[i]!), shingles);
-    end[i] = distinctInPlace(shingles, start[i]!, i + 1, seenIn, frequency);
-  }
-  const values = shingles.values;
+  const sets = Array.from(from, (f, i) => (skip(i) ? NO_SHINGLES : shingleSet(words, f, to[i]!, n)));
+  return joinSimilarSets(sets, threshold, accept);
+}
 
-  // Postings: for each shingle, the ranges whose prefix holds it, oldest first (linked lists).
-  const firstPosting = new PairMap(shingles.length * (1 - threshold) + count); // prefixes: sized once
+/**
+ * For each shingle set (distinct hashes, ascending: `shingleSet`), the earliest earlier set with
+ * a Jaccard similarity of at least `threshold` that `accept` agrees with. Empty sets take no part.
+ * The sets are the callers' to keep: an editor re-checking a file keeps those of unchanged lines.
+ *
+ * An exact all-pairs similarity join by prefix filtering (Bayardo, Ma and Srikant, "Scaling up
+ * all pairs similarity search", WWW 2007): under any one total order of shingles, two sets with
+ * Jaccard >= t share one of the first |x| - ceil(t|x|) + 1 shingles of each. Ordering rare
+ * shingles first keeps the indexed prefixes rare, so only sets sharing a rare shingle are ever
+ * compared and the work grows with the number of similar pairs, not with the square of the
+ * sets. The order is (approximate frequency, hash): the frequency is counted per hash bucket
+ * rather than per shingle, which costs no hash table and cannot make the join miss a pair,
+ * since correctness needs only that the order be the same for all sets.
+ */
+export function joinSimilarSets(
+  sets: readonly Uint32Array[],
+  threshold: number,
+  accept: (index: number, earlier: number) => boolean = () => true,
+  prefixOf?: (index: number) => Float64Array,
+): SimilarPair[] {
+  const count = sets.length;
+  let total = 0;
+  for (const set of sets) total += set.length;
+  const order = prefixOf ? undefined : shingleOrder(sets);
+  const prefix = new Float64Array(64);
+
+  // Postings: for each shingle, the sets whose prefix holds it, oldest first (linked lists).
+  const firstPosting = new PairMap(total * (1 - threshold) + count); // prefixes: sized once
   const postingRange: number[] = [];
   const postingNext: number[] = [];
   const lastPosting: number[] = []; // per list, by its first posting
-  const compared = new Int32Array(count).fill(-1); // the range each range was last compared with
-  const sorted = new Map<number, Uint32Array>();
-  const sortedSet = (i: number) => sorted.get(i) ?? sorted.set(i, distinctSorted(values.subarray(start[i], end[i]))).get(i)!;
-  const prefix = new Float64Array(64);
+  const compared = new Int32Array(count).fill(-1); // the set each set was last compared with
   const pairs: SimilarPair[] = [];
   for (let i = 0; i < count; i++) {
-    const size = end[i]! - start[i]!;
+    const set = sets[i]!;
+    const size = set.length;
     if (size === 0) continue;
     const p = prefixLength(size, threshold);
-    const prefixKeys = p <= prefix.length ? prefix : new Float64Array(p);
-    smallestKeys(values, start[i]!, end[i]!, frequency, prefixKeys, p);
+    let prefixKeys: Float64Array;
+    if (prefixOf) prefixKeys = prefixOf(i);
+    else {
+      prefixKeys = p <= prefix.length ? prefix : new Float64Array(p);
+      smallestKeys(set, 0, size, order!, prefixKeys, p);
+    }
     let best: SimilarPair | undefined;
     for (let k = 0; k < p; k++) {
       for (let e = firstPosting.get(hashOfKey(prefixKeys[k]!)); e !== -1; e = postingNext[e]!) {
@@ -494,9 +505,8 @@ export function similarSets(
         if (best && j >= best.earlier) break;
         if (compared[j] === i) continue;
         compared[j] = i;
-        const other = end[j]! - start[j]!;
-        if (!lengthsCanMeet(size, other, threshold)) continue;
-        const similarity = jaccard(sortedSet(i), sortedSet(j));
+        if (!lengthsCanMeet(size, sets[j]!.length, threshold)) continue;
+        const similarity = jaccard(set, sets[j]!);
         if (similarity >= threshold && accept(i, j)) best = { index: i, earlier: j, similarity };
       }
     }
@@ -517,35 +527,38 @@ export function similarSets(
   return pairs;
 }
 
+/**
+ * The order the join takes shingles in: approximate frequency (counts per hash bucket, saturating
+ * at 65535), then hash. Any one order gives the join's exact result; one counted on the sets
+ * themselves keeps the prefixes rare and so the join fast. An editor keeps one order for many
+ * checks, so each set's prefix is computed once (`prefixKeys`).
+ */
+export type ShingleOrder = Uint16Array;
+
+export function shingleOrder(sets: readonly Uint32Array[]): ShingleOrder {
+  const frequency = new Uint16Array(1 << BUCKET_BITS);
+  for (const set of sets) {
+    for (let k = 0; k < set.length; k++) {
+      const bucket = bucketOf(set[k]!);
+      if (frequency[bucket]! < 65535) frequency[bucket]!++;
+    }
+  }
+  return frequency;
+}
+
+/** The keys of a set's prefix under `order`: its first |set| - ceil(t|set|) + 1 shingles. */
+export function prefixKeys(set: Uint32Array, order: ShingleOrder, threshold: number): Float64Array {
+  if (set.length === 0) return new Float64Array(0);
+  const p = prefixLength(set.length, threshold);
+  const keys = new Float64Array(p);
+  smallestKeys(set, 0, set.length, order, keys, p);
+  return keys;
+}
+
 // The n-gram hashes are sums of products of well-mixed word hashes: their top bits mix every
 // input bit, so they index tables directly.
 function bucketOf(hash: number): number {
   return hash >>> (32 - BUCKET_BITS);
-}
-
-/**
- * Drops repeated shingles from the range's shingles (which run from `start` to the buffer's
- * end), counts the rest into their frequency buckets, and returns the new end. A bucket stamped
- * by this range may hold the shingle or another one: only then is the range searched.
- */
-function distinctInPlace(shingles: U32Buffer, start: number, stamp: number, seenIn: Int32Array, frequency: Uint16Array): number {
-  const v = shingles.values;
-  let kept = start;
-  for (let k = start; k < shingles.length; k++) {
-    const h = v[k]!;
-    const seen = (h >>> (32 - BUCKET_BITS)) & ((1 << SEEN_BITS) - 1);
-    if (seenIn[seen] === stamp) {
-      let repeated = false;
-      for (let q = start; q < kept && !repeated; q++) repeated = v[q] === h;
-      if (repeated) continue;
-    }
-    seenIn[seen] = stamp;
-    const bucket = bucketOf(h);
-    if (frequency[bucket]! < 65535) frequency[bucket]!++;
-    v[kept++] = h;
-  }
-  shingles.length = kept;
-  return kept;
 }
 
 /** Order key of a shingle: approximate frequency, then hash. */

@@ -1,10 +1,10 @@
 // Benchmarks are lm-eval task YAML files whose data is local. This reads the subset of the
 // format the profiler supports, renders every document to the text it scores, and refuses, by
 // key and line, what it does not support.
-import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { FILTER_FUNCTIONS, type ExactMatchOptions, type FilterPipeline, type FilterStep } from "../analysis/exactMatch";
-import { errorsOf, fileDiagnostic, type Diagnostic } from "../diagnostics";
+import { errorsOf, fileProblem, problemAt, type Problem, type ProblemCode } from "../problems";
+import { diskFiles, type TextFiles } from "../fsutil";
 import { isFile } from "../fsutil";
 import { PythonRandom } from "../prompts/pythonRandom";
 import { pythonRegex } from "../prompts/pythonRegex";
@@ -99,55 +99,61 @@ interface TaskSource {
   main: YamlSource;
 }
 
-export async function loadTask(file: string, options: TaskOptions = {}): Promise<{ task?: Task; diagnostics: Diagnostic[] }> {
-  const diagnostics: Diagnostic[] = [];
-  const source = await readTaskSource(path.resolve(file), diagnostics, new Set());
-  if (!source) return { diagnostics };
-  return buildTask(source, path.resolve(file), diagnostics, options);
+/** A task and the problems found on the way; no task when there are errors. */
+export interface TaskLoad {
+  task?: Task;
+  problems: Problem[];
+}
+
+export async function loadTask(file: string, options: TaskOptions = {}, files: TextFiles = diskFiles): Promise<TaskLoad> {
+  const problems: Problem[] = [];
+  const source = await readTaskSource(path.resolve(file), problems, new Set(), files);
+  if (!source) return { problems };
+  return buildTask(source, path.resolve(file), problems, options, files);
 }
 
 /**
  * A task defined inline in a profiling config (`benchmarks[i].task` as a mapping): `source` is
- * the config's, `at` the field that holds the definition. Every diagnostic points into the config;
+ * the config's, `at` the field that holds the definition. Every problem points into the config;
  * `include` and `data_files` are resolved against the config file's folder.
  */
-export async function loadInlineTask(definition: unknown, source: YamlSource, at: FieldPath, options: TaskOptions = {}): Promise<{ task?: Task; diagnostics: Diagnostic[] }> {
-  const diagnostics: Diagnostic[] = [];
+export async function loadInlineTask(definition: unknown, source: YamlSource, at: FieldPath, options: TaskOptions = {}, files: TextFiles = diskFiles): Promise<TaskLoad> {
+  const problems: Problem[] = [];
   const scoped = scopedSource(source, at, definition);
-  const taskSource = await taskSourceOf(scoped, diagnostics, new Set([source.file]));
-  if (!taskSource) return { diagnostics };
-  return buildTask(taskSource, `${source.file}#${formatFieldPath(at)}`, diagnostics, options);
+  const taskSource = await taskSourceOf(scoped, problems, new Set([source.file]), files);
+  if (!taskSource) return { problems };
+  return buildTask(taskSource, `${source.file}#${formatFieldPath(at)}`, problems, options, files);
 }
 
-async function buildTask(source: TaskSource, file: string, diagnostics: Diagnostic[], options: TaskOptions): Promise<{ task?: Task; diagnostics: Diagnostic[] }> {
-  const at = (keyPath: FieldPath, message: string, severity: "error" | "warning" = "error", on: "key" | "value" = "value") =>
-    (source.origin.get(String(keyPath[0])) ?? source.main).at(keyPath, severity, message, on);
+async function buildTask(source: TaskSource, file: string, problems: Problem[], options: TaskOptions, files: TextFiles): Promise<TaskLoad> {
+  const at: At = (keyPath, message, code = "task.invalid-value", on = "value") =>
+    (source.origin.get(String(keyPath[0])) ?? source.main).at(keyPath, code, message, { on });
 
-  checkKeys(source, at, diagnostics);
-  const spec = readSpec(source.raw, at, diagnostics, options);
-  if (errorsOf(diagnostics).length > 0 || !spec) return { diagnostics };
+  checkKeys(source, at, problems);
+  const spec = readSpec(source.raw, at, problems, options);
+  if (errorsOf(problems).length > 0 || !spec) return { problems };
 
-  const dataFileOf = (split: string) => resolveDataFile(source, split, at, diagnostics);
+  const dataFileOf = (split: string) => resolveDataFile(source, split, at, problems);
   const dataFile = dataFileOf(spec.testSplit);
-  if (!dataFile) return { diagnostics };
-  const test = await readDocuments(spec.kind, dataFile, spec.field, at, diagnostics);
-  if (!test) return { diagnostics };
+  if (!dataFile) return { problems };
+  const test = await readDocuments(spec.kind, dataFile, spec.field, at, problems, files);
+  if (!test) return { problems };
 
   let fewshotDocs: Doc[] = [];
   if (spec.numFewshot > 0) {
     if (spec.fewshotSamples) fewshotDocs = spec.fewshotSamples;
     else if (spec.fewshotSplit) {
       const fewshotFile = dataFileOf(spec.fewshotSplit);
-      const loaded = fewshotFile ? await readDocuments(spec.kind, fewshotFile, spec.field, at, diagnostics) : undefined;
-      if (!loaded) return { diagnostics };
+      const loaded = fewshotFile ? await readDocuments(spec.kind, fewshotFile, spec.field, at, problems, files) : undefined;
+      if (!loaded) return { problems };
       fewshotDocs = loaded.docs;
     } else {
-      diagnostics.push(at(["num_fewshot"], "num_fewshot > 0 needs `fewshot_split` or `fewshot_config.samples`"));
-      return { diagnostics };
+      problems.push(at(["num_fewshot"], "num_fewshot > 0 needs `fewshot_split` or `fewshot_config.samples`", "task.fewshot"));
+      return { problems };
     }
     if (fewshotDocs.length < spec.numFewshot) {
-      diagnostics.push(at(["num_fewshot"], `num_fewshot is ${spec.numFewshot} but only ${fewshotDocs.length} few-shot documents exist`));
-      return { diagnostics };
+      problems.push(at(["num_fewshot"], `num_fewshot is ${spec.numFewshot} but only ${fewshotDocs.length} few-shot documents exist`, "task.fewshot"));
+      return { problems };
     }
   }
 
@@ -160,12 +166,12 @@ async function buildTask(source: TaskSource, file: string, diagnostics: Diagnost
       items.push({ ...render.item(doc, index), ...(line !== undefined ? { line } : {}) });
     } catch (e) {
       const line = test.lines?.[index] ?? 1;
-      diagnostics.push({ file: dataFile, line, column: 1, severity: "error", message: `document ${index}: ${(e as Error).message}` });
-      if (errorsOf(diagnostics).length >= 20) break;
+      problems.push(problemAt({ file: dataFile, line, column: 1 }, "task.document", `document ${index}: ${(e as Error).message}`));
+      if (errorsOf(problems).length >= 20) break;
     }
   }
-  if (test.docs.length === 0) diagnostics.push(fileDiagnostic(dataFile, `split \`${spec.testSplit}\` has no documents`));
-  if (errorsOf(diagnostics).length > 0) return { diagnostics };
+  if (test.docs.length === 0) problems.push(fileProblem(dataFile, "task.empty-split", `split \`${spec.testSplit}\` has no documents`));
+  if (errorsOf(problems).length > 0) return { problems };
 
   const task: Task = {
     name: spec.name,
@@ -181,27 +187,27 @@ async function buildTask(source: TaskSource, file: string, diagnostics: Diagnost
     exactMatch: spec.exactMatch,
     ...(spec.outputType === "generate_until" ? { generation: { until: spec.until, maxGenToks: spec.maxGenToks } } : {}),
   };
-  return { task, diagnostics };
+  return { task, problems };
 }
 
-async function readTaskSource(file: string, diagnostics: Diagnostic[], seen: Set<string>): Promise<TaskSource | undefined> {
+async function readTaskSource(file: string, problems: Problem[], seen: Set<string>, files: TextFiles): Promise<TaskSource | undefined> {
   let text: string;
   try {
-    text = await fs.readFile(file, "utf8");
+    text = await files.read(file);
   } catch {
-    diagnostics.push(fileDiagnostic(file, `cannot read the task file: ${file}`));
+    problems.push(fileProblem(file, "file.unreadable", `cannot read the task file: ${file}`));
     return undefined;
   }
   const main = parseYamlSource(text, file);
-  diagnostics.push(...main.diagnostics);
+  problems.push(...main.problems);
   if (main.value === undefined) return undefined;
-  return taskSourceOf(main, diagnostics, new Set([...seen, file]));
+  return taskSourceOf(main, problems, new Set([...seen, file]), files);
 }
 
 /** The keys of one task definition (a file's or an inline one), after the file it includes. */
-async function taskSourceOf(main: YamlSource, diagnostics: Diagnostic[], seen: Set<string>): Promise<TaskSource | undefined> {
+async function taskSourceOf(main: YamlSource, problems: Problem[], seen: Set<string>, files: TextFiles): Promise<TaskSource | undefined> {
   if (typeof main.value !== "object" || main.value === null || Array.isArray(main.value)) {
-    diagnostics.push(main.at([], "error", "a task must be a YAML mapping of lm-eval task keys"));
+    problems.push(main.at([], "task.invalid-value", "a task must be a YAML mapping of lm-eval task keys"));
     return undefined;
   }
   const own = main.value as Record<string, unknown>;
@@ -210,14 +216,14 @@ async function taskSourceOf(main: YamlSource, diagnostics: Diagnostic[], seen: S
   if (typeof own.include === "string") {
     const included = path.resolve(path.dirname(main.file), own.include);
     if (seen.has(included)) {
-      diagnostics.push(main.at(["include"], "error", `include cycle through ${included}`));
+      problems.push(main.at(["include"], "task.include", `include cycle through ${included}`));
       return undefined;
     }
     if (!(await isFile(included))) {
-      diagnostics.push(main.at(["include"], "error", `included file not found: ${included}`));
+      problems.push(main.at(["include"], "task.include", `included file not found: ${included}`, { data: { file: included } }));
       return undefined;
     }
-    const base = await readTaskSource(included, diagnostics, seen);
+    const base = await readTaskSource(included, problems, seen, files);
     if (!base) return undefined;
     Object.assign(source.raw, base.raw);
     base.origin.forEach((v, k) => source.origin.set(k, v));
@@ -230,17 +236,18 @@ async function taskSourceOf(main: YamlSource, diagnostics: Diagnostic[], seen: S
   return source;
 }
 
-type At = (keyPath: FieldPath, message: string, severity?: "error" | "warning", on?: "key" | "value") => Diagnostic;
+/** A problem at a task key, in the file that set the key; `task.invalid-value` unless a code is given. */
+type At = (keyPath: FieldPath, message: string, code?: ProblemCode, on?: "key" | "value") => Problem;
 
-function checkKeys(source: TaskSource, at: At, diagnostics: Diagnostic[]): void {
+function checkKeys(source: TaskSource, at: At, problems: Problem[]): void {
   for (const [key, value] of Object.entries(source.raw)) {
     if (IGNORED_TASK_KEYS.has(key)) continue;
     if (!SUPPORTED_TASK_KEYS.has(key)) {
-      diagnostics.push(at([key], `task key \`${key}\` is not supported by Benchmark Profiler`, "error", "key"));
+      problems.push(at([key], `task key \`${key}\` is not supported by Benchmark Profiler`, "task.unsupported-key", "key"));
       continue;
     }
     const fn = findFunctionTag(value);
-    if (fn) diagnostics.push(at([key, ...fn.path], `\`${key}\` uses \`!function ${fn.name}\`: Python code cannot run here; write it as a template or a supported filter`));
+    if (fn) problems.push(at([key, ...fn.path], `\`${key}\` uses \`!function ${fn.name}\`: Python code cannot run here; write it as a template or a supported filter`, "task.python-function"));
   }
 }
 
@@ -277,45 +284,45 @@ interface TaskSpec {
   exactMatch: ExactMatchOptions;
 }
 
-function readSpec(raw: Record<string, unknown>, at: At, diagnostics: Diagnostic[], options: TaskOptions): TaskSpec | undefined {
+function readSpec(raw: Record<string, unknown>, at: At, problems: Problem[], options: TaskOptions): TaskSpec | undefined {
   const str = (key: string, fallback?: string): string | undefined => {
     const value = raw[key];
     if (value === undefined) return fallback;
     if (typeof value !== "string") {
-      diagnostics.push(at([key], `\`${key}\` must be a string`));
+      problems.push(at([key], `\`${key}\` must be a string`));
       return fallback;
     }
     return value;
   };
   const name = str("task");
-  if (!name) diagnostics.push(at(["task"], "the task needs a name: `task: <name>`"));
+  if (!name) problems.push(at(["task"], "the task needs a name: `task: <name>`", "task.missing-key"));
   const outputType = raw.output_type;
   if (outputType !== "multiple_choice" && outputType !== "generate_until") {
-    diagnostics.push(at(["output_type"], `output_type \`${String(outputType)}\` is not supported; use multiple_choice or generate_until`));
+    problems.push(at(["output_type"], `output_type \`${String(outputType)}\` is not supported; use multiple_choice or generate_until`));
   }
   const kind = raw.dataset_path;
   if (!DATASET_KINDS.includes(kind as DatasetKind)) {
-    diagnostics.push(at(["dataset_path"], `dataset_path \`${String(kind)}\` is not a local format; use json, csv or parquet with \`dataset_kwargs.data_files\``));
+    problems.push(at(["dataset_path"], `dataset_path \`${String(kind)}\` is not a local format; use json, csv or parquet with \`dataset_kwargs.data_files\``));
   }
-  for (const key of ["doc_to_text", "doc_to_target"]) if (raw[key] === undefined) diagnostics.push(at([key], `the task needs \`${key}\``));
-  if (outputType === "multiple_choice" && raw.doc_to_choice === undefined) diagnostics.push(at(["doc_to_choice"], "a multiple_choice task needs `doc_to_choice`"));
-  if (raw.repeats !== undefined && raw.repeats !== 1) diagnostics.push(at(["repeats"], "only `repeats: 1` is supported (greedy scoring)"));
+  for (const key of ["doc_to_text", "doc_to_target"]) if (raw[key] === undefined) problems.push(at([key], `the task needs \`${key}\``, "task.missing-key"));
+  if (outputType === "multiple_choice" && raw.doc_to_choice === undefined) problems.push(at(["doc_to_choice"], "a multiple_choice task needs `doc_to_choice`", "task.missing-key"));
+  if (raw.repeats !== undefined && raw.repeats !== 1) problems.push(at(["repeats"], "only `repeats: 1` is supported (greedy scoring)"));
 
   const kwargs = (raw.dataset_kwargs ?? {}) as Record<string, unknown>;
   const field = kwargs.field;
   for (const key of Object.keys(kwargs)) {
-    if (key !== "data_files" && key !== "field") diagnostics.push(at(["dataset_kwargs", key], `dataset_kwargs.${key} is not supported (data_files and field are)`, "error", "key"));
+    if (key !== "data_files" && key !== "field") problems.push(at(["dataset_kwargs", key], `dataset_kwargs.${key} is not supported (data_files and field are)`, "task.unsupported-key", "key"));
   }
 
   const numFewshot = options.numFewshot ?? (raw.num_fewshot === undefined ? 0 : Number(raw.num_fewshot));
-  if (!Number.isInteger(numFewshot) || numFewshot < 0) diagnostics.push(at(["num_fewshot"], "num_fewshot must be a non-negative integer"));
-  const fewshot = readFewshotConfig(raw.fewshot_config, at, diagnostics);
-  const generation = readGenerationKwargs(raw.generation_kwargs, at, diagnostics);
-  const metricSpec = readMetricList(raw.metric_list, outputType === "generate_until" ? "generate_until" : "multiple_choice", at, diagnostics);
-  const filters = readFilterList(raw.filter_list, at, diagnostics);
+  if (!Number.isInteger(numFewshot) || numFewshot < 0) problems.push(at(["num_fewshot"], "num_fewshot must be a non-negative integer"));
+  const fewshot = readFewshotConfig(raw.fewshot_config, at, problems);
+  const generation = readGenerationKwargs(raw.generation_kwargs, at, problems);
+  const metricSpec = readMetricList(raw.metric_list, outputType === "generate_until" ? "generate_until" : "multiple_choice", at, problems);
+  const filters = readFilterList(raw.filter_list, at, problems);
   const fewshotDelimiter = str("fewshot_delimiter", "\n\n")!;
 
-  if (errorsOf(diagnostics).length > 0) return undefined;
+  if (errorsOf(problems).length > 0) return undefined;
   return {
     name: name!,
     outputType: outputType as OutputType,
@@ -341,49 +348,49 @@ function readSpec(raw: Record<string, unknown>, at: At, diagnostics: Diagnostic[
   };
 }
 
-function readFewshotConfig(value: unknown, at: At, diagnostics: Diagnostic[]): { sampler: "default" | "first_n"; samples?: Doc[] } {
+function readFewshotConfig(value: unknown, at: At, problems: Problem[]): { sampler: "default" | "first_n"; samples?: Doc[] } {
   if (value === undefined) return { sampler: "default" };
   const config = value as { sampler?: unknown; samples?: unknown };
   const sampler = config.sampler ?? "default";
-  if (sampler !== "default" && sampler !== "first_n") diagnostics.push(at(["fewshot_config", "sampler"], "fewshot_config.sampler must be default or first_n"));
+  if (sampler !== "default" && sampler !== "first_n") problems.push(at(["fewshot_config", "sampler"], "fewshot_config.sampler must be default or first_n"));
   for (const key of Object.keys(config)) {
-    if (key !== "sampler" && key !== "samples") diagnostics.push(at(["fewshot_config", key], `fewshot_config.${key} is not supported`, "error", "key"));
+    if (key !== "sampler" && key !== "samples") problems.push(at(["fewshot_config", key], `fewshot_config.${key} is not supported`, "task.unsupported-key", "key"));
   }
   if (config.samples !== undefined && (!Array.isArray(config.samples) || !config.samples.every((s) => typeof s === "object" && s !== null))) {
-    diagnostics.push(at(["fewshot_config", "samples"], "fewshot_config.samples must be a list of documents"));
+    problems.push(at(["fewshot_config", "samples"], "fewshot_config.samples must be a list of documents"));
     return { sampler: "default" };
   }
   return { sampler: sampler as "default" | "first_n", ...(config.samples ? { samples: config.samples as Doc[] } : {}) };
 }
 
-function readGenerationKwargs(value: unknown, at: At, diagnostics: Diagnostic[]): { until?: string[]; maxGenToks?: number } {
+function readGenerationKwargs(value: unknown, at: At, problems: Problem[]): { until?: string[]; maxGenToks?: number } {
   if (value === undefined) return {};
   const kwargs = value as Record<string, unknown>;
   const out: { until?: string[]; maxGenToks?: number } = {};
   for (const [key, v] of Object.entries(kwargs)) {
     if (key === "until") {
       const until = typeof v === "string" ? [v] : v;
-      if (!Array.isArray(until) || !until.every((s) => typeof s === "string")) diagnostics.push(at(["generation_kwargs", "until"], "until must be a string or a list of strings"));
+      if (!Array.isArray(until) || !until.every((s) => typeof s === "string")) problems.push(at(["generation_kwargs", "until"], "until must be a string or a list of strings"));
       else out.until = until;
     } else if (key === "max_gen_toks") {
-      if (!Number.isInteger(v) || (v as number) < 1) diagnostics.push(at(["generation_kwargs", key], "max_gen_toks must be a positive integer"));
+      if (!Number.isInteger(v) || (v as number) < 1) problems.push(at(["generation_kwargs", key], "max_gen_toks must be a positive integer"));
       else out.maxGenToks = v as number;
     } else if (key === "do_sample") {
-      if (v !== false) diagnostics.push(at(["generation_kwargs", key], "only greedy decoding is supported: do_sample must be false"));
+      if (v !== false) problems.push(at(["generation_kwargs", key], "only greedy decoding is supported: do_sample must be false"));
     } else if (key === "temperature") {
-      if (v !== 0 && v !== 0.0) diagnostics.push(at(["generation_kwargs", key], "only greedy decoding is supported: temperature must be 0"));
+      if (v !== 0 && v !== 0.0) problems.push(at(["generation_kwargs", key], "only greedy decoding is supported: temperature must be 0"));
     } else {
-      diagnostics.push(at(["generation_kwargs", key], `generation_kwargs.${key} is not supported (until, max_gen_toks, do_sample: false, temperature: 0 are)`, "error", "key"));
+      problems.push(at(["generation_kwargs", key], `generation_kwargs.${key} is not supported (until, max_gen_toks, do_sample: false, temperature: 0 are)`, "task.unsupported-key", "key"));
     }
   }
   return out;
 }
 
-function readMetricList(value: unknown, outputType: OutputType, at: At, diagnostics: Diagnostic[]): { metrics: string[]; exactMatch: ExactMatchOptions } {
+function readMetricList(value: unknown, outputType: OutputType, at: At, problems: Problem[]): { metrics: string[]; exactMatch: ExactMatchOptions } {
   const fallback = outputType === "multiple_choice" ? ["acc", "acc_norm"] : ["exact_match"];
   if (value === undefined) return { metrics: fallback, exactMatch: {} };
   if (!Array.isArray(value)) {
-    diagnostics.push(at(["metric_list"], "metric_list must be a list of {metric: ...}"));
+    problems.push(at(["metric_list"], "metric_list must be a list of {metric: ...}"));
     return { metrics: fallback, exactMatch: {} };
   }
   const metrics: string[] = [];
@@ -393,66 +400,66 @@ function readMetricList(value: unknown, outputType: OutputType, at: At, diagnost
     const allowed = outputType === "multiple_choice" ? MULTIPLE_CHOICE_METRICS.has(metric) : metric === "exact_match";
     if (!allowed) {
       const supported = outputType === "multiple_choice" ? "acc, acc_norm" : "exact_match";
-      diagnostics.push(at(["metric_list", i, "metric"], `metric \`${metric}\` is not supported for ${outputType} (supported: ${supported})`));
+      problems.push(at(["metric_list", i, "metric"], `metric \`${metric}\` is not supported for ${outputType} (supported: ${supported})`));
       return;
     }
     metrics.push(metric);
-    if (metric === "exact_match") exactMatch = readExactMatchOptions(entry, i, at, diagnostics);
-    if (entry.aggregation !== undefined && entry.aggregation !== "mean") diagnostics.push(at(["metric_list", i, "aggregation"], "only `aggregation: mean` is supported"));
+    if (metric === "exact_match") exactMatch = readExactMatchOptions(entry, i, at, problems);
+    if (entry.aggregation !== undefined && entry.aggregation !== "mean") problems.push(at(["metric_list", i, "aggregation"], "only `aggregation: mean` is supported"));
   });
   return { metrics, exactMatch };
 }
 
-function readExactMatchOptions(entry: Record<string, unknown>, i: number, at: At, diagnostics: Diagnostic[]): ExactMatchOptions {
+function readExactMatchOptions(entry: Record<string, unknown>, i: number, at: At, problems: Problem[]): ExactMatchOptions {
   const options: ExactMatchOptions = {};
   for (const flag of ["ignore_case", "ignore_punctuation", "ignore_numbers"] as const) {
     if (entry[flag] !== undefined) options[flag] = entry[flag] === true;
   }
   if (entry.regexes_to_ignore !== undefined) {
     const regexes = entry.regexes_to_ignore;
-    if (!Array.isArray(regexes)) diagnostics.push(at(["metric_list", i, "regexes_to_ignore"], "regexes_to_ignore must be a list of patterns"));
+    if (!Array.isArray(regexes)) problems.push(at(["metric_list", i, "regexes_to_ignore"], "regexes_to_ignore must be a list of patterns"));
     else {
-      regexes.forEach((pattern, j) => checkPattern(String(pattern), ["metric_list", i, "regexes_to_ignore", j], at, diagnostics));
+      regexes.forEach((pattern, j) => checkPattern(String(pattern), ["metric_list", i, "regexes_to_ignore", j], at, problems));
       options.regexes_to_ignore = regexes.map(String);
     }
   }
   return options;
 }
 
-function checkPattern(pattern: string, where: FieldPath, at: At, diagnostics: Diagnostic[]): void {
+function checkPattern(pattern: string, where: FieldPath, at: At, problems: Problem[]): void {
   try {
     pythonRegex(pattern);
   } catch (e) {
-    diagnostics.push(at(where, (e as Error).message));
+    problems.push(at(where, (e as Error).message));
   }
 }
 
-function readFilterList(value: unknown, at: At, diagnostics: Diagnostic[]): FilterPipeline[] {
+function readFilterList(value: unknown, at: At, problems: Problem[]): FilterPipeline[] {
   if (value === undefined) return [];
   if (!Array.isArray(value)) {
-    diagnostics.push(at(["filter_list"], "filter_list must be a list of {name, filter: [...]}"));
+    problems.push(at(["filter_list"], "filter_list must be a list of {name, filter: [...]}"));
     return [];
   }
   return value.map((entry: { name?: unknown; filter?: unknown }, i) => {
     const steps = Array.isArray(entry?.filter) ? entry.filter : [];
-    if (steps.length === 0) diagnostics.push(at(["filter_list", i], "a filter pipeline needs a non-empty `filter` list"));
+    if (steps.length === 0) problems.push(at(["filter_list", i], "a filter pipeline needs a non-empty `filter` list"));
     steps.forEach((step: Record<string, unknown>, j) => {
       if (!FILTER_FUNCTIONS.includes(step?.function as (typeof FILTER_FUNCTIONS)[number])) {
-        diagnostics.push(at(["filter_list", i, "filter", j, "function"], `filter function \`${String(step?.function)}\` is not supported (supported: ${FILTER_FUNCTIONS.join(", ")})`));
+        problems.push(at(["filter_list", i, "filter", j, "function"], `filter function \`${String(step?.function)}\` is not supported (supported: ${FILTER_FUNCTIONS.join(", ")})`));
       } else if (step.function === "regex") {
-        if (typeof step.regex_pattern !== "string") diagnostics.push(at(["filter_list", i, "filter", j], "a regex filter needs `regex_pattern`"));
-        else checkPattern(step.regex_pattern, ["filter_list", i, "filter", j, "regex_pattern"], at, diagnostics);
+        if (typeof step.regex_pattern !== "string") problems.push(at(["filter_list", i, "filter", j], "a regex filter needs `regex_pattern`"));
+        else checkPattern(step.regex_pattern, ["filter_list", i, "filter", j, "regex_pattern"], at, problems);
       }
     });
     return { name: String(entry?.name ?? `filter ${i}`), steps: steps as FilterStep[] };
   });
 }
 
-function resolveDataFile(source: TaskSource, split: string, at: At, diagnostics: Diagnostic[]): string | undefined {
+function resolveDataFile(source: TaskSource, split: string, at: At, problems: Problem[]): string | undefined {
   const files = (source.raw.dataset_kwargs as { data_files?: unknown } | undefined)?.data_files;
   const chosen = typeof files === "string" ? (split === "train" || split === "test" ? files : undefined) : typeof files === "object" && files !== null ? (files as Record<string, unknown>)[split] : undefined;
   if (typeof chosen !== "string") {
-    diagnostics.push(at(["dataset_kwargs", "data_files"], `\`dataset_kwargs.data_files\` must name a local file for split \`${split}\``));
+    problems.push(at(["dataset_kwargs", "data_files"], `\`dataset_kwargs.data_files\` must name a local file for split \`${split}\``, "task.data-file"));
     return undefined;
   }
   // lm-eval resolves data files against the working directory; the task's own folder is what
@@ -461,16 +468,16 @@ function resolveDataFile(source: TaskSource, split: string, at: At, diagnostics:
   return path.resolve(path.dirname(declaredIn.file), chosen);
 }
 
-async function readDocuments(kind: DatasetKind, file: string, field: string | undefined, at: At, diagnostics: Diagnostic[]) {
+async function readDocuments(kind: DatasetKind, file: string, field: string | undefined, at: At, problems: Problem[], files: TextFiles) {
   if (!(await isFile(file))) {
-    diagnostics.push(at(["dataset_kwargs", "data_files"], `data file not found: ${file}`));
+    problems.push(at(["dataset_kwargs", "data_files"], `data file not found: ${file}`, "task.data-file"));
     return undefined;
   }
   try {
-    return await loadDocuments(kind, file, field);
+    return await loadDocuments(kind, file, field, files);
   } catch (e) {
     const line = e instanceof DocumentError ? e.line : 1;
-    diagnostics.push({ file, line, column: 1, severity: "error", message: (e as Error).message });
+    problems.push(problemAt({ file, line, column: 1 }, "task.document", (e as Error).message));
     return undefined;
   }
 }

@@ -176,8 +176,8 @@ export async function writeDemoWorkspace(dir: string, splits: DemoSplits = demoS
 export async function heldOutKeys(dir: string): Promise<Set<string>> {
   const keys = new Set<string>();
   const read = async (file: string) => {
-    const { records, diagnostics } = await readJsonl(file);
-    if (diagnostics.length > 0) throw new Error(`${file}:${diagnostics[0]!.line}: ${diagnostics[0]!.message}`);
+    const { records, problems } = await readJsonl(file);
+    if (problems.length > 0) throw new Error(`${file}:${problems[0]!.line}: ${problems[0]!.message}`);
     for (const { value } of records) keys.add(itemKey(value as { context: string; question: string }));
   };
   for (const g of ALL_GENERATORS) await read(path.join(dir, DIAGNOSTIC_DIR, `${g.slug}.diag.jsonl`));

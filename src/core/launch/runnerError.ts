@@ -8,4 +8,12 @@ export class RunnerError extends Error {
     super(message);
     this.name = "RunnerError";
   }
+
+  /** Whether resuming the run folder continues the run (the other codes need a fix first). */
+  get resumable(): boolean {
+    return RESUMABLE_CODES.has(this.code);
+  }
 }
+
+/** The runner error codes after which `--resume` (or Resume in the editor) continues the run. */
+const RESUMABLE_CODES: ReadonlySet<string> = new Set(["cancelled", "resources", "target_unreachable", "target_busy", "slurm_timeout", "slurm_failed"]);

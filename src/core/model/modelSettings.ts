@@ -1,7 +1,7 @@
 // What scoring needs from a model folder beyond the weights: the longest sequence the model reads
 // (lm-eval's HFLM.max_length) and the tokens that end a generation (generation_config.json).
 import * as path from "node:path";
-import type { Diagnostic } from "../diagnostics";
+import type { Problem } from "../problems";
 import { isFile } from "../fsutil";
 import { readJsonSource } from "../jsonSource";
 
@@ -42,22 +42,22 @@ export async function resolveMaxLength(modelDir: string, configured?: number): P
  * The extra end-of-sequence tokens of generation_config.json: its `eos_token_id`, a token id or a
  * list of them (Llama 3 instruct models list <|end_of_text|>, <|eom_id|>, <|eot_id|>). Hugging
  * Face's generate(), which lm-eval's generate_until calls, stops at any of them. None when the
- * file or the field is absent; a diagnostic in the file when the field is not ids.
+ * file or the field is absent; a problem in the file when the field is not ids.
  */
-export async function readGenerationEos(modelDir: string): Promise<{ eosTokenIds: number[]; diagnostics: Diagnostic[] }> {
+export async function readGenerationEos(modelDir: string): Promise<{ eosTokenIds: number[]; problems: Problem[] }> {
   const file = path.join(modelDir, "generation_config.json");
-  if (!(await isFile(file))) return { eosTokenIds: [], diagnostics: [] };
-  const { source, diagnostics } = await readJsonSource(file);
-  if (!source) return { eosTokenIds: [], diagnostics };
+  if (!(await isFile(file))) return { eosTokenIds: [], problems: [] };
+  const { source, problems } = await readJsonSource(file);
+  if (!source) return { eosTokenIds: [], problems };
   if (typeof source.value !== "object" || source.value === null || Array.isArray(source.value)) {
-    return { eosTokenIds: [], diagnostics: [source.at([], "error", "generation_config.json must be a JSON object")] };
+    return { eosTokenIds: [], problems: [source.at([], "model.generation-config", "generation_config.json must be a JSON object")] };
   }
   const value = (source.value as Record<string, unknown>).eos_token_id;
-  if (value === undefined || value === null) return { eosTokenIds: [], diagnostics: [] };
+  if (value === undefined || value === null) return { eosTokenIds: [], problems: [] };
   const isId = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
-  if (isId(value)) return { eosTokenIds: [value], diagnostics: [] };
-  if (Array.isArray(value) && value.every(isId)) return { eosTokenIds: [...new Set(value)], diagnostics: [] };
-  return { eosTokenIds: [], diagnostics: [source.at(["eos_token_id"], "error", "`eos_token_id` must be a token id or a list of token ids")] };
+  if (isId(value)) return { eosTokenIds: [value], problems: [] };
+  if (Array.isArray(value) && value.every(isId)) return { eosTokenIds: [...new Set(value)], problems: [] };
+  return { eosTokenIds: [], problems: [source.at(["eos_token_id"], "model.generation-config", "`eos_token_id` must be a token id or a list of token ids")] };
 }
 
 async function readObject(file: string): Promise<Record<string, unknown> | undefined> {

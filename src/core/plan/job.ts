@@ -17,7 +17,7 @@
 import type { ResolvedAbility, ResolvedAblation, ResolvedBenchmark, ResolvedModel } from "../config/load";
 import type { ImportanceMethod, Selection } from "../config/types";
 import type { TaskItem } from "../datasets/task";
-import { formatDiagnostic, type Diagnostic } from "../diagnostics";
+import { formatProblem, problemAt, type Problem } from "../problems";
 import { benchmarkChatContext } from "../prompts/chatPrompt";
 import { diagnosticSequence } from "../prompts/diagnosticText";
 import { tokenizeChoices, type ModelTokenizer } from "../prompts/tokenize";
@@ -183,8 +183,8 @@ export function compileProfileJob(
  */
 export class JobCompileError extends Error {
   override name = "JobCompileError";
-  constructor(readonly diagnostic: Diagnostic) {
-    super(formatDiagnostic(diagnostic));
+  constructor(readonly problem: Problem) {
+    super(formatProblem(problem));
   }
 }
 
@@ -206,7 +206,7 @@ export function compileScoreJob(
         items.push(...compiled.items);
         refs.push(compiled.ref);
       } catch (e) {
-        throw new JobCompileError({ file: task.dataFile, line: item.line ?? 1, column: 1, severity: "error", message: (e as Error).message });
+        throw new JobCompileError(problemAt({ file: task.dataFile, line: item.line ?? 1, column: 1 }, "task.document", (e as Error).message));
       }
     }
   }

@@ -20,7 +20,7 @@
 import { Template } from "@huggingface/jinja";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
-import type { Diagnostic } from "../diagnostics";
+import { fileProblem, type Problem } from "../problems";
 import { isFile } from "../fsutil";
 import { readJsonSource, type JsonSource } from "../jsonSource";
 
@@ -48,7 +48,7 @@ export interface ChatTemplateLookup {
    */
   problem?: string;
   /** Problems inside the model's files (tokenizer_config.json not JSON, a template that does not parse). */
-  diagnostics: Diagnostic[];
+  problems: Problem[];
 }
 
 export const CHAT_TEMPLATE_FILE = "chat_template.jinja";
@@ -57,36 +57,36 @@ export const CHAT_TEMPLATE_FILE = "chat_template.jinja";
 export async function loadChatTemplate(modelDir: string, name?: string): Promise<ChatTemplateLookup> {
   const configFile = path.join(modelDir, "tokenizer_config.json");
   let config: JsonSource | undefined;
-  const diagnostics: Diagnostic[] = [];
+  const problems: Problem[] = [];
   if (await isFile(configFile)) {
     const read = await readJsonSource(configFile);
-    diagnostics.push(...read.diagnostics);
+    problems.push(...read.problems);
     config = read.source;
-    if (!config) return { diagnostics };
+    if (!config) return { problems };
   }
   const raw = (isObject(config?.value) ? config.value : {}) as Record<string, unknown>;
   const specialTokens = specialTokenMap(raw);
 
   const jinjaFile = path.join(modelDir, CHAT_TEMPLATE_FILE);
   if (await isFile(jinjaFile)) {
-    if (name !== undefined) return { problem: `the model's chat template is the single one of ${CHAT_TEMPLATE_FILE}, which has no name: use \`chat_template: true\``, diagnostics };
+    if (name !== undefined) return { problem: `the model's chat template is the single one of ${CHAT_TEMPLATE_FILE}, which has no name: use \`chat_template: true\``, problems };
     const text = await fs.readFile(jinjaFile, "utf8");
-    return compiled(text, jinjaFile, specialTokens, (message) => ({ file: jinjaFile, line: 1, column: 1, severity: "error", message }), diagnostics);
+    return compiled(text, jinjaFile, specialTokens, (message) => fileProblem(jinjaFile, "model.chat-template", message), problems);
   }
 
   const value = raw.chat_template;
   if (value === undefined || value === null || (typeof value === "string" && value.trim() === "")) {
     const where = config ? `${configFile} has no \`chat_template\`` : `the model folder has no tokenizer_config.json`;
-    return { problem: `the model has no chat template: ${where} and there is no ${CHAT_TEMPLATE_FILE} (a base model; set \`chat_template: false\` or leave it out)`, diagnostics };
+    return { problem: `the model has no chat template: ${where} and there is no ${CHAT_TEMPLATE_FILE} (a base model; set \`chat_template: false\` or leave it out)`, problems };
   }
-  const at = (jsonPath: (string | number)[]) => (message: string) => config!.at(jsonPath, "error", message);
+  const at = (jsonPath: (string | number)[]) => (message: string) => config!.at(jsonPath, "model.chat-template", message);
   if (typeof value === "string") {
-    if (name !== undefined) return { problem: `the model has a single chat template in ${configFile}, which has no name: use \`chat_template: true\``, diagnostics };
-    return compiled(value, `${configFile} (chat_template)`, specialTokens, at(["chat_template"]), diagnostics);
+    if (name !== undefined) return { problem: `the model has a single chat template in ${configFile}, which has no name: use \`chat_template: true\``, problems };
+    return compiled(value, `${configFile} (chat_template)`, specialTokens, at(["chat_template"]), problems);
   }
   if (!Array.isArray(value) || !value.every((t) => isObject(t) && typeof t.name === "string" && typeof t.template === "string")) {
-    diagnostics.push(config!.at(["chat_template"], "error", "`chat_template` must be a Jinja template, or a list of {\"name\", \"template\"}"));
-    return { diagnostics };
+    problems.push(config!.at(["chat_template"], "model.chat-template", "`chat_template` must be a Jinja template, or a list of {\"name\", \"template\"}"));
+    return { problems };
   }
   const named = value as { name: string; template: string }[];
   const wanted = name ?? "default";
@@ -97,21 +97,21 @@ export async function loadChatTemplate(modelDir: string, name?: string): Promise
       problem: name === undefined
         ? `the model has several chat templates and none is named \`default\`: name one with \`chat_template: <name>\` (templates: ${names})`
         : `the model has no chat template named \`${name}\` (templates: ${names})`,
-      diagnostics,
+      problems,
     };
   }
-  return compiled(named[index]!.template, `${configFile} (chat_template \`${wanted}\`)`, specialTokens, at(["chat_template", index, "template"]), diagnostics);
+  return compiled(named[index]!.template, `${configFile} (chat_template \`${wanted}\`)`, specialTokens, at(["chat_template", index, "template"]), problems);
 }
 
 function compiled(
-  text: string, origin: string, specialTokens: Record<string, unknown>, report: (message: string) => Diagnostic, diagnostics: Diagnostic[],
+  text: string, origin: string, specialTokens: Record<string, unknown>, report: (message: string) => Problem, problems: Problem[],
 ): ChatTemplateLookup {
   let template: Template;
   try {
     template = new Template(text);
   } catch (e) {
-    diagnostics.push(report(`the chat template does not parse as Jinja: ${(e as Error).message}`));
-    return { diagnostics };
+    problems.push(report(`the chat template does not parse as Jinja: ${(e as Error).message}`));
+    return { problems };
   }
   // The library's own strftime_now is a global a render cannot replace: the template's calls are
   // pointed at a variable of ours instead.
@@ -128,7 +128,7 @@ function compiled(
     }),
     on: (fixed) => at(fixed),
   });
-  return { template: at(undefined), diagnostics };
+  return { template: at(undefined), problems };
 }
 
 const RUN_STRFTIME = "__bprof_strftime_now";

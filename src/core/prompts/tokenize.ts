@@ -2,7 +2,7 @@
 import { Tokenizer } from "@huggingface/tokenizers";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
-import { formatDiagnostic } from "../diagnostics";
+import { formatProblem } from "../problems";
 import { isFile } from "../fsutil";
 import { readGenerationEos } from "../model/modelSettings";
 import { pieceEncoder } from "./pieceEncoder";
@@ -53,7 +53,7 @@ export async function loadTokenizer(modelDir: string): Promise<ModelTokenizer> {
   const prefixTokenId = specialId("bos_token") ?? eosTokenId;
   if (prefixTokenId === undefined) throw new Error(`${configFile}: neither bos_token nor eos_token is set`);
   const generation = await readGenerationEos(modelDir);
-  if (generation.diagnostics.length > 0) throw new Error(generation.diagnostics.map(formatDiagnostic).join("\n"));
+  if (generation.problems.length > 0) throw new Error(generation.problems.map(formatProblem).join("\n"));
   // lm-eval's HF backend encodes without special tokens by default (add_bos_token=False).
   const plainEncode = (text: string) => tokenizer.encode(text, { add_special_tokens: false }).ids;
   // The same ids, faster, for the tokenizers whose pipeline allows it (prompts/pieceEncoder.ts).

@@ -1,0 +1,139 @@
+// Hovers, as Markdown: what the method will make of the thing under the cursor.
+// - a diagnostic item: the exact text the importance loss reads, for each model of the configs
+//   that use its file (through the model's chat template when the config asks for it), and its
+//   token count;
+// - a benchmark entry of a config: its first document as the model sees it, how many documents
+//   are scored, and chance;
+// - an ability entry: how many items it has, from which files, and the health of those items;
+// - a config key: what the schema says of it.
+import * as path from "node:path";
+import type { ResolvedAbility, ResolvedBenchmark, ResolvedModel } from "../config/load";
+import { schemaAt } from "../config/schemaAt";
+import type { DiagnosticItem } from "../datasets/diagnostic";
+import { answerPositionBalance, formatP, HEALTH_ALPHA, longestAnswerBias, MIN_ITEMS_PER_ABILITY } from "../datasets/diagnosticHealth";
+import { renderDiagnosticChat, benchmarkChatContext } from "../prompts/chatPrompt";
+import { renderDiagnosticItem } from "../prompts/diagnosticText";
+import type { Problem } from "../problems";
+
+/** A block of text shown as it is: fenced with more backticks than it holds in a row. */
+export function verbatim(text: string): string {
+  const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = "`".repeat(longest + 1);
+  return `${fence}text\n${text}\n${fence}`;
+}
+
+/** How one model reads a diagnostic item: the text, and its tokens when the tokenizer could be loaded. */
+export interface ItemRendering {
+  model: string;
+  config: string;
+  chat: boolean;
+  text: string;
+  tokens?: number;
+  /** Why the item cannot be rendered for this model (a chat template that refuses it). */
+  error?: string;
+}
+
+/** The text the importance loss reads for `item` under `model` (its chat template when it has one). */
+export function diagnosticTextFor(item: DiagnosticItem, model: Pick<ResolvedModel, "chat">): string {
+  return model.chat ? renderDiagnosticChat(item, model.chat.template) : renderDiagnosticItem(item);
+}
+
+export function diagnosticItemHover(item: DiagnosticItem, renderings: readonly ItemRendering[]): string {
+  const head = `**Diagnostic item \`${item.id}\`** · ${item.ability} · answer ${letterOf(item.answer)}`;
+  if (renderings.length === 0) {
+    return `${head}\n\nThe importance loss reads (no config uses this file, so no tokenizer is known):\n\n${verbatim(renderDiagnosticItem(item))}`;
+  }
+  // Models that read the same text are shown once.
+  const byText = new Map<string, ItemRendering[]>();
+  for (const r of renderings) byText.set(r.error ?? r.text, [...(byText.get(r.error ?? r.text) ?? []), r]);
+  const sections = [...byText.values()].map((group) => {
+    const first = group[0]!;
+    const who = group.map((r) => `\`${r.model}\`${r.tokens !== undefined ? ` (${r.tokens} tokens)` : ""}`).join(", ");
+    if (first.error) return `For ${who}: ${first.error}`;
+    const how = first.chat ? "through its chat template" : "as plain text";
+    return `For ${who}, ${how}, in ${group.map((r) => path.basename(r.config)).filter(unique).join(", ")}:\n\n${verbatim(first.text)}`;
+  });
+  return `${head}\n\nThe importance loss reads every token of:\n\n${sections.join("\n\n")}`;
+}
+
+function unique<T>(value: T, index: number, all: readonly T[]): boolean {
+  return all.indexOf(value) === index;
+}
+
+function letterOf(index: number): string {
+  return String.fromCharCode(65 + index);
+}
+
+/** Chance of a benchmark: the mean of 1/|choices| for multiple choice, 0 for exact match. */
+export function chanceOf(benchmark: ResolvedBenchmark): number {
+  const items = benchmark.task.items;
+  if (items.length === 0) return 0;
+  return items.reduce((sum, item) => sum + (item.kind === "multiple_choice" ? 1 / item.choices.length : 0), 0) / items.length;
+}
+
+export function benchmarkHover(benchmark: ResolvedBenchmark, models: readonly ResolvedModel[]): string {
+  const { task } = benchmark;
+  const first = task.items[0];
+  const lines = [
+    `**Benchmark \`${benchmark.name}\`** · ${task.outputType} · ${task.items.length.toLocaleString("en-US")} documents scored · chance ${chanceOf(benchmark).toFixed(3)}`,
+    `Task ${path.basename(task.file)}, data ${path.basename(task.dataFile)}${task.numFewshot > 0 ? `, ${task.numFewshot}-shot` : ""}${benchmark.ability ? `; labelled ${benchmark.ability}` : ""}`,
+  ];
+  if (!first) return lines.join("\n\n");
+  const chatModels = models.filter((m) => m.chat);
+  const plain = models.length === 0 || chatModels.length < models.length;
+  const answer = first.kind === "multiple_choice"
+    ? `Choices (continuations scored after the context): ${first.choices.map((c, i) => `${i === first.target ? "**" : ""}${letterOf(i)}. ${escapeMarkdown(c)}${i === first.target ? "**" : ""}`).join(" · ")}`
+    : `Target: ${escapeMarkdown(first.target)}`;
+  lines.push(`Document ${first.index}${first.line !== undefined ? ` (line ${first.line})` : ""} as the model reads it:`);
+  if (plain) lines.push(verbatim(first.context));
+  for (const model of chatModels) {
+    try {
+      lines.push(`Through \`${model.name}\`'s chat template:`, verbatim(benchmarkChatContext(first.prompt, task, model.chat!)));
+    } catch (e) {
+      lines.push(`\`${model.name}\`'s chat template refuses it: ${(e as Error).message}`);
+    }
+  }
+  lines.push(answer);
+  return lines.join("\n\n");
+}
+
+function escapeMarkdown(text: string): string {
+  return text.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, "\\$&").replace(/\n/g, " ");
+}
+
+/** The health of an ability's items, in a few lines. */
+export function abilityHealth(ability: ResolvedAbility, problemsOfFiles: readonly Problem[]): string[] {
+  const items = ability.items;
+  const lines: string[] = [];
+  lines.push(items.length >= MIN_ITEMS_PER_ABILITY
+    ? `${items.length.toLocaleString("en-US")} items (enough for a stable ranking: ${MIN_ITEMS_PER_ABILITY} or more)`
+    : `${items.length.toLocaleString("en-US")} items: fewer than the ${MIN_ITEMS_PER_ABILITY} a stable ranking needs`);
+  const balance = answerPositionBalance(items);
+  if (balance) {
+    const verdict = balance.pValue < HEALTH_ALPHA ? "unbalanced" : "balanced";
+    lines.push(`answer positions ${verdict} (chi-square p = ${formatP(balance.pValue)}; ${balance.cells.map((c) => `${c.label} ${c.observed}`).join(", ")})`);
+  }
+  const bias = longestAnswerBias(items);
+  if (bias) {
+    const verdict = bias.pValue < HEALTH_ALPHA && bias.longest > bias.expected ? "more often than chance" : "no more often than chance";
+    lines.push(`the answer is the longest choice ${verdict} (${bias.longest} of ${bias.eligible}; p = ${formatP(bias.pValue)})`);
+  }
+  const counts = new Map<string, number>();
+  for (const p of problemsOfFiles) counts.set(p.code, (counts.get(p.code) ?? 0) + 1);
+  if (counts.size > 0) lines.push(`problems in its files: ${[...counts].map(([code, n]) => `${n} ${code}`).join(", ")}`);
+  return lines;
+}
+
+export function abilityHover(ability: ResolvedAbility, problemsOfFiles: readonly Problem[]): string {
+  const files = ability.files.map((f) => `\`${path.basename(f)}\``).join(", ");
+  return [`**Ability ${ability.name}** · from ${files}`, ...abilityHealth(ability, problemsOfFiles).map((l) => `- ${l}`)].join("\n\n");
+}
+
+/** The schema's description of the config field at `path`, when it has one. */
+export function schemaHover(path: readonly (string | number)[]): string | undefined {
+  const node = schemaAt(path);
+  const key = [...path].reverse().find((s) => typeof s === "string");
+  if (!node?.description || key === undefined) return undefined;
+  const def = node.default !== undefined ? ` (default \`${JSON.stringify(node.default)}\`)` : "";
+  return `**${key}**${def}\n\n${node.description}`;
+}

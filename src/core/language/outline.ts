@@ -1,0 +1,101 @@
+// The outline of a profiling config: its models, benchmarks and abilities, each with where it is
+// written, what it names, and how many problems it has (its own and those of the files it names).
+// The Profiles tree and the CodeLens lines above a config show it.
+import * as path from "node:path";
+import type { LoadedProfile } from "../config/load";
+import type { Problem } from "../problems";
+import { parseYamlSource } from "../yamlSource";
+import { range, type Range } from "./text";
+
+export interface ProblemCounts {
+  errors: number;
+  warnings: number;
+}
+
+export type OutlineKind = "model" | "benchmark" | "ability";
+
+export interface OutlineEntry {
+  kind: OutlineKind;
+  /** Its index in the config's list. */
+  index: number;
+  label: string;
+  /** What it names, short: a folder, a task file, a dataset. */
+  detail: string;
+  /** Where the entry is written in the config (0-based). */
+  range: Range;
+  problems: ProblemCounts;
+  /** The files it names (task file and data; datasets; the model folder), absolute. */
+  files: string[];
+  /** Benchmarks: documents scored; abilities: items. Absent when they could not be read. */
+  count?: number;
+  /** Abilities: warnings about the health of their items (bias, duplicates, size). */
+  healthWarnings?: number;
+}
+
+export interface ProfileOutline {
+  file: string;
+  /** Problems of the config and of every file it names. */
+  problems: ProblemCounts;
+  models: OutlineEntry[];
+  benchmarks: OutlineEntry[];
+  abilities: OutlineEntry[];
+  /** The newest finished run of the config, when there is one. */
+  latestResults?: { runId: string; dir: string };
+}
+
+const HEALTH_CODES = new Set(["diag.answer-position-bias", "diag.longest-answer-bias", "diag.too-few-items", "diag.duplicate", "diag.near-duplicate", "diag.contamination"]);
+
+function counts(problems: readonly Problem[]): ProblemCounts {
+  let errors = 0;
+  for (const p of problems) if (p.severity === "error") errors++;
+  return { errors, warnings: problems.length - errors };
+}
+
+function inField(p: Problem, prefix: string): boolean {
+  return p.field !== undefined && (p.field === prefix || p.field.startsWith(`${prefix}.`) || p.field.startsWith(`${prefix}[`));
+}
+
+/**
+ * The outline of the config `file` whose editor text is `text`; `loaded` is its last check (for
+ * what the entries resolved to) and `problemsOf` gives the problems of any file.
+ */
+export function profileOutline(file: string, text: string, loaded: LoadedProfile | undefined, problemsOf: (file: string) => readonly Problem[]): ProfileOutline {
+  const source = parseYamlSource(text, file);
+  const raw = (typeof source.value === "object" && source.value !== null ? source.value : {}) as Record<string, unknown>;
+  const list = (key: string) => (Array.isArray(raw[key]) ? (raw[key] as unknown[]) : []).map((v) => (typeof v === "object" && v !== null ? (v as Record<string, unknown>) : {}));
+  const own = problemsOf(file);
+  const root = path.dirname(file);
+  const place = (at: (string | number)[]): Range => {
+    const p = source.place(at);
+    return range(p.line - 1, p.column - 1, (p.endLine ?? p.line) - 1, (p.endColumn ?? p.column) - 1);
+  };
+  const entry = (kind: OutlineKind, key: string, index: number, label: string, detail: string, files: string[], extra: Partial<OutlineEntry> = {}): OutlineEntry => {
+    const named = files.flatMap((f) => problemsOf(f));
+    return { kind, index, label, detail, range: place([key, index]), problems: counts([...own.filter((p) => inField(p, `${key}[${index}]`)), ...named]), files, ...extra };
+  };
+
+  const models = list("models").map((m, i) => {
+    const folder = typeof m.path === "string" ? m.path : "";
+    return entry("model", "models", i, typeof m.name === "string" ? m.name : path.basename(folder) || `model ${i}`, folder, folder ? [path.resolve(root, folder)] : []);
+  });
+  const benchmarks = list("benchmarks").map((b, i) => {
+    const resolved = loaded?.resolved.benchmarks.find((r) => r.entry === i);
+    const taskFile = typeof b.task === "string" ? path.resolve(root, b.task) : undefined;
+    const files = [...(taskFile ? [taskFile] : []), ...(resolved ? [resolved.task.dataFile] : [])];
+    const label = typeof b.name === "string" ? b.name : (resolved?.name ?? (typeof b.task === "string" ? path.basename(b.task, path.extname(b.task)) : `benchmark ${i}`));
+    const detail = typeof b.task === "string" ? b.task : "inline task";
+    return entry("benchmark", "benchmarks", i, label, detail, files, resolved ? { count: resolved.task.items.length } : {});
+  });
+  const abilities = list("abilities").map((a, i) => {
+    const data = typeof a.data === "string" ? [a.data] : Array.isArray(a.data) ? a.data.filter((d): d is string => typeof d === "string") : [];
+    const files = data.map((d) => path.resolve(root, d));
+    const resolved = loaded?.resolved.abilities[i];
+    const health = files.flatMap((f) => problemsOf(f)).filter((p) => HEALTH_CODES.has(p.code)).length;
+    return entry("ability", "abilities", i, typeof a.name === "string" ? a.name : `ability ${i}`, data.join(", "), files, {
+      ...(resolved && resolved.name === a.name ? { count: resolved.items.length } : {}),
+      healthWarnings: health,
+    });
+  });
+  const named = new Set([...models, ...benchmarks, ...abilities].flatMap((e) => e.files));
+  return { file, problems: counts([...own, ...[...named].flatMap((f) => problemsOf(f))]), models, benchmarks, abilities };
+}

@@ -1,0 +1,148 @@
+// What the editor asks of the workspace model (hovers, completions, outlines), answered from the
+// model's last checks. The worker thread serves it; tests call it directly.
+import { promises as fs } from "node:fs";
+import * as path from "node:path";
+import { diagnosticItemOfLine, jsonlLines } from "../datasets/diagnostic";
+import { configCompletions, type CompletionItem } from "../language/completion";
+import { abilityHover, benchmarkHover, diagnosticItemHover, diagnosticTextFor, schemaHover, type ItemRendering } from "../language/hover";
+import { profileOutline, type ProfileOutline } from "../language/outline";
+import { offsetAt, type Position } from "../language/text";
+import { readParameterCount } from "../model/parameters";
+import { diagnosticSequence } from "../prompts/diagnosticText";
+import { loadTokenizer, type ModelTokenizer } from "../prompts/tokenize";
+import { runsOfConfig } from "../results/runs";
+import { parseYamlSource } from "../yamlSource";
+import { isConfigFile, type FileChange, type WorkspaceModel } from "./model";
+
+/** Folders a search for files to complete never enters. */
+const SKIPPED_FOLDERS = new Set(["node_modules", ".git", ".bprof", "dist", "__pycache__", ".venv", "venv"]);
+const SCAN_DEPTH = 6;
+const SCAN_ENTRIES = 20000;
+
+export interface FoundFiles {
+  taskFiles: string[];
+  datasetFiles: string[];
+  modelFolders: string[];
+}
+
+export class WorkspaceService {
+  private readonly tokenizers = new Map<string, Promise<ModelTokenizer | undefined>>();
+  private roots: string[] = [];
+  private found: Promise<FoundFiles> | undefined;
+
+  constructor(readonly model: WorkspaceModel) {}
+
+  setRoots(folders: readonly string[]): void {
+    this.roots = [...folders];
+    this.found = undefined;
+  }
+
+  /** Forgets what a change makes stale: a tokenizer of a changed model folder, the files found. */
+  filesChanged(changes: readonly FileChange[]): void {
+    for (const { file, kind } of changes) {
+      for (const dir of this.tokenizers.keys()) if (file.startsWith(dir + path.sep)) this.tokenizers.delete(dir);
+      if (kind !== "changed") this.found = undefined;
+    }
+  }
+
+  async hover(file: string, at: Position): Promise<{ markdown: string; schemaOnly: boolean } | null> {
+    const text = await this.model.text(file).catch(() => undefined);
+    if (text === undefined) return null;
+    if (isConfigFile(file)) return this.configHover(file, text, at);
+    if (this.model.isDataset(file)) {
+      const item = diagnosticItemOfLine(jsonlLines(text)[at.line] ?? "", at.line + 1);
+      return item ? { markdown: diagnosticItemHover(item, await this.renderings(file, item)), schemaOnly: false } : null;
+    }
+    return null;
+  }
+
+  private configHover(file: string, text: string, at: Position): { markdown: string; schemaOnly: boolean } | null {
+    const field = parseYamlSource(text, file).pathAt(offsetAt(text, at));
+    const loaded = this.model.configState(file)?.loaded;
+    const [section, index, key] = field;
+    if (loaded && section === "benchmarks" && typeof index === "number" && (key === undefined || key === "task" || key === "name")) {
+      const benchmark = loaded.resolved.benchmarks.find((b) => b.entry === index);
+      if (benchmark) return { markdown: benchmarkHover(benchmark, loaded.resolved.models), schemaOnly: false };
+    }
+    if (loaded && section === "abilities" && typeof index === "number" && (key === undefined || key === "name" || key === "data")) {
+      const ability = loaded.resolved.abilities[index];
+      if (ability) return { markdown: abilityHover(ability, ability.files.flatMap((f) => this.model.problemsOf(f))), schemaOnly: false };
+    }
+    const markdown = schemaHover(field);
+    return markdown ? { markdown, schemaOnly: true } : null;
+  }
+
+  /** The item as each model of each config that reads its file will read it. */
+  private async renderings(file: string, item: NonNullable<ReturnType<typeof diagnosticItemOfLine>>): Promise<ItemRendering[]> {
+    const renderings: ItemRendering[] = [];
+    for (const config of this.model.configsReading(file)) {
+      for (const model of this.model.configState(config)?.loaded.resolved.models ?? []) {
+        const base = { model: model.name, config, chat: model.chat !== undefined };
+        try {
+          const text = diagnosticTextFor(item, model);
+          const tokenizer = await this.tokenizer(model.path);
+          renderings.push({ ...base, text, ...(tokenizer ? { tokens: diagnosticSequence(tokenizer, item, model.chat?.template).length } : {}) });
+        } catch (e) {
+          renderings.push({ ...base, text: "", error: (e as Error).message });
+        }
+      }
+    }
+    return renderings;
+  }
+
+  private tokenizer(modelDir: string): Promise<ModelTokenizer | undefined> {
+    let tokenizer = this.tokenizers.get(modelDir);
+    if (!tokenizer) this.tokenizers.set(modelDir, (tokenizer = loadTokenizer(modelDir).catch(() => undefined)));
+    return tokenizer;
+  }
+
+  async completion(file: string, at: Position): Promise<CompletionItem[]> {
+    if (!isConfigFile(file)) return [];
+    const text = await this.model.text(file).catch(() => "");
+    const found = await this.foundFiles();
+    const models = this.model.configState(file)?.loaded.resolved.models ?? [];
+    const modelParameters = (await Promise.all(models.map(async (m) => ({ name: m.name, count: await readParameterCount(m.path) }))))
+      .flatMap((m) => (m.count ? [{ name: m.name, total: m.count.total }] : []));
+    return configCompletions(text, at, { configFile: file, abilityNames: this.model.abilityNames(), ...found, modelParameters });
+  }
+
+  async outlines(): Promise<ProfileOutline[]> {
+    const outlines: ProfileOutline[] = [];
+    for (const file of this.model.configFiles()) {
+      const text = await this.model.text(file).catch(() => undefined);
+      if (text === undefined) continue;
+      const outline = profileOutline(file, text, this.model.configState(file)?.loaded, (f) => this.model.problemsOf(f));
+      const finished = (await runsOfConfig(file, text)).find((r) => r.finished);
+      outlines.push(finished ? { ...outline, latestResults: { runId: finished.id, dir: finished.dir } } : outline);
+    }
+    return outlines;
+  }
+
+  /** Task files, datasets and model folders under the workspace folders (cached until a file appears or goes). */
+  foundFiles(): Promise<FoundFiles> {
+    this.found ??= scanFolders(this.roots);
+    return this.found;
+  }
+}
+
+/** A bounded walk of the folders: YAML files, `*.diag.jsonl`, and folders with config.json and tokenizer.json. */
+export async function scanFolders(roots: readonly string[]): Promise<FoundFiles> {
+  const found: FoundFiles = { taskFiles: [], datasetFiles: [], modelFolders: [] };
+  let budget = SCAN_ENTRIES;
+  const walk = async (dir: string, depth: number): Promise<void> => {
+    if (depth > SCAN_DEPTH || budget <= 0) return;
+    const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
+    budget -= entries.length;
+    const names = new Set(entries.map((e) => e.name));
+    if (names.has("config.json") && names.has("tokenizer.json")) found.modelFolders.push(dir);
+    for (const e of entries) {
+      const full = path.join(dir, e.name);
+      if (e.isDirectory()) {
+        if (!e.name.startsWith(".") && !SKIPPED_FOLDERS.has(e.name)) await walk(full, depth + 1);
+      } else if (e.name.endsWith(".diag.jsonl")) found.datasetFiles.push(full);
+      else if (/\.ya?ml$/.test(e.name) && !e.name.endsWith(".bprof.yaml")) found.taskFiles.push(full);
+    }
+  };
+  for (const root of roots) await walk(root, 0);
+  return found;
+}

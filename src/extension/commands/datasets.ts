@@ -1,0 +1,69 @@
+// Diagnostic datasets written from the editor with the built-in generators: Create Dataset (the
+// quick fix on a config's missing dataset) and Generate Items (the CodeLens above an ability). Both
+// are one workspace edit, so Undo takes them back.
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { findGenerator, generateItems, itemKey, toJsonl } from "../../core/datasets/generators/index";
+import { PAPER_ITEMS_PER_ABILITY } from "../../core/datasets/diagnosticHealth";
+import { jsonlLines } from "../../core/datasets/diagnostic";
+import type { CommandFactory } from "../ctx";
+
+/** Creates `file` with the paper's number of items of `ability`'s generator, saves it and opens it. */
+export const createDataset: CommandFactory = () => async (file: string, ability: string) => {
+  const found = findGenerator(ability);
+  if ("error" in found) throw new Error(found.error);
+  const text = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Generating ${PAPER_ITEMS_PER_ABILITY} items of ${ability}` },
+    async () => toJsonl(generateItems(found.generator, { n: PAPER_ITEMS_PER_ABILITY, seed: 1 })));
+  const uri = vscode.Uri.file(file);
+  const edit = new vscode.WorkspaceEdit();
+  edit.createFile(uri, { ignoreIfExists: true });
+  edit.insert(uri, new vscode.Position(0, 0), text);
+  if (!(await vscode.workspace.applyEdit(edit))) throw new Error(`could not create ${file}`);
+  const document = await vscode.workspace.openTextDocument(uri);
+  await document.save();
+  await vscode.window.showTextDocument(document);
+};
+
+/**
+ * Appends items of an ability's generator to its first dataset: new questions only (none the file
+ * has), from a seed the file's ids have not used, so ids stay unique.
+ */
+export const generateMoreItems: CommandFactory = (ctx) => async (config: vscode.Uri, abilityIndex: number) => {
+  const outline = (await ctx.workspace.outlines()).find((o) => o.file === config.fsPath);
+  const entry = outline?.abilities.find((a) => a.index === abilityIndex);
+  const file = entry?.files[0];
+  if (!entry || !file) throw new Error("this ability names no dataset to add items to");
+  const found = findGenerator(entry.label);
+  if ("error" in found) throw new Error(found.error);
+  const answer = await vscode.window.showInputBox({
+    title: `Generate ${entry.label} items into ${path.basename(file)}`,
+    prompt: "How many items? (the paper used about 2,000 per ability)",
+    value: String(Math.max(100, PAPER_ITEMS_PER_ABILITY - (entry.count ?? 0))),
+    validateInput: (v) => (/^\d+$/.test(v.trim()) && Number(v) > 0 && Number(v) <= 100_000 ? undefined : "a whole number from 1 to 100,000"),
+  });
+  if (answer === undefined) return;
+  const document = await vscode.workspace.openTextDocument(vscode.Uri.file(file)).then((d) => d, () => undefined);
+  const existing = document?.getText() ?? "";
+  const lines = jsonlLines(existing).filter((l) => l.trim() !== "");
+  const taken = new Set<string>();
+  let seed = 1;
+  for (const line of lines) {
+    try {
+      const item = JSON.parse(line) as { context?: unknown; question?: unknown; id?: unknown };
+      taken.add(itemKey({ context: String(item.context ?? ""), question: String(item.question ?? "") }));
+      const used = new RegExp(`^${found.generator.slug}-(\\d+)-`).exec(String(item.id ?? ""));
+      if (used) seed = Math.max(seed, Number(used[1]) + 1);
+    } catch {
+      // a broken line is the dataset check's to report
+    }
+  }
+  const items = generateItems(found.generator, { n: Number(answer), seed, exclude: taken });
+  const uri = vscode.Uri.file(file);
+  const edit = new vscode.WorkspaceEdit();
+  if (!document) edit.createFile(uri, { ignoreIfExists: true });
+  const end = document ? document.lineAt(document.lineCount - 1).range.end : new vscode.Position(0, 0);
+  const separator = existing === "" || existing.endsWith("\n") ? "" : "\n";
+  edit.insert(uri, end, separator + toJsonl(items));
+  if (!(await vscode.workspace.applyEdit(edit))) throw new Error(`could not add items to ${file}`);
+  void vscode.window.showInformationMessage(`Added ${items.length} ${entry.label} items to ${path.basename(file)} (seed ${seed}); save the file to keep them.`);
+};

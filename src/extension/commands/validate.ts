@@ -1,0 +1,41 @@
+// Validate Config: the problems the workspace model found in the config (and, through it, in the
+// files it names), then, for an SSH or Slurm target, what only the target can say (the host, its
+// runner, the model folders there, sbatch --test-only). Asking the target runs ssh or sbatch, so
+// it needs a trusted workspace; the file checks do not.
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { loadProfile } from "../../core/config/load";
+import { checkTarget } from "../../core/launch/check";
+import { describeTarget } from "../../core/launch/target";
+import { errorsOf } from "../../core/problems";
+import type { CommandFactory } from "../ctx";
+import { pickConfig } from "./pickConfig";
+
+export const validateConfig: CommandFactory = (ctx) => async (uri?: vscode.Uri) => {
+  const config = uri ?? (await pickConfig());
+  if (!config) return;
+  const document = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === config.fsPath);
+  if (document) ctx.workspace.flush(document);
+  else ctx.workspace.found([config.fsPath]);
+  await ctx.workspace.request("settled", {});
+  const errors = errorsOf(await ctx.workspace.request("problemsOf", { file: config.fsPath })).length;
+  const name = path.basename(config.fsPath);
+  if (errors > 0) {
+    void vscode.window.showErrorMessage(`${name}: ${errors} error(s); see the Problems panel`);
+    return;
+  }
+  const { profile } = await loadProfile(config.fsPath, document ? { text: document.getText() } : {});
+  if (!profile || profile.target.kind === "local") {
+    void vscode.window.showInformationMessage(`${name}: config OK`);
+    return;
+  }
+  const where = describeTarget(profile.target);
+  if (!(await ctx.trusted(`Checking ${where}`))) return;
+  const checks = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Checking ${where}` },
+    () => checkTarget(profile.target, profile.models, ctx.runnerPath()));
+  ctx.log(`${name}: target ${where}`);
+  for (const check of checks) ctx.log(`  ${check.ok ? "ok" : "error"}: ${check.message}`);
+  const failed = checks.filter((c) => !c.ok);
+  if (failed.length === 0) void vscode.window.showInformationMessage(`${name}: config OK; ${where} is ready (${checks.length} checks)`);
+  else void vscode.window.showErrorMessage(`${name}: ${failed[0]!.message}${failed.length > 1 ? ` (and ${failed.length - 1} more; see the output)` : ""}`);
+};

@@ -1,0 +1,87 @@
+// The context every feature and command of the extension shares: VS Code's extension context, the
+// output channel, the settings, the workspace model (in its worker thread), and the way commands
+// are registered. Commands never call vscode.commands.registerCommand themselves.
+import { appendFileSync } from "node:fs";
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { resolveRunnerPath } from "../core/launch/runner";
+import { Workspace } from "./workspace/workspace";
+
+export const EXTENSION_ID = "benchmarkProfiler";
+
+/** A command: a factory of the context, returning what runs when the command is invoked. */
+export type Cmd = (...args: never[]) => unknown;
+export type CommandFactory = (ctx: Ctx) => Cmd;
+
+export class Ctx {
+  readonly output: vscode.OutputChannel;
+  readonly workspace: Workspace;
+
+  private constructor(readonly extension: vscode.ExtensionContext) {
+    this.output = vscode.window.createOutputChannel("Benchmark Profiler");
+    this.workspace = new Workspace(this);
+    extension.subscriptions.push(this.output, this.workspace);
+  }
+
+  static create(extension: vscode.ExtensionContext): Ctx {
+    return new Ctx(extension);
+  }
+
+  get subscriptions(): vscode.Disposable[] {
+    return this.extension.subscriptions;
+  }
+
+  /** Registers `benchmarkProfiler.<name>`, made by `factory` from this context. */
+  registerCommand(name: string, factory: CommandFactory): void {
+    const run = factory(this) as (...args: unknown[]) => unknown;
+    this.subscriptions.push(vscode.commands.registerCommand(`${EXTENSION_ID}.${name}`, async (...args: unknown[]) => {
+      try {
+        return await run(...args);
+      } catch (e) {
+        const message = e instanceof Error ? e.message : String(e);
+        this.output.appendLine(`${name} failed: ${e instanceof Error ? (e.stack ?? message) : message}`);
+        void vscode.window.showErrorMessage(`Benchmark Profiler: ${message}`);
+        return undefined;
+      }
+    }));
+  }
+
+  /**
+   * Whether `what` may run: the runner, SSH and Slurm are programs a workspace's files choose, so
+   * they run only in a trusted workspace. In Restricted Mode this says so, with the way out.
+   */
+  async trusted(what: string): Promise<boolean> {
+    if (vscode.workspace.isTrusted) return true;
+    const manage = "Manage Workspace Trust";
+    const choice = await vscode.window.showErrorMessage(
+      `${what} needs a trusted workspace: it starts the runner (and ssh or sbatch) that this folder's config names. ` +
+        "This window is in Restricted Mode, where Benchmark Profiler only checks files and shows results.",
+      manage,
+    );
+    if (choice === manage) await vscode.commands.executeCommand("workbench.trust.manage");
+    return false;
+  }
+
+  /** The runner this machine uses: the setting (trusted workspaces only), else $BPROF_RUNNER, the checkout's build, PATH. */
+  runnerPath(): string {
+    const configured = vscode.workspace.getConfiguration(EXTENSION_ID).get<string>("runnerPath");
+    return resolveRunnerPath(configured || undefined, path.join(this.extension.extensionPath, "dist"));
+  }
+
+  /** Whether Red Hat's YAML extension is installed: it then completes and describes config keys from our schema. */
+  get yamlExtensionActive(): boolean {
+    return vscode.extensions.getExtension("redhat.vscode-yaml") !== undefined;
+  }
+
+  /** Where the demo workspace is copied for Open Demo. */
+  get demoFolder(): string {
+    return path.join(this.extension.globalStorageUri.fsPath, "demo");
+  }
+
+  log(message: string): void {
+    this.output.appendLine(message);
+    // The end-to-end tests keep the channel's lines in a file of their results.
+    const file = process.env.BPROF_EXTENSION_LOG;
+    if (file) appendFileSync(file, `${new Date().toISOString()} ${message}\n`);
+  }
+}

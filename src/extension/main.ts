@@ -1,0 +1,27 @@
+// Benchmark Profiler in VS Code, as a table of contents: one context, the workspace model, the
+// language features of configs, datasets and task files, the views, and the commands.
+import type * as vscode from "vscode";
+import { createCommands } from "./commands/index";
+import { Ctx } from "./ctx";
+import { activateCodeLens } from "./language/codeLens";
+import { activateCompletion } from "./language/completion";
+import { activateHovers } from "./language/hover";
+import { activateQuickFixes } from "./language/quickFixes";
+import { activateResultsPanel } from "./panels/resultsPanel";
+import { activateProfilesTree } from "./views/profilesTree";
+
+export function activate(extension: vscode.ExtensionContext): void {
+  const ctx = Ctx.create(extension);
+  ctx.workspace.start();
+
+  activateQuickFixes(ctx);
+  activateCompletion(ctx);
+  activateHovers(ctx);
+  activateCodeLens(ctx);
+  activateProfilesTree(ctx);
+  activateResultsPanel(ctx);
+
+  for (const [name, factory] of Object.entries(createCommands())) ctx.registerCommand(name, factory);
+}
+
+export function deactivate(): void {}

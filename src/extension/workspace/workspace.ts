@@ -1,0 +1,145 @@
+// The workspace as the extension sees it: VS Code's documents and file events, sent to the
+// workspace model in its worker thread (src/core/workspace), and the problems it finds, shown in
+// the Problems panel and as squiggles. Typing is sent after a short pause, and at once before a
+// hover or a completion asks, so they read what the editor shows.
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { WorkspaceClient, type ProblemsUpdate } from "../../core/workspace/client";
+import type { FileChange } from "../../core/workspace/model";
+import type { RequestMethod, RequestParams, RequestResult } from "../../core/workspace/protocol";
+import type { ProfileOutline } from "../../core/language/outline";
+import type { Problem } from "../../core/problems";
+import type { Ctx } from "../ctx";
+import { toDiagnostic, diagnosticKey } from "../language/convert";
+
+/** The files the model reads: configs, tasks, datasets and data, and what a model folder holds. */
+const WATCHED = "**/*.{yaml,yml,jsonl,json,csv,parquet,jinja,safetensors}";
+const SENT_EXTENSIONS = /\.(ya?ml|jsonl|json|csv)$/;
+/** Pause in typing before the text is checked. */
+const TYPING_PAUSE_MS = 150;
+/** Larger documents are left to the disk (the model reads the saved file). */
+const MAX_SENT_CHARACTERS = 64 * 1024 * 1024;
+
+export class Workspace implements vscode.Disposable {
+  private client: WorkspaceClient | undefined;
+  private readonly collection = vscode.languages.createDiagnosticCollection("bprof");
+  private readonly problems = new Map<string, Map<string, Problem>>();
+  private readonly pending = new Map<string, NodeJS.Timeout>();
+  private readonly changed = new vscode.EventEmitter<void>();
+  private outlined: Promise<ProfileOutline[]> | undefined;
+  private readonly disposables: vscode.Disposable[] = [this.collection, this.changed];
+  /** Fires after problems changed (the Profiles tree and the CodeLens lines refresh). */
+  readonly onDidChange = this.changed.event;
+
+  constructor(private readonly ctx: Ctx) {}
+
+  /** Starts the worker, sends what the workspace holds, and follows its changes. */
+  start(): void {
+    this.ctx.log("starting the workspace model");
+    this.client = new WorkspaceClient({
+      script: path.join(this.ctx.extension.extensionPath, "dist", "workspaceWorker.cjs"),
+      onProblems: (update) => this.show(update),
+      onLog: (message) => this.ctx.log(message),
+    });
+    this.client.setRoots((vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath));
+    const watcher = vscode.workspace.createFileSystemWatcher(WATCHED);
+    this.disposables.push(
+      watcher,
+      watcher.onDidCreate((uri) => this.fileChanged(uri, "created")),
+      watcher.onDidChange((uri) => this.fileChanged(uri, "changed")),
+      watcher.onDidDelete((uri) => this.fileChanged(uri, "deleted")),
+      vscode.workspace.onDidOpenTextDocument((d) => this.send(d)),
+      vscode.workspace.onDidChangeTextDocument((e) => this.schedule(e.document)),
+      vscode.workspace.onDidCloseTextDocument((d) => this.close(d)),
+      vscode.workspace.onDidChangeWorkspaceFolders(() => this.client?.setRoots((vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath))),
+    );
+    for (const document of vscode.workspace.textDocuments) this.send(document);
+    void this.discover();
+  }
+
+  private async discover(): Promise<void> {
+    const found = await Promise.all(["**/*.bprof.yaml", "**/*.diag.jsonl"].map((glob) => vscode.workspace.findFiles(glob, "**/node_modules/**", 5000)));
+    this.ctx.log(`found ${found.flat().length} configs and datasets`);
+    this.client?.filesFound(found.flat().map((uri) => uri.fsPath));
+  }
+
+  private fileChanged(uri: vscode.Uri, kind: FileChange["kind"]): void {
+    if (uri.scheme === "file") this.client?.filesChanged([{ file: uri.fsPath, kind }]);
+  }
+
+  private isSent(document: vscode.TextDocument): boolean {
+    return document.uri.scheme === "file" && SENT_EXTENSIONS.test(document.fileName) && document.getText().length <= MAX_SENT_CHARACTERS;
+  }
+
+  private send(document: vscode.TextDocument): void {
+    clearTimeout(this.pending.get(document.fileName));
+    this.pending.delete(document.fileName);
+    if (this.isSent(document)) this.client?.setDocuments([{ file: document.fileName, text: document.getText(), version: document.version }]);
+  }
+
+  private schedule(document: vscode.TextDocument): void {
+    if (!SENT_EXTENSIONS.test(document.fileName) || document.uri.scheme !== "file") return;
+    clearTimeout(this.pending.get(document.fileName));
+    this.pending.set(document.fileName, setTimeout(() => this.send(document), TYPING_PAUSE_MS));
+  }
+
+  private close(document: vscode.TextDocument): void {
+    clearTimeout(this.pending.get(document.fileName));
+    this.pending.delete(document.fileName);
+    if (document.uri.scheme === "file") this.client?.setDocuments([], [document.fileName]);
+  }
+
+  /** Files the model should check even if no search found them (a config passed to a command). */
+  found(files: readonly string[]): void {
+    this.client?.filesFound(files);
+  }
+
+  /** Asks the outlines again (a run finished: a config has new results). */
+  refresh(): void {
+    this.outlined = undefined;
+    this.changed.fire();
+  }
+
+  /** Sends `document`'s text now if a pause in typing is still pending. */
+  flush(document: vscode.TextDocument): void {
+    if (this.pending.has(document.fileName)) this.send(document);
+  }
+
+  private show(update: ProblemsUpdate): void {
+    for (const [file, problems] of update.files) {
+      const uri = vscode.Uri.file(file);
+      this.problems.set(file, new Map(problems.map((p) => [diagnosticKey(uri, p), p])));
+      if (problems.length === 0) this.problems.delete(file);
+      this.collection.set(uri, problems.map(toDiagnostic));
+    }
+    if (update.checked.length > 0) this.ctx.log(`checked ${update.checked.length} file(s) in ${update.milliseconds.toFixed(0)} ms: ${update.checked.map((c) => path.basename(c)).join(", ")}`);
+    this.outlined = undefined;
+    this.changed.fire();
+  }
+
+  /** The outline of every config, asked once per change of the problems. */
+  outlines(): Promise<ProfileOutline[]> {
+    this.outlined ??= this.request("outlines", {}).catch((e: Error) => {
+      this.ctx.log(`outlines: ${e.message}`);
+      this.outlined = undefined;
+      return [];
+    });
+    return this.outlined;
+  }
+
+  /** The problem behind a diagnostic this extension published (quick fixes read its code and data). */
+  problemOf(uri: vscode.Uri, diagnostic: vscode.Diagnostic): Problem | undefined {
+    return this.problems.get(uri.fsPath)?.get(diagnosticKey(uri, diagnostic));
+  }
+
+  request<M extends RequestMethod>(method: M, params: RequestParams<M>): Promise<Awaited<RequestResult<M>>> {
+    if (!this.client) return Promise.reject(new Error("the workspace model is not running"));
+    return this.client.request(method, params);
+  }
+
+  dispose(): void {
+    for (const timer of this.pending.values()) clearTimeout(timer);
+    this.client?.dispose();
+    for (const d of this.disposables) d.dispose();
+  }
+}

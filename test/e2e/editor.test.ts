@@ -1,0 +1,124 @@
+// End to end: the editor on a copy of the demo workspace, in one code-server session. An answer
+// index typed out of range shows its problem on that line within a second and its quick fix clears
+// it; an ability name completes in the config; the hover on a diagnostic item shows the text the
+// importance loss reads and its token count; the Profiles tree lists the demo's models, benchmarks
+// and abilities. Then, in a second server with Workspace Trust on, a restricted window checks files
+// but refuses to run the profiler, saying why.
+// Run: bash scripts/e2e-install.sh && npm run build && npm run package && node --import tsx --test test/e2e/editor.test.ts
+// Leaves test-results/e2e-editor-*.png and e2e-restricted.png.
+import assert from "node:assert/strict";
+import * as fsp from "node:fs/promises";
+import * as os from "node:os";
+import * as path from "node:path";
+import { test } from "node:test";
+import { REPO_ROOT, runCommand, screenshot, waitFor, waitForNotification, withWorkbench } from "./harness";
+import { acceptSuggestion, applyQuickFix, hoverLine, lineText, openFile, problemRows, selectText } from "./editing";
+
+async function demoCopy(): Promise<string> {
+  const workspace = await fsp.mkdtemp(path.join(os.tmpdir(), "bprof-e2e-editor-"));
+  await fsp.cp(path.join(REPO_ROOT, "media", "demo"), workspace, { recursive: true });
+  return workspace;
+}
+
+test("e2e editor: problems as you type, a quick fix, completion, a hover and the Profiles tree on the demo", { timeout: 300_000 }, async (t) => {
+  const workspace = await demoCopy();
+  t.after(() => fsp.rm(workspace, { recursive: true, force: true, maxRetries: 3 }));
+
+  await withWorkbench(t, { name: "e2e-editor", workspace }, async ({ page, mark }) => {
+    await t.test("the Profiles tree lists the demo's models, benchmarks and abilities", async () => {
+      await page.locator('.activitybar .action-item a[aria-label^="Benchmark Profiler"]').first().click();
+      const rows = await waitFor(async () => {
+        const texts = await page.locator(".sidebar .monaco-list-row").evaluateAll((r) => r.map((e) => (e.textContent ?? "").replace(/\s+/g, " ").trim()));
+        return texts.some((x) => x.startsWith("Temporal Reasoning")) ? texts : undefined;
+      }, 60_000, () => "the Profiles tree never listed the demo's abilities");
+      for (const expected of ["demo.bprof.yaml", "Models (1)", "demo-llama", "Benchmarks (11)", "demo_analogical", "demo_mixed", "Abilities (10)", "Analogical Reasoning", "Spatial Reasoning"]) {
+        assert.ok(rows.some((r) => r.startsWith(expected)), `the tree lists ${expected}: ${rows.join(" | ")}`);
+      }
+      assert.ok(rows.some((r) => /^Spatial Reasoning\s*1,000 items/.test(r)), rows.join(" | "));
+      assert.ok(rows.some((r) => /^demo_spatial\s*250 documents/.test(r)), rows.join(" | "));
+      await screenshot(page, "e2e-editor-profiles");
+      mark("tree");
+    });
+
+    await t.test("an answer out of range shows on its line within a second; its quick fix clears it", async () => {
+      await openFile(page, "spatial.diag.jsonl");
+      assert.match(await lineText(page, 1), /"answer":2,"meta"/);
+      // Select the digit alone: a quote typed over a selection would surround it.
+      await selectText(page, '"answer":2,');
+      await page.keyboard.press("ArrowRight");
+      await page.keyboard.press("ArrowLeft");
+      await page.keyboard.press("Shift+ArrowLeft");
+      await page.keyboard.type("9");
+      const typed = Date.now();
+      const row = await waitFor(async () => (await problemRows(page)).find((r) => r.includes("`answer` 9 is out of range")), 5_000,
+        () => "no problem for the answer typed out of range");
+      const elapsed = Date.now() - typed;
+      mark(`problem shown ${elapsed} ms after typing`);
+      assert.ok(elapsed < 1000, `the problem appeared ${elapsed} ms after typing`);
+      assert.match(row, /with 4 choices it must be 0 to 3 \(0-based\).*diag\.answer-out-of-range.*\[Ln 1, Col \d+\]/);
+      await screenshot(page, "e2e-editor-problem");
+      await selectText(page, '"answer":9,');
+      const offered = await applyQuickFix(page, 'Set answer to 2 ("east")');
+      assert.deepEqual(offered.filter((o) => o.startsWith("Set answer")), ['Set answer to 0 ("northeast")', 'Set answer to 1 ("southwest")', 'Set answer to 2 ("east")', 'Set answer to 3 ("west")']);
+      await waitFor(async () => !(await problemRows(page)).some((r) => r.includes("out of range")) || undefined, 5_000, () => "the problem stayed after its quick fix");
+      assert.match(await lineText(page, 1), /"answer":2,"meta"/);
+      await screenshot(page, "e2e-editor-fixed");
+      mark("quick fix");
+    });
+
+    await t.test("the hover on a diagnostic item shows the text the importance loss reads and its token count", async () => {
+      const hover = await hoverLine(page, 2, /Diagnostic item/);
+      assert.match(hover, /Diagnostic item spatial-1-2 · Spatial Reasoning/);
+      assert.match(hover, /For demo-llama \(\d+ tokens\), as plain text, in demo\.bprof\.yaml/);
+      assert.match(hover, /The lamp is in front of the bell\.\s*From the lamp, where is the bell\?\s*Answer: /);
+      await screenshot(page, "e2e-editor-hover");
+      mark("hover");
+    });
+
+    await t.test("an ability name completes in the config", async () => {
+      await openFile(page, "demo.bprof.yaml");
+      await selectText(page, "name: Spatial Reasoning");
+      await page.keyboard.type("name: Spat");
+      const offered = await acceptSuggestion(page, "Spatial Reasoning");
+      assert.deepEqual(offered, ["Spatial Reasoning"], "the suggestions that match what is typed");
+      let line = "";
+      await waitFor(async () => /^\s+- name: Spatial Reasoning$/.test((line = await lineText(page, 48))) || undefined, 5_000, () => `line 48 reads ${JSON.stringify(line)}`);
+      await screenshot(page, "e2e-editor-completion");
+      mark("completion");
+    });
+
+    await t.test("a dataset the config names but that does not exist is created by its quick fix, and the config is fine again", async () => {
+      await selectText(page, "temporal.diag.jsonl");
+      await page.keyboard.type("temporal-more.diag.jsonl");
+      // The name typed in full: each prefix typed on the way was a missing file too.
+      await waitFor(async () => (await problemRows(page)).some((r) => r.includes("diagnostic dataset not found") && r.includes("temporal-more.diag.jsonl")) || undefined,
+        5_000, () => "no problem for the missing dataset");
+      await selectText(page, "temporal-more.diag.jsonl");
+      await applyQuickFix(page, "Create temporal-more.diag.jsonl with items of the built-in Temporal Reasoning generator");
+      const created = path.join(workspace, "diagnostic", "temporal-more.diag.jsonl");
+      const lines = await waitFor(async () => {
+        const text = await fsp.readFile(created, "utf8").catch(() => "");
+        return text.split("\n").filter(Boolean).length === 2000 ? text.split("\n").filter(Boolean) : undefined;
+      }, 20_000, () => `${created} was not written with 2,000 items`);
+      assert.equal((JSON.parse(lines[0]!) as { ability: string }).ability, "Temporal Reasoning");
+      await waitFor(async () => !(await problemRows(page)).some((r) => r.includes("not found")) || undefined, 10_000, () => "the config still misses its dataset");
+      await screenshot(page, "e2e-editor-created");
+      mark("dataset created");
+    });
+  });
+});
+
+test("e2e restricted: in a window whose folder is not trusted, files are checked but Profile refuses and says why", { timeout: 180_000 }, async (t) => {
+  const workspace = await demoCopy();
+  t.after(() => fsp.rm(workspace, { recursive: true, force: true, maxRetries: 3 }));
+  await fsp.appendFile(path.join(workspace, "demo.bprof.yaml"), "treads: 2\n");
+  await withWorkbench(t, { name: "e2e-restricted", workspace, trusted: false }, async ({ page, mark }) => {
+    const row = await waitFor(async () => (await problemRows(page)).find((r) => r.includes("unknown key `treads`")), 60_000, () => "no problem in Restricted Mode");
+    assert.match(row, /did you mean `threads`\?/);
+    mark("checked in restricted mode");
+    await runCommand(page, "Benchmark Profiler: Profile");
+    const refused = await waitForNotification(page, "needs a trusted workspace", 30_000, { failOn: /^Profile finished/ });
+    assert.match(refused, /^Profiling needs a trusted workspace: it starts the runner \(and ssh or sbatch\) that this folder's config names\..*Restricted Mode/);
+    await screenshot(page, "e2e-restricted");
+  });
+});
