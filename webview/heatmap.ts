@@ -110,7 +110,14 @@ export function distinctLabels(labels: readonly string[]): string[] {
   });
 }
 
-export function drawHeatmap(canvas: HTMLCanvasElement, heatmap: Heatmap, theme: HeatmapTheme): Chart<"matrix"> {
+/** Selecting cells, where the page lets the user pick one (the results view). */
+export interface HeatmapSelection {
+  /** The cell shown as selected (outlined). */
+  selected?: { row: number; column: number };
+  onSelect(cell: HeatmapCell): void;
+}
+
+export function drawHeatmap(canvas: HTMLCanvasElement, heatmap: Heatmap, theme: HeatmapTheme, selection?: HeatmapSelection): Chart<"matrix"> {
   const ctx = canvas.getContext("2d");
   if (!ctx) throw new Error("this browser has no 2D canvas");
   const size = layout(ctx, heatmap, theme, canvas.parentElement?.clientWidth || 960);
@@ -240,7 +247,11 @@ export function drawHeatmap(canvas: HTMLCanvasElement, heatmap: Heatmap, theme: 
           const cell = heatmap.cells[context.dataIndex];
           return !cell ? "transparent" : cell.value === null ? hatch : cell.fill;
         },
-        borderWidth: 0,
+        borderWidth: (context) => {
+          const cell = heatmap.cells[context.dataIndex];
+          return cell && selection?.selected?.row === cell.row && selection.selected.column === cell.column ? 3 : 0;
+        },
+        borderColor: theme.text,
         width: ({ chart }) => Math.max(1, (chart.chartArea?.width ?? 0) / nColumns - GAP),
         height: ({ chart }) => Math.max(1, (chart.chartArea?.height ?? 0) / nRows - GAP),
         anchorX: "center",
@@ -254,7 +265,17 @@ export function drawHeatmap(canvas: HTMLCanvasElement, heatmap: Heatmap, theme: 
       font: { family: theme.fontFamily, size: FONT_SIZE },
       color: theme.text,
       layout: { padding: { top: 16, right: size.barSpace, bottom: size.bottomPadding, left: 4 } },
-      events: ["mousemove", "mouseout", "touchstart", "touchmove"],
+      events: selection ? ["mousemove", "mouseout", "click", "touchstart", "touchmove"] : ["mousemove", "mouseout", "touchstart", "touchmove"],
+      ...(selection ? {
+        onClick: (_event: unknown, elements: { index: number }[]) => {
+          const cell = elements[0] ? cellOf(elements[0].index) : undefined;
+          if (cell) selection.onSelect(cell);
+        },
+        onHover: (event: { native: Event | null }, elements: unknown[]) => {
+          const target = event.native?.target as HTMLElement | null;
+          if (target) target.style.cursor = elements.length > 0 ? "pointer" : "default";
+        },
+      } : {}),
       scales: {
         x: {
           type: "category",

@@ -1,21 +1,43 @@
 // What the results webview and the extension say to each other: one id per view type, and the
 // messages each side sends. Both sides import this file, so a change of shape is a type error on
 // both.
-import type { Report } from "../src/core/report/model";
+import type { CellCases, CellRef } from "../src/core/report/cases";
+import type { ResultsQuery, ResultsView } from "../src/core/report/view";
 
 /** The view type of the results panel (its serializer restores panels of this type after a reload). */
 export const RESULTS_VIEW_TYPE = "benchmarkProfiler.results";
 
+/** Colours of the page, for an exported figure. */
+export interface ExportTheme {
+  text: string;
+  muted: string;
+  background: string;
+  fontFamily: string;
+}
+
 /** From the webview. */
 export type FromResultsView =
-  /** The page is loaded and listens: send it the report. */
-  | { type: "ready" };
+  /** The page is loaded and listens: send it the view. */
+  | { type: "ready" }
+  /** A control changed: send the view for this query. */
+  | { type: "query"; query: ResultsQuery }
+  /** A cell was selected: send its flipped documents. */
+  | { type: "cell"; ref: CellRef }
+  /** Open a document in its data file. */
+  | { type: "open"; file: string; line: number }
+  /** Save the figure: PNG carries the canvas as a data URL; SVG and CSV are made by the extension. */
+  | { type: "export"; format: "png"; dataUrl: string }
+  | { type: "export"; format: "svg"; theme: ExportTheme }
+  | { type: "export"; format: "csv" };
 
 /** To the webview. */
 export type ToResultsView =
-  | { type: "report"; report: Report };
+  | { type: "view"; view: ResultsView }
+  | { type: "cases"; cases: CellCases }
+  | { type: "error"; message: string };
 
 /** What the webview keeps across reloads (vscode.setState), and the serializer reads back. */
 export interface ResultsViewState {
   runDir: string;
+  query?: ResultsQuery;
 }

@@ -1,113 +1,273 @@
-// Browser side of the results view: renders the report model the host sends it
-// (src/core/report/model.ts; messages in ./protocol.ts): per model the baseline accuracies and, for a profile run, the AIS
-// heatmap per k, drawn by the same code as the HTML report's. Only textContent is used for data,
-// so names from user files cannot inject markup.
-import type { KSection, ModelReport, Report } from "../src/core/report/model";
+// Browser side of the results view. The extension sends the view model of a run for the query the
+// controls make (model, metric, k, what the cells show; src/core/report/view.ts); this page draws
+// it: the heatmap (select a cell for its flipped documents), a table of the same numbers for
+// screen readers, and tabs for the baselines, the ability overlap, the label check and the method.
+// Messages are in ./protocol.ts. Data goes in with textContent only, so names from user files
+// cannot inject markup. The figure is drawn again when the colour theme changes.
+import "@vscode-elements/elements/dist/vscode-button/index.js";
+import "@vscode-elements/elements/dist/vscode-option/index.js";
+import "@vscode-elements/elements/dist/vscode-single-select/index.js";
+import "@vscode-elements/elements/dist/vscode-tab-header/index.js";
+import "@vscode-elements/elements/dist/vscode-tab-panel/index.js";
+import "@vscode-elements/elements/dist/vscode-tabs/index.js";
+import type { Chart } from "chart.js";
+import type { CellCases } from "../src/core/report/cases";
+import type { HeatmapCell } from "../src/core/report/model";
+import type { CellsShown, ResultsQuery, ResultsView } from "../src/core/report/view";
+import { casesList } from "./cases";
+import { element, table } from "./dom";
 import { drawHeatmap, type HeatmapTheme } from "./heatmap";
-import type { FromResultsView, ResultsViewState, ToResultsView } from "./protocol";
+import type { ExportTheme, FromResultsView, ResultsViewState, ToResultsView } from "./protocol";
 
-function element<K extends keyof HTMLElementTagNameMap>(tag: K, text?: string, className?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (text !== undefined) e.textContent = text;
-  if (className) e.className = className;
-  return e;
-}
+declare function acquireVsCodeApi(): { postMessage(message: FromResultsView): void; setState(state: ResultsViewState): void };
+const host = acquireVsCodeApi();
+const state = JSON.parse(document.body.dataset.state ?? "{}") as ResultsViewState;
+host.setState(state);
 
-function row(cells: HTMLElement[]): HTMLTableRowElement {
-  const tr = document.createElement("tr");
-  tr.append(...cells);
-  return tr;
-}
+let view: ResultsView | undefined;
+let chart: Chart | undefined;
+let selected: { row: number; column: number } | undefined;
+let selectedTab = 0;
+
+const CELLS_LABELS: Record<CellsShown, string> = {
+  top: "AIS of the top sets",
+  bottom: "AIS of the bottom sets",
+  random: "AIS of the random control",
+  specificity: "specificity (top minus random)",
+};
 
 /** VS Code's theme, from the variables it sets on the webview. */
-function theme(): HeatmapTheme {
+function theme(): HeatmapTheme & ExportTheme {
   const style = getComputedStyle(document.body);
   const variable = (name: string, fallback: string) => style.getPropertyValue(name).trim() || fallback;
   return {
     text: variable("--vscode-foreground", "#cccccc"),
     muted: variable("--vscode-descriptionForeground", "#999999"),
     rule: variable("--vscode-foreground", "#cccccc"),
-    background: null,
+    background: variable("--vscode-editor-background", "#1e1e1e"),
     fontFamily: variable("--vscode-font-family", "sans-serif"),
     hatch: "#a8a8a8",
   };
 }
 
-function baselineTable(model: ModelReport): HTMLTableElement {
-  const table = element("table");
-  const generation = model.hasGeneration;
-  const score = (v: number | null) => (v === null ? "–" : v.toFixed(4));
-  table.append(row((generation ? ["benchmark", "items", "acc", "acc_norm", "exact_match", "chance"] : ["benchmark", "items", "acc", "acc_norm", "chance"])
-    .map((h) => element("th", h))));
-  for (const b of model.baseline) {
-    const main = b.outputType === "generate_until" ? b.exact_match : b.acc;
-    const aboveChance = main !== null && main > b.chance ? "above-chance" : "at-chance";
-    const cells = [
-      element("td", b.name), element("td", String(b.items), "num"),
-      element("td", score(b.acc), `num${b.outputType === "generate_until" ? "" : ` ${aboveChance}`}`), element("td", score(b.acc_norm), "num"),
-    ];
-    if (generation) {
-      const exact = element("td", score(b.exact_match), `num${b.outputType === "generate_until" ? ` ${aboveChance}` : ""}`);
-      if (b.filter) exact.title = `filter: ${b.filter}`;
-      cells.push(exact);
-    }
-    cells.push(element("td", b.chance.toFixed(4), "num"));
-    table.append(row(cells));
-  }
-  return table;
+function query(change: ResultsQuery): void {
+  const next = { ...view?.query, ...change } as ResultsQuery;
+  selected = undefined;
+  state.query = next;
+  host.setState(state);
+  host.postMessage({ type: "query", query: next });
 }
 
-/** The config's ability labels against one k: a summary line and a row per labelled benchmark. */
-function labelChecks(section: KSection): HTMLElement[] {
-  const held = section.labels.filter((l) => l.holds).length;
-  const summary = element("p", `Ability labels: ablating the labelled ability hurts the benchmark most for ${held} of ${section.labels.length} labelled benchmarks`);
-  const table = element("table");
-  table.append(row(["benchmark", "label", "AIS", "largest other", "holds"].map((h) => element("th", h))));
-  for (const l of section.labels) {
-    const other = l.largestOther ? `${l.largestOther.ais.toFixed(3)} (${l.largestOther.benchmark})` : "–";
-    table.append(row([element("td", l.benchmark), element("td", l.ability), element("td", l.ais === null ? "n/a" : l.ais.toFixed(3), "num"),
-      element("td", other, "num"), element("td", l.holds ? "yes" : "no")]));
+function select(id: string, label: string, options: { value: string; text: string }[], value: string, onChange: (value: string) => void): HTMLElement {
+  const wrap = element("label", undefined, "control");
+  wrap.append(element("span", label));
+  const box = document.createElement("vscode-single-select") as HTMLElement & { value: string };
+  box.id = id;
+  box.setAttribute("aria-label", label);
+  for (const o of options) {
+    const option = document.createElement("vscode-option") as HTMLElement & { value: string };
+    option.setAttribute("value", o.value);
+    option.textContent = o.text;
+    if (o.value === value) option.setAttribute("selected", "");
+    box.append(option);
   }
-  return [summary, table];
+  box.addEventListener("change", () => onChange(box.value));
+  wrap.append(box);
+  return wrap;
 }
 
-function render(report: Report): void {
+function button(label: string, onClick: () => void): HTMLElement {
+  const b = document.createElement("vscode-button");
+  b.setAttribute("secondary", "");
+  b.textContent = label;
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+function controls(v: ResultsView): HTMLElement {
+  const bar = element("div", undefined, "controls");
+  if (v.choices.models.length > 1) bar.append(select("model", "Model", v.choices.models.map((m) => ({ value: m, text: m })), v.query.model, (model) => query({ model })));
+  bar.append(select("metric", "Metric", v.choices.metrics.map((m) => ({ value: m, text: m })), v.query.metric, (metric) => query({ metric: metric as ResultsQuery["metric"] })));
+  if (v.query.k !== null) {
+    bar.append(select("k", "k", v.choices.k.map((k) => ({ value: String(k), text: String(k) })), String(v.query.k), (k) => query({ k: Number(k) })));
+    bar.append(select("cells", "Cells", v.choices.cells.map((c) => ({ value: c, text: CELLS_LABELS[c] })), v.query.cells, (cells) => query({ cells: cells as CellsShown })));
+  }
+  const exports = element("span", undefined, "exports");
+  exports.append(
+    button("PNG", () => canvas() && host.postMessage({ type: "export", format: "png", dataUrl: canvas()!.toDataURL("image/png") })),
+    button("SVG", () => host.postMessage({ type: "export", format: "svg", theme: theme() })),
+    button("CSV", () => host.postMessage({ type: "export", format: "csv" })),
+  );
+  bar.append(exports);
+  return bar;
+}
+
+function canvas(): HTMLCanvasElement | null {
+  return document.querySelector<HTMLCanvasElement>("#heatmap canvas");
+}
+
+function tabs(pages: [string, HTMLElement][]): HTMLElement {
+  const tabs = document.createElement("vscode-tabs") as HTMLElement & { selectedIndex: number };
+  tabs.setAttribute("selected-index", String(selectedTab));
+  for (const [title, content] of pages) {
+    const header = document.createElement("vscode-tab-header");
+    header.setAttribute("slot", "header");
+    header.textContent = title;
+    const panel = document.createElement("vscode-tab-panel");
+    panel.append(content);
+    tabs.append(header, panel);
+  }
+  tabs.addEventListener("vsc-tabs-select", (e) => (selectedTab = (e as CustomEvent<{ selectedIndex: number }>).detail.selectedIndex));
+  return tabs;
+}
+
+function heatmapPage(v: ResultsView): HTMLElement {
+  const page = element("div");
+  const profile = v.profile!;
+  const figure = element("div", undefined, "heatmap");
+  figure.id = "heatmap";
+  const c = element("canvas");
+  c.setAttribute("role", "img");
+  c.setAttribute("aria-label", `${profile.heatmap.title}; the same numbers are in the table below`);
+  figure.append(c);
+  page.append(figure);
+  page.append(element("p", `* the ${Math.round(profile.bootstrap.confidence * 100)}% interval excludes 0. Select a cell for the documents the ablation flipped.`, "hint"));
+  if (profile.reasons.length > 0) {
+    const list = element("ol", undefined, "reasons");
+    list.append(...profile.reasons.map((r) => element("li", r)));
+    page.append(list);
+  }
+  const cases = element("div", undefined, "cases");
+  cases.id = "cases";
+  page.append(cases);
+  const details = element("details");
+  details.append(element("summary", "The figure's numbers, as a table"), numbersTable(v));
+  page.append(details);
+  return page;
+}
+
+/** The figure as a table; each number is a button that selects its cell (the keyboard's way to the documents). */
+function numbersTable(v: ResultsView): HTMLTableElement {
+  const profile = v.profile!;
+  const t = table(["", ...profile.table.columns], [], "numbers");
+  t.setAttribute("aria-label", `${profile.heatmap.title}: the numbers of the heatmap`);
+  const body = t.tBodies[0]!;
+  profile.table.rows.forEach((r, rowIndex) => {
+    const tr = document.createElement("tr");
+    const th = element("th", r.label);
+    th.scope = "row";
+    tr.append(th);
+    r.cells.forEach((text, column) => {
+      const td = element("td", undefined, "num");
+      const b = element("button", text, "cell");
+      b.setAttribute("aria-label", `${r.label} × ${profile.table.columns[column]}: ${text}; list the flipped documents`);
+      const cell = profile.heatmap.cells.find((c) => c.row === rowIndex && c.column === column);
+      if (cell) b.addEventListener("click", () => selectCell(cell));
+      td.append(b);
+      tr.append(td);
+    });
+    body.append(tr);
+  });
+  return t;
+}
+
+function baselinePage(v: ResultsView): HTMLElement {
+  const generation = v.baseline.some((b) => b.outputType === "generate_until");
+  const score = (x: number | null) => (x === null ? "–" : x.toFixed(4));
+  return table(
+    generation ? ["benchmark", "items", "acc", "acc_norm", "exact_match", "chance"] : ["benchmark", "items", "acc", "acc_norm", "chance"],
+    v.baseline.map((b) => [b.name, String(b.items), score(b.acc), score(b.acc_norm), ...(generation ? [score(b.exact_match)] : []), b.chance.toFixed(4)]),
+    "baseline",
+  );
+}
+
+function overlapPage(v: ResultsView): HTMLElement {
+  const o = v.profile?.overlap;
+  if (!o) return element("p", "No overlap at this k (it needs two abilities with top sets).");
+  const page = element("div");
+  page.append(element("p", `Jaccard overlap of the abilities' top sets at k = ${o.k} (n = ${o.n.toLocaleString("en-US")} weights each): the share of weights two abilities' ablations both zero.`));
+  page.append(table(["", ...o.abilities], o.abilities.map((a, i) => [a, ...o.jaccard[i]!.map((j) => j.toFixed(3))]), "overlap"));
+  return page;
+}
+
+function labelsPage(v: ResultsView): HTMLElement {
+  const labels = v.profile?.labels ?? [];
+  if (labels.length === 0) return element("p", "The config labels no benchmark with an ability (`benchmarks[].ability`).");
+  const held = labels.filter((l) => l.holds).length;
+  const page = element("div");
+  page.append(element("p", `Ablating the labelled ability hurts the benchmark most for ${held} of ${labels.length} labelled benchmarks.`));
+  page.append(table(["benchmark", "label", "AIS", "largest other", "holds"], labels.map((l) => [
+    l.benchmark, l.ability, l.ais === null ? "n/a" : l.ais.toFixed(3), l.largestOther ? `${l.largestOther.ais.toFixed(3)} (${l.largestOther.benchmark})` : "–", l.holds ? "yes" : "no",
+  ]), "labels"));
+  return page;
+}
+
+function methodPage(v: ResultsView): HTMLElement {
+  const p = v.profile!;
+  const page = element("div");
+  const rule = p.method === "signed" ? "signed: -θ × g (weights whose zeroing raises the ability's loss come first)" : "paper: |θ × g|, as the authors' released code ranks";
+  page.append(table(["", ""], [
+    ["importance", rule],
+    ["k", `${v.query.k} (n = ${p.n.toLocaleString("en-US")} of ${p.parameters.toLocaleString("en-US")} parameters; ${p.candidates.toLocaleString("en-US")} MLP candidates)`],
+    ["selections", p.selections.join(", ")],
+    ["seed", String(p.seed)],
+    ["bootstrap", `${p.bootstrap.resamples} paired resamples, ${Math.round(p.bootstrap.confidence * 100)}% percentile intervals`],
+  ], "method"));
+  page.append(table(["ability", "diagnostic sequences", "top set lowering its own loss"], p.abilities.map((a) => [
+    a.name, String(a.sequences), a.lowering === null ? "–" : `${(100 * a.lowering).toFixed(1)}%`,
+  ]), "abilities"));
+  return page;
+}
+
+function render(v: ResultsView): void {
+  view = v;
   const root = document.getElementById("root")!;
-  root.replaceChildren(element("h2", `Run ${report.run.id}`));
-  const look = theme();
-  const pending: (() => void)[] = [];
-  for (const model of report.models) {
-    root.append(element("h3", model.name), baselineTable(model));
-    const profile = model.profile;
-    if (!profile) continue;
-    for (const section of profile.sections) {
-      const n = `n = ${section.n.toLocaleString("en-US")} of ${profile.parameters.toLocaleString("en-US")} parameters, ${profile.method} importance`;
-      root.append(element("h4", `AIS (${section.metricLabel}) at k = ${section.k} (${n}); * = the ${Math.round(profile.bootstrap.confidence * 100)}% CI excludes 0`));
-      const canvas = element("canvas");
-      canvas.setAttribute("role", "img");
-      canvas.setAttribute("aria-label", section.heatmap.title);
-      const wrap = element("div", undefined, "heatmap");
-      wrap.append(canvas);
-      root.append(wrap);
-      if (section.reasons.length > 0) {
-        const list = element("ol", undefined, "reasons");
-        list.append(...section.reasons.map((r) => element("li", r)));
-        root.append(list);
-      }
-      if (section.labels.length > 0) root.append(...labelChecks(section));
-      pending.push(() => drawHeatmap(canvas, section.heatmap, look));
-    }
+  const title = element("h2", `Run ${v.run.id}`);
+  const meta = element("p", `${v.run.configFile} · ${new Date(v.run.created).toLocaleString()}`, "muted");
+  root.replaceChildren(title, meta, controls(v));
+  if (!v.profile) {
+    root.append(element("h3", "Baseline"), baselinePage(v));
+    return;
   }
-  // Draw once the canvases are in the document, so text measures with the page's fonts.
-  for (const draw of pending) draw();
+  root.append(tabs([["Heatmap", heatmapPage(v)], ["Baselines", baselinePage(v)], ["Ability overlap", overlapPage(v)], ["Labels", labelsPage(v)], ["Method", methodPage(v)]]));
+  draw();
 }
 
-// The host's channel; the state survives a reload of the window, so the panel can be restored.
-declare function acquireVsCodeApi(): { postMessage(message: FromResultsView): void; setState(state: ResultsViewState): void };
-const host = acquireVsCodeApi();
-const initial = document.body.dataset.state;
-if (initial) host.setState(JSON.parse(initial) as ResultsViewState);
+function draw(): void {
+  const c = canvas();
+  if (!c || !view?.profile) return;
+  chart?.destroy();
+  const heatmap = view.profile.heatmap;
+  chart = drawHeatmap(c, heatmap, theme(), { ...(selected ? { selected } : {}), onSelect: (cell) => selectCell(cell) });
+}
+
+function selectCell(cell: HeatmapCell): void {
+  const profile = view?.profile;
+  if (!view || !profile || view.query.k === null) return;
+  selected = { row: cell.row, column: cell.column };
+  draw();
+  const r = profile.rows[cell.row]!;
+  const cases = document.getElementById("cases")!;
+  cases.replaceChildren(element("p", `Loading the documents of ${r.label} × ${profile.benchmarks[cell.column]}…`, "muted"));
+  host.postMessage({ type: "cell", ref: { model: view.query.model, k: view.query.k, ability: r.ability, selection: r.selection, benchmark: profile.benchmarks[cell.column]! } });
+}
+
+function showCases(cases: CellCases): void {
+  const target = document.getElementById("cases");
+  if (!target) return;
+  target.replaceChildren(casesList(cases, (file, line) => host.postMessage({ type: "open", file, line })));
+  target.scrollIntoView({ block: "nearest" });
+}
+
 window.addEventListener("message", (event: MessageEvent<ToResultsView>) => {
-  if (event.data.type === "report") render(event.data.report);
+  const message = event.data;
+  if (message.type === "view") render(message.view);
+  else if (message.type === "cases") showCases(message.cases);
+  else document.getElementById("root")!.append(element("p", message.message, "error"));
 });
+
+// VS Code changes the body's theme class and its colour variables: draw the figure in the new colours.
+new MutationObserver(() => draw()).observe(document.body, { attributes: true, attributeFilter: ["class"] });
+
 host.postMessage({ type: "ready" });
+if (state.query) host.postMessage({ type: "query", query: state.query });

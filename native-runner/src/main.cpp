@@ -4,8 +4,13 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
 
 #include <csignal>
+#include <cstdlib>
+#include <string>
 
 #include "cli.h"
 
@@ -31,6 +36,20 @@ void install_signal_handlers() {
   signal(SIGPIPE, SIG_IGN);
 }
 
+// BPROF_STOP_WITH_PARENT=<pid>: the local launcher (bprof, or the editor) is that process. When it
+// is gone (killed, its window reloaded), nobody reads our events and a resume would start a
+// second runner on the same folder: stop as on SIGTERM, at the next item, leaving the folder
+// resumable. Launchers that mean the runner to outlive them (a detached remote run) do not set it.
+void stop_with_parent() {
+#if defined(__linux__)
+  const char* expected = std::getenv("BPROF_STOP_WITH_PARENT");
+  if (expected == nullptr || *expected == '\0') return;
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  // The parent may have gone before prctl took effect: then we were reparented already.
+  if (std::to_string(getppid()) != expected) raise(SIGTERM);
+#endif
+}
+
 // glibc's malloc hands blocks above a (moving) threshold back to the kernel on free and trims the
 // top of the heap once 2x that much is free there. The forward pass allocates and frees
 // activations of a few MB dozens of times per batch, and each time the kernel zeroes fresh pages
@@ -48,6 +67,7 @@ void tune_malloc() {
 
 int main(int argc, char** argv) {
   install_signal_handlers();
+  stop_with_parent();
   tune_malloc();
   bprof::CliContext context;
   context.events = stdout;

@@ -16,7 +16,8 @@
 // against the GPU's own matmul peak), run here when the runner sees a CUDA device. Row 4: the
 // runner's `score` against scripts/bench/reference_llama.py on Debian's python3-torch (installed
 // by `scripts/setup.sh --bench`). Row 5: the editor-side code of src/core, in this process (5d: the
-// workspace model re-checking a dataset after an edit, as the editor does while a user types).
+// workspace model re-checking a dataset after an edit, as the editor does while a user types; 5e-5f:
+// the results view's model and the negative-AIS cases of a data file, for a large run).
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -28,6 +29,7 @@ import { benchDiagnostic, diagnosticBenchData } from "./diagnostic";
 import { benchRecord, compareRows, mergeGpuBenches, renderTable, type BenchRecord, type GpuHost, type RawFigures, type RunnerBench } from "./format";
 import { referenceComparison, runnerBench, runRunner, type ReferenceSizes } from "./runner";
 import { benchTasks } from "./tasks";
+import { benchViews } from "./views";
 import { benchRecheck } from "./workspace";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -83,8 +85,8 @@ function sizes(quick: boolean) {
     ? { items: 4, choices: 4, context: [16, 48], continuation: [2, 8], rounds: 1 }
     : { items: 32, choices: 4, context: [64, 160], continuation: [4, 24], rounds: 2 };
   const editor = quick
-    ? { diagnosticItems: 2000, documents: 100, taskDocuments: 500, runs: 1, taskRuns: 1, edits: 2 }
-    : { diagnosticItems: 20000, documents: 1000, taskDocuments: 10000, runs: 3, taskRuns: 1, edits: 9 };
+    ? { diagnosticItems: 2000, documents: 100, taskDocuments: 500, runs: 1, taskRuns: 1, edits: 2, viewBenchmarks: 6, caseDocuments: 1000 }
+    : { diagnosticItems: 20000, documents: 1000, taskDocuments: 10000, runs: 3, taskRuns: 1, edits: 9, viewBenchmarks: 60, caseDocuments: 10000 };
   const gpuBenchJob: Record<string, unknown> = quick ? { ...runnerBenchJob, device: "cuda", dtype: "bfloat16" } : JSON.parse(fs.readFileSync(GPU_JOB, "utf8"));
   return { runnerBenchJob, gpuBenchJob, reference, editor };
 }
@@ -198,11 +200,13 @@ async function main(): Promise<void> {
     const tasks = await benchTasks(e.taskDocuments, e.taskRuns);
     const analysis = benchAnalysis(options.quick ? 1 : 5);
     const recheck = await benchRecheck(e.diagnosticItems, e.documents, e.edits);
+    const views = await benchViews(10, e.viewBenchmarks, e.caseDocuments, e.runs + 2);
     raw.editor = {
       diagnostic: { items: diagnostic.items, median_ms: diagnostic.median_ms, milliseconds: diagnostic.milliseconds },
       tasks,
       analysis,
       recheck,
+      views,
     };
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });

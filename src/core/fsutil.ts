@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 
@@ -11,6 +12,11 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array): 
 
 export async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
   await writeFileAtomic(file, JSON.stringify(value, null, 2) + "\n");
+}
+
+/** The SHA-256 of a file's bytes, hex; undefined when it cannot be read. */
+export async function fileSha256(file: string): Promise<string | undefined> {
+  return fs.readFile(file).then((bytes) => createHash("sha256").update(bytes).digest("hex"), () => undefined);
 }
 
 export async function isFile(p: string): Promise<boolean> {

@@ -4,7 +4,12 @@
 // runner with the same --out, and the runner reads back what it already finished.
 import { createWriteStream, promises as fs } from "node:fs";
 import * as path from "node:path";
-import { loadProfile, type Profile, type ResolvedModel } from "./config/load";
+import { loadProfile, type Profile, type ResolvedBenchmark, type ResolvedModel } from "./config/load";
+import { fileSha256 } from "./fsutil";
+import { ALL_METRICS as METRICS, type Metric } from "./analysis/ais";
+import type { BenchmarkItem } from "./analysis/generation";
+import { FLIPS_FILE, type FlipRecord } from "./report/load";
+import { flipsAsDocuments } from "./report/model";
 import type { Selection } from "./config/types";
 import { errorsOf, formatProblem } from "./problems";
 import { writeJsonAtomic } from "./fsutil";
@@ -14,7 +19,8 @@ import { readParameterCount } from "./model/parameters";
 import { compileProfileJob, compileScoreJob, type AbilityRef, type ItemRef } from "./plan/job";
 import { loadTokenizer, type ModelTokenizer } from "./prompts/tokenize";
 import { baselineAccuracies, readProfileOutput, readRunnerScores, scoredItems } from "./results/profile";
-import { createRunFolder, openRunFolder, RESULTS_SCHEMA_VERSION, writeJsonl, writeResults, type ModelResults, type Results, type RunFolder, type RunManifest } from "./results/store";
+import { claimRunFolder, releaseRunFolder } from "./results/runs";
+import { createRunFolder, openRunFolder, RESULTS_SCHEMA_VERSION, writeJsonl, writeResults, type ModelResults, type Results, type RunFolder, type RunManifest, type VariantBenchmark } from "./results/store";
 
 export interface RunProgress {
   model: string;
@@ -94,8 +100,25 @@ export class ResumeError extends Error {
   override name = "ResumeError";
 }
 
+/**
+ * Runs every model of the profile in the run folder, which says meanwhile that this process runs
+ * it (run-state.json: a second process refuses it, and a window that opens later sees it running)
+ * and afterwards how it ended.
+ */
 async function runInFolder(profile: Profile, run: RunFolder & { manifest: RunManifest }, options: RunOptions, resume: boolean): Promise<RunOutcome> {
   options.onRunFolder?.(run.dir);
+  await claimRunFolder(run.dir);
+  try {
+    const outcome = await runModels(profile, run, options, resume);
+    await releaseRunFolder(run.dir);
+    return outcome;
+  } catch (e) {
+    await releaseRunFolder(run.dir, e).catch(() => undefined);
+    throw e;
+  }
+}
+
+async function runModels(profile: Profile, run: RunFolder & { manifest: RunManifest }, options: RunOptions, resume: boolean): Promise<RunOutcome> {
   const results: Results = {
     schema: "bprof.results",
     schema_version: RESULTS_SCHEMA_VERSION,
@@ -106,6 +129,7 @@ async function runInFolder(profile: Profile, run: RunFolder & { manifest: RunMan
     models: [],
   };
   let itemCount = 0;
+  const dataHashes = new Map<string, Promise<string | undefined>>();
   for (const model of profile.models) {
     const dir = run.modelDir(model.name);
     const tokenizer = await loadTokenizer(model.path);
@@ -153,10 +177,50 @@ async function runInFolder(profile: Profile, run: RunFolder & { manifest: RunMan
       ? await profileResults(profile, model, dir, outDir, compiled.refs, compiled.abilities, tokenizer, options)
       : await scoreResults(profile, model, dir, outDir, compiled.refs, tokenizer);
     itemCount += entry.items;
-    results.models.push(entry.model);
+    results.models.push({ ...entry.model, benchmarks: await withDataFiles(entry.model.benchmarks, profile.benchmarks, dataHashes) });
   }
   const resultsFile = await writeResults(run, results);
   return { runId: run.id, runDir: run.dir, resultsFile, results, itemCount };
+}
+
+/** The benchmarks' results with the data file each read and the file's SHA-256 (hashed once per run). */
+async function withDataFiles(results: ModelResults["benchmarks"], benchmarks: readonly ResolvedBenchmark[], hashes: Map<string, Promise<string | undefined>>): Promise<ModelResults["benchmarks"]> {
+  return Promise.all(results.map(async (result) => {
+    const dataFile = benchmarks.find((b) => b.name === result.name)?.task.dataFile;
+    if (!dataFile) return result;
+    if (!hashes.has(dataFile)) hashes.set(dataFile, fileSha256(dataFile));
+    const sha = await hashes.get(dataFile)!;
+    return { ...result, data_file: dataFile, ...(sha ? { data_sha256: sha } : {}) };
+  }));
+}
+
+/**
+ * Every document a variant flipped, cell by cell (flips.jsonl): the editor lists a cell's
+ * documents and marks a data file's lines from these, without reading every variant's items.
+ */
+function flipRecords(assembled: Awaited<ReturnType<typeof readProfileOutput>>): FlipRecord[] {
+  const records: FlipRecord[] = [];
+  const baselineOf = new Map<string, BenchmarkItem[]>();
+  for (const item of assembled.baseline) {
+    const list = baselineOf.get(item.benchmark);
+    if (list) list.push(item);
+    else baselineOf.set(item.benchmark, [item]);
+  }
+  for (const variant of assembled.profile.variants) {
+    const after = assembled.variantItems.get(variant.items_file) ?? [];
+    for (const cell of variant.benchmarks) {
+      const ablated = after.filter((i) => i.benchmark === cell.name);
+      for (const metric of metricsOf(cell)) {
+        for (const document of flipsAsDocuments(baselineOf.get(cell.name) ?? [], ablated, metric)) records.push({ variant: variant.items_file, benchmark: cell.name, metric, ...document });
+      }
+    }
+  }
+  return records;
+}
+
+/** The metrics a variant's cell of a benchmark has. */
+function metricsOf(cell: VariantBenchmark): Metric[] {
+  return METRICS.filter((m) => cell[m] !== undefined);
 }
 
 /** Writes job.json, or on resume checks that the job compiled now is the one the folder holds. */
@@ -204,6 +268,7 @@ async function profileResults(
   }
   await writeJsonl(path.join(dir, "items.jsonl"), assembled.baseline);
   for (const [file, items] of assembled.variantItems) await writeJsonl(path.join(dir, file), items);
+  await writeJsonl(path.join(dir, FLIPS_FILE), flipRecords(assembled));
   return {
     model: {
       name: model.name, path: model.path, dtype: model.dtype,

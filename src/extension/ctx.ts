@@ -5,6 +5,8 @@ import { appendFileSync } from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { resolveRunnerPath } from "../core/launch/runner";
+import { CaseRuns } from "./runs/caseRuns";
+import { RunController } from "./runs/controller";
 import { Workspace } from "./workspace/workspace";
 
 export const EXTENSION_ID = "benchmarkProfiler";
@@ -16,11 +18,16 @@ export type CommandFactory = (ctx: Ctx) => Cmd;
 export class Ctx {
   readonly output: vscode.OutputChannel;
   readonly workspace: Workspace;
+  readonly runs: RunController;
+  /** Which run's flipped documents the editor shows, per config. */
+  readonly caseRuns: CaseRuns;
 
   private constructor(readonly extension: vscode.ExtensionContext) {
     this.output = vscode.window.createOutputChannel("Benchmark Profiler");
     this.workspace = new Workspace(this);
-    extension.subscriptions.push(this.output, this.workspace);
+    this.runs = new RunController(this);
+    this.caseRuns = new CaseRuns(this);
+    extension.subscriptions.push(this.output, this.workspace, this.runs, this.caseRuns);
   }
 
   static create(extension: vscode.ExtensionContext): Ctx {

@@ -6,9 +6,12 @@ import { Ctx } from "./ctx";
 import { activateCodeLens } from "./language/codeLens";
 import { activateCompletion } from "./language/completion";
 import { activateHovers } from "./language/hover";
+import { activateNegativeCases } from "./language/negativeCases";
 import { activateQuickFixes } from "./language/quickFixes";
 import { activateResultsPanel } from "./panels/resultsPanel";
 import { activateProfilesTree } from "./views/profilesTree";
+import { activateNegativeTree } from "./views/negativeTree";
+import { activateRunsTree } from "./views/runsTree";
 
 export function activate(extension: vscode.ExtensionContext): void {
   const ctx = Ctx.create(extension);
@@ -18,7 +21,10 @@ export function activate(extension: vscode.ExtensionContext): void {
   activateCompletion(ctx);
   activateHovers(ctx);
   activateCodeLens(ctx);
+  activateNegativeCases(ctx);
   activateProfilesTree(ctx);
+  activateRunsTree(ctx);
+  activateNegativeTree(ctx);
   activateResultsPanel(ctx);
 
   for (const [name, factory] of Object.entries(createCommands())) ctx.registerCommand(name, factory);

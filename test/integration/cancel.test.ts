@@ -40,3 +40,44 @@ test("Ctrl-C stops the local runner cleanly; --resume finishes the run", { timeo
   const results = JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8"));
   assert.equal(results.models[0].benchmarks[0].items, 3200);
 });
+
+/** The pids of a process's children (pgrep -P). */
+async function childrenOf(pid: number): Promise<number[]> {
+  const found = await execa("pgrep", ["-P", String(pid)], { reject: false });
+  return found.stdout.split("\n").filter(Boolean).map(Number);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+test("a second bprof on a run folder that is being run is refused (target_busy); when bprof is killed, its runner stops and the run resumes", { timeout: 180_000 }, async () => {
+  const child = execa("node", [cliPath, "run", config], { reject: false, env: { BPROF_RUNNER: runnerPath } });
+  let stderr = "";
+  const started = new Promise<void>((resolve) => child.stderr!.on("data", (chunk: Buffer) => {
+    stderr += String(chunk);
+    if (/^tiny-llama baseline \d+\/\d+$/m.test(stderr)) resolve();
+  }));
+  await started;
+  const runDir = path.join(root, ".bprof", "runs", (await fs.readdir(path.join(root, ".bprof", "runs"))).sort().at(-1)!);
+  const busy = await bprof(["run", "--resume", runDir]);
+  assert.equal(busy.exitCode, 1, busy.stderr);
+  assert.match(busy.stderr, new RegExp(`^bprof: target_busy: run \\S+ is being run by process ${child.pid} on this machine`, "m"));
+
+  const runners = await childrenOf(child.pid!);
+  assert.equal(runners.length, 1, `bprof has one child, its runner: ${runners.join(", ")}`);
+  child.kill("SIGKILL");
+  await child;
+  const deadline = Date.now() + 30_000;
+  while (alive(runners[0]!) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal(alive(runners[0]!), false, "the runner stops when bprof is gone");
+
+  const resumed = await bprof(["run", "--resume", runDir]);
+  assert.equal(resumed.exitCode, 0, resumed.stderr);
+  assert.equal(JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8")).models[0].benchmarks[0].items, 3200);
+});

@@ -55,6 +55,7 @@ const RAW: RawFigures = {
     tasks: { documents: 10000, median_ms: 25000, milliseconds: [25000], tokens: 3e6 },
     analysis: { cells: 600, resamples: 1000, ais_median_ms: 500, ais_and_specificity_median_ms: 900, ais_and_specificity_milliseconds: [900] },
     recheck: { items: 20000, documents: 1000, first_ms: 600, median_ms: 120, milliseconds: [150, 120, 110] },
+    views: { abilities: 10, benchmarks: 60, k: 6, documents: 10000, view_median_ms: 60, view_milliseconds: [60], cases_median_ms: 250, cases_milliseconds: [250], marked_lines: 900 },
   },
 };
 
@@ -83,7 +84,7 @@ test("figures print with three significant digits and their units", () => {
 
 test("rows: every claim a ratio of two figures of the same run, with its target", () => {
   const rows = buildRows(RAW);
-  assert.deepEqual(rows.map((r) => r.row), ["1", "2", "3a", "3b", "3c", "4", "5a", "5b", "5c", "5d"]);
+  assert.deepEqual(rows.map((r) => r.row), ["1", "2", "3a", "3b", "3c", "4", "5a", "5b", "5c", "5d", "5e", "5f"]);
   const byRow = new Map(rows.map((r) => [r.row, r]));
 
   assert.equal(byRow.get("1")!.ratio, 3);
@@ -112,6 +113,9 @@ test("rows: every claim a ratio of two figures of the same run, with its target"
   assert.equal(byRow.get("5d")!.ratio, 5, "the first check against the median re-check");
   assert.equal(byRow.get("5d")!.met, false, "120 ms is above the 100 ms target");
   assert.match(byRow.get("5d")!.what, /median of 3 edits/);
+  assert.equal(byRow.get("5e")!.met, true);
+  assert.equal(byRow.get("5f")!.met, false, "250 ms is above the 200 ms target");
+  assert.equal(byRow.get("5f")!.b, "900 lines marked");
 });
 
 test("a speed-up with scores that disagree is not a met target", () => {
@@ -183,7 +187,7 @@ test("the table is Markdown with aligned columns and escaped pipes", () => {
   const lines = table.split("\n");
   assert.match(lines[0]!, /^\| row +\| what +\| figure A +\| figure B +\| ratio +\| target +\| met\? +\|$/);
   assert.match(lines[1]!, /^\|-+(\|-+){6}\|$/);
-  assert.equal(lines.length, 2 + 10);
+  assert.equal(lines.length, 2 + 12);
   assert.equal(new Set(lines.map((l) => l.length)).size, 1, "every line as wide as the header");
   assert.ok(lines.find((l) => l.startsWith("| 1 "))!.includes("max \\|dlogp\\| 2.00e-6 "), "a pipe inside a cell is escaped");
   assert.match(lines.find((l) => l.startsWith("| 2 "))!, /\| 2\.50x +\| >= 10x, 0 B written +\| NO +\|$/);
@@ -194,7 +198,7 @@ test("the record keeps the rows as printed and every raw figure; earlier records
   const record = benchRecord(new Date("2026-11-23T12:00:00Z"), { cpu: "AMD EPYC", cores: 2 }, { threads: 2 }, RAW, 500);
   assert.equal(record.schema, 1);
   assert.equal(record.date, "2026-11-23T12:00:00.000Z");
-  assert.equal(record.rows.length, 10);
+  assert.equal(record.rows.length, 12);
   assert.deepEqual(JSON.parse(JSON.stringify(record)).raw.runner.profile.checkpoint_per_variant, RUNNER.profile!.checkpoint_per_variant);
 
   const faster = buildRows({ ...RAW, runner: { ...RUNNER, scoring: { ...RUNNER.scoring!, kv_cache: { ...RUNNER.scoring!.kv_cache, items_per_second: 16 } } } });

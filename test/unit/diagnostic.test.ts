@@ -291,3 +291,24 @@ test("the near-duplicate join finds exactly the pairs a brute-force comparison f
   assert.ok(expected.length > 30, `only ${expected.length} similar pairs: the test data is too easy`);
   assert.deepEqual(found, expected);
 });
+
+test("shingle sets and their Jaccard similarity agree with JavaScript's Set, small sets and large", () => {
+  let seed = 7;
+  const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  // Words from a small vocabulary repeat n-grams within a text; lengths up to 2,000 words grow the scratch table.
+  const words = (length: number) => Array.from({ length }, () => `w${Math.floor(random() * 12)}`).join(" ");
+  for (const length of [0, 1, 2, 5, 40, 300, 2000]) {
+    const [a, b] = [words(length), words(length + Math.floor(random() * 50))];
+    const setOf = (text: string) => {
+      const buffer = new U32Buffer();
+      appendWordHashes(text, buffer);
+      return shingleSet(buffer.values, 0, buffer.length, 3);
+    };
+    const [x, y] = [setOf(a), setOf(b)];
+    const [sx, sy] = [new Set(x), new Set(y)];
+    assert.equal(sx.size, x.length, `${length} words: a shingle repeats in its set`);
+    const shared = [...sx].filter((h) => sy.has(h)).length;
+    const union = sx.size + sy.size - shared;
+    assert.equal(jaccard(x, y), union === 0 ? 1 : shared / union, `${length} words`);
+  }
+});

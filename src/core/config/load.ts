@@ -168,29 +168,7 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
     models.push(resolved);
   }
 
-  const benchmarks: (ResolvedBenchmark & { entry: number })[] = [];
-  for (const [i, benchmark] of config.benchmarks.entries()) {
-    const options = { ...(benchmark.limit ? { limit: benchmark.limit } : {}), ...(benchmark.num_fewshot !== undefined ? { numFewshot: benchmark.num_fewshot } : {}) };
-    let loaded: TaskLoad;
-    if (typeof benchmark.task === "string") {
-      const taskFile = path.resolve(root, benchmark.task);
-      if (!(await isFile(taskFile))) {
-        problems.push(source.at(["benchmarks", i, "task"], "config.task-not-found", `task file not found: ${taskFile}`, { data: { file: taskFile } }));
-        continue;
-      }
-      loaded = await inputs.task(taskFile, options);
-      if (errorsOf(loaded.problems).length > 0) {
-        problems.push(source.at(["benchmarks", i, "task"], "config.task-has-errors", `the task ${path.basename(taskFile)} has errors (see ${taskFile})`, { data: { file: taskFile } }));
-      }
-    } else {
-      // Inline: every problem already points into this config.
-      loaded = await loadInlineTask(benchmark.task, source, ["benchmarks", i, "task"], options, inputs.files);
-    }
-    problems.push(...loaded.problems);
-    if (loaded.task) {
-      benchmarks.push({ name: benchmark.name ?? loaded.task.name, task: loaded.task, ...(benchmark.ability ? { ability: benchmark.ability } : {}), entry: i });
-    }
-  }
+  const benchmarks = await loadBenchmarks(config, source, inputs, problems);
   problems.push(...windowProblems(config, source, models, maxLengthFrom, benchmarks));
   problems.push(...chatProbeProblems(source, models, benchmarks));
 
@@ -227,6 +205,45 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
     ...(config.threads !== undefined ? { threads: config.threads } : {}),
   };
   return { profile, problems, resolved };
+}
+
+/** The config's benchmarks, each an lm-eval task (a file or inline) with its `limit` and `num_fewshot`; `entry` is its index in the config. */
+export async function loadBenchmarks(config: ProfileConfig, source: YamlSource, inputs: ProfileInputs, problems: Problem[]): Promise<(ResolvedBenchmark & { entry: number })[]> {
+  const benchmarks: (ResolvedBenchmark & { entry: number })[] = [];
+  for (const i of config.benchmarks.keys()) {
+    const benchmark = await loadBenchmark(config, source, inputs, i, problems);
+    if (benchmark) benchmarks.push(benchmark);
+  }
+  return benchmarks;
+}
+
+/** The `limit` and `num_fewshot` a benchmark entry gives its task. */
+export function taskOptionsOf(benchmark: ProfileConfig["benchmarks"][number]): TaskOptions {
+  return { ...(benchmark.limit ? { limit: benchmark.limit } : {}), ...(benchmark.num_fewshot !== undefined ? { numFewshot: benchmark.num_fewshot } : {}) };
+}
+
+/** The config's benchmark entry `i`; undefined (with problems) when its task does not load. */
+export async function loadBenchmark(config: ProfileConfig, source: YamlSource, inputs: ProfileInputs, i: number, problems: Problem[]): Promise<(ResolvedBenchmark & { entry: number }) | undefined> {
+  const benchmark = config.benchmarks[i]!;
+  const options = taskOptionsOf(benchmark);
+  let loaded: TaskLoad;
+  if (typeof benchmark.task === "string") {
+    const taskFile = path.resolve(path.dirname(source.file), benchmark.task);
+    if (!(await isFile(taskFile))) {
+      problems.push(source.at(["benchmarks", i, "task"], "config.task-not-found", `task file not found: ${taskFile}`, { data: { file: taskFile } }));
+      return undefined;
+    }
+    loaded = await inputs.task(taskFile, options);
+    if (errorsOf(loaded.problems).length > 0) {
+      problems.push(source.at(["benchmarks", i, "task"], "config.task-has-errors", `the task ${path.basename(taskFile)} has errors (see ${taskFile})`, { data: { file: taskFile } }));
+    }
+  } else {
+    // Inline: every problem already points into this config.
+    loaded = await loadInlineTask(benchmark.task, source, ["benchmarks", i, "task"], options, inputs.files);
+  }
+  problems.push(...loaded.problems);
+  if (!loaded.task) return undefined;
+  return { name: benchmark.name ?? loaded.task.name, task: loaded.task, ...(benchmark.ability ? { ability: benchmark.ability } : {}), entry: i };
 }
 
 /** What can be checked of a target before a run: the local files it names. */

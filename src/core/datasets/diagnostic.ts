@@ -122,6 +122,9 @@ interface ItemWords {
   choicesStart: number;
 }
 
+/** One buffer for every line's words, copied out once complete: a fresh buffer per line is 4 KB of garbage per item. */
+const wordScratch = new U32Buffer();
+
 class LineFacts {
   readonly problems: LineProblem[] = [];
   /** The line's non-empty string id, checked for repeats even when the item has errors. */
@@ -161,7 +164,8 @@ class LineFacts {
   words(): ItemWords {
     if (!this.itemWords) {
       const item = this.item!;
-      const buffer = new U32Buffer();
+      const buffer = wordScratch;
+      buffer.clear();
       appendWordHashes(item.context, buffer);
       const questionStart = buffer.length;
       appendWordHashes(item.question, buffer);
@@ -203,7 +207,7 @@ class LineFacts {
       const w = this.words();
       const item = this.item!;
       const wordsOf = () => [item.context, item.question, ...item.choices].flatMap(normalizedWords);
-      const overlaps = benchmarkOverlaps(index, w.words, Int32Array.of(0), Int32Array.of(w.words.length), wordsOf);
+      const overlaps = benchmarkOverlaps(index, w.words, wordsOf);
       this.overlapsFor = { index, overlaps };
     }
     return this.overlapsFor.overlaps;
@@ -267,16 +271,20 @@ export class DiagnosticDatasetChecker {
     while (head < lines.length && head < old.length && lines[head] === old[head]) head++;
     let tail = 0;
     while (tail < lines.length - head && tail < old.length - head && lines[lines.length - 1 - tail] === old[old.length - 1 - tail]) tail++;
-    const byText = new Map<string, LineFacts>();
-    for (let i = head; i < old.length - tail; i++) if (oldFacts[i]) byText.set(old[i]!, oldFacts[i]!);
+    // Hashing every line's text costs more than a first check saves by it: only an edit has old lines to find.
+    const byText = old.length - tail > head ? new Map<string, LineFacts>() : undefined;
+    for (let i = head; i < old.length - tail; i++) if (oldFacts[i]) byText!.set(old[i]!, oldFacts[i]!);
     const facts: (LineFacts | undefined)[] = new Array(lines.length);
     for (let i = 0; i < lines.length; i++) {
       const raw = lines[i]!;
       if (i < head) facts[i] = oldFacts[i];
       else if (i >= lines.length - tail) facts[i] = oldFacts[old.length - (lines.length - i)];
       else if (!isBlank(raw)) {
-        let f = byText.get(raw);
-        if (!f) byText.set(raw, (f = factsOf(raw)));
+        let f = byText?.get(raw);
+        if (!f) {
+          f = factsOf(raw);
+          byText?.set(raw, f);
+        }
         facts[i] = f;
       }
     }

@@ -1,6 +1,7 @@
 // The documents of a benchmark split, from the local files an lm-eval task names:
 // `dataset_path: json` (JSON Lines, or one JSON document with `field`), `csv` or `parquet`.
 import { parse as parseCsv } from "csv-parse/sync";
+import { findNodeAtLocation, parseTree } from "jsonc-parser";
 import { asyncBufferFromFile, parquetReadObjects } from "hyparquet";
 import { diskFiles, type TextFiles } from "../fsutil";
 
@@ -11,7 +12,7 @@ export type Doc = Record<string, unknown>;
 
 export interface Documents {
   docs: Doc[];
-  /** 1-based source line of each document, where the format has lines (JSON Lines, CSV). */
+  /** 1-based source line where each document starts (JSON Lines, CSV, a JSON list); not for Parquet. */
   lines?: number[];
 }
 
@@ -41,7 +42,7 @@ function jsonDocuments(text: string, field?: string): Documents {
     if (!Array.isArray(selected)) {
       throw new DocumentError(field === undefined ? "the JSON file is not a list of documents" : `the JSON file has no list under \`${field}\``);
     }
-    return { docs: selected.map((d, i) => asDoc(d, `document ${i}`)) };
+    return { docs: selected.map((d, i) => asDoc(d, `document ${i}`)), lines: listLines(text, field) };
   }
   if (field !== undefined) throw new DocumentError(`\`field: ${field}\` needs a single JSON document, but the file is JSON Lines`);
   const docs: Doc[] = [];
@@ -54,6 +55,24 @@ function jsonDocuments(text: string, field?: string): Documents {
     lines.push(i + 1);
   });
   return { docs, lines };
+}
+
+/** The line where each element of the document list starts (the whole file, or its `field`). */
+function listLines(text: string, field: string | undefined): number[] {
+  const root = parseTree(text);
+  const list = root && (field === undefined ? root : findNodeAtLocation(root, [field]));
+  const lineStarts = [0];
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) lineStarts.push(i + 1);
+  const lineOf = (offset: number) => {
+    let [lo, hi] = [0, lineStarts.length - 1];
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (lineStarts[mid]! <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo + 1;
+  };
+  return (list?.children ?? []).map((node) => lineOf(node.offset));
 }
 
 function csvDocuments(text: string): Documents {

@@ -304,66 +304,52 @@ export function buildBenchmarkIndex(texts: readonly BenchmarkText[], n = CONTAMI
 }
 
 export interface NgramOverlap {
-  /** Which queried range (item) shares the n-gram. */
-  range: number;
   benchmark: string;
   docIndex: number;
-  /** Index of the first shared word within the range. */
+  /** Index of the first shared word within the text. */
   start: number;
   /** The shared n-gram, as normalised words. */
   ngram: string;
-  /** How many of the range's n-grams this benchmark shares. */
+  /** How many of the text's n-grams this benchmark shares. */
   count: number;
 }
 
 /**
- * For each word range `words[from[r]..to[r])`, the benchmarks that share an n-gram with it: one
- * overlap per (range, benchmark), at the first shared n-gram, in order of range then position.
- * `wordsOf(r)` gives the normalised words of range r, used only to confirm a hash match (rare)
- * before reporting it.
+ * The benchmarks that share an n-gram with a text (its word hashes: `appendWordHashes`): one
+ * overlap per benchmark, at the first shared n-gram, in order of position. `wordsOf()` gives the
+ * text's normalised words, used only to confirm a hash match (rare) before reporting it.
  */
-export function benchmarkOverlaps(
-  index: BenchmarkNgramIndex,
-  words: Uint32Array,
-  from: Int32Array,
-  to: Int32Array,
-  wordsOf: (range: number) => readonly string[],
-): NgramOverlap[] {
+export function benchmarkOverlaps(index: BenchmarkNgramIndex, words: Uint32Array, wordsOf: () => readonly string[]): NgramOverlap[] {
   const { n, filter } = index;
   const bitsLog = Math.log2(filter.length * 32);
   const topA = power(BASE_A, n - 1);
-  const overlaps: NgramOverlap[] = [];
-  for (let r = 0; r < from.length; r++) {
-    const [f, t] = [from[r]!, to[r]!];
-    let a = 0;
-    let found: Map<string, NgramOverlap> | undefined;
-    let rangeWords: readonly string[] | undefined;
-    for (let i = f; i < t; i++) {
-      if (i - f >= n) a = (a - Math.imul(words[i - n]!, topA)) | 0;
-      a = (Math.imul(a, BASE_A) + words[i]!) | 0;
-      if (i - f < n - 1) continue;
-      const bit = filterBit(a, bitsLog);
-      if ((filter[bit >>> 5]! & (1 << (bit & 31))) === 0) continue;
-      const start = i - n + 1;
-      for (let e = index.heads.get(a >>> 0, secondHash(words, start, n)); e !== -1; e = index.entryNext[e]!) {
-        const text = index.texts[index.entryText[e]!]!;
-        found ??= new Map();
-        const known = found.get(text.benchmark);
-        if (known) {
-          known.count++;
-          continue;
-        }
-        rangeWords ??= wordsOf(r);
-        const ngram = rangeWords.slice(start - f, start - f + n);
-        const docWords = normalizedWordsCached(text);
-        const at = index.entryWord[e]!;
-        if (!ngram.every((w, j) => w === docWords[at + j])) continue; // a hash collision
-        found.set(text.benchmark, { range: r, benchmark: text.benchmark, docIndex: text.docIndex, start: start - f, ngram: ngram.join(" "), count: 1 });
+  let a = 0;
+  let found: Map<string, NgramOverlap> | undefined;
+  let textWords: readonly string[] | undefined;
+  for (let i = 0; i < words.length; i++) {
+    if (i >= n) a = (a - Math.imul(words[i - n]!, topA)) | 0;
+    a = (Math.imul(a, BASE_A) + words[i]!) | 0;
+    if (i < n - 1) continue;
+    const bit = filterBit(a, bitsLog);
+    if ((filter[bit >>> 5]! & (1 << (bit & 31))) === 0) continue;
+    const start = i - n + 1;
+    for (let e = index.heads.get(a >>> 0, secondHash(words, start, n)); e !== -1; e = index.entryNext[e]!) {
+      const text = index.texts[index.entryText[e]!]!;
+      found ??= new Map();
+      const known = found.get(text.benchmark);
+      if (known) {
+        known.count++;
+        continue;
       }
+      textWords ??= wordsOf();
+      const ngram = textWords.slice(start, start + n);
+      const docWords = normalizedWordsCached(text);
+      const at = index.entryWord[e]!;
+      if (!ngram.every((w, j) => w === docWords[at + j])) continue; // a hash collision
+      found.set(text.benchmark, { benchmark: text.benchmark, docIndex: text.docIndex, start, ngram: ngram.join(" "), count: 1 });
     }
-    if (found) overlaps.push(...found.values());
   }
-  return overlaps;
+  return found ? [...found.values()] : [];
 }
 
 const wordsOfText = new WeakMap<BenchmarkText, string[]>();
@@ -380,42 +366,79 @@ function normalizedWordsCached(text: BenchmarkText): string[] {
 const shingleScratch = new U32Buffer();
 
 /**
- * The shingle set (distinct hashes of word n-grams, ascending) of `words[from..to)`. A range
- * shorter than n words is one shingle, itself; an empty range is an empty set.
+ * A set of 32-bit hashes reused call after call, emptied by starting a new generation rather than
+ * by writing: the joins below build one per set, and sorting each set instead costs more than
+ * the rest of a near-duplicate check together.
+ */
+class ScratchHashSet {
+  private keys = new Uint32Array(256);
+  private stamps = new Int32Array(256);
+  private generation = 0;
+
+  /** Empties the set, sized for `capacity` values. */
+  reset(capacity: number): void {
+    if (capacity * 2 > this.keys.length) {
+      const size = 1 << Math.ceil(Math.log2(capacity * 2));
+      [this.keys, this.stamps, this.generation] = [new Uint32Array(size), new Int32Array(size), 0];
+    }
+    if (++this.generation === 0x7fffffff) {
+      this.stamps.fill(0);
+      this.generation = 1;
+    }
+  }
+
+  /** Adds `hash`; false when it was there already. */
+  add(hash: number): boolean {
+    const mask = this.keys.length - 1;
+    // The hashes are well mixed in every bit (see `bucketOf`): their low bits index the table.
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      if (this.stamps[slot] !== this.generation) {
+        this.stamps[slot] = this.generation;
+        this.keys[slot] = hash;
+        return true;
+      }
+      if (this.keys[slot] === hash) return false;
+    }
+  }
+
+  has(hash: number): boolean {
+    const mask = this.keys.length - 1;
+    for (let slot = hash & mask; this.stamps[slot] === this.generation; slot = (slot + 1) & mask) if (this.keys[slot] === hash) return true;
+    return false;
+  }
+}
+
+const seenShingles = new ScratchHashSet();
+
+/**
+ * The shingle set (distinct hashes of word n-grams, in no particular order) of
+ * `words[from..to)`. A range shorter than n words is one shingle, itself; an empty range is an
+ * empty set.
  */
 export function shingleSet(words: Uint32Array, from: number, to: number, n: number): Uint32Array {
   if (to <= from) return new Uint32Array(0);
   shingleScratch.clear();
   appendNgramHashes(words, from, to, Math.min(n, to - from), shingleScratch);
-  return distinctSorted(shingleScratch.values.subarray(0, shingleScratch.length));
+  const v = shingleScratch.values;
+  seenShingles.reset(shingleScratch.length);
+  let kept = 0;
+  for (let k = 0; k < shingleScratch.length; k++) if (seenShingles.add(v[k]!)) v[kept++] = v[k]!;
+  return v.slice(0, kept);
 }
 
-function distinctSorted(values: Uint32Array): Uint32Array {
-  const sorted = values.slice().sort();
-  let unique = 0;
-  for (let k = 0; k < sorted.length; k++) if (k === 0 || sorted[k] !== sorted[unique - 1]) sorted[unique++] = sorted[k]!;
-  return sorted.subarray(0, unique);
-}
-
+/** |x ∩ y| / |x ∪ y| of two shingle sets. */
 export function jaccard(x: Uint32Array, y: Uint32Array): number {
   const shared = sharedCount(x, y);
   const union = x.length + y.length - shared;
   return union === 0 ? 1 : shared / union;
 }
 
-/** Size of the intersection of two ascending arrays. */
 function sharedCount(x: Uint32Array, y: Uint32Array): number {
-  let [i, j, shared] = [0, 0, 0];
-  while (i < x.length && j < y.length) {
-    const a = x[i]!;
-    const b = y[j]!;
-    if (a === b) {
-      shared++;
-      i++;
-      j++;
-    } else if (a < b) i++;
-    else j++;
-  }
+  const [small, large] = x.length <= y.length ? [x, y] : [y, x];
+  seenShingles.reset(small.length);
+  for (let k = 0; k < small.length; k++) seenShingles.add(small[k]!);
+  let shared = 0;
+  for (let k = 0; k < large.length; k++) if (seenShingles.has(large[k]!)) shared++;
   return shared;
 }
 
@@ -455,7 +478,7 @@ export function similarSets(
 }
 
 /**
- * For each shingle set (distinct hashes, ascending: `shingleSet`), the earliest earlier set with
+ * For each shingle set (distinct hashes: `shingleSet`), the earliest earlier set with
  * a Jaccard similarity of at least `threshold` that `accept` agrees with. Empty sets take no part.
  * The sets are the callers' to keep: an editor re-checking a file keeps those of unchanged lines.
  *

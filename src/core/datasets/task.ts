@@ -125,19 +125,42 @@ export async function loadInlineTask(definition: unknown, source: YamlSource, at
   return buildTask(taskSource, `${source.file}#${formatFieldPath(at)}`, problems, options, files);
 }
 
-async function buildTask(source: TaskSource, file: string, problems: Problem[], options: TaskOptions, files: TextFiles): Promise<TaskLoad> {
+/** Where a task's test documents are, without rendering them: the data file and each document's line (after `limit`). */
+export interface TaskPlaces {
+  name: string;
+  dataFile: string;
+  /** 1-based line of each document, by index; empty for formats without lines (Parquet). */
+  lines: number[];
+}
+
+/** The places of a task file's documents: what marking documents in their data file needs, and no more. */
+export async function loadTaskPlaces(file: string, options: TaskOptions = {}, files: TextFiles = diskFiles): Promise<{ places?: TaskPlaces; problems: Problem[] }> {
+  const problems: Problem[] = [];
+  const source = await readTaskSource(path.resolve(file), problems, new Set(), files);
+  const read = source && (await testDocuments(source, problems, options, files));
+  if (!read) return { problems };
+  const count = Math.min(options.limit ?? read.test.docs.length, read.test.docs.length);
+  return { places: { name: read.spec.name, dataFile: read.dataFile, lines: (read.test.lines ?? []).slice(0, count) }, problems };
+}
+
+/** The task's spec and its test split's documents, with the problems met on the way. */
+async function testDocuments(source: TaskSource, problems: Problem[], options: TaskOptions, files: TextFiles) {
   const at: At = (keyPath, message, code = "task.invalid-value", on = "value") =>
     (source.origin.get(String(keyPath[0])) ?? source.main).at(keyPath, code, message, { on });
-
   checkKeys(source, at, problems);
   const spec = readSpec(source.raw, at, problems, options);
-  if (errorsOf(problems).length > 0 || !spec) return { problems };
-
-  const dataFileOf = (split: string) => resolveDataFile(source, split, at, problems);
-  const dataFile = dataFileOf(spec.testSplit);
-  if (!dataFile) return { problems };
+  if (errorsOf(problems).length > 0 || !spec) return undefined;
+  const dataFile = resolveDataFile(source, spec.testSplit, at, problems);
+  if (!dataFile) return undefined;
   const test = await readDocuments(spec.kind, dataFile, spec.field, at, problems, files);
-  if (!test) return { problems };
+  return test ? { spec, at, dataFile, test } : undefined;
+}
+
+async function buildTask(source: TaskSource, file: string, problems: Problem[], options: TaskOptions, files: TextFiles): Promise<TaskLoad> {
+  const read = await testDocuments(source, problems, options, files);
+  if (!read) return { problems };
+  const { spec, at, dataFile, test } = read;
+  const dataFileOf = (split: string) => resolveDataFile(source, split, at, problems);
 
   let fewshotDocs: Doc[] = [];
   if (spec.numFewshot > 0) {

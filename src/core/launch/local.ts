@@ -24,6 +24,8 @@ export function runnerArguments(subcommand: string, jobFile: string, outDir: str
 export async function runLocal(invocation: RunnerInvocation): Promise<RunnerSummary> {
   const end = await followEventProcess(invocation.runnerPath, runnerArguments(invocation.subcommand, invocation.jobFile, invocation.outDir, invocation.threads), {
     where: "",
+    // The runner stops when this process is gone (native-runner/src/main.cpp).
+    env: { BPROF_STOP_WITH_PARENT: String(process.pid) },
     ...(invocation.onEvent ? { onEvent: invocation.onEvent } : {}),
     ...(invocation.signal ? { signal: invocation.signal } : {}),
   });

@@ -15,6 +15,8 @@ export interface FollowOptions {
   cancel?: () => Promise<void>;
   /** For messages: "" here, " on gpu1" over SSH. */
   where: string;
+  /** More environment for the process. */
+  env?: Record<string, string>;
 }
 
 /** Runs `file args` to its end, passing each stdout line on as an event. */
@@ -24,6 +26,7 @@ export async function followEventProcess(file: string, args: string[], options: 
     stdin: "ignore",
     ...(options.signal && !options.cancel ? { cancelSignal: options.signal } : {}),
     forceKillAfterDelay: 5000,
+    ...(options.env ? { env: options.env } : {}),
   });
   let cancelled = false;
   const onAbort = () => {

@@ -5,10 +5,11 @@
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import type { ScoredItem } from "../analysis/accuracy";
-import { metricsOf } from "../analysis/ais";
+import { metricsOf, type Metric } from "../analysis/ais";
 import type { BenchmarkItem, GeneratedItem } from "../analysis/generation";
 import { isDirectory } from "../fsutil";
 import { modelFolderName, RESULTS_SCHEMA_VERSION, type Results } from "../results/store";
+import type { FlippedDocument } from "./model";
 
 /** Input a report cannot be made from (a missing run, another schema, a damaged file). */
 export class ReportInputError extends Error {
@@ -151,6 +152,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
 /** Reads a run's per-item files once each: a model's items.jsonl and its variants' items files. */
 export class RunItems {
   private readonly cache = new Map<string, Promise<BenchmarkItem[]>>();
+  private readonly flips = new Map<string, Promise<Map<string, FlippedDocument[]> | undefined>>();
 
   constructor(readonly runDir: string) {}
 
@@ -167,6 +169,17 @@ export class RunItems {
   /** A variant's items; `itemsFile` is the variant's `items_file`, relative to the model folder. */
   variant(model: string, itemsFile: string): Promise<BenchmarkItem[]> {
     return this.read(path.join(this.modelDir(model), itemsFile));
+  }
+
+  /**
+   * The flipped documents the run recorded (flips.jsonl, written when it finished), by flipsKey;
+   * undefined for a run written before flips were recorded (the items files give them then).
+   */
+  recordedFlips(model: string): Promise<Map<string, FlippedDocument[]> | undefined> {
+    const file = path.join(this.modelDir(model), FLIPS_FILE);
+    let pending = this.flips.get(file);
+    if (!pending) this.flips.set(file, (pending = readFlipsFile(file)));
+    return pending;
   }
 
   private read(file: string): Promise<BenchmarkItem[]> {
@@ -212,6 +225,33 @@ export async function readItemsFile(file: string): Promise<BenchmarkItem[]> {
     items.push(item as ScoredItem);
   }
   return items;
+}
+
+/** The per-model file of the documents every variant flipped (report/model.ts flipsAsDocuments). */
+export const FLIPS_FILE = "flips.jsonl";
+
+/** One line of flips.jsonl: a flipped document of one cell. */
+export type FlipRecord = FlippedDocument & { variant: string; benchmark: string; metric: Metric };
+
+async function readFlipsFile(file: string): Promise<Map<string, FlippedDocument[]> | undefined> {
+  const text = await fs.readFile(file, "utf8").catch(() => undefined);
+  if (text === undefined) return undefined;
+  const byCell = new Map<string, FlippedDocument[]>();
+  for (const [i, line] of text.split("\n").entries()) {
+    if (line.trim() === "") continue;
+    let record: FlipRecord;
+    try {
+      record = JSON.parse(line) as FlipRecord;
+    } catch {
+      throw new ReportInputError(`${file}:${i + 1}: not a JSON line`);
+    }
+    const { variant, benchmark, metric, ...document } = record;
+    const key = `${variant}\u0000${benchmark}\u0000${metric}`;
+    const list = byCell.get(key);
+    if (list) list.push(document as FlippedDocument);
+    else byCell.set(key, [document as FlippedDocument]);
+  }
+  return byCell;
 }
 
 /** The newest of some runs' results.json files: run ids sort by start time. */

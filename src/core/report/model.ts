@@ -9,6 +9,7 @@
 // share of the above-chance score under each column's own metric, so one colour scale serves all.
 import type { Interval } from "../analysis/bootstrap";
 import { cellFlips } from "../analysis/flips";
+import type { BenchmarkItem } from "../analysis/generation";
 import { ALL_METRICS, type ChoiceMetric, type Metric } from "../analysis/ais";
 import type { ImportanceMethod, Selection } from "../config/types";
 import { isGenerationResult, type BenchmarkResult, type CellMetric, type ModelResults, type OverlapResult, type Specificity, type VariantResult } from "../results/store";
@@ -453,8 +454,20 @@ async function negativeCell(model: string, v: VariantResult, row: string, cell: 
  * variant's items file.
  */
 export async function flippedDocuments(items: RunItems, model: string, v: VariantResult, benchmark: string, metric: Metric): Promise<FlippedDocument[]> {
+  const recorded = await items.recordedFlips(model);
+  if (recorded) return recorded.get(flipsKey(v.items_file, benchmark, metric)) ?? [];
   const before = (await items.baseline(model)).filter((i) => i.benchmark === benchmark);
   const after = (await items.variant(model, v.items_file)).filter((i) => i.benchmark === benchmark);
+  return flipsAsDocuments(before, after, metric);
+}
+
+/** The key of a cell's documents in a run's flips.jsonl. */
+export function flipsKey(itemsFile: string, benchmark: string, metric: Metric): string {
+  return `${itemsFile}\u0000${benchmark}\u0000${metric}`;
+}
+
+/** The documents whose correctness under `metric` differs between the baseline's and a variant's items of one benchmark, in document order. */
+export function flipsAsDocuments(before: readonly BenchmarkItem[], after: readonly BenchmarkItem[], metric: Metric): FlippedDocument[] {
   const flips = cellFlips(before, after, metric);
   const documents = [
     ...flips.rightToWrong.map((f) => ({ f, direction: "right_to_wrong" as const })),
@@ -485,9 +498,15 @@ export async function flippedDocuments(items: RunItems, model: string, v: Varian
 // ---------------------------------------------------------------------------------------------
 // Heatmap
 
-function heatmapOf(
-  id: string, title: string, rows: ReportRow[], columns: string[], reasons: string[], metricLabel: string, limit: number, confidence: number,
+/** What a heatmap's cells show: the AIS of each row's variant, or (top rows) its specificity against the random control. */
+export type HeatmapMeasure = "ais" | "specificity";
+
+/** The figure of some rows of a section; colours on the diverging scale over [-limit, limit], centred at 0. */
+export function heatmapOf(
+  id: string, title: string, rows: readonly ReportRow[], columns: string[], reasons: string[], metricLabel: string, limit: number, confidence: number,
+  measure: HeatmapMeasure = "ais",
 ): Heatmap {
+  if (measure === "specificity") return specificityHeatmap(id, title, rows, columns, reasons, metricLabel, limit, confidence);
   const cells: HeatmapCell[] = [];
   const pct = `${Math.round(confidence * 100)}%`;
   rows.forEach((row, r) => {
@@ -523,6 +542,43 @@ function heatmapOf(
   return {
     id, title, rows: rows.map((r) => r.label), columns, groupStarts, cells,
     scale: { limit, ticks, tickLabels: ticks.map((t) => signed(t, limit < 0.1 ? 3 : 2)), stops: [...DIVERGING_STOPS], title: `AIS (${metricLabel})` },
+    undefinedFill: UNDEFINED_FILL,
+  };
+}
+
+/** Specificity: a top variant's AIS minus the random control's at the same k (how much of the damage is the ability's own). */
+function specificityHeatmap(
+  id: string, title: string, rows: readonly ReportRow[], columns: string[], reasons: string[], metricLabel: string, limit: number, confidence: number,
+): Heatmap {
+  const cells: HeatmapCell[] = [];
+  const pct = `${Math.round(confidence * 100)}%`;
+  rows.forEach((row, r) => {
+    row.cells.forEach((cell, c) => {
+      const s = cell.specificity;
+      if (!s || s.value === null) {
+        const reason = s?.reason ?? cell.reason;
+        cells.push({
+          row: r, column: c, value: null, label: "n/a", footnote: String(reason ?? ""), fill: UNDEFINED_FILL, text: "#4d4d4d", significant: false,
+          tooltip: [...wrap(reason ? (reasons[reason - 1] ?? "specificity is undefined") : "no random control ran at this k", 64), scoreLine(cell)],
+        });
+        return;
+      }
+      const fill = divergingColour(s.value, limit);
+      cells.push({
+        row: r, column: c, value: s.value, label: signed(s.value, 2) + (s.significant ? "*" : ""), fill, text: textColourOn(fill), significant: s.significant,
+        tooltip: [
+          `specificity ${signed(s.value, 3)}` + (s.ci ? `  (${pct} CI ${signed(s.ci.low, 3)} to ${signed(s.ci.high, 3)})` : ""),
+          `AIS ${cell.ais === null ? "n/a" : signed(cell.ais, 3)} minus the random control's`,
+          s.significant ? `significant: the ${pct} CI excludes 0` : `not significant: the ${pct} CI includes 0`,
+          scoreLine(cell),
+        ],
+      });
+    });
+  });
+  const ticks = scaleTicks(limit);
+  return {
+    id, title, rows: rows.map((r) => r.label), columns, groupStarts: [], cells,
+    scale: { limit, ticks, tickLabels: ticks.map((t) => signed(t, limit < 0.1 ? 3 : 2)), stops: [...DIVERGING_STOPS], title: `specificity (${metricLabel})` },
     undefinedFill: UNDEFINED_FILL,
   };
 }

@@ -2,9 +2,12 @@
 // runs/<run-id>/, each with run.json naming the config it ran. The CLI (`--resume`, `report`) and
 // the editor (the latest results of a config) find runs the same way.
 import { promises as fs } from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { parseConfig } from "../config/parse";
-import { isDirectory, isFile } from "../fsutil";
+import { isDirectory, isFile, writeJsonAtomic } from "../fsutil";
+import { parseEventLine } from "../launch/events";
+import { RunnerError } from "../launch/runnerError";
 import { RUN_MANIFEST, type RunManifest } from "./store";
 
 export const DEFAULT_OUTPUT = ".bprof";
@@ -16,6 +19,117 @@ export interface RunEntry {
   configFile: string;
   /** results.json is written: the run finished. */
   finished: boolean;
+}
+
+/** Where a run stands, read from its folder (so runs of the CLI and of another window count too). */
+export type RunStatus =
+  | { state: "finished" }
+  | { state: "running"; pid: number; progress?: RunFolderProgress }
+  | { state: "failed"; code: string; message: string; resumable: boolean }
+  /** Stopped without a word (its process was killed, its machine went down): resume continues it. */
+  | { state: "interrupted" };
+
+export interface RunFolderProgress {
+  /** The folder name of the model being run. */
+  model: string;
+  phase: string;
+  done: number;
+  total: number;
+  ability?: string;
+}
+
+/** run-state.json: who runs the folder now, or how its last attempt ended. */
+interface RunStateFile {
+  state: "running" | "failed";
+  pid: number;
+  hostname: string;
+  code?: string;
+  message?: string;
+  resumable?: boolean;
+}
+
+export const RUN_STATE = "run-state.json";
+
+/** Marks the folder as run by this process; a second process that finds it so refuses it (`target_busy`). */
+export async function claimRunFolder(dir: string): Promise<void> {
+  const current = await readState(dir);
+  if (current?.state === "running" && current.pid !== process.pid && isAlive(current)) {
+    throw new RunnerError("target_busy", `run ${path.basename(dir)} is being run by process ${current.pid} on this machine: let it finish, or stop it (Ctrl-C there, or \`kill -INT ${current.pid}\`), then resume`);
+  }
+  await writeJsonAtomic(path.join(dir, RUN_STATE), { state: "running", pid: process.pid, hostname: os.hostname() } satisfies RunStateFile);
+}
+
+/** Records how the attempt ended: nothing left to say when it finished, else the error. */
+export async function releaseRunFolder(dir: string, error?: unknown): Promise<void> {
+  const file = path.join(dir, RUN_STATE);
+  if (error === undefined) {
+    await fs.rm(file, { force: true });
+    return;
+  }
+  const code = error instanceof RunnerError ? error.code : "internal";
+  const message = error instanceof Error ? error.message : String(error);
+  const resumable = error instanceof RunnerError ? error.resumable : false;
+  await writeJsonAtomic(file, { state: "failed", pid: process.pid, hostname: os.hostname(), code, message, resumable } satisfies RunStateFile);
+}
+
+async function readState(dir: string): Promise<RunStateFile | undefined> {
+  return fs.readFile(path.join(dir, RUN_STATE), "utf8").then((t) => JSON.parse(t) as RunStateFile, () => undefined);
+}
+
+/** Whether the process that wrote a state still lives (on this machine; one elsewhere is taken as alive). */
+function isAlive(state: RunStateFile): boolean {
+  if (state.hostname !== os.hostname()) return true;
+  try {
+    process.kill(state.pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+export async function runStatus(dir: string): Promise<RunStatus> {
+  if (await isFile(path.join(dir, "results.json"))) return { state: "finished" };
+  const state = await readState(dir);
+  if (state?.state === "running" && isAlive(state)) {
+    const progress = await latestProgress(dir);
+    return { state: "running", pid: state.pid, ...(progress ? { progress } : {}) };
+  }
+  if (state?.state === "failed") return { state: "failed", code: state.code ?? "internal", message: state.message ?? "", resumable: state.resumable === true };
+  return { state: "interrupted" };
+}
+
+/** The last progress event of the model whose events were written last. */
+async function latestProgress(dir: string): Promise<RunFolderProgress | undefined> {
+  const modelsDir = path.join(dir, "models");
+  const models = await fs.readdir(modelsDir).catch(() => [] as string[]);
+  const logs = await Promise.all(models.map(async (model) => {
+    const file = path.join(modelsDir, model, "events.jsonl");
+    return { model, file, mtime: (await fs.stat(file).catch(() => undefined))?.mtimeMs ?? -1 };
+  }));
+  const newest = logs.filter((l) => l.mtime >= 0).sort((a, b) => b.mtime - a.mtime)[0];
+  if (!newest) return undefined;
+  const tail = await readTail(newest.file, 16 * 1024);
+  for (const line of tail.split("\n").reverse()) {
+    if (line.trim() === "") continue;
+    const event = parseEventLine(line);
+    if (event.type === "progress") return { model: newest.model, phase: event.phase, done: event.done, total: event.total, ...(event.ability ? { ability: event.ability } : {}) };
+  }
+  return undefined;
+}
+
+async function readTail(file: string, bytes: number): Promise<string> {
+  const handle = await fs.open(file, "r");
+  try {
+    const { size } = await handle.stat();
+    const start = Math.max(0, size - bytes);
+    const buffer = Buffer.alloc(size - start);
+    await handle.read(buffer, 0, buffer.length, start);
+    const text = buffer.toString("utf8");
+    // A partial first line of the tail is not an event.
+    return start > 0 ? text.slice(text.indexOf("\n") + 1) : text;
+  } finally {
+    await handle.close();
+  }
 }
 
 /** The folder a config's runs go to; `text` is the config's text when the caller has it. */
@@ -52,4 +166,17 @@ export async function resolveRunDir(ref: string, configFile?: string): Promise<s
   const output = configFile ? await outputDirOf(configFile) : path.resolve(DEFAULT_OUTPUT);
   const dir = path.join(output, "runs", ref);
   return (await isDirectory(dir)) ? dir : undefined;
+}
+
+export interface RunRow extends RunEntry {
+  status: RunStatus;
+}
+
+/** The runs of some configs with where each stands, newest first (a folder shared by configs is read once). */
+export async function runsOfConfigs(configFiles: readonly string[]): Promise<RunRow[]> {
+  const wanted = new Set(configFiles.map((f) => path.resolve(f)));
+  const outputs = new Set(await Promise.all([...wanted].map((f) => outputDirOf(f))));
+  const runs = (await Promise.all([...outputs].map((dir) => runsIn(dir)))).flat().filter((r) => wanted.has(path.resolve(r.configFile)));
+  const rows = await Promise.all(runs.map(async (r) => ({ ...r, status: r.finished ? ({ state: "finished" } as const) : await runStatus(r.dir) })));
+  return rows.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
 }

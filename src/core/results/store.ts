@@ -24,7 +24,15 @@ export interface Results {
 }
 
 /** A multiple-choice benchmark's baseline scores. Files written before generation support lack `output_type`. */
-export interface ChoiceBenchmarkResult extends BenchmarkAccuracy {
+/** Where a benchmark's documents were read, so a view can tell when the file changed since the run. */
+export interface DataFileRecord {
+  /** The data file of the test split (absolute); absent in files written before it was recorded. */
+  data_file?: string;
+  /** SHA-256 of its bytes when the run started. */
+  data_sha256?: string;
+}
+
+export interface ChoiceBenchmarkResult extends BenchmarkAccuracy, DataFileRecord {
   name: string;
   task_file: string;
   output_type?: "multiple_choice";
@@ -33,7 +41,7 @@ export interface ChoiceBenchmarkResult extends BenchmarkAccuracy {
 }
 
 /** A generate_until benchmark's baseline scores: exact_match (chance 0), no acc or acc_norm. */
-export interface GenerationBenchmarkResult extends BenchmarkExactMatch {
+export interface GenerationBenchmarkResult extends BenchmarkExactMatch, DataFileRecord {
   name: string;
   task_file: string;
   output_type: "generate_until";

@@ -17,6 +17,7 @@ import { buildBenchmarkIndex, type BenchmarkNgramIndex } from "../datasets/ngram
 import { loadTask, type Task, type TaskLoad, type TaskOptions } from "../datasets/task";
 import { diskFiles, type TextFiles } from "../fsutil";
 import { errorsOf, fileProblem, type Problem } from "../problems";
+import { CONFIG_SNAPSHOT } from "../results/store";
 
 export type FileChangeKind = "created" | "changed" | "deleted";
 
@@ -32,8 +33,9 @@ export interface WorkspaceUpdate {
   checked: string[];
 }
 
+/** A profiling config, not the snapshot of one in a run folder (runs/<run-id>/config.bprof.yaml). */
 export function isConfigFile(file: string): boolean {
-  return file.endsWith(".bprof.yaml");
+  return file.endsWith(".bprof.yaml") && !(path.basename(file) === CONFIG_SNAPSHOT && path.basename(path.dirname(path.dirname(file))) === "runs");
 }
 
 export function isDatasetFile(file: string): boolean {

@@ -5,6 +5,7 @@ import type { ProfileOutline } from "../language/outline";
 import type { Position } from "../language/text";
 import type { Problem } from "../problems";
 import type { FileChange } from "./model";
+import type { FileCases } from "./service";
 
 /** From the editor, answered by nothing. */
 export type WorkerNotification =
@@ -25,6 +26,8 @@ export interface WorkerRequests {
   settled(params: Record<string, never>): { checked: number };
   /** The problems of one file as they stand. */
   problemsOf(params: { file: string }): Problem[];
+  /** The documents of a benchmark data file that runs flipped, by line (the run of each config: picked, else the newest finished). */
+  cases(params: { file: string; picks: Record<string, string> }): FileCases[];
 }
 
 export type RequestMethod = keyof WorkerRequests;

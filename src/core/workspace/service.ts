@@ -10,6 +10,8 @@ import { offsetAt, type Position } from "../language/text";
 import { readParameterCount } from "../model/parameters";
 import { diagnosticSequence } from "../prompts/diagnosticText";
 import { loadTokenizer, type ModelTokenizer } from "../prompts/tokenize";
+import { dataFileCases, RunDocuments, type CaseLine } from "../report/cases";
+import { loadRun, RESULTS_FILE } from "../report/load";
 import { runsOfConfig } from "../results/runs";
 import { parseYamlSource } from "../yamlSource";
 import { isConfigFile, type FileChange, type WorkspaceModel } from "./model";
@@ -25,8 +27,20 @@ export interface FoundFiles {
   modelFolders: string[];
 }
 
+/** The flips of one run on the documents of a data file, by line. */
+export interface FileCases {
+  configFile: string;
+  runId: string;
+  runDir: string;
+  /** The data file changed since the run: no line is marked. */
+  stale?: string;
+  lines: CaseLine[];
+}
+
 export class WorkspaceService {
   private readonly tokenizers = new Map<string, Promise<ModelTokenizer | undefined>>();
+  /** Each run's documents, kept while its results.json is the one read. */
+  private readonly runs = new Map<string, { stamp: number; documents: Promise<RunDocuments> }>();
   private roots: string[] = [];
   private found: Promise<FoundFiles> | undefined;
 
@@ -116,6 +130,32 @@ export class WorkspaceService {
       outlines.push(finished ? { ...outline, latestResults: { runId: finished.id, dir: finished.dir } } : outline);
     }
     return outlines;
+  }
+
+  /**
+   * The cases of `file` (a benchmark's data file) in the run of each config that reads it: the run
+   * `picks` names for that config, else its newest finished run.
+   */
+  async cases(file: string, picks: Readonly<Record<string, string>>): Promise<FileCases[]> {
+    const found: FileCases[] = [];
+    if (this.model.isDataset(file) || isConfigFile(file)) return found;
+    for (const configFile of this.model.configsReading(file)) {
+      const runDir = picks[configFile] ?? (await runsOfConfig(configFile)).find((r) => r.finished)?.dir;
+      if (!runDir) continue;
+      const documents = await this.runDocuments(runDir);
+      if (!documents) continue;
+      const { lines, stale } = await dataFileCases(documents, file, "acc");
+      found.push({ configFile, runId: documents.run.results.run_id, runDir, lines: stale ? [] : lines, ...(stale ? { stale } : {}) });
+    }
+    return found;
+  }
+
+  private async runDocuments(runDir: string): Promise<RunDocuments | undefined> {
+    const stamp = (await fs.stat(path.join(runDir, RESULTS_FILE)).catch(() => undefined))?.mtimeMs;
+    if (stamp === undefined) return undefined;
+    let entry = this.runs.get(runDir);
+    if (!entry || entry.stamp !== stamp) this.runs.set(runDir, (entry = { stamp, documents: loadRun(runDir).then((run) => new RunDocuments(run)) }));
+    return entry.documents.catch(() => undefined);
   }
 
   /** Task files, datasets and model folders under the workspace folders (cached until a file appears or goes). */

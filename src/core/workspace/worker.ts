@@ -64,6 +64,11 @@ async function answer(method: RequestMethod, params: unknown): Promise<unknown> 
     case "problemsOf":
       await update();
       return model.problemsOf((params as RequestParams<"problemsOf">).file);
+    case "cases": {
+      await update();
+      const { file, picks } = params as RequestParams<"cases">;
+      return service.cases(file, picks);
+    }
   }
 }
 

@@ -4,8 +4,16 @@ import * as vscode from "vscode";
 import type { CommandFactory } from "../ctx";
 import { createDataset, generateMoreItems } from "./datasets";
 import { openDemo, profile } from "./profile";
+import { openDocumentLine } from "../panels/resultsPanel";
 import { showLatestResults } from "./results";
+import { cancelRun, copyRunId, deleteRun, openRunReport, openRunResults, resumeRun, revealRun } from "./runs";
 import { validateConfig } from "./validate";
+
+/** Opens a benchmark document in its data file (the Negative AIS tree, the results view). */
+const openDocument: CommandFactory = () => (file: string, line: number) => openDocumentLine(file, line);
+
+/** Picks whose flipped documents the editor marks. */
+const pickCasesRun: CommandFactory = (ctx) => () => ctx.caseRuns.pick();
 
 /** Opens a file and selects a range of it (the Profiles tree's entries). */
 const reveal: CommandFactory = () => async (uri: vscode.Uri, range?: vscode.Range) => {
@@ -25,5 +33,14 @@ export function createCommands(): Record<string, CommandFactory> {
     createDataset,
     generateItems: generateMoreItems,
     reveal,
+    openRunResults,
+    openRunReport,
+    resumeRun,
+    cancelRun,
+    deleteRun,
+    revealRun,
+    copyRunId,
+    openDocument,
+    pickCasesRun,
   };
 }

@@ -5,7 +5,7 @@ import * as vscode from "vscode";
 export async function pickConfig(): Promise<vscode.Uri | undefined> {
   const active = vscode.window.activeTextEditor?.document;
   if (active?.fileName.endsWith(".bprof.yaml")) return active.uri;
-  const found = await vscode.workspace.findFiles("**/*.bprof.yaml", "**/node_modules/**", 50);
+  const found = await vscode.workspace.findFiles("**/*.bprof.yaml", "**/{node_modules,.bprof}/**", 50);
   if (found.length === 0) {
     void vscode.window.showErrorMessage("No *.bprof.yaml config in this workspace: write one, or run Benchmark Profiler: Open Demo.");
     return undefined;

@@ -1,12 +1,15 @@
 // The results view: one panel per run, revealed when it is already open, restored after a window
-// reload (its serializer reads the run folder the page kept in its state). The page loads one
-// nonce'd bundled script under a strict Content Security Policy and gets the core's report model
-// (the one `bprof report` renders) as a message.
+// reload (its serializer reads the run folder and the query the page kept in its state). The page
+// loads one nonce'd bundled script under a strict Content Security Policy; the core builds the view
+// (src/core/report/view.ts) for each query the page sends, and the cases of the cell it selects.
 import { randomBytes } from "node:crypto";
 import * as path from "node:path";
 import * as vscode from "vscode";
+import { cellCases, RunDocuments } from "../../core/report/cases";
 import { loadRun, type LoadedRun } from "../../core/report/load";
-import { buildReport } from "../../core/report/model";
+import { heatmapSvg } from "../../core/report/svg";
+import { resultsView, viewCsv, type ResultsQuery, type ResultsView } from "../../core/report/view";
+import { writeFileAtomic } from "../../core/fsutil";
 import { RESULTS_VIEW_TYPE, type FromResultsView, type ResultsViewState, type ToResultsView } from "../../../webview/protocol";
 import type { Ctx } from "../ctx";
 
@@ -18,55 +21,103 @@ class ResultsPanel {
     const existing = ResultsPanel.open.get(run.dir);
     if (existing) {
       existing.panel.reveal();
-      await existing.load(run);
+      existing.setRun(run);
       return;
     }
     const panel = vscode.window.createWebviewPanel(RESULTS_VIEW_TYPE, `Results ${run.results.run_id}`, vscode.ViewColumn.Active, options(ctx));
-    new ResultsPanel(ctx, panel, run.dir).load(run);
+    new ResultsPanel(ctx, panel, run.dir).setRun(run);
   }
 
-  /** A panel VS Code restored after a reload: its page said which run it showed. */
+  /** A panel VS Code restored after a reload: its page said which run it showed, and how. */
   static async revive(ctx: Ctx, panel: vscode.WebviewPanel, state: ResultsViewState | undefined): Promise<void> {
     panel.webview.options = options(ctx);
     if (!state?.runDir) {
-      panel.webview.html = `<!DOCTYPE html><html><body><p>This results view was opened by an older version: open the run again.</p></body></html>`;
+      panel.webview.html = message("This results view was opened by an older version: open the run again.");
       return;
     }
-    const view = new ResultsPanel(ctx, panel, state.runDir);
     try {
-      await view.load(await loadRun(state.runDir));
+      new ResultsPanel(ctx, panel, state.runDir, state.query).setRun(await loadRun(state.runDir));
     } catch (e) {
-      panel.webview.html = `<!DOCTYPE html><html><body><p>${escapeHtml(`Cannot show ${state.runDir}: ${(e as Error).message}`)}</p></body></html>`;
+      panel.webview.html = message(`Cannot show ${state.runDir}: ${(e as Error).message}`);
     }
   }
 
-  private report: ToResultsView | undefined;
+  private run: LoadedRun | undefined;
+  private documents: RunDocuments | undefined;
+  private view: ResultsView | undefined;
   private ready = false;
 
-  private constructor(private readonly ctx: Ctx, readonly panel: vscode.WebviewPanel, readonly runDir: string) {
+  private constructor(private readonly ctx: Ctx, readonly panel: vscode.WebviewPanel, readonly runDir: string, private query: ResultsQuery = {}) {
     ResultsPanel.open.set(runDir, this);
-    panel.webview.html = page(ctx, panel.webview, { runDir });
+    panel.webview.html = page(ctx, panel.webview, { runDir, query });
     panel.iconPath = vscode.Uri.joinPath(ctx.extension.extensionUri, "media", "activity.svg");
     panel.onDidDispose(() => ResultsPanel.open.delete(runDir), null, ctx.subscriptions);
-    panel.webview.onDidReceiveMessage((message: FromResultsView) => {
-      switch (message.type) {
-        case "ready":
-          this.ready = true;
-          this.post();
-          break;
-      }
-    }, null, ctx.subscriptions);
+    panel.webview.onDidReceiveMessage((m: FromResultsView) => this.received(m).catch((e: Error) => this.post({ type: "error", message: e.message })), null, ctx.subscriptions);
   }
 
-  async load(run: LoadedRun): Promise<void> {
+  setRun(run: LoadedRun): void {
+    this.run = run;
+    this.documents = new RunDocuments(run);
     this.panel.title = `Results ${run.results.run_id}`;
-    this.report = { type: "report", report: await buildReport(run) };
-    this.post();
+    void this.showView().catch((e: Error) => this.post({ type: "error", message: e.message }));
   }
 
-  private post(): void {
-    if (this.ready && this.report) void this.panel.webview.postMessage(this.report);
+  private async received(message: FromResultsView): Promise<void> {
+    switch (message.type) {
+      case "ready":
+        this.ready = true;
+        if (this.view) this.post({ type: "view", view: this.view });
+        return;
+      case "query":
+        this.query = message.query;
+        await this.showView();
+        return;
+      case "cell":
+        if (this.documents) this.post({ type: "cases", cases: await cellCases(this.documents, message.ref, this.view?.query.metric ?? "acc") });
+        return;
+      case "open":
+        await openDocumentLine(message.file, message.line);
+        return;
+      case "export":
+        await this.export(message);
+        return;
+    }
   }
+
+  private async showView(): Promise<void> {
+    if (!this.run) return;
+    this.view = await resultsView(this.run, this.query);
+    if (this.ready) this.post({ type: "view", view: this.view });
+  }
+
+  private async export(message: Extract<FromResultsView, { type: "export" }>): Promise<void> {
+    const view = this.view;
+    if (!view) return;
+    const q = view.query;
+    const base = `${view.run.id}-${q.model}-${q.metric}${q.k !== null ? `-k${q.k}` : ""}-${q.cells}`.replace(/[^A-Za-z0-9._-]+/g, "_");
+    const target = await vscode.window.showSaveDialog({
+      defaultUri: vscode.Uri.file(path.join(view.run.dir, `${base}.${message.format}`)),
+      filters: { [message.format.toUpperCase()]: [message.format] },
+    });
+    if (!target) return;
+    const content = message.format === "png" ? Buffer.from(message.dataUrl.replace(/^data:image\/png;base64,/, ""), "base64")
+      : message.format === "svg" ? (view.profile ? heatmapSvg(view.profile.heatmap, message.theme) : "")
+      : viewCsv(view);
+    await writeFileAtomic(target.fsPath, content);
+    void vscode.window.showInformationMessage(`Saved ${target.fsPath}`);
+  }
+
+  private post(message: ToResultsView): void {
+    if (this.ready) void this.panel.webview.postMessage(message);
+  }
+}
+
+/** Opens a data file at a 1-based line, selecting the line. */
+export async function openDocumentLine(file: string, line: number): Promise<void> {
+  const editor = await vscode.window.showTextDocument(vscode.Uri.file(file), { preview: true });
+  const at = new vscode.Position(Math.max(0, line - 1), 0);
+  editor.selection = new vscode.Selection(at, at);
+  editor.revealRange(new vscode.Range(at, at), vscode.TextEditorRevealType.InCenter);
 }
 
 function options(ctx: Ctx): vscode.WebviewPanelOptions & vscode.WebviewOptions {
@@ -80,10 +131,14 @@ function page(ctx: Ctx, webview: vscode.Webview, state: ResultsViewState): strin
   const style = webview.asWebviewUri(vscode.Uri.joinPath(ctx.extension.extensionUri, "media", "webview.css"));
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource}; script-src 'nonce-${nonce}';">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource}; img-src ${webview.cspSource} data:; font-src ${webview.cspSource}; script-src 'nonce-${nonce}';">
 <link rel="stylesheet" href="${style}"><title>Benchmark Profiler results</title></head>
 <body data-state="${escapeHtml(JSON.stringify(state))}"><div id="root">Loading ${escapeHtml(path.basename(state.runDir))}…</div>
 <script nonce="${nonce}" src="${script}"></script></body></html>`;
+}
+
+function message(text: string): string {
+  return `<!DOCTYPE html><html><body><p>${escapeHtml(text)}</p></body></html>`;
 }
 
 function escapeHtml(text: string): string {

@@ -58,7 +58,8 @@ export class Workspace implements vscode.Disposable {
   }
 
   private async discover(): Promise<void> {
-    const found = await Promise.all(["**/*.bprof.yaml", "**/*.diag.jsonl"].map((glob) => vscode.workspace.findFiles(glob, "**/node_modules/**", 5000)));
+    // Run folders (.bprof/runs/*) hold snapshots of configs, not configs.
+    const found = await Promise.all(["**/*.bprof.yaml", "**/*.diag.jsonl"].map((glob) => vscode.workspace.findFiles(glob, "**/{node_modules,.bprof}/**", 5000)));
     this.ctx.log(`found ${found.flat().length} configs and datasets`);
     this.client?.filesFound(found.flat().map((uri) => uri.fsPath));
   }

@@ -1,0 +1,168 @@
+// The results view's model: one figure of a run, as the user picks it (model, metric, k, and what
+// the cells show: the AIS of the top sets, of the bottom sets, of the random control, or the top
+// sets' specificity against the control), with what surrounds it (baselines, the ability
+// overlap, the label check, the method) and a plain table of the same numbers for screen readers.
+// Built from the report model, one k at a time, so switching a control costs one section.
+import type { ChoiceMetric } from "../analysis/ais";
+import type { ImportanceMethod, Selection } from "../config/types";
+import { formatK } from "./format";
+import type { LoadedRun } from "./load";
+import { buildReport, heatmapOf, type BaselineRow, type Heatmap, type HeatmapMeasure, type KSection, type LabelCheck, type NegativeCell, type ReportCell, type ReportRow, type RunMeta } from "./model";
+import { scaleLimit } from "./format";
+import type { OverlapResult } from "../results/store";
+
+/** What the cells show. */
+export type CellsShown = "top" | "bottom" | "random" | "specificity";
+
+export interface ResultsQuery {
+  model?: string;
+  metric?: ChoiceMetric;
+  k?: number;
+  cells?: CellsShown;
+}
+
+export interface ResultsView {
+  run: RunMeta;
+  /** The query as resolved against the run (defaults filled in, unknown values replaced). */
+  query: { model: string; metric: ChoiceMetric; k: number | null; cells: CellsShown };
+  /** What each control can be set to for this run. */
+  choices: { models: string[]; metrics: ChoiceMetric[]; k: number[]; cells: CellsShown[] };
+  baseline: BaselineRow[];
+  /** Null for a run without abilities. */
+  profile: ProfileView | null;
+}
+
+export interface ProfileView {
+  method: ImportanceMethod;
+  parameters: number;
+  candidates: number;
+  /** Parameters zeroed at this k. */
+  n: number;
+  selections: Selection[];
+  seed: number;
+  bootstrap: { resamples: number; confidence: number };
+  abilities: { name: string; sequences: number; lowering: number | null }[];
+  heatmap: Heatmap;
+  /** The same numbers as text, row by row, for screen readers. */
+  table: { columns: string[]; rows: { label: string; cells: string[] }[] };
+  /** The same numbers, one per cell (CSV). */
+  values: CellValue[];
+  reasons: string[];
+  labels: LabelCheck[];
+  overlap: OverlapResult | null;
+  /** Cells of the figure's rows with a negative AIS (documents are asked for one cell at a time). */
+  negativeCells: NegativeCell[];
+  /** The rows drawn, with the variant each stands for (to ask for a cell's documents). */
+  rows: { label: string; ability: string | null; selection: Selection }[];
+  benchmarks: string[];
+}
+
+export interface CellValue {
+  row: string;
+  benchmark: string;
+  metric: string;
+  value: number | null;
+  low: number | null;
+  high: number | null;
+  significant: boolean;
+  /** Why the value is undefined. */
+  reason: string | null;
+}
+
+const CELLS_ORDER: readonly CellsShown[] = ["top", "bottom", "random", "specificity"];
+
+export async function resultsView(run: LoadedRun, query: ResultsQuery = {}): Promise<ResultsView> {
+  const { results } = run;
+  const models = results.models.map((m) => m.name);
+  const model = results.models.find((m) => m.name === query.model) ?? results.models.find((m) => m.profile) ?? results.models[0];
+  if (!model) throw new Error(`run ${results.run_id} has no models`);
+  const hasChoice = model.benchmarks.some((b) => b.output_type !== "generate_until");
+  const metrics: ChoiceMetric[] = hasChoice ? ["acc", "acc_norm"] : ["acc"];
+  const metric = metrics.includes(query.metric as ChoiceMetric) ? query.metric! : "acc";
+  const profile = model.profile;
+  const sweep = profile ? [...profile.k].sort((a, b) => a - b) : [];
+  const k = sweep.find((x) => query.k !== undefined && Math.abs(x - query.k) <= 1e-12 * x) ?? sweep.at(-1) ?? null;
+  const selections = new Set(profile?.selections ?? []);
+  const cellsChoices = CELLS_ORDER.filter((c) => (c === "specificity" ? selections.has("top") && selections.has("random") : selections.has(c)));
+  const cells = cellsChoices.includes(query.cells as CellsShown) ? query.cells! : (cellsChoices[0] ?? "top");
+  const report = await buildReport(run, { metric, ...(k !== null ? { k } : {}) });
+  const modelReport = report.models.find((m) => m.name === model.name)!;
+  const section = modelReport.profile?.sections[0];
+  return {
+    run: report.run,
+    query: { model: model.name, metric, k, cells },
+    choices: { models, metrics, k: sweep, cells: cellsChoices },
+    baseline: modelReport.baseline,
+    profile: modelReport.profile && section ? profileView(modelReport.profile, section, cells) : null,
+  };
+}
+
+function profileView(profile: NonNullable<Awaited<ReturnType<typeof buildReport>>["models"][number]["profile"]>, section: KSection, cells: CellsShown): ProfileView {
+  const selection: Selection = cells === "specificity" ? "top" : cells;
+  const rows = section.rows.filter((r) => r.selection === selection);
+  const measure: HeatmapMeasure = cells === "specificity" ? "specificity" : "ais";
+  const values = rows.flatMap((r) => r.cells.map((c) => (measure === "ais" ? c.ais : (c.specificity?.value ?? null))));
+  // AIS keeps the model's scale across k (so figures compare); specificity gets its own.
+  const limit = measure === "ais" ? profile.scaleLimit : scaleLimit(values);
+  const what = cells === "specificity" ? "specificity vs random" : cells === "random" ? "AIS of the random control" : `AIS (${cells} sets)`;
+  const title = `${what}, ${section.metricLabel}, k = ${formatK(section.k)}`;
+  const heatmap = heatmapOf(`results-${cells}-${section.k}`, title, rows, section.columns, section.reasons, section.metricLabel, limit, profile.bootstrap.confidence, measure);
+  const lowering = new Map(section.rows.filter((r) => r.selection === "top").map((r) => [r.ability, r.lowering?.share ?? null]));
+  return {
+    method: profile.method,
+    parameters: profile.parameters,
+    candidates: profile.candidates,
+    n: section.n,
+    selections: profile.selections,
+    seed: profile.seed,
+    bootstrap: profile.bootstrap,
+    abilities: profile.abilities.map((a) => ({ name: a.name, sequences: a.sequences, lowering: lowering.get(a.name) ?? null })),
+    heatmap,
+    table: { columns: section.columns, rows: rows.map((r) => ({ label: r.label, cells: r.cells.map((c) => cellText(c, measure)) })) },
+    values: rows.flatMap((r) => r.cells.map((c) => cellValue(r.label, c, measure, section.reasons))),
+    reasons: section.reasons,
+    labels: section.labels,
+    overlap: section.overlap,
+    negativeCells: section.negativeCells.filter((c) => c.selection === selection),
+    rows: rows.map((r: ReportRow) => ({ label: r.label, ability: r.ability, selection: r.selection })),
+    benchmarks: section.benchmarks,
+  };
+}
+
+/** What a cell shows under `measure`: its value, interval, significance and the number of its reason. */
+function measured(cell: ReportCell, measure: HeatmapMeasure) {
+  const s = cell.specificity;
+  return measure === "ais"
+    ? { value: cell.ais, ci: cell.ci, significant: cell.significant, reason: cell.reason }
+    : { value: s?.value ?? null, ci: s?.ci ?? null, significant: s?.significant ?? false, reason: s?.reason ?? cell.reason };
+}
+
+/** A cell as text: "0.312* [0.120, 0.501]" (* the interval excludes 0), "n/a (1)" (the reason's number). */
+function cellText(cell: ReportCell, measure: HeatmapMeasure): string {
+  const { value, ci, significant, reason } = measured(cell, measure);
+  if (value === null) return `n/a${reason ? ` (${reason})` : ""}`;
+  return `${value.toFixed(3)}${significant ? "*" : ""}${ci ? ` [${ci.low.toFixed(3)}, ${ci.high.toFixed(3)}]` : ""}`;
+}
+
+function cellValue(row: string, cell: ReportCell, measure: HeatmapMeasure, reasons: readonly string[]): CellValue {
+  const { value, ci, significant, reason } = measured(cell, measure);
+  return {
+    row, benchmark: cell.benchmark, metric: cell.metric, value, low: ci?.low ?? null, high: ci?.high ?? null, significant,
+    reason: value === null ? (reasons[(reason ?? 1) - 1] ?? null) : null,
+  };
+}
+
+/** The figure's numbers as CSV, a row per cell (the baselines, for a run without abilities). */
+export function viewCsv(view: ResultsView): string {
+  const lines = (header: string[], rows: unknown[][]) => [header, ...rows].map((r) => r.map((v) => csvCell(v ?? "")).join(",")).join("\n") + "\n";
+  if (!view.profile) return lines(["benchmark", "items", "acc", "acc_norm", "exact_match", "chance"], view.baseline.map((b) => [b.name, b.items, b.acc, b.acc_norm, b.exact_match, b.chance]));
+  const { model, k, cells } = view.query;
+  const measure = cells === "specificity" ? "specificity" : "ais";
+  return lines(["model", "k", "cells", "row", "benchmark", "metric", measure, "ci_low", "ci_high", "significant", "reason"],
+    view.profile.values.map((v) => [model, k, cells, v.row, v.benchmark, v.metric, v.value, v.low, v.high, v.significant, v.reason]));
+}
+
+function csvCell(value: unknown): string {
+  const text = String(value);
+  return /[",\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}

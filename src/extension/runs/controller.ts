@@ -1,0 +1,166 @@
+// The runs this window starts: one per config at a time, each with a notification that shows its
+// progress and can cancel it, and one status bar item for all of them. Starting, resuming and
+// cancelling go through here; what a run does is the core's runProfile / resumeRun, and where a
+// run stands afterwards is written in its folder (src/core/results/runs.ts), which the Runs tree
+// reads, so runs of the CLI or of an earlier window show there too.
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { loadProfile } from "../../core/config/load";
+import { RunnerError } from "../../core/launch/runnerError";
+import { describeTarget } from "../../core/launch/target";
+import { errorsOf } from "../../core/problems";
+import { phaseLabel, resumeRun, runProfile, type RunOptions, type RunOutcome, type RunProgress } from "../../core/run";
+import type { Ctx } from "../ctx";
+import { showResults } from "../panels/resultsPanel";
+
+export interface ActiveRun {
+  configFile: string;
+  /** Known once the run folder exists. */
+  runDir?: string;
+  progress?: RunProgress;
+  abort: AbortController;
+}
+
+export class RunController implements vscode.Disposable {
+  private readonly active = new Map<string, ActiveRun>();
+  private readonly status = vscode.window.createStatusBarItem("benchmarkProfiler.runs", vscode.StatusBarAlignment.Left, 10);
+  private readonly changed = new vscode.EventEmitter<void>();
+  /** Fires when a run starts, progresses, or ends. */
+  readonly onDidChange = this.changed.event;
+
+  constructor(private readonly ctx: Ctx) {
+    this.status.name = "Benchmark Profiler runs";
+    this.status.command = "workbench.view.extension.benchmarkProfiler";
+  }
+
+  /** The run this window has going in `runDir`, if any. */
+  activeIn(runDir: string): ActiveRun | undefined {
+    return [...this.active.values()].find((r) => r.runDir === runDir);
+  }
+
+  /** Profiles a config in a new run folder. */
+  async start(configUri: vscode.Uri): Promise<void> {
+    const configFile = configUri.fsPath;
+    if (this.refuseSecond(configFile) || !(await this.ctx.trusted("Profiling"))) return;
+    const open = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === configFile);
+    const { profile, problems } = await loadProfile(configFile, open ? { text: open.getText() } : {});
+    if (!profile) {
+      void vscode.window.showErrorMessage(`Profile failed: ${path.basename(configFile)} has ${errorsOf(problems).length} error(s); see the Problems panel`);
+      return;
+    }
+    const where = describeTarget(profile.target);
+    this.ctx.log(`profiling ${configFile} on ${where}${profile.target.kind === "local" ? ` with ${this.ctx.runnerPath()}` : ""}`);
+    await this.follow(configFile, `Profiling ${path.basename(configFile)} (${where})`, (options) => runProfile(profile, options), profile.benchmarks.length);
+  }
+
+  /** Resumes an interrupted run in its folder (the folder holds the config it ran). */
+  async resume(runDir: string, configFile: string): Promise<void> {
+    if (this.refuseSecond(configFile) || !(await this.ctx.trusted("Resuming a run"))) return;
+    this.ctx.log(`resuming ${runDir}`);
+    await this.follow(configFile, `Resuming ${path.basename(runDir)}`, (options) => resumeRun(runDir, options));
+  }
+
+  /** Cancels a run of this window; the runner finishes the item it is on and the folder stays resumable. */
+  cancel(runDir: string): boolean {
+    const run = this.activeIn(runDir);
+    run?.abort.abort();
+    return run !== undefined;
+  }
+
+  private refuseSecond(configFile: string): boolean {
+    if (!this.active.has(configFile)) return false;
+    void vscode.window.showWarningMessage(`${path.basename(configFile)} is being profiled already: cancel that run first, or wait for it to end.`, "Show Runs")
+      .then((c) => c && vscode.commands.executeCommand("benchmarkProfiler.runs.focus"));
+    return true;
+  }
+
+  private async follow(configFile: string, title: string, start: (options: RunOptions) => Promise<RunOutcome>, benchmarks?: number): Promise<void> {
+    const run: ActiveRun = { configFile, abort: new AbortController() };
+    this.active.set(configFile, run);
+    this.changedNow();
+    try {
+      const outcome = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, (progress, token) => {
+        token.onCancellationRequested(() => run.abort.abort());
+        let reported = 0;
+        return start({
+          runnerPath: this.ctx.runnerPath(),
+          signal: run.abort.signal,
+          onRunFolder: (dir) => {
+            run.runDir = dir;
+            this.changedNow();
+          },
+          onWarning: (m) => this.ctx.log(`warning: ${m}`),
+          onStatus: (message, model) => {
+            this.ctx.log(`${model}: ${message}`);
+            progress.report({ message: `${model}: ${message}` });
+          },
+          onProgress: (p) => {
+            run.progress = p;
+            // A notification's bar only grows: it shows the furthest any phase got, the message the phase.
+            const fraction = p.total > 0 ? (100 * p.done) / p.total : 0;
+            progress.report({ message: `${p.model}: ${phaseLabel(p)} ${p.done}/${p.total}`, increment: Math.max(0, fraction - reported) });
+            reported = Math.max(reported, fraction);
+            this.changedSoon();
+          },
+        });
+      });
+      this.ctx.log(`run ${outcome.runId} finished: ${outcome.resultsFile}`);
+      this.end(configFile);
+      const choice = await vscode.window.showInformationMessage(
+        `Profile finished: run ${outcome.runId}, ${outcome.itemCount} items scored on ${benchmarks ?? outcome.results.models[0]?.benchmarks.length ?? 0} benchmark(s).`,
+        "Open Results",
+      );
+      if (choice === "Open Results") await showResults(this.ctx, { dir: outcome.runDir, resultsFile: outcome.resultsFile, results: outcome.results });
+    } catch (e) {
+      this.end(configFile);
+      const message = e instanceof RunnerError ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
+      this.ctx.log(`run failed: ${message}`);
+      const resumable = e instanceof RunnerError && e.resumable && run.runDir !== undefined;
+      const action = resumable ? "Resume" : undefined;
+      const text = e instanceof RunnerError && e.code === "cancelled" ? `Run ${path.basename(run.runDir ?? "")} cancelled; it can be resumed.` : `Profile failed: ${message}`;
+      const choice = await (e instanceof RunnerError && e.code === "cancelled" ? vscode.window.showInformationMessage(text, ...(action ? [action] : [])) : vscode.window.showErrorMessage(text, ...(action ? [action] : [])));
+      if (choice === "Resume" && run.runDir) await this.resume(run.runDir, configFile);
+    }
+  }
+
+  private end(configFile: string): void {
+    this.active.delete(configFile);
+    this.ctx.workspace.refresh();
+    this.changedNow();
+  }
+
+  private pendingChange: NodeJS.Timeout | undefined;
+
+  /** Progress comes many times a second: the tree and the status bar follow at most twice a second. */
+  private changedSoon(): void {
+    this.pendingChange ??= setTimeout(() => this.changedNow(), 500);
+  }
+
+  private changedNow(): void {
+    clearTimeout(this.pendingChange);
+    this.pendingChange = undefined;
+    this.updateStatus();
+    this.changed.fire();
+  }
+
+  private updateStatus(): void {
+    const runs = [...this.active.values()];
+    if (runs.length === 0) {
+      this.status.hide();
+      return;
+    }
+    const first = runs[0]!;
+    const p = first.progress;
+    const percent = p && p.total > 0 ? ` ${Math.floor((100 * p.done) / p.total)}%` : "";
+    this.status.text = `$(sync~spin) ${p ? `${phaseLabel(p)}${percent}` : "starting"}${runs.length > 1 ? ` (+${runs.length - 1})` : ""}`;
+    this.status.tooltip = runs.map((r) => `${path.basename(r.configFile)}: ${r.progress ? `${r.progress.model} ${phaseLabel(r.progress)} ${r.progress.done}/${r.progress.total}` : "starting"}`).join("\n");
+    this.status.show();
+  }
+
+  dispose(): void {
+    for (const run of this.active.values()) run.abort.abort();
+    clearTimeout(this.pendingChange);
+    this.status.dispose();
+    this.changed.dispose();
+  }
+}

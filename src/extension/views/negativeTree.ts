@@ -1,0 +1,99 @@
+// The Negative AIS tree: for each config, the cells of its run (picked, else the newest finished)
+// whose AIS is below 0, significant ones first, each opening onto the documents the ablation turned
+// from wrong to right; a document opens its data file at its line.
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { cellCases, RunDocuments, type CaseDocument, type CellRef } from "../../core/report/cases";
+import { loadRun } from "../../core/report/load";
+import { buildReport, type NegativeCell } from "../../core/report/model";
+import type { Ctx } from "../ctx";
+
+type Node =
+  | { kind: "run"; configFile: string; documents: RunDocuments }
+  | { kind: "cell"; documents: RunDocuments; cell: NegativeCell; ref: CellRef }
+  | { kind: "document"; document: CaseDocument; stale?: string };
+
+function signed(x: number): string {
+  return (x < 0 ? "−" : "+") + Math.abs(x).toFixed(3);
+}
+
+class NegativeTree implements vscode.TreeDataProvider<Node> {
+  private readonly changed = new vscode.EventEmitter<void>();
+  readonly onDidChangeTreeData = this.changed.event;
+  private readonly runs = new Map<string, RunDocuments>();
+
+  constructor(private readonly ctx: Ctx) {
+    const refresh = () => this.changed.fire();
+    ctx.subscriptions.push(this.changed, ctx.caseRuns.onDidChange(refresh), ctx.runs.onDidChange(refresh), ctx.workspace.onDidChange(refresh));
+  }
+
+  private async documentsOf(runDir: string): Promise<RunDocuments> {
+    let documents = this.runs.get(runDir);
+    if (!documents) this.runs.set(runDir, (documents = new RunDocuments(await loadRun(runDir))));
+    return documents;
+  }
+
+  async getChildren(node?: Node): Promise<Node[]> {
+    if (!node) {
+      const nodes: Node[] = [];
+      for (const outline of await this.ctx.workspace.outlines()) {
+        const runDir = await this.ctx.caseRuns.runOf(outline.file);
+        if (runDir) nodes.push({ kind: "run", configFile: outline.file, documents: await this.documentsOf(runDir) });
+      }
+      return nodes;
+    }
+    if (node.kind === "run") {
+      const report = await buildReport(node.documents.run, { metric: "acc" });
+      const cells: Node[] = [];
+      for (const model of report.models) {
+        for (const section of model.profile?.sections ?? []) {
+          for (const cell of section.negativeCells) {
+            cells.push({ kind: "cell", documents: node.documents, cell, ref: { model: model.name, k: section.k, ability: cell.ability, selection: cell.selection, benchmark: cell.benchmark } });
+          }
+        }
+      }
+      return cells.sort((a, b) => {
+        const [x, y] = [(a as Extract<Node, { kind: "cell" }>).cell, (b as Extract<Node, { kind: "cell" }>).cell];
+        return Number(y.significant) - Number(x.significant) || x.ais - y.ais;
+      });
+    }
+    if (node.kind === "cell") {
+      const cases = await cellCases(node.documents, node.ref, "acc");
+      return cases.documents
+        .filter((d) => d.direction === "wrong_to_right")
+        .map((document) => ({ kind: "document", document, ...(cases.stale ? { stale: cases.stale } : {}) }));
+    }
+    return [];
+  }
+
+  getTreeItem(node: Node): vscode.TreeItem {
+    if (node.kind === "run") {
+      const item = new vscode.TreeItem(path.basename(node.configFile), vscode.TreeItemCollapsibleState.Expanded);
+      item.description = `run ${node.documents.run.results.run_id}`;
+      item.tooltip = `Cells of run ${node.documents.run.results.run_id} with a negative AIS (acc; exact_match for generate_until benchmarks)`;
+      item.iconPath = new vscode.ThemeIcon("beaker");
+      return item;
+    }
+    if (node.kind === "cell") {
+      const c = node.cell;
+      const item = new vscode.TreeItem(`${c.row} × ${c.benchmark}`, c.wrongToRight > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+      const ci = c.ci ? ` [${signed(c.ci.low)}, ${signed(c.ci.high)}]` : "";
+      item.description = `AIS ${signed(c.ais)}${c.significant ? "*" : ""} · k ${node.ref.k} · ${c.wrongToRight} wrong → right`;
+      item.tooltip = new vscode.MarkdownString(`**${c.row} × ${c.benchmark}** at k = ${node.ref.k} (${c.metric}, model \`${node.ref.model}\`)\n\nAIS ${signed(c.ais)}${ci}${c.significant ? ", significant: the interval excludes 0" : ", not significant"}\n\n${c.wrongToRight} documents wrong → right, ${c.rightToWrong} right → wrong`);
+      item.iconPath = new vscode.ThemeIcon(c.significant ? "arrow-circle-down" : "arrow-down", c.significant ? new vscode.ThemeColor("charts.blue") : undefined);
+      item.contextValue = "negativeCell";
+      return item;
+    }
+    const d = node.document;
+    const item = new vscode.TreeItem(`Document ${d.index}`, vscode.TreeItemCollapsibleState.None);
+    item.description = node.stale ? "data file changed since the run" : d.place ? `${path.basename(d.place.file)}:${d.place.line}` : "";
+    item.tooltip = d.text ? d.text.context : `document ${d.index}`;
+    item.iconPath = new vscode.ThemeIcon("file-text");
+    if (d.place && !node.stale) item.command = { command: "benchmarkProfiler.openDocument", title: "Open Document", arguments: [d.place.file, d.place.line] };
+    return item;
+  }
+}
+
+export function activateNegativeTree(ctx: Ctx): void {
+  ctx.subscriptions.push(vscode.window.createTreeView("benchmarkProfiler.negative", { treeDataProvider: new NegativeTree(ctx), showCollapseAll: true }));
+}
