@@ -3,7 +3,7 @@ import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
-import { loadTask } from "../../src/core/datasets/task";
+import { loadTask, loadTaskPlaces } from "../../src/core/datasets/task";
 import { parseListLiteral } from "../../src/core/prompts/literal";
 import { lmEvalTemplate } from "../../src/core/prompts/template";
 
@@ -36,6 +36,32 @@ test("templates render with Jinja; a template naming a field is that field; text
     continuations: ["  Paris", "  Rome", "  Oslo"], choices: ["Paris", "Rome", "Oslo"], target: 0,
   });
   assert.equal((task!.items[0] as { target: number }).target, 1);
+});
+
+test("each document's line in its data file, where the document starts: JSON Lines, a JSON list under `field`, CSV with fields across lines", async () => {
+  const task = (data: string) => `task: lines\ndataset_path: ${data.endsWith(".csv") ? "csv" : "json"}\ndataset_kwargs:\n  data_files:\n    test: ${data}\noutput_type: multiple_choice\ndoc_to_text: q\ndoc_to_choice: options\ndoc_to_target: label\n`;
+  const doc = (q: string) => ({ q, options: ["a", "b"], label: "a" });
+
+  await fs.writeFile(path.join(dir, "lines.jsonl"), ["", JSON.stringify(doc("one")), "", "  ", JSON.stringify(doc("two")), ""].join("\r\n"));
+  // Pretty-printed, under a field, with a document spread over several lines.
+  await fs.writeFile(path.join(dir, "lines.json"), JSON.stringify({ meta: { n: 2 }, rows: [doc("one"), doc("two")] }, null, 2));
+  // A byte order mark, CRLF, a quoted question over three lines, a blank line between records.
+  await fs.writeFile(path.join(dir, "lines.csv"), "\ufeffq,options,label\r\n\"first\r\nsecond, still\r\nthird\",\"['a', 'b']\",a\r\n\r\ntwo,\"['a', 'b']\",a\r\nthree,\"['a', 'b']\",a\r\n");
+  const placesOf = async (name: string, yaml: string, limit?: number) => {
+    const { places, problems } = await loadTaskPlaces(await taskFile(name, yaml), limit === undefined ? {} : { limit });
+    assert.deepEqual(problems.filter((p) => p.severity === "error"), [], name);
+    return places!.lines;
+  };
+  assert.deepEqual(await placesOf("lines-jsonl.yaml", task("lines.jsonl")), [2, 5]);
+  const json = await fs.readFile(path.join(dir, "lines.json"), "utf8");
+  const expected = json.split("\n").flatMap((l, i) => (l === "    {" ? [i + 1] : []));
+  assert.equal(expected.length, 2);
+  const underField = task("lines.json").replace("    test: lines.json\n", "    test: lines.json\n  field: rows\n");
+  assert.deepEqual(await placesOf("lines-json.yaml", underField), expected);
+  assert.deepEqual(await placesOf("lines-csv.yaml", task("lines.csv")), [2, 6, 7]);
+  assert.deepEqual(await placesOf("lines-csv-limit.yaml", task("lines.csv"), 2), [2, 6], "limit keeps the first documents");
+  const { task: csvTask } = await loadTask(path.join(dir, "lines-csv.yaml"));
+  assert.deepEqual(csvTask!.items.map((i) => i.context), ["first\r\nsecond, still\r\nthird", "two", "three"], "the header's byte order mark is not part of a column's name");
 });
 
 test("doc_to_choice as a Jinja template rendering a list literal, and limit", async () => {

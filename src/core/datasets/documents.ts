@@ -75,14 +75,44 @@ function listLines(text: string, field: string | undefined): number[] {
   return (list?.children ?? []).map((node) => lineOf(node.offset));
 }
 
+/**
+ * A CSV file with a header row, as Hugging Face's csv loader reads it. Each document's line is
+ * where its record starts: a quoted field may span lines, and csv-parse counts lines where a
+ * record ends, so the start is found from the byte offset where the record before it ended.
+ */
 function csvDocuments(text: string): Documents {
+  let rows: { record: string[]; info: { bytes: number } }[];
   try {
-    const records = parseCsv(text, { columns: true, skip_empty_lines: true, info: true }) as { record: Doc; info: { lines: number } }[];
-    return { docs: records.map((r) => r.record), lines: records.map((r) => r.info.lines) };
+    rows = parseCsv(text, { bom: true, skip_empty_lines: true, info: true }) as unknown as typeof rows;
   } catch (e) {
     const line = (e as { lines?: number }).lines;
     throw new DocumentError(`invalid CSV: ${(e as Error).message}`, line ?? 1);
   }
+  const [header, ...records] = rows;
+  if (!header) return { docs: [], lines: [] };
+  const bytes = Buffer.from(text);
+  const lineAt = recordStartLines(bytes);
+  return {
+    docs: records.map(({ record }) => Object.fromEntries(header.record.map((name, i) => [name, record[i]]))),
+    lines: records.map((_, i) => lineAt(rows[i]!.info.bytes)),
+  };
+}
+
+/** For offsets that only grow, the 1-based line of the first non-empty line at or after each one. */
+function recordStartLines(bytes: Buffer): (offset: number) => number {
+  const NEWLINE = 0x0a;
+  const RETURN = 0x0d;
+  let [at, line] = [0, 1];
+  return (offset) => {
+    for (; at < offset && at < bytes.length; at++) if (bytes[at] === NEWLINE) line++;
+    // skip_empty_lines: blank lines between records hold no record.
+    for (;;) {
+      if (bytes[at] === NEWLINE) at += 1;
+      else if (bytes[at] === RETURN && bytes[at + 1] === NEWLINE) at += 2;
+      else return line;
+      line++;
+    }
+  };
 }
 
 function tryParse(text: string): unknown {
