@@ -10,6 +10,7 @@
 // then recomputed by hand from the runner's token ids: UTF-8 bytes decoded by Node, the cut at the
 // first `until` string, the regex filter, exact_match ignoring case, and the AIS with chance 0.
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
@@ -195,6 +196,7 @@ test("a profile with abilities over a generation task built from the model's own
   assert.deepEqual(model.benchmarks[0], {
     name: "tiny_gen", task_file: path.join(root, "tasks", "tiny_gen.yaml"), output_type: "generate_until", items: 5, exact_match: p0, chance: 0,
     filter: "first-word", exact_match_by_filter: { "first-word": p0 },
+    data_file: path.join(root, "tasks", "tiny_gen.jsonl"), data_sha256: createHash("sha256").update(await fs.readFile(path.join(root, "tasks", "tiny_gen.jsonl"))).digest("hex"),
   });
   assert.equal(model.benchmarks[1].output_type, "multiple_choice");
 

@@ -87,8 +87,10 @@ class RunsTree implements vscode.TreeDataProvider<RunNode> {
   getTreeItem({ row }: RunNode): vscode.TreeItem {
     const item = new vscode.TreeItem(row.id, vscode.TreeItemCollapsibleState.None);
     item.description = `${path.basename(row.configFile)} · ${statusText(row)}`;
-    const failure = row.status.state === "failed" ? `\n\n${row.status.message}` : "";
-    item.tooltip = new vscode.MarkdownString(`**Run ${row.id}** of \`${row.configFile}\`\n\n${statusText(row)}${failure}\n\n\`${row.dir}\``);
+    // The runner's message and the paths are the user's text, not markdown.
+    const tooltip = new vscode.MarkdownString(`**Run ${row.id}**`).appendText(` of ${row.configFile}\n\n${statusText(row)}\n\n`);
+    if (row.status.state === "failed" && row.status.message) tooltip.appendText(`${row.status.message}\n\n`);
+    item.tooltip = tooltip.appendText(row.dir);
     item.iconPath = statusIcon(row);
     item.contextValue = contextOf(row);
     item.id = row.dir;
