@@ -5,7 +5,6 @@ import { parseArgs } from "node:util";
 import { loadProfile } from "../core/config/load";
 import { errorsOf, formatProblem } from "../core/problems";
 import { RunnerError } from "../core/launch/runnerError";
-import { resolveRunnerPath } from "../core/launch/runner";
 import { checkTarget } from "../core/launch/check";
 import { describeTarget } from "../core/launch/target";
 import { JobCompileError } from "../core/plan/job";
@@ -19,6 +18,7 @@ import { formatAisTables, formatBaseline } from "./aisTable";
 import { DEMO_USAGE, prepareDemo } from "./demo";
 import { generateCommand, GENERATE_USAGE } from "./generate";
 import { progressView } from "./progress";
+import { runnerCommand, runnerSpec, RUNNER_USAGE } from "./runner";
 
 const USAGE = `usage: bprof <command> [options]
 
@@ -41,9 +41,10 @@ commands:
                                  default; generate_until benchmarks always show exact_match);
                                  csv, json: only acc, acc_norm or exact_match (default: all)
     --k K                        only this k of the sweep (latex: the largest by default)
-${GENERATE_USAGE}${DEMO_USAGE}
+${GENERATE_USAGE}${DEMO_USAGE}${RUNNER_USAGE}
 options:
-  --runner PATH   bprof-runner executable (default: $BPROF_RUNNER, the source checkout's build, PATH)
+  --runner PATH   bprof-runner executable (default: $BPROF_RUNNER, the source checkout's build,
+                  else the one built from the bundled sources, built on first use)
   -h, --help      this text
 `;
 
@@ -83,6 +84,8 @@ async function main(argv: string[]): Promise<number> {
       return target ? usageError("generate takes no file argument (use --out)") : generateCommand(values);
     case "demo":
       return demo(values.dir ?? path.join(process.cwd(), ".bprof", "demo"), values.runner);
+    case "runner":
+      return positionals.length > 2 ? usageError("runner takes one action: where or build") : runnerCommand(target, values.runner);
     default:
       return usageError(`unknown command \`${command}\``);
   }
@@ -101,7 +104,7 @@ async function validate(configFile: string, runner: string | undefined, askTarge
   process.stdout.write(`${path.resolve(configFile)}: ok\n`);
   if (!askTarget || profile.target.kind === "local") return EXIT.ok;
   process.stdout.write(`target: ${describeTarget(profile.target)}\n`);
-  const checks = await checkTarget(profile.target, profile.models, resolveRunnerPath(runner, __dirname));
+  const checks = await checkTarget(profile.target, profile.models, runnerSpec(runner));
   for (const check of checks) (check.ok ? process.stdout : process.stderr).write(`  ${check.ok ? "ok" : "error"}: ${check.message}\n`);
   return checks.every((c) => c.ok) ? EXIT.ok : EXIT.failed;
 }
@@ -190,7 +193,7 @@ async function withRunner(runner: string | undefined, start: (options: RunOption
   process.on("SIGTERM", onSignal);
   try {
     const outcome = await start({
-      runnerPath: resolveRunnerPath(runner, __dirname),
+      runner: runnerSpec(runner, view),
       onProgress: (p) => view.update(p),
       onVariant: (v) => view.variant(v),
       onWarning: (m) => {

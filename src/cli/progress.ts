@@ -1,10 +1,13 @@
 // Progress for humans: a redrawn bar on a terminal, a plain line per step change in logs and CI.
 import { finishedVariantLabel, phaseLabel, type RunProgress, type VariantDone } from "../core/run";
+import type { BuildProgress } from "../core/runner/build";
 
 export interface ProgressView {
   update(progress: RunProgress): void;
   /** A variant's scores are on disk. */
   variant(variant: VariantDone): void;
+  /** The runner's build, before a run can start. */
+  build(progress: BuildProgress): void;
   /** Something else is about to be written to the stream: end the bar's line first. */
   interrupt(): void;
   done(): void;
@@ -26,6 +29,13 @@ class TerminalBar implements ProgressView {
   }
   variant(): void {
     // The bar of the `variants` phase already counts them.
+  }
+  build(p: BuildProgress): void {
+    const width = 30;
+    const filled = p.total > 0 ? Math.round((p.done / p.total) * width) : 0;
+    const bar = "#".repeat(filled) + "-".repeat(width - filled);
+    this.stream.write(`\rbprof-runner ${p.step.padEnd(9)} [${bar}] ${buildCount(p)}\x1b[K`);
+    this.drawn = true;
   }
   interrupt(): void {
     this.done();
@@ -50,6 +60,19 @@ class PlainLines implements ProgressView {
   variant(v: VariantDone): void {
     this.stream.write(`${v.model} ${finishedVariantLabel(v)}\n`);
   }
+  build(p: BuildProgress): void {
+    const key = `build/${p.step}`;
+    const quarter = p.total > 0 ? Math.floor((p.done / p.total) * 4) : 0;
+    if (key === this.lastKey && quarter === this.lastDecile) return;
+    [this.lastKey, this.lastDecile] = [key, quarter];
+    this.stream.write(`bprof-runner ${p.step} ${buildCount(p)}\n`);
+  }
   interrupt(): void {}
   done(): void {}
+}
+
+/** "12/26, 20 s of about 45 s": steps of the compile, and time against the host's expectation. */
+export function buildCount(p: BuildProgress): string {
+  const steps = p.total > 0 ? `${p.done}/${p.total}, ` : "";
+  return `${steps}${Math.round(p.elapsedSeconds)} s of about ${p.estimatedSeconds} s`;
 }

@@ -15,6 +15,7 @@ import { errorsOf, formatProblem } from "./problems";
 import { writeJsonAtomic } from "./fsutil";
 import type { RunnerEvent } from "./launch/events";
 import { describeTarget, launchRunner } from "./launch/target";
+import type { RunnerSpec } from "./runner/locate";
 import { readParameterCount } from "./model/parameters";
 import { compileProfileJob, compileScoreJob, type AbilityRef, type ItemRef } from "./plan/job";
 import { loadTokenizer, type ModelTokenizer } from "./prompts/tokenize";
@@ -54,7 +55,8 @@ export function finishedVariantLabel(v: VariantDone): string {
 }
 
 export interface RunOptions {
-  runnerPath: string;
+  /** Which runner, on this machine and on the target's host (built there when needed). */
+  runner: RunnerSpec;
   onProgress?: (progress: RunProgress) => void;
   onVariant?: (variant: VariantDone) => void;
   onWarning?: (message: string) => void;
@@ -164,7 +166,7 @@ async function runModels(profile: Profile, run: RunFolder & { manifest: RunManif
     };
     try {
       await launchRunner(profile.target, {
-        runnerPath: options.runnerPath, subcommand: compiled.job.subcommand, jobFile, outDir, onEvent,
+        runner: options.runner, subcommand: compiled.job.subcommand, jobFile, outDir, onEvent,
         runPath: path.relative(path.dirname(run.dir), dir).split(path.sep).join("/"),
         ...(options.onStatus ? { onStatus: (message: string) => options.onStatus!(message, model.name) } : {}),
         ...(profile.threads ? { threads: profile.threads } : {}), ...(options.signal ? { signal: options.signal } : {}),

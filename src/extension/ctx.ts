@@ -4,9 +4,9 @@
 import { appendFileSync } from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { resolveRunnerPath } from "../core/launch/runner";
 import { CaseRuns } from "./runs/caseRuns";
 import { RunController } from "./runs/controller";
+import { Runner } from "./runs/runner";
 import { Workspace } from "./workspace/workspace";
 
 export const EXTENSION_ID = "benchmarkProfiler";
@@ -19,6 +19,8 @@ export class Ctx {
   readonly output: vscode.OutputChannel;
   readonly workspace: Workspace;
   readonly runs: RunController;
+  /** The runner: named in the settings, or built from the bundled sources. */
+  readonly runner: Runner;
   /** Which run's flipped documents the editor shows, per config. */
   readonly caseRuns: CaseRuns;
 
@@ -26,6 +28,7 @@ export class Ctx {
     this.output = vscode.window.createOutputChannel("Benchmark Profiler");
     this.workspace = new Workspace(this);
     this.runs = new RunController(this);
+    this.runner = new Runner(this);
     this.caseRuns = new CaseRuns(this);
     extension.subscriptions.push(this.output, this.workspace, this.runs, this.caseRuns);
   }
@@ -67,12 +70,6 @@ export class Ctx {
     );
     if (choice === manage) await vscode.commands.executeCommand("workbench.trust.manage");
     return false;
-  }
-
-  /** The runner this machine uses: the setting (trusted workspaces only), else $BPROF_RUNNER, the checkout's build, PATH. */
-  runnerPath(): string {
-    const configured = vscode.workspace.getConfiguration(EXTENSION_ID).get<string>("runnerPath");
-    return resolveRunnerPath(configured || undefined, path.join(this.extension.extensionPath, "dist"));
   }
 
   /** Whether Red Hat's YAML extension is installed: it then completes and describes config keys from our schema. */

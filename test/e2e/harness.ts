@@ -605,7 +605,7 @@ export interface WorkbenchSession {
  */
 export async function withWorkbench(
   t: { diagnostic(message: string): void },
-  options: { name: string; workspace: string; settings?: Record<string, unknown>; trusted?: boolean },
+  options: { name: string; workspace: string; settings?: Record<string, unknown>; trusted?: boolean; env?: Record<string, string> },
   body: (session: WorkbenchSession) => Promise<void>,
 ): Promise<void> {
   const started = Date.now();
@@ -613,6 +613,8 @@ export async function withWorkbench(
   loadInstall(); // fails with "run `bash scripts/e2e-install.sh` first" when .vscode-test lacks code-server
   if (!fs.existsSync(VSIX)) throw new Error(`${VSIX} is missing: run \`npm run build && npm run package\` first`);
   if (!fs.existsSync(RUNNER)) throw new Error(`${RUNNER} is missing: build the native runner first (npm run setup)`);
+  const extensionLog = path.join(RESULTS_DIR, `${options.name}-extension.log`);
+  fs.rmSync(extensionLog, { force: true }); // the extension appends: this session's lines only
   await withCleanup(async (defer) => {
     const server = await startCodeServer({
       vsix: VSIX,
@@ -621,7 +623,7 @@ export async function withWorkbench(
       logName: `${options.name}-code-server`,
       timeoutMs: 60_000,
       ...(options.trusted === false ? { trusted: false } : {}),
-      env: { BPROF_EXTENSION_LOG: path.join(RESULTS_DIR, `${options.name}-extension.log`) },
+      env: { BPROF_EXTENSION_LOG: extensionLog, ...options.env },
     });
     defer(() => server.stop());
     mark(`code-server up at ${server.url}`);

@@ -1,9 +1,12 @@
-// End to end, on the demo in one code-server session: Open Demo profiles the built-in demo (the
-// reference run); a profile of a copy of the demo started from the palette shows in the Runs tree,
-// is cancelled there and resumed there, and ends with the reference's results. Then the results
-// view switches k and metric and lists the documents of a negative cell; the Negative AIS tree
-// opens a document at its line, where the data file marks the cases and the hover names the
-// ability. Screenshots in the dark theme and again in the light one.
+// End to end, on the demo in one code-server session, with no runner named (no setting, no
+// BPROF_RUNNER): Open Demo builds bprof-runner from the sources in the .vsix, then profiles the
+// built-in demo (the reference run); a second Open Demo starts at once, without compiling. A
+// profile of a copy of the demo started from the palette shows in the Runs tree, is cancelled there
+// and resumed there, and ends with the reference's results. Then the results view switches k and
+// metric and lists the documents of a negative cell; the Negative AIS tree opens a document at its
+// line, where the data file marks the cases and the hover names the ability. Screenshots in the
+// dark theme and again in the light one. In a second session, a libtorch that is not there makes
+// Build Runner say what is missing and the commands that install it.
 // Run: bash scripts/e2e-install.sh && npm run build && npm run package && node --import tsx --test test/e2e/runs.test.ts
 // Leaves test-results/e2e-runs-*.png, e2e-runs-code-server.log and e2e-runs-extension.log.
 import assert from "node:assert/strict";
@@ -14,7 +17,7 @@ import { test } from "node:test";
 import type { Frame, Page } from "playwright-core";
 import type { Results } from "../../src/core/results/store";
 import { openFile } from "./editing";
-import { REPO_ROOT, runCommand, screenshot, sleep, waitFor, waitForNotification, webviewFrame, withWorkbench } from "./harness";
+import { REPO_ROOT, RESULTS_DIR, runCommand, screenshot, sleep, waitFor, waitForNotification, webviewFrame, withWorkbench } from "./harness";
 
 /** The demo's own budget is 5 minutes on 2 cores; the editor and the browser share those cores here. */
 const DEMO_TIMEOUT_MS = 600_000;
@@ -60,16 +63,31 @@ test("e2e runs: Open Demo, a profile cancelled and resumed from the Runs tree, t
   // Another name than Open Demo's config, which is open in the same window.
   await fsp.rename(path.join(workspace, "demo.bprof.yaml"), path.join(workspace, "copy.bprof.yaml"));
 
-  await withWorkbench(t, { name: "e2e-runs", workspace }, async ({ page, server, mark }) => {
+  // The runner comes from the extension's own sources, built into its global storage.
+  const noRunner = { settings: { "benchmarkProfiler.runnerPath": "" }, env: { BPROF_RUNNER: "", BPROF_TORCH_PREFIX: "" } };
+  await withWorkbench(t, { name: "e2e-runs", workspace, ...noRunner }, async ({ page, server, mark }) => {
+    const storage = path.join(server.userDataDir, "User", "globalStorage", "benchmark-profiler.benchmark-profiler");
+    const extensionLog = () => fsp.readFile(path.join(RESULTS_DIR, "e2e-runs-extension.log"), "utf8").catch(() => "");
     let reference: Results | undefined;
-    await t.test("Open Demo profiles the demo and its results open in the results view", async () => {
+    await t.test("Open Demo builds the runner from the bundled sources, profiles the demo, and its results open in the results view", async () => {
+      const installed = (await fsp.readdir(server.extensionsDir)).find((d) => d.startsWith("benchmark-profiler."))!;
+      const runnerFolder = path.join(server.extensionsDir, installed, "native-runner");
+      assert.ok((await fsp.readdir(path.join(runnerFolder, "src"))).includes("llama.cpp"), "the .vsix carries the runner's sources");
+      assert.deepEqual((await fsp.readdir(runnerFolder)).sort(), ["CMakeLists.txt", "build-runner.sh", "src"], "and no build of them, no tests");
       await runCommand(page, "Benchmark Profiler: Open Demo");
+      const building = await waitForNotification(page, "Building bprof-runner", 60_000, { failOn: /^(Profile failed|Open Demo failed)/ });
+      assert.match(building, /once for this version|left|almost done/);
+      await screenshot(page, "e2e-runs-building");
+      mark("building the runner");
       const finished = await waitForNotification(page, "Profile finished", DEMO_TIMEOUT_MS, { failOn: /^(Profile failed|Open Demo failed)/ });
       assert.match(finished, /Profile finished: run \d{8}-\d{6}-[0-9a-f]{4}, \d+ items scored on 11 benchmark\(s\)\./);
       const runId = RUN_ID.exec(finished)![1]!;
       const demo = path.join(server.userDataDir, "User", "globalStorage", "benchmark-profiler.benchmark-profiler", "demo");
       reference = JSON.parse(await fsp.readFile(path.join(demo, ".bprof", "runs", runId, "results.json"), "utf8")) as Results;
-      mark(`reference run ${runId}`);
+      const built = /built (\S+) in (\d+) s/.exec(await extensionLog());
+      assert.ok(built, "the extension's log says where the runner was built");
+      assert.ok(built[1]!.startsWith(path.join(storage, "runner") + path.sep), `built into the extension's storage: ${built[1]}`);
+      mark(`runner built in ${built[2]} s; reference run ${runId}`);
       await page.locator(".notifications-toasts .notification-list-item", { hasText: "Profile finished" }).locator(".monaco-button", { hasText: "Open Results" }).click();
       const frame = await webviewFrame(page, "canvas", 30_000);
       // The abilities are in the figure's table (its numbers, folded under the canvas).
@@ -79,6 +97,24 @@ test("e2e runs: Open Demo, a profile cancelled and resumed from the Runs tree, t
       }, 30_000, () => "the results view never listed the demo's abilities");
       assert.match(text, new RegExp(`Run ${runId}`));
       await runCommand(page, "View: Close All Editors");
+    });
+
+    await t.test("a second Open Demo starts at once: the runner is built already", async () => {
+      await runCommand(page, "View: Close All Editors");
+      const before = (await extensionLog()).length;
+      const asked = Date.now();
+      await runCommand(page, "Benchmark Profiler: Open Demo");
+      await showViews(page);
+      const running = await waitFor(async () => (await treeRows(page, "Runs")).find((r) => /demo\.bprof\.yaml · running/.test(r)), 60_000,
+        () => "the second demo run never showed as running in the Runs tree");
+      mark(`second demo run running ${((Date.now() - asked) / 1000).toFixed(1)} s after Open Demo`);
+      const since = (await extensionLog()).slice(before);
+      assert.match(since, /profiling .*demo\.bprof\.yaml on this machine with .*runner.*bprof-runner/);
+      assert.doesNotMatch(since, /building bprof-runner|^build: /m, "nothing was compiled the second time");
+      assert.equal(await page.locator(".notifications-toasts .notification-list-item", { hasText: "Building bprof-runner" }).count(), 0);
+      await rowAction(page, "Runs", /^\d{8}-\d{6}-[0-9a-f]{4}.*running/, "Cancel Run");
+      await waitForNotification(page, /cancelled; it can be resumed/, 60_000);
+      void running;
     });
 
     let runId = "";
@@ -164,5 +200,25 @@ test("e2e runs: Open Demo, a profile cancelled and resumed from the Runs tree, t
       await sleep(1500);
       await screenshot(page, "e2e-runs-results-light");
     });
+  });
+});
+
+// A session of its own: the setting is there from the start, and no runner is cached yet.
+test("e2e runs: a libtorch that is not there: Build Runner says what is missing and the commands that install it", { timeout: 120_000 }, async (t) => {
+  const workspace = await fsp.mkdtemp(path.join(os.tmpdir(), "bprof-e2e-no-torch-ws-"));
+  const empty = await fsp.mkdtemp(path.join(os.tmpdir(), "bprof-e2e-no-torch-"));
+  t.after(() => Promise.all([workspace, empty].map((d) => fsp.rm(d, { recursive: true, force: true }))));
+  await fsp.cp(path.join(REPO_ROOT, "media", "demo"), workspace, { recursive: true });
+  const settings = { "benchmarkProfiler.runnerPath": "", "benchmarkProfiler.torchPrefix": empty };
+  await withWorkbench(t, { name: "e2e-runs-no-libtorch", workspace, settings, env: { BPROF_RUNNER: "", BPROF_TORCH_PREFIX: "" } }, async ({ page }) => {
+    await runCommand(page, "Benchmark Profiler: Build Runner");
+    const dialog = page.locator(".monaco-dialog-box");
+    await dialog.waitFor({ timeout: 30_000 });
+    const text = (await dialog.innerText()).replace(/\s+/g, " ");
+    assert.ok(text.includes(`libtorch (PyTorch's C++ library) (none at ${empty}) is missing`), text);
+    assert.match(text, /apt-get install -y libtorch-dev/);
+    await screenshot(page, "e2e-runs-no-libtorch");
+    await dialog.locator(".monaco-button", { hasText: "Copy Commands" }).click();
+    await dialog.waitFor({ state: "hidden", timeout: 10_000 });
   });
 });

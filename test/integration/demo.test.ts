@@ -1,5 +1,7 @@
-// The built-in demo end to end, and the validity of the method on it: `bprof demo` profiles the
-// committed demo model (media/demo) with the real runner, and ablating an ability must hurt its
+// The built-in demo end to end, as a user installs it, and the validity of the method on it: the
+// npm package, packed and installed into a folder of its own, with no checkout and no runner named,
+// builds bprof-runner from the sources it carries; then `bprof demo` profiles the committed demo
+// model (media/demo) with it, and ablating an ability must hurt its
 // own held-out benchmark more than any other benchmark. In the AIS matrix at the paper's main k,
 // the cell of each ability and its single-ability benchmark must be the largest of its row for
 // at least 7 of the 10 abilities (issue 5). The demo ranks weights with `method: signed`; what the
@@ -16,26 +18,56 @@ import { DEMO_MAIN_K, MIXED_BENCHMARK } from "../../src/core/demo/demoWorkspace"
 import { loadRun } from "../../src/core/report/load";
 import { buildReport } from "../../src/core/report/model";
 import type { Results } from "../../src/core/results/store";
-import { cliPath, repoRoot, runnerPath } from "../support/cli";
+import { repoRoot } from "../support/cli";
 
 /** Abilities whose own benchmark must show the largest AIS of their row. */
 const REQUIRED_DIAGONAL = 7;
 /** How far above chance every held-out benchmark must be on the unmodified model. */
 const ABOVE_CHANCE = 0.1;
 
+let home: string;
 let dir: string;
+let packed: string[];
+/** The installed package's bprof, with its own cache and no runner named. */
+let bprof: (args: string[]) => ReturnType<typeof execa>;
 let run: { exitCode?: number; stdout: string; stderr: string; seconds: number };
 
 before(async () => {
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-demo-"));
+  home = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-demo-"));
+  dir = path.join(home, "demo");
+  const pack = await execa("npm", ["pack", "--json", "--pack-destination", home], { cwd: repoRoot });
+  const [tarball] = JSON.parse(String(pack.stdout)) as { filename: string; files: { path: string }[] }[];
+  packed = tarball!.files.map((f) => f.path);
+  // The bundles carry their libraries: the package installs with no registry at all.
+  await execa("npm", ["install", "--global", "--prefix", path.join(home, "prefix"), "--offline", "--no-audit", "--no-fund", path.join(home, tarball!.filename)], { cwd: home });
+  const env = { BPROF_RUNNER: "", XDG_CACHE_HOME: path.join(home, "cache") };
+  bprof = (args) => execa(path.join(home, "prefix", "bin", "bprof"), args, { reject: false, cwd: home, env, timeout: 900_000 });
   const started = Date.now();
-  const result = await execa("node", [cliPath, "demo", "--dir", dir], {
-    reject: false, cwd: repoRoot, env: { BPROF_RUNNER: runnerPath }, timeout: 900_000,
-  });
+  const result = await bprof(["demo", "--dir", dir]);
   run = { exitCode: result.exitCode, stdout: String(result.stdout), stderr: String(result.stderr), seconds: (Date.now() - started) / 1000 };
-  console.log(`bprof demo took ${run.seconds.toFixed(0)} s`);
+  console.log(`bprof demo (with the runner's build) took ${run.seconds.toFixed(0)} s`);
 });
-after(async () => fs.rm(dir, { recursive: true, force: true }));
+after(async () => fs.rm(home, { recursive: true, force: true }));
+
+test("the npm package carries the runner's sources, builds the runner on first use, and finds it built after", { timeout: 120_000 }, async () => {
+  assert.ok(packed.includes("native-runner/src/llama.cpp") && packed.includes("native-runner/CMakeLists.txt") && packed.includes("native-runner/build-runner.sh"), packed.join(" "));
+  assert.ok(!packed.some((f) => f.startsWith("native-runner/tests/") || f.startsWith("native-runner/fuzz/") || f.startsWith("native-runner/build/")), "no tests, fuzz corpus or build");
+  assert.ok(!packed.some((f) => f.startsWith("src/") || f.startsWith("test/")), "no TypeScript sources or tests");
+  assert.match(run.stderr, /^demo-llama: building bprof-runner on this machine from the bundled sources, once for this version \(about \d+ s\)$/m);
+  const cache = path.join(home, "cache", "bprof", "runner");
+  const builds = (await fs.readdir(cache)).filter((d) => /^[0-9a-f]{16}$/.test(d));
+  assert.equal(builds.length, 1, `one build in ${cache}`);
+  const built = path.join(cache, builds[0]!, "bprof-runner");
+
+  const where = await bprof(["runner", "where"]);
+  assert.equal(where.exitCode, 0, String(where.stderr));
+  assert.ok(String(where.stdout).split("\n").includes(`runner: ${built} (built for this version)`), String(where.stdout));
+  assert.ok(String(where.stdout).includes(`sources: ${path.join(home, "prefix", "lib", "node_modules", "benchmark-profiler", "native-runner")} `), String(where.stdout));
+  const again = await bprof(["runner", "build"]);
+  assert.equal(again.exitCode, 0, String(again.stderr));
+  assert.match(String(again.stderr), /^already built for this version$/m);
+  assert.equal(String(again.stdout).trim(), built);
+});
 
 async function runDir(): Promise<string> {
   const runs = await fs.readdir(path.join(dir, ".bprof", "runs"));

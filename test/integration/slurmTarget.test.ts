@@ -3,14 +3,17 @@
 // its progress read from the job's event file as it grows, results equal to a local run's. Then
 // the ways a job ends early: Ctrl-C cancels the job (scancel) and --resume submits again; a run
 // whose client died follows its job, still queued, on --resume instead of submitting another;
-// sbatch's refusal names the config fields to check.
+// sbatch's refusal names the config fields to check. And a submit host that cannot build the
+// runner (no libtorch there): the job builds it on its node, then runs it.
 import assert from "node:assert/strict";
 import { execa } from "execa";
 import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
-import { bprof, cliPath, runnerPath } from "../support/cli";
+import { loadProfile } from "../../src/core/config/load";
+import { runProfile } from "../../src/core/run";
+import { bprof, cliPath, repoRoot, runnerPath } from "../support/cli";
 import { CONFIG_YAML, makeProfileProject } from "../support/profileProject";
 import { startSlurmCluster, type SlurmCluster } from "../support/slurmCluster";
 import { startSshServer, type SshServer } from "../support/sshServer";
@@ -200,4 +203,37 @@ test("bprof validate asks Slurm: sbatch --test-only takes the partition, refuses
   const bad = await run(["validate", config]);
   assert.equal(bad.exitCode, 1, bad.stdout);
   assert.match(bad.stderr, /^ {2}error: sbatch --test-only refuses the job options on this machine: .*invalid partition.*; check target\.slurm$/m);
+});
+
+test("a submit host that cannot build the runner: the job builds it on its node first, then profiles", { timeout: 300_000 }, async (t) => {
+  // The sources as an install carries them (no build of them beside), and an empty cache.
+  const sources = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-sources-"));
+  const cache = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-runner-cache-"));
+  const noTorch = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-no-torch-"));
+  t.after(() => Promise.all([sources, cache, noTorch].map((d) => fs.rm(d, { recursive: true, force: true }))));
+  const checkout = path.join(repoRoot, "native-runner");
+  await fs.cp(checkout, sources, { recursive: true, filter: (f) => !/^\/(build|tests|fuzz)(\/|$)/.test(f.slice(checkout.length)) });
+  // The libtorch named for this machine is not there, so this machine cannot build; the job, which
+  // is not told of it, finds the real one on its node.
+  const config = await writeConfig("injob.bprof.yaml", "");
+  const { profile, problems } = await loadProfile(config);
+  assert.ok(profile, problems.map((p) => p.message).join("\n"));
+  const saved = { ...process.env };
+  Object.assign(process.env, cluster.env);
+  t.after(() => {
+    for (const key of Object.keys(cluster.env)) if (saved[key] === undefined) delete process.env[key];
+    Object.assign(process.env, saved);
+  });
+  const statuses: string[] = [];
+  const outcome = await runProfile(profile, { runner: { sourcesDir: sources, cacheDir: cache, torchPrefix: noTorch }, onStatus: (m) => statuses.push(m) });
+  assert.ok(statuses.some((m) => /^this machine lacks libtorch .* to build bprof-runner: the job builds it on its node first$/.test(m)), statuses.join("\n"));
+  const modelDir = path.join(outcome.runDir, "models", "tiny-llama");
+  const out = (await fs.readdir(modelDir)).find((f) => /^slurm-\d+\.out$/.test(f));
+  assert.ok(out, "the job's output file");
+  const said = await fs.readFile(path.join(modelDir, out), "utf8");
+  assert.match(said, /^@@bprof step compile$/m, "the job compiled the runner");
+  const built = /^@@bprof built (\S+)$/m.exec(said)?.[1];
+  assert.ok(built?.startsWith(cache + path.sep), `built into the cache: ${built}`);
+  assert.ok((await fs.stat(built!)).isFile());
+  assert.deepEqual(await profileOf(outcome.runDir), localProfile, "the same results as the local run's");
 });

@@ -2,7 +2,8 @@
 // runner runs there and streams its progress back, its output comes back, and the results equal
 // a local run's. The model's weights live only at `remote_path`; the config's folder holds just
 // what prompts are made from. Then: a cancelled run leaves no runner behind on the host and
-// resumes there; an unreachable host and a missing runner get messages that say what to do.
+// resumes there; an unreachable host and a missing runner get messages that say what to do. With
+// no runner named, bprof copies the runner's sources to the host and builds it there, once.
 import assert from "node:assert/strict";
 import { execa } from "execa";
 import { promises as fs } from "node:fs";
@@ -20,9 +21,10 @@ let root: string;
 let remote: string;
 
 before(async () => {
-  server = await startSshServer();
-  ({ root } = await makeProfileProject());
   remote = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-remote-"));
+  // The host's caches (the runner it builds) in the host's folder, not in this user's home.
+  server = await startSshServer({ env: { XDG_CACHE_HOME: path.join(remote, "cache") } });
+  ({ root } = await makeProfileProject());
   await fs.rename(path.join(root, "model"), path.join(remote, "model"));
   // This machine keeps config.json and the tokenizer files only.
   await fs.mkdir(path.join(root, "model"));
@@ -148,7 +150,7 @@ test("an unreachable host and a runner missing on the host are errors that say w
   const missing = await writeConfig("norunner.bprof.yaml", sshTarget(targetFields({ runner: "/nonexistent/bprof-runner" })) + "output: .bprof-norunner\n");
   const noRunner = await bprof(["run", missing]);
   assert.equal(noRunner.exitCode, 1, noRunner.stderr);
-  assert.match(noRunner.stderr, /bprof: runner_not_found: bprof-runner not found on 127\.0\.0\.1:\d+ at `\/nonexistent\/bprof-runner`: install it there .*target\.ssh\.runner/);
+  assert.match(noRunner.stderr, /bprof: runner_not_found: bprof-runner not found on 127\.0\.0\.1:\d+ at `\/nonexistent\/bprof-runner`: target\.ssh\.runner names none: fix it, or leave it out/);
 });
 
 test("bprof validate asks the SSH target: host, runner, model folder; and says what is wrong", { timeout: 60_000 }, async () => {
@@ -172,4 +174,36 @@ test("bprof validate asks the SSH target: host, runner, model folder; and says w
   const unreachable = await bprof(["validate", down]);
   assert.equal(unreachable.exitCode, 1);
   assert.match(unreachable.stderr, /^ {2}error: cannot reach 127\.0\.0\.1:\d+ over SSH: .*Connection refused/m);
+});
+
+test("with no runner named, bprof builds one on the host from the bundled sources, once, and runs it there", { timeout: 600_000 }, async () => {
+  const fields = targetFields();
+  delete fields.runner;
+  const config = await writeConfig("build.bprof.yaml", sshTarget(fields) + "output: .bprof-build\n");
+  const cache = path.join(remote, "cache", "bprof", "runner");
+
+  const before = await bprof(["validate", config]);
+  assert.equal(before.exitCode, 0, before.stderr);
+  assert.match(before.stdout, /^ {2}ok: bprof-runner is built on 127\.0\.0\.1:\d+ on the first run, against libtorch \S+ \(about \d+ s\)$/m);
+
+  const first = await bprof(["run", config], { timeout: 540_000 });
+  assert.equal(first.exitCode, 0, `${first.stderr}\n${first.stdout}`);
+  assert.match(first.stderr, /^tiny-llama: building bprof-runner on 127\.0\.0\.1:\d+ from the bundled sources, once for this version \(about \d+ s\)$/m);
+  assert.match(first.stderr, /^bprof-runner compile \d+\/\d+, /m, "the build's progress streams back");
+  const sources = await fs.readdir(path.join(cache, "sources"));
+  assert.equal(sources.length, 1, "one version's sources on the host");
+  assert.deepEqual((await fs.readdir(path.join(cache, "sources", sources[0]!))).sort(), ["CMakeLists.txt", "build-runner.sh", "src"]);
+  const builds = (await fs.readdir(cache)).filter((d) => /^[0-9a-f]{16}$/.test(d));
+  assert.equal(builds.length, 1, `one build in ${cache}`);
+  const built = path.join(cache, builds[0]!, "bprof-runner");
+  assert.match((await execa(built, ["--version"])).stdout, /^bprof-runner \d+\.\d+\.\d+ \(protocol 1/);
+  const runDir = await onlyRun(path.join(root, ".bprof-build"));
+  assert.ok(JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8")).models[0].profile.variants.length > 0);
+
+  const after = await bprof(["validate", config]);
+  assert.match(after.stdout, /^ {2}ok: bprof-runner \d+\.\d+\.\d+ \(protocol 1, /m);
+  assert.ok(after.stdout.includes(`at \`${built}\` on 127.0.0.1`), after.stdout);
+  const second = await bprof(["run", config]);
+  assert.equal(second.exitCode, 0, second.stderr);
+  assert.doesNotMatch(second.stderr, /building bprof-runner/, "the second run finds the runner built");
 });

@@ -46,9 +46,10 @@ test("resolveTarget: local paths against the config's folder, ssh options as ssh
   assert.deepEqual(ssh, {
     kind: "ssh",
     host: { kind: "ssh", connection: { host: "gpu1", user: "me", identityFile: "/p/keys/id", options: { ForwardAgent: "no", ServerAliveInterval: "30" } } },
-    runner: "bprof-runner",
     workdir: ".bprof/runs",
   });
+  const named = resolveTarget({ ssh: { host: "gpu1", runner: "~/bprof/bprof-runner" } }, "/p");
+  assert.equal(named.kind === "ssh" && named.runner, "~/bprof/bprof-runner", "a runner named is kept as written, for the host to expand");
   const home = resolveTarget({ ssh: { host: "gpu1", identity_file: "~/.ssh/id_ed25519" } }, "/p");
   assert.equal(home.kind === "ssh" && home.host.connection.identityFile, path.join(os.homedir(), ".ssh/id_ed25519"));
 
@@ -62,7 +63,7 @@ test("resolveTarget: local paths against the config's folder, ssh options as ssh
     cpusPerTask: 8,
   });
   const viaLogin = resolveTarget({ slurm: { ssh: { host: "login1" } } }, "/p");
-  assert.equal(viaLogin.kind === "slurm" && viaLogin.runner, "bprof-runner", "over SSH the runner is the host's");
+  assert.equal(viaLogin.kind === "slurm" && viaLogin.runner, undefined, "no runner named: bprof builds one on the submit host");
   assert.equal(viaLogin.kind === "slurm" && viaLogin.workdir, ".bprof/runs", "over SSH the workdir is in the remote home");
   assert.equal(describeTarget(ssh), "gpu1 over SSH".replace("gpu1", "me@gpu1"));
   assert.equal(describeTarget(viaLogin), "Slurm on login1");

@@ -7,6 +7,10 @@ import { hostName, hostPathWord, runOnHost, shellWord, type Host } from "./host"
 import { lastLines } from "./outcome";
 import { RunnerError } from "./runnerError";
 import type { Target } from "./target";
+import { buildFactsOn, estimatedBuildSeconds } from "../runner/build";
+import { missingMessage } from "../runner/facts";
+import { checkoutRunner, onThisMachine, type RunnerSpec } from "../runner/locate";
+import { runnerSources } from "../runner/sources";
 
 export interface TargetCheck {
   ok: boolean;
@@ -15,7 +19,7 @@ export interface TargetCheck {
 }
 
 /** The checks in order; after an unreachable host, that one only. */
-export async function checkTarget(target: Target, models: readonly ResolvedModel[], localRunner: string): Promise<TargetCheck[]> {
+export async function checkTarget(target: Target, models: readonly ResolvedModel[], runner: RunnerSpec): Promise<TargetCheck[]> {
   if (target.kind === "local") return [];
   const host = target.host;
   const name = hostName(host);
@@ -26,8 +30,9 @@ export async function checkTarget(target: Target, models: readonly ResolvedModel
     throw e;
   }
   const checks: TargetCheck[] = [{ ok: true, message: `reached ${name}${host.kind === "ssh" ? " over SSH" : ""}` }];
-  const runner = target.runner ?? localRunner;
-  checks.push(await runnerCheck(host, runner, target.kind === "slurm" ? "target.slurm.runner" : "target.ssh.runner"));
+  const field = target.kind === "slurm" ? "target.slurm.runner" : "target.ssh.runner";
+  const named = target.runner ?? (host.kind === "local" ? (runner.path ?? checkoutRunner(runner.sourcesDir)) : undefined);
+  checks.push(named !== undefined ? await runnerCheck(host, named, field) : await runnerBuildCheck(host, runner, field));
   for (const model of models) checks.push(await modelCheck(host, model));
   if (target.kind === "slurm") checks.push(await sbatchCheck(host, target.sbatchOptions));
   return checks;
@@ -42,7 +47,19 @@ async function runnerCheck(host: Host, runner: string, field: string): Promise<T
     return { ok: true, message: `${version} at \`${runner}\` on ${hostName(host)}` };
   }
   const why = result.exitCode === 127 ? "not found" : `exit ${result.exitCode}: ${lastLines(result.stderr, 1)}`;
-  return { ok: false, message: `bprof-runner at \`${runner}\` on ${hostName(host)}: ${why}; build it there (native-runner/README.md) or set ${field}` };
+  return { ok: false, message: `bprof-runner at \`${runner}\` on ${hostName(host)}: ${why}; fix ${field}, or leave it out and bprof builds one there` };
+}
+
+/** No runner named: the one built on the host, or whether the host can build it. */
+async function runnerBuildCheck(host: Host, spec: RunnerSpec, field: string): Promise<TargetCheck> {
+  const sources = await runnerSources(spec.sourcesDir);
+  if (!sources) return { ok: false, message: `the runner's sources are not at ${spec.sourcesDir} (a broken install): reinstall, or set ${field}` };
+  const chosen = onThisMachine(host, spec);
+  const facts = await buildFactsOn({ host, sources, cacheDir: spec.cacheDir, ...chosen });
+  if (facts.cached) return runnerCheck(host, facts.cached, field);
+  if (facts.missing.length > 0) return { ok: false, message: missingMessage(facts, hostName(host), chosen.python) };
+  const torch = facts.torch ? `libtorch ${facts.torch.version}${facts.torch.cuda ? " with CUDA" : ""}` : "libtorch";
+  return { ok: true, message: `bprof-runner is built on ${hostName(host)} on the first run, against ${torch} (about ${estimatedBuildSeconds(facts)} s)` };
 }
 
 /** The folder the runner will read: config.json and weights. */

@@ -30,7 +30,7 @@ export async function runLocal(invocation: RunnerInvocation): Promise<RunnerSumm
     ...(invocation.signal ? { signal: invocation.signal } : {}),
   });
   if (end.notFound) {
-    throw new RunnerError("runner_not_found", `bprof-runner not found at ${invocation.runnerPath}: build it with \`npm run setup\` or set its path (benchmarkProfiler.runnerPath, BPROF_RUNNER)`);
+    throw new RunnerError("runner_not_found", `bprof-runner not found at ${invocation.runnerPath}: fix the runner named (benchmarkProfiler.runnerPath, BPROF_RUNNER or --runner), or leave it empty and bprof builds one`);
   }
   return runnerOutcome(end);
 }

@@ -12,6 +12,9 @@ import { runnerArguments } from "./local";
 import { EventLineReader, lastLines, runnerOutcome, type RunnerSummary } from "./outcome";
 import { downloadRunnerOutput, prepareRemoteFolder, uploadJob, uploadText, type RemoteFolder } from "./remoteFolder";
 import { RunnerError } from "./runnerError";
+import { buildFactsOn, sourcesOnHost } from "../runner/build";
+import { announcingBuilds, onThisMachine, runnerOn } from "../runner/locate";
+import { BUILD_SCRIPT, runnerSources } from "../runner/sources";
 import type { LaunchInvocation, SlurmTarget } from "./target";
 
 /** States in which a job may still run (squeue's long names). */
@@ -71,14 +74,14 @@ async function stillActiveJob(host: Host, recordFile: string, dir: string): Prom
 
 /** Writes bprof.sbatch next to the job and submits it; the job's id. */
 async function submit(target: SlurmTarget, folder: RemoteFolder, invocation: LaunchInvocation): Promise<string> {
-  const runner = target.runner ?? invocation.runnerPath;
+  const runner = await runnerExec(target, invocation);
   const threads = invocation.threads ?? target.cpusPerTask;
   const args = runnerArguments(invocation.subcommand, "job.json", "runner", threads).map(shellWord).join(" ");
   const script = [
     "#!/bin/sh",
     `# Benchmark Profiler: ${invocation.runPath}. The runner's events go to slurm-<job>.events.jsonl,`,
     "# which the profiler reads while the job runs; its stderr goes to slurm-<job>.out.",
-    `exec ${hostPathWord(runner)} ${args} > "slurm-$SLURM_JOB_ID.events.jsonl"`,
+    `${runner} ${args} > "slurm-$SLURM_JOB_ID.events.jsonl"`,
     "",
   ].join("\n");
   if (folder.home === "") await fs.writeFile(path.join(folder.dir, "bprof.sbatch"), script);
@@ -93,6 +96,29 @@ async function submit(target: SlurmTarget, folder: RemoteFolder, invocation: Lau
     throw new RunnerError("target_failed", `sbatch refused the job on ${hostName(target.host)}: ${why}. Check target.slurm (partition, time, gpus, mem, account, sbatch_args)`);
   }
   return id;
+}
+
+/**
+ * How the job script starts the runner: the one named, or the one built on the submit host (this
+ * machine or the login node; the compute nodes see it through the shared home). When the submit
+ * host cannot build (a login node without compilers or libtorch), the job builds it on its node
+ * first, into the same cache, and runs it; its build's output goes to slurm-<job>.out.
+ */
+async function runnerExec(target: SlurmTarget, invocation: LaunchInvocation): Promise<string> {
+  if (target.runner !== undefined) return `exec ${hostPathWord(target.runner)}`;
+  try {
+    return `exec ${shellWord(await runnerOn(target.host, announcingBuilds(invocation.runner, invocation.onStatus, target.host), invocation.signal))}`;
+  } catch (e) {
+    if (!(e instanceof RunnerError && e.code === "runner_build_needs")) throw e;
+  }
+  const sources = await runnerSources(invocation.runner.sourcesDir);
+  if (!sources) throw new RunnerError("runner_not_found", `the runner's sources are not at ${invocation.runner.sourcesDir} (a broken install)`);
+  const request = { host: target.host, sources, cacheDir: invocation.runner.cacheDir, ...onThisMachine(target.host, invocation.runner) };
+  const facts = await buildFactsOn(request);
+  const dir = target.host.kind === "local" ? sources.dir : await sourcesOnHost(target.host, sources, facts.cache);
+  invocation.onStatus?.(`${hostName(target.host)} lacks ${facts.missing.join(", ")} to build bprof-runner: the job builds it on its node first`);
+  const env = [`BPROF_SOURCES_HASH=${sources.hash}`, ...(target.host.kind === "local" ? [`BPROF_RUNNER_CACHE=${shellWord(invocation.runner.cacheDir)}`] : [])];
+  return `${env.join(" ")} exec sh ${shellWord(`${dir}/${BUILD_SCRIPT}`)} exec`;
 }
 
 /** Reads the job's events as they come and its state until it ends; cancels it on the signal. */
@@ -144,7 +170,11 @@ function jobEndError(state: SlurmJobState, jobId: string, output: string, target
       return new RunnerError("slurm_failed", `Slurm job ${jobId} ended ${state.state}${state.node ? ` on ${state.node}` : ""}; \`bprof run --resume\` continues where it stopped${detail}`);
     default: {
       const notFound = /not found|No such file/i.test(output) && state.exitCode === 127;
-      if (notFound) return new RunnerError("runner_not_found", `bprof-runner not found on the Slurm node${state.node ? ` ${state.node}` : ""} at \`${target.runner ?? "this machine's build"}\`: set target.slurm.runner to a path the compute nodes can read${detail}`);
+      if (notFound) {
+        const runner = target.runner ?? `the runner built on ${hostName(target.host)}`;
+        const fix = target.runner ? "set target.slurm.runner to a path the compute nodes can read" : "the compute nodes must see its cache (~/.cache/bprof/runner, a shared home), or set target.slurm.runner";
+        return new RunnerError("runner_not_found", `bprof-runner not found on the Slurm node${state.node ? ` ${state.node}` : ""} at \`${runner}\`: ${fix}${detail}`);
+      }
       return new RunnerError("internal", `Slurm job ${jobId} ended ${state.state}${state.exitCode !== undefined ? ` with exit code ${state.exitCode}` : ""} without a final event from the runner${detail}`);
     }
   }

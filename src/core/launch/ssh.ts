@@ -3,6 +3,7 @@
 // end. The host keeps the run's folder, so `--resume` continues there.
 import { hostCommand, hostName, hostPathWord, runOnHost, shellWord, unreachable } from "./host";
 import { runnerArguments } from "./local";
+import { announcingBuilds, runnerOn } from "../runner/locate";
 import { runnerOutcome, type RunnerSummary } from "./outcome";
 import { followEventProcess } from "./process";
 import { downloadRunnerOutput, prepareRemoteFolder, uploadJob, type RemoteFolder } from "./remoteFolder";
@@ -19,7 +20,8 @@ export async function runOverSsh(target: Extract<Target, { kind: "ssh" }>, invoc
   await refuseIfRunnerAlive(folder);
   await uploadJob(folder, invocation.jobFile);
 
-  const { file, args } = hostCommand(target.host, runnerScript(folder, target.runner, invocation));
+  const runner = target.runner ?? (await runnerOn(target.host, announcingBuilds(invocation.runner, invocation.onStatus, target.host), invocation.signal));
+  const { file, args } = hostCommand(target.host, runnerScript(folder, runner, invocation));
   invocation.onStatus?.(`running bprof-runner${where} in ${folder.dir}`);
   const end = await followEventProcess(file, args, {
     where,
@@ -30,7 +32,8 @@ export async function runOverSsh(target: Extract<Target, { kind: "ssh" }>, invoc
   if (end.notFound) throw new RunnerError("target_unreachable", "ssh (the OpenSSH client) is not installed on this machine");
   if (end.exitCode === 255 && end.last?.type !== "error" && !end.cancelled) throw unreachable(target.host, end.stderrTail);
   if (end.exitCode === COMMAND_NOT_FOUND && end.last === undefined) {
-    throw new RunnerError("runner_not_found", `bprof-runner not found${where} at \`${target.runner}\`: install it there (see native-runner/README.md) or set target.ssh.runner to its path`);
+    const named = target.runner !== undefined ? "target.ssh.runner names none: fix it, or leave it out and bprof builds one there" : "the one built there is gone: run again to build it";
+    throw new RunnerError("runner_not_found", `bprof-runner not found${where} at \`${runner}\`: ${named}`);
   }
   const summary = runnerOutcome(end);
   invocation.onStatus?.(`copying the results back from ${hostName(target.host)}`);

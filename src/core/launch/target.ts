@@ -9,6 +9,7 @@ import { runLocal } from "./local";
 import type { RunnerSummary } from "./outcome";
 import { runOnSlurm } from "./slurm";
 import { runOverSsh } from "./ssh";
+import { announcingBuilds, runnerOn, type RunnerSpec } from "../runner/locate";
 
 /** Where runs of a target keep their files on the host when the config does not say. */
 export const DEFAULT_REMOTE_WORKDIR = ".bprof/runs";
@@ -16,14 +17,15 @@ export const DEFAULT_POLL_SECONDS = 5;
 
 export type Target =
   | { kind: "local" }
-  | { kind: "ssh"; host: Host & { kind: "ssh" }; runner: string; workdir: string }
+  /** `runner` undefined: the one built on the host from the bundled sources. */
+  | { kind: "ssh"; host: Host & { kind: "ssh" }; runner?: string; workdir: string }
   | SlurmTarget;
 
 export interface SlurmTarget {
   kind: "slurm";
   /** Where sbatch, squeue and scancel run: this machine or a login node. */
   host: Host;
-  /** Undefined: this machine's runner (the host is this machine). */
+  /** Undefined: the one built on the host from the bundled sources (this machine's, from here). */
   runner?: string;
   /** Undefined: the run folder itself (the host is this machine). */
   workdir?: string;
@@ -38,7 +40,7 @@ export function resolveTarget(spec: TargetSpec | undefined, configDir: string): 
   if (spec === undefined || spec === "local") return { kind: "local" };
   if ("ssh" in spec) {
     const { runner, workdir, ...connection } = spec.ssh;
-    return { kind: "ssh", host: { kind: "ssh", connection: resolveConnection(connection, configDir) }, runner: runner ?? "bprof-runner", workdir: workdir ?? DEFAULT_REMOTE_WORKDIR };
+    return { kind: "ssh", host: { kind: "ssh", connection: resolveConnection(connection, configDir) }, ...(runner !== undefined ? { runner } : {}), workdir: workdir ?? DEFAULT_REMOTE_WORKDIR };
   }
   return resolveSlurm(spec.slurm, configDir);
 }
@@ -59,7 +61,7 @@ function resolveSlurm(spec: SlurmSpec, configDir: string): SlurmTarget {
   return {
     kind: "slurm",
     host,
-    ...(spec.runner !== undefined ? { runner: spec.runner } : onThisMachine ? {} : { runner: "bprof-runner" }),
+    ...(spec.runner !== undefined ? { runner: spec.runner } : {}),
     // From this machine, a relative workdir means what every other path of the config means.
     ...(workdir !== undefined ? { workdir: onThisMachine ? path.resolve(configDir, expandHome(workdir)) : workdir } : {}),
     sbatchOptions: options,
@@ -96,8 +98,8 @@ export function describeTarget(target: Target): string {
 }
 
 export interface LaunchInvocation {
-  /** This machine's runner: the local target's, and Slurm's from this machine unless `runner` is set. */
-  runnerPath: string;
+  /** Which runner: named, or built on the host that runs it. */
+  runner: RunnerSpec;
   subcommand: string;
   /** job.json in the run folder on this machine. */
   jobFile: string;
@@ -121,7 +123,7 @@ export async function launchRunner(target: Target, invocation: LaunchInvocation)
   };
   switch (target.kind) {
     case "local":
-      return runLocal({ ...common, runnerPath: invocation.runnerPath, jobFile: invocation.jobFile, outDir: invocation.outDir });
+      return runLocal({ ...common, runnerPath: await runnerOn(LOCAL_HOST, announcingBuilds(invocation.runner, invocation.onStatus, LOCAL_HOST), invocation.signal), jobFile: invocation.jobFile, outDir: invocation.outDir });
     case "ssh":
       return runOverSsh(target, invocation);
     case "slurm":

@@ -12,6 +12,13 @@ import { validateConfig } from "./validate";
 /** Opens a benchmark document in its data file (the Negative AIS tree, the results view). */
 const openDocument: CommandFactory = () => (file: string, line: number) => openDocumentLine(file, line);
 
+/** Builds this machine's runner now (a run would build it first anyway). */
+const buildRunner: CommandFactory = (ctx) => async () => {
+  if (!(await ctx.trusted("Building the runner"))) return;
+  const runner = await ctx.runner.local();
+  if (runner) void vscode.window.showInformationMessage(`bprof-runner is ready: ${runner}`);
+};
+
 /** Picks whose flipped documents the editor marks. */
 const pickCasesRun: CommandFactory = (ctx) => () => ctx.caseRuns.pick();
 
@@ -42,5 +49,6 @@ export function createCommands(): Record<string, CommandFactory> {
     copyRunId,
     openDocument,
     pickCasesRun,
+    buildRunner,
   };
 }

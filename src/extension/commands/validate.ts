@@ -32,7 +32,7 @@ export const validateConfig: CommandFactory = (ctx) => async (uri?: vscode.Uri) 
   const where = describeTarget(profile.target);
   if (!(await ctx.trusted(`Checking ${where}`))) return;
   const checks = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Checking ${where}` },
-    () => checkTarget(profile.target, profile.models, ctx.runnerPath()));
+    async () => checkTarget(profile.target, profile.models, await ctx.runner.spec()));
   ctx.log(`${name}: target ${where}`);
   for (const check of checks) ctx.log(`  ${check.ok ? "ok" : "error"}: ${check.message}`);
   const failed = checks.filter((c) => !c.ok);

@@ -10,6 +10,7 @@ import { RunnerError } from "../../core/launch/runnerError";
 import { describeTarget } from "../../core/launch/target";
 import { errorsOf } from "../../core/problems";
 import { phaseLabel, resumeRun, runProfile, type RunOptions, type RunOutcome, type RunProgress } from "../../core/run";
+import type { RunnerSpec } from "../../core/runner/locate";
 import type { Ctx } from "../ctx";
 import { showResults } from "../panels/resultsPanel";
 
@@ -49,15 +50,22 @@ export class RunController implements vscode.Disposable {
       return;
     }
     const where = describeTarget(profile.target);
-    this.ctx.log(`profiling ${configFile} on ${where}${profile.target.kind === "local" ? ` with ${this.ctx.runnerPath()}` : ""}`);
-    await this.follow(configFile, `Profiling ${path.basename(configFile)} (${where})`, (options) => runProfile(profile, options), profile.benchmarks.length);
+    const runner = await this.ctx.runner.spec();
+    // This machine's runner is had first (built when this version has none): a run starts only with one.
+    if (profile.target.kind === "local") {
+      const local = await this.ctx.runner.local();
+      if (!local) return;
+      runner.path = local;
+    }
+    this.ctx.log(`profiling ${configFile} on ${where}${runner.path ? ` with ${runner.path}` : ""}`);
+    await this.follow(configFile, `Profiling ${path.basename(configFile)} (${where})`, runner, (options) => runProfile(profile, options), profile.benchmarks.length);
   }
 
   /** Resumes an interrupted run in its folder (the folder holds the config it ran). */
   async resume(runDir: string, configFile: string): Promise<void> {
     if (this.refuseSecond(configFile) || !(await this.ctx.trusted("Resuming a run"))) return;
     this.ctx.log(`resuming ${runDir}`);
-    await this.follow(configFile, `Resuming ${path.basename(runDir)}`, (options) => resumeRun(runDir, options));
+    await this.follow(configFile, `Resuming ${path.basename(runDir)}`, await this.ctx.runner.spec(), (options) => resumeRun(runDir, options));
   }
 
   /** Cancels a run of this window; the runner finishes the item it is on and the folder stays resumable. */
@@ -74,7 +82,7 @@ export class RunController implements vscode.Disposable {
     return true;
   }
 
-  private async follow(configFile: string, title: string, start: (options: RunOptions) => Promise<RunOutcome>, benchmarks?: number): Promise<void> {
+  private async follow(configFile: string, title: string, runner: RunnerSpec, start: (options: RunOptions) => Promise<RunOutcome>, benchmarks?: number): Promise<void> {
     const run: ActiveRun = { configFile, abort: new AbortController() };
     this.active.set(configFile, run);
     this.changedNow();
@@ -83,7 +91,8 @@ export class RunController implements vscode.Disposable {
         token.onCancellationRequested(() => run.abort.abort());
         let reported = 0;
         return start({
-          runnerPath: this.ctx.runnerPath(),
+          // A target's host builds its runner during the run: its steps show in this notification.
+          runner: { ...runner, onBuild: { ...runner.onBuild, onProgress: (p) => progress.report({ message: `building bprof-runner: ${p.step}${p.total > 0 ? ` ${p.done}/${p.total}` : ""}` }) } },
           signal: run.abort.signal,
           onRunFolder: (dir) => {
             run.runDir = dir;

@@ -1,0 +1,145 @@
+// The runner this window uses: the one named in the settings (or $BPROF_RUNNER), else the one
+// built from the sources that came with the extension, on this machine, into the extension's
+// global storage. The first run of a version builds it, with a notification that shows progress
+// and can cancel, and its output in the Output channel; what a build needs and lacks is said once,
+// with the commands that install it.
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { LOCAL_HOST } from "../../core/launch/host";
+import { RunnerError } from "../../core/launch/runnerError";
+import { estimatedBuildSeconds, obtainRunner, type BuildProgress } from "../../core/runner/build";
+import { checkoutRunner, type RunnerSpec } from "../../core/runner/locate";
+import { runnerSources } from "../../core/runner/sources";
+import { EXTENSION_ID, type Ctx } from "../ctx";
+
+export class Runner {
+  /** The build under way, shared by every run that waits for it. */
+  private building: Promise<string | undefined> | undefined;
+
+  constructor(private readonly ctx: Ctx) {}
+
+  /** How runs find the runner: named, or built (here or on a target's host) from the bundled sources. */
+  async spec(): Promise<RunnerSpec> {
+    const settings = vscode.workspace.getConfiguration(EXTENSION_ID);
+    // Both settings name programs to run or build against: Restricted Mode ignores them (restrictedConfigurations).
+    const named = settings.get<string>("runnerPath") || process.env.BPROF_RUNNER;
+    const torchPrefix = settings.get<string>("torchPrefix") || process.env.BPROF_TORCH_PREFIX;
+    const python = await selectedPython();
+    return {
+      ...(named ? { path: named } : {}),
+      sourcesDir: path.join(this.ctx.extension.extensionPath, "native-runner"),
+      cacheDir: path.join(this.ctx.extension.globalStorageUri.fsPath, "runner"),
+      ...(python ? { python } : {}),
+      ...(torchPrefix ? { torchPrefix } : {}),
+      onBuild: { onOutput: (line) => this.ctx.log(`build: ${line}`) },
+    };
+  }
+
+  /** This machine's runner, built first when needed; undefined when it cannot be had (the user was told why). */
+  async local(): Promise<string | undefined> {
+    const spec = await this.spec();
+    const named = spec.path ?? checkoutRunner(spec.sourcesDir);
+    if (named) return named;
+    this.building ??= this.build(spec).finally(() => (this.building = undefined));
+    return this.building;
+  }
+
+  private async build(spec: RunnerSpec): Promise<string | undefined> {
+    const sources = await runnerSources(spec.sourcesDir);
+    if (!sources) {
+      void vscode.window.showErrorMessage(`The runner's sources are missing from the extension (${spec.sourcesDir}): reinstall Benchmark Profiler, or set benchmarkProfiler.runnerPath.`);
+      return undefined;
+    }
+    const abort = new AbortController();
+    try {
+      const obtained = await obtainRunner({
+        host: LOCAL_HOST,
+        sources,
+        cacheDir: spec.cacheDir,
+        ...(spec.python ? { python: spec.python } : {}),
+        ...(spec.torchPrefix ? { torchPrefix: spec.torchPrefix } : {}),
+        signal: abort.signal,
+        ...spec.onBuild,
+        // Only a build shows a notification: a cached runner is found in well under a second.
+        onBuildStart: (facts) => {
+          this.ctx.log(`building bprof-runner in ${spec.cacheDir} against libtorch ${facts.torch?.version} (${facts.torch?.dir}), ${facts.jobs} jobs`);
+          void vscode.window.withProgress(
+            { location: vscode.ProgressLocation.Notification, title: "Building bprof-runner", cancellable: true },
+            (progress, token) => {
+              token.onCancellationRequested(() => abort.abort());
+              progress.report({ message: `once for this version of Benchmark Profiler, about ${estimatedBuildSeconds(facts)} s` });
+              return new Promise<void>((resolve) => {
+                this.reportBuild = (p) => (p ? progress.report({ message: buildMessage(p) }) : resolve());
+              });
+            },
+          );
+        },
+        onProgress: (p) => this.reportBuild?.(p),
+      });
+      if (obtained.built) this.ctx.log(`built ${obtained.runner} in ${obtained.built.seconds} s`);
+      return obtained.runner;
+    } catch (e) {
+      if (!(e instanceof RunnerError)) throw e;
+      this.ctx.log(`runner: ${e.code}: ${e.message}`);
+      await showBuildError(this.ctx, e);
+      return undefined;
+    } finally {
+      this.reportBuild?.(undefined);
+      this.reportBuild = undefined;
+    }
+  }
+
+  /** Feeds the build's notification; undefined closes it. */
+  private reportBuild: ((progress: BuildProgress | undefined) => void) | undefined;
+}
+
+function buildMessage(p: BuildProgress): string {
+  const steps = p.total > 0 ? ` ${p.done}/${p.total}` : "";
+  const left = Math.max(0, Math.round(p.estimatedSeconds - p.elapsedSeconds));
+  return `${p.step}${steps} · ${left > 0 ? `about ${left} s left` : "almost done"}`;
+}
+
+/** Missing tools: the commands that install them, to copy. A failed build: its log. Cancelled: nothing to add. */
+async function showBuildError(ctx: Ctx, e: RunnerError): Promise<void> {
+  if (e.code === "cancelled") {
+    void vscode.window.showInformationMessage("The runner's build was cancelled; the next run builds it again.");
+    return;
+  }
+  if (e.code === "runner_build_needs") {
+    const [headline, ...rest] = e.message.split("\n");
+    const commands = rest.filter((l) => l.startsWith("  ")).map((l) => l.trim());
+    const copy = "Copy Commands";
+    const choice = await vscode.window.showErrorMessage(headline!, { modal: true, detail: rest.join("\n") }, copy);
+    if (choice === copy) await vscode.env.clipboard.writeText(commands.join("\n"));
+    return;
+  }
+  const log = /The whole log: (\S+)$/.exec(e.message)?.[1];
+  const show = "Show Log";
+  const choice = await vscode.window.showErrorMessage(e.message, ...(log ? [show] : []));
+  if (choice === show && log) await vscode.window.showTextDocument(vscode.Uri.file(log));
+  ctx.output.show(true);
+}
+
+/** The Python extension's selected interpreter, whose PyTorch a build tries first. */
+async function selectedPython(): Promise<string | undefined> {
+  const python = vscode.extensions.getExtension<PythonApi>("ms-python.python");
+  if (!python) return undefined;
+  try {
+    const api = python.isActive ? python.exports : await python.activate();
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const active = api.environments?.getActiveEnvironmentPath(folder);
+    if (!active) return undefined;
+    const resolved = await api.environments!.resolveEnvironment(active);
+    return resolved?.executable.uri?.fsPath ?? active.path;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The part of the Python extension's API used here (its environments API). */
+interface PythonApi {
+  environments?: {
+    getActiveEnvironmentPath(resource?: vscode.Uri): { id: string; path: string };
+    resolveEnvironment(environment: { id: string; path: string }): Promise<{ executable: { uri?: vscode.Uri } } | undefined>;
+  };
+}
