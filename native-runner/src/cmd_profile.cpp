@@ -5,8 +5,11 @@
 //
 // Every result file is written atomically and named by what it holds, so a run that is stopped
 // and started again with the same job skips what is on disk (resume) and never reads half a file.
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
@@ -96,9 +99,26 @@ class Profile {
  private:
   void baseline() {
     const std::string file = "baseline.jsonl";
-    if (on_disk(out_ + "/" + file)) return;
+    if (scores_on_disk(file)) return;
     write_file_atomic(out_ + "/" + file, score_items(command_, engine_, job_.items, "baseline"));
     command_.events.result(file, static_cast<int64_t>(job_.items.size()));
+  }
+
+  // A scores file (one line per item) counts only when it is whole. Files are written atomically,
+  // so one cut short was damaged after the fact (a copy, a full disk under another tool): it is
+  // scored again rather than read as a result.
+  bool scores_on_disk(const std::string& file) {
+    const std::string path = out_ + "/" + file;
+    if (!on_disk(path)) return false;
+    std::ifstream in(path, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+    if (lines == job_.items.size() && !text.empty() && text.back() == '\n') return true;
+    command_.events.warning(file + " is incomplete (" + std::to_string(lines) + " of " + std::to_string(job_.items.size()) +
+                            " lines): scoring it again");
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+    return false;
   }
 
   static std::string ranking_file(const std::string& ability, Selection s) {
@@ -192,7 +212,7 @@ class Profile {
     const std::vector<Selection> selections = ranked_selections();
     bool pending = false;
     for (Selection s : selections)
-      for (size_t i = 0; i < plan_.k.size(); i++) pending = pending || !on_disk(out_ + "/" + variant_file(ability.id, s, i));
+      for (size_t i = 0; i < plan_.k.size(); i++) pending = pending || !scores_on_disk(variant_file(ability.id, s, i));
     // the overlap report needs the top ranking even when every variant is already on disk
     if (!pending && !plan_.has(Selection::top)) {
       const std::vector<std::vector<int64_t>> lowering = read_lowering(ability.id);
@@ -226,7 +246,7 @@ class Profile {
     const std::string file = ability.empty() ? "variants/random.k" + std::to_string(k_index) + ".jsonl"
                                              : variant_file(ability, selection, k_index);
     const int64_t n = n_[k_index];
-    const bool resumed = on_disk(out_ + "/" + file);
+    const bool resumed = scores_on_disk(file);
     if (!resumed) {
       std::string lines;
       engine_.ablate(candidates_, ranking->data(), n);

@@ -6,8 +6,14 @@ import * as path from "node:path";
 export async function writeFileAtomic(file: string, data: string | Uint8Array): Promise<void> {
   await fs.mkdir(path.dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
-  await fs.writeFile(tmp, data);
-  await fs.rename(tmp, file);
+  try {
+    await fs.writeFile(tmp, data);
+    await fs.rename(tmp, file);
+  } catch (e) {
+    // A full disk or a folder gone: the old file stays as it was, and no temporary is left beside it.
+    await fs.rm(tmp, { force: true }).catch(() => undefined);
+    throw e;
+  }
 }
 
 export async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
@@ -36,4 +42,38 @@ export interface TextFiles {
   read(file: string): Promise<string>;
 }
 
-export const diskFiles: TextFiles = { read: (file) => fs.readFile(file, "utf8") };
+export const diskFiles: TextFiles = { read: async (file) => utf8Text(await fs.readFile(file)) };
+
+/** A file whose bytes are not UTF-8; where the first bad bytes are (1-based line and column). */
+export class NotUtf8Error extends Error {
+  constructor(readonly line: number, readonly column: number) {
+    super(`the bytes at line ${line}, column ${column} are not UTF-8: save the file as UTF-8`);
+    this.name = "NotUtf8Error";
+  }
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * The text of a file's bytes; NotUtf8Error where they are not UTF-8. Decoding leniently would turn
+ * the bytes into U+FFFD silently, and the model would be scored on text nobody wrote.
+ */
+export function utf8Text(bytes: Uint8Array): string {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    let start = 0;
+    for (let line = 1; ; line++) {
+      const end = bytes.indexOf(0x0a, start);
+      const lineBytes = bytes.subarray(start, end < 0 ? bytes.length : end);
+      try {
+        strictUtf8.decode(lineBytes);
+      } catch {
+        const lenient = new TextDecoder("utf-8").decode(lineBytes);
+        throw new NotUtf8Error(line, Math.max(0, lenient.indexOf("\uFFFD")) + 1);
+      }
+      if (end < 0) throw new NotUtf8Error(line, 1);
+      start = end + 1;
+    }
+  }
+}

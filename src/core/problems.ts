@@ -6,12 +6,15 @@
 // "Problem" is a finding of validation; "diagnostic" in this project means only the paper's
 // diagnostic datasets (*.diag.jsonl).
 
+import { NotUtf8Error } from "./fsutil";
+
 export type Severity = "error" | "warning";
 
 /** What each code means, and its severity. Codes are stable: renaming one breaks users' filters. */
 export const PROBLEM_CODES = {
   // Files that cannot be read or parsed at all.
   "file.unreadable": { severity: "error", summary: "the file cannot be read" },
+  "file.not-utf8": { severity: "error", summary: "a file whose bytes are not UTF-8 (at the first bad bytes)" },
   "yaml.syntax": { severity: "error", summary: "the YAML does not parse" },
   "yaml.warning": { severity: "warning", summary: "the YAML parses, with a warning from the parser" },
   "json.syntax": { severity: "error", summary: "a JSON file, or a line of a JSON Lines file, that does not parse" },
@@ -40,10 +43,12 @@ export const PROBLEM_CODES = {
   "config.fewshot-needs-chat": { severity: "error", summary: "fewshot_as_multiturn without chat_template" },
   "config.task-not-found": { severity: "error", summary: "a task file that does not exist" },
   "config.task-has-errors": { severity: "error", summary: "a task file with errors of its own" },
-  "config.duplicate-name": { severity: "error", summary: "two models or two benchmarks with one name" },
+  "config.duplicate-name": { severity: "error", summary: "two models or two benchmarks with one name, or two model names that share a run folder" },
   "config.chat-template": { severity: "error", summary: "the chat template is missing or refuses a prompt" },
   "config.chat-drops-description": { severity: "warning", summary: "the chat template refuses a system message, so descriptions are dropped" },
+  "config.output": { severity: "error", summary: "an `output` folder that cannot be made or written (a file in the way, no permission)" },
   "config.identity-file-not-found": { severity: "error", summary: "an SSH identity file that does not exist" },
+  "config.ssh-option-runs-commands": { severity: "error", summary: "an ssh option that runs a command or loads code (ProxyCommand, LocalCommand, ...): it belongs in ~/.ssh/config" },
   "config.unknown-label": { severity: "error", summary: "a benchmark's `ability` label that names no declared ability (data: the nearest)" },
   "config.window-too-small": { severity: "error", summary: "max_gen_toks leaves no room for the context" },
 
@@ -80,6 +85,7 @@ export const PROBLEM_CODES = {
   "task.fewshot": { severity: "error", summary: "too few few-shot documents" },
   "task.empty-split": { severity: "error", summary: "a split without documents" },
   "task.document": { severity: "error", summary: "a document that cannot be read or rendered" },
+  "task.template": { severity: "error", summary: "a Jinja template that does not parse, prints an undefined name, or runs past its limits" },
 
   // Files of a model folder.
   "model.generation-config": { severity: "error", summary: "generation_config.json with an unusable eos_token_id" },
@@ -135,6 +141,12 @@ export function problemAt(place: ProblemPlace, code: ProblemCode, message: strin
 /** A problem with a whole file that has no finer position (a missing file, an unreadable one). */
 export function fileProblem(file: string, code: ProblemCode, message: string, data?: ProblemData): Problem {
   return problemAt({ file, line: 1, column: 1 }, code, message, data);
+}
+
+/** The problem of a file whose bytes stop being UTF-8 somewhere, at that place; undefined for other read errors. */
+export function notUtf8Problem(file: string, error: unknown, what: string): Problem | undefined {
+  if (!(error instanceof NotUtf8Error)) return undefined;
+  return problemAt({ file, line: error.line, column: error.column }, "file.not-utf8", `${what} is not UTF-8 text: ${error.message}`);
 }
 
 /** `file:line:column: severity: message (field F) [code]`, the CLI's one line per problem. */

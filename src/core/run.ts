@@ -14,6 +14,7 @@ import type { Selection } from "./config/types";
 import { errorsOf, formatProblem } from "./problems";
 import { writeJsonAtomic } from "./fsutil";
 import type { RunnerEvent } from "./launch/events";
+import { RunnerError } from "./launch/runnerError";
 import { describeTarget, launchRunner } from "./launch/target";
 import type { RunnerSpec } from "./runner/locate";
 import { readParameterCount } from "./model/parameters";
@@ -76,8 +77,34 @@ export interface RunOutcome {
 }
 
 export async function runProfile(profile: Profile, options: RunOptions): Promise<RunOutcome> {
-  const run = await createRunFolder(profile.outputDir, profile.configText, profile.configFile);
-  return runInFolder(profile, run, options, false);
+  return withOutputErrors(profile.outputDir, async () => {
+    const run = await createRunFolder(profile.outputDir, profile.configText, profile.configFile);
+    return runInFolder(profile, run, options, false);
+  });
+}
+
+/** What the file system says when a run's files cannot be written, in words that say where and what to do. */
+const OUTPUT_FAILURES: Record<string, string> = {
+  ENOSPC: "the disk is full: free some space, then resume",
+  EDQUOT: "the disk quota is used up: free some space, then resume",
+  EACCES: "no permission to write there: choose another `output` folder in the config",
+  EPERM: "no permission to write there: choose another `output` folder in the config",
+  EROFS: "the file system is read-only: choose another `output` folder in the config",
+  ENOTDIR: "a file stands where a folder must be: choose another `output` folder in the config, or move that file",
+  EEXIST: "a file stands where a folder must be: choose another `output` folder in the config, or move that file",
+};
+
+/** Runs `work`; a write that fails in the output folder becomes a RunnerError naming the path and the fix. */
+async function withOutputErrors<T>(outputDir: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException | undefined)?.code;
+    const why = code ? OUTPUT_FAILURES[code] : undefined;
+    if (!why || e instanceof RunnerError) throw e;
+    const where = (e as NodeJS.ErrnoException).path ?? outputDir;
+    throw new RunnerError(code === "ENOSPC" || code === "EDQUOT" ? "resources" : "output_failed", `cannot write ${where} (the run's files go under ${outputDir}, the config's \`output\`): ${why}`);
+  }
 }
 
 /**
@@ -94,7 +121,7 @@ export async function resumeRun(runDir: string, options: RunOptions): Promise<Ru
     const errors = errorsOf(problems).map(formatProblem).slice(0, 5).join("\n");
     throw new ResumeError(`the run's config (${run.manifest.config_file}, snapshot in ${run.dir}) no longer loads:\n${errors}`);
   }
-  return runInFolder(profile, run, options, true);
+  return withOutputErrors(profile.outputDir, () => runInFolder(profile, run, options, true));
 }
 
 /** A run folder that cannot be resumed, with the reason. */

@@ -1,6 +1,6 @@
 // YAML parsed with source positions, shared by every YAML file the user writes (profiling
 // configs, lm-eval tasks): problems point at the key or value they are about.
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node, type ScalarTag, type YAMLError } from "yaml";
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node, type ScalarTag, type YAMLError } from "yaml";
 import { problemAt, type Problem, type ProblemCode, type ProblemData, type ProblemPlace } from "./problems";
 
 export type FieldPath = readonly (string | number)[];
@@ -60,14 +60,36 @@ export function parseYamlSource(text: string, file: string): YamlSource {
     return problemIn(range, code, `YAML: ${firstLine(e.message)}`, field);
   };
   const problems = [...doc.errors.map((e) => yamlProblem(e, "yaml.syntax")), ...doc.warnings.map((e) => yamlProblem(e, "yaml.warning"))];
+  let value: unknown;
+  if (doc.errors.length === 0) {
+    try {
+      value = doc.toJS();
+    } catch (e) {
+      // The parser refuses aliases that would expand past its limit (a "billion laughs" file).
+      const alias = firstAliasRange(doc);
+      problems.push(problemIn(alias, "yaml.syntax", `YAML: ${firstLine(e instanceof Error ? e.message : String(e))}; write the values out instead of repeating aliases`, fieldAt(doc.contents, alias[0])));
+    }
+  }
   return {
     file,
-    value: doc.errors.length > 0 ? undefined : doc.toJS(),
+    value,
     problems,
     at: (path, code, message, options = {}) => problemIn(rangeOf(doc, path, options.on ?? "value"), code, message, path, options.data),
     place: (path, on = "value") => placeOf(rangeOf(doc, path, on), path),
     pathAt: (offset) => fieldAt(doc.contents, offset),
   };
+}
+
+/** Where the document's first alias (`*name`) is; the document's start when it has none. */
+function firstAliasRange(doc: Document): [number, number] {
+  let range: [number, number] = [0, 0];
+  visit(doc, {
+    Alias(_, node) {
+      if (node.range) range = [node.range[0], node.range[1]];
+      return visit.BREAK;
+    },
+  });
+  return range;
 }
 
 /** Path of the innermost key whose entry (key through value) spans `offset`. */

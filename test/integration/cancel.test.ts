@@ -1,5 +1,6 @@
 // Ctrl-C during `bprof run` on this machine: bprof stops the runner at the next item (it does not
 // die with it), says how to resume, and `bprof run --resume` finishes the run in the same folder.
+// The same when the runner is killed from outside, or bprof itself is.
 import assert from "node:assert/strict";
 import { execa } from "execa";
 import { promises as fs } from "node:fs";
@@ -77,6 +78,27 @@ test("a second bprof on a run folder that is being run is refused (target_busy);
   while (alive(runners[0]!) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
   assert.equal(alive(runners[0]!), false, "the runner stops when bprof is gone");
 
+  const resumed = await bprof(["run", "--resume", runDir]);
+  assert.equal(resumed.exitCode, 0, resumed.stderr);
+  assert.equal(JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8")).models[0].benchmarks[0].items, 3200);
+});
+
+test("a runner killed from outside (SIGKILL, as the out-of-memory killer does) says that a resume continues; the resume finishes", { timeout: 180_000 }, async () => {
+  const child = execa("node", [cliPath, "run", config], { reject: false, env: { BPROF_RUNNER: runnerPath } });
+  let stderr = "";
+  let killed = false;
+  child.stderr!.on("data", (chunk: Buffer) => {
+    stderr += String(chunk);
+    if (!killed && /^tiny-llama baseline \d+\/\d+$/m.test(stderr)) {
+      killed = true;
+      void childrenOf(child.pid!).then((runners) => runners.forEach((pid) => process.kill(pid, "SIGKILL")));
+    }
+  });
+  const ended = await child;
+  assert.equal(ended.exitCode, 1, ended.stderr);
+  assert.match(ended.stderr, /^bprof: killed: bprof-runner was killed by SIGKILL \(the system's out-of-memory killer, or someone\) without a final event; a resume continues where it stopped/m);
+  const runDir = /^resume with: bprof run --resume (\S+)$/m.exec(ended.stderr)?.[1];
+  assert.ok(runDir, ended.stderr);
   const resumed = await bprof(["run", "--resume", runDir]);
   assert.equal(resumed.exitCode, 0, resumed.stderr);
   assert.equal(JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8")).models[0].benchmarks[0].items, 3200);

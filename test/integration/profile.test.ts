@@ -118,7 +118,7 @@ test("bprof run profiles two abilities with the real runner; one AIS cell recomp
   assert.equal(again.created, results.created);
 });
 
-test("bprof run --resume recomputes only what is missing, and refuses a run whose inputs changed", { timeout: 300_000 }, async () => {
+test("bprof run --resume recomputes only what is missing or cut short, and refuses a run whose inputs changed", { timeout: 300_000 }, async () => {
   const runDir = await onlyRunDir();
   const runner = path.join(runDir, "models", "tiny-llama", "runner");
   const before = JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8"));
@@ -133,6 +133,19 @@ test("bprof run --resume recomputes only what is missing, and refuses a run whos
   assert.match(resumed.stderr, /variant random control k=0\.01 n=\d+\n/);
   const after = JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8"));
   assert.deepEqual(after.models, before.models, "a resumed run gives the results of an uninterrupted one");
+
+  // A variant file cut short after it was written (a partial copy, a full disk under another tool):
+  // the resume scores that variant again instead of stopping at a line that is not JSON.
+  const cut = path.join(runner, "variants/quantitative-reasoning.top.k1.jsonl");
+  const whole = await fs.readFile(cut, "utf8");
+  await fs.writeFile(cut, whole.slice(0, Math.floor(whole.length / 2)));
+  await fs.rm(path.join(runner, "profile.json"));
+  const repaired = await bprof(["run", "--resume", runDir]);
+  assert.equal(repaired.exitCode, 0, `bprof run --resume failed:\n${repaired.stderr}`);
+  assert.match(repaired.stderr, /variants\/quantitative-reasoning\.top\.k1\.jsonl is incomplete \(\d+ of \d+ lines\): scoring it again/);
+  assert.match(repaired.stderr, /variant Quantitative Reasoning top k=0\.01 n=\d+\n/);
+  assert.equal(await fs.readFile(cut, "utf8"), whole, "the variant scored again is the one that was cut");
+  assert.deepEqual(JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8")).models, before.models);
 
   // A diagnostic dataset edited since the run started: its job would differ, so no resume.
   const file = path.join(root, "diag", "spatial.diag.jsonl");

@@ -1,14 +1,16 @@
 // From a config file on disk to a profile ready to compile: schema, then the files it names.
+import { constants as fsConstants, promises as fs } from "node:fs";
 import * as path from "node:path";
 import { nearMissAbility } from "../abilities";
 import { DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES } from "../analysis/bootstrap";
-import { errorsOf, fileProblem, type Problem } from "../problems";
+import { errorsOf, fileProblem, notUtf8Problem, problemAt, type Problem, type ProblemPlace } from "../problems";
 import { loadDiagnosticDataset, type DiagnosticCheckOptions, type DiagnosticDatasetCheck } from "../datasets/diagnostic";
 import { buildBenchmarkIndex, type BenchmarkNgramIndex, type BenchmarkText } from "../datasets/ngrams";
 import { loadInlineTask, loadTask, type Task, type TaskLoad, type TaskOptions } from "../datasets/task";
 import { diskFiles, isDirectory, isFile, type TextFiles } from "../fsutil";
 import { readsLocalFiles, resolveTarget, type Target } from "../launch/target";
 import { modelFolderProblems } from "../model/folder";
+import { modelFolderName } from "../results/store";
 import { readGenerationEos, resolveMaxLength } from "../model/modelSettings";
 import { acceptsSystemMessage, benchmarkChatContext, renderDiagnosticChat, type ChatSettings } from "../prompts/chatPrompt";
 import { loadChatTemplate } from "../prompts/chatTemplate";
@@ -125,8 +127,8 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
   if (text === undefined) {
     try {
       text = await inputs.files.read(file);
-    } catch {
-      return { problems: [fileProblem(file, "file.unreadable", `cannot read the config file: ${file}`)], resolved: NOTHING_RESOLVED };
+    } catch (e) {
+      return { problems: [notUtf8Problem(file, e, "the config") ?? fileProblem(file, "file.unreadable", `cannot read the config file: ${file}`)], resolved: NOTHING_RESOLVED };
     }
   }
   const parsed = parseConfig(text, file);
@@ -137,6 +139,7 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
 
   const target = resolveTarget(config.target, root);
   problems.push(...(await targetProblems(config, source, target)));
+  problems.push(...(await outputProblems(path.resolve(root, config.output ?? ".bprof"), config.output !== undefined ? source.place(["output"]) : { file, line: 1, column: 1 })));
 
   const models: ResolvedModel[] = [];
   const maxLengthFrom: string[] = [];
@@ -172,7 +175,13 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
   problems.push(...windowProblems(config, source, models, maxLengthFrom, benchmarks));
   problems.push(...chatProbeProblems(source, models, benchmarks));
 
-  problems.push(...duplicateNameProblems(models.map((m) => m.name), (i) => source.at(["models", i], "config.duplicate-name", `model name \`${models[i]!.name}\` is used twice; set \`name\` to tell them apart`)));
+  problems.push(...duplicateNameProblems(models.map((m) => modelFolderName(m.name)), (i) => {
+    const first = models.find((m) => modelFolderName(m.name) === modelFolderName(models[i]!.name))!;
+    const message = first.name === models[i]!.name
+      ? `model name \`${models[i]!.name}\` is used twice; set \`name\` to tell them apart`
+      : `model names \`${first.name}\` and \`${models[i]!.name}\` share the run's folder models/${modelFolderName(first.name)}; set \`name\` to tell them apart`;
+    return source.at(["models", i], "config.duplicate-name", message);
+  }));
   problems.push(...duplicateNameProblems(benchmarks.map((b) => b.name), (i) => source.at(["benchmarks", benchmarks[i]!.entry], "config.duplicate-name", `benchmark name \`${benchmarks[i]!.name}\` is used twice; set \`name\` to tell them apart`)));
 
   const abilitySection = await checkAbilitySection(config, source, { root, models, benchmarks, inputs });
@@ -246,12 +255,43 @@ export async function loadBenchmark(config: ProfileConfig, source: YamlSource, i
   return { name: benchmark.name ?? loaded.task.name, task: loaded.task, ...(benchmark.ability ? { ability: benchmark.ability } : {}), entry: i };
 }
 
-/** What can be checked of a target before a run: the local files it names. */
+/**
+ * ssh_config keywords that make ssh run a local command or load a library. A config is a file
+ * anyone can hand over; these belong in ~/.ssh/config, which the user wrote and trusts.
+ */
+const SSH_OPTIONS_THAT_RUN_COMMANDS = ["ProxyCommand", "LocalCommand", "PermitLocalCommand", "KnownHostsCommand", "RemoteCommand", "Match", "Include", "PKCS11Provider", "SecurityKeyProvider"];
+
+/** What can be checked of a target before a run: the ssh options it passes, the local files it names. */
 async function targetProblems(config: ProfileConfig, source: YamlSource, target: Target): Promise<Problem[]> {
   const connection = target.kind === "ssh" ? target.host.connection : target.kind === "slurm" && target.host.kind === "ssh" ? target.host.connection : undefined;
-  if (!connection?.identityFile || (await isFile(connection.identityFile))) return [];
-  const at = typeof config.target === "object" && "ssh" in config.target ? ["target", "ssh", "identity_file"] : ["target", "slurm", "ssh", "identity_file"];
-  return [source.at(at, "config.identity-file-not-found", `identity file not found: ${connection.identityFile}`)];
+  if (!connection) return [];
+  const sshField = typeof config.target === "object" && "ssh" in config.target ? ["target", "ssh"] : ["target", "slurm", "ssh"];
+  const problems = Object.keys(connection.options).flatMap((key) => {
+    const keyword = SSH_OPTIONS_THAT_RUN_COMMANDS.find((k) => k.toLowerCase() === key.toLowerCase());
+    if (!keyword) return [];
+    return [source.at([...sshField, "options", key], "config.ssh-option-runs-commands",
+      `ssh's ${keyword} runs a command or loads code on this machine: a profiling config cannot set it. Put it in ~/.ssh/config under a Host alias and name that alias in \`host\``, { on: "key" })];
+  });
+  if (connection.identityFile && !(await isFile(connection.identityFile))) {
+    problems.push(source.at([...sshField, "identity_file"], "config.identity-file-not-found", `identity file not found: ${connection.identityFile}`));
+  }
+  return problems;
+}
+
+/**
+ * Whether runs can be written under `output`: the folder, or the closest folder above it that
+ * exists, must be a folder this process may write into. `at` is where the problem goes (the
+ * `output` key, or the file's start when the default is used).
+ */
+async function outputProblems(outputDir: string, at: ProblemPlace): Promise<Problem[]> {
+  let existing = outputDir;
+  while (!(await fs.stat(existing).then(() => true, () => false))) existing = path.dirname(existing);
+  const problem = (message: string) => [problemAt({ ...at, field: "output" }, "config.output", message)];
+  if (!(await isDirectory(existing))) {
+    return problem(existing === outputDir ? `output ${outputDir} is a file, not a folder: choose another folder for the runs` : `output ${outputDir} cannot be made: ${existing} is a file`);
+  }
+  const writable = await fs.access(existing, fsConstants.W_OK | fsConstants.X_OK).then(() => true, () => false);
+  return writable ? [] : problem(`output ${outputDir} cannot be written: no permission to write in ${existing}`);
 }
 
 /** A benchmark's `ability` label must name one of the config's abilities, or it could never be checked. */

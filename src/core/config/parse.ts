@@ -21,7 +21,9 @@ export function parseConfig(text: string, file: string): ParsedConfig {
   if (source.value === undefined && problems.length > 0) return { source, config: undefined, problems };
   const value = source.value ?? null;
   if (!validateSchema(value)) {
-    problems.push(...withoutAnyOfNoise(validateSchema.errors ?? []).map((e) => schemaProblem(e, source)));
+    // A key refused by `propertyNames` comes twice: its pattern's error (with `propertyName`) and the propertyNames one.
+    const errors = withoutAnyOfNoise(validateSchema.errors ?? []).filter((e) => e.propertyName === undefined);
+    problems.push(...errors.map((e) => schemaProblem(e, source)));
     return { source, config: undefined, problems };
   }
   return { source, config: value as unknown as ProfileConfig, problems };
@@ -93,6 +95,11 @@ function schemaProblem(error: ErrorObject, source: YamlSource): Problem {
       const { i, j } = error.params as { i: number; j: number };
       const [first, repeat] = [Math.min(i, j), Math.max(i, j)];
       return source.at([...path, repeat], "config.repeated-value", `${name}: item ${repeat} repeats item ${first}; every value must be different`);
+    }
+    case "propertyNames": {
+      const key = (error.params as { propertyName: string }).propertyName;
+      const what = path.at(-1) === "options" ? "an ssh option: ssh_config's keywords are letters and digits, such as ServerAliveInterval" : "a valid key here";
+      return source.at([...path, key], "config.invalid-value", `\`${key}\` in ${name} is not ${what}`, { on: "key" });
     }
     case "enum": {
       const allowed = (error.params as { allowedValues: unknown[] }).allowedValues.join(", ");

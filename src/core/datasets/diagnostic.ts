@@ -13,7 +13,7 @@ import { findNodeAtLocation, parse, parseTree, printParseErrorCode, type JSONPat
 import { nearMissAbility, PAPER_ABILITIES } from "../abilities";
 import { nearestWord } from "../config/nearest";
 import { diskFiles, type TextFiles } from "../fsutil";
-import { fileProblem, problemAt, type Problem, type ProblemCode, type ProblemData } from "../problems";
+import { fileProblem, notUtf8Problem, problemAt, type Problem, type ProblemCode, type ProblemData } from "../problems";
 import { formatFieldPath } from "../yamlSource";
 import { healthProblems } from "./diagnosticHealth";
 import {
@@ -78,7 +78,7 @@ export async function loadDiagnosticDataset(file: string, options: DiagnosticChe
     text = await files.read(file);
   } catch (e) {
     const reason = e instanceof Error ? e.message : String(e);
-    return { items: [], problems: [fileProblem(file, "file.unreadable", `cannot read the diagnostic dataset: ${reason}`)] };
+    return { items: [], problems: [notUtf8Problem(file, e, "the diagnostic dataset") ?? fileProblem(file, "file.unreadable", `cannot read the diagnostic dataset: ${reason}`)] };
   }
   return checkDiagnosticDataset(file, text, options);
 }

@@ -3,13 +3,13 @@
 // key and line, what it does not support.
 import * as path from "node:path";
 import { FILTER_FUNCTIONS, type ExactMatchOptions, type FilterPipeline, type FilterStep } from "../analysis/exactMatch";
-import { errorsOf, fileProblem, problemAt, type Problem, type ProblemCode } from "../problems";
+import { errorsOf, fileProblem, notUtf8Problem, problemAt, type Problem, type ProblemCode } from "../problems";
 import { diskFiles, type TextFiles } from "../fsutil";
 import { isFile } from "../fsutil";
 import { PythonRandom } from "../prompts/pythonRandom";
 import { pythonRegex } from "../prompts/pythonRegex";
 import { parseListLiteral } from "../prompts/literal";
-import { lmEvalTemplate, type TextTemplate } from "../prompts/template";
+import { lmEvalTemplate, TemplateError, type TextTemplate } from "../prompts/template";
 import { formatFieldPath, FUNCTION_TAG, parseYamlSource, scopedSource, type FieldPath, type YamlSource } from "../yamlSource";
 import { DATASET_KINDS, DocumentError, loadDocuments, type DatasetKind, type Doc } from "./documents";
 
@@ -188,6 +188,11 @@ async function buildTask(source: TaskSource, file: string, problems: Problem[], 
       const line = test.lines?.[index];
       items.push({ ...render.item(doc, index), ...(line !== undefined ? { line } : {}) });
     } catch (e) {
+      // A template's own fault would be the same for every document: once, where the template is.
+      if (e instanceof TemplateFault) {
+        problems.push(at([e.key], `${e.key}: ${e.message}${e.error.kind === "undefined" ? ` in document ${index}` : ""}`, "task.template"));
+        break;
+      }
       const line = test.lines?.[index] ?? 1;
       problems.push(problemAt({ file: dataFile, line, column: 1 }, "task.document", `document ${index}: ${(e as Error).message}`));
       if (errorsOf(problems).length >= 20) break;
@@ -217,8 +222,8 @@ async function readTaskSource(file: string, problems: Problem[], seen: Set<strin
   let text: string;
   try {
     text = await files.read(file);
-  } catch {
-    problems.push(fileProblem(file, "file.unreadable", `cannot read the task file: ${file}`));
+  } catch (e) {
+    problems.push(notUtf8Problem(file, e, "the task file") ?? fileProblem(file, "file.unreadable", `cannot read the task file: ${file}`));
     return undefined;
   }
   const main = parseYamlSource(text, file);
@@ -525,7 +530,7 @@ class Renderer {
 
   /** The description, the few-shot examples with their answers, and doc_to_text(doc). */
   private prompt(doc: Doc): PromptParts {
-    const description = this.spec.description ? String(this.apply(this.spec.description, doc).value) : "";
+    const description = this.spec.description ? String(this.apply("description", this.spec.description, doc).value) : "";
     return { description, fewshot: this.fewshotExamples(doc), text: this.text(doc) };
   }
 
@@ -541,7 +546,7 @@ class Renderer {
   }
 
   private text(doc: Doc): string {
-    return String(this.apply(this.spec.docToText, doc).value);
+    return String(this.apply("doc_to_text", this.spec.docToText, doc).value);
   }
 
   /** The answer shown after a few-shot example: the choice text for an index, the string otherwise. */
@@ -552,14 +557,14 @@ class Renderer {
   }
 
   private choices(doc: Doc): string[] {
-    const value = this.apply(this.spec.docToChoice, doc).value;
+    const value = this.apply("doc_to_choice", this.spec.docToChoice, doc).value;
     const choices = Array.isArray(value) ? value.map(String) : typeof value === "object" && value !== null ? Object.values(value).map(String) : parseListLiteral(String(value));
     if (!choices || choices.length < 2) throw new Error(`doc_to_choice must give a list of at least 2 choices, got ${JSON.stringify(value)}`);
     return choices;
   }
 
   private targetText(doc: Doc): string {
-    const { value } = this.apply(this.spec.docToTarget, doc);
+    const { value } = this.apply("doc_to_target", this.spec.docToTarget, doc);
     return Array.isArray(value) ? String(value[0]) : String(value);
   }
 
@@ -568,7 +573,7 @@ class Renderer {
    * string (a field's raw value included) is the text of the correct choice.
    */
   private targetIndex(doc: Doc, choices: string[]): number {
-    const { value, rendered } = this.apply(this.spec.docToTarget, doc);
+    const { value, rendered } = this.apply("doc_to_target", this.spec.docToTarget, doc);
     const text = String(value).trim();
     const index = typeof value === "number" ? value : rendered && /^\d+$/.test(text) ? Number(text) : choices.indexOf(text);
     if (!Number.isInteger(index) || index < 0 || index >= choices.length) {
@@ -578,13 +583,26 @@ class Renderer {
   }
 
   /** lm-eval's rule: a template that names a document field is that field, otherwise Jinja. */
-  private apply(template: unknown, doc: Doc): { value: unknown; rendered: boolean } {
+  private apply(key: TemplateKey, template: unknown, doc: Doc): { value: unknown; rendered: boolean } {
     if (typeof template === "number" || Array.isArray(template)) return { value: template, rendered: false };
     const text = String(template);
     if (Object.prototype.hasOwnProperty.call(doc, text)) return { value: doc[text], rendered: false };
-    let compiled = this.templates.get(text);
-    if (!compiled) this.templates.set(text, (compiled = lmEvalTemplate(text)));
-    return { value: compiled.render(doc), rendered: true };
+    try {
+      let compiled = this.templates.get(text);
+      if (!compiled) this.templates.set(text, (compiled = lmEvalTemplate(text)));
+      return { value: compiled.render(doc), rendered: true };
+    } catch (e) {
+      throw e instanceof TemplateError ? new TemplateFault(key, e) : e;
+    }
+  }
+}
+
+type TemplateKey = "description" | "doc_to_text" | "doc_to_choice" | "doc_to_target";
+
+/** A template's own fault (TemplateError), with the task key that holds the template. */
+class TemplateFault extends Error {
+  constructor(readonly key: TemplateKey, readonly error: TemplateError) {
+    super(error.message);
   }
 }
 

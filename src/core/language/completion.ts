@@ -60,7 +60,7 @@ function keysPresent(text: string, at: Position, mapping: YamlPath): string[] {
   const lines = text.split("\n");
   lines.splice(at.line, 1, "");
   const doc = parseDocument(lines.join("\n"));
-  const value: unknown = mapping.length === 0 ? doc.toJS() : (doc.getIn(mapping, false) as { toJSON?: () => unknown } | undefined)?.toJSON?.();
+  const value = plainValue(() => (mapping.length === 0 ? doc.toJS() : (doc.getIn(mapping, false) as { toJSON?: () => unknown } | undefined)?.toJSON?.()));
   return typeof value === "object" && value !== null && !Array.isArray(value) ? Object.keys(value) : [];
 }
 
@@ -93,8 +93,17 @@ function abilityItems(names: readonly string[], replace: Range, detail: string):
 
 /** The abilities a config's text declares (`abilities[i].name`), when it parses. */
 function declaredAbilities(text: string): string[] {
-  const value = parseDocument(text).toJS() as { abilities?: { name?: unknown }[] } | null;
+  const value = plainValue(() => parseDocument(text).toJS()) as { abilities?: { name?: unknown }[] } | undefined;
   return (Array.isArray(value?.abilities) ? value.abilities : []).map((a) => a?.name).filter((n): n is string => typeof n === "string");
+}
+
+/** A document's plain value; undefined when its aliases expand past the parser's limit (it then throws). */
+function plainValue(read: () => unknown): unknown {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
 }
 
 function fileItems(files: readonly string[], root: string, replace: Range, kind: "file" | "folder"): CompletionItem[] {

@@ -32,7 +32,10 @@ export async function checkTarget(target: Target, models: readonly ResolvedModel
   const checks: TargetCheck[] = [{ ok: true, message: `reached ${name}${host.kind === "ssh" ? " over SSH" : ""}` }];
   const field = target.kind === "slurm" ? "target.slurm.runner" : "target.ssh.runner";
   const named = target.runner ?? (host.kind === "local" ? (runner.path ?? checkoutRunner(runner.sourcesDir)) : undefined);
-  checks.push(named !== undefined ? await runnerCheck(host, named, field) : await runnerBuildCheck(host, runner, field));
+  // A runner the config names on this machine is not run to be checked: a config is only text, and
+  // checking it must not start a program it names (the run will, when the user starts it).
+  if (target.runner !== undefined && host.kind === "local") checks.push(await runnerPresenceCheck(host, target.runner, field));
+  else checks.push(named !== undefined ? await runnerCheck(host, named, field) : await runnerBuildCheck(host, runner, field));
   for (const model of models) checks.push(await modelCheck(host, model));
   if (target.kind === "slurm") checks.push(await sbatchCheck(host, target.sbatchOptions));
   return checks;
@@ -48,6 +51,14 @@ async function runnerCheck(host: Host, runner: string, field: string): Promise<T
   }
   const why = result.exitCode === 127 ? "not found" : `exit ${result.exitCode}: ${lastLines(result.stderr, 1)}`;
   return { ok: false, message: `bprof-runner at \`${runner}\` on ${hostName(host)}: ${why}; fix ${field}, or leave it out and bprof builds one there` };
+}
+
+/** That the runner named is an executable file, without running it. */
+async function runnerPresenceCheck(host: Host, runner: string, field: string): Promise<TargetCheck> {
+  const word = hostPathWord(runner);
+  const result = await runOnHost(host, `test -f ${word} && test -x ${word}`, { what: "look for bprof-runner" });
+  if (result.exitCode === 0) return { ok: true, message: `bprof-runner at \`${runner}\` on ${hostName(host)} is an executable file (not run before the run itself)` };
+  return { ok: false, message: `bprof-runner at \`${runner}\` on ${hostName(host)}: not an executable file; fix ${field}, or leave it out and bprof builds one` };
 }
 
 /** No runner named: the one built on the host, or whether the host can build it. */

@@ -20,13 +20,19 @@ export interface RunnerEnd {
 /** The summary of a run that ended well; a RunnerError that says why otherwise. */
 export function runnerOutcome(end: RunnerEnd): RunnerSummary {
   const { last } = end;
+  // A cancel that came after the runner's last word cancels nothing: the work is done and kept.
+  if (last?.type === "summary" && end.exitCode === 0) return last;
   if (end.cancelled || (last?.type === "error" && last.code === "cancelled")) {
     throw new RunnerError("cancelled", `the run was cancelled${end.where}; start it again to resume`, end.exitCode);
   }
-  if (last?.type === "summary" && end.exitCode === 0) return last;
   if (last?.type === "error") throw new RunnerError(last.code, `${last.message}${end.where ? ` (${end.where.trim()})` : ""}`, end.exitCode);
-  const how = end.signal ? `was killed by ${end.signal}` : end.exitCode === undefined ? "ended" : `exited with code ${end.exitCode}`;
   const tail = lastLines(end.stderrTail, 5);
+  if (end.signal) {
+    // Killed from outside (the out-of-memory killer, a job limit, someone's kill): what it finished is kept.
+    const who = end.signal === "SIGKILL" ? " (the system's out-of-memory killer, or someone)" : "";
+    throw new RunnerError("killed", `bprof-runner${end.where} was killed by ${end.signal}${who} without a final event; a resume continues where it stopped${tail ? `:\n${tail}` : ""}`, end.exitCode);
+  }
+  const how = end.exitCode === undefined ? "ended" : `exited with code ${end.exitCode}`;
   throw new RunnerError("internal", `bprof-runner${end.where} ${how} without a final event${tail ? `:\n${tail}` : ""}`, end.exitCode);
 }
 

@@ -1,7 +1,8 @@
 /**
  * A runner run that did not end in a summary: the stable code (native-runner/PROTOCOL.md's, or a
- * launcher's own: runner_not_found, runner_build_needs, runner_build_failed, target_unreachable,
- * target_failed, cancelled, internal) and a message that says what to do.
+ * launcher's own: runner_not_found, runner_build_needs, runner_build_failed, output_failed,
+ * target_unreachable, target_failed, target_busy, cancelled, killed, internal) and a message that
+ * says what to do.
  */
 export class RunnerError extends Error {
   constructor(readonly code: string, message: string, readonly exitCode?: number) {
@@ -16,4 +17,4 @@ export class RunnerError extends Error {
 }
 
 /** The runner error codes after which `--resume` (or Resume in the editor) continues the run. */
-const RESUMABLE_CODES: ReadonlySet<string> = new Set(["cancelled", "resources", "target_unreachable", "target_busy", "slurm_timeout", "slurm_failed"]);
+const RESUMABLE_CODES: ReadonlySet<string> = new Set(["cancelled", "killed", "resources", "target_unreachable", "target_busy", "slurm_timeout", "slurm_failed"]);

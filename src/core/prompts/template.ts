@@ -7,8 +7,10 @@
 // wraps: it wraps the whole document and its globals on every call. So a render here gives the
 // library only the document fields the template names, and a template that only prints fields
 // ("Question: {{question}}\nAnswer:", "{{answer}}", "{{choices.text}}") is printed without the
-// library when the fields are strings, numbers or lists of those. Both give the library's text exactly (test/unit/template.test.ts).
-import { parse, Template, tokenize } from "@huggingface/jinja";
+// library when the fields are strings, numbers or lists of those. Both give the library's text
+// exactly (test/unit/template.test.ts), except that printing an undefined name raises, as lm-eval's
+// StrictUndefined does, and that a render stops at TEMPLATE_LIMITS.
+import { Environment, Interpreter, parse, Template, tokenize } from "@huggingface/jinja";
 
 export interface TextTemplate {
   render(context: Record<string, unknown>): string;
@@ -16,24 +18,124 @@ export interface TextTemplate {
 
 type Context = Record<string, unknown>;
 
+/**
+ * A fault of the template itself, whatever the document: it does not parse, it prints a name
+ * that is not defined (lm-eval's jinja2 environment uses StrictUndefined, so it raises there too),
+ * or it runs past the limits that keep a template from hanging the editor or filling memory.
+ */
+export class TemplateError extends Error {
+  constructor(message: string, readonly kind: "syntax" | "undefined" | "limit") {
+    super(message);
+    this.name = "TemplateError";
+  }
+}
+
+/** How far one render may go: nodes evaluated, characters printed, items of one range(), time. */
+export const TEMPLATE_LIMITS = { steps: 1_000_000, output: 1_000_000, range: 100_000, milliseconds: 2_000 };
+
 export function lmEvalTemplate(source: string): TextTemplate {
   // The tokenizer always drops one trailing newline; doubling it keeps the author's.
   const text = source.endsWith("\n") ? source + "\n" : source;
-  const parsed = parse(tokenize(text, { lstrip_blocks: false, trim_blocks: false }));
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(tokenize(text, { lstrip_blocks: false, trim_blocks: false }));
+  } catch (e) {
+    throw new TemplateError(`Jinja syntax: ${e instanceof Error ? e.message : String(e)}`, "syntax");
+  }
   const callsIndex = rewriteIndexCalls(parsed);
-  const template = Object.create(Template.prototype) as Template;
-  (template as unknown as { parsed: unknown }).parsed = parsed;
+  const printed = printedStatements(parsed);
   const names = identifiers(parsed);
   const print = fieldPrinter(parsed);
   const withHelpers = (context: Context): Context => (callsIndex ? { ...context, [INDEX_FUNCTION]: pythonIndex } : context);
+  const render = (context: Context, fields: Context) => renderBounded(parsed, printed, withHelpers(context), fields);
   return {
     render(context) {
       // A context the library would refuse (a value it cannot wrap, a field named like one of
       // its globals) goes to the library whole, so that it fails as it would.
-      if (!wrapsCleanly(context)) return template.render(withHelpers(context));
-      return print?.(context) ?? template.render(withHelpers(pick(context, names)));
+      if (!wrapsCleanly(context)) return render(context, context);
+      return print?.(context) ?? render(pick(context, names), context);
     },
   };
+}
+
+/**
+ * The library's Template.render, with an interpreter that counts its steps and the size of what it
+ * prints, a range() that refuses to build a list past the limit, and StrictUndefined for names
+ * printed: `fields` are the document's, for the message.
+ */
+function renderBounded(parsed: ReturnType<typeof parse>, printed: WeakSet<object>, context: Context, fields: Context): string {
+  const env = new Environment();
+  env.set("false", false);
+  env.set("true", true);
+  env.set("none", null);
+  env.set("False", false);
+  env.set("True", true);
+  env.set("None", null);
+  env.set("range", boundedRange);
+  env.set("raise_exception", (message: unknown) => {
+    throw new Error(String(message));
+  });
+  for (const [key, value] of Object.entries(context)) env.set(key, value);
+  return (new BoundedInterpreter(env, printed, fields).run(parsed) as { value: string }).value;
+}
+
+class BoundedInterpreter extends Interpreter {
+  private steps = 0;
+  private readonly deadline = Date.now() + TEMPLATE_LIMITS.milliseconds;
+
+  constructor(env: Environment, private readonly printed: WeakSet<object>, private readonly fields: Context) {
+    super(env);
+  }
+
+  /** One more node evaluated or block entered; past a limit, the render stops. */
+  step(): void {
+    if (++this.steps > TEMPLATE_LIMITS.steps) throw new TemplateError(`the template did not finish within ${TEMPLATE_LIMITS.steps.toLocaleString("en")} steps: a loop that does not end, or is far too long`, "limit");
+    if ((this.steps & 0x3ff) === 0 && Date.now() > this.deadline) throw new TemplateError(`the template did not finish within ${TEMPLATE_LIMITS.milliseconds / 1000} s`, "limit");
+  }
+
+  override evaluate(statement: Parameters<Interpreter["evaluate"]>[0], environment: Environment): ReturnType<Interpreter["evaluate"]> {
+    this.step();
+    const value = super.evaluate(statement, environment);
+    if (statement && this.printed.has(statement) && value.type === "UndefinedValue") {
+      const name = fieldPath(statement as unknown as Node)?.join(".");
+      const fields = Object.keys(this.fields).map((f) => `\`${f}\``).join(", ");
+      throw new TemplateError(`${name ? `\`${name}\`` : "a value it prints"} is undefined (the document's fields: ${fields || "none"})`, "undefined");
+    }
+    if (value.type === "StringValue" && (value.value as string).length > TEMPLATE_LIMITS.output) {
+      throw new TemplateError(`the template printed more than ${TEMPLATE_LIMITS.output.toLocaleString("en")} characters`, "limit");
+    }
+    return value;
+  }
+}
+
+// Every iteration of a loop enters its body through evaluateBlock, even an empty body, which
+// evaluates no node: it counts as a step too. The method is private in the library's types.
+type BlockEvaluator = (this: BoundedInterpreter, statements: unknown, environment: Environment) => unknown;
+const libraryBlock = (Interpreter.prototype as unknown as { evaluateBlock: BlockEvaluator }).evaluateBlock;
+(BoundedInterpreter.prototype as unknown as { evaluateBlock: BlockEvaluator }).evaluateBlock = function (statements, environment) {
+  this.step();
+  return libraryBlock.call(this, statements, environment);
+};
+
+/** Python's range(stop), range(start, stop[, step]), refusing more than TEMPLATE_LIMITS.range items. */
+function boundedRange(...args: unknown[]): number[] {
+  const [start, stop, step] = args.length === 1 ? [0, Number(args[0]), 1] : [Number(args[0]), Number(args[1]), args[2] === undefined ? 1 : Number(args[2])];
+  if (![start, stop, step].every(Number.isInteger) || step === 0) throw new Error(`range() takes integers and a step that is not 0, got ${args.join(", ")}`);
+  const count = Math.max(0, Math.ceil((stop - start) / step));
+  if (count > TEMPLATE_LIMITS.range) throw new TemplateError(`range() of ${count.toLocaleString("en")} items is past the limit of ${TEMPLATE_LIMITS.range.toLocaleString("en")}`, "limit");
+  return Array.from({ length: count }, (_, i) => start + i * step);
+}
+
+/** The statements whose value a block prints: the items of every block's body, in any statement. */
+function printedStatements(node: unknown, into = new WeakSet<object>()): WeakSet<object> {
+  if (Array.isArray(node)) node.forEach((n) => printedStatements(n, into));
+  else if (typeof node === "object" && node !== null) {
+    for (const [key, child] of Object.entries(node)) {
+      if (Array.isArray(child) && ["body", "alternate", "defaultBlock"].includes(key)) for (const s of child) if (typeof s === "object" && s !== null) into.add(s as object);
+      printedStatements(child, into);
+    }
+  }
+  return into;
 }
 
 /**

@@ -173,7 +173,9 @@ export const RUN_MANIFEST = "run.json";
 
 /** The folder of a model's files in a run folder: `models/<this>/` (its name, made safe for paths). */
 export function modelFolderName(model: string): string {
-  return model.replace(/[^A-Za-z0-9._-]+/g, "_");
+  const safe = model.replace(/[^A-Za-z0-9._-]+/g, "_");
+  // "", "." and ".." would be the models folder itself or the run's.
+  return /^\.*$/.test(safe) ? `_${safe}` : safe;
 }
 
 function runFolder(dir: string, manifest: RunManifest): RunFolder & { manifest: RunManifest } {
