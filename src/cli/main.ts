@@ -13,7 +13,7 @@ import { isReportFormat, renderReport, REPORT_EXTENSIONS, REPORT_FORMATS } from 
 import { loadRun, ReportInputError } from "../core/report/load";
 import { buildReport } from "../core/report/model";
 import { resolveRunDir } from "../core/results/runs";
-import { ResumeError, resumeRun, runProfile, type RunOptions, type RunOutcome } from "../core/run";
+import { jobProblems, ResumeError, resumeRun, runProfile, type RunOptions, type RunOutcome } from "../core/run";
 import { formatAisTables, formatBaseline } from "./aisTable";
 import { DEMO_USAGE, prepareDemo } from "./demo";
 import { generateCommand, GENERATE_USAGE } from "./generate";
@@ -99,6 +99,8 @@ function usageError(message: string): number {
 /** The config and what it names; then, for a remote target, what only the target can say. */
 async function validate(configFile: string, runner: string | undefined, askTarget: boolean): Promise<number> {
   const { profile, problems } = await loadProfile(configFile);
+  // What only the jobs can say (a document or item past the model's window) is asked once the rest is fine.
+  if (profile && errorsOf(problems).length === 0) problems.push(...(await jobProblems(profile)));
   for (const d of problems) process.stderr.write(formatProblem(d) + "\n");
   if (!profile || errorsOf(problems).length > 0) return EXIT.badInput;
   process.stdout.write(`${path.resolve(configFile)}: ok\n`);

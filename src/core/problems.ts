@@ -53,6 +53,7 @@ export const PROBLEM_CODES = {
   "config.window-too-small": { severity: "error", summary: "max_gen_toks leaves no room for the context" },
 
   // Diagnostic datasets (*.diag.jsonl): one line.
+  "diag.too-long": { severity: "error", summary: "an item longer than the model's max length, found when a run compiles its job" },
   "diag.syntax": { severity: "error", summary: "a line that is not valid JSON" },
   "diag.not-object": { severity: "error", summary: "a line that is not a JSON object" },
   "diag.missing-field": { severity: "error", summary: "an item without a required field (data: the field)" },

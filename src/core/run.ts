@@ -5,20 +5,21 @@
 import { createWriteStream, promises as fs } from "node:fs";
 import * as path from "node:path";
 import { loadProfile, type Profile, type ResolvedBenchmark, type ResolvedModel } from "./config/load";
+import { parseConfig } from "./config/parse";
 import { fileSha256 } from "./fsutil";
 import { ALL_METRICS as METRICS, type Metric } from "./analysis/ais";
 import type { BenchmarkItem } from "./analysis/generation";
 import { FLIPS_FILE, type FlipRecord } from "./report/load";
 import { flipsAsDocuments } from "./report/model";
 import type { Selection } from "./config/types";
-import { errorsOf, formatProblem } from "./problems";
+import { errorsOf, formatProblem, type Problem } from "./problems";
 import { writeJsonAtomic } from "./fsutil";
 import type { RunnerEvent } from "./launch/events";
 import { RunnerError } from "./launch/runnerError";
-import { describeTarget, launchRunner } from "./launch/target";
+import { describeTarget, launchRunner, resolveTarget, type Target } from "./launch/target";
 import type { RunnerSpec } from "./runner/locate";
 import { readParameterCount } from "./model/parameters";
-import { compileProfileJob, compileScoreJob, type AbilityRef, type ItemRef } from "./plan/job";
+import { compileProfileJob, compileScoreJob, JobCompileError, type AbilityRef, type ItemRef } from "./plan/job";
 import { loadTokenizer, type ModelTokenizer } from "./prompts/tokenize";
 import { baselineAccuracies, readProfileOutput, readRunnerScores, scoredItems } from "./results/profile";
 import { claimRunFolder, releaseRunFolder } from "./results/runs";
@@ -124,6 +125,47 @@ export async function resumeRun(runDir: string, options: RunOptions): Promise<Ru
   return withOutputErrors(profile.outputDir, () => runInFolder(profile, run, options, true));
 }
 
+/**
+ * The runner's job for one model of a profile (`profiles`: a profile job, else a score job). It
+ * names the model folder as the runner will find it on the target, and a template that prints
+ * today's date prints `date`, the run's.
+ */
+function compiledJob(profile: Profile, model: ResolvedModel, tokenizer: ModelTokenizer, date: Date) {
+  const plan = profile.ablation && profile.abilities.length > 0 ? { abilities: profile.abilities, ablation: profile.ablation, seed: profile.seed } : undefined;
+  const asRunnerSees = {
+    ...model, path: model.remotePath ?? model.path,
+    ...(model.chat ? { chat: { ...model.chat, template: model.chat.template.on(date) } } : {}),
+  };
+  return plan
+    ? { ...compileProfileJob(asRunnerSees, profile.benchmarks, plan, tokenizer, profile.device), profiles: true }
+    : { ...compileScoreJob(asRunnerSees, profile.benchmarks, tokenizer, profile.device), abilities: [] as AbilityRef[], profiles: false };
+}
+
+/**
+ * What only compiling the jobs finds, each at its file and line: a document or a diagnostic item
+ * that the model's window cannot hold, a chat template that refuses one. The first per model, as a
+ * run would stop there. For `bprof validate` and Validate Config: it tokenizes every item.
+ */
+export async function jobProblems(profile: Profile): Promise<Problem[]> {
+  const problems: Problem[] = [];
+  for (const model of profile.models) {
+    try {
+      compiledJob(profile, model, await loadTokenizer(model.path), new Date());
+    } catch (e) {
+      if (!(e instanceof JobCompileError)) throw e;
+      problems.push(e.problem);
+    }
+  }
+  return problems;
+}
+
+/** Where a run folder's config runs its runner; undefined when the folder cannot be read. */
+export async function runTargetKind(runDir: string): Promise<Target["kind"] | undefined> {
+  const run = await openRunFolder(runDir).catch(() => undefined);
+  const config = run && parseConfig(run.configText, run.manifest.config_file).config;
+  return config ? resolveTarget(config.target, path.dirname(run.manifest.config_file)).kind : undefined;
+}
+
 /** A run folder that cannot be resumed, with the reason. */
 export class ResumeError extends Error {
   override name = "ResumeError";
@@ -162,16 +204,7 @@ async function runModels(profile: Profile, run: RunFolder & { manifest: RunManif
   for (const model of profile.models) {
     const dir = run.modelDir(model.name);
     const tokenizer = await loadTokenizer(model.path);
-    const plan = profile.ablation && profile.abilities.length > 0 ? { abilities: profile.abilities, ablation: profile.ablation, seed: profile.seed } : undefined;
-    // The job names the model folder as the runner will find it on the target, and a template
-    // that prints today's date prints the run's.
-    const asRunnerSees = {
-      ...model, path: model.remotePath ?? model.path,
-      ...(model.chat ? { chat: { ...model.chat, template: model.chat.template.on(new Date(run.manifest.created)) } } : {}),
-    };
-    const compiled = plan
-      ? compileProfileJob(asRunnerSees, profile.benchmarks, plan, tokenizer, profile.device)
-      : { ...compileScoreJob(asRunnerSees, profile.benchmarks, tokenizer, profile.device), abilities: [] as AbilityRef[] };
+    const compiled = compiledJob(profile, model, tokenizer, new Date(run.manifest.created));
     const jobFile = path.join(dir, "job.json");
     await writeJob(jobFile, compiled.job, resume, model);
 
@@ -202,7 +235,7 @@ async function runModels(profile: Profile, run: RunFolder & { manifest: RunManif
       await new Promise((resolve) => eventLog.end(resolve));
     }
 
-    const entry = plan
+    const entry = compiled.profiles
       ? await profileResults(profile, model, dir, outDir, compiled.refs, compiled.abilities, tokenizer, options)
       : await scoreResults(profile, model, dir, outDir, compiled.refs, tokenizer);
     itemCount += entry.items;

@@ -6,6 +6,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { bprof } from "../support/cli";
+import { CONFIG_YAML, makeProfileProject, SPATIAL } from "../support/profileProject";
 import { makeTinyProject, type TinyProject } from "../support/tinyProject";
 
 let project: TinyProject;
@@ -86,3 +87,28 @@ test("a benchmark document whose choice cannot fit the model's max length names 
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
+
+test("a diagnostic item longer than the model's max length names the dataset's file and line, in validate and before the runner starts", async () => {
+  const profile = await makeProfileProject();
+  try {
+    const dataset = path.join(profile.root, "diag", "spatial.diag.jsonl");
+    const lines = (await fs.readFile(dataset, "utf8")).trim().split("\n");
+    const long = { ...JSON.parse(lines[1]!), id: "spatial-long", context: "far away ".repeat(60) };
+    lines.splice(1, 0, JSON.stringify(long));
+    await fs.writeFile(dataset, lines.join("\n") + "\n");
+    await fs.writeFile(profile.configPath, CONFIG_YAML.replace("    name: tiny-llama\n", "    name: tiny-llama\n    max_length: 200\n"));
+    const validated = await bprof(["validate", profile.configPath]);
+    assert.equal(validated.exitCode, 2, validated.stderr);
+    assert.match(validated.stderr, new RegExp(`^${escape(dataset)}:2:1: error: ability .* item spatial-long: .* \\[diag\\.too-long\\]$`, "m"), "bprof validate finds it too");
+    const r = await bprof(["run", profile.configPath]);
+    assert.equal(r.exitCode, 2, r.stderr);
+    // The datasets' size warnings come first; the error is the last line, and there is no stack trace.
+    assert.doesNotMatch(r.stderr, /\s+at\s+\S+\s+\(/);
+    assert.match(r.stderr.trim().split("\n").at(-1)!, new RegExp(`^${escape(dataset)}:2:1: error: ability \`${escape(SPATIAL)}\`, item spatial-long: \\d+ tokens, more than the model's max length \\(200\\): shorten the item, or raise the model's \`max_length\` \\[diag\\.too-long\\]$`));
+    const [run] = await fs.readdir(path.join(profile.root, ".bprof", "runs"));
+    const modelDir = path.join(profile.root, ".bprof", "runs", run!, "models", "tiny-llama");
+    assert.equal(await fs.stat(path.join(modelDir, "runner")).then(() => true, () => false), false, "the runner never started");
+  } finally {
+    await fs.rm(profile.root, { recursive: true, force: true });
+  }
+});

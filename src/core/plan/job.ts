@@ -14,8 +14,10 @@
 //   error (lm-eval asserts it);
 // - generation stops at the `until` strings, the tokenizer's EOS and generation_config.json's
 //   eos_token_id (one id or a list), as Hugging Face's generate() does.
+import { existsSync, readFileSync } from "node:fs";
 import type { ResolvedAbility, ResolvedAblation, ResolvedBenchmark, ResolvedModel } from "../config/load";
 import type { ImportanceMethod, Selection } from "../config/types";
+import type { DiagnosticItem } from "../datasets/diagnostic";
 import type { TaskItem } from "../datasets/task";
 import { formatProblem, problemAt, type Problem } from "../problems";
 import { benchmarkChatContext } from "../prompts/chatPrompt";
@@ -152,7 +154,7 @@ export function compileProfileJob(
   const ids = abilityIds(plan.abilities.map((a) => a.name));
   const abilities = plan.abilities.map((ability, i) => {
     if (ability.items.length === 0) throw new Error(`ability ${ability.name} has no diagnostic items`);
-    return { id: ids[i]!, sequences: ability.items.map((item) => diagnosticSequence(tokenizer, item, model.chat?.template)) };
+    return { id: ids[i]!, sequences: ability.items.map((item) => fittingSequence(diagnosticSequence(tokenizer, item, model.chat?.template), ability, item, model.maxLength)) };
   });
   const k = [...plan.ablation.k].sort((a, b) => a - b);
   k.forEach((value, i) => {
@@ -175,6 +177,25 @@ export function compileProfileJob(
   };
   const abilityRefs = plan.abilities.map((a, i) => ({ id: ids[i]!, name: a.name, sequences: abilities[i]!.sequences.length }));
   return { job, refs, abilities: abilityRefs };
+}
+
+/**
+ * A diagnostic item the model's window cannot hold: refused here, at its line, before the runner
+ * would allocate activations for all of it (a 10 MB item asks for gigabytes).
+ */
+function fittingSequence(sequence: number[], ability: ResolvedAbility, item: DiagnosticItem, maxLength: number | undefined): number[] {
+  if (maxLength === undefined || sequence.length <= maxLength) return sequence;
+  throw new JobCompileError(problemAt({ file: datasetFileOf(ability, item), line: item.line, column: 1 }, "diag.too-long",
+    `ability \`${ability.name}\`, item ${item.id}: ${sequence.length} tokens, more than the model's max length (${maxLength}): shorten the item, or raise the model's \`max_length\``));
+}
+
+/** Which of an ability's datasets holds `item` (read again: this is only for a message). */
+function datasetFileOf(ability: ResolvedAbility, item: DiagnosticItem): string {
+  const holds = (file: string) => {
+    const line = readFileSync(file, "utf8").split("\n")[item.line - 1] ?? "";
+    return line.includes(JSON.stringify(item.id));
+  };
+  return ability.files.find((file) => existsSync(file) && holds(file)) ?? ability.files[0]!;
 }
 
 /**

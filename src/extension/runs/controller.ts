@@ -7,9 +7,9 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { loadProfile } from "../../core/config/load";
 import { RunnerError } from "../../core/launch/runnerError";
-import { describeTarget } from "../../core/launch/target";
+import { describeTarget, type Target } from "../../core/launch/target";
 import { errorsOf } from "../../core/problems";
-import { phaseLabel, resumeRun, runProfile, type RunOptions, type RunOutcome, type RunProgress } from "../../core/run";
+import { phaseLabel, resumeRun, runProfile, runTargetKind, type RunOptions, type RunOutcome, type RunProgress } from "../../core/run";
 import type { RunnerSpec } from "../../core/runner/locate";
 import type { Ctx } from "../ctx";
 import { showResults } from "../panels/resultsPanel";
@@ -50,13 +50,8 @@ export class RunController implements vscode.Disposable {
       return;
     }
     const where = describeTarget(profile.target);
-    const runner = await this.ctx.runner.spec();
-    // This machine's runner is had first (built when this version has none): a run starts only with one.
-    if (profile.target.kind === "local") {
-      const local = await this.ctx.runner.local();
-      if (!local) return;
-      runner.path = local;
-    }
+    const runner = await this.runnerFor(profile.target.kind);
+    if (!runner) return;
     this.ctx.log(`profiling ${configFile} on ${where}${runner.path ? ` with ${runner.path}` : ""}`);
     await this.follow(configFile, `Profiling ${path.basename(configFile)} (${where})`, runner, (options) => runProfile(profile, options), profile.benchmarks.length);
   }
@@ -64,8 +59,22 @@ export class RunController implements vscode.Disposable {
   /** Resumes an interrupted run in its folder (the folder holds the config it ran). */
   async resume(runDir: string, configFile: string): Promise<void> {
     if (this.refuseSecond(configFile) || !(await this.ctx.trusted("Resuming a run"))) return;
+    const runner = await this.runnerFor(await runTargetKind(runDir));
+    if (!runner) return;
     this.ctx.log(`resuming ${runDir}`);
-    await this.follow(configFile, `Resuming ${path.basename(runDir)}`, await this.ctx.runner.spec(), (options) => resumeRun(runDir, options));
+    await this.follow(configFile, `Resuming ${path.basename(runDir)}`, runner, (options) => resumeRun(runDir, options));
+  }
+
+  /**
+   * The runner spec of a run. For one on this machine the runner is had first (built when this
+   * version has none, with its own notification): a run starts only with one. Undefined when it
+   * cannot be had; the user was told why.
+   */
+  private async runnerFor(target: Target["kind"] | undefined): Promise<RunnerSpec | undefined> {
+    const runner = await this.ctx.runner.spec();
+    if (target !== "local") return runner;
+    const local = await this.ctx.runner.local();
+    return local ? { ...runner, path: local } : undefined;
   }
 
   /** Cancels a run of this window; the runner finishes the item it is on and the folder stays resumable. */
