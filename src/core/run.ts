@@ -95,15 +95,19 @@ const OUTPUT_FAILURES: Record<string, string> = {
   EEXIST: "a file stands where a folder must be: choose another `output` folder in the config, or move that file",
 };
 
-/** Runs `work`; a write that fails in the output folder becomes a RunnerError naming the path and the fix. */
-async function withOutputErrors<T>(outputDir: string, work: () => Promise<T>): Promise<T> {
+/**
+ * Runs `work`; a write that fails in the output folder (or in `runDir`, a resumed run's folder)
+ * becomes a RunnerError naming the path and the fix. Other files' errors stay as they are.
+ */
+async function withOutputErrors<T>(outputDir: string, work: () => Promise<T>, runDir?: string): Promise<T> {
   try {
     return await work();
   } catch (e) {
     const code = (e as NodeJS.ErrnoException | undefined)?.code;
     const why = code ? OUTPUT_FAILURES[code] : undefined;
-    if (!why || e instanceof RunnerError) throw e;
     const where = (e as NodeJS.ErrnoException).path ?? outputDir;
+    const inside = (dir: string) => !path.relative(dir, where).startsWith("..");
+    if (!why || e instanceof RunnerError || !(inside(outputDir) || (runDir !== undefined && inside(runDir)))) throw e;
     throw new RunnerError(code === "ENOSPC" || code === "EDQUOT" ? "resources" : "output_failed", `cannot write ${where} (the run's files go under ${outputDir}, the config's \`output\`): ${why}`);
   }
 }
@@ -122,7 +126,7 @@ export async function resumeRun(runDir: string, options: RunOptions): Promise<Ru
     const errors = errorsOf(problems).map(formatProblem).slice(0, 5).join("\n");
     throw new ResumeError(`the run's config (${run.manifest.config_file}, snapshot in ${run.dir}) no longer loads:\n${errors}`);
   }
-  return withOutputErrors(profile.outputDir, () => runInFolder(profile, run, options, true));
+  return withOutputErrors(profile.outputDir, () => runInFolder(profile, run, options, true), run.dir);
 }
 
 /**
