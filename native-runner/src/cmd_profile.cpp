@@ -1,4 +1,4 @@
-// `bprof-runner profile` (PROTOCOL.md): the whole method of METHOD.md on one model.
+// `bprof-runner profile` (PROTOCOL.md): the whole method of docs/method.md on one model.
 //
 //   baseline -> for each ability: importance -> rankings -> for each selection and k:
 //   ablate in place, score every item, restore -> the random control -> overlap -> profile.json

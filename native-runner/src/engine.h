@@ -71,7 +71,7 @@ class Engine {
   // Every parameter of the model counted once (tied embeddings once): the P of n = floor(k * P).
   int64_t parameter_count() const;
 
-  // The ablation candidates (METHOD.md): gate, up and down projection weights of layers
+  // The ablation candidates (docs/method.md, step 2): gate, up and down projection weights of layers
   // front_removal .. L - back_removal - 1, in layer order. Throws RunnerError(bad_job) when the
   // removals leave no layer.
   std::vector<CandidateTensor> candidates(int64_t front_removal, int64_t back_removal) const;

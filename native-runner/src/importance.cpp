@@ -1,4 +1,4 @@
-// Parameter importance per ability (METHOD.md, phase 2). With g_j = SUM over batches B of
+// Parameter importance per ability (docs/method.md, step 2). With g_j = SUM over batches B of
 // dL(B)/dtheta_j, L(B) the mean next-token cross-entropy over the real tokens of batch B, this
 // computes
 //

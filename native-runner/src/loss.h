@@ -1,4 +1,4 @@
-// The language-modelling loss shared by importance (METHOD.md, phase 2) and training. Includes
+// The language-modelling loss shared by importance (docs/method.md, step 2) and training. Includes
 // libtorch (ATen/core/Tensor.h only).
 #pragma once
 

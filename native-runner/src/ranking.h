@@ -1,4 +1,4 @@
-// Which parameters a variant zeroes (METHOD.md, phase 3). Torch-free: importances arrive as plain
+// Which parameters a variant zeroes (docs/method.md, step 3). Torch-free: importances arrive as plain
 // float arrays, one per candidate tensor, and rankings leave as global candidate indices.
 //
 // Candidates are numbered by one global index: the candidate tensors in order, each flattened

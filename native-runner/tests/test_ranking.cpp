@@ -1,4 +1,4 @@
-// Selections of the method (METHOD.md, phase 3): exact counts, deterministic ties, nesting,
+// Selections of the method (docs/method.md, step 3): exact counts, deterministic ties, nesting,
 // the seeded random control, overlap counts and the ranking file format. Torch-free.
 #include <gtest/gtest.h>
 

@@ -8,7 +8,8 @@
 // dark theme and again in the light one. In a second session, a libtorch that is not there makes
 // Build Runner say what is missing and the commands that install it.
 // Run: bash scripts/e2e-install.sh && npm run build && npm run package && node --import tsx --test test/e2e/runs.test.ts
-// Leaves test-results/e2e-runs-*.png, e2e-runs-code-server.log and e2e-runs-extension.log.
+// Leaves test-results/e2e-runs-*.png (the missing-libtorch dialog: e2e-runs-no-libtorch-dialog.png),
+// e2e-runs-code-server.log and e2e-runs-extension.log.
 import assert from "node:assert/strict";
 import * as fsp from "node:fs/promises";
 import * as os from "node:os";
@@ -217,7 +218,7 @@ test("e2e runs: a libtorch that is not there: Build Runner says what is missing 
     const text = (await dialog.innerText()).replace(/\s+/g, " ");
     assert.ok(text.includes(`libtorch (PyTorch's C++ library) (none at ${empty}) is missing`), text);
     assert.match(text, /apt-get install -y libtorch-dev/);
-    await screenshot(page, "e2e-runs-no-libtorch");
+    await screenshot(page, "e2e-runs-no-libtorch-dialog");
     await dialog.locator(".monaco-button", { hasText: "Copy Commands" }).click();
     await dialog.waitFor({ state: "hidden", timeout: 10_000 });
   });

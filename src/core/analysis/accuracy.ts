@@ -1,4 +1,4 @@
-// Multiple-choice metrics with lm-eval's conventions (METHOD.md, "Scoring benchmarks").
+// Multiple-choice metrics with lm-eval's conventions (docs/method.md, step 4).
 
 export interface ChoiceScore {
   logprob: number;

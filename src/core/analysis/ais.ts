@@ -1,4 +1,4 @@
-// Ability Impact Score (METHOD.md, Phase 4):
+// Ability Impact Score (docs/method.md, step 5):
 //
 //     AIS(a, b) = ( P_b(theta) - P_b(theta_a) ) / ( P_b(theta) - P_b(chance) )
 //

@@ -1,5 +1,5 @@
-// Confidence intervals for AIS by a paired bootstrap over benchmark items (METHOD.md, "Known
-// weaknesses": the original reports AIS without uncertainty although a few hundred items make
+// Confidence intervals for AIS by a paired bootstrap over benchmark items (docs/method.md, "What
+// this project adds": the original reports AIS without uncertainty although a few hundred items make
 // differences of a few points noise).
 //
 // Paired: each resample draws item indices with replacement once, and the baseline score, the

@@ -105,7 +105,7 @@ export interface BenchmarkExactMatch {
   items: number;
   /** Fraction of documents whose first filter's answer matches the target. */
   exact_match: number;
-  /** P_b(chance) of exact-match generation: 0 (METHOD.md; no lm-eval task key sets another). */
+  /** P_b(chance) of exact-match generation: 0 (docs/method.md; no lm-eval task key sets another). */
   chance: number;
   /** The filter pipeline `exact_match` is computed with (the task's first). */
   filter: string;

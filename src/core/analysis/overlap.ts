@@ -1,4 +1,4 @@
-// Collateral damage between abilities (METHOD.md, "Known weaknesses"): when two abilities'
+// Collateral damage between abilities (docs/method.md, "What this project adds"): when two abilities'
 // top-k parameter sets overlap, ablating one also ablates part of the other, and their AIS rows
 // are not independent. The overlap is reported as the Jaccard index |A n B| / |A u B|.
 //

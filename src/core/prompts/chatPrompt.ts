@@ -18,7 +18,7 @@
 //   context's trailing white space (e.g. the "\n\n" after Llama 3's assistant header) into each
 //   continuation, as lm-eval's _encode_pair does.
 //
-// Diagnostic items (METHOD.md: "with the model's chat template applied for instruction models")
+// Diagnostic items (docs/method.md, step 1: with an instruction model's chat template)
 // are one exchange: the user asks "{context}\n{question}" (the question alone when the context is
 // blank) and the assistant answers with the correct choice's text; rendered with
 // add_generation_prompt=False, so the text ends with the template's end of turn. The importance

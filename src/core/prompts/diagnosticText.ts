@@ -1,5 +1,5 @@
-// Diagnostic items as the text the importance loss reads (METHOD.md, phase 2: "items are rendered
-// to text (context, question, answer)"). The rendering is deliberately plain, one field a line:
+// Diagnostic items as the text the importance loss reads (docs/method.md, step 1: an item is
+// rendered to one text, context then question then the correct answer). The rendering is deliberately plain, one field a line:
 //
 //     {context}
 //     {question}

@@ -8,7 +8,7 @@ import * as vscode from "vscode";
 import { LOCAL_HOST } from "../../core/launch/host";
 import { RunnerError } from "../../core/launch/runnerError";
 import { estimatedBuildSeconds, obtainRunner, type BuildProgress } from "../../core/runner/build";
-import { checkoutRunner, type RunnerSpec } from "../../core/runner/locate";
+import { checkoutRunner, onThisMachine, type RunnerSpec } from "../../core/runner/locate";
 import { runnerSources } from "../../core/runner/sources";
 import { EXTENSION_ID, type Ctx } from "../ctx";
 
@@ -56,8 +56,7 @@ export class Runner {
         host: LOCAL_HOST,
         sources,
         cacheDir: spec.cacheDir,
-        ...(spec.python ? { python: spec.python } : {}),
-        ...(spec.torchPrefix ? { torchPrefix: spec.torchPrefix } : {}),
+        ...onThisMachine(LOCAL_HOST, spec),
         signal: abort.signal,
         ...spec.onBuild,
         // Only a build shows a notification: a cached runner is found in well under a second.
