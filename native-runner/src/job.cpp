@@ -180,6 +180,33 @@ json parse_job_json(const std::string& text, const std::string& source) {
   return root;
 }
 
+namespace {
+
+// A sequence past the model's max length would be refused by nothing else before its activations
+// are allocated (a 10 MB item asks for gigabytes), so the job's own limit is checked as it is read.
+void check_max_length(const Job& job, const std::string& source) {
+  if (job.max_length == 0) return;
+  auto check = [&](int64_t length, const std::string& where) {
+    if (length > job.max_length)
+      throw bad_job(source, where + " is " + std::to_string(length) + " tokens long, more than 'model.max_length' (" +
+                                std::to_string(job.max_length) + ")");
+  };
+  for (size_t i = 0; i < job.items.size(); i++) {
+    const Item& item = job.items[i];
+    const std::string label = item_label(i, item.id);
+    if (item.generates()) check(static_cast<int64_t>(item.context.size()) + item.generate.max_tokens, label + ": context + generate.max_tokens");
+    for (size_t c = 0; c < item.choices.size(); c++) check(input_length(item, c), label + ": context + choices[" + std::to_string(c) + "]");
+  }
+  for (size_t a = 0; a < job.abilities.size(); a++) {
+    const Ability& ability = job.abilities[a];
+    for (size_t s = 0; s < ability.sequences.size(); s++)
+      check(static_cast<int64_t>(ability.sequences[s].size()),
+            "abilities[" + std::to_string(a) + "] ('" + ability.id + "'): sequences[" + std::to_string(s) + "]");
+  }
+}
+
+}  // namespace
+
 std::string parse_job_envelope(const json& root, const std::string& source) {
   auto protocol = root.find("protocol");
   if (protocol == root.end()) throw bad_job(source, "'protocol' is missing");
@@ -208,6 +235,13 @@ Job parse_job(const std::string& text, const std::string& source) {
     job.dtype = dtype->get<std::string>();
     if (job.dtype != "float32" && job.dtype != "bfloat16" && job.dtype != "float16")
       throw bad_job(source, "'model.dtype' is '" + job.dtype + "' (expected float32, bfloat16 or float16)");
+  }
+
+  auto max_length = model->find("max_length");
+  if (max_length != model->end() && !max_length->is_null()) {
+    if (!max_length->is_number_integer() || max_length->get<int64_t>() < 2)
+      throw bad_job(source, "'model.max_length' must be an integer of at least 2");
+    job.max_length = max_length->get<int64_t>();
   }
 
   auto device = root.find("device");
@@ -243,6 +277,7 @@ Job parse_job(const std::string& text, const std::string& source) {
     if (ablation == root.end()) throw bad_job(source, "'ablation' is missing (k values and selections)");
     job.ablation = parse_ablation(*ablation, source);
   }
+  check_max_length(job, source);
   return job;
 }
 

@@ -61,6 +61,7 @@ struct Job {
   std::string model_path;
   std::string dtype = "float32";  // float32 | bfloat16 | float16
   std::string device = "cpu";
+  int64_t max_length = 0;  // model.max_length: longest sequence the model may read; 0 when not given
   std::vector<Item> items;
   std::vector<Ability> abilities;  // `profile` only
   AblationPlan ablation;           // `profile` only

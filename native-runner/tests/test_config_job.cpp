@@ -302,6 +302,19 @@ TEST(Job, DeeplyNestedTokensAreAnErrorNotAStackOverflow) {
   expect_error([&] { parse_job(text, "job.json"); }, ErrorCode::bad_job, {"context[0]", "not a token id"});
 }
 
+TEST(Job, SequencesPastTheMaxLengthAreRefusedAsTheJobIsRead) {
+  json j = good_job();
+  j["model"]["max_length"] = 5;  // q1 reads 3 + 3 - 1 = 5 tokens for its longest choice: it fits
+  EXPECT_EQ(parse_job(j.dump(), "job.json").max_length, 5);
+  j["model"]["max_length"] = 4;
+  expect_error([&] { parse_job(j.dump(), "job.json"); }, ErrorCode::bad_job,
+               {"items[0]", "'q1'", "choices[1]", "5 tokens", "'model.max_length' (4)"});
+  j["model"]["max_length"] = 1;
+  expect_error([&] { parse_job(j.dump(), "job.json"); }, ErrorCode::bad_job, {"'model.max_length'", "at least 2"});
+  j["model"].erase("max_length");  // not given: no limit here (the runner warns past max_position_embeddings)
+  EXPECT_EQ(parse_job(j.dump(), "job.json").max_length, 0);
+}
+
 TEST(Job, TokenIdsMustBeInTheVocabulary) {
   json j = good_job();
   j["items"][0]["choices"][1][2] = 258;

@@ -281,6 +281,7 @@ TEST(Profile, BadJobsSayWhatIsWrong) {
       {[](json& j) { j["abilities"][0]["sequences"][2] = {256}; }, "sequences[2]"},
       {[](json& j) { j["abilities"][1]["sequences"][0][1] = 999; }, "abilities[1] ('temporal'): sequences[0][1]"},
       {[](json& j) { j.erase("ablation"); }, "'ablation' is missing"},
+      {[](json& j) { j["model"]["max_length"] = 11; }, "abilities[0] ('quant'): sequences[5] is 12 tokens long"},
       {[](json& j) { j["ablation"]["k"] = {0.9}; }, "candidates"},
       {[](json& j) { j["ablation"]["front_removal"] = 1; j["ablation"]["back_removal"] = 1; }, "leave none"},
   };

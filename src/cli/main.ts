@@ -13,7 +13,8 @@ import { isReportFormat, renderReport, REPORT_EXTENSIONS, REPORT_FORMATS } from 
 import { loadRun, ReportInputError } from "../core/report/load";
 import { buildReport } from "../core/report/model";
 import { resolveRunDir } from "../core/results/runs";
-import { jobProblems, ResumeError, resumeRun, runProfile, type RunOptions, type RunOutcome } from "../core/run";
+import { jobProblems } from "../core/plan/compile";
+import { ResumeError, resumeRun, runProfile, type RunOptions, type RunOutcome } from "../core/run";
 import { formatAisTables, formatBaseline } from "./aisTable";
 import { DEMO_USAGE, prepareDemo } from "./demo";
 import { generateCommand, GENERATE_USAGE } from "./generate";

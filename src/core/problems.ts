@@ -91,6 +91,7 @@ export const PROBLEM_CODES = {
   // Files of a model folder.
   "model.generation-config": { severity: "error", summary: "generation_config.json with an unusable eos_token_id" },
   "model.chat-template": { severity: "error", summary: "a chat template that does not compile" },
+  "model.tokenizer": { severity: "error", summary: "a tokenizer that cannot be loaded (tokenizer.json, tokenizer_config.json)" },
 } as const satisfies Record<string, { severity: Severity; summary: string }>;
 
 export type ProblemCode = keyof typeof PROBLEM_CODES;

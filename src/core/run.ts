@@ -12,15 +12,16 @@ import type { BenchmarkItem } from "./analysis/generation";
 import { FLIPS_FILE, type FlipRecord } from "./report/load";
 import { flipsAsDocuments } from "./report/model";
 import type { Selection } from "./config/types";
-import { errorsOf, formatProblem, type Problem } from "./problems";
+import { errorsOf, formatProblem } from "./problems";
 import { writeJsonAtomic } from "./fsutil";
 import type { RunnerEvent } from "./launch/events";
 import { RunnerError } from "./launch/runnerError";
 import { describeTarget, launchRunner, resolveTarget, type Target } from "./launch/target";
 import type { RunnerSpec } from "./runner/locate";
 import { readParameterCount } from "./model/parameters";
-import { compileProfileJob, compileScoreJob, JobCompileError, type AbilityRef, type ItemRef } from "./plan/job";
-import { loadTokenizer, type ModelTokenizer } from "./prompts/tokenize";
+import { compiledJob, modelTokenizer } from "./plan/compile";
+import type { AbilityRef, ItemRef } from "./plan/job";
+import type { ModelTokenizer } from "./prompts/tokenize";
 import { baselineAccuracies, readProfileOutput, readRunnerScores, scoredItems } from "./results/profile";
 import { claimRunFolder, releaseRunFolder } from "./results/runs";
 import { createRunFolder, openRunFolder, RESULTS_SCHEMA_VERSION, writeJsonl, writeResults, type ModelResults, type Results, type RunFolder, type RunManifest, type VariantBenchmark } from "./results/store";
@@ -129,40 +130,6 @@ export async function resumeRun(runDir: string, options: RunOptions): Promise<Ru
   return withOutputErrors(profile.outputDir, () => runInFolder(profile, run, options, true), run.dir);
 }
 
-/**
- * The runner's job for one model of a profile (`profiles`: a profile job, else a score job). It
- * names the model folder as the runner will find it on the target, and a template that prints
- * today's date prints `date`, the run's.
- */
-function compiledJob(profile: Profile, model: ResolvedModel, tokenizer: ModelTokenizer, date: Date) {
-  const plan = profile.ablation && profile.abilities.length > 0 ? { abilities: profile.abilities, ablation: profile.ablation, seed: profile.seed } : undefined;
-  const asRunnerSees = {
-    ...model, path: model.remotePath ?? model.path,
-    ...(model.chat ? { chat: { ...model.chat, template: model.chat.template.on(date) } } : {}),
-  };
-  return plan
-    ? { ...compileProfileJob(asRunnerSees, profile.benchmarks, plan, tokenizer, profile.device), profiles: true }
-    : { ...compileScoreJob(asRunnerSees, profile.benchmarks, tokenizer, profile.device), abilities: [] as AbilityRef[], profiles: false };
-}
-
-/**
- * What only compiling the jobs finds, each at its file and line: a document or a diagnostic item
- * that the model's window cannot hold, a chat template that refuses one. The first per model, as a
- * run would stop there. For `bprof validate` and Validate Config: it tokenizes every item.
- */
-export async function jobProblems(profile: Profile): Promise<Problem[]> {
-  const problems: Problem[] = [];
-  for (const model of profile.models) {
-    try {
-      compiledJob(profile, model, await loadTokenizer(model.path), new Date());
-    } catch (e) {
-      if (!(e instanceof JobCompileError)) throw e;
-      problems.push(e.problem);
-    }
-  }
-  return problems;
-}
-
 /** Where a run folder's config runs its runner; undefined when the folder cannot be read. */
 export async function runTargetKind(runDir: string): Promise<Target["kind"] | undefined> {
   const run = await openRunFolder(runDir).catch(() => undefined);
@@ -207,7 +174,7 @@ async function runModels(profile: Profile, run: RunFolder & { manifest: RunManif
   const dataHashes = new Map<string, Promise<string | undefined>>();
   for (const model of profile.models) {
     const dir = run.modelDir(model.name);
-    const tokenizer = await loadTokenizer(model.path);
+    const tokenizer = await modelTokenizer(model);
     const compiled = compiledJob(profile, model, tokenizer, new Date(run.manifest.created));
     const jobFile = path.join(dir, "job.json");
     await writeJob(jobFile, compiled.job, resume, model);

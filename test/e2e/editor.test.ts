@@ -115,6 +115,25 @@ test("e2e editor: problems as you type, a quick fix, completion, a hover and the
       await screenshot(page, "e2e-editor-created");
       mark("dataset created");
     });
+
+    await t.test("Validate Config tokenizes every item: one past the model's window is an error at its line until the file changes", async () => {
+      const dataset = path.join(workspace, "diagnostic", "analogical.diag.jsonl");
+      const original = await fsp.readFile(dataset, "utf8");
+      const lines = original.split("\n");
+      lines[2] = JSON.stringify({ ...JSON.parse(lines[2]!), context: "The far away hills. ".repeat(80) });
+      await fsp.writeFile(dataset, lines.join("\n"));
+      // demo.bprof.yaml, the workspace's one config, is the editor in front since the last test.
+      await runCommand(page, "Benchmark Profiler: Validate Config");
+      const said = await waitForNotification(page, "error(s)", 60_000, { failOn: /config OK/ });
+      assert.equal(said, "demo.bprof.yaml: 1 error(s); see the Problems panel");
+      const row = await waitFor(async () => (await problemRows(page)).find((r) => r.includes("more than the model's max length")), 10_000,
+        () => "no problem for the item past the model's window");
+      assert.match(row, /item analogical-1-3: \d+ tokens, more than the model's max length \(256\).*diag\.too-long.*\[Ln 3, Col 1\]/);
+      await screenshot(page, "e2e-editor-validate-too-long");
+      await fsp.writeFile(dataset, original);
+      await waitFor(async () => !(await problemRows(page)).some((r) => r.includes("max length")) || undefined, 10_000, () => "the problem stayed after the file was restored");
+      mark("validate config");
+    });
   });
 });
 

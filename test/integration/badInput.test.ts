@@ -58,7 +58,7 @@ test("an unknown key gets the nearest valid key", async () => {
   assert.match(r.stderr, /typo\.bprof\.yaml:3:1: error: unknown key `benchmark`; did you mean `benchmarks`\?/);
 });
 
-test("a truncated model.safetensors stops the runner with exit 2 and a message naming the file", async () => {
+test("a truncated model.safetensors is an error at the config's model path, found before the runner starts", async () => {
   const modelDir = path.join(project.root, "model-truncated");
   await fs.cp(project.modelDir, modelDir, { recursive: true });
   const weights = path.join(modelDir, "model.safetensors");
@@ -66,10 +66,14 @@ test("a truncated model.safetensors stops the runner with exit 2 and a message n
   await fs.truncate(weights, Math.floor(size / 2));
   const file = path.join(project.root, "truncated.bprof.yaml");
   await fs.writeFile(file, "models:\n  - path: ./model-truncated\nbenchmarks:\n  - task: ./tasks/tiny_mc.yaml\n");
+  const runs = () => fs.readdir(path.join(project.root, ".bprof", "runs")).catch(() => []);
+  const before = await runs();
   const r = await bprof(["run", file]);
   assert.equal(r.exitCode, 2, r.stderr);
   const line = oneLine(r.stderr);
-  assert.match(line, /^bprof: bad_safetensors: .*model\.safetensors/);
+  // The runner refuses such a file too (bad_safetensors, native-runner/tests/test_safetensors.cpp); the header check finds it first.
+  assert.match(line, new RegExp(`^${escape(file)}:2:11: error: the weights are not a complete safetensors file \\(.*past the end of the data.*\\); download or copy them again: ${escape(weights)} \\(field models\\[0\\]\\.path\\) \\[config\\.model-folder\\]$`));
+  assert.deepEqual(await runs(), before, "no run folder was made");
 });
 
 test("a benchmark document whose choice cannot fit the model's max length names the data file and line", async () => {

@@ -93,7 +93,7 @@ test("bytes that are not UTF-8 are an error at their line and column, in a confi
     const problems = (await loadProfile(project.configPath)).problems;
     const inData = problems.find((p) => p.file === project.dataFile);
     assert.ok(inData, problems.map(formatProblem).join("\n"));
-    assert.equal(inData.line, data.toString("utf8").split("\n").length);
+    assert.deepEqual([inData.code, inData.line, inData.column], ["file.not-utf8", data.toString("utf8").split("\n").length, 15]);
     assert.match(inData.message, /not UTF-8/);
   } finally {
     await fs.writeFile(project.dataFile, data);
@@ -197,7 +197,7 @@ async function taskProblems(template: string): Promise<Problem[]> {
   }
 }
 
-test("a template's own faults are one problem at its task key: a syntax error, an undefined name, a loop past the limits", async () => {
+test("a template's own faults are one problem at its task key: a syntax error, an undefined name, a loop past the limits, a render that fails at once", async () => {
   const task = await fs.readFile(project.taskFile, "utf8");
   const keyLine = task.split("\n").findIndex((l) => l.startsWith("doc_to_text:")) + 1;
   const cases: [string, RegExp][] = [
@@ -205,6 +205,8 @@ test("a template's own faults are one problem at its task key: a syntax error, a
     ["Q: {{questoin}}\nA:", /^doc_to_text: `questoin` is undefined \(the document's fields: `question`, `choices`, `answer`\) in document 0$/],
     ["{% for i in range(100000000) %}{{i}}{% endfor %}", /^doc_to_text: range\(\) of 100,000,000 items is past the limit/],
     ["{% for i in range(2000) %}{% for j in range(2000) %}{{j}}{% endfor %}{% endfor %}", /^doc_to_text: the template (did not finish within|printed more than)/],
+    // A render that fails on the first document is the template's too (a later one is the data's: task.test.ts).
+    ["Q: {{ question - 1 }}", /^doc_to_text: .* in document 0$/],
   ];
   for (const [template, message] of cases) {
     const problems = await taskProblems(template);

@@ -129,3 +129,27 @@ test("a file created on disk that a config named re-checks it: the missing datas
   model.filesChanged([{ file: p.spatial, kind: "created" }]);
   assert.deepEqual((await model.update()).problems.get(p.configPath), []);
 });
+
+test("Validate Config's job compile adds an item past the model's window to the dataset's problems, until the dataset changes", async (t) => {
+  const p = await project();
+  t.after(() => fs.rm(p.root, { recursive: true, force: true }));
+  const config = await fs.readFile(p.configPath, "utf8");
+  await fs.writeFile(p.configPath, config.replace("    name: tiny-llama\n", "    name: tiny-llama\n    max_length: 200\n"));
+  const lines = p.quantText.trim().split("\n");
+  const long = JSON.stringify({ ...JSON.parse(lines[0]!), id: "quant-long", context: "far away ".repeat(60) });
+  const model = new WorkspaceModel();
+  model.setDocument(p.quant, [long, ...lines.slice(1)].join("\n") + "\n", 1);
+  model.filesFound([p.configPath]);
+  await model.update();
+  assert.deepEqual(model.problemsOf(p.quant).map((x) => x.code), ["diag.too-few-items"], "typing does not tokenize every item");
+
+  const found = await model.compileJobs(p.configPath);
+  assert.deepEqual(found.map((x) => `${x.code}@${x.line}`), ["diag.too-long@1"]);
+  assert.match(found[0]!.message, /item quant-long: \d+ tokens, more than the model's max length \(200\)/);
+  assert.deepEqual(model.takeChangedProblems().get(p.quant)?.map((x) => `${x.code}@${x.line}`), ["diag.too-long@1", "diag.too-few-items@1"]);
+
+  model.setDocument(p.quant, p.quantText, 2);
+  const fixed = await model.update();
+  assert.deepEqual(fixed.problems.get(p.quant)?.map((x) => x.code), ["diag.too-few-items"], "the edit drops the compile's problem");
+  assert.deepEqual(await model.compileJobs(p.configPath), []);
+});

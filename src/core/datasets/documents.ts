@@ -3,7 +3,7 @@
 import { parse as parseCsv } from "csv-parse/sync";
 import { findNodeAtLocation, parseTree } from "jsonc-parser";
 import { asyncBufferFromFile, parquetReadObjects } from "hyparquet";
-import { diskFiles, NotUtf8Error, type TextFiles } from "../fsutil";
+import { diskFiles, type TextFiles } from "../fsutil";
 
 export type DatasetKind = "json" | "csv" | "parquet";
 export const DATASET_KINDS: readonly DatasetKind[] = ["json", "csv", "parquet"];
@@ -23,23 +23,15 @@ export class DocumentError extends Error {
   }
 }
 
+/** The documents of a data file; DocumentError where they cannot be read, NotUtf8Error for bytes that are not UTF-8. */
 export async function loadDocuments(kind: DatasetKind, file: string, field?: string, files: TextFiles = diskFiles): Promise<Documents> {
   switch (kind) {
     case "json":
-      return jsonDocuments(await textOf(file, files), field);
+      return jsonDocuments(await files.read(file), field);
     case "csv":
-      return csvDocuments(await textOf(file, files));
+      return csvDocuments(await files.read(file));
     case "parquet":
       return { docs: (await parquetReadObjects({ file: await asyncBufferFromFile(file) })) as Doc[] };
-  }
-}
-
-async function textOf(file: string, files: TextFiles): Promise<string> {
-  try {
-    return await files.read(file);
-  } catch (e) {
-    if (e instanceof NotUtf8Error) throw new DocumentError(`the data file is not UTF-8 text: ${e.message}`, e.line);
-    throw e;
   }
 }
 

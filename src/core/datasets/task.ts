@@ -9,7 +9,7 @@ import { isFile } from "../fsutil";
 import { PythonRandom } from "../prompts/pythonRandom";
 import { pythonRegex } from "../prompts/pythonRegex";
 import { parseListLiteral } from "../prompts/literal";
-import { lmEvalTemplate, TemplateError, type TextTemplate } from "../prompts/template";
+import { fieldNames, lmEvalTemplate, TemplateError, type TextTemplate } from "../prompts/template";
 import { formatFieldPath, FUNCTION_TAG, parseYamlSource, scopedSource, type FieldPath, type YamlSource } from "../yamlSource";
 import { DATASET_KINDS, DocumentError, loadDocuments, type DatasetKind, type Doc } from "./documents";
 
@@ -189,8 +189,9 @@ async function buildTask(source: TaskSource, file: string, problems: Problem[], 
       items.push({ ...render.item(doc, index), ...(line !== undefined ? { line } : {}) });
     } catch (e) {
       // A template's own fault would be the same for every document: once, where the template is.
-      if (e instanceof TemplateFault) {
-        problems.push(at([e.key], `${e.key}: ${e.message}${e.error.kind === "undefined" ? ` in document ${index}` : ""}`, "task.template"));
+      // So is an error of a render that failed on the first document; after that, it is the data's.
+      if (e instanceof TemplateFault && (e.origin !== "render" || items.length === 0)) {
+        problems.push(at([e.key], `${e.key}: ${e.message}${e.origin === "template" ? "" : ` in document ${index}`}`, "task.template"));
         break;
       }
       const line = test.lines?.[index] ?? 1;
@@ -505,7 +506,7 @@ async function readDocuments(kind: DatasetKind, file: string, field: string | un
     return await loadDocuments(kind, file, field, files);
   } catch (e) {
     const line = e instanceof DocumentError ? e.line : 1;
-    problems.push(problemAt({ file, line, column: 1 }, "task.document", (e as Error).message));
+    problems.push(notUtf8Problem(file, e, "the data file") ?? problemAt({ file, line, column: 1 }, "task.document", (e as Error).message));
     return undefined;
   }
 }
@@ -557,8 +558,13 @@ class Renderer {
   }
 
   private choices(doc: Doc): string[] {
-    const value = this.apply("doc_to_choice", this.spec.docToChoice, doc).value;
+    const template = this.spec.docToChoice;
+    const value = this.apply("doc_to_choice", template, doc).value;
     const choices = Array.isArray(value) ? value.map(String) : typeof value === "object" && value !== null ? Object.values(value).map(String) : parseListLiteral(String(value));
+    if (!choices && typeof template === "string" && !/{{|{%/.test(template)) {
+      // Neither a field nor Jinja: the same for every document, so the key's fault, not the data's.
+      throw new TemplateFault("doc_to_choice", `\`${template}\` is not a field of the documents (their fields: ${fieldNames(doc)}) nor a template that gives a list`, "template");
+    }
     if (!choices || choices.length < 2) throw new Error(`doc_to_choice must give a list of at least 2 choices, got ${JSON.stringify(value)}`);
     return choices;
   }
@@ -592,17 +598,23 @@ class Renderer {
       if (!compiled) this.templates.set(text, (compiled = lmEvalTemplate(text)));
       return { value: compiled.render(doc), rendered: true };
     } catch (e) {
-      throw e instanceof TemplateError ? new TemplateFault(key, e) : e;
+      const origin = !(e instanceof TemplateError) ? "render" : e.kind === "undefined" ? "undefined" : "template";
+      throw new TemplateFault(key, (e as Error).message, origin);
     }
   }
 }
 
 type TemplateKey = "description" | "doc_to_text" | "doc_to_choice" | "doc_to_target";
 
-/** A template's own fault (TemplateError), with the task key that holds the template. */
+/**
+ * What stopped a render at a task key, by its origin. `template`: the template itself (syntax,
+ * limits), whatever the document; `undefined`: it prints a name the document lacks
+ * (StrictUndefined); `render`: the document's values made it fail (an operator or a method that
+ * refuses them).
+ */
 class TemplateFault extends Error {
-  constructor(readonly key: TemplateKey, readonly error: TemplateError) {
-    super(error.message);
+  constructor(readonly key: TemplateKey, message: string, readonly origin: "template" | "undefined" | "render") {
+    super(message);
   }
 }
 

@@ -31,7 +31,8 @@ export const JOB_PROTOCOL = 1;
 export interface ScoreJob {
   protocol: 1;
   subcommand: "score";
-  model: { path: string; dtype: string };
+  /** max_length: the longest sequence the runner may read (it refuses the job otherwise). */
+  model: { path: string; dtype: string; max_length?: number };
   device: string;
   items: JobItem[];
 }
@@ -231,7 +232,8 @@ export function compileScoreJob(
       }
     }
   }
-  return { job: { protocol: 1, subcommand: "score", model: { path: model.path, dtype: model.dtype }, device, items }, refs };
+  const limit = model.maxLength === undefined ? {} : { max_length: model.maxLength };
+  return { job: { protocol: 1, subcommand: "score", model: { path: model.path, dtype: model.dtype, ...limit }, device, items }, refs };
 }
 
 /** The runner items of one benchmark document (several when truncation splits its choices) and its ref. */

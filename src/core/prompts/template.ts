@@ -98,8 +98,7 @@ class BoundedInterpreter extends Interpreter {
     const value = super.evaluate(statement, environment);
     if (statement && this.printed.has(statement) && value.type === "UndefinedValue") {
       const name = fieldPath(statement as unknown as Node)?.join(".");
-      const fields = Object.keys(this.fields).map((f) => `\`${f}\``).join(", ");
-      throw new TemplateError(`${name ? `\`${name}\`` : "a value it prints"} is undefined (the document's fields: ${fields || "none"})`, "undefined");
+      throw new TemplateError(`${name ? `\`${name}\`` : "a value it prints"} is undefined (the document's fields: ${fieldNames(this.fields)})`, "undefined");
     }
     if (value.type === "StringValue" && (value.value as string).length > TEMPLATE_LIMITS.output) {
       throw new TemplateError(`the template printed more than ${TEMPLATE_LIMITS.output.toLocaleString("en")} characters`, "limit");
@@ -116,6 +115,12 @@ const libraryBlock = (Interpreter.prototype as unknown as { evaluateBlock: Block
   this.step();
   return libraryBlock.call(this, statements, environment);
 };
+
+/** The fields of a document, for messages: `a`, `b`; "none" for an empty one. */
+export function fieldNames(doc: Record<string, unknown>): string {
+  const fields = Object.keys(doc);
+  return fields.length === 0 ? "none" : fields.map((f) => `\`${f}\``).join(", ");
+}
 
 /** Python's range(stop), range(start, stop[, step]), refusing more than TEMPLATE_LIMITS.range items. */
 function boundedRange(...args: unknown[]): number[] {

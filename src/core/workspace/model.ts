@@ -16,6 +16,7 @@ import { DiagnosticDatasetChecker, type DiagnosticCheckOptions, type DiagnosticD
 import { buildBenchmarkIndex, type BenchmarkNgramIndex } from "../datasets/ngrams";
 import { loadTask, type Task, type TaskLoad, type TaskOptions } from "../datasets/task";
 import { diskFiles, type TextFiles } from "../fsutil";
+import { jobProblems } from "../plan/compile";
 import { errorsOf, fileProblem, type Problem } from "../problems";
 import { CONFIG_SNAPSHOT } from "../results/store";
 
@@ -165,6 +166,25 @@ export class WorkspaceModel {
     this.configs.set(file, { loaded, reads, modelDirs: loaded.resolved.models.map((m) => m.path) });
     for (const ability of loaded.resolved.abilities) for (const dataset of ability.files) this.datasets.add(dataset);
     this.setContribution(`config:${file}`, loaded.problems);
+    this.dropContribution(`jobs:${file}`);
+  }
+
+  /**
+   * What only compiling the config's jobs finds (an item past the model's window, a chat template
+   * that refuses one), added to the problems until the config or a file it reads changes. It
+   * tokenizes every item, so it runs when asked (Validate Config), not as the user types.
+   */
+  async compileJobs(file: string): Promise<Problem[]> {
+    const profile = this.configs.get(file)?.loaded.profile;
+    if (!profile) return [];
+    const problems = await jobProblems(profile);
+    this.setContribution(`jobs:${file}`, problems);
+    return problems;
+  }
+
+  /** The problems whose files changed since the last update or compileJobs, as update returns them. */
+  takeChangedProblems(): Map<string, Problem[]> {
+    return this.changedProblems();
   }
 
   private async checkDatasetAlone(file: string): Promise<void> {
@@ -309,6 +329,7 @@ export class WorkspaceModel {
     this.configs.delete(file);
     this.dirty.delete(`config:${file}`);
     this.dropContribution(`config:${file}`);
+    this.dropContribution(`jobs:${file}`);
   }
 
   private filesReadByConfigs(): Set<string> {

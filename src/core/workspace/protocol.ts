@@ -24,6 +24,8 @@ export interface WorkerRequests {
   outlines(params: Record<string, never>): ProfileOutline[];
   /** Resolves once every change sent so far is checked (commands that need current problems). */
   settled(params: Record<string, never>): { checked: number };
+  /** Compiles a config's jobs (tokenizes every item); returns what that found, also published as problems. */
+  compileJobs(params: { file: string }): Problem[];
   /** The problems of one file as they stand. */
   problemsOf(params: { file: string }): Problem[];
   /** The documents of a benchmark data file that runs flipped, by line (the run of each config: picked, else the newest finished). */

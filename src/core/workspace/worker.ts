@@ -61,6 +61,13 @@ async function answer(method: RequestMethod, params: unknown): Promise<unknown> 
     case "settled":
       await update();
       return { checked: checkedTotal };
+    case "compileJobs": {
+      await update();
+      const problems = await model.compileJobs((params as RequestParams<"compileJobs">).file);
+      const changed = model.takeChangedProblems();
+      if (changed.size > 0) post({ type: "problems", files: [...changed], checked: [], milliseconds: 0 });
+      return problems;
+    }
     case "problemsOf":
       await update();
       return model.problemsOf((params as RequestParams<"problemsOf">).file);

@@ -1,14 +1,15 @@
 // Validate Config: the problems the workspace model found in the config (and, through it, in the
-// files it names), then, for an SSH or Slurm target, what only the target can say (the host, its
-// runner, the model folders there, sbatch --test-only). Asking the target runs ssh or sbatch, so
-// it needs a trusted workspace; the file checks do not.
+// files it names), then what only compiling its jobs finds (an item past the model's window), then,
+// for an SSH or Slurm target, what only the target can say (the host, its runner, the model folders
+// there, sbatch --test-only). Asking the target runs ssh or sbatch, so it needs a trusted
+// workspace; the file checks do not.
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { loadProfile } from "../../core/config/load";
 import { checkTarget } from "../../core/launch/check";
 import { describeTarget } from "../../core/launch/target";
 import { errorsOf } from "../../core/problems";
-import type { CommandFactory } from "../ctx";
+import type { CommandFactory, Ctx } from "../ctx";
 import { pickConfig } from "./pickConfig";
 
 export const validateConfig: CommandFactory = (ctx) => async (uri?: vscode.Uri) => {
@@ -18,8 +19,9 @@ export const validateConfig: CommandFactory = (ctx) => async (uri?: vscode.Uri) 
   if (document) ctx.workspace.flush(document);
   else ctx.workspace.found([config.fsPath]);
   await ctx.workspace.request("settled", {});
-  const errors = errorsOf(await ctx.workspace.request("problemsOf", { file: config.fsPath })).length;
   const name = path.basename(config.fsPath);
+  const errors = errorsOf(await ctx.workspace.request("problemsOf", { file: config.fsPath })).length
+    || errorsOf(await compiledJobProblems(ctx, config.fsPath)).length;
   if (errors > 0) {
     void vscode.window.showErrorMessage(`${name}: ${errors} error(s); see the Problems panel`);
     return;
@@ -39,3 +41,9 @@ export const validateConfig: CommandFactory = (ctx) => async (uri?: vscode.Uri) 
   if (failed.length === 0) void vscode.window.showInformationMessage(`${name}: config OK; ${where} is ready (${checks.length} checks)`);
   else void vscode.window.showErrorMessage(`${name}: ${failed[0]!.message}${failed.length > 1 ? ` (and ${failed.length - 1} more; see the output)` : ""}`);
 };
+
+/** Compiling the jobs tokenizes every item (seconds on a large benchmark), so it shows its progress. */
+function compiledJobProblems(ctx: Ctx, file: string) {
+  return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Tokenizing the items of ${path.basename(file)}` },
+    () => ctx.workspace.request("compileJobs", { file }));
+}

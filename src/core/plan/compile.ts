@@ -1,0 +1,57 @@
+// The runner's job for each model of a loaded profile, and what only compiling them finds.
+import { promises as fs } from "node:fs";
+import * as path from "node:path";
+import { parseJsonSource } from "../jsonSource";
+import { JobCompileError, compileProfileJob, compileScoreJob, type AbilityRef } from "./job";
+import type { Profile, ResolvedModel } from "../config/load";
+import { problemAt, type Problem } from "../problems";
+import { loadTokenizer, type ModelTokenizer } from "../prompts/tokenize";
+
+/**
+ * The runner's job for one model of a profile (`profiles`: a profile job, else a score job). It
+ * names the model folder as the runner will find it on the target, and a template that prints
+ * today's date prints `date`, the run's.
+ */
+export function compiledJob(profile: Profile, model: ResolvedModel, tokenizer: ModelTokenizer, date: Date) {
+  const plan = profile.ablation && profile.abilities.length > 0 ? { abilities: profile.abilities, ablation: profile.ablation, seed: profile.seed } : undefined;
+  const asRunnerSees = {
+    ...model, path: model.remotePath ?? model.path,
+    ...(model.chat ? { chat: { ...model.chat, template: model.chat.template.on(date) } } : {}),
+  };
+  return plan
+    ? { ...compileProfileJob(asRunnerSees, profile.benchmarks, plan, tokenizer, profile.device), profiles: true }
+    : { ...compileScoreJob(asRunnerSees, profile.benchmarks, tokenizer, profile.device), abilities: [] as AbilityRef[], profiles: false };
+}
+
+/**
+ * What only compiling the jobs finds, each at its file and line: a document or a diagnostic item
+ * that the model's window cannot hold, a chat template that refuses one. The first per model, as a
+ * run would stop there. For `bprof validate` and Validate Config: it tokenizes every item.
+ */
+export async function jobProblems(profile: Profile): Promise<Problem[]> {
+  const problems: Problem[] = [];
+  for (const model of profile.models) {
+    try {
+      compiledJob(profile, model, await modelTokenizer(model), new Date());
+    } catch (e) {
+      if (!(e instanceof JobCompileError)) throw e;
+      problems.push(e.problem);
+    }
+  }
+  return problems;
+}
+
+/** The model's tokenizer; one that does not load is a JobCompileError at its file (and line, for JSON that does not parse). */
+export async function modelTokenizer(model: ResolvedModel): Promise<ModelTokenizer> {
+  try {
+    return await loadTokenizer(model.path);
+  } catch (e) {
+    const files = ["tokenizer.json", "tokenizer_config.json"].map((name) => path.join(model.path, name));
+    for (const file of files) {
+      const text = await fs.readFile(file, "utf8").catch(() => undefined);
+      const syntax = text === undefined ? undefined : parseJsonSource(text, file).problems[0];
+      if (syntax) throw new JobCompileError(syntax);
+    }
+    throw new JobCompileError(problemAt({ file: files[0]!, line: 1, column: 1 }, "model.tokenizer", `the tokenizer of model \`${model.name}\` cannot be loaded: ${(e as Error).message}`));
+  }
+}
