@@ -3,7 +3,7 @@
 # the runner build and the bundles. Each step is skipped when its result is already there.
 #   scripts/setup.sh          what the demo needs
 #   scripts/setup.sh --test   also what the tests need (Chromium, code-server and its build deps,
-#                             sshd, Slurm)
+#                             sshd, Slurm, Python for task helpers)
 #   scripts/setup.sh --bench  also what `npm run bench` needs (Debian's python3-torch, the Python reference)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +23,8 @@ say() { printf 'setup: %s\n' "$*"; }
 packages=(cmake ninja-build g++ libtorch-dev nlohmann-json3-dev libgtest-dev libopenblas0-openmp)
 #    The remote-target tests run a real sshd on 127.0.0.1 and real Slurm daemons (with munge) on
 #    this machine.
-$for_tests && packages+=(chromium libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev openssh-client openssh-server slurm-wlm munge)
+#    python3 runs the `!function` helpers of lm-eval task files.
+$for_tests && packages+=(chromium libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev openssh-client openssh-server slurm-wlm munge python3)
 $for_bench && packages+=(python3-torch python3-numpy)
 missing=()
 for p in "${packages[@]}"; do

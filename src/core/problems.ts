@@ -41,6 +41,7 @@ export const PROBLEM_CODES = {
   "config.k-selects-nothing": { severity: "warning", summary: "k selects 0 parameters (data: the smallest useful k)" },
   "config.model-folder": { severity: "error", summary: "a model folder that is missing or lacks a file" },
   "config.fewshot-needs-chat": { severity: "error", summary: "fewshot_as_multiturn without chat_template" },
+  "config.benchmark-data": { severity: "error", summary: "a benchmark's `data` file that is not found or not of a format a task reads" },
   "config.task-not-found": { severity: "error", summary: "a task file that does not exist" },
   "config.task-has-errors": { severity: "error", summary: "a task file with errors of its own" },
   "config.duplicate-name": { severity: "error", summary: "two models or two benchmarks with one name, or two model names that share a run folder" },
@@ -78,7 +79,7 @@ export const PROBLEM_CODES = {
 
   // lm-eval task files and their data.
   "task.unsupported-key": { severity: "error", summary: "a task key the profiler does not support" },
-  "task.python-function": { severity: "error", summary: "a `!function` helper, which cannot run here" },
+  "task.python-function": { severity: "error", summary: "a `!function` helper that failed (it raised, was not found, returned what is not data, ran past its time limit, or Python is missing), that may not run (an untrusted workspace), or of a key whose helpers do not run (filters, metrics)" },
   "task.missing-key": { severity: "error", summary: "a task key the task needs" },
   "task.invalid-value": { severity: "error", summary: "a task key with a value the profiler cannot use" },
   "task.include": { severity: "error", summary: "an `include` that is missing or cyclic" },

@@ -137,14 +137,22 @@ test("e2e editor: problems as you type, a quick fix, completion, a hover and the
   });
 });
 
-test("e2e restricted: in a window whose folder is not trusted, files are checked but Profile refuses and says why", { timeout: 180_000 }, async (t) => {
+test("e2e restricted: in a window whose folder is not trusted, files are checked, a task's Python helper does not run, Profile refuses and says why", { timeout: 180_000 }, async (t) => {
   const workspace = await demoCopy();
   t.after(() => fsp.rm(workspace, { recursive: true, force: true, maxRetries: 3 }));
   await fsp.appendFile(path.join(workspace, "demo.bprof.yaml"), "treads: 2\n");
+  // A task with a helper that would leave a file behind if it ran.
+  await fsp.writeFile(path.join(workspace, "helper_task.yaml"), "task: helper_task\ndataset_path: json\ndataset_kwargs:\n  data_files:\n    test: benchmarks/data/demo_spatial.jsonl\noutput_type: multiple_choice\ndoc_to_text: !function helpers.text\ndoc_to_choice: choices\ndoc_to_target: answer\n");
+  await fsp.writeFile(path.join(workspace, "helpers.py"), "import os\nopen(os.path.join(os.path.dirname(__file__), 'helper-ran'), 'w').close()\ndef text(doc):\n    return doc['question']\n");
   await withWorkbench(t, { name: "e2e-restricted", workspace, trusted: false }, async ({ page, mark }) => {
     const row = await waitFor(async () => (await problemRows(page)).find((r) => r.includes("unknown key `treads`")), 60_000, () => "no problem in Restricted Mode");
     assert.match(row, /did you mean `threads`\?/);
     mark("checked in restricted mode");
+    await openFile(page, "helper_task.yaml");
+    const helper = await waitFor(async () => (await problemRows(page)).find((r) => r.includes("helpers run only in a trusted workspace")), 30_000, () => "no problem for the helper in Restricted Mode");
+    assert.match(helper, /`doc_to_text` runs the Python helper `helpers\.text`.*task\.python-function.*\[Ln 7, Col 14\]/);
+    assert.equal(await fsp.stat(path.join(workspace, "helper-ran")).then(() => true, () => false), false, "the helper never ran");
+    mark("helper not run");
     await runCommand(page, "Benchmark Profiler: Profile");
     const refused = await waitForNotification(page, "needs a trusted workspace", 30_000, { failOn: /^Profile finished/ });
     assert.match(refused, /^Profiling needs a trusted workspace: it starts the runner \(and ssh or sbatch\) that this folder's config names\..*Restricted Mode/);

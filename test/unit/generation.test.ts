@@ -10,6 +10,7 @@ import { abilityImpactOfItems, chancePerItem, correctnessVector, isCorrect, metr
 import { scoreItem } from "../../src/core/analysis/accuracy";
 import { BenchmarkResampler } from "../../src/core/analysis/bootstrap";
 import { cellFlips } from "../../src/core/analysis/flips";
+import { applyFilters, type FilterPipeline, type FilterStep } from "../../src/core/analysis/exactMatch";
 import { benchmarkExactMatch, cutAtStop, scoreGeneration, type GeneratedItem, type GenerationRules } from "../../src/core/analysis/generation";
 import type { ResolvedBenchmark } from "../../src/core/config/load";
 import { loadTask, type GenerationItem, type Task } from "../../src/core/datasets/task";
@@ -193,4 +194,16 @@ test("flips of a generation benchmark compare correctness and carry the generati
     rightToWrong: [{ kind: "generate_until", index: 0, target: "yes", before: { response: "yes", answer: "yes" }, after: { response: "maybe", answer: "maybe" } }],
     wrongToRight: [{ kind: "generate_until", index: 1, target: "yes", before: { response: "no", answer: "no" }, after: { response: "yes", answer: "yes" } }],
   });
+});
+
+test("lm-eval's take_first_k, majority_vote and map filters: on several responses, and a map's default of None", () => {
+  const pipeline = (...steps: FilterStep[]): FilterPipeline => ({ name: "t", steps });
+  const responses = ["B", "A", "B", "C", "A"];
+  // Counter.most_common keeps the first seen among equal counts: B (2) before A (2).
+  assert.equal(applyFilters(pipeline({ function: "majority_vote" }), responses), "B");
+  assert.equal(applyFilters(pipeline({ function: "take_first_k", k: 2 }, { function: "majority_vote" }), responses), "B");
+  assert.equal(applyFilters(pipeline({ function: "take_first_k", k: 4 }, { function: "take_first" }), ["x", "y"]), "x");
+  const map = (default_value?: unknown) => pipeline({ function: "map", mapping_dict: { yes: 1, no: 0, maybe: true }, ...(default_value === undefined ? {} : { default_value }) });
+  assert.deepEqual(["yes", "no", "maybe", "other"].map((r) => applyFilters(map(), [r])), ["1", "0", "True", "None"]);
+  assert.equal(applyFilters(map(-1), ["other"]), "-1");
 });

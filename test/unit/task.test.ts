@@ -73,12 +73,12 @@ test("doc_to_choice as a Jinja template rendering a list literal, and limit", as
 });
 
 test("unsupported keys and output types are refused by name with their line", async () => {
-  const file = await taskFile("c.yaml", BASE.replace("multiple_choice", "loglikelihood_rolling") + "doc_to_text: q\ndoc_to_choice: options\ndoc_to_target: label\nprocess_docs: !function utils.process\n");
+  const file = await taskFile("c.yaml", BASE.replace("multiple_choice", "loglikelihood_rolling") + "doc_to_text: q\ndoc_to_choice: options\ndoc_to_target: label\nprocess_results: !function utils.process\n");
   const { task, problems } = await loadTask(file);
   assert.equal(task, undefined);
   const messages = problems.map((d) => `${d.line}: ${d.message}`);
   assert.ok(messages.includes("6: output_type `loglikelihood_rolling` is not supported; use multiple_choice or generate_until"), messages.join("\n"));
-  assert.ok(messages.includes("10: task key `process_docs` is not supported by Benchmark Profiler"), messages.join("\n"));
+  assert.ok(messages.includes("10: task key `process_results` is not supported by Benchmark Profiler"), messages.join("\n"));
 });
 
 test("a target outside the choices is an error on the data line", async () => {
@@ -130,16 +130,20 @@ test("few-shot samples with first_n: multiple-choice examples show the answer's 
   assert.equal(task!.items[0]!.context, "1+1? 2 | 2+2?");
 });
 
-test("!function, unknown dataset kwargs and unsupported filters are refused with their position", async () => {
+test("a !function whose module is missing, unknown dataset kwargs and unsupported filters are refused with their position", async () => {
   const file = await taskFile("fn.yaml", BASE + "doc_to_text: q\ndoc_to_choice: options\ndoc_to_target: !function utils.target\n");
   const { problems } = await loadTask(file);
   assert.equal(problems.length, 1);
   assert.equal(problems[0]!.line, 9);
-  assert.match(problems[0]!.message, /`doc_to_target` uses `!function utils\.target`/);
+  assert.match(problems[0]!.message, /^`doc_to_target` \(`!function utils\.target`\): LookupError: no module file .*utils\.py$/);
 
-  const file2 = await taskFile("filters.yaml", BASE.replace("output_type: multiple_choice", "output_type: generate_until") + "doc_to_text: q\ndoc_to_target: label\nfilter_list:\n  - name: x\n    filter:\n      - function: majority_vote\n");
+  const file2 = await taskFile("filters.yaml", BASE.replace("output_type: multiple_choice", "output_type: generate_until") + "doc_to_text: q\ndoc_to_target: label\nfilter_list:\n  - name: x\n    filter:\n      - function: multi_choice_regex\n      - function: take_first_k\n      - function: map\n        mapping_dict: [A, B]\n");
   const { problems: d2 } = await loadTask(file2);
-  assert.deepEqual(d2.map((d) => [d.line, d.message]), [[12, "filter function `majority_vote` is not supported (supported: regex, take_first, lowercase, uppercase, remove_whitespace)"]]);
+  assert.deepEqual(d2.map((d) => [d.line, d.message]), [
+    [12, "filter function `multi_choice_regex` is not supported (supported: regex, take_first, lowercase, uppercase, remove_whitespace, take_first_k, majority_vote, map)"],
+    [13, "a take_first_k filter needs `k`, a positive integer"],
+    [14, "a map filter needs `mapping_dict`, a mapping of responses to answers"],
+  ]);
 });
 
 test("include cycles and missing includes are errors on the include key", async () => {

@@ -8,9 +8,12 @@ export type FilterStep =
   | { function: "take_first" }
   | { function: "lowercase" }
   | { function: "uppercase" }
-  | { function: "remove_whitespace" };
+  | { function: "remove_whitespace" }
+  | { function: "take_first_k"; k: number }
+  | { function: "majority_vote" }
+  | { function: "map"; mapping_dict: Record<string, unknown>; default_value?: unknown };
 
-export const FILTER_FUNCTIONS = ["regex", "take_first", "lowercase", "uppercase", "remove_whitespace"] as const;
+export const FILTER_FUNCTIONS = ["regex", "take_first", "lowercase", "uppercase", "remove_whitespace", "take_first_k", "majority_vote", "map"] as const;
 
 export interface FilterPipeline {
   name: string;
@@ -60,9 +63,36 @@ export function applyFilters(pipeline: FilterPipeline, responses: string[]): str
       case "remove_whitespace":
         current = current.map(pyLstrip);
         break;
+      case "take_first_k":
+        current = current.slice(0, step.k);
+        break;
+      case "majority_vote":
+        current = [mostCommon(current)];
+        break;
+      case "map":
+        // lm-eval's MapFilter gives default_value (None unless set) to a response it has no entry for.
+        current = current.map((r) => pythonStr(Object.prototype.hasOwnProperty.call(step.mapping_dict, r) ? step.mapping_dict[r] : (step.default_value ?? null)));
+        break;
     }
   }
   return current[0] ?? "";
+}
+
+/** The most frequent response, the first seen among ties (Python's Counter.most_common(1)); "" for none. */
+function mostCommon(responses: readonly string[]): string {
+  const counts = new Map<string, number>();
+  for (const r of responses) counts.set(r, (counts.get(r) ?? 0) + 1);
+  let best = "";
+  let bestCount = 0;
+  for (const [r, n] of counts) if (n > bestCount) [best, bestCount] = [r, n];
+  return best;
+}
+
+/** str(value) as Python prints a YAML scalar: None, True, False, numbers, text. */
+function pythonStr(value: unknown): string {
+  if (value === null || value === undefined) return "None";
+  if (typeof value === "boolean") return value ? "True" : "False";
+  return String(value);
 }
 
 /** Python's string.punctuation. */

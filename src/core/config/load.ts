@@ -6,6 +6,7 @@ import { DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES } from "../analysis/bootstrap";
 import { errorsOf, fileProblem, notUtf8Problem, problemAt, type Problem, type ProblemPlace } from "../problems";
 import { loadDiagnosticDataset, type DiagnosticCheckOptions, type DiagnosticDatasetCheck } from "../datasets/diagnostic";
 import { buildBenchmarkIndex, type BenchmarkNgramIndex, type BenchmarkText } from "../datasets/ngrams";
+import { datasetKindOf } from "../datasets/documents";
 import { loadInlineTask, loadTask, type Task, type TaskLoad, type TaskOptions } from "../datasets/task";
 import { diskFiles, isDirectory, isFile, type TextFiles } from "../fsutil";
 import { readsLocalFiles, resolveTarget, type Target } from "../launch/target";
@@ -90,6 +91,8 @@ export interface ProfileInputs {
   dataset(file: string, options: DiagnosticCheckOptions): Promise<DiagnosticDatasetCheck>;
   /** The contamination index of the benchmarks' documents; undefined when there are none. */
   benchmarkIndex(benchmarks: readonly ResolvedBenchmark[]): BenchmarkNgramIndex | undefined;
+  /** Whether task files' `!function` helpers run (Python); they do unless told otherwise. */
+  helpers?: "run" | "refuse";
 }
 
 export function directInputs(files: TextFiles = diskFiles): ProfileInputs {
@@ -226,15 +229,40 @@ export async function loadBenchmarks(config: ProfileConfig, source: YamlSource, 
   return benchmarks;
 }
 
-/** The `limit` and `num_fewshot` a benchmark entry gives its task. */
-export function taskOptionsOf(benchmark: ProfileConfig["benchmarks"][number]): TaskOptions {
-  return { ...(benchmark.limit ? { limit: benchmark.limit } : {}), ...(benchmark.num_fewshot !== undefined ? { numFewshot: benchmark.num_fewshot } : {}) };
+/** The `limit`, `num_fewshot` and `data` a benchmark entry gives its task; `configDir` is what `data` is relative to. */
+export function taskOptionsOf(benchmark: ProfileConfig["benchmarks"][number], configDir: string): TaskOptions {
+  const { data } = benchmark;
+  const resolve = (file: string) => path.resolve(configDir, file);
+  return {
+    ...(benchmark.limit ? { limit: benchmark.limit } : {}),
+    ...(benchmark.num_fewshot !== undefined ? { numFewshot: benchmark.num_fewshot } : {}),
+    ...(data === undefined ? {} : { data: typeof data === "string" ? resolve(data) : Object.fromEntries(Object.entries(data).map(([split, file]) => [split, resolve(file)])) }),
+  };
+}
+
+/** A `data` file of a benchmark entry that does not exist, or is of no format a task can read, at its field. */
+async function dataProblems(options: TaskOptions, source: YamlSource, i: number): Promise<Problem[]> {
+  const { data } = options;
+  if (data === undefined) return [];
+  const entries: [string[], string][] = typeof data === "string" ? [[[], data]] : Object.entries(data).map(([split, file]) => [[split], file]);
+  const problems: Problem[] = [];
+  for (const [at, file] of entries) {
+    const field = ["benchmarks", i, "data", ...at];
+    if (!datasetKindOf(file)) problems.push(source.at(field, "config.benchmark-data", `${path.basename(file)} is not .json, .jsonl, .csv or .parquet`));
+    else if (!(await isFile(file))) problems.push(source.at(field, "config.benchmark-data", `data file not found: ${file}`, { data: { file } }));
+  }
+  return problems;
 }
 
 /** The config's benchmark entry `i`; undefined (with problems) when its task does not load. */
 export async function loadBenchmark(config: ProfileConfig, source: YamlSource, inputs: ProfileInputs, i: number, problems: Problem[]): Promise<(ResolvedBenchmark & { entry: number }) | undefined> {
   const benchmark = config.benchmarks[i]!;
-  const options = taskOptionsOf(benchmark);
+  const options: TaskOptions = { ...taskOptionsOf(benchmark, path.dirname(source.file)), ...(inputs.helpers ? { helpers: inputs.helpers } : {}) };
+  const missingData = await dataProblems(options, source, i);
+  if (missingData.length > 0) {
+    problems.push(...missingData);
+    return undefined;
+  }
   let loaded: TaskLoad;
   if (typeof benchmark.task === "string") {
     const taskFile = path.resolve(path.dirname(source.file), benchmark.task);

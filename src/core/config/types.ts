@@ -23,6 +23,8 @@ export interface BenchmarkSpec {
   num_fewshot?: number;
   /** The ability the benchmark is labelled as measuring (one of `abilities`). */
   ability?: string;
+  /** Where the task's data is, instead of its dataset_path: a file for its test split, or split -> file. */
+  data?: string | Record<string, string>;
 }
 
 export interface AbilitySpec {

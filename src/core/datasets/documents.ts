@@ -23,8 +23,21 @@ export class DocumentError extends Error {
   }
 }
 
+/**
+ * For `field`: the documents are the one list of objects in a JSON object, whatever its key (BIG-Bench
+ * Hard's files keep them under `examples`, beside a `canary` string). For data files a config names
+ * directly, where there is no task key to say which.
+ */
+export const THE_ONE_LIST = Symbol("the JSON object's one list of documents");
+
+/** The format of a data file, from its name: .json and .jsonl are json; undefined for others. */
+export function datasetKindOf(file: string): DatasetKind | undefined {
+  const extension = /\.(jsonl|json|csv|parquet)$/i.exec(file)?.[1]?.toLowerCase();
+  return extension === "jsonl" ? "json" : (extension as DatasetKind | undefined);
+}
+
 /** The documents of a data file; DocumentError where they cannot be read, NotUtf8Error for bytes that are not UTF-8. */
-export async function loadDocuments(kind: DatasetKind, file: string, field?: string, files: TextFiles = diskFiles): Promise<Documents> {
+export async function loadDocuments(kind: DatasetKind, file: string, field?: string | typeof THE_ONE_LIST, files: TextFiles = diskFiles): Promise<Documents> {
   switch (kind) {
     case "json":
       return jsonDocuments(await files.read(file), field);
@@ -36,8 +49,9 @@ export async function loadDocuments(kind: DatasetKind, file: string, field?: str
 }
 
 /** Hugging Face's json loader: one JSON document (an array, or an object with `field`), else JSON Lines. */
-function jsonDocuments(text: string, field?: string): Documents {
+function jsonDocuments(text: string, given?: string | typeof THE_ONE_LIST): Documents {
   const whole = tryParse(text);
+  const field = given === THE_ONE_LIST ? theOneListKey(whole) : given;
   if (whole !== undefined && !(field === undefined && isPlainObject(whole))) {
     const selected = field === undefined ? whole : isPlainObject(whole) ? whole[field] : undefined;
     if (!Array.isArray(selected)) {
@@ -56,6 +70,13 @@ function jsonDocuments(text: string, field?: string): Documents {
     lines.push(i + 1);
   });
   return { docs, lines };
+}
+
+/** The key of a JSON object's only value that is a list of objects; undefined unless there is exactly one. */
+function theOneListKey(value: unknown): string | undefined {
+  if (!isPlainObject(value)) return undefined;
+  const lists = Object.entries(value).filter(([, v]) => Array.isArray(v) && v.length > 0 && v.every(isPlainObject));
+  return lists.length === 1 ? lists[0]![0] : undefined;
 }
 
 /** The line where each element of the document list starts (the whole file, or its `field`). */

@@ -11,7 +11,8 @@ import { pythonRegex } from "../prompts/pythonRegex";
 import { parseListLiteral } from "../prompts/literal";
 import { fieldNames, lmEvalTemplate, TemplateError, type TextTemplate } from "../prompts/template";
 import { formatFieldPath, FUNCTION_TAG, parseYamlSource, scopedSource, type FieldPath, type YamlSource } from "../yamlSource";
-import { DATASET_KINDS, DocumentError, loadDocuments, type DatasetKind, type Doc } from "./documents";
+import { helperRef, HelperError, runHelpers, type DocumentHelperKey, type HelperAnswer, type HelperRequest } from "../lmeval/helpers";
+import { DATASET_KINDS, datasetKindOf, DocumentError, loadDocuments, THE_ONE_LIST, type DatasetKind, type Doc } from "./documents";
 
 export type OutputType = "multiple_choice" | "generate_until";
 
@@ -76,14 +77,23 @@ export interface TaskOptions {
   limit?: number;
   /** Overrides the task's num_fewshot. */
   numFewshot?: number;
+  /** Overrides where the data is (a config's `benchmarks[].data`, absolute paths). */
+  data?: DataFiles;
+  /** Whether `!function` helpers may run (Python); `refuse` in a VS Code workspace that is not trusted. */
+  helpers?: "run" | "refuse";
 }
+
+/** The data of a task's splits: one file for its test split, or a file per split. */
+export type DataFiles = string | Record<string, string>;
 
 /** Keys read here. Keys in IGNORED_TASK_KEYS are accepted and have no effect on scoring. */
 export const SUPPORTED_TASK_KEYS: ReadonlySet<string> = new Set([
   "task", "include", "dataset_path", "dataset_kwargs", "test_split", "fewshot_split", "output_type",
   "doc_to_text", "doc_to_choice", "doc_to_target", "target_delimiter", "fewshot_delimiter", "num_fewshot",
-  "fewshot_config", "description", "generation_kwargs", "metric_list", "filter_list", "repeats",
+  "fewshot_config", "description", "generation_kwargs", "metric_list", "filter_list", "repeats", "process_docs",
 ]);
+/** The keys whose `!function` helpers run (lmeval/helpers.ts). */
+const HELPER_KEYS: ReadonlySet<string> = new Set(["process_docs", "doc_to_text", "doc_to_target", "doc_to_choice"]);
 export const IGNORED_TASK_KEYS: ReadonlySet<string> = new Set([
   "tag", "group", "metadata", "dataset_name", "training_split", "validation_split", "should_decontaminate",
   "doc_to_decontamination_query", "task_alias", "group_alias",
@@ -147,27 +157,32 @@ export async function loadTaskPlaces(file: string, options: TaskOptions = {}, fi
 async function testDocuments(source: TaskSource, problems: Problem[], options: TaskOptions, files: TextFiles) {
   const at: At = (keyPath, message, code = "task.invalid-value", on = "value") =>
     (source.origin.get(String(keyPath[0])) ?? source.main).at(keyPath, code, message, { on });
-  checkKeys(source, at, problems);
+  checkKeys(source, at, problems, options);
   const spec = readSpec(source.raw, at, problems, options);
   if (errorsOf(problems).length > 0 || !spec) return undefined;
-  const dataFile = resolveDataFile(source, spec.testSplit, at, problems);
-  if (!dataFile) return undefined;
-  const test = await readDocuments(spec.kind, dataFile, spec.field, at, problems, files);
-  return test ? { spec, at, dataFile, test } : undefined;
+  const data = dataOf(source, spec, spec.testSplit, at, problems, options.data);
+  if (!data) return undefined;
+  const test = await readDocuments(data, at, problems, files);
+  return test ? { spec, at, dataFile: data.file, test } : undefined;
 }
 
 async function buildTask(source: TaskSource, file: string, problems: Problem[], options: TaskOptions, files: TextFiles): Promise<TaskLoad> {
   const read = await testDocuments(source, problems, options, files);
   if (!read) return { problems };
-  const { spec, at, dataFile, test } = read;
-  const dataFileOf = (split: string) => resolveDataFile(source, split, at, problems);
+  const { spec, at, dataFile } = read;
+  const helpers = helperRequest(source);
+  const helperValues = new Map<DocumentHelperKey, WeakMap<Doc, unknown>>();
+  const withHelpers = (split: { docs: Doc[]; lines?: number[] }, file: string) => (helpers ? applyHelpers(helpers, split, file, helperValues, at, problems) : split);
+  const test = await withHelpers(read.test, dataFile);
+  if (!test) return { problems };
 
   let fewshotDocs: Doc[] = [];
   if (spec.numFewshot > 0) {
     if (spec.fewshotSamples) fewshotDocs = spec.fewshotSamples;
     else if (spec.fewshotSplit) {
-      const fewshotFile = dataFileOf(spec.fewshotSplit);
-      const loaded = fewshotFile ? await readDocuments(spec.kind, fewshotFile, spec.field, at, problems, files) : undefined;
+      const fewshotData = dataOf(source, spec, spec.fewshotSplit, at, problems, options.data);
+      const read = fewshotData ? await readDocuments(fewshotData, at, problems, files) : undefined;
+      const loaded = read && (await withHelpers(read, fewshotData!.file));
       if (!loaded) return { problems };
       fewshotDocs = loaded.docs;
     } else {
@@ -180,7 +195,7 @@ async function buildTask(source: TaskSource, file: string, problems: Problem[], 
     }
   }
 
-  const render = new Renderer(spec, fewshotDocs);
+  const render = new Renderer(spec, fewshotDocs, helperValues);
   const items: TaskItem[] = [];
   const docs = test.docs.slice(0, options.limit ?? test.docs.length);
   for (const [index, doc] of docs.entries()) {
@@ -268,7 +283,7 @@ async function taskSourceOf(main: YamlSource, problems: Problem[], seen: Set<str
 /** A problem at a task key, in the file that set the key; `task.invalid-value` unless a code is given. */
 type At = (keyPath: FieldPath, message: string, code?: ProblemCode, on?: "key" | "value") => Problem;
 
-function checkKeys(source: TaskSource, at: At, problems: Problem[]): void {
+function checkKeys(source: TaskSource, at: At, problems: Problem[], options: TaskOptions): void {
   for (const [key, value] of Object.entries(source.raw)) {
     if (IGNORED_TASK_KEYS.has(key)) continue;
     if (!SUPPORTED_TASK_KEYS.has(key)) {
@@ -276,7 +291,13 @@ function checkKeys(source: TaskSource, at: At, problems: Problem[]): void {
       continue;
     }
     const fn = findFunctionTag(value);
-    if (fn) problems.push(at([key, ...fn.path], `\`${key}\` uses \`!function ${fn.name}\`: Python code cannot run here; write it as a template or a supported filter`, "task.python-function"));
+    if (!fn) continue;
+    const runs = HELPER_KEYS.has(key) && fn.path.length === 0;
+    if (!runs) {
+      problems.push(at([key, ...fn.path], `\`${key}\` uses \`!function ${fn.name}\`: Python helpers run for process_docs, doc_to_text, doc_to_target and doc_to_choice; here, write it as a template or a built-in filter`, "task.python-function"));
+    } else if (options.helpers === "refuse") {
+      problems.push(at([key], `\`${key}\` runs the Python helper \`${fn.name}\`, and helpers run only in a trusted workspace: trust this folder to check and run this task`, "task.python-function"));
+    }
   }
 }
 
@@ -330,8 +351,8 @@ function readSpec(raw: Record<string, unknown>, at: At, problems: Problem[], opt
     problems.push(at(["output_type"], `output_type \`${String(outputType)}\` is not supported; use multiple_choice or generate_until`));
   }
   const kind = raw.dataset_path;
-  if (!DATASET_KINDS.includes(kind as DatasetKind)) {
-    problems.push(at(["dataset_path"], `dataset_path \`${String(kind)}\` is not a local format; use json, csv or parquet with \`dataset_kwargs.data_files\``));
+  if (!options.data && !DATASET_KINDS.includes(kind as DatasetKind)) {
+    problems.push(at(["dataset_path"], `dataset_path \`${String(kind)}\` is not a local format; use json, csv or parquet with \`dataset_kwargs.data_files\`, or name the data in the config (\`benchmarks[].data\`)`));
   }
   for (const key of ["doc_to_text", "doc_to_target"]) if (raw[key] === undefined) problems.push(at([key], `the task needs \`${key}\``, "task.missing-key"));
   if (outputType === "multiple_choice" && raw.doc_to_choice === undefined) problems.push(at(["doc_to_choice"], "a multiple_choice task needs `doc_to_choice`", "task.missing-key"));
@@ -340,7 +361,7 @@ function readSpec(raw: Record<string, unknown>, at: At, problems: Problem[], opt
   const kwargs = (raw.dataset_kwargs ?? {}) as Record<string, unknown>;
   const field = kwargs.field;
   for (const key of Object.keys(kwargs)) {
-    if (key !== "data_files" && key !== "field") problems.push(at(["dataset_kwargs", key], `dataset_kwargs.${key} is not supported (data_files and field are)`, "task.unsupported-key", "key"));
+    if (!options.data && key !== "data_files" && key !== "field") problems.push(at(["dataset_kwargs", key], `dataset_kwargs.${key} is not supported (data_files and field are)`, "task.unsupported-key", "key"));
   }
 
   const numFewshot = options.numFewshot ?? (raw.num_fewshot === undefined ? 0 : Number(raw.num_fewshot));
@@ -357,7 +378,7 @@ function readSpec(raw: Record<string, unknown>, at: At, problems: Problem[], opt
     outputType: outputType as OutputType,
     kind: kind as DatasetKind,
     ...(typeof field === "string" ? { field } : {}),
-    testSplit: str("test_split", "test")!,
+    testSplit: scoredSplit(raw, at, problems),
     ...(str("fewshot_split") ? { fewshotSplit: str("fewshot_split")! } : {}),
     ...(fewshot.samples ? { fewshotSamples: fewshot.samples } : {}),
     fewshotSampler: fewshot.sampler,
@@ -375,6 +396,19 @@ function readSpec(raw: Record<string, unknown>, at: At, problems: Problem[], opt
     filters: filters.length > 0 ? filters : [{ name: "none", steps: [{ function: "take_first" }] }],
     exactMatch: metricSpec.exactMatch,
   };
+}
+
+/**
+ * The split lm-eval scores: `test_split`, else (when it is null or absent) `validation_split`;
+ * "test" when neither is set, for local data files that name one split.
+ */
+function scoredSplit(raw: Record<string, unknown>, at: At, problems: Problem[]): string {
+  for (const key of ["test_split", "validation_split"]) {
+    const value = raw[key];
+    if (typeof value === "string") return value;
+    if (value !== undefined && value !== null) problems.push(at([key], `\`${key}\` must be a split's name or null`));
+  }
+  return "test";
 }
 
 function readFewshotConfig(value: unknown, at: At, problems: Problem[]): { sampler: "default" | "first_n"; samples?: Doc[] } {
@@ -473,15 +507,45 @@ function readFilterList(value: unknown, at: At, problems: Problem[]): FilterPipe
     const steps = Array.isArray(entry?.filter) ? entry.filter : [];
     if (steps.length === 0) problems.push(at(["filter_list", i], "a filter pipeline needs a non-empty `filter` list"));
     steps.forEach((step: Record<string, unknown>, j) => {
+      // A `!function` filter is refused once, by checkKeys.
+      if (isFunctionTag(step?.function)) return;
       if (!FILTER_FUNCTIONS.includes(step?.function as (typeof FILTER_FUNCTIONS)[number])) {
         problems.push(at(["filter_list", i, "filter", j, "function"], `filter function \`${String(step?.function)}\` is not supported (supported: ${FILTER_FUNCTIONS.join(", ")})`));
       } else if (step.function === "regex") {
         if (typeof step.regex_pattern !== "string") problems.push(at(["filter_list", i, "filter", j], "a regex filter needs `regex_pattern`"));
         else checkPattern(step.regex_pattern, ["filter_list", i, "filter", j, "regex_pattern"], at, problems);
+      } else if (step.function === "take_first_k") {
+        if (!Number.isInteger(step.k) || (step.k as number) < 1) problems.push(at(["filter_list", i, "filter", j], "a take_first_k filter needs `k`, a positive integer"));
+      } else if (step.function === "map") {
+        const mapping = step.mapping_dict;
+        if (typeof mapping !== "object" || mapping === null || Array.isArray(mapping)) problems.push(at(["filter_list", i, "filter", j], "a map filter needs `mapping_dict`, a mapping of responses to answers"));
       }
     });
     return { name: String(entry?.name ?? `filter ${i}`), steps: steps as FilterStep[] };
   });
+}
+
+/** A split's data: its file, format and JSON field. */
+interface SplitData {
+  file: string;
+  kind: DatasetKind;
+  field?: string | typeof THE_ONE_LIST;
+}
+
+/** Where a split's documents are: the config's `data` when it names them, else the task's data_files. */
+function dataOf(source: TaskSource, spec: TaskSpec, split: string, at: At, problems: Problem[], override?: DataFiles): SplitData | undefined {
+  if (override !== undefined) {
+    const file = typeof override === "string" ? (split === spec.testSplit ? override : undefined) : override[split];
+    const kind = file && datasetKindOf(file);
+    if (!file || !kind) {
+      const key = split === spec.testSplit ? "test_split" : "fewshot_split";
+      problems.push(at([key], file ? `the config's \`data\` file ${file} is not .json, .jsonl, .csv or .parquet` : `the task reads split \`${split}\`, and the config's \`data\` names no file for it: write \`data: {${spec.testSplit}: ..., ${split}: ...}\``, "task.data-file"));
+      return undefined;
+    }
+    return { file, kind, field: spec.field ?? THE_ONE_LIST };
+  }
+  const file = resolveDataFile(source, split, at, problems);
+  return file ? { file, kind: spec.kind, ...(spec.field !== undefined ? { field: spec.field } : {}) } : undefined;
 }
 
 function resolveDataFile(source: TaskSource, split: string, at: At, problems: Problem[]): string | undefined {
@@ -497,7 +561,7 @@ function resolveDataFile(source: TaskSource, split: string, at: At, problems: Pr
   return path.resolve(path.dirname(declaredIn.file), chosen);
 }
 
-async function readDocuments(kind: DatasetKind, file: string, field: string | undefined, at: At, problems: Problem[], files: TextFiles) {
+async function readDocuments({ file, kind, field }: SplitData, at: At, problems: Problem[], files: TextFiles) {
   if (!(await isFile(file))) {
     problems.push(at(["dataset_kwargs", "data_files"], `data file not found: ${file}`, "task.data-file"));
     return undefined;
@@ -516,7 +580,8 @@ class Renderer {
   private readonly templates = new Map<string, TextTemplate>();
   private readonly rng = new PythonRandom(LM_EVAL_FEWSHOT_SEED);
 
-  constructor(private readonly spec: TaskSpec, private readonly fewshotDocs: Doc[]) {}
+  /** `helperValues`: what each `!function` helper gave for each document (lmeval/helpers.ts). */
+  constructor(private readonly spec: TaskSpec, private readonly fewshotDocs: Doc[], private readonly helperValues: ReadonlyMap<DocumentHelperKey, WeakMap<Doc, unknown>>) {}
 
   item(doc: Doc, index: number): TaskItem {
     const prompt = this.prompt(doc);
@@ -588,9 +653,21 @@ class Renderer {
     return index;
   }
 
+  /** What the key's `!function` helper gave for `doc`. */
+  private helperValue(key: TemplateKey, doc: Doc): unknown {
+    const value = this.helperValues.get(key as DocumentHelperKey)?.get(doc);
+    if (value === undefined || value === null) throw new TemplateFault(key, "its helper returned nothing (None)", "render");
+    if (key === "doc_to_text" && typeof value === "number") {
+      // lm-eval's "multiple input" tasks (winogrande): the choices are contexts, the target one continuation.
+      throw new TemplateFault(key, "its helper returns a number, lm-eval's form in which each choice is a context and the target the one continuation; Benchmark Profiler scores one context per document and does not support that form yet", "template");
+    }
+    return value;
+  }
+
   /** lm-eval's rule: a template that names a document field is that field, otherwise Jinja. */
   private apply(key: TemplateKey, template: unknown, doc: Doc): { value: unknown; rendered: boolean } {
     if (typeof template === "number" || Array.isArray(template)) return { value: template, rendered: false };
+    if (isFunctionTag(template)) return { value: this.helperValue(key, doc), rendered: false };
     const text = String(template);
     if (Object.prototype.hasOwnProperty.call(doc, text)) return { value: doc[text], rendered: false };
     try {
@@ -605,6 +682,56 @@ class Renderer {
 }
 
 type TemplateKey = "description" | "doc_to_text" | "doc_to_choice" | "doc_to_target";
+
+function isFunctionTag(value: unknown): value is Record<typeof FUNCTION_TAG, string> {
+  return typeof value === "object" && value !== null && FUNCTION_TAG in value;
+}
+
+/** The `!function` helpers of a task's keys, each resolved against the YAML file that names it. */
+function helperRequest(source: TaskSource): HelperRequest | undefined {
+  const refOf = (key: string) => {
+    const value = source.raw[key];
+    return isFunctionTag(value) ? helperRef(value[FUNCTION_TAG], (source.origin.get(key) ?? source.main).file) : undefined;
+  };
+  const processDocs = refOf("process_docs");
+  const perDocument: HelperRequest["perDocument"] = {};
+  for (const key of ["doc_to_text", "doc_to_target", "doc_to_choice"] as const) {
+    const ref = refOf(key);
+    if (ref) perDocument[key] = ref;
+  }
+  return processDocs || Object.keys(perDocument).length > 0 ? { ...(processDocs ? { processDocs } : {}), perDocument } : undefined;
+}
+
+/**
+ * A split's documents after the task's helpers: process_docs' documents (their data lines kept
+ * only when it kept every document, in order), and each per-document helper's values recorded
+ * in `values`. Undefined, with a problem at the helper's key, when Python or a helper fails.
+ */
+async function applyHelpers(
+  request: HelperRequest, split: { docs: Doc[]; lines?: number[] }, dataFile: string,
+  values: Map<DocumentHelperKey, WeakMap<Doc, unknown>>, at: At, problems: Problem[],
+): Promise<{ docs: Doc[]; lines?: number[] } | undefined> {
+  let answer: HelperAnswer;
+  try {
+    answer = await runHelpers(request, split.docs);
+  } catch (e) {
+    if (!(e instanceof HelperError)) throw e;
+    const key = e.step === "python" || e.step === "import" ? (request.processDocs ? "process_docs" : Object.keys(request.perDocument)[0]!) : e.step;
+    const ref = key === "process_docs" ? request.processDocs : request.perDocument[key as DocumentHelperKey];
+    const name = ref ? ` (\`!function ${ref.module}.${ref.name}\`)` : "";
+    const where = e.document === undefined ? "" : ` in document ${e.document}${split.lines?.[e.document] ? ` (${path.basename(dataFile)}:${split.lines[e.document]})` : ""}`;
+    problems.push(at([key], `\`${key}\`${name}: ${e.message}${where}`, "task.python-function"));
+    return undefined;
+  }
+  const docs = answer.docs as Doc[];
+  for (const [key, list] of Object.entries(answer.values) as [DocumentHelperKey, unknown[]][]) {
+    const byDoc = values.get(key) ?? new WeakMap<Doc, unknown>();
+    docs.forEach((doc, i) => byDoc.set(doc, list[i]));
+    values.set(key, byDoc);
+  }
+  const sameDocuments = docs.length === split.docs.length;
+  return { docs, ...(sameDocuments && split.lines ? { lines: split.lines } : {}) };
+}
 
 /**
  * What stopped a render at a task key, by its origin. `template`: the template itself (syntax,

@@ -137,7 +137,7 @@ export class RunDocuments {
       const source = parseYamlSource(text, configFile);
       const entries: Entry[] = [];
       for (const [index, b] of parsed.config.benchmarks.entries()) {
-        const options = taskOptionsOf(b);
+        const options = taskOptionsOf(b, path.dirname(configFile));
         if (typeof b.task === "string") {
           const taskFile = path.resolve(path.dirname(configFile), b.task);
           const name = b.name ?? (await loadTaskPlaces(taskFile, options)).places?.name;

@@ -35,6 +35,7 @@ export class WorkspaceClient {
   private readonly documents = new Map<string, { text: string; version: number }>();
   private readonly found = new Set<string>();
   private roots: string[] = [];
+  private trusted?: boolean;
   private disposed = false;
 
   constructor(private readonly options: WorkspaceClientOptions) {
@@ -51,6 +52,7 @@ export class WorkspaceClient {
       this.options.onLog?.(`workspace worker exited (code ${code}); starting it again`);
       this.restart();
     });
+    if (this.trusted !== undefined) this.post({ type: "trust", trusted: this.trusted });
     if (this.roots.length > 0) this.post({ type: "roots", folders: this.roots });
     if (this.found.size > 0) this.post({ type: "filesFound", files: [...this.found] });
     if (this.documents.size > 0) this.post({ type: "documents", set: [...this.documents].map(([file, d]) => ({ file, ...d })), closed: [] });
@@ -82,6 +84,11 @@ export class WorkspaceClient {
 
   private post(message: ToWorker): void {
     if (!this.disposed) this.worker.postMessage(message);
+  }
+
+  setTrusted(trusted: boolean): void {
+    this.trusted = trusted;
+    this.post({ type: "trust", trusted });
   }
 
   setRoots(folders: readonly string[]): void {

@@ -86,6 +86,8 @@ export class WorkspaceModel {
   private readonly indexes = new Map<string, BenchmarkNgramIndex | undefined>();
   private readonly ids = new WeakMap<object, number>();
   private nextId = 1;
+  /** Whether task files' `!function` helpers run: not in a workspace the user has not trusted. */
+  private helpers: "run" | "refuse" = "run";
 
   constructor(private readonly disk: TextFiles = diskFiles) {}
 
@@ -114,6 +116,15 @@ export class WorkspaceModel {
       if (kind === "changed" && this.documents.has(file)) continue;
       this.touched(file, kind);
     }
+  }
+
+  /** Whether `!function` helpers may run; a change re-checks every config and task. */
+  setHelpers(helpers: "run" | "refuse"): void {
+    if (helpers === this.helpers) return;
+    this.helpers = helpers;
+    this.taskResults.clear();
+    for (const file of this.configs.keys()) this.dirty.add(`config:${file}`);
+    for (const file of this.openTasks) this.dirty.add(`task:${file}`);
   }
 
   /** Files found by a search of the workspace (configs and datasets), checked at the next update. */
@@ -200,7 +211,7 @@ export class WorkspaceModel {
 
   private async checkTaskAlone(file: string): Promise<void> {
     const reads = new Set<string>();
-    const load = await loadTask(file, {}, this.recording(reads));
+    const load = await loadTask(file, { helpers: this.helpers }, this.recording(reads));
     this.setContribution(`task:${file}`, load.problems);
   }
 
@@ -218,6 +229,7 @@ export class WorkspaceModel {
         return this.dataset(file, options);
       },
       benchmarkIndex: (benchmarks) => this.benchmarkIndex(benchmarks),
+      helpers: this.helpers,
     };
   }
 
@@ -231,7 +243,7 @@ export class WorkspaceModel {
   }
 
   private async task(file: string, options: TaskOptions): Promise<TaskEntry> {
-    const key = `${file}\0${options.limit ?? ""}\0${options.numFewshot ?? ""}`;
+    const key = `${file}\0${JSON.stringify(options)}`;
     let entry = this.taskResults.get(key);
     if (!entry) {
       const reads = new Set<string>([file]);

@@ -13,7 +13,9 @@ export type WorkerNotification =
   | { type: "filesChanged"; changes: FileChange[] }
   | { type: "filesFound"; files: string[] }
   /** The workspace folders, searched for task files, datasets and model folders to complete. */
-  | { type: "roots"; folders: string[] };
+  | { type: "roots"; folders: string[] }
+  /** Whether the workspace is trusted: only then do the `!function` helpers of task files run (Python). */
+  | { type: "trust"; trusted: boolean };
 
 /** From the editor, each answered by one response with its id. */
 export interface WorkerRequests {

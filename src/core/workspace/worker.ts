@@ -95,6 +95,9 @@ port.on("message", (message: ToWorker) => {
     case "roots":
       service.setRoots(message.folders);
       return;
+    case "trust":
+      model.setHelpers(message.trusted ? "run" : "refuse");
+      break;
     case "request":
       answer(message.method, message.params).then(
         (result) => post({ type: "response", id: message.id, result: result ?? null }),

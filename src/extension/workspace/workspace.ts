@@ -41,6 +41,7 @@ export class Workspace implements vscode.Disposable {
       onProblems: (update) => this.show(update),
       onLog: (message) => this.ctx.log(message),
     });
+    this.client.setTrusted(vscode.workspace.isTrusted);
     this.client.setRoots((vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath));
     const watcher = vscode.workspace.createFileSystemWatcher(WATCHED);
     this.disposables.push(
@@ -51,6 +52,7 @@ export class Workspace implements vscode.Disposable {
       vscode.workspace.onDidOpenTextDocument((d) => this.send(d)),
       vscode.workspace.onDidChangeTextDocument((e) => this.schedule(e.document)),
       vscode.workspace.onDidCloseTextDocument((d) => this.close(d)),
+      vscode.workspace.onDidGrantWorkspaceTrust(() => this.client?.setTrusted(true)),
       vscode.workspace.onDidChangeWorkspaceFolders(() => this.client?.setRoots((vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath))),
     );
     for (const document of vscode.workspace.textDocuments) this.send(document);

@@ -1,0 +1,105 @@
+// lm-eval's `!function module.name` helpers of a task's documents (process_docs, doc_to_text,
+// doc_to_target, doc_to_choice), run by Python as lm-eval runs them: one python3 process per split
+// of a task, every document in one batch, JSON in and out (bridgeSource.ts). Answers are kept in
+// memory by the helper files' bytes and the documents, so checking a task again as the user types
+// does not start Python again.
+import { createHash } from "node:crypto";
+import { promises as fs } from "node:fs";
+import * as path from "node:path";
+import { execa } from "execa";
+import { BRIDGE_SOURCE } from "./bridgeSource";
+
+/** A `!function module.name` of a task file: the module is `<dir>/<module path>.py`. */
+export interface HelperRef {
+  /** The folder of the YAML file that names the helper. */
+  dir: string;
+  module: string;
+  name: string;
+}
+
+export type DocumentHelperKey = "doc_to_text" | "doc_to_target" | "doc_to_choice";
+
+export interface HelperRequest {
+  processDocs?: HelperRef;
+  perDocument: Partial<Record<DocumentHelperKey, HelperRef>>;
+}
+
+/** The documents after process_docs (as given when there is none) and each helper's value per document. */
+export interface HelperAnswer {
+  docs: Record<string, unknown>[];
+  values: Partial<Record<DocumentHelperKey, unknown[]>>;
+}
+
+/** A helper that could not run or failed: which one (`step`), on which document, and the last line Python said. */
+export class HelperError extends Error {
+  constructor(message: string, readonly step: "import" | "process_docs" | DocumentHelperKey | "python", readonly document?: number) {
+    super(message);
+    this.name = "HelperError";
+  }
+}
+
+/** How long one task's helpers may run, all documents together: BPROF_HELPER_TIME_LIMIT_S seconds, else 120. */
+export function helperTimeLimitMs(): number {
+  const seconds = Number(process.env.BPROF_HELPER_TIME_LIMIT_S);
+  return (Number.isFinite(seconds) && seconds > 0 ? seconds : 120) * 1000;
+}
+
+/** The Python that runs helpers: BPROF_PYTHON when set, else python3 on PATH. */
+export function pythonCommand(): string {
+  return process.env.BPROF_PYTHON || "python3";
+}
+
+/** `module.name` of a `!function` tag, resolved against the folder of the file that holds it. */
+export function helperRef(functionName: string, yamlFile: string): HelperRef | undefined {
+  const dot = functionName.lastIndexOf(".");
+  if (dot <= 0 || dot === functionName.length - 1) return undefined;
+  return { dir: path.dirname(yamlFile), module: functionName.slice(0, dot), name: functionName.slice(dot + 1) };
+}
+
+const answers = new Map<string, Promise<HelperAnswer>>();
+const ANSWERS_KEPT = 64;
+
+/** Runs the helpers on `docs`; the same helper files and documents give the kept answer. */
+export async function runHelpers(request: HelperRequest, docs: readonly Record<string, unknown>[]): Promise<HelperAnswer> {
+  const key = await answerKey(request, docs);
+  let answer = answers.get(key);
+  if (!answer) {
+    answer = runPython(request, docs);
+    answers.set(key, answer);
+    // A failure is not kept: the user is about to fix the helper or the data.
+    answer.catch(() => answers.delete(key));
+    if (answers.size > ANSWERS_KEPT) answers.delete(answers.keys().next().value!);
+  }
+  return answer;
+}
+
+async function answerKey(request: HelperRequest, docs: readonly Record<string, unknown>[]): Promise<string> {
+  const hash = createHash("sha256").update(pythonCommand()).update("\0").update(JSON.stringify(request)).update("\0").update(JSON.stringify(docs));
+  const refs = [request.processDocs, ...Object.values(request.perDocument)].filter((r): r is HelperRef => r !== undefined);
+  for (const file of new Set(refs.map(moduleFile))) hash.update("\0").update(await fs.readFile(file).catch(() => Buffer.from("missing")));
+  return hash.digest("hex");
+}
+
+function moduleFile(ref: HelperRef): string {
+  return path.join(ref.dir, ...ref.module.split(".")) + ".py";
+}
+
+async function runPython(request: HelperRequest, docs: readonly Record<string, unknown>[]): Promise<HelperAnswer> {
+  const input = JSON.stringify({ docs, ...(request.processDocs ? { process_docs: request.processDocs } : {}), per_document: request.perDocument });
+  const python = pythonCommand();
+  const limit = helperTimeLimitMs();
+  const child = await execa(python, ["-c", BRIDGE_SOURCE], { input, reject: false, timeout: limit, maxBuffer: 1 << 30, env: { PYTHONDONTWRITEBYTECODE: "1" } });
+  if ((child as { code?: string }).code === "ENOENT") {
+    throw new HelperError(`${python} was not found: this task's \`!function\` helpers need Python 3 (install it, or set BPROF_PYTHON to one)`, "python");
+  }
+  if (child.timedOut) throw new HelperError(`the helpers did not finish within ${limit / 1000} s (BPROF_HELPER_TIME_LIMIT_S sets the limit)`, "python");
+  let answer: { docs?: Record<string, unknown>[] | null; values?: HelperAnswer["values"]; error?: { step: HelperError["step"]; document: number | null; message: string } };
+  try {
+    answer = JSON.parse(child.stdout) as typeof answer;
+  } catch {
+    const said = child.stderr.trim().split("\n").at(-1) ?? "";
+    throw new HelperError(`${python} ended without an answer (exit ${child.exitCode ?? child.signal})${said ? `: ${said}` : ""}`, "python");
+  }
+  if (answer.error) throw new HelperError(answer.error.message, answer.error.step, answer.error.document ?? undefined);
+  return { docs: answer.docs ?? [...docs], values: answer.values ?? {} };
+}
