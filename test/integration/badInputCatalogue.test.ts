@@ -140,7 +140,7 @@ const TASK_CASES: BadInput[] = [
   { name: "few-shot examples from a split the data files do not have", edits: { [TASK]: append("num_fewshot: 2\nfewshot_split: train\n") }, at: [TASK, "test: tiny_yes.jsonl"], code: "task.data-file", says: /train/ },
   { name: "more few-shot examples than the split holds", edits: { [TASK]: append("num_fewshot: 20\nfewshot_split: test\n") }, at: [TASK, "num_fewshot"], code: "task.fewshot" },
   { name: "a task file that is a list", edits: { [TASK]: whole("- task: tiny_yes\n") }, at: [TASK], code: "task.invalid-value" },
-  { name: "an unsupported dataset_path", edits: { [TASK]: replace("dataset_path: json", "dataset_path: xml") }, at: [TASK, "dataset_path"], code: "task.invalid-value" },
+  { name: "a dataset_path that is neither a local format nor a cached Hugging Face dataset", edits: { [TASK]: replace("dataset_path: json", "dataset_path: xml") }, at: [TASK, "dataset_path"], code: "task.data-file", says: /not in the hub cache/ },
   { name: "a task that includes itself", edits: { [TASK]: append("include: ./tiny_yes.yaml\n") }, at: [TASK, "include"], code: "task.include" },
   { name: "a generation task whose max_gen_toks fills the model's window", edits: { [TASK]: replace("output_type: multiple_choice", "output_type: generate_until\ngeneration_kwargs:\n  until: [\"\\n\"]\n  max_gen_toks: 4096") }, at: [CONFIG, "task: ./tasks"], code: "config.window-too-small" },
 ];

@@ -11,6 +11,7 @@ import { pythonRegex } from "../prompts/pythonRegex";
 import { parseListLiteral } from "../prompts/literal";
 import { fieldNames, lmEvalTemplate, TemplateError, type TextTemplate } from "../prompts/template";
 import { formatFieldPath, FUNCTION_TAG, parseYamlSource, scopedSource, type FieldPath, type YamlSource } from "../yamlSource";
+import { hubSplitFiles, HubDataNotFound } from "../lmeval/hubCache";
 import { helperRef, HelperError, runHelpers, type DocumentHelperKey, type HelperAnswer, type HelperRequest } from "../lmeval/helpers";
 import { DATASET_KINDS, datasetKindOf, DocumentError, loadDocuments, THE_ONE_LIST, type DatasetKind, type Doc } from "./documents";
 
@@ -90,12 +91,12 @@ export type DataFiles = string | Record<string, string>;
 export const SUPPORTED_TASK_KEYS: ReadonlySet<string> = new Set([
   "task", "include", "dataset_path", "dataset_kwargs", "test_split", "fewshot_split", "output_type",
   "doc_to_text", "doc_to_choice", "doc_to_target", "target_delimiter", "fewshot_delimiter", "num_fewshot",
-  "fewshot_config", "description", "generation_kwargs", "metric_list", "filter_list", "repeats", "process_docs",
+  "fewshot_config", "description", "generation_kwargs", "metric_list", "filter_list", "repeats", "process_docs", "dataset_name",
 ]);
 /** The keys whose `!function` helpers run (lmeval/helpers.ts). */
 const HELPER_KEYS: ReadonlySet<string> = new Set(["process_docs", "doc_to_text", "doc_to_target", "doc_to_choice"]);
 export const IGNORED_TASK_KEYS: ReadonlySet<string> = new Set([
-  "tag", "group", "metadata", "dataset_name", "training_split", "validation_split", "should_decontaminate",
+  "tag", "group", "metadata", "training_split", "validation_split", "should_decontaminate",
   "doc_to_decontamination_query", "task_alias", "group_alias",
 ]);
 const MULTIPLE_CHOICE_METRICS = new Set(["acc", "acc_norm"]);
@@ -160,7 +161,7 @@ async function testDocuments(source: TaskSource, problems: Problem[], options: T
   checkKeys(source, at, problems, options);
   const spec = readSpec(source.raw, at, problems, options);
   if (errorsOf(problems).length > 0 || !spec) return undefined;
-  const data = dataOf(source, spec, spec.testSplit, at, problems, options.data);
+  const data = await dataOf(source, spec, spec.testSplit, at, problems, options.data);
   if (!data) return undefined;
   const test = await readDocuments(data, at, problems, files);
   return test ? { spec, at, dataFile: data.file, test } : undefined;
@@ -180,7 +181,7 @@ async function buildTask(source: TaskSource, file: string, problems: Problem[], 
   if (spec.numFewshot > 0) {
     if (spec.fewshotSamples) fewshotDocs = spec.fewshotSamples;
     else if (spec.fewshotSplit) {
-      const fewshotData = dataOf(source, spec, spec.fewshotSplit, at, problems, options.data);
+      const fewshotData = await dataOf(source, spec, spec.fewshotSplit, at, problems, options.data);
       const read = fewshotData ? await readDocuments(fewshotData, at, problems, files) : undefined;
       const loaded = read && (await withHelpers(read, fewshotData!.file));
       if (!loaded) return { problems };
@@ -351,8 +352,9 @@ function readSpec(raw: Record<string, unknown>, at: At, problems: Problem[], opt
     problems.push(at(["output_type"], `output_type \`${String(outputType)}\` is not supported; use multiple_choice or generate_until`));
   }
   const kind = raw.dataset_path;
-  if (!options.data && !DATASET_KINDS.includes(kind as DatasetKind)) {
-    problems.push(at(["dataset_path"], `dataset_path \`${String(kind)}\` is not a local format; use json, csv or parquet with \`dataset_kwargs.data_files\`, or name the data in the config (\`benchmarks[].data\`)`));
+  const local = DATASET_KINDS.includes(kind as DatasetKind);
+  if (!options.data && typeof kind !== "string") {
+    problems.push(at(["dataset_path"], "the task needs `dataset_path`: json, csv or parquet with `dataset_kwargs.data_files`, or a Hugging Face dataset in this machine's hub cache", "task.missing-key"));
   }
   for (const key of ["doc_to_text", "doc_to_target"]) if (raw[key] === undefined) problems.push(at([key], `the task needs \`${key}\``, "task.missing-key"));
   if (outputType === "multiple_choice" && raw.doc_to_choice === undefined) problems.push(at(["doc_to_choice"], "a multiple_choice task needs `doc_to_choice`", "task.missing-key"));
@@ -361,7 +363,7 @@ function readSpec(raw: Record<string, unknown>, at: At, problems: Problem[], opt
   const kwargs = (raw.dataset_kwargs ?? {}) as Record<string, unknown>;
   const field = kwargs.field;
   for (const key of Object.keys(kwargs)) {
-    if (!options.data && key !== "data_files" && key !== "field") problems.push(at(["dataset_kwargs", key], `dataset_kwargs.${key} is not supported (data_files and field are)`, "task.unsupported-key", "key"));
+    if (!options.data && local && key !== "data_files" && key !== "field") problems.push(at(["dataset_kwargs", key], `dataset_kwargs.${key} is not supported (data_files and field are)`, "task.unsupported-key", "key"));
   }
 
   const numFewshot = options.numFewshot ?? (raw.num_fewshot === undefined ? 0 : Number(raw.num_fewshot));
@@ -527,13 +529,19 @@ function readFilterList(value: unknown, at: At, problems: Problem[]): FilterPipe
 
 /** A split's data: its file, format and JSON field. */
 interface SplitData {
+  /** The data file, or a hub dataset's first shard: where documents' lines are. */
   file: string;
+  /** A hub dataset's further shards, whose documents follow the first file's. */
+  shards?: string[];
   kind: DatasetKind;
   field?: string | typeof THE_ONE_LIST;
 }
 
-/** Where a split's documents are: the config's `data` when it names them, else the task's data_files. */
-function dataOf(source: TaskSource, spec: TaskSpec, split: string, at: At, problems: Problem[], override?: DataFiles): SplitData | undefined {
+/**
+ * Where a split's documents are: the config's `data` when it names them, else the task's
+ * data_files, else (dataset_path naming a Hugging Face dataset) the hub cache of this machine.
+ */
+async function dataOf(source: TaskSource, spec: TaskSpec, split: string, at: At, problems: Problem[], override?: DataFiles): Promise<SplitData | undefined> {
   if (override !== undefined) {
     const file = typeof override === "string" ? (split === spec.testSplit ? override : undefined) : override[split];
     const kind = file && datasetKindOf(file);
@@ -544,8 +552,21 @@ function dataOf(source: TaskSource, spec: TaskSpec, split: string, at: At, probl
     }
     return { file, kind, field: spec.field ?? THE_ONE_LIST };
   }
+  if (!DATASET_KINDS.includes(spec.kind)) return hubData(source, String(spec.kind), split, at, problems);
   const file = resolveDataFile(source, split, at, problems);
   return file ? { file, kind: spec.kind, ...(spec.field !== undefined ? { field: spec.field } : {}) } : undefined;
+}
+
+async function hubData(source: TaskSource, repo: string, split: string, at: At, problems: Problem[]): Promise<SplitData | undefined> {
+  const name = typeof source.raw.dataset_name === "string" ? source.raw.dataset_name : undefined;
+  try {
+    const { files } = await hubSplitFiles(repo, name, split);
+    return { file: files[0]!, ...(files.length > 1 ? { shards: files.slice(1) } : {}), kind: datasetKindOf(files[0]!)! };
+  } catch (e) {
+    if (!(e instanceof HubDataNotFound)) throw e;
+    problems.push(at(["dataset_path"], `${e.message}; looked in ${e.looked}. Run lm-eval once with this task on this machine (it fills the cache), or name the data in the config (\`benchmarks[].data\`)`, "task.data-file"));
+    return undefined;
+  }
 }
 
 function resolveDataFile(source: TaskSource, split: string, at: At, problems: Problem[]): string | undefined {
@@ -561,18 +582,24 @@ function resolveDataFile(source: TaskSource, split: string, at: At, problems: Pr
   return path.resolve(path.dirname(declaredIn.file), chosen);
 }
 
-async function readDocuments({ file, kind, field }: SplitData, at: At, problems: Problem[], files: TextFiles) {
-  if (!(await isFile(file))) {
-    problems.push(at(["dataset_kwargs", "data_files"], `data file not found: ${file}`, "task.data-file"));
-    return undefined;
+async function readDocuments({ file, shards = [], kind, field }: SplitData, at: At, problems: Problem[], files: TextFiles) {
+  const docs: Doc[] = [];
+  for (const each of [file, ...shards]) {
+    if (!(await isFile(each))) {
+      problems.push(at(["dataset_kwargs", "data_files"], `data file not found: ${each}`, "task.data-file"));
+      return undefined;
+    }
+    try {
+      const read = await loadDocuments(kind, each, field, files);
+      if (shards.length === 0) return read;
+      docs.push(...read.docs);
+    } catch (e) {
+      const line = e instanceof DocumentError ? e.line : 1;
+      problems.push(notUtf8Problem(each, e, "the data file") ?? problemAt({ file: each, line, column: 1 }, "task.document", (e as Error).message));
+      return undefined;
+    }
   }
-  try {
-    return await loadDocuments(kind, file, field, files);
-  } catch (e) {
-    const line = e instanceof DocumentError ? e.line : 1;
-    problems.push(notUtf8Problem(file, e, "the data file") ?? problemAt({ file, line, column: 1 }, "task.document", (e as Error).message));
-    return undefined;
-  }
+  return { docs };
 }
 
 /** Renders documents the way lm-eval's ConfigurableTask does, few-shot examples included. */

@@ -1,0 +1,117 @@
+// A task's Hugging Face dataset (`dataset_path: openai/gsm8k`, `dataset_name: main`) from the
+// Hugging Face hub cache this machine already has, offline: the snapshot the cache's `main` ref
+// names, the data files of the dataset card's `configs` for the config and split, else the
+// layouts the hub's converted datasets use (`<config>/<split>-*.parquet`, `data/<split>-*`).
+// Nothing is downloaded; when nothing is found, the caller says where it looked.
+import { promises as fs } from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { parse as parseYaml } from "yaml";
+import { datasetKindOf } from "../datasets/documents";
+
+/** The hub cache folder: HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub. */
+export function hubCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.HF_HUB_CACHE) return env.HF_HUB_CACHE;
+  return path.join(env.HF_HOME ?? path.join(os.homedir(), ".cache", "huggingface"), "hub");
+}
+
+export interface HubSplit {
+  /** The split's data files in the snapshot, in name order (shards concatenate in that order). */
+  files: string[];
+  /** The snapshot they were found in. */
+  snapshot: string;
+}
+
+/** Where a split of a hub dataset was looked for, for the message when it was not found. */
+export class HubDataNotFound extends Error {
+  constructor(message: string, readonly looked: string) {
+    super(message);
+    this.name = "HubDataNotFound";
+  }
+}
+
+/** The data files of `split` of the dataset `repo` (config `name`, or the default one) in the hub cache. */
+export async function hubSplitFiles(repo: string, name: string | undefined, split: string, cacheDir = hubCacheDir()): Promise<HubSplit> {
+  const repoDir = path.join(cacheDir, `datasets--${repo.split("/").join("--")}`);
+  const snapshot = await snapshotDir(repoDir);
+  if (!snapshot) throw new HubDataNotFound(`the Hugging Face dataset ${repo} is not in the hub cache (nothing is downloaded)`, repoDir);
+  const files = await snapshotFiles(snapshot);
+  const patterns = (await cardPatterns(snapshot, name, split)) ?? conventionalPatterns(name, split);
+  const matched = files.filter((f) => datasetKindOf(f) !== undefined && patterns.some((p) => p.test(f))).sort();
+  if (matched.length === 0) {
+    throw new HubDataNotFound(`the hub cache has ${repo}${name ? ` (${name})` : ""} but no data files of split \`${split}\``, snapshot);
+  }
+  return { files: matched.map((f) => path.join(snapshot, f)), snapshot };
+}
+
+/** The snapshot `refs/main` names, else the most recently changed one. */
+async function snapshotDir(repoDir: string): Promise<string | undefined> {
+  const ref = (await fs.readFile(path.join(repoDir, "refs", "main"), "utf8").catch(() => "")).trim();
+  if (ref && (await isDir(path.join(repoDir, "snapshots", ref)))) return path.join(repoDir, "snapshots", ref);
+  const names = await fs.readdir(path.join(repoDir, "snapshots")).catch(() => [] as string[]);
+  const dated = await Promise.all(names.map(async (n) => ({ dir: path.join(repoDir, "snapshots", n), time: (await fs.stat(path.join(repoDir, "snapshots", n)).catch(() => undefined))?.mtimeMs })));
+  return dated.filter((d) => d.time !== undefined).sort((a, b) => b.time! - a.time!)[0]?.dir;
+}
+
+async function isDir(dir: string): Promise<boolean> {
+  return (await fs.stat(dir).catch(() => undefined))?.isDirectory() ?? false;
+}
+
+/** Every file of the snapshot, as paths relative to it with `/`; at most a few levels deep. */
+async function snapshotFiles(snapshot: string, depth = 4): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (dir: string, prefix: string, left: number) => {
+    for (const entry of await fs.readdir(dir, { withFileTypes: true }).catch(() => [])) {
+      const relative = prefix ? `${prefix}/${entry.name}` : entry.name;
+      // Snapshot files are links into blobs/: a link to a file is a file.
+      if (entry.isDirectory()) {
+        if (left > 0) await walk(path.join(dir, entry.name), relative, left - 1);
+      } else out.push(relative);
+    }
+  };
+  await walk(snapshot, "", depth);
+  return out;
+}
+
+/**
+ * The patterns of the dataset card's `configs` (README.md's YAML front matter) for the config and
+ * split; undefined when the card has no such config.
+ */
+async function cardPatterns(snapshot: string, name: string | undefined, split: string): Promise<RegExp[] | undefined> {
+  const card = await fs.readFile(path.join(snapshot, "README.md"), "utf8").catch(() => undefined);
+  const front = card && /^---\r?\n([\s\S]*?)\r?\n---/.exec(card)?.[1];
+  let meta: { configs?: { config_name?: string; default?: boolean; data_files?: unknown }[] } | undefined;
+  try {
+    meta = front ? (parseYaml(front) as typeof meta) : undefined;
+  } catch {
+    return undefined;
+  }
+  const configs = Array.isArray(meta?.configs) ? meta.configs : [];
+  const config = name ? configs.find((c) => c.config_name === name) : (configs.find((c) => c.default) ?? configs.find((c) => c.config_name === "default") ?? (configs.length === 1 ? configs[0] : undefined));
+  if (!config) return undefined;
+  const entries = Array.isArray(config.data_files) ? config.data_files : typeof config.data_files === "string" ? [{ split: "train", path: config.data_files }] : [];
+  const globs = (entries as { split?: string; path?: unknown }[]).filter((e) => e.split === split).flatMap((e) => (Array.isArray(e.path) ? e.path : [e.path]).map(String));
+  return globs.length > 0 ? globs.map(globPattern) : undefined;
+}
+
+/** Where the hub's own conversions put a split when the card says nothing. */
+function conventionalPatterns(name: string | undefined, split: string): RegExp[] {
+  const prefixes = name ? [`${name}/`] : ["", "data/"];
+  return prefixes.flatMap((p) => [`${p}${split}-*`, `${p}${split}.*`, `${p}${split}/*`]).map(globPattern);
+}
+
+/** A data_files glob as a pattern over `/`-separated relative paths: `*` within a part, `**` across parts. */
+function globPattern(glob: string): RegExp {
+  let source = "";
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === "*" && glob[i + 1] === "*") {
+      source += ".*";
+      i++;
+      if (glob[i + 1] === "/") i++;
+    } else if (c === "*") source += "[^/]*";
+    else if (c === "?") source += "[^/]";
+    else source += c.replace(/[.+^${}()|[\]\\]/g, "\\$&");
+  }
+  return new RegExp(`^${source}$`);
+}
