@@ -150,7 +150,7 @@ test("e2e restricted: in a window whose folder is not trusted, files are checked
     mark("checked in restricted mode");
     await openFile(page, "helper_task.yaml");
     const helper = await waitFor(async () => (await problemRows(page)).find((r) => r.includes("helpers run only in a trusted workspace")), 30_000, () => "no problem for the helper in Restricted Mode");
-    assert.match(helper, /`doc_to_text` runs the Python helper `helpers\.text`.*task\.python-function.*\[Ln 7, Col 14\]/);
+    assert.match(helper, /`doc_to_text` runs the Python helper `helpers\.text`.*task\.python-function.*\[Ln 7, Col 24\]/);
     assert.equal(await fsp.stat(path.join(workspace, "helper-ran")).then(() => true, () => false), false, "the helper never ran");
     mark("helper not run");
     await runCommand(page, "Benchmark Profiler: Profile");
