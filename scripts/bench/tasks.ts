@@ -10,7 +10,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
-import { loadTask } from "../../src/core/datasets/task";
+import { loadTask } from "../../src/core/lmeval/task";
 import { byteLevelTokenizer } from "../../src/core/model/byteTokenizer";
 import { compileScoreJob } from "../../src/core/plan/job";
 import { loadTokenizer } from "../../src/core/prompts/tokenize";

@@ -7,7 +7,7 @@ import { loadProfile } from "../../src/core/config/load";
 import { nearestWord } from "../../src/core/config/nearest";
 import { parseConfig } from "../../src/core/config/parse";
 import schema from "../../src/core/config/schema.json";
-import { IGNORED_TASK_KEYS, SUPPORTED_TASK_KEYS } from "../../src/core/datasets/task";
+import { IGNORED_TASK_KEYS, SUPPORTED_TASK_KEYS } from "../../src/core/lmeval/spec";
 import { formatProblem, PROBLEM_CODES } from "../../src/core/problems";
 import { makeTinyProject, type TinyProject } from "../support/tinyProject";
 

@@ -10,10 +10,10 @@ import { abilityImpactOfItems, chancePerItem, correctnessVector, isCorrect, metr
 import { scoreItem } from "../../src/core/analysis/accuracy";
 import { BenchmarkResampler } from "../../src/core/analysis/bootstrap";
 import { cellFlips } from "../../src/core/analysis/flips";
-import { applyFilters, type FilterPipeline, type FilterStep } from "../../src/core/analysis/exactMatch";
+import { applyFilters, type FilterPipeline, type FilterStep } from "../../src/core/lmeval/exactMatch";
 import { benchmarkExactMatch, cutAtStop, scoreGeneration, type GeneratedItem, type GenerationRules } from "../../src/core/analysis/generation";
 import type { ResolvedBenchmark } from "../../src/core/config/load";
-import { loadTask, type GenerationItem, type Task } from "../../src/core/datasets/task";
+import { loadTask, type GenerationItem, type Task } from "../../src/core/lmeval/task";
 import { BOS_TOKEN_ID, byteLevelTokenizer, EOS_TOKEN_ID } from "../../src/core/model/byteTokenizer";
 import { compileScoreJob, generateSpec, type GenerateJobItem } from "../../src/core/plan/job";
 import { loadTokenizer, type ModelTokenizer } from "../../src/core/prompts/tokenize";

@@ -10,7 +10,7 @@ import { after, before, test } from "node:test";
 import { formatAisTables, formatBaseline } from "../../src/cli/aisTable";
 import type { GeneratedItem } from "../../src/core/analysis/generation";
 import type { ResolvedBenchmark } from "../../src/core/config/load";
-import type { GenerationItem, MultipleChoiceItem, Task } from "../../src/core/datasets/task";
+import type { GenerationItem, MultipleChoiceItem, Task } from "../../src/core/lmeval/task";
 import type { ItemRef } from "../../src/core/plan/job";
 import { renderReport } from "../../src/core/report";
 import { loadRun, ReportInputError, RunItems } from "../../src/core/report/load";

@@ -6,7 +6,7 @@ import { existsSync, promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
-import { loadTask, type GenerationItem, type MultipleChoiceItem } from "../../src/core/datasets/task";
+import { loadTask, type GenerationItem, type MultipleChoiceItem } from "../../src/core/lmeval/task";
 import { hubSplitFiles } from "../../src/core/lmeval/hubCache";
 import { errorsOf, type Problem } from "../../src/core/problems";
 

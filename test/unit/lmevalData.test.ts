@@ -6,7 +6,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { loadProfile } from "../../src/core/config/load";
-import type { GenerationItem, MultipleChoiceItem } from "../../src/core/datasets/task";
+import type { GenerationItem, MultipleChoiceItem } from "../../src/core/lmeval/task";
 import { errorsOf, formatProblem } from "../../src/core/problems";
 import { makeTinyProject, type TinyProject } from "../support/tinyProject";
 

@@ -6,7 +6,7 @@ import { existsSync, promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
-import { loadTask, type MultipleChoiceItem } from "../../src/core/datasets/task";
+import { loadTask, type MultipleChoiceItem } from "../../src/core/lmeval/task";
 import { errorsOf, formatProblem, type Problem } from "../../src/core/problems";
 
 const lmEvalTasks = path.resolve(import.meta.dirname, "..", "..", "..", "shared", "lm-eval-tasks");

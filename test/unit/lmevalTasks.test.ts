@@ -3,8 +3,8 @@
 import assert from "node:assert/strict";
 import * as path from "node:path";
 import { test } from "node:test";
-import { applyFilters, exactMatch } from "../../src/core/analysis/exactMatch";
-import { loadTask, type GenerationItem } from "../../src/core/datasets/task";
+import { applyFilters, exactMatch } from "../../src/core/lmeval/exactMatch";
+import { loadTask, type GenerationItem } from "../../src/core/lmeval/task";
 
 const tasks = path.join(import.meta.dirname, "..", "fixtures", "tasks");
 

@@ -8,7 +8,7 @@ import { after, before, test } from "node:test";
 import { formatAisTables } from "../../src/cli/aisTable";
 import { BenchmarkResampler } from "../../src/core/analysis/bootstrap";
 import type { ResolvedBenchmark } from "../../src/core/config/load";
-import type { MultipleChoiceItem, Task } from "../../src/core/datasets/task";
+import type { MultipleChoiceItem, Task } from "../../src/core/lmeval/task";
 import type { ItemRef } from "../../src/core/plan/job";
 import { readProfileOutput, type ProfileInputs, type RunnerManifest } from "../../src/core/results/profile";
 import { buildReport } from "../../src/core/report/model";

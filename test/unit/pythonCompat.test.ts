@@ -1,9 +1,9 @@
 // Python behaviours lm-eval relies on, reproduced in TypeScript; expected values from CPython 3.11.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { applyFilters, exactMatch } from "../../src/core/analysis/exactMatch";
-import { PythonRandom } from "../../src/core/prompts/pythonRandom";
-import { findall, pythonRegex, PythonRegexError } from "../../src/core/prompts/pythonRegex";
+import { applyFilters, exactMatch } from "../../src/core/lmeval/exactMatch";
+import { PythonRandom } from "../../src/core/lmeval/pythonRandom";
+import { findall, pythonRegex, PythonRegexError } from "../../src/core/lmeval/pythonRegex";
 
 test("PythonRandom matches CPython's random.Random(seed)", () => {
   const r = new PythonRandom(1234);
@@ -44,7 +44,7 @@ test("exact_match applies regexes, then case, then punctuation, then digits", ()
 });
 
 test("Python's strip: \\x1c-\\x1f and NEL are whitespace, the byte-order mark is not (lm-eval's n_spaces, regex filter, remove_whitespace)", async () => {
-  const { pyLstrip, pyRstrip, pyStrip } = await import("../../src/core/prompts/pythonString");
+  const { pyLstrip, pyRstrip, pyStrip } = await import("../../src/core/lmeval/pythonString");
   assert.equal(pyRstrip("Answer:\x1c\x85 \n"), "Answer:");
   assert.equal(pyRstrip("Answer:\ufeff"), "Answer:\ufeff");
   assert.equal(pyLstrip("\u3000\x1f 42 "), "42 ");

@@ -3,9 +3,9 @@ import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
-import { loadTask, loadTaskPlaces } from "../../src/core/datasets/task";
-import { parseListLiteral } from "../../src/core/prompts/literal";
-import { lmEvalTemplate } from "../../src/core/prompts/template";
+import { loadTask, loadTaskPlaces } from "../../src/core/lmeval/task";
+import { parseListLiteral } from "../../src/core/lmeval/literal";
+import { lmEvalTemplate } from "../../src/core/lmeval/template";
 
 let dir: string;
 before(async () => {

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { parse, Template, tokenize } from "@huggingface/jinja";
-import { lmEvalTemplate } from "../../src/core/prompts/template";
+import { lmEvalTemplate } from "../../src/core/lmeval/template";
 
 /** The straightforward render: lm-eval's Jinja options, the whole document given to the library. */
 function libraryRender(source: string, doc: Record<string, unknown>): string {

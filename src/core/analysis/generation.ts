@@ -9,7 +9,7 @@
 // AIS, the bootstrap and flips use. Every pipeline's answer is kept per item, and its mean per
 // benchmark, so the others can still be read (results.json: `exact_match_by_filter`).
 import type { ScoredItem } from "./accuracy";
-import { applyFilters, exactMatch, type ExactMatchOptions, type FilterPipeline } from "./exactMatch";
+import { applyFilters, exactMatch, type ExactMatchOptions, type FilterPipeline } from "../lmeval/exactMatch";
 
 /** What a task says about scoring its generations (Task.generation, Task.filters, Task.exactMatch). */
 export interface GenerationRules {

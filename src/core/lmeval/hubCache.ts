@@ -7,7 +7,7 @@ import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parse as parseYaml } from "yaml";
-import { datasetKindOf } from "../datasets/documents";
+import { datasetKindOf } from "./documents";
 
 /** The hub cache folder: HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub. */
 export function hubCacheDir(env: NodeJS.ProcessEnv = process.env): string {

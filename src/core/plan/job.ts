@@ -18,7 +18,7 @@ import { existsSync, readFileSync } from "node:fs";
 import type { ResolvedAbility, ResolvedAblation, ResolvedBenchmark, ResolvedModel } from "../config/load";
 import type { ImportanceMethod, Selection } from "../config/types";
 import type { DiagnosticItem } from "../datasets/diagnostic";
-import type { TaskItem } from "../datasets/task";
+import type { TaskItem } from "../lmeval/task";
 import { formatProblem, problemAt, type Problem } from "../problems";
 import { benchmarkChatContext } from "../prompts/chatPrompt";
 import { diagnosticSequence } from "../prompts/diagnosticText";

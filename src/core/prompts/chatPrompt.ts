@@ -24,7 +24,8 @@
 // add_generation_prompt=False, so the text ends with the template's end of turn. The importance
 // loss reads every token of it, template tokens included, as a chat model is fine-tuned.
 import type { DiagnosticItem } from "../datasets/diagnostic";
-import { fewshotText, type PromptParts } from "../datasets/task";
+import { fewshotText } from "../lmeval/render";
+import type { PromptParts } from "../lmeval/task";
 import type { ChatMessage, ChatTemplate } from "./chatTemplate";
 
 export interface ChatSettings {

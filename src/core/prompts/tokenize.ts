@@ -6,7 +6,7 @@ import { formatProblem } from "../problems";
 import { isFile } from "../fsutil";
 import { readGenerationEos } from "../model/modelSettings";
 import { pieceEncoder } from "./pieceEncoder";
-import { pyRstrip } from "./pythonString";
+import { pyRstrip } from "../lmeval/pythonString";
 
 export interface ModelTokenizer {
   /** Tokens of a piece of text, without special tokens (lm-eval's loglikelihood requests). */

@@ -10,7 +10,7 @@ import type { ChoiceMetric, Metric } from "../analysis/ais";
 import { directInputs, loadBenchmark, taskOptionsOf, type ResolvedBenchmark } from "../config/load";
 import { parseConfig } from "../config/parse";
 import type { ProfileConfig, Selection } from "../config/types";
-import { loadTaskPlaces, type TaskItem, type TaskOptions, type TaskPlaces } from "../datasets/task";
+import { loadTaskPlaces, type TaskItem, type TaskOptions, type TaskPlaces } from "../lmeval/task";
 import { fileSha256 } from "../fsutil";
 import type { Problem } from "../problems";
 import { CONFIG_SNAPSHOT, type ModelResults, type VariantResult } from "../results/store";

@@ -1,7 +1,7 @@
 // generate_until scoring as lm-eval does it: a filter pipeline turns the generated text into an
 // answer, then exact_match (Hugging Face evaluate's rules) compares it with the target.
-import { pyLstrip, pyStrip } from "../prompts/pythonString";
-import { findall, pythonRegex } from "../prompts/pythonRegex";
+import { pyLstrip, pyStrip } from "./pythonString";
+import { findall, pythonRegex } from "./pythonRegex";
 
 export type FilterStep =
   | { function: "regex"; regex_pattern: string; group_select?: number; fallback?: string }

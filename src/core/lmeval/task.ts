@@ -1,0 +1,242 @@
+// lm-eval task files as benchmarks: a task's spec (spec.ts), its documents (data.ts), the
+// `!function` helpers run on them (helpers.ts), and every document rendered to the text it scores
+// (render.ts). What a task cannot be is a problem at the key and line that says so.
+import * as path from "node:path";
+import { errorsOf, fileProblem, problemAt, type Problem } from "../problems";
+import { diskFiles, type TextFiles } from "../fsutil";
+import { formatFieldPath, scopedSource, type FieldPath, type YamlSource } from "../yamlSource";
+import { dataOf, readDocuments } from "./data";
+import type { Doc } from "./documents";
+import type { ExactMatchOptions, FilterPipeline } from "./exactMatch";
+import { HelperError, runHelpers, type DocumentHelperKey, type HelperAnswer, type HelperRequest } from "./helpers";
+import { Renderer, TemplateFault } from "./render";
+import { checkKeys, helperRequest, readSpec, readTaskSource, taskSourceOf, type At, type TaskSource } from "./spec";
+
+export type OutputType = "multiple_choice" | "generate_until";
+
+/**
+ * The pieces a document's context is made of, kept apart so that a chat template can lay them
+ * out as lm-eval does (prompts/chatPrompt.ts): the rendered description, the few-shot examples
+ * (doc_to_text and the answer as shown) and doc_to_text of the document itself. Without a chat
+ * template, `context` is their concatenation (description + examples + text).
+ */
+export interface PromptParts {
+  description: string;
+  fewshot: { text: string; target: string }[];
+  text: string;
+}
+
+export interface MultipleChoiceItem {
+  kind: "multiple_choice";
+  /** Index of the document in the test split. */
+  index: number;
+  /** 1-based line of the document in the data file, where the format has lines (jsonl, csv). */
+  line?: number;
+  context: string;
+  prompt: PromptParts;
+  choices: string[];
+  /** Continuations as scored: target_delimiter + choice text. */
+  continuations: string[];
+  target: number;
+}
+
+export interface GenerationItem {
+  kind: "generate_until";
+  index: number;
+  line?: number;
+  context: string;
+  prompt: PromptParts;
+  /** The reference answer before filters and exact_match's normalisation. */
+  target: string;
+}
+
+export type TaskItem = MultipleChoiceItem | GenerationItem;
+
+export interface Task {
+  name: string;
+  /** The task file; for a task defined inline in a config, `<config file>#benchmarks[i].task`. */
+  file: string;
+  outputType: OutputType;
+  /** lm-eval's target_delimiter (before a choice, and between a few-shot example and its answer) and fewshot_delimiter. */
+  targetDelimiter: string;
+  fewshotDelimiter: string;
+  dataFile: string;
+  numFewshot: number;
+  items: TaskItem[];
+  /** Multiple choice: the metrics to report (acc, acc_norm). Generation: exact_match. */
+  metrics: string[];
+  generation?: { until: string[]; maxGenToks: number };
+  /** Generation: filter pipelines in file order; the first is the one AIS uses unless told. */
+  filters: FilterPipeline[];
+  exactMatch: ExactMatchOptions;
+}
+
+export interface TaskOptions {
+  limit?: number;
+  /** Overrides the task's num_fewshot. */
+  numFewshot?: number;
+  /** Overrides where the data is (a config's `benchmarks[].data`, absolute paths). */
+  data?: DataFiles;
+  /** Whether `!function` helpers may run (Python); `refuse` in a VS Code workspace that is not trusted. */
+  helpers?: "run" | "refuse";
+}
+
+/** The data of a task's splits: one file for its test split, or a file per split. */
+export type DataFiles = string | Record<string, string>;
+
+/** A task and the problems found on the way; no task when there are errors. */
+export interface TaskLoad {
+  task?: Task;
+  problems: Problem[];
+}
+
+export async function loadTask(file: string, options: TaskOptions = {}, files: TextFiles = diskFiles): Promise<TaskLoad> {
+  const problems: Problem[] = [];
+  const source = await readTaskSource(path.resolve(file), problems, new Set(), files);
+  if (!source) return { problems };
+  return buildTask(source, path.resolve(file), problems, options, files);
+}
+
+/**
+ * A task defined inline in a profiling config (`benchmarks[i].task` as a mapping): `source` is
+ * the config's, `at` the field that holds the definition. Every problem points into the config;
+ * `include` and `data_files` are resolved against the config file's folder.
+ */
+export async function loadInlineTask(definition: unknown, source: YamlSource, at: FieldPath, options: TaskOptions = {}, files: TextFiles = diskFiles): Promise<TaskLoad> {
+  const problems: Problem[] = [];
+  const scoped = scopedSource(source, at, definition);
+  const taskSource = await taskSourceOf(scoped, problems, new Set([source.file]), files);
+  if (!taskSource) return { problems };
+  return buildTask(taskSource, `${source.file}#${formatFieldPath(at)}`, problems, options, files);
+}
+
+/** Where a task's test documents are, without rendering them: the data file and each document's line (after `limit`). */
+export interface TaskPlaces {
+  name: string;
+  dataFile: string;
+  /** 1-based line of each document, by index; empty for formats without lines (Parquet). */
+  lines: number[];
+}
+
+/** The places of a task file's documents: what marking documents in their data file needs, and no more. */
+export async function loadTaskPlaces(file: string, options: TaskOptions = {}, files: TextFiles = diskFiles): Promise<{ places?: TaskPlaces; problems: Problem[] }> {
+  const problems: Problem[] = [];
+  const source = await readTaskSource(path.resolve(file), problems, new Set(), files);
+  const read = source && (await testDocuments(source, problems, options, files));
+  if (!read) return { problems };
+  const count = Math.min(options.limit ?? read.test.docs.length, read.test.docs.length);
+  return { places: { name: read.spec.name, dataFile: read.dataFile, lines: (read.test.lines ?? []).slice(0, count) }, problems };
+}
+
+/** The task's spec and its test split's documents, with the problems met on the way. */
+async function testDocuments(source: TaskSource, problems: Problem[], options: TaskOptions, files: TextFiles) {
+  const at: At = (keyPath, message, code = "task.invalid-value", on = "value") =>
+    (source.origin.get(String(keyPath[0])) ?? source.main).at(keyPath, code, message, { on });
+  checkKeys(source, at, problems, options);
+  const spec = readSpec(source.raw, at, problems, options);
+  if (errorsOf(problems).length > 0 || !spec) return undefined;
+  const data = await dataOf(source, spec, spec.testSplit, at, problems, options.data);
+  if (!data) return undefined;
+  const test = await readDocuments(data, at, problems, files);
+  return test ? { spec, at, dataFile: data.file, test } : undefined;
+}
+
+async function buildTask(source: TaskSource, file: string, problems: Problem[], options: TaskOptions, files: TextFiles): Promise<TaskLoad> {
+  const read = await testDocuments(source, problems, options, files);
+  if (!read) return { problems };
+  const { spec, at, dataFile } = read;
+  const helpers = helperRequest(source);
+  const helperValues = new Map<DocumentHelperKey, WeakMap<Doc, unknown>>();
+  const withHelpers = (split: { docs: Doc[]; lines?: number[] }, file: string) => (helpers ? applyHelpers(helpers, split, file, helperValues, at, problems) : split);
+  const test = await withHelpers(read.test, dataFile);
+  if (!test) return { problems };
+
+  let fewshotDocs: Doc[] = [];
+  if (spec.numFewshot > 0) {
+    if (spec.fewshotSamples) fewshotDocs = spec.fewshotSamples;
+    else if (spec.fewshotSplit) {
+      const fewshotData = await dataOf(source, spec, spec.fewshotSplit, at, problems, options.data);
+      const read = fewshotData ? await readDocuments(fewshotData, at, problems, files) : undefined;
+      const loaded = read && (await withHelpers(read, fewshotData!.file));
+      if (!loaded) return { problems };
+      fewshotDocs = loaded.docs;
+    } else {
+      problems.push(at(["num_fewshot"], "num_fewshot > 0 needs `fewshot_split` or `fewshot_config.samples`", "task.fewshot"));
+      return { problems };
+    }
+    if (fewshotDocs.length < spec.numFewshot) {
+      problems.push(at(["num_fewshot"], `num_fewshot is ${spec.numFewshot} but only ${fewshotDocs.length} few-shot documents exist`, "task.fewshot"));
+      return { problems };
+    }
+  }
+
+  const render = new Renderer(spec, fewshotDocs, helperValues);
+  const items: TaskItem[] = [];
+  const docs = test.docs.slice(0, options.limit ?? test.docs.length);
+  for (const [index, doc] of docs.entries()) {
+    try {
+      const line = test.lines?.[index];
+      items.push({ ...render.item(doc, index), ...(line !== undefined ? { line } : {}) });
+    } catch (e) {
+      // A template's own fault would be the same for every document: once, where the template is.
+      // So is an error of a render that failed on the first document; after that, it is the data's.
+      if (e instanceof TemplateFault && (e.origin !== "render" || items.length === 0)) {
+        problems.push(at([e.key], `${e.key}: ${e.message}${e.origin === "template" ? "" : ` in document ${index}`}`, "task.template"));
+        break;
+      }
+      const line = test.lines?.[index] ?? 1;
+      problems.push(problemAt({ file: dataFile, line, column: 1 }, "task.document", `document ${index}: ${(e as Error).message}`));
+      if (errorsOf(problems).length >= 20) break;
+    }
+  }
+  if (test.docs.length === 0) problems.push(fileProblem(dataFile, "task.empty-split", `split \`${spec.testSplit}\` has no documents`));
+  if (errorsOf(problems).length > 0) return { problems };
+
+  const task: Task = {
+    name: spec.name,
+    file,
+    outputType: spec.outputType,
+    targetDelimiter: spec.targetDelimiter,
+    fewshotDelimiter: spec.fewshotDelimiter,
+    dataFile,
+    numFewshot: spec.numFewshot,
+    items,
+    metrics: spec.metrics,
+    filters: spec.filters,
+    exactMatch: spec.exactMatch,
+    ...(spec.outputType === "generate_until" ? { generation: { until: spec.until, maxGenToks: spec.maxGenToks } } : {}),
+  };
+  return { task, problems };
+}
+
+
+/**
+ * A split's documents after the task's helpers: process_docs' documents (their data lines kept
+ * only when it kept every document, in order), and each per-document helper's values recorded
+ * in `values`. Undefined, with a problem at the helper's key, when Python or a helper fails.
+ */
+async function applyHelpers(
+  request: HelperRequest, split: { docs: Doc[]; lines?: number[] }, dataFile: string,
+  values: Map<DocumentHelperKey, WeakMap<Doc, unknown>>, at: At, problems: Problem[],
+): Promise<{ docs: Doc[]; lines?: number[] } | undefined> {
+  let answer: HelperAnswer;
+  try {
+    answer = await runHelpers(request, split.docs);
+  } catch (e) {
+    if (!(e instanceof HelperError)) throw e;
+    const key = e.step === "python" || e.step === "import" ? (request.processDocs ? "process_docs" : Object.keys(request.perDocument)[0]!) : e.step;
+    const ref = key === "process_docs" ? request.processDocs : request.perDocument[key as DocumentHelperKey];
+    const name = ref ? ` (\`!function ${ref.module}.${ref.name}\`)` : "";
+    const where = e.document === undefined ? "" : ` in document ${e.document}${split.lines?.[e.document] ? ` (${path.basename(dataFile)}:${split.lines[e.document]})` : ""}`;
+    problems.push(at([key], `\`${key}\`${name}: ${e.message}${where}`, "task.python-function"));
+    return undefined;
+  }
+  const docs = answer.docs as Doc[];
+  for (const [key, list] of Object.entries(answer.values) as [DocumentHelperKey, unknown[]][]) {
+    const byDoc = values.get(key) ?? new WeakMap<Doc, unknown>();
+    docs.forEach((doc, i) => byDoc.set(doc, list[i]));
+    values.set(key, byDoc);
+  }
+  const sameDocuments = docs.length === split.docs.length;
+  return { docs, ...(sameDocuments && split.lines ? { lines: split.lines } : {}) };
+}
