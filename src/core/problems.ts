@@ -79,7 +79,7 @@ export const PROBLEM_CODES = {
 
   // lm-eval task files and their data.
   "task.unsupported-key": { severity: "error", summary: "a task key the profiler does not support" },
-  "task.python-function": { severity: "error", summary: "a `!function` helper that failed (it raised, was not found, returned what is not data, ran past its time limit, or Python is missing), that may not run (an untrusted workspace), or of a key whose helpers do not run (filters, metrics)" },
+  "task.python-function": { severity: "error", summary: "a `!function` helper that failed (it raised, was not found, returned what is not data, ran past its time limit, or Python is missing), that may not run (an untrusted workspace), or of a key whose helpers do not run (metrics)" },
   "task.missing-key": { severity: "error", summary: "a task key the task needs" },
   "task.invalid-value": { severity: "error", summary: "a task key with a value the profiler cannot use" },
   "task.include": { severity: "error", summary: "an `include` that is missing or cyclic" },

@@ -22,7 +22,7 @@ import { readParameterCount } from "./model/parameters";
 import { compiledJob, modelTokenizer } from "./plan/compile";
 import type { AbilityRef, ItemRef } from "./plan/job";
 import type { ModelTokenizer } from "./prompts/tokenize";
-import { baselineAccuracies, readProfileOutput, readRunnerScores, scoredItems } from "./results/profile";
+import { baselineAccuracies, pythonFilteredAnswers, readProfileOutput, readRunnerScores, scoredItems } from "./results/profile";
 import { claimRunFolder, releaseRunFolder } from "./results/runs";
 import { createRunFolder, openRunFolder, RESULTS_SCHEMA_VERSION, writeJsonl, writeResults, type ModelResults, type Results, type RunFolder, type RunManifest, type VariantBenchmark } from "./results/store";
 
@@ -275,7 +275,8 @@ async function scoreResults(
   profile: Profile, model: ResolvedModel, dir: string, outDir: string, refs: ItemRef[], tokenizer: ModelTokenizer,
 ): Promise<{ model: ModelResults; items: number }> {
   const scores = await readRunnerScores(path.join(outDir, "scores.jsonl"));
-  const items = scoredItems(refs, profile.benchmarks, scores, "scores.jsonl", tokenizer.decode);
+  const filtered = await pythonFilteredAnswers(refs, profile.benchmarks, new Map([["scores.jsonl", scores]]), tokenizer.decode);
+  const items = scoredItems(refs, profile.benchmarks, scores, "scores.jsonl", tokenizer.decode, filtered?.get("scores.jsonl"));
   await writeJsonl(path.join(dir, "items.jsonl"), items);
   return { model: { name: model.name, path: model.path, dtype: model.dtype, benchmarks: baselineAccuracies(items, profile.benchmarks) }, items: items.length };
 }

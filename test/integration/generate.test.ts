@@ -244,3 +244,38 @@ test("a profile with abilities over a generation task built from the model's own
   assert.equal(refused.exitCode, 2);
   assert.match(refused.stderr, /always shows generate_until benchmarks under exact_match/);
 });
+
+test("a filter class of the task's own (lm-eval's Filter API) runs in Python on the baseline's and every variant's responses, as the same filter in YAML does", { timeout: 300_000 }, async () => {
+  // The first-word regex again, as a Python class beside the task: its answers must be the YAML pipeline's.
+  await fs.writeFile(path.join(root, "tasks", "word_filters.py"), [
+    "import re",
+    "from lm_eval.api.filter import Filter",
+    "",
+    "class FirstWord(Filter):",
+    "    def __init__(self, pattern):",
+    "        self.pattern = re.compile(pattern)",
+    "",
+    "    def apply(self, resps, docs):",
+    "        return [[(self.pattern.findall(r) or ['[invalid]'])[0] for r in rs] for rs in resps]",
+    "",
+  ].join("\n"));
+  const yaml = taskYaml("tiny_gen_py", ["\n"]).replace("metric_list:", `  - name: python-first-word\n    filter:\n      - function: !function word_filters.FirstWord\n        pattern: ${JSON.stringify(FILTER)}\n      - function: take_first\nmetric_list:`);
+  await fs.writeFile(path.join(root, "tasks", "tiny_gen_py.yaml"), yaml);
+  await fs.writeFile(path.join(root, "tasks", "tiny_gen_py.jsonl"), docsJsonl(QUESTIONS.map(() => WRONG_TARGET)));
+  await fs.writeFile(configPath, config(["tiny_gen_py"], true));
+
+  const result = await bprof(["run", configPath]);
+  assert.equal(result.exitCode, 0, `bprof run failed:\n${result.stderr}\n${result.stdout}`);
+  const modelDir = path.join(await newestRun(), "models", "tiny-llama");
+  const results = JSON.parse(await fs.readFile(path.join(path.dirname(path.dirname(modelDir)), "results.json"), "utf8"));
+  const files = ["items.jsonl", ...results.models[0].profile.variants.map((v: { items_file: string }) => v.items_file)];
+  let compared = 0;
+  for (const file of files) {
+    for (const item of await readJsonl<GenItem>(path.join(modelDir, file))) {
+      assert.deepEqual(item.filters.map((f) => f.name), ["first-word", "python-first-word"]);
+      assert.equal(item.filters[1]!.answer, item.filters[0]!.answer, `${file} document ${item.index}: ${JSON.stringify(item.response)}`);
+      compared++;
+    }
+  }
+  assert.equal(compared, 5 * files.length);
+});

@@ -125,12 +125,12 @@ test("an inline task's errors point into the config: unknown keys with the neare
     `${project.configPath}:15:7: error: unknown key \`doc_to_txt\`; did you mean \`doc_to_text\`? (field benchmarks[0].task.doc_to_txt) [config.unknown-key]`,
   ]);
 
-  const text = INLINE_TASK.replace("      doc_to_choice: choices\n", "").replace("      doc_to_target: answer\n", "      doc_to_target: answer\n      filter_list: [{name: mine, filter: [{function: !function utils.pick}]}]\n")
+  const text = INLINE_TASK.replace("      doc_to_choice: choices\n", "").replace("      doc_to_target: answer\n", "      doc_to_target: answer\n      metric_list: [{metric: !function utils.score}]\n")
     .replace("tasks/tiny_mc.jsonl", "tasks/missing.jsonl");
   const { profile, problems } = await loadProfile(project.configPath, { text: `models:\n  - path: ./model\nbenchmarks:\n  - name: inline\n${text}` });
   assert.equal(profile, undefined);
   const lines = problems.map(formatProblem);
-  assert.ok(lines.some((l) => l.startsWith(`${project.configPath}:14:`) && l.includes("error: `filter_list` uses `!function utils.pick`: Python helpers run for process_docs, doc_to_text, doc_to_target and doc_to_choice") && l.endsWith("[task.python-function]")), lines.join("\n"));
+  assert.ok(lines.some((l) => l.startsWith(`${project.configPath}:14:`) && l.includes("error: `metric_list` uses `!function utils.score`: Python helpers run for process_docs, doc_to_text, doc_to_target, doc_to_choice and filter classes") && l.endsWith("[task.python-function]")), lines.join("\n"));
   assert.ok(lines.some((l) => l.startsWith(`${project.configPath}:6:7: error: a multiple_choice task needs \`doc_to_choice\` (field benchmarks[0].task.doc_to_choice)`)), lines.join("\n"));
 
   const missing = await loadProfile(project.configPath, { text: `models:\n  - path: ./model\nbenchmarks:\n  - name: inline\n${INLINE_TASK.replace("tasks/tiny_mc.jsonl", "tasks/missing.jsonl")}` });

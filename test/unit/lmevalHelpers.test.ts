@@ -131,10 +131,13 @@ test("a helper that raises, is missing, returns what is not data, or never ends:
   assert.deepEqual(await load("doc_to_text: !function bad.raises\n", { BPROF_PYTHON: path.join(root, "no-python") }), [
     `task.yaml:9 task.python-function \`doc_to_text\` (\`!function bad.raises\`): ${path.join(root, "no-python")} was not found: this task's \`!function\` helpers need Python 3 (install it, or set BPROF_PYTHON to one)`,
   ]);
-  // Filters and metrics by !function are not run: refused at their key, once.
+  // A filter class is tried when the task loads: a function that cannot be built as one fails at its line.
   const filters = await load("doc_to_text: q\nfilter_list:\n  - name: custom\n    filter:\n      - function: !function bad.raises\n");
-  assert.equal(filters.length, 1, filters.join("\n"));
-  assert.match(filters[0]!, /^task\.yaml:13 task\.python-function `filter_list` uses `!function bad\.raises`: Python helpers run for process_docs, doc_to_text, doc_to_target and doc_to_choice/);
+  assert.deepEqual(filters, ["task.yaml:13 task.python-function filter `!function bad.raises` of pipeline `custom`: TypeError: raises() missing 1 required positional argument: 'doc'"]);
+  // Metrics by !function do not run: refused at their key, once.
+  const metrics = await load("doc_to_text: q\nmetric_list:\n  - metric: !function bad.raises\n");
+  assert.equal(metrics.length, 1, metrics.join("\n"));
+  assert.match(metrics[0]!, /^task\.yaml:11 task\.python-function `metric_list` uses `!function bad\.raises`: Python helpers run for process_docs, doc_to_text, doc_to_target, doc_to_choice and filter classes/);
 });
 
 test("in an untrusted workspace helpers do not run: the task says so at the key", async () => {

@@ -72,11 +72,14 @@ export function cutAtStop(text: string, until: readonly string[]): string {
   return text.slice(0, end);
 }
 
-/** The filters and exact_match on one response. */
-export function judgeResponse(response: string, target: string, rules: Pick<GenerationRules, "filters" | "exactMatch">): FilterOutcome[] {
+/**
+ * The filters and exact_match on one response. `answers`: each pipeline's answer when it was
+ * computed for every document at once (a pipeline with a Python filter class).
+ */
+export function judgeResponse(response: string, target: string, rules: Pick<GenerationRules, "filters" | "exactMatch">, answers?: readonly string[]): FilterOutcome[] {
   if (rules.filters.length === 0) throw new Error("a generate_until benchmark needs at least one filter pipeline");
-  return rules.filters.map((pipeline) => {
-    const answer = applyFilters(pipeline, [response]);
+  return rules.filters.map((pipeline, p) => {
+    const answer = answers?.[p] ?? applyFilters(pipeline, [response]);
     return { name: pipeline.name, answer, correct: exactMatch(answer, target, rules.exactMatch) };
   });
 }
@@ -90,10 +93,11 @@ export function scoreGeneration(
   stopped: boolean,
   decode: (ids: readonly number[]) => string,
   rules: GenerationRules,
+  answers?: readonly string[],
 ): GeneratedItem {
   const generation = decode(tokens);
   const response = cutAtStop(generation, rules.until);
-  const filters = judgeResponse(response, target, rules);
+  const filters = judgeResponse(response, target, rules, answers);
   return {
     kind: "generate_until", benchmark, index, target,
     answer: filters[0]!.answer, correct: filters[0]!.correct,

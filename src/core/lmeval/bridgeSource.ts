@@ -1,8 +1,10 @@
 // The Python side of lm-eval's `!function` helpers (helpers.ts runs it as `python3 -c`). It reads
 // one request as JSON on stdin, imports each helper as lm-eval does (the module file beside the
 // task YAML that names it), runs `process_docs` once on all documents and each per-document helper
-// on every document, and writes one JSON answer on stdout. When the `datasets` package is not
-// installed, a small stand-in takes its place with the methods task helpers use.
+// on every document, or one filter class (lm-eval's Filter API: built with the YAML's keyword
+// arguments, apply(resps, docs)) on every response, and writes one JSON answer on stdout. When the
+// `datasets` or `lm_eval` packages are not installed, small stand-ins take their place with what
+// task helpers use: Dataset's methods, and lm-eval's Filter and RegexFilter.
 //
 // Kept as a string (String.raw: no backslash is interpreted) so that the bundles carry it with no
 // file to find at run time; it must contain no backtick and no dollar-brace.
@@ -94,6 +96,62 @@ def stand_in_datasets():
     return module
 
 
+def stand_in_lm_eval():
+    import re
+
+    class Filter:
+        def __init__(self, **kwargs):
+            pass
+
+        def apply(self, resps, docs):
+            return resps
+
+    class RegexFilter(Filter):
+        # lm-eval's "regex" filter: the group_select-th match of the pattern in each response
+        # (the first non-empty group of a match with groups), stripped; fallback when none.
+        def __init__(self, regex_pattern=r"#### (\-?[0-9\.\,]+)", group_select=0, fallback="[invalid]"):
+            self.regex_pattern = regex_pattern
+            self.regex = re.compile(regex_pattern)
+            self.group_select = group_select
+            self.fallback = fallback
+
+        def apply(self, resps, docs):
+            out = []
+            for responses in resps:
+                kept = []
+                for response in responses:
+                    found = self.regex.findall(response)
+                    if not found:
+                        kept.append(self.fallback)
+                        continue
+                    match = found[self.group_select]
+                    if isinstance(match, tuple):
+                        match = [group for group in match if group][0]
+                    kept.append(match.strip())
+                out.append(kept)
+            return out
+
+    modules = {}
+    for name in ["lm_eval", "lm_eval.api", "lm_eval.api.filter", "lm_eval.filters", "lm_eval.filters.extraction"]:
+        modules[name] = types.ModuleType(name)
+        modules[name].__bprof_stand_in__ = True
+    modules["lm_eval.api.filter"].Filter = Filter
+    modules["lm_eval.filters.extraction"].Filter = Filter
+    modules["lm_eval.filters.extraction"].RegexFilter = RegexFilter
+    modules["lm_eval"].api = modules["lm_eval.api"]
+    modules["lm_eval"].filters = modules["lm_eval.filters"]
+    modules["lm_eval.api"].filter = modules["lm_eval.api.filter"]
+    modules["lm_eval.filters"].extraction = modules["lm_eval.filters.extraction"]
+    sys.modules.update(modules)
+
+
+def lm_eval_modules():
+    try:
+        import lm_eval.filters.extraction  # noqa: F401
+    except ImportError:
+        stand_in_lm_eval()
+
+
 def datasets_module():
     try:
         import datasets
@@ -145,6 +203,8 @@ def main():
     # What helpers print goes to stderr: stdout carries the answer alone.
     out, sys.stdout = sys.stdout, sys.stderr
     request = json.load(sys.stdin)
+    if "filter" in request:
+        return run_filter(request, out)
     docs = request["docs"]
     answer = {"docs": None, "values": {}}
     step, document = "import", None
@@ -166,6 +226,19 @@ def main():
             answer["values"][key] = values
     except BaseException as error:
         answer = {"error": {"step": step, "document": document, "message": last_line(error)}}
+    out.write(json.dumps(answer))
+
+
+def run_filter(request, out):
+    try:
+        datasets_module()
+        lm_eval_modules()
+        step = request["filter"]
+        instance = helper(step)(**step.get("kwargs", {}))
+        resps = plain([list(r) for r in instance.apply(request["resps"], request["docs"])], "the filter")
+        answer = {"resps": resps}
+    except BaseException as error:
+        answer = {"error": {"step": "filter", "document": None, "message": last_line(error)}}
     out.write(json.dumps(answer))
 
 

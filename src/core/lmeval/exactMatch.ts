@@ -1,5 +1,7 @@
 // generate_until scoring as lm-eval does it: a filter pipeline turns the generated text into an
 // answer, then exact_match (Hugging Face evaluate's rules) compares it with the target.
+import type { Doc } from "./documents";
+import { runFilterHelper, type FilterHelper } from "./helpers";
 import { pyLstrip, pyStrip } from "./pythonString";
 import { findall, pythonRegex } from "./pythonRegex";
 
@@ -11,7 +13,9 @@ export type FilterStep =
   | { function: "remove_whitespace" }
   | { function: "take_first_k"; k: number }
   | { function: "majority_vote" }
-  | { function: "map"; mapping_dict: Record<string, unknown>; default_value?: unknown };
+  | { function: "map"; mapping_dict: Record<string, unknown>; default_value?: unknown }
+  /** A filter class of the task's own (`function: !function utils.MyFilter`), run in Python. */
+  | { function: "python"; helper: FilterHelper };
 
 export const FILTER_FUNCTIONS = ["regex", "take_first", "lowercase", "uppercase", "remove_whitespace", "take_first_k", "majority_vote", "map"] as const;
 
@@ -43,39 +47,54 @@ function regexFilter(step: Extract<FilterStep, { function: "regex" }>, response:
   return pyStrip(match);
 }
 
+/** Whether a pipeline runs a Python filter class: then it runs on every document at once (applyFiltersToAll). */
+export function hasPythonStep(pipeline: FilterPipeline): boolean {
+  return pipeline.steps.some((s) => s.function === "python");
+}
+
 /** Applies a pipeline to the model's responses for one document (one response when greedy). */
 export function applyFilters(pipeline: FilterPipeline, responses: string[]): string {
   let current = responses;
   for (const step of pipeline.steps) {
-    switch (step.function) {
-      case "regex":
-        current = current.map((r) => regexFilter(step, r));
-        break;
-      case "take_first":
-        current = current.slice(0, 1);
-        break;
-      case "lowercase":
-        current = current.map((r) => r.toLowerCase());
-        break;
-      case "uppercase":
-        current = current.map((r) => r.toUpperCase());
-        break;
-      case "remove_whitespace":
-        current = current.map(pyLstrip);
-        break;
-      case "take_first_k":
-        current = current.slice(0, step.k);
-        break;
-      case "majority_vote":
-        current = [mostCommon(current)];
-        break;
-      case "map":
-        // lm-eval's MapFilter gives default_value (None unless set) to a response it has no entry for.
-        current = current.map((r) => pythonStr(Object.prototype.hasOwnProperty.call(step.mapping_dict, r) ? step.mapping_dict[r] : (step.default_value ?? null)));
-        break;
-    }
+    if (step.function === "python") throw new Error(`filter pipeline ${pipeline.name} runs Python: apply it with applyFiltersToAll`);
+    current = applyStep(step, current);
   }
   return current[0] ?? "";
+}
+
+/**
+ * A pipeline on every document's responses at once, as lm-eval applies it: `responses[i]` and
+ * `docs[i]` are document i's; a Python step sees them all in one call. The answer per document.
+ */
+export async function applyFiltersToAll(pipeline: FilterPipeline, responses: readonly string[][], docs: readonly Doc[]): Promise<string[]> {
+  let current = responses.map((r) => [...r]);
+  for (const step of pipeline.steps) {
+    current = step.function === "python" ? await runFilterHelper(step.helper, current, docs) : current.map((r) => applyStep(step, r));
+  }
+  return current.map((r) => (r[0] === undefined ? "" : String(r[0])));
+}
+
+/** One built-in step on one document's responses. */
+function applyStep(step: Exclude<FilterStep, { function: "python" }>, responses: string[]): string[] {
+  switch (step.function) {
+    case "regex":
+      return responses.map((r) => regexFilter(step, r));
+    case "take_first":
+      return responses.slice(0, 1);
+    case "lowercase":
+      return responses.map((r) => r.toLowerCase());
+    case "uppercase":
+      return responses.map((r) => r.toUpperCase());
+    case "remove_whitespace":
+      return responses.map(pyLstrip);
+    case "take_first_k":
+      return responses.slice(0, step.k);
+    case "majority_vote":
+      return [mostCommon(responses)];
+    case "map":
+      // lm-eval's MapFilter gives default_value (None unless set) to a response it has no entry for.
+      return responses.map((r) => pythonStr(Object.prototype.hasOwnProperty.call(step.mapping_dict, r) ? step.mapping_dict[r] : (step.default_value ?? null)));
+  }
 }
 
 /** The most frequent response, the first seen among ties (Python's Counter.most_common(1)); "" for none. */

@@ -32,7 +32,7 @@ export interface HelperAnswer {
 
 /** A helper that could not run or failed: which one (`step`), on which document, and the last line Python said. */
 export class HelperError extends Error {
-  constructor(message: string, readonly step: "import" | "process_docs" | DocumentHelperKey | "python", readonly document?: number) {
+  constructor(message: string, readonly step: "import" | "process_docs" | DocumentHelperKey | "filter" | "python", readonly document?: number) {
     super(message);
     this.name = "HelperError";
   }
@@ -56,17 +56,21 @@ export function helperRef(functionName: string, yamlFile: string): HelperRef | u
   return { dir: path.dirname(yamlFile), module: functionName.slice(0, dot), name: functionName.slice(dot + 1) };
 }
 
-const answers = new Map<string, Promise<HelperAnswer>>();
+/** Answers by request key (helper files' bytes, documents, responses), of both kinds of helper. */
+const answers = new Map<string, Promise<unknown>>();
 const ANSWERS_KEPT = 64;
 
 /** Runs the helpers on `docs`; the same helper files and documents give the kept answer. */
 export async function runHelpers(request: HelperRequest, docs: readonly Record<string, unknown>[]): Promise<HelperAnswer> {
-  const key = await answerKey(request, docs);
-  let answer = answers.get(key);
+  return kept(await answerKey(request, docs), () => runPython(request, docs));
+}
+
+/** The answer kept under `key`, else `run`'s, kept unless it fails (the user is about to fix the helper or the data). */
+function kept<T>(key: string, run: () => Promise<T>): Promise<T> {
+  let answer = answers.get(key) as Promise<T> | undefined;
   if (!answer) {
-    answer = runPython(request, docs);
+    answer = run();
     answers.set(key, answer);
-    // A failure is not kept: the user is about to fix the helper or the data.
     answer.catch(() => answers.delete(key));
     if (answers.size > ANSWERS_KEPT) answers.delete(answers.keys().next().value!);
   }
@@ -84,8 +88,30 @@ function moduleFile(ref: HelperRef): string {
   return path.join(ref.dir, ...ref.module.split(".")) + ".py";
 }
 
+/** A filter class of a task's filter_list (lm-eval's Filter API), built with the step's other keys. */
+export interface FilterHelper {
+  ref: HelperRef;
+  kwargs: Record<string, unknown>;
+}
+
+/**
+ * One filter class applied to every document's responses at once: `resps[i]` are document i's
+ * responses, `docs[i]` the document. Kept like the document helpers' answers.
+ */
+export async function runFilterHelper(filter: FilterHelper, resps: readonly string[][], docs: readonly Record<string, unknown>[]): Promise<string[][]> {
+  const request = { filter: { ...filter.ref, kwargs: filter.kwargs }, resps, docs };
+  const key = createHash("sha256").update(pythonCommand()).update("\0").update(JSON.stringify(request)).update("\0").update(await fs.readFile(moduleFile(filter.ref)).catch(() => Buffer.from("missing"))).digest("hex");
+  return kept(key, async () => ((await bridge(request)) as { resps: string[][] }).resps);
+}
+
 async function runPython(request: HelperRequest, docs: readonly Record<string, unknown>[]): Promise<HelperAnswer> {
-  const input = JSON.stringify({ docs, ...(request.processDocs ? { process_docs: request.processDocs } : {}), per_document: request.perDocument });
+  const answer = (await bridge({ docs, ...(request.processDocs ? { process_docs: request.processDocs } : {}), per_document: request.perDocument })) as { docs?: Record<string, unknown>[] | null; values?: HelperAnswer["values"] };
+  return { docs: answer.docs ?? [...docs], values: answer.values ?? {} };
+}
+
+/** Runs the bridge on one request; its answer, or HelperError with what Python said. */
+async function bridge(request: object): Promise<unknown> {
+  const input = JSON.stringify(request);
   const python = pythonCommand();
   const limit = helperTimeLimitMs();
   const child = await execa(python, ["-c", BRIDGE_SOURCE], { input, reject: false, timeout: limit, maxBuffer: 1 << 30, env: { PYTHONDONTWRITEBYTECODE: "1" } });
@@ -93,7 +119,7 @@ async function runPython(request: HelperRequest, docs: readonly Record<string, u
     throw new HelperError(`${python} was not found: this task's \`!function\` helpers need Python 3 (install it, or set BPROF_PYTHON to one)`, "python");
   }
   if (child.timedOut) throw new HelperError(`the helpers did not finish within ${limit / 1000} s (BPROF_HELPER_TIME_LIMIT_S sets the limit)`, "python");
-  let answer: { docs?: Record<string, unknown>[] | null; values?: HelperAnswer["values"]; error?: { step: HelperError["step"]; document: number | null; message: string } };
+  let answer: { error?: { step: HelperError["step"]; document: number | null; message: string } };
   try {
     answer = JSON.parse(child.stdout) as typeof answer;
   } catch {
@@ -101,5 +127,5 @@ async function runPython(request: HelperRequest, docs: readonly Record<string, u
     throw new HelperError(`${python} ended without an answer (exit ${child.exitCode ?? child.signal})${said ? `: ${said}` : ""}`, "python");
   }
   if (answer.error) throw new HelperError(answer.error.message, answer.error.step, answer.error.document ?? undefined);
-  return { docs: answer.docs ?? [...docs], values: answer.values ?? {} };
+  return answer;
 }

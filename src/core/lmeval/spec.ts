@@ -91,11 +91,12 @@ export function checkKeys(source: TaskSource, at: At, problems: Problem[], optio
     }
     const fn = findFunctionTag(value);
     if (!fn) continue;
-    const runs = HELPER_KEYS.has(key) && fn.path.length === 0;
+    const filterClass = key === "filter_list" && fn.path.length === 4 && fn.path[1] === "filter" && fn.path[3] === "function";
+    const runs = (HELPER_KEYS.has(key) && fn.path.length === 0) || filterClass;
     if (!runs) {
-      problems.push(at([key, ...fn.path], `\`${key}\` uses \`!function ${fn.name}\`: Python helpers run for process_docs, doc_to_text, doc_to_target and doc_to_choice; here, write it as a template or a built-in filter`, "task.python-function"));
+      problems.push(at([key, ...fn.path], `\`${key}\` uses \`!function ${fn.name}\`: Python helpers run for process_docs, doc_to_text, doc_to_target, doc_to_choice and filter classes; here, write it as a template or a built-in filter`, "task.python-function"));
     } else if (options.helpers === "refuse") {
-      problems.push(at([key], `\`${key}\` runs the Python helper \`${fn.name}\`, and helpers run only in a trusted workspace: trust this folder to check and run this task`, "task.python-function"));
+      problems.push(at([key, ...fn.path], `\`${key}\` runs the Python helper \`${fn.name}\`, and helpers run only in a trusted workspace: trust this folder to check and run this task`, "task.python-function"));
     }
   }
 }
@@ -133,7 +134,8 @@ export interface TaskSpec {
   exactMatch: ExactMatchOptions;
 }
 
-export function readSpec(raw: Record<string, unknown>, at: At, problems: Problem[], options: TaskOptions): TaskSpec | undefined {
+/** `fileOf(key)`: the YAML file that set the key (the task's, or one it includes), where its helpers are found. */
+export function readSpec(raw: Record<string, unknown>, at: At, problems: Problem[], options: TaskOptions, fileOf: (key: string) => string): TaskSpec | undefined {
   const str = (key: string, fallback?: string): string | undefined => {
     const value = raw[key];
     if (value === undefined) return fallback;
@@ -169,7 +171,7 @@ export function readSpec(raw: Record<string, unknown>, at: At, problems: Problem
   const fewshot = readFewshotConfig(raw.fewshot_config, at, problems);
   const generation = readGenerationKwargs(raw.generation_kwargs, at, problems);
   const metricSpec = readMetricList(raw.metric_list, outputType === "generate_until" ? "generate_until" : "multiple_choice", at, problems);
-  const filters = readFilterList(raw.filter_list, at, problems);
+  const filters = readFilterList(raw.filter_list, at, problems, fileOf("filter_list"));
   const fewshotDelimiter = str("fewshot_delimiter", "\n\n")!;
 
   if (errorsOf(problems).length > 0) return undefined;
@@ -259,6 +261,8 @@ function readMetricList(value: unknown, outputType: OutputType, at: At, problems
   const metrics: string[] = [];
   let exactMatch: ExactMatchOptions = {};
   value.forEach((entry: Record<string, unknown>, i) => {
+    // A `!function` metric is refused once, by checkKeys.
+    if (isFunctionTag(entry?.metric)) return;
     const metric = String(entry?.metric);
     const allowed = outputType === "multiple_choice" ? MULTIPLE_CHOICE_METRICS.has(metric) : metric === "exact_match";
     if (!allowed) {
@@ -297,7 +301,7 @@ function checkPattern(pattern: string, where: FieldPath, at: At, problems: Probl
   }
 }
 
-function readFilterList(value: unknown, at: At, problems: Problem[]): FilterPipeline[] {
+function readFilterList(value: unknown, at: At, problems: Problem[], file: string): FilterPipeline[] {
   if (value === undefined) return [];
   if (!Array.isArray(value)) {
     problems.push(at(["filter_list"], "filter_list must be a list of {name, filter: [...]}"));
@@ -306,9 +310,14 @@ function readFilterList(value: unknown, at: At, problems: Problem[]): FilterPipe
   return value.map((entry: { name?: unknown; filter?: unknown }, i) => {
     const steps = Array.isArray(entry?.filter) ? entry.filter : [];
     if (steps.length === 0) problems.push(at(["filter_list", i], "a filter pipeline needs a non-empty `filter` list"));
-    steps.forEach((step: Record<string, unknown>, j) => {
-      // A `!function` filter is refused once, by checkKeys.
-      if (isFunctionTag(step?.function)) return;
+    const read = steps.map((step: Record<string, unknown>, j): FilterStep => {
+      // lm-eval builds a filter class with the step's other keys as its keyword arguments.
+      if (isFunctionTag(step?.function)) {
+        const { function: fn, ...kwargs } = step;
+        const ref = helperRef((fn as Record<string, string>)[FUNCTION_TAG]!, file);
+        if (!ref) problems.push(at(["filter_list", i, "filter", j, "function"], "`!function` needs `module.ClassName`", "task.python-function"));
+        return { function: "python", helper: { ref: ref ?? { dir: "", module: "", name: "" }, kwargs } };
+      }
       if (!FILTER_FUNCTIONS.includes(step?.function as (typeof FILTER_FUNCTIONS)[number])) {
         problems.push(at(["filter_list", i, "filter", j, "function"], `filter function \`${String(step?.function)}\` is not supported (supported: ${FILTER_FUNCTIONS.join(", ")})`));
       } else if (step.function === "regex") {
@@ -320,8 +329,9 @@ function readFilterList(value: unknown, at: At, problems: Problem[]): FilterPipe
         const mapping = step.mapping_dict;
         if (typeof mapping !== "object" || mapping === null || Array.isArray(mapping)) problems.push(at(["filter_list", i, "filter", j], "a map filter needs `mapping_dict`, a mapping of responses to answers"));
       }
+      return step as FilterStep;
     });
-    return { name: String(entry?.name ?? `filter ${i}`), steps: steps as FilterStep[] };
+    return { name: String(entry?.name ?? `filter ${i}`), steps: read };
   });
 }
 

@@ -7,8 +7,8 @@ import { diskFiles, type TextFiles } from "../fsutil";
 import { formatFieldPath, scopedSource, type FieldPath, type YamlSource } from "../yamlSource";
 import { dataOf, readDocuments } from "./data";
 import type { Doc } from "./documents";
-import type { ExactMatchOptions, FilterPipeline } from "./exactMatch";
-import { HelperError, runHelpers, type DocumentHelperKey, type HelperAnswer, type HelperRequest } from "./helpers";
+import { hasPythonStep, type ExactMatchOptions, type FilterPipeline } from "./exactMatch";
+import { HelperError, runFilterHelper, runHelpers, type DocumentHelperKey, type HelperAnswer, type HelperRequest } from "./helpers";
 import { Renderer, TemplateFault } from "./render";
 import { checkKeys, helperRequest, readSpec, readTaskSource, taskSourceOf, type At, type TaskSource } from "./spec";
 
@@ -68,6 +68,8 @@ export interface Task {
   generation?: { until: string[]; maxGenToks: number };
   /** Generation: filter pipelines in file order; the first is the one AIS uses unless told. */
   filters: FilterPipeline[];
+  /** The documents by index, for filter classes run in Python (they see them); only when the task has one. */
+  documents?: Doc[];
   exactMatch: ExactMatchOptions;
 }
 
@@ -133,7 +135,7 @@ async function testDocuments(source: TaskSource, problems: Problem[], options: T
   const at: At = (keyPath, message, code = "task.invalid-value", on = "value") =>
     (source.origin.get(String(keyPath[0])) ?? source.main).at(keyPath, code, message, { on });
   checkKeys(source, at, problems, options);
-  const spec = readSpec(source.raw, at, problems, options);
+  const spec = readSpec(source.raw, at, problems, options, (key) => (source.origin.get(key) ?? source.main).file);
   if (errorsOf(problems).length > 0 || !spec) return undefined;
   const data = await dataOf(source, spec, spec.testSplit, at, problems, options.data);
   if (!data) return undefined;
@@ -191,6 +193,9 @@ async function buildTask(source: TaskSource, file: string, problems: Problem[], 
   }
   if (test.docs.length === 0) problems.push(fileProblem(dataFile, "task.empty-split", `split \`${spec.testSplit}\` has no documents`));
   if (errorsOf(problems).length > 0) return { problems };
+  const filtersInPython = spec.filters.some(hasPythonStep);
+  if (filtersInPython) await tryFilterClasses(spec.filters, docs[0]!, at, problems);
+  if (errorsOf(problems).length > 0) return { problems };
 
   const task: Task = {
     name: spec.name,
@@ -205,8 +210,29 @@ async function buildTask(source: TaskSource, file: string, problems: Problem[], 
     filters: spec.filters,
     exactMatch: spec.exactMatch,
     ...(spec.outputType === "generate_until" ? { generation: { until: spec.until, maxGenToks: spec.maxGenToks } } : {}),
+    ...(filtersInPython ? { documents: docs } : {}),
   };
   return { task, problems };
+}
+
+/**
+ * Each filter class built with its keyword arguments and applied to an empty response of the
+ * first document, so that a module that is missing, a class that does not exist, arguments it
+ * does not take or an import its apply needs are errors at the filter's line before any run.
+ */
+async function tryFilterClasses(pipelines: readonly FilterPipeline[], doc: Doc, at: At, problems: Problem[]): Promise<void> {
+  for (const [i, pipeline] of pipelines.entries()) {
+    for (const [j, step] of pipeline.steps.entries()) {
+      if (step.function !== "python") continue;
+      try {
+        await runFilterHelper(step.helper, [[""]], [doc]);
+      } catch (e) {
+        if (!(e instanceof HelperError)) throw e;
+        const { module, name } = step.helper.ref;
+        problems.push(at(["filter_list", i, "filter", j, "function"], `filter \`!function ${module}.${name}\` of pipeline \`${pipeline.name}\`: ${e.message}`, "task.python-function"));
+      }
+    }
+  }
 }
 
 

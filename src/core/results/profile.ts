@@ -10,7 +10,9 @@ import { benchmarkAccuracy, scoreItem, type ChoiceScore, type ScoredItem } from 
 import { ALL_METRICS, chancePerItem, correctnessVector, meanOf, metricsOf, type Metric } from "../analysis/ais";
 import { bootstrapGrid, type BootstrapEstimate, type GridBenchmark, type GridCell } from "../analysis/bootstrap";
 import { cellFlips } from "../analysis/flips";
-import { benchmarkExactMatch, isGenerated, scoreGeneration, type BenchmarkItem } from "../analysis/generation";
+import { benchmarkExactMatch, cutAtStop, isGenerated, scoreGeneration, type BenchmarkItem } from "../analysis/generation";
+import type { Doc } from "../lmeval/documents";
+import { applyFiltersToAll, hasPythonStep } from "../lmeval/exactMatch";
 import { jaccardFromCounts } from "../analysis/overlap";
 import type { ResolvedBenchmark } from "../config/load";
 import type { ImportanceMethod, Selection } from "../config/types";
@@ -71,8 +73,8 @@ export async function readRunnerScores(file: string): Promise<RunnerScores> {
  * must be multiple choice.
  */
 export function scoredItems(refs: readonly ItemRef[], benchmarks: readonly ResolvedBenchmark[], scores: RunnerScores, source: string): ScoredItem[];
-export function scoredItems(refs: readonly ItemRef[], benchmarks: readonly ResolvedBenchmark[], scores: RunnerScores, source: string, decode: Decoder): BenchmarkItem[];
-export function scoredItems(refs: readonly ItemRef[], benchmarks: readonly ResolvedBenchmark[], scores: RunnerScores, source: string, decode?: Decoder): BenchmarkItem[] {
+export function scoredItems(refs: readonly ItemRef[], benchmarks: readonly ResolvedBenchmark[], scores: RunnerScores, source: string, decode: Decoder, filtered?: ReadonlyMap<string, string[]>): BenchmarkItem[];
+export function scoredItems(refs: readonly ItemRef[], benchmarks: readonly ResolvedBenchmark[], scores: RunnerScores, source: string, decode?: Decoder, filtered?: ReadonlyMap<string, string[]>): BenchmarkItem[] {
   const byId = new Map(benchmarks.flatMap((b) => b.task.items.map((i) => [itemId(b.name, i.index), { item: i, task: b.task }] as const)));
   return refs.map((ref): BenchmarkItem => {
     const found = byId.get(ref.id);
@@ -83,11 +85,44 @@ export function scoredItems(refs: readonly ItemRef[], benchmarks: readonly Resol
       if (!decode) throw new Error(`${ref.id} is a generate_until item: decoding its tokens needs the model's tokenizer`);
       if (result === undefined || Array.isArray(result)) throw new Error(`${source}: the generation of ${ref.id} is missing`);
       const rules = { until: task.generation?.until ?? [], filters: task.filters, exactMatch: task.exactMatch };
-      return scoreGeneration(ref.benchmark, ref.index, item.target, result.generated, result.stopped, decode, rules);
+      return scoreGeneration(ref.benchmark, ref.index, item.target, result.generated, result.stopped, decode, rules, filtered?.get(ref.id));
     }
     if (!Array.isArray(result) || result.length !== item.choices.length) throw new Error(`${source}: the scores of ${ref.id} are missing or incomplete`);
     return scoreItem(ref.benchmark, ref.index, item.target, item.choices, result);
   });
+}
+
+/** Per source (scores.jsonl, baseline.jsonl, a variant's file) and item id, each filter pipeline's answer. */
+export type FilteredAnswers = ReadonlyMap<string, ReadonlyMap<string, string[]>>;
+
+/**
+ * The answers of the benchmarks whose filters run a Python class (lm-eval's Filter API), which
+ * sees every document's response at once: each pipeline applied to all of a benchmark's
+ * responses from all `sources` together. Undefined when no benchmark has one.
+ */
+export async function pythonFilteredAnswers(refs: readonly ItemRef[], benchmarks: readonly ResolvedBenchmark[], sources: ReadonlyMap<string, RunnerScores>, decode: Decoder): Promise<FilteredAnswers | undefined> {
+  const withPython = benchmarks.filter((b) => b.task.filters.some(hasPythonStep));
+  if (withPython.length === 0) return undefined;
+  const out = new Map<string, Map<string, string[]>>();
+  for (const { name, task } of withPython) {
+    const entries: { source: string; id: string; response: string; doc: Doc }[] = [];
+    for (const [source, scores] of sources) {
+      for (const ref of refs) {
+        const result = ref.benchmark === name ? scores.get(ref.id) : undefined;
+        if (result === undefined || Array.isArray(result)) continue;
+        entries.push({ source, id: ref.id, response: cutAtStop(decode(result.generated), task.generation?.until ?? []), doc: task.documents?.[ref.index] ?? {} });
+      }
+    }
+    const responses = entries.map((e) => [e.response]);
+    const docs = entries.map((e) => e.doc);
+    const perPipeline = await Promise.all(task.filters.map((pipeline) => applyFiltersToAll(pipeline, responses, docs)));
+    entries.forEach((e, i) => {
+      const bySource = out.get(e.source) ?? new Map<string, string[]>();
+      bySource.set(e.id, perPipeline.map((answers) => answers[i]!));
+      out.set(e.source, bySource);
+    });
+  }
+  return out;
 }
 
 /**
@@ -119,6 +154,8 @@ export interface ProfileInputs {
   bootstrap: { resamples: number; confidence: number };
   /** The model's tokenizer's decode; needed when a benchmark is generate_until. */
   decode?: Decoder;
+  /** Answers of the pipelines with a Python filter class (pythonFilteredAnswers), by source. */
+  filtered?: FilteredAnswers;
 }
 
 export interface AssembledProfile {
@@ -147,7 +184,9 @@ export async function readProfileOutput(outDir: string, inputs: ProfileInputs, r
   const baseline = await readRunnerScores(path.join(outDir, "baseline.jsonl"));
   const variantScores = new Map<string, RunnerScores>();
   for (const v of manifest.variants) variantScores.set(v.file, await readRunnerScores(path.join(outDir, v.file)));
-  return assembleProfile(manifest, baseline, variantScores, inputs, runnerDir);
+  const sources = new Map([["baseline.jsonl", baseline], ...variantScores]);
+  const filtered = inputs.decode ? await pythonFilteredAnswers(inputs.refs, inputs.benchmarks, sources, inputs.decode) : undefined;
+  return assembleProfile(manifest, baseline, variantScores, { ...inputs, ...(filtered ? { filtered } : {}) }, runnerDir);
 }
 
 function checkManifest(manifest: RunnerManifest, file: string): void {
@@ -178,7 +217,7 @@ export function assembleProfile(
     if (name === undefined) throw new Error(`profile.json names ability \`${id}\`, which is not in the job (${[...nameOf.keys()].join(", ")})`);
     return name;
   };
-  const score = (scores: RunnerScores, source: string): BenchmarkItem[] => scoredItems(inputs.refs, inputs.benchmarks, scores, source, inputs.decode ?? noDecoder);
+  const score = (scores: RunnerScores, source: string): BenchmarkItem[] => scoredItems(inputs.refs, inputs.benchmarks, scores, source, inputs.decode ?? noDecoder, inputs.filtered?.get(source));
   const baseline = score(baselineScores, "baseline.jsonl");
   const benchmarkNames = inputs.benchmarks.map((b) => b.name);
   const baselineOf = new Map(benchmarkNames.map((name) => [name, baseline.filter((i) => i.benchmark === name)]));
