@@ -33,7 +33,7 @@ export function formatFieldPath(path: FieldPath): string {
  * lm-eval's `!function module.name` tag is read as `{ "!function": "module.name" }`, so a loader
  * can refuse it by key instead of meeting an unresolved tag.
  */
-const functionTag: ScalarTag = {
+export const functionTag: ScalarTag = {
   tag: "!function",
   resolve: (value: string) => ({ [FUNCTION_TAG]: value }),
 };

@@ -6,8 +6,10 @@ import { DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES } from "../analysis/bootstrap";
 import { errorsOf, fileProblem, notUtf8Problem, problemAt, type Problem, type ProblemPlace } from "../problems";
 import { loadDiagnosticDataset, type DiagnosticCheckOptions, type DiagnosticDatasetCheck } from "../datasets/diagnostic";
 import { buildBenchmarkIndex, type BenchmarkNgramIndex, type BenchmarkText } from "../datasets/ngrams";
+import * as os from "node:os";
 import { datasetKindOf } from "../lmeval/documents";
 import { loadInlineTask, loadTask, type Task, type TaskLoad, type TaskOptions } from "../lmeval/task";
+import { resolveTaskName, taskIndex } from "../lmeval/taskIndex";
 import { diskFiles, isDirectory, isFile, type TextFiles } from "../fsutil";
 import { readsLocalFiles, resolveTarget, type Target } from "../launch/target";
 import { modelFolderProblems } from "../model/folder";
@@ -222,10 +224,7 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
 /** The config's benchmarks, each an lm-eval task (a file or inline) with its `limit` and `num_fewshot`; `entry` is its index in the config. */
 export async function loadBenchmarks(config: ProfileConfig, source: YamlSource, inputs: ProfileInputs, problems: Problem[]): Promise<(ResolvedBenchmark & { entry: number })[]> {
   const benchmarks: (ResolvedBenchmark & { entry: number })[] = [];
-  for (const i of config.benchmarks.keys()) {
-    const benchmark = await loadBenchmark(config, source, inputs, i, problems);
-    if (benchmark) benchmarks.push(benchmark);
-  }
+  for (const i of config.benchmarks.keys()) benchmarks.push(...(await loadBenchmark(config, source, inputs, i, problems)));
   return benchmarks;
 }
 
@@ -254,33 +253,67 @@ async function dataProblems(options: TaskOptions, source: YamlSource, i: number)
   return problems;
 }
 
-/** The config's benchmark entry `i`; undefined (with problems) when its task does not load. */
-export async function loadBenchmark(config: ProfileConfig, source: YamlSource, inputs: ProfileInputs, i: number, problems: Problem[]): Promise<(ResolvedBenchmark & { entry: number }) | undefined> {
+/**
+ * The benchmarks of the config's entry `i`: one for a task file or an inline task, one per task
+ * for a group or tag named by name. Empty (with problems) when its task does not load.
+ */
+export async function loadBenchmark(config: ProfileConfig, source: YamlSource, inputs: ProfileInputs, i: number, problems: Problem[]): Promise<(ResolvedBenchmark & { entry: number })[]> {
   const benchmark = config.benchmarks[i]!;
   const options: TaskOptions = { ...taskOptionsOf(benchmark, path.dirname(source.file)), ...(inputs.helpers ? { helpers: inputs.helpers } : {}) };
   const missingData = await dataProblems(options, source, i);
   if (missingData.length > 0) {
     problems.push(...missingData);
-    return undefined;
+    return [];
   }
-  let loaded: TaskLoad;
-  if (typeof benchmark.task === "string") {
-    const taskFile = path.resolve(path.dirname(source.file), benchmark.task);
-    if (!(await isFile(taskFile))) {
-      problems.push(source.at(["benchmarks", i, "task"], "config.task-not-found", `task file not found: ${taskFile}`, { data: { file: taskFile } }));
-      return undefined;
+  if (typeof benchmark.task !== "string") {
+    // Inline: every problem already points into this config.
+    const loaded = await loadInlineTask(benchmark.task, source, ["benchmarks", i, "task"], options, inputs.files);
+    problems.push(...loaded.problems);
+    return loaded.task ? [{ name: benchmark.name ?? loaded.task.name, task: loaded.task, ...(benchmark.ability ? { ability: benchmark.ability } : {}), entry: i }] : [];
+  }
+  const taskFiles = await taskFilesOf(config, source, i);
+  if ("missing" in taskFiles) {
+    problems.push(source.at(["benchmarks", i, "task"], "config.task-not-found", taskFiles.missing, taskFiles.file ? { data: { file: taskFiles.file } } : undefined));
+    return [];
+  }
+  if (taskFiles.notFound?.length) {
+    const names = taskFiles.notFound.map((n) => `\`${n}\``);
+    problems.push(source.at(["benchmarks", i, "task"], "config.group-incomplete", `\`${benchmark.task}\` names ${names.length} task(s) not found in task_paths, left out: ${names.slice(0, 8).join(", ")}${names.length > 8 ? ", ..." : ""}`));
+  }
+  if (taskFiles.files.length > 1) {
+    for (const key of ["name", "data", "ability"] as const) {
+      if (benchmark[key] !== undefined) problems.push(source.at(["benchmarks", i, key], "config.invalid-value", `\`${benchmark.task}\` is ${taskFiles.files.length} tasks: \`${key}\` would say the same of each; list the task you mean on its own`));
     }
-    loaded = await inputs.task(taskFile, options);
-    if (errorsOf(loaded.problems).length > 0) {
+    if (errorsOf(problems).length > 0) return [];
+  }
+  const loaded: (ResolvedBenchmark & { entry: number })[] = [];
+  for (const taskFile of taskFiles.files) {
+    const load = await inputs.task(taskFile, options);
+    problems.push(...load.problems);
+    if (errorsOf(load.problems).length > 0) {
       problems.push(source.at(["benchmarks", i, "task"], "config.task-has-errors", `the task ${path.basename(taskFile)} has errors (see ${taskFile})`, { data: { file: taskFile } }));
     }
-  } else {
-    // Inline: every problem already points into this config.
-    loaded = await loadInlineTask(benchmark.task, source, ["benchmarks", i, "task"], options, inputs.files);
+    if (load.task) loaded.push({ name: (taskFiles.files.length === 1 ? benchmark.name : undefined) ?? load.task.name, task: load.task, ...(benchmark.ability ? { ability: benchmark.ability } : {}), entry: i });
   }
-  problems.push(...loaded.problems);
-  if (!loaded.task) return undefined;
-  return { name: benchmark.name ?? loaded.task.name, task: loaded.task, ...(benchmark.ability ? { ability: benchmark.ability } : {}), entry: i };
+  return loaded;
+}
+
+/** Whether a benchmark's `task` is a name (lm-eval's: a task, group or tag) rather than a file. */
+export function isTaskName(task: string): boolean {
+  return !/[\\/]/.test(task) && !/\.ya?ml$/i.test(task);
+}
+
+/** The task files of entry `i`'s `task`: its file, or what its name stands for under `task_paths`. */
+async function taskFilesOf(config: ProfileConfig, source: YamlSource, i: number): Promise<{ files: string[]; notFound?: string[] } | { missing: string; file?: string }> {
+  const task = config.benchmarks[i]!.task as string;
+  const configDir = path.dirname(source.file);
+  const asFile = path.resolve(configDir, task);
+  if (await isFile(asFile)) return { files: [asFile] };
+  if (!isTaskName(task)) return { missing: `task file not found: ${asFile}`, file: asFile };
+  const folders = (config.task_paths ?? []).map((f) => path.resolve(configDir, f.replace(/^~(?=$|\/)/, os.homedir())));
+  if (folders.length === 0) return { missing: `\`${task}\` is not a task file here; to name an lm-eval task, group or tag, list the folders that hold it in \`task_paths\`` };
+  const resolved = resolveTaskName(await taskIndex(folders), task);
+  return "files" in resolved ? resolved : { missing: `${resolved.missing} in task_paths (${folders.join(", ")})` };
 }
 
 /**

@@ -90,6 +90,8 @@ export interface ProfileConfig {
   models: ModelSpec[];
   benchmarks: BenchmarkSpec[];
   output?: string;
+  /** Folders searched for tasks, groups and tags named by name (lm-eval's --include_path). */
+  task_paths?: string[];
   device?: string;
   threads?: number;
   target?: TargetSpec;

@@ -7,11 +7,11 @@
 // file's hash recorded in results.json says whether the file still holds what the run read.
 import * as path from "node:path";
 import type { ChoiceMetric, Metric } from "../analysis/ais";
-import { directInputs, loadBenchmark, taskOptionsOf, type ResolvedBenchmark } from "../config/load";
+import { directInputs, isTaskName, loadBenchmark, taskOptionsOf, type ResolvedBenchmark } from "../config/load";
 import { parseConfig } from "../config/parse";
 import type { ProfileConfig, Selection } from "../config/types";
 import { loadTaskPlaces, type TaskItem, type TaskOptions, type TaskPlaces } from "../lmeval/task";
-import { fileSha256 } from "../fsutil";
+import { fileSha256, isFile } from "../fsutil";
 import type { Problem } from "../problems";
 import { CONFIG_SNAPSHOT, type ModelResults, type VariantResult } from "../results/store";
 import { parseYamlSource, type YamlSource } from "../yamlSource";
@@ -107,7 +107,7 @@ export class RunDocuments {
     const entry = entries.find((e) => e.name === name);
     if (!entry || !config || !source) return { problem: problem ?? `benchmark \`${name}\` is no longer in the run's config` };
     const problems: Problem[] = [];
-    const benchmark = await loadBenchmark(config, source, directInputs(), entry.index, problems);
+    const benchmark = (await loadBenchmark(config, source, directInputs(), entry.index, problems)).find((b) => b.name === name);
     const first = problems.find((p) => p.severity === "error");
     return benchmark ? { benchmark } : { problem: `benchmark \`${name}\` does not load now: ${first?.message ?? "its task has errors"}` };
   }
@@ -138,7 +138,10 @@ export class RunDocuments {
       const entries: Entry[] = [];
       for (const [index, b] of parsed.config.benchmarks.entries()) {
         const options = taskOptionsOf(b, path.dirname(configFile));
-        if (typeof b.task === "string") {
+        if (typeof b.task === "string" && isTaskName(b.task) && !(await isFile(path.resolve(path.dirname(configFile), b.task)))) {
+          // A task, group or tag by name: each of its tasks is a benchmark of its own.
+          for (const benchmark of await loadBenchmark(parsed.config, source, directInputs(), index, [])) entries.push({ name: benchmark.name, index, taskFile: benchmark.task.file, options });
+        } else if (typeof b.task === "string") {
           const taskFile = path.resolve(path.dirname(configFile), b.task);
           const name = b.name ?? (await loadTaskPlaces(taskFile, options)).places?.name;
           if (name) entries.push({ name, index, taskFile, options });
