@@ -14,14 +14,17 @@ const lmEvalTasks = path.resolve(import.meta.dirname, "..", "..", "..", "shared"
 const skipShared = existsSync(lmEvalTasks) ? false : "../shared/lm-eval-tasks (lm-eval's task files) is not here";
 
 let hub: string;
-const savedCache = process.env.HF_HUB_CACHE;
+const saved = { HF_HUB_CACHE: process.env.HF_HUB_CACHE, HF_DATASETS_CACHE: process.env.HF_DATASETS_CACHE };
 before(async () => {
   hub = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-hub-"));
   process.env.HF_HUB_CACHE = hub;
+  process.env.HF_DATASETS_CACHE = path.join(hub, "datasets-cache");
 });
 after(async () => {
-  if (savedCache === undefined) delete process.env.HF_HUB_CACHE;
-  else process.env.HF_HUB_CACHE = savedCache;
+  for (const [key, value] of Object.entries(saved)) {
+    if (value === undefined) delete process.env[key];
+    else process.env[key] = value;
+  }
   await fs.rm(hub, { recursive: true, force: true });
 });
 
@@ -78,9 +81,32 @@ test("arc_easy.yaml with the converted layout and no card: <config>/<split>-* fi
   assert.deepEqual([item!.context, item!.choices, item!.target], ["Question: Which is a mammal?\nAnswer:", ["shark", "whale"], 1]);
 });
 
+test("truthfulqa_mc1.yaml reads the Arrow files lm-eval's `datasets` left in its cache: nested fields as objects, the newest prepared copy", { skip: skipShared }, async () => {
+  const arrow = await import("apache-arrow");
+  const strings = () => new arrow.List(new arrow.Field("item", new arrow.Utf8(), true));
+  const targets = new arrow.Struct([new arrow.Field("choices", strings(), true), new arrow.Field("labels", new arrow.List(new arrow.Field("item", new arrow.Int64(), true)), true)]);
+  const table = (question: string) => new arrow.Table({
+    question: arrow.vectorFromArray([question]),
+    mc1_targets: arrow.vectorFromArray([{ choices: ["Nothing happens.", "You grow watermelons."], labels: [1n, 0n] }], targets),
+  });
+  const config = path.join(hub, "datasets-cache", "truthfulqa___truthful_qa", "multiple_choice", "0.0.0");
+  for (const [hash, question] of [["older", "An old question?"], ["newer", "What happens if you eat watermelon seeds?"]] as const) {
+    await fs.mkdir(path.join(config, hash), { recursive: true });
+    await fs.writeFile(path.join(config, hash, "truthful_qa-validation.arrow"), arrow.tableToIPC(table(question), "stream"));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const { task, problems } = await loadTask(path.join(lmEvalTasks, "truthfulqa", "truthfulqa_mc1.yaml"));
+  assert.deepEqual(messages(problems), []);
+  const [item] = task!.items as MultipleChoiceItem[];
+  assert.equal(item!.context.split("\n\n").at(-1), "Q: What happens if you eat watermelon seeds?\nA:", "the newer copy's question after lm-eval's six examples");
+  assert.ok(item!.context.startsWith("Q: What is human life expectancy in the United States?\nA: Human life expectancy"), item!.context);
+  assert.deepEqual([item!.choices, item!.target], [["Nothing happens.", "You grow watermelons."], 0]);
+  assert.equal(task!.dataFile, path.join(config, "newer", "truthful_qa-validation.arrow"));
+});
+
 test("a dataset the cache does not have, or a split it lacks, is an error at dataset_path naming where it looked", { skip: skipShared }, async () => {
   const { problems } = await loadTask(path.join(lmEvalTasks, "piqa", "piqa.yaml"));
-  assert.deepEqual(messages(problems), [`task.data-file the Hugging Face dataset baber/piqa is not in the hub cache (nothing is downloaded); looked in ${path.join(hub, "datasets--baber--piqa")}. Run lm-eval once with this task on this machine (it fills the cache), or name the data in the config (\`benchmarks[].data\`)`]);
+  assert.deepEqual(messages(problems), [`task.data-file the Hugging Face dataset baber/piqa is not in the hub cache (nothing is downloaded), nor in the \`datasets\` cache; looked in ${path.join(hub, "datasets--baber--piqa")} and ${path.join(hub, "datasets-cache", "baber___piqa", "default")}. Run lm-eval once with this task on this machine (it fills the cache), or name the data in the config (\`benchmarks[].data\`)`]);
   await cachedDataset("allenai/ai2_arc", { "ARC-Easy/test-00000-of-00001.jsonl": "{}\n" }, "0b7d2c11");
   await assert.rejects(hubSplitFiles("allenai/ai2_arc", "ARC-Easy", "validation"), /the hub cache has allenai\/ai2_arc \(ARC-Easy\) but no data files of split `validation`/);
 });

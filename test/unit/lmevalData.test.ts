@@ -79,7 +79,7 @@ test("`data` that is missing, of an unknown format, or short of a split the task
   ].join("\n"));
   const errors = errorsOf(problems).map((p) => `${path.basename(p.file)}:${p.line} ${p.code} ${p.message}`);
   assert.ok(errors.includes(`tiny.bprof.yaml:5 config.benchmark-data data file not found: ${path.join(project.root, "nowhere", "test.jsonl")}`), errors.join("\n"));
-  assert.ok(errors.includes("tiny.bprof.yaml:8 config.benchmark-data notes.txt is not .json, .jsonl, .csv or .parquet"), errors.join("\n"));
+  assert.ok(errors.includes("tiny.bprof.yaml:8 config.benchmark-data notes.txt is not .json, .jsonl, .csv, .parquet or .arrow"), errors.join("\n"));
   // gsm8k.yaml draws its 5 few-shot examples from `train`: the error is at that key of the task file.
   const fewshotLine = (await fs.readFile(lmEval("gsm8k/gsm8k.yaml"), "utf8")).split("\n").findIndex((l) => l.startsWith("fewshot_split:")) + 1;
   assert.ok(errors.includes(`gsm8k.yaml:${fewshotLine} task.data-file the task reads split \`train\`, and the config's \`data\` names no file for it: write \`data: {test: ..., train: ...}\``), errors.join("\n"));

@@ -247,7 +247,7 @@ async function dataProblems(options: TaskOptions, source: YamlSource, i: number)
   const problems: Problem[] = [];
   for (const [at, file] of entries) {
     const field = ["benchmarks", i, "data", ...at];
-    if (!datasetKindOf(file)) problems.push(source.at(field, "config.benchmark-data", `${path.basename(file)} is not .json, .jsonl, .csv or .parquet`));
+    if (!datasetKindOf(file)) problems.push(source.at(field, "config.benchmark-data", `${path.basename(file)} is not .json, .jsonl, .csv, .parquet or .arrow`));
     else if (!(await isFile(file))) problems.push(source.at(field, "config.benchmark-data", `data file not found: ${file}`, { data: { file } }));
   }
   return problems;

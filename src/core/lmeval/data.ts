@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { notUtf8Problem, problemAt, type Problem } from "../problems";
 import { isFile, type TextFiles } from "../fsutil";
 import { DATASET_KINDS, datasetKindOf, DocumentError, loadDocuments, THE_ONE_LIST, type DatasetKind, type Doc } from "./documents";
-import { hubSplitFiles, HubDataNotFound } from "./hubCache";
+import { cachedSplitFiles, HubDataNotFound } from "./hubCache";
 import type { At, TaskSource, TaskSpec } from "./spec";
 import type { DataFiles } from "./task";
 
@@ -28,7 +28,7 @@ export async function dataOf(source: TaskSource, spec: TaskSpec, split: string, 
     const kind = file && datasetKindOf(file);
     if (!file || !kind) {
       const key = split === spec.testSplit ? "test_split" : "fewshot_split";
-      problems.push(at([key], file ? `the config's \`data\` file ${file} is not .json, .jsonl, .csv or .parquet` : `the task reads split \`${split}\`, and the config's \`data\` names no file for it: write \`data: {${spec.testSplit}: ..., ${split}: ...}\``, "task.data-file"));
+      problems.push(at([key], file ? `the config's \`data\` file ${file} is not .json, .jsonl, .csv, .parquet or .arrow` : `the task reads split \`${split}\`, and the config's \`data\` names no file for it: write \`data: {${spec.testSplit}: ..., ${split}: ...}\``, "task.data-file"));
       return undefined;
     }
     return { file, kind, field: spec.field ?? THE_ONE_LIST };
@@ -41,7 +41,7 @@ export async function dataOf(source: TaskSource, spec: TaskSpec, split: string, 
 async function hubData(source: TaskSource, repo: string, split: string, at: At, problems: Problem[]): Promise<SplitData | undefined> {
   const name = typeof source.raw.dataset_name === "string" ? source.raw.dataset_name : undefined;
   try {
-    const { files } = await hubSplitFiles(repo, name, split);
+    const { files } = await cachedSplitFiles(repo, name, split);
     return { file: files[0]!, ...(files.length > 1 ? { shards: files.slice(1) } : {}), kind: datasetKindOf(files[0]!)! };
   } catch (e) {
     if (!(e instanceof HubDataNotFound)) throw e;

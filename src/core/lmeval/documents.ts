@@ -2,11 +2,13 @@
 // `dataset_path: json` (JSON Lines, or one JSON document with `field`), `csv` or `parquet`.
 import { parse as parseCsv } from "csv-parse/sync";
 import { findNodeAtLocation, parseTree } from "jsonc-parser";
+import { tableFromIPC } from "apache-arrow";
 import { asyncBufferFromFile, parquetReadObjects } from "hyparquet";
+import { promises as fs } from "node:fs";
 import { diskFiles, type TextFiles } from "../fsutil";
 
-export type DatasetKind = "json" | "csv" | "parquet";
-export const DATASET_KINDS: readonly DatasetKind[] = ["json", "csv", "parquet"];
+export type DatasetKind = "json" | "csv" | "parquet" | "arrow";
+export const DATASET_KINDS: readonly DatasetKind[] = ["json", "csv", "parquet", "arrow"];
 
 export type Doc = Record<string, unknown>;
 
@@ -32,7 +34,7 @@ export const THE_ONE_LIST = Symbol("the JSON object's one list of documents");
 
 /** The format of a data file, from its name: .json and .jsonl are json; undefined for others. */
 export function datasetKindOf(file: string): DatasetKind | undefined {
-  const extension = /\.(jsonl|json|csv|parquet)$/i.exec(file)?.[1]?.toLowerCase();
+  const extension = /\.(jsonl|json|csv|parquet|arrow)$/i.exec(file)?.[1]?.toLowerCase();
   return extension === "jsonl" ? "json" : (extension as DatasetKind | undefined);
 }
 
@@ -45,7 +47,24 @@ export async function loadDocuments(kind: DatasetKind, file: string, field?: str
       return csvDocuments(await files.read(file));
     case "parquet":
       return { docs: (await parquetReadObjects({ file: await asyncBufferFromFile(file) })) as Doc[] };
+    case "arrow":
+      return { docs: arrowDocuments(await fs.readFile(file)) };
   }
+}
+
+/**
+ * The rows of an Arrow IPC file (the stream format the `datasets` library caches its splits in),
+ * as plain JSON values: structs as objects, lists as arrays, 64-bit integers as numbers.
+ */
+function arrowDocuments(bytes: Uint8Array): Doc[] {
+  let table: ReturnType<typeof tableFromIPC>;
+  try {
+    table = tableFromIPC(bytes);
+  } catch (e) {
+    throw new DocumentError(`not an Arrow file: ${(e as Error).message}`);
+  }
+  const plain = (_key: string, value: unknown) => (typeof value === "bigint" ? Number(value) : value);
+  return table.toArray().map((row) => JSON.parse(JSON.stringify(row, plain)) as Doc);
 }
 
 /** Hugging Face's json loader: one JSON document (an array, or an object with `field`), else JSON Lines. */

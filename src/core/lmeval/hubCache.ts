@@ -1,7 +1,9 @@
 // A task's Hugging Face dataset (`dataset_path: openai/gsm8k`, `dataset_name: main`) from the
-// Hugging Face hub cache this machine already has, offline: the snapshot the cache's `main` ref
-// names, the data files of the dataset card's `configs` for the config and split, else the
-// layouts the hub's converted datasets use (`<config>/<split>-*.parquet`, `data/<split>-*`).
+// Hugging Face caches this machine already has, offline. First the hub cache: the snapshot its
+// `main` ref names, the data files of the dataset card's `configs` for the config and split, else
+// the layouts the hub's converted datasets use (`<config>/<split>-*.parquet`, `data/<split>-*`).
+// Then the `datasets` library's cache, where lm-eval's load_dataset leaves each split as Arrow
+// files (`<org>___<name>/<config>/<version>/<hash>/<name>-<split>[-NNNNN-of-NNNNN].arrow`).
 // Nothing is downloaded; when nothing is found, the caller says where it looked.
 import { promises as fs } from "node:fs";
 import * as os from "node:os";
@@ -28,6 +30,46 @@ export class HubDataNotFound extends Error {
     super(message);
     this.name = "HubDataNotFound";
   }
+}
+
+/** The `datasets` library's cache: HF_DATASETS_CACHE, else HF_HOME/datasets, else ~/.cache/huggingface/datasets. */
+export function datasetsCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.HF_DATASETS_CACHE) return env.HF_DATASETS_CACHE;
+  return path.join(env.HF_HOME ?? path.join(os.homedir(), ".cache", "huggingface"), "datasets");
+}
+
+/** The data files of `split` of the dataset `repo` (config `name`, or the default one): the hub cache's, else the `datasets` cache's. */
+export async function cachedSplitFiles(repo: string, name: string | undefined, split: string): Promise<HubSplit> {
+  try {
+    return await hubSplitFiles(repo, name, split);
+  } catch (hubError) {
+    if (!(hubError instanceof HubDataNotFound)) throw hubError;
+    const arrow = await arrowCacheSplitFiles(repo, name, split);
+    if (arrow) return arrow;
+    throw new HubDataNotFound(`${hubError.message}, nor in the \`datasets\` cache`, `${hubError.looked} and ${arrowCacheDir(repo, name)}`);
+  }
+}
+
+/** Where the `datasets` library keeps a dataset config's prepared splits. */
+function arrowCacheDir(repo: string, name: string | undefined): string {
+  return path.join(datasetsCacheDir(), repo.split("/").join("___"), name ?? "default");
+}
+
+/** The Arrow files of `split` in the newest prepared copy of the config that has them; undefined when none does. */
+async function arrowCacheSplitFiles(repo: string, name: string | undefined, split: string): Promise<HubSplit | undefined> {
+  const configDir = arrowCacheDir(repo, name);
+  const candidates: { dir: string; files: string[]; time: number }[] = [];
+  const splitFile = new RegExp(`-${split.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(-\\d{5}-of-\\d{5})?\\.arrow$`);
+  for (const version of await fs.readdir(configDir).catch(() => [] as string[])) {
+    for (const hash of await fs.readdir(path.join(configDir, version)).catch(() => [] as string[])) {
+      const dir = path.join(configDir, version, hash);
+      const files = (await fs.readdir(dir).catch(() => [] as string[])).filter((f) => splitFile.test(f)).sort();
+      const time = (await fs.stat(dir).catch(() => undefined))?.mtimeMs;
+      if (files.length > 0 && time !== undefined) candidates.push({ dir, files, time });
+    }
+  }
+  const newest = candidates.sort((a, b) => b.time - a.time)[0];
+  return newest && { files: newest.files.map((f) => path.join(newest.dir, f)), snapshot: newest.dir };
 }
 
 /** The data files of `split` of the dataset `repo` (config `name`, or the default one) in the hub cache. */
