@@ -84,3 +84,11 @@ test("`data` that is missing, of an unknown format, or short of a split the task
   const fewshotLine = (await fs.readFile(lmEval("gsm8k/gsm8k.yaml"), "utf8")).split("\n").findIndex((l) => l.startsWith("fewshot_split:")) + 1;
   assert.ok(errors.includes(`gsm8k.yaml:${fewshotLine} task.data-file the task reads split \`train\`, and the config's \`data\` names no file for it: write \`data: {test: ..., train: ...}\``), errors.join("\n"));
 });
+
+test("humaneval, whose metric runs the generated code: one refusal that says so, at `unsafe_code`", { skip }, async () => {
+  const { problems } = await profileWith([`  - task: ${lmEval("humaneval/humaneval.yaml")}`, `    data: ${benchmark("gsm8k/test.jsonl")}`, ""].join("\n"));
+  const refusal = errorsOf(problems).find((p) => p.field === "unsafe_code");
+  assert.ok(refusal, errorsOf(problems).map(formatProblem).join("\n"));
+  assert.equal(refusal.line, 3);
+  assert.match(refusal.message, /^this task executes the code the model generates to score it \(lm-eval runs it only with --confirm_run_unsafe_code\)/);
+});

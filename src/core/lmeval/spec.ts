@@ -85,6 +85,10 @@ export type At = (keyPath: FieldPath, message: string, code?: ProblemCode, on?: 
 export function checkKeys(source: TaskSource, at: At, problems: Problem[], options: TaskOptions): void {
   for (const [key, value] of Object.entries(source.raw)) {
     if (IGNORED_TASK_KEYS.has(key)) continue;
+    if (key === "unsafe_code" && value === true) {
+      problems.push(at([key], "this task executes the code the model generates to score it (lm-eval runs it only with --confirm_run_unsafe_code); Benchmark Profiler does not run generated code", "task.unsupported-key", "key"));
+      continue;
+    }
     if (!SUPPORTED_TASK_KEYS.has(key)) {
       problems.push(at([key], `task key \`${key}\` is not supported by Benchmark Profiler`, "task.unsupported-key", "key"));
       continue;
