@@ -1,4 +1,4 @@
-// Where a split's documents are: the config's `data`, the task's data_files, or the hub cache,
+// Where a split's documents are: the config's `data`, the task's data_files, or the Hugging Face caches,
 // and the documents read from there (a hub dataset's shards in order).
 import * as path from "node:path";
 import { notUtf8Problem, problemAt, type Problem } from "../problems";
@@ -20,7 +20,7 @@ export interface SplitData {
 
 /**
  * Where a split's documents are: the config's `data` when it names them, else the task's
- * data_files, else (dataset_path naming a Hugging Face dataset) the hub cache of this machine.
+ * data_files, else (dataset_path naming a Hugging Face dataset) the Hugging Face caches of this machine.
  */
 export async function dataOf(source: TaskSource, spec: TaskSpec, split: string, at: At, problems: Problem[], override?: DataFiles): Promise<SplitData | undefined> {
   if (override !== undefined) {

@@ -62,7 +62,12 @@ const ANSWERS_KEPT = 64;
 
 /** Runs the helpers on `docs`; the same helper files and documents give the kept answer. */
 export async function runHelpers(request: HelperRequest, docs: readonly Record<string, unknown>[]): Promise<HelperAnswer> {
-  return kept(await answerKey(request, docs), () => runPython(request, docs));
+  const input = JSON.stringify({ docs, ...(request.processDocs ? { process_docs: request.processDocs } : {}), per_document: request.perDocument });
+  const refs = [request.processDocs, ...Object.values(request.perDocument)].filter((r): r is HelperRef => r !== undefined);
+  return kept(await inputKey(input, refs), async () => {
+    const answer = (await bridge(input)) as { docs?: Record<string, unknown>[] | null; values?: HelperAnswer["values"] };
+    return { docs: answer.docs ?? [...docs], values: answer.values ?? {} };
+  });
 }
 
 /** The answer kept under `key`, else `run`'s, kept unless it fails (the user is about to fix the helper or the data). */
@@ -77,9 +82,9 @@ function kept<T>(key: string, run: () => Promise<T>): Promise<T> {
   return answer;
 }
 
-async function answerKey(request: HelperRequest, docs: readonly Record<string, unknown>[]): Promise<string> {
-  const hash = createHash("sha256").update(pythonCommand()).update("\0").update(JSON.stringify(request)).update("\0").update(JSON.stringify(docs));
-  const refs = [request.processDocs, ...Object.values(request.perDocument)].filter((r): r is HelperRef => r !== undefined);
+/** A request's key: the Python that runs it, its input, and the bytes of the helper files it names. */
+async function inputKey(input: string, refs: readonly HelperRef[]): Promise<string> {
+  const hash = createHash("sha256").update(pythonCommand()).update("\0").update(input);
   for (const file of new Set(refs.map(moduleFile))) hash.update("\0").update(await fs.readFile(file).catch(() => Buffer.from("missing")));
   return hash.digest("hex");
 }
@@ -99,19 +104,12 @@ export interface FilterHelper {
  * responses, `docs[i]` the document. Kept like the document helpers' answers.
  */
 export async function runFilterHelper(filter: FilterHelper, resps: readonly string[][], docs: readonly Record<string, unknown>[]): Promise<string[][]> {
-  const request = { filter: { ...filter.ref, kwargs: filter.kwargs }, resps, docs };
-  const key = createHash("sha256").update(pythonCommand()).update("\0").update(JSON.stringify(request)).update("\0").update(await fs.readFile(moduleFile(filter.ref)).catch(() => Buffer.from("missing"))).digest("hex");
-  return kept(key, async () => ((await bridge(request)) as { resps: string[][] }).resps);
+  const input = JSON.stringify({ filter: { ...filter.ref, kwargs: filter.kwargs }, resps, docs });
+  return kept(await inputKey(input, [filter.ref]), async () => ((await bridge(input)) as { resps: string[][] }).resps);
 }
 
-async function runPython(request: HelperRequest, docs: readonly Record<string, unknown>[]): Promise<HelperAnswer> {
-  const answer = (await bridge({ docs, ...(request.processDocs ? { process_docs: request.processDocs } : {}), per_document: request.perDocument })) as { docs?: Record<string, unknown>[] | null; values?: HelperAnswer["values"] };
-  return { docs: answer.docs ?? [...docs], values: answer.values ?? {} };
-}
-
-/** Runs the bridge on one request; its answer, or HelperError with what Python said. */
-async function bridge(request: object): Promise<unknown> {
-  const input = JSON.stringify(request);
+/** Runs the bridge on one request (its JSON); the answer, or HelperError with what Python said. */
+async function bridge(input: string): Promise<unknown> {
   const python = pythonCommand();
   const limit = helperTimeLimitMs();
   const child = await execa(python, ["-c", BRIDGE_SOURCE], { input, reject: false, timeout: limit, maxBuffer: 1 << 30, env: { PYTHONDONTWRITEBYTECODE: "1" } });

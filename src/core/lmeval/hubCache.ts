@@ -9,6 +9,7 @@ import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parse as parseYaml } from "yaml";
+import { isDirectory } from "../fsutil";
 import { datasetKindOf } from "./documents";
 
 /** The hub cache folder: HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub. */
@@ -59,7 +60,7 @@ function arrowCacheDir(repo: string, name: string | undefined): string {
 async function arrowCacheSplitFiles(repo: string, name: string | undefined, split: string): Promise<HubSplit | undefined> {
   const configDir = arrowCacheDir(repo, name);
   const candidates: { dir: string; files: string[]; time: number }[] = [];
-  const splitFile = new RegExp(`-${split.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(-\\d{5}-of-\\d{5})?\\.arrow$`);
+  const splitFile = new RegExp(`-${escapeRegExp(split)}(-\\d{5}-of-\\d{5})?\\.arrow$`);
   for (const version of await fs.readdir(configDir).catch(() => [] as string[])) {
     for (const hash of await fs.readdir(path.join(configDir, version)).catch(() => [] as string[])) {
       const dir = path.join(configDir, version, hash);
@@ -89,14 +90,10 @@ export async function hubSplitFiles(repo: string, name: string | undefined, spli
 /** The snapshot `refs/main` names, else the most recently changed one. */
 async function snapshotDir(repoDir: string): Promise<string | undefined> {
   const ref = (await fs.readFile(path.join(repoDir, "refs", "main"), "utf8").catch(() => "")).trim();
-  if (ref && (await isDir(path.join(repoDir, "snapshots", ref)))) return path.join(repoDir, "snapshots", ref);
+  if (ref && (await isDirectory(path.join(repoDir, "snapshots", ref)))) return path.join(repoDir, "snapshots", ref);
   const names = await fs.readdir(path.join(repoDir, "snapshots")).catch(() => [] as string[]);
   const dated = await Promise.all(names.map(async (n) => ({ dir: path.join(repoDir, "snapshots", n), time: (await fs.stat(path.join(repoDir, "snapshots", n)).catch(() => undefined))?.mtimeMs })));
   return dated.filter((d) => d.time !== undefined).sort((a, b) => b.time! - a.time!)[0]?.dir;
-}
-
-async function isDir(dir: string): Promise<boolean> {
-  return (await fs.stat(dir).catch(() => undefined))?.isDirectory() ?? false;
 }
 
 /** Every file of the snapshot, as paths relative to it with `/`; at most a few levels deep. */
@@ -153,7 +150,11 @@ function globPattern(glob: string): RegExp {
       if (glob[i + 1] === "/") i++;
     } else if (c === "*") source += "[^/]*";
     else if (c === "?") source += "[^/]";
-    else source += c.replace(/[.+^${}()|[\]\\]/g, "\\$&");
+    else source += escapeRegExp(c);
   }
   return new RegExp(`^${source}$`);
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

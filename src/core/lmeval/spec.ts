@@ -107,7 +107,7 @@ export function checkKeys(source: TaskSource, at: At, problems: Problem[], optio
 
 function findFunctionTag(value: unknown, at: (string | number)[] = []): { name: string; path: (string | number)[] } | undefined {
   if (typeof value !== "object" || value === null) return undefined;
-  if (FUNCTION_TAG in value) return { name: String((value as Record<string, unknown>)[FUNCTION_TAG]), path: at };
+  if (isFunctionTag(value)) return { name: String(value[FUNCTION_TAG]), path: at };
   for (const [k, v] of Object.entries(value)) {
     const found = findFunctionTag(v, [...at, Array.isArray(value) ? Number(k) : k]);
     if (found) return found;

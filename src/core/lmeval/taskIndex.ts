@@ -9,7 +9,8 @@ import { functionTag } from "../yamlSource";
 
 export interface TaskIndex {
   tasks: Map<string, string>;
-  groups: Map<string, { file: string; members: string[] }>;
+  /** Group name -> its `task:` list (names of tasks, groups or tags). */
+  groups: Map<string, string[]>;
   tags: Map<string, string[]>;
 }
 
@@ -44,7 +45,7 @@ export function resolveTaskName(index: TaskIndex, name: string): Resolved {
       if (!files.includes(task)) files.push(task);
       return;
     }
-    const members = index.groups.get(n)?.members ?? index.tags.get(n);
+    const members = index.groups.get(n) ?? index.tags.get(n);
     if (!members) {
       missing.push(n);
       return;
@@ -68,7 +69,7 @@ async function folderIndex(folder: string): Promise<TaskIndex> {
     const keys = await topLevelKeys(file);
     if (!keys) continue;
     if (typeof keys.group === "string" && Array.isArray(keys.task)) {
-      index.groups.set(keys.group, { file, members: keys.task.filter((t): t is string => typeof t === "string") });
+      index.groups.set(keys.group, keys.task.filter((t): t is string => typeof t === "string"));
     } else if (typeof keys.task === "string") {
       if (!index.tasks.has(keys.task)) index.tasks.set(keys.task, file);
       const tags = typeof keys.tag === "string" ? [keys.tag] : Array.isArray(keys.tag) ? keys.tag.filter((t): t is string => typeof t === "string") : [];
@@ -103,6 +104,12 @@ async function topLevelKeys(file: string): Promise<{ task?: unknown; group?: unk
   const text = await fs.readFile(file, "utf8").catch(() => undefined);
   if (text === undefined) return undefined;
   const document = parseDocument(text, { customTags: [functionTag], logLevel: "silent" });
-  const value = document.errors.length === 0 ? (document.toJS({ maxAliasCount: 100 }) as unknown) : undefined;
+  let value: unknown;
+  try {
+    // A file that does not parse, or expands too many aliases, names nothing: the task's own checks say why when it is used.
+    value = document.errors.length === 0 ? document.toJS({ maxAliasCount: 100 }) : undefined;
+  } catch {
+    return undefined;
+  }
   return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
