@@ -281,10 +281,11 @@ export async function loadBenchmark(config: ProfileConfig, source: YamlSource, i
     problems.push(source.at(["benchmarks", i, "task"], "config.group-incomplete", `\`${benchmark.task}\` names ${names.length} task(s) not found in task_paths, left out: ${names.slice(0, 8).join(", ")}${names.length > 8 ? ", ..." : ""}`));
   }
   if (taskFiles.files.length > 1) {
-    for (const key of ["name", "data", "ability"] as const) {
-      if (benchmark[key] !== undefined) problems.push(source.at(["benchmarks", i, key], "config.invalid-value", `\`${benchmark.task}\` is ${taskFiles.files.length} tasks: \`${key}\` would say the same of each; list the task you mean on its own`));
+    const singular = (["name", "data", "ability"] as const).filter((key) => benchmark[key] !== undefined);
+    for (const key of singular) {
+      problems.push(source.at(["benchmarks", i, key], "config.invalid-value", `\`${benchmark.task}\` is ${taskFiles.files.length} tasks: \`${key}\` would say the same of each; list the task you mean on its own`));
     }
-    if (errorsOf(problems).length > 0) return [];
+    if (singular.length > 0) return [];
   }
   const loaded: (ResolvedBenchmark & { entry: number })[] = [];
   for (const taskFile of taskFiles.files) {
