@@ -2,7 +2,7 @@
 // cut at the first `until` string, filter, exact_match (on real GSM8K and BIG-Bench Hard documents
 // from ../shared/benchmarks, read in place); the job's generate items; AIS with chance 0.
 import assert from "node:assert/strict";
-import { promises as fs } from "node:fs";
+import { existsSync, promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
@@ -20,6 +20,9 @@ import { loadTokenizer, type ModelTokenizer } from "../../src/core/prompts/token
 import { baselineAccuracies, scoredItems, type RunnerScores } from "../../src/core/results/profile";
 
 const tasks = path.join(import.meta.dirname, "..", "fixtures", "tasks");
+/** The fixtures' data files are ../shared/benchmarks, read in place: a clone without it skips these tests. */
+const skipShared = existsSync(path.resolve(import.meta.dirname, "..", "..", "..", "shared", "benchmarks")) ? false : "../shared/benchmarks (GSM8K and BIG-Bench Hard, read in place) is not here";
+
 /** The byte-level tokenizer's ids are the UTF-8 bytes: an encoding independent of the tokenizer code. */
 const utf8 = (text: string) => [...Buffer.from(text, "utf8")];
 
@@ -64,7 +67,7 @@ test("the cut is at the first occurrence of any until string; empty strings stop
   assert.equal(cutAtStop("Question: at once", ["Question:"]), "");
 });
 
-test("GSM8K documents 0-2: decode, cut at `Question:`, strict-match and flexible-extract, exact_match", () => {
+test("GSM8K documents 0-2: decode, cut at `Question:`, strict-match and flexible-extract, exact_match", { skip: skipShared }, () => {
   assert.deepEqual(gsm8k.filters.map((f) => f.name), ["strict-match", "flexible-extract"]);
   // Document 0 (target "... #### 18"): the answer in lm-eval's format, the runner stopped on "Question:".
   const right = generated(gsm8k, 0, " She sells 16 - 3 - 4 = 9 eggs for $2 each: 9 * 2 = 18.\n#### 18\n\n", utf8("Question:"));
@@ -91,7 +94,7 @@ test("GSM8K documents 0-2: decode, cut at `Question:`, strict-match and flexible
   assert.deepEqual(summary, { items: 3, exact_match: 1 / 3, chance: 0, filter: "strict-match", exact_match_by_filter: { "strict-match": 1 / 3, "flexible-extract": 2 / 3 } });
 });
 
-test("BIG-Bench Hard boolean_expressions: no filter_list (take_first), case, a final period and newlines ignored", () => {
+test("BIG-Bench Hard boolean_expressions: no filter_list (take_first), case, a final period and newlines ignored", { skip: skipShared }, () => {
   assert.deepEqual(bbh.filters, [{ name: "none", steps: [{ function: "take_first" }] }]);
   assert.equal((bbh.items[0] as GenerationItem).target, "False");
   assert.equal(generated(bbh, 0, "False", [EOS_TOKEN_ID]).correct, true);
@@ -104,7 +107,7 @@ test("BIG-Bench Hard boolean_expressions: no filter_list (take_first), case, a f
   assert.equal(generated(bbh, 1, "False").correct, false);
 });
 
-test("the job: a generate item per document, until strings tokenized without special tokens, EOS last", () => {
+test("the job: a generate item per document, until strings tokenized without special tokens, EOS last", { skip: skipShared }, () => {
   const benchmarks: ResolvedBenchmark[] = [{ name: "gsm8k", task: gsm8k }, { name: "bbh", task: bbh }];
   const { job, refs } = compileScoreJob({ name: "m", path: dir, dtype: "float32" }, benchmarks, tokenizer, "cpu");
   assert.equal(job.items.length, 7);
@@ -128,7 +131,7 @@ test("stop sequences: empty until strings are left out, repeats once, EOS only w
   assert.throws(() => generateSpec(tokenizer, [], 0), /max_gen_toks must be a positive integer/);
 });
 
-test("runner lines become generated items: decoded, cut, filtered and matched; summaries carry exact_match", () => {
+test("runner lines become generated items: decoded, cut, filtered and matched; summaries carry exact_match", { skip: skipShared }, () => {
   const benchmarks: ResolvedBenchmark[] = [{ name: "gsm8k", task: gsm8k }];
   const { refs } = compileScoreJob({ name: "m", path: dir, dtype: "float32" }, benchmarks, tokenizer, "cpu");
   const scores: RunnerScores = new Map([
