@@ -43,13 +43,15 @@ test("exact_match applies regexes, then case, then punctuation, then digits", ()
   assert.equal(exactMatch("1,000.", "1000", { regexes_to_ignore: [",", "\\.$"] }), true);
 });
 
-test("Python's strip: \\x1c-\\x1f and NEL are whitespace, the byte-order mark is not (lm-eval's n_spaces, regex filter, remove_whitespace)", async () => {
+test("Python's strip: \\x1c-\\x1f and NEL are whitespace, the byte-order mark is not (lm-eval's n_spaces, regex filter); remove_whitespace drops one space", async () => {
   const { pyLstrip, pyRstrip, pyStrip } = await import("../../src/core/lmeval/pythonString");
   assert.equal(pyRstrip("Answer:\x1c\x85 \n"), "Answer:");
   assert.equal(pyRstrip("Answer:\ufeff"), "Answer:\ufeff");
   assert.equal(pyLstrip("\u3000\x1f 42 "), "42 ");
   assert.equal(pyStrip("\t 7\u2009"), "7");
-  assert.equal(applyFilters({ name: "f", steps: [{ function: "remove_whitespace" }] }, ["\x1e\x85 B"]), "B");
+  // lm-eval's remove_whitespace drops one leading space and nothing else.
+  assert.equal(applyFilters({ name: "f", steps: [{ function: "remove_whitespace" }] }, ["  B"]), " B");
+  assert.equal(applyFilters({ name: "f", steps: [{ function: "remove_whitespace" }] }, ["\x1e\x85 B"]), "\x1e\x85 B");
   const { tokenizeChoices } = await import("../../src/core/prompts/tokenize");
   const { BOS_TOKEN_ID } = await import("../../src/core/model/byteTokenizer");
   const bytes = { encode: (text: string) => [...Buffer.from(text, "utf8")], prefixTokenId: BOS_TOKEN_ID, decode: () => "" };

@@ -137,10 +137,10 @@ test("a !function whose module is missing, unknown dataset kwargs and unsupporte
   assert.equal(problems[0]!.line, 9);
   assert.match(problems[0]!.message, /^`doc_to_target` \(`!function utils\.target`\): LookupError: no module file .*utils\.py$/);
 
-  const file2 = await taskFile("filters.yaml", BASE.replace("output_type: multiple_choice", "output_type: generate_until") + "doc_to_text: q\ndoc_to_target: label\nfilter_list:\n  - name: x\n    filter:\n      - function: multi_choice_regex\n      - function: take_first_k\n      - function: map\n        mapping_dict: [A, B]\n");
+  const file2 = await taskFile("filters.yaml", BASE.replace("output_type: multiple_choice", "output_type: generate_until") + "doc_to_text: q\ndoc_to_target: label\nfilter_list:\n  - name: x\n    filter:\n      - function: word_count\n      - function: take_first_k\n      - function: map\n        mapping_dict: [A, B]\n");
   const { problems: d2 } = await loadTask(file2);
   assert.deepEqual(d2.map((d) => [d.line, d.message]), [
-    [12, "filter function `multi_choice_regex` is not supported (supported: regex, take_first, lowercase, uppercase, remove_whitespace, take_first_k, majority_vote, map)"],
+    [12, "filter function `word_count` is not supported (supported: regex, take_first, lowercase, uppercase, remove_whitespace, take_first_k, majority_vote, map, multi_choice_regex, custom)"],
     [13, "a take_first_k filter needs `k`, a positive integer"],
     [14, "a map filter needs `mapping_dict`, a mapping of responses to answers"],
   ]);

@@ -9,6 +9,7 @@
 // AIS, the bootstrap and flips use. Every pipeline's answer is kept per item, and its mean per
 // benchmark, so the others can still be read (results.json: `exact_match_by_filter`).
 import type { ScoredItem } from "./accuracy";
+import type { Doc } from "../lmeval/documents";
 import { applyFilters, exactMatch, type ExactMatchOptions, type FilterPipeline } from "../lmeval/exactMatch";
 
 /** What a task says about scoring its generations (Task.generation, Task.filters, Task.exactMatch). */
@@ -17,6 +18,8 @@ export interface GenerationRules {
   /** At least one; the first is the benchmark's metric. */
   filters: readonly FilterPipeline[];
   exactMatch: ExactMatchOptions;
+  /** The document, for the filters that read it (multi_choice_regex reads its `choices`). */
+  doc?: Doc;
 }
 
 export interface FilterOutcome {
@@ -76,10 +79,10 @@ export function cutAtStop(text: string, until: readonly string[]): string {
  * The filters and exact_match on one response. `answers`: each pipeline's answer when it was
  * computed for every document at once (a pipeline with a Python filter class).
  */
-export function judgeResponse(response: string, target: string, rules: Pick<GenerationRules, "filters" | "exactMatch">, answers?: readonly string[]): FilterOutcome[] {
+export function judgeResponse(response: string, target: string, rules: Pick<GenerationRules, "filters" | "exactMatch" | "doc">, answers?: readonly string[]): FilterOutcome[] {
   if (rules.filters.length === 0) throw new Error("a generate_until benchmark needs at least one filter pipeline");
   return rules.filters.map((pipeline, p) => {
-    const answer = answers?.[p] ?? applyFilters(pipeline, [response]);
+    const answer = answers?.[p] ?? applyFilters(pipeline, [response], rules.doc);
     return { name: pipeline.name, answer, correct: exactMatch(answer, target, rules.exactMatch) };
   });
 }

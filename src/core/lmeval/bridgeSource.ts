@@ -234,8 +234,11 @@ def run_filter(request, out):
         datasets_module()
         lm_eval_modules()
         step = request["filter"]
-        instance = helper(step)(**step.get("kwargs", {}))
-        resps = plain([list(r) for r in instance.apply(request["resps"], request["docs"])], "the filter")
+        if step.get("call") == "function":
+            filtered = helper(step)(request["resps"], request["docs"])
+        else:
+            filtered = helper(step)(**step.get("kwargs", {})).apply(request["resps"], request["docs"])
+        resps = plain([list(r) for r in filtered], "the filter")
         answer = {"resps": resps}
     except BaseException as error:
         answer = {"error": {"step": "filter", "document": None, "message": last_line(error)}}

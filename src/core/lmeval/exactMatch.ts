@@ -2,8 +2,8 @@
 // answer, then exact_match (Hugging Face evaluate's rules) compares it with the target.
 import type { Doc } from "./documents";
 import { runFilterHelper, type FilterHelper } from "./helpers";
-import { pyLstrip, pyStrip } from "./pythonString";
-import { findall, pythonRegex } from "./pythonRegex";
+import { pyStrip } from "./pythonString";
+import { escapeRegExp, findall, pythonRegex } from "./pythonRegex";
 
 export type FilterStep =
   | { function: "regex"; regex_pattern: string; group_select?: number; fallback?: string }
@@ -14,10 +14,20 @@ export type FilterStep =
   | { function: "take_first_k"; k: number }
   | { function: "majority_vote" }
   | { function: "map"; mapping_dict: Record<string, unknown>; default_value?: unknown }
-  /** A filter class of the task's own (`function: !function utils.MyFilter`), run in Python. */
+  | {
+      function: "multi_choice_regex"; regex_pattern?: string; group_select?: number; fallback?: string;
+      ignore_case?: boolean; ignore_punctuation?: boolean; regexes_to_ignore?: string[];
+    }
+  /**
+   * Python of the task's own: a filter class (`function: !function utils.MyFilter`) or a
+   * function (`function: custom` with `filter_fn: !function utils.f`).
+   */
   | { function: "python"; helper: FilterHelper };
 
-export const FILTER_FUNCTIONS = ["regex", "take_first", "lowercase", "uppercase", "remove_whitespace", "take_first_k", "majority_vote", "map"] as const;
+export const FILTER_FUNCTIONS = ["regex", "take_first", "lowercase", "uppercase", "remove_whitespace", "take_first_k", "majority_vote", "map", "multi_choice_regex", "custom"] as const;
+
+/** lm-eval's default regex_pattern of `regex` and `multi_choice_regex` (GSM8K's "#### 42"). */
+const DEFAULT_REGEX_PATTERN = String.raw`#### (\-?[0-9\.\,]+)`;
 
 export interface FilterPipeline {
   name: string;
@@ -33,31 +43,74 @@ export interface ExactMatchOptions {
 
 /** lm-eval's RegexFilter on one response. */
 function regexFilter(step: Extract<FilterStep, { function: "regex" }>, response: string): string {
-  const fallback = step.fallback ?? "[invalid]";
-  const matches = findall(pythonRegex(step.regex_pattern), response);
-  if (matches.length === 0) return fallback;
-  const select = step.group_select ?? 0;
+  return selectedMatch(pythonRegex(step.regex_pattern), response, step.group_select ?? 0) ?? step.fallback ?? "[invalid]";
+}
+
+/**
+ * The `select`-th match of `regex` in `text` (a match with groups: its first non-empty group),
+ * stripped; undefined when there is none.
+ */
+function selectedMatch(regex: RegExp, text: string, select: number): string | undefined {
+  const matches = findall(regex, text);
   let match = matches.at(select);
-  if (match === undefined) return fallback;
+  if (match === undefined) return undefined;
   if (Array.isArray(match)) {
-    const nonEmpty = match.filter((g) => g !== "");
-    if (nonEmpty.length === 0) return fallback;
-    match = nonEmpty[0]!;
+    match = match.find((g) => g !== "");
+    if (match === undefined) return undefined;
   }
   return pyStrip(match);
 }
 
-/** Whether a pipeline runs a Python filter class: then it runs on every document at once (applyFiltersToAll). */
+/**
+ * lm-eval's registered `multi_choice_regex` on one document's responses. An answer is a letter in
+ * parentheses, "(B)", found in three tries: the step's pattern; else the text of one of the
+ * document's `choices` (after the ignore options), read as its letter; else ":" and a bare letter.
+ */
+function multiChoiceRegexFilter(step: Extract<FilterStep, { function: "multi_choice_regex" }>, responses: string[], doc: Doc | undefined): string[] {
+  const choices = doc?.choices;
+  if (!Array.isArray(choices)) throw new Error("the multi_choice_regex filter reads the document's `choices`, a list, which this document lacks");
+  const ignore = (text: string) => withIgnoredRemoved(text, step);
+  const select = step.group_select ?? 0;
+  const letters = choices.map((_, i) => String.fromCharCode(65 + i));
+  const letterOfChoice = new Map(choices.map((c, i) => [ignore(pyStrip(String(c))), `(${letters[i]})`]));
+  const choiceText = new RegExp([...letterOfChoice.keys()].map(escapeRegExp).join("|"));
+  const bareLetter = new RegExp(`:\\s*(${letters.join("|")})`);
+  const pattern = pythonRegex(step.regex_pattern ?? DEFAULT_REGEX_PATTERN);
+  const converted = (match: string | undefined, table: Map<string, string>) => (match === undefined ? undefined : (table.get(match) ?? match));
+  const letterTable = new Map(letters.map((l) => [l, `(${l})`]));
+  return responses.map((response) =>
+    selectedMatch(pattern, response, select) ||
+    converted(selectedMatch(choiceText, ignore(response), select), letterOfChoice) ||
+    converted(selectedMatch(bareLetter, response, select), letterTable) ||
+    (step.fallback ?? "[invalid]"));
+}
+
+/** The text with the step's regexes_to_ignore removed, then lower-cased and without punctuation as it asks. */
+function withIgnoredRemoved(text: string, options: { ignore_case?: boolean; ignore_punctuation?: boolean; regexes_to_ignore?: string[] }): string {
+  let out = text;
+  for (const pattern of options.regexes_to_ignore ?? []) out = out.replace(pythonRegex(pattern, "g"), "");
+  if (options.ignore_case) out = out.toLowerCase();
+  // Unicode's punctuation categories (P*), as lm-eval's translate table removes them.
+  if (options.ignore_punctuation) out = out.replace(/\p{P}/gu, "");
+  return out;
+}
+
+/** Whether a pipeline runs Python of the task's: then it runs on every document at once (applyFiltersToAll). */
 export function hasPythonStep(pipeline: FilterPipeline): boolean {
   return pipeline.steps.some((s) => s.function === "python");
 }
 
+/** Whether a pipeline reads the documents (a Python step or multi_choice_regex): the task keeps them. */
+export function readsDocuments(pipeline: FilterPipeline): boolean {
+  return pipeline.steps.some((s) => s.function === "python" || s.function === "multi_choice_regex");
+}
+
 /** Applies a pipeline to the model's responses for one document (one response when greedy). */
-export function applyFilters(pipeline: FilterPipeline, responses: string[]): string {
+export function applyFilters(pipeline: FilterPipeline, responses: string[], doc?: Doc): string {
   let current = responses;
   for (const step of pipeline.steps) {
     if (step.function === "python") throw new Error(`filter pipeline ${pipeline.name} runs Python: apply it with applyFiltersToAll`);
-    current = applyStep(step, current);
+    current = applyStep(step, current, doc);
   }
   return current[0] ?? "";
 }
@@ -69,13 +122,13 @@ export function applyFilters(pipeline: FilterPipeline, responses: string[]): str
 export async function applyFiltersToAll(pipeline: FilterPipeline, responses: readonly string[][], docs: readonly Doc[]): Promise<string[]> {
   let current = responses.map((r) => [...r]);
   for (const step of pipeline.steps) {
-    current = step.function === "python" ? await runFilterHelper(step.helper, current, docs) : current.map((r) => applyStep(step, r));
+    current = step.function === "python" ? await runFilterHelper(step.helper, current, docs) : current.map((r, i) => applyStep(step, r, docs[i]));
   }
   return current.map((r) => (r[0] === undefined ? "" : String(r[0])));
 }
 
 /** One built-in step on one document's responses. */
-function applyStep(step: Exclude<FilterStep, { function: "python" }>, responses: string[]): string[] {
+function applyStep(step: Exclude<FilterStep, { function: "python" }>, responses: string[], doc: Doc | undefined): string[] {
   switch (step.function) {
     case "regex":
       return responses.map((r) => regexFilter(step, r));
@@ -86,7 +139,9 @@ function applyStep(step: Exclude<FilterStep, { function: "python" }>, responses:
     case "uppercase":
       return responses.map((r) => r.toUpperCase());
     case "remove_whitespace":
-      return responses.map(pyLstrip);
+      // lm-eval's WhitespaceFilter drops one leading space, no more (it stripped all whitespace
+      // before lm-eval 0.4.3).
+      return responses.map((r) => (r.startsWith(" ") ? r.slice(1) : r));
     case "take_first_k":
       return responses.slice(0, step.k);
     case "majority_vote":
@@ -94,6 +149,8 @@ function applyStep(step: Exclude<FilterStep, { function: "python" }>, responses:
     case "map":
       // lm-eval's MapFilter gives default_value (None unless set) to a response it has no entry for.
       return responses.map((r) => pythonStr(Object.prototype.hasOwnProperty.call(step.mapping_dict, r) ? step.mapping_dict[r] : (step.default_value ?? null)));
+    case "multi_choice_regex":
+      return multiChoiceRegexFilter(step, responses, doc);
   }
 }
 

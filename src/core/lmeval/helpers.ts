@@ -93,10 +93,14 @@ function moduleFile(ref: HelperRef): string {
   return path.join(ref.dir, ...ref.module.split(".")) + ".py";
 }
 
-/** A filter class of a task's filter_list (lm-eval's Filter API), built with the step's other keys. */
+/**
+ * Python in a task's filter_list: a filter class (lm-eval's Filter API), built with the step's
+ * other keys; or, for `call: "function"`, a function called as filter_fn(resps, docs).
+ */
 export interface FilterHelper {
   ref: HelperRef;
   kwargs: Record<string, unknown>;
+  call?: "function";
 }
 
 /**
@@ -104,7 +108,7 @@ export interface FilterHelper {
  * responses, `docs[i]` the document. Kept like the document helpers' answers.
  */
 export async function runFilterHelper(filter: FilterHelper, resps: readonly string[][], docs: readonly Record<string, unknown>[]): Promise<string[][]> {
-  const input = JSON.stringify({ filter: { ...filter.ref, kwargs: filter.kwargs }, resps, docs });
+  const input = JSON.stringify({ filter: { ...filter.ref, kwargs: filter.kwargs, ...(filter.call ? { call: filter.call } : {}) }, resps, docs });
   return kept(await inputKey(input, [filter.ref]), async () => ((await bridge(input)) as { resps: string[][] }).resps);
 }
 

@@ -11,6 +11,7 @@ import * as path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { isDirectory } from "../fsutil";
 import { datasetKindOf } from "./documents";
+import { escapeRegExp } from "./pythonRegex";
 
 /** The hub cache folder: HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub. */
 export function hubCacheDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -153,8 +154,4 @@ function globPattern(glob: string): RegExp {
     else source += escapeRegExp(c);
   }
   return new RegExp(`^${source}$`);
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

@@ -40,3 +40,8 @@ export function findall(regex: RegExp, text: string): (string | string[])[] {
   }
   return out;
 }
+
+/** `text` as a pattern that matches it literally. */
+export function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

@@ -95,10 +95,10 @@ export function checkKeys(source: TaskSource, at: At, problems: Problem[], optio
     }
     const fn = findFunctionTag(value);
     if (!fn) continue;
-    const filterClass = key === "filter_list" && fn.path.length === 4 && fn.path[1] === "filter" && fn.path[3] === "function";
+    const filterClass = key === "filter_list" && fn.path.length === 4 && fn.path[1] === "filter" && (fn.path[3] === "function" || fn.path[3] === "filter_fn");
     const runs = (HELPER_KEYS.has(key) && fn.path.length === 0) || filterClass;
     if (!runs) {
-      problems.push(at([key, ...fn.path], `\`${key}\` uses \`!function ${fn.name}\`: Python helpers run for process_docs, doc_to_text, doc_to_target, doc_to_choice and filter classes; here, write it as a template or a built-in filter`, "task.python-function"));
+      problems.push(at([key, ...fn.path], `\`${key}\` uses \`!function ${fn.name}\`: Python helpers run for process_docs, doc_to_text, doc_to_target, doc_to_choice, filter classes and custom filters; here, write it as a template or a built-in filter`, "task.python-function"));
     } else if (options.helpers === "refuse") {
       problems.push(at([key, ...fn.path], `\`${key}\` runs the Python helper \`${fn.name}\`, and helpers run only in a trusted workspace: trust this folder to check and run this task`, "task.python-function"));
     }
@@ -322,11 +322,22 @@ function readFilterList(value: unknown, at: At, problems: Problem[], file: strin
         if (!ref) problems.push(at(["filter_list", i, "filter", j, "function"], "`!function` needs `module.ClassName`", "task.python-function"));
         return { function: "python", helper: { ref: ref ?? { dir: "", module: "", name: "" }, kwargs } };
       }
+      // lm-eval's `custom` filter calls filter_fn(resps, docs).
+      if (step?.function === "custom") {
+        const ref = isFunctionTag(step.filter_fn) ? helperRef(step.filter_fn[FUNCTION_TAG], file) : undefined;
+        if (!ref) problems.push(at(["filter_list", i, "filter", j], "a custom filter needs `filter_fn: !function module.function`", "task.python-function"));
+        return { function: "python", helper: { ref: ref ?? { dir: "", module: "", name: "" }, kwargs: {}, call: "function" } };
+      }
       if (!FILTER_FUNCTIONS.includes(step?.function as (typeof FILTER_FUNCTIONS)[number])) {
         problems.push(at(["filter_list", i, "filter", j, "function"], `filter function \`${String(step?.function)}\` is not supported (supported: ${FILTER_FUNCTIONS.join(", ")})`));
       } else if (step.function === "regex") {
         if (typeof step.regex_pattern !== "string") problems.push(at(["filter_list", i, "filter", j], "a regex filter needs `regex_pattern`"));
         else checkPattern(step.regex_pattern, ["filter_list", i, "filter", j, "regex_pattern"], at, problems);
+      } else if (step.function === "multi_choice_regex") {
+        if (step.regex_pattern !== undefined) checkPattern(String(step.regex_pattern), ["filter_list", i, "filter", j, "regex_pattern"], at, problems);
+        const ignored = step.regexes_to_ignore;
+        if (ignored !== undefined && ignored !== null && !Array.isArray(ignored)) problems.push(at(["filter_list", i, "filter", j, "regexes_to_ignore"], "regexes_to_ignore must be a list of patterns"));
+        else (ignored ?? []).forEach((pattern: unknown, n: number) => checkPattern(String(pattern), ["filter_list", i, "filter", j, "regexes_to_ignore", n], at, problems));
       } else if (step.function === "take_first_k") {
         if (!Number.isInteger(step.k) || (step.k as number) < 1) problems.push(at(["filter_list", i, "filter", j], "a take_first_k filter needs `k`, a positive integer"));
       } else if (step.function === "map") {

@@ -7,7 +7,7 @@ import { diskFiles, type TextFiles } from "../fsutil";
 import { formatFieldPath, scopedSource, type FieldPath, type YamlSource } from "../yamlSource";
 import { dataOf, readDocuments } from "./data";
 import type { Doc } from "./documents";
-import { hasPythonStep, type ExactMatchOptions, type FilterPipeline } from "./exactMatch";
+import { applyFilters, readsDocuments, type ExactMatchOptions, type FilterPipeline } from "./exactMatch";
 import { HelperError, runFilterHelper, runHelpers, type DocumentHelperKey, type HelperAnswer, type HelperRequest } from "./helpers";
 import { Renderer, TemplateFault } from "./render";
 import { checkKeys, helperRequest, readSpec, readTaskSource, taskSourceOf, type At, type TaskSource } from "./spec";
@@ -68,7 +68,7 @@ export interface Task {
   generation?: { until: string[]; maxGenToks: number };
   /** Generation: filter pipelines in file order; the first is the one AIS uses unless told. */
   filters: FilterPipeline[];
-  /** The documents by index, for filter classes run in Python (they see them); only when the task has one. */
+  /** The documents by index, for the filters that read them (Python's, multi_choice_regex); only when the task has one. */
   documents?: Doc[];
   exactMatch: ExactMatchOptions;
 }
@@ -193,8 +193,7 @@ async function buildTask(source: TaskSource, file: string, problems: Problem[], 
   }
   if (test.docs.length === 0) problems.push(fileProblem(dataFile, "task.empty-split", `split \`${spec.testSplit}\` has no documents`));
   if (errorsOf(problems).length > 0) return { problems };
-  const filtersInPython = spec.filters.some(hasPythonStep);
-  if (filtersInPython) await tryFilterClasses(spec.filters, docs[0]!, at, problems);
+  if (spec.filters.some(readsDocuments)) await tryFiltersOnDocument(spec.filters, docs[0]!, at, problems);
   if (errorsOf(problems).length > 0) return { problems };
 
   const task: Task = {
@@ -210,26 +209,35 @@ async function buildTask(source: TaskSource, file: string, problems: Problem[], 
     filters: spec.filters,
     exactMatch: spec.exactMatch,
     ...(spec.outputType === "generate_until" ? { generation: { until: spec.until, maxGenToks: spec.maxGenToks } } : {}),
-    ...(filtersInPython ? { documents: docs } : {}),
+    ...(spec.filters.some(readsDocuments) ? { documents: docs } : {}),
   };
   return { task, problems };
 }
 
 /**
- * Each filter class built with its keyword arguments and applied to an empty response of the
- * first document, so that a module that is missing, a class that does not exist, arguments it
- * does not take or an import its apply needs are errors at the filter's line before any run.
+ * The filters that read documents, applied to an empty response of the first one: a module that
+ * is missing, a class that does not exist, arguments it does not take, an import its apply
+ * needs, or a document without the `choices` multi_choice_regex reads, is an error at the
+ * filter's line before any run.
  */
-async function tryFilterClasses(pipelines: readonly FilterPipeline[], doc: Doc, at: At, problems: Problem[]): Promise<void> {
+async function tryFiltersOnDocument(pipelines: readonly FilterPipeline[], doc: Doc, at: At, problems: Problem[]): Promise<void> {
   for (const [i, pipeline] of pipelines.entries()) {
     for (const [j, step] of pipeline.steps.entries()) {
+      if (step.function === "multi_choice_regex") {
+        try {
+          applyFilters({ name: pipeline.name, steps: [step] }, [""], doc);
+        } catch (e) {
+          problems.push(at(["filter_list", i, "filter", j, "function"], `filter \`multi_choice_regex\` of pipeline \`${pipeline.name}\`: ${(e as Error).message} (document 0)`));
+        }
+      }
       if (step.function !== "python") continue;
       try {
         await runFilterHelper(step.helper, [[""]], [doc]);
       } catch (e) {
         if (!(e instanceof HelperError)) throw e;
         const { module, name } = step.helper.ref;
-        problems.push(at(["filter_list", i, "filter", j, "function"], `filter \`!function ${module}.${name}\` of pipeline \`${pipeline.name}\`: ${e.message}`, "task.python-function"));
+        const key = step.helper.call === "function" ? "filter_fn" : "function";
+        problems.push(at(["filter_list", i, "filter", j, key], `filter \`!function ${module}.${name}\` of pipeline \`${pipeline.name}\`: ${e.message}`, "task.python-function"));
       }
     }
   }

@@ -84,7 +84,8 @@ export function scoredItems(refs: readonly ItemRef[], benchmarks: readonly Resol
     if (item.kind === "generate_until") {
       if (!decode) throw new Error(`${ref.id} is a generate_until item: decoding its tokens needs the model's tokenizer`);
       if (result === undefined || Array.isArray(result)) throw new Error(`${source}: the generation of ${ref.id} is missing`);
-      const rules = { until: task.generation?.until ?? [], filters: task.filters, exactMatch: task.exactMatch };
+      const doc = task.documents?.[ref.index];
+      const rules = { until: task.generation?.until ?? [], filters: task.filters, exactMatch: task.exactMatch, ...(doc ? { doc } : {}) };
       return scoreGeneration(ref.benchmark, ref.index, item.target, result.generated, result.stopped, decode, rules, filtered?.get(ref.id));
     }
     if (!Array.isArray(result) || result.length !== item.choices.length) throw new Error(`${source}: the scores of ${ref.id} are missing or incomplete`);
