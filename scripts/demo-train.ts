@@ -26,7 +26,8 @@ import { BOS_TOKEN_ID, BYTE_VOCAB_SIZE, EOS_TOKEN_ID, byteLevelTokenizer } from 
 import { compileScoreJob } from "../src/core/plan/job";
 import { renderDiagnosticItem } from "../src/core/prompts/diagnosticText";
 import { loadTokenizer } from "../src/core/prompts/tokenize";
-import { baselineAccuracies, readRunnerScores, scoredItems } from "../src/core/results/profile";
+import { baselineAccuracies } from "../src/core/results/profile";
+import { readRunnerScores, scoredItems } from "../src/core/results/items";
 
 /** Items per ability in the training mixture (items repeat where a generator has fewer). */
 const TRAIN_ITEMS_PER_ABILITY = 12000;

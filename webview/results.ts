@@ -176,7 +176,7 @@ function baselinePage(v: ResultsView): HTMLElement {
   const score = (x: number | null) => (x === null ? "–" : x.toFixed(4));
   return table(
     generation ? ["benchmark", "items", "acc", "acc_norm", "exact_match", "chance"] : ["benchmark", "items", "acc", "acc_norm", "chance"],
-    v.baseline.map((b) => [b.name, String(b.items), score(b.acc), score(b.acc_norm), ...(generation ? [score(b.exact_match)] : []), b.chance.toFixed(4)]),
+    v.baseline.map((b) => [b.group ? `${b.name} (group: ${b.group.tasks} tasks)` : b.name, String(b.items), score(b.acc), score(b.acc_norm), ...(generation ? [score(b.exact_match)] : []), b.chance.toFixed(4)]),
     "baseline",
   );
 }

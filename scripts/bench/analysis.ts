@@ -119,7 +119,9 @@ function main(): void {
 
   const flipped = equalSizes.cells.reduce((sum, cell) => {
     const baseline = equalSizes.benchmarks.find((b) => b.name === cell.benchmark)!.baseline;
-    return sum + cell.ablated.reduce((n, v, i) => n + (v !== baseline[i] ? 1 : 0), 0);
+    let changed = 0;
+    for (let i = 0; i < baseline.length; i++) if (cell.ablated[i] !== baseline[i]) changed++;
+    return sum + changed;
   }, 0);
   console.log(`mean flipped items per cell: ${(flipped / equalSizes.cells.length).toFixed(1)} of ${GRID.items}`);
 

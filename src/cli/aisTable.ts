@@ -5,15 +5,20 @@
 // columns with their metrics, the cells, and the reasons with the numbers the reports give them.
 import { formatConfidence, formatFixed, formatInterval, formatK } from "../core/report/format";
 import type { ImportanceMethod } from "../core/config/types";
-import type { BaselineRow, KSection, ModelReport, ReportCell } from "../core/report/model";
+import { baselineLabel, type BaselineRow, type KSection, type ModelReport, type ReportCell } from "../core/report/model";
 
-/** One benchmark's baseline line: acc, acc_norm and chance, or exact_match (its filter) and chance. */
+/**
+ * One benchmark's baseline line: acc, acc_norm and chance, or exact_match (its filter) and chance;
+ * a group's, with the metrics it is scored by.
+ */
 export function formatBaseline(b: BaselineRow): string {
+  const name = baselineLabel(b);
   if (b.outputType === "generate_until") {
     const others = Object.entries(b.exactMatchByFilter ?? {}).filter(([name]) => name !== b.filter).map(([name, v]) => `  ${name} ${v.toFixed(4)}`).join("");
-    return `${b.name}  exact_match ${(b.exact_match ?? 0).toFixed(4)} (${b.filter ?? "none"})${others}  chance ${b.chance.toFixed(4)}  (${b.items} items)`;
+    return `${name}  exact_match ${(b.exact_match ?? 0).toFixed(4)} (${b.filter ?? "none"})${others}  chance ${b.chance.toFixed(4)}  (${b.items} items)`;
   }
-  return `${b.name}  acc ${(b.acc ?? 0).toFixed(4)}  acc_norm ${(b.acc_norm ?? 0).toFixed(4)}  chance ${b.chance.toFixed(4)}  (${b.items} items)`;
+  const scores = ([["acc", b.acc], ["acc_norm", b.acc_norm]] as const).flatMap(([metric, v]) => (v === null ? [] : [`  ${metric} ${v.toFixed(4)}`])).join("");
+  return `${name}${scores}  chance ${b.chance.toFixed(4)}  (${b.items} items)`;
 }
 
 /** The AIS tables of one model of the report, one block per k; "" for a model without a profile. */

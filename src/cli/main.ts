@@ -30,6 +30,8 @@ commands:
     --no-target                  only what this machine can check
   run <config.bprof.yaml>        profile: score the benchmarks with bprof-runner and, when the
                                  config has abilities, ablate them and report AIS
+    --confirm-run-unsafe-code    let tasks with "unsafe_code: true" (humaneval) run the code
+                                 the model generates to score it (as lm-eval's flag)
   run --resume <run-dir-or-id> [config.bprof.yaml]
                                  finish an interrupted run in its folder (an id is looked up in
                                  the config's output folder, else in ./.bprof/runs)
@@ -62,6 +64,7 @@ async function main(argv: string[]): Promise<number> {
         runner: { type: "string" }, dir: { type: "string" }, resume: { type: "string" }, help: { type: "boolean", short: "h" },
         format: { type: "string" }, out: { type: "string" }, metric: { type: "string" }, k: { type: "string" },
         ability: { type: "string" }, n: { type: "string" }, seed: { type: "string" }, "no-target": { type: "boolean" },
+        "confirm-run-unsafe-code": { type: "boolean" },
       },
     });
   } catch (e) {
@@ -77,8 +80,8 @@ async function main(argv: string[]): Promise<number> {
     case "validate":
       return target ? validate(target, values.runner, !values["no-target"]) : usageError("validate needs a config file");
     case "run":
-      if (values.resume !== undefined) return resume(values.resume, target, values.runner);
-      return target ? run(target, values.runner) : usageError("run needs a config file");
+      if (values.resume !== undefined) return resume(values.resume, target, values.runner, values["confirm-run-unsafe-code"]);
+      return target ? run(target, values.runner, values["confirm-run-unsafe-code"]) : usageError("run needs a config file");
     case "report":
       return target ? report(target, positionals[2], values) : usageError("report needs a run folder or a run id");
     case "generate":
@@ -112,22 +115,22 @@ async function validate(configFile: string, runner: string | undefined, askTarge
   return checks.every((c) => c.ok) ? EXIT.ok : EXIT.failed;
 }
 
-async function run(configFile: string, runner?: string): Promise<number> {
+async function run(configFile: string, runner?: string, confirmUnsafeCode = false): Promise<number> {
   const { profile, problems } = await loadProfile(configFile);
   for (const d of problems) process.stderr.write(formatProblem(d) + "\n");
   if (!profile) return EXIT.badInput;
   if (profile.target.kind !== "local") process.stderr.write(`target: ${describeTarget(profile.target)}\n`);
-  return withRunner(runner, (options) => runProfile(profile, options));
+  return withRunner(runner, (options) => runProfile(profile, { ...options, confirmUnsafeCode }));
 }
 
-async function resume(ref: string, configFile: string | undefined, runner?: string): Promise<number> {
+async function resume(ref: string, configFile: string | undefined, runner?: string, confirmUnsafeCode = false): Promise<number> {
   const runDir = await resolveRunDir(ref, configFile);
   if (!runDir) {
     process.stderr.write(`bprof: no run folder \`${ref}\`${configFile ? ` in the output folder of ${configFile}` : " (give a run folder, or the config whose runs hold it)"}\n`);
     return EXIT.badInput;
   }
   process.stderr.write(`resuming ${runDir}\n`);
-  return withRunner(runner, (options) => resumeRun(runDir, options));
+  return withRunner(runner, (options) => resumeRun(runDir, { ...options, confirmUnsafeCode }));
 }
 
 /** One line on stderr and the bad-input exit code: how `report` refuses what it cannot use. */

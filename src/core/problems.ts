@@ -80,7 +80,8 @@ export const PROBLEM_CODES = {
 
   // lm-eval task files and their data.
   "task.unsupported-key": { severity: "error", summary: "a task key the profiler does not support" },
-  "task.python-function": { severity: "error", summary: "a `!function` helper that failed (it raised, was not found, returned what is not data, ran past its time limit, or Python is missing), that may not run (an untrusted workspace), or of a key whose helpers do not run (metrics)" },
+  "task.python-function": { severity: "error", summary: "a `!function` helper that failed (it raised, was not found, returned what is not data, ran past its time limit, or Python is missing), that may not run (an untrusted workspace), or of a key whose helpers do not run" },
+  "task.unsafe-code": { severity: "warning", summary: "a task whose score runs the code the model generates (`unsafe_code: true`): a run needs your confirmation" },
   "task.missing-key": { severity: "error", summary: "a task key the task needs" },
   "task.invalid-value": { severity: "error", summary: "a task key with a value the profiler cannot use" },
   "task.include": { severity: "error", summary: "an `include` that is missing or cyclic" },
@@ -89,6 +90,7 @@ export const PROBLEM_CODES = {
   "task.empty-split": { severity: "error", summary: "a split without documents" },
   "task.document": { severity: "error", summary: "a document that cannot be read or rendered" },
   "task.template": { severity: "error", summary: "a Jinja template that does not parse, prints an undefined name, or runs past its limits" },
+  "task.group-aggregate": { severity: "warning", summary: "an aggregate_metric_list entry of a group that gives the group no score here (no task of the group reports it, or its metric is scored already)" },
 
   // Files of a model folder.
   "model.generation-config": { severity: "error", summary: "generation_config.json with an unusable eos_token_id" },

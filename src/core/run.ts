@@ -22,7 +22,11 @@ import { readParameterCount } from "./model/parameters";
 import { compiledJob, modelTokenizer } from "./plan/compile";
 import type { AbilityRef, ItemRef } from "./plan/job";
 import type { ModelTokenizer } from "./prompts/tokenize";
-import { baselineAccuracies, pythonFilteredAnswers, readProfileOutput, readRunnerScores, scoredItems } from "./results/profile";
+import { baselineAccuracies, readProfileOutput } from "./results/profile";
+import { baselineGroups } from "./results/groups";
+import { extrasOf, pythonFilteredAnswers, readRunnerScores, scoredItems } from "./results/items";
+import { pythonTaskScores } from "./results/taskScores";
+import { HelperError } from "./lmeval/helpers";
 import { claimRunFolder, releaseRunFolder } from "./results/runs";
 import { createRunFolder, openRunFolder, RESULTS_SCHEMA_VERSION, writeJsonl, writeResults, type ModelResults, type Results, type RunFolder, type RunManifest, type VariantBenchmark } from "./results/store";
 
@@ -68,6 +72,11 @@ export interface RunOptions {
   /** The run's folder, as soon as it exists (to say how to resume a run that stops). */
   onRunFolder?: (dir: string) => void;
   signal?: AbortSignal;
+  /**
+   * The user confirmed that benchmarks whose task runs the code the model generates to score it
+   * (`unsafe_code: true`) may run it; without it such a profile is refused before it starts.
+   */
+  confirmUnsafeCode?: boolean;
 }
 
 export interface RunOutcome {
@@ -79,6 +88,7 @@ export interface RunOutcome {
 }
 
 export async function runProfile(profile: Profile, options: RunOptions): Promise<RunOutcome> {
+  refuseUnconfirmedUnsafeCode(profile, options);
   return withOutputErrors(profile.outputDir, async () => {
     const run = await createRunFolder(profile.outputDir, profile.configText, profile.configFile);
     return runInFolder(profile, run, options, false);
@@ -127,7 +137,21 @@ export async function resumeRun(runDir: string, options: RunOptions): Promise<Ru
     const errors = errorsOf(problems).map(formatProblem).slice(0, 5).join("\n");
     throw new ResumeError(`the run's config (${run.manifest.config_file}, snapshot in ${run.dir}) no longer loads:\n${errors}`);
   }
+  refuseUnconfirmedUnsafeCode(profile, options);
   return withOutputErrors(profile.outputDir, () => runInFolder(profile, run, options, true), run.dir);
+}
+
+/** The benchmarks whose task scores a document by running the code the model generates (humaneval). */
+export function unsafeCodeBenchmarks(profile: Profile): string[] {
+  return profile.benchmarks.filter((b) => b.task.unsafeCode).map((b) => b.name);
+}
+
+/** Nothing starts for a profile that would run generated code the user did not confirm. */
+function refuseUnconfirmedUnsafeCode(profile: Profile, options: RunOptions): void {
+  const unsafe = unsafeCodeBenchmarks(profile);
+  if (unsafe.length === 0 || options.confirmUnsafeCode) return;
+  throw new RunnerError("unsafe_code", `${unsafe.map((n) => `\`${n}\``).join(", ")} score${unsafe.length === 1 ? "s" : ""} each document by running the code the model generates ` +
+    "(`unsafe_code: true` in the task file): confirm it with --confirm-run-unsafe-code (in VS Code, the Profile command asks)", 2);
 }
 
 /** Where a run folder's config runs its runner; undefined when the folder cannot be read. */
@@ -206,9 +230,9 @@ async function runModels(profile: Profile, run: RunFolder & { manifest: RunManif
       await new Promise((resolve) => eventLog.end(resolve));
     }
 
-    const entry = compiled.profiles
-      ? await profileResults(profile, model, dir, outDir, compiled.refs, compiled.abilities, tokenizer, options)
-      : await scoreResults(profile, model, dir, outDir, compiled.refs, tokenizer);
+    const entry = await withHelperErrors(model, () => compiled.profiles
+      ? profileResults(profile, model, dir, outDir, compiled.refs, compiled.abilities, tokenizer, options)
+      : scoreResults(profile, model, dir, outDir, compiled.refs, tokenizer));
     itemCount += entry.items;
     results.models.push({ ...entry.model, benchmarks: await withDataFiles(entry.model.benchmarks, profile.benchmarks, dataHashes) });
   }
@@ -257,6 +281,20 @@ function metricsOf(cell: VariantBenchmark): Metric[] {
 }
 
 /** Writes job.json, or on resume checks that the job compiled now is the one the folder holds. */
+/**
+ * A task's Python (a filter or its scorer) that fails on the runner's output is the run's error,
+ * in Python's words; the runner's files stay, so resuming after the fix scores them again.
+ */
+async function withHelperErrors<T>(model: ResolvedModel, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (e) {
+    if (!(e instanceof HelperError)) throw e;
+    const where = e.document === undefined ? "" : ` (input ${e.document})`;
+    throw new RunnerError("helper_failed", `model \`${model.name}\`: a task's Python ${e.step === "score" ? "scorer" : "filter"} failed on the model's output${where}: ${e.message}`);
+  }
+}
+
 async function writeJob(jobFile: string, job: object, resume: boolean, model: ResolvedModel): Promise<void> {
   if (resume) {
     const existing = await fs.readFile(jobFile, "utf8").catch(() => undefined);
@@ -275,10 +313,17 @@ async function scoreResults(
   profile: Profile, model: ResolvedModel, dir: string, outDir: string, refs: ItemRef[], tokenizer: ModelTokenizer,
 ): Promise<{ model: ModelResults; items: number }> {
   const scores = await readRunnerScores(path.join(outDir, "scores.jsonl"));
-  const filtered = await pythonFilteredAnswers(refs, profile.benchmarks, new Map([["scores.jsonl", scores]]), tokenizer.decode);
-  const items = scoredItems(refs, profile.benchmarks, scores, "scores.jsonl", tokenizer.decode, filtered?.get("scores.jsonl"));
+  const sources = new Map([["scores.jsonl", scores]]);
+  const filtered = await pythonFilteredAnswers(refs, profile.benchmarks, sources, tokenizer.decode);
+  const taskScores = await pythonTaskScores(refs, profile.benchmarks, sources, tokenizer.decode, filtered);
+  const items = scoredItems(refs, profile.benchmarks, scores, "scores.jsonl", tokenizer.decode, extrasOf("scores.jsonl", filtered, taskScores));
   await writeJsonl(path.join(dir, "items.jsonl"), items);
-  return { model: { name: model.name, path: model.path, dtype: model.dtype, benchmarks: baselineAccuracies(items, profile.benchmarks) }, items: items.length };
+  return { model: { name: model.name, path: model.path, dtype: model.dtype, benchmarks: baselineAccuracies(items, profile.benchmarks), ...groupsOf(profile, items) }, items: items.length };
+}
+
+/** The baseline's scores of the config's groups scored as a whole, as a ModelResults field; nothing without groups. */
+function groupsOf(profile: Profile, baseline: readonly BenchmarkItem[]): Pick<ModelResults, "groups"> {
+  return profile.groups?.length ? { groups: baselineGroups(profile.groups, baseline) } : {};
 }
 
 async function profileResults(
@@ -295,6 +340,7 @@ async function profileResults(
     seed: profile.seed,
     bootstrap: profile.bootstrap,
     decode: tokenizer.decode,
+    ...(profile.groups ? { groups: profile.groups } : {}),
   }, path.relative(dir, outDir));
   const counted = await readParameterCount(model.path);
   if (counted && counted.total !== assembled.profile.parameters) {
@@ -307,6 +353,7 @@ async function profileResults(
     model: {
       name: model.name, path: model.path, dtype: model.dtype,
       benchmarks: baselineAccuracies(assembled.baseline, profile.benchmarks),
+      ...groupsOf(profile, assembled.baseline),
       profile: assembled.profile,
     },
     items: assembled.baseline.length,

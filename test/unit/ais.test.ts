@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { scoreItem, type ScoredItem } from "../../src/core/analysis/accuracy";
-import { abilityImpactOfItems, abilityImpactScore, alignedVariant, chancePerItem, correctnessVector, meanOf } from "../../src/core/analysis/ais";
+import { abilityImpactOfItems, abilityImpactScore, alignedVariant, chancePerItem, scoreVector, meanOf } from "../../src/core/analysis/ais";
 
 const choice = (logprob: number) => ({ logprob, tokens: 1, greedy: false });
 
@@ -37,8 +37,8 @@ test("AIS is undefined at chance and below, and the reason gives the numbers", (
 test("correctness vectors follow the chosen metric", () => {
   // acc picks "a" (-2) over "ééé" (-3); acc_norm picks "ééé" (-0.5 per byte): target 1 is right only under acc_norm.
   const items = [scoreItem("b", 0, 1, ["a", "ééé"], [choice(-2), choice(-3)]), item(1, 2, 2)];
-  assert.deepEqual(correctnessVector(items, "acc"), Uint8Array.from([0, 1]));
-  assert.deepEqual(correctnessVector(items, "acc_norm"), Uint8Array.from([1, 1]));
+  assert.deepEqual(scoreVector(items, "acc"), Uint8Array.from([0, 1]));
+  assert.deepEqual(scoreVector(items, "acc_norm"), Uint8Array.from([1, 1]));
   assert.deepEqual(chancePerItem(items), Float64Array.from([1 / 2, 1 / 4]));
 });
 

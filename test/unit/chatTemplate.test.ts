@@ -17,7 +17,7 @@ import { benchmarkMessages, diagnosticMessages } from "../../src/core/prompts/ch
 import { loadChatTemplate } from "../../src/core/prompts/chatTemplate";
 import { diagnosticSequence } from "../../src/core/prompts/diagnosticText";
 import { loadTokenizer, type ModelTokenizer } from "../../src/core/prompts/tokenize";
-import { scoredItems, type RunnerScores } from "../../src/core/results/profile";
+import { scoredItems, type RunnerScores } from "../../src/core/results/items";
 
 // Meta-Llama-3-8B-Instruct's template, as its tokenizer_config.json has it.
 const LLAMA3_TEMPLATE =

@@ -130,7 +130,7 @@ test("an inline task's errors point into the config: unknown keys with the neare
   const { profile, problems } = await loadProfile(project.configPath, { text: `models:\n  - path: ./model\nbenchmarks:\n  - name: inline\n${text}` });
   assert.equal(profile, undefined);
   const lines = problems.map(formatProblem);
-  assert.ok(lines.some((l) => l.startsWith(`${project.configPath}:14:`) && l.includes("error: `metric_list` uses `!function utils.score`: Python helpers run for process_docs, doc_to_text, doc_to_target, doc_to_choice and filter classes") && l.endsWith("[task.python-function]")), lines.join("\n"));
+  assert.ok(lines.some((l) => l.startsWith(`${project.configPath}:14:`) && l.includes("error: a `!function` metric runs only in a generate_until task") && l.endsWith("[task.python-function]")), lines.join("\n"));
   assert.ok(lines.some((l) => l.startsWith(`${project.configPath}:6:7: error: a multiple_choice task needs \`doc_to_choice\` (field benchmarks[0].task.doc_to_choice)`)), lines.join("\n"));
 
   const missing = await loadProfile(project.configPath, { text: `models:\n  - path: ./model\nbenchmarks:\n  - name: inline\n${INLINE_TASK.replace("tasks/tiny_mc.jsonl", "tasks/missing.jsonl")}` });

@@ -6,7 +6,7 @@ import { existsSync, promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
-import { abilityImpactOfItems, chancePerItem, correctnessVector, isCorrect, metricsOf } from "../../src/core/analysis/ais";
+import { abilityImpactOfItems, chancePerItem, scoreVector, isCorrect, metricsOf } from "../../src/core/analysis/ais";
 import { scoreItem } from "../../src/core/analysis/accuracy";
 import { BenchmarkResampler } from "../../src/core/analysis/bootstrap";
 import { cellFlips } from "../../src/core/analysis/flips";
@@ -17,7 +17,8 @@ import { loadTask, type GenerationItem, type Task } from "../../src/core/lmeval/
 import { BOS_TOKEN_ID, byteLevelTokenizer, EOS_TOKEN_ID } from "../../src/core/model/byteTokenizer";
 import { compileScoreJob, generateSpec, type GenerateJobItem } from "../../src/core/plan/job";
 import { loadTokenizer, type ModelTokenizer } from "../../src/core/prompts/tokenize";
-import { baselineAccuracies, scoredItems, type RunnerScores } from "../../src/core/results/profile";
+import { baselineAccuracies } from "../../src/core/results/profile";
+import { scoredItems, type RunnerScores } from "../../src/core/results/items";
 
 const tasks = path.join(import.meta.dirname, "..", "fixtures", "tasks");
 /** The fixtures' data files are ../shared/benchmarks, read in place: a clone without it skips these tests. */
@@ -164,7 +165,7 @@ test("AIS of an exact-match benchmark: chance 0, so AIS = (P(theta) - P(theta_a)
   const baseline = [gen(0, true), gen(1, true), gen(2, true), gen(3, false), gen(4, false)];
   const ablated = [gen(0, true), gen(1, false), gen(2, false), gen(3, false), gen(4, false)];
   assert.deepEqual(chancePerItem(baseline), new Float64Array(5));
-  assert.deepEqual(correctnessVector(baseline, "exact_match"), Uint8Array.from([1, 1, 1, 0, 0]));
+  assert.deepEqual(scoreVector(baseline, "exact_match"), Uint8Array.from([1, 1, 1, 0, 0]));
   const ais = abilityImpactOfItems(baseline, ablated, "exact_match");
   assert.ok(ais.defined);
   assert.ok(Math.abs(ais.value - (0.6 - 0.2) / 0.6) < 1e-15, String(ais.value));
@@ -180,8 +181,8 @@ test("AIS of an exact-match benchmark: chance 0, so AIS = (P(theta) - P(theta_a)
 
   // The paired bootstrap with chance 0: the point estimate is the same AIS; resamples that draw no
   // right document have no AIS and are left out.
-  const resampler = new BenchmarkResampler(correctnessVector(baseline, "exact_match"), 0, { resamples: 400, seed: 3 });
-  const estimate = resampler.ais(correctnessVector(ablated, "exact_match"));
+  const resampler = new BenchmarkResampler(scoreVector(baseline, "exact_match"), 0, { resamples: 400, seed: 3 });
+  const estimate = resampler.ais(scoreVector(ablated, "exact_match"));
   assert.deepEqual(estimate.estimate, ais);
   assert.ok(estimate.interval && estimate.interval.low <= ais.value && ais.value <= estimate.interval.high, JSON.stringify(estimate));
   assert.ok(estimate.interval!.high <= 1 + 1e-12, "with chance 0 no resample can lose more than all of its right documents");

@@ -15,7 +15,8 @@ import type { ItemRef } from "../../src/core/plan/job";
 import { renderReport } from "../../src/core/report";
 import { loadRun, ReportInputError, RunItems } from "../../src/core/report/load";
 import { buildReport } from "../../src/core/report/model";
-import { assembleProfile, baselineAccuracies, type RunnerManifest, type RunnerScores } from "../../src/core/results/profile";
+import { assembleProfile, baselineAccuracies, type RunnerManifest } from "../../src/core/results/profile";
+import { type RunnerScores } from "../../src/core/results/items";
 import { writeJsonl, type Results } from "../../src/core/results/store";
 
 const QUANT = "Quantitative Reasoning";

@@ -85,10 +85,10 @@ test("`data` that is missing, of an unknown format, or short of a split the task
   assert.ok(errors.includes(`gsm8k.yaml:${fewshotLine} task.data-file the task reads split \`train\`, and the config's \`data\` names no file for it: write \`data: {test: ..., train: ...}\``), errors.join("\n"));
 });
 
-test("humaneval, whose metric runs the generated code: one refusal that says so, at `unsafe_code`", { skip }, async () => {
+test("humaneval, whose metric runs the generated code: a warning at `unsafe_code` that a run asks for confirmation", { skip }, async () => {
   const { problems } = await profileWith([`  - task: ${lmEval("humaneval/humaneval.yaml")}`, `    data: ${benchmark("gsm8k/test.jsonl")}`, ""].join("\n"));
-  const refusal = errorsOf(problems).find((p) => p.field === "unsafe_code");
-  assert.ok(refusal, errorsOf(problems).map(formatProblem).join("\n"));
-  assert.equal(refusal.line, 3);
-  assert.match(refusal.message, /^this task executes the code the model generates to score it \(lm-eval runs it only with --confirm_run_unsafe_code\)/);
+  const warning = problems.find((p) => p.code === "task.unsafe-code");
+  assert.ok(warning, problems.map(formatProblem).join("\n"));
+  assert.deepEqual([warning.line, warning.severity, warning.field], [3, "warning", "unsafe_code"]);
+  assert.match(warning.message, /^this task runs the code the model generates to score it: a run asks you to confirm it first \(bprof: --confirm-run-unsafe-code/);
 });

@@ -10,7 +10,7 @@ import { test } from "node:test";
 import { applyFiltersToAll } from "../../src/core/lmeval/exactMatch";
 import { loadTask, type Task } from "../../src/core/lmeval/task";
 import { errorsOf, type Problem } from "../../src/core/problems";
-import { pythonFilteredAnswers, type RunnerScores } from "../../src/core/results/profile";
+import { pythonFilteredAnswers, type RunnerScores } from "../../src/core/results/items";
 
 const shared = path.resolve(import.meta.dirname, "..", "..", "..", "shared");
 const skip = existsSync(path.join(shared, "lm-eval-tasks")) && existsSync(path.join(shared, "benchmarks")) ? false : "../shared (lm-eval's task files and the benchmark files) is not here";

@@ -197,15 +197,15 @@ test("the CSV report: one row per model/ability/selection/k/benchmark/metric, co
   assert.ok(text.endsWith("\r\n"));
   const lines = text.slice(0, -2).split("\r\n");
   assert.equal(lines[0], "model,ability,selection,k,n,benchmark,metric,items,baseline,ablated,chance,ais,ci_low,ci_high,confidence,significant," +
-    "specificity,specificity_ci_low,specificity_ci_high,specificity_significant,right_to_wrong,wrong_to_right,undefined_resamples,reason,specificity_reason,note");
+    "specificity,specificity_ci_low,specificity_ci_high,specificity_significant,right_to_wrong,wrong_to_right,undefined_resamples,reason,specificity_reason,note,group_tasks");
   // (3 abilities + random) x 2 k x 2 benchmarks x 2 metrics
   assert.equal(lines.length, 1 + 4 * 2 * 2 * 2);
-  assert.ok(lines.includes('"tiny ""m"", v1",Commonsense & Causal Reasoning,top,0.01,1000,arc_easy,acc,4,0.75,0.5,0.25,0.5,0.2,0.8,0.95,true,0.5,0.2,0.8,true,1,0,0,,,'));
-  assert.ok(lines.includes('"tiny ""m"", v1",Commonsense & Causal Reasoning,top,0.01,1000,logiqa,acc,4,0.75,1,0.5,-1,-2,0,0.95,false,-1,-2,0,false,0,1,0,,,'));
+  assert.ok(lines.includes('"tiny ""m"", v1",Commonsense & Causal Reasoning,top,0.01,1000,arc_easy,acc,4,0.75,0.5,0.25,0.5,0.2,0.8,0.95,true,0.5,0.2,0.8,true,1,0,0,,,,'));
+  assert.ok(lines.includes('"tiny ""m"", v1",Commonsense & Causal Reasoning,top,0.01,1000,logiqa,acc,4,0.75,1,0.5,-1,-2,0,0.95,false,-1,-2,0,false,0,1,0,,,,'));
   // n/a: empty AIS and interval, significant false, the reason quoted (it holds commas).
-  assert.ok(lines.includes(`"tiny ""m"", v1",${QUANT},top,0.01,1000,logiqa,acc_norm,4,0.5,0.5,0.5,,,,,false,,,,,0,0,0,"${AT_CHANCE}",,`));
+  assert.ok(lines.includes(`"tiny ""m"", v1",${QUANT},top,0.01,1000,logiqa,acc_norm,4,0.5,0.5,0.5,,,,,false,,,,,0,0,0,"${AT_CHANCE}",,,`));
   // The random control: no ability, no specificity.
-  assert.ok(lines.includes('"tiny ""m"", v1",,random,0.001,100,arc_easy,acc,4,0.75,0.75,0.25,0,0,0,0.95,false,,,,,0,0,0,,,'));
+  assert.ok(lines.includes('"tiny ""m"", v1",,random,0.001,100,arc_easy,acc,4,0.75,0.75,0.25,0,0,0,0.95,false,,,,,0,0,0,,,,'));
 
   const filtered = (await render("csv", { metric: "acc", k: 0.01 })).text.trimEnd().split("\r\n");
   assert.equal(filtered.length, 1 + 4 * 2);
@@ -236,7 +236,7 @@ test("the CSV report neutralises formula names from user files and keeps a negat
     const { text } = await renderReport(await loadRun(fixture), { format: "csv" });
     const lines = text.slice(0, -2).split("\r\n");
     // The row of the negative cell above, with every name neutralised and the AIS -1 a number.
-    assert.ok(lines.includes(`'@model,'${evil},top,0.01,1000,'-logiqa,acc,4,0.75,1,0.5,-1,-2,0,0.95,false,-1,-2,0,false,0,1,0,,,`), lines.join("\n"));
+    assert.ok(lines.includes(`'@model,'${evil},top,0.01,1000,'-logiqa,acc,4,0.75,1,0.5,-1,-2,0,0.95,false,-1,-2,0,false,0,1,0,,,,`), lines.join("\n"));
     assert.ok(lines.slice(1).every((l) => !/^[=+\-@\t\r]/.test(l) && !/,[=+@\t\r]/.test(l) && !/,-[^0-9]/.test(l)), "no field starts a formula");
   } finally {
     await fs.rm(path.dirname(path.dirname(fixture)), { recursive: true, force: true });

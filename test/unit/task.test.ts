@@ -73,12 +73,12 @@ test("doc_to_choice as a Jinja template rendering a list literal, and limit", as
 });
 
 test("unsupported keys and output types are refused by name with their line", async () => {
-  const file = await taskFile("c.yaml", BASE.replace("multiple_choice", "loglikelihood_rolling") + "doc_to_text: q\ndoc_to_choice: options\ndoc_to_target: label\nprocess_results: !function utils.process\n");
+  const file = await taskFile("c.yaml", BASE.replace("multiple_choice", "loglikelihood_rolling") + "doc_to_text: q\ndoc_to_choice: options\ndoc_to_target: label\nuse_prompt: promptsource:x\n");
   const { task, problems } = await loadTask(file);
   assert.equal(task, undefined);
   const messages = problems.map((d) => `${d.line}: ${d.message}`);
   assert.ok(messages.includes("6: output_type `loglikelihood_rolling` is not supported; use multiple_choice or generate_until"), messages.join("\n"));
-  assert.ok(messages.includes("10: task key `process_results` is not supported by Benchmark Profiler"), messages.join("\n"));
+  assert.ok(messages.includes("10: task key `use_prompt` is not supported by Benchmark Profiler"), messages.join("\n"));
 });
 
 test("a target outside the choices is an error on the data line", async () => {

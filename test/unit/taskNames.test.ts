@@ -82,7 +82,11 @@ test("a group whose tasks are not all under task_paths profiles those that are a
   const { profile, problems } = await profileWith([`task_paths: [${tasks("mmlu")}]`, "benchmarks:", "  - task: mmlu", "    limit: 1"]);
   assert.deepEqual(errorsOf(problems).map(formatProblem), []);
   assert.deepEqual(profile!.benchmarks.map((b) => b.name), ["mmlu_abstract_algebra", "mmlu_college_physics"]);
-  assert.deepEqual(lineOf(problems, "config.group-incomplete"), ["5 warning `mmlu` names 3 task(s) not found in task_paths, left out: `mmlu_other`, `mmlu_social_sciences`, `mmlu_humanities`"]);
+  assert.deepEqual(lineOf(problems, "config.group-incomplete"), ["5 warning `mmlu` names 3 task(s) not found in task_paths, left out: `mmlu_other`, `mmlu_social_sciences`, `mmlu_humanities`"]);  // mmlu and mmlu_stem both carry aggregate_metric_list (acc weighted by size): each is scored over every task under it.
+  assert.deepEqual(profile!.groups?.map((g) => [g.name, g.tasks, g.aggregates.map((a) => `${a.metric},${a.filter} ${a.weightBySize ? "by size" : "unweighted"}`)]), [
+    ["mmlu", ["mmlu_abstract_algebra", "mmlu_college_physics"], ["acc,none by size"]],
+    ["mmlu_stem", ["mmlu_abstract_algebra", "mmlu_college_physics"], ["acc,none by size"]],
+  ]);
 });
 
 test("a group after an entry with errors still expands to its tasks (each entry is checked on its own)", { skip }, async () => {

@@ -19,6 +19,13 @@ export interface ScoredItem {
   prediction: number;
   /** argmax of the log-probability per byte. */
   predictionNorm: number;
+  /**
+   * The task's own score of the document (its Python process_results), in [0, 1]: it stands in
+   * for correctness under acc. Absent for tasks lm-eval scores by acc and acc_norm.
+   */
+  score?: number;
+  /** That score for a model that finds every choice equally likely: the document's chance. */
+  chance?: number;
 }
 
 /** Index of the largest value; the first one wins ties, as numpy's argmax does in lm-eval. */
@@ -54,8 +61,8 @@ export function benchmarkAccuracy(items: readonly ScoredItem[]): BenchmarkAccura
   const mean = (f: (item: ScoredItem) => number) => (n === 0 ? 0 : items.reduce((s, item) => s + f(item), 0) / n);
   return {
     items: n,
-    acc: mean((item) => (item.prediction === item.target ? 1 : 0)),
+    acc: mean((item) => item.score ?? (item.prediction === item.target ? 1 : 0)),
     acc_norm: mean((item) => (item.predictionNorm === item.target ? 1 : 0)),
-    chance: mean((item) => 1 / item.choices.length),
+    chance: mean((item) => item.chance ?? 1 / item.choices.length),
   };
 }

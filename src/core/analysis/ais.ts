@@ -7,9 +7,11 @@
 // is no margin to remove and the ratio means nothing: the result then says so in words instead
 // of carrying a number.
 //
-// Everything below works on a per-item correctness vector, whatever the metric made it: acc and
-// acc_norm for multiple-choice items, exact_match for generated ones (chance 0).
+// Everything below works on a per-item score vector, whatever the metric made it: correctness
+// under acc and acc_norm for multiple-choice items, exact_match for generated ones (chance 0), or
+// a task's own per-document score in [0, 1] (its Python process_results or metric).
 import type { ScoredItem } from "./accuracy";
+import type { ScoreVector } from "./bootstrap";
 import { isGenerated, type BenchmarkItem } from "./generation";
 
 /** The metrics of multiple-choice benchmarks (lm-eval's loglikelihood scoring). */
@@ -22,8 +24,9 @@ export type Metric = ChoiceMetric | "exact_match";
 export const ALL_METRICS: readonly Metric[] = ["acc", "acc_norm", "exact_match"];
 
 /** The metrics a benchmark of this output type is scored by; the first is its main one. */
-export function metricsOf(outputType: "multiple_choice" | "generate_until" | undefined): Metric[] {
-  return outputType === "generate_until" ? ["exact_match"] : ["acc", "acc_norm"];
+export function metricsOf(outputType: "multiple_choice" | "generate_until" | undefined, ownScore = false): Metric[] {
+  if (outputType === "generate_until") return ["exact_match"];
+  return ownScore ? ["acc"] : ["acc", "acc_norm"];
 }
 
 export type AbilityImpact =
@@ -65,20 +68,32 @@ function formatScore(value: number): string {
   return value.toFixed(4);
 }
 
-/** 1 where the item is answered correctly under `metric`, else 0, in the order of `items`. */
-export function correctnessVector(items: readonly BenchmarkItem[], metric: Metric): Uint8Array {
+/**
+ * Each item's score under `metric`, in the order of `items`: 1 where it is answered correctly,
+ * else 0; the task's own score where it has one.
+ */
+export function scoreVector(items: readonly BenchmarkItem[], metric: Metric): ScoreVector {
+  if (items.some((item) => item.score !== undefined)) {
+    const scores = new Float64Array(items.length);
+    for (let i = 0; i < items.length; i++) scores[i] = items[i]!.score ?? (isCorrect(items[i]!, metric) ? 1 : 0);
+    return scores;
+  }
   const correct = new Uint8Array(items.length);
   for (let i = 0; i < items.length; i++) correct[i] = isCorrect(items[i]!, metric) ? 1 : 0;
   return correct;
 }
 
-/** Whether `metric` counts the item right; a metric of the other kind of benchmark is an error. */
+/**
+ * Whether `metric` counts the item right (a task's own score: at least one half); a metric of
+ * the other kind of benchmark is an error.
+ */
 export function isCorrect(item: BenchmarkItem, metric: Metric): boolean {
   if (isGenerated(item)) {
     if (metric !== "exact_match") throw new Error(`document ${item.index} of ${item.benchmark} is generated: it is scored by exact_match, not ${metric}`);
-    return item.correct;
+    return item.score === undefined ? item.correct : item.score >= 0.5;
   }
   if (metric === "exact_match") throw new Error(`document ${item.index} of ${item.benchmark} is multiple choice: it is scored by acc or acc_norm, not exact_match`);
+  if (item.score !== undefined && metric === "acc") return item.score >= 0.5;
   return predictionOf(item, metric) === item.target;
 }
 
@@ -94,7 +109,7 @@ export function chancePerItem(items: readonly BenchmarkItem[]): Float64Array {
   const chance = new Float64Array(items.length);
   for (let i = 0; i < items.length; i++) {
     const item = items[i]!;
-    chance[i] = isGenerated(item) ? 0 : 1 / item.choices.length;
+    chance[i] = isGenerated(item) ? 0 : (item.chance ?? 1 / item.choices.length);
   }
   return chance;
 }
@@ -139,8 +154,8 @@ function matchedByIndex<T extends BenchmarkItem>(baseline: readonly T[], variant
 /** AIS of one (ability, benchmark) cell straight from per-item records; chance from the choices (0 for generation). */
 export function abilityImpactOfItems(baseline: readonly BenchmarkItem[], ablated: readonly BenchmarkItem[], metric: Metric): AbilityImpact {
   return abilityImpactScore({
-    baseline: meanOf(correctnessVector(baseline, metric)),
-    ablated: meanOf(correctnessVector(alignedVariant(baseline, ablated), metric)),
+    baseline: meanOf(scoreVector(baseline, metric)),
+    ablated: meanOf(scoreVector(alignedVariant(baseline, ablated), metric)),
     chance: meanOf(chancePerItem(baseline)),
   });
 }

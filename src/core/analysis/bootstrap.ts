@@ -115,8 +115,8 @@ export function multiplicity(drawn: Resamples, item: number, r: number): number 
   return Math.floor(word / drawn.laneBase ** (r % drawn.lanes)) % drawn.laneBase;
 }
 
-/** Per resample, the summed multiplicity of `itemIds` (distinct items), unpacked into `out` with the given sign. */
-export function addResampledCounts(drawn: Resamples, itemIds: ArrayLike<number>, sign: 1 | -1, out: Float64Array): void {
+/** Per resample, the summed multiplicity of `itemIds` (distinct items), unpacked into `out` times `weight`. */
+export function addResampledCounts(drawn: Resamples, itemIds: ArrayLike<number>, weight: number, out: Float64Array): void {
   const { words, lanes, laneBase, packed, resamples } = drawn;
   const sums = new Float64Array(words);
   for (let k = 0; k < itemIds.length; k++) {
@@ -127,7 +127,7 @@ export function addResampledCounts(drawn: Resamples, itemIds: ArrayLike<number>,
     let rest = sums[w]!;
     for (let j = 0, r = w * lanes; j < lanes && r < resamples; j++, r++) {
       const lane = rest % laneBase;
-      out[r]! += sign * lane;
+      out[r]! += weight * lane;
       rest = (rest - lane) / laneBase;
     }
   }
@@ -140,7 +140,7 @@ export class BenchmarkResampler {
   readonly items: number;
   readonly resamples: number;
   readonly confidence: number;
-  private readonly baseline: Uint8Array;
+  private readonly baseline: ScoreVector;
   private readonly drawn: Resamples;
   private readonly baselineScore: number;
   private readonly chanceScore: number;
@@ -150,11 +150,11 @@ export class BenchmarkResampler {
   private readonly definedResampleIds: Int32Array;
 
   /**
-   * @param baseline per-item correctness of the unablated model (1 correct, 0 wrong)
+   * @param baseline per-item score of the unablated model (1 correct, 0 wrong; a task's own score in [0, 1])
    * @param chance per-item chance (1/|choices|), or one value for all items (0 for exact match)
    * @param drawn resamples already drawn for this item count and these options, to share them
    */
-  constructor(baseline: Uint8Array, chance: number | ArrayLike<number>, options: BootstrapOptions = {}, drawn?: Resamples) {
+  constructor(baseline: ScoreVector, chance: number | ArrayLike<number>, options: BootstrapOptions = {}, drawn?: Resamples) {
     this.drawn = drawn ?? drawResamples(baseline.length, options);
     checkSharedResamples(this.drawn, baseline.length, options);
     if (typeof chance !== "number" && chance.length !== baseline.length) {
@@ -164,7 +164,7 @@ export class BenchmarkResampler {
     this.resamples = this.drawn.resamples;
     this.confidence = options.confidence ?? DEFAULT_CONFIDENCE;
     if (!(this.confidence > 0 && this.confidence < 1)) throw new RangeError(`confidence must lie in (0, 1), got ${this.confidence}`);
-    assertCorrectness(baseline, "baseline");
+    assertScores(baseline, "baseline");
     this.baseline = baseline;
     this.baselineScore = meanOf(baseline);
     this.chanceScore = typeof chance === "number" ? chance : meanOf(chance);
@@ -173,7 +173,7 @@ export class BenchmarkResampler {
   }
 
   /** AIS of one ablated variant with its paired-bootstrap interval. */
-  ais(ablated: Uint8Array): BootstrapEstimate {
+  ais(ablated: ScoreVector): BootstrapEstimate {
     const estimate = abilityImpactScore({ baseline: this.baselineScore, ablated: this.scoreOf(ablated), chance: this.chanceScore });
     return this.estimateFrom(estimate, this.lostCounts(this.baseline, ablated));
   }
@@ -183,30 +183,34 @@ export class BenchmarkResampler {
    * the denominator, so per resample it is (control correct - top correct) / margin, on the same
    * resampled items for both variants.
    */
-  specificity(top: Uint8Array, control: Uint8Array): BootstrapEstimate {
+  specificity(top: ScoreVector, control: ScoreVector): BootstrapEstimate {
     const topAis = abilityImpactScore({ baseline: this.baselineScore, ablated: this.scoreOf(top), chance: this.chanceScore });
     const controlAis = abilityImpactScore({ baseline: this.baselineScore, ablated: this.scoreOf(control), chance: this.chanceScore });
     const estimate: AbilityImpact = topAis.defined && controlAis.defined ? { defined: true, value: topAis.value - controlAis.value } : topAis;
     return this.estimateFrom(estimate, this.lostCounts(control, top));
   }
 
-  private scoreOf(variant: Uint8Array): number {
+  private scoreOf(variant: ScoreVector): number {
     if (variant.length !== this.items) throw new RangeError(`variant has ${variant.length} items, the baseline ${this.items}`);
-    assertCorrectness(variant, "variant");
+    assertScores(variant, "variant");
     return meanOf(variant);
   }
 
-  /** Per resample, correct count of `before` minus that of `after`: only items where they differ count. */
-  private lostCounts(before: Uint8Array, after: Uint8Array): Float64Array {
-    const rightToWrong: number[] = [];
-    const wrongToRight: number[] = [];
+  /**
+   * Per resample, the summed score of `before` minus that of `after`. Only items where they differ
+   * count, grouped by the difference: two groups (+1, -1) for correctness, one packed sum each.
+   */
+  private lostCounts(before: ScoreVector, after: ScoreVector): Float64Array {
+    const byDifference = new Map<number, number[]>([[1, []], [-1, []]]);
     for (let item = 0; item < this.items; item++) {
-      if (before[item] === after[item]) continue;
-      (before[item] === 1 ? rightToWrong : wrongToRight).push(item);
+      const difference = before[item]! - after[item]!;
+      if (difference === 0) continue;
+      const group = byDifference.get(difference);
+      if (group === undefined) byDifference.set(difference, [item]);
+      else group.push(item);
     }
     const lost = new Float64Array(this.resamples);
-    addResampledCounts(this.drawn, rightToWrong, 1, lost);
-    addResampledCounts(this.drawn, wrongToRight, -1, lost);
+    for (const [value, items] of byDifference) if (items.length > 0) addResampledCounts(this.drawn, items, value, lost);
     return lost;
   }
 
@@ -216,10 +220,8 @@ export class BenchmarkResampler {
    * costs one packed sum.
    */
   private resampledMargins(chance: number | ArrayLike<number>): Float64Array {
-    const correct: number[] = [];
-    for (let item = 0; item < this.items; item++) if (this.baseline[item] === 1) correct.push(item);
     const margin = new Float64Array(this.resamples);
-    addResampledCounts(this.drawn, correct, 1, margin);
+    for (const [value, items] of itemsByValue(this.baseline)) if (value !== 0) addResampledCounts(this.drawn, items, value, margin);
     if (typeof chance === "number") {
       for (let r = 0; r < this.resamples; r++) margin[r]! -= chance * this.items;
       return margin;
@@ -254,10 +256,10 @@ export class BenchmarkResampler {
   }
 }
 
-/** The packed sums count an item once per draw, so anything but 0 and 1 would be silently misread. */
-function assertCorrectness(values: Uint8Array, name: string): void {
-  const bad = values.findIndex((v) => v > 1);
-  if (bad >= 0) throw new RangeError(`${name} correctness must be 0 or 1; item ${bad} holds ${values[bad]}`);
+/** AIS compares scores on one scale: correctness (0 or 1), or a task's own score in [0, 1]. */
+function assertScores(values: ScoreVector, name: string): void {
+  const bad = values.findIndex((v) => !(v >= 0 && v <= 1));
+  if (bad >= 0) throw new RangeError(`${name} scores must lie in [0, 1]; item ${bad} holds ${values[bad]}`);
 }
 
 function checkSharedResamples(drawn: Resamples, items: number, options: BootstrapOptions): void {
@@ -284,10 +286,13 @@ function itemsByValue(values: ArrayLike<number>): Map<number, number[]> {
 
 // ---------------------------------------------------------------------------------------------
 
+/** Per-item scores: correctness (1 or 0), or a task's own per-document score in [0, 1]. */
+export type ScoreVector = Uint8Array | Float64Array;
+
 export interface GridBenchmark {
   name: string;
-  /** Per-item correctness of the unablated model. */
-  baseline: Uint8Array;
+  /** Per-item score of the unablated model. */
+  baseline: ScoreVector;
   /** Per-item chance, or one value for every item (0 for exact-match generation). */
   chance: number | ArrayLike<number>;
 }
@@ -295,10 +300,10 @@ export interface GridBenchmark {
 export interface GridCell {
   /** Name of the GridBenchmark the variant was scored on. */
   benchmark: string;
-  /** Per-item correctness of the ablated model, in the baseline's item order. */
-  ablated: Uint8Array;
-  /** Per-item correctness of a control ablation at the same k (random or bottom), for specificity. */
-  control?: Uint8Array;
+  /** Per-item score of the ablated model, in the baseline's item order. */
+  ablated: ScoreVector;
+  /** Per-item score of a control ablation at the same k (random or bottom), for specificity. */
+  control?: ScoreVector;
 }
 
 export interface GridCellEstimate<C extends GridCell> {

@@ -52,6 +52,11 @@ export interface GeneratedItem {
   stopped: boolean;
   /** Every filter pipeline of the task, in file order; the first is `answer` / `correct`. */
   filters: FilterOutcome[];
+  /**
+   * The task's own score of the document (its Python metric or process_results on the first
+   * filter's answer), in [0, 1]: it stands in for `correct`. Absent for tasks scored by exact_match.
+   */
+  score?: number;
 }
 
 /** A per-item record of any benchmark: a scored multiple-choice item or a generated one. */
@@ -128,7 +133,7 @@ export function benchmarkExactMatch(items: readonly GeneratedItem[], filterNames
   });
   return {
     items: n,
-    exact_match: n === 0 ? 0 : items.reduce((s, item) => s + (item.correct ? 1 : 0), 0) / n,
+    exact_match: n === 0 ? 0 : items.reduce((s, item) => s + (item.score ?? (item.correct ? 1 : 0)), 0) / n,
     chance: 0,
     filter: filterNames[0] ?? "none",
     exact_match_by_filter: byFilter,

@@ -9,13 +9,14 @@ import { buildBenchmarkIndex, type BenchmarkNgramIndex, type BenchmarkText } fro
 import * as os from "node:os";
 import { datasetKindOf } from "../lmeval/documents";
 import { loadInlineTask, loadTask, type Task, type TaskLoad, type TaskOptions } from "../lmeval/task";
-import { resolveTaskName, taskIndex } from "../lmeval/taskIndex";
+import { groupAggregates, readAggregateSpecs, type ResolvedGroup } from "../lmeval/group";
+import { resolveTaskName, taskIndex, type GroupFiles } from "../lmeval/taskIndex";
 import { diskFiles, isDirectory, isFile, type TextFiles } from "../fsutil";
 import { readsLocalFiles, resolveTarget, type Target } from "../launch/target";
 import { modelFolderProblems } from "../model/folder";
 import { modelFolderName } from "../results/store";
 import { readGenerationEos, resolveMaxLength } from "../model/modelSettings";
-import { acceptsSystemMessage, benchmarkChatContext, renderDiagnosticChat, type ChatSettings } from "../prompts/chatPrompt";
+import { acceptsSystemMessage, itemChatContexts, renderDiagnosticChat, type ChatSettings } from "../prompts/chatPrompt";
 import { loadChatTemplate } from "../prompts/chatTemplate";
 import { checkAbilitySection, DEFAULT_SEED, type ResolvedAbility, type ResolvedAblation } from "./abilities";
 import { parseConfig } from "./parse";
@@ -23,6 +24,7 @@ import type { YamlSource } from "../yamlSource";
 import type { Dtype, ProfileConfig } from "./types";
 
 export type { ResolvedAbility, ResolvedAblation } from "./abilities";
+export type { ResolvedGroup } from "../lmeval/group";
 
 export interface ResolvedModel {
   name: string;
@@ -56,6 +58,8 @@ export interface Profile {
   target: Target;
   models: ResolvedModel[];
   benchmarks: ResolvedBenchmark[];
+  /** The lm-eval groups named by name (and the groups in them) that lm-eval scores as a whole; absent when none. */
+  groups?: ResolvedGroup[];
   /** Empty: the run scores the benchmarks only (`score`); otherwise it profiles (`profile`). */
   abilities: ResolvedAbility[];
   /** Present exactly when `abilities` is not empty. */
@@ -109,10 +113,13 @@ export function directInputs(files: TextFiles = diskFiles): ProfileInputs {
   };
 }
 
-/** Every benchmark document as one text (context and choices, or context and target), for the contamination check. */
+/**
+ * Every benchmark document as one text (context and choices, or context and target), for the
+ * contamination check; in the multiple-input form, the continuation the choices share too.
+ */
 export function benchmarkTexts(benchmarks: readonly ResolvedBenchmark[]): BenchmarkText[] {
   return benchmarks.flatMap((b) =>
-    b.task.items.map((item) => ({ benchmark: b.name, docIndex: item.index, text: item.kind === "multiple_choice" ? `${item.context} ${item.choices.join(" ")}` : `${item.context} ${item.target}` })),
+    b.task.items.map((item) => ({ benchmark: b.name, docIndex: item.index, text: item.kind === "multiple_choice" ? `${item.context} ${item.choices.join(" ")}${item.multipleInput ? ` ${item.multipleInput.targetText}` : ""}` : `${item.context} ${item.target}` })),
   );
 }
 
@@ -176,7 +183,8 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
     models.push(resolved);
   }
 
-  const benchmarks = await loadBenchmarks(config, source, inputs, problems);
+  const groups: ResolvedGroup[] = [];
+  const benchmarks = await loadBenchmarks(config, source, inputs, problems, groups);
   problems.push(...windowProblems(config, source, models, maxLengthFrom, benchmarks));
   problems.push(...chatProbeProblems(source, models, benchmarks));
 
@@ -212,6 +220,7 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
     target,
     models,
     benchmarks,
+    ...(groups.length > 0 ? { groups } : {}),
     abilities: abilitySection.abilities,
     ...(abilitySection.ablation && abilitySection.abilities.length > 0 ? { ablation: abilitySection.ablation } : {}),
     seed: config.seed ?? DEFAULT_SEED,
@@ -221,10 +230,14 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
   return { profile, problems, resolved };
 }
 
-/** The config's benchmarks, each an lm-eval task (a file or inline) with its `limit` and `num_fewshot`; `entry` is its index in the config. */
-export async function loadBenchmarks(config: ProfileConfig, source: YamlSource, inputs: ProfileInputs, problems: Problem[]): Promise<(ResolvedBenchmark & { entry: number })[]> {
+/**
+ * The config's benchmarks, each an lm-eval task (a file or inline) with its `limit` and
+ * `num_fewshot`; `entry` is its index in the config. The groups scored as a whole go to `groups`,
+ * each once.
+ */
+export async function loadBenchmarks(config: ProfileConfig, source: YamlSource, inputs: ProfileInputs, problems: Problem[], groups: ResolvedGroup[] = []): Promise<(ResolvedBenchmark & { entry: number })[]> {
   const benchmarks: (ResolvedBenchmark & { entry: number })[] = [];
-  for (const i of config.benchmarks.keys()) benchmarks.push(...(await loadBenchmark(config, source, inputs, i, problems)));
+  for (const i of config.benchmarks.keys()) benchmarks.push(...(await loadBenchmark(config, source, inputs, i, problems, groups)));
   return benchmarks;
 }
 
@@ -255,9 +268,10 @@ async function dataProblems(options: TaskOptions, source: YamlSource, i: number)
 
 /**
  * The benchmarks of the config's entry `i`: one for a task file or an inline task, one per task
- * for a group or tag named by name. Empty (with problems) when its task does not load.
+ * for a group or tag named by name. Empty (with problems) when its task does not load. A group
+ * with `aggregate_metric_list` under the name goes to `groups` unless one of its name is there.
  */
-export async function loadBenchmark(config: ProfileConfig, source: YamlSource, inputs: ProfileInputs, i: number, problems: Problem[]): Promise<(ResolvedBenchmark & { entry: number })[]> {
+export async function loadBenchmark(config: ProfileConfig, source: YamlSource, inputs: ProfileInputs, i: number, problems: Problem[], groups: ResolvedGroup[] = []): Promise<(ResolvedBenchmark & { entry: number })[]> {
   const benchmark = config.benchmarks[i]!;
   const options: TaskOptions = { ...taskOptionsOf(benchmark, path.dirname(source.file)), ...(inputs.helpers ? { helpers: inputs.helpers } : {}) };
   const missingData = await dataProblems(options, source, i);
@@ -288,15 +302,44 @@ export async function loadBenchmark(config: ProfileConfig, source: YamlSource, i
     if (singular.length > 0) return [];
   }
   const loaded: (ResolvedBenchmark & { entry: number })[] = [];
+  const loadedFrom = new Map<string, ResolvedBenchmark>();
   for (const taskFile of taskFiles.files) {
     const load = await inputs.task(taskFile, options);
     problems.push(...load.problems);
     if (errorsOf(load.problems).length > 0) {
       problems.push(source.at(["benchmarks", i, "task"], "config.task-has-errors", `the task ${path.basename(taskFile)} has errors (see ${taskFile})`, { data: { file: taskFile } }));
     }
-    if (load.task) loaded.push({ name: (taskFiles.files.length === 1 ? benchmark.name : undefined) ?? load.task.name, task: load.task, ...(benchmark.ability ? { ability: benchmark.ability } : {}), entry: i });
+    if (!load.task) continue;
+    const resolved = { name: (taskFiles.files.length === 1 ? benchmark.name : undefined) ?? load.task.name, task: load.task, ...(benchmark.ability ? { ability: benchmark.ability } : {}), entry: i };
+    loaded.push(resolved);
+    loadedFrom.set(taskFile, resolved);
+  }
+  for (const group of taskFiles.groups ?? []) {
+    if (groups.some((g) => g.name === group.name)) continue;
+    const resolved = await resolveGroup(group, loadedFrom, inputs, problems, () => source.at(["benchmarks", i, "task"], "config.task-has-errors",
+      `the group file ${path.basename(group.file)} of \`${group.name}\` has errors (see ${group.file})`, { data: { file: group.file } }));
+    if (resolved) groups.push(resolved);
   }
   return loaded;
+}
+
+/**
+ * A group with aggregate_metric_list over the tasks of it that loaded; undefined when none did,
+ * or when no entry of the list gives it a score. `refused` is the config's error for a group file
+ * with errors.
+ */
+async function resolveGroup(group: GroupFiles, loadedFrom: ReadonlyMap<string, ResolvedBenchmark>, inputs: ProfileInputs, problems: Problem[], refused: () => Problem): Promise<ResolvedGroup | undefined> {
+  const tasks = group.tasks.flatMap((file) => loadedFrom.get(file) ?? []);
+  if (tasks.length === 0) return undefined;
+  const read = await readAggregateSpecs(group.file, inputs.files);
+  problems.push(...read.problems);
+  if (errorsOf(read.problems).length > 0) {
+    problems.push(refused());
+    return undefined;
+  }
+  const scored = groupAggregates(group.name, read.specs, tasks);
+  problems.push(...scored.problems);
+  return scored.aggregates.length > 0 ? { name: group.name, file: group.file, tasks: tasks.map((t) => t.name), aggregates: scored.aggregates } : undefined;
 }
 
 /** Whether a benchmark's `task` is a name (lm-eval's: a task, group or tag) rather than a file. */
@@ -305,7 +348,7 @@ export function isTaskName(task: string): boolean {
 }
 
 /** The task files of entry `i`'s `task`: its file, or what its name stands for under `task_paths`. */
-async function taskFilesOf(config: ProfileConfig, source: YamlSource, i: number): Promise<{ files: string[]; notFound?: string[] } | { missing: string; file?: string }> {
+async function taskFilesOf(config: ProfileConfig, source: YamlSource, i: number): Promise<{ files: string[]; notFound?: string[]; groups?: GroupFiles[] } | { missing: string; file?: string }> {
   const task = config.benchmarks[i]!.task as string;
   const configDir = path.dirname(source.file);
   const asFile = path.resolve(configDir, task);
@@ -434,7 +477,7 @@ function chatProbeProblems(source: YamlSource, models: ResolvedModel[], benchmar
       const first = benchmark.task.items[0];
       if (!first) continue;
       try {
-        benchmarkChatContext(first.prompt, benchmark.task, model.chat);
+        itemChatContexts(first, benchmark.task, model.chat);
       } catch (e) {
         problems.push(source.at(at, "config.chat-template", `benchmark \`${benchmark.name}\`, document ${first.index}: ${(e as Error).message}`));
         break;

@@ -11,7 +11,8 @@ import type { ResolvedAbility, ResolvedBenchmark, ResolvedModel } from "../confi
 import { schemaAt } from "../config/schemaAt";
 import type { DiagnosticItem } from "../datasets/diagnostic";
 import { answerPositionBalance, formatP, HEALTH_ALPHA, longestAnswerBias, MIN_ITEMS_PER_ABILITY } from "../datasets/diagnosticHealth";
-import { renderDiagnosticChat, benchmarkChatContext } from "../prompts/chatPrompt";
+import { itemContexts } from "../lmeval/render";
+import { renderDiagnosticChat, itemChatContexts } from "../prompts/chatPrompt";
 import { renderDiagnosticItem } from "../prompts/diagnosticText";
 import type { Problem } from "../problems";
 
@@ -81,14 +82,17 @@ export function benchmarkHover(benchmark: ResolvedBenchmark, models: readonly Re
   if (!first) return lines.join("\n\n");
   const chatModels = models.filter((m) => m.chat);
   const plain = models.length === 0 || chatModels.length < models.length;
-  const answer = first.kind === "multiple_choice"
-    ? `Choices (continuations scored after the context): ${first.choices.map((c, i) => `${i === first.target ? "**" : ""}${letterOf(i)}. ${escapeMarkdown(c)}${i === first.target ? "**" : ""}`).join(" · ")}`
-    : `Target: ${escapeMarkdown(first.target)}`;
-  lines.push(`Document ${first.index}${first.line !== undefined ? ` (line ${first.line})` : ""} as the model reads it:`);
-  if (plain) lines.push(verbatim(first.context));
+  const multipleInput = first.kind === "multiple_choice" ? first.multipleInput : undefined;
+  // In lm-eval's multiple-input form each choice has a context of its own: the correct choice's is shown.
+  const shown = first.kind === "multiple_choice" && multipleInput ? first.target : 0;
+  const answer = first.kind !== "multiple_choice" ? `Target: ${escapeMarkdown(first.target)}`
+    : `${multipleInput ? `Choices (each ends its own context; all are scored on the continuation “${escapeMarkdown(multipleInput.targetText)}”)` : "Choices (continuations scored after the context)"}: ` +
+      first.choices.map((c, i) => `${i === first.target ? "**" : ""}${letterOf(i)}. ${escapeMarkdown(c)}${i === first.target ? "**" : ""}`).join(" · ");
+  lines.push(`Document ${first.index}${first.line !== undefined ? ` (line ${first.line})` : ""} as the model reads it${multipleInput ? ", with the correct choice's context" : ""}:`);
+  if (plain) lines.push(verbatim(itemContexts(first)[shown]!));
   for (const model of chatModels) {
     try {
-      lines.push(`Through \`${model.name}\`'s chat template:`, verbatim(benchmarkChatContext(first.prompt, task, model.chat!)));
+      lines.push(`Through \`${model.name}\`'s chat template:`, verbatim(itemChatContexts(first, task, model.chat!)[shown]!));
     } catch (e) {
       lines.push(`\`${model.name}\`'s chat template refuses it: ${(e as Error).message}`);
     }

@@ -1,7 +1,8 @@
 /**
  * A runner run that did not end in a summary: the stable code (native-runner/PROTOCOL.md's, or a
  * launcher's own: runner_not_found, runner_build_needs, runner_build_failed, output_failed,
- * target_unreachable, target_failed, target_busy, cancelled, killed, internal) and a message that
+ * target_unreachable, target_failed, target_busy, cancelled, killed, internal, unsafe_code,
+ * helper_failed) and a message that
  * says what to do.
  */
 export class RunnerError extends Error {
@@ -17,4 +18,4 @@ export class RunnerError extends Error {
 }
 
 /** The runner error codes after which `--resume` (or Resume in the editor) continues the run. */
-const RESUMABLE_CODES: ReadonlySet<string> = new Set(["cancelled", "killed", "resources", "target_unreachable", "target_busy", "slurm_timeout", "slurm_failed"]);
+const RESUMABLE_CODES: ReadonlySet<string> = new Set(["cancelled", "killed", "resources", "target_unreachable", "target_busy", "slurm_timeout", "slurm_failed", "helper_failed"]);

@@ -205,6 +205,8 @@ def main():
     request = json.load(sys.stdin)
     if "filter" in request:
         return run_filter(request, out)
+    if "score" in request:
+        return run_scorer(request, out)
     docs = request["docs"]
     answer = {"docs": None, "values": {}}
     step, document = "import", None
@@ -242,6 +244,49 @@ def run_filter(request, out):
         answer = {"resps": resps}
     except BaseException as error:
         answer = {"error": {"step": "filter", "document": None, "message": last_line(error)}}
+    out.write(json.dumps(answer))
+
+
+def score_value(value, metric, where):
+    # A dict holds the score under the metric's name, or is a dict of one score (pass@1).
+    if isinstance(value, dict):
+        if metric in value:
+            value = value[metric]
+        elif len(value) == 1:
+            value = next(iter(value.values()))
+        else:
+            raise KeyError(where + " returned no " + repr(metric) + " among " + ", ".join(repr(k) for k in value))
+    if isinstance(value, (list, tuple)) and len(value) == 1:
+        value = value[0]
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(where + " returned a " + type(value).__name__ + ", not a number")
+    if number != number or number in (float("inf"), float("-inf")):
+        raise ValueError(where + " returned " + repr(number))
+    return number
+
+
+def run_scorer(request, out):
+    step = request["score"]
+    answer = {"values": [], "chance": []}
+    document = None
+    try:
+        datasets_module()
+        function = helper(step)
+        name = step["module"] + "." + step["name"]
+        for document, item in enumerate(request["inputs"]):
+            if step["kind"] == "process_results":
+                results = [tuple(r) if isinstance(r, list) else r for r in item["results"]]
+                answer["values"].append(score_value(function(item["doc"], results), step["metric"], name))
+                uniform = [(0.0, False)] * len(results)
+                answer["chance"].append(score_value(function(item["doc"], uniform), step["metric"], name) if item.get("chance") else None)
+            else:
+                value = function(references=[item["reference"]], predictions=[item["prediction"]], **step.get("kwargs", {}))
+                answer["values"].append(score_value(value, step["metric"], name))
+                answer["chance"].append(None)
+    except BaseException as error:
+        answer = {"error": {"step": "score", "document": document, "message": last_line(error)}}
     out.write(json.dumps(answer))
 
 

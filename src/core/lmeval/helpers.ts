@@ -32,7 +32,7 @@ export interface HelperAnswer {
 
 /** A helper that could not run or failed: which one (`step`), on which document, and the last line Python said. */
 export class HelperError extends Error {
-  constructor(message: string, readonly step: "import" | "process_docs" | DocumentHelperKey | "filter" | "python", readonly document?: number) {
+  constructor(message: string, readonly step: "import" | "process_docs" | DocumentHelperKey | "filter" | "score" | "python", readonly document?: number) {
     super(message);
     this.name = "HelperError";
   }
@@ -110,6 +110,31 @@ export interface FilterHelper {
 export async function runFilterHelper(filter: FilterHelper, resps: readonly string[][], docs: readonly Record<string, unknown>[]): Promise<string[][]> {
   const input = JSON.stringify({ filter: { ...filter.ref, kwargs: filter.kwargs, ...(filter.call ? { call: filter.call } : {}) }, resps, docs });
   return kept(await inputKey(input, [filter.ref]), async () => ((await bridge(input)) as { resps: string[][] }).resps);
+}
+
+/**
+ * A task's own per-document score in Python. `process_results(doc, results)` returns a dict whose
+ * `metric` is the score (results: each choice's (log-likelihood, is_greedy), or the filtered
+ * answer of a generation); a `!function` metric is called as lm-eval calls one per document,
+ * fn(references=[target], predictions=[answer], **kwargs), and returns the score or a dict of one.
+ */
+export type PythonScorer =
+  | { kind: "process_results"; ref: HelperRef; metric: string }
+  | { kind: "metric"; ref: HelperRef; metric: string; kwargs: Record<string, unknown> };
+
+/** One document to score: process_results' `results`, or a metric's reference and prediction. */
+export type ScorerInput =
+  | { doc: Record<string, unknown>; results: unknown[]; chance?: boolean }
+  | { reference: unknown; prediction: unknown };
+
+/**
+ * The scorer's value for every input, in order, each a finite number; for a process_results
+ * input asked for `chance`, also its value when every choice is equally likely. Kept like the
+ * helpers' answers.
+ */
+export async function runScorer(scorer: PythonScorer, inputs: readonly ScorerInput[]): Promise<{ values: number[]; chance: (number | null)[] }> {
+  const input = JSON.stringify({ score: { ...scorer.ref, kind: scorer.kind, metric: scorer.metric, kwargs: scorer.kind === "metric" ? scorer.kwargs : {} }, inputs });
+  return kept(await inputKey(input, [scorer.ref]), async () => (await bridge(input)) as { values: number[]; chance: (number | null)[] });
 }
 
 /** Runs the bridge on one request (its JSON); the answer, or HelperError with what Python said. */

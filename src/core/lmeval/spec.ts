@@ -7,7 +7,7 @@ import { isFile, type TextFiles } from "../fsutil";
 import { FUNCTION_TAG, parseYamlSource, type FieldPath, type YamlSource } from "../yamlSource";
 import { DATASET_KINDS, type DatasetKind, type Doc } from "./documents";
 import { FILTER_FUNCTIONS, type ExactMatchOptions, type FilterPipeline, type FilterStep } from "./exactMatch";
-import { helperRef, type HelperRequest } from "./helpers";
+import { helperRef, type HelperRequest, type PythonScorer } from "./helpers";
 import { pythonRegex } from "./pythonRegex";
 import type { OutputType, TaskOptions } from "./task";
 
@@ -16,9 +16,10 @@ export const SUPPORTED_TASK_KEYS: ReadonlySet<string> = new Set([
   "task", "include", "dataset_path", "dataset_kwargs", "test_split", "fewshot_split", "output_type",
   "doc_to_text", "doc_to_choice", "doc_to_target", "target_delimiter", "fewshot_delimiter", "num_fewshot",
   "fewshot_config", "description", "generation_kwargs", "metric_list", "filter_list", "repeats", "process_docs", "dataset_name",
+  "process_results", "unsafe_code",
 ]);
 /** The keys whose `!function` helpers run (lmeval/helpers.ts). */
-const HELPER_KEYS: ReadonlySet<string> = new Set(["process_docs", "doc_to_text", "doc_to_target", "doc_to_choice"]);
+const HELPER_KEYS: ReadonlySet<string> = new Set(["process_docs", "doc_to_text", "doc_to_target", "doc_to_choice", "process_results"]);
 export const IGNORED_TASK_KEYS: ReadonlySet<string> = new Set([
   "tag", "group", "metadata", "training_split", "validation_split", "should_decontaminate",
   "doc_to_decontamination_query", "task_alias", "group_alias",
@@ -86,7 +87,7 @@ export function checkKeys(source: TaskSource, at: At, problems: Problem[], optio
   for (const [key, value] of Object.entries(source.raw)) {
     if (IGNORED_TASK_KEYS.has(key)) continue;
     if (key === "unsafe_code" && value === true) {
-      problems.push(at([key], "this task executes the code the model generates to score it (lm-eval runs it only with --confirm_run_unsafe_code); Benchmark Profiler does not run generated code", "task.unsupported-key", "key"));
+      problems.push(at([key], "this task runs the code the model generates to score it: a run asks you to confirm it first (bprof: --confirm-run-unsafe-code, as lm-eval's --confirm_run_unsafe_code)", "task.unsafe-code", "key"));
       continue;
     }
     if (!SUPPORTED_TASK_KEYS.has(key)) {
@@ -96,9 +97,10 @@ export function checkKeys(source: TaskSource, at: At, problems: Problem[], optio
     const fn = findFunctionTag(value);
     if (!fn) continue;
     const filterClass = key === "filter_list" && fn.path.length === 4 && fn.path[1] === "filter" && (fn.path[3] === "function" || fn.path[3] === "filter_fn");
-    const runs = (HELPER_KEYS.has(key) && fn.path.length === 0) || filterClass;
+    const metricFunction = key === "metric_list" && fn.path.length === 2 && fn.path[1] === "metric";
+    const runs = (HELPER_KEYS.has(key) && fn.path.length === 0) || filterClass || metricFunction;
     if (!runs) {
-      problems.push(at([key, ...fn.path], `\`${key}\` uses \`!function ${fn.name}\`: Python helpers run for process_docs, doc_to_text, doc_to_target, doc_to_choice, filter classes and custom filters; here, write it as a template or a built-in filter`, "task.python-function"));
+      problems.push(at([key, ...fn.path], `\`${key}\` uses \`!function ${fn.name}\`: Python helpers run for process_docs, doc_to_text, doc_to_target, doc_to_choice, process_results, metrics, filter classes and custom filters; here, write it as a template or a built-in filter`, "task.python-function"));
     } else if (options.helpers === "refuse") {
       problems.push(at([key, ...fn.path], `\`${key}\` runs the Python helper \`${fn.name}\`, and helpers run only in a trusted workspace: trust this folder to check and run this task`, "task.python-function"));
     }
@@ -136,6 +138,10 @@ export interface TaskSpec {
   metrics: string[];
   filters: FilterPipeline[];
   exactMatch: ExactMatchOptions;
+  /** The task's own per-document score, in Python, when it has one (process_results, a `!function` metric). */
+  scorer?: PythonScorer;
+  /** unsafe_code: true, the scorer runs the code the model generates. */
+  unsafeCode: boolean;
 }
 
 /** `fileOf(key)`: the YAML file that set the key (the task's, or one it includes), where its helpers are found. */
@@ -174,7 +180,10 @@ export function readSpec(raw: Record<string, unknown>, at: At, problems: Problem
   if (!Number.isInteger(numFewshot) || numFewshot < 0) problems.push(at(["num_fewshot"], "num_fewshot must be a non-negative integer"));
   const fewshot = readFewshotConfig(raw.fewshot_config, at, problems);
   const generation = readGenerationKwargs(raw.generation_kwargs, at, problems);
-  const metricSpec = readMetricList(raw.metric_list, outputType === "generate_until" ? "generate_until" : "multiple_choice", at, problems);
+  const processResults = isFunctionTag(raw.process_results) ? helperRef(raw.process_results[FUNCTION_TAG], fileOf("process_results")) : undefined;
+  if (raw.process_results !== undefined && !processResults) problems.push(at(["process_results"], "process_results must be `!function module.function`", "task.python-function"));
+  const metricSpec = readMetricList(raw.metric_list, outputType === "generate_until" ? "generate_until" : "multiple_choice", at, problems, processResults !== undefined);
+  const scorer = processResults ? { kind: "process_results" as const, ref: processResults, metric: metricSpec.metrics[0] ?? "acc" } : metricSpec.metricFunction?.(fileOf("metric_list"));
   const filters = readFilterList(raw.filter_list, at, problems, fileOf("filter_list"));
   const fewshotDelimiter = str("fewshot_delimiter", "\n\n")!;
 
@@ -201,6 +210,8 @@ export function readSpec(raw: Record<string, unknown>, at: At, problems: Problem
     metrics: metricSpec.metrics,
     filters: filters.length > 0 ? filters : [{ name: "none", steps: [{ function: "take_first" }] }],
     exactMatch: metricSpec.exactMatch,
+    ...(scorer ? { scorer } : {}),
+    unsafeCode: raw.unsafe_code === true,
   };
 }
 
@@ -255,7 +266,13 @@ function readGenerationKwargs(value: unknown, at: At, problems: Problem[]): { un
   return out;
 }
 
-function readMetricList(value: unknown, outputType: OutputType, at: At, problems: Problem[]): { metrics: string[]; exactMatch: ExactMatchOptions } {
+/**
+ * The task's metrics, the first being the one AIS uses. With process_results, a metric is a key of
+ * the dict it returns, any name. A `!function` metric (called per document as lm-eval does:
+ * references=[target], predictions=[answer], the entry's other keys as keyword arguments) is
+ * returned as `metricFunction`, to be resolved against the file that holds metric_list.
+ */
+function readMetricList(value: unknown, outputType: OutputType, at: At, problems: Problem[], processResults: boolean): { metrics: string[]; exactMatch: ExactMatchOptions; metricFunction?: (file: string) => PythonScorer | undefined } {
   const fallback = outputType === "multiple_choice" ? ["acc", "acc_norm"] : ["exact_match"];
   if (value === undefined) return { metrics: fallback, exactMatch: {} };
   if (!Array.isArray(value)) {
@@ -264,21 +281,36 @@ function readMetricList(value: unknown, outputType: OutputType, at: At, problems
   }
   const metrics: string[] = [];
   let exactMatch: ExactMatchOptions = {};
+  let metricFunction: ((file: string) => PythonScorer | undefined) | undefined;
   value.forEach((entry: Record<string, unknown>, i) => {
-    // A `!function` metric is refused once, by checkKeys.
-    if (isFunctionTag(entry?.metric)) return;
+    if (entry?.aggregation !== undefined && entry.aggregation !== "mean") problems.push(at(["metric_list", i, "aggregation"], "only `aggregation: mean` is supported"));
+    if (isFunctionTag(entry?.metric)) {
+      const name = entry.metric[FUNCTION_TAG];
+      if (outputType !== "generate_until" || processResults || metricFunction) {
+        const why = outputType !== "generate_until" ? "in a generate_until task (a multiple_choice task scores itself with process_results)" : "once per task, and not beside process_results";
+        problems.push(at(["metric_list", i, "metric"], `a \`!function\` metric runs only ${why}`, "task.python-function"));
+        return;
+      }
+      const { metric: _function, aggregation: _aggregation, higher_is_better: _higher, ...kwargs } = entry;
+      metricFunction = (file) => {
+        const ref = helperRef(name, file);
+        if (!ref) problems.push(at(["metric_list", i, "metric"], "`!function` needs `module.function`", "task.python-function"));
+        return ref ? { kind: "metric", ref, metric: ref.name, kwargs } : undefined;
+      };
+      metrics.push(String(name));
+      return;
+    }
     const metric = String(entry?.metric);
-    const allowed = outputType === "multiple_choice" ? MULTIPLE_CHOICE_METRICS.has(metric) : metric === "exact_match";
+    const allowed = processResults || (outputType === "multiple_choice" ? MULTIPLE_CHOICE_METRICS.has(metric) : metric === "exact_match");
     if (!allowed) {
       const supported = outputType === "multiple_choice" ? "acc, acc_norm" : "exact_match";
-      problems.push(at(["metric_list", i, "metric"], `metric \`${metric}\` is not supported for ${outputType} (supported: ${supported})`));
+      problems.push(at(["metric_list", i, "metric"], `metric \`${metric}\` is not supported for ${outputType} (supported: ${supported}, any key of process_results' dict, or a \`!function\` metric)`));
       return;
     }
     metrics.push(metric);
-    if (metric === "exact_match") exactMatch = readExactMatchOptions(entry, i, at, problems);
-    if (entry.aggregation !== undefined && entry.aggregation !== "mean") problems.push(at(["metric_list", i, "aggregation"], "only `aggregation: mean` is supported"));
+    if (metric === "exact_match" && !processResults) exactMatch = readExactMatchOptions(entry, i, at, problems);
   });
-  return { metrics, exactMatch };
+  return { metrics, exactMatch, ...(metricFunction ? { metricFunction } : {}) };
 }
 
 function readExactMatchOptions(entry: Record<string, unknown>, i: number, at: At, problems: Problem[]): ExactMatchOptions {

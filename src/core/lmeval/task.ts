@@ -8,9 +8,9 @@ import { formatFieldPath, scopedSource, type FieldPath, type YamlSource } from "
 import { dataOf, readDocuments } from "./data";
 import type { Doc } from "./documents";
 import { applyFilters, readsDocuments, type ExactMatchOptions, type FilterPipeline } from "./exactMatch";
-import { HelperError, runFilterHelper, runHelpers, type DocumentHelperKey, type HelperAnswer, type HelperRequest } from "./helpers";
+import { HelperError, runFilterHelper, runHelpers, runScorer, type DocumentHelperKey, type HelperAnswer, type HelperRequest, type PythonScorer } from "./helpers";
 import { Renderer, TemplateFault } from "./render";
-import { checkKeys, helperRequest, readSpec, readTaskSource, taskSourceOf, type At, type TaskSource } from "./spec";
+import { checkKeys, helperRequest, isFunctionTag, readSpec, readTaskSource, taskSourceOf, type At, type TaskSource } from "./spec";
 
 export type OutputType = "multiple_choice" | "generate_until";
 
@@ -23,6 +23,7 @@ export type OutputType = "multiple_choice" | "generate_until";
 export interface PromptParts {
   description: string;
   fewshot: { text: string; target: string }[];
+  /** doc_to_text of the document; "" in lm-eval's multiple-input form, where each choice is the document's text. */
   text: string;
 }
 
@@ -32,12 +33,20 @@ export interface MultipleChoiceItem {
   index: number;
   /** 1-based line of the document in the data file, where the format has lines (jsonl, csv). */
   line?: number;
+  /** What every choice is scored after; in the multiple-input form, what each choice's context starts with. */
   context: string;
   prompt: PromptParts;
+  /** doc_to_choice: the continuations' texts, or in the multiple-input form the contexts' ends. */
   choices: string[];
-  /** Continuations as scored: target_delimiter + choice text. */
+  /** Continuations as scored: target_delimiter + choice text (+ doc_to_target for every choice in the multiple-input form). */
   continuations: string[];
   target: number;
+  /**
+   * lm-eval's "multiple input" form (winogrande): doc_to_text gives the gold index, choice i is
+   * scored as the continuation target_delimiter + `targetText` after the context `context` +
+   * choices[i]. Absent in the usual form, where the choices are the continuations.
+   */
+  multipleInput?: { targetText: string };
 }
 
 export interface GenerationItem {
@@ -68,8 +77,12 @@ export interface Task {
   generation?: { until: string[]; maxGenToks: number };
   /** Generation: filter pipelines in file order; the first is the one AIS uses unless told. */
   filters: FilterPipeline[];
-  /** The documents by index, for the filters that read them (Python's, multi_choice_regex); only when the task has one. */
+  /** The documents by index, for what reads them (Python's filters and scorer, multi_choice_regex); only when the task has one. */
   documents?: Doc[];
+  /** The task's own per-document score (process_results, a `!function` metric), run in Python after the runner. */
+  scorer?: PythonScorer;
+  /** The scorer runs the code the model generates (`unsafe_code: true`): a run needs the user's confirmation. */
+  unsafeCode?: true;
   exactMatch: ExactMatchOptions;
 }
 
@@ -194,6 +207,7 @@ async function buildTask(source: TaskSource, file: string, problems: Problem[], 
   if (test.docs.length === 0) problems.push(fileProblem(dataFile, "task.empty-split", `split \`${spec.testSplit}\` has no documents`));
   if (errorsOf(problems).length > 0) return { problems };
   if (spec.filters.some(readsDocuments)) await tryFiltersOnDocument(spec.filters, docs[0]!, at, problems);
+  if (spec.scorer) await tryScorer(spec.scorer, docs[0]!, items[0], scorerKey(source), at, problems);
   if (errorsOf(problems).length > 0) return { problems };
 
   const task: Task = {
@@ -209,7 +223,9 @@ async function buildTask(source: TaskSource, file: string, problems: Problem[], 
     filters: spec.filters,
     exactMatch: spec.exactMatch,
     ...(spec.outputType === "generate_until" ? { generation: { until: spec.until, maxGenToks: spec.maxGenToks } } : {}),
-    ...(spec.filters.some(readsDocuments) ? { documents: docs } : {}),
+    ...(spec.filters.some(readsDocuments) || spec.scorer ? { documents: docs } : {}),
+    ...(spec.scorer ? { scorer: spec.scorer } : {}),
+    ...(spec.unsafeCode ? { unsafeCode: true } : {}),
   };
   return { task, problems };
 }
@@ -243,6 +259,28 @@ async function tryFiltersOnDocument(pipelines: readonly FilterPipeline[], doc: D
   }
 }
 
+
+/** Where a task's scorer is named: process_results, or its `!function` metric in metric_list. */
+function scorerKey(source: TaskSource): FieldPath {
+  if (source.raw.process_results !== undefined) return ["process_results"];
+  const metrics = Array.isArray(source.raw.metric_list) ? (source.raw.metric_list as { metric?: unknown }[]) : [];
+  return ["metric_list", Math.max(0, metrics.findIndex((m) => isFunctionTag(m?.metric))), "metric"];
+}
+
+/**
+ * The scorer's module imported, and process_results tried on the first document with every
+ * choice equally likely, so that a missing module or package, or a dict without the metric, is an
+ * error at the key before any run. A metric is only imported: calling it may run code.
+ */
+async function tryScorer(scorer: PythonScorer, doc: Doc, item: TaskItem | undefined, key: FieldPath, at: At, problems: Problem[]): Promise<void> {
+  const results = item?.kind === "multiple_choice" ? item.choices.map(() => [0, false]) : [""];
+  try {
+    await runScorer(scorer, scorer.kind === "process_results" ? [{ doc, results }] : []);
+  } catch (e) {
+    if (!(e instanceof HelperError)) throw e;
+    problems.push(at(key, `\`!function ${scorer.ref.module}.${scorer.ref.name}\`: ${e.message}`, "task.python-function"));
+  }
+}
 
 /**
  * A split's documents after the task's helpers: process_docs' documents (their data lines kept

@@ -11,16 +11,18 @@
 //   of an item on one shared context, so an item whose choices keep different amounts of context
 //   is sent as one job item per amount (`<id>#<part>`, the choices that share it), and the scores
 //   are put back together in choice order (ItemRef.parts). A continuation longer than L is an
-//   error (lm-eval asserts it);
+//   error (lm-eval asserts it). A document in lm-eval's multiple-input form (a context per
+//   choice, one continuation) is sent the same way, one job item per choice;
 // - generation stops at the `until` strings, the tokenizer's EOS and generation_config.json's
 //   eos_token_id (one id or a list), as Hugging Face's generate() does.
 import { existsSync, readFileSync } from "node:fs";
 import type { ResolvedAbility, ResolvedAblation, ResolvedBenchmark, ResolvedModel } from "../config/load";
 import type { ImportanceMethod, Selection } from "../config/types";
 import type { DiagnosticItem } from "../datasets/diagnostic";
-import type { TaskItem } from "../lmeval/task";
+import { itemContexts } from "../lmeval/render";
+import type { MultipleChoiceItem, TaskItem } from "../lmeval/task";
 import { formatProblem, problemAt, type Problem } from "../problems";
-import { benchmarkChatContext } from "../prompts/chatPrompt";
+import { benchmarkChatContext, multipleInputChatContexts } from "../prompts/chatPrompt";
 import { diagnosticSequence } from "../prompts/diagnosticText";
 import { tokenizeChoices, type ModelTokenizer } from "../prompts/tokenize";
 
@@ -66,9 +68,10 @@ export interface ItemRef {
   benchmark: string;
   index: number;
   /**
-   * A multiple-choice document sent as several job items because left truncation keeps different
-   * amounts of context for its choices: each part's job item id and the choice indices it scores,
-   * in the order of its `choices`. Absent when the document is the one job item `id`.
+   * A multiple-choice document sent as several job items, because left truncation keeps different
+   * amounts of context for its choices or because each choice has a context of its own (lm-eval's
+   * multiple-input form): each part's job item id and the choice indices it scores, in the order of
+   * its `choices`. Absent when the document is the one job item `id`.
    */
   parts?: { id: string; choices: number[] }[];
 }
@@ -242,6 +245,7 @@ function compileBenchmarkItem(
 ): { items: JobItem[]; ref: ItemRef } {
   const id = itemId(benchmark.name, item.index);
   const where = `benchmark \`${benchmark.name}\`, document ${item.index}`;
+  if (item.kind === "multiple_choice" && item.multipleInput) return multipleInputItems(model, benchmark, item, item.multipleInput.targetText, tokenizer, id, where);
   const context = contextText(model, benchmark, item, where);
   if (item.kind === "generate_until") {
     if (!generate) throw new Error(`${where}: a generate_until item in a task without generation settings`);
@@ -259,6 +263,35 @@ function compileBenchmarkItem(
   }
   const items = parts.map((part, p) => ({ id: `${id}#${p}`, context: part.context, choices: part.choices.map((c) => requests[c]!.continuation) }));
   return { items, ref: { id, benchmark: benchmark.name, index: item.index, parts: items.map((part, p) => ({ id: part.id, choices: parts[p]!.choices })) } };
+}
+
+/**
+ * A document in lm-eval's multiple-input form (lmeval/task.ts): each choice is a context of its
+ * own and every choice is scored on the same continuation, so each choice is one job item
+ * (`<id>#<choice>`, one continuation) and the scores come back in choice order through
+ * ItemRef.parts, as a document split by truncation does. Truncation cuts each context on its own:
+ * (context_i + continuation)[-(L + 1):].
+ */
+function multipleInputItems(
+  model: ResolvedModel, benchmark: ResolvedBenchmark, item: MultipleChoiceItem, targetText: string, tokenizer: ModelTokenizer, id: string, where: string,
+): { items: JobItem[]; ref: ItemRef } {
+  let contexts: string[];
+  try {
+    contexts = model.chat ? multipleInputChatContexts(item.prompt, item.choices, benchmark.task, model.chat) : itemContexts(item);
+  } catch (e) {
+    throw new Error(`${where}: ${(e as Error).message}`);
+  }
+  // As for the usual form, lm-eval drops target_delimiter when a chat template is applied.
+  const continuation = model.chat ? targetText : item.continuations[0]!;
+  const items = contexts.map((context, c): ChoiceJobItem => {
+    const [request] = tokenizeChoices(tokenizer, context, [continuation]);
+    if (model.maxLength !== undefined && request!.continuation.length > model.maxLength) {
+      throw new Error(`${where}: the continuation (doc_to_target) is ${request!.continuation.length} tokens long, more than the model's max length (${model.maxLength}): raise the model's \`max_length\` or leave the document out`);
+    }
+    const [part] = truncatedChoices(request!.context, [request!.continuation], model.maxLength, where);
+    return { id: `${id}#${c}`, context: part!.context, choices: [request!.continuation] };
+  });
+  return { items, ref: { id, benchmark: benchmark.name, index: item.index, parts: items.map((part, c) => ({ id: part.id, choices: [c] })) } };
 }
 
 /** The text a document's context is: the plain context, or its conversation through the model's chat template. */

@@ -17,7 +17,7 @@ import { CONFIG_SNAPSHOT, type ModelResults, type VariantResult } from "../resul
 import { parseYamlSource, type YamlSource } from "../yamlSource";
 import { promises as fs } from "node:fs";
 import { RunItems, type LoadedRun } from "./load";
-import { benchmarkMetric, flippedDocuments, sameK, type FlippedDocument } from "./model";
+import { benchmarkMetric, flippedDocuments, groupMetric, sameK, type FlippedDocument } from "./model";
 
 /** Which cell: a model's variant (ability and selection at k) on a benchmark, under a metric. */
 export interface CellRef {
@@ -184,6 +184,10 @@ export async function cellCases(documents: RunDocuments, ref: CellRef, choiceMet
   const model = documents.run.results.models.find((m) => m.name === ref.model);
   const variant = model && variantOf(model, ref);
   if (!model || !variant) throw new Error(`run ${documents.run.results.run_id} has no variant ${ref.ability ?? "random"} ${ref.selection} at k = ${ref.k} for model \`${ref.model}\``);
+  const group = model.groups?.find((g) => g.name === ref.benchmark);
+  if (group) {
+    return { ref, metric: groupMetric(group, choiceMetric), documents: [], problem: `\`${group.name}\` is a group of ${group.tasks.length} tasks: its flipped documents are listed in its tasks' cells` };
+  }
   const metric = benchmarkMetric(model.benchmarks.find((b) => b.name === ref.benchmark), choiceMetric);
   const flipped = await flippedDocuments(documents.items, ref.model, variant, ref.benchmark, metric);
   const { benchmark, problem } = await documents.task(ref.benchmark);

@@ -1,8 +1,10 @@
 // The flat shape of a run's cells, one row per (model, ability, selection, k, benchmark, metric):
 // what the CSV and JSON reports hold (documented in docs/report-formats.md). A benchmark has rows
 // for its own metrics only: acc and acc_norm for multiple choice, exact_match for generate_until.
+// A group scored as a whole has rows after the benchmarks, one per metric it is scored by, with
+// `group_tasks` set.
 import type { Metric } from "../analysis/ais";
-import type { Results } from "../results/store";
+import type { CellMetric, Results, VariantBenchmark, VariantResult } from "../results/store";
 import { ReportInputError, type RunItems } from "./load";
 import { flippedDocuments, matchK, METRICS, variantsAt } from "./model";
 
@@ -47,13 +49,15 @@ export interface FlatCell {
   /** Why the specificity is undefined, where there is one and it is. */
   specificity_reason: string;
   note: string;
+  /** A group's row: how many tasks its scores aggregate; absent (an empty CSV field) for a benchmark's. */
+  group_tasks?: number;
 }
 
 /** The columns of the CSV report, in order (the FlatCell fields). */
 export const CELL_COLUMNS: readonly (keyof FlatCell)[] = [
   "model", "ability", "selection", "k", "n", "benchmark", "metric", "items", "baseline", "ablated", "chance", "ais", "ci_low", "ci_high",
   "confidence", "significant", "specificity", "specificity_ci_low", "specificity_ci_high", "specificity_significant", "right_to_wrong",
-  "wrong_to_right", "undefined_resamples", "reason", "specificity_reason", "note",
+  "wrong_to_right", "undefined_resamples", "reason", "specificity_reason", "note", "group_tasks",
 ];
 
 /** The run's k values a filter keeps, per model (a k given must be in every profiled model's sweep). */
@@ -75,33 +79,44 @@ export function flatCells(results: Results, filter: CellFilter = {}): FlatCell[]
   for (const model of results.models) {
     if (!model.profile) continue;
     const itemsOf = new Map(model.benchmarks.map((b) => [b.name, b.items]));
+    const groupOf = new Map((model.groups ?? []).map((g) => [g.name, g]));
     for (const k of keptK(model.profile.k, filter, model.name)) {
       for (const v of variantsAt(model, k)) {
         for (const b of v.benchmarks) {
           for (const metric of metrics) {
             const cell = b[metric];
-            if (!cell) continue;
-            const s = cell.specificity;
-            rows.push({
-              model: model.name, ability: v.ability, selection: v.selection, k: v.k, n: v.n, benchmark: b.name, metric,
-              items: itemsOf.get(b.name) ?? 0,
-              baseline: cell.baseline, ablated: cell.ablated, chance: cell.chance, ais: cell.ais,
-              ci_low: cell.ci?.low ?? null, ci_high: cell.ci?.high ?? null, confidence: cell.ci?.confidence ?? null,
-              significant: cell.ais !== null && cell.significant,
-              specificity: s?.value ?? null, specificity_ci_low: s?.ci?.low ?? null, specificity_ci_high: s?.ci?.high ?? null,
-              specificity_significant: s ? s.value !== null && s.significant : null,
-              right_to_wrong: cell.flips.right_to_wrong, wrong_to_right: cell.flips.wrong_to_right,
-              undefined_resamples: cell.undefined_resamples ?? 0,
-              reason: cell.ais === null ? (cell.reason ?? "AIS is undefined") : "",
-              specificity_reason: s && s.value === null ? (s.reason ?? "specificity is undefined") : "",
-              note: cell.note ?? "",
-            });
+            if (cell) rows.push(flatCell(model.name, v, b, metric, cell, itemsOf.get(b.name) ?? 0));
+          }
+        }
+        for (const b of v.groups ?? []) {
+          for (const metric of metrics) {
+            const cell = b[metric];
+            const aggregate = groupOf.get(b.name)?.aggregates.find((a) => a.metric === metric);
+            if (cell && aggregate) rows.push(flatCell(model.name, v, b, metric, cell, aggregate.items, aggregate.tasks.length));
           }
         }
       }
     }
   }
   return rows;
+}
+
+function flatCell(model: string, v: VariantResult, b: VariantBenchmark, metric: Metric, cell: CellMetric, items: number, groupTasks?: number): FlatCell {
+  const s = cell.specificity;
+  return {
+    model, ability: v.ability, selection: v.selection, k: v.k, n: v.n, benchmark: b.name, metric, items,
+    baseline: cell.baseline, ablated: cell.ablated, chance: cell.chance, ais: cell.ais,
+    ci_low: cell.ci?.low ?? null, ci_high: cell.ci?.high ?? null, confidence: cell.ci?.confidence ?? null,
+    significant: cell.ais !== null && cell.significant,
+    specificity: s?.value ?? null, specificity_ci_low: s?.ci?.low ?? null, specificity_ci_high: s?.ci?.high ?? null,
+    specificity_significant: s ? s.value !== null && s.significant : null,
+    right_to_wrong: cell.flips.right_to_wrong, wrong_to_right: cell.flips.wrong_to_right,
+    undefined_resamples: cell.undefined_resamples ?? 0,
+    reason: cell.ais === null ? (cell.reason ?? "AIS is undefined") : "",
+    specificity_reason: s && s.value === null ? (s.reason ?? "specificity is undefined") : "",
+    note: cell.note ?? "",
+    ...(groupTasks !== undefined ? { group_tasks: groupTasks } : {}),
+  };
 }
 
 export interface FlatOverlap {

@@ -4,7 +4,7 @@
 // chart.js + chartjs-chart-matrix) from the heatmaps of the report model, embedded as JSON.
 import { randomBytes } from "node:crypto";
 import { describeMethod, formatConfidence, formatCount, formatFixed, formatInterval, formatK, MINUS } from "./format";
-import type { BaselineRow, ChoiceDocument, GenerationDocument, Heatmap, KSection, ModelReport, NegativeCell, Report, ReportCell } from "./model";
+import { baselineLabel, type BaselineRow, type ChoiceDocument, type GenerationDocument, type Heatmap, type KSection, type ModelReport, type NegativeCell, type Report, type ReportCell } from "./model";
 
 export interface HtmlOptions {
   /** The browser bundle that draws the heatmaps (dist/report.js), inlined as it is. */
@@ -127,13 +127,13 @@ function modelSection(model: ModelReport, counter: Counter, heatmaps: Heatmap[])
     out.push(`${openTable("booktabs", counter.table(), `Baseline scores of ${esc(model.name)} (unmodified model): acc and acc_norm of multiple-choice ` +
       `benchmarks, exact_match of generate_until benchmarks under the task's first filter (the others' exact_match after it).`)}`,
     `<thead><tr><th>benchmark</th><th>items</th><th>acc</th><th>acc_norm</th><th>exact_match</th><th class="text">filter</th><th>chance</th></tr></thead><tbody>`,
-    ...model.baseline.map((b) => `<tr><td>${esc(b.name)}</td><td>${b.items}</td><td>${optional(b.acc)}</td><td>${optional(b.acc_norm)}</td>` +
+    ...model.baseline.map((b) => `<tr><td>${esc(baselineLabel(b))}</td><td>${b.items}</td><td>${optional(b.acc)}</td><td>${optional(b.acc_norm)}</td>` +
       `<td>${optional(b.exact_match)}</td><td class="text">${filterText(b)}</td><td>${num(b.chance)}</td></tr>`),
     CLOSE_TABLE);
   } else {
     out.push(`${openTable("booktabs", counter.table(), `Baseline accuracy of ${esc(model.name)} (unmodified model).`)}`,
       `<thead><tr><th>benchmark</th><th>items</th><th>acc</th><th>acc_norm</th><th>chance</th></tr></thead><tbody>`,
-      ...model.baseline.map((b) => `<tr><td>${esc(b.name)}</td><td>${b.items}</td><td>${optional(b.acc)}</td><td>${optional(b.acc_norm)}</td><td>${num(b.chance)}</td></tr>`),
+      ...model.baseline.map((b) => `<tr><td>${esc(baselineLabel(b))}</td><td>${b.items}</td><td>${optional(b.acc)}</td><td>${optional(b.acc_norm)}</td><td>${num(b.chance)}</td></tr>`),
       CLOSE_TABLE);
   }
   if (!p) {

@@ -38,6 +38,7 @@ function modelMeta(m: Results["models"][number]) {
     baseline: m.benchmarks.map((b) => (isGenerationResult(b)
       ? { benchmark: b.name, output_type: b.output_type, items: b.items, exact_match: b.exact_match, filter: b.filter, exact_match_by_filter: b.exact_match_by_filter, chance: b.chance }
       : { benchmark: b.name, items: b.items, acc: b.acc, acc_norm: b.acc_norm, chance: b.chance })),
+    groups: m.groups ?? [],
     profile: p
       ? {
         parameters: p.parameters,

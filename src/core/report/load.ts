@@ -5,7 +5,7 @@
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import type { ScoredItem } from "../analysis/accuracy";
-import { metricsOf, type Metric } from "../analysis/ais";
+import { ALL_METRICS, metricsOf, type Metric } from "../analysis/ais";
 import type { BenchmarkItem, GeneratedItem } from "../analysis/generation";
 import { isDirectory } from "../fsutil";
 import { modelFolderName, RESULTS_SCHEMA_VERSION, type Results } from "../results/store";
@@ -70,6 +70,22 @@ export function checkResults(raw: unknown, file: string): Results {
     const ci = obj(v, where);
     for (const key of ["low", "high", "confidence"]) num(ci[key], `${where}.${key}`);
   };
+  const cellOf = (v: unknown, cw: string) => {
+    const cell = obj(v, cw);
+    for (const key of ["baseline", "ablated", "chance"]) num(cell[key], `${cw}.${key}`);
+    numOrNull(cell.ais, `${cw}.ais`);
+    interval(cell.ci, `${cw}.ci`);
+    need(cell.significant, typeof cell.significant === "boolean", `${cw}.significant`, "true or false");
+    const flips = obj(cell.flips, `${cw}.flips`);
+    num(flips.right_to_wrong, `${cw}.flips.right_to_wrong`);
+    num(flips.wrong_to_right, `${cw}.flips.wrong_to_right`);
+    if (cell.specificity !== undefined) {
+      const s = obj(cell.specificity, `${cw}.specificity`);
+      numOrNull(s.value, `${cw}.specificity.value`);
+      interval(s.ci, `${cw}.specificity.ci`);
+    }
+  };
+  const strings = (v: unknown, where: string) => arr(v, where).forEach((s, i) => str(s, `${where}[${i}]`));
 
   str(raw.run_id, "run_id");
   str(raw.created, "created");
@@ -88,6 +104,26 @@ export function checkResults(raw: unknown, file: string): Results {
       outputTypeOf.set(bench.name as string, outputType as "multiple_choice" | "generate_until");
       const keys = outputType === "generate_until" ? ["items", "exact_match", "chance"] : ["items", "acc", "acc_norm", "chance"];
       for (const key of keys) num(bench[key], `${bw}.${key}`);
+    }
+    // Groups scored as a whole (files written before them have none): their metrics, by name.
+    const groupMetrics = new Map<string, Metric[]>();
+    for (const [g, groupRaw] of arr(model.groups ?? [], `${where}.groups`).entries()) {
+      const gw = `${where}.groups[${g}]`;
+      const group = obj(groupRaw, gw);
+      str(group.name, `${gw}.name`);
+      strings(group.tasks, `${gw}.tasks`);
+      const aggregates = arr(group.aggregates, `${gw}.aggregates`);
+      need(aggregates, aggregates.length > 0, `${gw}.aggregates`, "at least one aggregate");
+      groupMetrics.set(group.name as string, aggregates.map((aggregateRaw, a) => {
+        const aw = `${gw}.aggregates[${a}]`;
+        const aggregate = obj(aggregateRaw, aw);
+        need(aggregate.metric, (ALL_METRICS as readonly unknown[]).includes(aggregate.metric), `${aw}.metric`, `one of ${ALL_METRICS.join(", ")}`);
+        str(aggregate.filter, `${aw}.filter`);
+        need(aggregate.weight_by_size, typeof aggregate.weight_by_size === "boolean", `${aw}.weight_by_size`, "true or false");
+        strings(aggregate.tasks, `${aw}.tasks`);
+        for (const key of ["items", "score", "chance"]) num(aggregate[key], `${aw}.${key}`);
+        return aggregate.metric as Metric;
+      }));
     }
     if (model.profile === undefined) continue;
     const p = obj(model.profile, `${where}.profile`);
@@ -112,22 +148,15 @@ export function checkResults(raw: unknown, file: string): Results {
         const bw = `${vw}.benchmarks[${b}]`;
         const bench = obj(benchRaw, bw);
         str(bench.name, `${bw}.name`);
-        for (const metric of metricsOf(outputTypeOf.get(bench.name as string))) {
-          const cw = `${bw}.${metric}`;
-          const cell = obj(bench[metric], cw);
-          for (const key of ["baseline", "ablated", "chance"]) num(cell[key], `${cw}.${key}`);
-          numOrNull(cell.ais, `${cw}.ais`);
-          interval(cell.ci, `${cw}.ci`);
-          need(cell.significant, typeof cell.significant === "boolean", `${cw}.significant`, "true or false");
-          const flips = obj(cell.flips, `${cw}.flips`);
-          num(flips.right_to_wrong, `${cw}.flips.right_to_wrong`);
-          num(flips.wrong_to_right, `${cw}.flips.wrong_to_right`);
-          if (cell.specificity !== undefined) {
-            const s = obj(cell.specificity, `${cw}.specificity`);
-            numOrNull(s.value, `${cw}.specificity.value`);
-            interval(s.ci, `${cw}.specificity.ci`);
-          }
-        }
+        for (const metric of metricsOf(outputTypeOf.get(bench.name as string))) cellOf(bench[metric], `${bw}.${metric}`);
+      }
+      for (const [b, groupRaw] of arr(variant.groups ?? [], `${vw}.groups`).entries()) {
+        const gw = `${vw}.groups[${b}]`;
+        const group = obj(groupRaw, gw);
+        const metrics = groupMetrics.get(str(group.name, `${gw}.name`) as string);
+        need(group.name, metrics !== undefined, `${gw}.name`, `the name of one of ${where}.groups`);
+        // A metric whose tasks have no documents has no cell.
+        for (const metric of metrics!) if (group[metric] !== undefined) cellOf(group[metric], `${gw}.${metric}`);
       }
     }
     for (const [o, overlapRaw] of arr(p.overlap ?? [], `${where}.profile.overlap`).entries()) {

@@ -2,7 +2,7 @@
 // model and k the AIS table with intervals, specificity, ability overlap, flips and the flipped
 // documents of negative cells. Names from user files are escaped so they cannot break a table.
 import { describeMethod, formatConfidence, formatCount, formatFixed, formatInterval, formatK } from "./format";
-import type { BaselineRow, ChoiceDocument, GenerationDocument, KSection, ModelReport, NegativeCell, Report, ReportCell } from "./model";
+import { baselineLabel, type BaselineRow, type ChoiceDocument, type GenerationDocument, type KSection, type ModelReport, type NegativeCell, type Report, type ReportCell } from "./model";
 
 /** Escapes Markdown's inline syntax and the table separator; line breaks become spaces. */
 export function escapeMarkdown(text: string): string {
@@ -64,11 +64,11 @@ function modelSection(model: ModelReport): string[] {
   if (model.hasGeneration) {
     out.push("exact\\_match of generate\\_until benchmarks is computed under the task's first filter (the others' exact\\_match in parentheses).", "");
     out.push(...table(["benchmark", "items", "acc", "acc_norm", "exact_match", "filter", "chance"].map(escapeMarkdown),
-      model.baseline.map((b) => [escapeMarkdown(b.name), String(b.items), optional(b.acc), optional(b.acc_norm), optional(b.exact_match), filterText(b), num(b.chance)]),
+      model.baseline.map((b) => [escapeMarkdown(baselineLabel(b)), String(b.items), optional(b.acc), optional(b.acc_norm), optional(b.exact_match), filterText(b), num(b.chance)]),
       ["l", "r", "r", "r", "r", "l", "r"]), "");
   } else {
     out.push(...table(["benchmark", "items", "acc", "acc_norm", "chance"],
-      model.baseline.map((b) => [escapeMarkdown(b.name), String(b.items), optional(b.acc), optional(b.acc_norm), num(b.chance)]), ["l", "r", "r", "r", "r"]), "");
+      model.baseline.map((b) => [escapeMarkdown(baselineLabel(b)), String(b.items), optional(b.acc), optional(b.acc_norm), num(b.chance)]), ["l", "r", "r", "r", "r"]), "");
   }
   if (!p) {
     out.push("The run's config has no abilities: it scored the benchmarks only, so there is no AIS.", "");

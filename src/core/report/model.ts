@@ -7,12 +7,16 @@
 // benchmarks, exact_match for generate_until ones. A section of a model whose benchmarks mix both
 // labels every column with its metric ("gsm8k (exact_match)") and its title names both; AIS is a
 // share of the above-chance score under each column's own metric, so one colour scale serves all.
+//
+// A group lm-eval scores as a whole (results' `groups`) is a column after the benchmarks,
+// "mmlu_stem (group: 19 tasks)", and a row of the baseline table: its aggregate of its tasks'
+// scores under the report's metric (exact_match for a group of generation tasks).
 import type { Interval } from "../analysis/bootstrap";
 import { cellFlips } from "../analysis/flips";
 import type { BenchmarkItem } from "../analysis/generation";
 import { ALL_METRICS, type ChoiceMetric, type Metric } from "../analysis/ais";
 import type { ImportanceMethod, Selection } from "../config/types";
-import { isGenerationResult, type BenchmarkResult, type CellMetric, type ModelResults, type OverlapResult, type Specificity, type VariantResult } from "../results/store";
+import { isGenerationResult, type BenchmarkResult, type CellMetric, type GroupResult, type ModelResults, type OverlapResult, type Specificity, type VariantResult } from "../results/store";
 import {
   DIVERGING_STOPS, divergingColour, formatFixed, formatK, MINUS, scaleLimit, scaleTicks, textColourOn, UNDEFINED_FILL,
 } from "./format";
@@ -60,6 +64,15 @@ export interface BaselineRow {
   /** Generation: the filter exact_match uses, and exact_match under every filter of the task. */
   filter?: string;
   exactMatchByFilter?: Record<string, number>;
+  /** A group scored as a whole: how many tasks its scores aggregate, and how they are averaged in words. */
+  group?: { tasks: number; averaging: string };
+}
+
+/** What marks a group's row or cell: how many tasks its score is over, and how they are averaged. */
+export interface GroupMark {
+  tasks: number;
+  /** Weighted by their documents (lm-eval's weight_by_size); else each task counts once. */
+  weightBySize: boolean;
 }
 
 export interface ModelReport {
@@ -156,6 +169,8 @@ export interface ReportCell {
   note?: string;
   specificity?: { value: number | null; ci: Interval | null; significant: boolean; reason?: number };
   flips: { rightToWrong: number; wrongToRight: number };
+  /** The column is a group: the cell's scores aggregate its tasks'. */
+  group?: GroupMark;
 }
 
 export interface NegativeCell {
@@ -211,6 +226,39 @@ export interface GenerationDocument {
 /** The metric a benchmark's cells are read under: its own for generation (exact_match), `metric` otherwise. */
 export function benchmarkMetric(benchmark: BenchmarkResult | undefined, metric: ChoiceMetric): Metric {
   return benchmark && isGenerationResult(benchmark) ? "exact_match" : metric;
+}
+
+/**
+ * The metric of a group's column: the report's metric when the group is scored by it, else
+ * exact_match when it is scored by that (a group of generation tasks), else the report's metric
+ * (the column then says the group has no such score).
+ */
+export function groupMetric(group: GroupResult, metric: ChoiceMetric): Metric {
+  if (group.aggregates.some((a) => a.metric === metric)) return metric;
+  return group.aggregates.some((a) => a.metric === "exact_match") ? "exact_match" : metric;
+}
+
+/** A group's name with how many tasks its score is over: "mmlu_stem (group: 19 tasks)", the metric after a semicolon when given. */
+export function groupLabel(name: string, mark: GroupMark, metric?: Metric): string {
+  return `${name} (group: ${taskCount(mark.tasks)}${metric ? `; ${metric}` : ""})`;
+}
+
+/** A baseline row's name as tables print it: a group's with its tasks and how they are averaged. */
+export function baselineLabel(row: BaselineRow): string {
+  return row.group ? `${row.name} (group: ${taskCount(row.group.tasks)}, ${row.group.averaging})` : row.name;
+}
+
+function averagingOf(weightBySize: boolean): string {
+  return weightBySize ? "weighted by documents" : "unweighted mean";
+}
+
+function taskCount(n: number): string {
+  return `${n} task${n === 1 ? "" : "s"}`;
+}
+
+/** How a group's score is made, in words. */
+export function groupDescription(mark: GroupMark): string {
+  return `the mean of ${mark.tasks} tasks' scores, ${mark.weightBySize ? "weighted by their documents" : "each task counting once"}`;
 }
 
 /** Title text for the metrics of some columns. */
@@ -285,7 +333,7 @@ export async function buildReport(run: LoadedRun, options: ReportOptions = {}): 
       name: model.name,
       path: model.path,
       dtype: model.dtype,
-      baseline: model.benchmarks.map(baselineRow),
+      baseline: [...model.benchmarks.map(baselineRow), ...(model.groups ?? []).map(groupBaselineRow)],
       hasGeneration: model.benchmarks.some(isGenerationResult),
       profile: model.profile ? await profileReport(model, metric, options, models.length) : null,
     });
@@ -310,12 +358,48 @@ function baselineRow(b: BenchmarkResult): BaselineRow {
   return { name: b.name, outputType: "multiple_choice", items: b.items, acc: b.acc, acc_norm: b.acc_norm, exact_match: null, chance: b.chance };
 }
 
+/**
+ * A group's row: its aggregates under each metric it is scored by; chance and documents of its
+ * first; how each is averaged, per metric when they differ.
+ */
+function groupBaselineRow(g: GroupResult): BaselineRow {
+  const scoreOf = (metric: Metric) => g.aggregates.find((a) => a.metric === metric) ?? null;
+  const [acc, accNorm, exactMatch] = [scoreOf("acc"), scoreOf("acc_norm"), scoreOf("exact_match")];
+  const first = g.aggregates[0]!;
+  return {
+    name: g.name,
+    outputType: acc || accNorm ? "multiple_choice" : "generate_until",
+    items: first.items,
+    acc: acc?.score ?? null,
+    acc_norm: accNorm?.score ?? null,
+    exact_match: exactMatch?.score ?? null,
+    chance: first.chance,
+    ...(exactMatch ? { filter: exactMatch.filter, exactMatchByFilter: { [exactMatch.filter]: exactMatch.score } } : {}),
+    group: {
+      tasks: first.tasks.length,
+      averaging: g.aggregates.every((a) => a.weight_by_size === first.weight_by_size)
+        ? averagingOf(first.weight_by_size)
+        : g.aggregates.map((a) => `${a.metric} ${averagingOf(a.weight_by_size)}`).join(", "),
+    },
+  };
+}
+
+/** The mark of a group's column under `metric`: the tasks of its aggregate of that metric (all its tasks when it has none). */
+function groupMark(g: GroupResult, metric: Metric): GroupMark {
+  const aggregate = g.aggregates.find((a) => a.metric === metric);
+  return aggregate ? { tasks: aggregate.tasks.length, weightBySize: aggregate.weight_by_size } : { tasks: g.tasks.length, weightBySize: g.aggregates[0]?.weight_by_size ?? false };
+}
+
 async function profileReport(model: ModelResults, metric: ChoiceMetric, options: ReportOptions, modelIndex: number): Promise<ProfileReport> {
   const profile = model.profile!;
   const sweep = [...profile.k].sort((a, b) => a - b);
   const ks = options.k === undefined ? sweep : [matchK(sweep, options.k, model.name)];
   const resultOf = new Map(model.benchmarks.map((b) => [b.name, b]));
-  const limit = scaleLimit(profile.variants.flatMap((v) => v.benchmarks.map((b) => b[benchmarkMetric(resultOf.get(b.name), metric)]?.ais ?? null)));
+  const groupOf = new Map((model.groups ?? []).map((g) => [g.name, g]));
+  const limit = scaleLimit(profile.variants.flatMap((v) => [
+    ...v.benchmarks.map((b) => b[benchmarkMetric(resultOf.get(b.name), metric)]?.ais ?? null),
+    ...(v.groups ?? []).flatMap((b) => (groupOf.has(b.name) ? [b[groupMetric(groupOf.get(b.name)!, metric)]?.ais ?? null] : [])),
+  ]));
   const sections: KSection[] = [];
   for (const k of ks) {
     const variants = variantsAt(model, k);
@@ -340,10 +424,16 @@ async function section(
   model: ModelResults, variants: VariantResult[], k: number, choiceMetric: ChoiceMetric, limit: number, options: ReportOptions, id: string,
 ): Promise<KSection> {
   const profile = model.profile!;
-  const benchmarks = model.benchmarks.map((b) => b.name);
-  const metrics = model.benchmarks.map((b) => benchmarkMetric(b, choiceMetric));
+  const groups = model.groups ?? [];
+  const taskColumns = model.benchmarks.length;
+  const benchmarks = [...model.benchmarks.map((b) => b.name), ...groups.map((g) => g.name)];
+  const metrics = [...model.benchmarks.map((b) => benchmarkMetric(b, choiceMetric)), ...groups.map((g) => groupMetric(g, choiceMetric))];
+  const marks = groups.map((g, i) => groupMark(g, metrics[taskColumns + i]!));
   const mixed = new Set(metrics).size > 1;
-  const columns = benchmarks.map((name, c) => (mixed ? `${name} (${metrics[c]})` : name));
+  const columns = benchmarks.map((name, c) => {
+    if (c >= taskColumns) return groupLabel(name, marks[c - taskColumns]!, mixed ? metrics[c] : undefined);
+    return mixed ? `${name} (${metrics[c]})` : name;
+  });
   const metricLabel = metricLabelOf(metrics, choiceMetric);
   const reasons: string[] = [];
   const reasonNumber = (reason: string | undefined, fallback: string) => {
@@ -357,6 +447,7 @@ async function section(
     selection: v.selection,
     ...(v.lowering !== undefined ? { lowering: { count: v.lowering, share: v.n > 0 ? v.lowering / v.n : 0 } } : {}),
     cells: benchmarks.map((name, c) => {
+      if (c >= taskColumns) return groupCell(groups[c - taskColumns]!, v, metrics[c]!, marks[c - taskColumns]!, reasonNumber);
       const cell = v.benchmarks.find((b) => b.name === name)?.[metrics[c]!];
       return cell ? reportCell(name, metrics[c]!, cell, reasonNumber) : missingCell(name, metrics[c]!, reasonNumber);
     }),
@@ -365,7 +456,8 @@ async function section(
   const negativeCells: NegativeCell[] = [];
   for (const [r, v] of variants.entries()) {
     for (const cell of rows[r]!.cells) {
-      if (cell.ais === null || !(cell.ais < 0)) continue;
+      // A group's documents are its tasks': their own cells list them.
+      if (cell.ais === null || !(cell.ais < 0) || cell.group) continue;
       negativeCells.push(await negativeCell(model.name, v, rows[r]!.label, cell, options));
     }
   }
@@ -389,7 +481,8 @@ function labelChecks(model: ModelResults, rows: readonly ReportRow[]): LabelChec
     const ais = row?.cells.find((c) => c.benchmark === b.name)?.ais ?? null;
     let largestOther: LabelCheck["largestOther"] = null;
     for (const c of row?.cells ?? []) {
-      if (c.ais === null || labelOf.get(c.benchmark) === b.ability) continue;
+      // A group holds the labelled benchmark itself, so it is no other benchmark.
+      if (c.ais === null || c.group || labelOf.get(c.benchmark) === b.ability) continue;
       if (largestOther === null || c.ais > largestOther.ais) largestOther = { benchmark: c.benchmark, ais: c.ais };
     }
     return [{ benchmark: b.name, ability: b.ability, ais, largestOther, holds: ais !== null && (largestOther === null || ais > largestOther.ais) }];
@@ -414,6 +507,17 @@ function reportCell(benchmark: string, metric: Metric, cell: CellMetric, reasonN
   return out;
 }
 
+/** A variant's cell on a group: reportCell with the group's mark; n/a, saying why, where the group has no score under `metric`. */
+function groupCell(g: GroupResult, v: VariantResult, metric: Metric, mark: GroupMark, reasonNumber: (r: string | undefined, f: string) => number): ReportCell {
+  const cell = v.groups?.find((c) => c.name === g.name)?.[metric];
+  if (cell) return { ...reportCell(g.name, metric, cell, reasonNumber), group: mark };
+  const scored = g.aggregates.map((a) => a.metric);
+  const reason = scored.includes(metric)
+    ? undefined
+    : `group \`${g.name}\` is scored by ${scored.join(" and ")} only (its aggregate_metric_list), not by ${metric}`;
+  return { ...missingCell(g.name, metric, reasonNumber, reason), group: mark };
+}
+
 function specificityCell(s: Specificity, reasonNumber: (r: string | undefined, f: string) => number): NonNullable<ReportCell["specificity"]> {
   return {
     value: s.value,
@@ -423,10 +527,10 @@ function specificityCell(s: Specificity, reasonNumber: (r: string | undefined, f
   };
 }
 
-function missingCell(benchmark: string, metric: Metric, reasonNumber: (r: string | undefined, f: string) => number): ReportCell {
+function missingCell(benchmark: string, metric: Metric, reasonNumber: (r: string | undefined, f: string) => number, reason?: string): ReportCell {
   return {
     benchmark, metric, baseline: 0, ablated: 0, chance: 0, ais: null, ci: null, significant: false,
-    reason: reasonNumber(undefined, "the run has no result for this cell"), flips: { rightToWrong: 0, wrongToRight: 0 },
+    reason: reasonNumber(reason, "the run has no result for this cell"), flips: { rightToWrong: 0, wrongToRight: 0 },
   };
 }
 
@@ -531,6 +635,7 @@ export function heatmapOf(
           `specificity vs random: ${signed(s.value, 3)}` + (s.ci ? ` (CI ${signed(s.ci.low, 3)} to ${signed(s.ci.high, 3)})` : "") + (s.significant ? " *" : ""));
       }
       if (cell.note) tooltip.push(...wrap(cell.note, 64));
+      if (cell.group) tooltip.push(...wrap(`group: ${groupDescription(cell.group)}`, 64));
       cells.push({
         row: r, column: c, value: cell.ais, label: signed(cell.ais, 2) + (cell.significant ? "*" : ""), fill, text: textColourOn(fill),
         significant: cell.significant, tooltip,

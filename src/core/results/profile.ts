@@ -6,19 +6,19 @@
 // decoded, cut, filtered and matched here (analysis/generation.ts), get one under exact_match.
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
-import { benchmarkAccuracy, scoreItem, type ChoiceScore, type ScoredItem } from "../analysis/accuracy";
-import { ALL_METRICS, chancePerItem, correctnessVector, meanOf, metricsOf, type Metric } from "../analysis/ais";
+import { benchmarkAccuracy, type ScoredItem } from "../analysis/accuracy";
+import { ALL_METRICS, chancePerItem, scoreVector, meanOf, metricsOf, type Metric } from "../analysis/ais";
 import { bootstrapGrid, type BootstrapEstimate, type GridBenchmark, type GridCell } from "../analysis/bootstrap";
 import { cellFlips } from "../analysis/flips";
-import { benchmarkExactMatch, cutAtStop, isGenerated, scoreGeneration, type BenchmarkItem } from "../analysis/generation";
-import type { Doc } from "../lmeval/documents";
-import { applyFiltersToAll, hasPythonStep } from "../lmeval/exactMatch";
+import { benchmarkExactMatch, isGenerated, type BenchmarkItem } from "../analysis/generation";
 import { jaccardFromCounts } from "../analysis/overlap";
-import type { ResolvedBenchmark } from "../config/load";
+import type { ResolvedBenchmark, ResolvedGroup } from "../config/load";
+import { variantGroupCells } from "./groups";
 import type { ImportanceMethod, Selection } from "../config/types";
 import type { AbilityRef, ItemRef } from "../plan/job";
-import { itemId } from "../plan/job";
+import { extrasOf, pythonFilteredAnswers, readRunnerScores, scoredItems, type Decoder, type FilteredAnswers, type RunnerScores, type TaskScores } from "./items";
 import type { BenchmarkResult, CellMetric, ChoiceBenchmarkResult, ModelProfile, OverlapResult, Specificity, VariantBenchmark, VariantResult } from "./store";
+import { pythonTaskScores } from "./taskScores";
 
 /** profile.json, the manifest the runner writes last. */
 export interface RunnerManifest {
@@ -28,120 +28,8 @@ export interface RunnerManifest {
   overlap?: { k: number; n: number; abilities: string[]; intersections: number[][] }[];
 }
 
-/** A generation item's result line: the generated token ids and whether a stop sequence ended it. */
-export interface RunnerGeneration {
-  generated: number[];
-  stopped: boolean;
-}
-
-/** Per item id, the choices' scores (a multiple-choice item) or the generation (a generate_until item). */
-export type RunnerScores = Map<string, ChoiceScore[] | RunnerGeneration>;
-
-/** Decodes generated token ids to text (ModelTokenizer.decode). */
-export type Decoder = (ids: readonly number[]) => string;
-
 /** Every metric a cell can have (acc and acc_norm: multiple choice; exact_match: generation). */
 export const METRICS: readonly Metric[] = ALL_METRICS;
-
-export async function readRunnerScores(file: string): Promise<RunnerScores> {
-  const scores: RunnerScores = new Map();
-  let text: string;
-  try {
-    text = await fs.readFile(file, "utf8");
-  } catch {
-    throw new Error(`the runner's scores are missing: ${file}`);
-  }
-  for (const [i, line] of text.split("\n").entries()) {
-    if (line.trim() === "") continue;
-    let row: { id?: unknown; choices?: unknown; generated?: unknown; stopped?: unknown };
-    try {
-      row = JSON.parse(line) as typeof row;
-    } catch {
-      throw new Error(`${file}:${i + 1}: not a JSON line`);
-    }
-    if (typeof row.id === "string" && Array.isArray(row.choices)) scores.set(row.id, row.choices as ChoiceScore[]);
-    else if (typeof row.id === "string" && Array.isArray(row.generated) && row.generated.every((t) => Number.isInteger(t)) && typeof row.stopped === "boolean") {
-      scores.set(row.id, { generated: row.generated as number[], stopped: row.stopped });
-    } else throw new Error(`${file}:${i + 1}: expected {"id", "choices": [...]} or {"id", "generated": [...], "stopped"}`);
-  }
-  return scores;
-}
-
-/**
- * The benchmark items of a job with the runner's results, in job order (the order of `refs`).
- * Generated items need the model's tokenizer to decode their tokens; without `decode`, every item
- * must be multiple choice.
- */
-export function scoredItems(refs: readonly ItemRef[], benchmarks: readonly ResolvedBenchmark[], scores: RunnerScores, source: string): ScoredItem[];
-export function scoredItems(refs: readonly ItemRef[], benchmarks: readonly ResolvedBenchmark[], scores: RunnerScores, source: string, decode: Decoder, filtered?: ReadonlyMap<string, string[]>): BenchmarkItem[];
-export function scoredItems(refs: readonly ItemRef[], benchmarks: readonly ResolvedBenchmark[], scores: RunnerScores, source: string, decode?: Decoder, filtered?: ReadonlyMap<string, string[]>): BenchmarkItem[] {
-  const byId = new Map(benchmarks.flatMap((b) => b.task.items.map((i) => [itemId(b.name, i.index), { item: i, task: b.task }] as const)));
-  return refs.map((ref): BenchmarkItem => {
-    const found = byId.get(ref.id);
-    if (!found) throw new Error(`${ref.id} is not an item of the job's benchmarks`);
-    const { item, task } = found;
-    const result = ref.parts ? joinedParts(ref.parts, scores) : scores.get(ref.id);
-    if (item.kind === "generate_until") {
-      if (!decode) throw new Error(`${ref.id} is a generate_until item: decoding its tokens needs the model's tokenizer`);
-      if (result === undefined || Array.isArray(result)) throw new Error(`${source}: the generation of ${ref.id} is missing`);
-      const doc = task.documents?.[ref.index];
-      const rules = { until: task.generation?.until ?? [], filters: task.filters, exactMatch: task.exactMatch, ...(doc ? { doc } : {}) };
-      return scoreGeneration(ref.benchmark, ref.index, item.target, result.generated, result.stopped, decode, rules, filtered?.get(ref.id));
-    }
-    if (!Array.isArray(result) || result.length !== item.choices.length) throw new Error(`${source}: the scores of ${ref.id} are missing or incomplete`);
-    return scoreItem(ref.benchmark, ref.index, item.target, item.choices, result);
-  });
-}
-
-/** Per source (scores.jsonl, baseline.jsonl, a variant's file) and item id, each filter pipeline's answer. */
-export type FilteredAnswers = ReadonlyMap<string, ReadonlyMap<string, string[]>>;
-
-/**
- * The answers of the benchmarks whose filters run a Python class (lm-eval's Filter API), which
- * sees every document's response at once: each pipeline applied to all of a benchmark's
- * responses from all `sources` together. Undefined when no benchmark has one.
- */
-export async function pythonFilteredAnswers(refs: readonly ItemRef[], benchmarks: readonly ResolvedBenchmark[], sources: ReadonlyMap<string, RunnerScores>, decode: Decoder): Promise<FilteredAnswers | undefined> {
-  const withPython = benchmarks.filter((b) => b.task.filters.some(hasPythonStep));
-  if (withPython.length === 0) return undefined;
-  const out = new Map<string, Map<string, string[]>>();
-  for (const { name, task } of withPython) {
-    const entries: { source: string; id: string; response: string; doc: Doc }[] = [];
-    for (const [source, scores] of sources) {
-      for (const ref of refs) {
-        const result = ref.benchmark === name ? scores.get(ref.id) : undefined;
-        if (result === undefined || Array.isArray(result)) continue;
-        entries.push({ source, id: ref.id, response: cutAtStop(decode(result.generated), task.generation?.until ?? []), doc: task.documents?.[ref.index] ?? {} });
-      }
-    }
-    const responses = entries.map((e) => [e.response]);
-    const docs = entries.map((e) => e.doc);
-    const perPipeline = await Promise.all(task.filters.map((pipeline) => applyFiltersToAll(pipeline, responses, docs)));
-    entries.forEach((e, i) => {
-      const bySource = out.get(e.source) ?? new Map<string, string[]>();
-      bySource.set(e.id, perPipeline.map((answers) => answers[i]!));
-      out.set(e.source, bySource);
-    });
-  }
-  return out;
-}
-
-/**
- * The choices' scores of a document sent as several job items (plan/job.ts, truncation), in
- * choice order; undefined when a part is missing or does not have its choices.
- */
-function joinedParts(parts: NonNullable<ItemRef["parts"]>, scores: RunnerScores): ChoiceScore[] | undefined {
-  const total = parts.reduce((n, p) => n + p.choices.length, 0);
-  const joined = new Array<ChoiceScore | undefined>(total).fill(undefined);
-  for (const part of parts) {
-    const result = scores.get(part.id);
-    if (!Array.isArray(result) || result.length !== part.choices.length) return undefined;
-    part.choices.forEach((c, j) => {
-      joined[c] = result[j];
-    });
-  }
-  return joined.every((score) => score !== undefined) ? (joined as ChoiceScore[]) : undefined;
-}
 
 export interface ProfileInputs {
   benchmarks: readonly ResolvedBenchmark[];
@@ -157,6 +45,10 @@ export interface ProfileInputs {
   decode?: Decoder;
   /** Answers of the pipelines with a Python filter class (pythonFilteredAnswers), by source. */
   filtered?: FilteredAnswers;
+  /** The own scores of tasks that score themselves in Python (pythonTaskScores), by source. */
+  taskScores?: TaskScores;
+  /** Groups scored as a whole (lm-eval's aggregate_metric_list): each variant gets cells on them too. */
+  groups?: readonly ResolvedGroup[];
 }
 
 export interface AssembledProfile {
@@ -186,8 +78,10 @@ export async function readProfileOutput(outDir: string, inputs: ProfileInputs, r
   const variantScores = new Map<string, RunnerScores>();
   for (const v of manifest.variants) variantScores.set(v.file, await readRunnerScores(path.join(outDir, v.file)));
   const sources = new Map([["baseline.jsonl", baseline], ...variantScores]);
+  const decode = inputs.decode ?? noDecoder;
   const filtered = inputs.decode ? await pythonFilteredAnswers(inputs.refs, inputs.benchmarks, sources, inputs.decode) : undefined;
-  return assembleProfile(manifest, baseline, variantScores, { ...inputs, ...(filtered ? { filtered } : {}) }, runnerDir);
+  const taskScores = await pythonTaskScores(inputs.refs, inputs.benchmarks, sources, decode, filtered);
+  return assembleProfile(manifest, baseline, variantScores, { ...inputs, ...(filtered ? { filtered } : {}), ...(taskScores ? { taskScores } : {}) }, runnerDir);
 }
 
 function checkManifest(manifest: RunnerManifest, file: string): void {
@@ -218,11 +112,12 @@ export function assembleProfile(
     if (name === undefined) throw new Error(`profile.json names ability \`${id}\`, which is not in the job (${[...nameOf.keys()].join(", ")})`);
     return name;
   };
-  const score = (scores: RunnerScores, source: string): BenchmarkItem[] => scoredItems(inputs.refs, inputs.benchmarks, scores, source, inputs.decode ?? noDecoder, inputs.filtered?.get(source));
+  const score = (scores: RunnerScores, source: string): BenchmarkItem[] =>
+    scoredItems(inputs.refs, inputs.benchmarks, scores, source, inputs.decode ?? noDecoder, extrasOf(source, inputs.filtered, inputs.taskScores));
   const baseline = score(baselineScores, "baseline.jsonl");
   const benchmarkNames = inputs.benchmarks.map((b) => b.name);
   const baselineOf = new Map(benchmarkNames.map((name) => [name, baseline.filter((i) => i.benchmark === name)]));
-  const metricsOfBenchmark = new Map(inputs.benchmarks.map((b) => [b.name, metricsOf(b.task.outputType)]));
+  const metricsOfBenchmark = new Map(inputs.benchmarks.map((b) => [b.name, metricsOf(b.task.outputType, b.task.scorer !== undefined)]));
 
   // Variants in a stable order: abilities in config order, selections as configured, k ascending; random last.
   const variants = manifest.variants.map((v) => ({ ...v, k: jobK(inputs.k, v.k, "profile.json"), name: abilityName(v.ability) }));
@@ -252,14 +147,14 @@ export function assembleProfile(
   for (const metric of METRICS) {
     const gridBenchmarks: GridBenchmark[] = benchmarkNames
       .filter((name) => baselineOf.get(name)!.length > 0 && metricsOfBenchmark.get(name)!.includes(metric))
-      .map((name) => ({ name, baseline: correctnessVector(baselineOf.get(name)!, metric), chance: chancePerItem(baselineOf.get(name)!) }));
+      .map((name) => ({ name, baseline: scoreVector(baselineOf.get(name)!, metric), chance: chancePerItem(baselineOf.get(name)!) }));
     const cells: (GridCell & { file: string })[] = [];
     for (const v of variants) {
       const control = v.selection === "top" ? randomAt.get(v.k) : undefined;
       for (const g of gridBenchmarks) {
-        const ablated = correctnessVector(itemsOf.get(v.file)!.filter((i) => i.benchmark === g.name), metric);
+        const ablated = scoreVector(itemsOf.get(v.file)!.filter((i) => i.benchmark === g.name), metric);
         const controlItems = control === undefined ? undefined : itemsOf.get(control)!.filter((i) => i.benchmark === g.name);
-        cells.push({ file: v.file, benchmark: g.name, ablated, ...(controlItems ? { control: correctnessVector(controlItems, metric) } : {}) });
+        cells.push({ file: v.file, benchmark: g.name, ablated, ...(controlItems ? { control: scoreVector(controlItems, metric) } : {}) });
       }
     }
     for (const { cell, ais, specificity } of bootstrapGrid(gridBenchmarks, cells, bootstrapOptions)) {
@@ -267,7 +162,7 @@ export function assembleProfile(
       const after = itemsOf.get(cell.file)!.filter((i) => i.benchmark === cell.benchmark);
       const flips = cellFlips(before, after, metric);
       cellMetrics.set(`${cell.file}\u0000${cell.benchmark}\u0000${metric}`, {
-        baseline: meanOf(correctnessVector(before, metric)),
+        baseline: meanOf(scoreVector(before, metric)),
         ablated: meanOf(cell.ablated),
         chance: meanOf(chancePerItem(before)),
         ...estimateFields(ais),
@@ -279,11 +174,14 @@ export function assembleProfile(
   const emptyCell = (file: string, name: string, metric: Metric): CellMetric => {
     const after = itemsOf.get(file)!.filter((i) => i.benchmark === name);
     return {
-      baseline: 0, ablated: meanOf(correctnessVector(after, metric)), chance: 0, ais: null,
+      baseline: 0, ablated: meanOf(scoreVector(after, metric)), chance: 0, ais: null,
       reason: "AIS is undefined: the benchmark has no items", ci: null, significant: false, undefined_resamples: 0, flips: { right_to_wrong: 0, wrong_to_right: 0 },
     };
   };
 
+  const groupCells = inputs.groups?.length
+    ? variantGroupCells(inputs.groups, baseline, variants.map((v) => ({ file: v.file, ...(v.selection === "top" && randomAt.has(v.k) ? { control: randomAt.get(v.k)! } : {}) })), itemsOf, bootstrapOptions)
+    : undefined;
   const results: VariantResult[] = variants.map((v) => ({
     ability: v.name,
     ability_id: v.ability,
@@ -297,6 +195,7 @@ export function assembleProfile(
       const metricOf = (metric: Metric) => cellMetrics.get(`${v.file}\u0000${name}\u0000${metric}`) ?? emptyCell(v.file, name, metric);
       return { name, ...Object.fromEntries(metricsOfBenchmark.get(name)!.map((metric) => [metric, metricOf(metric)])) };
     }),
+    ...(groupCells ? { groups: groupCells.get(v.file)! } : {}),
   }));
 
   const overlap: OverlapResult[] = (manifest.overlap ?? []).map((o) => {
@@ -343,7 +242,7 @@ function checkVariantsComplete(variants: readonly { ability: string | null; sele
   if (missing.length > 0) throw new Error(`profile.json lacks ${missing.length} variant(s) of the job: ${missing.slice(0, 5).join("; ")}`);
 }
 
-function estimateFields(e: BootstrapEstimate): Omit<CellMetric, "baseline" | "ablated" | "chance" | "flips" | "specificity"> {
+export function estimateFields(e: BootstrapEstimate): Omit<CellMetric, "baseline" | "ablated" | "chance" | "flips" | "specificity"> {
   return {
     ais: e.estimate.defined ? e.estimate.value : null,
     ...(e.estimate.defined ? {} : { reason: e.estimate.reason }),
@@ -354,7 +253,7 @@ function estimateFields(e: BootstrapEstimate): Omit<CellMetric, "baseline" | "ab
   };
 }
 
-function specificityOf(e: BootstrapEstimate): Specificity {
+export function specificityOf(e: BootstrapEstimate): Specificity {
   return {
     value: e.estimate.defined ? e.estimate.value : null,
     ...(e.estimate.defined ? {} : { reason: e.estimate.reason }),

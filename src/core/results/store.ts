@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import type { BenchmarkAccuracy } from "../analysis/accuracy";
+import type { Metric } from "../analysis/ais";
 import type { Interval } from "../analysis/bootstrap";
 import type { BenchmarkExactMatch } from "../analysis/generation";
 import type { ImportanceMethod, Selection } from "../config/types";
@@ -59,8 +60,38 @@ export interface ModelResults {
   path: string;
   dtype: string;
   benchmarks: BenchmarkResult[];
+  /**
+   * The lm-eval groups of the config that lm-eval scores as a whole (aggregate_metric_list), with
+   * the baseline's aggregates; absent when there are none.
+   */
+  groups?: GroupResult[];
   /** Present when the config has abilities (a `profile` run). */
   profile?: ModelProfile;
+}
+
+/** A group of benchmarks scored as lm-eval scores the group: a mean of its tasks' scores. */
+export interface GroupResult {
+  name: string;
+  /** Every task under the group, nested groups flattened, by benchmark name. */
+  tasks: string[];
+  /** One per metric the group is scored by, in its aggregate_metric_list's order. */
+  aggregates: GroupAggregateResult[];
+}
+
+export interface GroupAggregateResult {
+  metric: Metric;
+  /** The filter pipeline of the tasks' scores (lm-eval's `metric,filter`): `none` for multiple choice. */
+  filter: string;
+  /** The tasks' scores are weighted by their number of documents; else each task counts once. */
+  weight_by_size: boolean;
+  /** The tasks the aggregate is over: those scored by the metric under the filter, with documents. */
+  tasks: string[];
+  /** Their documents in all. */
+  items: number;
+  /** The unablated model's aggregate score. */
+  score: number;
+  /** The tasks' chance, aggregated the same way. */
+  chance: number;
 }
 
 /** The ability pipeline's results for one model (docs/results-schema.md). */
@@ -99,6 +130,8 @@ export interface VariantResult {
   /** Scored items (as items.jsonl), relative to the model's folder. */
   items_file: string;
   benchmarks: VariantBenchmark[];
+  /** The variant's cells on each group of ModelResults.groups (`name`: the group's), under the group's metrics; absent without groups. */
+  groups?: VariantBenchmark[];
 }
 
 /**

@@ -9,7 +9,7 @@ import { loadProfile } from "../../core/config/load";
 import { RunnerError } from "../../core/launch/runnerError";
 import { describeTarget, type Target } from "../../core/launch/target";
 import { errorsOf } from "../../core/problems";
-import { phaseLabel, resumeRun, runProfile, runTargetKind, type RunOptions, type RunOutcome, type RunProgress } from "../../core/run";
+import { phaseLabel, resumeRun, runProfile, runTargetKind, unsafeCodeBenchmarks, type RunOptions, type RunOutcome, type RunProgress } from "../../core/run";
 import type { RunnerSpec } from "../../core/runner/locate";
 import type { Ctx } from "../ctx";
 import { showResults } from "../panels/resultsPanel";
@@ -49,20 +49,26 @@ export class RunController implements vscode.Disposable {
       void vscode.window.showErrorMessage(`Profile failed: ${path.basename(configFile)} has ${errorsOf(problems).length} error(s); see the Problems panel`);
       return;
     }
+    const confirmUnsafeCode = await confirmGeneratedCode(unsafeCodeBenchmarks(profile));
+    if (confirmUnsafeCode === undefined) return;
     const where = describeTarget(profile.target);
     const runner = await this.runnerFor(profile.target.kind);
     if (!runner) return;
     this.ctx.log(`profiling ${configFile} on ${where}${runner.path ? ` with ${runner.path}` : ""}`);
-    await this.follow(configFile, `Profiling ${path.basename(configFile)} (${where})`, runner, (options) => runProfile(profile, options), profile.benchmarks.length);
+    await this.follow(configFile, `Profiling ${path.basename(configFile)} (${where})`, runner, (options) => runProfile(profile, { ...options, confirmUnsafeCode }), profile.benchmarks.length);
   }
 
   /** Resumes an interrupted run in its folder (the folder holds the config it ran). */
   async resume(runDir: string, configFile: string): Promise<void> {
     if (this.refuseSecond(configFile) || !(await this.ctx.trusted("Resuming a run"))) return;
+    // A resumed run compiles the config's jobs again, so the config says whether it runs generated code.
+    const { profile } = await loadProfile(configFile);
+    const confirmUnsafeCode = await confirmGeneratedCode(profile ? unsafeCodeBenchmarks(profile) : []);
+    if (confirmUnsafeCode === undefined) return;
     const runner = await this.runnerFor(await runTargetKind(runDir));
     if (!runner) return;
     this.ctx.log(`resuming ${runDir}`);
-    await this.follow(configFile, `Resuming ${path.basename(runDir)}`, runner, (options) => resumeRun(runDir, options));
+    await this.follow(configFile, `Resuming ${path.basename(runDir)}`, runner, (options) => resumeRun(runDir, { ...options, confirmUnsafeCode }));
   }
 
   /**
@@ -181,4 +187,20 @@ export class RunController implements vscode.Disposable {
     this.status.dispose();
     this.changed.dispose();
   }
+}
+
+/**
+ * Whether the user lets benchmarks score by running the code the model generates, asked in a
+ * modal as lm-eval asks for --confirm_run_unsafe_code: false when none does, undefined when the
+ * user declined (nothing starts).
+ */
+async function confirmGeneratedCode(benchmarks: readonly string[]): Promise<boolean | undefined> {
+  if (benchmarks.length === 0) return false;
+  const run = "Run Generated Code";
+  const choice = await vscode.window.showWarningMessage(
+    `${benchmarks.join(", ")} score${benchmarks.length === 1 ? "s" : ""} each document by running the code the model generates, on this machine, once the runner is done.`,
+    { modal: true, detail: "The code runs with your permissions, outside any sandbox. Run it only for models and task files you trust." },
+    run,
+  );
+  return choice === run ? true : undefined;
 }
