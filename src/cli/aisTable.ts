@@ -15,8 +15,10 @@ export function formatBaseline(b: BaselineRow): string {
   const name = baselineLabel(b);
   if (b.outputType === "generate_until") {
     const others = Object.entries(b.exactMatchByFilter ?? {}).filter(([name]) => name !== b.filter).map(([name, v]) => `  ${name} ${v.toFixed(4)}`).join("");
+    if (b.scoredBy) return `${name}  score ${(b.exact_match ?? 0).toFixed(4)} (${b.scoredBy})  chance ${b.chance.toFixed(4)}  (${b.items} items)`;
     return `${name}  exact_match ${(b.exact_match ?? 0).toFixed(4)} (${b.filter ?? "none"})${others}  chance ${b.chance.toFixed(4)}  (${b.items} items)`;
   }
+  if (b.scoredBy) return `${name}  acc ${(b.acc ?? 0).toFixed(4)} (${b.scoredBy})  chance ${b.chance.toFixed(4)}  (${b.items} items)`;
   const scores = ([["acc", b.acc], ["acc_norm", b.acc_norm]] as const).flatMap(([metric, v]) => (v === null ? [] : [`  ${metric} ${v.toFixed(4)}`])).join("");
   return `${name}${scores}  chance ${b.chance.toFixed(4)}  (${b.items} items)`;
 }

@@ -113,6 +113,8 @@ test("bprof run refuses a task that runs generated code until it is confirmed, t
   assert.equal(mass.length, BENCH_DOCS.length);
   for (const item of mass) assert.equal(item.chance, 0.5, "two choices, equally likely: half the mass on the answer");
   const baselineOf = (name: string) => mean(baseline.filter((i) => i.benchmark === name).map(byHand));
+  assert.deepEqual(model.benchmarks.map((b: { scored_by?: string }) => b.scored_by), ["scores.mass_on_answer", "scores.says_something"]);
+  assert.match(result.stdout, /^tiny-llama {2}tiny_mass {2}acc \d\.\d{4} \(scores\.mass_on_answer\) {2}chance 0\.5000 {2}\(8 items\)$/m);
   close(model.benchmarks.find((b: { name: string }) => b.name === "tiny_mass").acc, baselineOf("tiny_mass"), "tiny_mass acc");
   close(model.benchmarks.find((b: { name: string }) => b.name === "tiny_said").exact_match, baselineOf("tiny_said"), "tiny_said score");
 

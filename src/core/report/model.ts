@@ -66,6 +66,8 @@ export interface BaselineRow {
   exactMatchByFilter?: Record<string, number>;
   /** A group scored as a whole: how many tasks its scores aggregate, and how they are averaged in words. */
   group?: { tasks: number; averaging: string };
+  /** The task's own Python scorer (`module.function`) whose score stands in acc or exact_match. */
+  scoredBy?: string;
 }
 
 /** What marks a group's row or cell: how many tasks its score is over, and how they are averaged. */
@@ -349,13 +351,14 @@ export async function buildReport(run: LoadedRun, options: ReportOptions = {}): 
 }
 
 function baselineRow(b: BenchmarkResult): BaselineRow {
+  const scoredBy = typeof b.scored_by === "string" ? { scoredBy: b.scored_by } : {};
   if (isGenerationResult(b)) {
     return {
       name: b.name, outputType: "generate_until", items: b.items, acc: null, acc_norm: null, exact_match: b.exact_match, chance: b.chance,
-      filter: b.filter, exactMatchByFilter: { ...b.exact_match_by_filter },
+      filter: b.filter, exactMatchByFilter: { ...b.exact_match_by_filter }, ...scoredBy,
     };
   }
-  return { name: b.name, outputType: "multiple_choice", items: b.items, acc: b.acc, acc_norm: b.acc_norm, exact_match: null, chance: b.chance };
+  return { name: b.name, outputType: "multiple_choice", items: b.items, acc: b.acc, acc_norm: b.acc_norm, exact_match: null, chance: b.chance, ...scoredBy };
 }
 
 /**

@@ -272,7 +272,7 @@ export function baselineAccuracies(baseline: readonly BenchmarkItem[], benchmark
 export function baselineAccuracies(baseline: readonly BenchmarkItem[], benchmarks: readonly ResolvedBenchmark[]): BenchmarkResult[] {
   return benchmarks.map((b): BenchmarkResult => {
     const items = baseline.filter((i) => i.benchmark === b.name);
-    const label = b.ability === undefined ? {} : { ability: b.ability };
+    const label = { ...(b.ability === undefined ? {} : { ability: b.ability }), ...(b.task.scorer ? { scored_by: `${b.task.scorer.ref.module}.${b.task.scorer.ref.name}` } : {}) };
     if (b.task.outputType === "generate_until") {
       const generated = items.filter(isGenerated);
       if (generated.length !== items.length) throw new Error(`${b.name} is generate_until but has multiple-choice items`);

@@ -39,6 +39,8 @@ export interface ChoiceBenchmarkResult extends BenchmarkAccuracy, DataFileRecord
   output_type?: "multiple_choice";
   /** The ability the config labels the benchmark with, when it does. */
   ability?: string;
+  /** The task's own Python scorer (`module.function`) whose score `acc` is the mean of, when it has one. */
+  scored_by?: string;
 }
 
 /** A generate_until benchmark's baseline scores: exact_match (chance 0), no acc or acc_norm. */
@@ -47,6 +49,8 @@ export interface GenerationBenchmarkResult extends BenchmarkExactMatch, DataFile
   task_file: string;
   output_type: "generate_until";
   ability?: string;
+  /** The task's own Python scorer (`module.function`) whose score `exact_match` is the mean of, when it has one. */
+  scored_by?: string;
 }
 
 export type BenchmarkResult = ChoiceBenchmarkResult | GenerationBenchmarkResult;
