@@ -4,13 +4,13 @@
 import type { Locator, Page } from "playwright-core";
 import { sleep, waitFor } from "./harness";
 
-/** Opens a workspace file by name through Quick Open and waits for its editor tab. */
-export async function openFile(page: Page, name: string): Promise<void> {
+/** Opens a workspace file by name (or what `query` finds: its path) through Quick Open and waits for its editor tab. */
+export async function openFile(page: Page, name: string, query = name): Promise<void> {
   await page.keyboard.press("Escape");
   await page.keyboard.press("Control+P");
   const input = page.locator(".quick-input-widget .quick-input-box input").first();
   await input.waitFor({ state: "visible", timeout: 10_000 });
-  await input.fill(name);
+  await input.fill(query);
   await waitFor(async () => (await page.locator(".quick-input-widget .quick-input-list .monaco-list-row", { hasText: name }).count()) > 0 || undefined,
     15_000, () => `Quick Open never listed ${name}`);
   await input.press("Enter");

@@ -2,8 +2,9 @@
 // index typed out of range shows its problem on that line within a second and its quick fix clears
 // it; an ability name completes in the config; the hover on a diagnostic item shows the text the
 // importance loss reads and its token count; the Profiles tree lists the demo's models, benchmarks
-// and abilities. Then, in a second server with Workspace Trust on, a restricted window checks files
-// but refuses to run the profiler, saying why.
+// and abilities; Profile asks before a task that runs the model's code, and Cancel starts nothing.
+// Then, in a second server with Workspace Trust on, a restricted window checks files but refuses
+// to run the profiler, saying why.
 // Run: bash scripts/e2e-install.sh && npm run build && npm run package && node --import tsx --test test/e2e/editor.test.ts
 // Leaves test-results/e2e-editor-*.png and e2e-restricted.png.
 import assert from "node:assert/strict";
@@ -11,7 +12,7 @@ import * as fsp from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
-import { REPO_ROOT, runCommand, screenshot, waitFor, waitForNotification, withWorkbench } from "./harness";
+import { notificationTexts, REPO_ROOT, runCommand, screenshot, sleep, waitFor, waitForNotification, withWorkbench } from "./harness";
 import { acceptSuggestion, applyQuickFix, hoverLine, lineText, openFile, problemRows, selectText } from "./editing";
 
 async function demoCopy(): Promise<string> {
@@ -133,6 +134,27 @@ test("e2e editor: problems as you type, a quick fix, completion, a hover and the
       await fsp.writeFile(dataset, original);
       await waitFor(async () => !(await problemRows(page)).some((r) => r.includes("max length")) || undefined, 10_000, () => "the problem stayed after the file was restored");
       mark("validate config");
+    });
+
+    await t.test("Profile asks before a task that runs the code the model generates; Cancel starts nothing", async () => {
+      // A second config whose one benchmark scores by running the model's code (humaneval's kind).
+      await fsp.writeFile(path.join(workspace, "code_task.yaml"), "task: demo_code\ndataset_path: json\ndataset_kwargs:\n  data_files:\n    test: benchmarks/data/demo_spatial.jsonl\n" +
+        "output_type: generate_until\nunsafe_code: true\ndoc_to_text: \"{{question}}\"\ndoc_to_target: \"{{answer}}\"\ngeneration_kwargs:\n  max_gen_toks: 8\nmetric_list:\n  - metric: !function code_metric.passes\n");
+      await fsp.writeFile(path.join(workspace, "code_metric.py"), "def passes(references, predictions):\n    return 0.0\n");
+      await fsp.writeFile(path.join(workspace, "code.bprof.yaml"), "models:\n  - path: ./model\n    dtype: float32\nbenchmarks:\n  - task: ./code_task.yaml\n");
+      // A file this new may not be in Quick Open's index yet; its full path always opens.
+      await openFile(page, "code.bprof.yaml", path.join(workspace, "code.bprof.yaml"));
+      await runCommand(page, "Benchmark Profiler: Profile");
+      const dialog = page.locator(".monaco-dialog-box");
+      await dialog.waitFor({ state: "visible", timeout: 30_000 });
+      assert.match(await dialog.innerText(), /demo_code scores each document by running the code the model generates, on this machine[\s\S]*outside any sandbox/);
+      await screenshot(page, "e2e-editor-unsafe-code");
+      await dialog.getByRole("button", { name: "Cancel" }).click();
+      await dialog.waitFor({ state: "hidden", timeout: 10_000 });
+      await sleep(1_000);
+      assert.equal(await fsp.stat(path.join(workspace, ".bprof", "runs")).then(() => true, () => false), false, "no run was started");
+      assert.ok(!(await notificationTexts(page)).some((n) => n.startsWith("Profiling")), "no run is in progress");
+      mark("unsafe code asked");
     });
   });
 });
