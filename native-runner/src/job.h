@@ -35,7 +35,8 @@ struct Ability {
   std::vector<std::vector<int64_t>> sequences;  // each at least 2 tokens
 };
 
-enum class Selection { top, bottom, random };
+// top_chunked: the top set as the authors' released code selects it, chunk by chunk (ranking.h).
+enum class Selection { top, top_chunked, bottom, random };
 const char* selection_name(Selection selection);
 
 // How an ability's importance is read off its gradient sum g (importance.cpp): `paper`, |theta * g|

@@ -40,6 +40,22 @@ std::vector<int64_t> rank_top(const std::vector<ImportanceSpan>& importance, int
 std::vector<int64_t> rank_bottom(const std::vector<ImportanceSpan>& importance, int64_t n, RankKey key = RankKey::value,
                                  int64_t* non_finite = nullptr);
 
+// The selection of the authors' released code (extract_region.py, docs/method.md step 3): the
+// candidates' importance vector, in global index order, is cut into consecutive chunks of
+// `released_chunk_size` values (the last one shorter), and each chunk contributes its
+// max(1, ceil(f * length)) largest values, f = n / candidates. The set is spread along the vector
+// and slightly larger than n; it is not nested across k, since the chunk size depends on n.
+// Within a chunk, ties go to the smaller index (torch.topk leaves them unspecified). Returned in
+// chunk order, each chunk's best first. n = 0 selects nothing (the released code would still take
+// one weight per chunk). Throws RunnerError(bad_job) when n exceeds the candidates.
+constexpr int64_t kReleasedMinChunk = 1000000;
+int64_t released_chunk_size(int64_t candidates, int64_t n);
+std::vector<int64_t> rank_top_chunked(const std::vector<ImportanceSpan>& importance, int64_t n, RankKey key = RankKey::value,
+                                      int64_t* non_finite = nullptr);
+
+// |A n B| of two index lists, each without repeats, in any order.
+int64_t shared_indices(std::vector<int64_t> a, std::vector<int64_t> b);
+
 // For each n of `prefixes` (each at most the ranking's length), how many of the ranking's first n
 // candidates hold a negative value: with the values of Engine::first_order_loss_rise, the weights
 // whose zeroing lowers the ability's loss to first order.
