@@ -31,6 +31,7 @@ let selectedTab = 0;
 
 const CELLS_LABELS: Record<CellsShown, string> = {
   top: "AIS of the top sets",
+  top_chunked: "AIS of the chunked top sets (released code)",
   bottom: "AIS of the bottom sets",
   random: "AIS of the random control",
   specificity: "specificity (top minus random)",

@@ -7,7 +7,7 @@ import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { bprof } from "../support/cli";
-import { BENCH_DOCS, K, makeProfileProject, QUANT, SPATIAL } from "../support/profileProject";
+import { BENCH_DOCS, CONFIG_YAML, K, makeProfileProject, QUANT, SPATIAL } from "../support/profileProject";
 
 let root: string;
 let parameters: number;
@@ -157,4 +157,39 @@ test("bprof run --resume recomputes only what is missing or cut short, and refus
   const missing = await bprof(["run", "--resume", "20000101-000000-abcd", path.join(root, "profile.bprof.yaml")]);
   assert.equal(missing.exitCode, 2);
   assert.match(missing.stderr, /no run folder `20000101-000000-abcd` in the output folder of/);
+});
+
+test("top_chunked with the real runner: the released code's chunked sets beside the exact top sets, compared in results.json and the report", { timeout: 300_000 }, async () => {
+  // the tiny model has far fewer than a million candidates: one chunk, so each chunked set is the
+  // exact top of ceil(n / candidates x candidates) weights and holds all n of the exact top set
+  const project = await makeProfileProject({ config: CONFIG_YAML.replace("selections: [top, random]", "selections: [top, top_chunked, random]") });
+  try {
+    const result = await bprof(["run", project.configPath]);
+    assert.equal(result.exitCode, 0, `bprof run failed:\n${result.stderr}\n${result.stdout}`);
+    assert.match(result.stdout, /^Quantitative Reasoning \(top, chunked\)\s/m);
+    assert.match(result.stdout, /^top_chunked \(the released code's chunked rule\) against the exact top n = \d+ at k = 0\.01:$/m);
+    const runs = await fs.readdir(path.join(project.root, ".bprof", "runs"));
+    const runDir = path.join(project.root, ".bprof", "runs", runs[0]!);
+    const results = JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8"));
+    const profile = results.models[0].profile;
+    assert.deepEqual(profile.selections, ["top", "top_chunked", "random"]);
+    const chunked = profile.variants.filter((v: { selection: string }) => v.selection === "top_chunked");
+    assert.equal(chunked.length, 4);
+    for (const v of chunked) {
+      const n = Math.floor(v.k * project.parameters);
+      assert.equal(v.exact_top.n, n);
+      assert.ok(v.n === n || v.n === n + 1, JSON.stringify(v));
+      assert.equal(v.exact_top.shared, n);
+      assert.equal(v.exact_top.jaccard, n / v.n);
+      assert.ok(v.lowering >= 0 && v.lowering <= v.n);
+      // a set of the same weights (or one more) damages the benchmark like the exact top set, or nearly
+      assert.equal(typeof v.benchmarks[0].acc.ablated, "number");
+    }
+    const report = await bprof(["report", runDir, "--format", "md", "--out", "-"]);
+    assert.equal(report.exitCode, 0, report.stderr);
+    assert.match(report.stdout, /\*\*Chunked selection against the exact top n\*\*/);
+    assert.match(report.stdout, /\| Spatial Reasoning \| \d+ \| \d+ \| \d+ \| (1\.000|0\.9\d\d) \|/);
+  } finally {
+    await fs.rm(project.root, { recursive: true, force: true });
+  }
 });

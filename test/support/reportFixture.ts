@@ -132,6 +132,25 @@ export function fixtureResults(): Results {
   };
 }
 
+/**
+ * The results with `top_chunked` selected: per ability and k a chunked set of n + 3 weights with
+ * the cells of the ability's top variant; Causal's shares n - 100 with its exact top n, the others all n.
+ */
+export function withChunkedTopSets(results: Results): Results {
+  const profile = results.models[0]!.profile!;
+  profile.selections = ["top", "top_chunked", "random"];
+  for (const top of profile.variants.filter((v) => v.selection === "top")) {
+    const n = top.n + 3;
+    const shared = top.ability === CAUSAL ? top.n - 100 : top.n;
+    const name = `${top.ability_id}.top_chunked.k${top.k === 0.001 ? 0 : 1}`;
+    profile.variants.push({
+      ...structuredClone(top), selection: "top_chunked", n, exact_top: { n: top.n, shared, jaccard: shared / (n + top.n - shared) },
+      scores_file: `runner/variants/${name}.jsonl`, items_file: `variants/${name}.items.jsonl`,
+    });
+  }
+  return results;
+}
+
 const jsonl = (rows: readonly unknown[]) => rows.map((r) => JSON.stringify(r)).join("\n") + "\n";
 
 /** Writes the run folder into a new temporary directory and returns its path. */

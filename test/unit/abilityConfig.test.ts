@@ -80,7 +80,7 @@ test("ablation needs k", () => {
 
 test("selections: unknown names and repeats", () => {
   assert.deepEqual(schemaLines("ablation:\n  k: [0.01]\n  selections: [top, rnd]\n"), [
-    "/p/x.bprof.yaml:7:21: error: `ablation.selections[1]` must be one of: top, bottom, random (field ablation.selections[1]) [config.not-allowed]",
+    "/p/x.bprof.yaml:7:21: error: `ablation.selections[1]` must be one of: top, top_chunked, bottom, random (field ablation.selections[1]) [config.not-allowed]",
   ]);
   assert.deepEqual(schemaLines("ablation:\n  k: [0.01]\n  selections: [top, random, top]\n"), [
     "/p/x.bprof.yaml:7:29: error: `ablation.selections`: item 2 repeats item 0; every value must be different (field ablation.selections[2]) [config.repeated-value]",

@@ -16,7 +16,7 @@ import { checkResults, latestResultsFile, loadRun, ReportInputError, RunItems, t
 import { escapeMarkdown, renderMarkdown } from "../../src/core/report/markdown";
 import { buildReport, type KSection } from "../../src/core/report/model";
 import type { Results } from "../../src/core/results/store";
-import { AT_CHANCE, CAUSAL, fixtureResults, MODEL, MODEL_FOLDER, QUANT, SPATIAL, writeFixtureRun } from "../support/reportFixture";
+import { AT_CHANCE, CAUSAL, fixtureResults, MODEL, MODEL_FOLDER, QUANT, SPATIAL, withChunkedTopSets, writeFixtureRun } from "../support/reportFixture";
 
 const SCRIPT = "/* heatmap bundle */ console.log('</script>');";
 let dir: string;
@@ -446,5 +446,40 @@ test("the importance method: every format says which one ranked the weights; old
     assert.equal(JSON.parse((await renderReport(signedRun, { format: "json" })).text).models[0].profile.method, "signed");
   } finally {
     await fs.rm(path.dirname(path.dirname(signedDir)), { recursive: true, force: true });
+  }
+});
+
+test("top_chunked: rows after the top sets, and every format compares each chunked set with the exact top n", async () => {
+  const results = withChunkedTopSets(fixtureResults());
+  const chunkedDir = await writeFixtureRun(results);
+  try {
+    const chunkedRun = await loadRun(chunkedDir);
+    const report = await buildReport(chunkedRun, { k: 0.01 });
+    const section = report.models[0]!.profile!.sections[0]!;
+    assert.equal(section.n, 1000);
+    assert.deepEqual(section.rows.map((r) => r.label), [CAUSAL, QUANT, SPATIAL, `${CAUSAL} (top, chunked)`, `${QUANT} (top, chunked)`, `${SPATIAL} (top, chunked)`, "random (control)"]);
+    assert.deepEqual(section.heatmap.groupStarts, [3, 6]);
+    assert.deepEqual(section.chunked[0], { ability: CAUSAL, chunkedN: 1003, topN: 1000, shared: 900, jaccard: 900 / 1103 });
+
+    const md = (await renderReport(chunkedRun, { format: "md", k: 0.01 })).text;
+    assert.ok(md.includes("**Chunked selection against the exact top n**"), md);
+    assert.ok(md.includes("| Commonsense & Causal Reasoning | 1,003 | 1,000 | 900 | 0.816 |"), "the Markdown lists sizes, shared weights and the Jaccard index");
+    const html = (await renderReport(chunkedRun, { format: "html", script: SCRIPT, k: 0.01 })).text;
+    assert.match(html, /<tr><th scope="row">Spatial Reasoning<\/th><td>1,003<\/td><td>1,000<\/td><td>1,000<\/td><td>0\.997<\/td><\/tr>/);
+    const json = JSON.parse((await renderReport(chunkedRun, { format: "json" })).text);
+    assert.equal(json.chunked.length, 6);
+    assert.deepEqual(json.chunked[0], { model: MODEL, ability: CAUSAL, k: 0.001, n: 100, chunked_n: 103, shared: 0, jaccard: 0 });
+    assert.deepEqual(json.chunked.find((c: { k: number; ability: string }) => c.k === 0.01 && c.ability === QUANT),
+      { model: MODEL, ability: QUANT, k: 0.01, n: 1000, chunked_n: 1003, shared: 1000, jaccard: 1000 / 1003 });
+    const csv = (await renderReport(chunkedRun, { format: "csv" })).text;
+    assert.ok(csv.includes(`\r\n${MODEL.includes(",") ? `"${MODEL.replace(/"/g, '""')}"` : MODEL},${CAUSAL},top_chunked,0.01,1003,arc_easy,acc,`), "the CSV has the chunked rows with their own n");
+    const tex = (await renderReport(chunkedRun, { format: "latex" })).text;
+    assert.ok(tex.includes("Commonsense \\& Causal Reasoning (top, chunked)"));
+
+    const damaged = structuredClone(results) as unknown as { models: { profile: { variants: Record<string, unknown>[] } }[] };
+    damaged.models[0]!.profile.variants.at(-1)!.exact_top = { n: 1000, shared: "all" };
+    assert.throws(() => checkResults(damaged, "r.json"), /r\.json: models\[0\]\.profile\.variants\[\d+\]\.exact_top\.shared: expected a number/);
+  } finally {
+    await fs.rm(path.dirname(path.dirname(chunkedDir)), { recursive: true, force: true });
   }
 });

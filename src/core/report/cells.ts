@@ -145,6 +145,33 @@ export function flatOverlap(results: Results, filter: CellFilter = {}): FlatOver
   return rows;
 }
 
+/** An ability's chunked top set at one k against its exact top n (results' `exact_top`). */
+export interface FlatChunked {
+  model: string;
+  ability: string;
+  k: number;
+  /** The exact top set's size, floor(k x parameters). */
+  n: number;
+  /** The chunked set's size. */
+  chunked_n: number;
+  shared: number;
+  jaccard: number;
+}
+
+export function flatChunked(results: Results, filter: CellFilter = {}): FlatChunked[] {
+  const rows: FlatChunked[] = [];
+  for (const model of results.models) {
+    if (!model.profile) continue;
+    for (const k of keptK(model.profile.k, filter, model.name)) {
+      for (const v of variantsAt(model, k)) {
+        if (!v.exact_top || v.ability === null) continue;
+        rows.push({ model: model.name, ability: v.ability, k: v.k, n: v.exact_top.n, chunked_n: v.n, shared: v.exact_top.shared, jaccard: v.exact_top.jaccard });
+      }
+    }
+  }
+  return rows;
+}
+
 export interface FlatDocument {
   model: string;
   ability: string | null;

@@ -140,9 +140,13 @@ export function checkResults(raw: unknown, file: string): Results {
       const vw = `${where}.profile.variants[${v}]`;
       const variant = obj(variantRaw, vw);
       need(variant.ability, variant.ability === null || typeof variant.ability === "string", `${vw}.ability`, "a string or null");
-      need(variant.selection, ["top", "bottom", "random"].includes(variant.selection as string), `${vw}.selection`, "top, bottom or random");
+      need(variant.selection, ["top", "top_chunked", "bottom", "random"].includes(variant.selection as string), `${vw}.selection`, "top, top_chunked, bottom or random");
       num(variant.k, `${vw}.k`);
       num(variant.n, `${vw}.n`);
+      if (variant.exact_top !== undefined) {
+        const exact = obj(variant.exact_top, `${vw}.exact_top`);
+        for (const key of ["n", "shared", "jaccard"]) num(exact[key], `${vw}.exact_top.${key}`);
+      }
       str(variant.items_file, `${vw}.items_file`);
       for (const [b, benchRaw] of arr(variant.benchmarks, `${vw}.benchmarks`).entries()) {
         const bw = `${vw}.benchmarks[${b}]`;

@@ -11,7 +11,7 @@ import { ALL_METRICS, chancePerItem, scoreVector, meanOf, metricsOf, type Metric
 import { bootstrapGrid, type BootstrapEstimate, type GridBenchmark, type GridCell } from "../analysis/bootstrap";
 import { cellFlips } from "../analysis/flips";
 import { benchmarkExactMatch, isGenerated, type BenchmarkItem } from "../analysis/generation";
-import { jaccardFromCounts } from "../analysis/overlap";
+import { jaccardFromCounts, jaccardIndex } from "../analysis/overlap";
 import type { ResolvedBenchmark, ResolvedGroup } from "../config/load";
 import { variantGroupCells } from "./groups";
 import type { ImportanceMethod, Selection } from "../config/types";
@@ -24,7 +24,8 @@ import { pythonTaskScores } from "./taskScores";
 export interface RunnerManifest {
   parameters: number;
   candidates: { tensors?: { name: string; numel: number; offset: number }[]; total: number };
-  variants: { ability: string | null; selection: Selection; k: number; n: number; file: string; lowering?: number }[];
+  /** `top_chunked` variants also carry `top_n` (floor(k x P)) and `shared_with_top` (|chunked n exact top|). */
+  variants: { ability: string | null; selection: Selection; k: number; n: number; file: string; lowering?: number; top_n?: number; shared_with_top?: number }[];
   overlap?: { k: number; n: number; abilities: string[]; intersections: number[][] }[];
 }
 
@@ -189,6 +190,9 @@ export function assembleProfile(
     k: v.k,
     n: v.n,
     ...(typeof v.lowering === "number" ? { lowering: v.lowering } : {}),
+    ...(typeof v.top_n === "number" && typeof v.shared_with_top === "number"
+      ? { exact_top: { n: v.top_n, shared: v.shared_with_top, jaccard: jaccardIndex(v.shared_with_top, v.n, v.top_n) } }
+      : {}),
     scores_file: path.posix.join(runnerDir, v.file),
     items_file: variantItemsFile(v.file),
     benchmarks: benchmarkNames.map((name): VariantBenchmark => {

@@ -115,6 +115,14 @@ export interface ModelProfile {
   overlap: OverlapResult[];
 }
 
+/** A chunked top set against the exact top n of the same ability and k. */
+export interface ExactTopComparison {
+  n: number;
+  shared: number;
+  /** shared / (chunked size + n - shared). */
+  jaccard: number;
+}
+
 export interface VariantResult {
   /** The ability's name; null for the random control. */
   ability: string | null;
@@ -129,6 +137,11 @@ export interface VariantResult {
    * (-theta x g < 0); top and bottom variants only.
    */
   lowering?: number;
+  /**
+   * `top_chunked` variants: the exact top set of the same k (its size n = floor(k x parameters)),
+   * how many weights the chunked set shares with it, and their Jaccard index.
+   */
+  exact_top?: ExactTopComparison;
   /** The runner's scores, relative to the model's folder. */
   scores_file: string;
   /** Scored items (as items.jsonl), relative to the model's folder. */
