@@ -140,9 +140,12 @@ class Profile {
   // per ranked selection and k, how many of the variant's n weights lower the ability's own loss
   // when zeroed, to first order (the check that tells `paper` and `signed` rankings apart); for
   // top_chunked, per k the set's size, that count, and how many it shares with the exact top-n.
+  // With `stability`, the sizes of the two seeded halves of the ability's sequences and, per k,
+  // how many weights the top n ranked from each half share (empty: fewer than 2 sequences).
   struct RankingFacts {
     std::vector<std::vector<int64_t>> lowering;
     std::vector<int64_t> chunked_n, chunked_lowering, chunked_shared;
+    std::vector<int64_t> halves, halves_shared;
   };
   // An ability's index lists: per ranked selection n_.back() long; top_chunked, one set per k.
   struct AbilityRankings {
@@ -169,6 +172,10 @@ class Profile {
         facts.chunked_lowering = chunked.at("lowering").get<std::vector<int64_t>>();
         facts.chunked_shared = chunked.at("shared_with_top").get<std::vector<int64_t>>();
       }
+      if (plan_.stability && saved.contains("stability")) {
+        facts.halves = saved.at("stability").at("halves").get<std::vector<int64_t>>();
+        facts.halves_shared = saved.at("stability").at("shared").get<std::vector<int64_t>>();
+      }
     } catch (const json::exception& e) {
       throw RunnerError(ErrorCode::bad_job, path + ": " + e.what());
     }
@@ -176,6 +183,7 @@ class Profile {
                  (facts.chunked_n.size() == plan_.k.size() && facts.chunked_lowering.size() == plan_.k.size() &&
                   facts.chunked_shared.size() == plan_.k.size());
     for (const auto& per_k : facts.lowering) whole = whole && per_k.size() == plan_.k.size();
+    whole = whole && (facts.halves.empty() || (facts.halves.size() == 2 && facts.halves_shared.size() == plan_.k.size()));
     if (!whole) throw RunnerError(ErrorCode::bad_job, path + " does not hold one count per k of this job");
     return facts;
   }
@@ -214,8 +222,16 @@ class Profile {
     auto progress = [&](int64_t done, int64_t total) {
       if (throttle.should_emit(done, total)) command_.events.progress("importance", done, total, ability.id);
     };
-    std::vector<std::vector<float>> rise =
-        engine_.first_order_loss_rise(ability.sequences, plan_.batch_size, candidates_, progress, [this] { return command_.cancelled(); });
+    // the stability's halves come out of the same pass: r of the first half's sequences, and r
+    // minus that for the second
+    const bool halved = plan_.stability && ability.sequences.size() >= 2;
+    if (plan_.stability && !halved)
+      command_.events.warning("ability '" + ability.id + "' has one diagnostic sequence: no halves to measure its ranking's stability");
+    const std::vector<bool> in_first = halved ? first_half(static_cast<int64_t>(ability.sequences.size()), plan_.seed) : std::vector<bool>{};
+    std::vector<std::vector<float>> first_rise;
+    std::vector<std::vector<float>> rise = engine_.first_order_loss_rise(ability.sequences, plan_.batch_size, candidates_, progress,
+                                                                         [this] { return command_.cancelled(); }, in_first,
+                                                                         halved ? &first_rise : nullptr);
     std::vector<ImportanceSpan> spans;
     for (const std::vector<float>& values : rise) spans.push_back({values.data(), static_cast<int64_t>(values.size())});
 
@@ -244,6 +260,12 @@ class Profile {
       }
       saved["top_chunked"] = {{"n", out.facts.chunked_n}, {"lowering", out.facts.chunked_lowering}, {"shared_with_top", out.facts.chunked_shared}};
     }
+    if (halved) {
+      out.facts.halves = {static_cast<int64_t>(std::count(in_first.begin(), in_first.end(), true)),
+                          static_cast<int64_t>(std::count(in_first.begin(), in_first.end(), false))};
+      out.facts.halves_shared = halves_shared(rise, std::move(first_rise), key);
+      saved["stability"] = {{"halves", out.facts.halves}, {"shared", out.facts.halves_shared}};
+    }
     if (non_finite > 0)
       command_.events.warning("ability '" + ability.id + "': " + std::to_string(non_finite) +
                               " importance value(s) are not finite (did the loss diverge in this dtype?); ranked as 0");
@@ -251,6 +273,29 @@ class Profile {
     write_file_atomic(out_ + "/" + lowering_file(ability.id), saved.dump() + "\n");
     command_.events.progress("rank", 1, 1, ability.id);
     return out;
+  }
+
+  // Per k, how many weights the top n ranked from the first half's r and from the rest (r minus
+  // it) share.
+  std::vector<int64_t> halves_shared(const std::vector<std::vector<float>>& rise, std::vector<std::vector<float>> first, RankKey key) const {
+    std::vector<std::vector<float>> second = rise;
+    for (size_t t = 0; t < second.size(); t++)
+      for (size_t i = 0; i < second[t].size(); i++) second[t][i] -= first[t][i];
+    auto spans_of = [](const std::vector<std::vector<float>>& values) {
+      std::vector<ImportanceSpan> spans;
+      for (const std::vector<float>& v : values) spans.push_back({v.data(), static_cast<int64_t>(v.size())});
+      return spans;
+    };
+    const std::vector<int64_t> a = rank_top(spans_of(first), n_.back(), key), b = rank_top(spans_of(second), n_.back(), key);
+    std::vector<int64_t> shared;
+    for (int64_t n : n_) shared.push_back(prefix_intersections({&a, &b}, n)[0][1]);
+    return shared;
+  }
+
+  // The ability's stability entry of the manifest (none without halves).
+  void record_stability(const std::string& ability, const RankingFacts& facts) {
+    if (facts.halves.empty()) return;
+    stability_.push_back({{"ability", ability}, {"halves", facts.halves}, {"shared", facts.halves_shared}});
   }
 
   bool variants_pending(const std::string& ability) {
@@ -268,6 +313,7 @@ class Profile {
     // the overlap report needs the top ranking even when every variant is already on disk
     if (!variants_pending(ability.id) && !plan_.has(Selection::top)) {
       const RankingFacts facts = read_facts(ability.id);
+      record_stability(ability.id, facts);
       for (size_t r = 0; r < selections.size(); r++)
         for (size_t i = 0; i < plan_.k.size(); i++) variant(ability.id, selections[r], i, nullptr, n_[i], facts.lowering[r][i]);
       if (chunked)
@@ -276,6 +322,7 @@ class Profile {
       return;
     }
     AbilityRankings rankings = rankings_of(ability);
+    record_stability(ability.id, rankings.facts);
     for (size_t r = 0; r < selections.size(); r++)
       for (size_t i = 0; i < plan_.k.size(); i++) variant(ability.id, selections[r], i, &rankings.ranked[r], n_[i], rankings.facts.lowering[r][i]);
     if (chunked)
@@ -354,6 +401,7 @@ class Profile {
                      {"baseline", "baseline.jsonl"},
                      {"variants", manifest_variants_},
                      {"overlap", overlap()}};
+    if (plan_.stability) manifest["stability"] = stability_;
     write_file_atomic(out_ + "/profile.json", manifest.dump(1) + "\n");
     command_.events.result("profile.json", static_cast<int64_t>(manifest_variants_.size()));
   }
@@ -370,6 +418,7 @@ class Profile {
   int64_t variants_total_ = 0, variants_done_ = 0;
   std::vector<std::pair<std::string, std::vector<int64_t>>> top_rankings_;
   json manifest_variants_ = json::array();
+  json stability_ = json::array();
 };
 
 }  // namespace

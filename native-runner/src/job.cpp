@@ -154,6 +154,11 @@ AblationPlan parse_ablation(const json& v, const std::string& source) {
   plan.batch_size = non_negative_int(v, "batch_size", 8, source);
   if (plan.batch_size < 1) throw bad_job(source, "'ablation.batch_size' must be at least 1");
   plan.seed = static_cast<uint64_t>(non_negative_int(v, "seed", 1, source));
+  auto stability = v.find("stability");
+  if (stability != v.end()) {
+    if (!stability->is_boolean()) throw bad_job(source, "'ablation.stability' must be true or false, got " + describe_json(*stability));
+    plan.stability = stability->get<bool>();
+  }
   return plan;
 }
 

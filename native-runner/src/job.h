@@ -53,6 +53,9 @@ struct AblationPlan {
   int64_t back_removal = 0;
   int64_t batch_size = 8;
   uint64_t seed = 1;
+  // Also rank each ability's top sets from two seeded halves of its sequences and count, per k,
+  // what they share (the ranking's stability, docs/method.md).
+  bool stability = false;
   bool has(Selection s) const;
 };
 

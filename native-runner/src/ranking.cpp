@@ -224,6 +224,12 @@ std::vector<int64_t> draw_random(int64_t candidates, int64_t n, uint64_t seed) {
   return drawn;
 }
 
+std::vector<bool> first_half(int64_t items, uint64_t seed) {
+  std::vector<bool> in_first(static_cast<size_t>(items), false);
+  for (int64_t index : draw_random(items, items / 2, seed)) in_first[static_cast<size_t>(index)] = true;
+  return in_first;
+}
+
 std::vector<std::vector<int64_t>> prefix_intersections(const std::vector<const std::vector<int64_t>*>& rankings, int64_t n) {
   std::vector<std::vector<int64_t>> sorted;
   for (const std::vector<int64_t>* ranking : rankings) {

@@ -66,6 +66,10 @@ std::vector<int64_t> negatives_in_prefixes(const std::vector<ImportanceSpan>& va
 // on every platform. Its prefixes are uniform draws too, so one list serves the whole sweep.
 std::vector<int64_t> draw_random(int64_t candidates, int64_t n, uint64_t seed);
 
+// The seeded split of an ability's items for the ranking's stability (docs/method.md): true for
+// the floor(items / 2) items of the first half, drawn as draw_random(items, items / 2, seed) draws.
+std::vector<bool> first_half(int64_t items, uint64_t seed);
+
 // |first n of a| intersected with |first n of b| for every pair: [i][j], symmetric, diagonal n.
 std::vector<std::vector<int64_t>> prefix_intersections(const std::vector<const std::vector<int64_t>*>& rankings, int64_t n);
 

@@ -211,6 +211,47 @@ TEST(Profile, ChunkedTopSetsAreSavedPerKAndComparedWithTheExactTop) {
   EXPECT_EQ(test::read_file(dir.file("alone/profile.json")), first_manifest);
 }
 
+// `stability`: each ability's top n ranked from two seeded halves of its sequences (3 and 3 here),
+// counted per k in the manifest; the whole importance, and so every ranking and variant, is the
+// same as without it.
+TEST(Profile, StabilityComparesTheTopSetsOfTwoHalvesWithoutChangingTheRankings) {
+  TempDir dir;
+  test::Weights weights = test::write_tiny_llama(dir.path());
+  const int64_t p = parameter_count(weights);
+  json job = profile_job(dir.path());
+  job["ablation"]["selections"] = {"top"};
+  test::write_file(dir.file("plain.json"), job.dump());
+  ASSERT_EQ(run_profile(dir.file("plain.json"), dir.file("plain")).exit_code, 0);
+  job["ablation"]["stability"] = true;
+  test::write_file(dir.file("halves.json"), job.dump());
+  RunResult r = run_profile(dir.file("halves.json"), dir.file("halves"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+
+  EXPECT_EQ(test::read_file(dir.file("plain/rankings/quant.top.bin")), test::read_file(dir.file("halves/rankings/quant.top.bin")));
+  EXPECT_EQ(test::read_file(dir.file("plain/variants/temporal.top.k2.jsonl")), test::read_file(dir.file("halves/variants/temporal.top.k2.jsonl")));
+  EXPECT_FALSE(json::parse(test::read_file(dir.file("plain/profile.json"))).contains("stability"));
+  const json manifest = json::parse(test::read_file(dir.file("halves/profile.json")));
+  ASSERT_EQ(manifest["stability"].size(), 2u);
+  for (const json& s : manifest["stability"]) {
+    EXPECT_EQ(s["halves"], json::array({3, 3})) << s.dump();
+    ASSERT_EQ(s["shared"].size(), 3u);
+    int64_t previous = 0;
+    for (size_t i = 0; i < 3; i++) {
+      const int64_t n = parameters_for_k(job["ablation"]["k"][i].get<double>(), p), shared = s["shared"][i].get<int64_t>();
+      EXPECT_GE(shared, previous);  // the sets grow with k
+      EXPECT_LE(shared, n);
+      previous = shared;
+    }
+    EXPECT_GT(previous, 0) << "two halves of one ability share none of their top weights";
+  }
+  EXPECT_EQ(manifest["stability"][0]["ability"], "quant");
+
+  // resumed from the saved counts alone
+  RunResult again = run_profile(dir.file("halves.json"), dir.file("halves"));
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_EQ(json::parse(test::read_file(dir.file("halves/profile.json")))["stability"], manifest["stability"]);
+}
+
 // What a variant zeroed, checked without the runner's ablation code: zero the ranking's first n
 // candidates in a copy of the checkpoint, score that with `score`, and compare with the variant.
 TEST(Profile, AVariantScoresLikeACheckpointWithItsParametersZeroed) {

@@ -188,6 +188,17 @@ TEST(Ranking, FileFormatRoundTripsAndRejectsPartialEntries) {
   EXPECT_THROW(ranking_from_bytes(bytes.substr(0, 47), "r.bin"), RunnerError);
 }
 
+TEST(Stability, TheFirstHalfIsASeededDrawOfHalfTheItems) {
+  const std::vector<bool> half = first_half(7, 3);
+  EXPECT_EQ(std::count(half.begin(), half.end(), true), 3);
+  EXPECT_EQ(first_half(7, 3), half);
+  std::vector<int64_t> drawn = draw_random(7, 3, 3);
+  for (int64_t i : drawn) EXPECT_TRUE(half[static_cast<size_t>(i)]);
+  EXPECT_NE(first_half(40, 3), first_half(40, 4));
+  const std::vector<bool> one = first_half(1, 3);
+  EXPECT_EQ(std::count(one.begin(), one.end(), true), 0);
+}
+
 // The released code's chunk size, against values its own Python arithmetic gives
 // (max(1_000_000, int(math.sqrt(total / (n / total + 1e-9))))).
 TEST(ChunkedSelection, ChunkSizeIsTheReleasedCodesArithmetic) {
