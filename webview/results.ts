@@ -214,9 +214,16 @@ function methodPage(v: ResultsView): HTMLElement {
     ["seed", String(p.seed)],
     ["bootstrap", `${p.bootstrap.resamples} paired resamples, ${Math.round(p.bootstrap.confidence * 100)}% percentile intervals`],
   ], "method"));
-  page.append(table(["ability", "diagnostic sequences", "top set lowering its own loss"], p.abilities.map((a) => [
+  // the ranking's stability is there only when the run measured it (ablation.stability)
+  const measured = p.abilities.some((a) => a.stability !== null);
+  page.append(table(["ability", "diagnostic sequences", "top set lowering its own loss", ...(measured ? ["ranking stability (Jaccard of two halves)"] : [])], p.abilities.map((a) => [
     a.name, String(a.sequences), a.lowering === null ? "–" : `${(100 * a.lowering).toFixed(1)}%`,
+    ...(measured ? [a.stability === null ? "–" : a.stability.toFixed(3)] : []),
   ]), "abilities"));
+  if (measured) {
+    page.append(element("p", `Ranking stability: the top n of each ability ranked from two halves of its diagnostic items (split with the seed) ` +
+      `share this share of their union at k = ${v.query.k}. Near 1, the items are enough for a stable ranking; far below, more items are needed.`, "muted"));
+  }
   return page;
 }
 

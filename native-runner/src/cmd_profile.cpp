@@ -295,7 +295,7 @@ class Profile {
   // The ability's stability entry of the manifest (none without halves).
   void record_stability(const std::string& ability, const RankingFacts& facts) {
     if (facts.halves.empty()) return;
-    stability_.push_back({{"ability", ability}, {"halves", facts.halves}, {"shared", facts.halves_shared}});
+    stability_.push_back({{"ability", ability}, {"halves", facts.halves}, {"n", n_}, {"shared", facts.halves_shared}});
   }
 
   bool variants_pending(const std::string& ability) {

@@ -234,6 +234,7 @@ TEST(Profile, StabilityComparesTheTopSetsOfTwoHalvesWithoutChangingTheRankings) 
   ASSERT_EQ(manifest["stability"].size(), 2u);
   for (const json& s : manifest["stability"]) {
     EXPECT_EQ(s["halves"], json::array({3, 3})) << s.dump();
+    EXPECT_EQ(s["n"][2], parameters_for_k(0.05, p));
     ASSERT_EQ(s["shared"].size(), 3u);
     int64_t previous = 0;
     for (size_t i = 0; i < 3; i++) {

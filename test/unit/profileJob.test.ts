@@ -90,12 +90,19 @@ test("the profile job is the score job plus abilities (one sequence per item) an
   assert.deepEqual(abilities, [{ id: "quantitative-reasoning", name: QUANT, sequences: 2 }, { id: "spatial-reasoning", name: SPATIAL, sequences: 1 }]);
   // What goes to the runner is plain JSON: it survives a round trip unchanged.
   assert.deepEqual(JSON.parse(JSON.stringify(job)), job);
+
+  // stability goes to the runner only when asked for, so a job without it has the bytes it had before
+  const halves = await loadProfile(project.configPath, { text: text.replace("  batch_size: 2\n", "  batch_size: 2\n  stability: true\n") });
+  assert.ok(halves.profile, JSON.stringify(halves.problems));
+  const halvesJob = compileProfileJob(model, halves.profile.benchmarks, { abilities: halves.profile.abilities, ablation: halves.profile.ablation!, seed: 42 }, tokenizer, "cpu").job;
+  assert.equal(halvesJob.ablation.stability, true);
+  assert.equal("stability" in job.ablation, false);
 });
 
 test("the compiler refuses what the runner would refuse", async () => {
   const { profile } = await loadProfile(project.configPath);
   const model = profile!.models[0]!;
-  const ablation = { k: [0.01, 0.01], selections: ["top" as const], method: "paper" as const, frontRemoval: 0, backRemoval: 0, batchSize: 8 };
+  const ablation = { k: [0.01, 0.01], selections: ["top" as const], method: "paper" as const, frontRemoval: 0, backRemoval: 0, batchSize: 8, stability: false };
   assert.throws(() => compileProfileJob(model, profile!.benchmarks, { abilities: [], ablation, seed: 1 }, tokenizer, "cpu"), /at least one ability/);
   const abilities = [{ name: QUANT, files: [], items: [item()] }];
   assert.throws(() => compileProfileJob(model, profile!.benchmarks, { abilities, ablation, seed: 1 }, tokenizer, "cpu"), /k = 0.01 appears twice/);

@@ -283,3 +283,23 @@ test("top_chunked: each set's Jaccard index against the exact top n, its own n, 
     await fs.rm(other, { recursive: true, force: true });
   }
 });
+
+test("stability: the halves' shared counts become each ability's Jaccard index per k, under its name", async () => {
+  const other = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-profile-results-stability-"));
+  try {
+    await fs.cp(dir, other, { recursive: true });
+    const m = { ...manifest(), stability: [{ ability: "quant", halves: [2, 1], n: [35, 351], shared: [5, 300] }] };
+    await fs.writeFile(path.join(other, "profile.json"), JSON.stringify(m));
+    const { profile } = await readProfileOutput(other, INPUTS);
+    assert.deepEqual(profile.stability, [{
+      ability: QUANT, ability_id: "quant", halves: [2, 1],
+      by_k: [{ k: 0.001, n: 35, shared: 5, jaccard: 5 / 65 }, { k: 0.01, n: 351, shared: 300, jaccard: 300 / 402 }],
+    }]);
+    // a run without it has none
+    assert.equal((await readProfileOutput(dir, INPUTS)).profile.stability, undefined);
+    await fs.writeFile(path.join(other, "profile.json"), JSON.stringify({ ...m, stability: [{ ability: "quant", halves: [2, 1], n: [35], shared: [5] }] }));
+    await assert.rejects(readProfileOutput(other, INPUTS), /the stability of `quant` does not hold two halves and one count per k/);
+  } finally {
+    await fs.rm(other, { recursive: true, force: true });
+  }
+});

@@ -16,7 +16,11 @@ import { checkResults, latestResultsFile, loadRun, ReportInputError, RunItems, t
 import { escapeMarkdown, renderMarkdown } from "../../src/core/report/markdown";
 import { buildReport, type KSection } from "../../src/core/report/model";
 import type { Results } from "../../src/core/results/store";
-import { AT_CHANCE, CAUSAL, fixtureResults, MODEL, MODEL_FOLDER, QUANT, SPATIAL, withChunkedTopSets, writeFixtureRun } from "../support/reportFixture";
+import { AT_CHANCE, CAUSAL, fixtureResults, MODEL, MODEL_FOLDER, QUANT, SPATIAL, withChunkedTopSets, withStability, writeFixtureRun } from "../support/reportFixture";
+import { formatAisTables } from "../../src/cli/aisTable";
+import { abilityHealth } from "../../src/core/language/hover";
+import { measuredStability, stabilityVerdict, STABLE_RANKING_JACCARD } from "../../src/core/datasets/diagnosticHealth";
+import { resultsView } from "../../src/core/report/view";
 
 const SCRIPT = "/* heatmap bundle */ console.log('</script>');";
 let dir: string;
@@ -481,5 +485,52 @@ test("top_chunked: rows after the top sets, and every format compares each chunk
     assert.throws(() => checkResults(damaged, "r.json"), /r\.json: models\[0\]\.profile\.variants\[\d+\]\.exact_top\.shared: expected a number/);
   } finally {
     await fs.rm(path.dirname(path.dirname(chunkedDir)), { recursive: true, force: true });
+  }
+});
+
+test("ranking stability: every format lists each ability's halves and their Jaccard index; the view and the health hover use it", async () => {
+  const results = withStability(fixtureResults());
+  const stableDir = await writeFixtureRun(results);
+  try {
+    const stableRun = await loadRun(stableDir);
+    const report = await buildReport(stableRun, { k: 0.01 });
+    assert.deepEqual(report.models[0]!.profile!.sections[0]!.stability, [
+      { ability: CAUSAL, halves: [6, 6], n: 1000, shared: 700, jaccard: 700 / 1300 },
+      { ability: QUANT, halves: [5, 5], n: 1000, shared: 100, jaccard: 100 / 1900 },
+    ]);
+    const md = (await renderReport(stableRun, { format: "md", k: 0.01 })).text;
+    assert.ok(md.includes("**Ranking stability**"), md);
+    assert.ok(md.includes("| Commonsense & Causal Reasoning | 6 + 6 | 700 | 0.538 |"), "the Markdown lists halves, shared weights and the Jaccard index");
+    const html = (await renderReport(stableRun, { format: "html", script: SCRIPT, k: 0.01 })).text;
+    assert.match(html, /<tr><th scope="row">Quantitative_Reasoning\|50%<\/th><td>5 \+ 5<\/td><td>100<\/td><td>0\.053<\/td><\/tr>/);
+    const json = JSON.parse((await renderReport(stableRun, { format: "json" })).text);
+    assert.equal(json.stability.length, 4);
+    assert.deepEqual(json.stability[0], { model: MODEL, ability: CAUSAL, k: 0.001, n: 100, half_a: 6, half_b: 6, shared: 40, jaccard: 40 / 160 });
+    const table = formatAisTables(report.models[0]!);
+    assert.match(table, /ranking stability at k = 0\.01: the top n = 1000 of two halves of each ability's items:\n {2}Commonsense & Causal Reasoning\s+halves 6 \+ 6 items\s+shared 700\s+Jaccard 0\.538/);
+    // a run without it shows none
+    assert.ok(!(await renderReport(run, { format: "md" })).text.includes("Ranking stability"));
+    assert.deepEqual(checkResults(results, "r.json").models[0]!.profile!.stability, results.models[0]!.profile!.stability);
+    const damaged = structuredClone(results) as unknown as { models: { profile: { stability: { by_k: Record<string, unknown>[] }[] } }[] };
+    damaged.models[0]!.profile.stability[1]!.by_k[0]!.jaccard = "high";
+    assert.throws(() => checkResults(damaged, "r.json"), { message: "r.json: models[0].profile.stability[1].by_k[0].jaccard: expected a number" });
+
+    const view = await resultsView(stableRun, { k: 0.01 });
+    assert.deepEqual(view.profile!.abilities.map((a) => a.stability), [700 / 1300, 100 / 1900, null]);
+
+    // the health of an ability: the measurement at the largest k replaces the rule of thumb on the count
+    const causal = measuredStability(results, CAUSAL)!;
+    assert.deepEqual(causal, { runId: results.run_id, model: MODEL, k: 0.01, jaccard: 700 / 1300, halves: [6, 6] });
+    assert.equal(measuredStability(results, SPATIAL), undefined);
+    assert.equal(STABLE_RANKING_JACCARD, 0.5);
+    assert.equal(stabilityVerdict(causal).stable, true);
+    assert.equal(stabilityVerdict(measuredStability(results, QUANT)!).stable, false);
+    const ability = { name: QUANT, files: [], items: [] };
+    const [measuredLine] = abilityHealth(ability, [], measuredStability(results, QUANT));
+    assert.equal(measuredLine, `0 items: an unstable ranking, as measured: the top sets of two halves (5 + 5 items) have Jaccard index 0.053 at k = 0.01 ` +
+      `(run ${results.run_id}, model ${MODEL}), below 0.5: more items would steady it`);
+    assert.equal(abilityHealth(ability, [])[0], "0 items: fewer than the 200 a stable ranking needs");
+  } finally {
+    await fs.rm(path.dirname(path.dirname(stableDir)), { recursive: true, force: true });
   }
 });

@@ -54,6 +54,7 @@ export interface AblationSpec {
   front_removal?: number;
   back_removal?: number;
   batch_size?: number;
+  stability?: boolean;
 }
 
 export interface BootstrapSpec {

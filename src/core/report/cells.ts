@@ -172,6 +172,33 @@ export function flatChunked(results: Results, filter: CellFilter = {}): FlatChun
   return rows;
 }
 
+/** An ability's ranking stability at one k (results' `stability`). */
+export interface FlatStability {
+  model: string;
+  ability: string;
+  k: number;
+  n: number;
+  half_a: number;
+  half_b: number;
+  shared: number;
+  jaccard: number;
+}
+
+export function flatStability(results: Results, filter: CellFilter = {}): FlatStability[] {
+  const rows: FlatStability[] = [];
+  for (const model of results.models) {
+    if (!model.profile?.stability) continue;
+    const ks = keptK(model.profile.k, filter, model.name);
+    for (const s of model.profile.stability) {
+      for (const at of s.by_k) {
+        if (!ks.some((k) => Math.abs(k - at.k) <= 1e-9 * Math.max(k, at.k))) continue;
+        rows.push({ model: model.name, ability: s.ability, k: at.k, n: at.n, half_a: s.halves[0], half_b: s.halves[1], shared: at.shared, jaccard: at.jaccard });
+      }
+    }
+  }
+  return rows;
+}
+
 export interface FlatDocument {
   model: string;
   ability: string | null;

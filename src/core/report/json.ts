@@ -1,7 +1,7 @@
 // JSON report: the run's metadata, and its cells, overlaps and flipped documents as flat arrays
 // (schema `bprof.report`, version 1, documented in docs/report-formats.md).
 import { isGenerationResult, type Results } from "../results/store";
-import { flatCells, flatChunked, flatFlippedDocuments, flatOverlap, type CellFilter } from "./cells";
+import { flatCells, flatChunked, flatFlippedDocuments, flatOverlap, flatStability, type CellFilter } from "./cells";
 import type { LoadedRun, RunItems } from "./load";
 
 export const REPORT_SCHEMA_VERSION = 1;
@@ -24,6 +24,7 @@ export async function renderJson(run: LoadedRun, items: RunItems, filter: CellFi
     cells: flatCells(results, filter),
     overlap: flatOverlap(results, filter),
     chunked: flatChunked(results, filter),
+    stability: flatStability(results, filter),
     flipped_documents: flipped.documents,
     warnings: flipped.errors,
   };

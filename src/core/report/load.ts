@@ -136,6 +136,15 @@ export function checkResults(raw: unknown, file: string): Results {
     const bootstrap = obj(p.bootstrap, `${where}.profile.bootstrap`);
     for (const key of ["resamples", "confidence"]) num(bootstrap[key], `${where}.profile.bootstrap.${key}`);
     arr(p.abilities, `${where}.profile.abilities`).forEach((a, i) => str(obj(a, `${where}.profile.abilities[${i}]`).name, `${where}.profile.abilities[${i}].name`));
+    for (const [s, stabilityRaw] of arr(p.stability ?? [], `${where}.profile.stability`).entries()) {
+      const sw = `${where}.profile.stability[${s}]`;
+      const stability = obj(stabilityRaw, sw);
+      str(stability.ability, `${sw}.ability`);
+      for (const [i, byK] of arr(stability.by_k, `${sw}.by_k`).entries()) {
+        const at = obj(byK, `${sw}.by_k[${i}]`);
+        for (const key of ["k", "n", "shared", "jaccard"]) num(at[key], `${sw}.by_k[${i}].${key}`);
+      }
+    }
     for (const [v, variantRaw] of arr(p.variants, `${where}.profile.variants`).entries()) {
       const vw = `${where}.profile.variants[${v}]`;
       const variant = obj(variantRaw, vw);

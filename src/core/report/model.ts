@@ -16,7 +16,7 @@ import { cellFlips } from "../analysis/flips";
 import type { BenchmarkItem } from "../analysis/generation";
 import { ALL_METRICS, type ChoiceMetric, type Metric } from "../analysis/ais";
 import type { ImportanceMethod, Selection } from "../config/types";
-import { isGenerationResult, type BenchmarkResult, type CellMetric, type GroupResult, type ModelResults, type OverlapResult, type Specificity, type VariantResult } from "../results/store";
+import { isGenerationResult, type BenchmarkResult, type CellMetric, type GroupResult, type ModelProfile, type ModelResults, type OverlapResult, type Specificity, type VariantResult } from "../results/store";
 import {
   DIVERGING_STOPS, divergingColour, formatFixed, formatK, MINUS, scaleLimit, scaleTicks, textColourOn, UNDEFINED_FILL,
 } from "./format";
@@ -119,6 +119,8 @@ export interface KSection {
   rows: ReportRow[];
   /** Each ability's chunked top set (the released code's rule) against its exact top n, in ability order; empty without top_chunked. */
   chunked: ChunkedComparison[];
+  /** Each ability's ranking stability at this k (two seeded halves of its items), in ability order; empty when the run did not measure it. */
+  stability: StabilityAtK[];
   /** Why AIS (or specificity) is undefined where it is; cells refer to these by number (1-based). */
   reasons: string[];
   /** Some top cell has a specificity (random ran). */
@@ -144,6 +146,22 @@ export interface LabelCheck {
   largestOther: { benchmark: string; ais: number } | null;
   /** `ais` is defined and larger than `largestOther`. */
   holds: boolean;
+}
+
+/** How much the top n ranked from two seeded halves of an ability's items share at one k. */
+export interface StabilityAtK {
+  ability: string;
+  halves: [number, number];
+  n: number;
+  shared: number;
+  jaccard: number;
+}
+
+/** An ability's stability at k, from results' `stability` (null when not measured for it). */
+export function stabilityAt(profile: ModelProfile, ability: string, k: number): StabilityAtK | null {
+  const s = profile.stability?.find((x) => x.ability === ability);
+  const at = s?.by_k.find((x) => sameK(x.k, k));
+  return s && at ? { ability, halves: s.halves, n: at.n, shared: at.shared, jaccard: at.jaccard } : null;
 }
 
 /** An ability's `top_chunked` set at one k against the exact top n (results' `exact_top`). */
@@ -490,7 +508,8 @@ async function section(
   const confidence = profile.bootstrap.confidence;
   const title = `${model.name}: AIS (${metricLabel}) at k = ${formatK(k)}`;
   return {
-    k, n, benchmarks, metrics, columns, metricLabel, rows, chunked, reasons, overlap, negativeCells, labels: labelChecks(model, rows),
+    k, n, benchmarks, metrics, columns, metricLabel, rows, chunked,
+    stability: profile.abilities.flatMap((a) => stabilityAt(profile, a.name, k) ?? []), reasons, overlap, negativeCells, labels: labelChecks(model, rows),
     hasSpecificity: rows.some((r) => r.cells.some((c) => c.specificity !== undefined)),
     heatmap: heatmapOf(id, title, rows, columns, reasons, metricLabel, limit, confidence),
   };

@@ -41,7 +41,8 @@ export interface ProfileView {
   selections: Selection[];
   seed: number;
   bootstrap: { resamples: number; confidence: number };
-  abilities: { name: string; sequences: number; lowering: number | null }[];
+  /** `stability`: the Jaccard index of the top n of two halves of its items at this k; null when the run did not measure it. */
+  abilities: { name: string; sequences: number; lowering: number | null; stability: number | null }[];
   heatmap: Heatmap;
   /** The same numbers as text, row by row, for screen readers. */
   table: { columns: string[]; rows: { label: string; cells: string[] }[] };
@@ -117,7 +118,10 @@ function profileView(profile: NonNullable<Awaited<ReturnType<typeof buildReport>
     selections: profile.selections,
     seed: profile.seed,
     bootstrap: profile.bootstrap,
-    abilities: profile.abilities.map((a) => ({ name: a.name, sequences: a.sequences, lowering: lowering.get(a.name) ?? null })),
+    abilities: profile.abilities.map((a) => ({
+      name: a.name, sequences: a.sequences, lowering: lowering.get(a.name) ?? null,
+      stability: section.stability.find((s) => s.ability === a.name)?.jaccard ?? null,
+    })),
     heatmap,
     table: { columns: section.columns, rows: rows.map((r) => ({ label: r.label, cells: r.cells.map((c) => cellText(c, measure)) })) },
     values: rows.flatMap((r) => r.cells.map((c) => cellValue(r.label, c, measure, section.reasons))),

@@ -17,7 +17,7 @@ import { variantGroupCells } from "./groups";
 import type { ImportanceMethod, Selection } from "../config/types";
 import type { AbilityRef, ItemRef } from "../plan/job";
 import { extrasOf, pythonFilteredAnswers, readRunnerScores, scoredItems, type Decoder, type FilteredAnswers, type RunnerScores, type TaskScores } from "./items";
-import type { BenchmarkResult, CellMetric, ChoiceBenchmarkResult, ModelProfile, OverlapResult, Specificity, VariantBenchmark, VariantResult } from "./store";
+import type { AbilityStability, BenchmarkResult, CellMetric, ChoiceBenchmarkResult, ModelProfile, OverlapResult, Specificity, VariantBenchmark, VariantResult } from "./store";
 import { pythonTaskScores } from "./taskScores";
 
 /** profile.json, the manifest the runner writes last. */
@@ -27,6 +27,8 @@ export interface RunnerManifest {
   /** `top_chunked` variants also carry `top_n` (floor(k x P)) and `shared_with_top` (|chunked n exact top|). */
   variants: { ability: string | null; selection: Selection; k: number; n: number; file: string; lowering?: number; top_n?: number; shared_with_top?: number }[];
   overlap?: { k: number; n: number; abilities: string[]; intersections: number[][] }[];
+  /** With `stability`: per ability, its halves' sizes and per k (the job's order) n and what the halves' top n share. */
+  stability?: { ability: string; halves: number[]; n: number[]; shared: number[] }[];
 }
 
 /** Every metric a cell can have (acc and acc_norm: multiple choice; exact_match: generation). */
@@ -208,6 +210,16 @@ export function assembleProfile(
     return { k: jobK(inputs.k, o.k, "profile.json overlap"), n: o.n, abilities: names, intersections: o.intersections, jaccard: jaccardFromCounts(o.intersections, sizes) };
   });
 
+  const stability = manifest.stability?.map((s): AbilityStability => {
+    if (s.halves.length !== 2 || s.n.length !== inputs.k.length || s.shared.length !== inputs.k.length) {
+      throw new Error(`profile.json: the stability of \`${s.ability}\` does not hold two halves and one count per k`);
+    }
+    return {
+      ability: abilityName(s.ability)!, ability_id: s.ability, halves: [s.halves[0]!, s.halves[1]!],
+      by_k: inputs.k.map((k, i) => ({ k, n: s.n[i]!, shared: s.shared[i]!, jaccard: jaccardIndex(s.shared[i]!, s.n[i]!, s.n[i]!) })),
+    };
+  });
+
   return {
     baseline,
     variantItems,
@@ -222,6 +234,7 @@ export function assembleProfile(
       abilities: inputs.abilities.map((a) => ({ name: a.name, id: a.id, sequences: a.sequences })),
       variants: results,
       overlap,
+      ...(stability ? { stability } : {}),
     },
   };
 }
