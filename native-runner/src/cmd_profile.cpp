@@ -276,17 +276,18 @@ class Profile {
   }
 
   // Per k, how many weights the top n ranked from the first half's r and from the rest (r minus
-  // it) share.
-  std::vector<int64_t> halves_shared(const std::vector<std::vector<float>>& rise, std::vector<std::vector<float>> first, RankKey key) const {
-    std::vector<std::vector<float>> second = rise;
-    for (size_t t = 0; t < second.size(); t++)
-      for (size_t i = 0; i < second[t].size(); i++) second[t][i] -= first[t][i];
+  // it) share. The second half's r overwrites the first's once that is ranked: one copy of r, not
+  // two, for a model of billions of candidates.
+  std::vector<int64_t> halves_shared(const std::vector<std::vector<float>>& rise, std::vector<std::vector<float>> half, RankKey key) const {
     auto spans_of = [](const std::vector<std::vector<float>>& values) {
       std::vector<ImportanceSpan> spans;
       for (const std::vector<float>& v : values) spans.push_back({v.data(), static_cast<int64_t>(v.size())});
       return spans;
     };
-    const std::vector<int64_t> a = rank_top(spans_of(first), n_.back(), key), b = rank_top(spans_of(second), n_.back(), key);
+    const std::vector<int64_t> a = rank_top(spans_of(half), n_.back(), key);
+    for (size_t t = 0; t < half.size(); t++)
+      for (size_t i = 0; i < half[t].size(); i++) half[t][i] = rise[t][i] - half[t][i];
+    const std::vector<int64_t> b = rank_top(spans_of(half), n_.back(), key);
     std::vector<int64_t> shared;
     for (int64_t n : n_) shared.push_back(prefix_intersections({&a, &b}, n)[0][1]);
     return shared;
