@@ -221,8 +221,8 @@ function methodPage(v: ResultsView): HTMLElement {
     ...(measured ? [a.stability === null ? "–" : a.stability.toFixed(3)] : []),
   ]), "abilities"));
   if (measured) {
-    page.append(element("p", `Ranking stability: the top n of each ability ranked from two halves of its diagnostic items (split with the seed) ` +
-      `share this share of their union at k = ${v.query.k}. Near 1, the items are enough for a stable ranking; far below, more items are needed.`, "muted"));
+    page.append(element("p", `Ranking stability: the Jaccard index |A ∩ B| / |A ∪ B| of the top n at k = ${v.query.k} ranked from each of two halves ` +
+      `of the ability's diagnostic items (split with the seed). Near 1, the items are enough for a stable ranking; far below, more items are needed.`, "muted"));
   }
   return page;
 }
