@@ -31,6 +31,7 @@ let selectedTab = 0;
 
 const CELLS_LABELS: Record<CellsShown, string> = {
   top: "AIS of the top sets",
+  top_chunked: "AIS of the chunked top sets (released code)",
   bottom: "AIS of the bottom sets",
   random: "AIS of the random control",
   specificity: "specificity (top minus random)",
@@ -213,9 +214,16 @@ function methodPage(v: ResultsView): HTMLElement {
     ["seed", String(p.seed)],
     ["bootstrap", `${p.bootstrap.resamples} paired resamples, ${Math.round(p.bootstrap.confidence * 100)}% percentile intervals`],
   ], "method"));
-  page.append(table(["ability", "diagnostic sequences", "top set lowering its own loss"], p.abilities.map((a) => [
+  // the ranking's stability is there only when the run measured it (ablation.stability)
+  const measured = p.abilities.some((a) => a.stability !== null);
+  page.append(table(["ability", "diagnostic sequences", "top set lowering its own loss", ...(measured ? ["ranking stability (Jaccard of two halves)"] : [])], p.abilities.map((a) => [
     a.name, String(a.sequences), a.lowering === null ? "–" : `${(100 * a.lowering).toFixed(1)}%`,
+    ...(measured ? [a.stability === null ? "–" : a.stability.toFixed(3)] : []),
   ]), "abilities"));
+  if (measured) {
+    page.append(element("p", `Ranking stability: the Jaccard index |A ∩ B| / |A ∪ B| of the top n at k = ${v.query.k} ranked from each of two halves ` +
+      `of the ability's diagnostic items (split with the seed). Near 1, the items are enough for a stable ranking; far below, more items are needed.`, "muted"));
+  }
   return page;
 }
 

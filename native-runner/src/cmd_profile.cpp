@@ -84,7 +84,8 @@ class Profile {
                                 " parameters): its variants equal the baseline");
       n_.push_back(n);
     }
-    const int64_t ranked_per_k = static_cast<int64_t>(job_.abilities.size() * ranked_selections().size());
+    const int64_t ranked_per_k = static_cast<int64_t>(job_.abilities.size() *
+                                                      (ranked_selections().size() + (plan_.has(Selection::top_chunked) ? 1 : 0)));
     variants_total_ = (ranked_per_k + (plan_.has(Selection::random) ? 1 : 0)) * static_cast<int64_t>(plan_.k.size());
   }
 
@@ -135,55 +136,102 @@ class Profile {
     return out;
   }
 
-  // Per ranked selection and k, how many of the variant's n weights lower the ability's own loss when
-  // zeroed, to first order: the check that tells `paper` and `signed` rankings apart.
+  // What an ability's variants need besides the index lists, saved per ability (lowering_file):
+  // per ranked selection and k, how many of the variant's n weights lower the ability's own loss
+  // when zeroed, to first order (the check that tells `paper` and `signed` rankings apart); for
+  // top_chunked, per k the set's size, that count, and how many it shares with the exact top-n.
+  // With `stability`, the sizes of the two seeded halves of the ability's sequences and, per k,
+  // how many weights the top n ranked from each half share (empty: fewer than 2 sequences).
+  struct RankingFacts {
+    std::vector<std::vector<int64_t>> lowering;
+    std::vector<int64_t> chunked_n, chunked_lowering, chunked_shared;
+    std::vector<int64_t> halves, halves_shared;
+  };
+  // An ability's index lists: per ranked selection n_.back() long; top_chunked, one set per k.
+  struct AbilityRankings {
+    std::vector<std::vector<int64_t>> ranked;
+    std::vector<std::vector<int64_t>> chunked;
+    RankingFacts facts;
+  };
   static std::string lowering_file(const std::string& ability) { return "rankings/" + ability + ".lowering.json"; }
-
-  std::vector<std::vector<int64_t>> read_lowering(const std::string& ability) const {
-    std::string bytes;
-    read_file_if_exists(out_ + "/" + lowering_file(ability), bytes);
-    std::vector<std::vector<int64_t>> counts;
-    try {
-      const json saved = json::parse(bytes);
-      for (Selection s : ranked_selections()) counts.push_back(saved.at(selection_name(s)).get<std::vector<int64_t>>());
-    } catch (const json::exception& e) {
-      throw RunnerError(ErrorCode::bad_job, out_ + "/" + lowering_file(ability) + ": " + e.what());
-    }
-    for (const auto& per_k : counts)
-      if (per_k.size() != plan_.k.size())
-        throw RunnerError(ErrorCode::bad_job, out_ + "/" + lowering_file(ability) + " does not hold one count per k of this job");
-    return counts;
+  static std::string chunked_file(const std::string& ability, size_t k_index) {
+    return "rankings/" + ability + ".top_chunked.k" + std::to_string(k_index) + ".bin";
   }
 
-  std::vector<int64_t> read_ranking(const std::string& file) const {
+  RankingFacts read_facts(const std::string& ability) const {
+    const std::string path = out_ + "/" + lowering_file(ability);
+    std::string bytes;
+    read_file_if_exists(path, bytes);
+    RankingFacts facts;
+    try {
+      const json saved = json::parse(bytes);
+      for (Selection s : ranked_selections()) facts.lowering.push_back(saved.at(selection_name(s)).get<std::vector<int64_t>>());
+      if (plan_.has(Selection::top_chunked)) {
+        const json& chunked = saved.at("top_chunked");
+        facts.chunked_n = chunked.at("n").get<std::vector<int64_t>>();
+        facts.chunked_lowering = chunked.at("lowering").get<std::vector<int64_t>>();
+        facts.chunked_shared = chunked.at("shared_with_top").get<std::vector<int64_t>>();
+      }
+      if (plan_.stability && saved.contains("stability")) {
+        facts.halves = saved.at("stability").at("halves").get<std::vector<int64_t>>();
+        facts.halves_shared = saved.at("stability").at("shared").get<std::vector<int64_t>>();
+      }
+    } catch (const json::exception& e) {
+      throw RunnerError(ErrorCode::bad_job, path + ": " + e.what());
+    }
+    bool whole = !plan_.has(Selection::top_chunked) ||
+                 (facts.chunked_n.size() == plan_.k.size() && facts.chunked_lowering.size() == plan_.k.size() &&
+                  facts.chunked_shared.size() == plan_.k.size());
+    for (const auto& per_k : facts.lowering) whole = whole && per_k.size() == plan_.k.size();
+    whole = whole && (facts.halves.empty() || (facts.halves.size() == 2 && facts.halves_shared.size() == plan_.k.size()));
+    if (!whole) throw RunnerError(ErrorCode::bad_job, path + " does not hold one count per k of this job");
+    return facts;
+  }
+
+  std::vector<int64_t> read_ranking(const std::string& file, int64_t expected) const {
     std::string bytes;
     read_file_if_exists(out_ + "/" + file, bytes);
     std::vector<int64_t> ranking = ranking_from_bytes(bytes, out_ + "/" + file);
-    if (static_cast<int64_t>(ranking.size()) != n_.back())
+    if (static_cast<int64_t>(ranking.size()) != expected)
       throw RunnerError(ErrorCode::bad_job, out_ + "/" + file + " holds " + std::to_string(ranking.size()) +
-                                                " indices, this job needs " + std::to_string(n_.back()));
+                                                " indices, this job needs " + std::to_string(expected));
     return ranking;
   }
 
-  // The ability's rankings, from disk when an earlier run wrote them all, else from its importance;
-  // `lowering` gets their counts of weights that lower the ability's loss (read_lowering).
-  std::vector<std::vector<int64_t>> rankings_of(const Ability& ability, std::vector<std::vector<int64_t>>& lowering) {
+  bool rankings_on_disk(const std::string& ability) const {
+    bool all = on_disk(out_ + "/" + lowering_file(ability));
+    for (Selection s : ranked_selections()) all = all && on_disk(out_ + "/" + ranking_file(ability, s));
+    if (plan_.has(Selection::top_chunked))
+      for (size_t i = 0; i < plan_.k.size(); i++) all = all && on_disk(out_ + "/" + chunked_file(ability, i));
+    return all;
+  }
+
+  // The ability's rankings, from disk when an earlier run wrote them all, else from its importance.
+  AbilityRankings rankings_of(const Ability& ability) {
     const std::vector<Selection> selections = ranked_selections();
-    bool all_on_disk = on_disk(out_ + "/" + lowering_file(ability.id));
-    for (Selection s : selections) all_on_disk = all_on_disk && on_disk(out_ + "/" + ranking_file(ability.id, s));
-    std::vector<std::vector<int64_t>> rankings;
-    if (all_on_disk) {
-      for (Selection s : selections) rankings.push_back(read_ranking(ranking_file(ability.id, s)));
-      lowering = read_lowering(ability.id);
-      return rankings;
+    AbilityRankings out;
+    if (rankings_on_disk(ability.id)) {
+      out.facts = read_facts(ability.id);
+      for (Selection s : selections) out.ranked.push_back(read_ranking(ranking_file(ability.id, s), n_.back()));
+      if (plan_.has(Selection::top_chunked))
+        for (size_t i = 0; i < plan_.k.size(); i++) out.chunked.push_back(read_ranking(chunked_file(ability.id, i), out.facts.chunked_n[i]));
+      return out;
     }
 
     ProgressThrottle throttle;
     auto progress = [&](int64_t done, int64_t total) {
       if (throttle.should_emit(done, total)) command_.events.progress("importance", done, total, ability.id);
     };
-    std::vector<std::vector<float>> rise =
-        engine_.first_order_loss_rise(ability.sequences, plan_.batch_size, candidates_, progress, [this] { return command_.cancelled(); });
+    // the stability's halves come out of the same pass: r of the first half's sequences, and r
+    // minus that for the second
+    const bool halved = plan_.stability && ability.sequences.size() >= 2;
+    if (plan_.stability && !halved)
+      command_.events.warning("ability '" + ability.id + "' has one diagnostic sequence: no halves to measure its ranking's stability");
+    const std::vector<bool> in_first = halved ? first_half(static_cast<int64_t>(ability.sequences.size()), plan_.seed) : std::vector<bool>{};
+    std::vector<std::vector<float>> first_rise;
+    std::vector<std::vector<float>> rise = engine_.first_order_loss_rise(ability.sequences, plan_.batch_size, candidates_, progress,
+                                                                         [this] { return command_.cancelled(); }, in_first,
+                                                                         halved ? &first_rise : nullptr);
     std::vector<ImportanceSpan> spans;
     for (const std::vector<float>& values : rise) spans.push_back({values.data(), static_cast<int64_t>(values.size())});
 
@@ -191,61 +239,119 @@ class Profile {
     // ability's loss rank below every weight whose zeroing raises it
     const RankKey key = plan_.method == ImportanceMethod::paper ? RankKey::magnitude : RankKey::value;
     json saved = json::object();
-    lowering.clear();
+    int64_t non_finite = 0;
     for (Selection s : selections) {
-      int64_t non_finite = 0;
-      rankings.push_back(s == Selection::top ? rank_top(spans, n_.back(), key, &non_finite) : rank_bottom(spans, n_.back(), key, &non_finite));
-      if (non_finite > 0 && s == selections.front())
-        command_.events.warning("ability '" + ability.id + "': " + std::to_string(non_finite) +
-                                " importance value(s) are not finite (did the loss diverge in this dtype?); ranked as 0");
-      write_file_atomic(out_ + "/" + ranking_file(ability.id, s), ranking_bytes(rankings.back()));
-      lowering.push_back(negatives_in_prefixes(spans, rankings.back(), n_));
-      saved[selection_name(s)] = lowering.back();
+      out.ranked.push_back(s == Selection::top ? rank_top(spans, n_.back(), key, &non_finite) : rank_bottom(spans, n_.back(), key, &non_finite));
+      write_file_atomic(out_ + "/" + ranking_file(ability.id, s), ranking_bytes(out.ranked.back()));
+      out.facts.lowering.push_back(negatives_in_prefixes(spans, out.ranked.back(), n_));
+      saved[selection_name(s)] = out.facts.lowering.back();
     }
+    if (plan_.has(Selection::top_chunked)) {
+      // the exact top-n each chunked set is compared with: the top ranking, ranked here when `top`
+      // itself is not selected
+      const std::vector<int64_t> exact_top = plan_.has(Selection::top) ? out.ranked.front() : rank_top(spans, n_.back(), key, &non_finite);
+      for (size_t i = 0; i < plan_.k.size(); i++) {
+        out.chunked.push_back(rank_top_chunked(spans, n_[i], key, &non_finite));
+        const std::vector<int64_t>& set = out.chunked.back();
+        write_file_atomic(out_ + "/" + chunked_file(ability.id, i), ranking_bytes(set));
+        out.facts.chunked_n.push_back(static_cast<int64_t>(set.size()));
+        out.facts.chunked_lowering.push_back(negatives_in_prefixes(spans, set, {static_cast<int64_t>(set.size())}).front());
+        out.facts.chunked_shared.push_back(shared_indices(set, std::vector<int64_t>(exact_top.begin(), exact_top.begin() + n_[i])));
+      }
+      saved["top_chunked"] = {{"n", out.facts.chunked_n}, {"lowering", out.facts.chunked_lowering}, {"shared_with_top", out.facts.chunked_shared}};
+    }
+    if (halved) {
+      out.facts.halves = {static_cast<int64_t>(std::count(in_first.begin(), in_first.end(), true)),
+                          static_cast<int64_t>(std::count(in_first.begin(), in_first.end(), false))};
+      out.facts.halves_shared = halves_shared(rise, std::move(first_rise), key);
+      saved["stability"] = {{"halves", out.facts.halves}, {"shared", out.facts.halves_shared}};
+    }
+    if (non_finite > 0)
+      command_.events.warning("ability '" + ability.id + "': " + std::to_string(non_finite) +
+                              " importance value(s) are not finite (did the loss diverge in this dtype?); ranked as 0");
     // written last: its presence says every ranking of the ability is on disk
     write_file_atomic(out_ + "/" + lowering_file(ability.id), saved.dump() + "\n");
     command_.events.progress("rank", 1, 1, ability.id);
-    return rankings;
+    return out;
+  }
+
+  // Per k, how many weights the top n ranked from the first half's r and from the rest (r minus
+  // it) share. The second half's r overwrites the first's once that is ranked: one copy of r, not
+  // two, for a model of billions of candidates.
+  std::vector<int64_t> halves_shared(const std::vector<std::vector<float>>& rise, std::vector<std::vector<float>> half, RankKey key) const {
+    auto spans_of = [](const std::vector<std::vector<float>>& values) {
+      std::vector<ImportanceSpan> spans;
+      for (const std::vector<float>& v : values) spans.push_back({v.data(), static_cast<int64_t>(v.size())});
+      return spans;
+    };
+    const std::vector<int64_t> a = rank_top(spans_of(half), n_.back(), key);
+    for (size_t t = 0; t < half.size(); t++)
+      for (size_t i = 0; i < half[t].size(); i++) half[t][i] = rise[t][i] - half[t][i];
+    const std::vector<int64_t> b = rank_top(spans_of(half), n_.back(), key);
+    std::vector<int64_t> shared;
+    for (int64_t n : n_) shared.push_back(prefix_intersections({&a, &b}, n)[0][1]);
+    return shared;
+  }
+
+  // The ability's stability entry of the manifest (none without halves).
+  void record_stability(const std::string& ability, const RankingFacts& facts) {
+    if (facts.halves.empty()) return;
+    stability_.push_back({{"ability", ability}, {"halves", facts.halves}, {"n", n_}, {"shared", facts.halves_shared}});
+  }
+
+  bool variants_pending(const std::string& ability) {
+    bool pending = false;
+    for (Selection s : ranked_selections())
+      for (size_t i = 0; i < plan_.k.size(); i++) pending = pending || !scores_on_disk(variant_file(ability, s, i));
+    if (plan_.has(Selection::top_chunked))
+      for (size_t i = 0; i < plan_.k.size(); i++) pending = pending || !scores_on_disk(variant_file(ability, Selection::top_chunked, i));
+    return pending;
   }
 
   void ability_variants(const Ability& ability) {
     const std::vector<Selection> selections = ranked_selections();
-    bool pending = false;
-    for (Selection s : selections)
-      for (size_t i = 0; i < plan_.k.size(); i++) pending = pending || !scores_on_disk(variant_file(ability.id, s, i));
+    const bool chunked = plan_.has(Selection::top_chunked);
     // the overlap report needs the top ranking even when every variant is already on disk
-    if (!pending && !plan_.has(Selection::top)) {
-      const std::vector<std::vector<int64_t>> lowering = read_lowering(ability.id);
+    if (!variants_pending(ability.id) && !plan_.has(Selection::top)) {
+      const RankingFacts facts = read_facts(ability.id);
+      record_stability(ability.id, facts);
       for (size_t r = 0; r < selections.size(); r++)
-        for (size_t i = 0; i < plan_.k.size(); i++) variant(ability.id, selections[r], i, nullptr, lowering[r][i]);
+        for (size_t i = 0; i < plan_.k.size(); i++) variant(ability.id, selections[r], i, nullptr, n_[i], facts.lowering[r][i]);
+      if (chunked)
+        for (size_t i = 0; i < plan_.k.size(); i++)
+          variant(ability.id, Selection::top_chunked, i, nullptr, facts.chunked_n[i], facts.chunked_lowering[i], facts.chunked_shared[i]);
       return;
     }
-    std::vector<std::vector<int64_t>> lowering;
-    std::vector<std::vector<int64_t>> rankings = rankings_of(ability, lowering);
+    AbilityRankings rankings = rankings_of(ability);
+    record_stability(ability.id, rankings.facts);
     for (size_t r = 0; r < selections.size(); r++)
-      for (size_t i = 0; i < plan_.k.size(); i++) variant(ability.id, selections[r], i, &rankings[r], lowering[r][i]);
-    if (plan_.has(Selection::top)) top_rankings_.emplace_back(ability.id, std::move(rankings.front()));
+      for (size_t i = 0; i < plan_.k.size(); i++) variant(ability.id, selections[r], i, &rankings.ranked[r], n_[i], rankings.facts.lowering[r][i]);
+    if (chunked)
+      for (size_t i = 0; i < plan_.k.size(); i++)
+        variant(ability.id, Selection::top_chunked, i, &rankings.chunked[i], rankings.facts.chunked_n[i], rankings.facts.chunked_lowering[i],
+                rankings.facts.chunked_shared[i]);
+    if (plan_.has(Selection::top)) top_rankings_.emplace_back(ability.id, std::move(rankings.ranked.front()));
   }
 
   void random_variants() {
     const std::string file = "rankings/random.bin";
     std::vector<int64_t> ranking;
     if (on_disk(out_ + "/" + file)) {
-      ranking = read_ranking(file);
+      ranking = read_ranking(file, n_.back());
     } else {
       ranking = draw_random(candidate_count_, n_.back(), plan_.seed);
       write_file_atomic(out_ + "/" + file, ranking_bytes(ranking));
     }
-    for (size_t i = 0; i < plan_.k.size(); i++) variant("", Selection::random, i, &ranking);
+    for (size_t i = 0; i < plan_.k.size(); i++) variant("", Selection::random, i, &ranking, n_[i]);
   }
 
   // One variant: ablate the first n of the ranking, score, restore. Skipped when on disk.
-  // `lowering`: of the n, those whose zeroing lowers the ability's loss (-1 for the random control).
-  void variant(const std::string& ability, Selection selection, size_t k_index, const std::vector<int64_t>* ranking,
-               int64_t lowering = -1) {
+  // `lowering`: of the n, those whose zeroing lowers the ability's loss (-1 for the random control);
+  // `shared_with_top`: a top_chunked set's intersection with the exact top-n (-1 for the others).
+  void variant(const std::string& ability, Selection selection, size_t k_index, const std::vector<int64_t>* ranking, int64_t n,
+               int64_t lowering = -1, int64_t shared_with_top = -1) {
     const std::string file = ability.empty() ? "variants/random.k" + std::to_string(k_index) + ".jsonl"
                                              : variant_file(ability, selection, k_index);
-    const int64_t n = n_[k_index];
     const bool resumed = scores_on_disk(file);
     if (!resumed) {
       std::string lines;
@@ -266,6 +372,10 @@ class Profile {
                   {"n", n},
                   {"file", file}};
     if (lowering >= 0) entry["lowering"] = lowering;
+    if (shared_with_top >= 0) {
+      entry["top_n"] = n_[k_index];
+      entry["shared_with_top"] = shared_with_top;
+    }
     manifest_variants_.push_back(std::move(entry));
     command_.events.progress("variants", ++variants_done_, variants_total_);
   }
@@ -292,6 +402,7 @@ class Profile {
                      {"baseline", "baseline.jsonl"},
                      {"variants", manifest_variants_},
                      {"overlap", overlap()}};
+    if (plan_.stability) manifest["stability"] = stability_;
     write_file_atomic(out_ + "/profile.json", manifest.dump(1) + "\n");
     command_.events.result("profile.json", static_cast<int64_t>(manifest_variants_.size()));
   }
@@ -308,6 +419,7 @@ class Profile {
   int64_t variants_total_ = 0, variants_done_ = 0;
   std::vector<std::pair<std::string, std::vector<int64_t>>> top_rankings_;
   json manifest_variants_ = json::array();
+  json stability_ = json::array();
 };
 
 }  // namespace

@@ -81,11 +81,15 @@ class Engine {
   // (importance.cpp). The paper's importance is |r|, `signed` ranks r itself. Sequences are
   // sorted by length (stable) and cut into batches of `batch_size`; L is the mean next-token
   // cross-entropy over the batch's real tokens. `progress` sees batches done; `cancelled` is polled
-  // between batches (RunnerError(cancelled)).
+  // between batches (RunnerError(cancelled)). With `in_part` (one flag per sequence) and
+  // `part_rise`, the same pass also gives r restricted to the flagged sequences' contributions
+  // (their rows of the same batches), so r minus it is the other sequences' share; the whole r is
+  // computed exactly as without it.
   std::vector<std::vector<float>> first_order_loss_rise(const std::vector<std::vector<int64_t>>& sequences, int64_t batch_size,
                                                         const std::vector<CandidateTensor>& candidates,
                                              const std::function<void(int64_t done, int64_t total)>& progress,
-                                             const std::function<bool()>& cancelled);
+                                             const std::function<bool()>& cancelled, const std::vector<bool>& in_part = {},
+                                             std::vector<std::vector<float>>* part_rise = nullptr);
 
   // Sets the candidates at the given global indices to exactly 0, saving their values first, and
   // puts the saved values back (ablation.cpp). One ablation at a time: restore before the next.

@@ -16,6 +16,7 @@
 // weights, the float32 sums and one batch of activations.
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/neg.h>
+#include <ATen/ops/tensor.h>
 #include <ATen/ops/zeros.h>
 
 #include <algorithm>
@@ -73,28 +74,33 @@ class Taps {
 std::vector<std::vector<float>> Engine::first_order_loss_rise(const std::vector<std::vector<int64_t>>& sequences, int64_t batch_size,
                                                               const std::vector<CandidateTensor>& candidates,
                                                    const std::function<void(int64_t done, int64_t total)>& progress,
-                                                   const std::function<bool()>& cancelled) {
+                                                   const std::function<bool()>& cancelled, const std::vector<bool>& in_part,
+                                                   std::vector<std::vector<float>>* part_rise) {
+  const bool parted = part_rise != nullptr;
+  if (parted && in_part.size() != sequences.size())
+    throw RunnerError(ErrorCode::internal, "first_order_loss_rise: one part flag per sequence is needed");
   // one float32 sum per candidate, filled by the model's gradient taps during backward
   // (llama.h): the weights never get a .grad, so the sums are the only gradient memory
   const LlamaModel& model = *impl_->model;
   const std::vector<LlamaLayer>& layers = model.weights().layers;
   std::vector<MlpGradientSums> taps(layers.size());
-  std::vector<at::Tensor> weights, sums;
+  std::vector<at::Tensor> weights, sums, part_sums;
   size_t first_layer = layers.size();
   for (const CandidateTensor& c : candidates) {
     at::Tensor w = impl_->candidate_tensor(c);
     at::Tensor sum = at::zeros(w.sizes(), w.options().dtype(at::kFloat));
+    at::Tensor part = parted ? at::zeros(w.sizes(), w.options().dtype(at::kFloat)) : at::Tensor();
     for (size_t l = 0; l < layers.size(); l++) {
-      at::Tensor* slot = w.is_same(layers[l].gate_proj) ? &taps[l].gate
-                         : w.is_same(layers[l].up_proj) ? &taps[l].up
-                         : w.is_same(layers[l].down_proj) ? &taps[l].down
-                                                          : nullptr;
-      if (!slot) continue;
-      *slot = sum;
+      MlpGradientSums& tap = taps[l];
+      const bool gate = w.is_same(layers[l].gate_proj), up = w.is_same(layers[l].up_proj), down = w.is_same(layers[l].down_proj);
+      if (!gate && !up && !down) continue;
+      (gate ? tap.gate : up ? tap.up : tap.down) = sum;
+      (gate ? tap.gate_part : up ? tap.up_part : tap.down_part) = part;
       first_layer = std::min(first_layer, l);
     }
     weights.push_back(w);
     sums.push_back(sum);
+    part_sums.push_back(part);
   }
   Taps tapped(model, taps);
   GraphFrom graph(layers.at(first_layer).input_norm);
@@ -107,20 +113,32 @@ std::vector<std::vector<float>> Engine::first_order_loss_rise(const std::vector<
       throw RunnerError(ErrorCode::cancelled, "cancelled after " + std::to_string(b) + " of " + std::to_string(total) +
                                                   " importance batches");
     std::vector<const std::vector<int64_t>*> rows;
-    for (size_t s : batches[static_cast<size_t>(b)]) rows.push_back(&sequences[s]);
+    std::vector<int64_t> part_rows;  // positions in the batch of the part's sequences
+    for (size_t s : batches[static_cast<size_t>(b)]) {
+      if (parted && in_part[s]) part_rows.push_back(static_cast<int64_t>(rows.size()));
+      rows.push_back(&sequences[s]);
+    }
+    if (parted) {
+      const at::Tensor index = at::tensor(part_rows, at::TensorOptions().dtype(at::kLong)).to(impl_->device);
+      for (MlpGradientSums& tap : taps) tap.part_rows = index;
+    }
     mean_next_token_loss(model, rows, impl_->device).backward();
     graph.drop_gradient();
     if (progress) progress(b + 1, total);
   }
 
   // r = -theta * sum, on the host as the ranking wants it
-  std::vector<std::vector<float>> out;
-  for (size_t i = 0; i < weights.size(); i++) {
-    at::Tensor rise = (weights[i].detach().to(at::kFloat) * sums[i]).neg().to(at::kCPU).contiguous();
-    out.emplace_back(rise.numel());
-    std::memcpy(out.back().data(), rise.data_ptr<float>(), out.back().size() * sizeof(float));
-  }
-  return out;
+  auto rise_of = [&](const std::vector<at::Tensor>& gradient_sums) {
+    std::vector<std::vector<float>> out;
+    for (size_t i = 0; i < weights.size(); i++) {
+      at::Tensor rise = (weights[i].detach().to(at::kFloat) * gradient_sums[i]).neg().to(at::kCPU).contiguous();
+      out.emplace_back(rise.numel());
+      std::memcpy(out.back().data(), rise.data_ptr<float>(), out.back().size() * sizeof(float));
+    }
+    return out;
+  };
+  if (parted) *part_rise = rise_of(part_sums);
+  return rise_of(sums);
 }
 
 }  // namespace bprof

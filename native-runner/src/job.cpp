@@ -132,13 +132,14 @@ AblationPlan parse_ablation(const json& v, const std::string& source) {
   }
   auto selections = v.find("selections");
   if (selections == v.end() || !selections->is_array() || selections->empty())
-    throw bad_job(source, "'ablation.selections' must be a non-empty array of \"top\", \"bottom\", \"random\"");
+    throw bad_job(source, "'ablation.selections' must be a non-empty array of \"top\", \"top_chunked\", \"bottom\", \"random\"");
   for (const json& s : *selections) {
     Selection selection;
     if (s == "top") selection = Selection::top;
+    else if (s == "top_chunked") selection = Selection::top_chunked;
     else if (s == "bottom") selection = Selection::bottom;
     else if (s == "random") selection = Selection::random;
-    else throw bad_job(source, "'ablation.selections' holds " + describe_json(s) + " (expected top, bottom or random)");
+    else throw bad_job(source, "'ablation.selections' holds " + describe_json(s) + " (expected top, top_chunked, bottom or random)");
     if (plan.has(selection)) throw bad_job(source, "'ablation.selections' names " + describe_json(s) + " twice");
     plan.selections.push_back(selection);
   }
@@ -153,6 +154,11 @@ AblationPlan parse_ablation(const json& v, const std::string& source) {
   plan.batch_size = non_negative_int(v, "batch_size", 8, source);
   if (plan.batch_size < 1) throw bad_job(source, "'ablation.batch_size' must be at least 1");
   plan.seed = static_cast<uint64_t>(non_negative_int(v, "seed", 1, source));
+  auto stability = v.find("stability");
+  if (stability != v.end()) {
+    if (!stability->is_boolean()) throw bad_job(source, "'ablation.stability' must be true or false, got " + describe_json(*stability));
+    plan.stability = stability->get<bool>();
+  }
   return plan;
 }
 
@@ -161,6 +167,7 @@ AblationPlan parse_ablation(const json& v, const std::string& source) {
 const char* selection_name(Selection selection) {
   switch (selection) {
     case Selection::top: return "top";
+    case Selection::top_chunked: return "top_chunked";
     case Selection::bottom: return "bottom";
     case Selection::random: return "random";
   }

@@ -35,7 +35,8 @@ struct Ability {
   std::vector<std::vector<int64_t>> sequences;  // each at least 2 tokens
 };
 
-enum class Selection { top, bottom, random };
+// top_chunked: the top set as the authors' released code selects it, chunk by chunk (ranking.h).
+enum class Selection { top, top_chunked, bottom, random };
 const char* selection_name(Selection selection);
 
 // How an ability's importance is read off its gradient sum g (importance.cpp): `paper`, |theta * g|
@@ -52,6 +53,9 @@ struct AblationPlan {
   int64_t back_removal = 0;
   int64_t batch_size = 8;
   uint64_t seed = 1;
+  // Also rank each ability's top sets from two seeded halves of its sequences and count, per k,
+  // what they share (the ranking's stability, docs/method.md).
+  bool stability = false;
   bool has(Selection s) const;
 };
 

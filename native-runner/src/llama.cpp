@@ -284,14 +284,22 @@ at::Tensor LlamaModel::attention(int64_t layer_index, const LlamaLayer& layer, c
 namespace {
 
 // y = x W^T (+ b), and when `sum` is defined, a hook that adds dL/dW = (dL/dy)^T x, in float32,
-// during the backward pass: the weight's gradient without the weight requiring one.
-at::Tensor tapped_project(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, const at::Tensor& sum) {
+// during the backward pass: the weight's gradient without the weight requiring one. When `part`
+// is defined too, the same product over the batch rows `rows` only ([B, L, in] inputs) goes into
+// `part`; `sum` is computed exactly as without it.
+at::Tensor tapped_project(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, const at::Tensor& sum,
+                          const at::Tensor& part, const at::Tensor& rows) {
   at::Tensor y = project(x, w, b);
   if (sum.defined() && y.requires_grad()) {
-    at::Tensor input = x.detach().reshape({-1, x.size(-1)});  // [N, in]
-    y.register_hook([sum, input](const at::Tensor& grad) {
+    const at::Tensor batch = x.detach();
+    const bool by_rows = part.defined() && rows.defined() && rows.numel() > 0 && batch.dim() == 3;
+    y.register_hook([sum, part, rows, batch, by_rows](const at::Tensor& grad) {
       at::Tensor g = grad.reshape({-1, grad.size(-1)});  // [N, out]
-      sum.add_(g.t().matmul(input).to(at::kFloat));
+      sum.add_(g.t().matmul(batch.reshape({-1, batch.size(-1)})).to(at::kFloat));
+      if (by_rows) {
+        at::Tensor g_rows = grad.index_select(0, rows).reshape({-1, grad.size(-1)});
+        part.add_(g_rows.t().matmul(batch.index_select(0, rows).reshape({-1, batch.size(-1)})).to(at::kFloat));
+      }
       return at::Tensor();  // the gradient flows on unchanged
     });
   }
@@ -310,9 +318,9 @@ at::Tensor LlamaModel::mlp(size_t layer_index, const LlamaLayer& layer, const at
     gate.mul_(project(x, layer.up_proj, layer.up_bias));
     return project(gate, layer.down_proj, layer.down_bias);
   }
-  at::Tensor gate = at::silu(tapped_project(x, layer.gate_proj, layer.gate_bias, sums.gate));
-  at::Tensor up = tapped_project(x, layer.up_proj, layer.up_bias, sums.up);
-  return tapped_project(gate * up, layer.down_proj, layer.down_bias, sums.down);
+  at::Tensor gate = at::silu(tapped_project(x, layer.gate_proj, layer.gate_bias, sums.gate, sums.gate_part, sums.part_rows));
+  at::Tensor up = tapped_project(x, layer.up_proj, layer.up_bias, sums.up, sums.up_part, sums.part_rows);
+  return tapped_project(gate * up, layer.down_proj, layer.down_bias, sums.down, sums.down_part, sums.part_rows);
 }
 
 at::Tensor LlamaModel::run_layers(at::Tensor x, const Pass& pass) const {

@@ -56,8 +56,13 @@ struct KVCache {
 };
 
 // Float32 sums of dL/dW for the MLP weights of one layer (undefined: that layer is not tapped).
+// The `part` sums, when defined, add only the contribution of the batch rows listed in `part_rows`
+// ([R] int64 on the device, set before each forward pass), out of the same backward pass: the
+// gradient of one part of the items, with the same batches and weights as the whole.
 struct MlpGradientSums {
   at::Tensor gate, up, down;
+  at::Tensor gate_part, up_part, down_part;
+  at::Tensor part_rows;
 };
 
 class LlamaModel {

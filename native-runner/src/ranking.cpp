@@ -120,6 +120,64 @@ std::vector<int64_t> rank_bottom(const std::vector<ImportanceSpan>& importance, 
   return select_smallest_keys(importance, n, key, Order::smallest_first, non_finite);
 }
 
+int64_t released_chunk_size(int64_t candidates, int64_t n) {
+  // the released code's arithmetic, in the same double operations: its "fraction of the MLP
+  // subset", then max(10^6, int(sqrt(total / (fraction + 1e-9))))
+  const double fraction = static_cast<double>(n) / static_cast<double>(candidates);
+  const double root = std::sqrt(static_cast<double>(candidates) / (fraction + 1e-9));
+  return std::max<int64_t>(kReleasedMinChunk, static_cast<int64_t>(root));
+}
+
+namespace {
+
+// The part of the candidates' importance in [start, end) of the global index, as spans.
+std::vector<ImportanceSpan> spans_between(const std::vector<ImportanceSpan>& importance, int64_t start, int64_t end) {
+  std::vector<ImportanceSpan> out;
+  int64_t offset = 0;
+  for (const ImportanceSpan& span : importance) {
+    const int64_t from = std::max(start, offset), to = std::min(end, offset + span.size);
+    if (from < to) out.push_back({span.values + (from - offset), to - from});
+    offset += span.size;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<int64_t> rank_top_chunked(const std::vector<ImportanceSpan>& importance, int64_t n, RankKey key, int64_t* non_finite_out) {
+  int64_t total = 0;
+  for (const ImportanceSpan& span : importance) total += span.size;
+  if (n > total)
+    throw RunnerError(ErrorCode::bad_job, "the ablation asks for " + std::to_string(n) + " parameters but there are only " +
+                                              std::to_string(total) + " candidates (MLP weights of the included layers)");
+  if (non_finite_out) *non_finite_out = 0;
+  if (n <= 0) return {};
+  const double fraction = static_cast<double>(n) / static_cast<double>(total);
+  const int64_t chunk = released_chunk_size(total, n);
+  std::vector<int64_t> chosen;
+  for (int64_t start = 0; start < total; start += chunk) {
+    const int64_t end = std::min(total, start + chunk);
+    const int64_t take = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(fraction * static_cast<double>(end - start))));
+    int64_t non_finite = 0;
+    for (int64_t local : select_smallest_keys(spans_between(importance, start, end), take, key, Order::largest_first, &non_finite))
+      chosen.push_back(start + local);
+    if (non_finite_out) *non_finite_out += non_finite;
+  }
+  return chosen;
+}
+
+int64_t shared_indices(std::vector<int64_t> a, std::vector<int64_t> b) {
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  int64_t shared = 0;
+  for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+    if (a[i] < b[j]) i++;
+    else if (b[j] < a[i]) j++;
+    else shared++, i++, j++;
+  }
+  return shared;
+}
+
 std::vector<int64_t> negatives_in_prefixes(const std::vector<ImportanceSpan>& values, const std::vector<int64_t>& ranking,
                                            const std::vector<int64_t>& prefixes) {
   std::vector<int64_t> starts;  // global index of each span's first value
@@ -164,6 +222,12 @@ std::vector<int64_t> draw_random(int64_t candidates, int64_t n, uint64_t seed) {
     drawn.push_back(static_cast<int64_t>(index));
   }
   return drawn;
+}
+
+std::vector<bool> first_half(int64_t items, uint64_t seed) {
+  std::vector<bool> in_first(static_cast<size_t>(items), false);
+  for (int64_t index : draw_random(items, items / 2, seed)) in_first[static_cast<size_t>(index)] = true;
+  return in_first;
 }
 
 std::vector<std::vector<int64_t>> prefix_intersections(const std::vector<const std::vector<int64_t>*>& rankings, int64_t n) {

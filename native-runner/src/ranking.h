@@ -40,6 +40,22 @@ std::vector<int64_t> rank_top(const std::vector<ImportanceSpan>& importance, int
 std::vector<int64_t> rank_bottom(const std::vector<ImportanceSpan>& importance, int64_t n, RankKey key = RankKey::value,
                                  int64_t* non_finite = nullptr);
 
+// The selection of the authors' released code (extract_region.py, docs/method.md step 3): the
+// candidates' importance vector, in global index order, is cut into consecutive chunks of
+// `released_chunk_size` values (the last one shorter), and each chunk contributes its
+// max(1, ceil(f * length)) largest values, f = n / candidates. The set is spread along the vector
+// and slightly larger than n; it is not nested across k, since the chunk size depends on n.
+// Within a chunk, ties go to the smaller index (torch.topk leaves them unspecified). Returned in
+// chunk order, each chunk's best first. n = 0 selects nothing (the released code would still take
+// one weight per chunk). Throws RunnerError(bad_job) when n exceeds the candidates.
+constexpr int64_t kReleasedMinChunk = 1000000;
+int64_t released_chunk_size(int64_t candidates, int64_t n);
+std::vector<int64_t> rank_top_chunked(const std::vector<ImportanceSpan>& importance, int64_t n, RankKey key = RankKey::value,
+                                      int64_t* non_finite = nullptr);
+
+// |A n B| of two index lists, each without repeats, in any order.
+int64_t shared_indices(std::vector<int64_t> a, std::vector<int64_t> b);
+
 // For each n of `prefixes` (each at most the ranking's length), how many of the ranking's first n
 // candidates hold a negative value: with the values of Engine::first_order_loss_rise, the weights
 // whose zeroing lowers the ability's loss to first order.
@@ -49,6 +65,10 @@ std::vector<int64_t> negatives_in_prefixes(const std::vector<ImportanceSpan>& va
 // n distinct indices of [0, candidates), uniformly drawn in order by std::mt19937_64(seed), the same
 // on every platform. Its prefixes are uniform draws too, so one list serves the whole sweep.
 std::vector<int64_t> draw_random(int64_t candidates, int64_t n, uint64_t seed);
+
+// The seeded split of an ability's items for the ranking's stability (docs/method.md): true for
+// the floor(items / 2) items of the first half, drawn as draw_random(items, items / 2, seed) draws.
+std::vector<bool> first_half(int64_t items, uint64_t seed);
 
 // |first n of a| intersected with |first n of b| for every pair: [i][j], symmetric, diagonal n.
 std::vector<std::vector<int64_t>> prefix_intersections(const std::vector<const std::vector<int64_t>*>& rankings, int64_t n);

@@ -107,6 +107,29 @@ TEST_F(Gpu, ImportanceMatchesTheCpu) {
   EXPECT_LT(worst, 1e-3 * largest);
 }
 
+// The stability's first half (every other sequence) out of the same pass, as on the CPU.
+TEST_F(Gpu, APartsImportanceMatchesTheCpu) {
+  const auto sequences = diagnostic_sequences();
+  std::vector<bool> part(sequences.size());
+  for (size_t i = 0; i < part.size(); i++) part[i] = i % 2 == 0;
+  auto cpu_engine = engine_on(dir.path(), "cpu");
+  auto gpu_engine = engine_on(dir.path(), "cuda");
+  std::vector<std::vector<float>> cpu, gpu;
+  cpu_engine->first_order_loss_rise(sequences, 2, cpu_engine->candidates(0, 0), nullptr, nullptr, part, &cpu);
+  gpu_engine->first_order_loss_rise(sequences, 2, gpu_engine->candidates(0, 0), nullptr, nullptr, part, &gpu);
+  ASSERT_EQ(gpu.size(), cpu.size());
+  double largest = 0, worst = 0;
+  for (size_t t = 0; t < cpu.size(); t++) {
+    ASSERT_EQ(gpu[t].size(), cpu[t].size());
+    for (size_t j = 0; j < cpu[t].size(); j++) {
+      largest = std::max(largest, static_cast<double>(std::abs(cpu[t][j])));
+      worst = std::max(worst, static_cast<double>(std::abs(gpu[t][j] - cpu[t][j])));
+    }
+  }
+  ASSERT_GT(largest, 0.0);
+  EXPECT_LT(worst, 1e-3 * largest);
+}
+
 TEST_F(Gpu, AblationScoresLikeTheCpuAndRestoresBitForBit) {
   const std::vector<Item> items = test::sample_choice_items();
   auto cpu = engine_on(dir.path(), "cpu");

@@ -149,6 +149,65 @@ TEST(Importance, TheLargestRiseRaisesTheLossWhenZeroedAndTheMostNegativeLowersIt
   EXPECT_NEAR(lowered, last_estimate, 0.25 * std::abs(last_estimate));
 }
 
+// The stability's halves out of one pass: r of a part of the sequences is -theta times the
+// gradient of their share of the same batch losses (the batch means still divide by all of the
+// batch's tokens), by finite differences; the whole r is the same bits with or without the part;
+// a part and its complement add up to the whole.
+TEST(Importance, APartsRiseIsItsShareOfTheSameBatchLosses) {
+  TempDir dir;
+  TinyLlamaSpec spec;
+  test::Weights weights = test::write_tiny_llama(dir.path(), spec);
+  auto engine = open_tiny(dir.path());
+  std::vector<std::vector<int64_t>> sequences;  // lengths 5..10: already sorted by length
+  for (int64_t s = 0; s < 6; s++) {
+    sequences.push_back({256});
+    for (int64_t i = 1; i < 5 + s; i++) sequences.back().push_back(40 + (i * 7 + s * 5) % 70);
+  }
+  const std::vector<bool> part = {true, false, false, true, true, false};
+  std::vector<bool> rest(part.size());
+  for (size_t i = 0; i < part.size(); i++) rest[i] = !part[i];
+  const auto candidates = engine->candidates(0, 0);
+  const auto whole = engine->first_order_loss_rise(sequences, 3, candidates, nullptr, nullptr);
+  std::vector<std::vector<float>> part_rise, rest_rise;
+  EXPECT_EQ(engine->first_order_loss_rise(sequences, 3, candidates, nullptr, nullptr, part, &part_rise), whole);
+  engine->first_order_loss_rise(sequences, 3, candidates, nullptr, nullptr, rest, &rest_rise);
+
+  // the part's objective in float64: per batch of 3, its rows' losses over all the batch's predictions
+  auto part_losses = [&](const test::Weights& w) {
+    double total = 0;
+    for (size_t start = 0; start < sequences.size(); start += 3) {
+      double loss = 0;
+      int64_t predictions = 0;
+      for (size_t s = start; s < start + 3; s++) {
+        auto logprobs = test::reference_logprobs(spec, w, sequences[s]);
+        for (size_t p = 0; p + 1 < sequences[s].size(); p++, predictions++)
+          if (part[s]) loss -= logprobs[p][static_cast<size_t>(sequences[s][p + 1])];
+      }
+      total += loss / static_cast<double>(predictions);
+    }
+    return total;
+  };
+  double largest = 0;
+  for (size_t c = 0; c < candidates.size(); c++)
+    for (size_t j = 0; j < whole[c].size(); j++) {
+      largest = std::max(largest, std::abs(static_cast<double>(whole[c][j])));
+      EXPECT_NEAR(part_rise[c][j] + rest_rise[c][j], whole[c][j], 1e-5 * std::abs(whole[c][j]) + 1e-7) << c << " " << j;
+    }
+  for (size_t c = 0; c < candidates.size(); c++) {
+    const auto& values = part_rise[c];
+    const size_t top = static_cast<size_t>(
+        std::max_element(values.begin(), values.end(), [](float a, float b) { return std::abs(a) < std::abs(b); }) - values.begin());
+    test::Weights plus = weights, minus = weights;
+    const float theta = weights.at(candidates[c].name).values[top];
+    plus.at(candidates[c].name).values[top] = theta + 1e-3f;
+    minus.at(candidates[c].name).values[top] = theta - 1e-3f;
+    const double gradient = (part_losses(plus) - part_losses(minus)) /
+                            (static_cast<double>(theta + 1e-3f) - static_cast<double>(theta - 1e-3f));
+    const double expected = -static_cast<double>(theta) * gradient;
+    EXPECT_NEAR(values[top], expected, 2e-3 * std::abs(expected) + 1e-5 * largest) << candidates[c].name << "[" << top << "]";
+  }
+}
+
 TEST(Importance, LeavesTheWeightsAsTheyWereAndGivesTheSameAnswerTwice) {
   TempDir dir;
   test::write_tiny_llama(dir.path());

@@ -164,6 +164,95 @@ TEST(Profile, SignedRankingsSplitThePapersTopSetBySign) {
   }
 }
 
+// top_chunked, the released code's chunked selection: on this model's 12,288 candidates there is
+// one chunk, so each k's set is the exact top of its own size, ceil(n / N * N) (n or n + 1), and
+// holds the exact top-n whether or not `top` itself is selected; a finished folder resumes from
+// the saved counts alone.
+TEST(Profile, ChunkedTopSetsAreSavedPerKAndComparedWithTheExactTop) {
+  TempDir dir;
+  test::Weights weights = test::write_tiny_llama(dir.path());
+  const int64_t p = parameter_count(weights);
+  auto run = [&](const std::string& name, const json& selections) {
+    json job = profile_job(dir.path());
+    job["ablation"]["selections"] = selections;
+    test::write_file(dir.file(name + ".json"), job.dump());
+    RunResult r = run_profile(dir.file(name + ".json"), dir.file(name));
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return r;
+  };
+  run("alone", {"top_chunked", "random"});
+  run("beside", {"top", "top_chunked"});
+  const auto top = ranking_from_bytes(test::read_file(dir.file("beside/rankings/quant.top.bin")), "top");
+  for (const std::string name : {"alone", "beside"}) {
+    const json manifest = json::parse(test::read_file(dir.file(name + "/profile.json")));
+    int chunked = 0;
+    for (const json& v : manifest["variants"]) {
+      if (v["selection"] != "top_chunked") continue;
+      chunked++;
+      const int64_t top_n = parameters_for_k(v["k"].get<double>(), p);
+      const int64_t n = v["n"].get<int64_t>();
+      EXPECT_EQ(v["top_n"], top_n) << v.dump();
+      EXPECT_TRUE(n == top_n || n == top_n + 1) << v.dump();
+      EXPECT_EQ(v["shared_with_top"], top_n) << v.dump();
+      EXPECT_GE(v["lowering"].get<int64_t>(), 0);
+      EXPECT_LE(v["lowering"].get<int64_t>(), n);
+      if (v["ability"] != "quant") continue;
+      const std::string k_index = v["file"].get<std::string>().substr(v["file"].get<std::string>().rfind(".k") + 2, 1);
+      const auto set = ranking_from_bytes(test::read_file(dir.file(name + "/rankings/quant.top_chunked.k" + k_index + ".bin")), "set");
+      EXPECT_EQ(set, std::vector<int64_t>(top.begin(), top.begin() + n)) << name << " " << v.dump();
+    }
+    EXPECT_EQ(chunked, 6) << name;  // 2 abilities x 3 k
+  }
+  const std::string first_manifest = test::read_file(dir.file("alone/profile.json"));
+  RunResult again = run_profile(dir.file("alone.json"), dir.file("alone"));
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  for (const json& e : events_of(again, "variant")) EXPECT_TRUE(e["resumed"].get<bool>());
+  for (const json& e : events_of(again, "progress")) EXPECT_NE(e["phase"], "importance");
+  EXPECT_EQ(test::read_file(dir.file("alone/profile.json")), first_manifest);
+}
+
+// `stability`: each ability's top n ranked from two seeded halves of its sequences (3 and 3 here),
+// counted per k in the manifest; the whole importance, and so every ranking and variant, is the
+// same as without it.
+TEST(Profile, StabilityComparesTheTopSetsOfTwoHalvesWithoutChangingTheRankings) {
+  TempDir dir;
+  test::Weights weights = test::write_tiny_llama(dir.path());
+  const int64_t p = parameter_count(weights);
+  json job = profile_job(dir.path());
+  job["ablation"]["selections"] = {"top"};
+  test::write_file(dir.file("plain.json"), job.dump());
+  ASSERT_EQ(run_profile(dir.file("plain.json"), dir.file("plain")).exit_code, 0);
+  job["ablation"]["stability"] = true;
+  test::write_file(dir.file("halves.json"), job.dump());
+  RunResult r = run_profile(dir.file("halves.json"), dir.file("halves"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+
+  EXPECT_EQ(test::read_file(dir.file("plain/rankings/quant.top.bin")), test::read_file(dir.file("halves/rankings/quant.top.bin")));
+  EXPECT_EQ(test::read_file(dir.file("plain/variants/temporal.top.k2.jsonl")), test::read_file(dir.file("halves/variants/temporal.top.k2.jsonl")));
+  EXPECT_FALSE(json::parse(test::read_file(dir.file("plain/profile.json"))).contains("stability"));
+  const json manifest = json::parse(test::read_file(dir.file("halves/profile.json")));
+  ASSERT_EQ(manifest["stability"].size(), 2u);
+  for (const json& s : manifest["stability"]) {
+    EXPECT_EQ(s["halves"], json::array({3, 3})) << s.dump();
+    EXPECT_EQ(s["n"][2], parameters_for_k(0.05, p));
+    ASSERT_EQ(s["shared"].size(), 3u);
+    int64_t previous = 0;
+    for (size_t i = 0; i < 3; i++) {
+      const int64_t n = parameters_for_k(job["ablation"]["k"][i].get<double>(), p), shared = s["shared"][i].get<int64_t>();
+      EXPECT_GE(shared, previous);  // the sets grow with k
+      EXPECT_LE(shared, n);
+      previous = shared;
+    }
+    EXPECT_GT(previous, 0) << "two halves of one ability share none of their top weights";
+  }
+  EXPECT_EQ(manifest["stability"][0]["ability"], "quant");
+
+  // resumed from the saved counts alone
+  RunResult again = run_profile(dir.file("halves.json"), dir.file("halves"));
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_EQ(json::parse(test::read_file(dir.file("halves/profile.json")))["stability"], manifest["stability"]);
+}
+
 // What a variant zeroed, checked without the runner's ablation code: zero the ranking's first n
 // candidates in a copy of the checkpoint, score that with `score`, and compare with the variant.
 TEST(Profile, AVariantScoresLikeACheckpointWithItsParametersZeroed) {

@@ -188,5 +188,94 @@ TEST(Ranking, FileFormatRoundTripsAndRejectsPartialEntries) {
   EXPECT_THROW(ranking_from_bytes(bytes.substr(0, 47), "r.bin"), RunnerError);
 }
 
+TEST(Stability, TheFirstHalfIsASeededDrawOfHalfTheItems) {
+  const std::vector<bool> half = first_half(7, 3);
+  EXPECT_EQ(std::count(half.begin(), half.end(), true), 3);
+  EXPECT_EQ(first_half(7, 3), half);
+  std::vector<int64_t> drawn = draw_random(7, 3, 3);
+  for (int64_t i : drawn) EXPECT_TRUE(half[static_cast<size_t>(i)]);
+  EXPECT_NE(first_half(40, 3), first_half(40, 4));
+  const std::vector<bool> one = first_half(1, 3);
+  EXPECT_EQ(std::count(one.begin(), one.end(), true), 0);
+}
+
+// The released code's chunk size, against values its own Python arithmetic gives
+// (max(1_000_000, int(math.sqrt(total / (n / total + 1e-9))))).
+TEST(ChunkedSelection, ChunkSizeIsTheReleasedCodesArithmetic) {
+  EXPECT_EQ(released_chunk_size(2500000, 25), 1000000);
+  EXPECT_EQ(released_chunk_size(10000000, 10), 3160697);
+  EXPECT_EQ(released_chunk_size(5600000000, 80300), 19761281);    // an 8B model's MLP at k = 0.00001
+  EXPECT_EQ(released_chunk_size(5600000000, 82227000), 1000000);  // at k = 0.01024
+}
+
+// 2.5 million candidates, n = 25: chunks of 10^6, 10^6 and 500,000 contribute 10, 10 and 5.
+std::vector<float> ramp(int64_t size) {
+  std::vector<float> values(static_cast<size_t>(size));
+  for (int64_t i = 0; i < size; i++) values[static_cast<size_t>(i)] = static_cast<float>(i % 1000) * 1e-6f;
+  return values;
+}
+
+TEST(ChunkedSelection, DiffersFromTheGlobalTopWhenTheLargestValuesShareAChunk) {
+  std::vector<float> values = ramp(2500000);
+  for (int64_t i = 0; i < 25; i++) values[static_cast<size_t>(100 + i * 7)] = 10.0f + static_cast<float>(i);  // all in chunk 0
+  const std::vector<ImportanceSpan> spans = {{values.data(), 1200000}, {values.data() + 1200000, 1300000}};
+  const std::vector<int64_t> global = rank_top(spans, 25);
+  const std::vector<int64_t> chunked = rank_top_chunked(spans, 25);
+  ASSERT_EQ(chunked.size(), 25u);
+  // chunk 0 gives its 10 largest, best first: the planted values 24 down to 15
+  for (int64_t i = 0; i < 10; i++) EXPECT_EQ(chunked[static_cast<size_t>(i)], 100 + (24 - i) * 7);
+  // the other chunks give their own largest ramp values (0.000999, ties to the smaller index),
+  // across the boundary between the two spans
+  std::vector<int64_t> rest;
+  for (int64_t i = 0; i < 10; i++) rest.push_back(1000999 + i * 1000);
+  for (int64_t i = 0; i < 5; i++) rest.push_back(2000999 + i * 1000);
+  EXPECT_EQ(std::vector<int64_t>(chunked.begin() + 10, chunked.end()), rest);
+  EXPECT_EQ(shared_indices(chunked, global), 10);
+  EXPECT_EQ(shared_indices(global, global), 25);
+}
+
+TEST(ChunkedSelection, AgreesWithTheGlobalTopWhenEachChunkHoldsItsShare) {
+  std::vector<float> values = ramp(2500000);
+  // 10, 10 and 5 planted values in the three chunks: exactly the global top 25
+  for (int64_t i = 0; i < 10; i++) values[static_cast<size_t>(3 + i * 1000)] = 5.0f + static_cast<float>(i);
+  for (int64_t i = 0; i < 10; i++) values[static_cast<size_t>(1000003 + i * 1000)] = 2.0f + static_cast<float>(i) * 0.01f;
+  for (int64_t i = 0; i < 5; i++) values[static_cast<size_t>(2499990 + i)] = 1.0f;
+  const std::vector<ImportanceSpan> spans = {{values.data(), static_cast<int64_t>(values.size())}};
+  const std::vector<int64_t> chunked = rank_top_chunked(spans, 25, RankKey::magnitude);
+  std::vector<int64_t> sorted_chunked = chunked, sorted_global = rank_top(spans, 25, RankKey::magnitude);
+  std::sort(sorted_chunked.begin(), sorted_chunked.end());
+  std::sort(sorted_global.begin(), sorted_global.end());
+  EXPECT_EQ(sorted_chunked, sorted_global);
+}
+
+// Below 10^6 candidates there is one chunk: the chunked set is the global top of its own size,
+// which is ceil(n / N * N) in floating point: n, or n + 1 where the division rounds up.
+TEST(ChunkedSelection, OneChunkIsTheGlobalTopOfItsSize) {
+  std::mt19937 rng(11);
+  std::vector<float> values(50000);
+  for (float& v : values) v = static_cast<float>(static_cast<int>(rng() % 20001) - 10000) * 1e-3f;
+  const std::vector<ImportanceSpan> spans = {{values.data(), 20000}, {values.data() + 20000, 30000}};
+  for (int64_t n : {1, 7, 49, 1000, 33333, 50000}) {
+    for (RankKey key : {RankKey::magnitude, RankKey::value}) {
+      const std::vector<int64_t> chunked = rank_top_chunked(spans, n, key);
+      EXPECT_TRUE(static_cast<int64_t>(chunked.size()) == n || static_cast<int64_t>(chunked.size()) == n + 1) << n;
+      EXPECT_EQ(chunked, rank_top(spans, static_cast<int64_t>(chunked.size()), key)) << "n=" << n;
+    }
+  }
+  EXPECT_EQ(rank_top_chunked(spans, 0), std::vector<int64_t>{});
+  EXPECT_THROW(rank_top_chunked(spans, 50001), RunnerError);
+}
+
+TEST(ChunkedSelection, CountsNonFiniteValuesInEveryChunk) {
+  std::vector<float> values = ramp(2500000);
+  values[5] = std::numeric_limits<float>::quiet_NaN();
+  values[2400000] = std::numeric_limits<float>::infinity();
+  const std::vector<ImportanceSpan> spans = {{values.data(), static_cast<int64_t>(values.size())}};
+  int64_t non_finite = -1;
+  const std::vector<int64_t> chunked = rank_top_chunked(spans, 25, RankKey::value, &non_finite);
+  EXPECT_EQ(non_finite, 2);
+  EXPECT_EQ(std::count(chunked.begin(), chunked.end(), 2400000), 0);  // ranked as 0, below the ramp's top
+}
+
 }  // namespace
 }  // namespace bprof

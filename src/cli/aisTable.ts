@@ -37,7 +37,21 @@ function sectionTable(model: string, s: KSection, parameters: number, method: Im
   // The reasons the printed cells refer to, under the numbers every report gives them.
   const cited = [...new Set(s.rows.flatMap((r) => r.cells.flatMap((c) => (c.ais === null && c.reason !== undefined ? [c.reason] : []))))].sort((a, b) => a - b);
   const title = `${model}: AIS (${s.metricLabel}) at k = ${formatK(s.k)} (n = ${s.n} of ${parameters} parameters, ${method} importance), ${confidence} CI; * = the CI excludes 0`;
-  return [title, ...alignColumns(rows), ...cited.map((n) => `  (${n}) ${s.reasons[n - 1] ?? "AIS is undefined"}`), ...loweringLine(s), ...labelLines(s)].join("\n");
+  return [title, ...alignColumns(rows), ...cited.map((n) => `  (${n}) ${s.reasons[n - 1] ?? "AIS is undefined"}`), ...loweringLine(s), ...stabilityLines(s), ...chunkedLines(s), ...labelLines(s)].join("\n");
+}
+
+/** Each ability's ranking stability: the Jaccard index of the top n ranked from two halves of its items. */
+function stabilityLines(s: KSection): string[] {
+  if (s.stability.length === 0) return [];
+  const rows = s.stability.map((x) => [`  ${x.ability}`, `halves ${x.halves[0]} + ${x.halves[1]} items`, `shared ${x.shared}`, `Jaccard ${formatFixed(x.jaccard, 3)}`]);
+  return ["", `ranking stability at k = ${formatK(s.k)}: the top n = ${s.n} of two halves of each ability's items:`, ...alignColumns(rows)];
+}
+
+/** Each ability's chunked top set (the released code's rule) against the exact top n: sizes, shared weights, Jaccard. */
+function chunkedLines(s: KSection): string[] {
+  if (s.chunked.length === 0) return [];
+  const rows = s.chunked.map((c) => [`  ${c.ability}`, `chunked ${c.chunkedN}`, `shared ${c.shared}`, `Jaccard ${formatFixed(c.jaccard, 3)}`]);
+  return ["", `top_chunked (the released code's chunked rule) against the exact top n = ${s.n} at k = ${formatK(s.k)}:`, ...alignColumns(rows)];
 }
 
 /** How much of the top sets would lower their own ability's loss when zeroed: about half with `paper`, none with `signed`. */

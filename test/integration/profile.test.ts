@@ -6,8 +6,10 @@ import assert from "node:assert/strict";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
+import { WorkspaceModel } from "../../src/core/workspace/model";
+import { WorkspaceService } from "../../src/core/workspace/service";
 import { bprof } from "../support/cli";
-import { BENCH_DOCS, K, makeProfileProject, QUANT, SPATIAL } from "../support/profileProject";
+import { BENCH_DOCS, CONFIG_YAML, K, makeProfileProject, QUANT, SPATIAL } from "../support/profileProject";
 
 let root: string;
 let parameters: number;
@@ -157,4 +159,90 @@ test("bprof run --resume recomputes only what is missing or cut short, and refus
   const missing = await bprof(["run", "--resume", "20000101-000000-abcd", path.join(root, "profile.bprof.yaml")]);
   assert.equal(missing.exitCode, 2);
   assert.match(missing.stderr, /no run folder `20000101-000000-abcd` in the output folder of/);
+});
+
+test("top_chunked with the real runner: the released code's chunked sets beside the exact top sets, compared in results.json and the report", { timeout: 300_000 }, async () => {
+  // the tiny model has far fewer than a million candidates: one chunk, so each chunked set is the
+  // exact top of ceil(n / candidates x candidates) weights and holds all n of the exact top set
+  const project = await makeProfileProject({ config: CONFIG_YAML.replace("selections: [top, random]", "selections: [top, top_chunked, random]") });
+  try {
+    const result = await bprof(["run", project.configPath]);
+    assert.equal(result.exitCode, 0, `bprof run failed:\n${result.stderr}\n${result.stdout}`);
+    assert.match(result.stdout, /^Quantitative Reasoning \(top, chunked\)\s/m);
+    assert.match(result.stdout, /^top_chunked \(the released code's chunked rule\) against the exact top n = \d+ at k = 0\.01:$/m);
+    const runs = await fs.readdir(path.join(project.root, ".bprof", "runs"));
+    const runDir = path.join(project.root, ".bprof", "runs", runs[0]!);
+    const results = JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8"));
+    const profile = results.models[0].profile;
+    assert.deepEqual(profile.selections, ["top", "top_chunked", "random"]);
+    const chunked = profile.variants.filter((v: { selection: string }) => v.selection === "top_chunked");
+    assert.equal(chunked.length, 4);
+    for (const v of chunked) {
+      const n = Math.floor(v.k * project.parameters);
+      assert.equal(v.exact_top.n, n);
+      assert.ok(v.n === n || v.n === n + 1, JSON.stringify(v));
+      assert.equal(v.exact_top.shared, n);
+      assert.equal(v.exact_top.jaccard, n / v.n);
+      assert.ok(v.lowering >= 0 && v.lowering <= v.n);
+      // a set of the same weights (or one more) damages the benchmark like the exact top set, or nearly
+      assert.equal(typeof v.benchmarks[0].acc.ablated, "number");
+    }
+    const report = await bprof(["report", runDir, "--format", "md", "--out", "-"]);
+    assert.equal(report.exitCode, 0, report.stderr);
+    assert.match(report.stdout, /\*\*Chunked selection against the exact top n\*\*/);
+    assert.match(report.stdout, /\| Spatial Reasoning \| \d+ \| \d+ \| \d+ \| (1\.000|0\.9\d\d) \|/);
+  } finally {
+    await fs.rm(project.root, { recursive: true, force: true });
+  }
+});
+
+test("ablation.stability with the real runner: each ability's halves in results.json and the report, the same profile otherwise, and the ability's health hover reads it", { timeout: 300_000 }, async () => {
+  const plain = await makeProfileProject();
+  const halves = await makeProfileProject({ config: CONFIG_YAML.replace("  batch_size: 2\n", "  batch_size: 2\n  stability: true\n") });
+  try {
+    const resultsOf = async (project: { root: string; configPath: string }) => {
+      const result = await bprof(["run", project.configPath]);
+      assert.equal(result.exitCode, 0, `bprof run failed:\n${result.stderr}\n${result.stdout}`);
+      const runs = await fs.readdir(path.join(project.root, ".bprof", "runs"));
+      const runDir = path.join(project.root, ".bprof", "runs", runs[0]!);
+      return { runDir, stdout: result.stdout, results: JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8")) };
+    };
+    const without = await resultsOf(plain);
+    const withHalves = await resultsOf(halves);
+    assert.equal(without.results.models[0].profile.stability, undefined);
+    const stability = withHalves.results.models[0].profile.stability;
+    // 4 and 3 diagnostic items: halves of 2 + 2 and 1 + 2, drawn with the seed
+    assert.deepEqual(stability.map((s: { ability: string; halves: number[] }) => [s.ability, s.halves]), [[QUANT, [2, 2]], [SPATIAL, [1, 2]]]);
+    for (const s of stability) {
+      assert.deepEqual(s.by_k.map((x: { k: number }) => x.k), K);
+      for (const x of s.by_k) {
+        assert.equal(x.n, Math.floor(x.k * halves.parameters));
+        assert.ok(x.shared >= 0 && x.shared <= x.n);
+        assert.equal(x.jaccard, x.shared / (2 * x.n - x.shared));
+      }
+    }
+    // measuring it changes nothing else: the same scores for every variant
+    const cells = (r: { models: { profile: { variants: { benchmarks: { acc: unknown }[] }[] } }[] }) => r.models[0]!.profile.variants.map((v) => v.benchmarks[0]!.acc);
+    assert.deepEqual(cells(withHalves.results), cells(without.results));
+    assert.match(withHalves.stdout, /^ranking stability at k = 0\.01: the top n = \d+ of two halves of each ability's items:$/m);
+    const report = await bprof(["report", withHalves.runDir, "--format", "md", "--out", "-"]);
+    assert.equal(report.exitCode, 0, report.stderr);
+    assert.match(report.stdout, /\| Quantitative Reasoning \| 2 \+ 2 \| \d+ \| [01]\.\d{3} \|/);
+
+    // the ability's hover in the editor: the run's measurement in place of the rule of thumb on the count
+    const model = new WorkspaceModel();
+    model.filesFound([halves.configPath]);
+    await model.update();
+    const service = new WorkspaceService(model);
+    service.setRoots([halves.root]);
+    const config = await fs.readFile(halves.configPath, "utf8");
+    const before = config.slice(0, config.indexOf(SPATIAL) + 2).split("\n");
+    const hover = await service.hover(halves.configPath, { line: before.length - 1, character: before.at(-1)!.length });
+    const jaccard = stability[1].by_k[1].jaccard as number;
+    assert.ok(hover!.markdown.includes(`3 items: an ${jaccard >= 0.5 ? "" : "un"}stable ranking, as measured: the top sets of two halves (1 + 2 items) ` +
+      `have Jaccard index ${jaccard.toFixed(3)} at k = 0.01 (run ${withHalves.results.run_id}, model tiny-llama)`), hover!.markdown);
+  } finally {
+    await fs.rm(plain.root, { recursive: true, force: true });
+    await fs.rm(halves.root, { recursive: true, force: true });
+  }
 });

@@ -132,6 +132,42 @@ export function fixtureResults(): Results {
   };
 }
 
+/**
+ * The results with `top_chunked` selected: per ability and k a chunked set of n + 3 weights with
+ * the cells of the ability's top variant; Causal's shares n - 100 with its exact top n, the others all n.
+ */
+export function withChunkedTopSets(results: Results): Results {
+  const profile = results.models[0]!.profile!;
+  profile.selections = ["top", "top_chunked", "random"];
+  for (const top of profile.variants.filter((v) => v.selection === "top")) {
+    const n = top.n + 3;
+    const shared = top.ability === CAUSAL ? top.n - 100 : top.n;
+    const name = `${top.ability_id}.top_chunked.k${top.k === 0.001 ? 0 : 1}`;
+    profile.variants.push({
+      ...structuredClone(top), selection: "top_chunked", n, exact_top: { n: top.n, shared, jaccard: shared / (n + top.n - shared) },
+      scores_file: `runner/variants/${name}.jsonl`, items_file: `variants/${name}.items.jsonl`,
+    });
+  }
+  return results;
+}
+
+/**
+ * The results of a run with `ablation.stability`: Causal's halves (6 + 6 items) share 40 of their
+ * top 100 and 700 of their top 1,000; Quant's 10 and 100; Spatial, with one item, has none.
+ */
+export function withStability(results: Results): Results {
+  const profile = results.models[0]!.profile!;
+  const byK = (shared: [number, number]) => [0.001, 0.01].map((k, i) => {
+    const n = Math.floor(k * 100000);
+    return { k, n, shared: shared[i]!, jaccard: shared[i]! / (2 * n - shared[i]!) };
+  });
+  profile.stability = [
+    { ability: CAUSAL, ability_id: "commonsense-and-causal-reasoning", halves: [6, 6], by_k: byK([40, 700]) },
+    { ability: QUANT, ability_id: "quantitative-reasoning-50", halves: [5, 5], by_k: byK([10, 100]) },
+  ];
+  return results;
+}
+
 const jsonl = (rows: readonly unknown[]) => rows.map((r) => JSON.stringify(r)).join("\n") + "\n";
 
 /** Writes the run folder into a new temporary directory and returns its path. */

@@ -32,6 +32,13 @@ test("a valid ability section parses", () => {
   assert.equal(parsed.config!.ablation!.method, "signed");
 });
 
+test("ablation.stability is true or false, said where it is written", () => {
+  assert.deepEqual(schemaLines("ablation:\n  k: [0.01]\n  stability: yes-please\n"), [
+    "/p/x.bprof.yaml:7:14: error: `ablation.stability` must be boolean (field ablation.stability) [config.invalid-value]",
+  ]);
+  assert.deepEqual(schemaLines("ablation:\n  k: [0.01]\n  stability: true\n"), []);
+});
+
 test("the importance method is paper or signed, said where it is written", () => {
   assert.deepEqual(schemaLines("ablation:\n  k: [0.01]\n  method: absolute\n"), [
     "/p/x.bprof.yaml:7:11: error: `ablation.method` must be one of: paper, signed (field ablation.method) [config.not-allowed]",
@@ -80,7 +87,7 @@ test("ablation needs k", () => {
 
 test("selections: unknown names and repeats", () => {
   assert.deepEqual(schemaLines("ablation:\n  k: [0.01]\n  selections: [top, rnd]\n"), [
-    "/p/x.bprof.yaml:7:21: error: `ablation.selections[1]` must be one of: top, bottom, random (field ablation.selections[1]) [config.not-allowed]",
+    "/p/x.bprof.yaml:7:21: error: `ablation.selections[1]` must be one of: top, top_chunked, bottom, random (field ablation.selections[1]) [config.not-allowed]",
   ]);
   assert.deepEqual(schemaLines("ablation:\n  k: [0.01]\n  selections: [top, random, top]\n"), [
     "/p/x.bprof.yaml:7:29: error: `ablation.selections`: item 2 repeats item 0; every value must be different (field ablation.selections[2]) [config.repeated-value]",
@@ -165,7 +172,7 @@ test("a complete ability section resolves: k sorted, defaults, items of the name
   );
   assert.ok(profile, problems.map(formatProblem).join("\n"));
   assert.deepEqual(profile.abilities.map((a) => [a.name, a.items.map((i) => i.id)]), [[QUANT, ["q1", "q2", "q3", "q4", "m1"]], [SPATIAL, ["s5", "s6", "s7"]]]);
-  assert.deepEqual(profile.ablation, { k: [0.001, 0.01], selections: ["top", "random"], method: "paper", frontRemoval: 0, backRemoval: 0, batchSize: 8 });
+  assert.deepEqual(profile.ablation, { k: [0.001, 0.01], selections: ["top", "random"], method: "paper", frontRemoval: 0, backRemoval: 0, batchSize: 8, stability: false });
   assert.equal(profile.seed, 1);
   assert.deepEqual(profile.bootstrap, { resamples: 1000, confidence: 0.95 });
   // mixed.diag.jsonl holds an item of an ability the config does not declare: said once, on that entry.

@@ -73,5 +73,5 @@ test("files and folders relative to the config; k from the paper's sweep with th
   assert.match(k.at(-1)!.documentation!, /tiny: n = 10,240 of 1,000,000/);
   assert.deepEqual(complete("models:\n  - path: ./m\n    dtype: |").map((i) => i.label), ["float32", "bfloat16", "float16"]);
   assert.deepEqual(complete("ablation:\n  k: [0.01]\n  method: |").map((i) => i.label), ["paper", "signed"]);
-  assert.deepEqual(complete("ablation:\n  selections:\n    - |").map((i) => i.label), ["top", "bottom", "random"]);
+  assert.deepEqual(complete("ablation:\n  selections:\n    - |").map((i) => i.label), ["top", "top_chunked", "bottom", "random"]);
 });

@@ -71,7 +71,7 @@ test("the profile job is the score job plus abilities (one sequence per item) an
   await fs.writeFile(path.join(project.root, "d.diag.jsonl"), [diag("a", QUANT, 1, "Sums."), diag("b", QUANT, 2), diag("c", SPATIAL, 3)].join("\n") + "\n");
   const text = "models:\n  - path: ./model\n    name: tiny-llama\nbenchmarks:\n  - task: ./tasks/tiny_mc.yaml\n" +
     `abilities:\n  - name: ${QUANT}\n    data: ./d.diag.jsonl\n  - name: ${SPATIAL}\n    data: ./d.diag.jsonl\n` +
-    "ablation:\n  k: [0.01, 0.001]\n  selections: [top, bottom, random]\n  back_removal: 1\n  batch_size: 2\nseed: 42\n";
+    "ablation:\n  k: [0.01, 0.001]\n  selections: [top, top_chunked, bottom, random]\n  back_removal: 1\n  batch_size: 2\nseed: 42\n";
   const { profile, problems } = await loadProfile(project.configPath, { text });
   assert.ok(profile, JSON.stringify(problems));
   const model = profile.models[0]!;
@@ -86,16 +86,23 @@ test("the profile job is the score job plus abilities (one sequence per item) an
     { id: "quantitative-reasoning", sequences: [[BOS_TOKEN_ID, ...utf8("Sums.\nWhat is 1 + 1?\nAnswer: 2")], [BOS_TOKEN_ID, ...utf8("What is 2 + 2?\nAnswer: 4")]] },
     { id: "spatial-reasoning", sequences: [[BOS_TOKEN_ID, ...utf8("What is 3 + 3?\nAnswer: 6")]] },
   ]);
-  assert.deepEqual(job.ablation, { k: [0.001, 0.01], selections: ["top", "bottom", "random"], method: "paper", front_removal: 0, back_removal: 1, batch_size: 2, seed: 42 });
+  assert.deepEqual(job.ablation, { k: [0.001, 0.01], selections: ["top", "top_chunked", "bottom", "random"], method: "paper", front_removal: 0, back_removal: 1, batch_size: 2, seed: 42 });
   assert.deepEqual(abilities, [{ id: "quantitative-reasoning", name: QUANT, sequences: 2 }, { id: "spatial-reasoning", name: SPATIAL, sequences: 1 }]);
   // What goes to the runner is plain JSON: it survives a round trip unchanged.
   assert.deepEqual(JSON.parse(JSON.stringify(job)), job);
+
+  // stability goes to the runner only when asked for, so a job without it has the bytes it had before
+  const halves = await loadProfile(project.configPath, { text: text.replace("  batch_size: 2\n", "  batch_size: 2\n  stability: true\n") });
+  assert.ok(halves.profile, JSON.stringify(halves.problems));
+  const halvesJob = compileProfileJob(model, halves.profile.benchmarks, { abilities: halves.profile.abilities, ablation: halves.profile.ablation!, seed: 42 }, tokenizer, "cpu").job;
+  assert.equal(halvesJob.ablation.stability, true);
+  assert.equal("stability" in job.ablation, false);
 });
 
 test("the compiler refuses what the runner would refuse", async () => {
   const { profile } = await loadProfile(project.configPath);
   const model = profile!.models[0]!;
-  const ablation = { k: [0.01, 0.01], selections: ["top" as const], method: "paper" as const, frontRemoval: 0, backRemoval: 0, batchSize: 8 };
+  const ablation = { k: [0.01, 0.01], selections: ["top" as const], method: "paper" as const, frontRemoval: 0, backRemoval: 0, batchSize: 8, stability: false };
   assert.throws(() => compileProfileJob(model, profile!.benchmarks, { abilities: [], ablation, seed: 1 }, tokenizer, "cpu"), /at least one ability/);
   const abilities = [{ name: QUANT, files: [], items: [item()] }];
   assert.throws(() => compileProfileJob(model, profile!.benchmarks, { abilities, ablation, seed: 1 }, tokenizer, "cpu"), /k = 0.01 appears twice/);

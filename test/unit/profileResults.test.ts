@@ -51,7 +51,7 @@ function scoresFile(b1: number[], b2: number[]): string {
 // By hand. b1 baseline: 3 of 4 right, acc 0.75, chance 0.5, margin 0.25.
 // b2 baseline: 0 of 2 right, below its chance 0.25: AIS undefined there.
 const BASELINE = { b1: [1, 1, 1, 0], b2: [0, 0] };
-const VARIANTS: { ability: string | null; selection: "top" | "random"; i: number; b1: number[]; expectedAis: number; flips: [number, number] }[] = [
+const VARIANTS: { ability: string | null; selection: "top" | "top_chunked" | "random"; i: number; b1: number[]; expectedAis: number; flips: [number, number] }[] = [
   { ability: "quant", selection: "top", i: 0, b1: [0, 1, 1, 0], expectedAis: (0.75 - 0.5) / 0.25, flips: [1, 0] }, // 1
   { ability: "quant", selection: "top", i: 1, b1: [0, 0, 1, 1], expectedAis: (0.75 - 0.5) / 0.25, flips: [2, 1] }, // 1
   { ability: "spatial", selection: "top", i: 0, b1: [1, 1, 1, 1], expectedAis: (0.75 - 1) / 0.25, flips: [0, 1] }, // -1
@@ -227,4 +227,79 @@ test("the AIS table: abilities down, benchmarks across, * for significant cells,
   assert.ok(lines[5]!.endsWith(section.reasons[0]!));
   // 10 and 20 of the 35 zeroed weights lower their ability's loss (the runner's counts, as given above)
   assert.equal(lines[6], "top sets: 29-57% of the zeroed weights lower their own ability's loss when zeroed (first order, -theta x g < 0)");
+});
+
+test("top_chunked: each set's Jaccard index against the exact top n, its own n, and the reports' comparison", async () => {
+  const other = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-profile-results-chunked-"));
+  try {
+    await fs.cp(dir, other, { recursive: true });
+    // quant's chunked sets: 36 weights sharing 30 with the exact top 35 at k = 0.001, the exact top 351 plus one at k = 0.01
+    const chunkedOf = (ability: string, i: number) => ({ ability, selection: "top_chunked" as const, i, b1: [1, 1, 0, 0], expectedAis: 0, flips: [0, 0] as [number, number] });
+    const chunked = [chunkedOf("quant", 0), chunkedOf("quant", 1), chunkedOf("spatial", 0), chunkedOf("spatial", 1)];
+    const shared: Record<string, [number, number, number]> = { "quant 0": [36, 35, 30], "quant 1": [352, 351, 351], "spatial 0": [35, 35, 0], "spatial 1": [351, 351, 351] };
+    const m = manifest([...VARIANTS, ...chunked]);
+    for (const v of m.variants) {
+      if (v.selection !== "top_chunked") continue;
+      const [n, topN, common] = shared[`${v.ability} ${K.indexOf(v.k)}`]!;
+      Object.assign(v, { n, top_n: topN, shared_with_top: common, lowering: 3 });
+    }
+    for (const v of chunked) await fs.writeFile(path.join(other, fileOf(v)), scoresFile(v.b1, [0, 0]));
+    await fs.writeFile(path.join(other, "profile.json"), JSON.stringify(m));
+    const { profile } = await readProfileOutput(other, { ...INPUTS, selections: ["top", "top_chunked", "random"] });
+    // config order: per ability its top variants, then its chunked ones; the control last
+    assert.deepEqual(profile.variants.map((v) => `${v.ability_id} ${v.selection} ${v.k}`).slice(0, 4), [
+      "quant top 0.001", "quant top 0.01", "quant top_chunked 0.001", "quant top_chunked 0.01",
+    ]);
+    const quant0 = variant(profile.variants, QUANT, "top_chunked", 0.001);
+    assert.equal(quant0.n, 36);
+    assert.deepEqual(quant0.exact_top, { n: 35, shared: 30, jaccard: 30 / (36 + 35 - 30) });
+    assert.deepEqual(variant(profile.variants, QUANT, "top_chunked", 0.01).exact_top, { n: 351, shared: 351, jaccard: 351 / 352 });
+    assert.equal(variant(profile.variants, SPATIAL, "top_chunked", 0.001).exact_top!.jaccard, 0);
+    assert.equal(variant(profile.variants, QUANT, "top", 0.001).exact_top, undefined);
+    // AIS of a chunked set: b1 right 2 of 4 against 3 of 4, margin 0.25
+    assert.equal(quant0.benchmarks[0]!.acc!.ais, 1);
+    // only the exact top sets are compared with the random control
+    assert.equal(quant0.benchmarks[0]!.acc!.specificity, undefined);
+
+    const model: ModelResults = {
+      name: "tiny", path: "/m", dtype: "float32", profile,
+      benchmarks: BENCHMARKS.map((b) => ({ name: b.name, task_file: b.task.file, items: 0, acc: 0, acc_norm: 0, chance: 0 })),
+    };
+    const results: Results = { schema: "bprof.results", schema_version: RESULTS_SCHEMA_VERSION, run_id: "r", created: "c", config_file: "/c.bprof.yaml", models: [model] };
+    const report = await buildReport({ dir: other, resultsFile: path.join(other, "results.json"), results }, { k: 0.001 });
+    const section = report.models[0]!.profile!.sections[0]!;
+    // the section's n is floor(k x P), not a chunked set's size
+    assert.equal(section.n, 35);
+    assert.deepEqual(section.rows.map((r) => r.label), [QUANT, SPATIAL, `${QUANT} (top, chunked)`, `${SPATIAL} (top, chunked)`, "random (control)"]);
+    assert.deepEqual(section.chunked, [
+      { ability: QUANT, chunkedN: 36, topN: 35, shared: 30, jaccard: 30 / 41 },
+      { ability: SPATIAL, chunkedN: 35, topN: 35, shared: 0, jaccard: 0 },
+    ]);
+    // a chunked set's lowering share is of its own size
+    assert.deepEqual(section.rows[2]!.lowering, { count: 3, share: 3 / 36 });
+    const text = formatAisTables(report.models[0]!);
+    assert.match(text, /top_chunked \(the released code's chunked rule\) against the exact top n = 35 at k = 0\.001:\n {2}Quantitative Reasoning\s+chunked 36\s+shared 30\s+Jaccard 0\.732\n {2}Spatial Reasoning\s+chunked 35\s+shared 0\s+Jaccard 0\.000/);
+  } finally {
+    await fs.rm(other, { recursive: true, force: true });
+  }
+});
+
+test("stability: the halves' shared counts become each ability's Jaccard index per k, under its name", async () => {
+  const other = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-profile-results-stability-"));
+  try {
+    await fs.cp(dir, other, { recursive: true });
+    const m = { ...manifest(), stability: [{ ability: "quant", halves: [2, 1], n: [35, 351], shared: [5, 300] }] };
+    await fs.writeFile(path.join(other, "profile.json"), JSON.stringify(m));
+    const { profile } = await readProfileOutput(other, INPUTS);
+    assert.deepEqual(profile.stability, [{
+      ability: QUANT, ability_id: "quant", halves: [2, 1],
+      by_k: [{ k: 0.001, n: 35, shared: 5, jaccard: 5 / 65 }, { k: 0.01, n: 351, shared: 300, jaccard: 300 / 402 }],
+    }]);
+    // a run without it has none
+    assert.equal((await readProfileOutput(dir, INPUTS)).profile.stability, undefined);
+    await fs.writeFile(path.join(other, "profile.json"), JSON.stringify({ ...m, stability: [{ ability: "quant", halves: [2, 1], n: [35], shared: [5] }] }));
+    await assert.rejects(readProfileOutput(other, INPUTS), /the stability of `quant` does not hold two halves and one count per k/);
+  } finally {
+    await fs.rm(other, { recursive: true, force: true });
+  }
 });

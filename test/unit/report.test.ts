@@ -16,7 +16,11 @@ import { checkResults, latestResultsFile, loadRun, ReportInputError, RunItems, t
 import { escapeMarkdown, renderMarkdown } from "../../src/core/report/markdown";
 import { buildReport, type KSection } from "../../src/core/report/model";
 import type { Results } from "../../src/core/results/store";
-import { AT_CHANCE, CAUSAL, fixtureResults, MODEL, MODEL_FOLDER, QUANT, SPATIAL, writeFixtureRun } from "../support/reportFixture";
+import { AT_CHANCE, CAUSAL, fixtureResults, MODEL, MODEL_FOLDER, QUANT, SPATIAL, withChunkedTopSets, withStability, writeFixtureRun } from "../support/reportFixture";
+import { formatAisTables } from "../../src/cli/aisTable";
+import { abilityHealth } from "../../src/core/language/hover";
+import { measuredStability, stabilityVerdict, STABLE_RANKING_JACCARD } from "../../src/core/datasets/diagnosticHealth";
+import { resultsView } from "../../src/core/report/view";
 
 const SCRIPT = "/* heatmap bundle */ console.log('</script>');";
 let dir: string;
@@ -446,5 +450,87 @@ test("the importance method: every format says which one ranked the weights; old
     assert.equal(JSON.parse((await renderReport(signedRun, { format: "json" })).text).models[0].profile.method, "signed");
   } finally {
     await fs.rm(path.dirname(path.dirname(signedDir)), { recursive: true, force: true });
+  }
+});
+
+test("top_chunked: rows after the top sets, and every format compares each chunked set with the exact top n", async () => {
+  const results = withChunkedTopSets(fixtureResults());
+  const chunkedDir = await writeFixtureRun(results);
+  try {
+    const chunkedRun = await loadRun(chunkedDir);
+    const report = await buildReport(chunkedRun, { k: 0.01 });
+    const section = report.models[0]!.profile!.sections[0]!;
+    assert.equal(section.n, 1000);
+    assert.deepEqual(section.rows.map((r) => r.label), [CAUSAL, QUANT, SPATIAL, `${CAUSAL} (top, chunked)`, `${QUANT} (top, chunked)`, `${SPATIAL} (top, chunked)`, "random (control)"]);
+    assert.deepEqual(section.heatmap.groupStarts, [3, 6]);
+    assert.deepEqual(section.chunked[0], { ability: CAUSAL, chunkedN: 1003, topN: 1000, shared: 900, jaccard: 900 / 1103 });
+
+    const md = (await renderReport(chunkedRun, { format: "md", k: 0.01 })).text;
+    assert.ok(md.includes("**Chunked selection against the exact top n**"), md);
+    assert.ok(md.includes("| Commonsense & Causal Reasoning | 1,003 | 1,000 | 900 | 0.816 |"), "the Markdown lists sizes, shared weights and the Jaccard index");
+    const html = (await renderReport(chunkedRun, { format: "html", script: SCRIPT, k: 0.01 })).text;
+    assert.match(html, /<tr><th scope="row">Spatial Reasoning<\/th><td>1,003<\/td><td>1,000<\/td><td>1,000<\/td><td>0\.997<\/td><\/tr>/);
+    const json = JSON.parse((await renderReport(chunkedRun, { format: "json" })).text);
+    assert.equal(json.chunked.length, 6);
+    assert.deepEqual(json.chunked[0], { model: MODEL, ability: CAUSAL, k: 0.001, n: 100, chunked_n: 103, shared: 0, jaccard: 0 });
+    assert.deepEqual(json.chunked.find((c: { k: number; ability: string }) => c.k === 0.01 && c.ability === QUANT),
+      { model: MODEL, ability: QUANT, k: 0.01, n: 1000, chunked_n: 1003, shared: 1000, jaccard: 1000 / 1003 });
+    const csv = (await renderReport(chunkedRun, { format: "csv" })).text;
+    assert.ok(csv.includes(`\r\n${MODEL.includes(",") ? `"${MODEL.replace(/"/g, '""')}"` : MODEL},${CAUSAL},top_chunked,0.01,1003,arc_easy,acc,`), "the CSV has the chunked rows with their own n");
+    const tex = (await renderReport(chunkedRun, { format: "latex" })).text;
+    assert.ok(tex.includes("Commonsense \\& Causal Reasoning (top, chunked)"));
+
+    const damaged = structuredClone(results) as unknown as { models: { profile: { variants: Record<string, unknown>[] } }[] };
+    damaged.models[0]!.profile.variants.at(-1)!.exact_top = { n: 1000, shared: "all" };
+    assert.throws(() => checkResults(damaged, "r.json"), /r\.json: models\[0\]\.profile\.variants\[\d+\]\.exact_top\.shared: expected a number/);
+  } finally {
+    await fs.rm(path.dirname(path.dirname(chunkedDir)), { recursive: true, force: true });
+  }
+});
+
+test("ranking stability: every format lists each ability's halves and their Jaccard index; the view and the health hover use it", async () => {
+  const results = withStability(fixtureResults());
+  const stableDir = await writeFixtureRun(results);
+  try {
+    const stableRun = await loadRun(stableDir);
+    const report = await buildReport(stableRun, { k: 0.01 });
+    assert.deepEqual(report.models[0]!.profile!.sections[0]!.stability, [
+      { ability: CAUSAL, halves: [6, 6], n: 1000, shared: 700, jaccard: 700 / 1300 },
+      { ability: QUANT, halves: [5, 5], n: 1000, shared: 100, jaccard: 100 / 1900 },
+    ]);
+    const md = (await renderReport(stableRun, { format: "md", k: 0.01 })).text;
+    assert.ok(md.includes("**Ranking stability**"), md);
+    assert.ok(md.includes("| Commonsense & Causal Reasoning | 6 + 6 | 700 | 0.538 |"), "the Markdown lists halves, shared weights and the Jaccard index");
+    const html = (await renderReport(stableRun, { format: "html", script: SCRIPT, k: 0.01 })).text;
+    assert.match(html, /<tr><th scope="row">Quantitative_Reasoning\|50%<\/th><td>5 \+ 5<\/td><td>100<\/td><td>0\.053<\/td><\/tr>/);
+    const json = JSON.parse((await renderReport(stableRun, { format: "json" })).text);
+    assert.equal(json.stability.length, 4);
+    assert.deepEqual(json.stability[0], { model: MODEL, ability: CAUSAL, k: 0.001, n: 100, half_a: 6, half_b: 6, shared: 40, jaccard: 40 / 160 });
+    const table = formatAisTables(report.models[0]!);
+    assert.match(table, /ranking stability at k = 0\.01: the top n = 1000 of two halves of each ability's items:\n {2}Commonsense & Causal Reasoning\s+halves 6 \+ 6 items\s+shared 700\s+Jaccard 0\.538/);
+    // a run without it shows none
+    assert.ok(!(await renderReport(run, { format: "md" })).text.includes("Ranking stability"));
+    assert.deepEqual(checkResults(results, "r.json").models[0]!.profile!.stability, results.models[0]!.profile!.stability);
+    const damaged = structuredClone(results) as unknown as { models: { profile: { stability: { by_k: Record<string, unknown>[] }[] } }[] };
+    damaged.models[0]!.profile.stability[1]!.by_k[0]!.jaccard = "high";
+    assert.throws(() => checkResults(damaged, "r.json"), { message: "r.json: models[0].profile.stability[1].by_k[0].jaccard: expected a number" });
+
+    const view = await resultsView(stableRun, { k: 0.01 });
+    assert.deepEqual(view.profile!.abilities.map((a) => a.stability), [700 / 1300, 100 / 1900, null]);
+
+    // the health of an ability: the measurement at the largest k replaces the rule of thumb on the count
+    const causal = measuredStability(results, CAUSAL)!;
+    assert.deepEqual(causal, { runId: results.run_id, model: MODEL, k: 0.01, jaccard: 700 / 1300, halves: [6, 6] });
+    assert.equal(measuredStability(results, SPATIAL), undefined);
+    assert.equal(STABLE_RANKING_JACCARD, 0.5);
+    assert.equal(stabilityVerdict(causal).stable, true);
+    assert.equal(stabilityVerdict(measuredStability(results, QUANT)!).stable, false);
+    const ability = { name: QUANT, files: [], items: [] };
+    const [measuredLine] = abilityHealth(ability, [], measuredStability(results, QUANT));
+    assert.equal(measuredLine, `0 items: an unstable ranking, as measured: the top sets of two halves (5 + 5 items) have Jaccard index 0.053 at k = 0.01 ` +
+      `(run ${results.run_id}, model ${MODEL}), below 0.5: more items would steady it`);
+    assert.equal(abilityHealth(ability, [])[0], "0 items: fewer than the 200 a stable ranking needs");
+  } finally {
+    await fs.rm(path.dirname(path.dirname(stableDir)), { recursive: true, force: true });
   }
 });

@@ -13,7 +13,7 @@ import { heatmapSvg } from "../../src/core/report/svg";
 import { resultsView, viewCsv } from "../../src/core/report/view";
 import { claimRunFolder, releaseRunFolder, runStatus } from "../../src/core/results/runs";
 import { CONFIG_SNAPSHOT } from "../../src/core/results/store";
-import { CAUSAL, fixtureResults, MODEL, QUANT, SPATIAL, writeFixtureRun } from "../support/reportFixture";
+import { CAUSAL, fixtureResults, MODEL, QUANT, SPATIAL, withChunkedTopSets, writeFixtureRun } from "../support/reportFixture";
 
 test("the view: defaults to the largest k, acc and the top sets; the controls' choices come from the run", async (t) => {
   const dir = await writeFixtureRun();
@@ -46,6 +46,19 @@ test("the view: defaults to the largest k, acc and the top sets; the controls' c
   const svg = heatmapSvg(profile.heatmap, { text: "#000", muted: "#666", background: "#fff", fontFamily: "sans-serif" });
   assert.equal((svg.match(/<rect x=/g) ?? []).length, profile.heatmap.cells.length + 1, "a rect per cell and the colour bar");
   assert.ok(svg.includes("Commonsense &#38; Causal Reasoning") && !svg.includes("Commonsense & Causal"), "names are escaped");
+});
+
+test("the view: a run with top_chunked offers its chunked top sets as cells of their own", async (t) => {
+  const dir = await writeFixtureRun(withChunkedTopSets(fixtureResults()));
+  t.after(() => fs.rm(path.dirname(path.dirname(dir)), { recursive: true, force: true }));
+  const view = await resultsView(await loadRun(dir), { cells: "top_chunked" });
+  assert.deepEqual(view.choices.cells, ["top", "top_chunked", "random", "specificity"]);
+  assert.equal(view.query.cells, "top_chunked");
+  const profile = view.profile!;
+  assert.deepEqual(profile.heatmap.rows, [`${CAUSAL} (top, chunked)`, `${QUANT} (top, chunked)`, `${SPATIAL} (top, chunked)`]);
+  assert.match(profile.heatmap.title, /^AIS \(top sets, chunked as the released code\)/);
+  // n is floor(k x parameters), not a chunked set's size
+  assert.equal(profile.n, 1000);
 });
 
 /** The fixture run with a real project behind it: tasks, their data, and the run's config snapshot. */

@@ -26,6 +26,8 @@ export interface ResolvedAblation {
   frontRemoval: number;
   backRemoval: number;
   batchSize: number;
+  /** Rank each ability's top sets from two seeded halves of its items too (docs/method.md, "Ranking stability"). */
+  stability: boolean;
 }
 
 export const DEFAULT_SELECTIONS: readonly Selection[] = ["top", "random"];
@@ -73,6 +75,7 @@ function resolveAblation(spec: NonNullable<ProfileConfig["ablation"]>): Resolved
     frontRemoval: spec.front_removal ?? 0,
     backRemoval: spec.back_removal ?? 0,
     batchSize: spec.batch_size ?? DEFAULT_BATCH_SIZE,
+    stability: spec.stability ?? false,
   };
 }
 

@@ -34,7 +34,11 @@ export interface AbilitySpec {
   limit?: number;
 }
 
-export type Selection = "top" | "bottom" | "random";
+/**
+ * Which weights a variant zeroes (docs/method.md, step 3): `top_chunked` is the top set as the
+ * authors' released code selects it, chunk by chunk along the candidates.
+ */
+export type Selection = "top" | "top_chunked" | "bottom" | "random";
 
 /**
  * How an ability's importance is read off its summed gradient g (PROTOCOL.md): `paper`, |theta x g|
@@ -50,6 +54,7 @@ export interface AblationSpec {
   front_removal?: number;
   back_removal?: number;
   batch_size?: number;
+  stability?: boolean;
 }
 
 export interface BootstrapSpec {

@@ -3,6 +3,7 @@
 // ranking unstable (too few items). The statistics are implemented here (a few dozen lines)
 // rather than pulled in as a dependency; each is tested against published values.
 import { fileProblem, type Problem, type ProblemCode, type ProblemData } from "../problems";
+import type { Results } from "../results/store";
 
 export interface HealthItem {
   line: number;
@@ -26,6 +27,45 @@ export const MIN_ITEMS_PER_ABILITY = 200;
 
 /** The paper's dataset size, quoted in messages. */
 export const PAPER_ITEMS_PER_ABILITY = 2000;
+
+/**
+ * The item count above is a rule of thumb; a run with `ablation.stability` measures instead: the
+ * top n ranked from two seeded halves of an ability's items, compared by their Jaccard index at
+ * the sweep's largest k. Two halves whose top sets share at least half of their union
+ * (Jaccard 1/2 or more: two thirds of each set in common) rank alike, so the items are enough;
+ * below, which items were drawn decides much of the ranking. Each half has half the items, so
+ * the whole set's ranking is steadier than this says: the threshold errs on the side of more items.
+ */
+export const STABLE_RANKING_JACCARD = 0.5;
+
+/** A run's measurement of one ability's ranking stability, at the largest k it measured. */
+export interface MeasuredStability {
+  runId: string;
+  model: string;
+  k: number;
+  jaccard: number;
+  halves: [number, number];
+}
+
+/** The ability's measurement in a run's results: its first model's, at the largest k; undefined where not measured. */
+export function measuredStability(results: Results, ability: string): MeasuredStability | undefined {
+  for (const model of results.models) {
+    const s = model.profile?.stability?.find((x) => x.ability === ability);
+    const widest = s?.by_k.reduce<(typeof s.by_k)[number] | undefined>((best, at) => (best === undefined || at.k > best.k ? at : best), undefined);
+    if (s && widest) return { runId: results.run_id, model: model.name, k: widest.k, jaccard: widest.jaccard, halves: s.halves };
+  }
+  return undefined;
+}
+
+/** Whether the measured ranking is stable, in words, with the number behind the verdict. */
+export function stabilityVerdict(m: MeasuredStability): { stable: boolean; text: string } {
+  const stable = m.jaccard >= STABLE_RANKING_JACCARD;
+  const measured = `the top sets of two halves (${m.halves[0]} + ${m.halves[1]} items) have Jaccard index ${m.jaccard.toFixed(3)} at k = ${m.k} ` +
+    `(run ${m.runId}, model ${m.model})`;
+  return stable
+    ? { stable, text: `a stable ranking, as measured: ${measured}, at least ${STABLE_RANKING_JACCARD}` }
+    : { stable, text: `an unstable ranking, as measured: ${measured}, below ${STABLE_RANKING_JACCARD}: more items would steady it` };
+}
 
 // ---------------------------------------------------------------------------------------------
 // Special functions (Numerical Recipes, 3rd ed., sections 6.1, 6.2 and 6.4).

@@ -10,7 +10,9 @@ import * as path from "node:path";
 import type { ResolvedAbility, ResolvedBenchmark, ResolvedModel } from "../config/load";
 import { schemaAt } from "../config/schemaAt";
 import type { DiagnosticItem } from "../datasets/diagnostic";
-import { answerPositionBalance, formatP, HEALTH_ALPHA, longestAnswerBias, MIN_ITEMS_PER_ABILITY } from "../datasets/diagnosticHealth";
+import {
+  answerPositionBalance, formatP, HEALTH_ALPHA, longestAnswerBias, MIN_ITEMS_PER_ABILITY, stabilityVerdict, type MeasuredStability,
+} from "../datasets/diagnosticHealth";
 import { itemContexts } from "../lmeval/render";
 import { renderDiagnosticChat, itemChatContexts } from "../prompts/chatPrompt";
 import { renderDiagnosticItem } from "../prompts/diagnosticText";
@@ -105,13 +107,20 @@ function escapeMarkdown(text: string): string {
   return text.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, "\\$&").replace(/\n/g, " ");
 }
 
-/** The health of an ability's items, in a few lines. */
-export function abilityHealth(ability: ResolvedAbility, problemsOfFiles: readonly Problem[]): string[] {
+/**
+ * The health of an ability's items, in a few lines. Whether they are enough for a stable ranking
+ * is the run's measurement when one measured it (`measured`), else the rule of thumb on the count.
+ */
+export function abilityHealth(ability: ResolvedAbility, problemsOfFiles: readonly Problem[], measured?: MeasuredStability): string[] {
   const items = ability.items;
   const lines: string[] = [];
-  lines.push(items.length >= MIN_ITEMS_PER_ABILITY
-    ? `${items.length.toLocaleString("en-US")} items (enough for a stable ranking: ${MIN_ITEMS_PER_ABILITY} or more)`
-    : `${items.length.toLocaleString("en-US")} items: fewer than the ${MIN_ITEMS_PER_ABILITY} a stable ranking needs`);
+  const count = items.length.toLocaleString("en-US");
+  if (measured) lines.push(`${count} items: ${stabilityVerdict(measured).text}`);
+  else {
+    lines.push(items.length >= MIN_ITEMS_PER_ABILITY
+      ? `${count} items (enough for a stable ranking: ${MIN_ITEMS_PER_ABILITY} or more; \`ablation.stability: true\` measures it)`
+      : `${count} items: fewer than the ${MIN_ITEMS_PER_ABILITY} a stable ranking needs`);
+  }
   const balance = answerPositionBalance(items);
   if (balance) {
     const verdict = balance.pValue < HEALTH_ALPHA ? "unbalanced" : "balanced";
@@ -128,9 +137,9 @@ export function abilityHealth(ability: ResolvedAbility, problemsOfFiles: readonl
   return lines;
 }
 
-export function abilityHover(ability: ResolvedAbility, problemsOfFiles: readonly Problem[]): string {
+export function abilityHover(ability: ResolvedAbility, problemsOfFiles: readonly Problem[], measured?: MeasuredStability): string {
   const files = ability.files.map((f) => `\`${path.basename(f)}\``).join(", ");
-  return [`**Ability ${ability.name}** · from ${files}`, ...abilityHealth(ability, problemsOfFiles).map((l) => `- ${l}`)].join("\n\n");
+  return [`**Ability ${ability.name}** · from ${files}`, ...abilityHealth(ability, problemsOfFiles, measured).map((l) => `- ${l}`)].join("\n\n");
 }
 
 /** The schema's description of the config field at `path`, when it has one. */

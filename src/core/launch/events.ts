@@ -1,9 +1,10 @@
 // The runner's newline-delimited JSON events (native-runner/PROTOCOL.md).
+import type { Selection } from "../config/types";
 
 export type RunnerEvent =
   | { type: "start"; subcommand: string; runner_version: string; device: string; threads: number }
   | { type: "progress"; phase: string; done: number; total: number; ability?: string }
-  | { type: "variant"; ability: string | null; selection: "top" | "bottom" | "random"; k: number; n: number; file: string; resumed?: boolean }
+  | { type: "variant"; ability: string | null; selection: Selection; k: number; n: number; file: string; resumed?: boolean }
   | { type: "warning"; message: string }
   | { type: "result"; file: string; items: number }
   | { type: "summary"; status: "ok"; seconds: number }

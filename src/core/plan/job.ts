@@ -92,6 +92,8 @@ export interface ProfileJob extends Omit<ScoreJob, "subcommand"> {
     back_removal: number;
     batch_size: number;
     seed: number;
+    /** Present (true) only when asked for: a job without it is the same bytes as before it existed. */
+    stability?: true;
   };
 }
 
@@ -177,6 +179,7 @@ export function compileProfileJob(
       back_removal: plan.ablation.backRemoval,
       batch_size: plan.ablation.batchSize,
       seed: plan.seed,
+      ...(plan.ablation.stability ? { stability: true as const } : {}),
     },
   };
   const abilityRefs = plan.abilities.map((a, i) => ({ id: ids[i]!, name: a.name, sequences: abilities[i]!.sequences.length }));

@@ -145,6 +145,60 @@ export function flatOverlap(results: Results, filter: CellFilter = {}): FlatOver
   return rows;
 }
 
+/** An ability's chunked top set at one k against its exact top n (results' `exact_top`). */
+export interface FlatChunked {
+  model: string;
+  ability: string;
+  k: number;
+  /** The exact top set's size, floor(k x parameters). */
+  n: number;
+  /** The chunked set's size. */
+  chunked_n: number;
+  shared: number;
+  jaccard: number;
+}
+
+export function flatChunked(results: Results, filter: CellFilter = {}): FlatChunked[] {
+  const rows: FlatChunked[] = [];
+  for (const model of results.models) {
+    if (!model.profile) continue;
+    for (const k of keptK(model.profile.k, filter, model.name)) {
+      for (const v of variantsAt(model, k)) {
+        if (!v.exact_top || v.ability === null) continue;
+        rows.push({ model: model.name, ability: v.ability, k: v.k, n: v.exact_top.n, chunked_n: v.n, shared: v.exact_top.shared, jaccard: v.exact_top.jaccard });
+      }
+    }
+  }
+  return rows;
+}
+
+/** An ability's ranking stability at one k (results' `stability`). */
+export interface FlatStability {
+  model: string;
+  ability: string;
+  k: number;
+  n: number;
+  half_a: number;
+  half_b: number;
+  shared: number;
+  jaccard: number;
+}
+
+export function flatStability(results: Results, filter: CellFilter = {}): FlatStability[] {
+  const rows: FlatStability[] = [];
+  for (const model of results.models) {
+    if (!model.profile?.stability) continue;
+    const ks = keptK(model.profile.k, filter, model.name);
+    for (const s of model.profile.stability) {
+      for (const at of s.by_k) {
+        if (!ks.some((k) => Math.abs(k - at.k) <= 1e-9 * Math.max(k, at.k))) continue;
+        rows.push({ model: model.name, ability: s.ability, k: at.k, n: at.n, half_a: s.halves[0], half_b: s.halves[1], shared: at.shared, jaccard: at.jaccard });
+      }
+    }
+  }
+  return rows;
+}
+
 export interface FlatDocument {
   model: string;
   ability: string | null;

@@ -222,6 +222,26 @@ function kSection(model: ModelReport, s: KSection, confidence: string, counter: 
     }).join("")}</tr>`), CLOSE_TABLE);
   }
 
+  if (s.stability.length > 0) {
+    out.push(`${openTable("booktabs", counter.table(), `Ranking stability at <i>k</i> = ${formatK(s.k)}: each ability's top ${formatCount(s.n)} ` +
+      `ranked from two halves of its diagnostic items (split with the seed), and the Jaccard index of the two sets. Near 1, the items are ` +
+      `enough for a stable ranking; far below, the ranking depends on which items were drawn.`)}`,
+    `<thead><tr><th>ability</th><th>halves (items)</th><th>shared</th><th>Jaccard</th></tr></thead><tbody>`,
+    ...s.stability.map((x) => `<tr><th scope="row">${esc(x.ability)}</th><td>${x.halves[0]} + ${x.halves[1]}</td><td>${formatCount(x.shared)}</td>` +
+      `<td>${num(x.jaccard)}</td></tr>`),
+    CLOSE_TABLE);
+  }
+
+  if (s.chunked.length > 0) {
+    out.push(`${openTable("booktabs", counter.table(), `Chunked selection against the exact top <i>n</i> at <i>k</i> = ${formatK(s.k)}: each ability's ` +
+      `<code>top_chunked</code> set (the authors' released code: the candidates cut into chunks of at least a million, the top ` +
+      `⌈<i>n</i> / candidates × chunk⌉ of each) against its exact top ${formatCount(s.n)}; Jaccard index |C ∩ T| / |C ∪ T|.`)}`,
+    `<thead><tr><th>ability</th><th>chunked set</th><th>exact top <i>n</i></th><th>shared</th><th>Jaccard</th></tr></thead><tbody>`,
+    ...s.chunked.map((c) => `<tr><th scope="row">${esc(c.ability)}</th><td>${formatCount(c.chunkedN)}</td><td>${formatCount(c.topN)}</td>` +
+      `<td>${formatCount(c.shared)}</td><td>${num(c.jaccard)}</td></tr>`),
+    CLOSE_TABLE);
+  }
+
   const ranked = s.rows.flatMap((r) => (r.lowering ? [{ label: r.label, ...r.lowering }] : []));
   if (ranked.length > 0) {
     out.push(`${openTable("booktabs", counter.table(), `Zeroed weights that lower their own ability's loss at <i>k</i> = ${formatK(s.k)}: ` +

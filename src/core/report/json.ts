@@ -1,7 +1,7 @@
 // JSON report: the run's metadata, and its cells, overlaps and flipped documents as flat arrays
 // (schema `bprof.report`, version 1, documented in docs/report-formats.md).
 import { isGenerationResult, type Results } from "../results/store";
-import { flatCells, flatFlippedDocuments, flatOverlap, type CellFilter } from "./cells";
+import { flatCells, flatChunked, flatFlippedDocuments, flatOverlap, flatStability, type CellFilter } from "./cells";
 import type { LoadedRun, RunItems } from "./load";
 
 export const REPORT_SCHEMA_VERSION = 1;
@@ -23,6 +23,8 @@ export async function renderJson(run: LoadedRun, items: RunItems, filter: CellFi
     models: results.models.map((m) => modelMeta(m)),
     cells: flatCells(results, filter),
     overlap: flatOverlap(results, filter),
+    chunked: flatChunked(results, filter),
+    stability: flatStability(results, filter),
     flipped_documents: flipped.documents,
     warnings: flipped.errors,
   };

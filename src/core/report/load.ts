@@ -136,13 +136,26 @@ export function checkResults(raw: unknown, file: string): Results {
     const bootstrap = obj(p.bootstrap, `${where}.profile.bootstrap`);
     for (const key of ["resamples", "confidence"]) num(bootstrap[key], `${where}.profile.bootstrap.${key}`);
     arr(p.abilities, `${where}.profile.abilities`).forEach((a, i) => str(obj(a, `${where}.profile.abilities[${i}]`).name, `${where}.profile.abilities[${i}].name`));
+    for (const [s, stabilityRaw] of arr(p.stability ?? [], `${where}.profile.stability`).entries()) {
+      const sw = `${where}.profile.stability[${s}]`;
+      const stability = obj(stabilityRaw, sw);
+      str(stability.ability, `${sw}.ability`);
+      for (const [i, byK] of arr(stability.by_k, `${sw}.by_k`).entries()) {
+        const at = obj(byK, `${sw}.by_k[${i}]`);
+        for (const key of ["k", "n", "shared", "jaccard"]) num(at[key], `${sw}.by_k[${i}].${key}`);
+      }
+    }
     for (const [v, variantRaw] of arr(p.variants, `${where}.profile.variants`).entries()) {
       const vw = `${where}.profile.variants[${v}]`;
       const variant = obj(variantRaw, vw);
       need(variant.ability, variant.ability === null || typeof variant.ability === "string", `${vw}.ability`, "a string or null");
-      need(variant.selection, ["top", "bottom", "random"].includes(variant.selection as string), `${vw}.selection`, "top, bottom or random");
+      need(variant.selection, ["top", "top_chunked", "bottom", "random"].includes(variant.selection as string), `${vw}.selection`, "top, top_chunked, bottom or random");
       num(variant.k, `${vw}.k`);
       num(variant.n, `${vw}.n`);
+      if (variant.exact_top !== undefined) {
+        const exact = obj(variant.exact_top, `${vw}.exact_top`);
+        for (const key of ["n", "shared", "jaccard"]) num(exact[key], `${vw}.exact_top.${key}`);
+      }
       str(variant.items_file, `${vw}.items_file`);
       for (const [b, benchRaw] of arr(variant.benchmarks, `${vw}.benchmarks`).entries()) {
         const bw = `${vw}.benchmarks[${b}]`;

@@ -115,6 +115,22 @@ function kSection(s: KSection, parameters: number, confidence: string): string[]
       ["l", ...o.abilities.map(() => "r" as const)]), "");
   }
 
+  if (s.stability.length > 0) {
+    out.push(`**Ranking stability**: each ability's top ${formatCount(s.n)} ranked from two halves of its diagnostic items (split with the seed), ` +
+      "and the Jaccard index of the two sets: near 1, the items are enough for a stable ranking; far below, the ranking depends on which items were drawn.", "");
+    out.push(...table(["ability", "halves (items)", "shared", "Jaccard"],
+      s.stability.map((x) => [escapeMarkdown(x.ability), `${x.halves[0]} + ${x.halves[1]}`, formatCount(x.shared), num(x.jaccard)]),
+      ["l", "r", "r", "r"]), "");
+  }
+
+  if (s.chunked.length > 0) {
+    out.push(`**Chunked selection against the exact top n**: each ability's \`top_chunked\` set (the authors' released code: the candidates cut into ` +
+      `chunks of at least a million, the top ceil(n / candidates × chunk) of each) against its exact top ${formatCount(s.n)}; Jaccard index |C ∩ T| / |C ∪ T|.`, "");
+    out.push(...table(["ability", "chunked set", "exact top n", "shared", "Jaccard"],
+      s.chunked.map((c) => [escapeMarkdown(c.ability), formatCount(c.chunkedN), formatCount(c.topN), formatCount(c.shared), num(c.jaccard)]),
+      ["l", "r", "r", "r", "r"]), "");
+  }
+
   const ranked = s.rows.flatMap((r) => (r.lowering ? [{ label: r.label, ...r.lowering }] : []));
   if (ranked.length > 0) {
     out.push(`**Zeroed weights that lower their own ability's loss**: of each set's ${formatCount(s.n)} weights, those whose zeroing lowers ` +

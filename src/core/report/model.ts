@@ -16,7 +16,7 @@ import { cellFlips } from "../analysis/flips";
 import type { BenchmarkItem } from "../analysis/generation";
 import { ALL_METRICS, type ChoiceMetric, type Metric } from "../analysis/ais";
 import type { ImportanceMethod, Selection } from "../config/types";
-import { isGenerationResult, type BenchmarkResult, type CellMetric, type GroupResult, type ModelResults, type OverlapResult, type Specificity, type VariantResult } from "../results/store";
+import { isGenerationResult, type BenchmarkResult, type CellMetric, type GroupResult, type ModelProfile, type ModelResults, type OverlapResult, type Specificity, type VariantResult } from "../results/store";
 import {
   DIVERGING_STOPS, divergingColour, formatFixed, formatK, MINUS, scaleLimit, scaleTicks, textColourOn, UNDEFINED_FILL,
 } from "./format";
@@ -115,8 +115,12 @@ export interface KSection {
   columns: string[];
   /** The metrics shown, for titles: "acc", or "acc; exact_match for generate_until benchmarks". */
   metricLabel: string;
-  /** Top abilities in config order, then bottom ones, then the random control. */
+  /** Top abilities in config order, then chunked top sets, bottom ones, the random control. */
   rows: ReportRow[];
+  /** Each ability's chunked top set (the released code's rule) against its exact top n, in ability order; empty without top_chunked. */
+  chunked: ChunkedComparison[];
+  /** Each ability's ranking stability at this k (two seeded halves of its items), in ability order; empty when the run did not measure it. */
+  stability: StabilityAtK[];
   /** Why AIS (or specificity) is undefined where it is; cells refer to these by number (1-based). */
   reasons: string[];
   /** Some top cell has a specificity (random ran). */
@@ -142,6 +146,33 @@ export interface LabelCheck {
   largestOther: { benchmark: string; ais: number } | null;
   /** `ais` is defined and larger than `largestOther`. */
   holds: boolean;
+}
+
+/** How much the top n ranked from two seeded halves of an ability's items share at one k. */
+export interface StabilityAtK {
+  ability: string;
+  halves: [number, number];
+  n: number;
+  shared: number;
+  jaccard: number;
+}
+
+/** An ability's stability at k, from results' `stability` (null when not measured for it). */
+export function stabilityAt(profile: ModelProfile, ability: string, k: number): StabilityAtK | null {
+  const s = profile.stability?.find((x) => x.ability === ability);
+  const at = s?.by_k.find((x) => sameK(x.k, k));
+  return s && at ? { ability, halves: s.halves, n: at.n, shared: at.shared, jaccard: at.jaccard } : null;
+}
+
+/** An ability's `top_chunked` set at one k against the exact top n (results' `exact_top`). */
+export interface ChunkedComparison {
+  ability: string;
+  /** Weights in the chunked set (a little more than n). */
+  chunkedN: number;
+  /** n = floor(k x parameters), the exact top set's size. */
+  topN: number;
+  shared: number;
+  jaccard: number;
 }
 
 export interface ReportRow {
@@ -309,17 +340,20 @@ export function sameK(a: number, b: number): boolean {
   return Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b));
 }
 
-/** Row label of a variant: the ability (top), "X (bottom)", "random (control)". */
+/** Row label of a variant: the ability (top), "X (top, chunked)", "X (bottom)", "random (control)". */
 export function variantLabel(v: Pick<VariantResult, "ability" | "selection">): string {
   if (v.selection === "random" || v.ability === null) return "random (control)";
+  if (v.selection === "top_chunked") return `${v.ability} (top, chunked)`;
   return v.selection === "top" ? v.ability : `${v.ability} (bottom)`;
 }
 
-/** The variants at k, top abilities first (config order), then bottom ones, then random. */
+const ROW_GROUPS: readonly Selection[] = ["top", "top_chunked", "bottom", "random"];
+
+/** The variants at k, top abilities first (config order), then chunked top sets, bottom ones, random. */
 export function variantsAt(model: ModelResults, k: number): VariantResult[] {
   const profile = model.profile!;
   const at = profile.variants.filter((v) => sameK(v.k, k));
-  const group = (v: VariantResult) => (v.selection === "top" ? 0 : v.selection === "bottom" ? 1 : 2);
+  const group = (v: VariantResult) => ROW_GROUPS.indexOf(v.selection);
   return at.map((v, i) => ({ v, i })).sort((a, b) => group(a.v) - group(b.v) || a.i - b.i).map(({ v }) => v);
 }
 
@@ -466,11 +500,16 @@ async function section(
   }
 
   const overlap = (profile.overlap ?? []).find((o) => sameK(o.k, k)) ?? null;
-  const n = variants[0]!.n;
+  // a chunked set's size is its own; the section's n is floor(k x parameters)
+  const n = variants.find((v) => v.selection !== "top_chunked")?.n ?? variants[0]!.exact_top?.n ?? variants[0]!.n;
+  const chunked = variants.flatMap((v): ChunkedComparison[] => (v.exact_top && v.ability !== null
+    ? [{ ability: v.ability, chunkedN: v.n, topN: v.exact_top.n, shared: v.exact_top.shared, jaccard: v.exact_top.jaccard }]
+    : []));
   const confidence = profile.bootstrap.confidence;
   const title = `${model.name}: AIS (${metricLabel}) at k = ${formatK(k)}`;
   return {
-    k, n, benchmarks, metrics, columns, metricLabel, rows, reasons, overlap, negativeCells, labels: labelChecks(model, rows),
+    k, n, benchmarks, metrics, columns, metricLabel, rows, chunked,
+    stability: profile.abilities.flatMap((a) => stabilityAt(profile, a.name, k) ?? []), reasons, overlap, negativeCells, labels: labelChecks(model, rows),
     hasSpecificity: rows.some((r) => r.cells.some((c) => c.specificity !== undefined)),
     heatmap: heatmapOf(id, title, rows, columns, reasons, metricLabel, limit, confidence),
   };

@@ -12,7 +12,7 @@ import { scaleLimit } from "./format";
 import type { OverlapResult } from "../results/store";
 
 /** What the cells show. */
-export type CellsShown = "top" | "bottom" | "random" | "specificity";
+export type CellsShown = "top" | "top_chunked" | "bottom" | "random" | "specificity";
 
 export interface ResultsQuery {
   model?: string;
@@ -41,7 +41,8 @@ export interface ProfileView {
   selections: Selection[];
   seed: number;
   bootstrap: { resamples: number; confidence: number };
-  abilities: { name: string; sequences: number; lowering: number | null }[];
+  /** `stability`: the Jaccard index of the top n of two halves of its items at this k; null when the run did not measure it. */
+  abilities: { name: string; sequences: number; lowering: number | null; stability: number | null }[];
   heatmap: Heatmap;
   /** The same numbers as text, row by row, for screen readers. */
   table: { columns: string[]; rows: { label: string; cells: string[] }[] };
@@ -69,7 +70,7 @@ export interface CellValue {
   reason: string | null;
 }
 
-const CELLS_ORDER: readonly CellsShown[] = ["top", "bottom", "random", "specificity"];
+const CELLS_ORDER: readonly CellsShown[] = ["top", "top_chunked", "bottom", "random", "specificity"];
 
 export async function resultsView(run: LoadedRun, query: ResultsQuery = {}): Promise<ResultsView> {
   const { results } = run;
@@ -104,7 +105,8 @@ function profileView(profile: NonNullable<Awaited<ReturnType<typeof buildReport>
   const values = rows.flatMap((r) => r.cells.map((c) => (measure === "ais" ? c.ais : (c.specificity?.value ?? null))));
   // AIS keeps the model's scale across k (so figures compare); specificity gets its own.
   const limit = measure === "ais" ? profile.scaleLimit : scaleLimit(values);
-  const what = cells === "specificity" ? "specificity vs random" : cells === "random" ? "AIS of the random control" : `AIS (${cells} sets)`;
+  const what = cells === "specificity" ? "specificity vs random" : cells === "random" ? "AIS of the random control"
+    : cells === "top_chunked" ? "AIS (top sets, chunked as the released code)" : `AIS (${cells} sets)`;
   const title = `${what}, ${section.metricLabel}, k = ${formatK(section.k)}`;
   const heatmap = heatmapOf(`results-${cells}-${section.k}`, title, rows, section.columns, section.reasons, section.metricLabel, limit, profile.bootstrap.confidence, measure);
   const lowering = new Map(section.rows.filter((r) => r.selection === "top").map((r) => [r.ability, r.lowering?.share ?? null]));
@@ -116,7 +118,10 @@ function profileView(profile: NonNullable<Awaited<ReturnType<typeof buildReport>
     selections: profile.selections,
     seed: profile.seed,
     bootstrap: profile.bootstrap,
-    abilities: profile.abilities.map((a) => ({ name: a.name, sequences: a.sequences, lowering: lowering.get(a.name) ?? null })),
+    abilities: profile.abilities.map((a) => ({
+      name: a.name, sequences: a.sequences, lowering: lowering.get(a.name) ?? null,
+      stability: section.stability.find((s) => s.ability === a.name)?.jaccard ?? null,
+    })),
     heatmap,
     table: { columns: section.columns, rows: rows.map((r) => ({ label: r.label, cells: r.cells.map((c) => cellText(c, measure)) })) },
     values: rows.flatMap((r) => r.cells.map((c) => cellValue(r.label, c, measure, section.reasons))),

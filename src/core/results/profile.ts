@@ -11,21 +11,24 @@ import { ALL_METRICS, chancePerItem, scoreVector, meanOf, metricsOf, type Metric
 import { bootstrapGrid, type BootstrapEstimate, type GridBenchmark, type GridCell } from "../analysis/bootstrap";
 import { cellFlips } from "../analysis/flips";
 import { benchmarkExactMatch, isGenerated, type BenchmarkItem } from "../analysis/generation";
-import { jaccardFromCounts } from "../analysis/overlap";
+import { jaccardFromCounts, jaccardIndex } from "../analysis/overlap";
 import type { ResolvedBenchmark, ResolvedGroup } from "../config/load";
 import { variantGroupCells } from "./groups";
 import type { ImportanceMethod, Selection } from "../config/types";
 import type { AbilityRef, ItemRef } from "../plan/job";
 import { extrasOf, pythonFilteredAnswers, readRunnerScores, scoredItems, type Decoder, type FilteredAnswers, type RunnerScores, type TaskScores } from "./items";
-import type { BenchmarkResult, CellMetric, ChoiceBenchmarkResult, ModelProfile, OverlapResult, Specificity, VariantBenchmark, VariantResult } from "./store";
+import type { AbilityStability, BenchmarkResult, CellMetric, ChoiceBenchmarkResult, ModelProfile, OverlapResult, Specificity, VariantBenchmark, VariantResult } from "./store";
 import { pythonTaskScores } from "./taskScores";
 
 /** profile.json, the manifest the runner writes last. */
 export interface RunnerManifest {
   parameters: number;
   candidates: { tensors?: { name: string; numel: number; offset: number }[]; total: number };
-  variants: { ability: string | null; selection: Selection; k: number; n: number; file: string; lowering?: number }[];
+  /** `top_chunked` variants also carry `top_n` (floor(k x P)) and `shared_with_top` (|chunked n exact top|). */
+  variants: { ability: string | null; selection: Selection; k: number; n: number; file: string; lowering?: number; top_n?: number; shared_with_top?: number }[];
   overlap?: { k: number; n: number; abilities: string[]; intersections: number[][] }[];
+  /** With `stability`: per ability, its halves' sizes and per k (the job's order) n and what the halves' top n share. */
+  stability?: { ability: string; halves: number[]; n: number[]; shared: number[] }[];
 }
 
 /** Every metric a cell can have (acc and acc_norm: multiple choice; exact_match: generation). */
@@ -189,6 +192,9 @@ export function assembleProfile(
     k: v.k,
     n: v.n,
     ...(typeof v.lowering === "number" ? { lowering: v.lowering } : {}),
+    ...(typeof v.top_n === "number" && typeof v.shared_with_top === "number"
+      ? { exact_top: { n: v.top_n, shared: v.shared_with_top, jaccard: jaccardIndex(v.shared_with_top, v.n, v.top_n) } }
+      : {}),
     scores_file: path.posix.join(runnerDir, v.file),
     items_file: variantItemsFile(v.file),
     benchmarks: benchmarkNames.map((name): VariantBenchmark => {
@@ -202,6 +208,16 @@ export function assembleProfile(
     const names = o.abilities.map((id) => nameOf.get(id) ?? id);
     const sizes = o.intersections.map((row, i) => row[i] ?? o.n);
     return { k: jobK(inputs.k, o.k, "profile.json overlap"), n: o.n, abilities: names, intersections: o.intersections, jaccard: jaccardFromCounts(o.intersections, sizes) };
+  });
+
+  const stability = manifest.stability?.map((s): AbilityStability => {
+    if (s.halves.length !== 2 || s.n.length !== inputs.k.length || s.shared.length !== inputs.k.length) {
+      throw new Error(`profile.json: the stability of \`${s.ability}\` does not hold two halves and one count per k`);
+    }
+    return {
+      ability: abilityName(s.ability)!, ability_id: s.ability, halves: [s.halves[0]!, s.halves[1]!],
+      by_k: inputs.k.map((k, i) => ({ k, n: s.n[i]!, shared: s.shared[i]!, jaccard: jaccardIndex(s.shared[i]!, s.n[i]!, s.n[i]!) })),
+    };
   });
 
   return {
@@ -218,6 +234,7 @@ export function assembleProfile(
       abilities: inputs.abilities.map((a) => ({ name: a.name, id: a.id, sequences: a.sequences })),
       variants: results,
       overlap,
+      ...(stability ? { stability } : {}),
     },
   };
 }

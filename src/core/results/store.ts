@@ -113,6 +113,26 @@ export interface ModelProfile {
   abilities: { name: string; id: string; sequences: number }[];
   variants: VariantResult[];
   overlap: OverlapResult[];
+  /** Per ability, how stable its ranking is (two seeded halves of its items); only in runs with `ablation.stability`. */
+  stability?: AbilityStability[];
+}
+
+/** An ability's top sets ranked from two seeded halves of its diagnostic items, compared per k. */
+export interface AbilityStability {
+  ability: string;
+  ability_id: string;
+  /** Items in the first half and in the second. */
+  halves: [number, number];
+  /** Per k of the sweep, ascending: n = floor(k x parameters), the weights the halves' top n share, their Jaccard index. */
+  by_k: { k: number; n: number; shared: number; jaccard: number }[];
+}
+
+/** A chunked top set against the exact top n of the same ability and k. */
+export interface ExactTopComparison {
+  n: number;
+  shared: number;
+  /** shared / (chunked size + n - shared). */
+  jaccard: number;
 }
 
 export interface VariantResult {
@@ -129,6 +149,11 @@ export interface VariantResult {
    * (-theta x g < 0); top and bottom variants only.
    */
   lowering?: number;
+  /**
+   * `top_chunked` variants: the exact top set of the same k (its size n = floor(k x parameters)),
+   * how many weights the chunked set shares with it, and their Jaccard index.
+   */
+  exact_top?: ExactTopComparison;
   /** The runner's scores, relative to the model's folder. */
   scores_file: string;
   /** Scored items (as items.jsonl), relative to the model's folder. */

@@ -4,6 +4,7 @@ import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { diagnosticItemOfLine, jsonlLines } from "../datasets/diagnostic";
 import { configCompletions, type CompletionItem } from "../language/completion";
+import { measuredStability, type MeasuredStability } from "../datasets/diagnosticHealth";
 import { abilityHover, benchmarkHover, diagnosticItemHover, diagnosticTextFor, schemaHover, type ItemRendering } from "../language/hover";
 import { profileOutline, type ProfileOutline } from "../language/outline";
 import { offsetAt, type Position } from "../language/text";
@@ -62,7 +63,7 @@ export class WorkspaceService {
   async hover(file: string, at: Position): Promise<{ markdown: string; schemaOnly: boolean } | null> {
     const text = await this.model.text(file).catch(() => undefined);
     if (text === undefined) return null;
-    if (isConfigFile(file)) return this.configHover(file, text, at);
+    if (isConfigFile(file)) return await this.configHover(file, text, at);
     if (this.model.isDataset(file)) {
       const item = diagnosticItemOfLine(jsonlLines(text)[at.line] ?? "", at.line + 1);
       return item ? { markdown: diagnosticItemHover(item, await this.renderings(file, item)), schemaOnly: false } : null;
@@ -70,7 +71,7 @@ export class WorkspaceService {
     return null;
   }
 
-  private configHover(file: string, text: string, at: Position): { markdown: string; schemaOnly: boolean } | null {
+  private async configHover(file: string, text: string, at: Position): Promise<{ markdown: string; schemaOnly: boolean } | null> {
     const field = parseYamlSource(text, file).pathAt(offsetAt(text, at));
     const loaded = this.model.configState(file)?.loaded;
     const [section, index, key] = field;
@@ -80,7 +81,10 @@ export class WorkspaceService {
     }
     if (loaded && section === "abilities" && typeof index === "number" && (key === undefined || key === "name" || key === "data")) {
       const ability = loaded.resolved.abilities[index];
-      if (ability) return { markdown: abilityHover(ability, ability.files.flatMap((f) => this.model.problemsOf(f))), schemaOnly: false };
+      if (ability) {
+        const measured = await this.measuredStability(file, text, ability.name);
+        return { markdown: abilityHover(ability, ability.files.flatMap((f) => this.model.problemsOf(f)), measured), schemaOnly: false };
+      }
     }
     const markdown = schemaHover(field);
     return markdown ? { markdown, schemaOnly: true } : null;
@@ -148,6 +152,16 @@ export class WorkspaceService {
       found.push({ configFile, runId: documents.run.results.run_id, runDir, lines: stale ? [] : lines, ...(stale ? { stale } : {}) });
     }
     return found;
+  }
+
+  /** The ability's ranking stability from the config's newest finished run that measured it. */
+  private async measuredStability(configFile: string, text: string, ability: string): Promise<MeasuredStability | undefined> {
+    for (const run of (await runsOfConfig(configFile, text)).filter((r) => r.finished)) {
+      const documents = await this.runDocuments(run.dir);
+      const measured = documents && measuredStability(documents.run.results, ability);
+      if (measured) return measured;
+    }
+    return undefined;
   }
 
   private async runDocuments(runDir: string): Promise<RunDocuments | undefined> {
