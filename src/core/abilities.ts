@@ -18,10 +18,6 @@ export const PAPER_ABILITIES = [
 
 export type PaperAbility = (typeof PAPER_ABILITIES)[number];
 
-export function isPaperAbility(name: string): name is PaperAbility {
-  return (PAPER_ABILITIES as readonly string[]).includes(name);
-}
-
 /**
  * The known name that `name` nearly matches, when `name` is not itself known: the same words
  * up to case, spacing, punctuation and "&"/"and", or one typo (insertion, deletion, substitution
