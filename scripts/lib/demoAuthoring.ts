@@ -16,7 +16,8 @@ import * as path from "node:path";
 import { PAPER_ABILITIES } from "../../src/core/abilities";
 import { readJsonl } from "../../src/core/datasets/jsonl";
 import { CONTAMINATION_NGRAM, normalizedWords } from "../../src/core/datasets/ngrams";
-import { ALL_GENERATORS, generateItems, itemKey, toJsonl, type AbilityGenerator, type GeneratedItem } from "../../src/core/datasets/generators/index";
+import { ALL_GENERATORS, generateItems, itemKey, toJsonl, type AbilityGenerator } from "../../src/core/datasets/generators/index";
+import type { DiagnosticItemFields } from "../../src/core/datasets/diagnostic";
 import { DEMO_CONFIG } from "../../src/core/demo/demoWorkspace";
 
 export const DEMO_SEEDS = { diagnostic: 1, benchmark: 2, mixed: 3, training: 4 } as const;
@@ -37,12 +38,12 @@ export interface DemoBenchmark {
   name: string;
   /** Abilities whose held-out items it holds. */
   abilities: string[];
-  items: GeneratedItem[];
+  items: DiagnosticItemFields[];
 }
 
 export interface DemoSplits {
   /** Diagnostic items per generator slug. */
-  diagnostic: Map<string, GeneratedItem[]>;
+  diagnostic: Map<string, DiagnosticItemFields[]>;
   benchmarks: DemoBenchmark[];
 }
 
@@ -64,15 +65,15 @@ function ngramsOf(words: readonly string[], n = CONTAMINATION_NGRAM): string[] {
  * either (GPT-3's contamination test, which \`bprof validate\` applies to the two).
  */
 export function demoSplits(): DemoSplits {
-  const diagnostic = new Map<string, GeneratedItem[]>();
+  const diagnostic = new Map<string, DiagnosticItemFields[]>();
   const benchmarks: DemoBenchmark[] = [];
-  const mixed: GeneratedItem[] = [];
+  const mixed: DiagnosticItemFields[] = [];
   for (const g of ALL_GENERATORS) diagnostic.set(g.slug, generateItems(g, { n: DIAGNOSTIC_ITEMS, seed: DEMO_SEEDS.diagnostic }));
   const diagnosticGrams = new Set<string>();
   for (const items of diagnostic.values()) {
     for (const it of items) for (const gram of ngramsOf([it.context, it.question, ...it.choices].flatMap(normalizedWords))) diagnosticGrams.add(gram);
   }
-  const uncontaminated = (doc: GeneratedItem) => !ngramsOf(normalizedWords(benchmarkDocText(doc))).some((gram) => diagnosticGrams.has(gram));
+  const uncontaminated = (doc: DiagnosticItemFields) => !ngramsOf(normalizedWords(benchmarkDocText(doc))).some((gram) => diagnosticGrams.has(gram));
   for (const g of ALL_GENERATORS) {
     const taken = new Set(diagnostic.get(g.slug)!.map(itemKey));
     const held = generateItems(g, { n: BENCHMARK_ITEMS, seed: DEMO_SEEDS.benchmark, exclude: taken, accept: uncontaminated });

@@ -15,8 +15,8 @@ import type { Interval } from "../analysis/bootstrap";
 import { cellFlips } from "../analysis/flips";
 import type { BenchmarkItem } from "../analysis/generation";
 import { ALL_METRICS, type ChoiceMetric, type Metric } from "../analysis/ais";
-import type { ImportanceMethod, Selection } from "../config/types";
-import { isGenerationResult, type BenchmarkResult, type CellMetric, type GroupResult, type ModelResults, type OverlapResult, type Specificity, type VariantResult } from "../results/store";
+import type { Selection } from "../config/types";
+import { isGenerationResult, type BenchmarkResult, type CellMetric, type GroupResult, type ModelProfile, type ModelResults, type OverlapResult, type Specificity, type VariantResult } from "../results/store";
 import {
   DIVERGING_STOPS, divergingColour, formatFixed, formatK, MINUS, scaleLimit, scaleTicks, textColourOn, UNDEFINED_FILL,
 } from "./format";
@@ -88,16 +88,12 @@ export interface ModelReport {
   profile: ProfileReport | null;
 }
 
-export interface ProfileReport {
-  parameters: number;
-  candidates: number;
+/** A model's profile (results.json's ModelProfile) as reports show it: its variants laid out by k. */
+export interface ProfileReport extends Pick<ModelProfile, "parameters" | "candidates" | "selections" | "method" | "seed" | "abilities"> {
   /** The whole sweep, ascending (sections may show fewer: ReportOptions.k). */
   k: number[];
-  selections: Selection[];
-  method: ImportanceMethod;
-  seed: number;
-  bootstrap: { resamples: number; confidence: number };
-  abilities: { name: string; id: string; sequences: number }[];
+  /** The bootstrap's settings; its seed is results.json's alone. */
+  bootstrap: Omit<ModelProfile["bootstrap"], "seed">;
   /** Limit of the diverging colour scale, shared by every heatmap of the model. */
   scaleLimit: number;
   sections: KSection[];
