@@ -14,7 +14,8 @@ import { renderReport } from "../../src/core/report/index";
 import { escapeLatex } from "../../src/core/report/latex";
 import { checkResults, latestResultsFile, loadRun, ReportInputError, RunItems, type LoadedRun } from "../../src/core/report/load";
 import { escapeMarkdown, renderMarkdown } from "../../src/core/report/markdown";
-import { buildReport, type KSection } from "../../src/core/report/model";
+import { buildReport } from "../../src/core/report/model";
+import type { KSection } from "../../src/core/report/types";
 import type { Results } from "../../src/core/results/store";
 import { AT_CHANCE, CAUSAL, fixtureResults, MODEL, MODEL_FOLDER, QUANT, SPATIAL, writeFixtureRun } from "../support/reportFixture";
 

@@ -5,7 +5,7 @@ import { nearMissAbility } from "../abilities";
 import { DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES } from "../analysis/bootstrap";
 import { errorsOf, fileProblem, notUtf8Problem, problemAt, type Problem, type ProblemPlace } from "../problems";
 import { loadDiagnosticDataset, type DiagnosticCheckOptions, type DiagnosticDatasetCheck } from "../datasets/diagnostic";
-import { buildBenchmarkIndex, type BenchmarkNgramIndex, type BenchmarkText } from "../datasets/ngrams";
+import { buildBenchmarkIndex, type BenchmarkNgramIndex, type BenchmarkText } from "../datasets/contamination";
 import * as os from "node:os";
 import { datasetKindOf } from "../lmeval/documents";
 import { loadInlineTask, loadTask, type Task, type TaskLoad, type TaskOptions } from "../lmeval/task";

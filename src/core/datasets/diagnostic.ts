@@ -1,7 +1,8 @@
 // Diagnostic datasets (`*.diag.jsonl`): one multiple-choice item a line, each exercising one
 // ability (the paper's phase 1). Checks every line (JSON, fields, types, ranges), the file as a
-// whole (duplicate ids, duplicate and near-duplicate questions, ability names), its statistical
-// health (diagnosticHealth.ts) and its overlap with the profile's benchmarks (ngrams.ts).
+// whole (duplicate ids, duplicate and near-duplicate questions: nearDuplicates.ts; ability
+// names), its statistical health (diagnosticHealth.ts) and its overlap with the profile's
+// benchmarks (contamination.ts).
 //
 // Speed matters because an editor re-checks the file as the user types. A checker keeps, for
 // every distinct line text, what that line alone gives (its item, its problems, its word hashes,
@@ -17,10 +18,9 @@ import { fileProblem, notUtf8Problem, problemAt, type Problem, type ProblemCode,
 import { formatFieldPath } from "../yamlSource";
 import { healthProblems } from "./diagnosticHealth";
 import { isBlankLine, jsonlLines, parseJsonlLine, type JsonSyntaxError } from "./jsonl";
-import {
-  appendWordHashes, benchmarkOverlaps, buildBenchmarkIndex, CONTAMINATION_NGRAM, jaccard, joinSimilarSets, normalizedWords, prefixKeys, shingleOrder,
-  shingleSet, U32Buffer, type BenchmarkNgramIndex, type BenchmarkText, type NgramOverlap, type ShingleOrder,
-} from "./ngrams";
+import { benchmarkOverlaps, buildBenchmarkIndex, CONTAMINATION_NGRAM, type BenchmarkNgramIndex, type BenchmarkText, type NgramOverlap } from "./contamination";
+import { jaccard, joinSimilarSets, prefixKeys, shingleOrder, shingleSet, type ShingleOrder } from "./nearDuplicates";
+import { appendWordHashes, normalizedWords, U32Buffer } from "./wordHashes";
 
 /**
  * A diagnostic item read from its dataset: what one line of a `*.diag.jsonl` file holds, and the

@@ -7,7 +7,7 @@
 // once, so no generator can forget it.
 import type { PaperAbility } from "../../abilities";
 import type { DiagnosticItemFields } from "../diagnostic";
-import { normalizedWords } from "../ngrams";
+import { normalizedWords } from "../wordHashes";
 import { Rng, streamSeed } from "./rng";
 
 /** One item as a generator makes it, before its choices are ordered. */
