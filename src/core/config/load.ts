@@ -12,7 +12,8 @@ import { loadInlineTask, loadTask, type Task, type TaskLoad, type TaskOptions } 
 import { groupAggregates, readAggregateSpecs, type ResolvedGroup } from "../lmeval/group";
 import { resolveTaskName, taskIndex, type GroupFiles } from "../lmeval/taskIndex";
 import { diskFiles, isDirectory, isFile, type TextFiles } from "../fsutil";
-import { readsLocalFiles, resolveTarget, type Target } from "../launch/target";
+import { readsLocalFiles, resolveTarget } from "../launch/target";
+import type { Target } from "../launch/targetTypes";
 import { modelFolderProblems } from "../model/folder";
 import { modelFolderName } from "../results/store";
 import { readGenerationEos, resolveMaxLength } from "../model/modelSettings";

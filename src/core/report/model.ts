@@ -19,9 +19,20 @@ import {
   DIVERGING_STOPS, divergingColour, formatFixed, formatK, MINUS, scaleLimit, scaleTicks, textColourOn, UNDEFINED_FILL,
 } from "./format";
 import { ReportInputError, type LoadedRun, type RunItems } from "./load";
-import type { BaselineRow, FlippedDocument, GroupMark, Heatmap, HeatmapCell, HeatmapMeasure, KSection, LabelCheck, ModelReport, NegativeCell, ProfileReport, Report, ReportCell, ReportOptions, ReportRow } from "./types";
+import type { BaselineRow, FlippedDocument, GroupMark, Heatmap, HeatmapCell, HeatmapMeasure, KSection, LabelCheck, ModelReport, NegativeCell, ProfileReport, Report, ReportCell, ReportRow } from "./types";
 
 export const METRICS: readonly Metric[] = ALL_METRICS;
+
+export interface ReportOptions {
+  /** The metric of the multiple-choice benchmarks' AIS; acc unless given. Generation benchmarks show exact_match. */
+  metric?: ChoiceMetric;
+  /** Only this k of the sweep (it must be one of the run's); every k when absent. */
+  k?: number;
+  /** Reads the per-item files for the flipped documents of negative cells; without it, none are listed. */
+  items?: RunItems;
+  /** At most this many flipped documents per cell (the rest are counted); all when absent. */
+  maxDocuments?: number;
+}
 
 /** The metric a benchmark's cells are read under: its own for generation (exact_match), `metric` otherwise. */
 export function benchmarkMetric(benchmark: BenchmarkResult | undefined, metric: ChoiceMetric): Metric {

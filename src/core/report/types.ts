@@ -5,18 +5,6 @@ import type { Interval } from "../analysis/bootstrap";
 import type { ChoiceMetric, Metric } from "../analysis/ais";
 import type { Selection } from "../config/types";
 import type { ModelProfile, OverlapResult } from "../results/store";
-import type { RunItems } from "./load";
-
-export interface ReportOptions {
-  /** The metric of the multiple-choice benchmarks' AIS; acc unless given. Generation benchmarks show exact_match. */
-  metric?: ChoiceMetric;
-  /** Only this k of the sweep (it must be one of the run's); every k when absent. */
-  k?: number;
-  /** Reads the per-item files for the flipped documents of negative cells; without it, none are listed. */
-  items?: RunItems;
-  /** At most this many flipped documents per cell (the rest are counted); all when absent. */
-  maxDocuments?: number;
-}
 
 export interface Report {
   /** The multiple-choice metric (generate_until benchmarks are always exact_match). */
@@ -73,7 +61,7 @@ export interface ModelReport {
 
 /** A model's profile (results.json's ModelProfile) as reports show it: its variants laid out by k. */
 export interface ProfileReport extends Pick<ModelProfile, "parameters" | "candidates" | "selections" | "method" | "seed" | "abilities"> {
-  /** The whole sweep, ascending (sections may show fewer: ReportOptions.k). */
+  /** The whole sweep, ascending (sections may show fewer: buildReport's options.k). */
   k: number[];
   /** The bootstrap's settings; its seed is results.json's alone. */
   bootstrap: Omit<ModelProfile["bootstrap"], "seed">;
