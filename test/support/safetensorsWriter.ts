@@ -108,11 +108,7 @@ function paddedHeader(header: object): Buffer {
  * tensor starts aligned to its element size. float32 data is converted to F16/BF16 with
  * round-to-nearest-even.
  */
-export function writeSafetensors(
-  path: string,
-  tensors: readonly TensorToWrite[],
-  metadata?: Record<string, string>,
-): void {
+export function writeSafetensors(path: string, tensors: readonly TensorToWrite[], metadata?: Record<string, string>): void {
   assertLittleEndianHost();
   checkTensorsToWrite(tensors);
   const ordered = [...tensors].sort((a, b) => DTYPE_SIZES[b.dtype]! - DTYPE_SIZES[a.dtype]!);

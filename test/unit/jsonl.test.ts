@@ -15,7 +15,13 @@ test("readJsonl numbers lines and columns as the diagnostic checker does: byte o
     const text = `\ufeff${good}\r\n\r\n   \r\n${bad}\r\n${good.replace('"a"', '"c"')}\n`;
     await fs.writeFile(file, text);
     const { records, problems } = await readJsonl(file);
-    assert.deepEqual(records.map((r) => [r.line, (r.value as { id: string }).id]), [[1, "a"], [5, "c"]]);
+    assert.deepEqual(
+      records.map((r) => [r.line, (r.value as { id: string }).id]),
+      [
+        [1, "a"],
+        [5, "c"],
+      ],
+    );
     assert.equal(problems.length, 1);
     const checked = checkDiagnosticDataset(file, text).problems.filter((p) => p.code === "diag.syntax");
     assert.equal(checked.length, 1);
