@@ -18,11 +18,13 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { loadProfile } from "../src/core/config/load";
-import { ALL_GENERATORS, generateItems, itemKey, type GeneratedItem } from "../src/core/datasets/generators/index";
-import { DEMO_CONFIG, DEMO_SEEDS, heldOutKeys } from "../src/core/demo/demoWorkspace";
+import { ALL_GENERATORS, generateItems, itemKey } from "../src/core/datasets/generators/index";
+import type { DiagnosticItemFields } from "../src/core/datasets/diagnostic";
+import { DEMO_CONFIG } from "../src/core/demo/demoWorkspace";
+import { DEMO_SEEDS, heldOutKeys } from "./lib/demoAuthoring";
 import { formatProblem } from "../src/core/problems";
 import { runLocal } from "../src/core/launch/local";
-import { BOS_TOKEN_ID, BYTE_VOCAB_SIZE, EOS_TOKEN_ID, byteLevelTokenizer } from "../src/core/model/byteTokenizer";
+import { BOS_TOKEN_ID, BYTE_VOCAB_SIZE, EOS_TOKEN_ID, byteLevelTokenizer } from "./lib/byteTokenizer";
 import { compileScoreJob } from "../src/core/plan/job";
 import { renderDiagnosticItem } from "../src/core/prompts/diagnosticText";
 import { loadTokenizer } from "../src/core/prompts/tokenize";
@@ -173,7 +175,7 @@ async function heldOutAccuracy(runnerPath: string, modelDir: string, work: strin
 }
 
 /** The item as a benchmark prompt reads it: its rendered text up to "Answer:", before " " + the answer. */
-function promptText(item: GeneratedItem, rendered: string): string {
+function promptText(item: DiagnosticItemFields, rendered: string): string {
   return rendered.slice(0, rendered.length - item.choices[item.answer]!.length - 1);
 }
 

@@ -2,7 +2,7 @@
 // diagnostic datasets and the held-out benchmarks. The model is trained by demo-train.ts.
 //   npm run demo:workspace
 import * as path from "node:path";
-import { writeDemoWorkspace } from "../src/core/demo/demoWorkspace";
+import { writeDemoWorkspace } from "./lib/demoAuthoring";
 
 const dir = path.resolve(import.meta.dirname, "..", "media", "demo");
 const files = await writeDemoWorkspace(dir);

@@ -7,7 +7,7 @@
 #   - the Debian packages those native builds and the tests need (when missing and run as root).
 #
 # Idempotent: when the pinned versions are already installed it prints one line and exits 0.
-# On success it writes .vscode-test/e2e.json, which test/e2e/harness.ts reads:
+# On success it writes .vscode-test/e2e.json, which test/e2e/install.ts reads:
 #   {"codeServerVersion", "nodeVersion", "codeServer": <entry script>, "codeServerBin", "nodeBin":
 #    <dir to put first on PATH>}, paths relative to .vscode-test/
 # and prints the code-server launcher path, e.g.

@@ -4,7 +4,7 @@
 // strings as code, so it works under a Content Security Policy without 'unsafe-eval'.
 import { CategoryScale, Chart, Tooltip, type Plugin } from "chart.js";
 import { MatrixController, MatrixElement } from "chartjs-chart-matrix";
-import type { Heatmap, HeatmapCell } from "../src/core/report/model";
+import type { Heatmap, HeatmapCell } from "../src/core/report/types";
 
 Chart.register(MatrixController, MatrixElement, CategoryScale, Tooltip);
 

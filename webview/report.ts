@@ -1,7 +1,7 @@
 // The script of the self-contained HTML report (bundled into dist/report.js and inlined into the
 // page by `bprof report --format html`): draws every heatmap the page's JSON block describes and
 // adds a "Download PNG" link under each. Data is read from the page, never fetched.
-import type { Heatmap } from "../src/core/report/model";
+import type { Heatmap } from "../src/core/report/types";
 import { drawHeatmap, type HeatmapTheme } from "./heatmap";
 
 const DATA_ID = "bprof-report-data";

@@ -12,7 +12,7 @@ import "@vscode-elements/elements/dist/vscode-tab-panel/index.js";
 import "@vscode-elements/elements/dist/vscode-tabs/index.js";
 import type { Chart } from "chart.js";
 import type { CellCases } from "../src/core/report/cases";
-import type { HeatmapCell } from "../src/core/report/model";
+import type { HeatmapCell } from "../src/core/report/types";
 import type { CellsShown, ResultsQuery, ResultsView } from "../src/core/report/view";
 import { casesList } from "./cases";
 import { element, table } from "./dom";

@@ -372,6 +372,236 @@ struct Stopwatch {
   }
 };
 
+using Sequences = std::vector<std::vector<int64_t>>;
+using ScoresByK = std::vector<std::vector<ItemScores>>;
+
+// What both ways of the profile row work on: the model, the benchmarks' items, the abilities'
+// diagnostic sequences, the MLP candidates and the n of every k; and the row's progress.
+struct ProfileBench {
+  ProfileBench(const json& job_, const Command& command_, const std::string& model_dir_)
+      : job(job_), sizes(job_["profile"]), command(command_), model_dir(model_dir_), engine(open_model(model_dir_, job_, command_)),
+        config(load_model_config(model_dir_)), seed(job_["seed"].get<uint64_t>()) {
+    std::mt19937_64 rng(seed + 2);
+    benchmarks = size_of(sizes, "benchmarks", "profile");
+    for (int64_t b = 0; b < benchmarks; b++) {
+      std::vector<Item> benchmark = random_items(rng, sizes, config.vocab_size, "b" + std::to_string(b) + "/", "profile");
+      items.insert(items.end(), benchmark.begin(), benchmark.end());
+    }
+    abilities.resize(static_cast<size_t>(size_of(sizes, "abilities", "profile")));
+    for (auto& sequences : abilities)
+      for (int64_t s = 0; s < size_of(sizes, "sequences", "profile"); s++)
+        sequences.push_back(random_tokens(rng, size_of(sizes, "length", "profile"), config.vocab_size));
+    batch_size = size_of(sizes, "batch_size", "profile");
+    candidates = engine->candidates(0, 0);
+    candidate_count = candidates.back().offset + candidates.back().numel;
+    parameters = engine->parameter_count();
+    for (const json& k : sizes["k"]) {
+      n.push_back(parameters_for_k(k.get<double>(), parameters));
+      if (n.back() > candidate_count) throw RunnerError(ErrorCode::bad_job, "'profile.k' asks for more parameters than the MLP candidates");
+    }
+    variants_per_way = static_cast<int64_t>((abilities.size() + 1) * n.size());
+  }
+
+  // The importance pass over an ability's sequences: what both ways rank.
+  std::vector<std::vector<float>> importance(const Sequences& sequences) {
+    return engine->first_order_loss_rise(sequences, batch_size, candidates, nullptr, [this] { return command.cancelled(); });
+  }
+
+  void variant_done() { command.events.progress("bench-profile", ++done, 2 * variants_per_way); }
+
+  const json& job;
+  const json& sizes;
+  const Command& command;
+  const std::string model_dir;
+  std::unique_ptr<Engine> engine;
+  const ModelConfig config;
+  const uint64_t seed;
+  int64_t benchmarks = 0;
+  std::vector<Item> items;
+  std::vector<Sequences> abilities;
+  int64_t batch_size = 0;
+  std::vector<CandidateTensor> candidates;
+  int64_t candidate_count = 0;
+  int64_t parameters = 0;
+  std::vector<int64_t> n;
+  int64_t variants_per_way = 0;
+  int64_t done = 0;
+};
+
+// The runner's way, what `profile` does: one importance pass and one ranking per ability serve
+// every k; each variant is ablated in place, scored by Engine::score in plan_batches batches, and
+// restored.
+class InPlaceWay {
+ public:
+  explicit InPlaceWay(ProfileBench& bench) : bench_(bench), batches_(plan_batches(bench.items, kDefaultBatchTokens)) {}
+
+  const std::vector<std::pair<size_t, size_t>>& batches() const { return batches_; }
+  const Stopwatch& clock() const { return clock_; }
+
+  // An ability's variants (the random control's without sequences) at every k; `ranking` gets
+  // the order the variants zero the candidates in.
+  ScoresByK run(const Sequences* sequences, std::vector<int64_t>& ranking) {
+    ranking = sequences ? rank(*sequences, bench_.n.back())
+                        : clock_.time("rank", [&] { return draw_random(bench_.candidate_count, bench_.n.back(), bench_.seed); });
+    ScoresByK scores;
+    for (int64_t count : bench_.n) {
+      poll(bench_.command, "the profile row");
+      scores.push_back(clock_.time("score", [&] {
+        bench_.engine->ablate(bench_.candidates, ranking.data(), count);
+        std::vector<ItemScores> s = score_batches(*bench_.engine, bench_.items, batches_, false, bench_.command);
+        bench_.engine->restore();
+        return s;
+      }));
+      bench_.variant_done();
+    }
+    return scores;
+  }
+
+ private:
+  std::vector<int64_t> rank(const Sequences& sequences, int64_t count) {
+    std::vector<std::vector<float>> importance = clock_.time("importance", [&] { return bench_.importance(sequences); });
+    return clock_.time("rank", [&] {
+      std::vector<ImportanceSpan> spans;
+      for (const auto& v : importance) spans.push_back({v.data(), static_cast<int64_t>(v.size())});
+      return rank_top(spans, count, RankKey::magnitude);
+    });
+  }
+
+  ProfileBench& bench_;
+  const std::vector<std::pair<size_t, size_t>> batches_;
+  Stopwatch clock_;
+};
+
+// The original pipeline's way, as its released code does it (the steps are listed above
+// profile_row), through these files in scratch (every write fsync'ed; removed at the end):
+//   importance.bin  an ability's importance, once per ability. The released code saves theta *
+//                   gradient for every parameter in bfloat16 (2 bytes a parameter); here the
+//                   candidates' float32 values (4 bytes a candidate: about as many bytes for this
+//                   model, and the very values the runner ranks, so that both ways zero the same
+//                   parameters)
+//   mask.bin        a variant's mask, one byte per parameter (torch.save of a bool mask per tensor)
+//   damaged/        the damaged model: config.json and model.safetensors, every parameter
+class OriginalPipeline {
+ public:
+  OriginalPipeline(ProfileBench& bench, const std::string& scratch)
+      : bench_(bench), files_(scratch + "/original"), damaged_dir_(files_ + "/damaged") {
+    prepare_output_dir(damaged_dir_);
+    read_file_if_exists(bench_.model_dir + "/config.json", config_text_);
+    // lm-eval runs once per (variant, benchmark): a fresh model and that benchmark's items
+    const int64_t per_benchmark = size_of(bench_.sizes, "items", "profile");
+    for (int64_t b = 0; b < bench_.benchmarks; b++) {
+      const size_t first = static_cast<size_t>(b * per_benchmark);
+      std::vector<Item> slice(bench_.items.begin() + static_cast<std::ptrdiff_t>(first),
+                              bench_.items.begin() + static_cast<std::ptrdiff_t>(first + static_cast<size_t>(per_benchmark)));
+      benchmark_batches_.emplace_back();
+      for (const auto& [from, to] : full_sequence_batches(slice, kDefaultBatchTokens)) benchmark_batches_.back().emplace_back(first + from, first + to);
+    }
+  }
+
+  const Stopwatch& clock() const { return clock_; }
+  int64_t bytes_written() const { return bytes_written_; }
+  void remove_files() { std::filesystem::remove_all(files_); }
+
+  // An ability's variants (the random control's without sequences) at every k; `zeroed[i]` gets
+  // the candidates the i-th k's damaged model has zeroed, as read back from its mask.
+  ScoresByK run(const Sequences* sequences, std::vector<std::vector<int64_t>>& zeroed) {
+    if (sequences) importance_to_disk(*sequences);
+    ScoresByK scores;
+    for (size_t i = 0; i < bench_.n.size(); i++) {
+      const std::vector<int64_t> selection =
+          sequences ? extract(bench_.n[i])
+                    : clock_.time("rank", [&] { return draw_random(bench_.candidate_count, bench_.n[i], bench_.seed); });
+      scores.push_back(via_checkpoint(selection, bench_.n[i], zeroed[i]));
+    }
+    return scores;
+  }
+
+ private:
+  void write_counted(const std::string& path, const std::string& bytes) {
+    write_file_atomic(path, bytes);
+    bytes_written_ += static_cast<int64_t>(bytes.size());
+  }
+
+  // step 1, once per ability: the importance pass, its values written to disk
+  void importance_to_disk(const Sequences& sequences) {
+    std::vector<std::vector<float>> importance = clock_.time("importance", [&] { return bench_.importance(sequences); });
+    clock_.time("importance", [&] {
+      std::string bytes;
+      for (const auto& v : importance) bytes.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+      write_counted(files_ + "/importance.bin", bytes);
+    });
+  }
+
+  // step 2, per (ability, k): the importance read back and ranked
+  std::vector<int64_t> extract(int64_t count) {
+    return clock_.time("rank", [&] {
+      std::string bytes;
+      read_file_if_exists(files_ + "/importance.bin", bytes);
+      const float* values = reinterpret_cast<const float*>(bytes.data());
+      std::vector<ImportanceSpan> spans;
+      for (const CandidateTensor& c : bench_.candidates) spans.push_back({values + c.offset, c.numel});
+      return rank_top(spans, count, RankKey::magnitude);
+    });
+  }
+
+  // steps 2b-4, per variant: the mask written; a fresh copy of the original model damaged by it
+  // and saved; per benchmark a fresh model loaded from that checkpoint, scored as lm-eval does
+  std::vector<ItemScores> via_checkpoint(const std::vector<int64_t>& selection, int64_t count, std::vector<int64_t>& zeroed) {
+    poll(bench_.command, "the profile row");
+    clock_.time("mask", [&] {
+      std::string mask(static_cast<size_t>(bench_.parameters), '\0');
+      for (int64_t i = 0; i < count; i++) mask[static_cast<size_t>(selection[static_cast<size_t>(i)])] = 1;
+      write_counted(files_ + "/mask.bin", mask);
+    });
+    clock_.time("damage", [&] {
+      std::string mask;
+      read_file_if_exists(files_ + "/mask.bin", mask);
+      zeroed.clear();
+      for (int64_t g = 0; g < bench_.candidate_count; g++)
+        if (mask[static_cast<size_t>(g)]) zeroed.push_back(g);
+      std::unique_ptr<Engine> fresh = open_model(bench_.model_dir, bench_.job, bench_.command);  // from_pretrained(original_model)
+      fresh->ablate(bench_.candidates, zeroed.data(), static_cast<int64_t>(zeroed.size()));
+      const std::string bytes = fresh->checkpoint_bytes();
+      write_counted(damaged_dir_ + "/config.json", config_text_);
+      write_counted(damaged_dir_ + "/model.safetensors", bytes);
+    });
+    std::vector<ItemScores> scores;
+    for (const auto& batches : benchmark_batches_) {
+      std::unique_ptr<Engine> damaged = clock_.time("load", [&] { return open_model(damaged_dir_, bench_.job, bench_.command); });
+      std::vector<ItemScores> s = clock_.time("score", [&] { return score_batches(*damaged, bench_.items, batches, true, bench_.command); });
+      scores.insert(scores.end(), s.begin(), s.end());
+    }
+    bench_.variant_done();
+    return scores;
+  }
+
+  ProfileBench& bench_;
+  const std::string files_, damaged_dir_;
+  std::string config_text_;
+  std::vector<std::vector<std::pair<size_t, size_t>>> benchmark_batches_;
+  Stopwatch clock_;
+  int64_t bytes_written_ = 0;
+};
+
+// The same variant both ways: the same parameters zeroed, and the same scores up to float rounding.
+struct WaysCompared {
+  double worst_difference = 0;
+  int64_t greedy_disagreements = 0, selection_mismatches = 0;
+
+  void add(const std::vector<ItemScores>& ours, const std::vector<ItemScores>& theirs, const std::vector<int64_t>& ranking,
+           std::vector<int64_t> zeroed, int64_t count) {
+    std::vector<int64_t> a(ranking.begin(), ranking.begin() + count);
+    std::sort(a.begin(), a.end());
+    std::sort(zeroed.begin(), zeroed.end());
+    if (a != zeroed) selection_mismatches++;
+    for (size_t i = 0; i < ours.size(); i++)
+      for (size_t c = 0; c < ours[i].size(); c++) {
+        worst_difference = std::max(worst_difference, std::abs(ours[i][c].logprob - theirs[i][c].logprob));
+        if (ours[i][c].greedy != theirs[i][c].greedy) greedy_disagreements++;
+      }
+  }
+};
+
 // A whole profile twice, the same variants both ways, measured interleaved: for each ability the
 // runner's way and the original pipeline's way, one after the other (which goes first alternates
 // from ability to ability), then the random control both ways, so that a slow moment of the
@@ -407,210 +637,52 @@ struct Stopwatch {
 // max_seq_len (1024) rather than to their longest sequence; bottom masks and models, which the
 // released code makes for every k alongside the top ones.
 json profile_row(const json& job, const Command& command, const std::string& model_dir, const std::string& scratch) {
-  const json& sizes = job["profile"];
-  auto engine = open_model(model_dir, job, command);
-  const ModelConfig config = load_model_config(model_dir);
-  std::mt19937_64 rng(job["seed"].get<uint64_t>() + 2);
-  std::vector<Item> items;
-  const int64_t benchmarks = size_of(sizes, "benchmarks", "profile");
-  for (int64_t b = 0; b < benchmarks; b++) {
-    std::vector<Item> benchmark = random_items(rng, sizes, config.vocab_size, "b" + std::to_string(b) + "/", "profile");
-    items.insert(items.end(), benchmark.begin(), benchmark.end());
-  }
-  std::vector<std::vector<std::vector<int64_t>>> abilities(static_cast<size_t>(size_of(sizes, "abilities", "profile")));
-  for (auto& sequences : abilities)
-    for (int64_t s = 0; s < size_of(sizes, "sequences", "profile"); s++)
-      sequences.push_back(random_tokens(rng, size_of(sizes, "length", "profile"), config.vocab_size));
-  const int64_t batch_size = size_of(sizes, "batch_size", "profile");
-  const auto candidates = engine->candidates(0, 0);
-  const int64_t candidate_count = candidates.back().offset + candidates.back().numel;
-  const int64_t parameters = engine->parameter_count();
-  std::vector<int64_t> n;
-  for (const json& k : sizes["k"]) {
-    n.push_back(parameters_for_k(k.get<double>(), parameters));
-    if (n.back() > candidate_count) throw RunnerError(ErrorCode::bad_job, "'profile.k' asks for more parameters than the MLP candidates");
-  }
-  const uint64_t seed = job["seed"].get<uint64_t>();
-  const auto runner_batches = plan_batches(items, kDefaultBatchTokens);
-  auto cancelled = [&command] { return command.cancelled(); };
-  const int64_t variants_per_way = static_cast<int64_t>((abilities.size() + 1) * n.size());
-  int64_t done = 0;
-
-  auto rank = [&](const std::vector<std::vector<int64_t>>& sequences, int64_t count, Stopwatch& clock) {
-    std::vector<std::vector<float>> importance =
-        clock.time("importance", [&] { return engine->first_order_loss_rise(sequences, batch_size, candidates, nullptr, cancelled); });
-    return clock.time("rank", [&] {
-      std::vector<ImportanceSpan> spans;
-      for (const auto& v : importance) spans.push_back({v.data(), static_cast<int64_t>(v.size())});
-      return rank_top(spans, count, RankKey::magnitude);
-    });
-  };
+  ProfileBench bench(job, command, model_dir);
+  InPlaceWay runner(bench);
 
   // warm-up, untimed: the first passes of a process pay for allocations and lazy initialization
-  engine->first_order_loss_rise(abilities.front(), batch_size, candidates, nullptr, cancelled);
-  score_batches(*engine, items, runner_batches, false, command);
-  score_batches(*engine, items, full_sequence_batches(items, kDefaultBatchTokens), true, command);
+  bench.importance(bench.abilities.front());
+  score_batches(*bench.engine, bench.items, runner.batches(), false, command);
+  score_batches(*bench.engine, bench.items, full_sequence_batches(bench.items, kDefaultBatchTokens), true, command);
 
-  // the runner's way for one ranking (an ability's, or the random control's): every k in place
-  Stopwatch runner, original;
-  auto in_place = [&](const std::vector<int64_t>& ranking) {
-    std::vector<std::vector<ItemScores>> scores;
-    for (int64_t count : n) {
-      poll(command, "the profile row");
-      scores.push_back(runner.time("score", [&] {
-        engine->ablate(candidates, ranking.data(), count);
-        std::vector<ItemScores> s = score_batches(*engine, items, runner_batches, false, command);
-        engine->restore();
-        return s;
-      }));
-      command.events.progress("bench-profile", ++done, 2 * variants_per_way);
-    }
-    return scores;
-  };
-
-  // The original pipeline's files (scratch, removed at the end; every write fsync'ed):
-  //   importance.bin  an ability's importance, once per ability. The released code saves theta *
-  //                   gradient for every parameter in bfloat16 (2 bytes a parameter); here the
-  //                   candidates' float32 values (4 bytes a candidate: about as many bytes for this
-  //                   model, and the very values the runner ranks, so that both ways zero the same
-  //                   parameters)
-  //   mask.bin        a variant's mask, one byte per parameter (torch.save of a bool mask per tensor)
-  //   damaged/        the damaged model: config.json and model.safetensors, every parameter
-  int64_t bytes_written = 0;
-  const std::string files = scratch + "/original", damaged_dir = files + "/damaged";
-  prepare_output_dir(damaged_dir);
-  std::string config_text;
-  read_file_if_exists(model_dir + "/config.json", config_text);
-  auto write_counted = [&](const std::string& path, const std::string& bytes) {
-    write_file_atomic(path, bytes);
-    bytes_written += static_cast<int64_t>(bytes.size());
-  };
-  // lm-eval runs once per (variant, benchmark): a fresh model and that benchmark's items
-  const int64_t per_benchmark = size_of(sizes, "items", "profile");
-  std::vector<std::vector<std::pair<size_t, size_t>>> benchmark_batches;
-  for (int64_t b = 0; b < benchmarks; b++) {
-    const size_t first = static_cast<size_t>(b * per_benchmark);
-    std::vector<Item> slice(items.begin() + static_cast<std::ptrdiff_t>(first), items.begin() + static_cast<std::ptrdiff_t>(first + static_cast<size_t>(per_benchmark)));
-    benchmark_batches.emplace_back();
-    for (const auto& [from, to] : full_sequence_batches(slice, kDefaultBatchTokens)) benchmark_batches.back().emplace_back(first + from, first + to);
-  }
-
-  // step 1 of the original, once per ability: the importance pass, its values written to disk
-  auto importance_to_disk = [&](const std::vector<std::vector<int64_t>>& sequences) {
-    std::vector<std::vector<float>> importance =
-        original.time("importance", [&] { return engine->first_order_loss_rise(sequences, batch_size, candidates, nullptr, cancelled); });
-    original.time("importance", [&] {
-      std::string bytes;
-      for (const auto& v : importance) bytes.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
-      write_counted(files + "/importance.bin", bytes);
-    });
-  };
-  // step 2, per (ability, k): the importance read back and ranked
-  auto extract = [&](int64_t count) {
-    return original.time("rank", [&] {
-      std::string bytes;
-      read_file_if_exists(files + "/importance.bin", bytes);
-      const float* values = reinterpret_cast<const float*>(bytes.data());
-      std::vector<ImportanceSpan> spans;
-      for (const CandidateTensor& c : candidates) spans.push_back({values + c.offset, c.numel});
-      return rank_top(spans, count, RankKey::magnitude);
-    });
-  };
-  // steps 2b-4, per variant: the mask written; a fresh copy of the original model damaged by it
-  // and saved; per benchmark a fresh model loaded from that checkpoint, scored as lm-eval does
-  auto via_checkpoint = [&](const std::vector<int64_t>& selection, int64_t count, std::vector<int64_t>& zeroed) {
-    poll(command, "the profile row");
-    original.time("mask", [&] {
-      std::string mask(static_cast<size_t>(parameters), '\0');
-      for (int64_t i = 0; i < count; i++) mask[static_cast<size_t>(selection[static_cast<size_t>(i)])] = 1;
-      write_counted(files + "/mask.bin", mask);
-    });
-    original.time("damage", [&] {
-      std::string mask;
-      read_file_if_exists(files + "/mask.bin", mask);
-      zeroed.clear();
-      for (int64_t g = 0; g < candidate_count; g++)
-        if (mask[static_cast<size_t>(g)]) zeroed.push_back(g);
-      std::unique_ptr<Engine> fresh = open_model(model_dir, job, command);  // from_pretrained(original_model)
-      fresh->ablate(candidates, zeroed.data(), static_cast<int64_t>(zeroed.size()));
-      const std::string bytes = fresh->checkpoint_bytes();
-      write_counted(damaged_dir + "/config.json", config_text);
-      write_counted(damaged_dir + "/model.safetensors", bytes);
-    });
-    std::vector<ItemScores> scores;
-    for (const auto& batches : benchmark_batches) {
-      std::unique_ptr<Engine> damaged = original.time("load", [&] { return open_model(damaged_dir, job, command); });
-      std::vector<ItemScores> s = original.time("score", [&] { return score_batches(*damaged, items, batches, true, command); });
-      scores.insert(scores.end(), s.begin(), s.end());
-    }
-    command.events.progress("bench-profile", ++done, 2 * variants_per_way);
-    return scores;
-  };
-
-  // the same variant both ways: the same parameters zeroed, and the same scores up to float rounding
-  double worst_difference = 0;
-  int64_t greedy_disagreements = 0, selection_mismatches = 0;
-  auto compare = [&](const std::vector<ItemScores>& ours, const std::vector<ItemScores>& theirs, const std::vector<int64_t>& ranking,
-                     std::vector<int64_t> zeroed, int64_t count) {
-    std::vector<int64_t> a(ranking.begin(), ranking.begin() + count);
-    std::sort(a.begin(), a.end());
-    std::sort(zeroed.begin(), zeroed.end());
-    if (a != zeroed) selection_mismatches++;
-    for (size_t i = 0; i < ours.size(); i++)
-      for (size_t c = 0; c < ours[i].size(); c++) {
-        worst_difference = std::max(worst_difference, std::abs(ours[i][c].logprob - theirs[i][c].logprob));
-        if (ours[i][c].greedy != theirs[i][c].greedy) greedy_disagreements++;
-      }
-  };
-
+  OriginalPipeline original(bench, scratch);
+  WaysCompared compared;
   // one ability (or, with none, the random control) both ways; which way goes first alternates
-  auto both_ways = [&](const std::vector<std::vector<int64_t>>* sequences, bool runner_first) {
+  auto both_ways = [&](const Sequences* sequences, bool runner_first) {
     std::vector<int64_t> ranking;
-    std::vector<std::vector<ItemScores>> ours, theirs;
-    std::vector<std::vector<int64_t>> zeroed(n.size());
-    auto runner_way = [&] {
-      ranking = sequences ? rank(*sequences, n.back(), runner)
-                          : runner.time("rank", [&] { return draw_random(candidate_count, n.back(), seed); });
-      ours = in_place(ranking);
-    };
-    auto original_way = [&] {
-      if (sequences) importance_to_disk(*sequences);
-      for (size_t i = 0; i < n.size(); i++) {
-        const std::vector<int64_t> selection =
-            sequences ? extract(n[i]) : original.time("rank", [&] { return draw_random(candidate_count, n[i], seed); });
-        theirs.push_back(via_checkpoint(selection, n[i], zeroed[i]));
-      }
-    };
+    ScoresByK ours, theirs;
+    std::vector<std::vector<int64_t>> zeroed(bench.n.size());
     if (runner_first) {
-      runner_way();
-      original_way();
+      ours = runner.run(sequences, ranking);
+      theirs = original.run(sequences, zeroed);
     } else {
-      original_way();
-      runner_way();
+      theirs = original.run(sequences, zeroed);
+      ours = runner.run(sequences, ranking);
     }
-    for (size_t i = 0; i < n.size(); i++) compare(ours[i], theirs[i], ranking, zeroed[i], n[i]);
+    for (size_t i = 0; i < bench.n.size(); i++) compared.add(ours[i], theirs[i], ranking, zeroed[i], bench.n[i]);
   };
-  for (size_t a = 0; a < abilities.size(); a++) both_ways(&abilities[a], a % 2 == 0);
-  both_ways(nullptr, abilities.size() % 2 == 0);
-  std::filesystem::remove_all(files);
+  for (size_t a = 0; a < bench.abilities.size(); a++) both_ways(&bench.abilities[a], a % 2 == 0);
+  both_ways(nullptr, bench.abilities.size() % 2 == 0);
+  original.remove_files();
 
-  return {{"parameters", parameters},
-          {"abilities", abilities.size()},
+  const json& sizes = bench.sizes;
+  return {{"parameters", bench.parameters},
+          {"abilities", bench.abilities.size()},
           {"diagnostic_sequences", sizes["sequences"]},
           {"diagnostic_tokens", sizes["length"]},
-          {"benchmarks", benchmarks},
-          {"items", items.size()},
+          {"benchmarks", bench.benchmarks},
+          {"items", bench.items.size()},
           {"choices", sizes["choices"]},
           {"context_tokens", sizes["context"]},
           {"continuation_tokens", sizes["continuation"]},
           {"k", sizes["k"]},
-          {"variants", variants_per_way},
-          {"in_place", runner.to_json(0)},
-          {"checkpoint_per_variant", original.to_json(bytes_written)},
-          {"speedup", original.total() / runner.total()},
-          {"max_logprob_difference", worst_difference},
-          {"greedy_disagreements", greedy_disagreements},
-          {"selection_mismatches", selection_mismatches}};
+          {"variants", bench.variants_per_way},
+          {"in_place", runner.clock().to_json(0)},
+          {"checkpoint_per_variant", original.clock().to_json(original.bytes_written())},
+          {"speedup", original.clock().total() / runner.clock().total()},
+          {"max_logprob_difference", compared.worst_difference},
+          {"greedy_disagreements", compared.greedy_disagreements},
+          {"selection_mismatches", compared.selection_mismatches}};
 }
 
 }  // namespace

@@ -8,12 +8,11 @@
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 import { PAPER_ABILITIES } from "../../src/core/abilities";
-import { checkDiagnosticDataset, type DiagnosticItem } from "../../src/core/datasets/diagnostic";
-import { buildBenchmarkIndex, type BenchmarkText } from "../../src/core/datasets/ngrams";
+import { checkDiagnosticDataset, type DiagnosticItemFields } from "../../src/core/datasets/diagnostic";
+import { buildBenchmarkIndex, type BenchmarkText } from "../../src/core/datasets/contamination";
 import { median, TextSource } from "./text";
 
 /** A diagnostic item as written to the file (the checker adds `line` when it reads it back). */
-type GeneratedItem = Omit<DiagnosticItem, "line">;
 
 export interface DiagnosticBenchData {
   docs: BenchmarkText[];
@@ -32,7 +31,7 @@ export function diagnosticBenchData(items: number, documents: number, seed = 202
     const start = src.int(0, Math.max(0, w.length - count));
     return w.slice(start, start + count).join(" ");
   };
-  const generated: GeneratedItem[] = [];
+  const generated: DiagnosticItemFields[] = [];
   for (let i = 0; i < items; i++) {
     const ability = PAPER_ABILITIES[i % PAPER_ABILITIES.length]!;
     const n = src.random() < 0.7 ? 4 : src.int(2, 5);

@@ -11,7 +11,7 @@ import * as path from "node:path";
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 import { loadTask } from "../../src/core/lmeval/task";
-import { byteLevelTokenizer } from "../../src/core/model/byteTokenizer";
+import { byteLevelTokenizer } from "../lib/byteTokenizer";
 import { compileScoreJob } from "../../src/core/plan/job";
 import { loadTokenizer } from "../../src/core/prompts/tokenize";
 import { median, TextSource } from "./text";

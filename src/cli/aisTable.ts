@@ -5,7 +5,8 @@
 // columns with their metrics, the cells, and the reasons with the numbers the reports give them.
 import { formatConfidence, formatFixed, formatInterval, formatK } from "../core/report/format";
 import type { ImportanceMethod } from "../core/config/types";
-import { baselineLabel, type BaselineRow, type KSection, type ModelReport, type ReportCell } from "../core/report/model";
+import { baselineLabel } from "../core/report/model";
+import type { BaselineRow, KSection, ModelReport, ReportCell } from "../core/report/types";
 
 /**
  * One benchmark's baseline line: acc, acc_norm and chance, or exact_match (its filter) and chance;

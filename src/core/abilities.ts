@@ -2,6 +2,7 @@
 // The set is open: users add their own. A name that is almost one of the known names is most
 // likely a typo, and a typo silently splits one ability into two profiles, so it is worth a
 // warning; a genuinely different name (Abductive Reasoning, Moral Reasoning) must not get one.
+import { editDistance } from "./config/nearest";
 
 export const PAPER_ABILITIES = [
   "Analogical Reasoning",
@@ -18,10 +19,6 @@ export const PAPER_ABILITIES = [
 
 export type PaperAbility = (typeof PAPER_ABILITIES)[number];
 
-export function isPaperAbility(name: string): name is PaperAbility {
-  return (PAPER_ABILITIES as readonly string[]).includes(name);
-}
-
 /**
  * The known name that `name` nearly matches, when `name` is not itself known: the same words
  * up to case, spacing, punctuation and "&"/"and", or one typo (insertion, deletion, substitution
@@ -36,7 +33,7 @@ export function nearMissAbility(name: string, known: readonly string[] = PAPER_A
   let bestDistance = Infinity;
   for (const candidate of known) {
     const c = normalizedAbility(candidate);
-    const d = c === n ? 0 : typoDistance(n, c);
+    const d = c === n ? 0 : editDistance(n, c, { swaps: true });
     if (d < bestDistance && isPlausibleTypo(n, c, d)) [best, bestDistance] = [candidate, d];
   }
   return best;
@@ -57,20 +54,4 @@ function normalizedAbility(name: string): string {
 
 function wordInitials(name: string): string {
   return name.split(" ").map((w) => w[0] ?? "").join("");
-}
-
-/** Optimal string alignment distance: Levenshtein plus swaps of adjacent characters. */
-export function typoDistance(a: string, b: string): number {
-  const rows: number[][] = [Array.from({ length: b.length + 1 }, (_, j) => j)];
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let d = Math.min(rows[i - 1]![j]! + 1, row[j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, rows[i - 2]![j - 2]! + 1);
-      row.push(d);
-    }
-    rows.push(row);
-  }
-  return rows[a.length]![b.length]!;
 }

@@ -4,12 +4,11 @@
 import { appendFileSync } from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
+import { EXTENSION_ID } from "./extensionId";
 import { CaseRuns } from "./runs/caseRuns";
 import { RunController } from "./runs/controller";
 import { Runner } from "./runs/runner";
 import { Workspace } from "./workspace/workspace";
-
-export const EXTENSION_ID = "benchmarkProfiler";
 
 /** A command: a factory of the context, returning what runs when the command is invoked. */
 export type Cmd = (...args: never[]) => unknown;

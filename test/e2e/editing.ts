@@ -2,7 +2,7 @@
 // text, typing, the Problems panel, quick fixes, suggestions and hovers. Every wait is bounded
 // and says what it waited for.
 import type { Locator, Page } from "playwright-core";
-import { sleep, waitFor } from "./harness";
+import { sleep, waitFor } from "./processes";
 
 /** Opens a workspace file by name (or what `query` finds: its path) through Quick Open and waits for its editor tab. */
 export async function openFile(page: Page, name: string, query = name): Promise<void> {

@@ -12,7 +12,9 @@ import * as fsp from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
-import { notificationTexts, REPO_ROOT, runCommand, screenshot, sleep, waitFor, waitForNotification, withWorkbench } from "./harness";
+import { REPO_ROOT } from "./install";
+import { sleep, waitFor } from "./processes";
+import { notificationTexts, runCommand, screenshot, waitForNotification, withWorkbench } from "./workbench";
 import { acceptSuggestion, applyQuickFix, hoverLine, lineText, openFile, problemRows, selectText } from "./editing";
 
 async function demoCopy(): Promise<string> {

@@ -10,7 +10,8 @@ import * as path from "node:path";
 import { test } from "node:test";
 import { makeProfileProject } from "../support/profileProject";
 import { startSshServer } from "../support/sshServer";
-import { RUNNER, runCommand, waitForNotification, withWorkbench } from "./harness";
+import { RUNNER } from "./install";
+import { runCommand, waitForNotification, withWorkbench } from "./workbench";
 
 test("e2e: Profile runs on an SSH target from the command palette", { timeout: 300_000 }, async (t) => {
   const server = await startSshServer();

@@ -10,7 +10,8 @@ import * as fsp from "node:fs/promises";
 import { test } from "node:test";
 import type { Frame } from "playwright-core";
 import { makeProfileProject, QUANT, SPATIAL } from "../support/profileProject";
-import { runCommand, waitFor, waitForNotification, webviewFrame, withWorkbench } from "./harness";
+import { waitFor } from "./processes";
+import { runCommand, waitForNotification, webviewFrame, withWorkbench } from "./workbench";
 
 /** The drawn canvases of the view: their size and how many pixels are inked. */
 function inked(frame: Frame) {

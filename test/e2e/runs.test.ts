@@ -18,7 +18,9 @@ import { test } from "node:test";
 import type { Frame, Page } from "playwright-core";
 import type { Results } from "../../src/core/results/store";
 import { openFile } from "./editing";
-import { REPO_ROOT, RESULTS_DIR, runCommand, screenshot, sleep, waitFor, waitForNotification, webviewFrame, withWorkbench } from "./harness";
+import { REPO_ROOT, RESULTS_DIR } from "./install";
+import { sleep, waitFor } from "./processes";
+import { runCommand, screenshot, waitForNotification, webviewFrame, withWorkbench } from "./workbench";
 
 /** The demo's own budget is 5 minutes on 2 cores; the editor and the browser share those cores here. */
 const DEMO_TIMEOUT_MS = 600_000;

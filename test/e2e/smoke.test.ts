@@ -10,7 +10,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
 import { makeTinyProject } from "../support/tinyProject";
-import { runCommand, waitForNotification, withWorkbench } from "./harness";
+import { runCommand, waitForNotification, withWorkbench } from "./workbench";
 
 const PROFILE_TIMEOUT_MS = 120_000;
 

@@ -14,7 +14,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { PAPER_ABILITIES } from "../../src/core/abilities";
-import { DEMO_MAIN_K, MIXED_BENCHMARK } from "../../src/core/demo/demoWorkspace";
+import { DEMO_MAIN_K, MIXED_BENCHMARK } from "../../scripts/lib/demoAuthoring";
 import { loadRun } from "../../src/core/report/load";
 import { buildReport } from "../../src/core/report/model";
 import type { Results } from "../../src/core/results/store";

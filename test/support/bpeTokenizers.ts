@@ -1,7 +1,7 @@
 // Small BPE tokenizers in Hugging Face's tokenizer.json format, trained here on made-up text, in
 // the pipeline shapes real models use (GPT-2, Llama 3, the demo models' byte level, ...), so the
 // tokenizer code can be checked against @huggingface/tokenizers without downloading a model.
-import { bytesToUnicode } from "../../src/core/model/byteTokenizer";
+import { bytesToUnicode } from "../../scripts/lib/byteTokenizer";
 import { seededRandom } from "../../src/core/random";
 
 const WORDS = (

@@ -4,7 +4,7 @@
 import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { writeRandomLlama } from "../../src/core/model/randomLlama";
+import { writeRandomLlama } from "./randomLlama";
 
 export const QUANT = "Quantitative Reasoning";
 export const SPATIAL = "Spatial Reasoning";

@@ -9,7 +9,7 @@ import { loadProfile } from "../../src/core/config/load";
 import { parseConfig } from "../../src/core/config/parse";
 import { formatProblem, type Problem } from "../../src/core/problems";
 import { candidateCount, llamaParameterCount, readParameterCount, selectedCount } from "../../src/core/model/parameters";
-import { writeRandomLlama } from "../../src/core/model/randomLlama";
+import { writeRandomLlama } from "../support/randomLlama";
 import { makeTinyProject, type TinyProject } from "../support/tinyProject";
 
 const FILE = "/p/x.bprof.yaml";

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Tokenizer } from "@huggingface/tokenizers";
-import { BOS_TOKEN_ID, EOS_TOKEN_ID, byteLevelTokenizer, bytesToUnicode } from "../../src/core/model/byteTokenizer";
+import { BOS_TOKEN_ID, EOS_TOKEN_ID, byteLevelTokenizer, bytesToUnicode } from "../../scripts/lib/byteTokenizer";
 
 function loadTokenizer(): Tokenizer {
   const { tokenizerJson, tokenizerConfig } = byteLevelTokenizer();

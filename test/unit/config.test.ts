@@ -4,7 +4,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { loadProfile } from "../../src/core/config/load";
-import { nearestWord } from "../../src/core/config/nearest";
+import { editDistance, nearestWord } from "../../src/core/config/nearest";
 import { parseConfig } from "../../src/core/config/parse";
 import schema from "../../src/core/config/schema.json";
 import { IGNORED_TASK_KEYS, SUPPORTED_TASK_KEYS } from "../../src/core/lmeval/spec";
@@ -52,6 +52,16 @@ test("duplicate keys and syntax errors are YAML errors with a line", () => {
 test("nearestWord suggests close keys only", () => {
   assert.equal(nearestWord("benchmark", ["models", "benchmarks", "output"]), "benchmarks");
   assert.equal(nearestWord("zzzzzz", ["models", "benchmarks"]), undefined);
+});
+
+test("editDistance counts a swap of neighbours as one edit only when asked (typos in names), else as two (Levenshtein)", () => {
+  assert.equal(editDistance("kitten", "sitting"), 3);
+  assert.equal(editDistance("", "abc"), 3);
+  assert.equal(editDistance("same", "same", { swaps: true }), 0);
+  assert.equal(editDistance("modles", "models"), 2);
+  assert.equal(editDistance("modles", "models", { swaps: true }), 1);
+  // Optimal string alignment: a swapped pair is not edited again ("ca" -> "abc" is 3, not 2).
+  assert.equal(editDistance("ca", "abc", { swaps: true }), 3);
 });
 
 let project: TinyProject;

@@ -7,7 +7,8 @@ import * as path from "node:path";
 import { test } from "node:test";
 import { loadProfile } from "../../src/core/config/load";
 import { ALL_GENERATORS, itemKey } from "../../src/core/datasets/generators/index";
-import { BENCHMARK_ITEMS, DEMO_CONFIG, demoSplits, DIAGNOSTIC_ITEMS, heldOutKeys, MIXED_BENCHMARK, MIXED_ITEMS_PER_ABILITY, writeDemoWorkspace } from "../../src/core/demo/demoWorkspace";
+import { DEMO_CONFIG } from "../../src/core/demo/demoWorkspace";
+import { BENCHMARK_ITEMS, demoSplits, DIAGNOSTIC_ITEMS, heldOutKeys, MIXED_BENCHMARK, MIXED_ITEMS_PER_ABILITY, writeDemoWorkspace } from "../../scripts/lib/demoAuthoring";
 import { formatProblem } from "../../src/core/problems";
 
 const committed = path.resolve(import.meta.dirname, "..", "..", "media", "demo");

@@ -5,7 +5,9 @@ import * as path from "node:path";
 import { test } from "node:test";
 import { nearMissAbility, PAPER_ABILITIES } from "../../src/core/abilities";
 import { checkDiagnosticDataset, loadDiagnosticDataset, type DiagnosticCheckOptions } from "../../src/core/datasets/diagnostic";
-import { appendWordHashes, buildBenchmarkIndex, jaccard, normalizedWords, shingleSet, similarSets, U32Buffer } from "../../src/core/datasets/ngrams";
+import { buildBenchmarkIndex } from "../../src/core/datasets/contamination";
+import { jaccard, shingleSet, similarSets } from "../../src/core/datasets/nearDuplicates";
+import { appendWordHashes, normalizedWords, U32Buffer } from "../../src/core/datasets/wordHashes";
 import type { Problem } from "../../src/core/problems";
 
 const FILE = "abilities.diag.jsonl";

@@ -9,7 +9,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
 import { Tokenizer } from "@huggingface/tokenizers";
-import { byteLevelTokenizer } from "../../src/core/model/byteTokenizer";
+import { byteLevelTokenizer } from "../../scripts/lib/byteTokenizer";
 import { pieceEncoder } from "../../src/core/prompts/pieceEncoder";
 import { loadTokenizer, tokenizeChoices, tokenizeRequest, type ModelTokenizer } from "../../src/core/prompts/tokenize";
 import { byteLevelBpe, LLAMA3_SPLIT, rawCharBpe, sampleText, seeded, type TokenizerFiles } from "../support/bpeTokenizers";

@@ -14,7 +14,7 @@ import { applyFilters, type FilterPipeline, type FilterStep } from "../../src/co
 import { benchmarkExactMatch, cutAtStop, scoreGeneration, type GeneratedItem, type GenerationRules } from "../../src/core/analysis/generation";
 import type { ResolvedBenchmark } from "../../src/core/config/load";
 import { loadTask, type GenerationItem, type Task } from "../../src/core/lmeval/task";
-import { BOS_TOKEN_ID, byteLevelTokenizer, EOS_TOKEN_ID } from "../../src/core/model/byteTokenizer";
+import { BOS_TOKEN_ID, byteLevelTokenizer, EOS_TOKEN_ID } from "../../scripts/lib/byteTokenizer";
 import { compileScoreJob, generateSpec, type GenerateJobItem } from "../../src/core/plan/job";
 import { loadTokenizer, type ModelTokenizer } from "../../src/core/prompts/tokenize";
 import { baselineAccuracies } from "../../src/core/results/profile";

@@ -5,18 +5,18 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { PAPER_ABILITIES } from "../../src/core/abilities";
-import { checkDiagnosticDataset } from "../../src/core/datasets/diagnostic";
+import { checkDiagnosticDataset, type DiagnosticItemFields } from "../../src/core/datasets/diagnostic";
 import { CAUSAL } from "../../src/core/datasets/generators/commonsense";
 import { BOOKS, CONTINENTS, COUNTRIES, ELEMENTS, PAINTINGS } from "../../src/core/datasets/generators/facts";
 import {
   ALL_GENERATORS, findGenerator, GENERATORS, generateAbilities, generateItems, GeneratorCapacityError, itemKey, toJsonl,
-  type AbilityGenerator, type GeneratedItem,
+  type AbilityGenerator,
 } from "../../src/core/datasets/generators/index";
 import { ANALOGY_RELATIONS, KINDS_OF, OPPOSITES, PART_OF } from "../../src/core/datasets/generators/lexicon";
 import { NAMES } from "../../src/core/datasets/generators/words";
 
 const N = 2000;
-const bySlug = new Map<string, GeneratedItem[]>(ALL_GENERATORS.map((g) => [g.slug, generateItems(g, { n: N, seed: 1 })]));
+const bySlug = new Map<string, DiagnosticItemFields[]>(ALL_GENERATORS.map((g) => [g.slug, generateItems(g, { n: N, seed: 1 })]));
 const itemsOf = (g: AbilityGenerator) => bySlug.get(g.slug)!;
 
 // ---------------------------------------------------------------------------------------------
@@ -43,7 +43,7 @@ function match(re: RegExp, text: string): string[] {
   return m.slice(1);
 }
 
-function solveQuantitative(it: GeneratedItem): string {
+function solveQuantitative(it: DiagnosticItemFields): string {
   const q = it.question;
   if (/gets \d+ more/.test(it.context)) {
     const [, x, , y] = match(/^(\w+) has (\d+) (\w+) and gets (\d+) more\.$/, it.context);
@@ -59,7 +59,7 @@ function solveQuantitative(it: GeneratedItem): string {
   return String(counts.get(a!)! - counts.get(b!)!);
 }
 
-function solveTemporal(it: GeneratedItem): string {
+function solveTemporal(it: DiagnosticItemFields): string {
   if (it.question.startsWith("In which month")) {
     const [start, event, count, unit, way] = match(/^The \w+ is in (\w+)\. The (\w+) is (\w+) (months?) (later|earlier)\.$/, it.context);
     assert.equal(unit, count === "one" ? "month" : "months");
@@ -74,7 +74,7 @@ function solveTemporal(it: GeneratedItem): string {
   return DAYS[(DAYS.indexOf(day!) + offset + 14) % 7]!;
 }
 
-function solveSpatial(it: GeneratedItem): string {
+function solveSpatial(it: DiagnosticItemFields): string {
   const key = (v: number[]) => v.map((x) => Math.sign(x) || 0).join(",");
   if (it.context.startsWith("The ")) {
     const [x, rel, y] = match(/^The (\w+) is (left of|right of|above|below|in front of|behind) the (\w+)\.$/, it.context);
@@ -99,7 +99,7 @@ function solveSpatial(it: GeneratedItem): string {
   return COMPASS_WORD[key(pos.get(asked!)!.map((v, i) => v - pos.get(from!)![i]!))]!;
 }
 
-function solveDeductive(it: GeneratedItem): string {
+function solveDeductive(it: DiagnosticItemFields): string {
   if (it.context.startsWith("If ")) {
     const rules = [...it.context.matchAll(/If ([^,]+), (\w+) (\w+)\./g)].map((m) => [m[1]!, m[3]!] as const);
     const [fact] = match(/\. ([^.]+)\.$/, it.context);
@@ -112,7 +112,7 @@ function solveDeductive(it: GeneratedItem): string {
   return rules.get(kind!)!;
 }
 
-function solveInductive(it: GeneratedItem): string {
+function solveInductive(it: DiagnosticItemFields): string {
   const [list] = match(/^The (?:letters go|pattern goes) (.+)\.$/, it.context);
   const terms = list!.split(", ");
   if (it.context.startsWith("The letters")) {
@@ -125,7 +125,7 @@ function solveInductive(it: GeneratedItem): string {
   return terms[terms.length - period]!;
 }
 
-function solveAnalogical(it: GeneratedItem): string {
+function solveAnalogical(it: DiagnosticItemFields): string {
   const q = it.question;
   const [a, b, c] = q.startsWith("If ")
     ? match(/^If (\w+) goes with (\w+), what goes with (\w+)\?$/, q)
@@ -138,7 +138,7 @@ function solveAnalogical(it: GeneratedItem): string {
   return relation.find(([x]) => x === lower(c!))![1];
 }
 
-function solveSemantic(it: GeneratedItem): string[] {
+function solveSemantic(it: DiagnosticItemFields): string[] {
   // The set of right answers: every other choice must be outside it.
   const q = it.question;
   let m: RegExpExecArray | null;
@@ -154,7 +154,7 @@ function solveSemantic(it: GeneratedItem): string[] {
   return PART_OF.filter(([p]) => p === piece).map(([, whole]) => whole);
 }
 
-function solveContextual(it: GeneratedItem): string {
+function solveContextual(it: DiagnosticItemFields): string {
   const owned = [...it.context.matchAll(/(\w+) has a (\w+) (\w+)\./g)].map((m) => ({ who: m[1]!, color: m[2]!, thing: m[3]! }));
   const jobs = new Map([...it.context.matchAll(/(\w+) works as a (\w+)\./g)].map((m) => [m[1]!, m[2]!] as const));
   let m: RegExpExecArray | null;
@@ -164,7 +164,7 @@ function solveContextual(it: GeneratedItem): string {
   return jobs.get(who!)!;
 }
 
-function solveKnowledge(it: GeneratedItem): string {
+function solveKnowledge(it: DiagnosticItemFields): string {
   const q = it.question;
   const rules: [RegExp, (x: string) => string | undefined][] = [
     [/^What is the capital of (.+)\?$/, (x) => COUNTRIES.find((c) => c[0] === x)?.[1]],
@@ -189,7 +189,7 @@ function solveKnowledge(it: GeneratedItem): string {
   assert.fail(`unknown knowledge question: ${q}`);
 }
 
-function solveCommonsense(it: GeneratedItem): string {
+function solveCommonsense(it: DiagnosticItemFields): string {
   const [name, rest] = match(/^(\w+) (.+)$/, it.context);
   const effectOf = (row: (typeof CAUSAL)[number]) => row.effect.replace("{name}", name!);
   const byCause = CAUSAL.find((row) => `${row.cause}.` === rest);
@@ -199,7 +199,7 @@ function solveCommonsense(it: GeneratedItem): string {
   return `${name} ${byEffect.cause}.`;
 }
 
-const SOLVERS: Record<string, (it: GeneratedItem) => string | string[]> = {
+const SOLVERS: Record<string, (it: DiagnosticItemFields) => string | string[]> = {
   quantitative: solveQuantitative, temporal: solveTemporal, spatial: solveSpatial, deductive: solveDeductive,
   inductive: solveInductive, analogical: solveAnalogical, semantic: solveSemantic, contextual: solveContextual,
   knowledge: solveKnowledge, commonsense: solveCommonsense,
@@ -209,7 +209,7 @@ const SOLVERS: Record<string, (it: GeneratedItem) => string | string[]> = {
 // The type of a choice, per generator: every choice of an item must have the answer's type.
 
 const words = (values: Iterable<string>) => new Set(values);
-const TYPES: Record<string, (it: GeneratedItem) => Set<string> | RegExp> = {
+const TYPES: Record<string, (it: DiagnosticItemFields) => Set<string> | RegExp> = {
   quantitative: () => /^\d+$/,
   temporal: (it) => (it.question.startsWith("In which month") ? words(MONTH_NAMES) : words(DAYS)),
   spatial: (it) => (it.context.startsWith("The ") ? words(Object.values(TABLE_WORD)) : words(Object.values(COMPASS_WORD))),
@@ -238,7 +238,7 @@ const TYPES: Record<string, (it: GeneratedItem) => Set<string> | RegExp> = {
 };
 
 /** Deductive choices: colours, skills or actions, whichever the answer is. */
-function choicePool(it: GeneratedItem): string[] {
+function choicePool(it: DiagnosticItemFields): string[] {
   const pools = [
     ["furry", "spotted", "striped", "scaly", "fluffy", "shiny", "bumpy", "smooth", "slimy", "hairy"],
     ["swim", "fly", "climb", "dig", "jump", "sing", "glow", "hide"],
@@ -292,7 +292,7 @@ test("every label is right: each answer re-derived from the item's text", () => 
 
 test("every template of every generator is drawn", () => {
   for (const g of ALL_GENERATORS) {
-    const seen = new Set(itemsOf(g).map((it) => it.meta.template));
+    const seen = new Set(itemsOf(g).map((it) => it.meta?.template));
     assert.deepEqual([...seen].sort(), [...g.templates].sort(), g.slug);
   }
 });

@@ -13,7 +13,7 @@ import { benchmarkAccuracy } from "../../src/core/analysis/accuracy";
 import { benchmarkTexts, loadProfile } from "../../src/core/config/load";
 import { benchmarkHover } from "../../src/core/language/hover";
 import { loadTask, type MultipleChoiceItem } from "../../src/core/lmeval/task";
-import { writeRandomLlama } from "../../src/core/model/randomLlama";
+import { writeRandomLlama } from "../support/randomLlama";
 import { compileScoreJob } from "../../src/core/plan/job";
 import { errorsOf, formatProblem, type Problem } from "../../src/core/problems";
 import { loadTokenizer, type ModelTokenizer } from "../../src/core/prompts/tokenize";

@@ -6,7 +6,7 @@ import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { loadProfile } from "../../src/core/config/load";
 import type { DiagnosticItem } from "../../src/core/datasets/diagnostic";
-import { BOS_TOKEN_ID } from "../../src/core/model/byteTokenizer";
+import { BOS_TOKEN_ID } from "../../scripts/lib/byteTokenizer";
 import { ABILITY_ID_PATTERN, abilityIds, compileProfileJob, compileScoreJob } from "../../src/core/plan/job";
 import { diagnosticSequence, renderDiagnosticItem } from "../../src/core/prompts/diagnosticText";
 import { loadTokenizer, type ModelTokenizer } from "../../src/core/prompts/tokenize";

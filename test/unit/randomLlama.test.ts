@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { writeRandomLlama } from "../../src/core/model/randomLlama";
+import { writeRandomLlama } from "../support/randomLlama";
 import { readSafetensorsHeader, readTensorF32 } from "../../src/core/model/safetensors";
 
 function withTmpDir(fn: (dir: string) => void): void {

@@ -3,8 +3,9 @@ import assert from "node:assert/strict";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { writeRandomLlama } from "../../src/core/model/randomLlama";
-import { readSafetensorsHeader, readTensorF32, writeSafetensors } from "../../src/core/model/safetensors";
+import { writeRandomLlama } from "../support/randomLlama";
+import { readSafetensorsHeader, readTensorF32 } from "../../src/core/model/safetensors";
+import { writeSafetensors } from "../support/safetensorsWriter";
 import { logSoftmax, referenceChoiceLogprob, referenceLogits } from "../support/referenceLlama";
 
 function withModel(options: Parameters<typeof writeRandomLlama>[1], fn: (dir: string) => void): void {

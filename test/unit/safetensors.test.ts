@@ -3,15 +3,8 @@ import assert from "node:assert/strict";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import {
-  bf16BitsToFloat32,
-  f16BitsToFloat32,
-  float32ToBf16Bits,
-  float32ToF16Bits,
-  readSafetensorsHeader,
-  readTensorF32,
-  writeSafetensors,
-} from "../../src/core/model/safetensors";
+import { bf16BitsToFloat32, f16BitsToFloat32, readSafetensorsHeader, readTensorF32 } from "../../src/core/model/safetensors";
+import { float32ToBf16Bits, float32ToF16Bits, writeSafetensors } from "../support/safetensorsWriter";
 
 function withTmpDir(fn: (dir: string) => void): void {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "bprof-safetensors-"));

@@ -3,7 +3,7 @@ import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
-import { byteLevelTokenizer } from "../../src/core/model/byteTokenizer";
+import { byteLevelTokenizer } from "../../scripts/lib/byteTokenizer";
 import { loadTokenizer, tokenizeRequest } from "../../src/core/prompts/tokenize";
 
 async function byteTokenizer() {

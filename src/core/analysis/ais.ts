@@ -11,7 +11,6 @@
 // under acc and acc_norm for multiple-choice items, exact_match for generated ones (chance 0), or
 // a task's own per-document score in [0, 1] (its Python process_results or metric).
 import type { ScoredItem } from "./accuracy";
-import type { ScoreVector } from "./bootstrap";
 import { isGenerated, type BenchmarkItem } from "./generation";
 
 /** The metrics of multiple-choice benchmarks (lm-eval's loglikelihood scoring). */
@@ -67,6 +66,9 @@ function belowChanceReason(baseline: number, chance: number): string {
 function formatScore(value: number): string {
   return value.toFixed(4);
 }
+
+/** Per-item scores: correctness (1 or 0), or a task's own per-document score in [0, 1]. */
+export type ScoreVector = Uint8Array | Float64Array;
 
 /**
  * Each item's score under `metric`, in the order of `items`: 1 where it is answered correctly,

@@ -12,7 +12,7 @@
 // whose correctness the ablation flipped, so a cell costs resamples x flipped items instead of
 // resamples x items. Multiplicities are packed several resamples to a float64 (see Resamples),
 // which divides that cost once more by the number of lanes.
-import { abilityImpactScore, CHANCE_TOLERANCE, meanOf, type AbilityImpact } from "./ais";
+import { abilityImpactScore, CHANCE_TOLERANCE, meanOf, type AbilityImpact, type ScoreVector } from "./ais";
 import { randomInt, seededRandom } from "../random";
 
 export const DEFAULT_RESAMPLES = 1000;
@@ -285,9 +285,6 @@ function itemsByValue(values: ArrayLike<number>): Map<number, number[]> {
 }
 
 // ---------------------------------------------------------------------------------------------
-
-/** Per-item scores: correctness (1 or 0), or a task's own per-document score in [0, 1]. */
-export type ScoreVector = Uint8Array | Float64Array;
 
 export interface GridBenchmark {
   name: string;

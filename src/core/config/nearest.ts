@@ -1,18 +1,24 @@
-/** Levenshtein distance, for "did you mean" suggestions on misspelt keys. */
-export function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+/**
+ * Edit distance between two strings: Levenshtein (insertions, deletions, substitutions), and with
+ * `swaps` also a swap of neighbouring characters as one edit (optimal string alignment), the
+ * typo a name check must forgive.
+ */
+export function editDistance(a: string, b: string, options: { swaps?: boolean } = {}): number {
+  const rows: number[][] = [Array.from({ length: b.length + 1 }, (_, j) => j)];
   for (let i = 1; i <= a.length; i++) {
-    const current = [i];
+    const row = [i];
     for (let j = 1; j <= b.length; j++) {
-      const substitution = previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current.push(Math.min(previous[j]! + 1, current[j - 1]! + 1, substitution));
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(rows[i - 1]![j]! + 1, row[j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
+      if (options.swaps && i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, rows[i - 2]![j - 2]! + 1);
+      row.push(d);
     }
-    previous = current;
+    rows.push(row);
   }
-  return previous[b.length]!;
+  return rows[a.length]![b.length]!;
 }
 
-/** The candidate closest to `word`, if it is close enough to be a plausible misspelling. */
+/** The candidate closest to `word` (Levenshtein, ignoring case), if it is close enough to be a plausible misspelling. */
 export function nearestWord(word: string, candidates: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = Infinity;

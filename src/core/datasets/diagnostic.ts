@@ -1,7 +1,8 @@
 // Diagnostic datasets (`*.diag.jsonl`): one multiple-choice item a line, each exercising one
 // ability (the paper's phase 1). Checks every line (JSON, fields, types, ranges), the file as a
-// whole (duplicate ids, duplicate and near-duplicate questions, ability names), its statistical
-// health (diagnosticHealth.ts) and its overlap with the profile's benchmarks (ngrams.ts).
+// whole (duplicate ids, duplicate and near-duplicate questions: nearDuplicates.ts; ability
+// names), its statistical health (diagnosticHealth.ts) and its overlap with the profile's
+// benchmarks (contamination.ts).
 //
 // Speed matters because an editor re-checks the file as the user types. A checker keeps, for
 // every distinct line text, what that line alone gives (its item, its problems, its word hashes,
@@ -9,18 +10,22 @@
 // parsed and hashed again, and the file-wide passes (duplicates, near duplicates, health) run
 // over the kept facts. Source positions (jsonc-parser) are computed only for lines that get a
 // problem.
-import { findNodeAtLocation, parse, parseTree, printParseErrorCode, type JSONPath, type Node, type ParseError } from "jsonc-parser";
+import { findNodeAtLocation, parseTree, type JSONPath, type Node } from "jsonc-parser";
 import { nearMissAbility, PAPER_ABILITIES } from "../abilities";
 import { nearestWord } from "../config/nearest";
 import { diskFiles, type TextFiles } from "../fsutil";
 import { fileProblem, notUtf8Problem, problemAt, type Problem, type ProblemCode, type ProblemData } from "../problems";
 import { formatFieldPath } from "../yamlSource";
 import { healthProblems } from "./diagnosticHealth";
-import {
-  appendWordHashes, benchmarkOverlaps, buildBenchmarkIndex, CONTAMINATION_NGRAM, jaccard, joinSimilarSets, normalizedWords, prefixKeys, shingleOrder,
-  shingleSet, U32Buffer, type BenchmarkNgramIndex, type BenchmarkText, type NgramOverlap, type ShingleOrder,
-} from "./ngrams";
+import { isBlankLine, jsonlLines, parseJsonlLine, type JsonSyntaxError } from "./jsonl";
+import { benchmarkOverlaps, buildBenchmarkIndex, CONTAMINATION_NGRAM, type BenchmarkNgramIndex, type BenchmarkText, type NgramOverlap } from "./contamination";
+import { jaccard, joinSimilarSets, prefixKeys, shingleOrder, shingleSet, type ShingleOrder } from "./nearDuplicates";
+import { appendWordHashes, normalizedWords, U32Buffer } from "./wordHashes";
 
+/**
+ * A diagnostic item read from its dataset: what one line of a `*.diag.jsonl` file holds, and the
+ * line. The one item type of diagnostic datasets: the generators write DiagnosticItemFields.
+ */
 export interface DiagnosticItem {
   id: string;
   ability: string;
@@ -33,6 +38,9 @@ export interface DiagnosticItem {
   /** 1-based line of the item in its file. */
   line: number;
 }
+
+/** A diagnostic item as a line of its file holds it, before it is read back (what the generators make). */
+export type DiagnosticItemFields = Omit<DiagnosticItem, "line">;
 
 export const DIAGNOSTIC_FIELDS = ["id", "ability", "context", "question", "choices", "answer", "meta"] as const;
 const REQUIRED_FIELDS = ["id", "ability", "context", "question", "choices", "answer"] as const;
@@ -88,16 +96,6 @@ export function checkDiagnosticDataset(file: string, text: string, options: Diag
   return new DiagnosticDatasetChecker(file).check(text, options);
 }
 
-/** The lines of a JSONL text as editors number them: no byte order mark, "\r\n" or "\n" endings. */
-export function jsonlLines(text: string): string[] {
-  const lines = (text.charCodeAt(0) === 0xfeff ? text.slice(1) : text).split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    const l = lines[i]!;
-    if (l.endsWith("\r")) lines[i] = l.slice(0, -1);
-  }
-  return lines;
-}
-
 // ---------------------------------------------------------------------------------------------
 // What one line says on its own, wherever it stands in the file.
 
@@ -113,7 +111,6 @@ interface LineProblem {
   once?: boolean;
 }
 
-type ItemFields = Omit<DiagnosticItem, "line">;
 
 /** Word hashes of an item: its context, then its question, then its choices. */
 interface ItemWords {
@@ -129,7 +126,7 @@ class LineFacts {
   readonly problems: LineProblem[] = [];
   /** The line's non-empty string id, checked for repeats even when the item has errors. */
   id?: string;
-  item?: ItemFields;
+  item?: DiagnosticItemFields;
   private tree?: Node | null;
   private itemWords?: ItemWords;
   private duplicateKey?: number;
@@ -214,25 +211,20 @@ class LineFacts {
   }
 }
 
-function isBlank(line: string): boolean {
-  return line.length === 0 || line.trim() === "";
-}
-
 /** The item on one line of a dataset, when the line holds a valid one. */
 export function diagnosticItemOfLine(raw: string, line: number): DiagnosticItem | undefined {
-  const item = isBlank(raw) ? undefined : factsOf(raw).item;
+  const item = isBlankLine(raw) ? undefined : factsOf(raw).item;
   return item ? placedItem(item, line) : undefined;
 }
 
 function factsOf(text: string): LineFacts {
   const facts = new LineFacts(text);
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    facts.problems.push(jsonSyntaxProblem(text, e));
+  const parsed = parseJsonlLine(text);
+  if ("error" in parsed) {
+    facts.problems.push(jsonSyntaxProblem(parsed.error));
     return facts;
   }
+  const value = parsed.value;
   if (isPlainObject(value) && typeof value.id === "string" && value.id.trim() !== "") facts.id = value.id;
   const item = itemOf(value, facts);
   if (item) facts.item = item;
@@ -279,7 +271,7 @@ export class DiagnosticDatasetChecker {
       const raw = lines[i]!;
       if (i < head) facts[i] = oldFacts[i];
       else if (i >= lines.length - tail) facts[i] = oldFacts[old.length - (lines.length - i)];
-      else if (!isBlank(raw)) {
+      else if (!isBlankLine(raw)) {
         let f = byText?.get(raw);
         if (!f) {
           f = factsOf(raw);
@@ -483,34 +475,9 @@ function fieldPathOfWord(fieldWords: readonly string[][], word: number): JSONPat
 // ---------------------------------------------------------------------------------------------
 // One line.
 
-const JSON_ERRORS: Record<string, string> = {
-  InvalidSymbol: "unexpected character (strings need double quotes)",
-  InvalidNumberFormat: "invalid number",
-  PropertyNameExpected: "expected a field name in double quotes (no trailing comma)",
-  ValueExpected: "expected a value (no trailing comma)",
-  ColonExpected: "expected ':'",
-  CommaExpected: "expected ','",
-  CloseBraceExpected: "expected '}' (an item must be complete on one line)",
-  CloseBracketExpected: "expected ']'",
-  EndOfFileExpected: "unexpected text after the item (one item per line)",
-  InvalidCommentToken: "comments are not allowed in JSON",
-  UnexpectedEndOfComment: "unterminated comment",
-  UnexpectedEndOfString: "unterminated string (an item must be complete on one line)",
-  UnexpectedEndOfNumber: "incomplete number",
-  InvalidUnicode: "invalid \\u escape",
-  InvalidEscapeCharacter: "invalid escape (write \\\\ for a backslash)",
-  InvalidCharacter: "control character in a string (write \\n or \\t)",
-};
-
-/** Where and why JSON.parse refused a line, as jsonc-parser's strict mode pinpoints it. */
-function jsonSyntaxProblem(raw: string, error: unknown): LineProblem {
-  const errors: ParseError[] = [];
-  parse(raw, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
-  const first = errors[0];
-  const v8 = error instanceof Error ? error.message : String(error);
-  const offset = first ? first.offset : Number(/position (\d+)/.exec(v8)?.[1] ?? 0);
-  const reason = first ? (JSON_ERRORS[printParseErrorCode(first.error)] ?? printParseErrorCode(first.error)) : v8;
-  return { code: "diag.syntax", message: `invalid JSON: ${reason}; each line must be one complete JSON object`, start: offset, end: offset + Math.max(1, first?.length ?? 1), path: [] };
+/** A line JSON.parse refused, positioned within the line. */
+function jsonSyntaxProblem(error: JsonSyntaxError): LineProblem {
+  return { code: "diag.syntax", message: `invalid JSON: ${error.reason}; each line must be one complete JSON object`, start: error.start, end: error.end, path: [] };
 }
 
 function typeName(value: unknown): string {
@@ -527,7 +494,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 type Fail = (path: JSONPath, code: ProblemCode, message: string, data?: ProblemData) => void;
 
 /** The item on a parsed line, or undefined when the line has errors (each reported on `facts`). */
-function itemOf(value: unknown, facts: LineFacts): ItemFields | undefined {
+function itemOf(value: unknown, facts: LineFacts): DiagnosticItemFields | undefined {
   if (!isPlainObject(value)) {
     facts.report([], "diag.not-object", `each line must be a JSON object {"id", "ability", "context", "question", "choices", "answer"}; found ${typeName(value)}`);
     return undefined;
@@ -554,14 +521,14 @@ function itemOf(value: unknown, facts: LineFacts): ItemFields | undefined {
   if (value.answer !== undefined) checkAnswer(value.answer, choicesOk && Array.isArray(value.choices) ? value.choices.length : undefined, fail);
   if (value.meta !== undefined && !isPlainObject(value.meta)) fail(["meta"], "diag.wrong-type", `\`meta\` must be an object of extra data; found ${typeName(value.meta)}`, { field: "meta" });
   if (!ok || value.choices === undefined || value.answer === undefined) return undefined;
-  return placedItem(value as unknown as ItemFields, 0);
+  return placedItem(value as unknown as DiagnosticItemFields, 0);
 }
 
 /**
  * An item with its line, built by one of two literals: checks loop over 20,000 items a keystroke,
  * and objects made by spreading (`{...item, line}`) are several times slower to read.
  */
-function placedItem(i: ItemFields, line: number): DiagnosticItem {
+function placedItem(i: DiagnosticItemFields, line: number): DiagnosticItem {
   return i.meta === undefined
     ? { id: i.id, ability: i.ability, context: i.context, question: i.question, choices: i.choices, answer: i.answer, line }
     : { id: i.id, ability: i.ability, context: i.context, question: i.question, choices: i.choices, answer: i.answer, meta: i.meta, line };

@@ -4,7 +4,7 @@
 // one undoable change; creating a missing dataset is a command of its own (it writes a file).
 import { applyEdits, findNodeAtLocation, modify, parseTree } from "jsonc-parser";
 import { findGenerator } from "../datasets/generators/index";
-import { jsonlLines } from "../datasets/diagnostic";
+import { jsonlLines } from "../datasets/jsonl";
 import { answerRebalance } from "../datasets/rebalance";
 import type { Problem } from "../problems";
 import { deleteLine, problemRange, range, type Range, type TextEdit } from "./text";

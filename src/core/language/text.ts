@@ -36,15 +36,6 @@ export function problemRange(p: Problem): Range {
   return after ? { start, end } : { start, end: position(start.line, start.character + 1) };
 }
 
-export function sameRange(a: Range, b: Range): boolean {
-  return a.start.line === b.start.line && a.start.character === b.start.character && a.end.line === b.end.line && a.end.character === b.end.character;
-}
-
-/** The lines of a text, without their line ends ("\n" or "\r\n"). */
-export function linesOf(text: string): string[] {
-  return text.split("\n").map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l));
-}
-
 /** The offset of a position in a text. */
 export function offsetAt(text: string, at: Position): number {
   let offset = 0;

@@ -6,7 +6,7 @@ import { JOB_PROTOCOL } from "../plan/job";
 import { hostName, hostPathWord, runOnHost, shellWord, type Host } from "./host";
 import { lastLines } from "./outcome";
 import { RunnerError } from "./runnerError";
-import type { Target } from "./target";
+import type { Target } from "./targetTypes";
 import { buildFactsOn, estimatedBuildSeconds } from "../runner/build";
 import { missingMessage } from "../runner/facts";
 import { checkoutRunner, onThisMachine, type RunnerSpec } from "../runner/locate";

@@ -15,7 +15,7 @@ import { RunnerError } from "./runnerError";
 import { buildFactsOn, sourcesOnHost } from "../runner/build";
 import { announcingBuilds, onThisMachine, runnerOn } from "../runner/locate";
 import { BUILD_SCRIPT, runnerSources } from "../runner/sources";
-import type { LaunchInvocation, SlurmTarget } from "./target";
+import type { LaunchInvocation, SlurmTarget } from "./targetTypes";
 
 /** States in which a job may still run (squeue's long names). */
 const ACTIVE_STATES = new Set(["PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED", "RESV_DEL_HOLD"]);

@@ -8,7 +8,7 @@ import { runnerOutcome, type RunnerSummary } from "./outcome";
 import { followEventProcess } from "./process";
 import { downloadRunnerOutput, prepareRemoteFolder, uploadJob, type RemoteFolder } from "./remoteFolder";
 import { RunnerError } from "./runnerError";
-import type { LaunchInvocation, Target } from "./target";
+import type { LaunchInvocation, Target } from "./targetTypes";
 
 /** sh's exit code for a command it cannot find. */
 const COMMAND_NOT_FOUND = 127;

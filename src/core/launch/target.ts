@@ -3,37 +3,17 @@
 import * as os from "node:os";
 import * as path from "node:path";
 import type { SlurmSpec, SshConnectionSpec, TargetSpec } from "../config/types";
-import type { RunnerEvent } from "./events";
 import { hostName, LOCAL_HOST, type Host, type SshConnection } from "./host";
 import { runLocal } from "./local";
 import type { RunnerSummary } from "./outcome";
 import { runOnSlurm } from "./slurm";
 import { runOverSsh } from "./ssh";
-import { announcingBuilds, runnerOn, type RunnerSpec } from "../runner/locate";
+import type { LaunchInvocation, SlurmTarget, Target } from "./targetTypes";
+import { announcingBuilds, runnerOn } from "../runner/locate";
 
 /** Where runs of a target keep their files on the host when the config does not say. */
 export const DEFAULT_REMOTE_WORKDIR = ".bprof/runs";
 export const DEFAULT_POLL_SECONDS = 5;
-
-export type Target =
-  | { kind: "local" }
-  /** `runner` undefined: the one built on the host from the bundled sources. */
-  | { kind: "ssh"; host: Host & { kind: "ssh" }; runner?: string; workdir: string }
-  | SlurmTarget;
-
-export interface SlurmTarget {
-  kind: "slurm";
-  /** Where sbatch, squeue and scancel run: this machine or a login node. */
-  host: Host;
-  /** Undefined: the one built on the host from the bundled sources (this machine's, from here). */
-  runner?: string;
-  /** Undefined: the run folder itself (the host is this machine). */
-  workdir?: string;
-  /** sbatch's options, from the config's fields and `sbatch_args`. */
-  sbatchOptions: string[];
-  pollSeconds: number;
-  cpusPerTask?: number;
-}
 
 /** The config's `target` with local paths made absolute against the config's folder. */
 export function resolveTarget(spec: TargetSpec | undefined, configDir: string): Target {
@@ -95,23 +75,6 @@ export function describeTarget(target: Target): string {
   if (target.kind === "local") return "this machine";
   if (target.kind === "ssh") return `${hostName(target.host)} over SSH`;
   return `Slurm on ${hostName(target.host)}`;
-}
-
-export interface LaunchInvocation {
-  /** Which runner: named, or built on the host that runs it. */
-  runner: RunnerSpec;
-  subcommand: string;
-  /** job.json in the run folder on this machine. */
-  jobFile: string;
-  /** The runner's output folder in the run folder on this machine; filled when the run ends. */
-  outDir: string;
-  /** This model's folder relative to the runs folder ("<run-id>/models/<name>"), the same on the host. */
-  runPath: string;
-  threads?: number;
-  onEvent?: (event: RunnerEvent) => void;
-  /** What the launcher is doing or waiting for ("Slurm job 42 pending: Resources"). */
-  onStatus?: (message: string) => void;
-  signal?: AbortSignal;
 }
 
 export async function launchRunner(target: Target, invocation: LaunchInvocation): Promise<RunnerSummary> {

@@ -17,7 +17,8 @@ import { CONFIG_SNAPSHOT, type ModelResults, type VariantResult } from "../resul
 import { parseYamlSource, type YamlSource } from "../yamlSource";
 import { promises as fs } from "node:fs";
 import { RunItems, type LoadedRun } from "./load";
-import { benchmarkMetric, flippedDocuments, groupMetric, sameK, type FlippedDocument } from "./model";
+import { benchmarkMetric, flippedDocuments, groupMetric, sameK } from "./model";
+import type { FlippedDocument } from "./types";
 
 /** Which cell: a model's variant (ability and selection at k) on a benchmark, under a metric. */
 export interface CellRef {

@@ -4,7 +4,8 @@
 // chart.js + chartjs-chart-matrix) from the heatmaps of the report model, embedded as JSON.
 import { randomBytes } from "node:crypto";
 import { describeMethod, formatConfidence, formatCount, formatFixed, formatInterval, formatK, MINUS } from "./format";
-import { baselineLabel, type BaselineRow, type ChoiceDocument, type GenerationDocument, type Heatmap, type KSection, type ModelReport, type NegativeCell, type Report, type ReportCell } from "./model";
+import { baselineLabel } from "./model";
+import type { BaselineRow, ChoiceDocument, GenerationDocument, Heatmap, KSection, ModelReport, NegativeCell, Report, ReportCell } from "./types";
 
 export interface HtmlOptions {
   /** The browser bundle that draws the heatmaps (dist/report.js), inlined as it is. */

@@ -2,7 +2,7 @@
 // ready to \input into a paper. Significant cells carry a star; undefined ones read n/a with a
 // lettered note in the caption. Needs \usepackage{booktabs}.
 import { formatConfidence, formatCount, formatFixed, formatK } from "./format";
-import type { KSection, ModelReport, Report } from "./model";
+import type { KSection, ModelReport, Report } from "./types";
 
 const SPECIALS: Record<string, string> = {
   "\\": "\\textbackslash{}", "&": "\\&", "%": "\\%", $: "\\$", "#": "\\#", _: "\\_", "{": "\\{", "}": "\\}",

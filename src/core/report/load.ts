@@ -9,7 +9,7 @@ import { ALL_METRICS, metricsOf, type Metric } from "../analysis/ais";
 import type { BenchmarkItem, GeneratedItem } from "../analysis/generation";
 import { isDirectory } from "../fsutil";
 import { modelFolderName, RESULTS_SCHEMA_VERSION, type Results } from "../results/store";
-import type { FlippedDocument } from "./model";
+import type { FlippedDocument } from "./types";
 
 /** Input a report cannot be made from (a missing run, another schema, a damaged file). */
 export class ReportInputError extends Error {

@@ -2,7 +2,8 @@
 // model and k the AIS table with intervals, specificity, ability overlap, flips and the flipped
 // documents of negative cells. Names from user files are escaped so they cannot break a table.
 import { describeMethod, formatConfidence, formatCount, formatFixed, formatInterval, formatK } from "./format";
-import { baselineLabel, type BaselineRow, type ChoiceDocument, type GenerationDocument, type KSection, type ModelReport, type NegativeCell, type Report, type ReportCell } from "./model";
+import { baselineLabel } from "./model";
+import type { BaselineRow, ChoiceDocument, GenerationDocument, KSection, ModelReport, NegativeCell, Report, ReportCell } from "./types";
 
 /** Escapes Markdown's inline syntax and the table separator; line breaks become spaces. */
 export function escapeMarkdown(text: string): string {

@@ -1,5 +1,5 @@
-// The report model: everything a report shows, assembled once from results.json and the per-item
-// files, for one metric. Every format (HTML, Markdown, LaTeX) and the VS Code webview render it;
+// Builds the report model (its types: types.ts): everything a report shows, assembled once from
+// results.json and the per-item files, for one metric. Every format (HTML, Markdown, LaTeX) and the VS Code webview render it;
 // none of them computes anything of its own. The model is plain data (JSON-serialisable), so the
 // webview and the HTML page receive it as JSON and draw the same heatmaps from it.
 //
@@ -11,16 +11,16 @@
 // A group lm-eval scores as a whole (results' `groups`) is a column after the benchmarks,
 // "mmlu_stem (group: 19 tasks)", and a row of the baseline table: its aggregate of its tasks'
 // scores under the report's metric (exact_match for a group of generation tasks).
-import type { Interval } from "../analysis/bootstrap";
 import { cellFlips } from "../analysis/flips";
 import type { BenchmarkItem } from "../analysis/generation";
 import { ALL_METRICS, type ChoiceMetric, type Metric } from "../analysis/ais";
-import type { ImportanceMethod, Selection } from "../config/types";
-import { isGenerationResult, type BenchmarkResult, type CellMetric, type GroupResult, type ModelProfile, type ModelResults, type OverlapResult, type Specificity, type VariantResult } from "../results/store";
+import { isGenerationResult, type BenchmarkResult, type CellMetric, type GroupResult, type ModelProfile, type ModelResults, type Specificity, type VariantResult } from "../results/store";
 import {
   DIVERGING_STOPS, divergingColour, formatFixed, formatK, MINUS, scaleLimit, scaleTicks, textColourOn, UNDEFINED_FILL,
 } from "./format";
 import { ReportInputError, type LoadedRun, type RunItems } from "./load";
+import type { Selection } from "../config/types";
+import type { BaselineRow, ChunkedComparison, FlippedDocument, GroupMark, Heatmap, HeatmapCell, HeatmapMeasure, KSection, LabelCheck, ModelReport, NegativeCell, ProfileReport, Report, ReportCell, ReportRow, StabilityAtK } from "./types";
 
 export const METRICS: readonly Metric[] = ALL_METRICS;
 
@@ -35,225 +35,11 @@ export interface ReportOptions {
   maxDocuments?: number;
 }
 
-export interface Report {
-  /** The multiple-choice metric (generate_until benchmarks are always exact_match). */
-  metric: ChoiceMetric;
-  run: RunMeta;
-  models: ModelReport[];
-}
-
-export interface RunMeta {
-  id: string;
-  created: string;
-  configFile: string;
-  runnerVersion: string | null;
-  resultsFile: string;
-  dir: string;
-}
-
-export interface BaselineRow {
-  name: string;
-  outputType: "multiple_choice" | "generate_until";
-  items: number;
-  /** Multiple choice only (null for generation). */
-  acc: number | null;
-  acc_norm: number | null;
-  /** Generation only (null for multiple choice): exact_match under the task's first filter. */
-  exact_match: number | null;
-  chance: number;
-  /** Generation: the filter exact_match uses, and exact_match under every filter of the task. */
-  filter?: string;
-  exactMatchByFilter?: Record<string, number>;
-  /** A group scored as a whole: how many tasks its scores aggregate, and how they are averaged in words. */
-  group?: { tasks: number; averaging: string };
-  /** The task's own Python scorer (`module.function`) whose score stands in acc or exact_match. */
-  scoredBy?: string;
-}
-
-/** What marks a group's row or cell: how many tasks its score is over, and how they are averaged. */
-export interface GroupMark {
-  tasks: number;
-  /** Weighted by their documents (lm-eval's weight_by_size); else each task counts once. */
-  weightBySize: boolean;
-}
-
-export interface ModelReport {
-  name: string;
-  path: string;
-  dtype: string;
-  baseline: BaselineRow[];
-  /** Some benchmark is generate_until (the baseline table has an exact_match column). */
-  hasGeneration: boolean;
-  /** Null for a run without abilities (it only scored the benchmarks). */
-  profile: ProfileReport | null;
-}
-
-export interface ProfileReport {
-  parameters: number;
-  candidates: number;
-  /** The whole sweep, ascending (sections may show fewer: ReportOptions.k). */
-  k: number[];
-  selections: Selection[];
-  method: ImportanceMethod;
-  seed: number;
-  bootstrap: { resamples: number; confidence: number };
-  abilities: { name: string; id: string; sequences: number }[];
-  /** Limit of the diverging colour scale, shared by every heatmap of the model. */
-  scaleLimit: number;
-  sections: KSection[];
-}
-
-/** Everything about one k of the sweep. */
-export interface KSection {
-  k: number;
-  /** Parameters zeroed: floor(k x parameters). */
-  n: number;
-  benchmarks: string[];
-  /** The metric of each benchmark's cells, in the order of `benchmarks`. */
-  metrics: Metric[];
-  /** Column headers: the benchmark's name, with its metric in parentheses when the columns' metrics differ. */
-  columns: string[];
-  /** The metrics shown, for titles: "acc", or "acc; exact_match for generate_until benchmarks". */
-  metricLabel: string;
-  /** Top abilities in config order, then chunked top sets, bottom ones, the random control. */
-  rows: ReportRow[];
-  /** Each ability's chunked top set (the released code's rule) against its exact top n, in ability order; empty without top_chunked. */
-  chunked: ChunkedComparison[];
-  /** Each ability's ranking stability at this k (two seeded halves of its items), in ability order; empty when the run did not measure it. */
-  stability: StabilityAtK[];
-  /** Why AIS (or specificity) is undefined where it is; cells refer to these by number (1-based). */
-  reasons: string[];
-  /** Some top cell has a specificity (random ran). */
-  hasSpecificity: boolean;
-  overlap: OverlapResult | null;
-  heatmap: Heatmap;
-  /** Cells of this metric with a negative AIS, with the documents that flipped. */
-  negativeCells: NegativeCell[];
-  /** The config's ability labels of benchmarks against this k's AIS, in benchmark order; empty without labels. */
-  labels: LabelCheck[];
-}
-
-/**
- * A benchmark the config labels with an ability, checked against the profile at one k: ablating
- * the ability's top set should hurt this benchmark more than any benchmark without that label.
- */
-export interface LabelCheck {
-  benchmark: string;
-  ability: string;
-  /** AIS of the ability's top set on the benchmark; null when undefined or the ability has no top variant. */
-  ais: number | null;
-  /** The largest defined AIS of the same row on a benchmark not labelled with the ability. */
-  largestOther: { benchmark: string; ais: number } | null;
-  /** `ais` is defined and larger than `largestOther`. */
-  holds: boolean;
-}
-
-/** How much the top n ranked from two seeded halves of an ability's items share at one k. */
-export interface StabilityAtK {
-  ability: string;
-  halves: [number, number];
-  n: number;
-  shared: number;
-  jaccard: number;
-}
-
 /** An ability's stability at k, from results' `stability` (null when not measured for it). */
 export function stabilityAt(profile: ModelProfile, ability: string, k: number): StabilityAtK | null {
   const s = profile.stability?.find((x) => x.ability === ability);
   const at = s?.by_k.find((x) => sameK(x.k, k));
   return s && at ? { ability, halves: s.halves, n: at.n, shared: at.shared, jaccard: at.jaccard } : null;
-}
-
-/** An ability's `top_chunked` set at one k against the exact top n (results' `exact_top`). */
-export interface ChunkedComparison {
-  ability: string;
-  /** Weights in the chunked set (a little more than n). */
-  chunkedN: number;
-  /** n = floor(k x parameters), the exact top set's size. */
-  topN: number;
-  shared: number;
-  jaccard: number;
-}
-
-export interface ReportRow {
-  label: string;
-  ability: string | null;
-  selection: Selection;
-  /**
-   * Of the section's n zeroed weights, those whose zeroing lowers the ability's own loss (first
-   * order), and their share of n; top and bottom rows.
-   */
-  lowering?: { count: number; share: number };
-  cells: ReportCell[];
-}
-
-export interface ReportCell {
-  benchmark: string;
-  /** The metric the cell is computed under (the benchmark's own). */
-  metric: Metric;
-  baseline: number;
-  ablated: number;
-  chance: number;
-  ais: number | null;
-  ci: Interval | null;
-  significant: boolean;
-  /** Number of the reason in the section's `reasons`, when `ais` is null. */
-  reason?: number;
-  note?: string;
-  specificity?: { value: number | null; ci: Interval | null; significant: boolean; reason?: number };
-  flips: { rightToWrong: number; wrongToRight: number };
-  /** The column is a group: the cell's scores aggregate its tasks'. */
-  group?: GroupMark;
-}
-
-export interface NegativeCell {
-  row: string;
-  ability: string | null;
-  selection: Selection;
-  benchmark: string;
-  metric: Metric;
-  ais: number;
-  ci: Interval | null;
-  significant: boolean;
-  rightToWrong: number;
-  wrongToRight: number;
-  /** Both directions, in document order; empty when the items were not read. */
-  documents: FlippedDocument[];
-  /** Documents left out by ReportOptions.maxDocuments. */
-  omitted: number;
-  /** Why the documents could not be recovered (a missing item file). */
-  error?: string;
-}
-
-export type FlippedDocument = ChoiceDocument | GenerationDocument;
-
-/** A multiple-choice document that flipped. */
-export interface ChoiceDocument {
-  /** Never set: documents without a kind are multiple choice. */
-  kind?: "multiple_choice";
-  /** Document index in the benchmark's test split. */
-  index: number;
-  direction: "right_to_wrong" | "wrong_to_right";
-  target: number;
-  baselinePrediction: number;
-  ablatedPrediction: number;
-  /** Summed log-likelihood of each choice, before and after the ablation. */
-  baselineLogprobs: number[];
-  ablatedLogprobs: number[];
-  /** UTF-8 length of each choice (acc_norm compares log-likelihood per byte). */
-  choiceBytes: number[];
-}
-
-/** A generated document that flipped: the answer and the generation (cut at the stop string) before and after. */
-export interface GenerationDocument {
-  kind: "generate_until";
-  index: number;
-  direction: "right_to_wrong" | "wrong_to_right";
-  target: string;
-  baselineAnswer: string;
-  ablatedAnswer: string;
-  baselineResponse: string;
-  ablatedResponse: string;
 }
 
 /** The metric a benchmark's cells are read under: its own for generation (exact_match), `metric` otherwise. */
@@ -300,33 +86,6 @@ export function metricLabelOf(metrics: readonly Metric[], choiceMetric: ChoiceMe
   if (distinct.length === 0) return choiceMetric;
   if (distinct.length === 1) return distinct[0]!;
   return `${choiceMetric}; exact_match for generate_until benchmarks`;
-}
-
-/** What the browser needs to draw one AIS heatmap with chart.js; colours are computed here. */
-export interface Heatmap {
-  id: string;
-  title: string;
-  rows: string[];
-  columns: string[];
-  /** Row indices where a new group (bottom selections, the random control) starts. */
-  groupStarts: number[];
-  cells: HeatmapCell[];
-  scale: { limit: number; ticks: number[]; tickLabels: string[]; stops: string[]; title: string };
-  undefinedFill: string;
-}
-
-export interface HeatmapCell {
-  row: number;
-  column: number;
-  value: number | null;
-  /** "0.31*", "−0.12", "n/a". */
-  label: string;
-  /** The reason's number, drawn small after "n/a". */
-  footnote?: string;
-  fill: string;
-  text: string;
-  significant: boolean;
-  tooltip: string[];
 }
 
 /** The run's k equal to `k` up to printing precision; a ReportInputError naming the k there are. */
@@ -643,9 +402,6 @@ export function flipsAsDocuments(before: readonly BenchmarkItem[], after: readon
 
 // ---------------------------------------------------------------------------------------------
 // Heatmap
-
-/** What a heatmap's cells show: the AIS of each row's variant, or (top rows) its specificity against the random control. */
-export type HeatmapMeasure = "ais" | "specificity";
 
 /** The figure of some rows of a section; colours on the diverging scale over [-limit, limit], centred at 0. */
 export function heatmapOf(

@@ -1,7 +1,7 @@
 // A heatmap of the report model as a standalone SVG (the results view's "Export SVG"): the same
 // cells, colours, labels, significance marks and colour bar as the drawn figure, in vector form
 // for a paper. Text is escaped; nothing of the user's files becomes markup.
-import type { Heatmap } from "./model";
+import type { Heatmap } from "./types";
 
 export interface SvgTheme {
   text: string;

@@ -7,7 +7,8 @@ import type { ChoiceMetric } from "../analysis/ais";
 import type { ImportanceMethod, Selection } from "../config/types";
 import { formatK } from "./format";
 import type { LoadedRun } from "./load";
-import { buildReport, heatmapOf, type BaselineRow, type Heatmap, type HeatmapMeasure, type KSection, type LabelCheck, type NegativeCell, type ReportCell, type ReportRow, type RunMeta } from "./model";
+import { buildReport, heatmapOf } from "./model";
+import type { BaselineRow, Heatmap, HeatmapMeasure, KSection, LabelCheck, NegativeCell, ReportCell, ReportRow, RunMeta } from "./types";
 import { scaleLimit } from "./format";
 import type { OverlapResult } from "../results/store";
 

@@ -9,12 +9,11 @@
 // mean over the union). A resample's AIS is its weighted lost score over its weighted margin, so
 // the weights go into the score vectors the benchmark resampler reads, scaled to at most 1: the
 // ratio does not change with the scale.
-import { abilityImpactScore, chancePerItem, meanOf, scoreVector, type AbilityImpact } from "../analysis/ais";
-import { BenchmarkResampler, type BootstrapEstimate, type BootstrapOptions, type ScoreVector } from "../analysis/bootstrap";
+import { abilityImpactScore, chancePerItem, meanOf, scoreVector, type AbilityImpact, type ScoreVector } from "../analysis/ais";
+import { BenchmarkResampler, type BootstrapEstimate, type BootstrapOptions } from "../analysis/bootstrap";
 import type { BenchmarkItem } from "../analysis/generation";
 import type { GroupAggregate, ResolvedGroup } from "../lmeval/group";
-import { estimateFields, specificityOf } from "./profile";
-import type { CellMetric, GroupResult, VariantBenchmark } from "./store";
+import { estimateFields, specificityOf, type CellMetric, type GroupResult, type VariantBenchmark } from "./store";
 
 /** The group's tasks under one aggregate, those with documents, in the group's order. */
 interface AggregateParts {

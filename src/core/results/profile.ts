@@ -8,7 +8,7 @@ import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { benchmarkAccuracy, type ScoredItem } from "../analysis/accuracy";
 import { ALL_METRICS, chancePerItem, scoreVector, meanOf, metricsOf, type Metric } from "../analysis/ais";
-import { bootstrapGrid, type BootstrapEstimate, type GridBenchmark, type GridCell } from "../analysis/bootstrap";
+import { bootstrapGrid, type GridBenchmark, type GridCell } from "../analysis/bootstrap";
 import { cellFlips } from "../analysis/flips";
 import { benchmarkExactMatch, isGenerated, type BenchmarkItem } from "../analysis/generation";
 import { jaccardFromCounts, jaccardIndex } from "../analysis/overlap";
@@ -17,7 +17,7 @@ import { variantGroupCells } from "./groups";
 import type { ImportanceMethod, Selection } from "../config/types";
 import type { AbilityRef, ItemRef } from "../plan/job";
 import { extrasOf, pythonFilteredAnswers, readRunnerScores, scoredItems, type Decoder, type FilteredAnswers, type RunnerScores, type TaskScores } from "./items";
-import type { AbilityStability, BenchmarkResult, CellMetric, ChoiceBenchmarkResult, ModelProfile, OverlapResult, Specificity, VariantBenchmark, VariantResult } from "./store";
+import { estimateFields, specificityOf, type AbilityStability, type BenchmarkResult, type CellMetric, type ChoiceBenchmarkResult, type ModelProfile, type OverlapResult, type VariantBenchmark, type VariantResult } from "./store";
 import { pythonTaskScores } from "./taskScores";
 
 /** profile.json, the manifest the runner writes last. */
@@ -257,26 +257,6 @@ function checkVariantsComplete(variants: readonly { ability: string | null; sele
   }
   const missing = expected.filter((e) => !seen.has(e));
   if (missing.length > 0) throw new Error(`profile.json lacks ${missing.length} variant(s) of the job: ${missing.slice(0, 5).join("; ")}`);
-}
-
-export function estimateFields(e: BootstrapEstimate): Omit<CellMetric, "baseline" | "ablated" | "chance" | "flips" | "specificity"> {
-  return {
-    ais: e.estimate.defined ? e.estimate.value : null,
-    ...(e.estimate.defined ? {} : { reason: e.estimate.reason }),
-    ci: e.interval,
-    significant: e.significant,
-    undefined_resamples: e.undefinedResamples,
-    ...(e.note ? { note: e.note } : {}),
-  };
-}
-
-export function specificityOf(e: BootstrapEstimate): Specificity {
-  return {
-    value: e.estimate.defined ? e.estimate.value : null,
-    ...(e.estimate.defined ? {} : { reason: e.estimate.reason }),
-    ci: e.interval,
-    significant: e.significant,
-  };
 }
 
 /**

@@ -5,7 +5,7 @@ import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import type { BenchmarkAccuracy } from "../analysis/accuracy";
 import type { Metric } from "../analysis/ais";
-import type { Interval } from "../analysis/bootstrap";
+import type { BootstrapEstimate, Interval } from "../analysis/bootstrap";
 import type { BenchmarkExactMatch } from "../analysis/generation";
 import type { ImportanceMethod, Selection } from "../config/types";
 import { writeFileAtomic, writeJsonAtomic } from "../fsutil";
@@ -197,6 +197,28 @@ export interface Specificity {
   reason?: string;
   ci: Interval | null;
   significant: boolean;
+}
+
+/** A cell's AIS fields from its bootstrap estimate (the scores and flips come from elsewhere). */
+export function estimateFields(e: BootstrapEstimate): Omit<CellMetric, "baseline" | "ablated" | "chance" | "flips" | "specificity"> {
+  return {
+    ais: e.estimate.defined ? e.estimate.value : null,
+    ...(e.estimate.defined ? {} : { reason: e.estimate.reason }),
+    ci: e.interval,
+    significant: e.significant,
+    undefined_resamples: e.undefinedResamples,
+    ...(e.note ? { note: e.note } : {}),
+  };
+}
+
+/** A top cell's specificity from its bootstrap estimate against the random control. */
+export function specificityOf(e: BootstrapEstimate): Specificity {
+  return {
+    value: e.estimate.defined ? e.estimate.value : null,
+    ...(e.estimate.defined ? {} : { reason: e.estimate.reason }),
+    ci: e.interval,
+    significant: e.significant,
+  };
 }
 
 export interface OverlapResult {

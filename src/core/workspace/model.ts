@@ -13,7 +13,7 @@
 import * as path from "node:path";
 import { loadProfile, type LoadedProfile, type ProfileInputs, type ResolvedBenchmark, benchmarkTexts } from "../config/load";
 import { DiagnosticDatasetChecker, type DiagnosticCheckOptions, type DiagnosticDatasetCheck } from "../datasets/diagnostic";
-import { buildBenchmarkIndex, type BenchmarkNgramIndex } from "../datasets/ngrams";
+import { buildBenchmarkIndex, type BenchmarkNgramIndex } from "../datasets/contamination";
 import { loadTask, type Task, type TaskLoad, type TaskOptions } from "../lmeval/task";
 import { diskFiles, type TextFiles } from "../fsutil";
 import { jobProblems } from "../plan/compile";

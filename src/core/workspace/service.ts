@@ -2,7 +2,8 @@
 // model's last checks. The worker thread serves it; tests call it directly.
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
-import { diagnosticItemOfLine, jsonlLines } from "../datasets/diagnostic";
+import { diagnosticItemOfLine } from "../datasets/diagnostic";
+import { jsonlLines } from "../datasets/jsonl";
 import { configCompletions, type CompletionItem } from "../language/completion";
 import { measuredStability, type MeasuredStability } from "../datasets/diagnosticHealth";
 import { abilityHover, benchmarkHover, diagnosticItemHover, diagnosticTextFor, schemaHover, type ItemRendering } from "../language/hover";

@@ -5,7 +5,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { findGenerator, generateItems, itemKey, toJsonl } from "../../core/datasets/generators/index";
 import { PAPER_ITEMS_PER_ABILITY } from "../../core/datasets/diagnosticHealth";
-import { jsonlLines } from "../../core/datasets/diagnostic";
+import { jsonlLines } from "../../core/datasets/jsonl";
 import type { CommandFactory } from "../ctx";
 
 /** Creates `file` with the paper's number of items of `ability`'s generator, saves it and opens it. */

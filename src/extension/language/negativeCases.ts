@@ -9,6 +9,7 @@ import * as vscode from "vscode";
 import type { CaseFlip, CaseLine } from "../../core/report/cases";
 import type { FileCases } from "../../core/workspace/service";
 import type { Ctx } from "../ctx";
+import { EXTENSION_ID } from "../extensionId";
 
 const DATA_FILES = /\.(jsonl|json|csv)$/;
 
@@ -73,7 +74,7 @@ class NegativeCases implements vscode.HoverProvider {
   }
 
   private directions(): Set<string> {
-    const both = vscode.workspace.getConfiguration("benchmarkProfiler").get<boolean>("inlineCases.rightToWrong", false);
+    const both = vscode.workspace.getConfiguration(EXTENSION_ID).get<boolean>("inlineCases.rightToWrong", false);
     return new Set(both ? ["wrong_to_right", "right_to_wrong"] : ["wrong_to_right"]);
   }
 

@@ -10,7 +10,8 @@ import { RunnerError } from "../../core/launch/runnerError";
 import { estimatedBuildSeconds, obtainRunner, type BuildProgress } from "../../core/runner/build";
 import { checkoutRunner, onThisMachine, type RunnerSpec } from "../../core/runner/locate";
 import { runnerSources } from "../../core/runner/sources";
-import { EXTENSION_ID, type Ctx } from "../ctx";
+import type { Ctx } from "../ctx";
+import { EXTENSION_ID } from "../extensionId";
 
 export class Runner {
   /** The build under way, shared by every run that waits for it. */

@@ -5,7 +5,8 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { cellCases, RunDocuments, type CaseDocument, type CellRef } from "../../core/report/cases";
 import { loadRun } from "../../core/report/load";
-import { buildReport, type NegativeCell } from "../../core/report/model";
+import { buildReport } from "../../core/report/model";
+import type { NegativeCell } from "../../core/report/types";
 import type { Ctx } from "../ctx";
 
 type Node =

@@ -6,7 +6,8 @@
 // (unique ids, distinct choices, no repeated questions, balanced answer positions) is done here,
 // once, so no generator can forget it.
 import type { PaperAbility } from "../../abilities";
-import { normalizedWords } from "../ngrams";
+import type { DiagnosticItemFields } from "../diagnostic";
+import { normalizedWords } from "../wordHashes";
 import { Rng, streamSeed } from "./rng";
 
 /** One item as a generator makes it, before its choices are ordered. */
@@ -32,17 +33,6 @@ export interface AbilityGenerator {
   draft(rng: Rng): ItemDraft;
 }
 
-/** A diagnostic item as written to a `*.diag.jsonl` file. */
-export interface GeneratedItem {
-  id: string;
-  ability: string;
-  context: string;
-  question: string;
-  choices: string[];
-  answer: number;
-  meta: { template: string };
-}
-
 export interface GenerateOptions {
   n: number;
   seed: number;
@@ -57,7 +47,7 @@ export interface GenerateOptions {
   /** Item ids are `<idPrefix>-<seed>-<number>`; default the generator's slug. */
   idPrefix?: string;
   /** A last say on each finished item (choices in order): false draws another one instead. */
-  accept?: (item: GeneratedItem) => boolean;
+  accept?: (item: DiagnosticItemFields) => boolean;
 }
 
 /** Too many draws in a row were repeats: the generator has fewer distinct items than asked for. */
@@ -122,7 +112,7 @@ const MAX_DRAWS_PER_ITEM = 200;
  * `n` items of one generator, reproducible from `seed`: the same seed gives the same items
  * whether the generator runs alone or with the others (each has its own stream of the seed).
  */
-export function generateItems(generator: AbilityGenerator, options: GenerateOptions): GeneratedItem[] {
+export function generateItems(generator: AbilityGenerator, options: GenerateOptions): DiagnosticItemFields[] {
   const { n, seed } = options;
   if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`n must be a non-negative integer, got ${n}`);
   if (!Number.isSafeInteger(seed) || seed < 0) throw new RangeError(`seed must be a non-negative integer, got ${seed}`);
@@ -132,7 +122,7 @@ export function generateItems(generator: AbilityGenerator, options: GenerateOpti
   const rng = new Rng(streamSeed(seed, generator.slug));
   const dealer = new PositionDealer(rng);
   const seen = new Set<string>();
-  const items: GeneratedItem[] = [];
+  const items: DiagnosticItemFields[] = [];
   let misses = 0;
   while (items.length < n) {
     const miss = () => {
@@ -153,7 +143,7 @@ export function generateItems(generator: AbilityGenerator, options: GenerateOpti
     const count = draft.distractors.length + 1;
     const answer = dealer.deal(count);
     const wrong = rng.shuffled(draft.distractors);
-    const item: GeneratedItem = {
+    const item: DiagnosticItemFields = {
       id: `${prefix}-${seed}-${items.length + 1}`,
       ability: generator.ability,
       context: draft.context,
@@ -174,6 +164,6 @@ export function generateItems(generator: AbilityGenerator, options: GenerateOpti
 }
 
 /** The JSONL text of items, one a line, as `*.diag.jsonl` files hold them. */
-export function toJsonl(items: readonly GeneratedItem[]): string {
+export function toJsonl(items: readonly DiagnosticItemFields[]): string {
   return items.map((item) => JSON.stringify(item)).join("\n") + (items.length > 0 ? "\n" : "");
 }

@@ -18,13 +18,8 @@ export const NAMES = {
   temporal: ["Nils", "Owen", "Paz", "Rhea", "Seth", "Tara", "Ulla", "Vito", "Wyn", "Yara", "Zeke", "Ari", "Beck", "Cato", "Dag", "Ebba", "Fenn", "Gael", "Hedy", "Isak", "Juno", "Kees", "Lark", "Mads"],
 } as const satisfies Record<string, readonly string[]>;
 
-/** Every first name of every pool. */
-export const ALL_NAMES: readonly string[] = Object.values(NAMES).flat();
-
 /** Colours that take "a" (not "an") before them. */
 export const COLORS = ["red", "blue", "green", "pink", "brown", "black", "white", "gray", "yellow", "purple"] as const;
 
 export const WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"] as const;
 
-/** "one" .. "nine", for counts written as words. */
-export const NUMBER_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"] as const;

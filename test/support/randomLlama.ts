@@ -3,9 +3,9 @@
 // distributions are far from uniform and log-likelihood comparisons mean something.
 import * as fs from "fs";
 import * as path from "path";
-import { BOS_TOKEN_ID, BYTE_VOCAB_SIZE, EOS_TOKEN_ID, byteLevelTokenizer } from "./byteTokenizer";
-import { type TensorToWrite, type WritableDtype, writeSafetensors } from "./safetensors";
-import { seededRandom } from "../random";
+import { BOS_TOKEN_ID, BYTE_VOCAB_SIZE, EOS_TOKEN_ID, byteLevelTokenizer } from "../../scripts/lib/byteTokenizer";
+import { type TensorToWrite, type WritableDtype, writeSafetensors } from "./safetensorsWriter";
+import { seededRandom } from "../../src/core/random";
 
 export interface RandomLlamaOptions {
   hiddenSize?: number;

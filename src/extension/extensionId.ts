@@ -1,0 +1,2 @@
+// The extension's id: the prefix of its commands, settings and views in package.json.
+export const EXTENSION_ID = "benchmarkProfiler";
