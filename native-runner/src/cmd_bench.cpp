@@ -665,6 +665,20 @@ json profile_row(const json& job, const Command& command, const std::string& mod
   both_ways(nullptr, bench.abilities.size() % 2 == 0);
   original.remove_files();
 
+  // the FLOPs the method needs for the whole profile, the same for both ways: each ability's
+  // importance pass, and every item scored once per variant (the random control's ranking is free)
+  const Flops flops{bench.config};
+  double profile_flops = 0;
+  for (const Sequences& sequences : bench.abilities)
+    profile_flops += flops.importance(static_cast<double>(sequences.size()), static_cast<double>(sequences.front().size()));
+  double scoring_flops = 0;
+  for (const Item& item : bench.items) scoring_flops += flops.scoring(item);
+  profile_flops += static_cast<double>(bench.variants_per_way) * scoring_flops;
+  json in_place = runner.clock().to_json(0);
+  in_place["flops_per_second"] = profile_flops / runner.clock().total();
+  json checkpoint_per_variant = original.clock().to_json(original.bytes_written());
+  checkpoint_per_variant["flops_per_second"] = profile_flops / original.clock().total();
+
   const json& sizes = bench.sizes;
   return {{"parameters", bench.parameters},
           {"abilities", bench.abilities.size()},
@@ -677,8 +691,9 @@ json profile_row(const json& job, const Command& command, const std::string& mod
           {"continuation_tokens", sizes["continuation"]},
           {"k", sizes["k"]},
           {"variants", bench.variants_per_way},
-          {"in_place", runner.clock().to_json(0)},
-          {"checkpoint_per_variant", original.clock().to_json(original.bytes_written())},
+          {"flops", profile_flops},
+          {"in_place", in_place},
+          {"checkpoint_per_variant", checkpoint_per_variant},
           {"speedup", original.clock().total() / runner.clock().total()},
           {"max_logprob_difference", compared.worst_difference},
           {"greedy_disagreements", compared.greedy_disagreements},
@@ -741,6 +756,12 @@ int run_bench(const Command& command) {
       row["full_sequences"]["mfu"] = row["full_sequences"]["flops_per_second"].get<double>() / peak;
     }
     if (report.contains("importance")) report["importance"]["mfu"] = report["importance"]["flops_per_second"].get<double>() / peak;
+    if (report.contains("profile")) {
+      for (const char* way : {"in_place", "checkpoint_per_variant"}) {
+        json& row = report["profile"][way];
+        row["mfu"] = row["flops_per_second"].get<double>() / peak;
+      }
+    }
   }
   report["seconds"] = seconds_since(t0);
   write_file_atomic(out + "/bench.json", report.dump(2) + "\n");

@@ -60,6 +60,8 @@ export interface RunnerBench {
     choices?: number;
     context_tokens?: number;
     continuation_tokens?: number;
+    /** The FLOPs the method needs for the whole profile (runners from 0.2 on): importance passes and every variant's scoring. */
+    flops?: number;
     in_place: ProfileWay;
     checkpoint_per_variant: ProfileWay;
     speedup: number;
@@ -75,6 +77,9 @@ interface ProfileWay {
   bytes_written: number;
   /** Where the seconds went (importance, rank, score; checkpoint and load for the original's way). */
   seconds_by_part?: Record<string, number>;
+  /** The profile's FLOPs over the way's seconds, and over the matmul peak (runners from 0.2 on). */
+  flops_per_second?: number;
+  mfu?: number;
 }
 
 interface Way {
@@ -268,14 +273,19 @@ function profileRow(row: string, bench: RunnerBench): Row[] {
     {
       row,
       what: `Whole profile, ${parameterCount(p.parameters)} params${onDevice(bench)}: ${p.abilities} abilities${diagnostic}, ${p.k.length} k, top + random (${p.variants} variants), ${items}: in place vs checkpoint per variant + lm-eval scoring, interleaved${check}`,
-      a: `${formatSeconds(p.in_place.seconds)}, ${formatBytes(p.in_place.bytes_written)} written`,
-      b: `${formatSeconds(p.checkpoint_per_variant.seconds)}, ${formatBytes(p.checkpoint_per_variant.bytes_written)} written`,
+      a: `${formatSeconds(p.in_place.seconds)}, ${formatBytes(p.in_place.bytes_written)} written${utilisation(p.in_place)}`,
+      b: `${formatSeconds(p.checkpoint_per_variant.seconds)}, ${formatBytes(p.checkpoint_per_variant.bytes_written)} written${utilisation(p.checkpoint_per_variant)}`,
       ratio,
       // met also needs the two ways to agree (max |dlogp| <= 1e-3, the same parameters zeroed)
       target: ">= 10x, 0 B written",
       met: ratio >= 10 && p.in_place.bytes_written === 0 && agree,
     },
   ];
+}
+
+/** ", MFU 12.3%": a way's share of the matmul peak, when the record has it. */
+function utilisation(way: ProfileWay): string {
+  return way.mfu === undefined ? "" : `, MFU ${(way.mfu * 100).toFixed(1)}%`;
 }
 
 /** 20.2M, 1.24B. */

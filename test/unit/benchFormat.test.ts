@@ -130,6 +130,13 @@ test("a profile that writes bytes in place misses its target whatever the speed-
   assert.equal(rows.find((r) => r.row === "2")!.met, false);
 });
 
+test("row 2 gives each way's FLOP utilisation of the whole profile when the record has it", () => {
+  const profile = { ...RUNNER.profile!, flops: 8e12, in_place: { seconds: 40, bytes_written: 0, flops_per_second: 2e11, mfu: 0.25 }, checkpoint_per_variant: { seconds: 100, bytes_written: 1.14e9, flops_per_second: 8e10, mfu: 0.1 } };
+  const row = buildRows({ ...RAW, runner: { ...RUNNER, profile } }).find((r) => r.row === "2")!;
+  assert.equal(row.a, "40.0 s, 0 B written, MFU 25.0%");
+  assert.equal(row.b, "100 s, 1.14 GB written, MFU 10.0%");
+});
+
 test("MFU from a runner that reports mfu but no FLOP/s; none without a matmul peak", () => {
   const scoring = { ...RUNNER.scoring!, kv_cache: { seconds: 2, items_per_second: 8, mfu: 0.55 }, full_sequences: { seconds: 6, items_per_second: 8 / 3, mfu: 0.2 } };
   const rows = buildRows({ runner: { ...RUNNER, scoring, importance: undefined } });
