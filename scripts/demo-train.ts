@@ -81,7 +81,8 @@ async function main(): Promise<void> {
   // 1. The mixture, never an item of the diagnostic datasets or the benchmarks.
   const held = await heldOutKeys(workspace);
   const items = ALL_GENERATORS.flatMap((g) =>
-    generateItems(g, { n: TRAIN_ITEMS_PER_ABILITY, seed: DEMO_SEEDS.training, exclude: held, distinct: false }));
+    generateItems(g, { n: TRAIN_ITEMS_PER_ABILITY, seed: DEMO_SEEDS.training, exclude: held, distinct: false }),
+  );
   if (items.some((it) => held.has(itemKey(it)))) throw new Error("a held-out item slipped into the training mixture");
   const distinct = new Set(items.map(itemKey)).size;
 
@@ -105,12 +106,27 @@ async function main(): Promise<void> {
   const work = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-demo-train-"));
   try {
     const jobFile = path.join(work, "job.json");
-    await fs.writeFile(jobFile, JSON.stringify({ protocol: 1, subcommand: "train", config: MODEL_CONFIG, device: "cpu", sequences, prompt_lengths: promptLengths, train: TRAIN }));
+    await fs.writeFile(
+      jobFile,
+      JSON.stringify({
+        protocol: 1,
+        subcommand: "train",
+        config: MODEL_CONFIG,
+        device: "cpu",
+        sequences,
+        prompt_lengths: promptLengths,
+        train: TRAIN,
+      }),
+    );
     const out = path.join(work, "out");
     let lastPercent = -1;
     const trainStarted = Date.now();
     await runLocal({
-      runnerPath, subcommand: "train", jobFile, outDir: out, threads: THREADS,
+      runnerPath,
+      subcommand: "train",
+      jobFile,
+      outDir: out,
+      threads: THREADS,
       onEvent: (e) => {
         if (e.type !== "progress" || e.total === 0) return;
         const percent = Math.floor((100 * e.done) / e.total / 5) * 5;
@@ -132,7 +148,8 @@ async function main(): Promise<void> {
 
     // 5. Held-out accuracy on the demo's benchmarks.
     const heldOut = await heldOutAccuracy(runnerPath, modelDir, work);
-    for (const b of heldOut) console.log(`held out  ${b.name.padEnd(20)} acc ${b.acc.toFixed(3)}  chance ${b.chance.toFixed(3)}  (${b.items} items)`);
+    for (const b of heldOut)
+      console.log(`held out  ${b.name.padEnd(20)} acc ${b.acc.toFixed(3)}  chance ${b.chance.toFixed(3)}  (${b.items} items)`);
 
     const every = Math.max(1, Math.floor(trained.loss.length / 50));
     const record = {
@@ -142,19 +159,29 @@ async function main(): Promise<void> {
       train: TRAIN,
       threads: THREADS,
       mixture: {
-        items_per_ability: TRAIN_ITEMS_PER_ABILITY, seed: DEMO_SEEDS.training, items: items.length, distinct_items: distinct, tokens,
+        items_per_ability: TRAIN_ITEMS_PER_ABILITY,
+        seed: DEMO_SEEDS.training,
+        items: items.length,
+        distinct_items: distinct,
+        tokens,
         held_out: "no item of media/demo/diagnostic or media/demo/benchmarks (by normalized context and question)",
       },
       loss_every: every,
       loss: trained.loss.filter((_, i) => i % every === every - 1).map((l) => Number(l.toFixed(4))),
-      final_loss_mean_of_last_100: Number((trained.loss.slice(-100).reduce((a, b) => a + b, 0) / Math.min(100, trained.loss.length)).toFixed(4)),
-      held_out_accuracy: Object.fromEntries(heldOut.map((b) => [b.name, { acc: Number(b.acc.toFixed(4)), chance: b.chance, items: b.items }])),
+      final_loss_mean_of_last_100: Number(
+        (trained.loss.slice(-100).reduce((a, b) => a + b, 0) / Math.min(100, trained.loss.length)).toFixed(4),
+      ),
+      held_out_accuracy: Object.fromEntries(
+        heldOut.map((b) => [b.name, { acc: Number(b.acc.toFixed(4)), chance: b.chance, items: b.items }]),
+      ),
       train_seconds: Math.round(trainSeconds),
       machine: `${os.cpus().length} x ${os.cpus()[0]?.model ?? "cpu"}`,
     };
     await writeJson(path.join(modelDir, "training.json"), record);
     const size = (await fs.stat(path.join(modelDir, "model.safetensors"))).size;
-    console.log(`${modelDir}: ${trained.parameters} parameters, ${(size / 1e6).toFixed(2)} MB; training ${Math.round(trainSeconds)} s, all ${Math.round((Date.now() - started) / 1000)} s`);
+    console.log(
+      `${modelDir}: ${trained.parameters} parameters, ${(size / 1e6).toFixed(2)} MB; training ${Math.round(trainSeconds)} s, all ${Math.round((Date.now() - started) / 1000)} s`,
+    );
   } finally {
     await fs.rm(work, { recursive: true, force: true });
   }

@@ -24,8 +24,8 @@ packages=(cmake ninja-build g++ libtorch-dev nlohmann-json3-dev libgtest-dev lib
 #    The remote-target tests run a real sshd on 127.0.0.1 and real Slurm daemons (with munge) on
 #    this machine.
 #    python3 runs the `!function` helpers of lm-eval task files; python3-numpy is what
-#    truthfulqa's process_results computes with.
-$for_tests && packages+=(chromium libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev openssh-client openssh-server slurm-wlm munge python3 python3-numpy)
+#    truthfulqa's process_results computes with. clang-format checks the runner's formatting.
+$for_tests && packages+=(chromium libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev openssh-client openssh-server slurm-wlm munge python3 python3-numpy clang-format)
 $for_bench && packages+=(python3-torch python3-numpy)
 missing=()
 for p in "${packages[@]}"; do

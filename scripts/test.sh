@@ -4,9 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-echo "== lint and types"
+echo "== lint, types and formatting"
 npx eslint .
 npx tsc --noEmit -p .
+bash scripts/format-check.sh
 
 log_dir=$(mktemp -d)
 trap 'rm -rf "$log_dir"' EXIT

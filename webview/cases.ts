@@ -6,18 +6,32 @@ import { element, table } from "./dom";
 
 function choiceDocument(d: Extract<CaseDocument, { baselineLogprobs: number[] }>): HTMLElement {
   const choices = d.text?.choices ?? d.baselineLogprobs.map((_, i) => `choice ${i}`);
-  const mark = (i: number) => [i === d.target ? "target" : "", i === d.baselinePrediction ? "before" : "", i === d.ablatedPrediction ? "after" : ""].filter(Boolean).join(", ");
-  return table(["choice", "log-prob before", "log-prob after", ""], choices.map((c, i) => [
-    `${String.fromCharCode(65 + i)}. ${c}`, d.baselineLogprobs[i]!.toFixed(3), d.ablatedLogprobs[i]!.toFixed(3), mark(i),
-  ]), "choices");
+  const mark = (i: number) =>
+    [i === d.target ? "target" : "", i === d.baselinePrediction ? "before" : "", i === d.ablatedPrediction ? "after" : ""]
+      .filter(Boolean)
+      .join(", ");
+  return table(
+    ["choice", "log-prob before", "log-prob after", ""],
+    choices.map((c, i) => [
+      `${String.fromCharCode(65 + i)}. ${c}`,
+      d.baselineLogprobs[i]!.toFixed(3),
+      d.ablatedLogprobs[i]!.toFixed(3),
+      mark(i),
+    ]),
+    "choices",
+  );
 }
 
 function generationDocument(d: Extract<CaseDocument, { kind: "generate_until" }>): HTMLElement {
-  return table(["", "answer", "generation"], [
-    ["target", d.target, ""],
-    ["before", d.baselineAnswer, d.baselineResponse],
-    ["after", d.ablatedAnswer, d.ablatedResponse],
-  ], "choices");
+  return table(
+    ["", "answer", "generation"],
+    [
+      ["target", d.target, ""],
+      ["before", d.baselineAnswer, d.baselineResponse],
+      ["after", d.ablatedAnswer, d.ablatedResponse],
+    ],
+    "choices",
+  );
 }
 
 function documentEntry(d: CaseDocument, open: (file: string, line: number) => void): HTMLElement {
@@ -47,7 +61,12 @@ export function casesList(cases: CellCases, open: (file: string, line: number) =
   const wrongToRight = cases.documents.filter((d) => d.direction === "wrong_to_right");
   const rightToWrong = cases.documents.filter((d) => d.direction === "right_to_wrong");
   const who = ref.ability === null ? "the random control" : `${ref.ability} (${ref.selection})`;
-  list.append(element("h4", `${who} × ${ref.benchmark} at k = ${ref.k} (${cases.metric}): ${wrongToRight.length} wrong → right, ${rightToWrong.length} right → wrong`));
+  list.append(
+    element(
+      "h4",
+      `${who} × ${ref.benchmark} at k = ${ref.k} (${cases.metric}): ${wrongToRight.length} wrong → right, ${rightToWrong.length} right → wrong`,
+    ),
+  );
   if (cases.stale) list.append(element("p", cases.stale, "warning"));
   if (cases.problem) list.append(element("p", `${cases.problem}: the documents are listed without their text or line.`, "warning"));
   if (cases.documents.length === 0) list.append(element("p", "The ablation flipped no document of this benchmark.", "muted"));

@@ -17,21 +17,29 @@ export function row(cells: HTMLElement[]): HTMLTableRowElement {
 export function table(header: string[], rows: string[][], className?: string): HTMLTableElement {
   const t = element("table", undefined, className);
   const head = element("thead");
-  head.append(row(header.map((h) => {
-    const th = element("th", h);
-    th.scope = "col";
-    return th;
-  })));
+  head.append(
+    row(
+      header.map((h) => {
+        const th = element("th", h);
+        th.scope = "col";
+        return th;
+      }),
+    ),
+  );
   const body = element("tbody");
   for (const cells of rows) {
-    body.append(row(cells.map((text, i) => {
-      if (i === 0) {
-        const th = element("th", text);
-        th.scope = "row";
-        return th;
-      }
-      return element("td", text, /^[-−\d.n]/.test(text) ? "num" : undefined);
-    })));
+    body.append(
+      row(
+        cells.map((text, i) => {
+          if (i === 0) {
+            const th = element("th", text);
+            th.scope = "row";
+            return th;
+          }
+          return element("td", text, /^[-−\d.n]/.test(text) ? "num" : undefined);
+        }),
+      ),
+    );
   }
   t.append(head, body);
   return t;

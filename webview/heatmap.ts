@@ -117,7 +117,12 @@ export interface HeatmapSelection {
   onSelect(cell: HeatmapCell): void;
 }
 
-export function drawHeatmap(canvas: HTMLCanvasElement, heatmap: Heatmap, theme: HeatmapTheme, selection?: HeatmapSelection): Chart<"matrix"> {
+export function drawHeatmap(
+  canvas: HTMLCanvasElement,
+  heatmap: Heatmap,
+  theme: HeatmapTheme,
+  selection?: HeatmapSelection,
+): Chart<"matrix"> {
   const ctx = canvas.getContext("2d");
   if (!ctx) throw new Error("this browser has no 2D canvas");
   const size = layout(ctx, heatmap, theme, canvas.parentElement?.clientWidth || 960);
@@ -239,24 +244,26 @@ export function drawHeatmap(canvas: HTMLCanvasElement, heatmap: Heatmap, theme: 
   return new Chart(canvas, {
     type: "matrix",
     data: {
-      datasets: [{
-        label: heatmap.title,
-        // By label: a category scale reads a number as the point's position in the data, not as a column.
-        data: heatmap.cells.map((cell) => ({ x: columns[cell.column]!, y: rows[cell.row]!, v: cell.value ?? undefined })),
-        backgroundColor: (context) => {
-          const cell = heatmap.cells[context.dataIndex];
-          return !cell ? "transparent" : cell.value === null ? hatch : cell.fill;
+      datasets: [
+        {
+          label: heatmap.title,
+          // By label: a category scale reads a number as the point's position in the data, not as a column.
+          data: heatmap.cells.map((cell) => ({ x: columns[cell.column]!, y: rows[cell.row]!, v: cell.value ?? undefined })),
+          backgroundColor: (context) => {
+            const cell = heatmap.cells[context.dataIndex];
+            return !cell ? "transparent" : cell.value === null ? hatch : cell.fill;
+          },
+          borderWidth: (context) => {
+            const cell = heatmap.cells[context.dataIndex];
+            return cell && selection?.selected?.row === cell.row && selection.selected.column === cell.column ? 3 : 0;
+          },
+          borderColor: theme.text,
+          width: ({ chart }) => Math.max(1, (chart.chartArea?.width ?? 0) / nColumns - GAP),
+          height: ({ chart }) => Math.max(1, (chart.chartArea?.height ?? 0) / nRows - GAP),
+          anchorX: "center",
+          anchorY: "center",
         },
-        borderWidth: (context) => {
-          const cell = heatmap.cells[context.dataIndex];
-          return cell && selection?.selected?.row === cell.row && selection.selected.column === cell.column ? 3 : 0;
-        },
-        borderColor: theme.text,
-        width: ({ chart }) => Math.max(1, (chart.chartArea?.width ?? 0) / nColumns - GAP),
-        height: ({ chart }) => Math.max(1, (chart.chartArea?.height ?? 0) / nRows - GAP),
-        anchorX: "center",
-        anchorY: "center",
-      }],
+      ],
     },
     options: {
       responsive: false,
@@ -265,17 +272,21 @@ export function drawHeatmap(canvas: HTMLCanvasElement, heatmap: Heatmap, theme: 
       font: { family: theme.fontFamily, size: FONT_SIZE },
       color: theme.text,
       layout: { padding: { top: 16, right: size.barSpace, bottom: size.bottomPadding, left: 4 } },
-      events: selection ? ["mousemove", "mouseout", "click", "touchstart", "touchmove"] : ["mousemove", "mouseout", "touchstart", "touchmove"],
-      ...(selection ? {
-        onClick: (_event: unknown, elements: { index: number }[]) => {
-          const cell = elements[0] ? cellOf(elements[0].index) : undefined;
-          if (cell) selection.onSelect(cell);
-        },
-        onHover: (event: { native: Event | null }, elements: unknown[]) => {
-          const target = event.native?.target as HTMLElement | null;
-          if (target) target.style.cursor = elements.length > 0 ? "pointer" : "default";
-        },
-      } : {}),
+      events: selection
+        ? ["mousemove", "mouseout", "click", "touchstart", "touchmove"]
+        : ["mousemove", "mouseout", "touchstart", "touchmove"],
+      ...(selection
+        ? {
+            onClick: (_event: unknown, elements: { index: number }[]) => {
+              const cell = elements[0] ? cellOf(elements[0].index) : undefined;
+              if (cell) selection.onSelect(cell);
+            },
+            onHover: (event: { native: Event | null }, elements: unknown[]) => {
+              const target = event.native?.target as HTMLElement | null;
+              if (target) target.style.cursor = elements.length > 0 ? "pointer" : "default";
+            },
+          }
+        : {}),
       scales: {
         x: {
           type: "category",
@@ -284,7 +295,14 @@ export function drawHeatmap(canvas: HTMLCanvasElement, heatmap: Heatmap, theme: 
           position: "bottom",
           grid: { display: false, drawTicks: false },
           border: { display: false },
-          ticks: { color: theme.text, autoSkip: false, maxRotation: size.rotate, minRotation: size.rotate, padding: 4, font: { family: theme.fontFamily, size: FONT_SIZE } },
+          ticks: {
+            color: theme.text,
+            autoSkip: false,
+            maxRotation: size.rotate,
+            minRotation: size.rotate,
+            padding: 4,
+            font: { family: theme.fontFamily, size: FONT_SIZE },
+          },
         },
         y: {
           type: "category",

@@ -31,10 +31,7 @@ export type FromResultsView =
   | { type: "export"; format: "csv" };
 
 /** To the webview. */
-export type ToResultsView =
-  | { type: "view"; view: ResultsView }
-  | { type: "cases"; cases: CellCases }
-  | { type: "error"; message: string };
+export type ToResultsView = { type: "view"; view: ResultsView } | { type: "cases"; cases: CellCases } | { type: "error"; message: string };
 
 /** What the webview keeps across reloads (vscode.setState), and the serializer reads back. */
 export interface ResultsViewState {

@@ -59,7 +59,13 @@ function query(change: ResultsQuery): void {
   host.postMessage({ type: "query", query: next });
 }
 
-function select(id: string, label: string, options: { value: string; text: string }[], value: string, onChange: (value: string) => void): HTMLElement {
+function select(
+  id: string,
+  label: string,
+  options: { value: string; text: string }[],
+  value: string,
+  onChange: (value: string) => void,
+): HTMLElement {
   const wrap = element("label", undefined, "control");
   wrap.append(element("span", label));
   const box = document.createElement("vscode-single-select") as HTMLElement & { value: string };
@@ -87,11 +93,44 @@ function button(label: string, onClick: () => void): HTMLElement {
 
 function controls(v: ResultsView): HTMLElement {
   const bar = element("div", undefined, "controls");
-  if (v.choices.models.length > 1) bar.append(select("model", "Model", v.choices.models.map((m) => ({ value: m, text: m })), v.query.model, (model) => query({ model })));
-  bar.append(select("metric", "Metric", v.choices.metrics.map((m) => ({ value: m, text: m })), v.query.metric, (metric) => query({ metric: metric as ResultsQuery["metric"] })));
+  if (v.choices.models.length > 1)
+    bar.append(
+      select(
+        "model",
+        "Model",
+        v.choices.models.map((m) => ({ value: m, text: m })),
+        v.query.model,
+        (model) => query({ model }),
+      ),
+    );
+  bar.append(
+    select(
+      "metric",
+      "Metric",
+      v.choices.metrics.map((m) => ({ value: m, text: m })),
+      v.query.metric,
+      (metric) => query({ metric: metric as ResultsQuery["metric"] }),
+    ),
+  );
   if (v.query.k !== null) {
-    bar.append(select("k", "k", v.choices.k.map((k) => ({ value: String(k), text: String(k) })), String(v.query.k), (k) => query({ k: Number(k) })));
-    bar.append(select("cells", "Cells", v.choices.cells.map((c) => ({ value: c, text: CELLS_LABELS[c] })), v.query.cells, (cells) => query({ cells: cells as CellsShown })));
+    bar.append(
+      select(
+        "k",
+        "k",
+        v.choices.k.map((k) => ({ value: String(k), text: String(k) })),
+        String(v.query.k),
+        (k) => query({ k: Number(k) }),
+      ),
+    );
+    bar.append(
+      select(
+        "cells",
+        "Cells",
+        v.choices.cells.map((c) => ({ value: c, text: CELLS_LABELS[c] })),
+        v.query.cells,
+        (cells) => query({ cells: cells as CellsShown }),
+      ),
+    );
   }
   const exports = element("span", undefined, "exports");
   exports.append(
@@ -132,7 +171,13 @@ function heatmapPage(v: ResultsView): HTMLElement {
   c.setAttribute("aria-label", `${profile.heatmap.title}; the same numbers are in the table below`);
   figure.append(c);
   page.append(figure);
-  page.append(element("p", `* the ${Math.round(profile.bootstrap.confidence * 100)}% interval excludes 0. Select a cell for the documents the ablation flipped.`, "hint"));
+  page.append(
+    element(
+      "p",
+      `* the ${Math.round(profile.bootstrap.confidence * 100)}% interval excludes 0. Select a cell for the documents the ablation flipped.`,
+      "hint",
+    ),
+  );
   if (profile.reasons.length > 0) {
     const list = element("ol", undefined, "reasons");
     list.append(...profile.reasons.map((r) => element("li", r)));
@@ -177,7 +222,14 @@ function baselinePage(v: ResultsView): HTMLElement {
   const score = (x: number | null) => (x === null ? "–" : x.toFixed(4));
   return table(
     generation ? ["benchmark", "items", "acc", "acc_norm", "exact_match", "chance"] : ["benchmark", "items", "acc", "acc_norm", "chance"],
-    v.baseline.map((b) => [b.group ? `${b.name} (group: ${b.group.tasks} tasks)` : b.name, String(b.items), score(b.acc), score(b.acc_norm), ...(generation ? [score(b.exact_match)] : []), b.chance.toFixed(4)]),
+    v.baseline.map((b) => [
+      b.group ? `${b.name} (group: ${b.group.tasks} tasks)` : b.name,
+      String(b.items),
+      score(b.acc),
+      score(b.acc_norm),
+      ...(generation ? [score(b.exact_match)] : []),
+      b.chance.toFixed(4),
+    ]),
     "baseline",
   );
 }
@@ -186,8 +238,19 @@ function overlapPage(v: ResultsView): HTMLElement {
   const o = v.profile?.overlap;
   if (!o) return element("p", "No overlap at this k (it needs two abilities with top sets).");
   const page = element("div");
-  page.append(element("p", `Jaccard overlap of the abilities' top sets at k = ${o.k} (n = ${o.n.toLocaleString("en-US")} weights each): the share of weights two abilities' ablations both zero.`));
-  page.append(table(["", ...o.abilities], o.abilities.map((a, i) => [a, ...o.jaccard[i]!.map((j) => j.toFixed(3))]), "overlap"));
+  page.append(
+    element(
+      "p",
+      `Jaccard overlap of the abilities' top sets at k = ${o.k} (n = ${o.n.toLocaleString("en-US")} weights each): the share of weights two abilities' ablations both zero.`,
+    ),
+  );
+  page.append(
+    table(
+      ["", ...o.abilities],
+      o.abilities.map((a, i) => [a, ...o.jaccard[i]!.map((j) => j.toFixed(3))]),
+      "overlap",
+    ),
+  );
   return page;
 }
 
@@ -197,32 +260,73 @@ function labelsPage(v: ResultsView): HTMLElement {
   const held = labels.filter((l) => l.holds).length;
   const page = element("div");
   page.append(element("p", `Ablating the labelled ability hurts the benchmark most for ${held} of ${labels.length} labelled benchmarks.`));
-  page.append(table(["benchmark", "label", "AIS", "largest other", "holds"], labels.map((l) => [
-    l.benchmark, l.ability, l.ais === null ? "n/a" : l.ais.toFixed(3), l.largestOther ? `${l.largestOther.ais.toFixed(3)} (${l.largestOther.benchmark})` : "–", l.holds ? "yes" : "no",
-  ]), "labels"));
+  page.append(
+    table(
+      ["benchmark", "label", "AIS", "largest other", "holds"],
+      labels.map((l) => [
+        l.benchmark,
+        l.ability,
+        l.ais === null ? "n/a" : l.ais.toFixed(3),
+        l.largestOther ? `${l.largestOther.ais.toFixed(3)} (${l.largestOther.benchmark})` : "–",
+        l.holds ? "yes" : "no",
+      ]),
+      "labels",
+    ),
+  );
   return page;
 }
 
 function methodPage(v: ResultsView): HTMLElement {
   const p = v.profile!;
   const page = element("div");
-  const rule = p.method === "signed" ? "signed: -θ × g (weights whose zeroing raises the ability's loss come first)" : "paper: |θ × g|, as the authors' released code ranks";
-  page.append(table(["", ""], [
-    ["importance", rule],
-    ["k", `${v.query.k} (n = ${p.n.toLocaleString("en-US")} of ${p.parameters.toLocaleString("en-US")} parameters; ${p.candidates.toLocaleString("en-US")} MLP candidates)`],
-    ["selections", p.selections.join(", ")],
-    ["seed", String(p.seed)],
-    ["bootstrap", `${p.bootstrap.resamples} paired resamples, ${Math.round(p.bootstrap.confidence * 100)}% percentile intervals`],
-  ], "method"));
+  const rule =
+    p.method === "signed"
+      ? "signed: -θ × g (weights whose zeroing raises the ability's loss come first)"
+      : "paper: |θ × g|, as the authors' released code ranks";
+  page.append(
+    table(
+      ["", ""],
+      [
+        ["importance", rule],
+        [
+          "k",
+          `${v.query.k} (n = ${p.n.toLocaleString("en-US")} of ${p.parameters.toLocaleString("en-US")} parameters; ${p.candidates.toLocaleString("en-US")} MLP candidates)`,
+        ],
+        ["selections", p.selections.join(", ")],
+        ["seed", String(p.seed)],
+        ["bootstrap", `${p.bootstrap.resamples} paired resamples, ${Math.round(p.bootstrap.confidence * 100)}% percentile intervals`],
+      ],
+      "method",
+    ),
+  );
   // the ranking's stability is there only when the run measured it (ablation.stability)
   const measured = p.abilities.some((a) => a.stability !== null);
-  page.append(table(["ability", "diagnostic sequences", "top set lowering its own loss", ...(measured ? ["ranking stability (Jaccard of two halves)"] : [])], p.abilities.map((a) => [
-    a.name, String(a.sequences), a.lowering === null ? "–" : `${(100 * a.lowering).toFixed(1)}%`,
-    ...(measured ? [a.stability === null ? "–" : a.stability.toFixed(3)] : []),
-  ]), "abilities"));
+  page.append(
+    table(
+      [
+        "ability",
+        "diagnostic sequences",
+        "top set lowering its own loss",
+        ...(measured ? ["ranking stability (Jaccard of two halves)"] : []),
+      ],
+      p.abilities.map((a) => [
+        a.name,
+        String(a.sequences),
+        a.lowering === null ? "–" : `${(100 * a.lowering).toFixed(1)}%`,
+        ...(measured ? [a.stability === null ? "–" : a.stability.toFixed(3)] : []),
+      ]),
+      "abilities",
+    ),
+  );
   if (measured) {
-    page.append(element("p", `Ranking stability: the Jaccard index |A ∩ B| / |A ∪ B| of the top n at k = ${v.query.k} ranked from each of two halves ` +
-      `of the ability's diagnostic items (split with the seed). Near 1, the items are enough for a stable ranking; far below, more items are needed.`, "muted"));
+    page.append(
+      element(
+        "p",
+        `Ranking stability: the Jaccard index |A ∩ B| / |A ∪ B| of the top n at k = ${v.query.k} ranked from each of two halves ` +
+          `of the ability's diagnostic items (split with the seed). Near 1, the items are enough for a stable ranking; far below, more items are needed.`,
+        "muted",
+      ),
+    );
   }
   return page;
 }
@@ -237,7 +341,15 @@ function render(v: ResultsView): void {
     root.append(element("h3", "Baseline"), baselinePage(v));
     return;
   }
-  root.append(tabs([["Heatmap", heatmapPage(v)], ["Baselines", baselinePage(v)], ["Ability overlap", overlapPage(v)], ["Labels", labelsPage(v)], ["Method", methodPage(v)]]));
+  root.append(
+    tabs([
+      ["Heatmap", heatmapPage(v)],
+      ["Baselines", baselinePage(v)],
+      ["Ability overlap", overlapPage(v)],
+      ["Labels", labelsPage(v)],
+      ["Method", methodPage(v)],
+    ]),
+  );
   draw();
 }
 
@@ -257,7 +369,16 @@ function selectCell(cell: HeatmapCell): void {
   const r = profile.rows[cell.row]!;
   const cases = document.getElementById("cases")!;
   cases.replaceChildren(element("p", `Loading the documents of ${r.label} × ${profile.benchmarks[cell.column]}…`, "muted"));
-  host.postMessage({ type: "cell", ref: { model: view.query.model, k: view.query.k, ability: r.ability, selection: r.selection, benchmark: profile.benchmarks[cell.column]! } });
+  host.postMessage({
+    type: "cell",
+    ref: {
+      model: view.query.model,
+      k: view.query.k,
+      ability: r.ability,
+      selection: r.selection,
+      benchmark: profile.benchmarks[cell.column]!,
+    },
+  });
 }
 
 function showCases(cases: CellCases): void {

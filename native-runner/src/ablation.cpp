@@ -67,8 +67,8 @@ std::vector<CandidateTensor> Engine::candidates(int64_t front_removal, int64_t b
   const int64_t n_layers = static_cast<int64_t>(layers.size());
   if (front_removal + back_removal >= n_layers)
     throw RunnerError(ErrorCode::bad_job, "ablation.front_removal (" + std::to_string(front_removal) + ") + back_removal (" +
-                                              std::to_string(back_removal) + ") leave none of the model's " +
-                                              std::to_string(n_layers) + " layers as candidates");
+                                              std::to_string(back_removal) + ") leave none of the model's " + std::to_string(n_layers) +
+                                              " layers as candidates");
   std::vector<CandidateTensor> out;
   int64_t offset = 0;
   for (int64_t i = front_removal; i < n_layers - back_removal; i++) {
@@ -96,8 +96,8 @@ void Engine::ablate(const std::vector<CandidateTensor>& candidates, const int64_
   std::vector<std::vector<int64_t>> local(candidates.size());
   for (int64_t i = 0; i < n; i++) {
     const int64_t g = indices[i];
-    auto after = std::upper_bound(candidates.begin(), candidates.end(), g,
-                                  [](int64_t value, const CandidateTensor& c) { return value < c.offset; });
+    auto after =
+        std::upper_bound(candidates.begin(), candidates.end(), g, [](int64_t value, const CandidateTensor& c) { return value < c.offset; });
     if (after == candidates.begin() || g - (after - 1)->offset >= (after - 1)->numel || g < 0)
       throw RunnerError(ErrorCode::internal, "candidate index " + std::to_string(g) + " is out of range");
     const size_t c = static_cast<size_t>(after - 1 - candidates.begin());

@@ -1,5 +1,3 @@
-#include "bench.h"
-
 #include <ATen/ops/mm.h>
 #include <ATen/ops/randn.h>
 #include <c10/core/InferenceMode.h>
@@ -9,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "bench.h"
 #include "errors.h"
 
 namespace bprof {

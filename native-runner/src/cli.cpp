@@ -17,11 +17,7 @@ using Subcommand = int (*)(const Command&);
 
 const std::map<std::string, Subcommand>& subcommands() {
   static const std::map<std::string, Subcommand> table = {
-      {"score", run_score},
-      {"profile", run_profile},
-      {"bench", run_bench},
-      {"train", run_train},
-      {"info", run_info},
+      {"score", run_score}, {"profile", run_profile}, {"bench", run_bench}, {"train", run_train}, {"info", run_info},
   };
   return table;
 }
@@ -35,7 +31,9 @@ std::string subcommand_names() {
 std::string usage() {
   return "usage: bprof-runner <subcommand> --job FILE --out DIR [--threads N]\n"
          "       bprof-runner --version\n"
-         "subcommands: " + subcommand_names() + "\n"
+         "subcommands: " +
+         subcommand_names() +
+         "\n"
          "Events (NDJSON) go to stdout, results to files under DIR; see PROTOCOL.md.\n";
 }
 
@@ -44,8 +42,7 @@ RunnerError bad_arguments(const std::string& what) { return RunnerError(ErrorCod
 int parse_threads(const std::string& value) {
   char* end = nullptr;
   long n = std::strtol(value.c_str(), &end, 10);
-  if (value.empty() || *end != '\0' || n < 1 || n > 4096)
-    throw bad_arguments("--threads wants a positive integer, got '" + value + "'");
+  if (value.empty() || *end != '\0' || n < 1 || n > 4096) throw bad_arguments("--threads wants a positive integer, got '" + value + "'");
   return static_cast<int>(n);
 }
 
@@ -54,8 +51,14 @@ Args parse_args(int argc, const char* const* argv) {
   Args a;
   for (int i = 1; i < argc; i++) {
     std::string arg = argv[i];
-    if (arg == "--version") { a.version = true; continue; }
-    if (arg == "--help" || arg == "-h") { a.help = true; continue; }
+    if (arg == "--version") {
+      a.version = true;
+      continue;
+    }
+    if (arg == "--help" || arg == "-h") {
+      a.help = true;
+      continue;
+    }
     if (arg.rfind("--", 0) == 0) {
       std::string name = arg, value;
       size_t eq = arg.find('=');
@@ -67,10 +70,14 @@ Args parse_args(int argc, const char* const* argv) {
         if (i + 1 >= argc) throw bad_arguments(name + " needs a value");
         value = argv[++i];
       }
-      if (name == "--job") a.job = value;
-      else if (name == "--out") a.out = value;
-      else if (name == "--threads") a.threads = parse_threads(value);
-      else throw bad_arguments("unknown option " + name);
+      if (name == "--job")
+        a.job = value;
+      else if (name == "--out")
+        a.out = value;
+      else if (name == "--threads")
+        a.threads = parse_threads(value);
+      else
+        throw bad_arguments("unknown option " + name);
       continue;
     }
     if (!a.subcommand.empty()) throw bad_arguments("unexpected argument '" + arg + "'");
@@ -96,8 +103,7 @@ int run_cli(int argc, const char* const* argv, const CliContext& context) {
       return 0;
     }
     if (args.version) {
-      std::printf("bprof-runner %s (protocol %d, libtorch %s)\n", kRunnerVersion, kProtocolVersion,
-                  libtorch_version().c_str());
+      std::printf("bprof-runner %s (protocol %d, libtorch %s)\n", kRunnerVersion, kProtocolVersion, libtorch_version().c_str());
       return 0;
     }
     return subcommands().at(args.subcommand)(Command{args, events, context});

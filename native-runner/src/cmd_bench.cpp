@@ -18,8 +18,8 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <system_error>
 #include <type_traits>
@@ -28,8 +28,8 @@
 #include "commands.h"
 #include "errors.h"
 #include "files.h"
-#include "json_util.h"
 #include "job.h"
+#include "json_util.h"
 #include "ranking.h"
 #include "train.h"
 
@@ -53,22 +53,41 @@ const json kDefaults = {
     {"matmul", {{"n", 2048}, {"repeats", 5}}},
     // about 20M parameters, a GQA Llama with an 8k vocabulary
     {"scoring_model",
-     {{"model_type", "llama"}, {"vocab_size", 8192}, {"hidden_size", 512}, {"intermediate_size", 1408},
-      {"num_hidden_layers", 4}, {"num_attention_heads", 8}, {"num_key_value_heads", 4}, {"max_position_embeddings", 2048}}},
+     {{"model_type", "llama"},
+      {"vocab_size", 8192},
+      {"hidden_size", 512},
+      {"intermediate_size", 1408},
+      {"num_hidden_layers", 4},
+      {"num_attention_heads", 8},
+      {"num_key_value_heads", 4},
+      {"max_position_embeddings", 2048}}},
     {"scoring", {{"items", 16}, {"choices", 4}, {"context", 100}, {"continuation", 20}, {"items_per_batch", 8}, {"repeats", 3}}},
     {"importance", {{"sequences", 16}, {"length", 128}, {"batch_size", 8}}},
     {"profile_model",
-     {{"model_type", "llama"}, {"vocab_size", 2048}, {"hidden_size", 256}, {"intermediate_size", 704},
-      {"num_hidden_layers", 4}, {"num_attention_heads", 4}, {"num_key_value_heads", 4}, {"max_position_embeddings", 2048}}},
+     {{"model_type", "llama"},
+      {"vocab_size", 2048},
+      {"hidden_size", 256},
+      {"intermediate_size", 704},
+      {"num_hidden_layers", 4},
+      {"num_attention_heads", 4},
+      {"num_key_value_heads", 4},
+      {"max_position_embeddings", 2048}}},
     // The paper's proportions, scaled down 50 times: about 2000 diagnostic items per ability -> 40
     // sequences of 48 tokens; benchmarks of a few hundred items -> 4 benchmarks of 10 items, 4
     // choices, 48 context and 8 continuation tokens. An ability's importance pass (forward and
     // backward over 40 x 48 tokens) then costs about as much as scoring the benchmarks for 4
     // variants the runner's way, as 2000 items of ~150 tokens do against 4 x 500 items.
     {"profile",
-     {{"abilities", 10}, {"sequences", 40}, {"length", 48}, {"batch_size", 8},
+     {{"abilities", 10},
+      {"sequences", 40},
+      {"length", 48},
+      {"batch_size", 8},
       {"k", {0.00001, 0.00004, 0.00016, 0.00064, 0.00256, 0.01024}},
-      {"benchmarks", 4}, {"items", 10}, {"choices", 4}, {"context", 48}, {"continuation", 8}}},
+      {"benchmarks", 4},
+      {"items", 10},
+      {"choices", 4},
+      {"context", 48},
+      {"continuation", 8}}},
     {"rows", {"matmul", "scoring", "importance", "profile"}},
 };
 
@@ -263,7 +282,8 @@ json scoring_row(const json& job, const Command& command, Engine& engine, const 
     std::vector<ItemScores> full = score_in_batches(engine, items, per_batch, true, command);
     full_best = std::min(full_best, seconds_since(t0));
     for (size_t i = 0; i < items.size(); i++)
-      for (size_t c = 0; c < kv[i].size(); c++) worst_difference = std::max(worst_difference, std::abs(kv[i][c].logprob - full[i][c].logprob));
+      for (size_t c = 0; c < kv[i].size(); c++)
+        worst_difference = std::max(worst_difference, std::abs(kv[i][c].logprob - full[i][c].logprob));
     command.events.progress("bench-scoring", r + 1, repeats);
   }
   double flops = 0;
@@ -287,7 +307,8 @@ json importance_row(const json& job, const Command& command, Engine& engine, con
   const json& sizes = job["importance"];
   const int64_t length = size_of(sizes, "length", "importance");
   std::vector<std::vector<int64_t>> sequences;
-  for (int64_t s = 0; s < size_of(sizes, "sequences", "importance"); s++) sequences.push_back(random_tokens(rng, length, config.vocab_size));
+  for (int64_t s = 0; s < size_of(sizes, "sequences", "importance"); s++)
+    sequences.push_back(random_tokens(rng, length, config.vocab_size));
   const auto candidates = engine.candidates(0, 0);
   int64_t candidate_count = 0, weights_bytes = 0;
   for (const CandidateTensor& c : candidates) candidate_count += c.numel;
@@ -322,16 +343,18 @@ json importance_row(const json& job, const Command& command, Engine& engine, con
 // most `max_tokens` padded tokens, items never split: the original pipeline's forward passes get
 // the same token budget as the runner's (plan_batches).
 std::vector<std::pair<size_t, size_t>> full_sequence_batches(const std::vector<Item>& items, int64_t max_tokens) {
-  return plan_padded_batches(items.size(), [&](size_t i) {
-    int64_t longest = 0;
-    for (size_t c = 0; c < items[i].choices.size(); c++) longest = std::max(longest, input_length(items[i], c));
-    return RowsAndLength{static_cast<int64_t>(items[i].choices.size()), longest};
-  }, max_tokens);
+  return plan_padded_batches(
+      items.size(),
+      [&](size_t i) {
+        int64_t longest = 0;
+        for (size_t c = 0; c < items[i].choices.size(); c++) longest = std::max(longest, input_length(items[i], c));
+        return RowsAndLength{static_cast<int64_t>(items[i].choices.size()), longest};
+      },
+      max_tokens);
 }
 
-std::vector<ItemScores> score_batches(Engine& engine, const std::vector<Item>& items,
-                                      const std::vector<std::pair<size_t, size_t>>& batches, bool lm_eval,
-                                      const Command& command) {
+std::vector<ItemScores> score_batches(Engine& engine, const std::vector<Item>& items, const std::vector<std::pair<size_t, size_t>>& batches,
+                                      bool lm_eval, const Command& command) {
   std::vector<ItemScores> out;
   for (const auto& [first, last] : batches) {
     poll(command, "profile scoring");
@@ -379,8 +402,13 @@ using ScoresByK = std::vector<std::vector<ItemScores>>;
 // diagnostic sequences, the MLP candidates and the n of every k; and the row's progress.
 struct ProfileBench {
   ProfileBench(const json& job_, const Command& command_, const std::string& model_dir_)
-      : job(job_), sizes(job_["profile"]), command(command_), model_dir(model_dir_), engine(open_model(model_dir_, job_, command_)),
-        config(load_model_config(model_dir_)), seed(job_["seed"].get<uint64_t>()) {
+      : job(job_),
+        sizes(job_["profile"]),
+        command(command_),
+        model_dir(model_dir_),
+        engine(open_model(model_dir_, job_, command_)),
+        config(load_model_config(model_dir_)),
+        seed(job_["seed"].get<uint64_t>()) {
     std::mt19937_64 rng(seed + 2);
     benchmarks = size_of(sizes, "benchmarks", "profile");
     for (int64_t b = 0; b < benchmarks; b++) {
@@ -494,7 +522,8 @@ class OriginalPipeline {
       std::vector<Item> slice(bench_.items.begin() + static_cast<std::ptrdiff_t>(first),
                               bench_.items.begin() + static_cast<std::ptrdiff_t>(first + static_cast<size_t>(per_benchmark)));
       benchmark_batches_.emplace_back();
-      for (const auto& [from, to] : full_sequence_batches(slice, kDefaultBatchTokens)) benchmark_batches_.back().emplace_back(first + from, first + to);
+      for (const auto& [from, to] : full_sequence_batches(slice, kDefaultBatchTokens))
+        benchmark_batches_.back().emplace_back(first + from, first + to);
     }
   }
 
@@ -568,7 +597,8 @@ class OriginalPipeline {
     std::vector<ItemScores> scores;
     for (const auto& batches : benchmark_batches_) {
       std::unique_ptr<Engine> damaged = clock_.time("load", [&] { return open_model(damaged_dir_, bench_.job, bench_.command); });
-      std::vector<ItemScores> s = clock_.time("score", [&] { return score_batches(*damaged, bench_.items, batches, true, bench_.command); });
+      std::vector<ItemScores> s =
+          clock_.time("score", [&] { return score_batches(*damaged, bench_.items, batches, true, bench_.command); });
       scores.insert(scores.end(), s.begin(), s.end());
     }
     bench_.variant_done();
@@ -716,8 +746,11 @@ int run_bench(const Command& command) {
     return false;
   };
 
-  json report = {{"runner_version", kRunnerVersion}, {"libtorch", libtorch_version()}, {"device", job["device"]},
-                 {"dtype", job["dtype"]}, {"threads", threads}};
+  json report = {{"runner_version", kRunnerVersion},
+                 {"libtorch", libtorch_version()},
+                 {"device", job["device"]},
+                 {"dtype", job["dtype"]},
+                 {"threads", threads}};
   // a GPU's figures mean little without its name (the record is read on another machine)
   const std::string device = job["device"];
   if (device.rfind("cuda", 0) == 0) {

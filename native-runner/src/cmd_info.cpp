@@ -30,9 +30,7 @@ struct InfoJob {
   std::string device = "cpu";
 };
 
-RunnerError bad_job(const std::string& source, const std::string& what) {
-  return RunnerError(ErrorCode::bad_job, source + ": " + what);
-}
+RunnerError bad_job(const std::string& source, const std::string& what) { return RunnerError(ErrorCode::bad_job, source + ": " + what); }
 
 InfoJob parse_info_job(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -49,8 +47,7 @@ InfoJob parse_info_job(const std::string& path) {
   auto protocol = root.find("protocol");
   if (protocol == root.end()) throw bad_job(path, "'protocol' is missing");
   if (!protocol->is_number_integer() || protocol->get<int64_t>() != kProtocolVersion)
-    throw bad_job(path, "'protocol' is " + describe_json(*protocol) + ", this runner speaks protocol " +
-                            std::to_string(kProtocolVersion));
+    throw bad_job(path, "'protocol' is " + describe_json(*protocol) + ", this runner speaks protocol " + std::to_string(kProtocolVersion));
   auto sub = root.find("subcommand");
   if (sub == root.end() || !sub->is_string()) throw bad_job(path, "'subcommand' must be a string");
   if (*sub != "info") throw bad_job(path, "'subcommand' is " + describe_json(*sub) + ", expected \"info\"");
@@ -86,8 +83,7 @@ std::string shape_str(const std::vector<int64_t>& shape) {
 // Checks that the checkpoint holds every tensor the config calls for, with its shape and a float
 // dtype, the same checks as loading (llama.cpp) without reading any weight. Returns the dtypes on
 // disk and the bytes of the tensors used; warns about tensors the model would not use.
-std::set<std::string> check_checkpoint(const ModelConfig& config, const Checkpoint& checkpoint, EventWriter& events,
-                                       uint64_t& bytes) {
+std::set<std::string> check_checkpoint(const ModelConfig& config, const Checkpoint& checkpoint, EventWriter& events, uint64_t& bytes) {
   std::set<std::string> dtypes, used;
   bytes = 0;
   for (const TensorSpec& spec : llama_tensor_specs(config)) {
@@ -95,11 +91,11 @@ std::set<std::string> check_checkpoint(const ModelConfig& config, const Checkpoi
     if (!entry) throw RunnerError(ErrorCode::bad_model, "tensor '" + spec.name + "' is missing from the checkpoint");
     const TensorInfo& info = *entry->info;
     if (info.shape != spec.shape)
-      throw RunnerError(ErrorCode::bad_model, entry->file->path() + ": tensor '" + spec.name + "' has shape " +
-                                                  shape_str(info.shape) + ", expected " + shape_str(spec.shape));
+      throw RunnerError(ErrorCode::bad_model, entry->file->path() + ": tensor '" + spec.name + "' has shape " + shape_str(info.shape) +
+                                                  ", expected " + shape_str(spec.shape));
     if (!dtype_is_float(info.dtype))
-      throw RunnerError(ErrorCode::bad_model, entry->file->path() + ": tensor '" + spec.name + "' has dtype " +
-                                                  dtype_name(info.dtype) + ", expected F32, F16 or BF16");
+      throw RunnerError(ErrorCode::bad_model, entry->file->path() + ": tensor '" + spec.name + "' has dtype " + dtype_name(info.dtype) +
+                                                  ", expected F32, F16 or BF16");
     dtypes.insert(dtype_name(info.dtype));
     bytes += info.end - info.begin;
     used.insert(spec.name);
@@ -109,8 +105,8 @@ std::set<std::string> check_checkpoint(const ModelConfig& config, const Checkpoi
   const std::string rope_buffer = "rotary_emb.inv_freq";
   for (const auto& kv : checkpoint.entries()) {
     const std::string& name = kv.first;
-    bool is_rope_buffer = name.size() >= rope_buffer.size() &&
-                          name.compare(name.size() - rope_buffer.size(), rope_buffer.size(), rope_buffer) == 0;
+    bool is_rope_buffer =
+        name.size() >= rope_buffer.size() && name.compare(name.size() - rope_buffer.size(), rope_buffer.size(), rope_buffer) == 0;
     if (!used.count(name) && !is_rope_buffer) unused.push_back(name);
   }
   if (!unused.empty()) {

@@ -49,8 +49,9 @@ void claim_output_dir(const std::string& out, const std::string& job_path) {
   const std::string file = out + "/job.fingerprint";
   if (read_file_if_exists(file, previous)) {
     if (previous != fingerprint)
-      throw RunnerError(ErrorCode::bad_job, "--out " + out + " holds the results of another job (or another runner version); "
-                                            "give this job an empty folder");
+      throw RunnerError(ErrorCode::bad_job, "--out " + out +
+                                                " holds the results of another job (or another runner version); "
+                                                "give this job an empty folder");
     return;
   }
   prepare_output_dir(out + "/rankings");
@@ -84,8 +85,8 @@ class Profile {
                                 " parameters): its variants equal the baseline");
       n_.push_back(n);
     }
-    const int64_t ranked_per_k = static_cast<int64_t>(job_.abilities.size() *
-                                                      (ranked_selections().size() + (plan_.has(Selection::top_chunked) ? 1 : 0)));
+    const int64_t ranked_per_k =
+        static_cast<int64_t>(job_.abilities.size() * (ranked_selections().size() + (plan_.has(Selection::top_chunked) ? 1 : 0)));
     variants_total_ = (ranked_per_k + (plan_.has(Selection::random) ? 1 : 0)) * static_cast<int64_t>(plan_.k.size());
   }
 
@@ -193,8 +194,8 @@ class Profile {
     read_file_if_exists(out_ + "/" + file, bytes);
     std::vector<int64_t> ranking = ranking_from_bytes(bytes, out_ + "/" + file);
     if (static_cast<int64_t>(ranking.size()) != expected)
-      throw RunnerError(ErrorCode::bad_job, out_ + "/" + file + " holds " + std::to_string(ranking.size()) +
-                                                " indices, this job needs " + std::to_string(expected));
+      throw RunnerError(ErrorCode::bad_job, out_ + "/" + file + " holds " + std::to_string(ranking.size()) + " indices, this job needs " +
+                                                std::to_string(expected));
     return ranking;
   }
 
@@ -214,7 +215,8 @@ class Profile {
       out.facts = read_facts(ability.id);
       for (Selection s : selections) out.ranked.push_back(read_ranking(ranking_file(ability.id, s), n_.back()));
       if (plan_.has(Selection::top_chunked))
-        for (size_t i = 0; i < plan_.k.size(); i++) out.chunked.push_back(read_ranking(chunked_file(ability.id, i), out.facts.chunked_n[i]));
+        for (size_t i = 0; i < plan_.k.size(); i++)
+          out.chunked.push_back(read_ranking(chunked_file(ability.id, i), out.facts.chunked_n[i]));
       return out;
     }
 
@@ -227,11 +229,12 @@ class Profile {
     const bool halved = plan_.stability && ability.sequences.size() >= 2;
     if (plan_.stability && !halved)
       command_.events.warning("ability '" + ability.id + "' has one diagnostic sequence: no halves to measure its ranking's stability");
-    const std::vector<bool> in_first = halved ? first_half(static_cast<int64_t>(ability.sequences.size()), plan_.seed) : std::vector<bool>{};
+    const std::vector<bool> in_first =
+        halved ? first_half(static_cast<int64_t>(ability.sequences.size()), plan_.seed) : std::vector<bool>{};
     std::vector<std::vector<float>> first_rise;
-    std::vector<std::vector<float>> rise = engine_.first_order_loss_rise(ability.sequences, plan_.batch_size, candidates_, progress,
-                                                                         [this] { return command_.cancelled(); }, in_first,
-                                                                         halved ? &first_rise : nullptr);
+    std::vector<std::vector<float>> rise = engine_.first_order_loss_rise(
+        ability.sequences, plan_.batch_size, candidates_, progress, [this] { return command_.cancelled(); }, in_first,
+        halved ? &first_rise : nullptr);
     std::vector<ImportanceSpan> spans;
     for (const std::vector<float>& values : rise) spans.push_back({values.data(), static_cast<int64_t>(values.size())});
 
@@ -241,7 +244,8 @@ class Profile {
     json saved = json::object();
     int64_t non_finite = 0;
     for (Selection s : selections) {
-      out.ranked.push_back(s == Selection::top ? rank_top(spans, n_.back(), key, &non_finite) : rank_bottom(spans, n_.back(), key, &non_finite));
+      out.ranked.push_back(s == Selection::top ? rank_top(spans, n_.back(), key, &non_finite)
+                                               : rank_bottom(spans, n_.back(), key, &non_finite));
       write_file_atomic(out_ + "/" + ranking_file(ability.id, s), ranking_bytes(out.ranked.back()));
       out.facts.lowering.push_back(negatives_in_prefixes(spans, out.ranked.back(), n_));
       saved[selection_name(s)] = out.facts.lowering.back();
@@ -258,7 +262,8 @@ class Profile {
         out.facts.chunked_lowering.push_back(negatives_in_prefixes(spans, set, {static_cast<int64_t>(set.size())}).front());
         out.facts.chunked_shared.push_back(shared_indices(set, std::vector<int64_t>(exact_top.begin(), exact_top.begin() + n_[i])));
       }
-      saved["top_chunked"] = {{"n", out.facts.chunked_n}, {"lowering", out.facts.chunked_lowering}, {"shared_with_top", out.facts.chunked_shared}};
+      saved["top_chunked"] = {
+          {"n", out.facts.chunked_n}, {"lowering", out.facts.chunked_lowering}, {"shared_with_top", out.facts.chunked_shared}};
     }
     if (halved) {
       out.facts.halves = {static_cast<int64_t>(std::count(in_first.begin(), in_first.end(), true)),
@@ -325,11 +330,12 @@ class Profile {
     AbilityRankings rankings = rankings_of(ability);
     record_stability(ability.id, rankings.facts);
     for (size_t r = 0; r < selections.size(); r++)
-      for (size_t i = 0; i < plan_.k.size(); i++) variant(ability.id, selections[r], i, &rankings.ranked[r], n_[i], rankings.facts.lowering[r][i]);
+      for (size_t i = 0; i < plan_.k.size(); i++)
+        variant(ability.id, selections[r], i, &rankings.ranked[r], n_[i], rankings.facts.lowering[r][i]);
     if (chunked)
       for (size_t i = 0; i < plan_.k.size(); i++)
-        variant(ability.id, Selection::top_chunked, i, &rankings.chunked[i], rankings.facts.chunked_n[i], rankings.facts.chunked_lowering[i],
-                rankings.facts.chunked_shared[i]);
+        variant(ability.id, Selection::top_chunked, i, &rankings.chunked[i], rankings.facts.chunked_n[i],
+                rankings.facts.chunked_lowering[i], rankings.facts.chunked_shared[i]);
     if (plan_.has(Selection::top)) top_rankings_.emplace_back(ability.id, std::move(rankings.ranked.front()));
   }
 
@@ -350,8 +356,8 @@ class Profile {
   // `shared_with_top`: a top_chunked set's intersection with the exact top-n (-1 for the others).
   void variant(const std::string& ability, Selection selection, size_t k_index, const std::vector<int64_t>* ranking, int64_t n,
                int64_t lowering = -1, int64_t shared_with_top = -1) {
-    const std::string file = ability.empty() ? "variants/random.k" + std::to_string(k_index) + ".jsonl"
-                                             : variant_file(ability, selection, k_index);
+    const std::string file =
+        ability.empty() ? "variants/random.k" + std::to_string(k_index) + ".jsonl" : variant_file(ability, selection, k_index);
     const bool resumed = scores_on_disk(file);
     if (!resumed) {
       std::string lines;

@@ -1,8 +1,8 @@
 // `bprof-runner train` (PROTOCOL.md): trains a Llama from scratch on the job's token sequences and
 // writes a Hugging Face folder (config.json + model.safetensors) that `score` and `profile` load.
 #include <chrono>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -21,9 +21,7 @@ namespace {
 
 using json = nlohmann::json;
 
-RunnerError bad_job(const std::string& source, const std::string& what) {
-  return RunnerError(ErrorCode::bad_job, source + ": " + what);
-}
+RunnerError bad_job(const std::string& source, const std::string& what) { return RunnerError(ErrorCode::bad_job, source + ": " + what); }
 
 // Typed fields of the job's `train` object: absent (or null) takes the default when there is one;
 // a wrong type or value is an error naming 'train.<key>'.
@@ -39,9 +37,7 @@ class TrainFields {
     }
     return &*it;
   }
-  RunnerError error(const std::string& key, const std::string& what) const {
-    return bad_job(source_, "'train." + key + "' " + what);
-  }
+  RunnerError error(const std::string& key, const std::string& what) const { return bad_job(source_, "'train." + key + "' " + what); }
   int64_t integer(const char* key, int64_t min, int64_t fallback, bool required) const {
     const json* v = find(key, required);
     if (!v) return fallback;
@@ -76,8 +72,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 TrainOptions parse_train_options(const json& v, const std::string& source) {
   if (!v.is_object()) throw bad_job(source, "'train' must be an object");
   // a misspelled option must not silently fall back to its default
-  static const std::set<std::string> known = {"steps", "batch_size", "lr", "min_lr", "warmup_steps", "weight_decay",
-                                              "betas", "eps", "grad_clip", "seed", "prompt_weight"};
+  static const std::set<std::string> known = {"steps", "batch_size", "lr",        "min_lr", "warmup_steps", "weight_decay",
+                                              "betas", "eps",        "grad_clip", "seed",   "prompt_weight"};
   for (auto it = v.begin(); it != v.end(); ++it)
     if (!known.count(it.key())) throw bad_job(source, "'train." + it.key() + "' is not a training option");
 
@@ -148,8 +144,9 @@ TrainJob parse_train_job(const std::string& text, const std::string& source) {
     const std::string where = "'sequences[" + std::to_string(s) + "]'";
     const json& seq = (*sequences)[s];
     if (!seq.is_array()) throw bad_job(source, where + " must be an array of token ids");
-    if (seq.size() < 2) throw bad_job(source, where + " has " + std::to_string(seq.size()) +
-                                                  " token(s); a sequence needs at least 2 (one next-token prediction)");
+    if (seq.size() < 2)
+      throw bad_job(source,
+                    where + " has " + std::to_string(seq.size()) + " token(s); a sequence needs at least 2 (one next-token prediction)");
     std::vector<int64_t> tokens;
     tokens.reserve(seq.size());
     for (size_t t = 0; t < seq.size(); t++) {
@@ -169,16 +166,16 @@ TrainJob parse_train_job(const std::string& text, const std::string& source) {
   auto prompt_lengths = root.find("prompt_lengths");
   if (prompt_lengths != root.end() && !prompt_lengths->is_null()) {
     if (!prompt_lengths->is_array() || prompt_lengths->size() != job.sequences.size())
-      throw bad_job(source, "'prompt_lengths' must be an array with one integer per sequence (" +
-                                std::to_string(job.sequences.size()) + ")");
+      throw bad_job(source,
+                    "'prompt_lengths' must be an array with one integer per sequence (" + std::to_string(job.sequences.size()) + ")");
     for (size_t s = 0; s < prompt_lengths->size(); s++) {
       const json& n = (*prompt_lengths)[s];
       const int64_t size = static_cast<int64_t>(job.sequences[s].size());
       // below the size, so every sequence keeps at least one prediction of full weight
       if (!n.is_number_integer() || n.get<int64_t>() < 0 || n.get<int64_t>() >= size)
-        throw bad_job(source, "'prompt_lengths[" + std::to_string(s) + "]' = " + describe_json(n) +
-                                  " must be an integer from 0 to " + std::to_string(size - 1) + " (sequences[" +
-                                  std::to_string(s) + "] has " + std::to_string(size) + " tokens)");
+        throw bad_job(source, "'prompt_lengths[" + std::to_string(s) + "]' = " + describe_json(n) + " must be an integer from 0 to " +
+                                  std::to_string(size - 1) + " (sequences[" + std::to_string(s) + "] has " + std::to_string(size) +
+                                  " tokens)");
       job.prompt_lengths.push_back(n.get<int64_t>());
     }
   }

@@ -1,10 +1,11 @@
 // What the subcommands share: job loading, opening the engine with its events, scoring items.
+#include "commands.h"
+
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "commands.h"
 #include "config.h"
 #include "errors.h"
 
@@ -18,8 +19,7 @@ int64_t batch_tokens(EventWriter& events) {
   char* end = nullptr;
   long long n = std::strtoll(env, &end, 10);
   if (*env == '\0' || *end != '\0' || n < 1) {
-    events.warning("BPROF_BATCH_TOKENS='" + std::string(env) + "' is not a positive integer; using " +
-                   std::to_string(kDefaultBatchTokens));
+    events.warning("BPROF_BATCH_TOKENS='" + std::string(env) + "' is not a positive integer; using " + std::to_string(kDefaultBatchTokens));
     return kDefaultBatchTokens;
   }
   return n;
@@ -69,8 +69,8 @@ std::string generation_line(const Item& item, const Generation& generation) {
 Job load_job_for(const Command& command) {
   Job job = load_job(command.args.job);
   if (job.subcommand != command.args.subcommand)
-    throw RunnerError(ErrorCode::bad_job, command.args.job + ": 'subcommand' is '" + job.subcommand +
-                                              "' but the runner was asked to " + command.args.subcommand);
+    throw RunnerError(ErrorCode::bad_job, command.args.job + ": 'subcommand' is '" + job.subcommand + "' but the runner was asked to " +
+                                              command.args.subcommand);
   int threads = set_compute_threads(command.args.threads);
   command.events.start(command.args.subcommand, kRunnerVersion, job.device, threads);
   return job;
@@ -96,8 +96,7 @@ std::unique_ptr<Engine> open_engine(const Command& command, const Job& job, Mode
   return std::make_unique<Engine>(config, options);
 }
 
-std::string score_items(const Command& command, Engine& engine, const std::vector<Item>& items,
-                        const std::string& phase) {
+std::string score_items(const Command& command, Engine& engine, const std::vector<Item>& items, const std::string& phase) {
   const int64_t total = static_cast<int64_t>(items.size());
   const int64_t max_tokens = batch_tokens(command.events);
   int64_t done = 0;
@@ -106,8 +105,8 @@ std::string score_items(const Command& command, Engine& engine, const std::vecto
   std::string lines;
   for (const auto& batch : plan_batches(items, max_tokens)) {
     if (command.cancelled())  // batch boundaries are item boundaries
-      throw RunnerError(ErrorCode::cancelled, "cancelled after " + std::to_string(done) + " of " +
-                                                  std::to_string(total) + " items of " + phase);
+      throw RunnerError(ErrorCode::cancelled,
+                        "cancelled after " + std::to_string(done) + " of " + std::to_string(total) + " items of " + phase);
     // multiple-choice items are scored, generation items decoded; lines keep the job's order
     std::vector<const Item*> scored, generated;
     for (size_t i = batch.first; i < batch.second; i++) (items[i].generates() ? generated : scored).push_back(&items[i]);
@@ -115,8 +114,10 @@ std::string score_items(const Command& command, Engine& engine, const std::vecto
     std::vector<Generation> generations = engine.generate(generated);
     size_t next_scored = 0, next_generated = 0;
     for (size_t i = batch.first; i < batch.second; i++) {
-      if (items[i].generates()) lines += generation_line(items[i], generations[next_generated++]);
-      else lines += score_line(items[i], scores[next_scored++], command.events);
+      if (items[i].generates())
+        lines += generation_line(items[i], generations[next_generated++]);
+      else
+        lines += score_line(items[i], scores[next_scored++], command.events);
     }
     done += static_cast<int64_t>(batch.second - batch.first);
     if (throttle.should_emit(done, total)) command.events.progress(phase, done, total);

@@ -57,7 +57,6 @@ constexpr int64_t kDefaultBatchTokens = 2048;
 
 // Scores `items` in batches (item boundaries are where cancellation stops the run), with progress
 // events of `phase`; returns the lines of a scores file (PROTOCOL.md) in item order.
-std::string score_items(const Command& command, Engine& engine, const std::vector<Item>& items,
-                        const std::string& phase);
+std::string score_items(const Command& command, Engine& engine, const std::vector<Item>& items, const std::string& phase);
 
 }  // namespace bprof

@@ -100,12 +100,11 @@ RopeScaling parse_rope_scaling(const json& obj, const std::string& source) {
     rs.original_max_position_embeddings = f.positive_int("original_max_position_embeddings");
     if (rs.factor <= 0) throw f.error("factor", "is missing");
     if (rs.low_freq_factor <= 0) throw f.error("low_freq_factor", "is missing");
-    if (rs.high_freq_factor <= rs.low_freq_factor)
-      throw f.error("high_freq_factor", "must be greater than low_freq_factor");
+    if (rs.high_freq_factor <= rs.low_freq_factor) throw f.error("high_freq_factor", "must be greater than low_freq_factor");
     return rs;
   }
-  throw RunnerError(ErrorCode::bad_model, source + ": rope scaling type '" + type +
-                                              "' is not supported (supported: default, linear, llama3)");
+  throw RunnerError(ErrorCode::bad_model,
+                    source + ": rope scaling type '" + type + "' is not supported (supported: default, linear, llama3)");
 }
 
 }  // namespace
@@ -126,8 +125,8 @@ ModelConfig parse_model_config(const std::string& text, const std::string& sourc
   const bool llama = c.model_type == "llama", mistral = c.model_type == "mistral";
   const bool qwen2 = c.model_type == "qwen2", qwen3 = c.model_type == "qwen3";
   if (!llama && !mistral && !qwen2 && !qwen3)
-    throw RunnerError(ErrorCode::bad_model, source + ": model_type '" + c.model_type +
-                                                "' is not supported (supported: llama, mistral, qwen2, qwen3)");
+    throw RunnerError(ErrorCode::bad_model,
+                      source + ": model_type '" + c.model_type + "' is not supported (supported: llama, mistral, qwen2, qwen3)");
 
   // Defaults below are those of transformers' LlamaConfig, MistralConfig, Qwen2Config and
   // Qwen3Config for a field that config.json leaves out (save_pretrained writes every field the
@@ -142,22 +141,21 @@ ModelConfig parse_model_config(const std::string& text, const std::string& sourc
   // None`); absent means the class default: Llama none (so num_attention_heads), Mistral 8, Qwen 32.
   const int64_t kv_default = mistral ? 8 : (qwen2 || qwen3) ? 32 : c.num_attention_heads;
   const bool kv_defaulted = !f.has("num_key_value_heads") && !f.is_null("num_key_value_heads");
-  c.num_key_value_heads = f.is_null("num_key_value_heads") ? c.num_attention_heads
-                                                           : f.positive_int("num_key_value_heads", kv_default);
+  c.num_key_value_heads = f.is_null("num_key_value_heads") ? c.num_attention_heads : f.positive_int("num_key_value_heads", kv_default);
   // head_dim: hidden_size / num_attention_heads unless given (Llama, Mistral, Qwen2 read an explicit
   // head_dim the same way); Qwen3Config's own default is 128, independent of hidden_size.
   c.head_dim = f.positive_int("head_dim", qwen3 ? 128 : c.hidden_size / c.num_attention_heads);
-  c.rms_norm_eps = f.positive_number("rms_norm_eps", 1e-6);  // 1e-6 in all four classes
+  c.rms_norm_eps = f.positive_number("rms_norm_eps", 1e-6);         // 1e-6 in all four classes
   c.tie_word_embeddings = f.boolean("tie_word_embeddings", false);  // false in all four classes
   c.max_position_embeddings = f.has("max_position_embeddings") ? f.positive_int("max_position_embeddings") : 0;
 
   if (c.head_dim <= 0) throw f.error("hidden_size", "is smaller than num_attention_heads");
   if (c.head_dim % 2 != 0) throw f.error("head_dim", "must be even for rotary embeddings, got " + std::to_string(c.head_dim));
   if (c.num_attention_heads % c.num_key_value_heads != 0)
-    throw f.error("num_key_value_heads", (kv_defaulted ? "is missing, and " + c.model_type + "'s default " +
-                                                             std::to_string(kv_default) + " does not divide"
-                                                       : std::string("must divide")) +
-                                             " num_attention_heads (" + std::to_string(c.num_attention_heads) + ")");
+    throw f.error("num_key_value_heads",
+                  (kv_defaulted ? "is missing, and " + c.model_type + "'s default " + std::to_string(kv_default) + " does not divide"
+                                : std::string("must divide")) +
+                      " num_attention_heads (" + std::to_string(c.num_attention_heads) + ")");
 
   std::string act = f.string("hidden_act", "silu");
   if (act != "silu") throw f.error("hidden_act", "'" + act + "' is not supported (supported: silu)");
@@ -214,14 +212,15 @@ ModelConfig parse_model_config(const std::string& text, const std::string& sourc
     if (f.has("layer_types")) {
       const json& types = root.at("layer_types");
       if (!types.is_array() || static_cast<int64_t>(types.size()) != c.num_hidden_layers)
-        throw f.error("layer_types", "must be a list of num_hidden_layers (" + std::to_string(c.num_hidden_layers) +
-                                         ") strings, got " + describe_json(types));
+        throw f.error("layer_types", "must be a list of num_hidden_layers (" + std::to_string(c.num_hidden_layers) + ") strings, got " +
+                                         describe_json(types));
       for (size_t i = 0; i < types.size(); i++) {
         const json& t = types[i];
-        if (t == "sliding_attention") sliding[i] = true;
+        if (t == "sliding_attention")
+          sliding[i] = true;
         else if (t != "full_attention")
-          throw f.error("layer_types", "[" + std::to_string(i) + "] must be \"full_attention\" or \"sliding_attention\", got " +
-                                           describe_json(t));
+          throw f.error("layer_types",
+                        "[" + std::to_string(i) + "] must be \"full_attention\" or \"sliding_attention\", got " + describe_json(t));
       }
     } else {
       for (int64_t i = max_window_layers; i < c.num_hidden_layers; i++) sliding[static_cast<size_t>(i)] = true;

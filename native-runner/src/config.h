@@ -41,10 +41,10 @@ struct ModelConfig {
   int64_t max_position_embeddings = 0;  // 0: not given; only used to warn about long sequences
 
   // Family switches (all off for a plain Llama checkpoint).
-  bool qkv_bias = false;     // bias on q/k/v projections (Llama/Qwen3 attention_bias; Qwen2 always)
-  bool o_bias = false;       // bias on o_proj (Llama/Qwen3 attention_bias; Qwen2 never)
-  bool mlp_bias = false;     // bias on gate/up/down (Llama mlp_bias)
-  bool qk_norm = false;      // Qwen3: RMSNorm over head_dim on each head of q and k, before RoPE
+  bool qkv_bias = false;  // bias on q/k/v projections (Llama/Qwen3 attention_bias; Qwen2 always)
+  bool o_bias = false;    // bias on o_proj (Llama/Qwen3 attention_bias; Qwen2 never)
+  bool mlp_bias = false;  // bias on gate/up/down (Llama mlp_bias)
+  bool qk_norm = false;   // Qwen3: RMSNorm over head_dim on each head of q and k, before RoPE
   // Sliding-window attention: a query at position i sees key j only when i - window < j <= i.
   int64_t sliding_window = 0;        // 0: full causal attention in every layer
   std::vector<bool> sliding_layers;  // the layers that use the window; empty: all of them

@@ -3,8 +3,8 @@
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
-#include <ATen/core/Tensor.h>
 #include <ATen/TensorOperators.h>
+#include <ATen/core/Tensor.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/full.h>
@@ -45,20 +45,19 @@ at::Device parse_device(const std::string& device) {
   if (parsed.is_cpu()) return parsed;
   if (!parsed.is_cuda()) throw RunnerError(ErrorCode::bad_job, "device '" + device + "' is not supported (expected cpu, cuda or cuda:N)");
   if (!at::hasCUDA())
-    throw RunnerError(ErrorCode::resources, "device '" + device + "' is unavailable: no CUDA device visible to libtorch " +
-                                                libtorch_version());
+    throw RunnerError(ErrorCode::resources,
+                      "device '" + device + "' is unavailable: no CUDA device visible to libtorch " + libtorch_version());
   int64_t index = parsed.has_index() ? parsed.index() : 0;
   if (index >= static_cast<int64_t>(at::getNumGPUs()))
-    throw RunnerError(ErrorCode::resources, "device '" + device + "' is unavailable: " + std::to_string(at::getNumGPUs()) +
-                                                " CUDA device(s) visible");
+    throw RunnerError(ErrorCode::resources,
+                      "device '" + device + "' is unavailable: " + std::to_string(at::getNumGPUs()) + " CUDA device(s) visible");
   return parsed;
 }
 
 // Not every libtorch runs every dtype on every device (libtorch 1.13 has no float16 matmul on
 // CPU). Trying the forward pass's operations on a tiny tensor turns that into a clear bad_job
 // before gigabytes of weights are converted.
-void check_dtype_runs(at::ScalarType dtype, at::Device device, const std::string& dtype_name,
-                      const std::string& device_name) {
+void check_dtype_runs(at::ScalarType dtype, at::Device device, const std::string& dtype_name, const std::string& device_name) {
   try {
     c10::InferenceMode guard;
     auto options = at::TensorOptions().dtype(dtype).device(device);
@@ -67,8 +66,8 @@ void check_dtype_runs(at::ScalarType dtype, at::Device device, const std::string
     at::Tensor y = at::silu(at::linear(x, w)).matmul(w);
     y.softmax(-1, at::kFloat).log_softmax(-1).sum().item<double>();
   } catch (const c10::Error& e) {
-    throw RunnerError(ErrorCode::bad_job, "model.dtype '" + dtype_name + "' is not supported on device '" + device_name +
-                                              "' by libtorch " + libtorch_version() + ": " + e.what_without_backtrace());
+    throw RunnerError(ErrorCode::bad_job, "model.dtype '" + dtype_name + "' is not supported on device '" + device_name + "' by libtorch " +
+                                              libtorch_version() + ": " + e.what_without_backtrace());
   }
 }
 
@@ -79,8 +78,7 @@ void check_dtype_runs(at::ScalarType dtype, at::Device device, const std::string
 
 namespace {
 
-std::unique_ptr<LlamaModel> load_model(const ModelConfig& config, const EngineOptions& options, at::Device device,
-                                       at::ScalarType dtype) {
+std::unique_ptr<LlamaModel> load_model(const ModelConfig& config, const EngineOptions& options, at::Device device, at::ScalarType dtype) {
   Checkpoint checkpoint(options.model_dir);
   LoadOptions load;
   load.dtype = dtype;
@@ -274,7 +272,7 @@ std::vector<ItemScores> Engine::score(const std::vector<const Item*>& items) {
   }
 
   at::Tensor hidden = model.tree_hidden_states(tokens.to(device), positions.to(device), branches.to(device));  // [B, L, H]
-  hidden = hidden.reshape({-1, hidden.size(-1)}).index_select(0, long_tensor(gather, device));  // [B + T, H]
+  hidden = hidden.reshape({-1, hidden.size(-1)}).index_select(0, long_tensor(gather, device));                 // [B + T, H]
   return collect(items, choices, score_targets(model, hidden, rows, targets, device));
 }
 
@@ -318,7 +316,7 @@ std::vector<ItemScores> Engine::score_full_sequences(const std::vector<const Ite
   if (every_position) {
     // lm-eval: log_softmax(model(inputs).logits) over [R, L, V], then the continuation's rows;
     // greedy: the argmax of each of those rows equals its target
-    at::Tensor logprobs = model.logits(hidden).to(at::kFloat).log_softmax(-1);  // [R, L, V]
+    at::Tensor logprobs = model.logits(hidden).to(at::kFloat).log_softmax(-1);                             // [R, L, V]
     logprobs = logprobs.reshape({-1, logprobs.size(-1)}).index_select(0, long_tensor(positions, device));  // [T, V]
     at::Tensor target = long_tensor(targets, device);
     at::Tensor target_lp = logprobs.gather(1, target.unsqueeze(1)).squeeze(1).to(at::kCPU).contiguous();

@@ -29,9 +29,9 @@ struct EngineOptions {
 };
 
 struct ChoiceScore {
-  double logprob = 0;  // sum over the continuation of log_softmax (float32) at the target token
-  int64_t tokens = 0;  // continuation length
-  bool greedy = false; // every target token is the argmax of its row
+  double logprob = 0;   // sum over the continuation of log_softmax (float32) at the target token
+  int64_t tokens = 0;   // continuation length
+  bool greedy = false;  // every target token is the argmax of its row
 };
 using ItemScores = std::vector<ChoiceScore>;
 
@@ -87,9 +87,9 @@ class Engine {
   // computed exactly as without it.
   std::vector<std::vector<float>> first_order_loss_rise(const std::vector<std::vector<int64_t>>& sequences, int64_t batch_size,
                                                         const std::vector<CandidateTensor>& candidates,
-                                             const std::function<void(int64_t done, int64_t total)>& progress,
-                                             const std::function<bool()>& cancelled, const std::vector<bool>& in_part = {},
-                                             std::vector<std::vector<float>>* part_rise = nullptr);
+                                                        const std::function<void(int64_t done, int64_t total)>& progress,
+                                                        const std::function<bool()>& cancelled, const std::vector<bool>& in_part = {},
+                                                        std::vector<std::vector<float>>* part_rise = nullptr);
 
   // Sets the candidates at the given global indices to exactly 0, saving their values first, and
   // puts the saved values back (ablation.cpp). One ablation at a time: restore before the next.

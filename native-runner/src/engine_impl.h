@@ -25,7 +25,7 @@ struct SavedValues {
 struct Engine::Impl {
   std::unique_ptr<LlamaModel> model;
   at::Device device = at::kCPU;
-  std::vector<SavedValues> saved;  // non-empty while an ablation is in place
+  std::vector<SavedValues> saved;   // non-empty while an ablation is in place
   std::function<bool()> cancelled;  // EngineOptions::cancelled, polled inside long batches
 
   // The model's tensor behind each candidate, by name.

@@ -20,13 +20,20 @@ enum class ErrorCode {
 
 inline const char* error_code_name(ErrorCode code) {
   switch (code) {
-    case ErrorCode::bad_arguments: return "bad_arguments";
-    case ErrorCode::bad_job: return "bad_job";
-    case ErrorCode::bad_model: return "bad_model";
-    case ErrorCode::bad_safetensors: return "bad_safetensors";
-    case ErrorCode::resources: return "resources";
-    case ErrorCode::cancelled: return "cancelled";
-    case ErrorCode::internal: return "internal";
+    case ErrorCode::bad_arguments:
+      return "bad_arguments";
+    case ErrorCode::bad_job:
+      return "bad_job";
+    case ErrorCode::bad_model:
+      return "bad_model";
+    case ErrorCode::bad_safetensors:
+      return "bad_safetensors";
+    case ErrorCode::resources:
+      return "resources";
+    case ErrorCode::cancelled:
+      return "cancelled";
+    case ErrorCode::internal:
+      return "internal";
   }
   return "internal";
 }
@@ -37,10 +44,14 @@ inline int exit_code_for(ErrorCode code) {
     case ErrorCode::bad_arguments:
     case ErrorCode::bad_job:
     case ErrorCode::bad_model:
-    case ErrorCode::bad_safetensors: return 2;
-    case ErrorCode::resources: return 3;
-    case ErrorCode::cancelled: return 130;
-    case ErrorCode::internal: return 1;
+    case ErrorCode::bad_safetensors:
+      return 2;
+    case ErrorCode::resources:
+      return 3;
+    case ErrorCode::cancelled:
+      return 130;
+    case ErrorCode::internal:
+      return 1;
   }
   return 1;
 }

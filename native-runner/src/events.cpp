@@ -21,13 +21,8 @@ void EventWriter::emit(const std::string& line) {
   std::fflush(out_);
 }
 
-void EventWriter::start(const std::string& subcommand, const std::string& runner_version, const std::string& device,
-                        int threads) {
-  emit(dump({{"type", "start"},
-             {"subcommand", subcommand},
-             {"runner_version", runner_version},
-             {"device", device},
-             {"threads", threads}}));
+void EventWriter::start(const std::string& subcommand, const std::string& runner_version, const std::string& device, int threads) {
+  emit(dump({{"type", "start"}, {"subcommand", subcommand}, {"runner_version", runner_version}, {"device", device}, {"threads", threads}}));
 }
 
 void EventWriter::progress(const std::string& phase, int64_t done, int64_t total) {
@@ -38,8 +33,8 @@ void EventWriter::progress(const std::string& phase, int64_t done, int64_t total
   emit(dump({{"type", "progress"}, {"phase", phase}, {"done", done}, {"total", total}, {"ability", ability}}));
 }
 
-void EventWriter::variant(const std::string& ability, const std::string& selection, double k, int64_t n,
-                          const std::string& file, bool resumed) {
+void EventWriter::variant(const std::string& ability, const std::string& selection, double k, int64_t n, const std::string& file,
+                          bool resumed) {
   emit(dump({{"type", "variant"},
              {"ability", ability.empty() ? json(nullptr) : json(ability)},
              {"selection", selection},
@@ -51,9 +46,7 @@ void EventWriter::variant(const std::string& ability, const std::string& selecti
 
 void EventWriter::warning(const std::string& message) { emit(dump({{"type", "warning"}, {"message", message}})); }
 
-void EventWriter::result(const std::string& file, int64_t items) {
-  emit(dump({{"type", "result"}, {"file", file}, {"items", items}}));
-}
+void EventWriter::result(const std::string& file, int64_t items) { emit(dump({{"type", "result"}, {"file", file}, {"items", items}})); }
 
 void EventWriter::summary(double seconds) { emit(dump({{"type", "summary"}, {"status", "ok"}, {"seconds", seconds}})); }
 

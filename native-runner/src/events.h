@@ -17,8 +17,7 @@ class EventWriter {
   void progress(const std::string& phase, int64_t done, int64_t total);
   void progress(const std::string& phase, int64_t done, int64_t total, const std::string& ability);
   // `profile`: a variant's scores are on disk. An empty ability is the ability-free random control.
-  void variant(const std::string& ability, const std::string& selection, double k, int64_t n, const std::string& file,
-               bool resumed);
+  void variant(const std::string& ability, const std::string& selection, double k, int64_t n, const std::string& file, bool resumed);
   void warning(const std::string& message);
   void result(const std::string& file, int64_t items);
   void summary(double seconds);

@@ -70,8 +70,7 @@ void prepare_output_dir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw RunnerError(ErrorCode::bad_arguments, "--out " + dir + ": cannot create: " + ec.message());
-  if (!std::filesystem::is_directory(dir, ec))
-    throw RunnerError(ErrorCode::bad_arguments, "--out " + dir + ": not a directory");
+  if (!std::filesystem::is_directory(dir, ec)) throw RunnerError(ErrorCode::bad_arguments, "--out " + dir + ": not a directory");
   if (::access(dir.c_str(), W_OK) != 0)
     throw RunnerError(ErrorCode::bad_arguments, "--out " + dir + ": not writable: " + std::strerror(errno));
 }

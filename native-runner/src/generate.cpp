@@ -15,8 +15,7 @@ namespace bprof {
 namespace {
 
 bool ends_with(const std::vector<int64_t>& tokens, const std::vector<int64_t>& suffix) {
-  return !suffix.empty() && tokens.size() >= suffix.size() &&
-         std::equal(suffix.rbegin(), suffix.rend(), tokens.rbegin());
+  return !suffix.empty() && tokens.size() >= suffix.size() && std::equal(suffix.rbegin(), suffix.rend(), tokens.rbegin());
 }
 
 bool ends_with_stop(const std::vector<int64_t>& tokens, const GenerateSpec& spec) {

@@ -73,9 +73,9 @@ class Taps {
 
 std::vector<std::vector<float>> Engine::first_order_loss_rise(const std::vector<std::vector<int64_t>>& sequences, int64_t batch_size,
                                                               const std::vector<CandidateTensor>& candidates,
-                                                   const std::function<void(int64_t done, int64_t total)>& progress,
-                                                   const std::function<bool()>& cancelled, const std::vector<bool>& in_part,
-                                                   std::vector<std::vector<float>>* part_rise) {
+                                                              const std::function<void(int64_t done, int64_t total)>& progress,
+                                                              const std::function<bool()>& cancelled, const std::vector<bool>& in_part,
+                                                              std::vector<std::vector<float>>* part_rise) {
   const bool parted = part_rise != nullptr;
   if (parted && in_part.size() != sequences.size())
     throw RunnerError(ErrorCode::internal, "first_order_loss_rise: one part flag per sequence is needed");
@@ -110,8 +110,8 @@ std::vector<std::vector<float>> Engine::first_order_loss_rise(const std::vector<
   if (progress) progress(0, total);
   for (int64_t b = 0; b < total; b++) {
     if (cancelled && cancelled())
-      throw RunnerError(ErrorCode::cancelled, "cancelled after " + std::to_string(b) + " of " + std::to_string(total) +
-                                                  " importance batches");
+      throw RunnerError(ErrorCode::cancelled,
+                        "cancelled after " + std::to_string(b) + " of " + std::to_string(total) + " importance batches");
     std::vector<const std::vector<int64_t>*> rows;
     std::vector<int64_t> part_rows;  // positions in the batch of the part's sequences
     for (size_t s : batches[static_cast<size_t>(b)]) {

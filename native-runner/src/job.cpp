@@ -16,9 +16,7 @@ using json = nlohmann::json;
 
 namespace {
 
-RunnerError bad_job(const std::string& source, const std::string& what) {
-  return RunnerError(ErrorCode::bad_job, source + ": " + what);
-}
+RunnerError bad_job(const std::string& source, const std::string& what) { return RunnerError(ErrorCode::bad_job, source + ": " + what); }
 
 std::string item_label(size_t index, const std::string& id) {
   return "items[" + std::to_string(index) + "]" + (id.empty() ? "" : " (id '" + id + "')");
@@ -72,8 +70,7 @@ Item parse_item(const json& v, size_t index, const std::string& source) {
     return item;
   }
   if (choices == v.end()) throw bad_job(source, label + ": 'choices' is missing (or 'generate' for a generation item)");
-  if (!choices->is_array() || choices->empty())
-    throw bad_job(source, label + ": 'choices' must be a non-empty array of token arrays");
+  if (!choices->is_array() || choices->empty()) throw bad_job(source, label + ": 'choices' must be a non-empty array of token arrays");
   for (size_t c = 0; c < choices->size(); c++)
     item.choices.push_back(parse_tokens((*choices)[c], source, label + ": choices[" + std::to_string(c) + "]"));
   return item;
@@ -100,8 +97,9 @@ Ability parse_ability(const json& v, size_t index, const std::string& source) {
   Ability ability;
   auto id = v.find("id");
   if (id == v.end() || !id->is_string() || !is_file_safe_id(id->get<std::string>()))
-    throw bad_job(source, label + ": 'id' must be a string of letters, digits, '.', '_' or '-' that starts with a letter "
-                                  "or digit (it names result files)");
+    throw bad_job(source, label +
+                              ": 'id' must be a string of letters, digits, '.', '_' or '-' that starts with a letter "
+                              "or digit (it names result files)");
   ability.id = id->get<std::string>();
   const std::string where = label + " ('" + ability.id + "')";
   auto sequences = v.find("sequences");
@@ -135,19 +133,27 @@ AblationPlan parse_ablation(const json& v, const std::string& source) {
     throw bad_job(source, "'ablation.selections' must be a non-empty array of \"top\", \"top_chunked\", \"bottom\", \"random\"");
   for (const json& s : *selections) {
     Selection selection;
-    if (s == "top") selection = Selection::top;
-    else if (s == "top_chunked") selection = Selection::top_chunked;
-    else if (s == "bottom") selection = Selection::bottom;
-    else if (s == "random") selection = Selection::random;
-    else throw bad_job(source, "'ablation.selections' holds " + describe_json(s) + " (expected top, top_chunked, bottom or random)");
+    if (s == "top")
+      selection = Selection::top;
+    else if (s == "top_chunked")
+      selection = Selection::top_chunked;
+    else if (s == "bottom")
+      selection = Selection::bottom;
+    else if (s == "random")
+      selection = Selection::random;
+    else
+      throw bad_job(source, "'ablation.selections' holds " + describe_json(s) + " (expected top, top_chunked, bottom or random)");
     if (plan.has(selection)) throw bad_job(source, "'ablation.selections' names " + describe_json(s) + " twice");
     plan.selections.push_back(selection);
   }
   auto method = v.find("method");
   if (method != v.end()) {
-    if (*method == "paper") plan.method = ImportanceMethod::paper;
-    else if (*method == "signed") plan.method = ImportanceMethod::signed_importance;
-    else throw bad_job(source, "'ablation.method' is " + describe_json(*method) + " (expected \"paper\" or \"signed\")");
+    if (*method == "paper")
+      plan.method = ImportanceMethod::paper;
+    else if (*method == "signed")
+      plan.method = ImportanceMethod::signed_importance;
+    else
+      throw bad_job(source, "'ablation.method' is " + describe_json(*method) + " (expected \"paper\" or \"signed\")");
   }
   plan.front_removal = non_negative_int(v, "front_removal", 0, source);
   plan.back_removal = non_negative_int(v, "back_removal", 0, source);
@@ -166,10 +172,14 @@ AblationPlan parse_ablation(const json& v, const std::string& source) {
 
 const char* selection_name(Selection selection) {
   switch (selection) {
-    case Selection::top: return "top";
-    case Selection::top_chunked: return "top_chunked";
-    case Selection::bottom: return "bottom";
-    case Selection::random: return "random";
+    case Selection::top:
+      return "top";
+    case Selection::top_chunked:
+      return "top_chunked";
+    case Selection::bottom:
+      return "bottom";
+    case Selection::random:
+      return "random";
   }
   return "top";
 }
@@ -201,7 +211,8 @@ void check_max_length(const Job& job, const std::string& source) {
   for (size_t i = 0; i < job.items.size(); i++) {
     const Item& item = job.items[i];
     const std::string label = item_label(i, item.id);
-    if (item.generates()) check(static_cast<int64_t>(item.context.size()) + item.generate.max_tokens, label + ": context + generate.max_tokens");
+    if (item.generates())
+      check(static_cast<int64_t>(item.context.size()) + item.generate.max_tokens, label + ": context + generate.max_tokens");
     for (size_t c = 0; c < item.choices.size(); c++) check(input_length(item, c), label + ": context + choices[" + std::to_string(c) + "]");
   }
   for (size_t a = 0; a < job.abilities.size(); a++) {
@@ -218,8 +229,8 @@ std::string parse_job_envelope(const json& root, const std::string& source) {
   auto protocol = root.find("protocol");
   if (protocol == root.end()) throw bad_job(source, "'protocol' is missing");
   if (!protocol->is_number_integer() || protocol->get<int64_t>() != kProtocolVersion)
-    throw bad_job(source, "'protocol' is " + describe_json(*protocol) + ", this runner speaks protocol " +
-                              std::to_string(kProtocolVersion));
+    throw bad_job(source,
+                  "'protocol' is " + describe_json(*protocol) + ", this runner speaks protocol " + std::to_string(kProtocolVersion));
   auto sub = root.find("subcommand");
   if (sub == root.end() || !sub->is_string()) throw bad_job(source, "'subcommand' must be a string");
   return sub->get<std::string>();
@@ -253,8 +264,7 @@ Job parse_job(const std::string& text, const std::string& source) {
 
   auto device = root.find("device");
   if (device != root.end() && !device->is_null()) {
-    if (!device->is_string() || device->get<std::string>().empty())
-      throw bad_job(source, "'device' must be a non-empty string");
+    if (!device->is_string() || device->get<std::string>().empty()) throw bad_job(source, "'device' must be a non-empty string");
     job.device = device->get<std::string>();
   }
 
@@ -301,8 +311,7 @@ void check_token_ids(const Job& job, int64_t vocab_size) {
     for (size_t t = 0; t < tokens.size(); t++) {
       if (tokens[t] >= vocab_size)
         throw RunnerError(ErrorCode::bad_job, where + "[" + std::to_string(t) + "] = " + std::to_string(tokens[t]) +
-                                                  " is outside the model's vocabulary (0.." +
-                                                  std::to_string(vocab_size - 1) + ")");
+                                                  " is outside the model's vocabulary (0.." + std::to_string(vocab_size - 1) + ")");
     }
   };
   for (size_t i = 0; i < job.items.size(); i++) {
@@ -316,13 +325,12 @@ void check_token_ids(const Job& job, int64_t vocab_size) {
   for (size_t a = 0; a < job.abilities.size(); a++) {
     const Ability& ability = job.abilities[a];
     for (size_t s = 0; s < ability.sequences.size(); s++)
-      check(ability.sequences[s], "abilities[" + std::to_string(a) + "] ('" + ability.id + "'): sequences[" +
-                                      std::to_string(s) + "]");
+      check(ability.sequences[s], "abilities[" + std::to_string(a) + "] ('" + ability.id + "'): sequences[" + std::to_string(s) + "]");
   }
 }
 
 std::vector<std::pair<size_t, size_t>> plan_padded_batches(size_t count, const std::function<RowsAndLength(size_t)>& shape,
-                                                            int64_t max_tokens) {
+                                                           int64_t max_tokens) {
   std::vector<std::pair<size_t, size_t>> batches;
   size_t first = 0;
   int64_t rows = 0, longest = 0;
@@ -344,10 +352,14 @@ std::vector<std::pair<size_t, size_t>> plan_padded_batches(size_t count, const s
 std::vector<std::pair<size_t, size_t>> plan_batches(const std::vector<Item>& items, int64_t max_tokens) {
   // one row per item: the packed context and choices, or a generation row that grows to
   // context + max_tokens
-  return plan_padded_batches(items.size(), [&](size_t i) {
-    const Item& item = items[i];
-    return RowsAndLength{1, item.generates() ? static_cast<int64_t>(item.context.size()) + item.generate.max_tokens : packed_length(item)};
-  }, max_tokens);
+  return plan_padded_batches(
+      items.size(),
+      [&](size_t i) {
+        const Item& item = items[i];
+        return RowsAndLength{1,
+                             item.generates() ? static_cast<int64_t>(item.context.size()) + item.generate.max_tokens : packed_length(item)};
+      },
+      max_tokens);
 }
 
 }  // namespace bprof

@@ -2,8 +2,8 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -110,7 +110,7 @@ struct RowsAndLength {
   int64_t length;
 };
 std::vector<std::pair<size_t, size_t>> plan_padded_batches(size_t count, const std::function<RowsAndLength(size_t)>& shape,
-                                                            int64_t max_tokens);
+                                                           int64_t max_tokens);
 std::vector<std::pair<size_t, size_t>> plan_batches(const std::vector<Item>& items, int64_t max_tokens);
 
 }  // namespace bprof

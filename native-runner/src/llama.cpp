@@ -1,8 +1,8 @@
 // Llama-family forward pass. Reads top to bottom the way Hugging Face's modeling_llama.py does:
 // embed -> N x (RMSNorm, attention with RoPE, residual, RMSNorm, SwiGLU MLP, residual) -> RMSNorm
 // -> lm_head. Mistral, Qwen2 and Qwen3 are the same network with the switches of ModelConfig:
-// q/k/v and o biases, Qwen3's q/k norm, sliding-window attention. Where HF computes in float32 whatever the model dtype (RMSNorm, RoPE tables, the
-// attention softmax), so do we; everything else runs in the compute dtype.
+// q/k/v and o biases, Qwen3's q/k norm, sliding-window attention. Where HF computes in float32 whatever the model dtype (RMSNorm, RoPE
+// tables, the attention softmax), so do we; everything else runs in the compute dtype.
 #include "llama.h"
 
 #include <ATen/Parallel.h>
@@ -105,8 +105,7 @@ at::Tensor rope_heads_first(const at::Tensor& x, const at::Tensor& cos, const at
 // cos/sin tables for the given positions (float32, any shape [...]): angle[..., i] = p * inv_freq[i],
 // duplicated as cat(freqs, freqs) to cover the full head dimension, [..., hd]. Computed in float32
 // (as HF's rotary embedding, whose matmul over a dimension of 1 is this same product), then cast.
-std::pair<at::Tensor, at::Tensor> rope_tables(const at::Tensor& inv_freq, const at::Tensor& positions,
-                                              at::ScalarType dtype) {
+std::pair<at::Tensor, at::Tensor> rope_tables(const at::Tensor& inv_freq, const at::Tensor& positions, at::ScalarType dtype) {
   at::Tensor freqs = positions.unsqueeze(-1) * inv_freq;  // [..., hd/2]
   at::Tensor angles = at::cat({freqs, freqs}, -1);        // [..., hd]
   return {angles.cos().to(dtype), angles.sin().to(dtype)};
@@ -175,8 +174,7 @@ at::Tensor rope_inv_freq(const ModelConfig& config, at::Device device) {
       const double high_freq_wavelen = old_len / rs.high_freq_factor;
       at::Tensor wavelen = at::reciprocal(inv_freq) * (2.0 * kPi);
       at::Tensor scaled = at::where(wavelen > low_freq_wavelen, inv_freq / rs.factor, inv_freq);
-      at::Tensor smooth = (at::reciprocal(wavelen) * old_len - rs.low_freq_factor) /
-                          (rs.high_freq_factor - rs.low_freq_factor);
+      at::Tensor smooth = (at::reciprocal(wavelen) * old_len - rs.low_freq_factor) / (rs.high_freq_factor - rs.low_freq_factor);
       at::Tensor smoothed = (1.0 - smooth) * scaled / rs.factor + smooth * scaled;
       at::Tensor is_medium = (wavelen >= high_freq_wavelen).logical_and(wavelen <= low_freq_wavelen);
       return at::where(is_medium, smoothed, scaled);
@@ -198,14 +196,13 @@ struct LlamaModel::Pass {
   // The same masks as float32 0 / -inf, [B' (1 or B), L, keys], made on first use by the CPU
   // attention (attend_cpu) and shared by the layers.
   mutable at::Tensor bias, bias_window;
-  KVCache* store = nullptr;         // keep each layer's keys and values here
-  const KVCache* past = nullptr;    // prepend these cached keys and values ...
-  at::Tensor past_rows;             // ... row past_rows[r] of the cache for row r
-  KVCache* own = nullptr;           // then the rows' own earlier tokens; the new ones are appended
+  KVCache* store = nullptr;       // keep each layer's keys and values here
+  const KVCache* past = nullptr;  // prepend these cached keys and values ...
+  at::Tensor past_rows;           // ... row past_rows[r] of the cache for row r
+  KVCache* own = nullptr;         // then the rows' own earlier tokens; the new ones are appended
 };
 
-LlamaModel::LlamaModel(const ModelConfig& config, LlamaWeights weights)
-    : config_(config), weights_(std::move(weights)) {
+LlamaModel::LlamaModel(const ModelConfig& config, LlamaWeights weights) : config_(config), weights_(std::move(weights)) {
   if (config_.qk_norm)
     for (const LlamaLayer& layer : weights_.layers)
       if (!layer.q_norm.defined() || !layer.k_norm.defined())
@@ -213,8 +210,7 @@ LlamaModel::LlamaModel(const ModelConfig& config, LlamaWeights weights)
   inv_freq_ = rope_inv_freq(config_, weights_.embed_tokens.device());
 }
 
-at::Tensor LlamaModel::attention(int64_t layer_index, const LlamaLayer& layer, const at::Tensor& x,
-                                 const Pass& pass) const {
+at::Tensor LlamaModel::attention(int64_t layer_index, const LlamaLayer& layer, const at::Tensor& x, const Pass& pass) const {
   const int64_t b = x.size(0), len = x.size(1);
   const int64_t heads = config_.num_attention_heads, kv_heads = config_.num_key_value_heads, hd = config_.head_dim;
   const int64_t n_rep = heads / kv_heads;
@@ -287,8 +283,8 @@ namespace {
 // during the backward pass: the weight's gradient without the weight requiring one. When `part`
 // is defined too, the same product over the batch rows `rows` only ([B, L, in] inputs) goes into
 // `part`; `sum` is computed exactly as without it.
-at::Tensor tapped_project(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, const at::Tensor& sum,
-                          const at::Tensor& part, const at::Tensor& rows) {
+at::Tensor tapped_project(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, const at::Tensor& sum, const at::Tensor& part,
+                          const at::Tensor& rows) {
   at::Tensor y = project(x, w, b);
   if (sum.defined() && y.requires_grad()) {
     const at::Tensor batch = x.detach();
@@ -359,8 +355,7 @@ at::Tensor LlamaModel::hidden_states(const at::Tensor& tokens, KVCache* cache) c
   return run_layers(x, pass);
 }
 
-at::Tensor LlamaModel::continuation_hidden_states(const at::Tensor& tokens, const KVCache& cache,
-                                                  const at::Tensor& cache_rows,
+at::Tensor LlamaModel::continuation_hidden_states(const at::Tensor& tokens, const KVCache& cache, const at::Tensor& cache_rows,
                                                   const at::Tensor& context_lengths, KVCache* own_cache) const {
   at::Tensor x = at::embedding(weights_.embed_tokens, tokens);  // [R, Lq, H]
   const int64_t rows = tokens.size(0), len = tokens.size(1);
@@ -379,9 +374,9 @@ at::Tensor LlamaModel::continuation_hidden_states(const at::Tensor& tokens, cons
   pass.past_rows = cache_rows;
   pass.own = own_cache;
   // token t of row r sits at position context_lengths[r] + T + t; the T earlier ones before it
-  at::Tensor own = at::arange(earlier, earlier + len, tokens.options());        // [Lq]: T .. T + Lq - 1
-  at::Tensor lengths = context_lengths.view({rows, 1});                          // [R, 1]
-  at::Tensor position = lengths + own.unsqueeze(0);                              // [R, Lq]
+  at::Tensor own = at::arange(earlier, earlier + len, tokens.options());  // [Lq]: T .. T + Lq - 1
+  at::Tensor lengths = context_lengths.view({rows, 1});                   // [R, 1]
+  at::Tensor position = lengths + own.unsqueeze(0);                       // [R, Lq]
   std::tie(pass.cos, pass.sin) = rope_tables(inv_freq_, position.to(at::kFloat), x.scalar_type());
   pass.cos = pass.cos.unsqueeze(2);  // [R, Lq, 1, hd]: one table per row, shared by the heads
   pass.sin = pass.sin.unsqueeze(2);
@@ -390,8 +385,8 @@ at::Tensor LlamaModel::continuation_hidden_states(const at::Tensor& tokens, cons
   // then the row's own Lq tokens (causal)
   // (the T earlier tokens first: own indices 0 .. T + Lq - 1 in both key ranges)
   at::Tensor context_key = at::arange(cached, tokens.options()).view({1, 1, cached});  // [1, 1, Lc]
-  at::Tensor own_query = own.unsqueeze(1);                                            // [Lq, 1]
-  at::Tensor own_key = at::arange(earlier + len, tokens.options()).unsqueeze(0);      // [1, T + Lq]
+  at::Tensor own_query = own.unsqueeze(1);                                             // [Lq, 1]
+  at::Tensor own_key = at::arange(earlier + len, tokens.options()).unsqueeze(0);       // [1, T + Lq]
   const int64_t own_keys = earlier + len;
   at::Tensor context_blocked = (context_key >= lengths.unsqueeze(2)).expand({rows, len, cached});
   at::Tensor own_blocked = (own_key > own_query).expand({rows, len, own_keys});
@@ -400,26 +395,24 @@ at::Tensor LlamaModel::continuation_hidden_states(const at::Tensor& tokens, cons
     // query at context_length + t sees context position j when context_length + t - window < j,
     // and its own token t' when t - window < t'
     const int64_t w = config_.sliding_window;
-    at::Tensor context_far = context_key <= position.unsqueeze(2) - w;          // [R, Lq, Lc]
+    at::Tensor context_far = context_key <= position.unsqueeze(2) - w;              // [R, Lq, Lc]
     at::Tensor own_far = (own_key <= own_query - w).expand({rows, len, own_keys});  // [R, Lq, T + Lq]
     pass.blocked_window = pass.blocked.logical_or(at::cat({context_far, own_far}, -1).unsqueeze(1));
   }
   return run_layers(x, pass);
 }
 
-at::Tensor LlamaModel::tree_hidden_states(const at::Tensor& tokens, const at::Tensor& positions,
-                                          const at::Tensor& branches) const {
+at::Tensor LlamaModel::tree_hidden_states(const at::Tensor& tokens, const at::Tensor& positions, const at::Tensor& branches) const {
   at::Tensor x = at::embedding(weights_.embed_tokens, tokens);  // [B, L, H]
   Pass pass;
   std::tie(pass.cos, pass.sin) = rope_tables(inv_freq_, positions.to(at::kFloat), x.scalar_type());  // [B, L, hd]
   pass.cos = pass.cos.unsqueeze(2);  // [B, L, 1, hd]: one table per row, shared by the heads
   pass.sin = pass.sin.unsqueeze(2);
-  at::Tensor query = positions.unsqueeze(2), key = positions.unsqueeze(1);               // [B, L, 1], [B, 1, L]
+  at::Tensor query = positions.unsqueeze(2), key = positions.unsqueeze(1);  // [B, L, 1], [B, 1, L]
   at::Tensor query_branch = branches.unsqueeze(2), key_branch = branches.unsqueeze(1);
   at::Tensor other_branch = key_branch.ne(0).logical_and(key_branch.ne(query_branch));  // [B, L, L]
   pass.blocked = (key > query).logical_or(other_branch).unsqueeze(1);                   // [B, 1, L, L]
-  if (config_.sliding_window > 0)
-    pass.blocked_window = pass.blocked.logical_or((key <= query - config_.sliding_window).unsqueeze(1));
+  if (config_.sliding_window > 0) pass.blocked_window = pass.blocked.logical_or((key <= query - config_.sliding_window).unsqueeze(1));
   return run_layers(x, pass);
 }
 
@@ -432,11 +425,16 @@ namespace {
 
 at::ScalarType scalar_type_of(DType dtype) {
   switch (dtype) {
-    case DType::F16: return at::kHalf;
-    case DType::BF16: return at::kBFloat16;
-    case DType::F32: return at::kFloat;
-    case DType::F64: return at::kDouble;
-    default: return at::kFloat;  // callers check dtype_is_float first
+    case DType::F16:
+      return at::kHalf;
+    case DType::BF16:
+      return at::kBFloat16;
+    case DType::F32:
+      return at::kFloat;
+    case DType::F64:
+      return at::kDouble;
+    default:
+      return at::kFloat;  // callers check dtype_is_float first
   }
 }
 
@@ -461,11 +459,11 @@ class WeightLoader {
     if (!entry) throw RunnerError(ErrorCode::bad_model, "tensor '" + name + "' is missing from the checkpoint");
     const TensorInfo& info = *entry->info;
     if (info.shape != shape)
-      throw RunnerError(ErrorCode::bad_model, entry->file->path() + ": tensor '" + name + "' has shape " +
-                                                  shape_str(info.shape) + ", expected " + shape_str(shape));
+      throw RunnerError(ErrorCode::bad_model, entry->file->path() + ": tensor '" + name + "' has shape " + shape_str(info.shape) +
+                                                  ", expected " + shape_str(shape));
     if (!dtype_is_float(info.dtype))
-      throw RunnerError(ErrorCode::bad_model, entry->file->path() + ": tensor '" + name + "' has dtype " +
-                                                  dtype_name(info.dtype) + ", expected F32, F16 or BF16");
+      throw RunnerError(ErrorCode::bad_model, entry->file->path() + ": tensor '" + name + "' has dtype " + dtype_name(info.dtype) +
+                                                  ", expected F32, F16 or BF16");
 
     // copy out of the (possibly unaligned) mapped bytes, then convert to the compute dtype and device
     at::Tensor host = at::empty(info.shape, at::TensorOptions().dtype(scalar_type_of(info.dtype)));
@@ -547,7 +545,7 @@ LlamaWeights load_llama_weights(const ModelConfig& c, const Checkpoint& checkpoi
   }
   w.norm = loader.take("model.norm.weight", {H});
   if (c.tie_word_embeddings) {
-    w.lm_head = w.embed_tokens;       // HF ties the two: a stored lm_head.weight is ignored
+    w.lm_head = w.embed_tokens;  // HF ties the two: a stored lm_head.weight is ignored
     loader.mark_used("lm_head.weight");
   } else {
     w.lm_head = loader.take("lm_head.weight", {V, H});

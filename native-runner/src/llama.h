@@ -19,14 +19,14 @@
 namespace bprof {
 
 struct LlamaLayer {
-  at::Tensor input_norm;                  // [H]
-  at::Tensor q_proj, k_proj, v_proj;      // [heads*hd, H], [kv*hd, H], [kv*hd, H]
-  at::Tensor q_bias, k_bias, v_bias;      // undefined unless config.qkv_bias
-  at::Tensor o_proj, o_bias;              // [H, heads*hd]; bias undefined unless config.o_bias
-  at::Tensor q_norm, k_norm;              // [hd]; undefined unless config.qk_norm (Qwen3)
-  at::Tensor post_attention_norm;         // [H]
-  at::Tensor gate_proj, up_proj;          // [I, H]
-  at::Tensor down_proj;                   // [H, I]
+  at::Tensor input_norm;                     // [H]
+  at::Tensor q_proj, k_proj, v_proj;         // [heads*hd, H], [kv*hd, H], [kv*hd, H]
+  at::Tensor q_bias, k_bias, v_bias;         // undefined unless config.qkv_bias
+  at::Tensor o_proj, o_bias;                 // [H, heads*hd]; bias undefined unless config.o_bias
+  at::Tensor q_norm, k_norm;                 // [hd]; undefined unless config.qk_norm (Qwen3)
+  at::Tensor post_attention_norm;            // [H]
+  at::Tensor gate_proj, up_proj;             // [I, H]
+  at::Tensor down_proj;                      // [H, I]
   at::Tensor gate_bias, up_bias, down_bias;  // undefined unless config.mlp_bias
 };
 
@@ -41,7 +41,7 @@ struct LoadOptions {
   at::ScalarType dtype = at::kFloat;  // compute dtype: weights are converted on load
   at::Device device = at::kCPU;
   std::function<void(int64_t done, int64_t total)> progress;  // after each tensor
-  std::function<bool()> cancelled;                             // polled between tensors
+  std::function<bool()> cancelled;                            // polled between tensors
   std::function<void(const std::string&)> warning;
 };
 

@@ -11,8 +11,7 @@ namespace bprof {
 namespace {
 
 // log p(token j + 1 | tokens 0..j) of every real position, rows in order, j ascending: [T, 1]
-at::Tensor next_token_logprobs(const LlamaModel& model, const std::vector<const std::vector<int64_t>*>& rows,
-                               at::Device device) {
+at::Tensor next_token_logprobs(const LlamaModel& model, const std::vector<const std::vector<int64_t>*>& rows, at::Device device) {
   // the model reads each sequence without its last token; position j predicts token j + 1
   int64_t longest = 0;
   for (const auto* row : rows) longest = std::max(longest, static_cast<int64_t>(row->size()) - 1);
@@ -41,14 +40,12 @@ at::Tensor next_token_logprobs(const LlamaModel& model, const std::vector<const 
 
 }  // namespace
 
-at::Tensor mean_next_token_loss(const LlamaModel& model, const std::vector<const std::vector<int64_t>*>& rows,
-                                at::Device device) {
+at::Tensor mean_next_token_loss(const LlamaModel& model, const std::vector<const std::vector<int64_t>*>& rows, at::Device device) {
   return -next_token_logprobs(model, rows, device).mean();
 }
 
 at::Tensor weighted_next_token_loss(const LlamaModel& model, const std::vector<const std::vector<int64_t>*>& rows,
-                                    const std::vector<int64_t>& prompt_lengths, double prompt_weight,
-                                    at::Device device) {
+                                    const std::vector<int64_t>& prompt_lengths, double prompt_weight, at::Device device) {
   std::vector<float> weights;
   for (size_t r = 0; r < rows.size(); r++)
     for (size_t j = 1; j < rows[r]->size(); j++)  // the prediction of token j, as next_token_logprobs orders them

@@ -79,7 +79,8 @@ std::vector<int64_t> select_smallest_keys(const std::vector<ImportanceSpan>& imp
   std::vector<std::pair<uint32_t, int64_t>> chosen;
   chosen.reserve(static_cast<size_t>(n));
   for_each_key(importance, rank_key, order, non_finite, [&](uint32_t key, int64_t index) {
-    if (key < threshold) chosen.emplace_back(key, index);
+    if (key < threshold)
+      chosen.emplace_back(key, index);
     else if (key == threshold && ties_left > 0) {
       chosen.emplace_back(key, index);
       ties_left--;
@@ -171,9 +172,12 @@ int64_t shared_indices(std::vector<int64_t> a, std::vector<int64_t> b) {
   std::sort(b.begin(), b.end());
   int64_t shared = 0;
   for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
-    if (a[i] < b[j]) i++;
-    else if (b[j] < a[i]) j++;
-    else shared++, i++, j++;
+    if (a[i] < b[j])
+      i++;
+    else if (b[j] < a[i])
+      j++;
+    else
+      shared++, i++, j++;
   }
   return shared;
 }
@@ -203,8 +207,8 @@ std::vector<int64_t> negatives_in_prefixes(const std::vector<ImportanceSpan>& va
 
 std::vector<int64_t> draw_random(int64_t candidates, int64_t n, uint64_t seed) {
   if (n > candidates)
-    throw RunnerError(ErrorCode::bad_job, "the random control asks for " + std::to_string(n) +
-                                              " parameters but there are only " + std::to_string(candidates) + " candidates");
+    throw RunnerError(ErrorCode::bad_job, "the random control asks for " + std::to_string(n) + " parameters but there are only " +
+                                              std::to_string(candidates) + " candidates");
   std::mt19937_64 generator(seed);
   // uniform in [0, candidates) by rejection (std::uniform_int_distribution differs between
   // standard libraries; this does not)
@@ -261,8 +265,7 @@ std::string ranking_bytes(const std::vector<int64_t>& ranking) {
 
 std::vector<int64_t> ranking_from_bytes(const std::string& bytes, const std::string& source) {
   if (bytes.size() % 8 != 0)
-    throw RunnerError(ErrorCode::bad_job, source + ": " + std::to_string(bytes.size()) +
-                                              " bytes is not a whole number of int64 indices");
+    throw RunnerError(ErrorCode::bad_job, source + ": " + std::to_string(bytes.size()) + " bytes is not a whole number of int64 indices");
   std::vector<int64_t> ranking(bytes.size() / 8);
   for (size_t i = 0; i < ranking.size(); i++) {
     uint64_t v = 0;

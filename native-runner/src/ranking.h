@@ -13,7 +13,7 @@
 namespace bprof {
 
 struct CandidateTensor {
-  std::string name;    // Hugging Face name, e.g. model.layers.3.mlp.up_proj.weight
+  std::string name;  // Hugging Face name, e.g. model.layers.3.mlp.up_proj.weight
   int64_t numel = 0;
   int64_t offset = 0;  // global index of its first element
 };

@@ -32,10 +32,10 @@ struct DTypeDesc {
 };
 
 constexpr DTypeDesc kDTypes[] = {
-    {DType::BOOL, "BOOL", 1}, {DType::U8, "U8", 1},     {DType::I8, "I8", 1},     {DType::F8_E5M2, "F8_E5M2", 1},
+    {DType::BOOL, "BOOL", 1},       {DType::U8, "U8", 1},   {DType::I8, "I8", 1},   {DType::F8_E5M2, "F8_E5M2", 1},
     {DType::F8_E4M3, "F8_E4M3", 1}, {DType::I16, "I16", 2}, {DType::U16, "U16", 2}, {DType::F16, "F16", 2},
-    {DType::BF16, "BF16", 2}, {DType::I32, "I32", 4},   {DType::U32, "U32", 4},   {DType::F32, "F32", 4},
-    {DType::F64, "F64", 8},   {DType::I64, "I64", 8},   {DType::U64, "U64", 8},
+    {DType::BF16, "BF16", 2},       {DType::I32, "I32", 4}, {DType::U32, "U32", 4}, {DType::F32, "F32", 4},
+    {DType::F64, "F64", 8},         {DType::I64, "I64", 8}, {DType::U64, "U64", 8},
 };
 
 const DTypeDesc& describe(DType dtype) {
@@ -58,9 +58,7 @@ bool dtype_from_name(const std::string& name, DType* out) {
 
 const char* dtype_name(DType dtype) { return describe(dtype).name; }
 size_t dtype_size(DType dtype) { return describe(dtype).size; }
-bool dtype_is_float(DType dtype) {
-  return dtype == DType::F16 || dtype == DType::BF16 || dtype == DType::F32 || dtype == DType::F64;
-}
+bool dtype_is_float(DType dtype) { return dtype == DType::F16 || dtype == DType::BF16 || dtype == DType::F32 || dtype == DType::F64; }
 
 int64_t TensorInfo::numel() const {
   // An empty tensor is valid whatever its other dimensions, and their product may overflow
@@ -127,8 +125,7 @@ uint64_t read_u64_le(const uint8_t* p) {
 }
 
 // Parses one tensor entry; `data_size` bounds the offsets.
-TensorInfo parse_tensor_entry(const std::string& file, const std::string& name, const json& entry,
-                              uint64_t data_size) {
+TensorInfo parse_tensor_entry(const std::string& file, const std::string& name, const json& entry, uint64_t data_size) {
   auto fail = [&](const std::string& what) -> SafetensorsError { return SafetensorsError(file, name, what); };
   if (name.empty()) throw fail("a tensor has an empty name");
   if (!entry.is_object()) throw fail("entry is not a JSON object");
@@ -144,8 +141,7 @@ TensorInfo parse_tensor_entry(const std::string& file, const std::string& name, 
   auto dt = entry.find("dtype");
   if (dt == entry.end()) throw fail("missing field 'dtype'");
   if (!dt->is_string()) throw fail("'dtype' is not a string");
-  if (!dtype_from_name(dt->get<std::string>(), &info.dtype))
-    throw fail("unknown dtype '" + dt->get<std::string>() + "'");
+  if (!dtype_from_name(dt->get<std::string>(), &info.dtype)) throw fail("unknown dtype '" + dt->get<std::string>() + "'");
 
   // shape: non-negative integers. The element count is computed with an overflow flag instead of
   // trusting the product: a dimension of 2^40 must be an error message, not a wrapped-around number.
@@ -159,9 +155,12 @@ TensorInfo parse_tensor_entry(const std::string& file, const std::string& name, 
     uint64_t v = d.get<uint64_t>();
     if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) throw fail("'shape' entry " + describe_json(d) + " is too large");
     info.shape.push_back(static_cast<int64_t>(v));
-    if (v == 0) has_zero = true;
-    else if (numel > std::numeric_limits<uint64_t>::max() / v) overflow = true;
-    else numel *= v;
+    if (v == 0)
+      has_zero = true;
+    else if (numel > std::numeric_limits<uint64_t>::max() / v)
+      overflow = true;
+    else
+      numel *= v;
   }
   if (has_zero) {  // an empty tensor: whatever the other dimensions, it holds no bytes
     numel = 0;
@@ -175,11 +174,10 @@ TensorInfo parse_tensor_entry(const std::string& file, const std::string& name, 
     throw fail("'data_offsets' is not [begin, end] with non-negative integers: " + describe_json(*off));
   info.begin = (*off)[0].get<uint64_t>();
   info.end = (*off)[1].get<uint64_t>();
-  if (info.begin > info.end)
-    throw fail("data_offsets begin " + std::to_string(info.begin) + " is after end " + std::to_string(info.end));
+  if (info.begin > info.end) throw fail("data_offsets begin " + std::to_string(info.begin) + " is after end " + std::to_string(info.end));
   if (info.end > data_size)
-    throw fail("data_offsets end " + std::to_string(info.end) + " is beyond the data section (" +
-               std::to_string(data_size) + " bytes; is the file truncated?)");
+    throw fail("data_offsets end " + std::to_string(info.end) + " is beyond the data section (" + std::to_string(data_size) +
+               " bytes; is the file truncated?)");
 
   // the byte range must hold exactly shape x dtype
   uint64_t span = info.end - info.begin;
@@ -194,8 +192,7 @@ std::map<std::string, std::string> parse_metadata(const std::string& file, const
   if (meta.is_null()) return out;
   if (!meta.is_object()) throw SafetensorsError(file, "", "'__metadata__' is not a JSON object");
   for (const auto& kv : meta.items()) {
-    if (!kv.value().is_string())
-      throw SafetensorsError(file, "", "'__metadata__' value of '" + kv.key() + "' is not a string");
+    if (!kv.value().is_string()) throw SafetensorsError(file, "", "'__metadata__' value of '" + kv.key() + "' is not a string");
     out[kv.key()] = kv.value().get<std::string>();
   }
   return out;
@@ -207,8 +204,9 @@ SafetensorsHeader parse_safetensors_header(const uint8_t* bytes, uint64_t size, 
   if (size < 8) throw SafetensorsError(file, "", "file is " + std::to_string(size) + " bytes, shorter than the 8-byte header length");
   uint64_t n = read_u64_le(bytes);
   if (n > size - 8)
-    throw SafetensorsError(file, "", "header length " + std::to_string(n) + " runs past the end of the file (" +
-                                         std::to_string(size) + " bytes; is the file truncated?)");
+    throw SafetensorsError(file, "",
+                           "header length " + std::to_string(n) + " runs past the end of the file (" + std::to_string(size) +
+                               " bytes; is the file truncated?)");
   if (n > kMaxHeaderSize) throw SafetensorsError(file, "", "header length " + std::to_string(n) + " exceeds 100 MB");
 
   SafetensorsHeader header;
@@ -224,8 +222,7 @@ SafetensorsHeader parse_safetensors_header(const uint8_t* bytes, uint64_t size, 
     throw SafetensorsError(file, "", std::string("header is not valid JSON: ") + e.what());
   }
   if (dups.found) {
-    if (dups.duplicate_owner.empty())
-      throw SafetensorsError(file, dups.duplicate_key, "appears more than once in the header");
+    if (dups.duplicate_owner.empty()) throw SafetensorsError(file, dups.duplicate_key, "appears more than once in the header");
     throw SafetensorsError(file, dups.duplicate_owner, "field '" + dups.duplicate_key + "' appears more than once");
   }
   if (!root.is_object()) throw SafetensorsError(file, "", "header is not a JSON object");
@@ -240,23 +237,19 @@ SafetensorsHeader parse_safetensors_header(const uint8_t* bytes, uint64_t size, 
 
   // The data section is the tensors back to back: sorted by offset, each starts where the previous
   // one ended, and together they cover the section exactly (the format forbids holes).
-  std::sort(header.tensors.begin(), header.tensors.end(), [](const TensorInfo& a, const TensorInfo& b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  });
+  std::sort(header.tensors.begin(), header.tensors.end(),
+            [](const TensorInfo& a, const TensorInfo& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
   uint64_t expected = 0;
   const TensorInfo* prev = nullptr;
   for (const auto& t : header.tensors) {
-    if (t.begin < expected)
-      throw SafetensorsError(file, t.name, "data_offsets overlap tensor '" + prev->name + "'");
+    if (t.begin < expected) throw SafetensorsError(file, t.name, "data_offsets overlap tensor '" + prev->name + "'");
     if (t.begin > expected)
-      throw SafetensorsError(file, t.name, "data_offsets leave a hole of " + std::to_string(t.begin - expected) +
-                                               " bytes before it");
+      throw SafetensorsError(file, t.name, "data_offsets leave a hole of " + std::to_string(t.begin - expected) + " bytes before it");
     expected = t.end;
     prev = &t;
   }
   if (expected != header.data_size)
-    throw SafetensorsError(file, "", "data section has " + std::to_string(header.data_size - expected) +
-                                         " bytes after the last tensor");
+    throw SafetensorsError(file, "", "data section has " + std::to_string(header.data_size - expected) + " bytes after the last tensor");
   return header;
 }
 
@@ -311,8 +304,7 @@ Checkpoint::Checkpoint(const std::string& dir) {
     add_file(single);
     return;
   }
-  if (!file_exists(index))
-    throw RunnerError(ErrorCode::bad_model, dir + ": neither model.safetensors nor model.safetensors.index.json");
+  if (!file_exists(index)) throw RunnerError(ErrorCode::bad_model, dir + ": neither model.safetensors nor model.safetensors.index.json");
 
   // Sharded: {"weight_map": {tensor name: shard file name}}; the shards must hold what it says.
   json root;
@@ -323,8 +315,7 @@ Checkpoint::Checkpoint(const std::string& dir) {
     throw SafetensorsError(index, "", std::string("not valid JSON: ") + e.what());
   }
   auto wm = root.find("weight_map");
-  if (!root.is_object() || wm == root.end() || !wm->is_object())
-    throw SafetensorsError(index, "", "no 'weight_map' object");
+  if (!root.is_object() || wm == root.end() || !wm->is_object()) throw SafetensorsError(index, "", "no 'weight_map' object");
   std::map<std::string, std::string> wanted;  // tensor -> shard
   std::set<std::string> shards;
   for (const auto& kv : wm->items()) {

@@ -35,8 +35,8 @@ struct TensorInfo {
 };
 
 struct SafetensorsHeader {
-  uint64_t data_start = 0;  // 8 + N: where the data section starts in the file
-  uint64_t data_size = 0;   // file size - data_start
+  uint64_t data_start = 0;          // 8 + N: where the data section starts in the file
+  uint64_t data_size = 0;           // file size - data_start
   std::vector<TensorInfo> tensors;  // sorted by begin offset (the order of the data section)
   std::map<std::string, std::string> metadata;
   const TensorInfo* find(const std::string& name) const;

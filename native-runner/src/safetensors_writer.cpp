@@ -15,8 +15,7 @@ std::string json_string(const std::string& s) { return nlohmann::json(s).dump();
 
 }  // namespace
 
-std::string serialize_safetensors(const std::vector<SafetensorsEntry>& entries,
-                                  const std::map<std::string, std::string>& metadata) {
+std::string serialize_safetensors(const std::vector<SafetensorsEntry>& entries, const std::map<std::string, std::string>& metadata) {
   std::vector<const SafetensorsEntry*> sorted;
   sorted.reserve(entries.size());
   for (const SafetensorsEntry& e : entries) sorted.push_back(&e);
@@ -51,8 +50,8 @@ std::string serialize_safetensors(const std::vector<SafetensorsEntry>& entries,
       throw std::invalid_argument("safetensors: tensor '" + e.name + "' has " + std::to_string(e.bytes.size()) +
                                   " bytes, its shape and dtype call for " + std::to_string(numel * dtype_size(e.dtype)));
     const uint64_t end = offset + e.bytes.size();
-    header += (header.size() > 1 ? "," : "") + json_string(e.name) + ":{\"dtype\":\"" + dtype_name(e.dtype) +
-              "\",\"shape\":[" + shape + "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(end) + "]}";
+    header += (header.size() > 1 ? "," : "") + json_string(e.name) + ":{\"dtype\":\"" + dtype_name(e.dtype) + "\",\"shape\":[" + shape +
+              "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(end) + "]}";
     offset = end;
   }
   header += "}";

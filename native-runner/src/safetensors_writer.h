@@ -26,7 +26,6 @@ struct SafetensorsEntry {
 // The bytes of a safetensors file holding `entries` (in any order) and `metadata`. Throws
 // std::invalid_argument for an empty or repeated name (or "__metadata__"), a negative dimension, or
 // bytes whose size does not match shape x dtype: those are programming errors of the caller.
-std::string serialize_safetensors(const std::vector<SafetensorsEntry>& entries,
-                                  const std::map<std::string, std::string>& metadata = {});
+std::string serialize_safetensors(const std::vector<SafetensorsEntry>& entries, const std::map<std::string, std::string>& metadata = {});
 
 }  // namespace bprof

@@ -2,8 +2,8 @@
 // Tensor header and the individual operator headers it uses, never <torch/torch.h>.
 #include "train.h"
 
-#include <ATen/core/Tensor.h>
 #include <ATen/TensorOperators.h>
+#include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/stack.h>
@@ -37,9 +37,7 @@ std::vector<TensorSpec> llama_tensor_specs(const ModelConfig& c) {
   const int64_t H = c.hidden_size, I = c.intermediate_size, V = c.vocab_size;
   const int64_t q_dim = c.num_attention_heads * c.head_dim, kv_dim = c.num_key_value_heads * c.head_dim;
   std::vector<TensorSpec> specs;
-  auto add = [&](const std::string& name, std::vector<int64_t> shape, TensorRole role) {
-    specs.push_back({name, std::move(shape), role});
-  };
+  auto add = [&](const std::string& name, std::vector<int64_t> shape, TensorRole role) { specs.push_back({name, std::move(shape), role}); };
   add("model.embed_tokens.weight", {V, H}, TensorRole::embedding);
   for (int64_t i = 0; i < c.num_hidden_layers; i++) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
@@ -177,7 +175,8 @@ class Random {
   uint64_t below(uint64_t n) {
     const uint64_t limit = std::numeric_limits<uint64_t>::max() - std::numeric_limits<uint64_t>::max() % n;
     uint64_t x;
-    do x = gen_(); while (x >= limit);
+    do x = gen_();
+    while (x >= limit);
     return x % n;
   }
   // standard normal, Box-Muller
@@ -208,9 +207,12 @@ constexpr uint64_t kInitStream = 1, kDataStream = 2;
 at::Tensor init_tensor(const TensorSpec& spec, double std_dev, Random& random) {
   auto f32 = at::TensorOptions().dtype(at::kFloat);
   switch (spec.role) {
-    case TensorRole::norm: return at::ones(spec.shape, f32);
-    case TensorRole::bias: return at::zeros(spec.shape, f32);
-    default: break;
+    case TensorRole::norm:
+      return at::ones(spec.shape, f32);
+    case TensorRole::bias:
+      return at::zeros(spec.shape, f32);
+    default:
+      break;
   }
   at::Tensor t = at::empty(spec.shape, f32);
   float* data = t.data_ptr<float>();
@@ -312,8 +314,8 @@ TrainResult train_llama(const TrainJob& job, const TrainCallbacks& callbacks) {
   const bool weighted = !job.prompt_lengths.empty() && o.prompt_weight != 1.0;
   for (int64_t t = 1; t <= o.steps; t++) {
     if (callbacks.cancelled && callbacks.cancelled())
-      throw RunnerError(ErrorCode::cancelled, "cancelled after " + std::to_string(t - 1) + " of " +
-                                                  std::to_string(o.steps) + " training steps");
+      throw RunnerError(ErrorCode::cancelled,
+                        "cancelled after " + std::to_string(t - 1) + " of " + std::to_string(o.steps) + " training steps");
     std::vector<const std::vector<int64_t>*> rows;
     std::vector<int64_t> prompt_lengths;
     for (size_t index : stream.next(o.batch_size)) {
@@ -325,8 +327,7 @@ TrainResult train_llama(const TrainJob& job, const TrainCallbacks& callbacks) {
                                : mean_next_token_loss(model, rows, device);
     const double value = loss.item<double>();
     if (!std::isfinite(value))
-      throw RunnerError(ErrorCode::bad_job, "the training loss is not finite at step " + std::to_string(t) +
-                                                " ('train.lr' too high?)");
+      throw RunnerError(ErrorCode::bad_job, "the training loss is not finite at step " + std::to_string(t) + " ('train.lr' too high?)");
     loss.backward();
     if (o.grad_clip > 0) clip_grad_norm(params, o.grad_clip);
     optimizer.step(cosine_lr(o, t));

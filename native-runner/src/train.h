@@ -28,7 +28,7 @@ namespace bprof {
 enum class TensorRole { embedding, norm, attention, mlp_weight, bias, lm_head };
 
 struct TensorSpec {
-  std::string name;            // Hugging Face name
+  std::string name;  // Hugging Face name
   std::vector<int64_t> shape;
   TensorRole role;
   int64_t numel() const;
@@ -89,12 +89,12 @@ double cosine_lr(const TrainOptions& options, int64_t t);
 
 struct TrainCallbacks {
   std::function<void(int64_t step, int64_t total, double loss)> step_done;  // after each step
-  std::function<bool()> cancelled;  // polled before each step
+  std::function<bool()> cancelled;                                          // polled before each step
 };
 
 struct TrainResult {
-  std::vector<double> losses;              // per step: the batch loss the step's gradients came from
-  std::vector<SafetensorsEntry> tensors;   // F32, Hugging Face names (llama_tensor_specs)
+  std::vector<double> losses;             // per step: the batch loss the step's gradients came from
+  std::vector<SafetensorsEntry> tensors;  // F32, Hugging Face names (llama_tensor_specs)
 };
 
 // Initializes a model as Hugging Face's LlamaForCausalLM does (normal(0, initializer_range) for

@@ -229,8 +229,7 @@ void rope(Vec& v, int64_t n_heads, int64_t hd, int64_t pos, double theta) {
 
 }  // namespace
 
-std::vector<std::vector<double>> reference_logprobs(const TinyLlamaSpec& s, const Weights& w,
-                                                    const std::vector<int64_t>& tokens) {
+std::vector<std::vector<double>> reference_logprobs(const TinyLlamaSpec& s, const Weights& w, const std::vector<int64_t>& tokens) {
   const int64_t L = static_cast<int64_t>(tokens.size()), H = s.hidden_size, hd = s.head_dim();
   const int64_t heads = s.num_attention_heads, kv_heads = s.num_key_value_heads, n_rep = heads / kv_heads;
   auto W = [&](const std::string& name) -> const F32Tensor& { return w.at(name); };

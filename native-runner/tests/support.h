@@ -78,8 +78,7 @@ struct TinyLlamaSpec {
   // 0: full causal attention; otherwise query i sees key j when i - window < j <= i
   int64_t window_of_layer(int64_t layer) const {
     if (model_type == "mistral") return sliding_window;
-    if (model_type == "qwen2" || model_type == "qwen3")
-      return use_sliding_window && layer >= max_window_layers ? sliding_window : 0;
+    if (model_type == "qwen2" || model_type == "qwen3") return use_sliding_window && layer >= max_window_layers ? sliding_window : 0;
     return 0;
   }
 };
@@ -100,12 +99,11 @@ std::vector<Item> sample_choice_items();
 // Log-probabilities of the next token at every position, by a float64 loop implementation of the
 // Hugging Face Llama/Mistral/Qwen2/Qwen3 forward pass written independently of ATen:
 // [position][token]. Covers the spec's switches: q/k/v and o biases, q/k norm, sliding window.
-std::vector<std::vector<double>> reference_logprobs(const TinyLlamaSpec& spec, const Weights& weights,
-                                                    const std::vector<int64_t>& tokens);
+std::vector<std::vector<double>> reference_logprobs(const TinyLlamaSpec& spec, const Weights& weights, const std::vector<int64_t>& tokens);
 
 struct RunResult {
-  int exit_code = -1;  // 128 + signal when killed by one
-  std::string out;     // stdout
+  int exit_code = -1;                  // 128 + signal when killed by one
+  std::string out;                     // stdout
   std::vector<nlohmann::json> events;  // stdout parsed line by line
 };
 

@@ -40,9 +40,8 @@ json make_job(const std::string& model_dir, int n_items = 3) {
 RunResult run_runner(const TempDir& dir, const json& job, const std::map<std::string, std::string>& env = {},
                      const std::function<void(const std::string&, int)>& on_line = nullptr) {
   test::write_file(dir.file("job.json"), job.dump());
-  return test::run_process({BPROF_RUNNER_PATH, "score", "--job", dir.file("job.json"), "--out", dir.file("out"),
-                            "--threads", "1"},
-                           env, on_line);
+  return test::run_process({BPROF_RUNNER_PATH, "score", "--job", dir.file("job.json"), "--out", dir.file("out"), "--threads", "1"}, env,
+                           on_line);
 }
 
 const json& last_event(const RunResult& r) {
@@ -241,13 +240,12 @@ TEST(Cli, SigtermCancelsAtAnItemBoundary) {
   TempDir dir;
   test::write_tiny_llama(dir.path());
   bool signalled = false;
-  RunResult r = run_runner(dir, make_job(dir.path(), 20000), {{"BPROF_BATCH_TOKENS", "1"}},
-                           [&](const std::string& line, int pid) {
-                             if (!signalled && line.find("\"phase\":\"score\"") != std::string::npos) {
-                               ::kill(pid, SIGTERM);
-                               signalled = true;
-                             }
-                           });
+  RunResult r = run_runner(dir, make_job(dir.path(), 20000), {{"BPROF_BATCH_TOKENS", "1"}}, [&](const std::string& line, int pid) {
+    if (!signalled && line.find("\"phase\":\"score\"") != std::string::npos) {
+      ::kill(pid, SIGTERM);
+      signalled = true;
+    }
+  });
   ASSERT_TRUE(signalled) << r.out;
   EXPECT_EQ(r.exit_code, 130) << r.out;
   EXPECT_EQ(last_event(r)["type"], "error");
@@ -259,9 +257,9 @@ TEST(Cli, SigtermCancelsAtAnItemBoundary) {
 // between measurements and inside their loops, so it stops within a couple of seconds, reports
 // `cancelled`, exits 130 and leaves neither bench.json nor its scratch models behind.
 TEST(Cli, SigtermStopsABenchWithinSeconds) {
-  const json tiny_model = {{"model_type", "llama"}, {"vocab_size", 256}, {"hidden_size", 32}, {"intermediate_size", 64},
-                           {"num_hidden_layers", 2}, {"num_attention_heads", 4}, {"num_key_value_heads", 2},
-                           {"max_position_embeddings", 512}};
+  const json tiny_model = {
+      {"model_type", "llama"},  {"vocab_size", 256},        {"hidden_size", 32},        {"intermediate_size", 64},
+      {"num_hidden_layers", 2}, {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"max_position_embeddings", 512}};
   const std::map<std::string, json> rows = {
       {"matmul", {{"matmul", {{"n", 512}, {"repeats", 1000000}}}}},
       {"scoring", {{"scoring_model", tiny_model}, {"scoring", {{"items", 4000}, {"repeats", 1000}, {"items_per_batch", 4}}}}},
@@ -276,17 +274,16 @@ TEST(Cli, SigtermStopsABenchWithinSeconds) {
     std::atomic<bool> signalled{false};
     std::chrono::steady_clock::time_point signalled_at;
     std::thread killer;
-    RunResult r = test::run_process(
-        {BPROF_RUNNER_PATH, "bench", "--job", dir.file("job.json"), "--out", dir.file("out"), "--threads", "1"}, {},
-        [&](const std::string& line, int pid) {
-          if (killer.joinable() || line.find("\"type\":\"start\"") == std::string::npos) return;
-          killer = std::thread([&, pid] {  // well inside the row: making the tiny model takes milliseconds
-            std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-            signalled_at = std::chrono::steady_clock::now();
-            ::kill(pid, SIGTERM);
-            signalled = true;
-          });
-        });
+    RunResult r = test::run_process({BPROF_RUNNER_PATH, "bench", "--job", dir.file("job.json"), "--out", dir.file("out"), "--threads", "1"},
+                                    {}, [&](const std::string& line, int pid) {
+                                      if (killer.joinable() || line.find("\"type\":\"start\"") == std::string::npos) return;
+                                      killer = std::thread([&, pid] {  // well inside the row: making the tiny model takes milliseconds
+                                        std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+                                        signalled_at = std::chrono::steady_clock::now();
+                                        ::kill(pid, SIGTERM);
+                                        signalled = true;
+                                      });
+                                    });
     const auto exited_at = std::chrono::steady_clock::now();
     if (killer.joinable()) killer.join();
     ASSERT_TRUE(signalled) << row << ": the bench ended before the signal\n" << r.out;

@@ -181,8 +181,11 @@ TEST(Config, EveryFamilyReadsRopeScaling) {
   for (const char* type : {"mistral", "qwen2", "qwen3"}) {
     json j = family_config(type);
     j["rope_theta"] = 500000.0;
-    j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
-                         {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 8192}};
+    j["rope_scaling"] = {{"rope_type", "llama3"},
+                         {"factor", 8.0},
+                         {"low_freq_factor", 1.0},
+                         {"high_freq_factor", 4.0},
+                         {"original_max_position_embeddings", 8192}};
     ModelConfig c = parse(j);
     EXPECT_DOUBLE_EQ(c.rope_theta, 500000.0) << type;
     EXPECT_EQ(c.rope_scaling.type, RopeType::llama3) << type;
@@ -225,8 +228,11 @@ TEST(Config, NamesMissingAndMistypedFields) {
 
 TEST(Config, ReadsLlama3RopeScalingAndRefusesUnknownTypes) {
   json j = llama_config();
-  j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
-                       {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 8192}};
+  j["rope_scaling"] = {{"rope_type", "llama3"},
+                       {"factor", 8.0},
+                       {"low_freq_factor", 1.0},
+                       {"high_freq_factor", 4.0},
+                       {"original_max_position_embeddings", 8192}};
   ModelConfig c = parse_model_config(j.dump(), "config.json");
   EXPECT_EQ(c.rope_scaling.type, RopeType::llama3);
   EXPECT_EQ(c.rope_scaling.original_max_position_embeddings, 8192);
@@ -273,23 +279,21 @@ TEST(Job, SaysWhichItemAndFieldIsWrong) {
     edit(j);
     return j.dump();
   };
-  expect_error([&] { parse_job(with([](json& j) { j["items"][0]["context"] = json::array(); }), "job.json"); },
-               ErrorCode::bad_job, {"items[0]", "'q1'", "context", "empty"});
-  expect_error([&] { parse_job(with([](json& j) { j["items"][0]["choices"][1][0] = -3; }), "job.json"); },
-               ErrorCode::bad_job, {"items[0]", "choices[1][0]"});
-  expect_error([&] { parse_job(with([](json& j) { j["items"][0]["choices"][0][1] = 1.5; }), "job.json"); },
-               ErrorCode::bad_job, {"choices[0][1]"});
-  expect_error([&] { parse_job(with([](json& j) { j["items"][0]["choices"] = json::array(); }), "job.json"); },
-               ErrorCode::bad_job, {"'choices'"});
-  expect_error([&] { parse_job(with([](json& j) { j["items"][0].erase("id"); }), "job.json"); }, ErrorCode::bad_job,
-               {"items[0]", "'id'"});
-  expect_error([&] { parse_job(with([](json& j) { j["items"].push_back(j["items"][0]); }), "job.json"); },
-               ErrorCode::bad_job, {"items[1]", "earlier item"});
+  expect_error([&] { parse_job(with([](json& j) { j["items"][0]["context"] = json::array(); }), "job.json"); }, ErrorCode::bad_job,
+               {"items[0]", "'q1'", "context", "empty"});
+  expect_error([&] { parse_job(with([](json& j) { j["items"][0]["choices"][1][0] = -3; }), "job.json"); }, ErrorCode::bad_job,
+               {"items[0]", "choices[1][0]"});
+  expect_error([&] { parse_job(with([](json& j) { j["items"][0]["choices"][0][1] = 1.5; }), "job.json"); }, ErrorCode::bad_job,
+               {"choices[0][1]"});
+  expect_error([&] { parse_job(with([](json& j) { j["items"][0]["choices"] = json::array(); }), "job.json"); }, ErrorCode::bad_job,
+               {"'choices'"});
+  expect_error([&] { parse_job(with([](json& j) { j["items"][0].erase("id"); }), "job.json"); }, ErrorCode::bad_job, {"items[0]", "'id'"});
+  expect_error([&] { parse_job(with([](json& j) { j["items"].push_back(j["items"][0]); }), "job.json"); }, ErrorCode::bad_job,
+               {"items[1]", "earlier item"});
   expect_error([&] { parse_job(with([](json& j) { j.erase("model"); }), "job.json"); }, ErrorCode::bad_job, {"'model'"});
   expect_error([&] { parse_job(with([](json& j) { j["model"]["dtype"] = "int8"; }), "job.json"); }, ErrorCode::bad_job,
                {"'model.dtype'", "int8"});
-  expect_error([&] { parse_job(with([](json& j) { j["protocol"] = 2; }), "job.json"); }, ErrorCode::bad_job,
-               {"'protocol'"});
+  expect_error([&] { parse_job(with([](json& j) { j["protocol"] = 2; }), "job.json"); }, ErrorCode::bad_job, {"'protocol'"});
   expect_error([&] { parse_job(with([](json& j) { j.erase("items"); }), "job.json"); }, ErrorCode::bad_job, {"'items'"});
   expect_error([&] { parse_job("[]", "job.json"); }, ErrorCode::bad_job, {"not a JSON object"});
 }

@@ -1,11 +1,10 @@
 // The model families (llama, mistral, qwen2, qwen3) against the float64 reference of support.cpp,
 // and KV-cache scoring against full-sequence scoring.
-#include <gtest/gtest.h>
-
-#include <ATen/core/Tensor.h>
 #include <ATen/TensorOperators.h>
+#include <ATen/core/Tensor.h>
 #include <ATen/ops/from_blob.h>
 #include <c10/core/InferenceMode.h>
+#include <gtest/gtest.h>
 
 #include <cmath>
 #include <functional>
@@ -120,14 +119,23 @@ TEST(Families, LogitsMatchTheFloat64Reference) {
 TEST(Families, EachSwitchChangesTheResult) {
   struct Case {
     std::string name;
-    std::function<void(TinyLlamaSpec&)> on;  // the family with the switch
+    std::function<void(TinyLlamaSpec&)> on;   // the family with the switch
     std::function<void(TinyLlamaSpec&)> off;  // the same weights read without it (reference only)
   };
   std::vector<Case> cases = {
-      {"mistral sliding window", [](TinyLlamaSpec& s) { s.model_type = "mistral"; s.sliding_window = 4; },
+      {"mistral sliding window",
+       [](TinyLlamaSpec& s) {
+         s.model_type = "mistral";
+         s.sliding_window = 4;
+       },
        [](TinyLlamaSpec& s) { s.sliding_window = 0; }},
-      {"qwen2 window in layer 1 only", [](TinyLlamaSpec& s) {
-         s.model_type = "qwen2"; s.use_sliding_window = true; s.sliding_window = 3; s.max_window_layers = 1; },
+      {"qwen2 window in layer 1 only",
+       [](TinyLlamaSpec& s) {
+         s.model_type = "qwen2";
+         s.use_sliding_window = true;
+         s.sliding_window = 3;
+         s.max_window_layers = 1;
+       },
        [](TinyLlamaSpec& s) { s.max_window_layers = 0; }},  // the window in layer 0 as well
       {"qwen3 q/k norm", [](TinyLlamaSpec& s) { s.model_type = "qwen3"; },
        [](TinyLlamaSpec& s) { s.model_type = "llama"; }},  // no q/k norm (and no biases either way)
@@ -150,9 +158,8 @@ TEST(Families, EachSwitchChangesTheResult) {
 }
 
 TEST(Families, MissingFamilyTensorsAreBadModelNamingThem) {
-  for (const auto& [type, name] : std::vector<std::pair<std::string, std::string>>{
-           {"qwen3", "model.layers.1.self_attn.k_norm.weight"},
-           {"qwen2", "model.layers.0.self_attn.v_proj.bias"}}) {
+  for (const auto& [type, name] : std::vector<std::pair<std::string, std::string>>{{"qwen3", "model.layers.1.self_attn.k_norm.weight"},
+                                                                                   {"qwen2", "model.layers.0.self_attn.v_proj.bias"}}) {
     TempDir dir;
     TinyLlamaSpec spec;
     spec.model_type = type;
@@ -218,7 +225,8 @@ TEST(KvCache, ScoresEqualFullSequenceScores) {
     for (size_t i = 0; i < items.size(); i++) {
       ASSERT_EQ(cached[i].size(), items[i].choices.size());
       for (size_t c = 0; c < items[i].choices.size(); c++) {
-        EXPECT_NEAR(cached[i][c].logprob, full[i][c].logprob, float32_logprob_tolerance(full[i][c].logprob)) << f.name << ": " << items[i].id << " choice " << c;
+        EXPECT_NEAR(cached[i][c].logprob, full[i][c].logprob, float32_logprob_tolerance(full[i][c].logprob))
+            << f.name << ": " << items[i].id << " choice " << c;
         EXPECT_EQ(cached[i][c].tokens, static_cast<int64_t>(items[i].choices[c].size()));
         EXPECT_EQ(cached[i][c].tokens, full[i][c].tokens);
         EXPECT_EQ(cached[i][c].greedy, full[i][c].greedy) << f.name << ": " << items[i].id << " choice " << c;
@@ -239,7 +247,8 @@ TEST(KvCache, EveryPositionLogitsGiveTheSameScores) {
     std::vector<ItemScores> every = engine->score_full_sequences(pointers(items), /*every_position=*/true);
     for (size_t i = 0; i < items.size(); i++)
       for (size_t c = 0; c < items[i].choices.size(); c++) {
-        EXPECT_NEAR(every[i][c].logprob, scored[i][c].logprob, float32_logprob_tolerance(scored[i][c].logprob)) << f.name << ": " << items[i].id << " choice " << c;
+        EXPECT_NEAR(every[i][c].logprob, scored[i][c].logprob, float32_logprob_tolerance(scored[i][c].logprob))
+            << f.name << ": " << items[i].id << " choice " << c;
         EXPECT_EQ(every[i][c].greedy, scored[i][c].greedy) << f.name << ": " << items[i].id << " choice " << c;
         EXPECT_EQ(every[i][c].tokens, scored[i][c].tokens);
       }
@@ -285,8 +294,10 @@ TEST(KvCache, BatchedEqualsUnbatched) {
       for (size_t c = 0; c < items[i].choices.size(); c++) {
         Item single{items[i].id, items[i].context, {items[i].choices[c]}};  // one row, no padding
         ChoiceScore alone = engine->score({&single})[0][0];
-        EXPECT_NEAR(batched[i][c].logprob, alone.logprob, float32_logprob_tolerance(alone.logprob)) << f.name << ": " << items[i].id << " choice " << c;
-        EXPECT_NEAR(item_alone[c].logprob, alone.logprob, float32_logprob_tolerance(alone.logprob)) << f.name << ": " << items[i].id << " choice " << c;
+        EXPECT_NEAR(batched[i][c].logprob, alone.logprob, float32_logprob_tolerance(alone.logprob))
+            << f.name << ": " << items[i].id << " choice " << c;
+        EXPECT_NEAR(item_alone[c].logprob, alone.logprob, float32_logprob_tolerance(alone.logprob))
+            << f.name << ": " << items[i].id << " choice " << c;
         EXPECT_EQ(batched[i][c].greedy, alone.greedy);
         EXPECT_EQ(batched[i][c].tokens, alone.tokens);
       }

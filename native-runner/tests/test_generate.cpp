@@ -1,11 +1,10 @@
 // Greedy generation with cached contexts and cached own tokens, against the plainest possible
 // decoder: the whole sequence through the model again for every new token.
-#include <gtest/gtest.h>
-
-#include <ATen/core/Tensor.h>
 #include <ATen/TensorOperators.h>
+#include <ATen/core/Tensor.h>
 #include <ATen/ops/from_blob.h>
 #include <c10/core/InferenceMode.h>
+#include <gtest/gtest.h>
 
 #include "config.h"
 #include "engine.h"
@@ -36,8 +35,7 @@ Generation naive_greedy(const LlamaModel& model, const Item& item) {
   return g;
 }
 
-Item generation_item(const std::string& id, std::vector<int64_t> context, int64_t max_tokens,
-                     std::vector<std::vector<int64_t>> stop = {}) {
+Item generation_item(const std::string& id, std::vector<int64_t> context, int64_t max_tokens, std::vector<std::vector<int64_t>> stop = {}) {
   Item item{id, std::move(context), {}};
   item.generate.max_tokens = max_tokens;
   item.generate.stop = std::move(stop);

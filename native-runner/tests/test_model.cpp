@@ -1,11 +1,10 @@
 // The Llama forward pass and the scoring rule on a tiny seeded model: agreement with an
 // independent float64 reference, causality, batching invariance, and model-loading errors.
-#include <gtest/gtest.h>
-
-#include <ATen/core/Tensor.h>
 #include <ATen/TensorOperators.h>
+#include <ATen/core/Tensor.h>
 #include <ATen/ops/from_blob.h>
 #include <c10/core/InferenceMode.h>
+#include <gtest/gtest.h>
 
 #include <cmath>
 
@@ -47,8 +46,7 @@ TEST(Llama, MatchesAFloat64ReferenceImplementation) {
     auto expected = test::reference_logprobs(spec, weights, kTokens);
     double worst = 0;
     for (size_t t = 0; t < kTokens.size(); t++)
-      for (int64_t v = 0; v < spec.vocab_size; v++)
-        worst = std::max(worst, std::abs(logprobs[t][v].item<double>() - expected[t][v]));
+      for (int64_t v = 0; v < spec.vocab_size; v++) worst = std::max(worst, std::abs(logprobs[t][v].item<double>() - expected[t][v]));
     EXPECT_LT(worst, 1e-4) << (tied ? "tied" : "untied");
   }
 }
@@ -80,9 +78,9 @@ TEST(RoPE, Llama3ScalingKeepsHighAndStretchesLowFrequencies) {
   c.rope_scaling.type = RopeType::standard;
   at::Tensor plain = rope_inv_freq(c, at::kCPU);
   ASSERT_EQ(scaled.size(0), 64);
-  EXPECT_FLOAT_EQ(scaled[0].item<float>(), plain[0].item<float>());          // wavelength 2*pi: kept
+  EXPECT_FLOAT_EQ(scaled[0].item<float>(), plain[0].item<float>());           // wavelength 2*pi: kept
   EXPECT_FLOAT_EQ(scaled[63].item<float>(), plain[63].item<float>() / 8.0f);  // longest: divided by factor
-  for (int i = 0; i < 64; i++) {  // in between: never outside [plain / factor, plain]
+  for (int i = 0; i < 64; i++) {                                              // in between: never outside [plain / factor, plain]
     EXPECT_LE(scaled[i].item<float>(), plain[i].item<float>() * 1.000001f);
     EXPECT_GE(scaled[i].item<float>(), plain[i].item<float>() / 8.0f * 0.999999f);
   }

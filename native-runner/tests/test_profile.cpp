@@ -1,11 +1,10 @@
 // The method's tensor work on a tiny seeded model: importance against finite differences of an
 // independent float64 forward pass, parameter counting, candidates, and in-place ablation that
 // restores the weights bit for bit.
-#include <gtest/gtest.h>
-
-#include <ATen/core/Tensor.h>
 #include <ATen/TensorOperators.h>
+#include <ATen/core/Tensor.h>
 #include <c10/core/InferenceMode.h>
+#include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
@@ -30,8 +29,8 @@ std::unique_ptr<Engine> open_tiny(const std::string& dir) {
 
 // The method's objective for given weights, in float64 by the reference forward pass: the sum
 // over batches (length-sorted, `batch_size` a batch) of the mean next-token cross-entropy.
-double summed_batch_losses(const TinyLlamaSpec& spec, const test::Weights& weights,
-                           const std::vector<std::vector<int64_t>>& by_length, size_t batch_size) {
+double summed_batch_losses(const TinyLlamaSpec& spec, const test::Weights& weights, const std::vector<std::vector<int64_t>>& by_length,
+                           size_t batch_size) {
   double total = 0;
   for (size_t start = 0; start < by_length.size(); start += batch_size) {
     double loss = 0;
@@ -201,8 +200,8 @@ TEST(Importance, APartsRiseIsItsShareOfTheSameBatchLosses) {
     const float theta = weights.at(candidates[c].name).values[top];
     plus.at(candidates[c].name).values[top] = theta + 1e-3f;
     minus.at(candidates[c].name).values[top] = theta - 1e-3f;
-    const double gradient = (part_losses(plus) - part_losses(minus)) /
-                            (static_cast<double>(theta + 1e-3f) - static_cast<double>(theta - 1e-3f));
+    const double gradient =
+        (part_losses(plus) - part_losses(minus)) / (static_cast<double>(theta + 1e-3f) - static_cast<double>(theta - 1e-3f));
     const double expected = -static_cast<double>(theta) * gradient;
     EXPECT_NEAR(values[top], expected, 2e-3 * std::abs(expected) + 1e-5 * largest) << candidates[c].name << "[" << top << "]";
   }
@@ -260,8 +259,8 @@ std::vector<std::string> bytes_of_every_weight(const LlamaModel& model) {
   add(w.lm_head);
   add(w.norm);
   for (const LlamaLayer& l : w.layers)
-    for (const at::Tensor* t : {&l.input_norm, &l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.post_attention_norm,
-                                &l.gate_proj, &l.up_proj, &l.down_proj})
+    for (const at::Tensor* t :
+         {&l.input_norm, &l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.post_attention_norm, &l.gate_proj, &l.up_proj, &l.down_proj})
       add(*t);
   return out;
 }

@@ -228,7 +228,8 @@ TEST(Profile, StabilityComparesTheTopSetsOfTwoHalvesWithoutChangingTheRankings) 
   ASSERT_EQ(r.exit_code, 0) << r.out;
 
   EXPECT_EQ(test::read_file(dir.file("plain/rankings/quant.top.bin")), test::read_file(dir.file("halves/rankings/quant.top.bin")));
-  EXPECT_EQ(test::read_file(dir.file("plain/variants/temporal.top.k2.jsonl")), test::read_file(dir.file("halves/variants/temporal.top.k2.jsonl")));
+  EXPECT_EQ(test::read_file(dir.file("plain/variants/temporal.top.k2.jsonl")),
+            test::read_file(dir.file("halves/variants/temporal.top.k2.jsonl")));
   EXPECT_FALSE(json::parse(test::read_file(dir.file("plain/profile.json"))).contains("stability"));
   const json manifest = json::parse(test::read_file(dir.file("halves/profile.json")));
   ASSERT_EQ(manifest["stability"].size(), 2u);
@@ -286,7 +287,8 @@ TEST(Profile, AVariantScoresLikeACheckpointWithItsParametersZeroed) {
   score_job.erase("abilities");
   score_job.erase("ablation");
   test::write_file(zeroed.file("job.json"), score_job.dump());
-  RunResult r = test::run_process({BPROF_RUNNER_PATH, "score", "--job", zeroed.file("job.json"), "--out", zeroed.file("out"), "--threads", "1"});
+  RunResult r =
+      test::run_process({BPROF_RUNNER_PATH, "score", "--job", zeroed.file("job.json"), "--out", zeroed.file("out"), "--threads", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.out;
 
   std::istringstream expected(test::read_file(zeroed.file("out/scores.jsonl")));
@@ -361,9 +363,15 @@ TEST(Profile, BadJobsSayWhatIsWrong) {
   TempDir dir;
   test::write_tiny_llama(dir.path());
   const std::vector<std::pair<std::function<void(json&)>, std::string>> cases = {
-      {[](json& j) { j["ablation"]["k"] = {0.01, 0.001}; }, "ablation.k[1]"},
+      {[](json& j) {
+         j["ablation"]["k"] = {0.01, 0.001};
+       },
+       "ablation.k[1]"},
       {[](json& j) { j["ablation"]["k"] = {1.5}; }, "ablation.k[0]"},
-      {[](json& j) { j["ablation"]["selections"] = {"top", "middle"}; }, "middle"},
+      {[](json& j) {
+         j["ablation"]["selections"] = {"top", "middle"};
+       },
+       "middle"},
       {[](json& j) { j["ablation"]["method"] = "absolute"; }, "'ablation.method' is \"absolute\""},
       {[](json& j) { j["abilities"][1]["id"] = "quant"; }, "used by an earlier ability"},
       {[](json& j) { j["abilities"][0]["id"] = "../escape"; }, "abilities[0]"},
@@ -372,7 +380,11 @@ TEST(Profile, BadJobsSayWhatIsWrong) {
       {[](json& j) { j.erase("ablation"); }, "'ablation' is missing"},
       {[](json& j) { j["model"]["max_length"] = 11; }, "abilities[0] ('quant'): sequences[5] is 12 tokens long"},
       {[](json& j) { j["ablation"]["k"] = {0.9}; }, "candidates"},
-      {[](json& j) { j["ablation"]["front_removal"] = 1; j["ablation"]["back_removal"] = 1; }, "leave none"},
+      {[](json& j) {
+         j["ablation"]["front_removal"] = 1;
+         j["ablation"]["back_removal"] = 1;
+       },
+       "leave none"},
   };
   int i = 0;
   for (const auto& [mutate, expected] : cases) {

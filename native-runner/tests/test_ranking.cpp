@@ -25,9 +25,7 @@ std::vector<ImportanceSpan> spans_of(const std::vector<std::vector<float>>& tens
 std::vector<int64_t> brute_force(const std::vector<float>& flat, int64_t n, bool largest_first) {
   std::vector<int64_t> order(flat.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return largest_first ? flat[a] > flat[b] : flat[a] < flat[b];
-  });
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return largest_first ? flat[a] > flat[b] : flat[a] < flat[b]; });
   order.resize(static_cast<size_t>(n));
   return order;
 }
@@ -142,7 +140,7 @@ TEST(Ranking, MoreThanTheCandidatesIsABadJob) {
 // n = floor(k * P) exactly for the paper's sweep: k = m / 100000 with m = 1, 4, 16, 64, 256, 1024,
 // so the exact answer is floor(m * P / 100000) in integers.
 TEST(Ranking, CountsAreExactForEveryKOfThePapersSweep) {
-  const std::vector<std::pair<double, int64_t>> sweep = {{0.00001, 1},  {0.00004, 4},  {0.00016, 16},
+  const std::vector<std::pair<double, int64_t>> sweep = {{0.00001, 1},  {0.00004, 4},   {0.00016, 16},
                                                          {0.00064, 64}, {0.00256, 256}, {0.01024, 1024}};
   std::vector<int64_t> models = {100000, 1000000, 1235814400, 8030261248, 70553706496, 6738415616};
   std::mt19937_64 rng(3);

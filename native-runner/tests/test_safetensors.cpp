@@ -46,10 +46,9 @@ TEST(Safetensors, ParsesAWellFormedFile) {
 }
 
 TEST(Safetensors, AcceptsEmptyTensorsHalfTypesAndPadding) {
-  std::string header =
-      R"({"e":{"dtype":"F32","shape":[0,5],"data_offsets":[0,0]},)"
-      R"("h":{"dtype":"F16","shape":[2],"data_offsets":[0,4]},)"
-      R"("b":{"dtype":"BF16","shape":[],"data_offsets":[4,6]}})";
+  std::string header = R"({"e":{"dtype":"F32","shape":[0,5],"data_offsets":[0,0]},)"
+                       R"("h":{"dtype":"F16","shape":[2],"data_offsets":[0,4]},)"
+                       R"("b":{"dtype":"BF16","shape":[],"data_offsets":[4,6]}})";
   header += "   ";  // writers pad the header with spaces to align the data
   SafetensorsHeader h = parse(safetensors_bytes(header, std::string(6, '\0')));
   ASSERT_EQ(h.tensors.size(), 3u);
@@ -60,8 +59,7 @@ TEST(Safetensors, AcceptsEmptyTensorsHalfTypesAndPadding) {
 // Found by review while fuzzing: the parser accepts an empty tensor whatever its other dimensions
 // (as it must), but numel() multiplied them first, overflowing int64 (UB) before meeting the 0.
 TEST(Safetensors, EmptyTensorWithHugeDimensionsHasNoElements) {
-  SafetensorsHeader h =
-      parse(safetensors_bytes(R"({"w":{"dtype":"F32","shape":[4294967296,4294967296,0],"data_offsets":[0,0]}})", ""));
+  SafetensorsHeader h = parse(safetensors_bytes(R"({"w":{"dtype":"F32","shape":[4294967296,4294967296,0],"data_offsets":[0,0]}})", ""));
   ASSERT_EQ(h.tensors.size(), 1u);
   EXPECT_EQ(h.tensors[0].numel(), 0);
   EXPECT_EQ(h.tensors[0].shape, (std::vector<int64_t>{4294967296, 4294967296, 0}));
@@ -71,10 +69,10 @@ TEST(Safetensors, EmptyTensorWithHugeDimensionsHasNoElements) {
 
 struct BadCase {
   const char* label;
-  std::string header;     // JSON text
-  size_t data_bytes;      // size of the (zero) data section
-  const char* tensor;     // the tensor the error must name ("" when there is none)
-  const char* message;    // a fragment the message must contain
+  std::string header;   // JSON text
+  size_t data_bytes;    // size of the (zero) data section
+  const char* tensor;   // the tensor the error must name ("" when there is none)
+  const char* message;  // a fragment the message must contain
 };
 
 std::ostream& operator<<(std::ostream& os, const BadCase& c) { return os << c.label; }
@@ -105,8 +103,7 @@ const char* kOk = R"("ok":{"dtype":"F32","shape":[2],"data_offsets":[0,8]})";
 INSTANTIATE_TEST_SUITE_P(
     Safetensors, MalformedHeader,
     ::testing::Values(
-        BadCase{"NotJson", "{\"x\": ", 0, "", "not valid JSON"},
-        BadCase{"NotAnObject", "[1, 2]", 0, "", "not a JSON object"},
+        BadCase{"NotJson", "{\"x\": ", 0, "", "not valid JSON"}, BadCase{"NotAnObject", "[1, 2]", 0, "", "not a JSON object"},
         BadCase{"EntryNotObject", R"({"w": 3})", 0, "w", "not a JSON object"},
         BadCase{"UnknownDtype", R"({"w":{"dtype":"F33","shape":[1],"data_offsets":[0,4]}})", 4, "w", "unknown dtype 'F33'"},
         BadCase{"SubByteDtype", R"({"w":{"dtype":"F4","shape":[2],"data_offsets":[0,1]}})", 1, "w", "unknown dtype 'F4'"},
@@ -124,14 +121,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"BeginAfterEnd", R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[4,0]}})", 4, "w", "is after end"},
         BadCase{"EndPastData", R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", 8, "w", "beyond the data section"},
         BadCase{"SizeMismatch", R"({"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,12]}})", 12, "w", "does not match"},
-        BadCase{"Overlap",
-                std::string("{") + kOk + R"(,"w":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12, "w",
+        BadCase{"Overlap", std::string("{") + kOk + R"(,"w":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12, "w",
                 "overlap tensor 'ok'"},
-        BadCase{"Hole", std::string("{") + kOk + R"(,"w":{"dtype":"F32","shape":[1],"data_offsets":[12,16]}})", 16,
-                "w", "hole of 4 bytes"},
+        BadCase{"Hole", std::string("{") + kOk + R"(,"w":{"dtype":"F32","shape":[1],"data_offsets":[12,16]}})", 16, "w", "hole of 4 bytes"},
         BadCase{"TrailingBytes", std::string("{") + kOk + "}", 12, "", "4 bytes after the last tensor"},
-        BadCase{"DuplicateTensor",
-                std::string("{") + kOk + R"(,"ok":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 8, "ok",
+        BadCase{"DuplicateTensor", std::string("{") + kOk + R"(,"ok":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 8, "ok",
                 "more than once"},
         BadCase{"DuplicateField", R"({"w":{"dtype":"F32","dtype":"F16","shape":[1],"data_offsets":[0,4]}})", 4, "w",
                 "field 'dtype' appears more than once"},
@@ -172,8 +166,7 @@ TEST(Safetensors, TruncatedFileNamesTheTensorThatNoLongerFits) {
 
 TEST(Safetensors, DeeplyNestedHeaderIsAnErrorNotAStackOverflow) {
   const size_t depth = 500000;
-  std::string header = R"({"w":{"dtype":"F32","shape":)" + std::string(depth, '[') + std::string(depth, ']') +
-                       R"(,"data_offsets":[0,4]}})";
+  std::string header = R"({"w":{"dtype":"F32","shape":)" + std::string(depth, '[') + std::string(depth, ']') + R"(,"data_offsets":[0,4]}})";
   try {
     parse(safetensors_bytes(header, std::string(4, '\0')));
     FAIL();
@@ -182,9 +175,7 @@ TEST(Safetensors, DeeplyNestedHeaderIsAnErrorNotAStackOverflow) {
   }
 }
 
-TEST(Safetensors, MissingFileIsASafetensorsError) {
-  EXPECT_THROW(SafetensorsFile("/nonexistent/model.safetensors"), SafetensorsError);
-}
+TEST(Safetensors, MissingFileIsASafetensorsError) { EXPECT_THROW(SafetensorsFile("/nonexistent/model.safetensors"), SafetensorsError); }
 
 // Random corruption of a valid file must end in a SafetensorsError or a valid header: never in
 // another exception, a crash or a hang. A poor man's fuzzer until libFuzzer runs on this parser.

@@ -2,12 +2,11 @@
 // clipping against hand-computed values, and end-to-end runs of the built runner (training lowers
 // the loss, the result loads and scores better, runs are reproducible to the byte, bad jobs fail
 // naming the field, info counts parameters).
+#include <ATen/TensorOperators.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/tensor.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-
-#include <ATen/core/Tensor.h>
-#include <ATen/TensorOperators.h>
-#include <ATen/ops/tensor.h>
 
 #include <algorithm>
 #include <cmath>
@@ -39,9 +38,7 @@ using test::TempDir;
 // ----------------------------------------------------------------------------
 // safetensors writer
 
-std::string bytes_of(const std::vector<float>& v) {
-  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
-}
+std::string bytes_of(const std::vector<float>& v) { return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float)); }
 
 TEST(SafetensorsWriter, RoundTripsThroughTheParserAndCheckpoint) {
   std::vector<SafetensorsEntry> entries = {
@@ -102,13 +99,13 @@ TEST(Schedule, LinearWarmupThenCosineToMinLr) {
   o.warmup_steps = 10;
   o.lr = 1e-3;
   o.min_lr = 1e-4;
-  EXPECT_DOUBLE_EQ(cosine_lr(o, 0), 0.0);                // start of the warmup
-  EXPECT_DOUBLE_EQ(cosine_lr(o, 1), 1e-4);               // first step: lr / warmup
+  EXPECT_DOUBLE_EQ(cosine_lr(o, 0), 0.0);   // start of the warmup
+  EXPECT_DOUBLE_EQ(cosine_lr(o, 1), 1e-4);  // first step: lr / warmup
   EXPECT_DOUBLE_EQ(cosine_lr(o, 5), 5e-4);
-  EXPECT_DOUBLE_EQ(cosine_lr(o, 10), 1e-3);              // warmup end: the peak
+  EXPECT_DOUBLE_EQ(cosine_lr(o, 10), 1e-3);                 // warmup end: the peak
   EXPECT_NEAR(cosine_lr(o, 60), (1e-3 + 1e-4) / 2, 1e-15);  // half way through the decay
   EXPECT_NEAR(cosine_lr(o, 35), 1e-4 + 9e-4 * 0.5 * (1 + std::cos(3.14159265358979323846 / 4)), 1e-15);
-  EXPECT_DOUBLE_EQ(cosine_lr(o, 110), 1e-4);             // end: min_lr
+  EXPECT_DOUBLE_EQ(cosine_lr(o, 110), 1e-4);  // end: min_lr
 
   o.warmup_steps = 0;
   o.min_lr = 0;
@@ -193,12 +190,14 @@ std::vector<int64_t> pattern_tokens(size_t offset, size_t length) {
 json train_job(int64_t steps, bool tied = false) {
   json sequences = json::array();
   for (size_t offset = 0; offset < kPattern.size(); offset++) sequences.push_back(pattern_tokens(offset, 24 + offset % 3));
-  return {{"protocol", 1},
-          {"subcommand", "train"},
-          {"config", tiny_config(tied)},
-          {"device", "cpu"},
-          {"sequences", sequences},
-          {"train", {{"steps", steps}, {"batch_size", 4}, {"lr", 1e-2}, {"min_lr", 1e-3}, {"warmup_steps", std::min<int64_t>(10, steps)}, {"seed", 7}}}};
+  return {
+      {"protocol", 1},
+      {"subcommand", "train"},
+      {"config", tiny_config(tied)},
+      {"device", "cpu"},
+      {"sequences", sequences},
+      {"train",
+       {{"steps", steps}, {"batch_size", 4}, {"lr", 1e-2}, {"min_lr", 1e-3}, {"warmup_steps", std::min<int64_t>(10, steps)}, {"seed", 7}}}};
 }
 
 RunResult run_runner(const std::string& subcommand, const std::string& job_file, const json& job, const std::string& out,
@@ -212,8 +211,7 @@ const json& last_event(const RunResult& r) {
   return r.events.empty() ? none : r.events.back();
 }
 
-double score_of(const TempDir& dir, const std::string& model_dir, const std::vector<int64_t>& context,
-                const std::vector<int64_t>& choice) {
+double score_of(const TempDir& dir, const std::string& model_dir, const std::vector<int64_t>& context, const std::vector<int64_t>& choice) {
   json job = {{"protocol", 1},
               {"subcommand", "score"},
               {"model", {{"path", model_dir}}},
@@ -303,7 +301,8 @@ TEST(Loss, PromptWeightScalesThePromptsPredictionsAgainstTheFloat64Reference) {
   Checkpoint checkpoint(dir.path());
   LlamaModel model(config, load_llama_weights(config, checkpoint, LoadOptions{}));
 
-  const std::vector<std::vector<int64_t>> sequences = {{256, 72, 105, 33, 10, 65, 58, 32, 121}, {256, 111, 107, 10, 65, 58, 32, 110, 111, 257}};
+  const std::vector<std::vector<int64_t>> sequences = {{256, 72, 105, 33, 10, 65, 58, 32, 121},
+                                                       {256, 111, 107, 10, 65, 58, 32, 110, 111, 257}};
   const std::vector<const std::vector<int64_t>*> rows = {&sequences[0], &sequences[1]};
   const std::vector<int64_t> prompt_lengths = {7, 3};
   for (double prompt_weight : {0.0, 0.25, 1.0}) {
@@ -354,8 +353,8 @@ TEST(Train, PromptWeightZeroLearnsOnlyTheAnswers) {
   const std::vector<int64_t> prompt = pattern_tokens(2, 12);  // BOS "cdefghabcdef"
   const double run_weighted = score_of(dir, answers_only, pattern_tokens(2, 6), {'i', 'j'} /* not the pattern */) -
                               score_of(dir, answers_only, pattern_tokens(2, 6), {'a', 'b'});
-  const double run_plain = score_of(dir, everything, pattern_tokens(2, 6), {'i', 'j'}) -
-                           score_of(dir, everything, pattern_tokens(2, 6), {'a', 'b'});
+  const double run_plain =
+      score_of(dir, everything, pattern_tokens(2, 6), {'i', 'j'}) - score_of(dir, everything, pattern_tokens(2, 6), {'a', 'b'});
   EXPECT_GT(run_weighted, run_plain + 4.0) << "the weight-0 model prefers the run's true continuation far less";
   EXPECT_GT(score_of(dir, answers_only, prompt, {'2'}), std::log(0.5)) << "the answer is learned";
 }
@@ -376,13 +375,12 @@ TEST(Train, TiedEmbeddingsAreSavedOnce) {
 TEST(Train, SigtermStopsBetweenStepsAndWritesNothing) {
   TempDir dir;
   bool signalled = false;
-  RunResult r = run_runner("train", dir.file("job.json"), train_job(1000000), dir.file("out"),
-                           [&](const std::string& line, int pid) {
-                             if (!signalled && line.find("\"loss\"") != std::string::npos) {
-                               ::kill(pid, SIGTERM);
-                               signalled = true;
-                             }
-                           });
+  RunResult r = run_runner("train", dir.file("job.json"), train_job(1000000), dir.file("out"), [&](const std::string& line, int pid) {
+    if (!signalled && line.find("\"loss\"") != std::string::npos) {
+      ::kill(pid, SIGTERM);
+      signalled = true;
+    }
+  });
   ASSERT_TRUE(signalled) << r.out;
   EXPECT_EQ(r.exit_code, 130) << r.out;
   EXPECT_EQ(last_event(r)["code"], "cancelled");
@@ -427,7 +425,10 @@ TEST(TrainJob, BadFieldsAreBadJobNamingTheField) {
       {[](json& j) { j["train"]["warmup_steps"] = 11; }, "'train.warmup_steps'"},
       {[](json& j) { j["train"]["weight_decay"] = -0.1; }, "'train.weight_decay'"},
       {[](json& j) { j["train"]["betas"] = {0.9}; }, "'train.betas'"},
-      {[](json& j) { j["train"]["betas"] = {0.9, 1.0}; }, "'train.betas[1]'"},
+      {[](json& j) {
+         j["train"]["betas"] = {0.9, 1.0};
+       },
+       "'train.betas[1]'"},
       {[](json& j) { j["train"]["eps"] = 0; }, "'train.eps'"},
       {[](json& j) { j["train"]["grad_clip"] = -1; }, "'train.grad_clip'"},
       {[](json& j) { j["train"]["learning_rate"] = 0.1; }, "'train.learning_rate' is not a training option"},
@@ -445,7 +446,10 @@ TEST(TrainJob, BadFieldsAreBadJobNamingTheField) {
       {[](json& j) { j["device"] = 3; }, "'device'"},
       {[](json& j) { j["train"]["prompt_weight"] = 1.5; }, "'train.prompt_weight'"},
       {[](json& j) { j["train"]["prompt_weight"] = 0.5; }, "'train.prompt_weight' needs 'prompt_lengths'"},
-      {[](json& j) { j["prompt_lengths"] = {1, 2}; }, "'prompt_lengths' must be an array with one integer per sequence (8)"},
+      {[](json& j) {
+         j["prompt_lengths"] = {1, 2};
+       },
+       "'prompt_lengths' must be an array with one integer per sequence (8)"},
       {[](json& j) {
          j["prompt_lengths"] = json::array();
          for (size_t s = 0; s < j["sequences"].size(); s++) j["prompt_lengths"].push_back(1);

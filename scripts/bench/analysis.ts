@@ -31,7 +31,11 @@ export function syntheticGrid(itemsOf: (benchmark: number) => number, seed: numb
       for (let k = 0; k < GRID.kValues; k++) {
         // Larger k flips more: 5% at the smallest k up to 20% at the largest.
         const flipRate = 0.05 + (0.15 * k) / (GRID.kValues - 1);
-        cells.push({ benchmark: `benchmark-${b}`, ablated: ablate(baseline, flipRate, rand), control: ablate(baseline, flipRate / 2, rand) });
+        cells.push({
+          benchmark: `benchmark-${b}`,
+          ablated: ablate(baseline, flipRate, rand),
+          control: ablate(baseline, flipRate / 2, rand),
+        });
       }
     }
   }
@@ -110,7 +114,9 @@ function main(): void {
   const repeats = 5;
   const cpu = cpus()[0]?.model ?? "unknown CPU";
   console.log(`Node ${process.version}, ${availableParallelism()} cores (${cpu})`);
-  console.log(`grid: ${GRID.abilities} abilities x ${GRID.benchmarks} benchmarks x ${GRID.kValues} k = ${GRID.abilities * GRID.benchmarks * GRID.kValues} cells, ${GRID.resamples} resamples`);
+  console.log(
+    `grid: ${GRID.abilities} abilities x ${GRID.benchmarks} benchmarks x ${GRID.kValues} k = ${GRID.abilities * GRID.benchmarks * GRID.kValues} cells, ${GRID.resamples} resamples`,
+  );
 
   const equalSizes = syntheticGrid(() => GRID.items, 1);
   // Sizes 995..1004: no two benchmarks share a resample matrix, the worst case for drawing.
@@ -125,9 +131,24 @@ function main(): void {
   }, 0);
   console.log(`mean flipped items per cell: ${(flipped / equalSizes.cells.length).toFixed(1)} of ${GRID.items}`);
 
-  console.log(summary("AIS, 1000-item benchmarks", timings(repeats, () => bootstrapGrid(equalSizes.benchmarks, withoutControls(equalSizes.cells), options))));
-  console.log(summary("AIS, sizes 995..1004 (no shared resamples)", timings(repeats, () => bootstrapGrid(distinctSizes.benchmarks, withoutControls(distinctSizes.cells), options))));
-  console.log(summary("AIS + specificity vs random control, 1000 items", timings(repeats, () => bootstrapGrid(equalSizes.benchmarks, equalSizes.cells, options))));
+  console.log(
+    summary(
+      "AIS, 1000-item benchmarks",
+      timings(repeats, () => bootstrapGrid(equalSizes.benchmarks, withoutControls(equalSizes.cells), options)),
+    ),
+  );
+  console.log(
+    summary(
+      "AIS, sizes 995..1004 (no shared resamples)",
+      timings(repeats, () => bootstrapGrid(distinctSizes.benchmarks, withoutControls(distinctSizes.cells), options)),
+    ),
+  );
+  console.log(
+    summary(
+      "AIS + specificity vs random control, 1000 items",
+      timings(repeats, () => bootstrapGrid(equalSizes.benchmarks, equalSizes.cells, options)),
+    ),
+  );
 
   const check = bootstrapGrid(equalSizes.benchmarks, withoutControls(equalSizes.cells), options);
   console.log(`significant cells: ${check.filter((c) => c.ais.significant).length} of ${check.length}`);

@@ -24,7 +24,11 @@ export interface DiagnosticBenchData {
 export function diagnosticBenchData(items: number, documents: number, seed = 20251002): DiagnosticBenchData {
   const src = new TextSource(seed);
   const names = ["mmlu", "arc_challenge", "hellaswag", "logiqa", "gsm8k"];
-  const docs = Array.from({ length: documents }, (_, i) => ({ benchmark: names[i % names.length]!, docIndex: Math.floor(i / names.length), text: src.passage(300, 1200) }));
+  const docs = Array.from({ length: documents }, (_, i) => ({
+    benchmark: names[i % names.length]!,
+    docIndex: Math.floor(i / names.length),
+    text: src.passage(300, 1200),
+  }));
   /** A run of `count` words from a benchmark text: the item copies a benchmark sentence. */
   const wordRun = (text: string, count: number) => {
     const w = text.split(/\s+/);
@@ -39,13 +43,23 @@ export function diagnosticBenchData(items: number, documents: number, seed = 202
     let question = src.sentence(6, 14, "?");
     const r = src.random();
     const earlier = generated[src.int(0, Math.max(0, generated.length - 1))];
-    if (earlier && r < 0.003) [context, question] = [earlier.context.toUpperCase(), earlier.question]; // duplicate
-    else if (earlier && r < 0.006) [context, question] = [earlier.context.replace(/ \w+\./, " changed."), earlier.question]; // near duplicate
+    if (earlier && r < 0.003)
+      [context, question] = [earlier.context.toUpperCase(), earlier.question]; // duplicate
+    else if (earlier && r < 0.006)
+      [context, question] = [earlier.context.replace(/ \w+\./, " changed."), earlier.question]; // near duplicate
     else if (r < 0.007) context = `${context} ${wordRun(docs[src.int(0, docs.length - 1)]!.text, 15)}`;
     // Numbered so that no item repeats a choice (an error, which would drop it from the checks).
     const choices = Array.from({ length: n }, (_, k) => `${src.words(src.int(1, 6)).join(" ")} ${k + 1}`);
     const meta = i % 7 === 0 ? { meta: { source: "generated", seed: i } } : {};
-    generated.push({ id: `${ability.split(" ")[0]!.toLowerCase()}-${i}`, ability, context, question, choices, answer: src.int(0, n - 1), ...meta });
+    generated.push({
+      id: `${ability.split(" ")[0]!.toLowerCase()}-${i}`,
+      ability,
+      context,
+      question,
+      choices,
+      answer: src.int(0, n - 1),
+      ...meta,
+    });
   }
   return { docs, text: generated.map((it) => JSON.stringify(it)).join("\n") + "\n", items };
 }
@@ -99,13 +113,22 @@ function main(): void {
   const documents = Number(process.argv[3] ?? 1000);
   const runs = Number(process.argv[4] ?? 5);
   const data = diagnosticBenchData(items, documents);
-  const lengths = data.text.split("\n").filter(Boolean).map((l) => l.length);
-  console.log(`${items} items, ${(data.text.length / 1e6).toFixed(1)} MB, ${Math.min(...lengths)}-${Math.max(...lengths)} characters a line (mean ${Math.round(data.text.length / items)}); ${documents} benchmark documents`);
+  const lengths = data.text
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => l.length);
+  console.log(
+    `${items} items, ${(data.text.length / 1e6).toFixed(1)} MB, ${Math.min(...lengths)}-${Math.max(...lengths)} characters a line (mean ${Math.round(data.text.length / items)}); ${documents} benchmark documents`,
+  );
   const r = benchDiagnostic(data, runs);
   const list = (ms: number[]) => ms.map((t) => t.toFixed(0)).join(", ");
   console.log(`problems: ${r.problems} (${[...r.kinds].map(([k, n]) => `${n} ${k}`).join(", ")})`);
-  console.log(`all checks, benchmark index built in the call: median ${r.median_ms.toFixed(0)} ms of ${runs} runs (${list(r.milliseconds)})`);
-  console.log(`all checks, benchmark index built once beforehand: median ${r.indexed_median_ms.toFixed(0)} ms of ${runs} runs (${list(r.indexed_milliseconds)})`);
+  console.log(
+    `all checks, benchmark index built in the call: median ${r.median_ms.toFixed(0)} ms of ${runs} runs (${list(r.milliseconds)})`,
+  );
+  console.log(
+    `all checks, benchmark index built once beforehand: median ${r.indexed_median_ms.toFixed(0)} ms of ${runs} runs (${list(r.indexed_milliseconds)})`,
+  );
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) main();

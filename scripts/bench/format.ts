@@ -46,7 +46,15 @@ export interface RunnerBench {
     speedup: number;
     max_logprob_difference: number;
   };
-  importance?: { sequences: number; length: number; seconds: number; tokens_per_second: number; flops?: number; flops_per_second?: number; mfu?: number };
+  importance?: {
+    sequences: number;
+    length: number;
+    seconds: number;
+    tokens_per_second: number;
+    flops?: number;
+    flops_per_second?: number;
+    mfu?: number;
+  };
   profile?: {
     parameters: number;
     abilities: number;
@@ -121,12 +129,35 @@ export interface ReferenceResult {
 
 export interface EditorResult {
   diagnostic: { items: number; median_ms: number; milliseconds: number[] };
-  tasks: { documents: number; median_ms: number; milliseconds: number[]; tokens: number; render_milliseconds?: number[]; tokenize_milliseconds?: number[] };
-  analysis: { cells: number; resamples: number; ais_median_ms: number; ais_and_specificity_median_ms: number; ais_and_specificity_milliseconds: number[] };
+  tasks: {
+    documents: number;
+    median_ms: number;
+    milliseconds: number[];
+    tokens: number;
+    render_milliseconds?: number[];
+    tokenize_milliseconds?: number[];
+  };
+  analysis: {
+    cells: number;
+    resamples: number;
+    ais_median_ms: number;
+    ais_and_specificity_median_ms: number;
+    ais_and_specificity_milliseconds: number[];
+  };
   /** The workspace model re-checking a dataset after one-line edits (records from before it lack it). */
   recheck?: { items: number; documents: number; first_ms: number; median_ms: number; milliseconds: number[] };
   /** The results view's model and the cases of a data file, for a large run (records from before them lack it). */
-  views?: { abilities: number; benchmarks: number; k: number; documents: number; view_median_ms: number; view_milliseconds: number[]; cases_median_ms: number; cases_milliseconds: number[]; marked_lines: number };
+  views?: {
+    abilities: number;
+    benchmarks: number;
+    k: number;
+    documents: number;
+    view_median_ms: number;
+    view_milliseconds: number[];
+    cases_median_ms: number;
+    cases_milliseconds: number[];
+    marked_lines: number;
+  };
 }
 
 export interface RawFigures {
@@ -234,7 +265,8 @@ function mfuRows(bench: RunnerBench, labels: { row: string; peak: string; target
     add(scoring!.row, `MFU, forward scoring with KV cache (${where})`, flopsPerSecond(bench.scoring.kv_cache, peak), scoring!.target);
     add(full!.row, `MFU, forward scoring as full sequences (${where})`, flopsPerSecond(bench.scoring.full_sequences, peak), full!.target);
   }
-  if (bench.importance) add(importance!.row, `MFU, importance pass: forward + backward (${where})`, flopsPerSecond(bench.importance, peak), importance!.target);
+  if (bench.importance)
+    add(importance!.row, `MFU, importance pass: forward + backward (${where})`, flopsPerSecond(bench.importance, peak), importance!.target);
   return rows;
 }
 
@@ -263,7 +295,8 @@ function profileRow(row: string, bench: RunnerBench): Row[] {
   const ratio = p.checkpoint_per_variant.seconds / p.in_place.seconds;
   // the two ways must have computed the same variants (records from before the check have no figure)
   const agree = (p.max_logprob_difference === undefined || p.max_logprob_difference <= 1e-3) && !p.selection_mismatches;
-  const diagnostic = p.diagnostic_sequences === undefined ? "" : ` x ${p.diagnostic_sequences} diagnostic seqs of ${p.diagnostic_tokens} tokens`;
+  const diagnostic =
+    p.diagnostic_sequences === undefined ? "" : ` x ${p.diagnostic_sequences} diagnostic seqs of ${p.diagnostic_tokens} tokens`;
   const items =
     p.benchmarks === undefined
       ? `${p.items} items`
@@ -363,9 +396,24 @@ export function buildRows(raw: RawFigures): Row[] {
   if (e) {
     const underSecond = (row: string, what: string, ms: number, per: string) =>
       rows.push({ row, what, a: formatSeconds(ms / 1000), b: per, target: "< 1 s", met: ms < 1000 });
-    underSecond("5a", `Validate a ${e.diagnostic.items.toLocaleString("en-US")}-item diagnostic file (all checks, median)`, e.diagnostic.median_ms, `${digits(e.diagnostic.items / (e.diagnostic.median_ms / 1000))} items/s`);
-    underSecond("5b", `Render + tokenize ${e.tasks.documents.toLocaleString("en-US")} benchmark items (lm-eval task code, median)`, e.tasks.median_ms, `${digits(e.tasks.documents / (e.tasks.median_ms / 1000))} items/s`);
-    underSecond("5c", `AIS + specificity, ${e.analysis.resamples} bootstrap resamples, ${e.analysis.cells} cells of 1,000 items (median)`, e.analysis.ais_and_specificity_median_ms, `AIS alone ${formatSeconds(e.analysis.ais_median_ms / 1000)}`);
+    underSecond(
+      "5a",
+      `Validate a ${e.diagnostic.items.toLocaleString("en-US")}-item diagnostic file (all checks, median)`,
+      e.diagnostic.median_ms,
+      `${digits(e.diagnostic.items / (e.diagnostic.median_ms / 1000))} items/s`,
+    );
+    underSecond(
+      "5b",
+      `Render + tokenize ${e.tasks.documents.toLocaleString("en-US")} benchmark items (lm-eval task code, median)`,
+      e.tasks.median_ms,
+      `${digits(e.tasks.documents / (e.tasks.median_ms / 1000))} items/s`,
+    );
+    underSecond(
+      "5c",
+      `AIS + specificity, ${e.analysis.resamples} bootstrap resamples, ${e.analysis.cells} cells of 1,000 items (median)`,
+      e.analysis.ais_and_specificity_median_ms,
+      `AIS alone ${formatSeconds(e.analysis.ais_median_ms / 1000)}`,
+    );
     const r = e.recheck;
     if (r) {
       rows.push({
@@ -380,9 +428,20 @@ export function buildRows(raw: RawFigures): Row[] {
     }
     const v = e.views;
     if (v) {
-      const under200 = (row: string, what: string, ms: number, per: string) => rows.push({ row, what, a: formatSeconds(ms / 1000), b: per, target: "< 200 ms", met: ms < 200 });
-      under200("5e", `Results view model: ${v.abilities} abilities x ${v.benchmarks} benchmarks x ${v.k} k, 1,000 resamples per cell (results.json read; median)`, v.view_median_ms, `${v.abilities * v.benchmarks} cells`);
-      under200("5f", `Negative-AIS cases of a ${v.documents.toLocaleString("en-US")}-document data file (flips.jsonl and the data file read; median)`, v.cases_median_ms, `${v.marked_lines.toLocaleString("en-US")} lines marked`);
+      const under200 = (row: string, what: string, ms: number, per: string) =>
+        rows.push({ row, what, a: formatSeconds(ms / 1000), b: per, target: "< 200 ms", met: ms < 200 });
+      under200(
+        "5e",
+        `Results view model: ${v.abilities} abilities x ${v.benchmarks} benchmarks x ${v.k} k, 1,000 resamples per cell (results.json read; median)`,
+        v.view_median_ms,
+        `${v.abilities * v.benchmarks} cells`,
+      );
+      under200(
+        "5f",
+        `Negative-AIS cases of a ${v.documents.toLocaleString("en-US")}-document data file (flips.jsonl and the data file read; median)`,
+        v.cases_median_ms,
+        `${v.marked_lines.toLocaleString("en-US")} lines marked`,
+      );
     }
   }
   return rows;
@@ -394,7 +453,15 @@ export function buildRows(raw: RawFigures): Row[] {
 export const COLUMNS = ["row", "what", "figure A", "figure B", "ratio", "target", "met?"] as const;
 
 function cells(row: Row): string[] {
-  return [row.row, row.what, row.a, row.b, row.ratio === undefined ? "-" : formatRatio(row.ratio, row.ratioUnit), row.target || "-", formatMet(row.met)];
+  return [
+    row.row,
+    row.what,
+    row.a,
+    row.b,
+    row.ratio === undefined ? "-" : formatRatio(row.ratio, row.ratioUnit),
+    row.target || "-",
+    formatMet(row.met),
+  ];
 }
 
 /** A Markdown table, columns padded to line up in a terminal (and pasteable into the README). */
@@ -433,6 +500,12 @@ export interface BenchRecord {
   seconds: number;
 }
 
-export function benchRecord(date: Date, machine: Record<string, unknown>, options: Record<string, unknown>, raw: RawFigures, seconds: number): BenchRecord {
+export function benchRecord(
+  date: Date,
+  machine: Record<string, unknown>,
+  options: Record<string, unknown>,
+  raw: RawFigures,
+  seconds: number,
+): BenchRecord {
   return { schema: 1, date: date.toISOString(), machine, options, rows: buildRows(raw), raw, seconds };
 }

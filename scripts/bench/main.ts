@@ -26,7 +26,16 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { benchAnalysis } from "./analysis";
 import { benchDiagnostic, diagnosticBenchData } from "./diagnostic";
-import { benchRecord, compareRows, mergeGpuBenches, renderTable, type BenchRecord, type GpuHost, type RawFigures, type RunnerBench } from "./format";
+import {
+  benchRecord,
+  compareRows,
+  mergeGpuBenches,
+  renderTable,
+  type BenchRecord,
+  type GpuHost,
+  type RawFigures,
+  type RunnerBench,
+} from "./format";
 import { referenceComparison, runnerBench, runRunner, type ReferenceSizes } from "./runner";
 import { benchTasks } from "./tasks";
 import { benchViews } from "./views";
@@ -86,8 +95,19 @@ function sizes(quick: boolean) {
     : { items: 32, choices: 4, context: [64, 160], continuation: [4, 24], rounds: 2 };
   const editor = quick
     ? { diagnosticItems: 2000, documents: 100, taskDocuments: 500, runs: 1, taskRuns: 1, edits: 2, viewBenchmarks: 6, caseDocuments: 1000 }
-    : { diagnosticItems: 20000, documents: 1000, taskDocuments: 10000, runs: 3, taskRuns: 1, edits: 9, viewBenchmarks: 60, caseDocuments: 10000 };
-  const gpuBenchJob: Record<string, unknown> = quick ? { ...runnerBenchJob, device: "cuda", dtype: "bfloat16" } : JSON.parse(fs.readFileSync(GPU_JOB, "utf8"));
+    : {
+        diagnosticItems: 20000,
+        documents: 1000,
+        taskDocuments: 10000,
+        runs: 3,
+        taskRuns: 1,
+        edits: 9,
+        viewBenchmarks: 60,
+        caseDocuments: 10000,
+      };
+  const gpuBenchJob: Record<string, unknown> = quick
+    ? { ...runnerBenchJob, device: "cuda", dtype: "bfloat16" }
+    : JSON.parse(fs.readFileSync(GPU_JOB, "utf8"));
   return { runnerBenchJob, gpuBenchJob, reference, editor };
 }
 
@@ -103,7 +123,13 @@ function git(args: string[]): string | undefined {
   }
 }
 
-function machine(threads: number, runner: RunnerBench | undefined, torch: string | undefined, gpus: string[], loadAtStart: number[]): Record<string, unknown> {
+function machine(
+  threads: number,
+  runner: RunnerBench | undefined,
+  torch: string | undefined,
+  gpus: string[],
+  loadAtStart: number[],
+): Record<string, unknown> {
   const status = git(["status", "--porcelain", "--untracked-files=no"]);
   return {
     cpu: os.cpus()[0]?.model ?? "unknown",
@@ -125,8 +151,15 @@ function machine(threads: number, runner: RunnerBench | undefined, torch: string
 
 /** CUDA devices the runner sees, from `info` on a model folder (no weights are read). */
 async function cudaDevices(modelDir: string, dir: string, threads: number): Promise<string[]> {
-  const run = await runRunner(RUNNER, { protocol: 1, subcommand: "info", model: { path: path.resolve(modelDir), dtype: "bfloat16" }, device: "cuda" }, dir, threads);
-  const info = JSON.parse(fs.readFileSync(path.join(run.out, "info.json"), "utf8")) as { devices: { type: string; name: string; description?: string | null }[] };
+  const run = await runRunner(
+    RUNNER,
+    { protocol: 1, subcommand: "info", model: { path: path.resolve(modelDir), dtype: "bfloat16" }, device: "cuda" },
+    dir,
+    threads,
+  );
+  const info = JSON.parse(fs.readFileSync(path.join(run.out, "info.json"), "utf8")) as {
+    devices: { type: string; name: string; description?: string | null }[];
+  };
   return info.devices.filter((d) => d.type === "cuda").map((d) => `${d.name}${d.description ? ` (${d.description})` : ""}`);
 }
 
@@ -167,7 +200,10 @@ async function main(): Promise<void> {
   const raw: RawFigures = {};
   let gpus: string[] = [];
   try {
-    if (loadAtStart[0]! > os.availableParallelism()) say(`the machine is busy (load average ${loadAtStart[0]!.toFixed(1)} on ${os.availableParallelism()} cores): absolute figures will be low, ratios less so`);
+    if (loadAtStart[0]! > os.availableParallelism())
+      say(
+        `the machine is busy (load average ${loadAtStart[0]!.toFixed(1)} on ${os.availableParallelism()} cores): absolute figures will be low, ratios less so`,
+      );
 
     say(`rows 1-3: bprof-runner bench (matmul, scoring, importance, profile), ${options.threads} threads`);
     raw.runner = await runnerBench(RUNNER, size.runnerBenchJob, path.join(scratch, "bench-cpu"), options.threads, (e) => {
@@ -175,7 +211,15 @@ async function main(): Promise<void> {
     });
 
     say(`row 4: bprof-runner score vs the Python reference (${PYTHON}), ${options.threads} threads (${elapsed()})`);
-    const reference = await referenceComparison(RUNNER, PYTHON, REFERENCE_SCRIPT, size.reference, path.join(scratch, "reference"), options.threads, say);
+    const reference = await referenceComparison(
+      RUNNER,
+      PYTHON,
+      REFERENCE_SCRIPT,
+      size.reference,
+      path.join(scratch, "reference"),
+      options.threads,
+      say,
+    );
     raw.reference = reference.result;
 
     if (brought) {
@@ -213,12 +257,22 @@ async function main(): Promise<void> {
   }
 
   const seconds = (performance.now() - t0) / 1000;
-  const record = benchRecord(started, machine(options.threads, raw.runner, raw.reference?.torch, gpus, loadAtStart), { threads: options.threads, quick: options.quick, sizes: size }, raw, seconds);
+  const record = benchRecord(
+    started,
+    machine(options.threads, raw.runner, raw.reference?.torch, gpus, loadAtStart),
+    { threads: options.threads, quick: options.quick, sizes: size },
+    raw,
+    seconds,
+  );
   say(`done in ${seconds.toFixed(0)} s`);
   const m = record.machine;
   const load = loadAtStart[0]!.toFixed(1);
-  const host = raw.gpuHost ? ` (GPU rows from ${raw.gpuHost.hostname}, ${raw.gpuHost.date}, libtorch ${raw.runnerGpu?.libtorch ?? "?"})` : "";
-  console.log(`\n${String(m.cpu)}, ${String(m.cores)} cores (load average ${load} at the start), ${options.threads} threads; ${gpus.length > 0 ? gpus.join(", ") : "no GPU"}${host}; bprof-runner ${String(m.runner_version)}, libtorch ${String(m.libtorch)}, python3-torch ${String(m.python_torch)}; ${record.date}; ${seconds.toFixed(0)} s\n`);
+  const host = raw.gpuHost
+    ? ` (GPU rows from ${raw.gpuHost.hostname}, ${raw.gpuHost.date}, libtorch ${raw.runnerGpu?.libtorch ?? "?"})`
+    : "";
+  console.log(
+    `\n${String(m.cpu)}, ${String(m.cores)} cores (load average ${load} at the start), ${options.threads} threads; ${gpus.length > 0 ? gpus.join(", ") : "no GPU"}${host}; bprof-runner ${String(m.runner_version)}, libtorch ${String(m.libtorch)}, python3-torch ${String(m.python_torch)}; ${record.date}; ${seconds.toFixed(0)} s\n`,
+  );
   console.log(renderTable(record.rows));
   if (options.quick) console.log("\n--quick: toy sizes and single rounds, a smoke test of the bench; these figures mean nothing");
 
@@ -228,7 +282,10 @@ async function main(): Promise<void> {
         const previous = JSON.parse(fs.readFileSync(options.out, "utf8")) as BenchRecord;
         const lines = compareRows(previous.rows ?? [], record.rows);
         const commit = (previous.machine?.git_commit as string | undefined)?.slice(0, 9) ?? "unknown commit";
-        if (lines.length > 0) console.log(`\nagainst the previous record (${previous.date}, ${commit}, ${String(previous.machine?.cpu)}):\n  ${lines.join("\n  ")}`);
+        if (lines.length > 0)
+          console.log(
+            `\nagainst the previous record (${previous.date}, ${commit}, ${String(previous.machine?.cpu)}):\n  ${lines.join("\n  ")}`,
+          );
       } catch {
         say(`${options.out} is not a bench record; overwriting it`);
       }

@@ -42,7 +42,13 @@ function spawnAndWait(command: string, args: string[], onStdoutLine: (line: stri
 }
 
 /** `bprof-runner SUBCOMMAND --job DIR/job.json --out DIR/out --threads N`. */
-export async function runRunner(runner: string, job: object, dir: string, threads: number, onEvent?: (e: StampedEvent) => void): Promise<RunnerRun> {
+export async function runRunner(
+  runner: string,
+  job: object,
+  dir: string,
+  threads: number,
+  onEvent?: (e: StampedEvent) => void,
+): Promise<RunnerRun> {
   fs.mkdirSync(dir, { recursive: true });
   const jobFile = path.join(dir, "job.json");
   const out = path.join(dir, "out");
@@ -58,13 +64,21 @@ export async function runRunner(runner: string, job: object, dir: string, thread
     });
   } catch (e) {
     const error = events.find((ev) => ev.type === "error");
-    throw new Error(`bprof-runner ${subcommand} failed${error ? `: ${String(error.code)}: ${String(error.message)}` : ""}\n${(e as Error).message}`);
+    throw new Error(
+      `bprof-runner ${subcommand} failed${error ? `: ${String(error.code)}: ${String(error.message)}` : ""}\n${(e as Error).message}`,
+    );
   }
   return { events, wallMs, out };
 }
 
 /** Rows 1-3 (and the profile of row 2): `bprof-runner bench` with the given job fields. */
-export async function runnerBench(runner: string, fields: object, dir: string, threads: number, onEvent?: (e: StampedEvent) => void): Promise<RunnerBench> {
+export async function runnerBench(
+  runner: string,
+  fields: object,
+  dir: string,
+  threads: number,
+  onEvent?: (e: StampedEvent) => void,
+): Promise<RunnerBench> {
   const run = await runRunner(runner, { protocol: 1, subcommand: "bench", ...fields }, dir, threads, onEvent);
   return JSON.parse(fs.readFileSync(path.join(run.out, "bench.json"), "utf8")) as RunnerBench;
 }
@@ -168,18 +182,33 @@ export async function referenceComparison(
     if (!start || !written) throw new Error("bprof-runner score: no start or result event");
     runnerSeconds.push((written.at - start.at) / 1000);
     runnerProcess.push(run.wallMs / 1000);
-    runnerScores = fs.readFileSync(path.join(run.out, "scores.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    runnerScores = fs
+      .readFileSync(path.join(run.out, "scores.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     say(`  runner score, round ${round + 1}: ${runnerSeconds.at(-1)!.toFixed(2)} s scoring, ${runnerProcess.at(-1)!.toFixed(2)} s process`);
 
     const out = path.join(dir, `python-${round}.json`);
-    const wallMs = await spawnAndWait(python, [script, "--model", modelDir, "--job", path.join(dir, `score-${round}`, "job.json"), "--out", out, "--threads", String(threads)], () => {});
-    const reference = JSON.parse(fs.readFileSync(out, "utf8")) as { seconds: number[]; scores: typeof pythonScores; torch: string; threads: number };
+    const wallMs = await spawnAndWait(
+      python,
+      [script, "--model", modelDir, "--job", path.join(dir, `score-${round}`, "job.json"), "--out", out, "--threads", String(threads)],
+      () => {},
+    );
+    const reference = JSON.parse(fs.readFileSync(out, "utf8")) as {
+      seconds: number[];
+      scores: typeof pythonScores;
+      torch: string;
+      threads: number;
+    };
     if (reference.threads !== threads) throw new Error(`the Python reference ran with ${reference.threads} threads, not ${threads}`);
     pythonSeconds.push(reference.seconds[0]!);
     pythonProcess.push(wallMs / 1000);
     pythonScores = reference.scores;
     torch = reference.torch;
-    say(`  Python reference, round ${round + 1}: ${pythonSeconds.at(-1)!.toFixed(2)} s scoring, ${pythonProcess.at(-1)!.toFixed(2)} s process`);
+    say(
+      `  Python reference, round ${round + 1}: ${pythonSeconds.at(-1)!.toFixed(2)} s scoring, ${pythonProcess.at(-1)!.toFixed(2)} s process`,
+    );
   }
 
   let maxDifference = 0;
@@ -187,7 +216,8 @@ export async function referenceComparison(
   let choices = 0;
   runnerScores.forEach((item, i) => {
     const other = pythonScores[i]!;
-    if (other.id !== item.id || other.choices.length !== item.choices.length) throw new Error(`item ${item.id}: the two sides scored different items`);
+    if (other.id !== item.id || other.choices.length !== item.choices.length)
+      throw new Error(`item ${item.id}: the two sides scored different items`);
     item.choices.forEach((c, j) => {
       choices++;
       maxDifference = Math.max(maxDifference, Math.abs(c.logprob - other.choices[j]!.logprob));

@@ -80,7 +80,12 @@ export async function benchTasks(documents: number, runs: number): Promise<TaskB
       const { task, problems } = await loadTask(path.join(dir, "task.yaml"));
       const t1 = performance.now();
       if (!task) throw new Error(`the benchmark task does not load: ${problems.map((d) => d.message).join("; ")}`);
-      const { job } = compileScoreJob({ name: "bench", path: path.join(dir, "model"), dtype: "float32" }, [{ name: task.name, task }], tokenizer, "cpu");
+      const { job } = compileScoreJob(
+        { name: "bench", path: path.join(dir, "model"), dtype: "float32" },
+        [{ name: task.name, task }],
+        tokenizer,
+        "cpu",
+      );
       const t2 = performance.now();
       render.push(t1 - t0);
       tokenize.push(t2 - t1);
@@ -90,7 +95,15 @@ export async function benchTasks(documents: number, runs: number): Promise<TaskB
       tokens = job.items.reduce((sum, item, i) => sum + item.context.length + scored[i]!.reduce((s, c) => s + c.length, 0), 0);
     }
     const total = render.map((r, i) => r + tokenize[i]!);
-    return { documents, choices, tokens, render_milliseconds: render, tokenize_milliseconds: tokenize, milliseconds: total, median_ms: median(total) };
+    return {
+      documents,
+      choices,
+      tokens,
+      render_milliseconds: render,
+      tokenize_milliseconds: tokenize,
+      milliseconds: total,
+      median_ms: median(total),
+    };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -39,7 +39,7 @@ export interface ViewsBenchResult {
 /** A deterministic stream of numbers in [0, 1). */
 function random(seed: number): () => number {
   let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 4294967296);
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 4294967296;
 }
 
 function writeRun(dir: string, abilities: number, benchmarks: number, documents: number): { runDir: string; dataFile: string } {
@@ -47,12 +47,26 @@ function writeRun(dir: string, abilities: number, benchmarks: number, documents:
   const project = path.join(dir, "project");
   fs.mkdirSync(path.join(project, "tasks"), { recursive: true });
   const dataFile = path.join(project, "tasks", "large.jsonl");
-  fs.writeFileSync(dataFile, Array.from({ length: documents }, (_, i) => JSON.stringify({ question: `Question ${i}: which of these comes next?`, choices: ["a", "b", "c", "d"], answer: i % 4 })).join("\n") + "\n");
-  fs.writeFileSync(path.join(project, "tasks", "large.yaml"), "task: large\ndataset_path: json\ndataset_kwargs:\n  data_files:\n    test: large.jsonl\noutput_type: multiple_choice\ndoc_to_text: \"{{question}}\"\ndoc_to_choice: choices\ndoc_to_target: answer\n");
+  fs.writeFileSync(
+    dataFile,
+    Array.from({ length: documents }, (_, i) =>
+      JSON.stringify({ question: `Question ${i}: which of these comes next?`, choices: ["a", "b", "c", "d"], answer: i % 4 }),
+    ).join("\n") + "\n",
+  );
+  fs.writeFileSync(
+    path.join(project, "tasks", "large.yaml"),
+    'task: large\ndataset_path: json\ndataset_kwargs:\n  data_files:\n    test: large.jsonl\noutput_type: multiple_choice\ndoc_to_text: "{{question}}"\ndoc_to_choice: choices\ndoc_to_target: answer\n',
+  );
   const names = ["large", ...Array.from({ length: benchmarks - 1 }, (_, b) => `bench_${b}`)];
   const cell = (ais: number): CellMetric => ({
-    baseline: 0.7, ablated: 0.7 - ais * 0.45, chance: 0.25, ais, ci: { low: ais - 0.05, high: ais + 0.05, confidence: 0.95 }, significant: Math.abs(ais) > 0.05,
-    undefined_resamples: 0, flips: { right_to_wrong: 3, wrong_to_right: 1 },
+    baseline: 0.7,
+    ablated: 0.7 - ais * 0.45,
+    chance: 0.25,
+    ais,
+    ci: { low: ais - 0.05, high: ais + 0.05, confidence: 0.95 },
+    significant: Math.abs(ais) > 0.05,
+    undefined_resamples: 0,
+    flips: { right_to_wrong: 3, wrong_to_right: 1 },
   });
   const variants: VariantResult[] = [];
   const flips: FlipRecord[] = [];
@@ -64,8 +78,13 @@ function writeRun(dir: string, abilities: number, benchmarks: number, documents:
       const ais = () => (next() - 0.35) * 0.6;
       const largeAis = ais();
       variants.push({
-        ability, ability_id: ability === null ? null : ability.replace(" ", "-").toLowerCase(), selection: ability === null ? "random" : "top", k, n: Math.floor(k * 1e9),
-        scores_file: `runner/variants/${file}.jsonl`, items_file,
+        ability,
+        ability_id: ability === null ? null : ability.replace(" ", "-").toLowerCase(),
+        selection: ability === null ? "random" : "top",
+        k,
+        n: Math.floor(k * 1e9),
+        scores_file: `runner/variants/${file}.jsonl`,
+        items_file,
         benchmarks: names.map((name) => ({ name, acc: cell(name === "large" ? largeAis : ais()), acc_norm: cell(ais()) })),
       });
       for (const metric of ["acc", "acc_norm"] as const) {
@@ -74,29 +93,60 @@ function writeRun(dir: string, abilities: number, benchmarks: number, documents:
           const direction = next() < 0.5 ? "wrong_to_right" : "right_to_wrong";
           const [before, after] = direction === "wrong_to_right" ? [(i + 1) % 4, i % 4] : [i % 4, (i + 1) % 4];
           const logprobs = (chosen: number) => [0, 1, 2, 3].map((c) => (c === chosen ? -1 : -3 - c));
-          flips.push({ variant: items_file, benchmark: "large", metric, index: i, direction, target: i % 4, baselinePrediction: before, ablatedPrediction: after,
-            baselineLogprobs: logprobs(before), ablatedLogprobs: logprobs(after), choiceBytes: [1, 1, 1, 1] });
+          flips.push({
+            variant: items_file,
+            benchmark: "large",
+            metric,
+            index: i,
+            direction,
+            target: i % 4,
+            baselinePrediction: before,
+            ablatedPrediction: after,
+            baselineLogprobs: logprobs(before),
+            ablatedLogprobs: logprobs(after),
+            choiceBytes: [1, 1, 1, 1],
+          });
         }
       }
     }
   }
   const results: Results = {
-    schema: "bprof.results", schema_version: 1, run_id: "20260101-000000-bench", created: "2026-01-01T00:00:00.000Z",
-    config_file: path.join(project, "bench.bprof.yaml"), runner_version: "bench",
-    models: [{
-      name: "bench", path: path.join(project, "model"), dtype: "bfloat16",
-      benchmarks: names.map((name) => ({
-        name, task_file: path.join(project, "tasks", `${name}.yaml`), items: name === "large" ? documents : SMALL_BENCHMARK, acc: 0.7, acc_norm: 0.68, chance: 0.25,
-        ...(name === "large" ? { data_file: dataFile, data_sha256: createHash("sha256").update(fs.readFileSync(dataFile)).digest("hex") } : {}),
-      })),
-      profile: {
-        parameters: 1e9, candidates: 6e8, k: K, selections: ["top", "random"], method: "paper", seed: 1,
-        bootstrap: { resamples: 1000, confidence: 0.95, seed: 1 },
-        abilities: abilityNames.map((name) => ({ name, id: name.replace(" ", "-").toLowerCase(), sequences: 2000 })),
-        variants,
-        overlap: [],
+    schema: "bprof.results",
+    schema_version: 1,
+    run_id: "20260101-000000-bench",
+    created: "2026-01-01T00:00:00.000Z",
+    config_file: path.join(project, "bench.bprof.yaml"),
+    runner_version: "bench",
+    models: [
+      {
+        name: "bench",
+        path: path.join(project, "model"),
+        dtype: "bfloat16",
+        benchmarks: names.map((name) => ({
+          name,
+          task_file: path.join(project, "tasks", `${name}.yaml`),
+          items: name === "large" ? documents : SMALL_BENCHMARK,
+          acc: 0.7,
+          acc_norm: 0.68,
+          chance: 0.25,
+          ...(name === "large"
+            ? { data_file: dataFile, data_sha256: createHash("sha256").update(fs.readFileSync(dataFile)).digest("hex") }
+            : {}),
+        })),
+        profile: {
+          parameters: 1e9,
+          candidates: 6e8,
+          k: K,
+          selections: ["top", "random"],
+          method: "paper",
+          seed: 1,
+          bootstrap: { resamples: 1000, confidence: 0.95, seed: 1 },
+          abilities: abilityNames.map((name) => ({ name, id: name.replace(" ", "-").toLowerCase(), sequences: 2000 })),
+          variants,
+          overlap: [],
+        },
       },
-    }],
+    ],
   };
   const runDir = path.join(project, ".bprof", "runs", results.run_id);
   fs.mkdirSync(path.join(runDir, "models", "bench"), { recursive: true });
@@ -123,18 +173,37 @@ export async function benchViews(abilities: number, benchmarks: number, document
       cases.push(performance.now() - t0);
       marked = found.lines.length;
     }
-    return { abilities, benchmarks, k: K.length, documents, view_milliseconds: view, view_median_ms: median(view), cases_milliseconds: cases, cases_median_ms: median(cases), marked_lines: marked };
+    return {
+      abilities,
+      benchmarks,
+      k: K.length,
+      documents,
+      view_milliseconds: view,
+      view_median_ms: median(view),
+      cases_milliseconds: cases,
+      cases_median_ms: median(cases),
+      marked_lines: marked,
+    };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
 async function main(): Promise<void> {
-  const [abilities, benchmarks, documents, runs] = [Number(process.argv[2] ?? 10), Number(process.argv[3] ?? 60), Number(process.argv[4] ?? 10000), Number(process.argv[5] ?? 5)];
+  const [abilities, benchmarks, documents, runs] = [
+    Number(process.argv[2] ?? 10),
+    Number(process.argv[3] ?? 60),
+    Number(process.argv[4] ?? 10000),
+    Number(process.argv[5] ?? 5),
+  ];
   const r = await benchViews(abilities, benchmarks, documents, runs);
   const list = (ms: number[]) => ms.map((m) => m.toFixed(0)).join(", ");
-  console.log(`results view, ${abilities} abilities x ${benchmarks} benchmarks x ${r.k} k: median ${r.view_median_ms.toFixed(0)} ms (${list(r.view_milliseconds)})`);
-  console.log(`cases of a ${documents}-document data file (${r.marked_lines} lines marked): median ${r.cases_median_ms.toFixed(0)} ms (${list(r.cases_milliseconds)})`);
+  console.log(
+    `results view, ${abilities} abilities x ${benchmarks} benchmarks x ${r.k} k: median ${r.view_median_ms.toFixed(0)} ms (${list(r.view_milliseconds)})`,
+  );
+  console.log(
+    `cases of a ${documents}-document data file (${r.marked_lines} lines marked): median ${r.cases_median_ms.toFixed(0)} ms (${list(r.cases_milliseconds)})`,
+  );
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) void main();

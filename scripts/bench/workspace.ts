@@ -32,10 +32,19 @@ export async function benchRecheck(items: number, documents: number, edits: numb
     const data = diagnosticBenchData(items, documents);
     const dataset = path.join(dir, "abilities.diag.jsonl");
     fs.writeFileSync(dataset, data.text);
-    fs.writeFileSync(path.join(dir, "docs.jsonl"), data.docs.map((d) => JSON.stringify({ text: d.text, choices: ["yes", "no"], answer: 0 })).join("\n") + "\n");
-    fs.writeFileSync(path.join(dir, "task.yaml"), "task: docs\ndataset_path: json\ndataset_kwargs:\n  data_files:\n    test: docs.jsonl\noutput_type: multiple_choice\ndoc_to_text: \"{{text}}\"\ndoc_to_choice: choices\ndoc_to_target: answer\n");
+    fs.writeFileSync(
+      path.join(dir, "docs.jsonl"),
+      data.docs.map((d) => JSON.stringify({ text: d.text, choices: ["yes", "no"], answer: 0 })).join("\n") + "\n",
+    );
+    fs.writeFileSync(
+      path.join(dir, "task.yaml"),
+      'task: docs\ndataset_path: json\ndataset_kwargs:\n  data_files:\n    test: docs.jsonl\noutput_type: multiple_choice\ndoc_to_text: "{{text}}"\ndoc_to_choice: choices\ndoc_to_target: answer\n',
+    );
     const config = path.join(dir, "bench.bprof.yaml");
-    fs.writeFileSync(config, `models:\n  - path: ${JSON.stringify(DEMO_MODEL)}\nbenchmarks:\n  - task: task.yaml\nabilities:\n${PAPER_ABILITIES.map((a) => `  - name: ${a}\n    data: abilities.diag.jsonl\n`).join("")}ablation:\n  k: [0.01024]\n`);
+    fs.writeFileSync(
+      config,
+      `models:\n  - path: ${JSON.stringify(DEMO_MODEL)}\nbenchmarks:\n  - task: task.yaml\nabilities:\n${PAPER_ABILITIES.map((a) => `  - name: ${a}\n    data: abilities.diag.jsonl\n`).join("")}ablation:\n  k: [0.01024]\n`,
+    );
 
     const model = new WorkspaceModel();
     model.filesFound([config]);
@@ -64,7 +73,9 @@ export async function benchRecheck(items: number, documents: number, edits: numb
 async function main(): Promise<void> {
   const [items, documents, edits] = [Number(process.argv[2] ?? 20000), Number(process.argv[3] ?? 1000), Number(process.argv[4] ?? 9)];
   const r = await benchRecheck(items, documents, edits);
-  console.log(`${items} items, ${documents} benchmark documents: first check ${r.first_ms.toFixed(0)} ms; re-check after a one-line edit: median ${r.median_ms.toFixed(1)} ms (${r.milliseconds.map((m) => m.toFixed(0)).join(", ")})`);
+  console.log(
+    `${items} items, ${documents} benchmark documents: first check ${r.first_ms.toFixed(0)} ms; re-check after a one-line edit: median ${r.median_ms.toFixed(1)} ms (${r.milliseconds.map((m) => m.toFixed(0)).join(", ")})`,
+  );
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) void main();

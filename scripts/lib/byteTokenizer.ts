@@ -13,8 +13,7 @@ export const BYTE_VOCAB_SIZE = 258;
  * decoders use exactly this table, so the vocabulary must be spelled with it.
  */
 export function bytesToUnicode(): string[] {
-  const printable = (b: number): boolean =>
-    (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
+  const printable = (b: number): boolean => (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
   const table: string[] = [];
   let next = 0;
   for (let b = 0; b < 256; b++) {
@@ -41,7 +40,12 @@ function bosTemplate(): Record<string, unknown> {
   return {
     type: "TemplateProcessing",
     single: [bos, { Sequence: { id: "A", type_id: 0 } }],
-    pair: [bos, { Sequence: { id: "A", type_id: 0 } }, { SpecialToken: { id: BOS_TOKEN, type_id: 1 } }, { Sequence: { id: "B", type_id: 1 } }],
+    pair: [
+      bos,
+      { Sequence: { id: "A", type_id: 0 } },
+      { SpecialToken: { id: BOS_TOKEN, type_id: 1 } },
+      { Sequence: { id: "B", type_id: 1 } },
+    ],
     special_tokens: { [BOS_TOKEN]: { id: BOS_TOKEN, ids: [BOS_TOKEN_ID], tokens: [BOS_TOKEN] } },
   };
 }

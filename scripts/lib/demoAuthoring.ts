@@ -72,9 +72,11 @@ export function demoSplits(): DemoSplits {
   for (const g of ALL_GENERATORS) diagnostic.set(g.slug, generateItems(g, { n: DIAGNOSTIC_ITEMS, seed: DEMO_SEEDS.diagnostic }));
   const diagnosticGrams = new Set<string>();
   for (const items of diagnostic.values()) {
-    for (const it of items) for (const gram of ngramsOf([it.context, it.question, ...it.choices].flatMap(normalizedWords))) diagnosticGrams.add(gram);
+    for (const it of items)
+      for (const gram of ngramsOf([it.context, it.question, ...it.choices].flatMap(normalizedWords))) diagnosticGrams.add(gram);
   }
-  const uncontaminated = (doc: DiagnosticItemFields) => !ngramsOf(normalizedWords(benchmarkDocText(doc))).some((gram) => diagnosticGrams.has(gram));
+  const uncontaminated = (doc: DiagnosticItemFields) =>
+    !ngramsOf(normalizedWords(benchmarkDocText(doc))).some((gram) => diagnosticGrams.has(gram));
   for (const g of ALL_GENERATORS) {
     const taken = new Set(diagnostic.get(g.slug)!.map(itemKey));
     const held = generateItems(g, { n: BENCHMARK_ITEMS, seed: DEMO_SEEDS.benchmark, exclude: taken, accept: uncontaminated });
@@ -108,9 +110,10 @@ metric_list:
 `;
 
 function taskYaml(b: DemoBenchmark): string {
-  const what = b.abilities.length === 1
-    ? `${b.items.length} held-out items of the ${b.abilities[0]} generator (seed ${DEMO_SEEDS.benchmark})`
-    : `${b.items.length} held-out items, ${MIXED_ITEMS_PER_ABILITY} of each of the ten generators (seed ${DEMO_SEEDS.mixed})`;
+  const what =
+    b.abilities.length === 1
+      ? `${b.items.length} held-out items of the ${b.abilities[0]} generator (seed ${DEMO_SEEDS.benchmark})`
+      : `${b.items.length} held-out items, ${MIXED_ITEMS_PER_ABILITY} of each of the ten generators (seed ${DEMO_SEEDS.mixed})`;
   return `# ${what}, none of them in the diagnostic datasets or the demo model's training data.
 include: ${TEMPLATE_FILE}
 task: ${b.name}
@@ -164,7 +167,14 @@ export async function writeDemoWorkspace(dir: string, splits: DemoSplits = demoS
   for (const g of ALL_GENERATORS) await write(path.join(DIAGNOSTIC_DIR, `${g.slug}.diag.jsonl`), toJsonl(splits.diagnostic.get(g.slug)!));
   await write(path.join(BENCHMARK_DIR, TEMPLATE_FILE), TEMPLATE_YAML);
   for (const b of splits.benchmarks) {
-    const docs = b.items.map(({ id, ability, context, question, choices, answer }) => ({ id, ability, context, question, choices, answer }));
+    const docs = b.items.map(({ id, ability, context, question, choices, answer }) => ({
+      id,
+      ability,
+      context,
+      question,
+      choices,
+      answer,
+    }));
     await write(path.join(BENCHMARK_DIR, "data", `${b.name}.jsonl`), docs.map((d) => JSON.stringify(d)).join("\n") + "\n");
     await write(path.join(BENCHMARK_DIR, `${b.name}.yaml`), taskYaml(b));
   }
@@ -184,6 +194,7 @@ export async function heldOutKeys(dir: string): Promise<Set<string>> {
     for (const { value } of records) keys.add(itemKey(value as { context: string; question: string }));
   };
   for (const g of ALL_GENERATORS) await read(path.join(dir, DIAGNOSTIC_DIR, `${g.slug}.diag.jsonl`));
-  for (const f of await fs.readdir(path.join(dir, BENCHMARK_DIR, "data"))) if (f.endsWith(".jsonl")) await read(path.join(dir, BENCHMARK_DIR, "data", f));
+  for (const f of await fs.readdir(path.join(dir, BENCHMARK_DIR, "data")))
+    if (f.endsWith(".jsonl")) await read(path.join(dir, BENCHMARK_DIR, "data", f));
   return keys;
 }

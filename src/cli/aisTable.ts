@@ -15,12 +15,23 @@ import type { BaselineRow, KSection, ModelReport, ReportCell } from "../core/rep
 export function formatBaseline(b: BaselineRow): string {
   const name = baselineLabel(b);
   if (b.outputType === "generate_until") {
-    const others = Object.entries(b.exactMatchByFilter ?? {}).filter(([name]) => name !== b.filter).map(([name, v]) => `  ${name} ${v.toFixed(4)}`).join("");
-    if (b.scoredBy) return `${name}  score ${(b.exact_match ?? 0).toFixed(4)} (${b.scoredBy})  chance ${b.chance.toFixed(4)}  (${b.items} items)`;
+    const others = Object.entries(b.exactMatchByFilter ?? {})
+      .filter(([name]) => name !== b.filter)
+      .map(([name, v]) => `  ${name} ${v.toFixed(4)}`)
+      .join("");
+    if (b.scoredBy)
+      return `${name}  score ${(b.exact_match ?? 0).toFixed(4)} (${b.scoredBy})  chance ${b.chance.toFixed(4)}  (${b.items} items)`;
     return `${name}  exact_match ${(b.exact_match ?? 0).toFixed(4)} (${b.filter ?? "none"})${others}  chance ${b.chance.toFixed(4)}  (${b.items} items)`;
   }
   if (b.scoredBy) return `${name}  acc ${(b.acc ?? 0).toFixed(4)} (${b.scoredBy})  chance ${b.chance.toFixed(4)}  (${b.items} items)`;
-  const scores = ([["acc", b.acc], ["acc_norm", b.acc_norm]] as const).flatMap(([metric, v]) => (v === null ? [] : [`  ${metric} ${v.toFixed(4)}`])).join("");
+  const scores = (
+    [
+      ["acc", b.acc],
+      ["acc_norm", b.acc_norm],
+    ] as const
+  )
+    .flatMap(([metric, v]) => (v === null ? [] : [`  ${metric} ${v.toFixed(4)}`]))
+    .join("");
   return `${name}${scores}  chance ${b.chance.toFixed(4)}  (${b.items} items)`;
 }
 
@@ -36,23 +47,47 @@ export function formatAisTables(model: ModelReport): string {
 function sectionTable(model: string, s: KSection, parameters: number, method: ImportanceMethod, confidence: string): string {
   const rows = [["ability", ...s.columns], ...s.rows.map((r) => [r.label, ...r.cells.map(cellText)])];
   // The reasons the printed cells refer to, under the numbers every report gives them.
-  const cited = [...new Set(s.rows.flatMap((r) => r.cells.flatMap((c) => (c.ais === null && c.reason !== undefined ? [c.reason] : []))))].sort((a, b) => a - b);
+  const cited = [
+    ...new Set(s.rows.flatMap((r) => r.cells.flatMap((c) => (c.ais === null && c.reason !== undefined ? [c.reason] : [])))),
+  ].sort((a, b) => a - b);
   const title = `${model}: AIS (${s.metricLabel}) at k = ${formatK(s.k)} (n = ${s.n} of ${parameters} parameters, ${method} importance), ${confidence} CI; * = the CI excludes 0`;
-  return [title, ...alignColumns(rows), ...cited.map((n) => `  (${n}) ${s.reasons[n - 1] ?? "AIS is undefined"}`), ...loweringLine(s), ...stabilityLines(s), ...chunkedLines(s), ...labelLines(s)].join("\n");
+  return [
+    title,
+    ...alignColumns(rows),
+    ...cited.map((n) => `  (${n}) ${s.reasons[n - 1] ?? "AIS is undefined"}`),
+    ...loweringLine(s),
+    ...stabilityLines(s),
+    ...chunkedLines(s),
+    ...labelLines(s),
+  ].join("\n");
 }
 
 /** Each ability's ranking stability: the Jaccard index of the top n ranked from two halves of its items. */
 function stabilityLines(s: KSection): string[] {
   if (s.stability.length === 0) return [];
-  const rows = s.stability.map((x) => [`  ${x.ability}`, `halves ${x.halves[0]} + ${x.halves[1]} items`, `shared ${x.shared}`, `Jaccard ${formatFixed(x.jaccard, 3)}`]);
+  const rows = s.stability.map((x) => [
+    `  ${x.ability}`,
+    `halves ${x.halves[0]} + ${x.halves[1]} items`,
+    `shared ${x.shared}`,
+    `Jaccard ${formatFixed(x.jaccard, 3)}`,
+  ]);
   return ["", `ranking stability at k = ${formatK(s.k)}: the top n = ${s.n} of two halves of each ability's items:`, ...alignColumns(rows)];
 }
 
 /** Each ability's chunked top set (the released code's rule) against the exact top n: sizes, shared weights, Jaccard. */
 function chunkedLines(s: KSection): string[] {
   if (s.chunked.length === 0) return [];
-  const rows = s.chunked.map((c) => [`  ${c.ability}`, `chunked ${c.chunkedN}`, `shared ${c.shared}`, `Jaccard ${formatFixed(c.jaccard, 3)}`]);
-  return ["", `top_chunked (the released code's chunked rule) against the exact top n = ${s.n} at k = ${formatK(s.k)}:`, ...alignColumns(rows)];
+  const rows = s.chunked.map((c) => [
+    `  ${c.ability}`,
+    `chunked ${c.chunkedN}`,
+    `shared ${c.shared}`,
+    `Jaccard ${formatFixed(c.jaccard, 3)}`,
+  ]);
+  return [
+    "",
+    `top_chunked (the released code's chunked rule) against the exact top n = ${s.n} at k = ${formatK(s.k)}:`,
+    ...alignColumns(rows),
+  ];
 }
 
 /** How much of the top sets would lower their own ability's loss when zeroed: about half with `paper`, none with `signed`. */
@@ -60,7 +95,9 @@ function loweringLine(s: KSection): string[] {
   const shares = s.rows.flatMap((r) => (r.selection === "top" && r.lowering ? [Math.round(100 * r.lowering.share)] : []));
   if (shares.length === 0) return [];
   const [low, high] = [Math.min(...shares), Math.max(...shares)];
-  return [`top sets: ${low === high ? low : `${low}-${high}`}% of the zeroed weights lower their own ability's loss when zeroed (first order, -theta x g < 0)`];
+  return [
+    `top sets: ${low === high ? low : `${low}-${high}`}% of the zeroed weights lower their own ability's loss when zeroed (first order, -theta x g < 0)`,
+  ];
 }
 
 /** The config's ability labels against this k: one line of totals, then one per labelled benchmark. */
@@ -74,7 +111,11 @@ function labelLines(s: KSection): string[] {
     `own ${l.ais === null ? "n/a" : formatFixed(l.ais, 3)}`,
     `largest other ${l.largestOther ? `${formatFixed(l.largestOther.ais, 3)} (${l.largestOther.benchmark})` : "-"}`,
   ]);
-  return ["", `labels at k = ${formatK(s.k)} (${s.metricLabel}): ablating the labelled ability hurts the benchmark most for ${held} of ${s.labels.length} labelled benchmarks`, ...alignColumns(rows)];
+  return [
+    "",
+    `labels at k = ${formatK(s.k)} (${s.metricLabel}): ablating the labelled ability hurts the benchmark most for ${held} of ${s.labels.length} labelled benchmarks`,
+    ...alignColumns(rows),
+  ];
 }
 
 function cellText(cell: ReportCell): string {
@@ -86,5 +127,10 @@ function cellText(cell: ReportCell): string {
 
 function alignColumns(rows: string[][]): string[] {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? "").length)));
-  return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join("  ").trimEnd());
+  return rows.map((r) =>
+    r
+      .map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!)))
+      .join("  ")
+      .trimEnd(),
+  );
 }

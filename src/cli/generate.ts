@@ -2,7 +2,12 @@
 import * as path from "node:path";
 import { writeFileAtomic } from "../core/fsutil";
 import {
-  ALL_GENERATORS, findGenerator, generateAbilities, GeneratorCapacityError, toJsonl, type AbilityGenerator,
+  ALL_GENERATORS,
+  findGenerator,
+  generateAbilities,
+  GeneratorCapacityError,
+  toJsonl,
+  type AbilityGenerator,
 } from "../core/datasets/generators/index";
 
 export const GENERATE_USAGE = `  generate [--ability NAME] [--n N] [--seed S] [--out FILE]

@@ -61,9 +61,18 @@ async function main(argv: string[]): Promise<number> {
       args: argv,
       allowPositionals: true,
       options: {
-        runner: { type: "string" }, dir: { type: "string" }, resume: { type: "string" }, help: { type: "boolean", short: "h" },
-        format: { type: "string" }, out: { type: "string" }, metric: { type: "string" }, k: { type: "string" },
-        ability: { type: "string" }, n: { type: "string" }, seed: { type: "string" }, "no-target": { type: "boolean" },
+        runner: { type: "string" },
+        dir: { type: "string" },
+        resume: { type: "string" },
+        help: { type: "boolean", short: "h" },
+        format: { type: "string" },
+        out: { type: "string" },
+        metric: { type: "string" },
+        k: { type: "string" },
+        ability: { type: "string" },
+        n: { type: "string" },
+        seed: { type: "string" },
+        "no-target": { type: "boolean" },
         "confirm-run-unsafe-code": { type: "boolean" },
       },
     });
@@ -126,7 +135,9 @@ async function run(configFile: string, runner?: string, confirmUnsafeCode = fals
 async function resume(ref: string, configFile: string | undefined, runner?: string, confirmUnsafeCode = false): Promise<number> {
   const runDir = await resolveRunDir(ref, configFile);
   if (!runDir) {
-    process.stderr.write(`bprof: no run folder \`${ref}\`${configFile ? ` in the output folder of ${configFile}` : " (give a run folder, or the config whose runs hold it)"}\n`);
+    process.stderr.write(
+      `bprof: no run folder \`${ref}\`${configFile ? ` in the output folder of ${configFile}` : " (give a run folder, or the config whose runs hold it)"}\n`,
+    );
     return EXIT.badInput;
   }
   process.stderr.write(`resuming ${runDir}\n`);
@@ -139,7 +150,11 @@ function badInput(message: string): number {
   return EXIT.badInput;
 }
 
-async function report(ref: string, configFile: string | undefined, options: { format?: string; out?: string; metric?: string; k?: string }): Promise<number> {
+async function report(
+  ref: string,
+  configFile: string | undefined,
+  options: { format?: string; out?: string; metric?: string; k?: string },
+): Promise<number> {
   const format = options.format ?? "html";
   if (!isReportFormat(format)) return badInput(`unknown report format \`${format}\` (formats: ${REPORT_FORMATS.join(", ")})`);
   const metric = options.metric;
@@ -149,11 +164,14 @@ async function report(ref: string, configFile: string | undefined, options: { fo
   let k: number | undefined;
   if (options.k !== undefined) {
     k = Number(options.k);
-    if (options.k.trim() === "" || !Number.isFinite(k) || k <= 0 || k >= 1) return badInput(`--k must be a number in (0, 1), one of the run's k values; got \`${options.k}\``);
+    if (options.k.trim() === "" || !Number.isFinite(k) || k <= 0 || k >= 1)
+      return badInput(`--k must be a number in (0, 1), one of the run's k values; got \`${options.k}\``);
   }
   const target = (await isFile(ref)) ? path.resolve(ref) : await resolveRunDir(ref, configFile);
   if (!target) {
-    return badInput(`no run folder \`${ref}\`${configFile ? ` in the output folder of ${configFile}` : " (give a run folder, its results.json, or a run id under ./.bprof/runs)"}`);
+    return badInput(
+      `no run folder \`${ref}\`${configFile ? ` in the output folder of ${configFile}` : " (give a run folder, its results.json, or a run id under ./.bprof/runs)"}`,
+    );
   }
   let script: string | undefined;
   if (format === "html") {
@@ -166,7 +184,12 @@ async function report(ref: string, configFile: string | undefined, options: { fo
   }
   try {
     const run = await loadRun(target);
-    const rendered = await renderReport(run, { format, ...(metric ? { metric } : {}), ...(k !== undefined ? { k } : {}), ...(script !== undefined ? { script } : {}) });
+    const rendered = await renderReport(run, {
+      format,
+      ...(metric ? { metric } : {}),
+      ...(k !== undefined ? { k } : {}),
+      ...(script !== undefined ? { script } : {}),
+    });
     for (const warning of rendered.warnings) process.stderr.write(`warning: ${warning}\n`);
     if (options.out === "-") {
       process.stdout.write(rendered.text);

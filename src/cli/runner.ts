@@ -45,7 +45,9 @@ async function where(flag: string | undefined): Promise<number> {
   const facts = await buildFactsOn({ host: LOCAL_HOST, sources, cacheDir: spec.cacheDir });
   const built = facts.cached ? `${facts.cached} (built for this version)` : undefined;
   const buildable = facts.missing.length === 0;
-  out(`runner: ${named ?? (checkout ? `${checkout} (the source checkout's build)` : undefined) ?? built ?? (buildable ? `none built yet; the first run builds it (about ${estimatedBuildSeconds(facts)} s), or \`bprof runner build\`` : "none, and it cannot be built here (below)")}`);
+  out(
+    `runner: ${named ?? (checkout ? `${checkout} (the source checkout's build)` : undefined) ?? built ?? (buildable ? `none built yet; the first run builds it (about ${estimatedBuildSeconds(facts)} s), or \`bprof runner build\`` : "none, and it cannot be built here (below)")}`,
+  );
   out(`sources: ${sources.dir} (sha256 ${sources.hash.slice(0, 12)})`);
   for (const line of factLines(facts)) out(line);
   if (!buildable) {
@@ -56,7 +58,9 @@ async function where(flag: string | undefined): Promise<number> {
 }
 
 function factLines(facts: BuildFacts): string[] {
-  const torch = facts.torch ? `${facts.torch.version}${facts.torch.cuda ? " (CUDA)" : ""} at ${facts.torch.dir}, from ${facts.torch.from}` : "not found";
+  const torch = facts.torch
+    ? `${facts.torch.version}${facts.torch.cuda ? " (CUDA)" : ""} at ${facts.torch.dir}, from ${facts.torch.from}`
+    : "not found";
   return [
     `cache: ${facts.cache} (key ${facts.key})`,
     `cmake: ${facts.cmake ?? "not found"}`,
@@ -85,7 +89,10 @@ async function build(flag: string | undefined): Promise<number> {
       sources,
       cacheDir: spec.cacheDir,
       signal: abort.signal,
-      onBuildStart: (facts) => process.stderr.write(`building bprof-runner against libtorch ${facts.torch?.version ?? ""} (about ${estimatedBuildSeconds(facts)} s)\n`),
+      onBuildStart: (facts) =>
+        process.stderr.write(
+          `building bprof-runner against libtorch ${facts.torch?.version ?? ""} (about ${estimatedBuildSeconds(facts)} s)\n`,
+        ),
       onProgress: (p) => view.build(p),
     });
     view.done();

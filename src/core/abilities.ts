@@ -53,5 +53,8 @@ function normalizedAbility(name: string): string {
 }
 
 function wordInitials(name: string): string {
-  return name.split(" ").map((w) => w[0] ?? "").join("");
+  return name
+    .split(" ")
+    .map((w) => w[0] ?? "")
+    .join("");
 }

@@ -22,15 +22,24 @@ export async function writeJsonAtomic(file: string, value: unknown): Promise<voi
 
 /** The SHA-256 of a file's bytes, hex; undefined when it cannot be read. */
 export async function fileSha256(file: string): Promise<string | undefined> {
-  return fs.readFile(file).then((bytes) => createHash("sha256").update(bytes).digest("hex"), () => undefined);
+  return fs.readFile(file).then(
+    (bytes) => createHash("sha256").update(bytes).digest("hex"),
+    () => undefined,
+  );
 }
 
 export async function isFile(p: string): Promise<boolean> {
-  return fs.stat(p).then((s) => s.isFile(), () => false);
+  return fs.stat(p).then(
+    (s) => s.isFile(),
+    () => false,
+  );
 }
 
 export async function isDirectory(p: string): Promise<boolean> {
-  return fs.stat(p).then((s) => s.isDirectory(), () => false);
+  return fs.stat(p).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
 }
 
 /**
@@ -46,7 +55,10 @@ export const diskFiles: TextFiles = { read: async (file) => utf8Text(await fs.re
 
 /** A file whose bytes are not UTF-8; where the first bad bytes are (1-based line and column). */
 export class NotUtf8Error extends Error {
-  constructor(readonly line: number, readonly column: number) {
+  constructor(
+    readonly line: number,
+    readonly column: number,
+  ) {
     super(`the bytes at line ${line}, column ${column} are not UTF-8: save the file as UTF-8`);
     this.name = "NotUtf8Error";
   }

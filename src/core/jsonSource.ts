@@ -36,13 +36,21 @@ export function parseJsonSource(text: string, file: string): { source?: JsonSour
   const at = (path: JSONPath, code: ProblemCode, message: string, options: AtOptions = {}): Problem => {
     let node: Node | undefined;
     for (let depth = path.length; depth >= 0 && !node; depth--) node = tree ? findNodeAtLocation(tree, path.slice(0, depth)) : undefined;
-    const target = options.on === "key" && node?.parent?.type === "property" ? node.parent.children?.[0] ?? node : node;
+    const target = options.on === "key" && node?.parent?.type === "property" ? (node.parent.children?.[0] ?? node) : node;
     const start = target?.offset ?? 0;
     const end = start + (target?.length ?? 0);
     const a = position(start);
     const b = position(end);
-    const field = path.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("").replace(/^\./, "");
-    return problemAt({ file, line: a.line, column: a.column, endLine: b.line, endColumn: b.column, ...(field ? { field } : {}) }, code, message, options.data);
+    const field = path
+      .map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`))
+      .join("")
+      .replace(/^\./, "");
+    return problemAt(
+      { file, line: a.line, column: a.column, endLine: b.line, endColumn: b.column, ...(field ? { field } : {}) },
+      code,
+      message,
+      options.data,
+    );
   };
   return { source: { file, value, at }, problems: [] };
 }

@@ -42,16 +42,34 @@ export const PROBLEM_CODES = {
   "config.model-folder": { severity: "error", summary: "a model folder that is missing or lacks a file" },
   "config.fewshot-needs-chat": { severity: "error", summary: "fewshot_as_multiturn without chat_template" },
   "config.benchmark-data": { severity: "error", summary: "a benchmark's `data` file that is not found or not of a format a task reads" },
-  "config.group-incomplete": { severity: "warning", summary: "a group or tag named by name whose tasks are not all found under task_paths (those found are profiled)" },
-  "config.task-not-found": { severity: "error", summary: "a task file that does not exist, or a task, group or tag name found in no `task_paths` folder" },
+  "config.group-incomplete": {
+    severity: "warning",
+    summary: "a group or tag named by name whose tasks are not all found under task_paths (those found are profiled)",
+  },
+  "config.task-not-found": {
+    severity: "error",
+    summary: "a task file that does not exist, or a task, group or tag name found in no `task_paths` folder",
+  },
   "config.task-has-errors": { severity: "error", summary: "a task file with errors of its own" },
-  "config.duplicate-name": { severity: "error", summary: "two models or two benchmarks with one name, or two model names that share a run folder" },
+  "config.duplicate-name": {
+    severity: "error",
+    summary: "two models or two benchmarks with one name, or two model names that share a run folder",
+  },
   "config.chat-template": { severity: "error", summary: "the chat template is missing or refuses a prompt" },
-  "config.chat-drops-description": { severity: "warning", summary: "the chat template refuses a system message, so descriptions are dropped" },
+  "config.chat-drops-description": {
+    severity: "warning",
+    summary: "the chat template refuses a system message, so descriptions are dropped",
+  },
   "config.output": { severity: "error", summary: "an `output` folder that cannot be made or written (a file in the way, no permission)" },
   "config.identity-file-not-found": { severity: "error", summary: "an SSH identity file that does not exist" },
-  "config.ssh-option-runs-commands": { severity: "error", summary: "an ssh option that runs a command or loads code (ProxyCommand, LocalCommand, ...): it belongs in ~/.ssh/config" },
-  "config.unknown-label": { severity: "error", summary: "a benchmark's `ability` label that names no declared ability (data: the nearest)" },
+  "config.ssh-option-runs-commands": {
+    severity: "error",
+    summary: "an ssh option that runs a command or loads code (ProxyCommand, LocalCommand, ...): it belongs in ~/.ssh/config",
+  },
+  "config.unknown-label": {
+    severity: "error",
+    summary: "a benchmark's `ability` label that names no declared ability (data: the nearest)",
+  },
   "config.window-too-small": { severity: "error", summary: "max_gen_toks leaves no room for the context" },
 
   // Diagnostic datasets (*.diag.jsonl): one line.
@@ -80,8 +98,15 @@ export const PROBLEM_CODES = {
 
   // lm-eval task files and their data.
   "task.unsupported-key": { severity: "error", summary: "a task key the profiler does not support" },
-  "task.python-function": { severity: "error", summary: "a `!function` helper that failed (it raised, was not found, returned what is not data, ran past its time limit, or Python is missing), that may not run (an untrusted workspace), or of a key whose helpers do not run" },
-  "task.unsafe-code": { severity: "warning", summary: "a task whose score runs the code the model generates (`unsafe_code: true`): a run needs your confirmation" },
+  "task.python-function": {
+    severity: "error",
+    summary:
+      "a `!function` helper that failed (it raised, was not found, returned what is not data, ran past its time limit, or Python is missing), that may not run (an untrusted workspace), or of a key whose helpers do not run",
+  },
+  "task.unsafe-code": {
+    severity: "warning",
+    summary: "a task whose score runs the code the model generates (`unsafe_code: true`): a run needs your confirmation",
+  },
   "task.missing-key": { severity: "error", summary: "a task key the task needs" },
   "task.invalid-value": { severity: "error", summary: "a task key with a value the profiler cannot use" },
   "task.include": { severity: "error", summary: "an `include` that is missing or cyclic" },
@@ -89,8 +114,15 @@ export const PROBLEM_CODES = {
   "task.fewshot": { severity: "error", summary: "too few few-shot documents" },
   "task.empty-split": { severity: "error", summary: "a split without documents" },
   "task.document": { severity: "error", summary: "a document that cannot be read or rendered" },
-  "task.template": { severity: "error", summary: "a Jinja template that does not parse, prints an undefined name, or runs past its limits" },
-  "task.group-aggregate": { severity: "warning", summary: "an aggregate_metric_list entry of a group that gives the group no score here (no task of the group reports it, or its metric is scored already)" },
+  "task.template": {
+    severity: "error",
+    summary: "a Jinja template that does not parse, prints an undefined name, or runs past its limits",
+  },
+  "task.group-aggregate": {
+    severity: "warning",
+    summary:
+      "an aggregate_metric_list entry of a group that gives the group no score here (no task of the group reports it, or its metric is scored already)",
+  },
 
   // Files of a model folder.
   "model.generation-config": { severity: "error", summary: "generation_config.json with an unusable eos_token_id" },

@@ -29,7 +29,18 @@ import { extrasOf, pythonFilteredAnswers, readRunnerScores, scoredItems } from "
 import { pythonTaskScores } from "./results/taskScores";
 import { HelperError } from "./lmeval/helpers";
 import { claimRunFolder, releaseRunFolder } from "./results/runs";
-import { createRunFolder, openRunFolder, RESULTS_SCHEMA_VERSION, writeJsonl, writeResults, type ModelResults, type Results, type RunFolder, type RunManifest, type VariantBenchmark } from "./results/store";
+import {
+  createRunFolder,
+  openRunFolder,
+  RESULTS_SCHEMA_VERSION,
+  writeJsonl,
+  writeResults,
+  type ModelResults,
+  type Results,
+  type RunFolder,
+  type RunManifest,
+  type VariantBenchmark,
+} from "./results/store";
 
 export interface RunProgress {
   model: string;
@@ -120,7 +131,10 @@ async function withOutputErrors<T>(outputDir: string, work: () => Promise<T>, ru
     const where = (e as NodeJS.ErrnoException).path ?? outputDir;
     const inside = (dir: string) => !path.relative(dir, where).startsWith("..");
     if (!why || e instanceof RunnerError || !(inside(outputDir) || (runDir !== undefined && inside(runDir)))) throw e;
-    throw new RunnerError(code === "ENOSPC" || code === "EDQUOT" ? "resources" : "output_failed", `cannot write ${where} (the run's files go under ${outputDir}, the config's \`output\`): ${why}`);
+    throw new RunnerError(
+      code === "ENOSPC" || code === "EDQUOT" ? "resources" : "output_failed",
+      `cannot write ${where} (the run's files go under ${outputDir}, the config's \`output\`): ${why}`,
+    );
   }
 }
 
@@ -151,8 +165,12 @@ export function unsafeCodeBenchmarks(profile: Profile): string[] {
 function refuseUnconfirmedUnsafeCode(profile: Profile, options: RunOptions): void {
   const unsafe = unsafeCodeBenchmarks(profile);
   if (unsafe.length === 0 || options.confirmUnsafeCode) return;
-  throw new RunnerError("unsafe_code", `${unsafe.map((n) => `\`${n}\``).join(", ")} score${unsafe.length === 1 ? "s" : ""} each document by running the code the model generates ` +
-    "(`unsafe_code: true` in the task file): confirm it with --confirm-run-unsafe-code (in VS Code, the Profile command asks)", 2);
+  throw new RunnerError(
+    "unsafe_code",
+    `${unsafe.map((n) => `\`${n}\``).join(", ")} score${unsafe.length === 1 ? "s" : ""} each document by running the code the model generates ` +
+      "(`unsafe_code: true` in the task file): confirm it with --confirm-run-unsafe-code (in VS Code, the Profile command asks)",
+    2,
+  );
 }
 
 /** Where a run folder's config runs its runner; undefined when the folder cannot be read. */
@@ -172,7 +190,12 @@ export class ResumeError extends Error {
  * it (run-state.json: a second process refuses it, and a window that opens later sees it running)
  * and afterwards how it ended.
  */
-async function runInFolder(profile: Profile, run: RunFolder & { manifest: RunManifest }, options: RunOptions, resume: boolean): Promise<RunOutcome> {
+async function runInFolder(
+  profile: Profile,
+  run: RunFolder & { manifest: RunManifest },
+  options: RunOptions,
+  resume: boolean,
+): Promise<RunOutcome> {
   options.onRunFolder?.(run.dir);
   await claimRunFolder(run.dir);
   try {
@@ -185,7 +208,12 @@ async function runInFolder(profile: Profile, run: RunFolder & { manifest: RunMan
   }
 }
 
-async function runModels(profile: Profile, run: RunFolder & { manifest: RunManifest }, options: RunOptions, resume: boolean): Promise<RunOutcome> {
+async function runModels(
+  profile: Profile,
+  run: RunFolder & { manifest: RunManifest },
+  options: RunOptions,
+  resume: boolean,
+): Promise<RunOutcome> {
   const results: Results = {
     schema: "bprof.results",
     schema_version: RESULTS_SCHEMA_VERSION,
@@ -212,28 +240,48 @@ async function runModels(profile: Profile, run: RunFolder & { manifest: RunManif
       if (event.type === "start") results.runner_version = event.runner_version;
       if (event.type === "progress") {
         const ability = event.ability === undefined ? undefined : (nameOf.get(event.ability) ?? event.ability);
-        options.onProgress?.({ model: model.name, phase: event.phase, done: event.done, total: event.total, ...(ability !== undefined ? { ability } : {}) });
+        options.onProgress?.({
+          model: model.name,
+          phase: event.phase,
+          done: event.done,
+          total: event.total,
+          ...(ability !== undefined ? { ability } : {}),
+        });
       }
       if (event.type === "variant") {
         const ability = event.ability === null ? null : (nameOf.get(event.ability) ?? event.ability);
-        options.onVariant?.({ model: model.name, ability, selection: event.selection, k: event.k, n: event.n, resumed: event.resumed === true });
+        options.onVariant?.({
+          model: model.name,
+          ability,
+          selection: event.selection,
+          k: event.k,
+          n: event.n,
+          resumed: event.resumed === true,
+        });
       }
       if (event.type === "warning") options.onWarning?.(event.message);
     };
     try {
       await launchRunner(profile.target, {
-        runner: options.runner, subcommand: compiled.job.subcommand, jobFile, outDir, onEvent,
+        runner: options.runner,
+        subcommand: compiled.job.subcommand,
+        jobFile,
+        outDir,
+        onEvent,
         runPath: path.relative(path.dirname(run.dir), dir).split(path.sep).join("/"),
         ...(options.onStatus ? { onStatus: (message: string) => options.onStatus!(message, model.name) } : {}),
-        ...(profile.threads ? { threads: profile.threads } : {}), ...(options.signal ? { signal: options.signal } : {}),
+        ...(profile.threads ? { threads: profile.threads } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
       });
     } finally {
       await new Promise((resolve) => eventLog.end(resolve));
     }
 
-    const entry = await withHelperErrors(model, () => compiled.profiles
-      ? profileResults(profile, model, dir, outDir, compiled.refs, compiled.abilities, tokenizer, options)
-      : scoreResults(profile, model, dir, outDir, compiled.refs, tokenizer));
+    const entry = await withHelperErrors(model, () =>
+      compiled.profiles
+        ? profileResults(profile, model, dir, outDir, compiled.refs, compiled.abilities, tokenizer, options)
+        : scoreResults(profile, model, dir, outDir, compiled.refs, tokenizer),
+    );
     itemCount += entry.items;
     results.models.push({ ...entry.model, benchmarks: await withDataFiles(entry.model.benchmarks, profile.benchmarks, dataHashes) });
   }
@@ -242,14 +290,20 @@ async function runModels(profile: Profile, run: RunFolder & { manifest: RunManif
 }
 
 /** The benchmarks' results with the data file each read and the file's SHA-256 (hashed once per run). */
-async function withDataFiles(results: ModelResults["benchmarks"], benchmarks: readonly ResolvedBenchmark[], hashes: Map<string, Promise<string | undefined>>): Promise<ModelResults["benchmarks"]> {
-  return Promise.all(results.map(async (result) => {
-    const dataFile = benchmarks.find((b) => b.name === result.name)?.task.dataFile;
-    if (!dataFile) return result;
-    if (!hashes.has(dataFile)) hashes.set(dataFile, fileSha256(dataFile));
-    const sha = await hashes.get(dataFile)!;
-    return { ...result, data_file: dataFile, ...(sha ? { data_sha256: sha } : {}) };
-  }));
+async function withDataFiles(
+  results: ModelResults["benchmarks"],
+  benchmarks: readonly ResolvedBenchmark[],
+  hashes: Map<string, Promise<string | undefined>>,
+): Promise<ModelResults["benchmarks"]> {
+  return Promise.all(
+    results.map(async (result) => {
+      const dataFile = benchmarks.find((b) => b.name === result.name)?.task.dataFile;
+      if (!dataFile) return result;
+      if (!hashes.has(dataFile)) hashes.set(dataFile, fileSha256(dataFile));
+      const sha = await hashes.get(dataFile)!;
+      return { ...result, data_file: dataFile, ...(sha ? { data_sha256: sha } : {}) };
+    }),
+  );
 }
 
 /**
@@ -269,7 +323,8 @@ function flipRecords(assembled: Awaited<ReturnType<typeof readProfileOutput>>): 
     for (const cell of variant.benchmarks) {
       const ablated = after.filter((i) => i.benchmark === cell.name);
       for (const metric of metricsOf(cell)) {
-        for (const document of flipsAsDocuments(baselineOf.get(cell.name) ?? [], ablated, metric)) records.push({ variant: variant.items_file, benchmark: cell.name, metric, ...document });
+        for (const document of flipsAsDocuments(baselineOf.get(cell.name) ?? [], ablated, metric))
+          records.push({ variant: variant.items_file, benchmark: cell.name, metric, ...document });
       }
     }
   }
@@ -292,7 +347,10 @@ async function withHelperErrors<T>(model: ResolvedModel, work: () => Promise<T>)
   } catch (e) {
     if (!(e instanceof HelperError)) throw e;
     const where = e.document === undefined ? "" : ` (input ${e.document})`;
-    throw new RunnerError("helper_failed", `model \`${model.name}\`: a task's Python ${e.step === "score" ? "scorer" : "filter"} failed on the model's output${where}: ${e.message}`);
+    throw new RunnerError(
+      "helper_failed",
+      `model \`${model.name}\`: a task's Python ${e.step === "score" ? "scorer" : "filter"} failed on the model's output${where}: ${e.message}`,
+    );
   }
 }
 
@@ -301,8 +359,10 @@ async function writeJob(jobFile: string, job: object, resume: boolean, model: Re
     const existing = await fs.readFile(jobFile, "utf8").catch(() => undefined);
     if (existing !== undefined) {
       if (existing !== JSON.stringify(job, null, 2) + "\n") {
-        throw new ResumeError(`cannot resume model \`${model.name}\`: the job compiled from the config now differs from ${jobFile} ` +
-          "(a diagnostic dataset, a benchmark, the tokenizer or the config changed since the run started); start a new run");
+        throw new ResumeError(
+          `cannot resume model \`${model.name}\`: the job compiled from the config now differs from ${jobFile} ` +
+            "(a diagnostic dataset, a benchmark, the tokenizer or the config changed since the run started); start a new run",
+        );
       }
       return;
     }
@@ -311,15 +371,36 @@ async function writeJob(jobFile: string, job: object, resume: boolean, model: Re
 }
 
 async function scoreResults(
-  profile: Profile, model: ResolvedModel, dir: string, outDir: string, refs: ItemRef[], tokenizer: ModelTokenizer,
+  profile: Profile,
+  model: ResolvedModel,
+  dir: string,
+  outDir: string,
+  refs: ItemRef[],
+  tokenizer: ModelTokenizer,
 ): Promise<{ model: ModelResults; items: number }> {
   const scores = await readRunnerScores(path.join(outDir, "scores.jsonl"));
   const sources = new Map([["scores.jsonl", scores]]);
   const filtered = await pythonFilteredAnswers(refs, profile.benchmarks, sources, tokenizer.decode);
   const taskScores = await pythonTaskScores(refs, profile.benchmarks, sources, tokenizer.decode, filtered);
-  const items = scoredItems(refs, profile.benchmarks, scores, "scores.jsonl", tokenizer.decode, extrasOf("scores.jsonl", filtered, taskScores));
+  const items = scoredItems(
+    refs,
+    profile.benchmarks,
+    scores,
+    "scores.jsonl",
+    tokenizer.decode,
+    extrasOf("scores.jsonl", filtered, taskScores),
+  );
   await writeJsonl(path.join(dir, "items.jsonl"), items);
-  return { model: { name: model.name, path: model.path, dtype: model.dtype, benchmarks: baselineAccuracies(items, profile.benchmarks), ...groupsOf(profile, items) }, items: items.length };
+  return {
+    model: {
+      name: model.name,
+      path: model.path,
+      dtype: model.dtype,
+      benchmarks: baselineAccuracies(items, profile.benchmarks),
+      ...groupsOf(profile, items),
+    },
+    items: items.length,
+  };
 }
 
 /** The baseline's scores of the config's groups scored as a whole, as a ModelResults field; nothing without groups. */
@@ -328,31 +409,46 @@ function groupsOf(profile: Profile, baseline: readonly BenchmarkItem[]): Pick<Mo
 }
 
 async function profileResults(
-  profile: Profile, model: ResolvedModel, dir: string, outDir: string, refs: ItemRef[], abilities: AbilityRef[], tokenizer: ModelTokenizer, options: RunOptions,
+  profile: Profile,
+  model: ResolvedModel,
+  dir: string,
+  outDir: string,
+  refs: ItemRef[],
+  abilities: AbilityRef[],
+  tokenizer: ModelTokenizer,
+  options: RunOptions,
 ): Promise<{ model: ModelResults; items: number }> {
   const ablation = profile.ablation!;
-  const assembled = await readProfileOutput(outDir, {
-    benchmarks: profile.benchmarks,
-    refs,
-    abilities,
-    k: [...ablation.k].sort((a, b) => a - b),
-    selections: ablation.selections,
-    method: ablation.method,
-    seed: profile.seed,
-    bootstrap: profile.bootstrap,
-    decode: tokenizer.decode,
-    ...(profile.groups ? { groups: profile.groups } : {}),
-  }, path.relative(dir, outDir));
+  const assembled = await readProfileOutput(
+    outDir,
+    {
+      benchmarks: profile.benchmarks,
+      refs,
+      abilities,
+      k: [...ablation.k].sort((a, b) => a - b),
+      selections: ablation.selections,
+      method: ablation.method,
+      seed: profile.seed,
+      bootstrap: profile.bootstrap,
+      decode: tokenizer.decode,
+      ...(profile.groups ? { groups: profile.groups } : {}),
+    },
+    path.relative(dir, outDir),
+  );
   const counted = await readParameterCount(model.path);
   if (counted && counted.total !== assembled.profile.parameters) {
-    options.onWarning?.(`model \`${model.name}\`: the runner counts ${assembled.profile.parameters} parameters, config.json implies ${counted.total}; the config check of k used the latter`);
+    options.onWarning?.(
+      `model \`${model.name}\`: the runner counts ${assembled.profile.parameters} parameters, config.json implies ${counted.total}; the config check of k used the latter`,
+    );
   }
   await writeJsonl(path.join(dir, "items.jsonl"), assembled.baseline);
   for (const [file, items] of assembled.variantItems) await writeJsonl(path.join(dir, file), items);
   await writeJsonl(path.join(dir, FLIPS_FILE), flipRecords(assembled));
   return {
     model: {
-      name: model.name, path: model.path, dtype: model.dtype,
+      name: model.name,
+      path: model.path,
+      dtype: model.dtype,
       benchmarks: baselineAccuracies(assembled.baseline, profile.benchmarks),
       ...groupsOf(profile, assembled.baseline),
       profile: assembled.profile,

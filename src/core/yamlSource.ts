@@ -46,7 +46,14 @@ export function parseYamlSource(text: string, file: string): YamlSource {
   const placeOf = (range: [number, number], field?: FieldPath): ProblemPlace => {
     const a = lineCounter.linePos(range[0]);
     const b = lineCounter.linePos(Math.max(range[0], range[1]));
-    return { file, line: a.line, column: a.col, endLine: b.line, endColumn: b.col, ...(field && field.length > 0 ? { field: formatFieldPath(field) } : {}) };
+    return {
+      file,
+      line: a.line,
+      column: a.col,
+      endLine: b.line,
+      endColumn: b.col,
+      ...(field && field.length > 0 ? { field: formatFieldPath(field) } : {}),
+    };
   };
   const problemIn = (range: [number, number], code: ProblemCode, message: string, field?: FieldPath, data?: ProblemData): Problem =>
     problemAt(placeOf(range, field), code, message, data);
@@ -67,7 +74,14 @@ export function parseYamlSource(text: string, file: string): YamlSource {
     } catch (e) {
       // The parser refuses aliases that would expand past its limit (a "billion laughs" file).
       const alias = firstAliasRange(doc);
-      problems.push(problemIn(alias, "yaml.syntax", `YAML: ${firstLine(e instanceof Error ? e.message : String(e))}; write the values out instead of repeating aliases`, fieldAt(doc.contents, alias[0])));
+      problems.push(
+        problemIn(
+          alias,
+          "yaml.syntax",
+          `YAML: ${firstLine(e instanceof Error ? e.message : String(e))}; write the values out instead of repeating aliases`,
+          fieldAt(doc.contents, alias[0]),
+        ),
+      );
     }
   }
   return {

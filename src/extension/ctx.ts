@@ -43,16 +43,18 @@ export class Ctx {
   /** Registers `benchmarkProfiler.<name>`, made by `factory` from this context. */
   registerCommand(name: string, factory: CommandFactory): void {
     const run = factory(this) as (...args: unknown[]) => unknown;
-    this.subscriptions.push(vscode.commands.registerCommand(`${EXTENSION_ID}.${name}`, async (...args: unknown[]) => {
-      try {
-        return await run(...args);
-      } catch (e) {
-        const message = e instanceof Error ? e.message : String(e);
-        this.output.appendLine(`${name} failed: ${e instanceof Error ? (e.stack ?? message) : message}`);
-        void vscode.window.showErrorMessage(`Benchmark Profiler: ${message}`);
-        return undefined;
-      }
-    }));
+    this.subscriptions.push(
+      vscode.commands.registerCommand(`${EXTENSION_ID}.${name}`, async (...args: unknown[]) => {
+        try {
+          return await run(...args);
+        } catch (e) {
+          const message = e instanceof Error ? e.message : String(e);
+          this.output.appendLine(`${name} failed: ${e instanceof Error ? (e.stack ?? message) : message}`);
+          void vscode.window.showErrorMessage(`Benchmark Profiler: ${message}`);
+          return undefined;
+        }
+      }),
+    );
   }
 
   /**

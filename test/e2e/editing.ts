@@ -11,10 +11,17 @@ export async function openFile(page: Page, name: string, query = name): Promise<
   const input = page.locator(".quick-input-widget .quick-input-box input").first();
   await input.waitFor({ state: "visible", timeout: 10_000 });
   await input.fill(query);
-  await waitFor(async () => (await page.locator(".quick-input-widget .quick-input-list .monaco-list-row", { hasText: name }).count()) > 0 || undefined,
-    15_000, () => `Quick Open never listed ${name}`);
+  await waitFor(
+    async () => (await page.locator(".quick-input-widget .quick-input-list .monaco-list-row", { hasText: name }).count()) > 0 || undefined,
+    15_000,
+    () => `Quick Open never listed ${name}`,
+  );
   await input.press("Enter");
-  await waitFor(async () => (await page.locator(".tabs-container .tab.active", { hasText: name }).count()) > 0 || undefined, 15_000, () => `no active tab for ${name}`);
+  await waitFor(
+    async () => (await page.locator(".tabs-container .tab.active", { hasText: name }).count()) > 0 || undefined,
+    15_000,
+    () => `no active tab for ${name}`,
+  );
   await editor(page).click({ position: { x: 200, y: 10 } });
 }
 
@@ -33,11 +40,18 @@ export async function selectText(page: Page, text: string): Promise<void> {
   await focusEditor(page);
   await page.keyboard.press("Control+Home");
   await page.keyboard.press("Control+F");
-  const find = page.locator(".editor-group-container.active .find-widget textarea, .editor-group-container.active .find-widget input").first();
+  const find = page
+    .locator(".editor-group-container.active .find-widget textarea, .editor-group-container.active .find-widget input")
+    .first();
   await find.waitFor({ state: "visible", timeout: 10_000 });
   await find.fill(text);
-  await waitFor(async () => /^1 of|^\d+ of/.test((await page.locator(".editor-group-container.active .find-widget .matchesCount").textContent()) ?? "") || undefined,
-    10_000, () => `the Find widget found no "${text}"`);
+  await waitFor(
+    async () =>
+      /^1 of|^\d+ of/.test((await page.locator(".editor-group-container.active .find-widget .matchesCount").textContent()) ?? "") ||
+      undefined,
+    10_000,
+    () => `the Find widget found no "${text}"`,
+  );
   // The widget has selected the first match as it was typed; Enter would go on to the next.
   await page.keyboard.press("Escape");
 }
@@ -52,8 +66,9 @@ export async function lineText(page: Page, line: number): Promise<string> {
   await sleep(200);
   const current = page.locator(".editor-group-container.active .monaco-editor .view-overlays .current-line").first();
   const top = await current.evaluate((e) => (e.parentElement as HTMLElement).style.top);
-  return page.locator(".editor-group-container.active .monaco-editor .view-lines .view-line").evaluateAll(
-    (lines, t) => (lines.find((l) => (l as HTMLElement).style.top === t)?.textContent ?? "").replace(/\u00a0/g, " "), top);
+  return page
+    .locator(".editor-group-container.active .monaco-editor .view-lines .view-line")
+    .evaluateAll((lines, t) => (lines.find((l) => (l as HTMLElement).style.top === t)?.textContent ?? "").replace(/\u00a0/g, " "), top);
 }
 
 export interface ProblemRow {
@@ -78,18 +93,25 @@ export async function applyQuickFix(page: Page, title: string): Promise<string[]
   // On a loaded machine the problem can reach the Problems panel before the provider sees it, and
   // the widget, asked too early, says "no code actions" and stays that way: ask again until
   // the fix is offered, as a user would.
-  const offered = await waitFor(async () => {
-    seen = await rows.evaluateAll((r) => r.map((e) => (e.textContent ?? "").trim())).catch(() => [] as string[]);
-    if (seen.some((t) => t.includes(title))) return seen;
-    if (Date.now() - askedAt > 3_000) {
-      await focusEditor(page);
-      await page.keyboard.press("Control+.");
-      askedAt = Date.now();
-    }
-    return undefined;
-  }, 20_000, () => `no quick fix "${title}" at the cursor; offered: ${JSON.stringify(seen)}`);
+  const offered = await waitFor(
+    async () => {
+      seen = await rows.evaluateAll((r) => r.map((e) => (e.textContent ?? "").trim())).catch(() => [] as string[]);
+      if (seen.some((t) => t.includes(title))) return seen;
+      if (Date.now() - askedAt > 3_000) {
+        await focusEditor(page);
+        await page.keyboard.press("Control+.");
+        askedAt = Date.now();
+      }
+      return undefined;
+    },
+    20_000,
+    () => `no quick fix "${title}" at the cursor; offered: ${JSON.stringify(seen)}`,
+  );
   await rows.filter({ hasText: title }).first().click();
-  await page.locator(".action-widget").waitFor({ state: "hidden", timeout: 5_000 }).catch(() => undefined);
+  await page
+    .locator(".action-widget")
+    .waitFor({ state: "hidden", timeout: 5_000 })
+    .catch(() => undefined);
   return offered;
 }
 
@@ -97,11 +119,20 @@ export async function applyQuickFix(page: Page, title: string): Promise<string[]
 export async function acceptSuggestion(page: Page, label: string): Promise<string[]> {
   await page.keyboard.press("Control+Space");
   const rows = page.locator(".editor-group-container.active .suggest-widget .monaco-list-row");
-  const offered = await waitFor(async () => {
-    const labels = await rows.evaluateAll((r) => r.map((e) => (e.querySelector(".label-name")?.textContent ?? "").trim())).catch(() => [] as string[]);
-    return labels.includes(label) ? labels : undefined;
-  }, 10_000, () => `no suggestion "${label}"`);
-  await rows.filter({ has: page.locator(".label-name", { hasText: label }) }).first().click();
+  const offered = await waitFor(
+    async () => {
+      const labels = await rows
+        .evaluateAll((r) => r.map((e) => (e.querySelector(".label-name")?.textContent ?? "").trim()))
+        .catch(() => [] as string[]);
+      return labels.includes(label) ? labels : undefined;
+    },
+    10_000,
+    () => `no suggestion "${label}"`,
+  );
+  await rows
+    .filter({ has: page.locator(".label-name", { hasText: label }) })
+    .first()
+    .click();
   return offered;
 }
 
@@ -114,14 +145,19 @@ export async function hoverLine(page: Page, line: number, contains: RegExp): Pro
   const target = (await view.all()).length > 0 ? await findLine(view, top) : undefined;
   if (!target) throw new Error(`line ${line} is not rendered`);
   const box = (await target.boundingBox())!;
-  return waitFor(async () => {
-    await page.mouse.move(box.x + 40, box.y + box.height / 2);
-    await sleep(150);
-    await page.mouse.move(box.x + 60, box.y + box.height / 2);
-    const hover = page.locator(".monaco-hover:not(.hidden) .monaco-hover-content, .monaco-hover:not(.hidden) .hover-contents").first();
-    const text = (await hover.textContent({ timeout: 1_500 }).catch(() => "")) ?? "";
-    return contains.test(text) ? text : undefined;
-  }, 15_000, () => `no hover matching ${contains} over line ${line}`, 500);
+  return waitFor(
+    async () => {
+      await page.mouse.move(box.x + 40, box.y + box.height / 2);
+      await sleep(150);
+      await page.mouse.move(box.x + 60, box.y + box.height / 2);
+      const hover = page.locator(".monaco-hover:not(.hidden) .monaco-hover-content, .monaco-hover:not(.hidden) .hover-contents").first();
+      const text = (await hover.textContent({ timeout: 1_500 }).catch(() => "")) ?? "";
+      return contains.test(text) ? text : undefined;
+    },
+    15_000,
+    () => `no hover matching ${contains} over line ${line}`,
+    500,
+  );
 }
 
 async function findLine(lines: Locator, top: string): Promise<Locator | undefined> {

@@ -11,7 +11,6 @@ import * as path from "node:path";
 import { freePort } from "../support/ports";
 import { loadInstall, RESULTS_DIR } from "./install";
 
-
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -185,7 +184,15 @@ export async function startCodeServer(opts: StartOptions): Promise<CodeServer> {
   await fsp.mkdir(extensionsDir, { recursive: true });
   await fsp.writeFile(
     path.join(userDataDir, "User", "settings.json"),
-    JSON.stringify({ ...DEFAULT_SETTINGS, ...(opts.trusted === false ? { "security.workspace.trust.enabled": true, "security.workspace.trust.startupPrompt": "always" } : {}), ...opts.settings }, null, 2),
+    JSON.stringify(
+      {
+        ...DEFAULT_SETTINGS,
+        ...(opts.trusted === false ? { "security.workspace.trust.enabled": true, "security.workspace.trust.startupPrompt": "always" } : {}),
+        ...opts.settings,
+      },
+      null,
+      2,
+    ),
   );
   await fsp.mkdir(RESULTS_DIR, { recursive: true });
   const logPath = path.join(RESULTS_DIR, `${opts.logName ?? "code-server"}.log`);
@@ -243,8 +250,10 @@ export async function startCodeServer(opts: StartOptions): Promise<CodeServer> {
     const args = [
       install.codeServer,
       ...common,
-      "--auth", "none",
-      "--bind-addr", `127.0.0.1:${port}`,
+      "--auth",
+      "none",
+      "--bind-addr",
+      `127.0.0.1:${port}`,
       "--disable-telemetry",
       "--disable-update-check",
       ...(opts.trusted === false ? [] : ["--disable-workspace-trust"]),
@@ -263,7 +272,9 @@ export async function startCodeServer(opts: StartOptions): Promise<CodeServer> {
     await waitFor(
       async () => {
         if (exited) {
-          throw new Error(`code-server exited (code ${exited.code}, signal ${exited.signal}) before answering HTTP; last log lines:\n${tail.tail()}`);
+          throw new Error(
+            `code-server exited (code ${exited.code}, signal ${exited.signal}) before answering HTTP; last log lines:\n${tail.tail()}`,
+          );
         }
         const status = await httpStatus(`${url}/healthz`);
         return status === 200 ? true : undefined;

@@ -20,9 +20,16 @@ test("e2e: Profile runs on an SSH target from the command palette", { timeout: 3
   const remote = await fsp.mkdtemp(path.join(os.tmpdir(), "bprof-e2e-remote-"));
   t.after(() => Promise.all([project.root, remote].map((dir) => fsp.rm(dir, { recursive: true, force: true, maxRetries: 3 }))));
   await fsp.rename(path.join(project.root, "model", "model.safetensors"), path.join(remote, "model.safetensors"));
-  for (const file of ["config.json", "tokenizer.json", "tokenizer_config.json"]) await fsp.copyFile(path.join(project.root, "model", file), path.join(remote, file));
-  const options = Object.entries(server.options).map(([k, v]) => `      ${k}: ${JSON.stringify(v)}`).join("\n");
-  const config = (await fsp.readFile(project.configPath, "utf8")).replace("    name: tiny-llama\n", `    name: tiny-llama\n    remote_path: ${JSON.stringify(remote)}\n`) +
+  for (const file of ["config.json", "tokenizer.json", "tokenizer_config.json"])
+    await fsp.copyFile(path.join(project.root, "model", file), path.join(remote, file));
+  const options = Object.entries(server.options)
+    .map(([k, v]) => `      ${k}: ${JSON.stringify(v)}`)
+    .join("\n");
+  const config =
+    (await fsp.readFile(project.configPath, "utf8")).replace(
+      "    name: tiny-llama\n",
+      `    name: tiny-llama\n    remote_path: ${JSON.stringify(remote)}\n`,
+    ) +
     `target:\n  ssh:\n    host: 127.0.0.1\n    port: ${server.port}\n    identity_file: ${JSON.stringify(server.identityFile)}\n    runner: ${JSON.stringify(RUNNER)}\n` +
     `    workdir: ${JSON.stringify(path.join(remote, "runs"))}\n    options:\n${options}\n`;
   await fsp.writeFile(project.configPath, config);
@@ -33,7 +40,9 @@ test("e2e: Profile runs on an SSH target from the command palette", { timeout: 3
     assert.equal(checked, `profile.bprof.yaml: config OK; 127.0.0.1:${server.port} over SSH is ready (3 checks)`);
     mark("target checked");
     await runCommand(page, "Benchmark Profiler: Profile");
-    const finished = await waitForNotification(page, "Profile finished", 120_000, { failOn: /^(Profile failed|No \*\.bprof\.yaml config)/ });
+    const finished = await waitForNotification(page, "Profile finished", 120_000, {
+      failOn: /^(Profile failed|No \*\.bprof\.yaml config)/,
+    });
     mark(`notification "${finished}"`);
     const runId = /run (\d{8}-\d{6}-[0-9a-f]{4})/.exec(finished)?.[1];
     assert.ok(runId, finished);

@@ -15,12 +15,14 @@ import { runCommand, waitForNotification, webviewFrame, withWorkbench } from "./
 
 /** The drawn canvases of the view: their size and how many pixels are inked. */
 function inked(frame: Frame) {
-  return frame.evaluate(() => Array.from(document.querySelectorAll("canvas")).map((c) => {
-    const data = c.getContext("2d")!.getImageData(0, 0, c.width, c.height).data;
-    let count = 0;
-    for (let i = 3; i < data.length; i += 4) if (data[i]! > 0) count++;
-    return { width: c.width, height: c.height, inked: count };
-  }));
+  return frame.evaluate(() =>
+    Array.from(document.querySelectorAll("canvas")).map((c) => {
+      const data = c.getContext("2d")!.getImageData(0, 0, c.width, c.height).data;
+      let count = 0;
+      for (let i = 3; i < data.length; i += 4) if (data[i]! > 0) count++;
+      return { width: c.width, height: c.height, inked: count };
+    }),
+  );
 }
 
 test("e2e: Show Latest Results draws the AIS heatmap; switching k draws the other k's", { timeout: 300_000 }, async (t) => {
@@ -39,24 +41,45 @@ test("e2e: Show Latest Results draws the AIS heatmap; switching k draws the othe
     mark("profile finished");
     await runCommand(page, "Benchmark Profiler: Show Latest Results");
     const frame = await webviewFrame(page, "canvas", 30_000);
-    const drawn = await waitFor(async () => {
-      const canvases = await inked(frame);
-      return canvases.length === 1 && canvases[0]!.inked > 1000 ? canvases : undefined;
-    }, 15_000, () => "a drawn heatmap in the results view");
+    const drawn = await waitFor(
+      async () => {
+        const canvases = await inked(frame);
+        return canvases.length === 1 && canvases[0]!.inked > 1000 ? canvases : undefined;
+      },
+      15_000,
+      () => "a drawn heatmap in the results view",
+    );
     mark(`heatmap ${JSON.stringify(drawn)}`);
     const text = await frame.evaluate(() => document.body.innerText);
     assert.match(text, /^Run \d{8}-\d{6}-[0-9a-f]{4}$/m);
     const table = async () => (await frame.locator("table.numbers").textContent()) ?? "";
     assert.match(await table(), new RegExp(`${QUANT}[\\s\\S]*${SPATIAL}`));
-    assert.equal(await frame.evaluate(() => (document.getElementById("k") as HTMLElement & { value: string }).value), "0.01", "the largest k first");
+    assert.equal(
+      await frame.evaluate(() => (document.getElementById("k") as HTMLElement & { value: string }).value),
+      "0.01",
+      "the largest k first",
+    );
 
     await frame.locator("#k").click();
     await frame.getByRole("option", { name: "0.001", exact: true }).click();
-    await waitFor(async () => (await frame.evaluate(() => (document.getElementById("k") as HTMLElement & { value: string }).value)) === "0.001" || undefined, 10_000, () => "k never switched");
-    await waitFor(async () => (await inked(frame))[0]!.inked > 1000 || undefined, 15_000, () => "the heatmap of k = 0.001 was not drawn");
+    await waitFor(
+      async () =>
+        (await frame.evaluate(() => (document.getElementById("k") as HTMLElement & { value: string }).value)) === "0.001" || undefined,
+      10_000,
+      () => "k never switched",
+    );
+    await waitFor(
+      async () => (await inked(frame))[0]!.inked > 1000 || undefined,
+      15_000,
+      () => "the heatmap of k = 0.001 was not drawn",
+    );
 
     await runCommand(page, "Benchmark Profiler: Show Latest Results");
-    assert.equal(await page.locator(".tabs-container .tab", { hasText: /^Results / }).count(), 1, "the open panel is revealed, not opened twice");
+    assert.equal(
+      await page.locator(".tabs-container .tab", { hasText: /^Results / }).count(),
+      1,
+      "the open panel is revealed, not opened twice",
+    );
     assert.deepEqual(problems, []);
   });
 });

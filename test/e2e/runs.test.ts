@@ -27,12 +27,20 @@ const DEMO_TIMEOUT_MS = 600_000;
 const RUN_ID = /run (\d{8}-\d{6}-[0-9a-f]{4})/;
 
 async function treeRows(page: Page, view: string): Promise<string[]> {
-  return page.locator(`.pane:has(.pane-header[aria-label^="${view}"]) .monaco-list-row`).evaluateAll((rows) => rows.map((r) => (r.textContent ?? "").replace(/\s+/g, " ").trim()));
+  return page
+    .locator(`.pane:has(.pane-header[aria-label^="${view}"]) .monaco-list-row`)
+    .evaluateAll((rows) => rows.map((r) => (r.textContent ?? "").replace(/\s+/g, " ").trim()));
 }
 
 /** Opens the Benchmark Profiler views (Profiles, Runs, Negative AIS) in the side bar. */
 async function showViews(page: Page): Promise<void> {
-  if (await page.locator('.pane-header[aria-label^="Runs"]').isVisible().catch(() => false)) return;
+  if (
+    await page
+      .locator('.pane-header[aria-label^="Runs"]')
+      .isVisible()
+      .catch(() => false)
+  )
+    return;
   await page.locator('.activitybar .action-item a[aria-label^="Benchmark Profiler"]').first().click();
   await page.locator('.pane-header[aria-label^="Runs"]').waitFor({ timeout: 10_000 });
 }
@@ -48,180 +56,272 @@ async function rowAction(page: Page, view: string, rowText: string | RegExp, act
 function figures(results: Results): unknown {
   return results.models.map((m) => ({
     benchmarks: m.benchmarks.map((b) => ({ name: b.name, items: b.items, acc: "acc" in b ? b.acc : null })),
-    cells: m.profile?.variants.map((v) => v.benchmarks.map((b) => [v.ability, v.selection, v.k, b.name, b.acc?.ais, b.acc?.ci, b.acc_norm?.ais])),
+    cells: m.profile?.variants.map((v) =>
+      v.benchmarks.map((b) => [v.ability, v.selection, v.k, b.name, b.acc?.ais, b.acc?.ci, b.acc_norm?.ais]),
+    ),
   }));
 }
 
 async function selectOption(frame: Frame, id: string, option: string): Promise<void> {
   await frame.locator(`#${id}`).click();
   await frame.getByRole("option", { name: option, exact: true }).click();
-  await waitFor(async () => (await frame.evaluate((i) => (document.getElementById(i) as HTMLElement & { value: string }).value, id)) === option || undefined,
-    10_000, () => `the ${id} control never showed ${option}`);
+  await waitFor(
+    async () =>
+      (await frame.evaluate((i) => (document.getElementById(i) as HTMLElement & { value: string }).value, id)) === option || undefined,
+    10_000,
+    () => `the ${id} control never showed ${option}`,
+  );
 }
 
-test("e2e runs: Open Demo, a profile cancelled and resumed from the Runs tree, the results view, the Negative AIS tree and the cases inline", { timeout: 2 * DEMO_TIMEOUT_MS + 300_000 }, async (t) => {
-  const workspace = await fsp.mkdtemp(path.join(os.tmpdir(), "bprof-e2e-runs-"));
-  t.after(() => fsp.rm(workspace, { recursive: true, force: true, maxRetries: 3 }));
-  await fsp.cp(path.join(REPO_ROOT, "media", "demo"), workspace, { recursive: true });
-  // Another name than Open Demo's config, which is open in the same window.
-  await fsp.rename(path.join(workspace, "demo.bprof.yaml"), path.join(workspace, "copy.bprof.yaml"));
+test(
+  "e2e runs: Open Demo, a profile cancelled and resumed from the Runs tree, the results view, the Negative AIS tree and the cases inline",
+  { timeout: 2 * DEMO_TIMEOUT_MS + 300_000 },
+  async (t) => {
+    const workspace = await fsp.mkdtemp(path.join(os.tmpdir(), "bprof-e2e-runs-"));
+    t.after(() => fsp.rm(workspace, { recursive: true, force: true, maxRetries: 3 }));
+    await fsp.cp(path.join(REPO_ROOT, "media", "demo"), workspace, { recursive: true });
+    // Another name than Open Demo's config, which is open in the same window.
+    await fsp.rename(path.join(workspace, "demo.bprof.yaml"), path.join(workspace, "copy.bprof.yaml"));
 
-  // The runner comes from the extension's own sources, built into its global storage.
-  const noRunner = { settings: { "benchmarkProfiler.runnerPath": "" }, env: { BPROF_RUNNER: "", BPROF_TORCH_PREFIX: "" } };
-  await withWorkbench(t, { name: "e2e-runs", workspace, ...noRunner }, async ({ page, server, mark }) => {
-    const storage = path.join(server.userDataDir, "User", "globalStorage", "benchmark-profiler.benchmark-profiler");
-    const extensionLog = () => fsp.readFile(path.join(RESULTS_DIR, "e2e-runs-extension.log"), "utf8").catch(() => "");
-    let reference: Results | undefined;
-    await t.test("Open Demo builds the runner from the bundled sources, profiles the demo, and its results open in the results view", async () => {
-      const installed = (await fsp.readdir(server.extensionsDir)).find((d) => d.startsWith("benchmark-profiler."))!;
-      const runnerFolder = path.join(server.extensionsDir, installed, "native-runner");
-      assert.ok((await fsp.readdir(path.join(runnerFolder, "src"))).includes("llama.cpp"), "the .vsix carries the runner's sources");
-      assert.deepEqual((await fsp.readdir(runnerFolder)).sort(), ["CMakeLists.txt", "build-runner.sh", "src"], "and no build of them, no tests");
-      await runCommand(page, "Benchmark Profiler: Open Demo");
-      const building = await waitForNotification(page, "Building bprof-runner", 60_000, { failOn: /^(Profile failed|Open Demo failed)/ });
-      assert.match(building, /once for this version|left|almost done/);
-      await screenshot(page, "e2e-runs-building");
-      mark("building the runner");
-      const finished = await waitForNotification(page, "Profile finished", DEMO_TIMEOUT_MS, { failOn: /^(Profile failed|Open Demo failed)/ });
-      assert.match(finished, /Profile finished: run \d{8}-\d{6}-[0-9a-f]{4}, \d+ items scored on 11 benchmark\(s\)\./);
-      const runId = RUN_ID.exec(finished)![1]!;
-      const demo = path.join(server.userDataDir, "User", "globalStorage", "benchmark-profiler.benchmark-profiler", "demo");
-      reference = JSON.parse(await fsp.readFile(path.join(demo, ".bprof", "runs", runId, "results.json"), "utf8")) as Results;
-      const built = /built (\S+) in (\d+) s/.exec(await extensionLog());
-      assert.ok(built, "the extension's log says where the runner was built");
-      assert.ok(built[1]!.startsWith(path.join(storage, "runner") + path.sep), `built into the extension's storage: ${built[1]}`);
-      mark(`runner built in ${built[2]} s; reference run ${runId}`);
-      await page.locator(".notifications-toasts .notification-list-item", { hasText: "Profile finished" }).locator(".monaco-button", { hasText: "Open Results" }).click();
-      const frame = await webviewFrame(page, "canvas", 30_000);
-      // The abilities are in the figure's table (its numbers, folded under the canvas).
-      const text = await waitFor(async () => {
-        const body = await frame.evaluate(() => document.body.textContent ?? "");
-        return /Temporal Reasoning/.test(body) ? body : undefined;
-      }, 30_000, () => "the results view never listed the demo's abilities");
-      assert.match(text, new RegExp(`Run ${runId}`));
-      await runCommand(page, "View: Close All Editors");
-    });
+    // The runner comes from the extension's own sources, built into its global storage.
+    const noRunner = { settings: { "benchmarkProfiler.runnerPath": "" }, env: { BPROF_RUNNER: "", BPROF_TORCH_PREFIX: "" } };
+    await withWorkbench(t, { name: "e2e-runs", workspace, ...noRunner }, async ({ page, server, mark }) => {
+      const storage = path.join(server.userDataDir, "User", "globalStorage", "benchmark-profiler.benchmark-profiler");
+      const extensionLog = () => fsp.readFile(path.join(RESULTS_DIR, "e2e-runs-extension.log"), "utf8").catch(() => "");
+      let reference: Results | undefined;
+      await t.test(
+        "Open Demo builds the runner from the bundled sources, profiles the demo, and its results open in the results view",
+        async () => {
+          const installed = (await fsp.readdir(server.extensionsDir)).find((d) => d.startsWith("benchmark-profiler."))!;
+          const runnerFolder = path.join(server.extensionsDir, installed, "native-runner");
+          assert.ok((await fsp.readdir(path.join(runnerFolder, "src"))).includes("llama.cpp"), "the .vsix carries the runner's sources");
+          assert.deepEqual(
+            (await fsp.readdir(runnerFolder)).sort(),
+            ["CMakeLists.txt", "build-runner.sh", "src"],
+            "and no build of them, no tests",
+          );
+          await runCommand(page, "Benchmark Profiler: Open Demo");
+          const building = await waitForNotification(page, "Building bprof-runner", 60_000, {
+            failOn: /^(Profile failed|Open Demo failed)/,
+          });
+          assert.match(building, /once for this version|left|almost done/);
+          await screenshot(page, "e2e-runs-building");
+          mark("building the runner");
+          const finished = await waitForNotification(page, "Profile finished", DEMO_TIMEOUT_MS, {
+            failOn: /^(Profile failed|Open Demo failed)/,
+          });
+          assert.match(finished, /Profile finished: run \d{8}-\d{6}-[0-9a-f]{4}, \d+ items scored on 11 benchmark\(s\)\./);
+          const runId = RUN_ID.exec(finished)![1]!;
+          const demo = path.join(server.userDataDir, "User", "globalStorage", "benchmark-profiler.benchmark-profiler", "demo");
+          reference = JSON.parse(await fsp.readFile(path.join(demo, ".bprof", "runs", runId, "results.json"), "utf8")) as Results;
+          const built = /built (\S+) in (\d+) s/.exec(await extensionLog());
+          assert.ok(built, "the extension's log says where the runner was built");
+          assert.ok(built[1]!.startsWith(path.join(storage, "runner") + path.sep), `built into the extension's storage: ${built[1]}`);
+          mark(`runner built in ${built[2]} s; reference run ${runId}`);
+          await page
+            .locator(".notifications-toasts .notification-list-item", { hasText: "Profile finished" })
+            .locator(".monaco-button", { hasText: "Open Results" })
+            .click();
+          const frame = await webviewFrame(page, "canvas", 30_000);
+          // The abilities are in the figure's table (its numbers, folded under the canvas).
+          const text = await waitFor(
+            async () => {
+              const body = await frame.evaluate(() => document.body.textContent ?? "");
+              return /Temporal Reasoning/.test(body) ? body : undefined;
+            },
+            30_000,
+            () => "the results view never listed the demo's abilities",
+          );
+          assert.match(text, new RegExp(`Run ${runId}`));
+          await runCommand(page, "View: Close All Editors");
+        },
+      );
 
-    await t.test("a second Open Demo starts at once: the runner is built already", async () => {
-      await runCommand(page, "View: Close All Editors");
-      const before = (await extensionLog()).length;
-      const asked = Date.now();
-      await runCommand(page, "Benchmark Profiler: Open Demo");
-      await showViews(page);
-      const running = await waitFor(async () => (await treeRows(page, "Runs")).find((r) => /demo\.bprof\.yaml · running/.test(r)), 60_000,
-        () => "the second demo run never showed as running in the Runs tree");
-      mark(`second demo run running ${((Date.now() - asked) / 1000).toFixed(1)} s after Open Demo`);
-      const since = (await extensionLog()).slice(before);
-      assert.match(since, /profiling .*demo\.bprof\.yaml on this machine with .*runner.*bprof-runner/);
-      assert.doesNotMatch(since, /building bprof-runner|^build: /m, "nothing was compiled the second time");
-      assert.equal(await page.locator(".notifications-toasts .notification-list-item", { hasText: "Building bprof-runner" }).count(), 0);
-      await rowAction(page, "Runs", /^\d{8}-\d{6}-[0-9a-f]{4}.*running/, "Cancel Run");
-      await waitForNotification(page, /cancelled; it can be resumed/, 60_000);
-      void running;
-    });
+      await t.test("a second Open Demo starts at once: the runner is built already", async () => {
+        await runCommand(page, "View: Close All Editors");
+        const before = (await extensionLog()).length;
+        const asked = Date.now();
+        await runCommand(page, "Benchmark Profiler: Open Demo");
+        await showViews(page);
+        const running = await waitFor(
+          async () => (await treeRows(page, "Runs")).find((r) => /demo\.bprof\.yaml · running/.test(r)),
+          60_000,
+          () => "the second demo run never showed as running in the Runs tree",
+        );
+        mark(`second demo run running ${((Date.now() - asked) / 1000).toFixed(1)} s after Open Demo`);
+        const since = (await extensionLog()).slice(before);
+        assert.match(since, /profiling .*demo\.bprof\.yaml on this machine with .*runner.*bprof-runner/);
+        assert.doesNotMatch(since, /building bprof-runner|^build: /m, "nothing was compiled the second time");
+        assert.equal(await page.locator(".notifications-toasts .notification-list-item", { hasText: "Building bprof-runner" }).count(), 0);
+        await rowAction(page, "Runs", /^\d{8}-\d{6}-[0-9a-f]{4}.*running/, "Cancel Run");
+        await waitForNotification(page, /cancelled; it can be resumed/, 60_000);
+        void running;
+      });
 
-    let runId = "";
-    await t.test("a profile from the palette shows in the Runs tree, is cancelled there, and resumes there to the same results", async () => {
-      await openFile(page, "copy.bprof.yaml");
-      await runCommand(page, "Benchmark Profiler: Profile");
-      await showViews(page);
-      const running = await waitFor(async () => (await treeRows(page, "Runs")).find((r) => /running: demo-llama importance/.test(r)), 300_000,
-        () => "the Runs tree never showed the run at its importance phase");
-      runId = /^(\d{8}-\d{6}-[0-9a-f]{4})/.exec(running)![1]!;
-      await screenshot(page, "e2e-runs-running");
-      mark(`run ${runId} running`);
-      await rowAction(page, "Runs", runId, "Cancel Run");
-      let rows: string[] = [];
-      await waitFor(async () => (rows = await treeRows(page, "Runs")).some((r) => r.startsWith(runId) && r.includes("cancelled · resumable")) || undefined, 60_000,
-        () => `run ${runId} never showed as cancelled: ${JSON.stringify(rows)}`);
-      await screenshot(page, "e2e-runs-cancelled");
-      mark("cancelled");
-      await rowAction(page, "Runs", runId, "Resume Run");
-      const finished = await waitForNotification(page, `Profile finished: run ${runId}`, DEMO_TIMEOUT_MS, { failOn: /^Profile failed/ });
-      mark(finished);
-      const resumed = JSON.parse(await fsp.readFile(path.join(workspace, ".bprof", "runs", runId, "results.json"), "utf8")) as Results;
-      assert.deepEqual(figures(resumed), figures(reference!), "the resumed run's figures are the uninterrupted run's");
-      await waitFor(async () => (await treeRows(page, "Runs")).some((r) => r.startsWith(runId) && r.includes("finished")) || undefined, 30_000, () => "the run never showed as finished");
-    });
+      let runId = "";
+      await t.test(
+        "a profile from the palette shows in the Runs tree, is cancelled there, and resumes there to the same results",
+        async () => {
+          await openFile(page, "copy.bprof.yaml");
+          await runCommand(page, "Benchmark Profiler: Profile");
+          await showViews(page);
+          const running = await waitFor(
+            async () => (await treeRows(page, "Runs")).find((r) => /running: demo-llama importance/.test(r)),
+            300_000,
+            () => "the Runs tree never showed the run at its importance phase",
+          );
+          runId = /^(\d{8}-\d{6}-[0-9a-f]{4})/.exec(running)![1]!;
+          await screenshot(page, "e2e-runs-running");
+          mark(`run ${runId} running`);
+          await rowAction(page, "Runs", runId, "Cancel Run");
+          let rows: string[] = [];
+          await waitFor(
+            async () =>
+              (rows = await treeRows(page, "Runs")).some((r) => r.startsWith(runId) && r.includes("cancelled · resumable")) || undefined,
+            60_000,
+            () => `run ${runId} never showed as cancelled: ${JSON.stringify(rows)}`,
+          );
+          await screenshot(page, "e2e-runs-cancelled");
+          mark("cancelled");
+          await rowAction(page, "Runs", runId, "Resume Run");
+          const finished = await waitForNotification(page, `Profile finished: run ${runId}`, DEMO_TIMEOUT_MS, {
+            failOn: /^Profile failed/,
+          });
+          mark(finished);
+          const resumed = JSON.parse(await fsp.readFile(path.join(workspace, ".bprof", "runs", runId, "results.json"), "utf8")) as Results;
+          assert.deepEqual(figures(resumed), figures(reference!), "the resumed run's figures are the uninterrupted run's");
+          await waitFor(
+            async () => (await treeRows(page, "Runs")).some((r) => r.startsWith(runId) && r.includes("finished")) || undefined,
+            30_000,
+            () => "the run never showed as finished",
+          );
+        },
+      );
 
-    let frame: Frame | undefined;
-    await t.test("the results view switches k and metric, and a negative cell lists its documents", async () => {
-      await page.locator(".pane .monaco-list-row", { hasText: runId }).first().click();
-      frame = await webviewFrame(page, "#k", 30_000);
-      await selectOption(frame, "k", "0.00256");
-      await selectOption(frame, "metric", "acc_norm");
-      await selectOption(frame, "metric", "acc");
-      await frame.locator("details summary").click();
-      const negative = frame.locator("button.cell", { hasText: /^-0\.\d+\*/ }).first();
-      const cell = (await negative.getAttribute("aria-label"))!;
-      await negative.click();
-      const listed = await waitFor(async () => {
-        const text = await frame!.locator("#cases").innerText().catch(() => "");
-        return /wrong → right/.test(text) && /Document \d+ · wrong → right · demo_\w+\.jsonl:\d+/.test(text) ? text : undefined;
-      }, 30_000, () => `no documents listed for ${cell}`);
-      assert.match(listed, /at k = 0\.00256 \(acc\): [1-9]\d* wrong → right/);
-      mark(`cell ${cell}`);
-      await screenshot(page, "e2e-runs-results-dark");
-    });
+      let frame: Frame | undefined;
+      await t.test("the results view switches k and metric, and a negative cell lists its documents", async () => {
+        await page.locator(".pane .monaco-list-row", { hasText: runId }).first().click();
+        frame = await webviewFrame(page, "#k", 30_000);
+        await selectOption(frame, "k", "0.00256");
+        await selectOption(frame, "metric", "acc_norm");
+        await selectOption(frame, "metric", "acc");
+        await frame.locator("details summary").click();
+        const negative = frame.locator("button.cell", { hasText: /^-0\.\d+\*/ }).first();
+        const cell = (await negative.getAttribute("aria-label"))!;
+        await negative.click();
+        const listed = await waitFor(
+          async () => {
+            const text = await frame!
+              .locator("#cases")
+              .innerText()
+              .catch(() => "");
+            return /wrong → right/.test(text) && /Document \d+ · wrong → right · demo_\w+\.jsonl:\d+/.test(text) ? text : undefined;
+          },
+          30_000,
+          () => `no documents listed for ${cell}`,
+        );
+        assert.match(listed, /at k = 0\.00256 \(acc\): [1-9]\d* wrong → right/);
+        mark(`cell ${cell}`);
+        await screenshot(page, "e2e-runs-results-dark");
+      });
 
-    await t.test("the Negative AIS tree opens a document at its line; the data file marks the case and the hover names the ability", async () => {
-      await showViews(page);
-      const cellRow = page.locator('.pane:has(.pane-header[aria-label^="Negative AIS"]) .monaco-list-row', { hasText: "×" }).first();
-      const label = (await cellRow.textContent())!;
-      const ability = /^(.+?) × /.exec(label.trim())![1]!;
-      await cellRow.click();
-      const document = page.locator('.pane:has(.pane-header[aria-label^="Negative AIS"]) .monaco-list-row', { hasText: /^Document \d+/ }).first();
-      await document.waitFor({ timeout: 30_000 });
-      const place = /(demo_\w+\.jsonl):(\d+)/.exec((await document.textContent())!)!;
-      await document.click();
-      await waitFor(async () => (await page.locator(".tabs-container .tab.active", { hasText: place[1]! }).count()) > 0 || undefined, 15_000, () => `${place[1]} did not open`);
-      const line = Number(place[2]);
-      await waitFor(async () => /Ln (\d+)/.exec((await page.locator(".statusbar").innerText()) ?? "")?.[1] === String(line) || undefined, 10_000, () => `the cursor is not on line ${line}`);
-      const marks = await waitFor(async () => (await page.locator(".editor-group-container.active .monaco-editor .cgmr").count()) || undefined, 15_000, () => "no case is marked in the gutter");
-      mark(`${marks} marked lines visible`);
-      const current = page.locator(".editor-group-container.active .view-overlays .current-line").first();
-      const box = (await current.boundingBox())!;
-      const hover = await waitFor(async () => {
-        await page.mouse.move(box.x + 200, box.y + box.height / 2);
-        await sleep(300);
-        await page.mouse.move(box.x + 220, box.y + box.height / 2);
-        const text = await page.locator(".monaco-hover:not(.hidden)").first().innerText({ timeout: 2_000 }).catch(() => "");
-        return /wrong → right when/.test(text) ? text : undefined;
-      }, 20_000, () => `no case hover on line ${line}`, 500);
-      assert.ok(hover.includes(ability), `the hover names ${ability}: ${hover}`);
-      await screenshot(page, "e2e-runs-case-dark");
-    });
+      await t.test(
+        "the Negative AIS tree opens a document at its line; the data file marks the case and the hover names the ability",
+        async () => {
+          await showViews(page);
+          const cellRow = page.locator('.pane:has(.pane-header[aria-label^="Negative AIS"]) .monaco-list-row', { hasText: "×" }).first();
+          const label = (await cellRow.textContent())!;
+          const ability = /^(.+?) × /.exec(label.trim())![1]!;
+          await cellRow.click();
+          const document = page
+            .locator('.pane:has(.pane-header[aria-label^="Negative AIS"]) .monaco-list-row', { hasText: /^Document \d+/ })
+            .first();
+          await document.waitFor({ timeout: 30_000 });
+          const place = /(demo_\w+\.jsonl):(\d+)/.exec((await document.textContent())!)!;
+          await document.click();
+          await waitFor(
+            async () => (await page.locator(".tabs-container .tab.active", { hasText: place[1]! }).count()) > 0 || undefined,
+            15_000,
+            () => `${place[1]} did not open`,
+          );
+          const line = Number(place[2]);
+          await waitFor(
+            async () => /Ln (\d+)/.exec((await page.locator(".statusbar").innerText()) ?? "")?.[1] === String(line) || undefined,
+            10_000,
+            () => `the cursor is not on line ${line}`,
+          );
+          const marks = await waitFor(
+            async () => (await page.locator(".editor-group-container.active .monaco-editor .cgmr").count()) || undefined,
+            15_000,
+            () => "no case is marked in the gutter",
+          );
+          mark(`${marks} marked lines visible`);
+          const current = page.locator(".editor-group-container.active .view-overlays .current-line").first();
+          const box = (await current.boundingBox())!;
+          const hover = await waitFor(
+            async () => {
+              await page.mouse.move(box.x + 200, box.y + box.height / 2);
+              await sleep(300);
+              await page.mouse.move(box.x + 220, box.y + box.height / 2);
+              const text = await page
+                .locator(".monaco-hover:not(.hidden)")
+                .first()
+                .innerText({ timeout: 2_000 })
+                .catch(() => "");
+              return /wrong → right when/.test(text) ? text : undefined;
+            },
+            20_000,
+            () => `no case hover on line ${line}`,
+            500,
+          );
+          assert.ok(hover.includes(ability), `the hover names ${ability}: ${hover}`);
+          await screenshot(page, "e2e-runs-case-dark");
+        },
+      );
 
-    await t.test("the same views in the light theme", async () => {
-      const settingsFile = path.join(server.userDataDir, "User", "settings.json");
-      const settings = JSON.parse(await fsp.readFile(settingsFile, "utf8")) as Record<string, unknown>;
-      await fsp.writeFile(settingsFile, JSON.stringify({ ...settings, "workbench.colorTheme": "Default Light Modern" }, null, 2));
-      await waitFor(async () => (await page.locator(".monaco-workbench.vs").count()) > 0 || undefined, 15_000, () => "the light theme was not applied");
-      await sleep(1500);
-      await screenshot(page, "e2e-runs-case-light");
-      await page.locator(".tabs-container .tab", { hasText: `Results ${runId}` }).click();
-      await sleep(1500);
-      await screenshot(page, "e2e-runs-results-light");
+      await t.test("the same views in the light theme", async () => {
+        const settingsFile = path.join(server.userDataDir, "User", "settings.json");
+        const settings = JSON.parse(await fsp.readFile(settingsFile, "utf8")) as Record<string, unknown>;
+        await fsp.writeFile(settingsFile, JSON.stringify({ ...settings, "workbench.colorTheme": "Default Light Modern" }, null, 2));
+        await waitFor(
+          async () => (await page.locator(".monaco-workbench.vs").count()) > 0 || undefined,
+          15_000,
+          () => "the light theme was not applied",
+        );
+        await sleep(1500);
+        await screenshot(page, "e2e-runs-case-light");
+        await page.locator(".tabs-container .tab", { hasText: `Results ${runId}` }).click();
+        await sleep(1500);
+        await screenshot(page, "e2e-runs-results-light");
+      });
     });
-  });
-});
+  },
+);
 
 // A session of its own: the setting is there from the start, and no runner is cached yet.
-test("e2e runs: a libtorch that is not there: Build Runner says what is missing and the commands that install it", { timeout: 120_000 }, async (t) => {
-  const workspace = await fsp.mkdtemp(path.join(os.tmpdir(), "bprof-e2e-no-torch-ws-"));
-  const empty = await fsp.mkdtemp(path.join(os.tmpdir(), "bprof-e2e-no-torch-"));
-  t.after(() => Promise.all([workspace, empty].map((d) => fsp.rm(d, { recursive: true, force: true }))));
-  await fsp.cp(path.join(REPO_ROOT, "media", "demo"), workspace, { recursive: true });
-  const settings = { "benchmarkProfiler.runnerPath": "", "benchmarkProfiler.torchPrefix": empty };
-  await withWorkbench(t, { name: "e2e-runs-no-libtorch", workspace, settings, env: { BPROF_RUNNER: "", BPROF_TORCH_PREFIX: "" } }, async ({ page }) => {
-    await runCommand(page, "Benchmark Profiler: Build Runner");
-    const dialog = page.locator(".monaco-dialog-box");
-    await dialog.waitFor({ timeout: 30_000 });
-    const text = (await dialog.innerText()).replace(/\s+/g, " ");
-    assert.ok(text.includes(`libtorch (PyTorch's C++ library) (none at ${empty}) is missing`), text);
-    assert.match(text, /apt-get install -y libtorch-dev/);
-    await screenshot(page, "e2e-runs-no-libtorch-dialog");
-    await dialog.locator(".monaco-button", { hasText: "Copy Commands" }).click();
-    await dialog.waitFor({ state: "hidden", timeout: 10_000 });
-  });
-});
+test(
+  "e2e runs: a libtorch that is not there: Build Runner says what is missing and the commands that install it",
+  { timeout: 120_000 },
+  async (t) => {
+    const workspace = await fsp.mkdtemp(path.join(os.tmpdir(), "bprof-e2e-no-torch-ws-"));
+    const empty = await fsp.mkdtemp(path.join(os.tmpdir(), "bprof-e2e-no-torch-"));
+    t.after(() => Promise.all([workspace, empty].map((d) => fsp.rm(d, { recursive: true, force: true }))));
+    await fsp.cp(path.join(REPO_ROOT, "media", "demo"), workspace, { recursive: true });
+    const settings = { "benchmarkProfiler.runnerPath": "", "benchmarkProfiler.torchPrefix": empty };
+    await withWorkbench(
+      t,
+      { name: "e2e-runs-no-libtorch", workspace, settings, env: { BPROF_RUNNER: "", BPROF_TORCH_PREFIX: "" } },
+      async ({ page }) => {
+        await runCommand(page, "Benchmark Profiler: Build Runner");
+        const dialog = page.locator(".monaco-dialog-box");
+        await dialog.waitFor({ timeout: 30_000 });
+        const text = (await dialog.innerText()).replace(/\s+/g, " ");
+        assert.ok(text.includes(`libtorch (PyTorch's C++ library) (none at ${empty}) is missing`), text);
+        assert.match(text, /apt-get install -y libtorch-dev/);
+        await screenshot(page, "e2e-runs-no-libtorch-dialog");
+        await dialog.locator(".monaco-button", { hasText: "Copy Commands" }).click();
+        await dialog.waitFor({ state: "hidden", timeout: 10_000 });
+      },
+    );
+  },
+);

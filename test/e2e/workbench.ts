@@ -37,10 +37,7 @@ export async function openWorkbench(url: string, folder: string, opts: { timeout
     if (closed) return;
     closed = true;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      browser.close().catch(() => undefined),
-      new Promise<void>((resolve) => (timer = setTimeout(resolve, 10_000))),
-    ]);
+    await Promise.race([browser.close().catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, 10_000)))]);
     clearTimeout(timer);
   };
   try {
@@ -62,12 +59,12 @@ export async function openWorkbench(url: string, folder: string, opts: { timeout
       .first()
       .waitFor({ state: "visible", timeout: timeoutMs })
       .catch((e: Error) => {
-        throw new Error(`the workbench did not appear at ${target}: ${e.message.split("\n")[0]}\npage errors:\n${pageErrors.slice(-10).join("\n")}`);
+        throw new Error(
+          `the workbench did not appear at ${target}: ${e.message.split("\n")[0]}\npage errors:\n${pageErrors.slice(-10).join("\n")}`,
+        );
       });
     // The workbench is restored once its status bar shows and the explorer lists the folder.
-    await page
-      .locator(".monaco-workbench .part.statusbar")
-      .waitFor({ state: "visible", timeout: Math.max(1000, deadline - Date.now()) });
+    await page.locator(".monaco-workbench .part.statusbar").waitFor({ state: "visible", timeout: Math.max(1000, deadline - Date.now()) });
     if (opts.trusted === false) await declineTrust(page);
     else await dismissTrustDialog(page);
     return { browser, page, pageErrors, close };
@@ -84,7 +81,10 @@ async function declineTrust(page: Page): Promise<void> {
     throw new Error(`no workspace trust dialog appeared: ${e.message.split("\n")[0]}`);
   });
   await no.click();
-  await page.locator(".monaco-dialog-box").waitFor({ state: "hidden", timeout: 10_000 }).catch(() => undefined);
+  await page
+    .locator(".monaco-dialog-box")
+    .waitFor({ state: "hidden", timeout: 10_000 })
+    .catch(() => undefined);
 }
 
 /** Clicks "trust" on the workspace trust dialog if one is shown (the harness disables trust, so normally none). */
@@ -92,7 +92,10 @@ export async function dismissTrustDialog(page: Page): Promise<void> {
   const button = page.locator(".monaco-dialog-box .monaco-button", { hasText: /trust/i }).first();
   if (await button.isVisible().catch(() => false)) {
     await button.click();
-    await page.locator(".monaco-dialog-box").waitFor({ state: "hidden", timeout: 10_000 }).catch(() => undefined);
+    await page
+      .locator(".monaco-dialog-box")
+      .waitFor({ state: "hidden", timeout: 10_000 })
+      .catch(() => undefined);
   }
 }
 
@@ -121,7 +124,13 @@ export async function runCommand(page: Page, title: string, opts: { timeoutMs?: 
     // F1, or Ctrl+Shift+P when F1 did nothing.
     await page.keyboard.press("Escape");
     await page.keyboard.press(attempt % 2 === 0 ? "F1" : "Control+Shift+P");
-    if (!(await input.waitFor({ state: "visible", timeout: 5_000 }).then(() => true, () => false))) continue;
+    if (
+      !(await input.waitFor({ state: "visible", timeout: 5_000 }).then(
+        () => true,
+        () => false,
+      ))
+    )
+      continue;
     await input.fill(`>${title}`);
     const until = Math.min(deadline, Date.now() + 3_000);
     while (Date.now() < until) {
@@ -155,14 +164,12 @@ function matches(text: string, pattern: string | RegExp): boolean {
 
 /** Texts of the notifications shown now (toasts, and the notification center when it is open). */
 export async function notificationTexts(page: Page): Promise<string[]> {
-  return page
-    .locator(".notifications-toasts .notification-list-item, .notifications-center .notification-list-item")
-    .evaluateAll((items) =>
-      items.map((item) => {
-        const message = item.querySelector(".notification-list-item-message");
-        return (message?.textContent ?? item.textContent ?? "").replace(/\s+/g, " ").trim();
-      }),
-    );
+  return page.locator(".notifications-toasts .notification-list-item, .notifications-center .notification-list-item").evaluateAll((items) =>
+    items.map((item) => {
+      const message = item.querySelector(".notification-list-item-message");
+      return (message?.textContent ?? item.textContent ?? "").replace(/\s+/g, " ").trim();
+    }),
+  );
 }
 
 /**
@@ -201,10 +208,7 @@ export async function webviewFrame(
   predicate: string | ((frame: Frame) => boolean | Promise<boolean>),
   timeoutMs = 30_000,
 ): Promise<Frame> {
-  const test =
-    typeof predicate === "string"
-      ? async (f: Frame) => (await f.$(predicate)) !== null
-      : predicate;
+  const test = typeof predicate === "string" ? async (f: Frame) => (await f.$(predicate)) !== null : predicate;
   return waitFor(
     async () => {
       for (const frame of page.frames()) {
@@ -218,7 +222,8 @@ export async function webviewFrame(
       return undefined;
     },
     timeoutMs,
-    () => `no webview frame matching ${typeof predicate === "string" ? predicate : "the predicate"}; frames: ${JSON.stringify(page.frames().map((f) => f.url().slice(0, 120)))}`,
+    () =>
+      `no webview frame matching ${typeof predicate === "string" ? predicate : "the predicate"}; frames: ${JSON.stringify(page.frames().map((f) => f.url().slice(0, 120)))}`,
   );
 }
 
@@ -268,14 +273,19 @@ export async function withWorkbench(
     });
     defer(() => server.stop());
     mark(`code-server up at ${server.url}`);
-    const { page, close } = await openWorkbench(server.url, options.workspace, { timeoutMs: 60_000, ...(options.trusted === false ? { trusted: false } : {}) });
+    const { page, close } = await openWorkbench(server.url, options.workspace, {
+      timeoutMs: 60_000,
+      ...(options.trusted === false ? { trusted: false } : {}),
+    });
     defer(close);
     mark("workbench ready");
     try {
       await body({ page, server, mark, defer });
     } catch (e) {
       const shot = await screenshot(page, `${options.name}-failure`).catch(() => "(no screenshot)");
-      throw new Error(`${e instanceof Error ? e.message : String(e)}\nscreenshot: ${shot}\nlog: ${server.logPath}\ncode-server's last log lines:\n${server.logTail(30)}`);
+      throw new Error(
+        `${e instanceof Error ? e.message : String(e)}\nscreenshot: ${shot}\nlog: ${server.logPath}\ncode-server's last log lines:\n${server.logTail(30)}`,
+      );
     }
     await screenshot(page, options.name);
   });

@@ -10,7 +10,10 @@ import { execa } from "execa";
 import { llamaParameterCount } from "../../src/core/model/parameters";
 import { repoRoot, runnerPath } from "../support/cli";
 
-const job = JSON.parse(fs.readFileSync(path.join(repoRoot, "scripts/bench/gpu-job.json"), "utf8")) as Record<string, Record<string, unknown>>;
+const job = JSON.parse(fs.readFileSync(path.join(repoRoot, "scripts/bench/gpu-job.json"), "utf8")) as Record<
+  string,
+  Record<string, unknown>
+>;
 
 test("the GPU bench job: a 1.24B-parameter Llama in bfloat16 on cuda, one model for every row", () => {
   assert.equal(job.device, "cuda");
@@ -28,7 +31,10 @@ test("the runner accepts every field of the GPU bench job and stops at the missi
       timeout: 60_000,
       env: { CUDA_VISIBLE_DEVICES: "" }, // no GPU even where the runner was built with CUDA
     });
-    const events = r.stdout.split("\n").filter(Boolean).map((line) => JSON.parse(line) as { type: string; code?: string; message?: string });
+    const events = r.stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { type: string; code?: string; message?: string });
     const error = events.find((e) => e.type === "error");
     assert.equal(error?.code, "resources", `expected the missing GPU, got ${JSON.stringify(error)}`);
     assert.match(error!.message!, /device 'cuda' is unavailable/);

@@ -12,7 +12,8 @@ import { referenceChoiceLogprob } from "../support/referenceLlama";
 import { makeTinyProject, TINY_BENCHMARK_DOCS, type TinyProject } from "../support/tinyProject";
 
 // ChatML markers as text (the byte tokenizer has no tokens for them) after the tokenizer's BOS.
-const TEMPLATE = "{{ bos_token }}{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>\n' }}{% endfor %}" +
+const TEMPLATE =
+  "{{ bos_token }}{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>\n' }}{% endfor %}" +
   "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
 const MAX_LENGTH = 40;
 const BOS = 256;
@@ -26,24 +27,27 @@ before(async () => {
   const tokenizerConfig = JSON.parse(await fs.readFile(tokenizerConfigFile, "utf8"));
   await fs.writeFile(tokenizerConfigFile, JSON.stringify({ ...tokenizerConfig, chat_template: TEMPLATE }, null, 2));
   configPath = path.join(project.root, "chat.bprof.yaml");
-  await fs.writeFile(configPath, [
-    "models:",
-    "  - path: ./model",
-    "    name: chat",
-    "    chat_template: true",
-    `    max_length: ${MAX_LENGTH}`,
-    "benchmarks:",
-    "  - name: inline_mc",
-    "    task:",
-    "      task: inline_mc",
-    "      dataset_path: json",
-    "      dataset_kwargs: {data_files: {test: tasks/tiny_mc.jsonl}}",
-    "      output_type: multiple_choice",
-    "      doc_to_text: \"Question: {{question}}\\nAnswer:\"",
-    "      doc_to_choice: choices",
-    "      doc_to_target: answer",
-    "",
-  ].join("\n"));
+  await fs.writeFile(
+    configPath,
+    [
+      "models:",
+      "  - path: ./model",
+      "    name: chat",
+      "    chat_template: true",
+      `    max_length: ${MAX_LENGTH}`,
+      "benchmarks:",
+      "  - name: inline_mc",
+      "    task:",
+      "      task: inline_mc",
+      "      dataset_path: json",
+      "      dataset_kwargs: {data_files: {test: tasks/tiny_mc.jsonl}}",
+      "      output_type: multiple_choice",
+      '      doc_to_text: "Question: {{question}}\\nAnswer:"',
+      "      doc_to_choice: choices",
+      "      doc_to_target: answer",
+      "",
+    ].join("\n"),
+  );
 });
 after(async () => fs.rm(project.root, { recursive: true, force: true }));
 
@@ -58,9 +62,15 @@ test("bprof run with a chat template and max_length scores each choice on lm-eva
   const modelDir = path.join(project.root, ".bprof", "runs", runs[0]!, "models", "chat");
   const job = JSON.parse(await fs.readFile(path.join(modelDir, "job.json"), "utf8"));
   // Every document's choices differ in length and every context is cut: one job item per choice length.
-  assert.ok(job.items.some((i: { id: string }) => i.id.includes("#")), "some document is split into parts");
+  assert.ok(
+    job.items.some((i: { id: string }) => i.id.includes("#")),
+    "some document is split into parts",
+  );
 
-  const items = (await fs.readFile(path.join(modelDir, "items.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l));
+  const items = (await fs.readFile(path.join(modelDir, "items.jsonl"), "utf8"))
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
   assert.equal(items.length, TINY_BENCHMARK_DOCS.length);
   let checked = 0;
   for (const item of items) {
@@ -75,7 +85,10 @@ test("bprof run with a chat template and max_length scores each choice on lm-eva
       const kept = context.slice(-(MAX_LENGTH + 1 - continuation.length));
       const expected = referenceChoiceLogprob(project.modelDir, kept, continuation);
       const got = item.choices[c];
-      assert.ok(Math.abs(got.logprob - expected.logprob) < 1e-4, `${item.index} choice ${c}: runner ${got.logprob}, reference ${expected.logprob}`);
+      assert.ok(
+        Math.abs(got.logprob - expected.logprob) < 1e-4,
+        `${item.index} choice ${c}: runner ${got.logprob}, reference ${expected.logprob}`,
+      );
       assert.equal(got.tokens, continuation.length);
       checked++;
     });
@@ -91,7 +104,11 @@ test("a template that prints today's date prints the run's start date; --resume 
   const template = "{{ bos_token }}Today Date: {{ strftime_now('%d %b %Y') }}\n" + TEMPLATE.slice("{{ bos_token }}".length);
   await fs.writeFile(tokenizerConfigFile, JSON.stringify({ ...tokenizerConfig, chat_template: template }, null, 2));
   const config = path.join(project.root, "dated.bprof.yaml");
-  await fs.writeFile(config, (await fs.readFile(configPath, "utf8")).replace("path: ./model", "path: ./dated-model").replace(`    max_length: ${MAX_LENGTH}\n`, "") + "output: .bprof-dated\n");
+  await fs.writeFile(
+    config,
+    (await fs.readFile(configPath, "utf8")).replace("path: ./model", "path: ./dated-model").replace(`    max_length: ${MAX_LENGTH}\n`, "") +
+      "output: .bprof-dated\n",
+  );
 
   const first = await bprof(["run", config]);
   assert.equal(first.exitCode, 0, first.stderr);

@@ -39,7 +39,20 @@ before(async () => {
   const [tarball] = JSON.parse(String(pack.stdout)) as { filename: string; files: { path: string }[] }[];
   packed = tarball!.files.map((f) => f.path);
   // The bundles carry their libraries: the package installs with no registry at all.
-  await execa("npm", ["install", "--global", "--prefix", path.join(home, "prefix"), "--offline", "--no-audit", "--no-fund", path.join(home, tarball!.filename)], { cwd: home });
+  await execa(
+    "npm",
+    [
+      "install",
+      "--global",
+      "--prefix",
+      path.join(home, "prefix"),
+      "--offline",
+      "--no-audit",
+      "--no-fund",
+      path.join(home, tarball!.filename),
+    ],
+    { cwd: home },
+  );
   const env = { BPROF_RUNNER: "", XDG_CACHE_HOME: path.join(home, "cache") };
   bprof = (args) => execa(path.join(home, "prefix", "bin", "bprof"), args, { reject: false, cwd: home, env, timeout: 900_000 });
   const started = Date.now();
@@ -49,25 +62,45 @@ before(async () => {
 });
 after(async () => fs.rm(home, { recursive: true, force: true }));
 
-test("the npm package carries the runner's sources, builds the runner on first use, and finds it built after", { timeout: 120_000 }, async () => {
-  assert.ok(packed.includes("native-runner/src/llama.cpp") && packed.includes("native-runner/CMakeLists.txt") && packed.includes("native-runner/build-runner.sh"), packed.join(" "));
-  assert.ok(!packed.some((f) => f.startsWith("native-runner/tests/") || f.startsWith("native-runner/fuzz/") || f.startsWith("native-runner/build/")), "no tests, fuzz corpus or build");
-  assert.ok(!packed.some((f) => f.startsWith("src/") || f.startsWith("test/")), "no TypeScript sources or tests");
-  assert.match(run.stderr, /^demo-llama: building bprof-runner on this machine from the bundled sources, once for this version \(about \d+ s\)$/m);
-  const cache = path.join(home, "cache", "bprof", "runner");
-  const builds = (await fs.readdir(cache)).filter((d) => /^[0-9a-f]{16}$/.test(d));
-  assert.equal(builds.length, 1, `one build in ${cache}`);
-  const built = path.join(cache, builds[0]!, "bprof-runner");
+test(
+  "the npm package carries the runner's sources, builds the runner on first use, and finds it built after",
+  { timeout: 120_000 },
+  async () => {
+    assert.ok(
+      packed.includes("native-runner/src/llama.cpp") &&
+        packed.includes("native-runner/CMakeLists.txt") &&
+        packed.includes("native-runner/build-runner.sh"),
+      packed.join(" "),
+    );
+    assert.ok(
+      !packed.some(
+        (f) => f.startsWith("native-runner/tests/") || f.startsWith("native-runner/fuzz/") || f.startsWith("native-runner/build/"),
+      ),
+      "no tests, fuzz corpus or build",
+    );
+    assert.ok(!packed.some((f) => f.startsWith("src/") || f.startsWith("test/")), "no TypeScript sources or tests");
+    assert.match(
+      run.stderr,
+      /^demo-llama: building bprof-runner on this machine from the bundled sources, once for this version \(about \d+ s\)$/m,
+    );
+    const cache = path.join(home, "cache", "bprof", "runner");
+    const builds = (await fs.readdir(cache)).filter((d) => /^[0-9a-f]{16}$/.test(d));
+    assert.equal(builds.length, 1, `one build in ${cache}`);
+    const built = path.join(cache, builds[0]!, "bprof-runner");
 
-  const where = await bprof(["runner", "where"]);
-  assert.equal(where.exitCode, 0, String(where.stderr));
-  assert.ok(String(where.stdout).split("\n").includes(`runner: ${built} (built for this version)`), String(where.stdout));
-  assert.ok(String(where.stdout).includes(`sources: ${path.join(home, "prefix", "lib", "node_modules", "benchmark-profiler", "native-runner")} `), String(where.stdout));
-  const again = await bprof(["runner", "build"]);
-  assert.equal(again.exitCode, 0, String(again.stderr));
-  assert.match(String(again.stderr), /^already built for this version$/m);
-  assert.equal(String(again.stdout).trim(), built);
-});
+    const where = await bprof(["runner", "where"]);
+    assert.equal(where.exitCode, 0, String(where.stderr));
+    assert.ok(String(where.stdout).split("\n").includes(`runner: ${built} (built for this version)`), String(where.stdout));
+    assert.ok(
+      String(where.stdout).includes(`sources: ${path.join(home, "prefix", "lib", "node_modules", "benchmark-profiler", "native-runner")} `),
+      String(where.stdout),
+    );
+    const again = await bprof(["runner", "build"]);
+    assert.equal(again.exitCode, 0, String(again.stderr));
+    assert.match(String(again.stderr), /^already built for this version$/m);
+    assert.equal(String(again.stdout).trim(), built);
+  },
+);
 
 async function runDir(): Promise<string> {
   const runs = await fs.readdir(path.join(dir, ".bprof", "runs"));
@@ -79,34 +112,44 @@ async function results(): Promise<Results> {
   return JSON.parse(await fs.readFile(path.join(await runDir(), "results.json"), "utf8")) as Results;
 }
 
-test("bprof demo profiles the demo model: ten abilities, eleven benchmarks, the k sweep, top and random", { timeout: 900_000 }, async () => {
-  assert.equal(run.exitCode, 0, `bprof demo failed:\n${run.stderr.slice(-3000)}\n${run.stdout.slice(-3000)}`);
-  assert.match(run.stdout, /^demo workspace: /m);
-  assert.match(run.stdout, /demo-llama: AIS \(acc\) at k = 0\.01024/);
-  assert.match(run.stdout, /^labels at k = 0\.01024 \(acc\): ablating the labelled ability hurts the benchmark most for \d+ of 10 labelled benchmarks$/m);
-  const report = /^HTML report: (.+\.html)$/m.exec(run.stdout);
-  assert.ok(report, `no HTML report in:\n${run.stdout}`);
-  const html = await fs.readFile(report[1]!, "utf8");
-  assert.match(html, /<html/i);
-  assert.match(html, /hurts the benchmark most for <b>\d+ of 10 labelled benchmarks<\/b>/, "the report shows the validity check");
+test(
+  "bprof demo profiles the demo model: ten abilities, eleven benchmarks, the k sweep, top and random",
+  { timeout: 900_000 },
+  async () => {
+    assert.equal(run.exitCode, 0, `bprof demo failed:\n${run.stderr.slice(-3000)}\n${run.stdout.slice(-3000)}`);
+    assert.match(run.stdout, /^demo workspace: /m);
+    assert.match(run.stdout, /demo-llama: AIS \(acc\) at k = 0\.01024/);
+    assert.match(
+      run.stdout,
+      /^labels at k = 0\.01024 \(acc\): ablating the labelled ability hurts the benchmark most for \d+ of 10 labelled benchmarks$/m,
+    );
+    const report = /^HTML report: (.+\.html)$/m.exec(run.stdout);
+    assert.ok(report, `no HTML report in:\n${run.stdout}`);
+    const html = await fs.readFile(report[1]!, "utf8");
+    assert.match(html, /<html/i);
+    assert.match(html, /hurts the benchmark most for <b>\d+ of 10 labelled benchmarks<\/b>/, "the report shows the validity check");
 
-  const { models } = await results();
-  assert.equal(models.length, 1);
-  const model = models[0]!;
-  assert.deepEqual(model.profile!.abilities.map((a) => a.name).sort(), [...PAPER_ABILITIES].sort());
-  assert.ok(model.profile!.abilities.every((a) => a.sequences >= 200), "each diagnostic dataset has the health checks' 200 items");
-  assert.equal(model.benchmarks.length, 11);
-  assert.ok(model.benchmarks.some((b) => b.name === MIXED_BENCHMARK));
-  assert.ok(model.profile!.k.includes(DEMO_MAIN_K));
-  assert.deepEqual([...new Set(model.profile!.variants.map((v) => v.selection))].sort(), ["random", "top"]);
-  assert.equal(model.profile!.method, "signed");
-  // ranked by -theta x g, no top set holds a weight whose zeroing would lower its ability's loss
-  const top = model.profile!.variants.filter((v) => v.selection === "top");
-  assert.equal(top.length, 20);
-  for (const v of top) assert.equal(v.lowering, 0, `${v.ability} at k = ${v.k}`);
-  assert.match(run.stdout, /^top sets: 0% of the zeroed weights lower their own ability's loss when zeroed/m);
-  assert.match(run.stdout, /at k = 0\.01024 \(n = \d+ of \d+ parameters, signed importance\)/);
-});
+    const { models } = await results();
+    assert.equal(models.length, 1);
+    const model = models[0]!;
+    assert.deepEqual(model.profile!.abilities.map((a) => a.name).sort(), [...PAPER_ABILITIES].sort());
+    assert.ok(
+      model.profile!.abilities.every((a) => a.sequences >= 200),
+      "each diagnostic dataset has the health checks' 200 items",
+    );
+    assert.equal(model.benchmarks.length, 11);
+    assert.ok(model.benchmarks.some((b) => b.name === MIXED_BENCHMARK));
+    assert.ok(model.profile!.k.includes(DEMO_MAIN_K));
+    assert.deepEqual([...new Set(model.profile!.variants.map((v) => v.selection))].sort(), ["random", "top"]);
+    assert.equal(model.profile!.method, "signed");
+    // ranked by -theta x g, no top set holds a weight whose zeroing would lower its ability's loss
+    const top = model.profile!.variants.filter((v) => v.selection === "top");
+    assert.equal(top.length, 20);
+    for (const v of top) assert.equal(v.lowering, 0, `${v.ability} at k = ${v.k}`);
+    assert.match(run.stdout, /^top sets: 0% of the zeroed weights lower their own ability's loss when zeroed/m);
+    assert.match(run.stdout, /at k = 0\.01024 \(n = \d+ of \d+ parameters, signed importance\)/);
+  },
+);
 
 test("the demo model is clearly above chance on every held-out benchmark", { timeout: 60_000 }, async () => {
   const { models } = await results();
@@ -116,12 +159,19 @@ test("the demo model is clearly above chance on every held-out benchmark", { tim
   }
 });
 
-test(`validity: an ability's own benchmark has the largest AIS of its row for at least ${REQUIRED_DIAGONAL} of 10 abilities`, { timeout: 60_000 }, async () => {
-  const report = await buildReport(await loadRun(await runDir()));
-  const section = report.models[0]!.profile!.sections.find((s) => s.k === DEMO_MAIN_K)!;
-  const lines = section.labels.map((l) => `${l.holds ? "holds" : "fails"}  ${l.ability}: own ${l.ais?.toFixed(3) ?? "n/a"}, largest other ${l.largestOther ? `${l.largestOther.ais.toFixed(3)} (${l.largestOther.benchmark})` : "-"}`);
-  console.log(lines.join("\n"));
-  assert.deepEqual(section.labels.map((l) => l.ability).sort(), [...PAPER_ABILITIES].sort(), "every ability labels its own benchmark");
-  const held = section.labels.filter((l) => l.holds).length;
-  assert.ok(held >= REQUIRED_DIAGONAL, `the diagonal is the largest of its row for ${held} of 10 abilities:\n${lines.join("\n")}`);
-});
+test(
+  `validity: an ability's own benchmark has the largest AIS of its row for at least ${REQUIRED_DIAGONAL} of 10 abilities`,
+  { timeout: 60_000 },
+  async () => {
+    const report = await buildReport(await loadRun(await runDir()));
+    const section = report.models[0]!.profile!.sections.find((s) => s.k === DEMO_MAIN_K)!;
+    const lines = section.labels.map(
+      (l) =>
+        `${l.holds ? "holds" : "fails"}  ${l.ability}: own ${l.ais?.toFixed(3) ?? "n/a"}, largest other ${l.largestOther ? `${l.largestOther.ais.toFixed(3)} (${l.largestOther.benchmark})` : "-"}`,
+    );
+    console.log(lines.join("\n"));
+    assert.deepEqual(section.labels.map((l) => l.ability).sort(), [...PAPER_ABILITIES].sort(), "every ability labels its own benchmark");
+    const held = section.labels.filter((l) => l.holds).length;
+    assert.ok(held >= REQUIRED_DIAGONAL, `the diagonal is the largest of its row for ${held} of 10 abilities:\n${lines.join("\n")}`);
+  },
+);

@@ -32,7 +32,11 @@ test("bprof generate refuses unknown abilities and bad counts", async () => {
   const typo = await bprof(["generate", "--ability", "spatal"]);
   assert.equal(typo.exitCode, 2);
   assert.match(typo.stderr, /no generator for `spatal`: did you mean `spatial`\?/);
-  for (const [flag, value] of [["--n", "0"], ["--n", "x"], ["--seed", "1.5"]] as const) {
+  for (const [flag, value] of [
+    ["--n", "0"],
+    ["--n", "x"],
+    ["--seed", "1.5"],
+  ] as const) {
     const bad = await bprof(["generate", flag, value]);
     assert.equal(bad.exitCode, 2, `${flag} ${value}`);
     assert.match(bad.stderr, new RegExp(`${flag} must be`));

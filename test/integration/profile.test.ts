@@ -20,10 +20,20 @@ before(async () => {
 });
 after(async () => fs.rm(root, { recursive: true, force: true }));
 
-interface Item { benchmark: string; index: number; target: number; prediction: number; predictionNorm: number; choices: { logprob: number }[] }
+interface Item {
+  benchmark: string;
+  index: number;
+  target: number;
+  prediction: number;
+  predictionNorm: number;
+  choices: { logprob: number }[];
+}
 
 async function readItems(file: string): Promise<Item[]> {
-  return (await fs.readFile(file, "utf8")).trim().split("\n").map((l) => JSON.parse(l) as Item);
+  return (await fs.readFile(file, "utf8"))
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as Item);
 }
 
 async function onlyRunDir(): Promise<string> {
@@ -39,7 +49,12 @@ test("bprof run profiles two abilities with the real runner; one AIS cell recomp
   const result = await bprof(["run", path.join(root, "profile.bprof.yaml")]);
   assert.equal(result.exitCode, 0, `bprof run failed:\n${result.stderr}\n${result.stdout}`);
   assert.match(result.stdout, /tiny-llama\s+tiny_yes\s+acc/);
-  assert.match(result.stdout, new RegExp(`tiny-llama: AIS \\(acc\\) at k = 0\\.001 \\(n = ${Math.floor(0.001 * parameters)} of ${parameters} parameters, paper importance\\)`));
+  assert.match(
+    result.stdout,
+    new RegExp(
+      `tiny-llama: AIS \\(acc\\) at k = 0\\.001 \\(n = ${Math.floor(0.001 * parameters)} of ${parameters} parameters, paper importance\\)`,
+    ),
+  );
   assert.match(result.stdout, /^Quantitative Reasoning\s/m);
   assert.match(result.stdout, /^random \(control\)\s/m);
   assert.match(result.stdout, /^top sets: \d+(-\d+)?% of the zeroed weights lower their own ability's loss when zeroed/m);
@@ -52,8 +67,22 @@ test("bprof run profiles two abilities with the real runner; one AIS cell recomp
   const modelDir = path.join(runDir, "models", "tiny-llama");
   const job = JSON.parse(await fs.readFile(path.join(modelDir, "job.json"), "utf8"));
   assert.equal(job.subcommand, "profile");
-  assert.deepEqual(job.abilities.map((a: { id: string; sequences: number[][] }) => [a.id, a.sequences.length]), [["quantitative-reasoning", 4], ["spatial-reasoning", 3]]);
-  assert.deepEqual(job.ablation, { k: K, selections: ["top", "random"], method: "paper", front_removal: 0, back_removal: 0, batch_size: 2, seed: 3 });
+  assert.deepEqual(
+    job.abilities.map((a: { id: string; sequences: number[][] }) => [a.id, a.sequences.length]),
+    [
+      ["quantitative-reasoning", 4],
+      ["spatial-reasoning", 3],
+    ],
+  );
+  assert.deepEqual(job.ablation, {
+    k: K,
+    selections: ["top", "random"],
+    method: "paper",
+    front_removal: 0,
+    back_removal: 0,
+    batch_size: 2,
+    seed: 3,
+  });
   assert.equal(JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8")).models[0].profile.method, "paper");
 
   const results = JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8"));
@@ -63,12 +92,23 @@ test("bprof run profiles two abilities with the real runner; one AIS cell recomp
   assert.equal(profile.parameters, parameters, "the runner counts the parameters config.json implies");
   assert.equal(profile.candidates, mlpParameters);
   assert.deepEqual(profile.k, K);
-  assert.deepEqual(profile.abilities, [{ name: QUANT, id: "quantitative-reasoning", sequences: 4 }, { name: SPATIAL, id: "spatial-reasoning", sequences: 3 }]);
-  assert.deepEqual(profile.variants.map((v: { ability: string | null; selection: string; k: number; n: number }) => `${v.ability} ${v.selection} ${v.k} ${v.n}`), [
-    `${QUANT} top 0.001 ${Math.floor(0.001 * parameters)}`, `${QUANT} top 0.01 ${Math.floor(0.01 * parameters)}`,
-    `${SPATIAL} top 0.001 ${Math.floor(0.001 * parameters)}`, `${SPATIAL} top 0.01 ${Math.floor(0.01 * parameters)}`,
-    `null random 0.001 ${Math.floor(0.001 * parameters)}`, `null random 0.01 ${Math.floor(0.01 * parameters)}`,
+  assert.deepEqual(profile.abilities, [
+    { name: QUANT, id: "quantitative-reasoning", sequences: 4 },
+    { name: SPATIAL, id: "spatial-reasoning", sequences: 3 },
   ]);
+  assert.deepEqual(
+    profile.variants.map(
+      (v: { ability: string | null; selection: string; k: number; n: number }) => `${v.ability} ${v.selection} ${v.k} ${v.n}`,
+    ),
+    [
+      `${QUANT} top 0.001 ${Math.floor(0.001 * parameters)}`,
+      `${QUANT} top 0.01 ${Math.floor(0.01 * parameters)}`,
+      `${SPATIAL} top 0.001 ${Math.floor(0.001 * parameters)}`,
+      `${SPATIAL} top 0.01 ${Math.floor(0.01 * parameters)}`,
+      `null random 0.001 ${Math.floor(0.001 * parameters)}`,
+      `null random 0.01 ${Math.floor(0.01 * parameters)}`,
+    ],
+  );
   for (const o of profile.overlap) {
     assert.deepEqual(o.abilities, [QUANT, SPATIAL]);
     assert.equal(o.intersections[0][0], o.n);
@@ -80,7 +120,10 @@ test("bprof run profiles two abilities with the real runner; one AIS cell recomp
   const cellVariant = profile.variants.find((v: { ability: string; k: number }) => v.ability === QUANT && v.k === 0.01);
   const ablated = await readItems(path.join(modelDir, cellVariant.items_file));
   assert.equal(baseline.length, BENCH_DOCS.length);
-  assert.deepEqual(ablated.map((i) => i.index), baseline.map((i) => i.index));
+  assert.deepEqual(
+    ablated.map((i) => i.index),
+    baseline.map((i) => i.index),
+  );
   const right = (items: Item[]) => items.filter((i) => i.prediction === i.target).length;
   const p0 = right(baseline) / baseline.length;
   const pa = right(ablated) / ablated.length;
@@ -120,129 +163,167 @@ test("bprof run profiles two abilities with the real runner; one AIS cell recomp
   assert.equal(again.created, results.created);
 });
 
-test("bprof run --resume recomputes only what is missing or cut short, and refuses a run whose inputs changed", { timeout: 300_000 }, async () => {
-  const runDir = await onlyRunDir();
-  const runner = path.join(runDir, "models", "tiny-llama", "runner");
-  const before = JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8"));
-  // As if the run had stopped after its third variant: later variants and the manifest are not on disk.
-  for (const file of ["profile.json", "variants/spatial-reasoning.top.k1.jsonl", "variants/random.k0.jsonl", "variants/random.k1.jsonl"]) {
-    await fs.rm(path.join(runner, file));
-  }
-  const resumed = await bprof(["run", "--resume", runDir]);
-  assert.equal(resumed.exitCode, 0, `bprof run --resume failed:\n${resumed.stderr}\n${resumed.stdout}`);
-  assert.match(resumed.stderr, /variant Spatial Reasoning top k=0\.001 n=\d+ \(resumed\)/);
-  assert.match(resumed.stderr, /variant Spatial Reasoning top k=0\.01 n=\d+\n/);
-  assert.match(resumed.stderr, /variant random control k=0\.01 n=\d+\n/);
-  const after = JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8"));
-  assert.deepEqual(after.models, before.models, "a resumed run gives the results of an uninterrupted one");
-
-  // A variant file cut short after it was written (a partial copy, a full disk under another tool):
-  // the resume scores that variant again instead of stopping at a line that is not JSON.
-  const cut = path.join(runner, "variants/quantitative-reasoning.top.k1.jsonl");
-  const whole = await fs.readFile(cut, "utf8");
-  await fs.writeFile(cut, whole.slice(0, Math.floor(whole.length / 2)));
-  await fs.rm(path.join(runner, "profile.json"));
-  const repaired = await bprof(["run", "--resume", runDir]);
-  assert.equal(repaired.exitCode, 0, `bprof run --resume failed:\n${repaired.stderr}`);
-  assert.match(repaired.stderr, /variants\/quantitative-reasoning\.top\.k1\.jsonl is incomplete \(\d+ of \d+ lines\): scoring it again/);
-  assert.match(repaired.stderr, /variant Quantitative Reasoning top k=0\.01 n=\d+\n/);
-  assert.equal(await fs.readFile(cut, "utf8"), whole, "the variant scored again is the one that was cut");
-  assert.deepEqual(JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8")).models, before.models);
-
-  // A diagnostic dataset edited since the run started: its job would differ, so no resume.
-  const file = path.join(root, "diag", "spatial.diag.jsonl");
-  await fs.appendFile(file, JSON.stringify({ id: "spatial-9", ability: SPATIAL, context: "", question: "Is up above down?", choices: ["yes", "no"], answer: 0 }) + "\n");
-  const refused = await bprof(["run", "--resume", runDir]);
-  assert.equal(refused.exitCode, 2);
-  assert.match(refused.stderr, /bprof: cannot resume model `tiny-llama`: the job compiled from the config now differs from .*job\.json/);
-
-  const missing = await bprof(["run", "--resume", "20000101-000000-abcd", path.join(root, "profile.bprof.yaml")]);
-  assert.equal(missing.exitCode, 2);
-  assert.match(missing.stderr, /no run folder `20000101-000000-abcd` in the output folder of/);
-});
-
-test("top_chunked with the real runner: the released code's chunked sets beside the exact top sets, compared in results.json and the report", { timeout: 300_000 }, async () => {
-  // the tiny model has far fewer than a million candidates: one chunk, so each chunked set is the
-  // exact top of ceil(n / candidates x candidates) weights and holds all n of the exact top set
-  const project = await makeProfileProject({ config: CONFIG_YAML.replace("selections: [top, random]", "selections: [top, top_chunked, random]") });
-  try {
-    const result = await bprof(["run", project.configPath]);
-    assert.equal(result.exitCode, 0, `bprof run failed:\n${result.stderr}\n${result.stdout}`);
-    assert.match(result.stdout, /^Quantitative Reasoning \(top, chunked\)\s/m);
-    assert.match(result.stdout, /^top_chunked \(the released code's chunked rule\) against the exact top n = \d+ at k = 0\.01:$/m);
-    const runs = await fs.readdir(path.join(project.root, ".bprof", "runs"));
-    const runDir = path.join(project.root, ".bprof", "runs", runs[0]!);
-    const results = JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8"));
-    const profile = results.models[0].profile;
-    assert.deepEqual(profile.selections, ["top", "top_chunked", "random"]);
-    const chunked = profile.variants.filter((v: { selection: string }) => v.selection === "top_chunked");
-    assert.equal(chunked.length, 4);
-    for (const v of chunked) {
-      const n = Math.floor(v.k * project.parameters);
-      assert.equal(v.exact_top.n, n);
-      assert.ok(v.n === n || v.n === n + 1, JSON.stringify(v));
-      assert.equal(v.exact_top.shared, n);
-      assert.equal(v.exact_top.jaccard, n / v.n);
-      assert.ok(v.lowering >= 0 && v.lowering <= v.n);
-      // a set of the same weights (or one more) damages the benchmark like the exact top set, or nearly
-      assert.equal(typeof v.benchmarks[0].acc.ablated, "number");
+test(
+  "bprof run --resume recomputes only what is missing or cut short, and refuses a run whose inputs changed",
+  { timeout: 300_000 },
+  async () => {
+    const runDir = await onlyRunDir();
+    const runner = path.join(runDir, "models", "tiny-llama", "runner");
+    const before = JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8"));
+    // As if the run had stopped after its third variant: later variants and the manifest are not on disk.
+    for (const file of [
+      "profile.json",
+      "variants/spatial-reasoning.top.k1.jsonl",
+      "variants/random.k0.jsonl",
+      "variants/random.k1.jsonl",
+    ]) {
+      await fs.rm(path.join(runner, file));
     }
-    const report = await bprof(["report", runDir, "--format", "md", "--out", "-"]);
-    assert.equal(report.exitCode, 0, report.stderr);
-    assert.match(report.stdout, /\*\*Chunked selection against the exact top n\*\*/);
-    assert.match(report.stdout, /\| Spatial Reasoning \| \d+ \| \d+ \| \d+ \| (1\.000|0\.9\d\d) \|/);
-  } finally {
-    await fs.rm(project.root, { recursive: true, force: true });
-  }
-});
+    const resumed = await bprof(["run", "--resume", runDir]);
+    assert.equal(resumed.exitCode, 0, `bprof run --resume failed:\n${resumed.stderr}\n${resumed.stdout}`);
+    assert.match(resumed.stderr, /variant Spatial Reasoning top k=0\.001 n=\d+ \(resumed\)/);
+    assert.match(resumed.stderr, /variant Spatial Reasoning top k=0\.01 n=\d+\n/);
+    assert.match(resumed.stderr, /variant random control k=0\.01 n=\d+\n/);
+    const after = JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8"));
+    assert.deepEqual(after.models, before.models, "a resumed run gives the results of an uninterrupted one");
 
-test("ablation.stability with the real runner: each ability's halves in results.json and the report, the same profile otherwise, and the ability's health hover reads it", { timeout: 300_000 }, async () => {
-  const plain = await makeProfileProject();
-  const halves = await makeProfileProject({ config: CONFIG_YAML.replace("  batch_size: 2\n", "  batch_size: 2\n  stability: true\n") });
-  try {
-    const resultsOf = async (project: { root: string; configPath: string }) => {
+    // A variant file cut short after it was written (a partial copy, a full disk under another tool):
+    // the resume scores that variant again instead of stopping at a line that is not JSON.
+    const cut = path.join(runner, "variants/quantitative-reasoning.top.k1.jsonl");
+    const whole = await fs.readFile(cut, "utf8");
+    await fs.writeFile(cut, whole.slice(0, Math.floor(whole.length / 2)));
+    await fs.rm(path.join(runner, "profile.json"));
+    const repaired = await bprof(["run", "--resume", runDir]);
+    assert.equal(repaired.exitCode, 0, `bprof run --resume failed:\n${repaired.stderr}`);
+    assert.match(repaired.stderr, /variants\/quantitative-reasoning\.top\.k1\.jsonl is incomplete \(\d+ of \d+ lines\): scoring it again/);
+    assert.match(repaired.stderr, /variant Quantitative Reasoning top k=0\.01 n=\d+\n/);
+    assert.equal(await fs.readFile(cut, "utf8"), whole, "the variant scored again is the one that was cut");
+    assert.deepEqual(JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8")).models, before.models);
+
+    // A diagnostic dataset edited since the run started: its job would differ, so no resume.
+    const file = path.join(root, "diag", "spatial.diag.jsonl");
+    await fs.appendFile(
+      file,
+      JSON.stringify({ id: "spatial-9", ability: SPATIAL, context: "", question: "Is up above down?", choices: ["yes", "no"], answer: 0 }) +
+        "\n",
+    );
+    const refused = await bprof(["run", "--resume", runDir]);
+    assert.equal(refused.exitCode, 2);
+    assert.match(refused.stderr, /bprof: cannot resume model `tiny-llama`: the job compiled from the config now differs from .*job\.json/);
+
+    const missing = await bprof(["run", "--resume", "20000101-000000-abcd", path.join(root, "profile.bprof.yaml")]);
+    assert.equal(missing.exitCode, 2);
+    assert.match(missing.stderr, /no run folder `20000101-000000-abcd` in the output folder of/);
+  },
+);
+
+test(
+  "top_chunked with the real runner: the released code's chunked sets beside the exact top sets, compared in results.json and the report",
+  { timeout: 300_000 },
+  async () => {
+    // the tiny model has far fewer than a million candidates: one chunk, so each chunked set is the
+    // exact top of ceil(n / candidates x candidates) weights and holds all n of the exact top set
+    const project = await makeProfileProject({
+      config: CONFIG_YAML.replace("selections: [top, random]", "selections: [top, top_chunked, random]"),
+    });
+    try {
       const result = await bprof(["run", project.configPath]);
       assert.equal(result.exitCode, 0, `bprof run failed:\n${result.stderr}\n${result.stdout}`);
+      assert.match(result.stdout, /^Quantitative Reasoning \(top, chunked\)\s/m);
+      assert.match(result.stdout, /^top_chunked \(the released code's chunked rule\) against the exact top n = \d+ at k = 0\.01:$/m);
       const runs = await fs.readdir(path.join(project.root, ".bprof", "runs"));
       const runDir = path.join(project.root, ".bprof", "runs", runs[0]!);
-      return { runDir, stdout: result.stdout, results: JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8")) };
-    };
-    const without = await resultsOf(plain);
-    const withHalves = await resultsOf(halves);
-    assert.equal(without.results.models[0].profile.stability, undefined);
-    const stability = withHalves.results.models[0].profile.stability;
-    // 4 and 3 diagnostic items: halves of 2 + 2 and 1 + 2, drawn with the seed
-    assert.deepEqual(stability.map((s: { ability: string; halves: number[] }) => [s.ability, s.halves]), [[QUANT, [2, 2]], [SPATIAL, [1, 2]]]);
-    for (const s of stability) {
-      assert.deepEqual(s.by_k.map((x: { k: number }) => x.k), K);
-      for (const x of s.by_k) {
-        assert.equal(x.n, Math.floor(x.k * halves.parameters));
-        assert.ok(x.shared >= 0 && x.shared <= x.n);
-        assert.equal(x.jaccard, x.shared / (2 * x.n - x.shared));
+      const results = JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8"));
+      const profile = results.models[0].profile;
+      assert.deepEqual(profile.selections, ["top", "top_chunked", "random"]);
+      const chunked = profile.variants.filter((v: { selection: string }) => v.selection === "top_chunked");
+      assert.equal(chunked.length, 4);
+      for (const v of chunked) {
+        const n = Math.floor(v.k * project.parameters);
+        assert.equal(v.exact_top.n, n);
+        assert.ok(v.n === n || v.n === n + 1, JSON.stringify(v));
+        assert.equal(v.exact_top.shared, n);
+        assert.equal(v.exact_top.jaccard, n / v.n);
+        assert.ok(v.lowering >= 0 && v.lowering <= v.n);
+        // a set of the same weights (or one more) damages the benchmark like the exact top set, or nearly
+        assert.equal(typeof v.benchmarks[0].acc.ablated, "number");
       }
+      const report = await bprof(["report", runDir, "--format", "md", "--out", "-"]);
+      assert.equal(report.exitCode, 0, report.stderr);
+      assert.match(report.stdout, /\*\*Chunked selection against the exact top n\*\*/);
+      assert.match(report.stdout, /\| Spatial Reasoning \| \d+ \| \d+ \| \d+ \| (1\.000|0\.9\d\d) \|/);
+    } finally {
+      await fs.rm(project.root, { recursive: true, force: true });
     }
-    // measuring it changes nothing else: the same scores for every variant
-    const cells = (r: { models: { profile: { variants: { benchmarks: { acc: unknown }[] }[] } }[] }) => r.models[0]!.profile.variants.map((v) => v.benchmarks[0]!.acc);
-    assert.deepEqual(cells(withHalves.results), cells(without.results));
-    assert.match(withHalves.stdout, /^ranking stability at k = 0\.01: the top n = \d+ of two halves of each ability's items:$/m);
-    const report = await bprof(["report", withHalves.runDir, "--format", "md", "--out", "-"]);
-    assert.equal(report.exitCode, 0, report.stderr);
-    assert.match(report.stdout, /\| Quantitative Reasoning \| 2 \+ 2 \| \d+ \| [01]\.\d{3} \|/);
+  },
+);
 
-    // the ability's hover in the editor: the run's measurement in place of the rule of thumb on the count
-    const model = new WorkspaceModel();
-    model.filesFound([halves.configPath]);
-    await model.update();
-    const service = new WorkspaceService(model);
-    service.setRoots([halves.root]);
-    const config = await fs.readFile(halves.configPath, "utf8");
-    const before = config.slice(0, config.indexOf(SPATIAL) + 2).split("\n");
-    const hover = await service.hover(halves.configPath, { line: before.length - 1, character: before.at(-1)!.length });
-    const jaccard = stability[1].by_k[1].jaccard as number;
-    assert.ok(hover!.markdown.includes(`3 items: an ${jaccard >= 0.5 ? "" : "un"}stable ranking, as measured: the top sets of two halves (1 + 2 items) ` +
-      `have Jaccard index ${jaccard.toFixed(3)} at k = 0.01 (run ${withHalves.results.run_id}, model tiny-llama)`), hover!.markdown);
-  } finally {
-    await fs.rm(plain.root, { recursive: true, force: true });
-    await fs.rm(halves.root, { recursive: true, force: true });
-  }
-});
+test(
+  "ablation.stability with the real runner: each ability's halves in results.json and the report, the same profile otherwise, and the ability's health hover reads it",
+  { timeout: 300_000 },
+  async () => {
+    const plain = await makeProfileProject();
+    const halves = await makeProfileProject({ config: CONFIG_YAML.replace("  batch_size: 2\n", "  batch_size: 2\n  stability: true\n") });
+    try {
+      const resultsOf = async (project: { root: string; configPath: string }) => {
+        const result = await bprof(["run", project.configPath]);
+        assert.equal(result.exitCode, 0, `bprof run failed:\n${result.stderr}\n${result.stdout}`);
+        const runs = await fs.readdir(path.join(project.root, ".bprof", "runs"));
+        const runDir = path.join(project.root, ".bprof", "runs", runs[0]!);
+        return { runDir, stdout: result.stdout, results: JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8")) };
+      };
+      const without = await resultsOf(plain);
+      const withHalves = await resultsOf(halves);
+      assert.equal(without.results.models[0].profile.stability, undefined);
+      const stability = withHalves.results.models[0].profile.stability;
+      // 4 and 3 diagnostic items: halves of 2 + 2 and 1 + 2, drawn with the seed
+      assert.deepEqual(
+        stability.map((s: { ability: string; halves: number[] }) => [s.ability, s.halves]),
+        [
+          [QUANT, [2, 2]],
+          [SPATIAL, [1, 2]],
+        ],
+      );
+      for (const s of stability) {
+        assert.deepEqual(
+          s.by_k.map((x: { k: number }) => x.k),
+          K,
+        );
+        for (const x of s.by_k) {
+          assert.equal(x.n, Math.floor(x.k * halves.parameters));
+          assert.ok(x.shared >= 0 && x.shared <= x.n);
+          assert.equal(x.jaccard, x.shared / (2 * x.n - x.shared));
+        }
+      }
+      // measuring it changes nothing else: the same scores for every variant
+      const cells = (r: { models: { profile: { variants: { benchmarks: { acc: unknown }[] }[] } }[] }) =>
+        r.models[0]!.profile.variants.map((v) => v.benchmarks[0]!.acc);
+      assert.deepEqual(cells(withHalves.results), cells(without.results));
+      assert.match(withHalves.stdout, /^ranking stability at k = 0\.01: the top n = \d+ of two halves of each ability's items:$/m);
+      const report = await bprof(["report", withHalves.runDir, "--format", "md", "--out", "-"]);
+      assert.equal(report.exitCode, 0, report.stderr);
+      assert.match(report.stdout, /\| Quantitative Reasoning \| 2 \+ 2 \| \d+ \| [01]\.\d{3} \|/);
+
+      // the ability's hover in the editor: the run's measurement in place of the rule of thumb on the count
+      const model = new WorkspaceModel();
+      model.filesFound([halves.configPath]);
+      await model.update();
+      const service = new WorkspaceService(model);
+      service.setRoots([halves.root]);
+      const config = await fs.readFile(halves.configPath, "utf8");
+      const before = config.slice(0, config.indexOf(SPATIAL) + 2).split("\n");
+      const hover = await service.hover(halves.configPath, { line: before.length - 1, character: before.at(-1)!.length });
+      const jaccard = stability[1].by_k[1].jaccard as number;
+      assert.ok(
+        hover!.markdown.includes(
+          `3 items: an ${jaccard >= 0.5 ? "" : "un"}stable ranking, as measured: the top sets of two halves (1 + 2 items) ` +
+            `have Jaccard index ${jaccard.toFixed(3)} at k = 0.01 (run ${withHalves.results.run_id}, model tiny-llama)`,
+        ),
+        hover!.markdown,
+      );
+    } finally {
+      await fs.rm(plain.root, { recursive: true, force: true });
+      await fs.rm(halves.root, { recursive: true, force: true });
+    }
+  },
+);

@@ -17,9 +17,24 @@ const CHROMIUM = process.env.BPROF_E2E_CHROMIUM ?? "/usr/bin/chromium";
 const RESULTS_DIR = path.join(repoRoot, "test-results");
 
 const CAUSAL_ITEMS = [
-  { context: "It rained all night.", question: "Why is the grass wet in the morning?", choices: ["because it rained", "because it is green"], answer: 0 },
-  { context: "Sam dropped the glass on the stone floor.", question: "What happened to the glass?", choices: ["it floated", "it broke", "it grew"], answer: 1 },
-  { context: "The plant got no water for a month.", question: "What happened to the plant?", choices: ["it wilted", "it bloomed"], answer: 0 },
+  {
+    context: "It rained all night.",
+    question: "Why is the grass wet in the morning?",
+    choices: ["because it rained", "because it is green"],
+    answer: 0,
+  },
+  {
+    context: "Sam dropped the glass on the stone floor.",
+    question: "What happened to the glass?",
+    choices: ["it floated", "it broke", "it grew"],
+    answer: 1,
+  },
+  {
+    context: "The plant got no water for a month.",
+    question: "What happened to the plant?",
+    choices: ["it wilted", "it bloomed"],
+    answer: 0,
+  },
 ];
 
 /**
@@ -28,17 +43,28 @@ const CAUSAL_ITEMS = [
  * (8/11 and 6/9), which gives AIS values rather than n/a cells to draw.
  */
 const FACTS = [
-  ["What do bees make?", ["honey", "milk", "silk"], 0], ["What colour is grass?", ["red", "green", "blue"], 1],
-  ["What do we breathe?", ["air", "sand", "oil"], 0], ["Which animal barks?", ["cat", "dog", "fish"], 1],
-  ["What is frozen water?", ["steam", "mud", "ice"], 2], ["What falls from clouds?", ["stones", "leaves", "rain"], 2],
-  ["What do cows give?", ["milk", "wool", "eggs"], 0], ["Which is a fruit?", ["carrot", "potato", "apple"], 2],
-  ["Which is hot?", ["ice", "snow", "fire"], 2], ["What do we read?", ["spoons", "books", "shoes"], 1],
+  ["What do bees make?", ["honey", "milk", "silk"], 0],
+  ["What colour is grass?", ["red", "green", "blue"], 1],
+  ["What do we breathe?", ["air", "sand", "oil"], 0],
+  ["Which animal barks?", ["cat", "dog", "fish"], 1],
+  ["What is frozen water?", ["steam", "mud", "ice"], 2],
+  ["What falls from clouds?", ["stones", "leaves", "rain"], 2],
+  ["What do cows give?", ["milk", "wool", "eggs"], 0],
+  ["Which is a fruit?", ["carrot", "potato", "apple"], 2],
+  ["Which is hot?", ["ice", "snow", "fire"], 2],
+  ["What do we read?", ["spoons", "books", "shoes"], 1],
   ["Which is a colour?", ["seven", "table", "blue"], 2],
 ] as const;
 const ARITH = [
-  ["1 + 1 =", ["1", "2", "3", "4"], 1], ["1 + 2 =", ["3", "4", "5", "2"], 0], ["1 + 3 =", ["5", "6", "3", "4"], 3],
-  ["1 + 4 =", ["7", "4", "5", "6"], 2], ["2 + 2 =", ["3", "4", "5", "6"], 1], ["3 + 1 =", ["5", "6", "3", "4"], 3],
-  ["3 + 4 =", ["7", "8", "9", "6"], 0], ["4 + 3 =", ["9", "6", "7", "8"], 2], ["5 + 2 =", ["7", "8", "9", "6"], 0],
+  ["1 + 1 =", ["1", "2", "3", "4"], 1],
+  ["1 + 2 =", ["3", "4", "5", "2"], 0],
+  ["1 + 3 =", ["5", "6", "3", "4"], 3],
+  ["1 + 4 =", ["7", "4", "5", "6"], 2],
+  ["2 + 2 =", ["3", "4", "5", "6"], 1],
+  ["3 + 1 =", ["5", "6", "3", "4"], 3],
+  ["3 + 4 =", ["7", "8", "9", "6"], 0],
+  ["4 + 3 =", ["9", "6", "7", "8"], 2],
+  ["5 + 2 =", ["7", "8", "9", "6"], 0],
 ] as const;
 
 const task = (name: string) => `task: ${name}
@@ -82,9 +108,21 @@ let root: string;
 let runDir: string;
 let results: {
   run_id: string;
-  models: { benchmarks: { name: string; acc: number }[]; profile: { k: number[]; variants: { ability: string | null; selection: string; k: number; benchmarks: { name: string; acc: Cell; acc_norm: Cell }[] }[] } }[];
+  models: {
+    benchmarks: { name: string; acc: number }[];
+    profile: {
+      k: number[];
+      variants: { ability: string | null; selection: string; k: number; benchmarks: { name: string; acc: Cell; acc_norm: Cell }[] }[];
+    };
+  }[];
 };
-interface Cell { ais: number | null; reason?: string; significant: boolean; ci: { low: number; high: number } | null; flips: { right_to_wrong: number; wrong_to_right: number } }
+interface Cell {
+  ais: number | null;
+  reason?: string;
+  significant: boolean;
+  ci: { low: number; high: number } | null;
+  flips: { right_to_wrong: number; wrong_to_right: number };
+}
 
 before(async () => {
   ({ root } = await makeProfileProject({
@@ -94,7 +132,8 @@ before(async () => {
       "tasks/tiny_facts.jsonl": jsonl(FACTS),
       "tasks/tiny_arith.yaml": task("tiny_arith"),
       "tasks/tiny_arith.jsonl": jsonl(ARITH),
-      "diag/causal.diag.jsonl": CAUSAL_ITEMS.map((item, i) => JSON.stringify({ id: `causal-${i}`, ability: CAUSAL, ...item })).join("\n") + "\n",
+      "diag/causal.diag.jsonl":
+        CAUSAL_ITEMS.map((item, i) => JSON.stringify({ id: `causal-${i}`, ability: CAUSAL, ...item })).join("\n") + "\n",
     },
   }));
   const run = await bprof(["run", path.join(root, "profile.bprof.yaml")]);
@@ -109,7 +148,13 @@ const cellsAt = (k: number, metric: "acc" | "acc_norm") =>
   results.models[0]!.profile.variants.filter((v) => v.k === k).flatMap((v) => v.benchmarks.map((b) => ({ v, b: b.name, cell: b[metric] })));
 
 test("bprof report writes every format into the run folder, or where --out says", { timeout: 120_000 }, async () => {
-  for (const [format, ext] of [["html", "html"], ["md", "md"], ["csv", "csv"], ["json", "json"], ["latex", "tex"]] as const) {
+  for (const [format, ext] of [
+    ["html", "html"],
+    ["md", "md"],
+    ["csv", "csv"],
+    ["json", "json"],
+    ["latex", "tex"],
+  ] as const) {
     const r = await bprof(["report", runDir, "--format", format]);
     assert.equal(r.exitCode, 0, `report --format ${format}:\n${r.stderr}`);
     assert.equal(r.stdout.trim(), path.join(runDir, `report.${ext}`));
@@ -135,15 +180,36 @@ test("the CSV and JSON reports hold every cell of results.json, both metrics", a
   assert.equal(json.run.id, results.run_id);
   assert.equal(json.cells.length, expected);
   const header = csv[0]!.split(",");
-  for (const col of ["model", "ability", "k", "selection", "benchmark", "metric", "baseline", "ablated", "chance", "ais", "ci_low", "ci_high", "significant", "specificity", "reason"]) {
+  for (const col of [
+    "model",
+    "ability",
+    "k",
+    "selection",
+    "benchmark",
+    "metric",
+    "baseline",
+    "ablated",
+    "chance",
+    "ais",
+    "ci_low",
+    "ci_high",
+    "significant",
+    "specificity",
+    "reason",
+  ]) {
     assert.ok(header.includes(col), `CSV column ${col}`);
   }
   // The causal ability's name holds "&": unquoted in CSV (no comma or quote in it).
   assert.ok(csv.some((line) => line.startsWith(`tiny-llama,${CAUSAL},top,`)));
-  const checked = [...cellsAt(0.01, "acc").map((x) => ({ ...x, metric: "acc" })), ...cellsAt(0.001, "acc_norm").map((x) => ({ ...x, metric: "acc_norm" }))];
+  const checked = [
+    ...cellsAt(0.01, "acc").map((x) => ({ ...x, metric: "acc" })),
+    ...cellsAt(0.001, "acc_norm").map((x) => ({ ...x, metric: "acc_norm" })),
+  ];
   for (const { v, b, cell, metric } of checked) {
-    const row = json.cells.find((c: { ability: string | null; selection: string; k: number; benchmark: string; metric: string }) =>
-      c.ability === v.ability && c.selection === v.selection && c.k === v.k && c.benchmark === b && c.metric === metric);
+    const row = json.cells.find(
+      (c: { ability: string | null; selection: string; k: number; benchmark: string; metric: string }) =>
+        c.ability === v.ability && c.selection === v.selection && c.k === v.k && c.benchmark === b && c.metric === metric,
+    );
     assert.ok(row, `${v.ability} ${v.k} ${b} ${metric}`);
     assert.equal(row.ais, cell.ais);
     assert.equal(row.significant, cell.significant && cell.ais !== null);
@@ -152,8 +218,9 @@ test("the CSV and JSON reports hold every cell of results.json, both metrics", a
     if (cell.ais === null) assert.equal(row.reason, cell.reason);
   }
   // Flipped documents: exactly the flips of the negative cells.
-  const negative = [...cellsAt(0.001, "acc"), ...cellsAt(0.01, "acc"), ...cellsAt(0.001, "acc_norm"), ...cellsAt(0.01, "acc_norm")]
-    .filter(({ cell }) => cell.ais !== null && cell.ais < 0);
+  const negative = [...cellsAt(0.001, "acc"), ...cellsAt(0.01, "acc"), ...cellsAt(0.001, "acc_norm"), ...cellsAt(0.01, "acc_norm")].filter(
+    ({ cell }) => cell.ais !== null && cell.ais < 0,
+  );
   const flips = negative.reduce((sum, { cell }) => sum + cell.flips.right_to_wrong + cell.flips.wrong_to_right, 0);
   assert.equal(json.flipped_documents.length, flips);
   assert.deepEqual(json.warnings, []);
@@ -184,7 +251,10 @@ test("the HTML page is self-contained and draws its heatmaps in headless Chromiu
   // Nothing loaded from elsewhere (the bundle's license comments name URLs; the page loads none, as
   // the request listener below checks).
   assert.ok(!/<script[^>]+\bsrc=|<link\b|<img\b|<iframe\b|@import/i.test(html), "no external script, style or image");
-  assert.ok(html.includes(`<meta http-equiv="Content-Security-Policy" content="default-src 'none';`), "a CSP that allows nothing by default");
+  assert.ok(
+    html.includes(`<meta http-equiv="Content-Security-Policy" content="default-src 'none';`),
+    "a CSP that allows nothing by default",
+  );
   await fs.mkdir(RESULTS_DIR, { recursive: true });
   await fs.copyFile(file, path.join(RESULTS_DIR, "report.html"));
 
@@ -192,7 +262,14 @@ test("the HTML page is self-contained and draws its heatmaps in headless Chromiu
   try {
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--no-first-run",
+      ],
     });
     const page = await openPage(browser, file);
     const text = await page.evaluate(() => document.body.innerText);
@@ -200,15 +277,24 @@ test("the HTML page is self-contained and draws its heatmaps in headless Chromiu
     assert.match(text, /Ability overlap at k = 0\.01/);
     await page.screenshot({ path: path.join(RESULTS_DIR, "report.png"), fullPage: true });
     // The last heatmap on its own, for a close look.
-    await page.locator("figure.heatmap").last().screenshot({ path: path.join(RESULTS_DIR, "report-heatmap.png") });
+    await page
+      .locator("figure.heatmap")
+      .last()
+      .screenshot({ path: path.join(RESULTS_DIR, "report-heatmap.png") });
 
     // acc_norm: tiny_yes is at chance under it, so its cells are n/a (hatched, with a reason).
     const norm = path.join(RESULTS_DIR, "report-acc_norm.html");
     const r = await bprof(["report", runDir, "--metric", "acc_norm", "--out", norm]);
     assert.equal(r.exitCode, 0, r.stderr);
     const normPage = await openPage(browser, norm);
-    assert.match(await normPage.evaluate(() => document.querySelector("ol.reasons")?.textContent ?? ""), /baseline score 0\.5000 is at chance/);
-    await normPage.locator("figure.heatmap").last().screenshot({ path: path.join(RESULTS_DIR, "report-heatmap-acc_norm.png") });
+    assert.match(
+      await normPage.evaluate(() => document.querySelector("ol.reasons")?.textContent ?? ""),
+      /baseline score 0\.5000 is at chance/,
+    );
+    await normPage
+      .locator("figure.heatmap")
+      .last()
+      .screenshot({ path: path.join(RESULTS_DIR, "report-heatmap-acc_norm.png") });
   } finally {
     await browser?.close();
   }
@@ -226,16 +312,26 @@ async function openPage(browser: Browser, file: string) {
     if (!/^(file|data):/.test(r.url())) problems.push(`network request: ${r.url()}`);
   });
   await page.goto(pathToFileURL(file).href);
-  await page.waitForFunction(() => document.querySelectorAll(".figure-tools").length === document.querySelectorAll("canvas").length, undefined, { timeout: 10_000 });
-  const canvases = await page.evaluate(() => Array.from(document.querySelectorAll("canvas")).map((c) => {
-    // Something was drawn: the canvas holds non-transparent, non-white pixels.
-    const ctx = c.getContext("2d")!;
-    const data = ctx.getImageData(0, 0, c.width, c.height).data;
-    let inked = 0;
-    for (let i = 0; i < data.length; i += 4) if (data[i + 3]! > 0 && (data[i]! < 240 || data[i + 1]! < 240 || data[i + 2]! < 240)) inked++;
-    return { id: c.id, width: c.width, height: c.height, inked };
-  }));
-  assert.deepEqual(canvases.map((c) => c.id), ["heatmap-0-0", "heatmap-0-1"]);
+  await page.waitForFunction(
+    () => document.querySelectorAll(".figure-tools").length === document.querySelectorAll("canvas").length,
+    undefined,
+    { timeout: 10_000 },
+  );
+  const canvases = await page.evaluate(() =>
+    Array.from(document.querySelectorAll("canvas")).map((c) => {
+      // Something was drawn: the canvas holds non-transparent, non-white pixels.
+      const ctx = c.getContext("2d")!;
+      const data = ctx.getImageData(0, 0, c.width, c.height).data;
+      let inked = 0;
+      for (let i = 0; i < data.length; i += 4)
+        if (data[i + 3]! > 0 && (data[i]! < 240 || data[i + 1]! < 240 || data[i + 2]! < 240)) inked++;
+      return { id: c.id, width: c.width, height: c.height, inked };
+    }),
+  );
+  assert.deepEqual(
+    canvases.map((c) => c.id),
+    ["heatmap-0-0", "heatmap-0-1"],
+  );
   for (const c of canvases) assert.ok(c.width > 200 && c.height > 100 && c.inked > 1000, JSON.stringify(c));
   assert.deepEqual(problems, [], `${file} in Chromium`);
   return page;

@@ -37,7 +37,10 @@ test("a libtorch that is not there is named, with install commands, before anyth
   const empty = await tempDir("no-torch");
   const request = { host: LOCAL, sources: await sources(), cacheDir: cache, torchPrefix: empty };
   const facts = await buildFactsOn(request);
-  assert.ok(facts.missing.some((m) => m.includes(empty)), `missing: ${facts.missing.join("; ")}`);
+  assert.ok(
+    facts.missing.some((m) => m.includes(empty)),
+    `missing: ${facts.missing.join("; ")}`,
+  );
   await assert.rejects(obtainRunner(request), (e: unknown) => {
     assert.ok(e instanceof RunnerError);
     assert.equal(e.code, "runner_build_needs");
@@ -64,11 +67,18 @@ test("a step that fails keeps its log, and the error names the step and the firs
     assert.match(e.message, /The whole log: .*failed-[0-9a-f]{16}\.log$/);
     return true;
   });
-  assert.ok(lines.some((l) => l.includes("broken on purpose")), "the build's output reached onOutput");
+  assert.ok(
+    lines.some((l) => l.includes("broken on purpose")),
+    "the build's output reached onOutput",
+  );
   const kept = (await fs.readdir(cache)).filter((f) => f.startsWith("failed-"));
   assert.equal(kept.length, 1);
   assert.match(await fs.readFile(path.join(cache, kept[0]!), "utf8"), /broken on purpose/);
-  assert.deepEqual((await fs.readdir(cache)).filter((f) => f.includes(".build-")), [], "the work folder is gone");
+  assert.deepEqual(
+    (await fs.readdir(cache)).filter((f) => f.includes(".build-")),
+    [],
+    "the work folder is gone",
+  );
 });
 
 test("a cancelled build stops its compilers and leaves no half-built folder", { timeout: 180_000 }, async (t) => {
@@ -88,8 +98,14 @@ test("a cancelled build stops its compilers and leaves no half-built folder", { 
     },
   });
   await assert.rejects(obtaining, (e: unknown) => e instanceof RunnerError && e.code === "cancelled" && /was cancelled/.test(e.message));
-  assert.ok(seen.some((p) => p.step === "compile" && p.total > 0), "progress counted the compile's steps");
-  assert.ok(seen.every((p) => p.estimatedSeconds > 0), "every progress report carries an estimate");
+  assert.ok(
+    seen.some((p) => p.step === "compile" && p.total > 0),
+    "progress counted the compile's steps",
+  );
+  assert.ok(
+    seen.every((p) => p.estimatedSeconds > 0),
+    "every progress report carries an estimate",
+  );
   assert.deepEqual(processesNaming(cache), [], "no process of the build is left");
   assert.deepEqual(await fs.readdir(cache), [], "no work folder and no runner are left in the cache");
 });

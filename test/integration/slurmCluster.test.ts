@@ -12,18 +12,31 @@ import { startSlurmCluster, type SlurmCluster } from "../support/slurmCluster";
 
 /** KillWait in the cluster's slurm.conf. */
 const KILL_WAIT_S = 5;
-const TERMINAL = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", "PREEMPTED"]);
+const TERMINAL = new Set([
+  "COMPLETED",
+  "FAILED",
+  "CANCELLED",
+  "TIMEOUT",
+  "NODE_FAIL",
+  "OUT_OF_MEMORY",
+  "BOOT_FAIL",
+  "DEADLINE",
+  "PREEMPTED",
+]);
 
 let cluster: SlurmCluster;
 /** Where the jobs write; not the cluster's own folder, which stop() removes. */
 let outDir: string;
 
-before(async () => {
-  outDir = fs.mkdtempSync(path.join(os.tmpdir(), "slurm-cluster-test-"));
-  const started = Date.now();
-  cluster = await startSlurmCluster();
-  console.log(`slurm cluster up in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-}, { timeout: 90_000 });
+before(
+  async () => {
+    outDir = fs.mkdtempSync(path.join(os.tmpdir(), "slurm-cluster-test-"));
+    const started = Date.now();
+    cluster = await startSlurmCluster();
+    console.log(`slurm cluster up in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  },
+  { timeout: 90_000 },
+);
 
 after(async () => {
   await cluster?.stop();
@@ -97,7 +110,10 @@ test("stop() ends every daemon and job process and removes the folder", { timeou
   const belongs = (p: Proc) => p.cmdline.includes(dir) || p.environ.includes(`SLURM_CONF=${conf}`);
   const deadline = Date.now() + 5_000;
   while (processes(belongs).length > 0 && Date.now() < deadline) await sleep(100);
-  assert.deepEqual(processes(belongs).map((p) => `${p.pid} ${p.name}`), []);
+  assert.deepEqual(
+    processes(belongs).map((p) => `${p.pid} ${p.name}`),
+    [],
+  );
   assert.equal(fs.existsSync(dir), false, `${dir} still exists`);
 });
 

@@ -22,12 +22,15 @@ let cluster: SlurmCluster;
 let login: SshServer;
 let root: string;
 
-before(async () => {
-  cluster = await startSlurmCluster();
-  // The login node's sessions know the cluster, as /etc/slurm/slurm.conf would tell them.
-  login = await startSshServer({ env: cluster.env });
-  ({ root } = await makeProfileProject());
-}, { timeout: 120_000 });
+before(
+  async () => {
+    cluster = await startSlurmCluster();
+    // The login node's sessions know the cluster, as /etc/slurm/slurm.conf would tell them.
+    login = await startSshServer({ env: cluster.env });
+    ({ root } = await makeProfileProject());
+  },
+  { timeout: 120_000 },
+);
 after(async () => {
   await login?.stop();
   await cluster?.stop();
@@ -38,7 +41,10 @@ after(async () => {
 async function writeConfig(name: string, slurmFields: string): Promise<string> {
   const file = path.join(root, name);
   const output = `.bprof-${path.basename(name, ".bprof.yaml")}`;
-  await fs.writeFile(file, `${CONFIG_YAML}threads: 1\noutput: ${output}\ntarget:\n  slurm:\n    partition: ${cluster.partition}\n    poll_seconds: 0.5\n${slurmFields}`);
+  await fs.writeFile(
+    file,
+    `${CONFIG_YAML}threads: 1\noutput: ${output}\ntarget:\n  slurm:\n    partition: ${cluster.partition}\n    poll_seconds: 0.5\n${slurmFields}`,
+  );
   return file;
 }
 
@@ -66,42 +72,55 @@ test("the same profile on this machine, for comparison", { timeout: 60_000 }, as
   localProfile = await profileOf(await onlyRun(file));
 });
 
-test("a profile submitted from this machine runs as a Slurm job, shows its progress and gives the local results", { timeout: 120_000 }, async () => {
-  const config = await writeConfig("here.bprof.yaml", "");
-  const result = await run(["run", config]);
-  assert.equal(result.exitCode, 0, `bprof run on Slurm failed:\n${result.stderr}`);
-  const id = /^tiny-llama: submitted Slurm job (\d+) on this machine$/m.exec(result.stderr)?.[1];
-  assert.ok(id, `a submission line:\n${result.stderr}`);
-  // The job's states as the poller saw them: queued or running (a short job may show only one), then done.
-  assert.match(result.stderr, new RegExp(`^tiny-llama: Slurm job ${id} (pending.*|running on \\S+)$[^]*^tiny-llama: Slurm job ${id} completed$`, "m"));
-  assert.match(result.stderr, /^tiny-llama importance \(Spatial Reasoning\) \d+\/\d+$/m, "progress read from the job's event file");
-  assert.match(result.stderr, /^tiny-llama variant Quantitative Reasoning top k=0\.001 n=\d+$/m);
+test(
+  "a profile submitted from this machine runs as a Slurm job, shows its progress and gives the local results",
+  { timeout: 120_000 },
+  async () => {
+    const config = await writeConfig("here.bprof.yaml", "");
+    const result = await run(["run", config]);
+    assert.equal(result.exitCode, 0, `bprof run on Slurm failed:\n${result.stderr}`);
+    const id = /^tiny-llama: submitted Slurm job (\d+) on this machine$/m.exec(result.stderr)?.[1];
+    assert.ok(id, `a submission line:\n${result.stderr}`);
+    // The job's states as the poller saw them: queued or running (a short job may show only one), then done.
+    assert.match(
+      result.stderr,
+      new RegExp(`^tiny-llama: Slurm job ${id} (pending.*|running on \\S+)$[^]*^tiny-llama: Slurm job ${id} completed$`, "m"),
+    );
+    assert.match(result.stderr, /^tiny-llama importance \(Spatial Reasoning\) \d+\/\d+$/m, "progress read from the job's event file");
+    assert.match(result.stderr, /^tiny-llama variant Quantitative Reasoning top k=0\.001 n=\d+$/m);
 
-  const runDir = await onlyRun(config);
-  const modelDir = path.join(runDir, "models", "tiny-llama");
-  const files = await fs.readdir(modelDir);
-  for (const file of ["bprof.sbatch", "slurm.json", `slurm-${id}.events.jsonl`, `slurm-${id}.out`, "runner"]) assert.ok(files.includes(file), `${file} in ${files.join(", ")}`);
-  const state = await execa("scontrol", ["show", "job", "-o", id!], { env: cluster.env });
-  assert.match(String(state.stdout), /JobState=COMPLETED/);
-  assert.match(String(state.stdout), new RegExp(`Partition=${cluster.partition}\\b`));
-  assert.deepEqual(await profileOf(runDir), localProfile, "AIS, intervals, flips and overlap equal the local run's");
-});
+    const runDir = await onlyRun(config);
+    const modelDir = path.join(runDir, "models", "tiny-llama");
+    const files = await fs.readdir(modelDir);
+    for (const file of ["bprof.sbatch", "slurm.json", `slurm-${id}.events.jsonl`, `slurm-${id}.out`, "runner"])
+      assert.ok(files.includes(file), `${file} in ${files.join(", ")}`);
+    const state = await execa("scontrol", ["show", "job", "-o", id!], { env: cluster.env });
+    assert.match(String(state.stdout), /JobState=COMPLETED/);
+    assert.match(String(state.stdout), new RegExp(`Partition=${cluster.partition}\\b`));
+    assert.deepEqual(await profileOf(runDir), localProfile, "AIS, intervals, flips and overlap equal the local run's");
+  },
+);
 
 test("submitted from a login node over SSH: job and output in the remote workdir, results copied back", { timeout: 120_000 }, async () => {
   const remote = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-login-"));
   try {
-    const options = Object.entries(login.options).map(([k, v]) => `        ${k}: ${JSON.stringify(v)}`).join("\n");
-    const config = await writeConfig("login.bprof.yaml", [
-      `    runner: ${JSON.stringify(runnerPath)}`,
-      `    workdir: ${JSON.stringify(remote)}`,
-      "    ssh:",
-      "      host: 127.0.0.1",
-      `      port: ${login.port}`,
-      `      identity_file: ${JSON.stringify(login.identityFile)}`,
-      "      options:",
-      options,
-      "",
-    ].join("\n"));
+    const options = Object.entries(login.options)
+      .map(([k, v]) => `        ${k}: ${JSON.stringify(v)}`)
+      .join("\n");
+    const config = await writeConfig(
+      "login.bprof.yaml",
+      [
+        `    runner: ${JSON.stringify(runnerPath)}`,
+        `    workdir: ${JSON.stringify(remote)}`,
+        "    ssh:",
+        "      host: 127.0.0.1",
+        `      port: ${login.port}`,
+        `      identity_file: ${JSON.stringify(login.identityFile)}`,
+        "      options:",
+        options,
+        "",
+      ].join("\n"),
+    );
     // No SLURM_CONF here: only the login node's sessions know the cluster.
     const result = await bprof(["run", config]);
     assert.equal(result.exitCode, 0, `bprof run on Slurm over SSH failed:\n${result.stderr}`);
@@ -109,7 +128,10 @@ test("submitted from a login node over SSH: job and output in the remote workdir
     const runDir = await onlyRun(config);
     const onHost = path.join(remote, path.basename(runDir), "models", "tiny-llama");
     assert.ok((await fs.readdir(onHost)).includes("bprof.sbatch"));
-    assert.deepEqual((await fs.readdir(path.join(runDir, "models", "tiny-llama", "runner"))).sort(), (await fs.readdir(path.join(onHost, "runner"))).sort());
+    assert.deepEqual(
+      (await fs.readdir(path.join(runDir, "models", "tiny-llama", "runner"))).sort(),
+      (await fs.readdir(path.join(onHost, "runner"))).sort(),
+    );
     assert.deepEqual(await profileOf(runDir), localProfile);
   } finally {
     await fs.rm(remote, { recursive: true, force: true });
@@ -119,7 +141,10 @@ test("submitted from a login node over SSH: job and output in the remote workdir
 /** A job that holds the whole node until cancelled, so the next job waits in the queue. */
 async function occupyNode(): Promise<{ release(): Promise<void> }> {
   const slurm = (command: string, args: string[]) => execa(command, args, { env: cluster.env });
-  const id = String((await slurm("sbatch", ["--parsable", `--partition=${cluster.partition}`, "--exclusive", "--output=/dev/null", "--wrap", "sleep 300"])).stdout).trim();
+  const id = String(
+    (await slurm("sbatch", ["--parsable", `--partition=${cluster.partition}`, "--exclusive", "--output=/dev/null", "--wrap", "sleep 300"]))
+      .stdout,
+  ).trim();
   const deadline = Date.now() + 30_000;
   while (!/JobState=RUNNING/.test(String((await slurm("scontrol", ["show", "job", "-o", id])).stdout))) {
     assert.ok(Date.now() < deadline, `the blocking job ${id} never started`);
@@ -189,7 +214,10 @@ test("sbatch's refusal is an error that names what to check", { timeout: 60_000 
   await fs.writeFile(config, (await fs.readFile(config, "utf8")).replace(`partition: ${cluster.partition}`, "partition: nosuchpartition"));
   const result = await run(["run", config]);
   assert.equal(result.exitCode, 1, result.stderr);
-  assert.match(result.stderr, /^bprof: target_failed: sbatch refused the job on this machine: invalid partition specified: nosuchpartition; Batch job submission failed: Invalid partition name specified\. Check target\.slurm \(partition, time, gpus, mem, account, sbatch_args\)$/m);
+  assert.match(
+    result.stderr,
+    /^bprof: target_failed: sbatch refused the job on this machine: invalid partition specified: nosuchpartition; Batch job submission failed: Invalid partition name specified\. Check target\.slurm \(partition, time, gpus, mem, account, sbatch_args\)$/m,
+  );
   assert.match(result.stderr, /^target: Slurm on this machine$/m);
 });
 
@@ -202,7 +230,10 @@ test("bprof validate asks Slurm: sbatch --test-only takes the partition, refuses
   await fs.writeFile(config, (await fs.readFile(config, "utf8")).replace(`partition: ${cluster.partition}`, "partition: nosuchpartition"));
   const bad = await run(["validate", config]);
   assert.equal(bad.exitCode, 1, bad.stdout);
-  assert.match(bad.stderr, /^ {2}error: sbatch --test-only refuses the job options on this machine: .*invalid partition.*; check target\.slurm$/m);
+  assert.match(
+    bad.stderr,
+    /^ {2}error: sbatch --test-only refuses the job options on this machine: .*invalid partition.*; check target\.slurm$/m,
+  );
 });
 
 test("a submit host that cannot build the runner: the job builds it on its node first, then profiles", { timeout: 300_000 }, async (t) => {
@@ -225,8 +256,14 @@ test("a submit host that cannot build the runner: the job builds it on its node 
     Object.assign(process.env, saved);
   });
   const statuses: string[] = [];
-  const outcome = await runProfile(profile, { runner: { sourcesDir: sources, cacheDir: cache, torchPrefix: noTorch }, onStatus: (m) => statuses.push(m) });
-  assert.ok(statuses.some((m) => /^this machine lacks libtorch .* to build bprof-runner: the job builds it on its node first$/.test(m)), statuses.join("\n"));
+  const outcome = await runProfile(profile, {
+    runner: { sourcesDir: sources, cacheDir: cache, torchPrefix: noTorch },
+    onStatus: (m) => statuses.push(m),
+  });
+  assert.ok(
+    statuses.some((m) => /^this machine lacks libtorch .* to build bprof-runner: the job builds it on its node first$/.test(m)),
+    statuses.join("\n"),
+  );
   const modelDir = path.join(outcome.runDir, "models", "tiny-llama");
   const out = (await fs.readdir(modelDir)).find((f) => /^slurm-\d+\.out$/.test(f));
   assert.ok(out, "the job's output file");

@@ -46,7 +46,9 @@ function sshTarget(fields: Record<string, string | number>): string {
 
 /** The shared config with one thread (so two runs give identical bytes), the target and the remote model path. */
 async function writeConfig(name: string, target: string, modelPath = path.join(remote, "model")): Promise<string> {
-  const text = CONFIG_YAML.replace("    name: tiny-llama\n", `    name: tiny-llama\n    remote_path: ${JSON.stringify(modelPath)}\n`) + `threads: 1\n${target}`;
+  const text =
+    CONFIG_YAML.replace("    name: tiny-llama\n", `    name: tiny-llama\n    remote_path: ${JSON.stringify(modelPath)}\n`) +
+    `threads: 1\n${target}`;
   const file = path.join(root, name);
   await fs.writeFile(file, text);
   return file;
@@ -59,7 +61,14 @@ async function onlyRun(outputDir: string): Promise<string> {
 }
 
 function targetFields(extra: Record<string, string | number> = {}): Record<string, string | number> {
-  return { host: "127.0.0.1", port: server.port, identity_file: server.identityFile, runner: runnerPath, workdir: path.join(remote, "runs"), ...extra };
+  return {
+    host: "127.0.0.1",
+    port: server.port,
+    identity_file: server.identityFile,
+    runner: runnerPath,
+    workdir: path.join(remote, "runs"),
+    ...extra,
+  };
 }
 
 test("a profile runs over SSH on the host's copy of the model and gives the local run's results", { timeout: 120_000 }, async () => {
@@ -104,7 +113,12 @@ test("Ctrl-C stops the runner on the host; --resume continues there", { timeout:
   // A longer benchmark, so the cancel lands while the runner works through it.
   const docs = (await fs.readFile(path.join(root, "tasks", "tiny_yes.jsonl"), "utf8")).repeat(400);
   await fs.writeFile(path.join(root, "tasks", "long.jsonl"), docs);
-  await fs.writeFile(path.join(root, "tasks", "long.yaml"), (await fs.readFile(path.join(root, "tasks", "tiny_yes.yaml"), "utf8")).replace("task: tiny_yes", "task: long").replace("tiny_yes.jsonl", "long.jsonl"));
+  await fs.writeFile(
+    path.join(root, "tasks", "long.yaml"),
+    (await fs.readFile(path.join(root, "tasks", "tiny_yes.yaml"), "utf8"))
+      .replace("task: tiny_yes", "task: long")
+      .replace("tiny_yes.jsonl", "long.jsonl"),
+  );
   const config = await writeConfig("slow.bprof.yaml", sshTarget(targetFields()) + "output: .bprof-slow\n");
   await fs.writeFile(config, (await fs.readFile(config, "utf8")).replace("./tasks/tiny_yes.yaml", "./tasks/long.yaml"));
 
@@ -132,7 +146,10 @@ test("Ctrl-C stops the runner on the host; --resume continues there", { timeout:
   stale.kill("SIGKILL");
   await stale;
   assert.equal(busy.exitCode, 1, busy.stderr);
-  assert.match(busy.stderr, new RegExp(`bprof: target_busy: a bprof-runner of this run still runs on 127\\.0\\.0\\.1:\\d+ \\(pid ${stale.pid}, `));
+  assert.match(
+    busy.stderr,
+    new RegExp(`bprof: target_busy: a bprof-runner of this run still runs on 127\\.0\\.0\\.1:\\d+ \\(pid ${stale.pid}, `),
+  );
 
   const resumed = await bprof(["run", "--resume", runDir]);
   assert.equal(resumed.exitCode, 0, `resume over SSH failed:\n${resumed.stderr}`);
@@ -144,13 +161,22 @@ test("an unreachable host and a runner missing on the host are errors that say w
   const unreachable = await writeConfig("down.bprof.yaml", sshTarget(targetFields({ port: closedPort })) + "output: .bprof-down\n");
   const down = await bprof(["run", unreachable]);
   assert.equal(down.exitCode, 1, down.stderr);
-  assert.match(down.stderr, new RegExp(`bprof: target_unreachable: cannot reach 127\\.0\\.0\\.1:${closedPort} over SSH: .*Connection refused.*Check target\\.ssh`));
+  assert.match(
+    down.stderr,
+    new RegExp(`bprof: target_unreachable: cannot reach 127\\.0\\.0\\.1:${closedPort} over SSH: .*Connection refused.*Check target\\.ssh`),
+  );
   assert.match(down.stderr, /resume with: bprof run --resume /);
 
-  const missing = await writeConfig("norunner.bprof.yaml", sshTarget(targetFields({ runner: "/nonexistent/bprof-runner" })) + "output: .bprof-norunner\n");
+  const missing = await writeConfig(
+    "norunner.bprof.yaml",
+    sshTarget(targetFields({ runner: "/nonexistent/bprof-runner" })) + "output: .bprof-norunner\n",
+  );
   const noRunner = await bprof(["run", missing]);
   assert.equal(noRunner.exitCode, 1, noRunner.stderr);
-  assert.match(noRunner.stderr, /bprof: runner_not_found: bprof-runner not found on 127\.0\.0\.1:\d+ at `\/nonexistent\/bprof-runner`: target\.ssh\.runner names none: fix it, or leave it out/);
+  assert.match(
+    noRunner.stderr,
+    /bprof: runner_not_found: bprof-runner not found on 127\.0\.0\.1:\d+ at `\/nonexistent\/bprof-runner`: target\.ssh\.runner names none: fix it, or leave it out/,
+  );
 });
 
 test("bprof validate asks the SSH target: host, runner, model folder; and says what is wrong", { timeout: 60_000 }, async () => {
@@ -165,7 +191,10 @@ test("bprof validate asks the SSH target: host, runner, model folder; and says w
   const wrongPath = await writeConfig("check-path.bprof.yaml", sshTarget(targetFields()), path.join(remote, "nowhere"));
   const bad = await bprof(["validate", wrongPath]);
   assert.equal(bad.exitCode, 1, bad.stdout);
-  assert.match(bad.stderr, /^ {2}error: model `tiny-llama`: \S+nowhere on 127\.0\.0\.1:\d+ has no config\.json \(or does not exist\); set models\[\]\.remote_path/m);
+  assert.match(
+    bad.stderr,
+    /^ {2}error: model `tiny-llama`: \S+nowhere on 127\.0\.0\.1:\d+ has no config\.json \(or does not exist\); set models\[\]\.remote_path/m,
+  );
   const offline = await bprof(["validate", "--no-target", wrongPath]);
   assert.equal(offline.exitCode, 0, "--no-target checks this machine only");
   assert.doesNotMatch(offline.stdout, /target:/);
@@ -176,34 +205,44 @@ test("bprof validate asks the SSH target: host, runner, model folder; and says w
   assert.match(unreachable.stderr, /^ {2}error: cannot reach 127\.0\.0\.1:\d+ over SSH: .*Connection refused/m);
 });
 
-test("with no runner named, bprof builds one on the host from the bundled sources, once, and runs it there", { timeout: 600_000 }, async () => {
-  const fields = targetFields();
-  delete fields.runner;
-  const config = await writeConfig("build.bprof.yaml", sshTarget(fields) + "output: .bprof-build\n");
-  const cache = path.join(remote, "cache", "bprof", "runner");
+test(
+  "with no runner named, bprof builds one on the host from the bundled sources, once, and runs it there",
+  { timeout: 600_000 },
+  async () => {
+    const fields = targetFields();
+    delete fields.runner;
+    const config = await writeConfig("build.bprof.yaml", sshTarget(fields) + "output: .bprof-build\n");
+    const cache = path.join(remote, "cache", "bprof", "runner");
 
-  const before = await bprof(["validate", config]);
-  assert.equal(before.exitCode, 0, before.stderr);
-  assert.match(before.stdout, /^ {2}ok: bprof-runner is built on 127\.0\.0\.1:\d+ on the first run, against libtorch \S+ \(about \d+ s\)$/m);
+    const before = await bprof(["validate", config]);
+    assert.equal(before.exitCode, 0, before.stderr);
+    assert.match(
+      before.stdout,
+      /^ {2}ok: bprof-runner is built on 127\.0\.0\.1:\d+ on the first run, against libtorch \S+ \(about \d+ s\)$/m,
+    );
 
-  const first = await bprof(["run", config], { timeout: 540_000 });
-  assert.equal(first.exitCode, 0, `${first.stderr}\n${first.stdout}`);
-  assert.match(first.stderr, /^tiny-llama: building bprof-runner on 127\.0\.0\.1:\d+ from the bundled sources, once for this version \(about \d+ s\)$/m);
-  assert.match(first.stderr, /^bprof-runner compile \d+\/\d+, /m, "the build's progress streams back");
-  const sources = await fs.readdir(path.join(cache, "sources"));
-  assert.equal(sources.length, 1, "one version's sources on the host");
-  assert.deepEqual((await fs.readdir(path.join(cache, "sources", sources[0]!))).sort(), ["CMakeLists.txt", "build-runner.sh", "src"]);
-  const builds = (await fs.readdir(cache)).filter((d) => /^[0-9a-f]{16}$/.test(d));
-  assert.equal(builds.length, 1, `one build in ${cache}`);
-  const built = path.join(cache, builds[0]!, "bprof-runner");
-  assert.match((await execa(built, ["--version"])).stdout, /^bprof-runner \d+\.\d+\.\d+ \(protocol 1/);
-  const runDir = await onlyRun(path.join(root, ".bprof-build"));
-  assert.ok(JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8")).models[0].profile.variants.length > 0);
+    const first = await bprof(["run", config], { timeout: 540_000 });
+    assert.equal(first.exitCode, 0, `${first.stderr}\n${first.stdout}`);
+    assert.match(
+      first.stderr,
+      /^tiny-llama: building bprof-runner on 127\.0\.0\.1:\d+ from the bundled sources, once for this version \(about \d+ s\)$/m,
+    );
+    assert.match(first.stderr, /^bprof-runner compile \d+\/\d+, /m, "the build's progress streams back");
+    const sources = await fs.readdir(path.join(cache, "sources"));
+    assert.equal(sources.length, 1, "one version's sources on the host");
+    assert.deepEqual((await fs.readdir(path.join(cache, "sources", sources[0]!))).sort(), ["CMakeLists.txt", "build-runner.sh", "src"]);
+    const builds = (await fs.readdir(cache)).filter((d) => /^[0-9a-f]{16}$/.test(d));
+    assert.equal(builds.length, 1, `one build in ${cache}`);
+    const built = path.join(cache, builds[0]!, "bprof-runner");
+    assert.match((await execa(built, ["--version"])).stdout, /^bprof-runner \d+\.\d+\.\d+ \(protocol 1/);
+    const runDir = await onlyRun(path.join(root, ".bprof-build"));
+    assert.ok(JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8")).models[0].profile.variants.length > 0);
 
-  const after = await bprof(["validate", config]);
-  assert.match(after.stdout, /^ {2}ok: bprof-runner \d+\.\d+\.\d+ \(protocol 1, /m);
-  assert.ok(after.stdout.includes(`at \`${built}\` on 127.0.0.1`), after.stdout);
-  const second = await bprof(["run", config]);
-  assert.equal(second.exitCode, 0, second.stderr);
-  assert.doesNotMatch(second.stderr, /building bprof-runner/, "the second run finds the runner built");
-});
+    const after = await bprof(["validate", config]);
+    assert.match(after.stdout, /^ {2}ok: bprof-runner \d+\.\d+\.\d+ \(protocol 1, /m);
+    assert.ok(after.stdout.includes(`at \`${built}\` on 127.0.0.1`), after.stdout);
+    const second = await bprof(["run", config]);
+    assert.equal(second.exitCode, 0, second.stderr);
+    assert.doesNotMatch(second.stderr, /building bprof-runner/, "the second run finds the runner built");
+  },
+);

@@ -11,7 +11,9 @@ import { bprof } from "../support/cli";
 import { BENCH_DOCS, K, makeProfileProject, QUANT, SPATIAL, TASK_YAML } from "../support/profileProject";
 
 // The project's two-choice benchmark, scored by its own process_results.
-const MASS_TASK = TASK_YAML.replace("task: tiny_yes", "task: tiny_mass") + "process_results: !function scores.mass_on_answer\nmetric_list:\n  - metric: acc\n";
+const MASS_TASK =
+  TASK_YAML.replace("task: tiny_yes", "task: tiny_mass") +
+  "process_results: !function scores.mass_on_answer\nmetric_list:\n  - metric: acc\n";
 
 const GEN_TASK = `task: tiny_said
 dataset_path: json
@@ -74,65 +76,92 @@ before(async () => {
 });
 after(() => fs.rm(root, { recursive: true, force: true }));
 
-interface Item { benchmark: string; index: number; target: number | string; choices?: { logprob: number }[]; answer?: string; score?: number; chance?: number }
-interface Cell { baseline: number; ablated: number; chance: number; ais: number | null }
+interface Item {
+  benchmark: string;
+  index: number;
+  target: number | string;
+  choices?: { logprob: number }[];
+  answer?: string;
+  score?: number;
+  chance?: number;
+}
+interface Cell {
+  baseline: number;
+  ablated: number;
+  chance: number;
+  ais: number | null;
+}
 
-const readJsonl = async (file: string): Promise<Item[]> => (await fs.readFile(file, "utf8")).trim().split("\n").map((l) => JSON.parse(l) as Item);
+const readJsonl = async (file: string): Promise<Item[]> =>
+  (await fs.readFile(file, "utf8"))
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as Item);
 const close = (a: number, b: number, what: string) => assert.ok(Math.abs(a - b) < 1e-9, `${what}: ${a} vs ${b}`);
 const mean = (values: number[]) => values.reduce((s, v) => s + v, 0) / values.length;
 
-test("bprof run refuses a task that runs generated code until it is confirmed, then scores every document with the tasks' own Python", { timeout: 300_000 }, async () => {
-  const refused = await bprof(["run", configPath]);
-  assert.equal(refused.exitCode, 2, refused.stderr);
-  assert.match(refused.stderr, /bprof: unsafe_code: `tiny_said` scores each document by running the code the model generates .*--confirm-run-unsafe-code/);
-  assert.equal(existsSync(path.join(root, ".bprof", "runs")), false, "nothing started");
+test(
+  "bprof run refuses a task that runs generated code until it is confirmed, then scores every document with the tasks' own Python",
+  { timeout: 300_000 },
+  async () => {
+    const refused = await bprof(["run", configPath]);
+    assert.equal(refused.exitCode, 2, refused.stderr);
+    assert.match(
+      refused.stderr,
+      /bprof: unsafe_code: `tiny_said` scores each document by running the code the model generates .*--confirm-run-unsafe-code/,
+    );
+    assert.equal(existsSync(path.join(root, ".bprof", "runs")), false, "nothing started");
 
-  const result = await bprof(["run", configPath, "--confirm-run-unsafe-code"]);
-  assert.equal(result.exitCode, 0, `bprof run failed:\n${result.stderr}\n${result.stdout}`);
-  const runs = path.join(root, ".bprof", "runs");
-  const runDir = path.join(runs, (await fs.readdir(runs))[0]!);
-  const modelDir = path.join(runDir, "models", "tiny-llama");
-  const results = JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8"));
-  const model = results.models[0];
+    const result = await bprof(["run", configPath, "--confirm-run-unsafe-code"]);
+    assert.equal(result.exitCode, 0, `bprof run failed:\n${result.stderr}\n${result.stdout}`);
+    const runs = path.join(root, ".bprof", "runs");
+    const runDir = path.join(runs, (await fs.readdir(runs))[0]!);
+    const modelDir = path.join(runDir, "models", "tiny-llama");
+    const results = JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8"));
+    const model = results.models[0];
 
-  // Each document's score, by hand from the runner's log-likelihoods and the generated answers.
-  const byHand = (item: Item): number => {
-    if (item.choices) {
-      const probs = item.choices.map((c) => Math.exp(c.logprob));
-      return probs[item.target as number]! / probs.reduce((a, b) => a + b, 0);
+    // Each document's score, by hand from the runner's log-likelihoods and the generated answers.
+    const byHand = (item: Item): number => {
+      if (item.choices) {
+        const probs = item.choices.map((c) => Math.exp(c.logprob));
+        return probs[item.target as number]! / probs.reduce((a, b) => a + b, 0);
+      }
+      return /\p{L}/u.test(item.answer!) ? 1 : 0;
+    };
+    const itemsOf = async (file: string) => {
+      const items = await readJsonl(path.join(modelDir, file));
+      for (const item of items) close(item.score!, byHand(item), `${file} ${item.benchmark} document ${item.index}`);
+      return items;
+    };
+    const baseline = await itemsOf("items.jsonl");
+    const mass = baseline.filter((i) => i.benchmark === "tiny_mass");
+    assert.equal(mass.length, BENCH_DOCS.length);
+    for (const item of mass) assert.equal(item.chance, 0.5, "two choices, equally likely: half the mass on the answer");
+    const baselineOf = (name: string) => mean(baseline.filter((i) => i.benchmark === name).map(byHand));
+    assert.deepEqual(
+      model.benchmarks.map((b: { scored_by?: string }) => b.scored_by),
+      ["scores.mass_on_answer", "scores.says_something"],
+    );
+    assert.match(result.stdout, /^tiny-llama {2}tiny_mass {2}acc \d\.\d{4} \(scores\.mass_on_answer\) {2}chance 0\.5000 {2}\(8 items\)$/m);
+    close(model.benchmarks.find((b: { name: string }) => b.name === "tiny_mass").acc, baselineOf("tiny_mass"), "tiny_mass acc");
+    close(model.benchmarks.find((b: { name: string }) => b.name === "tiny_said").exact_match, baselineOf("tiny_said"), "tiny_said score");
+
+    let cells = 0;
+    for (const variant of model.profile.variants) {
+      const ablated = await itemsOf(variant.items_file);
+      for (const bench of variant.benchmarks) {
+        const metric = bench.name === "tiny_mass" ? "acc" : "exact_match";
+        assert.equal(bench.acc_norm, undefined, "a task that scores itself has its one metric");
+        const cell = bench[metric] as Cell;
+        const chance = bench.name === "tiny_mass" ? 0.5 : 0;
+        const after = mean(ablated.filter((i) => i.benchmark === bench.name).map(byHand));
+        close(cell.baseline, baselineOf(bench.name), `${variant.items_file} ${bench.name} baseline`);
+        close(cell.ablated, after, `${variant.items_file} ${bench.name} ablated`);
+        close(cell.chance, chance, `${bench.name} chance`);
+        if (cell.ais !== null) close(cell.ais, (cell.baseline - after) / (cell.baseline - chance), `${bench.name} AIS`);
+        cells++;
+      }
     }
-    return /\p{L}/u.test(item.answer!) ? 1 : 0;
-  };
-  const itemsOf = async (file: string) => {
-    const items = await readJsonl(path.join(modelDir, file));
-    for (const item of items) close(item.score!, byHand(item), `${file} ${item.benchmark} document ${item.index}`);
-    return items;
-  };
-  const baseline = await itemsOf("items.jsonl");
-  const mass = baseline.filter((i) => i.benchmark === "tiny_mass");
-  assert.equal(mass.length, BENCH_DOCS.length);
-  for (const item of mass) assert.equal(item.chance, 0.5, "two choices, equally likely: half the mass on the answer");
-  const baselineOf = (name: string) => mean(baseline.filter((i) => i.benchmark === name).map(byHand));
-  assert.deepEqual(model.benchmarks.map((b: { scored_by?: string }) => b.scored_by), ["scores.mass_on_answer", "scores.says_something"]);
-  assert.match(result.stdout, /^tiny-llama {2}tiny_mass {2}acc \d\.\d{4} \(scores\.mass_on_answer\) {2}chance 0\.5000 {2}\(8 items\)$/m);
-  close(model.benchmarks.find((b: { name: string }) => b.name === "tiny_mass").acc, baselineOf("tiny_mass"), "tiny_mass acc");
-  close(model.benchmarks.find((b: { name: string }) => b.name === "tiny_said").exact_match, baselineOf("tiny_said"), "tiny_said score");
-
-  let cells = 0;
-  for (const variant of model.profile.variants) {
-    const ablated = await itemsOf(variant.items_file);
-    for (const bench of variant.benchmarks) {
-      const metric = bench.name === "tiny_mass" ? "acc" : "exact_match";
-      assert.equal(bench.acc_norm, undefined, "a task that scores itself has its one metric");
-      const cell = bench[metric] as Cell;
-      const chance = bench.name === "tiny_mass" ? 0.5 : 0;
-      const after = mean(ablated.filter((i) => i.benchmark === bench.name).map(byHand));
-      close(cell.baseline, baselineOf(bench.name), `${variant.items_file} ${bench.name} baseline`);
-      close(cell.ablated, after, `${variant.items_file} ${bench.name} ablated`);
-      close(cell.chance, chance, `${bench.name} chance`);
-      if (cell.ais !== null) close(cell.ais, (cell.baseline - after) / (cell.baseline - chance), `${bench.name} AIS`);
-      cells++;
-    }
-  }
-  assert.equal(cells, model.profile.variants.length * 2);
-});
+    assert.equal(cells, model.profile.variants.length * 2);
+  },
+);

@@ -32,7 +32,10 @@ test("bprof run scores every choice as the reference forward pass does, to 1e-4"
 
   const runDir = await onlyRunDir(project.root);
   const modelDir = path.join(runDir, "models", "tiny-llama");
-  const items = (await fs.readFile(path.join(modelDir, "items.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l));
+  const items = (await fs.readFile(path.join(modelDir, "items.jsonl"), "utf8"))
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
   assert.equal(items.length, TINY_BENCHMARK_DOCS.length);
 
   let checked = 0;
@@ -44,7 +47,10 @@ test("bprof run scores every choice as the reference forward pass does, to 1e-4"
     doc.choices.forEach((choice, c) => {
       const expected = referenceChoiceLogprob(project.modelDir, context, utf8(` ${choice}`));
       const got = item.choices[c];
-      assert.ok(Math.abs(got.logprob - expected.logprob) < 1e-4, `${item.benchmark}/${item.index} choice ${c}: runner ${got.logprob}, reference ${expected.logprob}`);
+      assert.ok(
+        Math.abs(got.logprob - expected.logprob) < 1e-4,
+        `${item.benchmark}/${item.index} choice ${c}: runner ${got.logprob}, reference ${expected.logprob}`,
+      );
       assert.equal(got.tokens, utf8(` ${choice}`).length);
       assert.equal(got.greedy, expected.greedy);
       checked++;
@@ -59,9 +65,15 @@ test("bprof run scores every choice as the reference forward pass does, to 1e-4"
   assert.equal(benchmark.acc, expectedAcc);
   assert.ok(Math.abs(benchmark.chance - (1 / 3 + 1 / 4 + 1 / 3) / 3) < 1e-12);
 
-  const events = (await fs.readFile(path.join(modelDir, "events.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l));
+  const events = (await fs.readFile(path.join(modelDir, "events.jsonl"), "utf8"))
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
   assert.equal(events[0].type, "start");
-  assert.ok(events.some((e) => e.type === "progress" && e.done === e.total && e.total === 3), "a final progress event 3/3");
+  assert.ok(
+    events.some((e) => e.type === "progress" && e.done === e.total && e.total === 3),
+    "a final progress event 3/3",
+  );
   assert.ok(events.some((e) => e.type === "result" && e.file === "scores.jsonl"));
   assert.equal(events.at(-1).type, "summary");
 });

@@ -34,24 +34,27 @@ export function learnMerges(words: string[][], count: number): [string, string][
   const current = words.map((w) => [...w]);
   for (let m = 0; m < count; m++) {
     const counts = new Map<string, number>();
-    for (const w of current) for (let i = 0; i + 1 < w.length; i++) {
-      const key = w[i] + "\u0000" + w[i + 1];
-      counts.set(key, (counts.get(key) ?? 0) + 1);
-    }
+    for (const w of current)
+      for (let i = 0; i + 1 < w.length; i++) {
+        const key = w[i] + "\u0000" + w[i + 1];
+        counts.set(key, (counts.get(key) ?? 0) + 1);
+      }
     let best: string | undefined;
     for (const [key, n] of counts) if (best === undefined || n > counts.get(best)! || (n === counts.get(best)! && key < best)) best = key;
     if (best === undefined || counts.get(best)! < 2) break;
     const [a, b] = best.split("\u0000") as [string, string];
     merges.push([a, b]);
-    for (const w of current) for (let i = 0; i + 1 < w.length; i++) {
-      if (w[i] === a && w[i + 1] === b) w.splice(i, 2, a + b);
-    }
+    for (const w of current)
+      for (let i = 0; i + 1 < w.length; i++) {
+        if (w[i] === a && w[i + 1] === b) w.splice(i, 2, a + b);
+      }
   }
   return merges;
 }
 
 const GPT2_PATTERN = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
-export const LLAMA3_SPLIT = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+export const LLAMA3_SPLIT =
+  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
 const byteChars = bytesToUnicode();
 const toByteChars = (text: string) => Array.from(Buffer.from(text, "utf8"), (b) => byteChars[b]!);
@@ -98,7 +101,18 @@ export function byteLevelBpe(options: Options): TokenizerFiles {
       pre_tokenizer: options.preTokenizer,
       post_processor: { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true },
       decoder: { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true },
-      model: { type: "BPE", dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: false, byte_fallback: false, ignore_merges: options.ignoreMerges ?? false, vocab, merges },
+      model: {
+        type: "BPE",
+        dropout: null,
+        unk_token: null,
+        continuing_subword_prefix: null,
+        end_of_word_suffix: null,
+        fuse_unk: false,
+        byte_fallback: false,
+        ignore_merges: options.ignoreMerges ?? false,
+        vocab,
+        merges,
+      },
     },
     options.added ?? [{ content: "<|endoftext|>", special: true }],
   );
@@ -112,9 +126,13 @@ export function rawCharBpe(options: { byteFallback: boolean }): TokenizerFiles {
   const random = seeded(11);
   const corpus = Array.from({ length: 200 }, () => sampleText(random, 12));
   const alphabet = [...new Set(corpus.join("").replace(/[^\x20-\x7e\n]/g, ""))].sort();
-  const merges = learnMerges(corpus.map((line) => Array.from(line).filter((c) => alphabet.includes(c))), 300);
+  const merges = learnMerges(
+    corpus.map((line) => Array.from(line).filter((c) => alphabet.includes(c))),
+    300,
+  );
   const vocab: Record<string, number> = { "<unk>": 0 };
-  if (options.byteFallback) for (let b = 0; b < 256; b++) vocab[`<0x${b.toString(16).toUpperCase().padStart(2, "0")}>`] = Object.keys(vocab).length;
+  if (options.byteFallback)
+    for (let b = 0; b < 256; b++) vocab[`<0x${b.toString(16).toUpperCase().padStart(2, "0")}>`] = Object.keys(vocab).length;
   for (const c of alphabet) vocab[c] = Object.keys(vocab).length;
   for (const [a, b] of merges) vocab[a + b] ??= Object.keys(vocab).length;
   return withAddedTokens(
@@ -127,9 +145,23 @@ export function rawCharBpe(options: { byteFallback: boolean }): TokenizerFiles {
       pre_tokenizer: null,
       post_processor: null,
       decoder: null,
-      model: { type: "BPE", dropout: null, unk_token: "<unk>", continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: false, byte_fallback: options.byteFallback, ignore_merges: false, vocab, merges },
+      model: {
+        type: "BPE",
+        dropout: null,
+        unk_token: "<unk>",
+        continuing_subword_prefix: null,
+        end_of_word_suffix: null,
+        fuse_unk: false,
+        byte_fallback: options.byteFallback,
+        ignore_merges: false,
+        vocab,
+        merges,
+      },
     },
-    [{ content: "<s>", special: true }, { content: "</s>", special: true }],
+    [
+      { content: "<s>", special: true },
+      { content: "</s>", special: true },
+    ],
   );
 }
 
@@ -139,7 +171,15 @@ function withAddedTokens(tokenizerJson: Record<string, unknown>, added: AddedTok
   let next = Math.max(...Object.values(model.vocab)) + 1;
   const list = tokenizerJson.added_tokens as Record<string, unknown>[];
   for (const t of added) {
-    list.push({ id: next++, content: t.content, single_word: false, lstrip: t.lstrip ?? false, rstrip: t.rstrip ?? false, normalized: t.normalized ?? false, special: t.special ?? true });
+    list.push({
+      id: next++,
+      content: t.content,
+      single_word: false,
+      lstrip: t.lstrip ?? false,
+      rstrip: t.rstrip ?? false,
+      normalized: t.normalized ?? false,
+      special: t.special ?? true,
+    });
   }
   const first = (list.find((t) => t.special) ?? list[0])!.content as string;
   return { tokenizerJson, tokenizerConfig: { bos_token: first, eos_token: first, clean_up_tokenization_spaces: false } };

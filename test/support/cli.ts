@@ -8,5 +8,10 @@ export const runnerPath = path.join(repoRoot, "native-runner", "build", "bprof-r
 
 /** `env` adds to this process's environment (a test cluster's SLURM_CONF, say). */
 export async function bprof(args: string[], options: { cwd?: string; env?: Record<string, string>; timeout?: number } = {}) {
-  return execa("node", [cliPath, ...args], { reject: false, cwd: options.cwd ?? repoRoot, env: { BPROF_RUNNER: process.env.BPROF_RUNNER ?? runnerPath, ...options.env }, timeout: options.timeout ?? 120_000 });
+  return execa("node", [cliPath, ...args], {
+    reject: false,
+    cwd: options.cwd ?? repoRoot,
+    env: { BPROF_RUNNER: process.env.BPROF_RUNNER ?? runnerPath, ...options.env },
+    timeout: options.timeout ?? 120_000,
+  });
 }

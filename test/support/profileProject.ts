@@ -13,14 +13,34 @@ export const SPATIAL = "Spatial Reasoning";
 export const DIAGNOSTIC: Record<string, { context: string; question: string; choices: string[]; answer: number }[]> = {
   [QUANT]: [
     { context: "Ann has 3 apples and buys 4 more.", question: "How many apples does Ann have?", choices: ["7", "6", "12"], answer: 0 },
-    { context: "A train travels 60 km in one hour.", question: "How far does it travel in two hours?", choices: ["60 km", "120 km", "180 km"], answer: 1 },
+    {
+      context: "A train travels 60 km in one hour.",
+      question: "How far does it travel in two hours?",
+      choices: ["60 km", "120 km", "180 km"],
+      answer: 1,
+    },
     { context: "", question: "What is 9 times 8?", choices: ["64", "81", "72"], answer: 2 },
     { context: "A box holds 12 eggs; 5 are broken.", question: "How many eggs are whole?", choices: ["7", "5", "17"], answer: 0 },
   ],
   [SPATIAL]: [
-    { context: "The lamp is left of the chair; the chair is left of the desk.", question: "Where is the lamp relative to the desk?", choices: ["left", "right"], answer: 0 },
-    { context: "Tom faces north and turns right.", question: "Which way does Tom face now?", choices: ["west", "east", "south"], answer: 1 },
-    { context: "The cup is on the book; the book is on the table.", question: "What is directly under the cup?", choices: ["the table", "the book"], answer: 1 },
+    {
+      context: "The lamp is left of the chair; the chair is left of the desk.",
+      question: "Where is the lamp relative to the desk?",
+      choices: ["left", "right"],
+      answer: 0,
+    },
+    {
+      context: "Tom faces north and turns right.",
+      question: "Which way does Tom face now?",
+      choices: ["west", "east", "south"],
+      answer: 1,
+    },
+    {
+      context: "The cup is on the book; the book is on the table.",
+      question: "What is directly under the cup?",
+      choices: ["the table", "the book"],
+      answer: 1,
+    },
   ],
 };
 
@@ -91,7 +111,10 @@ export async function makeProfileProject(
   await fs.writeFile(path.join(root, "tasks", "tiny_yes.yaml"), TASK_YAML);
   await fs.writeFile(path.join(root, "tasks", "tiny_yes.jsonl"), BENCH_DOCS.map((d) => JSON.stringify(d)).join("\n") + "\n");
   await fs.mkdir(path.join(root, "diag"), { recursive: true });
-  for (const [ability, file] of [[QUANT, "quantitative"], [SPATIAL, "spatial"]] as const) {
+  for (const [ability, file] of [
+    [QUANT, "quantitative"],
+    [SPATIAL, "spatial"],
+  ] as const) {
     const lines = DIAGNOSTIC[ability]!.map((item, i) => JSON.stringify({ id: `${file}-${i}`, ability, ...item }));
     await fs.writeFile(path.join(root, "diag", `${file}.diag.jsonl`), lines.join("\n") + "\n");
   }

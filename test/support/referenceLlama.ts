@@ -232,7 +232,11 @@ function forward(model: ReferenceModel, tokens: readonly number[]): number[][] {
     return model.embed.slice(tok * c.hidden, (tok + 1) * c.hidden);
   });
   for (const w of model.layers) {
-    const attn = attention(c, w, hidden.map((x) => rmsNorm(x, w.inputNorm, c.eps)));
+    const attn = attention(
+      c,
+      w,
+      hidden.map((x) => rmsNorm(x, w.inputNorm, c.eps)),
+    );
     hidden.forEach((x, t) => addInPlace(x, attn[t]!));
     hidden.forEach((x) => addInPlace(x, mlp(c, w, rmsNorm(x, w.postNorm, c.eps))));
   }

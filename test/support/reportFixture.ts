@@ -21,7 +21,8 @@ export const MODEL_FOLDER = "tiny_m_v1";
 export const CAUSAL = "Commonsense & Causal Reasoning";
 export const QUANT = "Quantitative_Reasoning|50%";
 export const SPATIAL = "Spatial Reasoning";
-export const AT_CHANCE = "AIS is undefined: the baseline score 0.5000 is at chance (0.5000), so there is no above-chance performance for an ablation to remove.";
+export const AT_CHANCE =
+  "AIS is undefined: the baseline score 0.5000 is at chance (0.5000), so there is no above-chance performance for an ablation to remove.";
 
 const CHOICES4 = ["a", "bb", "ccc", "dddd"];
 const CHOICES2 = ["yes", "no"];
@@ -29,37 +30,82 @@ const CHOICES2 = ["yes", "no"];
 /** An item answered `predicted` (log-likelihood -1; the others -3, -4, ...). */
 function item(benchmark: string, index: number, target: number, predicted: number, choices: string[]): ScoredItem {
   const logprobs = choices.map((_, i) => (i === predicted ? -1 : -3 - i));
-  return scoreItem(benchmark, index, target, choices, logprobs.map((logprob) => ({ logprob, tokens: 1, greedy: false })));
+  return scoreItem(
+    benchmark,
+    index,
+    target,
+    choices,
+    logprobs.map((logprob) => ({ logprob, tokens: 1, greedy: false })),
+  );
 }
 
 /** arc_easy: documents 0-3, targets 0-3, documents 0-2 right. logiqa: documents 10-13, 10-12 right. */
 export function baselineItems(): ScoredItem[] {
   return [
-    item("arc_easy", 0, 0, 0, CHOICES4), item("arc_easy", 1, 1, 1, CHOICES4), item("arc_easy", 2, 2, 2, CHOICES4), item("arc_easy", 3, 3, 0, CHOICES4),
-    item("logiqa", 10, 0, 0, CHOICES2), item("logiqa", 11, 1, 1, CHOICES2), item("logiqa", 12, 0, 0, CHOICES2), item("logiqa", 13, 1, 0, CHOICES2),
+    item("arc_easy", 0, 0, 0, CHOICES4),
+    item("arc_easy", 1, 1, 1, CHOICES4),
+    item("arc_easy", 2, 2, 2, CHOICES4),
+    item("arc_easy", 3, 3, 0, CHOICES4),
+    item("logiqa", 10, 0, 0, CHOICES2),
+    item("logiqa", 11, 1, 1, CHOICES2),
+    item("logiqa", 12, 0, 0, CHOICES2),
+    item("logiqa", 13, 1, 0, CHOICES2),
   ];
 }
 
 /** The causal ability's top set at k = 0.01: document 0 turns wrong, document 13 turns right. */
 export function causalItems(): ScoredItem[] {
-  return baselineItems().map((i) => (i.index === 0 ? item("arc_easy", 0, 0, 1, CHOICES4) : i.index === 13 ? item("logiqa", 13, 1, 1, CHOICES2) : i));
+  return baselineItems().map((i) =>
+    i.index === 0 ? item("arc_easy", 0, 0, 1, CHOICES4) : i.index === 13 ? item("logiqa", 13, 1, 1, CHOICES2) : i,
+  );
 }
 
 function cell(over: Partial<CellMetric> & Pick<CellMetric, "baseline" | "ablated" | "chance">): CellMetric {
-  return { ais: 0, ci: { low: 0, high: 0, confidence: 0.95 }, significant: false, undefined_resamples: 0, flips: { right_to_wrong: 0, wrong_to_right: 0 }, ...over };
+  return {
+    ais: 0,
+    ci: { low: 0, high: 0, confidence: 0.95 },
+    significant: false,
+    undefined_resamples: 0,
+    flips: { right_to_wrong: 0, wrong_to_right: 0 },
+    ...over,
+  };
 }
 
 function undefinedCell(ablated: number): CellMetric {
-  return { baseline: 0.5, ablated, chance: 0.5, ais: null, reason: AT_CHANCE, ci: null, significant: false, undefined_resamples: 0, flips: { right_to_wrong: 0, wrong_to_right: 0 } };
+  return {
+    baseline: 0.5,
+    ablated,
+    chance: 0.5,
+    ais: null,
+    reason: AT_CHANCE,
+    ci: null,
+    significant: false,
+    undefined_resamples: 0,
+    flips: { right_to_wrong: 0, wrong_to_right: 0 },
+  };
 }
 
 const zeroSpecificity = { value: 0, ci: { low: 0, high: 0, confidence: 0.95 }, significant: false };
 
-function variant(ability: string | null, id: string | null, selection: "top" | "random", ki: number, arc: CellMetric, logiqa: CellMetric): VariantResult {
+function variant(
+  ability: string | null,
+  id: string | null,
+  selection: "top" | "random",
+  ki: number,
+  arc: CellMetric,
+  logiqa: CellMetric,
+): VariantResult {
   const k = [0.001, 0.01][ki]!;
   const name = id === null ? `random.k${ki}` : `${id}.${selection}.k${ki}`;
   return {
-    ability, ability_id: id, selection, k, n: Math.floor(k * 100000), ...(id === null ? {} : { lowering: Math.floor(k * 100000 * 0.5) + ki }), scores_file: `runner/variants/${name}.jsonl`, items_file: `variants/${name}.items.jsonl`,
+    ability,
+    ability_id: id,
+    selection,
+    k,
+    n: Math.floor(k * 100000),
+    ...(id === null ? {} : { lowering: Math.floor(k * 100000 * 0.5) + ki }),
+    scores_file: `runner/variants/${name}.jsonl`,
+    items_file: `variants/${name}.items.jsonl`,
     benchmarks: [
       { name: "arc_easy", acc: arc, acc_norm: cell({ baseline: 0.75, ablated: 0.75, chance: 0.25 }) },
       { name: "logiqa", acc: logiqa, acc_norm: undefinedCell(0.5) },
@@ -71,24 +117,84 @@ export function fixtureResults(): Results {
   const neutralArc = () => cell({ baseline: 0.75, ablated: 0.75, chance: 0.25, specificity: zeroSpecificity });
   const neutralLogiqa = () => cell({ baseline: 0.75, ablated: 0.75, chance: 0.5, specificity: zeroSpecificity });
   const variants: VariantResult[] = [];
-  for (const [ability, id] of [[CAUSAL, "commonsense-and-causal-reasoning"], [QUANT, "quantitative-reasoning-50"], [SPATIAL, "spatial-reasoning"]] as const) {
+  for (const [ability, id] of [
+    [CAUSAL, "commonsense-and-causal-reasoning"],
+    [QUANT, "quantitative-reasoning-50"],
+    [SPATIAL, "spatial-reasoning"],
+  ] as const) {
     variants.push(variant(ability, id, "top", 0, neutralArc(), neutralLogiqa()));
     if (ability === CAUSAL) {
-      variants.push(variant(ability, id, "top", 1,
-        cell({ baseline: 0.75, ablated: 0.5, chance: 0.25, ais: 0.5, ci: { low: 0.2, high: 0.8, confidence: 0.95 }, significant: true, flips: { right_to_wrong: 1, wrong_to_right: 0 },
-          specificity: { value: 0.5, ci: { low: 0.2, high: 0.8, confidence: 0.95 }, significant: true } }),
-        cell({ baseline: 0.75, ablated: 1, chance: 0.5, ais: -1, ci: { low: -2, high: 0, confidence: 0.95 }, significant: false, flips: { right_to_wrong: 0, wrong_to_right: 1 },
-          specificity: { value: -1, ci: { low: -2, high: 0, confidence: 0.95 }, significant: false } })));
+      variants.push(
+        variant(
+          ability,
+          id,
+          "top",
+          1,
+          cell({
+            baseline: 0.75,
+            ablated: 0.5,
+            chance: 0.25,
+            ais: 0.5,
+            ci: { low: 0.2, high: 0.8, confidence: 0.95 },
+            significant: true,
+            flips: { right_to_wrong: 1, wrong_to_right: 0 },
+            specificity: { value: 0.5, ci: { low: 0.2, high: 0.8, confidence: 0.95 }, significant: true },
+          }),
+          cell({
+            baseline: 0.75,
+            ablated: 1,
+            chance: 0.5,
+            ais: -1,
+            ci: { low: -2, high: 0, confidence: 0.95 },
+            significant: false,
+            flips: { right_to_wrong: 0, wrong_to_right: 1 },
+            specificity: { value: -1, ci: { low: -2, high: 0, confidence: 0.95 }, significant: false },
+          }),
+        ),
+      );
     } else if (ability === QUANT) {
-      variants.push(variant(ability, id, "top", 1,
-        cell({ baseline: 0.75, ablated: 0.625, chance: 0.25, ais: 0.25, ci: { low: -0.1, high: 0.6, confidence: 0.95 }, significant: false, specificity: { value: 0.25, ci: null, significant: false } }),
-        neutralLogiqa()));
+      variants.push(
+        variant(
+          ability,
+          id,
+          "top",
+          1,
+          cell({
+            baseline: 0.75,
+            ablated: 0.625,
+            chance: 0.25,
+            ais: 0.25,
+            ci: { low: -0.1, high: 0.6, confidence: 0.95 },
+            significant: false,
+            specificity: { value: 0.25, ci: null, significant: false },
+          }),
+          neutralLogiqa(),
+        ),
+      );
     } else {
       variants.push(variant(ability, id, "top", 1, neutralArc(), neutralLogiqa()));
     }
   }
-  variants.push(variant(null, null, "random", 0, cell({ baseline: 0.75, ablated: 0.75, chance: 0.25 }), cell({ baseline: 0.75, ablated: 0.75, chance: 0.5 })));
-  variants.push(variant(null, null, "random", 1, cell({ baseline: 0.75, ablated: 0.75, chance: 0.25 }), cell({ baseline: 0.75, ablated: 0.75, chance: 0.5 })));
+  variants.push(
+    variant(
+      null,
+      null,
+      "random",
+      0,
+      cell({ baseline: 0.75, ablated: 0.75, chance: 0.25 }),
+      cell({ baseline: 0.75, ablated: 0.75, chance: 0.5 }),
+    ),
+  );
+  variants.push(
+    variant(
+      null,
+      null,
+      "random",
+      1,
+      cell({ baseline: 0.75, ablated: 0.75, chance: 0.25 }),
+      cell({ baseline: 0.75, ablated: 0.75, chance: 0.5 }),
+    ),
+  );
   return {
     schema: "bprof.results",
     schema_version: 1,
@@ -96,39 +202,48 @@ export function fixtureResults(): Results {
     created: "2026-01-01T12:00:00.000Z",
     config_file: "/work/project/profile.bprof.yaml",
     runner_version: "0.1.0",
-    models: [{
-      name: MODEL,
-      path: "/work/project/model",
-      dtype: "float32",
-      benchmarks: [
-        { name: "arc_easy", task_file: "/work/project/tasks/arc_easy.yaml", items: 4, acc: 0.75, acc_norm: 0.75, chance: 0.25 },
-        { name: "logiqa", task_file: "/work/project/tasks/logiqa.yaml", items: 4, acc: 0.75, acc_norm: 0.5, chance: 0.5 },
-      ],
-      profile: {
-        parameters: 100000,
-        candidates: 40000,
-        k: [0.001, 0.01],
-        selections: ["top", "random"],
-        method: "paper",
-        seed: 3,
-        bootstrap: { resamples: 1000, confidence: 0.95, seed: 3 },
-        abilities: [
-          { name: CAUSAL, id: "commonsense-and-causal-reasoning", sequences: 12 },
-          { name: QUANT, id: "quantitative-reasoning-50", sequences: 10 },
-          { name: SPATIAL, id: "spatial-reasoning", sequences: 8 },
+    models: [
+      {
+        name: MODEL,
+        path: "/work/project/model",
+        dtype: "float32",
+        benchmarks: [
+          { name: "arc_easy", task_file: "/work/project/tasks/arc_easy.yaml", items: 4, acc: 0.75, acc_norm: 0.75, chance: 0.25 },
+          { name: "logiqa", task_file: "/work/project/tasks/logiqa.yaml", items: 4, acc: 0.75, acc_norm: 0.5, chance: 0.5 },
         ],
-        variants,
-        overlap: [0.001, 0.01].map((k) => {
-          const n = Math.floor(k * 100000);
-          const shared = k === 0.01 ? 250 : 20;
-          const intersections = [[n, shared, 0], [shared, n, 10], [0, 10, n]];
-          return {
-            k, n, abilities: [CAUSAL, QUANT, SPATIAL], intersections,
-            jaccard: intersections.map((row) => row.map((x) => x / (2 * n - x))),
-          };
-        }),
+        profile: {
+          parameters: 100000,
+          candidates: 40000,
+          k: [0.001, 0.01],
+          selections: ["top", "random"],
+          method: "paper",
+          seed: 3,
+          bootstrap: { resamples: 1000, confidence: 0.95, seed: 3 },
+          abilities: [
+            { name: CAUSAL, id: "commonsense-and-causal-reasoning", sequences: 12 },
+            { name: QUANT, id: "quantitative-reasoning-50", sequences: 10 },
+            { name: SPATIAL, id: "spatial-reasoning", sequences: 8 },
+          ],
+          variants,
+          overlap: [0.001, 0.01].map((k) => {
+            const n = Math.floor(k * 100000);
+            const shared = k === 0.01 ? 250 : 20;
+            const intersections = [
+              [n, shared, 0],
+              [shared, n, 10],
+              [0, 10, n],
+            ];
+            return {
+              k,
+              n,
+              abilities: [CAUSAL, QUANT, SPATIAL],
+              intersections,
+              jaccard: intersections.map((row) => row.map((x) => x / (2 * n - x))),
+            };
+          }),
+        },
       },
-    }],
+    ],
   };
 }
 
@@ -144,8 +259,12 @@ export function withChunkedTopSets(results: Results): Results {
     const shared = top.ability === CAUSAL ? top.n - 100 : top.n;
     const name = `${top.ability_id}.top_chunked.k${top.k === 0.001 ? 0 : 1}`;
     profile.variants.push({
-      ...structuredClone(top), selection: "top_chunked", n, exact_top: { n: top.n, shared, jaccard: shared / (n + top.n - shared) },
-      scores_file: `runner/variants/${name}.jsonl`, items_file: `variants/${name}.items.jsonl`,
+      ...structuredClone(top),
+      selection: "top_chunked",
+      n,
+      exact_top: { n: top.n, shared, jaccard: shared / (n + top.n - shared) },
+      scores_file: `runner/variants/${name}.jsonl`,
+      items_file: `variants/${name}.items.jsonl`,
     });
   }
   return results;
@@ -157,10 +276,11 @@ export function withChunkedTopSets(results: Results): Results {
  */
 export function withStability(results: Results): Results {
   const profile = results.models[0]!.profile!;
-  const byK = (shared: [number, number]) => [0.001, 0.01].map((k, i) => {
-    const n = Math.floor(k * 100000);
-    return { k, n, shared: shared[i]!, jaccard: shared[i]! / (2 * n - shared[i]!) };
-  });
+  const byK = (shared: [number, number]) =>
+    [0.001, 0.01].map((k, i) => {
+      const n = Math.floor(k * 100000);
+      return { k, n, shared: shared[i]!, jaccard: shared[i]! / (2 * n - shared[i]!) };
+    });
   profile.stability = [
     { ability: CAUSAL, ability_id: "commonsense-and-causal-reasoning", halves: [6, 6], by_k: byK([40, 700]) },
     { ability: QUANT, ability_id: "quantitative-reasoning-50", halves: [5, 5], by_k: byK([10, 100]) },

@@ -332,7 +332,10 @@ function killJobProcesses(conf: string): void {
 }
 
 function listPids(): number[] {
-  return fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name)).map(Number);
+  return fs
+    .readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number);
 }
 
 function environ(pid: number): string[] {

@@ -82,7 +82,17 @@ export async function startSshServer(options: { env?: Record<string, string> } =
 async function waitForLogin(server: SshServer, daemon: ResultPromise): Promise<void> {
   const deadline = Date.now() + 20_000;
   for (;;) {
-    const args = ["-o", "BatchMode=yes", "-p", String(server.port), "-i", server.identityFile, ...Object.entries(server.options).flatMap(([k, v]) => ["-o", `${k}=${v}`]), "127.0.0.1", "true"];
+    const args = [
+      "-o",
+      "BatchMode=yes",
+      "-p",
+      String(server.port),
+      "-i",
+      server.identityFile,
+      ...Object.entries(server.options).flatMap(([k, v]) => ["-o", `${k}=${v}`]),
+      "127.0.0.1",
+      "true",
+    ];
     const result = await execa("ssh", args, { reject: false, stdin: "ignore" });
     if (result.exitCode === 0) return;
     if (daemon.exitCode !== null || Date.now() > deadline) {

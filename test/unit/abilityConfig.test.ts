@@ -22,8 +22,9 @@ function schemaLines(tail: string): string[] {
 
 test("a valid ability section parses", () => {
   const parsed = parseConfig(
-    HEAD + "abilities:\n  - name: Deductive Reasoning\n    data: d.diag.jsonl\n  - name: Mine\n    data: [a.diag.jsonl, b.diag.jsonl]\n    limit: 10\n" +
-    "ablation:\n  k: [0.01, 0.001]\n  selections: [top, bottom, random]\n  method: signed\n  front_removal: 1\n  back_removal: 0\n  batch_size: 4\nseed: 7\nbootstrap:\n  resamples: 200\n  confidence: 0.9\n",
+    HEAD +
+      "abilities:\n  - name: Deductive Reasoning\n    data: d.diag.jsonl\n  - name: Mine\n    data: [a.diag.jsonl, b.diag.jsonl]\n    limit: 10\n" +
+      "ablation:\n  k: [0.01, 0.001]\n  selections: [top, bottom, random]\n  method: signed\n  front_removal: 1\n  back_removal: 0\n  batch_size: 4\nseed: 7\nbootstrap:\n  resamples: 200\n  confidence: 0.9\n",
     FILE,
   );
   assert.deepEqual(parsed.problems, []);
@@ -95,13 +96,18 @@ test("selections: unknown names and repeats", () => {
 });
 
 test("batch_size, removals, seed and bootstrap ranges", () => {
-  assert.deepEqual(schemaLines("ablation:\n  k: [0.01]\n  batch_size: 0\n  front_removal: -1\nseed: -2\nbootstrap:\n  resamples: 0\n  confidence: 1\n").sort(), [
-    "/p/x.bprof.yaml:11:14: error: `bootstrap.resamples` must be >= 1 (field bootstrap.resamples) [config.invalid-value]",
-    "/p/x.bprof.yaml:12:15: error: `bootstrap.confidence` must be < 1 (field bootstrap.confidence) [config.invalid-value]",
-    "/p/x.bprof.yaml:7:15: error: `ablation.batch_size` must be >= 1 (field ablation.batch_size) [config.invalid-value]",
-    "/p/x.bprof.yaml:8:18: error: `ablation.front_removal` must be >= 0 (field ablation.front_removal) [config.invalid-value]",
-    "/p/x.bprof.yaml:9:7: error: `seed` must be >= 0 (field seed) [config.invalid-value]",
-  ]);
+  assert.deepEqual(
+    schemaLines(
+      "ablation:\n  k: [0.01]\n  batch_size: 0\n  front_removal: -1\nseed: -2\nbootstrap:\n  resamples: 0\n  confidence: 1\n",
+    ).sort(),
+    [
+      "/p/x.bprof.yaml:11:14: error: `bootstrap.resamples` must be >= 1 (field bootstrap.resamples) [config.invalid-value]",
+      "/p/x.bprof.yaml:12:15: error: `bootstrap.confidence` must be < 1 (field bootstrap.confidence) [config.invalid-value]",
+      "/p/x.bprof.yaml:7:15: error: `ablation.batch_size` must be >= 1 (field ablation.batch_size) [config.invalid-value]",
+      "/p/x.bprof.yaml:8:18: error: `ablation.front_removal` must be >= 0 (field ablation.front_removal) [config.invalid-value]",
+      "/p/x.bprof.yaml:9:7: error: `seed` must be >= 0 (field seed) [config.invalid-value]",
+    ],
+  );
 });
 
 test("a misspelt ablation key gets the nearest key", () => {
@@ -121,7 +127,14 @@ const QUANT = "Quantitative Reasoning";
 const SPATIAL = "Spatial Reasoning";
 
 function diagItem(id: string, ability: string, n: number): string {
-  return JSON.stringify({ id, ability, context: `Box ${n} holds ${n} apples.`, question: `How many apples are in box ${n}?`, choices: [String(n), String(n + 1), String(n + 2)], answer: 0 });
+  return JSON.stringify({
+    id,
+    ability,
+    context: `Box ${n} holds ${n} apples.`,
+    question: `How many apples are in box ${n}?`,
+    choices: [String(n), String(n + 1), String(n + 2)],
+    answer: 0,
+  });
 }
 
 before(async () => {
@@ -130,8 +143,17 @@ before(async () => {
   await fs.mkdir(dir);
   await fs.writeFile(path.join(dir, "quant.diag.jsonl"), [1, 2, 3, 4].map((n) => diagItem(`q${n}`, QUANT, n)).join("\n") + "\n");
   await fs.writeFile(path.join(dir, "spatial.diag.jsonl"), [5, 6, 7].map((n) => diagItem(`s${n}`, SPATIAL, n)).join("\n") + "\n");
-  await fs.writeFile(path.join(dir, "mixed.diag.jsonl"), [diagItem("m1", QUANT, 11), diagItem("m2", "Moral Reasoning", 12), diagItem("m3", SPATIAL, 13)].join("\n") + "\n");
-  await fs.writeFile(path.join(dir, "broken.diag.jsonl"), diagItem("b1", QUANT, 21) + "\n" + JSON.stringify({ id: "b2", ability: QUANT, context: "", question: "Two plus two?", choices: ["4", "5"], answer: 2 }) + "\n");
+  await fs.writeFile(
+    path.join(dir, "mixed.diag.jsonl"),
+    [diagItem("m1", QUANT, 11), diagItem("m2", "Moral Reasoning", 12), diagItem("m3", SPATIAL, 13)].join("\n") + "\n",
+  );
+  await fs.writeFile(
+    path.join(dir, "broken.diag.jsonl"),
+    diagItem("b1", QUANT, 21) +
+      "\n" +
+      JSON.stringify({ id: "b2", ability: QUANT, context: "", question: "Two plus two?", choices: ["4", "5"], answer: 2 }) +
+      "\n",
+  );
   tiny = writeRandomLlama(path.join(project.root, "check-model"));
 });
 after(async () => fs.rm(project.root, { recursive: true, force: true }));
@@ -168,11 +190,25 @@ test("the parameter count of config.json equals the tensors the model writer wro
 test("a complete ability section resolves: k sorted, defaults, items of the named ability, limit", async () => {
   const { profile, problems } = await load(
     `abilities:\n  - name: ${QUANT}\n    data: [./diag/quant.diag.jsonl, ./diag/mixed.diag.jsonl]\n    limit: 5\n  - name: ${SPATIAL}\n    data: ./diag/spatial.diag.jsonl\n` +
-    "ablation:\n  k: [0.01, 0.001]\n",
+      "ablation:\n  k: [0.01, 0.001]\n",
   );
   assert.ok(profile, problems.map(formatProblem).join("\n"));
-  assert.deepEqual(profile.abilities.map((a) => [a.name, a.items.map((i) => i.id)]), [[QUANT, ["q1", "q2", "q3", "q4", "m1"]], [SPATIAL, ["s5", "s6", "s7"]]]);
-  assert.deepEqual(profile.ablation, { k: [0.001, 0.01], selections: ["top", "random"], method: "paper", frontRemoval: 0, backRemoval: 0, batchSize: 8, stability: false });
+  assert.deepEqual(
+    profile.abilities.map((a) => [a.name, a.items.map((i) => i.id)]),
+    [
+      [QUANT, ["q1", "q2", "q3", "q4", "m1"]],
+      [SPATIAL, ["s5", "s6", "s7"]],
+    ],
+  );
+  assert.deepEqual(profile.ablation, {
+    k: [0.001, 0.01],
+    selections: ["top", "random"],
+    method: "paper",
+    frontRemoval: 0,
+    backRemoval: 0,
+    batchSize: 8,
+    stability: false,
+  });
   assert.equal(profile.seed, 1);
   assert.deepEqual(profile.bootstrap, { resamples: 1000, confidence: 0.95 });
   // mixed.diag.jsonl holds an item of an ability the config does not declare: said once, on that entry.
@@ -196,12 +232,16 @@ test("ablation and bootstrap without abilities: warnings, the run only scores", 
 });
 
 test("an ability declared twice is an error on the second name", async () => {
-  const { problems } = await load(`abilities:\n  - name: ${QUANT}\n    data: ./diag/quant.diag.jsonl\n  - name: ${QUANT}\n    data: ./diag/mixed.diag.jsonl\nablation:\n  k: [0.01]\n`);
+  const { problems } = await load(
+    `abilities:\n  - name: ${QUANT}\n    data: ./diag/quant.diag.jsonl\n  - name: ${QUANT}\n    data: ./diag/mixed.diag.jsonl\nablation:\n  k: [0.01]\n`,
+  );
   assert.equal(at(only(problems, /declared twice/)), "tiny.bprof.yaml:9:11:error:abilities[1].name");
 });
 
 test("a near-miss of one of the paper's abilities is a warning on the name", async () => {
-  const { profile, problems } = await load("abilities:\n  - name: Quantitative Reasonig\n    data: ./diag/quant.diag.jsonl\nablation:\n  k: [0.01]\n");
+  const { profile, problems } = await load(
+    "abilities:\n  - name: Quantitative Reasonig\n    data: ./diag/quant.diag.jsonl\nablation:\n  k: [0.01]\n",
+  );
   const d = only(problems, /did you mean `Quantitative Reasoning`/);
   assert.equal(at(d), "tiny.bprof.yaml:7:11:warning:abilities[0].name");
   // Its items say "Quantitative Reasoning", so the misspelt ability has none: an error too.
@@ -210,14 +250,24 @@ test("a near-miss of one of the paper's abilities is a warning on the name", asy
 });
 
 test("two declared names that are nearly the same: a warning on the second", async () => {
-  await fs.writeFile(path.join(project.root, "diag", "moral.diag.jsonl"), [diagItem("x1", "Moral Reasoning", 31), diagItem("x2", "Moral reasoning!", 32)].join("\n") + "\n");
-  const { profile, problems } = await load("abilities:\n  - name: Moral Reasoning\n    data: ./diag/moral.diag.jsonl\n  - name: Moral reasoning!\n    data: ./diag/moral.diag.jsonl\nablation:\n  k: [0.01]\n");
+  await fs.writeFile(
+    path.join(project.root, "diag", "moral.diag.jsonl"),
+    [diagItem("x1", "Moral Reasoning", 31), diagItem("x2", "Moral reasoning!", 32)].join("\n") + "\n",
+  );
+  const { profile, problems } = await load(
+    "abilities:\n  - name: Moral Reasoning\n    data: ./diag/moral.diag.jsonl\n  - name: Moral reasoning!\n    data: ./diag/moral.diag.jsonl\nablation:\n  k: [0.01]\n",
+  );
   assert.ok(profile, problems.map(formatProblem).join("\n"));
-  assert.equal(at(only(problems, /is almost the name of `Moral Reasoning`, declared above/)), "tiny.bprof.yaml:9:11:warning:abilities[1].name");
+  assert.equal(
+    at(only(problems, /is almost the name of `Moral Reasoning`, declared above/)),
+    "tiny.bprof.yaml:9:11:warning:abilities[1].name",
+  );
 });
 
 test("a missing dataset file is an error on its entry", async () => {
-  const { problems } = await load(`abilities:\n  - name: ${QUANT}\n    data: [./diag/quant.diag.jsonl, ./diag/nope.diag.jsonl]\nablation:\n  k: [0.01]\n`);
+  const { problems } = await load(
+    `abilities:\n  - name: ${QUANT}\n    data: [./diag/quant.diag.jsonl, ./diag/nope.diag.jsonl]\nablation:\n  k: [0.01]\n`,
+  );
   const d = only(problems, /diagnostic dataset not found/);
   assert.equal(at(d), "tiny.bprof.yaml:8:37:error:abilities[0].data[1]");
 });
@@ -233,12 +283,19 @@ test("a dataset with errors: its own problems (file, line, column) and one on th
 });
 
 test("k too large for the model's MLP candidates is an error on that k, as written", async () => {
-  const { profile, problems } = await load(`abilities:\n  - name: ${QUANT}\n    data: ./diag/quant.diag.jsonl\nablation:\n  k: [0.5, 0.01]\n`);
+  const { profile, problems } = await load(
+    `abilities:\n  - name: ${QUANT}\n    data: ./diag/quant.diag.jsonl\nablation:\n  k: [0.5, 0.01]\n`,
+  );
   assert.equal(profile, undefined);
   const d = only(problems, /more than its/);
   assert.equal(at(d), "tiny.bprof.yaml:10:7:error:ablation.k[0]");
   const n = Math.floor(0.5 * tiny.parameters);
-  assert.match(d.message, new RegExp(`selects floor\\(k x ${tiny.parameters}\\) = ${n} parameters of model \`tiny-llama\`, more than its ${tiny.mlpParameters} MLP candidates`));
+  assert.match(
+    d.message,
+    new RegExp(
+      `selects floor\\(k x ${tiny.parameters}\\) = ${n} parameters of model \`tiny-llama\`, more than its ${tiny.mlpParameters} MLP candidates`,
+    ),
+  );
   // The largest k that fits passes.
   const share = tiny.mlpParameters / tiny.parameters;
   const ok = await load(`abilities:\n  - name: ${QUANT}\n    data: ./diag/quant.diag.jsonl\nablation:\n  k: [${share}]\n`);
@@ -248,12 +305,16 @@ test("k too large for the model's MLP candidates is an error on that k, as writt
 test("layer removal shrinks the candidates; removing every layer is an error", async () => {
   const half = await load(`abilities:\n  - name: ${QUANT}\n    data: ./diag/quant.diag.jsonl\nablation:\n  k: [0.3]\n  front_removal: 1\n`);
   assert.match(only(half.problems, /more than its/).message, new RegExp(`${tiny.mlpParameters / 2} MLP candidates of layers 1..1`));
-  const none = await load(`abilities:\n  - name: ${QUANT}\n    data: ./diag/quant.diag.jsonl\nablation:\n  k: [0.01]\n  front_removal: 1\n  back_removal: 1\n`);
+  const none = await load(
+    `abilities:\n  - name: ${QUANT}\n    data: ./diag/quant.diag.jsonl\nablation:\n  k: [0.01]\n  front_removal: 1\n  back_removal: 1\n`,
+  );
   assert.equal(at(only(none.problems, /excludes every layer/)), "tiny.bprof.yaml:11:18:error:ablation.front_removal");
 });
 
 test("a k that selects no parameter is a warning", async () => {
-  const { profile, problems } = await load(`abilities:\n  - name: ${QUANT}\n    data: ./diag/quant.diag.jsonl\nablation:\n  k: [0.01, 0.00001]\n`);
+  const { profile, problems } = await load(
+    `abilities:\n  - name: ${QUANT}\n    data: ./diag/quant.diag.jsonl\nablation:\n  k: [0.01, 0.00001]\n`,
+  );
   assert.ok(profile);
   assert.equal(at(only(problems, /= 0 parameters/)), "tiny.bprof.yaml:10:13:warning:ablation.k[1]");
 });
@@ -267,12 +328,21 @@ test("a benchmark's `ability` label: kept on the benchmark; a typo gets the near
 
   const typo = await loadProfile(project.configPath, { text: head + "Spatial Reasonin" + tail });
   assert.equal(typo.profile, undefined);
-  assert.equal(at(only(typo.problems, /is not one of this config's abilities: did you mean `Spatial Reasoning`\?/)), "tiny.bprof.yaml:6:14:error:benchmarks[0].ability");
+  assert.equal(
+    at(only(typo.problems, /is not one of this config's abilities: did you mean `Spatial Reasoning`\?/)),
+    "tiny.bprof.yaml:6:14:error:benchmarks[0].ability",
+  );
 
   const unknown = await loadProfile(project.configPath, { text: head + "Moral Reasoning" + tail });
-  assert.match(only(unknown.problems, /is not one of this config's abilities/).message, /\(`Quantitative Reasoning`, `Spatial Reasoning`\)/);
+  assert.match(
+    only(unknown.problems, /is not one of this config's abilities/).message,
+    /\(`Quantitative Reasoning`, `Spatial Reasoning`\)/,
+  );
 
   const unprofiled = await loadProfile(project.configPath, { text: head + SPATIAL + "\n" });
   assert.ok(unprofiled.profile);
-  assert.equal(at(only(unprofiled.problems, /labels have no effect without `abilities`/)), "tiny.bprof.yaml:6:14:warning:benchmarks[0].ability");
+  assert.equal(
+    at(only(unprofiled.problems, /labels have no effect without `abilities`/)),
+    "tiny.bprof.yaml:6:14:warning:benchmarks[0].ability",
+  );
 });

@@ -21,7 +21,12 @@ test("acc takes the summed log-probability, acc_norm the log-probability per UTF
 });
 
 test("a stdout line that is not an event becomes a warning", () => {
-  assert.deepEqual(parseEventLine('{"type":"progress","phase":"score","done":1,"total":2}'), { type: "progress", phase: "score", done: 1, total: 2 });
+  assert.deepEqual(parseEventLine('{"type":"progress","phase":"score","done":1,"total":2}'), {
+    type: "progress",
+    phase: "score",
+    done: 1,
+    total: 2,
+  });
   assert.equal(parseEventLine("Segmentation fault").type, "warning");
   assert.equal(parseEventLine("[1,2]").type, "warning");
 });

@@ -46,7 +46,10 @@ test("AIS from scored items matches documents by index, whatever order the varia
   // Baseline right on 0, 1, 2 (0.75); the variant loses document 1 (0.5); chance 0.25 -> AIS 0.5.
   const baseline = [item(0, 0, 0), item(1, 1, 1), item(2, 2, 2), item(3, 3, 0)];
   const ablated = [item(3, 3, 0), item(2, 2, 2), item(1, 1, 3), item(0, 0, 0)];
-  assert.deepEqual(alignedVariant(baseline, ablated).map((i) => i.index), [0, 1, 2, 3]);
+  assert.deepEqual(
+    alignedVariant(baseline, ablated).map((i) => i.index),
+    [0, 1, 2, 3],
+  );
   assert.deepEqual(abilityImpactOfItems(baseline, ablated, "acc"), { defined: true, value: 0.5 });
   assert.throws(() => alignedVariant(baseline, ablated.slice(1)), /same documents/);
   assert.throws(() => alignedVariant(baseline, [item(0, 0, 0), item(0, 0, 0), item(2, 2, 2), item(3, 3, 0)]), /twice/);

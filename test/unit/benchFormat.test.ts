@@ -1,7 +1,20 @@
 // The table and record of `npm run bench` (scripts/bench/format.ts): figures in, rows out. No timing.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { benchRecord, buildRows, compareRows, digits, mergeGpuBenches, formatBytes, formatFlops, formatRatio, formatSeconds, renderTable, type RawFigures, type RunnerBench } from "../../scripts/bench/format";
+import {
+  benchRecord,
+  buildRows,
+  compareRows,
+  digits,
+  mergeGpuBenches,
+  formatBytes,
+  formatFlops,
+  formatRatio,
+  formatSeconds,
+  renderTable,
+  type RawFigures,
+  type RunnerBench,
+} from "../../scripts/bench/format";
 
 const RUNNER: RunnerBench = {
   runner_version: "0.1.0",
@@ -53,9 +66,25 @@ const RAW: RawFigures = {
   editor: {
     diagnostic: { items: 20000, median_ms: 640, milliseconds: [700, 640, 600] },
     tasks: { documents: 10000, median_ms: 25000, milliseconds: [25000], tokens: 3e6 },
-    analysis: { cells: 600, resamples: 1000, ais_median_ms: 500, ais_and_specificity_median_ms: 900, ais_and_specificity_milliseconds: [900] },
+    analysis: {
+      cells: 600,
+      resamples: 1000,
+      ais_median_ms: 500,
+      ais_and_specificity_median_ms: 900,
+      ais_and_specificity_milliseconds: [900],
+    },
     recheck: { items: 20000, documents: 1000, first_ms: 600, median_ms: 120, milliseconds: [150, 120, 110] },
-    views: { abilities: 10, benchmarks: 60, k: 6, documents: 10000, view_median_ms: 60, view_milliseconds: [60], cases_median_ms: 250, cases_milliseconds: [250], marked_lines: 900 },
+    views: {
+      abilities: 10,
+      benchmarks: 60,
+      k: 6,
+      documents: 10000,
+      view_median_ms: 60,
+      view_milliseconds: [60],
+      cases_median_ms: 250,
+      cases_milliseconds: [250],
+      marked_lines: 900,
+    },
   },
 };
 
@@ -84,7 +113,10 @@ test("figures print with three significant digits and their units", () => {
 
 test("rows: every claim a ratio of two figures of the same run, with its target", () => {
   const rows = buildRows(RAW);
-  assert.deepEqual(rows.map((r) => r.row), ["1", "2", "3a", "3b", "3c", "4", "5a", "5b", "5c", "5d", "5e", "5f"]);
+  assert.deepEqual(
+    rows.map((r) => r.row),
+    ["1", "2", "3a", "3b", "3c", "4", "5a", "5b", "5c", "5d", "5e", "5f"],
+  );
   const byRow = new Map(rows.map((r) => [r.row, r]));
 
   assert.equal(byRow.get("1")!.ratio, 3);
@@ -131,19 +163,31 @@ test("a profile that writes bytes in place misses its target whatever the speed-
 });
 
 test("row 2 gives each way's FLOP utilisation of the whole profile when the record has it", () => {
-  const profile = { ...RUNNER.profile!, flops: 8e12, in_place: { seconds: 40, bytes_written: 0, flops_per_second: 2e11, mfu: 0.25 }, checkpoint_per_variant: { seconds: 100, bytes_written: 1.14e9, flops_per_second: 8e10, mfu: 0.1 } };
+  const profile = {
+    ...RUNNER.profile!,
+    flops: 8e12,
+    in_place: { seconds: 40, bytes_written: 0, flops_per_second: 2e11, mfu: 0.25 },
+    checkpoint_per_variant: { seconds: 100, bytes_written: 1.14e9, flops_per_second: 8e10, mfu: 0.1 },
+  };
   const row = buildRows({ ...RAW, runner: { ...RUNNER, profile } }).find((r) => r.row === "2")!;
   assert.equal(row.a, "40.0 s, 0 B written, MFU 25.0%");
   assert.equal(row.b, "100 s, 1.14 GB written, MFU 10.0%");
 });
 
 test("MFU from a runner that reports mfu but no FLOP/s; none without a matmul peak", () => {
-  const scoring = { ...RUNNER.scoring!, kv_cache: { seconds: 2, items_per_second: 8, mfu: 0.55 }, full_sequences: { seconds: 6, items_per_second: 8 / 3, mfu: 0.2 } };
+  const scoring = {
+    ...RUNNER.scoring!,
+    kv_cache: { seconds: 2, items_per_second: 8, mfu: 0.55 },
+    full_sequences: { seconds: 6, items_per_second: 8 / 3, mfu: 0.2 },
+  };
   const rows = buildRows({ runner: { ...RUNNER, scoring, importance: undefined } });
   const a = rows.find((r) => r.row === "3a")!;
   assert.ok(Math.abs(a.ratio! - 0.55) < 1e-12);
   assert.equal(a.met, true);
-  assert.equal(rows.find((r) => r.row === "3c"), undefined);
+  assert.equal(
+    rows.find((r) => r.row === "3c"),
+    undefined,
+  );
   assert.equal(buildRows({ runner: { ...RUNNER, matmul: undefined } }).filter((r) => r.row.startsWith("3")).length, 0);
 });
 
@@ -155,10 +199,18 @@ test("a GPU bench adds its own rows 1g, 2g and 3d-3f, named by the GPU, MFU agai
     dtype: "bfloat16",
     matmul: { n: 8192, flops_per_second: 700e12 },
     scoring: { ...RUNNER.scoring!, parameters: 1_235_814_400, kv_cache: { seconds: 1, items_per_second: 16, flops_per_second: 70e12 } },
-    profile: { ...RUNNER.profile!, parameters: 1_235_814_400, in_place: { seconds: 20, bytes_written: 0 }, checkpoint_per_variant: { seconds: 300, bytes_written: 6.7e10 } },
+    profile: {
+      ...RUNNER.profile!,
+      parameters: 1_235_814_400,
+      in_place: { seconds: 20, bytes_written: 0 },
+      checkpoint_per_variant: { seconds: 300, bytes_written: 6.7e10 },
+    },
   };
   const rows = buildRows({ runner: RUNNER, runnerGpu: gpu });
-  assert.deepEqual(rows.map((r) => r.row), ["1", "2", "3a", "3b", "3c", "1g", "2g", "3d", "3e", "3f"]);
+  assert.deepEqual(
+    rows.map((r) => r.row),
+    ["1", "2", "3a", "3b", "3c", "1g", "2g", "3d", "3e", "3f"],
+  );
   const byId = new Map(rows.map((r) => [r.row, r]));
   assert.match(byId.get("1g")!.what, /^MC scoring, 1\.24B-param Llama on cuda \(NVIDIA H100 80GB HBM3\), bfloat16,/);
   assert.equal(byId.get("1g")!.ratio, 16 / (8 / 3));
@@ -183,8 +235,14 @@ test("GPU benches of separate calls merge row by row; a row twice or a CPU bench
   assert.deepEqual(merged.scoring, RUNNER.scoring);
   assert.deepEqual(merged.profile, RUNNER.profile);
   assert.equal(merged.device_name, "NVIDIA H100 80GB HBM3");
-  assert.deepEqual(buildRows({ runnerGpu: merged }).map((r) => r.row), ["1g", "2g", "3d", "3e", "3f"]);
-  assert.throws(() => mergeGpuBenches([first, { file: "c/bench.json", bench: gpu }]), /^Error: c\/bench\.json: row 'matmul' is also in a\/bench\.json$/);
+  assert.deepEqual(
+    buildRows({ runnerGpu: merged }).map((r) => r.row),
+    ["1g", "2g", "3d", "3e", "3f"],
+  );
+  assert.throws(
+    () => mergeGpuBenches([first, { file: "c/bench.json", bench: gpu }]),
+    /^Error: c\/bench\.json: row 'matmul' is also in a\/bench\.json$/,
+  );
   assert.throws(() => mergeGpuBenches([{ file: "d/bench.json", bench: RUNNER }]), /d\/bench\.json: a CPU bench/);
   assert.throws(() => mergeGpuBenches([]), /no GPU bench/);
 });
@@ -197,8 +255,14 @@ test("the table is Markdown with aligned columns and escaped pipes", () => {
   assert.equal(lines.length, 2 + 12);
   assert.equal(new Set(lines.map((l) => l.length)).size, 1, "every line as wide as the header");
   assert.ok(lines.find((l) => l.startsWith("| 1 "))!.includes("max \\|dlogp\\| 2.00e-6 "), "a pipe inside a cell is escaped");
-  assert.match(lines.find((l) => l.startsWith("| 2 "))!, /\| 2\.50x +\| >= 10x, 0 B written +\| NO +\|$/);
-  assert.match(lines.find((l) => l.startsWith("| 3b "))!, /\| - +\| - +\|$/);
+  assert.match(
+    lines.find((l) => l.startsWith("| 2 "))!,
+    /\| 2\.50x +\| >= 10x, 0 B written +\| NO +\|$/,
+  );
+  assert.match(
+    lines.find((l) => l.startsWith("| 3b "))!,
+    /\| - +\| - +\|$/,
+  );
 });
 
 test("the record keeps the rows as printed and every raw figure; earlier records compare by row", () => {
@@ -208,7 +272,10 @@ test("the record keeps the rows as printed and every raw figure; earlier records
   assert.equal(record.rows.length, 12);
   assert.deepEqual(JSON.parse(JSON.stringify(record)).raw.runner.profile.checkpoint_per_variant, RUNNER.profile!.checkpoint_per_variant);
 
-  const faster = buildRows({ ...RAW, runner: { ...RUNNER, scoring: { ...RUNNER.scoring!, kv_cache: { ...RUNNER.scoring!.kv_cache, items_per_second: 16 } } } });
+  const faster = buildRows({
+    ...RAW,
+    runner: { ...RUNNER, scoring: { ...RUNNER.scoring!, kv_cache: { ...RUNNER.scoring!.kv_cache, items_per_second: 16 } } },
+  });
   const lines = compareRows(record.rows, faster);
   assert.ok(lines.includes("1: 3.00x -> 6.00x"));
   assert.ok(!lines.some((l) => l.startsWith("5a")), "unchanged figures without a ratio are not listed");

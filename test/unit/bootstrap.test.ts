@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
-  BenchmarkResampler, bootstrapGrid, drawResamples, multiplicity, percentile, type BootstrapEstimate, type Resamples,
+  BenchmarkResampler,
+  bootstrapGrid,
+  drawResamples,
+  multiplicity,
+  percentile,
+  type BootstrapEstimate,
+  type Resamples,
 } from "../../src/core/analysis/bootstrap";
 import { randomInt, seededRandom } from "../../src/core/random";
 
@@ -28,7 +34,9 @@ function referenceInterval(drawn: Resamples, baseline: Uint8Array, lostOf: (item
   const values: number[] = [];
   let undefinedResamples = 0;
   for (let r = 0; r < drawn.resamples; r++) {
-    let base = 0, lost = 0, guess = 0;
+    let base = 0,
+      lost = 0,
+      guess = 0;
     for (let i = 0; i < drawn.items; i++) {
       const m = multiplicity(drawn, i, r);
       base += m * baseline[i]!;
@@ -55,7 +63,10 @@ function assertMatchesReference(estimate: BootstrapEstimate, reference: ReturnTy
 
 test("mulberry32 reproduces the C reference stream (seed 42) and randomInt stays in range", () => {
   const rand = seededRandom(42);
-  assert.deepEqual([rand(), rand(), rand()].map((u) => u * 2 ** 32), [2581720956, 1925393290, 3661312704]);
+  assert.deepEqual(
+    [rand(), rand(), rand()].map((u) => u * 2 ** 32),
+    [2581720956, 1925393290, 3661312704],
+  );
   const draws = Array.from({ length: 1000 }, () => randomInt(rand, 7));
   assert.ok(draws.every((d) => Number.isInteger(d) && d >= 0 && d < 7));
   assert.equal(new Set(draws).size, 7);
@@ -72,7 +83,12 @@ test("percentile interpolates between closest ranks (numpy's default, type 7)", 
 });
 
 test("every resample draws exactly `items` times, and packing loses no multiplicity", () => {
-  for (const [items, lanes] of [[1, 53], [5, 17], [1000, 5], [70000, 3]] as const) {
+  for (const [items, lanes] of [
+    [1, 53],
+    [5, 17],
+    [1000, 5],
+    [70000, 3],
+  ] as const) {
     const drawn = drawResamples(items, { resamples: 7, seed: 3 });
     assert.equal(drawn.lanes, lanes, `lanes for ${items} items`);
     for (let r = 0; r < 7; r++) {
@@ -104,7 +120,10 @@ test("the fast paired bootstrap equals the bootstrap computed by its definition"
   const options = { resamples: 300, seed: 9 };
   const estimate = new BenchmarkResampler(base, chance, options).ais(ablated);
   const lostOf = (i: number) => (lostItems.includes(i) ? 1 : gainedItems.includes(i) ? -1 : 0);
-  assertMatchesReference(estimate, referenceInterval(drawResamples(40, options), base, lostOf, (i) => chance[i]!));
+  assertMatchesReference(
+    estimate,
+    referenceInterval(drawResamples(40, options), base, lostOf, (i) => chance[i]!),
+  );
   // Point estimate on all items: baseline 26/40, ablated 23/40, chance = mean of 1/2, 1/3, 1/4, 1/5.
   const meanChance = (1 / 2 + 1 / 3 + 1 / 4 + 1 / 5) / 4;
   assert.ok(estimate.estimate.defined);
@@ -141,7 +160,12 @@ test("equal losses and gains straddle 0: not significant; a large loss is", () =
   assert.ok(balanced.interval !== null && balanced.interval.low < 0 && balanced.interval.high > 0);
   assert.equal(balanced.significant, false);
   // Losing 60 of 120 right answers: AIS = (60/200) / (0.6 - 0.25) = 0.857..., far from 0.
-  const large = resampler.ais(flipped(base, Array.from({ length: 60 }, (_, i) => i * 2)));
+  const large = resampler.ais(
+    flipped(
+      base,
+      Array.from({ length: 60 }, (_, i) => i * 2),
+    ),
+  );
   assert.ok(large.interval !== null && large.interval.low > 0.5);
   assert.equal(large.significant, true);
 });
@@ -157,7 +181,12 @@ test("a baseline at chance gives no estimate and no interval; resamples at chanc
   const ablated = flipped(base, [0]);
   const options = { resamples: 400, seed: 2 };
   const thin = new BenchmarkResampler(base, 0.5, options).ais(ablated);
-  const reference = referenceInterval(drawResamples(10, options), base, (i) => (i === 0 ? 1 : 0), () => 0.5);
+  const reference = referenceInterval(
+    drawResamples(10, options),
+    base,
+    (i) => (i === 0 ? 1 : 0),
+    () => 0.5,
+  );
   assert.ok(reference.undefinedResamples > 0);
   assertMatchesReference(thin, reference);
   assert.match(thin.note ?? "", new RegExp(`^${reference.undefinedResamples} of 400 resamples`));
@@ -167,15 +196,21 @@ test("specificity is AIS(top) - AIS(control) with an interval on the same resamp
   // 100 items, baseline 0.8 (chance 0.25, margin 0.55). Top loses 20 items: AIS 0.2/0.55.
   // The random control loses 4, of which 2 are also lost by top, and gains 1: AIS 0.03/0.55.
   const base = baselineOf(100, 80);
-  const top = flipped(base, Array.from({ length: 20 }, (_, i) => i));
+  const top = flipped(
+    base,
+    Array.from({ length: 20 }, (_, i) => i),
+  );
   const control = flipped(base, [0, 1, 50, 51, 90]);
   const options = { resamples: 300, seed: 8 };
   const resampler = new BenchmarkResampler(base, 0.25, options);
   const result = resampler.specificity(top, control);
   assert.ok(result.estimate.defined);
   assertClose(result.estimate.value, (0.2 - 0.03) / 0.55, "specificity");
-  const perItem = (i: number) => (base[i]! - top[i]!) - (base[i]! - control[i]!);
-  assertMatchesReference(result, referenceInterval(drawResamples(100, options), base, perItem, () => 0.25));
+  const perItem = (i: number) => base[i]! - top[i]! - (base[i]! - control[i]!);
+  assertMatchesReference(
+    result,
+    referenceInterval(drawResamples(100, options), base, perItem, () => 0.25),
+  );
   assert.equal(result.significant, true);
   // Against itself as control, specificity is exactly 0 in every resample.
   const self = resampler.specificity(top, top);
@@ -193,11 +228,15 @@ test("bootstrapGrid gives each cell what its benchmark's resampler gives alone",
     { benchmark: "large", ablated: flipped(large, [5, 6]), control: flipped(large, [7]), ability: "Temporal Reasoning" },
   ];
   const options = { resamples: 200, seed: 21 };
-  const grid = bootstrapGrid([
-    { name: "small", baseline: small, chance: 0.25 },
-    { name: "other", baseline: other, chance: 0.25 },
-    { name: "large", baseline: large, chance: 0.25 },
-  ], cells, options);
+  const grid = bootstrapGrid(
+    [
+      { name: "small", baseline: small, chance: 0.25 },
+      { name: "other", baseline: other, chance: 0.25 },
+      { name: "large", baseline: large, chance: 0.25 },
+    ],
+    cells,
+    options,
+  );
   assert.equal(grid[0]!.cell.ability, "Deductive Reasoning");
   assert.deepEqual(grid[0]!.ais, new BenchmarkResampler(small, 0.25, options).ais(cells[0]!.ablated));
   assert.deepEqual(grid[1]!.ais, new BenchmarkResampler(other, 0.25, options).ais(cells[1]!.ablated));

@@ -12,7 +12,14 @@ import type { DiagnosticItem } from "../../src/core/datasets/diagnostic";
 import { errorsOf, formatProblem, type Problem } from "../../src/core/problems";
 import { BOS_TOKEN, BOS_TOKEN_ID, byteLevelTokenizer, EOS_TOKEN_ID } from "../../scripts/lib/byteTokenizer";
 import { writeRandomLlama } from "../support/randomLlama";
-import { compileProfileJob, compileScoreJob, truncatedChoices, truncateGenerationContext, type ChoiceJobItem, type GenerateJobItem } from "../../src/core/plan/job";
+import {
+  compileProfileJob,
+  compileScoreJob,
+  truncatedChoices,
+  truncateGenerationContext,
+  type ChoiceJobItem,
+  type GenerateJobItem,
+} from "../../src/core/plan/job";
 import { benchmarkMessages, diagnosticMessages } from "../../src/core/prompts/chatPrompt";
 import { loadChatTemplate } from "../../src/core/prompts/chatTemplate";
 import { diagnosticSequence } from "../../src/core/prompts/diagnosticText";
@@ -38,8 +45,11 @@ const NO_SYSTEM_TEMPLATE =
 
 const SPECIAL = { START_HEADER: 258, END_HEADER: 259, EOT: 260, IM_START: 261, IM_END: 262 };
 const SPECIAL_TOKENS: [number, string][] = [
-  [SPECIAL.START_HEADER, "<|start_header_id|>"], [SPECIAL.END_HEADER, "<|end_header_id|>"], [SPECIAL.EOT, "<|eot_id|>"],
-  [SPECIAL.IM_START, "<|im_start|>"], [SPECIAL.IM_END, "<|im_end|>"],
+  [SPECIAL.START_HEADER, "<|start_header_id|>"],
+  [SPECIAL.END_HEADER, "<|end_header_id|>"],
+  [SPECIAL.EOT, "<|eot_id|>"],
+  [SPECIAL.IM_START, "<|im_start|>"],
+  [SPECIAL.IM_END, "<|im_end|>"],
 ];
 
 const utf8 = (text: string) => [...Buffer.from(text, "utf8")];
@@ -52,7 +62,15 @@ async function modelFolder(name: string, config: Record<string, unknown>, files:
   writeRandomLlama(dir, { seed: 1 });
   const { tokenizerJson, tokenizerConfig } = byteLevelTokenizer();
   for (const [id, content] of SPECIAL_TOKENS) {
-    (tokenizerJson.added_tokens as object[]).push({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true });
+    (tokenizerJson.added_tokens as object[]).push({
+      id,
+      content,
+      single_word: false,
+      lstrip: false,
+      rstrip: false,
+      normalized: false,
+      special: true,
+    });
   }
   await fs.writeFile(path.join(dir, "tokenizer.json"), JSON.stringify(tokenizerJson));
   await fs.writeFile(path.join(dir, "tokenizer_config.json"), JSON.stringify({ ...tokenizerConfig, ...config }, null, 2) + "\n");
@@ -60,28 +78,35 @@ async function modelFolder(name: string, config: Record<string, unknown>, files:
   return dir;
 }
 
-const DOCS = [{ q: "2+2", choices: ["3", "4"], answer: 1 }, { q: "3+3", choices: ["6", "7"], answer: 0 }];
+const DOCS = [
+  { q: "2+2", choices: ["3", "4"], answer: 1 },
+  { q: "3+3", choices: ["6", "7"], answer: 0 },
+];
 
 /** An inline multiple-choice task with a description and one few-shot example; data relative to the config. */
 function inlineMcTask(indent: string): string {
-  return [
-    "task:",
-    "  task: arith",
-    "  dataset_path: json",
-    "  dataset_kwargs:",
-    "    data_files:",
-    "      test: data/arith.jsonl",
-    "  output_type: multiple_choice",
-    "  description: \"Answer with a number.\\n\\n\"",
-    "  num_fewshot: 1",
-    "  fewshot_config:",
-    "    sampler: first_n",
-    "    samples:",
-    "      - {q: \"1+1\", choices: [\"2\", \"5\"], answer: 0}",
-    "  doc_to_text: \"Q: {{q}}\\nA:\"",
-    "  doc_to_choice: choices",
-    "  doc_to_target: answer",
-  ].map((l) => indent + l).join("\n") + "\n";
+  return (
+    [
+      "task:",
+      "  task: arith",
+      "  dataset_path: json",
+      "  dataset_kwargs:",
+      "    data_files:",
+      "      test: data/arith.jsonl",
+      "  output_type: multiple_choice",
+      '  description: "Answer with a number.\\n\\n"',
+      "  num_fewshot: 1",
+      "  fewshot_config:",
+      "    sampler: first_n",
+      "    samples:",
+      '      - {q: "1+1", choices: ["2", "5"], answer: 0}',
+      '  doc_to_text: "Q: {{q}}\\nA:"',
+      "  doc_to_choice: choices",
+      "  doc_to_target: answer",
+    ]
+      .map((l) => indent + l)
+      .join("\n") + "\n"
+  );
 }
 
 async function writeConfig(name: string, text: string): Promise<string> {
@@ -101,14 +126,26 @@ before(async () => {
   root = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-chat-"));
   await fs.mkdir(path.join(root, "data"));
   await fs.writeFile(path.join(root, "data", "arith.jsonl"), DOCS.map((d) => JSON.stringify(d)).join("\n") + "\n");
-  llama3 = await modelFolder("llama3", { chat_template: LLAMA3_TEMPLATE }, { "generation_config.json": JSON.stringify({ eos_token_id: [EOS_TOKEN_ID, SPECIAL.EOT] }) });
-  await modelFolder("chatml", { chat_template: [{ name: "default", template: CHATML_TEMPLATE }, { name: "tool_use", template: "{{ 'tools' }}" }] });
+  llama3 = await modelFolder(
+    "llama3",
+    { chat_template: LLAMA3_TEMPLATE },
+    { "generation_config.json": JSON.stringify({ eos_token_id: [EOS_TOKEN_ID, SPECIAL.EOT] }) },
+  );
+  await modelFolder("chatml", {
+    chat_template: [
+      { name: "default", template: CHATML_TEMPLATE },
+      { name: "tool_use", template: "{{ 'tools' }}" },
+    ],
+  });
   tokenizer = await loadTokenizer(llama3);
 });
 after(async () => fs.rm(root, { recursive: true, force: true }));
 
 test("Llama 3: the description is a system message, the few-shot example and the question one user message, the assistant header last", async () => {
-  const { profile, problems } = await load("llama3.bprof.yaml", `models:\n  - path: ./llama3\n    chat_template: true\nbenchmarks:\n  - name: arith\n${inlineMcTask("    ")}`);
+  const { profile, problems } = await load(
+    "llama3.bprof.yaml",
+    `models:\n  - path: ./llama3\n    chat_template: true\nbenchmarks:\n  - name: arith\n${inlineMcTask("    ")}`,
+  );
   assert.ok(profile, problems.map(formatProblem).join("\n"));
   const item = profile.benchmarks[0]!.task.items[0]!;
   // Without a template: lm-eval's plain context.
@@ -120,16 +157,32 @@ test("Llama 3: the description is a system message, the few-shot example and the
   const rendered =
     "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nAnswer with a number.<|eot_id|>" +
     "<|start_header_id|>user<|end_header_id|>\n\nQ: 1+1\nA: 2\n\nQ: 2+2\nA:<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n";
-  assert.equal(profile.models[0]!.chat!.template.render(benchmarkMessages(item.prompt, profile.benchmarks[0]!.task, false), true), rendered);
+  assert.equal(
+    profile.models[0]!.chat!.template.render(benchmarkMessages(item.prompt, profile.benchmarks[0]!.task, false), true),
+    rendered,
+  );
 
   const { job } = compileScoreJob(profile.models[0]!, profile.benchmarks, tokenizer, "cpu");
   const first = job.items[0] as ChoiceJobItem;
   // BOS once (the template writes it; nothing is added), the special tokens as single ids, and the
   // trailing "\n\n" of the context moved into every continuation; no target_delimiter before the choice.
   const contextText = rendered.slice(0, -2);
-  const expectedContext = [BOS_TOKEN_ID, SPECIAL.START_HEADER, ...utf8("system"), SPECIAL.END_HEADER, ...utf8("\n\nAnswer with a number."), SPECIAL.EOT,
-    SPECIAL.START_HEADER, ...utf8("user"), SPECIAL.END_HEADER, ...utf8("\n\nQ: 1+1\nA: 2\n\nQ: 2+2\nA:"), SPECIAL.EOT,
-    SPECIAL.START_HEADER, ...utf8("assistant"), SPECIAL.END_HEADER];
+  const expectedContext = [
+    BOS_TOKEN_ID,
+    SPECIAL.START_HEADER,
+    ...utf8("system"),
+    SPECIAL.END_HEADER,
+    ...utf8("\n\nAnswer with a number."),
+    SPECIAL.EOT,
+    SPECIAL.START_HEADER,
+    ...utf8("user"),
+    SPECIAL.END_HEADER,
+    ...utf8("\n\nQ: 1+1\nA: 2\n\nQ: 2+2\nA:"),
+    SPECIAL.EOT,
+    SPECIAL.START_HEADER,
+    ...utf8("assistant"),
+    SPECIAL.END_HEADER,
+  ];
   assert.equal(contextText.startsWith(BOS_TOKEN), true);
   assert.deepEqual(first.context, expectedContext);
   assert.equal(first.context.filter((t) => t === BOS_TOKEN_ID).length, 1);
@@ -137,7 +190,8 @@ test("Llama 3: the description is a system message, the few-shot example and the
 });
 
 test("ChatML from a list of named templates: `default` unless named; few-shot as multi-turn on request", async () => {
-  const yaml = (chat: string, multiturn: boolean) => `models:\n  - path: ./chatml\n    chat_template: ${chat}\n${multiturn ? "    fewshot_as_multiturn: true\n" : ""}` +
+  const yaml = (chat: string, multiturn: boolean) =>
+    `models:\n  - path: ./chatml\n    chat_template: ${chat}\n${multiturn ? "    fewshot_as_multiturn: true\n" : ""}` +
     `benchmarks:\n  - name: arith\n${inlineMcTask("    ")}`;
   const { profile, problems } = await load("chatml.bprof.yaml", yaml("true", true));
   assert.ok(profile, problems.map(formatProblem).join("\n"));
@@ -149,9 +203,11 @@ test("ChatML from a list of named templates: `default` unless named; few-shot as
     { role: "assistant", content: "2" },
     { role: "user", content: "Q: 3+3\nA:" },
   ]);
-  assert.equal(profile.models[0]!.chat!.template.render(messages, true),
+  assert.equal(
+    profile.models[0]!.chat!.template.render(messages, true),
     "<|im_start|>system\nAnswer with a number.\n\n<|im_end|>\n<|im_start|>user\nQ: 1+1\nA:<|im_end|>\n<|im_start|>assistant\n2<|im_end|>\n" +
-    "<|im_start|>user\nQ: 3+3\nA:<|im_end|>\n<|im_start|>assistant\n");
+      "<|im_start|>user\nQ: 3+3\nA:<|im_end|>\n<|im_start|>assistant\n",
+  );
   const tool = await load("chatml-tool.bprof.yaml", yaml("tool_use", false));
   assert.equal(tool.profile!.models[0]!.chat!.template.render([{ role: "user", content: "x" }], true), "tools");
   assert.match(tool.profile!.models[0]!.chat!.template.origin, /chat_template `tool_use`/);
@@ -159,55 +215,117 @@ test("ChatML from a list of named templates: `default` unless named; few-shot as
 
 test("diagnostic items through the chat template: the user asks, the assistant answers, BOS once", async () => {
   const lookup = await loadChatTemplate(llama3);
-  const item: DiagnosticItem = { id: "a", ability: "Deductive Reasoning", context: "All cats purr. Tom is a cat.", question: "Does Tom purr?", choices: ["yes", "no"], answer: 0, line: 1 };
-  assert.deepEqual(diagnosticMessages(item), [{ role: "user", content: "All cats purr. Tom is a cat.\nDoes Tom purr?" }, { role: "assistant", content: "yes" }]);
-  assert.deepEqual(diagnosticMessages({ ...item, context: "  " }), [{ role: "user", content: "Does Tom purr?" }, { role: "assistant", content: "yes" }]);
-  assert.equal(lookup.template!.render(diagnosticMessages(item), false),
+  const item: DiagnosticItem = {
+    id: "a",
+    ability: "Deductive Reasoning",
+    context: "All cats purr. Tom is a cat.",
+    question: "Does Tom purr?",
+    choices: ["yes", "no"],
+    answer: 0,
+    line: 1,
+  };
+  assert.deepEqual(diagnosticMessages(item), [
+    { role: "user", content: "All cats purr. Tom is a cat.\nDoes Tom purr?" },
+    { role: "assistant", content: "yes" },
+  ]);
+  assert.deepEqual(diagnosticMessages({ ...item, context: "  " }), [
+    { role: "user", content: "Does Tom purr?" },
+    { role: "assistant", content: "yes" },
+  ]);
+  assert.equal(
+    lookup.template!.render(diagnosticMessages(item), false),
     "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nAll cats purr. Tom is a cat.\nDoes Tom purr?<|eot_id|>" +
-    "<|start_header_id|>assistant<|end_header_id|>\n\nyes<|eot_id|>");
+      "<|start_header_id|>assistant<|end_header_id|>\n\nyes<|eot_id|>",
+  );
   assert.deepEqual(diagnosticSequence(tokenizer, item, lookup.template), [
-    BOS_TOKEN_ID, SPECIAL.START_HEADER, ...utf8("user"), SPECIAL.END_HEADER, ...utf8("\n\nAll cats purr. Tom is a cat.\nDoes Tom purr?"), SPECIAL.EOT,
-    SPECIAL.START_HEADER, ...utf8("assistant"), SPECIAL.END_HEADER, ...utf8("\n\nyes"), SPECIAL.EOT,
+    BOS_TOKEN_ID,
+    SPECIAL.START_HEADER,
+    ...utf8("user"),
+    SPECIAL.END_HEADER,
+    ...utf8("\n\nAll cats purr. Tom is a cat.\nDoes Tom purr?"),
+    SPECIAL.EOT,
+    SPECIAL.START_HEADER,
+    ...utf8("assistant"),
+    SPECIAL.END_HEADER,
+    ...utf8("\n\nyes"),
+    SPECIAL.EOT,
   ]);
   // Without a template: the plain rendering, with the BOS the tokenizer adds.
-  assert.deepEqual(diagnosticSequence(tokenizer, item), [BOS_TOKEN_ID, ...utf8("All cats purr. Tom is a cat.\nDoes Tom purr?\nAnswer: yes")]);
+  assert.deepEqual(diagnosticSequence(tokenizer, item), [
+    BOS_TOKEN_ID,
+    ...utf8("All cats purr. Tom is a cat.\nDoes Tom purr?\nAnswer: yes"),
+  ]);
 
   // A profile job renders every ability's items through the model's template.
-  await fs.writeFile(path.join(root, "d.diag.jsonl"), JSON.stringify({ id: "a", ability: "Deductive Reasoning", context: item.context, question: item.question, choices: item.choices, answer: 0 }) + "\n");
-  const { profile, problems } = await load("llama3-profile.bprof.yaml", `models:\n  - path: ./llama3\n    chat_template: true\nbenchmarks:\n  - name: arith\n${inlineMcTask("    ")}` +
-    "abilities:\n  - name: Deductive Reasoning\n    data: ./d.diag.jsonl\nablation:\n  k: [0.001]\n");
+  await fs.writeFile(
+    path.join(root, "d.diag.jsonl"),
+    JSON.stringify({
+      id: "a",
+      ability: "Deductive Reasoning",
+      context: item.context,
+      question: item.question,
+      choices: item.choices,
+      answer: 0,
+    }) + "\n",
+  );
+  const { profile, problems } = await load(
+    "llama3-profile.bprof.yaml",
+    `models:\n  - path: ./llama3\n    chat_template: true\nbenchmarks:\n  - name: arith\n${inlineMcTask("    ")}` +
+      "abilities:\n  - name: Deductive Reasoning\n    data: ./d.diag.jsonl\nablation:\n  k: [0.001]\n",
+  );
   assert.ok(profile, problems.map(formatProblem).join("\n"));
-  const { job } = compileProfileJob(profile.models[0]!, profile.benchmarks, { abilities: profile.abilities, ablation: profile.ablation!, seed: 1 }, tokenizer, "cpu");
+  const { job } = compileProfileJob(
+    profile.models[0]!,
+    profile.benchmarks,
+    { abilities: profile.abilities, ablation: profile.ablation!, seed: 1 },
+    tokenizer,
+    "cpu",
+  );
   assert.deepEqual(job.abilities[0]!.sequences[0], diagnosticSequence(tokenizer, item, lookup.template));
 });
 
 test("a template that refuses a system message: a warning on the config, and the description left out as lm-eval does", async () => {
   await modelFolder("gemma", { chat_template: NO_SYSTEM_TEMPLATE });
-  const { profile, problems } = await load("gemma.bprof.yaml", `models:\n  - path: ./gemma\n    chat_template: true\nbenchmarks:\n  - name: arith\n${inlineMcTask("    ")}`);
+  const { profile, problems } = await load(
+    "gemma.bprof.yaml",
+    `models:\n  - path: ./gemma\n    chat_template: true\nbenchmarks:\n  - name: arith\n${inlineMcTask("    ")}`,
+  );
   assert.ok(profile, problems.map(formatProblem).join("\n"));
   const warning = problems.find((d) => d.severity === "warning" && d.field === "models[0].chat_template");
   assert.ok(warning, problems.map(formatProblem).join("\n"));
   assert.match(warning.message, /refuses a system message: the descriptions of `arith` are left out for this model/);
   const gemmaTokenizer = await loadTokenizer(path.join(root, "gemma"));
   const { job } = compileScoreJob(profile.models[0]!, profile.benchmarks, gemmaTokenizer, "cpu");
-  assert.deepEqual((job.items[0] as ChoiceJobItem).context, [BOS_TOKEN_ID, ...utf8("<start_of_turn>user\nQ: 1+1\nA: 2\n\nQ: 2+2\nA:<end_of_turn>\n<start_of_turn>model")]);
+  assert.deepEqual((job.items[0] as ChoiceJobItem).context, [
+    BOS_TOKEN_ID,
+    ...utf8("<start_of_turn>user\nQ: 1+1\nA: 2\n\nQ: 2+2\nA:<end_of_turn>\n<start_of_turn>model"),
+  ]);
 });
 
 test("chat_template errors point into the config, or into the model's files, with line, column and field", async () => {
   await modelFolder("base", {});
-  const base = await load("base.bprof.yaml", `models:\n  - path: ./base\n    chat_template: true\nbenchmarks:\n  - name: arith\n${inlineMcTask("    ")}`);
+  const base = await load(
+    "base.bprof.yaml",
+    `models:\n  - path: ./base\n    chat_template: true\nbenchmarks:\n  - name: arith\n${inlineMcTask("    ")}`,
+  );
   assert.equal(base.profile, undefined);
   const [missing] = errorsOf(base.problems);
   assert.equal(formatProblem(missing!).split(": error: ")[0], `${path.join(root, "base.bprof.yaml")}:3:20`);
   assert.equal(missing!.field, "models[0].chat_template");
   assert.match(missing!.message, /the model has no chat template: .*tokenizer_config\.json has no `chat_template`/);
 
-  const unknown = await load("unknown.bprof.yaml", `models:\n  - path: ./chatml\n    chat_template: chat\nbenchmarks:\n  - name: arith\n${inlineMcTask("    ")}`);
+  const unknown = await load(
+    "unknown.bprof.yaml",
+    `models:\n  - path: ./chatml\n    chat_template: chat\nbenchmarks:\n  - name: arith\n${inlineMcTask("    ")}`,
+  );
   assert.match(errorsOf(unknown.problems)[0]!.message, /no chat template named `chat` \(templates: `default`, `tool_use`\)/);
   assert.equal(errorsOf(unknown.problems)[0]!.field, "models[0].chat_template");
 
   await modelFolder("broken", { chat_template: "{% for message in messages %}{{ message['content'] }" });
-  const broken = await load("broken.bprof.yaml", `models:\n  - path: ./broken\n    chat_template: true\nbenchmarks:\n  - name: arith\n${inlineMcTask("    ")}`);
+  const broken = await load(
+    "broken.bprof.yaml",
+    `models:\n  - path: ./broken\n    chat_template: true\nbenchmarks:\n  - name: arith\n${inlineMcTask("    ")}`,
+  );
   const [syntax] = errorsOf(broken.problems);
   assert.equal(syntax!.file, path.join(root, "broken", "tokenizer_config.json"));
   assert.equal(syntax!.field, "chat_template");
@@ -216,13 +334,21 @@ test("chat_template errors point into the config, or into the model's files, wit
   assert.match(syntax!.message, /does not parse as Jinja/);
 
   // A template that parses but fails when rendered is an error at validation, not halfway through a run.
-  await modelFolder("failing", { chat_template: "{% for message in messages %}{{ message['content'] }}{% endfor %}{{ raise_exception('only tools') }}" });
-  const failing = await load("failing.bprof.yaml", `models:\n  - path: ./failing\n    chat_template: true\nbenchmarks:\n  - name: arith\n${inlineMcTask("    ")}`);
+  await modelFolder("failing", {
+    chat_template: "{% for message in messages %}{{ message['content'] }}{% endfor %}{{ raise_exception('only tools') }}",
+  });
+  const failing = await load(
+    "failing.bprof.yaml",
+    `models:\n  - path: ./failing\n    chat_template: true\nbenchmarks:\n  - name: arith\n${inlineMcTask("    ")}`,
+  );
   const [render] = errorsOf(failing.problems);
   assert.equal(render!.field, "models[0].chat_template");
   assert.match(render!.message, /benchmark `arith`, document 0: the chat template of .*failing.*refuses the conversation: only tools/);
 
-  const multiturn = await load("multiturn.bprof.yaml", `models:\n  - path: ./llama3\n    fewshot_as_multiturn: true\nbenchmarks:\n  - name: arith\n${inlineMcTask("    ")}`);
+  const multiturn = await load(
+    "multiturn.bprof.yaml",
+    `models:\n  - path: ./llama3\n    fewshot_as_multiturn: true\nbenchmarks:\n  - name: arith\n${inlineMcTask("    ")}`,
+  );
   const [needs] = errorsOf(multiturn.problems);
   assert.equal(`${needs!.line}:${needs!.column} ${needs!.field}`, "3:27 models[0].fewshot_as_multiturn");
   assert.match(needs!.message, /needs `chat_template`/);
@@ -230,11 +356,23 @@ test("chat_template errors point into the config, or into the model's files, wit
 
 test("generation_config.json's eos_token_id (a number or a list) stops generation, after until and the tokenizer's EOS", async () => {
   assert.deepEqual(tokenizer.extraEosTokenIds, [EOS_TOKEN_ID, SPECIAL.EOT]);
-  const genTask = (indent: string) => [
-    "task:", "  task: say", "  dataset_path: json", "  dataset_kwargs: {data_files: {test: data/arith.jsonl}}", "  output_type: generate_until",
-    "  doc_to_text: \"Q: {{q}}\\nA:\"", "  doc_to_target: \"{{answer}}\"", "  generation_kwargs: {until: [\"\\n\"], max_gen_toks: 5}",
-  ].map((l) => indent + l).join("\n") + "\n";
-  const { profile, problems } = await load("gen.bprof.yaml", `models:\n  - path: ./llama3\n    chat_template: true\n    max_length: 20\nbenchmarks:\n  - name: say\n${genTask("    ")}`);
+  const genTask = (indent: string) =>
+    [
+      "task:",
+      "  task: say",
+      "  dataset_path: json",
+      "  dataset_kwargs: {data_files: {test: data/arith.jsonl}}",
+      "  output_type: generate_until",
+      '  doc_to_text: "Q: {{q}}\\nA:"',
+      '  doc_to_target: "{{answer}}"',
+      '  generation_kwargs: {until: ["\\n"], max_gen_toks: 5}',
+    ]
+      .map((l) => indent + l)
+      .join("\n") + "\n";
+  const { profile, problems } = await load(
+    "gen.bprof.yaml",
+    `models:\n  - path: ./llama3\n    chat_template: true\n    max_length: 20\nbenchmarks:\n  - name: say\n${genTask("    ")}`,
+  );
   assert.ok(profile, problems.map(formatProblem).join("\n"));
   const { job } = compileScoreJob(profile.models[0]!, profile.benchmarks, tokenizer, "cpu");
   const item = job.items[0] as GenerateJobItem;
@@ -242,23 +380,42 @@ test("generation_config.json's eos_token_id (a number or a list) stops generatio
   assert.deepEqual(item.generate, { max_tokens: 5, stop: [[10], [EOS_TOKEN_ID], [SPECIAL.EOT]] });
   // Left truncation: the context keeps its last max_length - max_gen_toks = 15 tokens (a generation
   // context keeps its trailing "\n\n": there is no continuation to move it to).
-  const whole = [BOS_TOKEN_ID, SPECIAL.START_HEADER, ...utf8("user"), SPECIAL.END_HEADER, ...utf8("\n\nQ: 2+2\nA:"), SPECIAL.EOT,
-    SPECIAL.START_HEADER, ...utf8("assistant"), SPECIAL.END_HEADER, ...utf8("\n\n")];
+  const whole = [
+    BOS_TOKEN_ID,
+    SPECIAL.START_HEADER,
+    ...utf8("user"),
+    SPECIAL.END_HEADER,
+    ...utf8("\n\nQ: 2+2\nA:"),
+    SPECIAL.EOT,
+    SPECIAL.START_HEADER,
+    ...utf8("assistant"),
+    SPECIAL.END_HEADER,
+    ...utf8("\n\n"),
+  ];
   assert.deepEqual(item.context, whole.slice(-15));
 
   // A single id is read as well; a value that is not ids is an error in generation_config.json.
   const single = await modelFolder("single", {}, { "generation_config.json": JSON.stringify({ eos_token_id: SPECIAL.IM_END }) });
   assert.deepEqual((await loadTokenizer(single)).extraEosTokenIds, [SPECIAL.IM_END]);
-  await modelFolder("bad-eos", {}, { "generation_config.json": "{\n  \"bos_token_id\": 256,\n  \"eos_token_id\": \"</s>\"\n}\n" });
+  await modelFolder("bad-eos", {}, { "generation_config.json": '{\n  "bos_token_id": 256,\n  "eos_token_id": "</s>"\n}\n' });
   const bad = await load("bad-eos.bprof.yaml", `models:\n  - path: ./bad-eos\nbenchmarks:\n  - name: say\n${genTask("    ")}`);
   const [eos] = errorsOf(bad.problems);
-  assert.equal(formatProblem(eos!), `${path.join(root, "bad-eos", "generation_config.json")}:3:19: error: \`eos_token_id\` must be a token id or a list of token ids (field eos_token_id) [model.generation-config]`);
+  assert.equal(
+    formatProblem(eos!),
+    `${path.join(root, "bad-eos", "generation_config.json")}:3:19: error: \`eos_token_id\` must be a token id or a list of token ids (field eos_token_id) [model.generation-config]`,
+  );
 
   // lm-eval asserts max_gen_toks < max_length; here it is an error on the model's max_length.
-  const tight = await load("tight.bprof.yaml", `models:\n  - path: ./llama3\n    max_length: 5\nbenchmarks:\n  - name: say\n${genTask("    ")}`);
+  const tight = await load(
+    "tight.bprof.yaml",
+    `models:\n  - path: ./llama3\n    max_length: 5\nbenchmarks:\n  - name: say\n${genTask("    ")}`,
+  );
   const [room] = errorsOf(tight.problems);
   assert.equal(room!.field, "models[0].max_length");
-  assert.match(room!.message, /max_gen_toks = 5 tokens, which leaves no room for its context in model `llama3`'s max length 5 \(the config's `max_length`\)/);
+  assert.match(
+    room!.message,
+    /max_gen_toks = 5 tokens, which leaves no room for its context in model `llama3`'s max length 5 \(the config's `max_length`\)/,
+  );
 });
 
 test("truncation as lm-eval's HF backend: generation contexts to L - max_gen_toks, choices to (context + continuation)[-(L + 1):]", () => {
@@ -266,7 +423,10 @@ test("truncation as lm-eval's HF backend: generation contexts to L - max_gen_tok
   assert.deepEqual(truncateGenerationContext([1, 2, 3, 4, 5, 6], 6, 4), [5, 6]);
   assert.deepEqual(truncateGenerationContext([1, 2], 8, 4), [1, 2]);
   assert.deepEqual(truncateGenerationContext([1, 2], undefined, 4), [1, 2]);
-  assert.throws(() => truncateGenerationContext([1], 4, 4, "gsm8k, document 3"), /gsm8k, document 3: max_gen_toks \(4\) must be less than the model's max length \(4\)/);
+  assert.throws(
+    () => truncateGenerationContext([1], 4, 4, "gsm8k, document 3"),
+    /gsm8k, document 3: max_gen_toks \(4\) must be less than the model's max length \(4\)/,
+  );
 
   const context = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
   // L = 8: choice 0 (1 token) keeps 8 context tokens, choices 1 and 2 (3 tokens) keep 6.
@@ -284,7 +444,10 @@ test("a truncated multiple-choice document goes to the runner in parts and its s
   // The plain context is 45 bytes; with max_length 20, " 3" (2 tokens) keeps 19 of them, " four" (5) keeps 16.
   await fs.writeFile(path.join(root, "data", "long.jsonl"), JSON.stringify({ q: "2+2", choices: ["3", "four"], answer: 1 }) + "\n");
   const task = inlineMcTask("    ").replace("data/arith.jsonl", "data/long.jsonl");
-  const { profile, problems } = await load("long.bprof.yaml", `models:\n  - path: ./llama3\n    max_length: 20\nbenchmarks:\n  - name: arith\n${task}`);
+  const { profile, problems } = await load(
+    "long.bprof.yaml",
+    `models:\n  - path: ./llama3\n    max_length: 20\nbenchmarks:\n  - name: arith\n${task}`,
+  );
   assert.ok(profile, problems.map(formatProblem).join("\n"));
   const { job, refs } = compileScoreJob(profile.models[0]!, profile.benchmarks, tokenizer, "cpu");
   const whole = utf8("Answer with a number.\n\nQ: 1+1\nA: 2\n\nQ: 2+2\nA:");
@@ -292,25 +455,45 @@ test("a truncated multiple-choice document goes to the runner in parts and its s
     { id: "arith/0#0", context: whole.slice(-(21 - 2)), choices: [utf8(" 3")] },
     { id: "arith/0#1", context: whole.slice(-(21 - 5)), choices: [utf8(" four")] },
   ]);
-  assert.deepEqual(refs, [{ id: "arith/0", benchmark: "arith", index: 0, parts: [{ id: "arith/0#0", choices: [0] }, { id: "arith/0#1", choices: [1] }] }]);
+  assert.deepEqual(refs, [
+    {
+      id: "arith/0",
+      benchmark: "arith",
+      index: 0,
+      parts: [
+        { id: "arith/0#0", choices: [0] },
+        { id: "arith/0#1", choices: [1] },
+      ],
+    },
+  ]);
   const scores: RunnerScores = new Map([
     ["arith/0#0", [{ logprob: -3, tokens: 2, greedy: false }]],
     ["arith/0#1", [{ logprob: -1, tokens: 5, greedy: true }]],
   ]);
   const [scored] = scoredItems(refs, profile.benchmarks, scores, "scores.jsonl");
-  assert.deepEqual(scored!.choices.map((c) => c.logprob), [-3, -1]);
+  assert.deepEqual(
+    scored!.choices.map((c) => c.logprob),
+    [-3, -1],
+  );
   assert.equal(scored!.prediction, 1);
-  assert.throws(() => scoredItems(refs, profile.benchmarks, new Map([...scores].slice(0, 1)), "scores.jsonl"), /scores of arith\/0 are missing or incomplete/);
+  assert.throws(
+    () => scoredItems(refs, profile.benchmarks, new Map([...scores].slice(0, 1)), "scores.jsonl"),
+    /scores of arith\/0 are missing or incomplete/,
+  );
 });
 
 test("strftime_now prints the run's date, as Python's strftime in the C locale (in UTC)", async () => {
   // Llama 3.1's system header, as its template writes it.
-  const template = "{{ bos_token }}Cutting Knowledge Date: December 2023\nToday Date: {{ strftime_now('%d %b %Y') }}\n{% for m in messages %}{{ m['content'] }}{% endfor %}";
+  const template =
+    "{{ bos_token }}Cutting Knowledge Date: December 2023\nToday Date: {{ strftime_now('%d %b %Y') }}\n{% for m in messages %}{{ m['content'] }}{% endfor %}";
   const dir = await modelFolder("dated", { chat_template: template });
   const lookup = await loadChatTemplate(dir);
   const messages = [{ role: "user" as const, content: "hi" }];
   const july = new Date(Date.UTC(2024, 6, 26, 23, 59));
-  assert.equal(lookup.template!.on(july).render(messages, true), `${BOS_TOKEN}Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\nhi`);
+  assert.equal(
+    lookup.template!.on(july).render(messages, true),
+    `${BOS_TOKEN}Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\nhi`,
+  );
   assert.equal(lookup.template!.on(new Date("2025-01-05T00:30:00Z")).render(messages, true).split("\n")[1], "Today Date: 05 Jan 2025");
   const today = lookup.template!.render(messages, true).split("\n")[1];
   assert.match(today!, /^Today Date: \d\d [A-Z][a-z]{2} \d{4}$/, "without a run, the clock's date");

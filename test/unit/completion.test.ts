@@ -9,7 +9,10 @@ import { yamlCursor } from "../../src/core/language/yamlCursor";
 function at(marked: string): { text: string; position: { line: number; character: number } } {
   const i = marked.indexOf("|");
   const before = marked.slice(0, i).split("\n");
-  return { text: marked.slice(0, i) + marked.slice(i + 1), position: { line: before.length - 1, character: before[before.length - 1]!.length } };
+  return {
+    text: marked.slice(0, i) + marked.slice(i + 1),
+    position: { line: before.length - 1, character: before[before.length - 1]!.length },
+  };
 }
 
 const CONTEXT: CompletionContext = {
@@ -28,11 +31,14 @@ function complete(marked: string) {
 
 test("the cursor in half-typed YAML: the mapping of a key, the field of a value, list items block and flow", () => {
   const cases: [string, object][] = [
-    ["models:\n  - path: ./m\nabilities:\n  - name: Quant\n    data: x\n  - name: Spa|", { path: ["abilities", 1, "name"], kind: "value", prefix: "Spa" }],
+    [
+      "models:\n  - path: ./m\nabilities:\n  - name: Quant\n    data: x\n  - name: Spa|",
+      { path: ["abilities", 1, "name"], kind: "value", prefix: "Spa" },
+    ],
     ["abilities:\n- name: A\n  data: x\n- name: B\n  da|", { path: ["abilities", 1], kind: "key", prefix: "da" }],
     ["ablation:\n  k: [0.001, 0.0|]", { path: ["ablation", "k", 1], kind: "value", prefix: "0.0" }],
     ["ablation:\n  selections:\n    - top\n    - |", { path: ["ablation", "selections", 1], kind: "value", prefix: "" }],
-    ["models:\n  - path: ./m\n    dtype: \"bf|\"", { path: ["models", 0, "dtype"], kind: "value", prefix: "bf" }],
+    ['models:\n  - path: ./m\n    dtype: "bf|"', { path: ["models", 0, "dtype"], kind: "value", prefix: "bf" }],
     ["mo|", { path: [], kind: "key", prefix: "mo" }],
     ["ablation:\n  k: [0.001]\n  |", { path: ["ablation"], kind: "key", prefix: "" }],
   ];
@@ -65,13 +71,34 @@ test("keys: those of the mapping the cursor is in, without the ones it has", () 
 });
 
 test("files and folders relative to the config; k from the paper's sweep with the parameters each zeroes; enums", () => {
-  assert.deepEqual(complete("benchmarks:\n  - task: |").map((i) => i.insertText), ["./tasks/arc.yaml", "./tasks/sub/gsm8k.yaml"]);
-  assert.deepEqual(complete("abilities:\n  - name: M\n    data: |").map((i) => i.insertText), ["./diag/moral.diag.jsonl"]);
-  assert.deepEqual(complete("models:\n  - path: |").map((i) => i.insertText), ["./models/tiny"]);
+  assert.deepEqual(
+    complete("benchmarks:\n  - task: |").map((i) => i.insertText),
+    ["./tasks/arc.yaml", "./tasks/sub/gsm8k.yaml"],
+  );
+  assert.deepEqual(
+    complete("abilities:\n  - name: M\n    data: |").map((i) => i.insertText),
+    ["./diag/moral.diag.jsonl"],
+  );
+  assert.deepEqual(
+    complete("models:\n  - path: |").map((i) => i.insertText),
+    ["./models/tiny"],
+  );
   const k = complete("ablation:\n  k: [0.00064, |]");
-  assert.deepEqual(k.map((i) => Number(i.label)), [...PAPER_K_SWEEP]);
+  assert.deepEqual(
+    k.map((i) => Number(i.label)),
+    [...PAPER_K_SWEEP],
+  );
   assert.match(k.at(-1)!.documentation!, /tiny: n = 10,240 of 1,000,000/);
-  assert.deepEqual(complete("models:\n  - path: ./m\n    dtype: |").map((i) => i.label), ["float32", "bfloat16", "float16"]);
-  assert.deepEqual(complete("ablation:\n  k: [0.01]\n  method: |").map((i) => i.label), ["paper", "signed"]);
-  assert.deepEqual(complete("ablation:\n  selections:\n    - |").map((i) => i.label), ["top", "top_chunked", "bottom", "random"]);
+  assert.deepEqual(
+    complete("models:\n  - path: ./m\n    dtype: |").map((i) => i.label),
+    ["float32", "bfloat16", "float16"],
+  );
+  assert.deepEqual(
+    complete("ablation:\n  k: [0.01]\n  method: |").map((i) => i.label),
+    ["paper", "signed"],
+  );
+  assert.deepEqual(
+    complete("ablation:\n  selections:\n    - |").map((i) => i.label),
+    ["top", "top_chunked", "bottom", "random"],
+  );
 });

@@ -38,7 +38,10 @@ test("a missing required field is reported on its parent with the field's path",
 
 test("unknown keys are flagged on the key with the nearest valid key", () => {
   const [d] = parseConfig("modles:\n  - path: m\nbenchmarks:\n  - task: t\n", FILE).problems.filter((x) => x.message.includes("unknown"));
-  assert.equal(formatProblem(d!), "/p/x.bprof.yaml:1:1: error: unknown key `modles`; did you mean `models`? (field modles) [config.unknown-key]");
+  assert.equal(
+    formatProblem(d!),
+    "/p/x.bprof.yaml:1:1: error: unknown key `modles`; did you mean `models`? (field modles) [config.unknown-key]",
+  );
 });
 
 test("duplicate keys and syntax errors are YAML errors with a line", () => {
@@ -81,12 +84,19 @@ test("loadProfile resolves paths against the config file and loads the task", as
 });
 
 test("loadProfile reports a missing task file and duplicate benchmark names on the config", async () => {
-  const text = "models:\n  - path: ./model\nbenchmarks:\n  - task: ./tasks/tiny_mc.yaml\n  - task: ./tasks/tiny_mc.yaml\n  - task: ./nope.yaml\n";
+  const text =
+    "models:\n  - path: ./model\nbenchmarks:\n  - task: ./tasks/tiny_mc.yaml\n  - task: ./tasks/tiny_mc.yaml\n  - task: ./nope.yaml\n";
   const { profile, problems } = await loadProfile(project.configPath, { text });
   assert.equal(profile, undefined);
   const lines = problems.map((d) => `${d.line}:${d.field}:${d.message}`);
-  assert.ok(lines.some((l) => l.startsWith("5:benchmarks[1]:benchmark name `tiny_mc` is used twice")), lines.join("\n"));
-  assert.ok(lines.some((l) => l.startsWith("6:benchmarks[2].task:task file not found")), lines.join("\n"));
+  assert.ok(
+    lines.some((l) => l.startsWith("5:benchmarks[1]:benchmark name `tiny_mc` is used twice")),
+    lines.join("\n"),
+  );
+  assert.ok(
+    lines.some((l) => l.startsWith("6:benchmarks[2].task:task file not found")),
+    lines.join("\n"),
+  );
 });
 
 test("loadProfile uses unsaved editor text over the file on disk", async () => {
@@ -97,22 +107,24 @@ test("loadProfile uses unsaved editor text over the file on disk", async () => {
 // ---------------------------------------------------------------------------------------------
 // Inline task definitions
 
-const INLINE_TASK = [
-  "    task:",
-  "      task: tiny_inline",
-  "      dataset_path: json",
-  "      dataset_kwargs:",
-  "        data_files:",
-  "          test: tasks/tiny_mc.jsonl",
-  "      output_type: multiple_choice",
-  "      doc_to_text: \"Question: {{question}}\\nAnswer:\"",
-  "      doc_to_choice: choices",
-  "      doc_to_target: answer",
-].join("\n") + "\n";
+const INLINE_TASK =
+  [
+    "    task:",
+    "      task: tiny_inline",
+    "      dataset_path: json",
+    "      dataset_kwargs:",
+    "        data_files:",
+    "          test: tasks/tiny_mc.jsonl",
+    "      output_type: multiple_choice",
+    '      doc_to_text: "Question: {{question}}\\nAnswer:"',
+    "      doc_to_choice: choices",
+    "      doc_to_target: answer",
+  ].join("\n") + "\n";
 
 test("an inline task loads like the same task in a file; data_files and include resolve against the config's folder", async () => {
-  const text = `models:\n  - path: ./model\nbenchmarks:\n  - task: ./tasks/tiny_mc.yaml\n  - name: inline\n${INLINE_TASK}` +
-    "  - name: included\n    task:\n      include: tasks/tiny_mc.yaml\n      task: tiny_included\n      doc_to_text: \"Q: {{question}}\\nA:\"\n";
+  const text =
+    `models:\n  - path: ./model\nbenchmarks:\n  - task: ./tasks/tiny_mc.yaml\n  - name: inline\n${INLINE_TASK}` +
+    '  - name: included\n    task:\n      include: tasks/tiny_mc.yaml\n      task: tiny_included\n      doc_to_text: "Q: {{question}}\\nA:"\n';
   const { profile, problems } = await loadProfile(project.configPath, { text });
   assert.ok(profile, problems.map(formatProblem).join("\n"));
   assert.deepEqual(problems, []);
@@ -129,21 +141,43 @@ test("an inline task loads like the same task in a file; data_files and include 
 });
 
 test("an inline task's errors point into the config: unknown keys with the nearest one, task checks, missing data", async () => {
-  const unknown = await loadProfile(project.configPath, { text: `models:\n  - path: ./model\nbenchmarks:\n  - name: inline\n${INLINE_TASK}      doc_to_txt: q\n` });
+  const unknown = await loadProfile(project.configPath, {
+    text: `models:\n  - path: ./model\nbenchmarks:\n  - name: inline\n${INLINE_TASK}      doc_to_txt: q\n`,
+  });
   assert.equal(unknown.profile, undefined);
   assert.deepEqual(unknown.problems.map(formatProblem), [
     `${project.configPath}:15:7: error: unknown key \`doc_to_txt\`; did you mean \`doc_to_text\`? (field benchmarks[0].task.doc_to_txt) [config.unknown-key]`,
   ]);
 
-  const text = INLINE_TASK.replace("      doc_to_choice: choices\n", "").replace("      doc_to_target: answer\n", "      doc_to_target: answer\n      metric_list: [{metric: !function utils.score}]\n")
+  const text = INLINE_TASK.replace("      doc_to_choice: choices\n", "")
+    .replace("      doc_to_target: answer\n", "      doc_to_target: answer\n      metric_list: [{metric: !function utils.score}]\n")
     .replace("tasks/tiny_mc.jsonl", "tasks/missing.jsonl");
-  const { profile, problems } = await loadProfile(project.configPath, { text: `models:\n  - path: ./model\nbenchmarks:\n  - name: inline\n${text}` });
+  const { profile, problems } = await loadProfile(project.configPath, {
+    text: `models:\n  - path: ./model\nbenchmarks:\n  - name: inline\n${text}`,
+  });
   assert.equal(profile, undefined);
   const lines = problems.map(formatProblem);
-  assert.ok(lines.some((l) => l.startsWith(`${project.configPath}:14:`) && l.includes("error: a `!function` metric runs only in a generate_until task") && l.endsWith("[task.python-function]")), lines.join("\n"));
-  assert.ok(lines.some((l) => l.startsWith(`${project.configPath}:6:7: error: a multiple_choice task needs \`doc_to_choice\` (field benchmarks[0].task.doc_to_choice)`)), lines.join("\n"));
+  assert.ok(
+    lines.some(
+      (l) =>
+        l.startsWith(`${project.configPath}:14:`) &&
+        l.includes("error: a `!function` metric runs only in a generate_until task") &&
+        l.endsWith("[task.python-function]"),
+    ),
+    lines.join("\n"),
+  );
+  assert.ok(
+    lines.some((l) =>
+      l.startsWith(
+        `${project.configPath}:6:7: error: a multiple_choice task needs \`doc_to_choice\` (field benchmarks[0].task.doc_to_choice)`,
+      ),
+    ),
+    lines.join("\n"),
+  );
 
-  const missing = await loadProfile(project.configPath, { text: `models:\n  - path: ./model\nbenchmarks:\n  - name: inline\n${INLINE_TASK.replace("tasks/tiny_mc.jsonl", "tasks/missing.jsonl")}` });
+  const missing = await loadProfile(project.configPath, {
+    text: `models:\n  - path: ./model\nbenchmarks:\n  - name: inline\n${INLINE_TASK.replace("tasks/tiny_mc.jsonl", "tasks/missing.jsonl")}`,
+  });
   assert.deepEqual(missing.problems.map(formatProblem), [
     `${project.configPath}:10:11: error: data file not found: ${path.join(project.root, "tasks", "missing.jsonl")} (field benchmarks[0].task.dataset_kwargs.data_files) [task.data-file]`,
   ]);
@@ -155,17 +189,31 @@ test("the schema's inline task keys are exactly the task keys the loader reads o
 });
 
 test("model options: chat_template (true, false or a name), fewshot_as_multiturn and max_length are checked by the schema", () => {
-  const ok = parseConfig("models:\n  - path: ./m\n    chat_template: default\n    fewshot_as_multiturn: true\n    max_length: 4096\nbenchmarks:\n  - task: t.yaml\n", FILE);
+  const ok = parseConfig(
+    "models:\n  - path: ./m\n    chat_template: default\n    fewshot_as_multiturn: true\n    max_length: 4096\nbenchmarks:\n  - task: t.yaml\n",
+    FILE,
+  );
   assert.deepEqual(ok.problems, []);
-  const bad = parseConfig("models:\n  - path: ./m\n    chat_template: 1\n    max_length: 1\nbenchmarks:\n  - task: t.yaml\n", FILE).problems.map(formatProblem);
-  assert.ok(bad.some((l) => l.startsWith("/p/x.bprof.yaml:3:20: error: `models[0].chat_template` is invalid: Apply the model's chat template")), bad.join("\n"));
-  assert.ok(bad.includes("/p/x.bprof.yaml:4:17: error: `models[0].max_length` must be >= 2 (field models[0].max_length) [config.invalid-value]"), bad.join("\n"));
+  const bad = parseConfig(
+    "models:\n  - path: ./m\n    chat_template: 1\n    max_length: 1\nbenchmarks:\n  - task: t.yaml\n",
+    FILE,
+  ).problems.map(formatProblem);
+  assert.ok(
+    bad.some((l) => l.startsWith("/p/x.bprof.yaml:3:20: error: `models[0].chat_template` is invalid: Apply the model's chat template")),
+    bad.join("\n"),
+  );
+  assert.ok(
+    bad.includes("/p/x.bprof.yaml:4:17: error: `models[0].max_length` must be >= 2 (field models[0].max_length) [config.invalid-value]"),
+    bad.join("\n"),
+  );
 });
 
 test("max_length: the config's, else config.json's max_position_embeddings, as lm-eval's max_length", async () => {
   const { profile } = await loadProfile(project.configPath);
   assert.equal(profile!.models[0]!.maxLength, 2048);
-  const set = await loadProfile(project.configPath, { text: "models:\n  - path: ./model\n    max_length: 64\nbenchmarks:\n  - task: ./tasks/tiny_mc.yaml\n" });
+  const set = await loadProfile(project.configPath, {
+    text: "models:\n  - path: ./model\n    max_length: 64\nbenchmarks:\n  - task: ./tasks/tiny_mc.yaml\n",
+  });
   assert.equal(set.profile!.models[0]!.maxLength, 64);
 });
 

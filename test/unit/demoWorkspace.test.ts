@@ -8,7 +8,15 @@ import { test } from "node:test";
 import { loadProfile } from "../../src/core/config/load";
 import { ALL_GENERATORS, itemKey } from "../../src/core/datasets/generators/index";
 import { DEMO_CONFIG } from "../../src/core/demo/demoWorkspace";
-import { BENCHMARK_ITEMS, demoSplits, DIAGNOSTIC_ITEMS, heldOutKeys, MIXED_BENCHMARK, MIXED_ITEMS_PER_ABILITY, writeDemoWorkspace } from "../../scripts/lib/demoAuthoring";
+import {
+  BENCHMARK_ITEMS,
+  demoSplits,
+  DIAGNOSTIC_ITEMS,
+  heldOutKeys,
+  MIXED_BENCHMARK,
+  MIXED_ITEMS_PER_ABILITY,
+  writeDemoWorkspace,
+} from "../../scripts/lib/demoAuthoring";
 import { formatProblem } from "../../src/core/problems";
 
 const committed = path.resolve(import.meta.dirname, "..", "..", "media", "demo");
@@ -29,7 +37,11 @@ test("media/demo is what `npm run demo:workspace` writes, byte for byte", async 
     const notGenerated = (f: string) => f.startsWith("model") || f === "README.md" || f.startsWith(".bprof");
     assert.deepEqual(await filesUnder(committed, notGenerated), written);
     for (const f of written) {
-      assert.equal(await fs.readFile(path.join(committed, f), "utf8"), await fs.readFile(path.join(tmp, f), "utf8"), `${f} differs: run npm run demo:workspace`);
+      assert.equal(
+        await fs.readFile(path.join(committed, f), "utf8"),
+        await fs.readFile(path.join(tmp, f), "utf8"),
+        `${f} differs: run npm run demo:workspace`,
+      );
     }
   } finally {
     await fs.rm(tmp, { recursive: true, force: true });
@@ -60,6 +72,11 @@ test("the demo config loads without a diagnostic", async () => {
   assert.ok(profile);
   assert.equal(profile.abilities.length, 10);
   // Each ability labels exactly one benchmark, its own; the mixed benchmark has no label.
-  for (const a of profile.abilities) assert.deepEqual(profile.benchmarks.filter((b) => b.ability === a.name).map((b) => b.name), [`demo_${ALL_GENERATORS.find((g) => g.ability === a.name)!.slug}`], a.name);
+  for (const a of profile.abilities)
+    assert.deepEqual(
+      profile.benchmarks.filter((b) => b.ability === a.name).map((b) => b.name),
+      [`demo_${ALL_GENERATORS.find((g) => g.ability === a.name)!.slug}`],
+      a.name,
+    );
   assert.equal(profile.benchmarks.find((b) => b.name === MIXED_BENCHMARK)!.ability, undefined);
 });

@@ -20,7 +20,15 @@ const CHOICES = ["Paris", "Rome", "Oslo", "Lima"];
 /** A valid item with its own id and question; fields can be overridden. */
 function item(fields: Record<string, unknown> = {}): Record<string, unknown> {
   const n = nextId++;
-  return { id: `q${n}`, ability: "Deductive Reasoning", context: `Passage number ${n} about cities.`, question: `Which city is meant in case ${n}?`, choices: CHOICES, answer: n % 4, ...fields };
+  return {
+    id: `q${n}`,
+    ability: "Deductive Reasoning",
+    context: `Passage number ${n} about cities.`,
+    question: `Which city is meant in case ${n}?`,
+    choices: CHOICES,
+    answer: n % 4,
+    ...fields,
+  };
 }
 
 function lines(...entries: (string | Record<string, unknown>)[]): string[] {
@@ -66,7 +74,7 @@ test("a JSON syntax error points at the column where the JSON goes wrong", () =>
   const trailing = '{"id": "b", "choices": ["x", "y",]}';
   only(check([trailing]).problems, 1, col(trailing, "]"), /invalid JSON: expected a value \(no trailing comma\)/);
   const twoItems = `${JSON.stringify(item())} ${JSON.stringify(item())}`;
-  only(check([twoItems]).problems, 1, col(twoItems, "{", "} ") , /unexpected text after the item \(one item per line\)/);
+  only(check([twoItems]).problems, 1, col(twoItems, "{", "} "), /unexpected text after the item \(one item per line\)/);
   const cut = '{"id": "c", "question": "Where';
   only(check([cut]).problems, 1, col(cut, '"Where'), /unterminated string \(an item must be complete on one line\)/);
 });
@@ -95,11 +103,23 @@ test("missing fields, wrong types, empty ids", () => {
 
 test("an unknown field is a warning on its key, suggesting the nearest field, once for all lines", () => {
   const typo = JSON.stringify({ ...item(), anwser: 2 });
-  const d = only(check([typo]).problems, 1, col(typo, '"anwser"'), /^unknown field `anwser`: did you mean `answer`\? Extra data belongs under `meta`$/, "warning");
+  const d = only(
+    check([typo]).problems,
+    1,
+    col(typo, '"anwser"'),
+    /^unknown field `anwser`: did you mean `answer`\? Extra data belongs under `meta`$/,
+    "warning",
+  );
   assert.equal(d.endColumn, col(typo, '"anwser"') + 8);
 
   const extra = lines({ ...item(), source: "web" }, { ...item(), source: "web" }, { ...item(), source: "web" });
-  only(check(extra).problems, 1, col(extra[0]!, '"source"'), /^unknown field `source`: put extra data under `meta` \(also on 2 more lines\)$/, "warning");
+  only(
+    check(extra).problems,
+    1,
+    col(extra[0]!, '"source"'),
+    /^unknown field `source`: put extra data under `meta` \(also on 2 more lines\)$/,
+    "warning",
+  );
 });
 
 test("choices: 2 to 26 strings, none empty, none repeated", () => {
@@ -110,17 +130,32 @@ test("choices: 2 to 26 strings, none empty, none repeated", () => {
   const notString = JSON.stringify(item({ choices: ["a", 2, "c"], answer: 0 }));
   only(check([notString]).problems, 1, col(notString, "2,"), /^choice 1 must be a string; found a number$/);
   const repeated = JSON.stringify(item({ choices: ["Paris", "Rome", " paris ", "Oslo"], answer: 0 }));
-  const d = only(check([repeated]).problems, 1, col(repeated, '" paris "'), /^choice 2 repeats choice 0 \(ignoring case and surrounding spaces\): make every choice different$/);
+  const d = only(
+    check([repeated]).problems,
+    1,
+    col(repeated, '" paris "'),
+    /^choice 2 repeats choice 0 \(ignoring case and surrounding spaces\): make every choice different$/,
+  );
   assert.equal(d.field, "choices[2]");
 });
 
 test("answer: an integer index within the choices", () => {
   const range = JSON.stringify(item({ answer: 4 }));
-  only(check([range]).problems, 1, col(range, "4", '"answer"'), /^`answer` 4 is out of range: with 4 choices it must be 0 to 3 \(0-based\)$/);
+  only(
+    check([range]).problems,
+    1,
+    col(range, "4", '"answer"'),
+    /^`answer` 4 is out of range: with 4 choices it must be 0 to 3 \(0-based\)$/,
+  );
   const negative = JSON.stringify(item({ answer: -1 }));
   only(check([negative]).problems, 1, col(negative, "-1"), /out of range/);
   const fraction = JSON.stringify(item({ answer: 1.5 }));
-  only(check([fraction]).problems, 1, col(fraction, "1.5"), /^`answer` must be an integer index into `choices`, 0 for the first; found a number 1.5$/);
+  only(
+    check([fraction]).problems,
+    1,
+    col(fraction, "1.5"),
+    /^`answer` must be an integer index into `choices`, 0 for the first; found a number 1.5$/,
+  );
   const letter = JSON.stringify(item({ answer: "B" }));
   only(check([letter]).problems, 1, col(letter, '"B"'), /\(a number, not the choice's text or letter\); found a string "B"/);
 });
@@ -136,7 +171,13 @@ test("a duplicate question (same context and question up to case, spacing and pu
     item({ context: "", question: "Something else entirely?" }),
     item({ context: "the CAT sat on  the mat", question: "Where did the cat sit ?!" }),
   );
-  only(check(ls).problems, 3, col(ls[2]!, '"Where'), /^duplicate question: the same context and question as line 1 \(ignoring case, spacing and punctuation\); remove one of them$/, "warning");
+  only(
+    check(ls).problems,
+    3,
+    col(ls[2]!, '"Where'),
+    /^duplicate question: the same context and question as line 1 \(ignoring case, spacing and punctuation\); remove one of them$/,
+    "warning",
+  );
 });
 
 /** A deterministic 100-word passage. */
@@ -154,7 +195,13 @@ test("near-duplicate questions: Jaccard of word 3-gram sets >= 0.9", () => {
     item({ context: oneWordChanged, question: "Which word comes first?" }),
   );
   // One changed word changes 3 of 100 shingles on each side: 97 / 103 = 94%. Ten changes: far below.
-  only(check(ls).problems, 3, col(ls[2]!, '"Which'), /^near-duplicate question: its context and question share 94% of their word 3-grams with line 1 \(Jaccard similarity; 90% or more counts\); rewrite or remove one of them$/, "warning");
+  only(
+    check(ls).problems,
+    3,
+    col(ls[2]!, '"Which'),
+    /^near-duplicate question: its context and question share 94% of their word 3-grams with line 1 \(Jaccard similarity; 90% or more counts\); rewrite or remove one of them$/,
+    "warning",
+  );
 });
 
 test("several questions about one shared passage are not near duplicates", () => {
@@ -164,9 +211,19 @@ test("several questions about one shared passage are not near duplicates", () =>
 });
 
 test("an ability that nearly matches a known one is a warning suggesting it; new names are fine", () => {
-  const ls = lines(item({ ability: "Temporal Reasonning" }), item({ ability: "Temporal Reasonning" }), item({ ability: "Abductive Reasoning" }), item({ ability: "Moral Reasoning" }));
-  only(check(ls).problems, 1, col(ls[0]!, '"Temporal Reasonning"'),
-    /^ability `Temporal Reasonning` is not a known ability: did you mean `Temporal Reasoning`\? .* \(also on 1 more line\)$/, "warning");
+  const ls = lines(
+    item({ ability: "Temporal Reasonning" }),
+    item({ ability: "Temporal Reasonning" }),
+    item({ ability: "Abductive Reasoning" }),
+    item({ ability: "Moral Reasoning" }),
+  );
+  only(
+    check(ls).problems,
+    1,
+    col(ls[0]!, '"Temporal Reasonning"'),
+    /^ability `Temporal Reasonning` is not a known ability: did you mean `Temporal Reasoning`\? .* \(also on 1 more line\)$/,
+    "warning",
+  );
   assert.equal(nearMissAbility("deductive reasoning"), "Deductive Reasoning");
   assert.equal(nearMissAbility("Commonsense and Causal Reasoning"), "Commonsense & Causal Reasoning");
   assert.equal(nearMissAbility("Long term knowledge"), "Long-term Knowledge");
@@ -176,7 +233,11 @@ test("an ability that nearly matches a known one is a warning suggesting it; new
   assert.equal(nearMissAbility("Inductive Reasoning"), undefined);
   assert.equal(nearMissAbility("Causal Reasoning"), undefined);
   assert.equal(nearMissAbility("Visual Reasoning"), undefined);
-  assert.equal(nearMissAbility("Ethical Judgment", [...PAPER_ABILITIES, "Ethical Judgement"]), "Ethical Judgement", "abilities the profile declares count");
+  assert.equal(
+    nearMissAbility("Ethical Judgment", [...PAPER_ABILITIES, "Ethical Judgement"]),
+    "Ethical Judgement",
+    "abilities the profile declares count",
+  );
 });
 
 test("too few items for an ability: a warning on its first item", () => {
@@ -185,7 +246,10 @@ test("too few items for an ability: a warning on its first item", () => {
   assert.equal(problems.length, 2);
   const [deductive, spatial] = problems;
   assert.deepEqual([deductive!.line, deductive!.column], [1, col(ls[0]!, '"Deductive')]);
-  assert.equal(deductive!.message, "only 2 items for ability `Deductive Reasoning`; at least 3 are needed for a stable ranking of its parameters (the paper used about 2000): add items");
+  assert.equal(
+    deductive!.message,
+    "only 2 items for ability `Deductive Reasoning`; at least 3 are needed for a stable ranking of its parameters (the paper used about 2000): add items",
+  );
   assert.deepEqual([spatial!.line, spatial!.column], [2, col(ls[1]!, '"Spatial')]);
   assert.match(check(ls, {}).problems[0]!.message, /at least 200 are needed/);
 });
@@ -197,8 +261,14 @@ function positioned(answers: readonly number[]): string[] {
 
 test("answer-position imbalance: chi-square against uniform, a warning on line 1", () => {
   // (45 - 15)^2 / 15 + 3 * (5 - 15)^2 / 15 = 80; scipy.stats.chi2.sf(80, 3) = 3.07e-17.
-  const { problems } = check(positioned(Array.from({ length: 60 }, (_, i) => (i < 45 ? 0 : i % 3 + 1))));
-  only(problems, 1, 1, /^answer positions are unbalanced: chi-square = 80.0, df = 3, p = 3.1e-17 \(observed\/expected: A 45\/15, B 5\/15, C 5\/15, D 5\/15\); .*shuffle the choices/, "warning");
+  const { problems } = check(positioned(Array.from({ length: 60 }, (_, i) => (i < 45 ? 0 : (i % 3) + 1))));
+  only(
+    problems,
+    1,
+    1,
+    /^answer positions are unbalanced: chi-square = 80.0, df = 3, p = 3.1e-17 \(observed\/expected: A 45\/15, B 5\/15, C 5\/15, D 5\/15\); .*shuffle the choices/,
+    "warning",
+  );
   assert.deepEqual(check(positioned(Array.from({ length: 60 }, (_, i) => i % 4))).problems, []);
 });
 
@@ -206,8 +276,13 @@ test("correct answer systematically the longest choice: binomial test, a warning
   const choices = (longest: number) => ["aa", "bb", "cc", "dd"].map((c, k) => (k === longest ? "a longer one" : c));
   // Positions balanced, answer always the longest: scipy.stats.binom.sf(39, 40, 0.25) = 8.27e-25.
   const ls = Array.from({ length: 40 }, (_, i) => JSON.stringify(item({ choices: choices(i % 4), answer: i % 4 })));
-  only(check(ls).problems, 1, 1,
-    /^the correct answer is the strictly longest choice in 40 of 40 items \(100.0%; chance 10, 25.0%; one-sided binomial test p = 8.3e-25\); a model can score by picking the longest choice/, "warning");
+  only(
+    check(ls).problems,
+    1,
+    1,
+    /^the correct answer is the strictly longest choice in 40 of 40 items \(100.0%; chance 10, 25.0%; one-sided binomial test p = 8.3e-25\); a model can score by picking the longest choice/,
+    "warning",
+  );
 });
 
 test("13-gram overlap with a benchmark document (GPT-3's contamination test)", () => {
@@ -217,15 +292,23 @@ test("13-gram overlap with a benchmark document (GPT-3's contamination test)", (
     { benchmark: "hellaswag", docIndex: 17, text: `Some preamble. ${sentence}. And more text after it.` },
   ];
   const copied = sentence.split(" ").slice(2, 15).join(" "); // 13 words
-  const ls = lines(item({ context: "Unrelated passage.", question: `Consider: ${copied.toUpperCase()}!` }), item({ question: sentence.split(" ").slice(2, 14).join(" ") }));
-  const d = only(check(ls, { ...SMALL, benchmarkTexts }).problems, 1, col(ls[0]!, '"Consider'),
-    /^possible contamination: shares the 13-word sequence "brown fox jumps over the lazy dog while the farmer watches from the" with benchmark `hellaswag` \(document 17\) \(GPT-3's 13-gram overlap test\)/, "warning");
+  const ls = lines(
+    item({ context: "Unrelated passage.", question: `Consider: ${copied.toUpperCase()}!` }),
+    item({ question: sentence.split(" ").slice(2, 14).join(" ") }),
+  );
+  const d = only(
+    check(ls, { ...SMALL, benchmarkTexts }).problems,
+    1,
+    col(ls[0]!, '"Consider'),
+    /^possible contamination: shares the 13-word sequence "brown fox jumps over the lazy dog while the farmer watches from the" with benchmark `hellaswag` \(document 17\) \(GPT-3's 13-gram overlap test\)/,
+    "warning",
+  );
   assert.equal(d.field, "question");
   // The index can be built once and reused; 12 shared words are not an overlap (item 2 above).
   const index = buildBenchmarkIndex(benchmarkTexts);
   assert.equal(check(ls, { ...SMALL, benchmarkIndex: index }).problems.length, 1);
   // A copy spanning a choice names the choice and counts further shared 13-grams.
-  const inChoices = lines(item({ context: "", question: "Pick one.", choices: ["no", sentence] , answer: 0 }));
+  const inChoices = lines(item({ context: "", question: "Pick one.", choices: ["no", sentence], answer: 0 }));
   const c = check(inChoices, { ...SMALL, benchmarkIndex: index }).problems;
   assert.equal(c.length, 1);
   assert.equal(c[0]!.field, "choices[1]");
@@ -267,10 +350,13 @@ test("an empty file is a warning", () => {
 test("the near-duplicate join finds exactly the pairs a brute-force comparison finds", () => {
   // 400 texts over a small vocabulary (so shingles are shared), a third of them edited copies.
   let seed = 7;
-  const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296);
+  const random = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296;
   const texts: string[] = [];
   for (let i = 0; i < 400; i++) {
-    const source = i > 10 && random() < 0.35 ? texts[Math.floor(random() * i)]!.split(" ") : Array.from({ length: 20 + Math.floor(random() * 40) }, () => `v${Math.floor(random() * 30)}`);
+    const source =
+      i > 10 && random() < 0.35
+        ? texts[Math.floor(random() * i)]!.split(" ")
+        : Array.from({ length: 20 + Math.floor(random() * 40) }, () => `v${Math.floor(random() * 30)}`);
     const edits = Math.floor(random() * 3);
     for (let e = 0; e < edits; e++) source[Math.floor(random() * source.length)] = `e${i}x${e}`;
     texts.push(source.join(" "));
@@ -296,7 +382,7 @@ test("the near-duplicate join finds exactly the pairs a brute-force comparison f
 
 test("shingle sets and their Jaccard similarity agree with JavaScript's Set, small sets and large", () => {
   let seed = 7;
-  const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const random = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
   // Words from a small vocabulary repeat n-grams within a text; lengths up to 2,000 words grow the scratch table.
   const words = (length: number) => Array.from({ length }, () => `w${Math.floor(random() * 12)}`).join(" ");
   for (const length of [0, 1, 2, 5, 40, 300, 2000]) {

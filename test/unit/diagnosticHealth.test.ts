@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
-  answerPositionBalance, binomialUpperTail, chiSquareSurvival, logGamma, longestAnswerBias, regularizedGammaQ, type HealthItem,
+  answerPositionBalance,
+  binomialUpperTail,
+  chiSquareSurvival,
+  logGamma,
+  longestAnswerBias,
+  regularizedGammaQ,
+  type HealthItem,
 } from "../../src/core/datasets/diagnosticHealth";
 
 /** |actual - expected| within `relative` of expected. */
@@ -55,9 +61,24 @@ function items(spec: readonly [choices: number, answer: number, count: number][]
 
 test("answer positions: expected counts for mixed choice counts are sums of 1/n_i", () => {
   // 40 items with 2 choices and 40 with 4: expected A = 40/2 + 40/4 = 30, B = 30, C = D = 10.
-  const balanced = items([[2, 0, 20], [2, 1, 20], [4, 0, 10], [4, 1, 10], [4, 2, 10], [4, 3, 10]]);
+  const balanced = items([
+    [2, 0, 20],
+    [2, 1, 20],
+    [4, 0, 10],
+    [4, 1, 10],
+    [4, 2, 10],
+    [4, 3, 10],
+  ]);
   const b = answerPositionBalance(balanced)!;
-  assert.deepEqual(b.cells.map((c) => [c.label, c.observed, c.expected]), [["A", 30, 30], ["B", 30, 30], ["C", 10, 10], ["D", 10, 10]]);
+  assert.deepEqual(
+    b.cells.map((c) => [c.label, c.observed, c.expected]),
+    [
+      ["A", 30, 30],
+      ["B", 30, 30],
+      ["C", 10, 10],
+      ["D", 10, 10],
+    ],
+  );
   assert.equal(b.statistic, 0);
   assert.equal(b.df, 3);
   assert.equal(b.pValue, 1);
@@ -69,15 +90,29 @@ test("answer positions: a skew is significant; sparse trailing positions are poo
   assert.equal(skewed.df, 3);
   near(skewed.pValue, 8.819945436737102e-39, 1e-8);
   // Three 26-choice items add 3/26 to each of 26 positions: E..Z are pooled into the last cell.
-  const pooled = answerPositionBalance([...items([[4, 0, 10], [4, 1, 10], [4, 2, 10], [4, 3, 10]]), ...items([[26, 25, 3]])])!;
-  assert.deepEqual(pooled.cells.map((c) => c.label), ["A", "B", "C", "D-Z"]);
+  const pooled = answerPositionBalance([
+    ...items([
+      [4, 0, 10],
+      [4, 1, 10],
+      [4, 2, 10],
+      [4, 3, 10],
+    ]),
+    ...items([[26, 25, 3]]),
+  ])!;
+  assert.deepEqual(
+    pooled.cells.map((c) => c.label),
+    ["A", "B", "C", "D-Z"],
+  );
   assert.equal(pooled.df, 3);
   assert.equal(answerPositionBalance(items([[4, 0, 8]])), undefined, "too few items to test");
 });
 
 test("longest answer: counted only where one choice is strictly longest; binomial test", () => {
   const withLongest = (answer: number): HealthItem => ({ line: 1, ability: "A", answer, choices: ["a", "bb", "cccc", "dd"] });
-  const bias = longestAnswerBias([...Array.from({ length: 40 }, () => withLongest(2)), ...Array.from({ length: 60 }, () => withLongest(0))])!;
+  const bias = longestAnswerBias([
+    ...Array.from({ length: 40 }, () => withLongest(2)),
+    ...Array.from({ length: 60 }, () => withLongest(0)),
+  ])!;
   assert.equal(bias.eligible, 100);
   assert.equal(bias.longest, 40);
   assert.equal(bias.expected, 25);

@@ -36,7 +36,11 @@ const HEAD = "models:\n  - path: m\nbenchmarks:\n  - task: t\n";
 test("config: the nearest key, a k written as a percentage, the nearest ability name", () => {
   for (const [text, code, expected] of [
     [`${HEAD}ablaton:\n  k: [0.01]\n`, "config.unknown-key", `${HEAD}ablation:\n  k: [0.01]\n`],
-    [`${HEAD}abilities:\n  - name: A\n    data: a\nablation:\n  k: [1.024]\n`, "config.k-out-of-range", `${HEAD}abilities:\n  - name: A\n    data: a\nablation:\n  k: [0.01024]\n`],
+    [
+      `${HEAD}abilities:\n  - name: A\n    data: a\nablation:\n  k: [1.024]\n`,
+      "config.k-out-of-range",
+      `${HEAD}abilities:\n  - name: A\n    data: a\nablation:\n  k: [0.01024]\n`,
+    ],
   ] as const) {
     const problem = only(parseConfig(text, FILE).problems, code);
     const fixed = applied(text, preferred(fixesFor(problem, text)).edits);
@@ -49,14 +53,21 @@ test("config: an ability one typo from the paper's, a label that names no abilit
   const project = await makeProfileProject();
   t.after(() => fs.rm(project.root, { recursive: true, force: true }));
   const original = await fs.readFile(project.configPath, "utf8");
-  const text = original.replace(`- name: ${SPATIAL}`, '- name: "Spatial Reasonin"').replace("  - task: ./tasks/tiny_yes.yaml\n", "  - task: ./tasks/tiny_yes.yaml\n    ability: Quantitative Reasonin\n").replace("k: [0.01, 0.001]", "k: [0.9, 0.001]");
+  const text = original
+    .replace(`- name: ${SPATIAL}`, '- name: "Spatial Reasonin"')
+    .replace("  - task: ./tasks/tiny_yes.yaml\n", "  - task: ./tasks/tiny_yes.yaml\n    ability: Quantitative Reasonin\n")
+    .replace("k: [0.01, 0.001]", "k: [0.9, 0.001]");
   const { problems } = await loadProfile(project.configPath, { text });
   let fixed = text;
-  for (const code of ["config.ability-near-miss", "config.unknown-label", "config.k-too-large"]) fixed = applied(fixed, preferred(fixesFor(only(problems, code), text)).edits);
+  for (const code of ["config.ability-near-miss", "config.unknown-label", "config.k-too-large"])
+    fixed = applied(fixed, preferred(fixesFor(only(problems, code), text)).edits);
   assert.match(fixed, /- name: "Spatial Reasoning"\n/, "quoted as it was");
   assert.match(fixed, /ability: Quantitative Reasoning\n/);
   const after = await loadProfile(project.configPath, { text: fixed.replace('- name: "Spatial Reasoning"', `- name: ${SPATIAL}`) });
-  assert.deepEqual(after.problems.filter((p) => p.severity === "error").map((p) => p.message), []);
+  assert.deepEqual(
+    after.problems.filter((p) => p.severity === "error").map((p) => p.message),
+    [],
+  );
   assert.ok(after.profile!.ablation!.k[1]! < project.mlpParameters / project.parameters);
 });
 
@@ -65,7 +76,10 @@ test("config: a missing dataset of a paper ability is created by its generator; 
   t.after(() => fs.rm(project.root, { recursive: true, force: true }));
   const text = (await fs.readFile(project.configPath, "utf8")).replace("./diag/spatial.diag.jsonl", "./diag/new.diag.jsonl");
   const problem = only((await loadProfile(project.configPath, { text })).problems, "config.dataset-not-found");
-  assert.deepEqual(preferred(fixesFor(problem, text)).createDataset, { file: path.join(project.root, "diag", "new.diag.jsonl"), ability: SPATIAL });
+  assert.deepEqual(preferred(fixesFor(problem, text)).createDataset, {
+    file: path.join(project.root, "diag", "new.diag.jsonl"),
+    ability: SPATIAL,
+  });
   assert.deepEqual(fixesFor({ ...problem, data: { ...problem.data, ability: "Moral Reasoning" } }, text), []);
 });
 
@@ -75,7 +89,11 @@ const line = (item: object) => JSON.stringify(item);
 function datasetFix(text: string, code: string, choose: (fixes: Fix[]) => Fix = preferred): string {
   const problem = only(checkDiagnosticDataset("/p/d.diag.jsonl", text, { minItems: 1 }).problems, code);
   const fixed = applied(text, choose(fixesFor(problem, text)).edits);
-  assert.equal(checkDiagnosticDataset("/p/d.diag.jsonl", fixed, { minItems: 1 }).problems.filter((p) => p.code === code).length, 0, `${code} is fixed`);
+  assert.equal(
+    checkDiagnosticDataset("/p/d.diag.jsonl", fixed, { minItems: 1 }).problems.filter((p) => p.code === code).length,
+    0,
+    `${code} is fixed`,
+  );
   return fixed;
 }
 
@@ -83,15 +101,24 @@ test("dataset: an answer out of range gets one fix per choice; a string answer n
   const text = `${line({ ...ITEM, answer: 3 })}\n`;
   const problem = only(checkDiagnosticDataset("/p/d.diag.jsonl", text).problems, "diag.answer-out-of-range");
   assert.deepEqual(problem.data, { choices: 3 });
-  assert.deepEqual(fixesFor(problem, text).map((f) => f.title), ['Set answer to 0 ("3")', 'Set answer to 1 ("4")', 'Set answer to 2 ("5")']);
-  assert.equal(datasetFix(text, "diag.answer-out-of-range", (fixes) => fixes[1]!), `${line(ITEM)}\n`);
+  assert.deepEqual(
+    fixesFor(problem, text).map((f) => f.title),
+    ['Set answer to 0 ("3")', 'Set answer to 1 ("4")', 'Set answer to 2 ("5")'],
+  );
+  assert.equal(
+    datasetFix(text, "diag.answer-out-of-range", (fixes) => fixes[1]!),
+    `${line(ITEM)}\n`,
+  );
   assert.equal(datasetFix(`${line({ ...ITEM, answer: "4" })}\n`, "diag.answer-not-index"), `${line(ITEM)}\n`);
   assert.equal(datasetFix(`${line({ ...ITEM, answer: "b" })}\n`, "diag.answer-not-index"), `${line(ITEM)}\n`);
 });
 
 test("dataset: a duplicate removed, a repeated or missing id replaced by a free one, a misspelt ability renamed in every item", () => {
   const other = { ...ITEM, id: "q-2", question: "What is 3 + 3?", choices: ["6", "7"], answer: 0 };
-  assert.equal(datasetFix(`${line(ITEM)}\n${line(other)}\n${line({ ...ITEM, id: "q-3", question: "what is 2 + 2" })}\n`, "diag.duplicate"), `${line(ITEM)}\n${line(other)}\n`);
+  assert.equal(
+    datasetFix(`${line(ITEM)}\n${line(other)}\n${line({ ...ITEM, id: "q-3", question: "what is 2 + 2" })}\n`, "diag.duplicate"),
+    `${line(ITEM)}\n${line(other)}\n`,
+  );
   const repeated = datasetFix(`${line(ITEM)}\n${line({ ...other, id: "q-1" })}\n`, "diag.duplicate-id");
   assert.match(repeated.split("\n")[1]!, /^\{"id":"quantitative-2",/);
   const { id: _id, ...noId } = other;
@@ -104,7 +131,13 @@ test("dataset: a duplicate removed, a repeated or missing id replaced by a free 
 
 test("dataset: answer positions rebalanced by reordering the choices of the fewest items, the questions kept", () => {
   // 400 four-choice items whose answer is always A: shares are 100 per position, so 300 must move.
-  const items = Array.from({ length: 400 }, (_, i) => ({ ...ITEM, id: `q-${i}`, question: `What is ${i} + 1?`, choices: [`${i + 1}`, `${i}`, `${i + 2}`, `${i + 3}`], answer: 0 }));
+  const items = Array.from({ length: 400 }, (_, i) => ({
+    ...ITEM,
+    id: `q-${i}`,
+    question: `What is ${i} + 1?`,
+    choices: [`${i + 1}`, `${i}`, `${i + 2}`, `${i + 3}`],
+    answer: 0,
+  }));
   const text = items.map(line).join("\n") + "\n";
   const problem = only(checkDiagnosticDataset("/p/d.diag.jsonl", text).problems, "diag.answer-position-bias");
   const fix = preferred(fixesFor(problem, text));
@@ -115,7 +148,11 @@ test("dataset: answer positions rebalanced by reordering the choices of the fewe
   const counts = [0, 0, 0, 0];
   for (const item of after.items) {
     counts[item.answer]!++;
-    assert.equal(item.choices[item.answer], `${Number(/What is (\d+)/.exec(item.question)![1]) + 1}`, "the right answer is still the right answer");
+    assert.equal(
+      item.choices[item.answer],
+      `${Number(/What is (\d+)/.exec(item.question)![1]) + 1}`,
+      "the right answer is still the right answer",
+    );
   }
   assert.deepEqual(counts, [100, 100, 100, 100]);
 });

@@ -19,25 +19,28 @@ test("flips list exactly the documents whose correctness changed, with scores be
   ];
   // The variant lists documents in another order: 10 turns wrong, 11 turns right, 12 stays right
   // with other scores, 13 stays wrong with another wrong answer.
-  const ablated = [
-    item(13, 0, [-3, -5, -1]),
-    item(12, 2, [-4, -4, -2]),
-    item(11, 1, [-4, -1, -5]),
-    item(10, 0, [-2, -1, -5]),
-  ];
+  const ablated = [item(13, 0, [-3, -5, -1]), item(12, 2, [-4, -4, -2]), item(11, 1, [-4, -1, -5]), item(10, 0, [-2, -1, -5])];
   const flips = cellFlips(baseline, ablated, "acc");
   assert.deepEqual(flips, {
     metric: "acc",
-    rightToWrong: [{
-      index: 10, target: 0, choiceBytes: [1, 2, 4],
-      before: { prediction: 0, logprobs: [-1, -3, -5] },
-      after: { prediction: 1, logprobs: [-2, -1, -5] },
-    }],
-    wrongToRight: [{
-      index: 11, target: 1, choiceBytes: [1, 2, 4],
-      before: { prediction: 0, logprobs: [-1, -3, -5] },
-      after: { prediction: 1, logprobs: [-4, -1, -5] },
-    }],
+    rightToWrong: [
+      {
+        index: 10,
+        target: 0,
+        choiceBytes: [1, 2, 4],
+        before: { prediction: 0, logprobs: [-1, -3, -5] },
+        after: { prediction: 1, logprobs: [-2, -1, -5] },
+      },
+    ],
+    wrongToRight: [
+      {
+        index: 11,
+        target: 1,
+        choiceBytes: [1, 2, 4],
+        before: { prediction: 0, logprobs: [-1, -3, -5] },
+        after: { prediction: 1, logprobs: [-4, -1, -5] },
+      },
+    ],
   });
 });
 

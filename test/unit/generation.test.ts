@@ -11,7 +11,13 @@ import { scoreItem } from "../../src/core/analysis/accuracy";
 import { BenchmarkResampler } from "../../src/core/analysis/bootstrap";
 import { cellFlips } from "../../src/core/analysis/flips";
 import { applyFilters, type FilterPipeline, type FilterStep } from "../../src/core/lmeval/exactMatch";
-import { benchmarkExactMatch, cutAtStop, scoreGeneration, type GeneratedItem, type GenerationRules } from "../../src/core/analysis/generation";
+import {
+  benchmarkExactMatch,
+  cutAtStop,
+  scoreGeneration,
+  type GeneratedItem,
+  type GenerationRules,
+} from "../../src/core/analysis/generation";
 import type { ResolvedBenchmark } from "../../src/core/config/load";
 import { loadTask, type GenerationItem, type Task } from "../../src/core/lmeval/task";
 import { BOS_TOKEN_ID, byteLevelTokenizer, EOS_TOKEN_ID } from "../../scripts/lib/byteTokenizer";
@@ -22,7 +28,9 @@ import { scoredItems, type RunnerScores } from "../../src/core/results/items";
 
 const tasks = path.join(import.meta.dirname, "..", "fixtures", "tasks");
 /** The fixtures' data files are ../shared/benchmarks, read in place: a clone without it skips these tests. */
-const skipShared = existsSync(path.resolve(import.meta.dirname, "..", "..", "..", "shared", "benchmarks")) ? false : "../shared/benchmarks (GSM8K and BIG-Bench Hard, read in place) is not here";
+const skipShared = existsSync(path.resolve(import.meta.dirname, "..", "..", "..", "shared", "benchmarks"))
+  ? false
+  : "../shared/benchmarks (GSM8K and BIG-Bench Hard, read in place) is not here";
 
 /** The byte-level tokenizer's ids are the UTF-8 bytes: an encoding independent of the tokenizer code. */
 const utf8 = (text: string) => [...Buffer.from(text, "utf8")];
@@ -69,19 +77,28 @@ test("the cut is at the first occurrence of any until string; empty strings stop
 });
 
 test("GSM8K documents 0-2: decode, cut at `Question:`, strict-match and flexible-extract, exact_match", { skip: skipShared }, () => {
-  assert.deepEqual(gsm8k.filters.map((f) => f.name), ["strict-match", "flexible-extract"]);
+  assert.deepEqual(
+    gsm8k.filters.map((f) => f.name),
+    ["strict-match", "flexible-extract"],
+  );
   // Document 0 (target "... #### 18"): the answer in lm-eval's format, the runner stopped on "Question:".
   const right = generated(gsm8k, 0, " She sells 16 - 3 - 4 = 9 eggs for $2 each: 9 * 2 = 18.\n#### 18\n\n", utf8("Question:"));
   assert.equal(right.generation, " She sells 16 - 3 - 4 = 9 eggs for $2 each: 9 * 2 = 18.\n#### 18\n\nQuestion:");
   assert.equal(right.response, " She sells 16 - 3 - 4 = 9 eggs for $2 each: 9 * 2 = 18.\n#### 18\n\n");
   assert.equal(right.stopped, true);
-  assert.deepEqual(right.filters, [{ name: "strict-match", answer: "18", correct: true }, { name: "flexible-extract", answer: "18", correct: true }]);
+  assert.deepEqual(right.filters, [
+    { name: "strict-match", answer: "18", correct: true },
+    { name: "flexible-extract", answer: "18", correct: true },
+  ]);
   assert.deepEqual([right.answer, right.correct, right.target.endsWith("#### 18")], ["18", true, true]);
 
   // Document 1 (target "... #### 3"): no "####", so strict-match falls back to [invalid]; the last number is 3.
   const unmarked = generated(gsm8k, 1, " It takes 2 / 2 = 1 bolt of white fiber, so 2 + 1 = 3 bolts in total.", [EOS_TOKEN_ID]);
   assert.equal(unmarked.response, " It takes 2 / 2 = 1 bolt of white fiber, so 2 + 1 = 3 bolts in total.", "EOS is skipped in decoding");
-  assert.deepEqual(unmarked.filters, [{ name: "strict-match", answer: "[invalid]", correct: false }, { name: "flexible-extract", answer: "3", correct: true }]);
+  assert.deepEqual(unmarked.filters, [
+    { name: "strict-match", answer: "[invalid]", correct: false },
+    { name: "flexible-extract", answer: "3", correct: true },
+  ]);
   assert.equal(unmarked.correct, false, "the first filter (strict-match) is the benchmark's exact_match");
 
   // Document 2 (target "... #### 70000"): "70,000" matches once "," is ignored; an answer after the stop string does not count.
@@ -89,43 +106,81 @@ test("GSM8K documents 0-2: decode, cut at `Question:`, strict-match and flexible
   const late = generated(gsm8k, 2, " He bought it for $80,000.\n\nQuestion: What is his profit?\nAnswer: #### 70000");
   assert.equal(late.stopped, false, "the runner did not see the stop (max_gen_toks), the text cut still applies");
   assert.equal(late.response, " He bought it for $80,000.\n\n");
-  assert.deepEqual(late.filters.map((f) => [f.answer, f.correct]), [["[invalid]", false], ["$80,000.", false]]);
+  assert.deepEqual(
+    late.filters.map((f) => [f.answer, f.correct]),
+    [
+      ["[invalid]", false],
+      ["$80,000.", false],
+    ],
+  );
 
-  const summary = benchmarkExactMatch([right, unmarked, late], gsm8k.filters.map((f) => f.name));
-  assert.deepEqual(summary, { items: 3, exact_match: 1 / 3, chance: 0, filter: "strict-match", exact_match_by_filter: { "strict-match": 1 / 3, "flexible-extract": 2 / 3 } });
+  const summary = benchmarkExactMatch(
+    [right, unmarked, late],
+    gsm8k.filters.map((f) => f.name),
+  );
+  assert.deepEqual(summary, {
+    items: 3,
+    exact_match: 1 / 3,
+    chance: 0,
+    filter: "strict-match",
+    exact_match_by_filter: { "strict-match": 1 / 3, "flexible-extract": 2 / 3 },
+  });
 });
 
-test("BIG-Bench Hard boolean_expressions: no filter_list (take_first), case, a final period and newlines ignored", { skip: skipShared }, () => {
-  assert.deepEqual(bbh.filters, [{ name: "none", steps: [{ function: "take_first" }] }]);
-  assert.equal((bbh.items[0] as GenerationItem).target, "False");
-  assert.equal(generated(bbh, 0, "False", [EOS_TOKEN_ID]).correct, true);
-  assert.equal(generated(bbh, 0, "false.").correct, true);
-  const cut = generated(bbh, 0, "False\n\n", utf8("Q:"));
-  assert.deepEqual([cut.response, cut.answer, cut.correct], ["False\n\n", "False\n\n", true]);
-  // lm-eval compares the response as it is: a leading space is a different string.
-  assert.equal(generated(bbh, 0, " False").correct, false);
-  assert.equal(generated(bbh, 1, "True").correct, true);
-  assert.equal(generated(bbh, 1, "False").correct, false);
-});
+test(
+  "BIG-Bench Hard boolean_expressions: no filter_list (take_first), case, a final period and newlines ignored",
+  { skip: skipShared },
+  () => {
+    assert.deepEqual(bbh.filters, [{ name: "none", steps: [{ function: "take_first" }] }]);
+    assert.equal((bbh.items[0] as GenerationItem).target, "False");
+    assert.equal(generated(bbh, 0, "False", [EOS_TOKEN_ID]).correct, true);
+    assert.equal(generated(bbh, 0, "false.").correct, true);
+    const cut = generated(bbh, 0, "False\n\n", utf8("Q:"));
+    assert.deepEqual([cut.response, cut.answer, cut.correct], ["False\n\n", "False\n\n", true]);
+    // lm-eval compares the response as it is: a leading space is a different string.
+    assert.equal(generated(bbh, 0, " False").correct, false);
+    assert.equal(generated(bbh, 1, "True").correct, true);
+    assert.equal(generated(bbh, 1, "False").correct, false);
+  },
+);
 
 test("the job: a generate item per document, until strings tokenized without special tokens, EOS last", { skip: skipShared }, () => {
-  const benchmarks: ResolvedBenchmark[] = [{ name: "gsm8k", task: gsm8k }, { name: "bbh", task: bbh }];
+  const benchmarks: ResolvedBenchmark[] = [
+    { name: "gsm8k", task: gsm8k },
+    { name: "bbh", task: bbh },
+  ];
   const { job, refs } = compileScoreJob({ name: "m", path: dir, dtype: "float32" }, benchmarks, tokenizer, "cpu");
   assert.equal(job.items.length, 7);
-  assert.deepEqual(refs.map((r) => r.id), ["gsm8k/0", "gsm8k/1", "gsm8k/2", "bbh/0", "bbh/1", "bbh/2", "bbh/3"]);
+  assert.deepEqual(
+    refs.map((r) => r.id),
+    ["gsm8k/0", "gsm8k/1", "gsm8k/2", "bbh/0", "bbh/1", "bbh/2", "bbh/3"],
+  );
   const first = job.items[0] as GenerateJobItem;
   assert.equal("choices" in first, false);
   // The whole context, no BOS (lm-eval encodes generation contexts without special tokens).
   assert.deepEqual(first.context, utf8((gsm8k.items[0] as GenerationItem).context));
   assert.deepEqual(first.generate, { max_tokens: 256, stop: [utf8("Question:"), utf8("</s>"), utf8("<|im_end|>"), [EOS_TOKEN_ID]] });
-  assert.deepEqual((job.items[3] as GenerateJobItem).generate, { max_tokens: 256, stop: [utf8("</s>"), utf8("Q:"), utf8("<|im_end|>"), [EOS_TOKEN_ID]] });
-  assert.deepEqual(JSON.parse(JSON.stringify(job.items[4])), { id: "bbh/1", context: utf8("Q: True and not not ( not False ) is\nA:"), generate: { max_tokens: 256, stop: [utf8("</s>"), utf8("Q:"), utf8("<|im_end|>"), [EOS_TOKEN_ID]] } });
+  assert.deepEqual((job.items[3] as GenerateJobItem).generate, {
+    max_tokens: 256,
+    stop: [utf8("</s>"), utf8("Q:"), utf8("<|im_end|>"), [EOS_TOKEN_ID]],
+  });
+  assert.deepEqual(JSON.parse(JSON.stringify(job.items[4])), {
+    id: "bbh/1",
+    context: utf8("Q: True and not not ( not False ) is\nA:"),
+    generate: { max_tokens: 256, stop: [utf8("</s>"), utf8("Q:"), utf8("<|im_end|>"), [EOS_TOKEN_ID]] },
+  });
 });
 
 test("stop sequences: empty until strings are left out, repeats once, EOS only when the tokenizer has one", () => {
   assert.deepEqual(generateSpec(tokenizer, ["", "\n\n", "\n\n", "A"], 8), { max_tokens: 8, stop: [[10, 10], [65], [EOS_TOKEN_ID]] });
   // A tokenizer that reads "</s>" as its EOS token: one stop sequence, not two.
-  const llama2: ModelTokenizer = { encode: (t) => (t === "</s>" ? [2] : utf8(t)), encodeSequence: (t) => [1, ...utf8(t)], prefixTokenId: 1, decode: () => "", eosTokenId: 2 };
+  const llama2: ModelTokenizer = {
+    encode: (t) => (t === "</s>" ? [2] : utf8(t)),
+    encodeSequence: (t) => [1, ...utf8(t)],
+    prefixTokenId: 1,
+    decode: () => "",
+    eosTokenId: 2,
+  };
   assert.deepEqual(generateSpec(llama2, ["</s>", "Q:"], 16).stop, [[2], utf8("Q:")]);
   const noEos: ModelTokenizer = { ...llama2, eosTokenId: undefined };
   assert.deepEqual(generateSpec(noEos, ["Q:"], 16).stop, [utf8("Q:")]);
@@ -141,20 +196,47 @@ test("runner lines become generated items: decoded, cut, filtered and matched; s
     ["gsm8k/2", { generated: [...utf8("#### 70000"), EOS_TOKEN_ID], stopped: true }],
   ]);
   const items = scoredItems(refs, benchmarks, scores, "scores.jsonl", tokenizer.decode) as GeneratedItem[];
-  assert.deepEqual(items.map((i) => [i.kind, i.index, i.answer, i.correct]), [["generate_until", 0, "18", true], ["generate_until", 1, "[invalid]", false], ["generate_until", 2, "70000", true]]);
+  assert.deepEqual(
+    items.map((i) => [i.kind, i.index, i.answer, i.correct]),
+    [
+      ["generate_until", 0, "18", true],
+      ["generate_until", 1, "[invalid]", false],
+      ["generate_until", 2, "70000", true],
+    ],
+  );
   assert.deepEqual(items[0]!.tokens, [...utf8(" 9 * 2 = 18\n#### 18\n\n"), ...utf8("Question:")]);
-  assert.deepEqual(baselineAccuracies(items, benchmarks), [{
-    name: "gsm8k", task_file: gsm8k.file, output_type: "generate_until", items: 3, exact_match: 2 / 3, chance: 0, filter: "strict-match",
-    exact_match_by_filter: { "strict-match": 2 / 3, "flexible-extract": 1 },
-  }]);
+  assert.deepEqual(baselineAccuracies(items, benchmarks), [
+    {
+      name: "gsm8k",
+      task_file: gsm8k.file,
+      output_type: "generate_until",
+      items: 3,
+      exact_match: 2 / 3,
+      chance: 0,
+      filter: "strict-match",
+      exact_match_by_filter: { "strict-match": 2 / 3, "flexible-extract": 1 },
+    },
+  ]);
   assert.throws(() => scoredItems(refs, benchmarks, scores, "scores.jsonl"), /decoding its tokens needs the model's tokenizer/);
-  assert.throws(() => scoredItems(refs, benchmarks, new Map([...scores].slice(1)), "scores.jsonl", tokenizer.decode), /scores\.jsonl: the generation of gsm8k\/0 is missing/);
+  assert.throws(
+    () => scoredItems(refs, benchmarks, new Map([...scores].slice(1)), "scores.jsonl", tokenizer.decode),
+    /scores\.jsonl: the generation of gsm8k\/0 is missing/,
+  );
 });
 
 /** A generated item that is right or wrong, with its text. */
 function gen(index: number, correct: boolean, response = correct ? "yes" : "no"): GeneratedItem {
   return {
-    kind: "generate_until", benchmark: "g", index, target: "yes", answer: response, correct, response, generation: response, tokens: utf8(response), stopped: false,
+    kind: "generate_until",
+    benchmark: "g",
+    index,
+    target: "yes",
+    answer: response,
+    correct,
+    response,
+    generation: response,
+    tokens: utf8(response),
+    stopped: false,
     filters: [{ name: "none", answer: response, correct }],
   };
 }
@@ -173,11 +255,31 @@ test("AIS of an exact-match benchmark: chance 0, so AIS = (P(theta) - P(theta_a)
   const helped = abilityImpactOfItems(baseline, [gen(0, true), gen(1, true), gen(2, true), gen(3, true), gen(4, false)], "exact_match");
   assert.ok(helped.defined && Math.abs(helped.value - (0.6 - 0.8) / 0.6) < 1e-15);
   // No document right at baseline: nothing to remove, AIS undefined.
-  const none = abilityImpactOfItems(ablated.map((i) => gen(i.index, false)), ablated, "exact_match");
+  const none = abilityImpactOfItems(
+    ablated.map((i) => gen(i.index, false)),
+    ablated,
+    "exact_match",
+  );
   assert.ok(!none.defined && /baseline score 0\.0000 is at chance \(0\.0000\)/.test(none.reason));
   // The metric must be the benchmark's own.
   assert.throws(() => isCorrect(baseline[0]!, "acc"), /generated: it is scored by exact_match, not acc/);
-  assert.throws(() => isCorrect(scoreItem("m", 0, 0, ["a", "b"], [{ logprob: -1, tokens: 1, greedy: true }, { logprob: -2, tokens: 1, greedy: false }]), "exact_match"), /multiple choice/);
+  assert.throws(
+    () =>
+      isCorrect(
+        scoreItem(
+          "m",
+          0,
+          0,
+          ["a", "b"],
+          [
+            { logprob: -1, tokens: 1, greedy: true },
+            { logprob: -2, tokens: 1, greedy: false },
+          ],
+        ),
+        "exact_match",
+      ),
+    /multiple choice/,
+  );
 
   // The paired bootstrap with chance 0: the point estimate is the same AIS; resamples that draw no
   // right document have no AIS and are left out.
@@ -195,8 +297,24 @@ test("flips of a generation benchmark compare correctness and carry the generati
   const flips = cellFlips(baseline, ablated, "exact_match");
   assert.deepEqual(flips, {
     metric: "exact_match",
-    rightToWrong: [{ kind: "generate_until", index: 0, target: "yes", before: { response: "yes", answer: "yes" }, after: { response: "maybe", answer: "maybe" } }],
-    wrongToRight: [{ kind: "generate_until", index: 1, target: "yes", before: { response: "no", answer: "no" }, after: { response: "yes", answer: "yes" } }],
+    rightToWrong: [
+      {
+        kind: "generate_until",
+        index: 0,
+        target: "yes",
+        before: { response: "yes", answer: "yes" },
+        after: { response: "maybe", answer: "maybe" },
+      },
+    ],
+    wrongToRight: [
+      {
+        kind: "generate_until",
+        index: 1,
+        target: "yes",
+        before: { response: "no", answer: "no" },
+        after: { response: "yes", answer: "yes" },
+      },
+    ],
   });
 });
 
@@ -207,7 +325,11 @@ test("lm-eval's take_first_k, majority_vote and map filters: on several response
   assert.equal(applyFilters(pipeline({ function: "majority_vote" }), responses), "B");
   assert.equal(applyFilters(pipeline({ function: "take_first_k", k: 2 }, { function: "majority_vote" }), responses), "B");
   assert.equal(applyFilters(pipeline({ function: "take_first_k", k: 4 }, { function: "take_first" }), ["x", "y"]), "x");
-  const map = (default_value?: unknown) => pipeline({ function: "map", mapping_dict: { yes: 1, no: 0, maybe: true }, ...(default_value === undefined ? {} : { default_value }) });
-  assert.deepEqual(["yes", "no", "maybe", "other"].map((r) => applyFilters(map(), [r])), ["1", "0", "True", "None"]);
+  const map = (default_value?: unknown) =>
+    pipeline({ function: "map", mapping_dict: { yes: 1, no: 0, maybe: true }, ...(default_value === undefined ? {} : { default_value }) });
+  assert.deepEqual(
+    ["yes", "no", "maybe", "other"].map((r) => applyFilters(map(), [r])),
+    ["1", "0", "True", "None"],
+  );
   assert.equal(applyFilters(map(-1), ["other"]), "-1");
 });

@@ -28,26 +28,51 @@ const decode = (ids: readonly number[]) => Buffer.from(ids.filter((id) => id < 2
 // "mc": 4 two-choice documents (chance 1/2), 3 right at baseline.
 const MC_TARGETS = [0, 1, 0, 1];
 const mcTask = {
-  name: "mc", file: "/tasks/mc.yaml", outputType: "multiple_choice", filters: [], exactMatch: {},
-  items: MC_TARGETS.map((target, index): MultipleChoiceItem => ({ kind: "multiple_choice", index, context: `Q${index}`, prompt: { description: "", fewshot: [], text: `Q${index}` }, choices: ["A", "B"], continuations: [" A", " B"], target })),
+  name: "mc",
+  file: "/tasks/mc.yaml",
+  outputType: "multiple_choice",
+  filters: [],
+  exactMatch: {},
+  items: MC_TARGETS.map((target, index): MultipleChoiceItem => ({
+    kind: "multiple_choice",
+    index,
+    context: `Q${index}`,
+    prompt: { description: "", fewshot: [], text: `Q${index}` },
+    choices: ["A", "B"],
+    continuations: [" A", " B"],
+    target,
+  })),
 } as unknown as Task;
 
 // "gen": 5 documents whose answer is the first word of the generation up to the first newline,
 // matched ignoring case. The second filter takes the whole response.
 const GEN_TARGETS = ["yes", "no", "yes", "no", "yes"];
 const genTask = {
-  name: "gen", file: "/tasks/gen.yaml", outputType: "generate_until",
+  name: "gen",
+  file: "/tasks/gen.yaml",
+  outputType: "generate_until",
   generation: { until: ["\n"], maxGenToks: 8 },
   filters: [
     { name: "first-word", steps: [{ function: "regex", regex_pattern: "(\\w+)" }, { function: "take_first" }] },
     { name: "none", steps: [{ function: "take_first" }] },
   ],
   exactMatch: { ignore_case: true },
-  items: GEN_TARGETS.map((target, index): GenerationItem => ({ kind: "generate_until", index, context: `Say ${target}:`, prompt: { description: "", fewshot: [], text: `Say ${target}:` }, target })),
+  items: GEN_TARGETS.map((target, index): GenerationItem => ({
+    kind: "generate_until",
+    index,
+    context: `Say ${target}:`,
+    prompt: { description: "", fewshot: [], text: `Say ${target}:` },
+    target,
+  })),
 } as unknown as Task;
 
-const BENCHMARKS: ResolvedBenchmark[] = [{ name: "mc", task: mcTask }, { name: "gen", task: genTask }];
-const REFS: ItemRef[] = BENCHMARKS.flatMap((b) => b.task.items.map((i) => ({ id: `${b.name}/${i.index}`, benchmark: b.name, index: i.index })));
+const BENCHMARKS: ResolvedBenchmark[] = [
+  { name: "mc", task: mcTask },
+  { name: "gen", task: genTask },
+];
+const REFS: ItemRef[] = BENCHMARKS.flatMap((b) =>
+  b.task.items.map((i) => ({ id: `${b.name}/${i.index}`, benchmark: b.name, index: i.index })),
+);
 
 /** Baseline generations: documents 0-2 right ("Yes, it is" -> "Yes"), 3 and 4 wrong. */
 const BASELINE_TEXT = ["Yes, it is\nQ", "no.\n", "YES <b>", "yes & <i>no</i>", "No"];
@@ -57,13 +82,20 @@ const CHANGED: Record<string, Record<number, string>> = {
   "spatial.top.k0": { 3: "No | never\nyes" }, // wrong -> right: AIS (0.6 - 0.8) / 0.6
   "random.k0": {},
 };
-const FILES: Record<string, string> = { "quant.top.k0": "variants/quant.top.k0.jsonl", "spatial.top.k0": "variants/spatial.top.k0.jsonl", "random.k0": "variants/random.k0.jsonl" };
+const FILES: Record<string, string> = {
+  "quant.top.k0": "variants/quant.top.k0.jsonl",
+  "spatial.top.k0": "variants/spatial.top.k0.jsonl",
+  "random.k0": "variants/random.k0.jsonl",
+};
 
 function runnerScores(changed: Record<number, string>, mcRight: number[]): RunnerScores {
   const scores: RunnerScores = new Map();
   MC_TARGETS.forEach((target, i) => {
     const pick = mcRight[i] ? target : 1 - target;
-    scores.set(`mc/${i}`, [0, 1].map((c) => ({ logprob: c === pick ? -1 : -3, tokens: 1, greedy: c === pick })));
+    scores.set(
+      `mc/${i}`,
+      [0, 1].map((c) => ({ logprob: c === pick ? -1 : -3, tokens: 1, greedy: c === pick })),
+    );
   });
   BASELINE_TEXT.forEach((text, i) => {
     const generated = utf8(changed[i] ?? text);
@@ -80,7 +112,17 @@ const MANIFEST: RunnerManifest = {
     { ability: "spatial", selection: "top", k: 0.01, n: 10, file: FILES["spatial.top.k0"]! },
     { ability: null, selection: "random", k: 0.01, n: 10, file: FILES["random.k0"]! },
   ],
-  overlap: [{ k: 0.01, n: 10, abilities: ["quant", "spatial"], intersections: [[10, 2], [2, 10]] }],
+  overlap: [
+    {
+      k: 0.01,
+      n: 10,
+      abilities: ["quant", "spatial"],
+      intersections: [
+        [10, 2],
+        [2, 10],
+      ],
+    },
+  ],
 };
 
 let runDir: string;
@@ -90,16 +132,43 @@ before(async () => {
   const assembled = assembleProfile(
     MANIFEST,
     runnerScores({}, [1, 1, 1, 0]),
-    new Map(Object.entries(CHANGED).map(([key, changed]) => [FILES[key]!, runnerScores(changed, key === "quant.top.k0" ? [1, 0, 1, 0] : [1, 1, 1, 0])])),
+    new Map(
+      Object.entries(CHANGED).map(([key, changed]) => [
+        FILES[key]!,
+        runnerScores(changed, key === "quant.top.k0" ? [1, 0, 1, 0] : [1, 1, 1, 0]),
+      ]),
+    ),
     {
-      benchmarks: BENCHMARKS, refs: REFS, abilities: [{ id: "quant", name: QUANT, sequences: 3 }, { id: "spatial", name: SPATIAL, sequences: 3 }],
-      k: [0.01], selections: ["top", "random"], method: "paper", seed: 2, bootstrap: { resamples: 300, confidence: 0.95 }, decode,
+      benchmarks: BENCHMARKS,
+      refs: REFS,
+      abilities: [
+        { id: "quant", name: QUANT, sequences: 3 },
+        { id: "spatial", name: SPATIAL, sequences: 3 },
+      ],
+      k: [0.01],
+      selections: ["top", "random"],
+      method: "paper",
+      seed: 2,
+      bootstrap: { resamples: 300, confidence: 0.95 },
+      decode,
     },
   );
   results = {
-    schema: "bprof.results", schema_version: 1, run_id: "20260102-100000-beef", created: "2026-01-02T10:00:00.000Z", config_file: "/p/x.bprof.yaml",
+    schema: "bprof.results",
+    schema_version: 1,
+    run_id: "20260102-100000-beef",
+    created: "2026-01-02T10:00:00.000Z",
+    config_file: "/p/x.bprof.yaml",
     runner_version: "test",
-    models: [{ name: "m", path: "/p/model", dtype: "float32", benchmarks: baselineAccuracies(assembled.baseline, BENCHMARKS), profile: assembled.profile }],
+    models: [
+      {
+        name: "m",
+        path: "/p/model",
+        dtype: "float32",
+        benchmarks: baselineAccuracies(assembled.baseline, BENCHMARKS),
+        profile: assembled.profile,
+      },
+    ],
   };
   const root = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-generation-report-"));
   runDir = path.join(root, "runs", results.run_id);
@@ -113,9 +182,23 @@ after(async () => fs.rm(path.dirname(path.dirname(runDir)), { recursive: true, f
 
 test("results: exact_match cells with chance 0 for the generation benchmark, acc and acc_norm for multiple choice", () => {
   const [mc, gen] = results.models[0]!.benchmarks;
-  assert.deepEqual(mc, { name: "mc", task_file: "/tasks/mc.yaml", output_type: "multiple_choice", items: 4, acc: 0.75, acc_norm: 0.75, chance: 0.5 });
+  assert.deepEqual(mc, {
+    name: "mc",
+    task_file: "/tasks/mc.yaml",
+    output_type: "multiple_choice",
+    items: 4,
+    acc: 0.75,
+    acc_norm: 0.75,
+    chance: 0.5,
+  });
   assert.deepEqual(gen, {
-    name: "gen", task_file: "/tasks/gen.yaml", output_type: "generate_until", items: 5, exact_match: 0.6, chance: 0, filter: "first-word",
+    name: "gen",
+    task_file: "/tasks/gen.yaml",
+    output_type: "generate_until",
+    items: 5,
+    exact_match: 0.6,
+    chance: 0,
+    filter: "first-word",
     exact_match_by_filter: { "first-word": 0.6, none: 0 },
   });
   const variants = results.models[0]!.profile!.variants;
@@ -135,12 +218,26 @@ test("results: exact_match cells with chance 0 for the generation benchmark, acc
 });
 
 test("items.jsonl keeps the raw generation, the response cut at `until`, each filter's answer, the target and correctness", async () => {
-  const lines = (await fs.readFile(path.join(runDir, "models", "m", "items.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l));
+  const lines = (await fs.readFile(path.join(runDir, "models", "m", "items.jsonl"), "utf8"))
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
   const first = lines.find((l: GeneratedItem) => l.benchmark === "gen" && l.index === 0) as GeneratedItem;
   assert.deepEqual(first, {
-    kind: "generate_until", benchmark: "gen", index: 0, target: "yes", answer: "Yes", correct: true, response: "Yes, it is", generation: "Yes, it is\nQ",
-    tokens: utf8("Yes, it is\nQ"), stopped: true,
-    filters: [{ name: "first-word", answer: "Yes", correct: true }, { name: "none", answer: "Yes, it is", correct: false }],
+    kind: "generate_until",
+    benchmark: "gen",
+    index: 0,
+    target: "yes",
+    answer: "Yes",
+    correct: true,
+    response: "Yes, it is",
+    generation: "Yes, it is\nQ",
+    tokens: utf8("Yes, it is\nQ"),
+    stopped: true,
+    filters: [
+      { name: "first-word", answer: "Yes", correct: true },
+      { name: "none", answer: "Yes, it is", correct: false },
+    ],
   });
   assert.equal(lines.filter((l: { kind?: string }) => l.kind === undefined).length, 4, "multiple-choice lines are unchanged (no kind)");
 });
@@ -150,7 +247,10 @@ test("the CLI's tables: exact_match on the baseline line, each column of a mixed
   assert.equal(formatBaseline(model.baseline[0]!), "mc  acc 0.7500  acc_norm 0.7500  chance 0.5000  (4 items)");
   assert.equal(formatBaseline(model.baseline[1]!), "gen  exact_match 0.6000 (first-word)  none 0.0000  chance 0.0000  (5 items)");
   const lines = formatAisTables(model).split("\n");
-  assert.match(lines[0]!, /^m: AIS \(acc; exact_match for generate_until benchmarks\) at k = 0\.01 \(n = 10 of 1000 parameters, paper importance\), 95% CI/);
+  assert.match(
+    lines[0]!,
+    /^m: AIS \(acc; exact_match for generate_until benchmarks\) at k = 0\.01 \(n = 10 of 1000 parameters, paper importance\), 95% CI/,
+  );
   assert.match(lines[1]!, /^ability\s+mc \(acc\)\s+gen \(exact_match\)$/);
   assert.match(lines[3]!, /^Spatial Reasoning\s+ 0\.000 .*-0\.333 \[/);
 });
@@ -165,12 +265,27 @@ test("reports: per-benchmark metrics in every format, generations in the flipped
   assert.deepEqual(section.heatmap.columns, section.columns);
   const negative = section.negativeCells.find((c) => c.benchmark === "gen")!;
   assert.equal(negative.metric, "exact_match");
-  assert.deepEqual(negative.documents, [{
-    kind: "generate_until", index: 3, direction: "wrong_to_right", target: "no", baselineAnswer: "yes", ablatedAnswer: "No",
-    baselineResponse: "yes & <i>no</i>", ablatedResponse: "No | never",
-  }]);
+  assert.deepEqual(negative.documents, [
+    {
+      kind: "generate_until",
+      index: 3,
+      direction: "wrong_to_right",
+      target: "no",
+      baselineAnswer: "yes",
+      ablatedAnswer: "No",
+      baselineResponse: "yes & <i>no</i>",
+      ablatedResponse: "No | never",
+    },
+  ]);
   assert.deepEqual(report.models[0]!.baseline[1], {
-    name: "gen", outputType: "generate_until", items: 5, acc: null, acc_norm: null, exact_match: 0.6, chance: 0, filter: "first-word",
+    name: "gen",
+    outputType: "generate_until",
+    items: 5,
+    acc: null,
+    acc_norm: null,
+    exact_match: 0.6,
+    chance: 0,
+    filter: "first-word",
     exactMatchByFilter: { "first-word": 0.6, none: 0 },
   });
   // acc_norm switches the multiple-choice columns only.
@@ -193,20 +308,48 @@ test("reports: per-benchmark metrics in every format, generations in the flipped
   const genCells = json.cells.filter((c: { benchmark: string }) => c.benchmark === "gen");
   assert.deepEqual([...new Set(genCells.map((c: { metric: string }) => c.metric))], ["exact_match"]);
   assert.equal(json.cells.length, 3 * (2 + 1), "3 variants x (acc, acc_norm of mc + exact_match of gen)");
-  assert.deepEqual(json.flipped_documents.find((d: { benchmark: string }) => d.benchmark === "gen"), {
-    model: "m", ability: SPATIAL, selection: "top", k: 0.01, benchmark: "gen", metric: "exact_match", ais: genCells.find((c: { ability: string }) => c.ability === SPATIAL).ais,
-    index: 3, direction: "wrong_to_right", target: "no", baseline_prediction: "yes", ablated_prediction: "No",
-    baseline_response: "yes & <i>no</i>", ablated_response: "No | never",
+  assert.deepEqual(
+    json.flipped_documents.find((d: { benchmark: string }) => d.benchmark === "gen"),
+    {
+      model: "m",
+      ability: SPATIAL,
+      selection: "top",
+      k: 0.01,
+      benchmark: "gen",
+      metric: "exact_match",
+      ais: genCells.find((c: { ability: string }) => c.ability === SPATIAL).ais,
+      index: 3,
+      direction: "wrong_to_right",
+      target: "no",
+      baseline_prediction: "yes",
+      ablated_prediction: "No",
+      baseline_response: "yes & <i>no</i>",
+      ablated_response: "No | never",
+    },
+  );
+  assert.deepEqual(json.models[0].baseline[1], {
+    benchmark: "gen",
+    output_type: "generate_until",
+    items: 5,
+    exact_match: 0.6,
+    filter: "first-word",
+    exact_match_by_filter: { "first-word": 0.6, none: 0 },
+    chance: 0,
   });
-  assert.deepEqual(json.models[0].baseline[1], { benchmark: "gen", output_type: "generate_until", items: 5, exact_match: 0.6, filter: "first-word", exact_match_by_filter: { "first-word": 0.6, none: 0 }, chance: 0 });
 
   const csv = (await renderReport(run, { format: "csv", metric: "exact_match" })).text.trimEnd().split("\r\n");
   assert.equal(csv.length, 1 + 3);
-  assert.ok(csv.slice(1).every((l) => l.includes(",gen,exact_match,5,0.6,")), csv.join("\n"));
+  assert.ok(
+    csv.slice(1).every((l) => l.includes(",gen,exact_match,5,0.6,")),
+    csv.join("\n"),
+  );
 
   const latex = (await renderReport(run, { format: "latex" })).text;
   assert.ok(latex.includes("Ability & mc (acc) & gen (exact\\_match) \\\\"), latex);
   assert.ok(latex.includes("\\caption{Ability Impact Scores (acc; exact\\_match for generate\\_until benchmarks) of m"));
 
-  await assert.rejects(renderReport(run, { format: "md", metric: "exact_match" }), (e: Error) => e instanceof ReportInputError && /picks the multiple-choice metric/.test(e.message));
+  await assert.rejects(
+    renderReport(run, { format: "md", metric: "exact_match" }),
+    (e: Error) => e instanceof ReportInputError && /picks the multiple-choice metric/.test(e.message),
+  );
 });

@@ -9,7 +9,14 @@ import { checkDiagnosticDataset, type DiagnosticItemFields } from "../../src/cor
 import { CAUSAL } from "../../src/core/datasets/generators/commonsense";
 import { BOOKS, CONTINENTS, COUNTRIES, ELEMENTS, PAINTINGS } from "../../src/core/datasets/generators/facts";
 import {
-  ALL_GENERATORS, findGenerator, GENERATORS, generateAbilities, generateItems, GeneratorCapacityError, itemKey, toJsonl,
+  ALL_GENERATORS,
+  findGenerator,
+  GENERATORS,
+  generateAbilities,
+  generateItems,
+  GeneratorCapacityError,
+  itemKey,
+  toJsonl,
   type AbilityGenerator,
 } from "../../src/core/datasets/generators/index";
 import { ANALOGY_RELATIONS, KINDS_OF, OPPOSITES, PART_OF } from "../../src/core/datasets/generators/lexicon";
@@ -23,18 +30,50 @@ const itemsOf = (g: AbilityGenerator) => bySlug.get(g.slug)!;
 // Independent solvers: each reads an item's text and computes its answer.
 
 const DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
-const MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+const MONTH_NAMES = [
+  "January",
+  "February",
+  "March",
+  "April",
+  "May",
+  "June",
+  "July",
+  "August",
+  "September",
+  "October",
+  "November",
+  "December",
+];
 const COUNT_WORDS: Record<string, number> = { one: 1, two: 2, three: 3 };
 const UNIT: Record<string, [number, number, number]> = {
-  north: [0, 1, 0], south: [0, -1, 0], east: [1, 0, 0], west: [-1, 0, 0],
-  "left of": [-1, 0, 0], "right of": [1, 0, 0], above: [0, 1, 0], below: [0, -1, 0], "in front of": [0, 0, 1], behind: [0, 0, -1],
+  north: [0, 1, 0],
+  south: [0, -1, 0],
+  east: [1, 0, 0],
+  west: [-1, 0, 0],
+  "left of": [-1, 0, 0],
+  "right of": [1, 0, 0],
+  above: [0, 1, 0],
+  below: [0, -1, 0],
+  "in front of": [0, 0, 1],
+  behind: [0, 0, -1],
 };
 const TABLE_WORD: Record<string, string> = {
-  "-1,0,0": "to the left", "1,0,0": "to the right", "0,1,0": "above", "0,-1,0": "below", "0,0,1": "in front", "0,0,-1": "behind",
+  "-1,0,0": "to the left",
+  "1,0,0": "to the right",
+  "0,1,0": "above",
+  "0,-1,0": "below",
+  "0,0,1": "in front",
+  "0,0,-1": "behind",
 };
 const COMPASS_WORD: Record<string, string> = {
-  "0,1,0": "north", "0,-1,0": "south", "1,0,0": "east", "-1,0,0": "west",
-  "1,1,0": "northeast", "-1,1,0": "northwest", "1,-1,0": "southeast", "-1,-1,0": "southwest",
+  "0,1,0": "north",
+  "0,-1,0": "south",
+  "1,0,0": "east",
+  "-1,0,0": "west",
+  "1,1,0": "northeast",
+  "-1,1,0": "northwest",
+  "1,-1,0": "southeast",
+  "-1,-1,0": "southwest",
 };
 
 function match(re: RegExp, text: string): string[] {
@@ -67,7 +106,10 @@ function solveTemporal(it: DiagnosticItemFields): string {
     const offset = COUNT_WORDS[count!]! * (way === "later" ? 1 : -1);
     return MONTH_NAMES[(MONTH_NAMES.indexOf(start!) + offset + 24) % 12]!;
   }
-  const [, , day, person, event, count, unit, way] = match(/^(\w+)'s (\w+) is on (\w+)\. (\w+)'s (\w+) is (\w+) (days?) (later|earlier)\.$/, it.context);
+  const [, , day, person, event, count, unit, way] = match(
+    /^(\w+)'s (\w+) is on (\w+)\. (\w+)'s (\w+) is (\w+) (days?) (later|earlier)\.$/,
+    it.context,
+  );
   assert.equal(unit, count === "one" ? "day" : "days");
   assert.equal(it.question, `On which day is ${person}'s ${event}?`);
   const offset = COUNT_WORDS[count!]! * (way === "later" ? 1 : -1);
@@ -91,8 +133,16 @@ function solveSpatial(it: DiagnosticItemFields): string {
   for (let pass = 0; pass < 3; pass++) {
     for (const [p, dir, q] of facts) {
       const u = UNIT[dir]!;
-      if (pos.has(q) && !pos.has(p)) pos.set(p, pos.get(q)!.map((v, i) => v + u[i]!));
-      if (pos.has(p) && !pos.has(q)) pos.set(q, pos.get(p)!.map((v, i) => v - u[i]!));
+      if (pos.has(q) && !pos.has(p))
+        pos.set(
+          p,
+          pos.get(q)!.map((v, i) => v + u[i]!),
+        );
+      if (pos.has(p) && !pos.has(q))
+        pos.set(
+          q,
+          pos.get(p)!.map((v, i) => v - u[i]!),
+        );
     }
   }
   const [asked, from] = match(/^In which direction is (\w+) from (\w+)\?$/, it.question);
@@ -147,7 +197,9 @@ function solveSemantic(it: DiagnosticItemFields): string[] {
     return [...(pair[0].includes(m[1]!) ? pair[1] : pair[0])];
   }
   if ((m = /^Which word means the same as (\w+)\?$/.exec(q))) {
-    return OPPOSITES.flat().find((concept) => concept.includes(m![1]!))!.filter((w) => w !== m![1]);
+    return OPPOSITES.flat()
+      .find((concept) => concept.includes(m![1]!))!
+      .filter((w) => w !== m![1]);
   }
   if ((m = /^What kind of thing is (.+)\?$/.exec(q))) return Object.keys(KINDS_OF).filter((k) => KINDS_OF[k]!.includes(m![1]!));
   const [piece] = match(/^A (\w+) is part of what\?$/, q);
@@ -200,9 +252,16 @@ function solveCommonsense(it: DiagnosticItemFields): string {
 }
 
 const SOLVERS: Record<string, (it: DiagnosticItemFields) => string | string[]> = {
-  quantitative: solveQuantitative, temporal: solveTemporal, spatial: solveSpatial, deductive: solveDeductive,
-  inductive: solveInductive, analogical: solveAnalogical, semantic: solveSemantic, contextual: solveContextual,
-  knowledge: solveKnowledge, commonsense: solveCommonsense,
+  quantitative: solveQuantitative,
+  temporal: solveTemporal,
+  spatial: solveSpatial,
+  deductive: solveDeductive,
+  inductive: solveInductive,
+  analogical: solveAnalogical,
+  semantic: solveSemantic,
+  contextual: solveContextual,
+  knowledge: solveKnowledge,
+  commonsense: solveCommonsense,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -214,7 +273,10 @@ const TYPES: Record<string, (it: DiagnosticItemFields) => Set<string> | RegExp> 
   temporal: (it) => (it.question.startsWith("In which month") ? words(MONTH_NAMES) : words(DAYS)),
   spatial: (it) => (it.context.startsWith("The ") ? words(Object.values(TABLE_WORD)) : words(Object.values(COMPASS_WORD))),
   deductive: (it) => words(choicePool(it)),
-  inductive: (it) => (it.context.startsWith("The letters") ? /^[a-z]$/ : words(["star", "moon", "sun", "tree", "fish", "bird", "ship", "rock", "leaf", "frog", "ring", "wave"])),
+  inductive: (it) =>
+    it.context.startsWith("The letters")
+      ? /^[a-z]$/
+      : words(["star", "moon", "sun", "tree", "fish", "bird", "ship", "rock", "leaf", "frog", "ring", "wave"]),
   analogical: (it) => {
     const relation = Object.values(ANALOGY_RELATIONS).find((pairs) => pairs.some(([, y]) => y === it.choices[it.answer]))!;
     return words(relation.flat());
@@ -224,10 +286,39 @@ const TYPES: Record<string, (it: DiagnosticItemFields) => Set<string> | RegExp> 
     if (it.question.startsWith("A ")) return words(PART_OF.map(([, w]) => w));
     return words(OPPOSITES.flat(2));
   },
-  contextual: (it) => (it.question.startsWith("Who") ? words(NAMES.contextual) : it.question.endsWith("job?") ? words(["baker", "nurse", "pilot", "farmer", "tailor", "judge", "miner", "chef", "guard", "clerk", "dancer", "singer", "potter", "barber", "plumber"]) : words(["red", "blue", "green", "pink", "brown", "black", "white", "gray", "yellow", "purple"])),
+  contextual: (it) =>
+    it.question.startsWith("Who")
+      ? words(NAMES.contextual)
+      : it.question.endsWith("job?")
+        ? words([
+            "baker",
+            "nurse",
+            "pilot",
+            "farmer",
+            "tailor",
+            "judge",
+            "miner",
+            "chef",
+            "guard",
+            "clerk",
+            "dancer",
+            "singer",
+            "potter",
+            "barber",
+            "plumber",
+          ])
+        : words(["red", "blue", "green", "pink", "brown", "black", "white", "gray", "yellow", "purple"]),
   knowledge: (it) => {
-    const columns: (readonly string[])[] = [COUNTRIES.map((c) => c[0]), COUNTRIES.map((c) => c[1]), CONTINENTS, ELEMENTS.map((e) => e[0]), ELEMENTS.map((e) => e[1]),
-      BOOKS.map((b) => b[0]), BOOKS.map((b) => b[1]), PAINTINGS.map((p) => p[1])];
+    const columns: (readonly string[])[] = [
+      COUNTRIES.map((c) => c[0]),
+      COUNTRIES.map((c) => c[1]),
+      CONTINENTS,
+      ELEMENTS.map((e) => e[0]),
+      ELEMENTS.map((e) => e[1]),
+      BOOKS.map((b) => b[0]),
+      BOOKS.map((b) => b[1]),
+      PAINTINGS.map((p) => p[1]),
+    ];
     return words(columns.find((col) => col.includes(it.choices[it.answer]!))!);
   },
   commonsense: (it) => {
@@ -273,7 +364,10 @@ test("the same seed gives the same items; another seed other items; alone or all
     assert.ok(other.filter((it, i) => it.question === itemsOf(g)[i]!.question && it.context === itemsOf(g)[i]!.context).length < 5, g.slug);
   }
   const together = generateAbilities(ALL_GENERATORS, { n: 30, seed: 1 });
-  assert.deepEqual(together, ALL_GENERATORS.flatMap((g) => itemsOf(g).slice(0, 30)));
+  assert.deepEqual(
+    together,
+    ALL_GENERATORS.flatMap((g) => itemsOf(g).slice(0, 30)),
+  );
   assert.equal(new Set(together.map((it) => it.id)).size, together.length, "ids are unique across abilities");
 });
 
@@ -325,12 +419,19 @@ test("wrong choices are distinct and of the answer's type", () => {
 test("2000 items of each generator, and all ten in one file, pass the dataset checks without a diagnostic", () => {
   for (const g of ALL_GENERATORS) {
     const { items, problems } = checkDiagnosticDataset(`${g.slug}.diag.jsonl`, toJsonl(itemsOf(g)));
-    assert.deepEqual(problems.map((d) => `${d.line}: ${d.message}`), [], g.slug);
+    assert.deepEqual(
+      problems.map((d) => `${d.line}: ${d.message}`),
+      [],
+      g.slug,
+    );
     assert.equal(items.length, N);
   }
   const all = ALL_GENERATORS.flatMap((g) => itemsOf(g));
   const { problems } = checkDiagnosticDataset("all.diag.jsonl", toJsonl(all));
-  assert.deepEqual(problems.map((d) => `${d.line}: ${d.message}`), []);
+  assert.deepEqual(
+    problems.map((d) => `${d.line}: ${d.message}`),
+    [],
+  );
 });
 
 test("excluded items never come back, and a generator says when it runs out of distinct items", () => {
@@ -342,7 +443,10 @@ test("excluded items never come back, and a generator says when it runs out of d
   assert.ok(repeated.every((it) => !exclude.has(itemKey(it))));
 
   const tiny: AbilityGenerator = {
-    ability: "Spatial Reasoning", slug: "tiny", summary: "three items", templates: ["t"],
+    ability: "Spatial Reasoning",
+    slug: "tiny",
+    summary: "three items",
+    templates: ["t"],
     draft: (rng) => ({ template: "t", context: "", question: `Which is ${rng.int(1, 3)}?`, answer: "yes", distractors: ["no"] }),
   };
   assert.equal(generateItems(tiny, { n: 3, seed: 1 }).length, 3);

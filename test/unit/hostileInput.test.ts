@@ -41,7 +41,10 @@ function withCode(problems: Problem[], code: string): Problem[] {
 }
 
 /** Nine levels of nine aliases: 9^6 values once expanded, the "billion laughs" pattern. */
-const ALIAS_BOMB = ["a: &a [x, x, x, x, x, x, x, x, x]", ..."bcdef".split("").map((k, i) => `${k}: &${k} [${Array(9).fill(`*${"abcdef"[i]}`).join(", ")}]`)].join("\n");
+const ALIAS_BOMB = [
+  "a: &a [x, x, x, x, x, x, x, x, x]",
+  ..."bcdef".split("").map((k, i) => `${k}: &${k} [${Array(9).fill(`*${"abcdef"[i]}`).join(", ")}]`),
+].join("\n");
 
 test("a YAML alias bomb in a config is one problem at its first alias, not an internal error", async () => {
   const problems = await problemsOf(`${config}${ALIAS_BOMB}\n`);
@@ -83,7 +86,13 @@ test("bytes that are not UTF-8 are an error at their line and column, in a confi
   assert.deepEqual([inConfig.file, inConfig.line, inConfig.column], [project.configPath, 2, config.split("\n")[1]!.length + 7]);
 
   const dataset = path.join(project.root, "latin1.diag.jsonl");
-  await fs.writeFile(dataset, Buffer.concat([Buffer.from('{"id": "a", "ability": "x", "question": "q", "answer": "a"}\n'), latin1('{"id": "b", "ability": "x", "question": "na\u00efve", "answer": "a"}\n')]));
+  await fs.writeFile(
+    dataset,
+    Buffer.concat([
+      Buffer.from('{"id": "a", "ability": "x", "question": "q", "answer": "a"}\n'),
+      latin1('{"id": "b", "ability": "x", "question": "na\u00efve", "answer": "a"}\n'),
+    ]),
+  );
   const [inDataset] = (await loadDiagnosticDataset(dataset)).problems;
   assert.deepEqual([inDataset?.code, inDataset?.line, inDataset?.column], ["file.not-utf8", 2, 44]);
 
@@ -102,16 +111,36 @@ test("bytes that are not UTF-8 are an error at their line and column, in a confi
 
 test("ssh options that run a command or load code are refused on their key; ordinary ones are not", async () => {
   const target = (options: string) => `${config}target:\n  ssh:\n    host: gpu1\n    options:\n${options}`;
-  const problems = await problemsOf(target("      ProxyJump: bastion\n      proxycommand: nc %h %p\n      LocalCommand: touch /tmp/x\n      KnownHostsCommand: /bin/true\n      PKCS11Provider: /tmp/x.so\n"));
+  const problems = await problemsOf(
+    target(
+      "      ProxyJump: bastion\n      proxycommand: nc %h %p\n      LocalCommand: touch /tmp/x\n      KnownHostsCommand: /bin/true\n      PKCS11Provider: /tmp/x.so\n",
+    ),
+  );
   const refused = withCode(problems, "config.ssh-option-runs-commands");
-  assert.deepEqual(refused.map((p) => p.field), ["target.ssh.options.proxycommand", "target.ssh.options.LocalCommand", "target.ssh.options.KnownHostsCommand", "target.ssh.options.PKCS11Provider"]);
+  assert.deepEqual(
+    refused.map((p) => p.field),
+    [
+      "target.ssh.options.proxycommand",
+      "target.ssh.options.LocalCommand",
+      "target.ssh.options.KnownHostsCommand",
+      "target.ssh.options.PKCS11Provider",
+    ],
+  );
   assert.match(refused[0]!.message, /ssh's ProxyCommand runs a command .* ~\/\.ssh\/config/);
   // A key that smuggles a value in: the schema refuses it before ssh could read it as one option.
   const smuggled = await problemsOf(target('      "ProxyCommand=touch /tmp/x #": yes\n'));
-  assert.ok(smuggled.some((p) => p.code === "config.invalid-value" && /is not an ssh option/.test(p.message) && p.line === config.split("\n").length + 4), smuggled.map(formatProblem).join("\n"));
+  assert.ok(
+    smuggled.some(
+      (p) => p.code === "config.invalid-value" && /is not an ssh option/.test(p.message) && p.line === config.split("\n").length + 4,
+    ),
+    smuggled.map(formatProblem).join("\n"),
+  );
   // The same rule under a Slurm login node.
   const viaLogin = await problemsOf(`${config}target:\n  slurm:\n    ssh:\n      host: login1\n      options:\n        LocalCommand: id\n`);
-  assert.deepEqual(withCode(viaLogin, "config.ssh-option-runs-commands").map((p) => p.field), ["target.slurm.ssh.options.LocalCommand"]);
+  assert.deepEqual(
+    withCode(viaLogin, "config.ssh-option-runs-commands").map((p) => p.field),
+    ["target.slurm.ssh.options.LocalCommand"],
+  );
 });
 
 test("model names that share a run folder, or would escape it, are refused or made safe", async () => {
@@ -143,7 +172,10 @@ test("checking a Slurm target does not run the runner a config names on this mac
   await fs.writeFile(runner, `#!/bin/sh\ntouch ${JSON.stringify(marker)}\n`, { mode: 0o755 });
   const target = resolveTarget({ slurm: { runner } }, project.root);
   const checks = await checkTarget(target, [], { sourcesDir: path.join(project.root, "none"), cacheDir: path.join(project.root, "cache") });
-  assert.ok(checks.some((c) => c.ok && c.message.includes(`${runner}\` on this machine is an executable file (not run before the run itself)`)), JSON.stringify(checks));
+  assert.ok(
+    checks.some((c) => c.ok && c.message.includes(`${runner}\` on this machine is an executable file (not run before the run itself)`)),
+    JSON.stringify(checks),
+  );
   assert.equal(existsSync(marker), false, "the named runner was not started");
 });
 
@@ -167,7 +199,10 @@ test("an `output` that is a file, or lies under one, is a problem at `output`; a
   await assert.rejects(runProfile(profile, { runner: { sourcesDir: "/nonexistent", cacheDir: "/nonexistent" } }), (e: unknown) => {
     assert.ok(e instanceof RunnerError);
     assert.equal(e.code, "output_failed");
-    assert.match(e.message, /^cannot write .*later.* \(the run's files go under .*later, the config's `output`\): a file stands where a folder must be/);
+    assert.match(
+      e.message,
+      /^cannot write .*later.* \(the run's files go under .*later, the config's `output`\): a file stands where a folder must be/,
+    );
     return true;
   });
 });
@@ -176,14 +211,20 @@ test("how an interrupted runner ended: a cancel after its summary cancels nothin
   const summary = { type: "summary", status: "ok", seconds: 1 } as const;
   const end = { last: summary, exitCode: 0, cancelled: true, stderrTail: "", where: "" };
   assert.deepEqual(runnerOutcome(end), summary, "Ctrl-C after the last variant: the run is done");
-  assert.throws(() => runnerOutcome({ ...end, last: { type: "progress", phase: "variants", done: 3, total: 9 } as never, exitCode: 130 }), (e: unknown) => e instanceof RunnerError && e.code === "cancelled");
-  assert.throws(() => runnerOutcome({ ...end, last: undefined, exitCode: undefined, cancelled: false, signal: "SIGKILL" }), (e: unknown) => {
-    assert.ok(e instanceof RunnerError);
-    assert.equal(e.code, "killed");
-    assert.ok(e.resumable);
-    assert.match(e.message, /killed by SIGKILL .* a resume continues where it stopped/);
-    return true;
-  });
+  assert.throws(
+    () => runnerOutcome({ ...end, last: { type: "progress", phase: "variants", done: 3, total: 9 } as never, exitCode: 130 }),
+    (e: unknown) => e instanceof RunnerError && e.code === "cancelled",
+  );
+  assert.throws(
+    () => runnerOutcome({ ...end, last: undefined, exitCode: undefined, cancelled: false, signal: "SIGKILL" }),
+    (e: unknown) => {
+      assert.ok(e instanceof RunnerError);
+      assert.equal(e.code, "killed");
+      assert.ok(e.resumable);
+      assert.match(e.message, /killed by SIGKILL .* a resume continues where it stopped/);
+      return true;
+    },
+  );
 });
 
 /** The task file's problems with its doc_to_text replaced by `template`. */
@@ -202,9 +243,15 @@ test("a template's own faults are one problem at its task key: a syntax error, a
   const keyLine = task.split("\n").findIndex((l) => l.startsWith("doc_to_text:")) + 1;
   const cases: [string, RegExp][] = [
     ["Q: {% if %}", /^doc_to_text: Jinja syntax: /],
-    ["Q: {{questoin}}\nA:", /^doc_to_text: `questoin` is undefined \(the document's fields: `question`, `choices`, `answer`\) in document 0$/],
+    [
+      "Q: {{questoin}}\nA:",
+      /^doc_to_text: `questoin` is undefined \(the document's fields: `question`, `choices`, `answer`\) in document 0$/,
+    ],
     ["{% for i in range(100000000) %}{{i}}{% endfor %}", /^doc_to_text: range\(\) of 100,000,000 items is past the limit/],
-    ["{% for i in range(2000) %}{% for j in range(2000) %}{{j}}{% endfor %}{% endfor %}", /^doc_to_text: the template (did not finish within|printed more than)/],
+    [
+      "{% for i in range(2000) %}{% for j in range(2000) %}{{j}}{% endfor %}{% endfor %}",
+      /^doc_to_text: the template (did not finish within|printed more than)/,
+    ],
     // A render that fails on the first document is the template's too (a later one is the data's: task.test.ts).
     ["Q: {{ question - 1 }}", /^doc_to_text: .* in document 0$/],
   ];

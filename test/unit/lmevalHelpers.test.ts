@@ -30,22 +30,59 @@ const messages = (problems: Problem[]) => errorsOf(problems).map((p) => `${path.
 
 /** Two documents in Hugging Face's hellaswag shape (label is a string there). */
 const HELLASWAG_DOCS = [
-  { ind: 4, activity_label: "Removing ice from car", ctx_a: "Then, the man writes over the snow covering the window of a car.", ctx_b: "a woman wearing winter clothes", endings: [", the man continues removing the snow on his car.", ", the woman [title] smiles.", ", the two walk away.", ", a man drives by."], label: "0" },
-  { ind: 9, activity_label: "Baking cookies", ctx_a: "A kid is in the kitchen.", ctx_b: "the kid", endings: ["stirs the dough.", "leaves.", "sleeps.", "sings."], label: "0" },
+  {
+    ind: 4,
+    activity_label: "Removing ice from car",
+    ctx_a: "Then, the man writes over the snow covering the window of a car.",
+    ctx_b: "a woman wearing winter clothes",
+    endings: [
+      ", the man continues removing the snow on his car.",
+      ", the woman [title] smiles.",
+      ", the two walk away.",
+      ", a man drives by.",
+    ],
+    label: "0",
+  },
+  {
+    ind: 9,
+    activity_label: "Baking cookies",
+    ctx_a: "A kid is in the kitchen.",
+    ctx_b: "the kid",
+    endings: ["stirs the dough.", "leaves.", "sleeps.", "sings."],
+    label: "0",
+  },
 ];
 
-test("hellaswag as lm-eval ships it: process_docs runs in Python (with a stand-in for `datasets`) and its fields feed the templates", { skip: skipShared }, async () => {
-  const root = await folder("hellaswag", { "validation.jsonl": HELLASWAG_DOCS.map((d) => JSON.stringify(d)).join("\n") + "\n" });
-  const { task, problems } = await loadTask(path.join(lmEvalTasks, "hellaswag", "hellaswag.yaml"), { data: { validation: path.join(root, "validation.jsonl") } });
-  assert.deepEqual(messages(problems), []);
-  const items = task!.items as MultipleChoiceItem[];
-  // lm-eval's preprocess: " [title]" becomes ". ", other brackets go, double spaces become one.
-  assert.equal(items[0]!.context, "Removing ice from car: Then, the man writes over the snow covering the window of a car. A woman wearing winter clothes");
-  assert.deepEqual(items[0]!.choices, [", the man continues removing the snow on his car.", ", the woman. smiles.", ", the two walk away.", ", a man drives by."]);
-  assert.equal(items[0]!.target, 0);
-  assert.equal(items[1]!.context, "Baking cookies: A kid is in the kitchen. The kid");
-  assert.deepEqual(items.map((i) => i.line), [1, 2], "process_docs kept every document in order: the data lines stay");
-});
+test(
+  "hellaswag as lm-eval ships it: process_docs runs in Python (with a stand-in for `datasets`) and its fields feed the templates",
+  { skip: skipShared },
+  async () => {
+    const root = await folder("hellaswag", { "validation.jsonl": HELLASWAG_DOCS.map((d) => JSON.stringify(d)).join("\n") + "\n" });
+    const { task, problems } = await loadTask(path.join(lmEvalTasks, "hellaswag", "hellaswag.yaml"), {
+      data: { validation: path.join(root, "validation.jsonl") },
+    });
+    assert.deepEqual(messages(problems), []);
+    const items = task!.items as MultipleChoiceItem[];
+    // lm-eval's preprocess: " [title]" becomes ". ", other brackets go, double spaces become one.
+    assert.equal(
+      items[0]!.context,
+      "Removing ice from car: Then, the man writes over the snow covering the window of a car. A woman wearing winter clothes",
+    );
+    assert.deepEqual(items[0]!.choices, [
+      ", the man continues removing the snow on his car.",
+      ", the woman. smiles.",
+      ", the two walk away.",
+      ", a man drives by.",
+    ]);
+    assert.equal(items[0]!.target, 0);
+    assert.equal(items[1]!.context, "Baking cookies: A kid is in the kitchen. The kid");
+    assert.deepEqual(
+      items.map((i) => i.line),
+      [1, 2],
+      "process_docs kept every document in order: the data lines stay",
+    );
+  },
+);
 
 const TASK = (helpers: string) => `task: helpers
 dataset_path: json
@@ -78,9 +115,19 @@ test("doc_to_text, doc_to_choice and doc_to_target helpers: one Python process f
     const { task, problems } = await loadTask(path.join(root, "task.yaml"));
     assert.deepEqual(messages(problems), []);
     const items = task!.items as MultipleChoiceItem[];
-    assert.deepEqual(items.map((i) => [i.context, i.choices, i.target]), [["Q: Is ice cold?\nA:", ["yes", "no"], 0], ["Q: Is fire cold?\nA:", ["yes", "no"], 1]]);
+    assert.deepEqual(
+      items.map((i) => [i.context, i.choices, i.target]),
+      [
+        ["Q: Is ice cold?\nA:", ["yes", "no"], 0],
+        ["Q: Is fire cold?\nA:", ["yes", "no"], 1],
+      ],
+    );
   }
-  assert.equal(await fs.readFile(path.join(root, "imports.log"), "utf8"), "imported\n", "Python ran once: the second check used the kept answer");
+  assert.equal(
+    await fs.readFile(path.join(root, "imports.log"), "utf8"),
+    "imported\n",
+    "Python ran once: the second check used the kept answer",
+  );
   // An edit of the helper file is a new answer.
   await fs.appendFile(path.join(root, "utils.py"), "# edited\n");
   await loadTask(path.join(root, "task.yaml"));
@@ -113,32 +160,48 @@ test("a helper that raises, is missing, returns what is not data, or never ends:
       process.env = saved;
     }
   };
-  assert.deepEqual(await load("doc_to_text: !function bad.raises\n"), ["task.yaml:9 task.python-function `doc_to_text` (`!function bad.raises`): ValueError: no answer for Is fire cold? in document 1 (docs.jsonl:2)"]);
-  assert.deepEqual(await load("doc_to_text: !function bad.missing\n"), [`task.yaml:9 task.python-function \`doc_to_text\` (\`!function bad.missing\`): LookupError: ${path.join(root, "bad.py")} has no missing`]);
-  assert.deepEqual(await load("doc_to_text: !function nowhere.text\n"), [`task.yaml:9 task.python-function \`doc_to_text\` (\`!function nowhere.text\`): LookupError: no module file ${path.join(root, "nowhere.py")}`]);
-  assert.deepEqual(await load("doc_to_text: !function bad.not_data\n"), ["task.yaml:9 task.python-function `doc_to_text` (`!function bad.not_data`): TypeError: doc_to_text returned a set, which is not plain data (text, numbers, lists, dicts) in document 0 (docs.jsonl:1)"]);
+  assert.deepEqual(await load("doc_to_text: !function bad.raises\n"), [
+    "task.yaml:9 task.python-function `doc_to_text` (`!function bad.raises`): ValueError: no answer for Is fire cold? in document 1 (docs.jsonl:2)",
+  ]);
+  assert.deepEqual(await load("doc_to_text: !function bad.missing\n"), [
+    `task.yaml:9 task.python-function \`doc_to_text\` (\`!function bad.missing\`): LookupError: ${path.join(root, "bad.py")} has no missing`,
+  ]);
+  assert.deepEqual(await load("doc_to_text: !function nowhere.text\n"), [
+    `task.yaml:9 task.python-function \`doc_to_text\` (\`!function nowhere.text\`): LookupError: no module file ${path.join(root, "nowhere.py")}`,
+  ]);
+  assert.deepEqual(await load("doc_to_text: !function bad.not_data\n"), [
+    "task.yaml:9 task.python-function `doc_to_text` (`!function bad.not_data`): TypeError: doc_to_text returned a set, which is not plain data (text, numbers, lists, dicts) in document 0 (docs.jsonl:1)",
+  ]);
   const started = Date.now();
-  assert.deepEqual(await load("doc_to_text: !function bad.sleeps\n", { BPROF_HELPER_TIME_LIMIT_S: "2" }), ["task.yaml:9 task.python-function `doc_to_text` (`!function bad.sleeps`): the helpers did not finish within 2 s (BPROF_HELPER_TIME_LIMIT_S sets the limit)"]);
+  assert.deepEqual(await load("doc_to_text: !function bad.sleeps\n", { BPROF_HELPER_TIME_LIMIT_S: "2" }), [
+    "task.yaml:9 task.python-function `doc_to_text` (`!function bad.sleeps`): the helpers did not finish within 2 s (BPROF_HELPER_TIME_LIMIT_S sets the limit)",
+  ]);
   assert.ok(Date.now() - started < 20_000, "the limit stopped Python");
   assert.deepEqual(await load("doc_to_text: !function bad.raises\n", { BPROF_PYTHON: path.join(root, "no-python") }), [
     `task.yaml:9 task.python-function \`doc_to_text\` (\`!function bad.raises\`): ${path.join(root, "no-python")} was not found: this task's \`!function\` helpers need Python 3 (install it, or set BPROF_PYTHON to one)`,
   ]);
   // A filter class is tried when the task loads: a function that cannot be built as one fails at its line.
   const filters = await load("doc_to_text: q\nfilter_list:\n  - name: custom\n    filter:\n      - function: !function bad.raises\n");
-  assert.deepEqual(filters, ["task.yaml:13 task.python-function filter `!function bad.raises` of pipeline `custom`: TypeError: raises() missing 1 required positional argument: 'doc'"]);
+  assert.deepEqual(filters, [
+    "task.yaml:13 task.python-function filter `!function bad.raises` of pipeline `custom`: TypeError: raises() missing 1 required positional argument: 'doc'",
+  ]);
   // A !function metric scores generations; in a multiple-choice task it is refused at its key, once.
   const metrics = await load("doc_to_text: q\nmetric_list:\n  - metric: !function bad.raises\n");
-  assert.deepEqual(metrics, ["task.yaml:11 task.python-function a `!function` metric runs only in a generate_until task (a multiple_choice task scores itself with process_results)"]);
+  assert.deepEqual(metrics, [
+    "task.yaml:11 task.python-function a `!function` metric runs only in a generate_until task (a multiple_choice task scores itself with process_results)",
+  ]);
 });
 
 test("in an untrusted workspace helpers do not run: the task says so at the key", async () => {
   const root = await folder("untrusted", {
     "docs.jsonl": DOCS,
     "utils.py": "import os\nopen(os.path.join(os.path.dirname(__file__), 'ran'), 'w').close()\ndef text(doc):\n    return doc['q']\n",
-    "task.yaml": TASK("doc_to_text: !function utils.text\ndoc_to_choice: [\"yes\", \"no\"]\ndoc_to_target: 0\n"),
+    "task.yaml": TASK('doc_to_text: !function utils.text\ndoc_to_choice: ["yes", "no"]\ndoc_to_target: 0\n'),
   });
   const { problems } = await loadTask(path.join(root, "task.yaml"), { helpers: "refuse" });
-  assert.deepEqual(messages(problems), ["task.yaml:7 task.python-function `doc_to_text` runs the Python helper `utils.text`, and helpers run only in a trusted workspace: trust this folder to check and run this task"]);
+  assert.deepEqual(messages(problems), [
+    "task.yaml:7 task.python-function `doc_to_text` runs the Python helper `utils.text`, and helpers run only in a trusted workspace: trust this folder to check and run this task",
+  ]);
   assert.equal(existsSync(path.join(root, "ran")), false, "Python never ran");
   assert.equal(formatProblem(problems[0]!).includes("(field doc_to_text)"), true);
 });

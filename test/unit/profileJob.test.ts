@@ -15,7 +15,16 @@ import { makeTinyProject, type TinyProject } from "../support/tinyProject";
 const utf8 = (text: string) => [...Buffer.from(text, "utf8")];
 
 function item(fields: Partial<DiagnosticItem> = {}): DiagnosticItem {
-  return { id: "i1", ability: "Deductive Reasoning", context: "All cats purr. Tom is a cat.", question: "Does Tom purr?", choices: ["no", "yes"], answer: 1, line: 1, ...fields };
+  return {
+    id: "i1",
+    ability: "Deductive Reasoning",
+    context: "All cats purr. Tom is a cat.",
+    question: "Does Tom purr?",
+    choices: ["no", "yes"],
+    answer: 1,
+    line: 1,
+    ...fields,
+  };
 }
 
 test("an item renders as context, question and the correct answer, one a line", () => {
@@ -25,7 +34,10 @@ test("an item renders as context, question and the correct answer, one a line", 
 test("an empty or blank context is left out; other text is used as written", () => {
   assert.equal(renderDiagnosticItem(item({ context: "" })), "Does Tom purr?\nAnswer: yes");
   assert.equal(renderDiagnosticItem(item({ context: "  \n" })), "Does Tom purr?\nAnswer: yes");
-  assert.equal(renderDiagnosticItem(item({ context: " spaced ", question: "Q? ", choices: [" a", "b "], answer: 0 })), " spaced \nQ? \nAnswer:  a");
+  assert.equal(
+    renderDiagnosticItem(item({ context: " spaced ", question: "Q? ", choices: [" a", "b "], answer: 0 })),
+    " spaced \nQ? \nAnswer:  a",
+  );
 });
 
 test("an answer outside the choices is refused", () => {
@@ -41,8 +53,14 @@ before(async () => {
 after(async () => fs.rm(project.root, { recursive: true, force: true }));
 
 test("a sequence is the rendered text with the tokenizer's BOS in front (byte tokenizer: ids are bytes)", () => {
-  assert.deepEqual(diagnosticSequence(tokenizer, item()), [BOS_TOKEN_ID, ...utf8("All cats purr. Tom is a cat.\nDoes Tom purr?\nAnswer: yes")]);
-  assert.deepEqual(diagnosticSequence(tokenizer, item({ context: "", question: "Ça va?", choices: ["oui", "non"], answer: 0 })), [BOS_TOKEN_ID, ...utf8("Ça va?\nAnswer: oui")]);
+  assert.deepEqual(diagnosticSequence(tokenizer, item()), [
+    BOS_TOKEN_ID,
+    ...utf8("All cats purr. Tom is a cat.\nDoes Tom purr?\nAnswer: yes"),
+  ]);
+  assert.deepEqual(diagnosticSequence(tokenizer, item({ context: "", question: "Ça va?", choices: ["oui", "non"], answer: 0 })), [
+    BOS_TOKEN_ID,
+    ...utf8("Ça va?\nAnswer: oui"),
+  ]);
 });
 
 test("a sequence shorter than 2 tokens is refused", () => {
@@ -52,9 +70,15 @@ test("a sequence shorter than 2 tokens is refused", () => {
 
 test("ability ids: slugs of the names, file-safe and unique, never `random`", () => {
   assert.deepEqual(abilityIds(["Quantitative Reasoning", "Commonsense & Causal Reasoning", "Long-term Knowledge"]), [
-    "quantitative-reasoning", "commonsense-and-causal-reasoning", "long-term-knowledge",
+    "quantitative-reasoning",
+    "commonsense-and-causal-reasoning",
+    "long-term-knowledge",
   ]);
-  assert.deepEqual(abilityIds(["Spatial Reasoning", "spatial reasoning!", "Spatial  Reasoning"]), ["spatial-reasoning", "spatial-reasoning-2", "spatial-reasoning-3"]);
+  assert.deepEqual(abilityIds(["Spatial Reasoning", "spatial reasoning!", "Spatial  Reasoning"]), [
+    "spatial-reasoning",
+    "spatial-reasoning-2",
+    "spatial-reasoning-3",
+  ]);
   assert.deepEqual(abilityIds(["Random", "random"]), ["random-2", "random-3"]);
   assert.deepEqual(abilityIds(["Raisonnement déductif", "推理", "..."]), ["raisonnement-deductif", "ability", "ability-2"]);
   assert.deepEqual(abilityIds(["x".repeat(100) + " y"]), ["x".repeat(64)]);
@@ -68,14 +92,24 @@ const SPATIAL = "Spatial Reasoning";
 test("the profile job is the score job plus abilities (one sequence per item) and the ablation, k ascending", async () => {
   const diag = (id: string, ability: string, n: number, context = "") =>
     JSON.stringify({ id, ability, context, question: `What is ${n} + ${n}?`, choices: [String(2 * n), String(2 * n + 1)], answer: 0 });
-  await fs.writeFile(path.join(project.root, "d.diag.jsonl"), [diag("a", QUANT, 1, "Sums."), diag("b", QUANT, 2), diag("c", SPATIAL, 3)].join("\n") + "\n");
-  const text = "models:\n  - path: ./model\n    name: tiny-llama\nbenchmarks:\n  - task: ./tasks/tiny_mc.yaml\n" +
+  await fs.writeFile(
+    path.join(project.root, "d.diag.jsonl"),
+    [diag("a", QUANT, 1, "Sums."), diag("b", QUANT, 2), diag("c", SPATIAL, 3)].join("\n") + "\n",
+  );
+  const text =
+    "models:\n  - path: ./model\n    name: tiny-llama\nbenchmarks:\n  - task: ./tasks/tiny_mc.yaml\n" +
     `abilities:\n  - name: ${QUANT}\n    data: ./d.diag.jsonl\n  - name: ${SPATIAL}\n    data: ./d.diag.jsonl\n` +
     "ablation:\n  k: [0.01, 0.001]\n  selections: [top, top_chunked, bottom, random]\n  back_removal: 1\n  batch_size: 2\nseed: 42\n";
   const { profile, problems } = await loadProfile(project.configPath, { text });
   assert.ok(profile, JSON.stringify(problems));
   const model = profile.models[0]!;
-  const { job, refs, abilities } = compileProfileJob(model, profile.benchmarks, { abilities: profile.abilities, ablation: profile.ablation!, seed: profile.seed }, tokenizer, "cpu");
+  const { job, refs, abilities } = compileProfileJob(
+    model,
+    profile.benchmarks,
+    { abilities: profile.abilities, ablation: profile.ablation!, seed: profile.seed },
+    tokenizer,
+    "cpu",
+  );
   const score = compileScoreJob(model, profile.benchmarks, tokenizer, "cpu");
 
   assert.deepEqual(Object.keys(job), ["protocol", "subcommand", "model", "device", "items", "abilities", "ablation"]);
@@ -83,18 +117,41 @@ test("the profile job is the score job plus abilities (one sequence per item) an
   assert.deepEqual(job.items, score.job.items);
   assert.deepEqual(refs, score.refs);
   assert.deepEqual(job.abilities, [
-    { id: "quantitative-reasoning", sequences: [[BOS_TOKEN_ID, ...utf8("Sums.\nWhat is 1 + 1?\nAnswer: 2")], [BOS_TOKEN_ID, ...utf8("What is 2 + 2?\nAnswer: 4")]] },
+    {
+      id: "quantitative-reasoning",
+      sequences: [
+        [BOS_TOKEN_ID, ...utf8("Sums.\nWhat is 1 + 1?\nAnswer: 2")],
+        [BOS_TOKEN_ID, ...utf8("What is 2 + 2?\nAnswer: 4")],
+      ],
+    },
     { id: "spatial-reasoning", sequences: [[BOS_TOKEN_ID, ...utf8("What is 3 + 3?\nAnswer: 6")]] },
   ]);
-  assert.deepEqual(job.ablation, { k: [0.001, 0.01], selections: ["top", "top_chunked", "bottom", "random"], method: "paper", front_removal: 0, back_removal: 1, batch_size: 2, seed: 42 });
-  assert.deepEqual(abilities, [{ id: "quantitative-reasoning", name: QUANT, sequences: 2 }, { id: "spatial-reasoning", name: SPATIAL, sequences: 1 }]);
+  assert.deepEqual(job.ablation, {
+    k: [0.001, 0.01],
+    selections: ["top", "top_chunked", "bottom", "random"],
+    method: "paper",
+    front_removal: 0,
+    back_removal: 1,
+    batch_size: 2,
+    seed: 42,
+  });
+  assert.deepEqual(abilities, [
+    { id: "quantitative-reasoning", name: QUANT, sequences: 2 },
+    { id: "spatial-reasoning", name: SPATIAL, sequences: 1 },
+  ]);
   // What goes to the runner is plain JSON: it survives a round trip unchanged.
   assert.deepEqual(JSON.parse(JSON.stringify(job)), job);
 
   // stability goes to the runner only when asked for, so a job without it has the bytes it had before
   const halves = await loadProfile(project.configPath, { text: text.replace("  batch_size: 2\n", "  batch_size: 2\n  stability: true\n") });
   assert.ok(halves.profile, JSON.stringify(halves.problems));
-  const halvesJob = compileProfileJob(model, halves.profile.benchmarks, { abilities: halves.profile.abilities, ablation: halves.profile.ablation!, seed: 42 }, tokenizer, "cpu").job;
+  const halvesJob = compileProfileJob(
+    model,
+    halves.profile.benchmarks,
+    { abilities: halves.profile.abilities, ablation: halves.profile.ablation!, seed: 42 },
+    tokenizer,
+    "cpu",
+  ).job;
   assert.equal(halvesJob.ablation.stability, true);
   assert.equal("stability" in job.ablation, false);
 });
@@ -102,9 +159,27 @@ test("the profile job is the score job plus abilities (one sequence per item) an
 test("the compiler refuses what the runner would refuse", async () => {
   const { profile } = await loadProfile(project.configPath);
   const model = profile!.models[0]!;
-  const ablation = { k: [0.01, 0.01], selections: ["top" as const], method: "paper" as const, frontRemoval: 0, backRemoval: 0, batchSize: 8, stability: false };
-  assert.throws(() => compileProfileJob(model, profile!.benchmarks, { abilities: [], ablation, seed: 1 }, tokenizer, "cpu"), /at least one ability/);
+  const ablation = {
+    k: [0.01, 0.01],
+    selections: ["top" as const],
+    method: "paper" as const,
+    frontRemoval: 0,
+    backRemoval: 0,
+    batchSize: 8,
+    stability: false,
+  };
+  assert.throws(
+    () => compileProfileJob(model, profile!.benchmarks, { abilities: [], ablation, seed: 1 }, tokenizer, "cpu"),
+    /at least one ability/,
+  );
   const abilities = [{ name: QUANT, files: [], items: [item()] }];
-  assert.throws(() => compileProfileJob(model, profile!.benchmarks, { abilities, ablation, seed: 1 }, tokenizer, "cpu"), /k = 0.01 appears twice/);
-  assert.throws(() => compileProfileJob(model, profile!.benchmarks, { abilities: [{ ...abilities[0]!, items: [] }], ablation, seed: 1 }, tokenizer, "cpu"), /has no diagnostic items/);
+  assert.throws(
+    () => compileProfileJob(model, profile!.benchmarks, { abilities, ablation, seed: 1 }, tokenizer, "cpu"),
+    /k = 0.01 appears twice/,
+  );
+  assert.throws(
+    () =>
+      compileProfileJob(model, profile!.benchmarks, { abilities: [{ ...abilities[0]!, items: [] }], ablation, seed: 1 }, tokenizer, "cpu"),
+    /has no diagnostic items/,
+  );
 });

@@ -23,13 +23,21 @@ const CHOICES: Record<string, string[]> = { b1: ["A", "B"], b2: ["A", "B", "C", 
 
 function benchmark(name: string): ResolvedBenchmark {
   const items: MultipleChoiceItem[] = TARGETS[name]!.map((target, index) => ({
-    kind: "multiple_choice", index, context: `${name} question ${index}`, prompt: { description: "", fewshot: [], text: `${name} question ${index}` }, choices: CHOICES[name]!, continuations: CHOICES[name]!.map((c) => ` ${c}`), target,
+    kind: "multiple_choice",
+    index,
+    context: `${name} question ${index}`,
+    prompt: { description: "", fewshot: [], text: `${name} question ${index}` },
+    choices: CHOICES[name]!,
+    continuations: CHOICES[name]!.map((c) => ` ${c}`),
+    target,
   }));
   return { name, task: { name, file: `/tasks/${name}.yaml`, outputType: "multiple_choice", items } as unknown as Task };
 }
 
 const BENCHMARKS = [benchmark("b1"), benchmark("b2")];
-const REFS: ItemRef[] = BENCHMARKS.flatMap((b) => b.task.items.map((i) => ({ id: `${b.name}/${i.index}`, benchmark: b.name, index: i.index })));
+const REFS: ItemRef[] = BENCHMARKS.flatMap((b) =>
+  b.task.items.map((i) => ({ id: `${b.name}/${i.index}`, benchmark: b.name, index: i.index })),
+);
 
 /**
  * A scores line whose argmax is the target when `correct` is 1, else the next choice. Choices
@@ -40,7 +48,10 @@ function line(id: string, correct: number): string {
   const target = TARGETS[name]![Number(index)]!;
   const n = CHOICES[name]!.length;
   const pick = correct ? target : (target + 1) % n;
-  return JSON.stringify({ id, choices: Array.from({ length: n }, (_, c) => ({ logprob: c === pick ? -1 : -5, tokens: 1, greedy: false })) });
+  return JSON.stringify({
+    id,
+    choices: Array.from({ length: n }, (_, c) => ({ logprob: c === pick ? -1 : -5, tokens: 1, greedy: false })),
+  });
 }
 
 /** Correctness per benchmark document, b1 then b2. */
@@ -51,7 +62,14 @@ function scoresFile(b1: number[], b2: number[]): string {
 // By hand. b1 baseline: 3 of 4 right, acc 0.75, chance 0.5, margin 0.25.
 // b2 baseline: 0 of 2 right, below its chance 0.25: AIS undefined there.
 const BASELINE = { b1: [1, 1, 1, 0], b2: [0, 0] };
-const VARIANTS: { ability: string | null; selection: "top" | "top_chunked" | "random"; i: number; b1: number[]; expectedAis: number; flips: [number, number] }[] = [
+const VARIANTS: {
+  ability: string | null;
+  selection: "top" | "top_chunked" | "random";
+  i: number;
+  b1: number[];
+  expectedAis: number;
+  flips: [number, number];
+}[] = [
   { ability: "quant", selection: "top", i: 0, b1: [0, 1, 1, 0], expectedAis: (0.75 - 0.5) / 0.25, flips: [1, 0] }, // 1
   { ability: "quant", selection: "top", i: 1, b1: [0, 0, 1, 1], expectedAis: (0.75 - 0.5) / 0.25, flips: [2, 1] }, // 1
   { ability: "spatial", selection: "top", i: 0, b1: [1, 1, 1, 1], expectedAis: (0.75 - 1) / 0.25, flips: [0, 1] }, // -1
@@ -71,12 +89,32 @@ function manifest(variants = VARIANTS): RunnerManifest {
     parameters: P,
     candidates: { tensors: [{ name: "model.layers.0.mlp.gate_proj.weight", numel: 2048, offset: 0 }], total: 12288 },
     variants: variants.map((v) => ({
-      ability: v.ability, selection: v.selection, k: K[v.i]!, n: Math.floor(K[v.i]! * P), file: fileOf(v),
+      ability: v.ability,
+      selection: v.selection,
+      k: K[v.i]!,
+      n: Math.floor(K[v.i]! * P),
+      file: fileOf(v),
       ...(v.ability === null ? {} : { lowering: v.i + (v.ability === "quant" ? 10 : 20) }),
     })),
     overlap: [
-      { k: 0.001, n: 35, abilities: ["quant", "spatial"], intersections: [[35, 5], [5, 35]] },
-      { k: 0.01, n: 351, abilities: ["quant", "spatial"], intersections: [[351, 351], [351, 351]] },
+      {
+        k: 0.001,
+        n: 35,
+        abilities: ["quant", "spatial"],
+        intersections: [
+          [35, 5],
+          [5, 35],
+        ],
+      },
+      {
+        k: 0.01,
+        n: 351,
+        abilities: ["quant", "spatial"],
+        intersections: [
+          [351, 351],
+          [351, 351],
+        ],
+      },
     ],
   };
 }
@@ -84,7 +122,10 @@ function manifest(variants = VARIANTS): RunnerManifest {
 const INPUTS: ProfileInputs = {
   benchmarks: BENCHMARKS,
   refs: REFS,
-  abilities: [{ id: "quant", name: QUANT, sequences: 3 }, { id: "spatial", name: SPATIAL, sequences: 2 }],
+  abilities: [
+    { id: "quant", name: QUANT, sequences: 3 },
+    { id: "spatial", name: SPATIAL, sequences: 2 },
+  ],
   k: K,
   selections: ["top", "random"],
   method: "signed",
@@ -112,15 +153,22 @@ test("AIS per (ability, selection, k, benchmark) equals the hand-computed values
   const { profile, baseline, variantItems } = await readProfileOutput(dir, INPUTS);
   assert.equal(profile.parameters, P);
   assert.equal(profile.candidates, 12288);
-  assert.deepEqual(profile.abilities, [{ name: QUANT, id: "quant", sequences: 3 }, { name: SPATIAL, id: "spatial", sequences: 2 }]);
+  assert.deepEqual(profile.abilities, [
+    { name: QUANT, id: "quant", sequences: 3 },
+    { name: SPATIAL, id: "spatial", sequences: 2 },
+  ]);
   assert.deepEqual(profile.bootstrap, { resamples: 200, confidence: 0.9, seed: 5 });
   assert.equal(baseline.length, 6);
   // Config order: abilities, then selections, then k; the random control last.
   // the runner's count of weights that lower their ability's loss is carried per variant, never invented for the control
-  assert.deepEqual(profile.variants.map((v) => v.lowering), [10, 11, 20, 21, undefined, undefined]);
-  assert.deepEqual(profile.variants.map((v) => `${v.ability_id} ${v.selection} ${v.k}`), [
-    "quant top 0.001", "quant top 0.01", "spatial top 0.001", "spatial top 0.01", "null random 0.001", "null random 0.01",
-  ]);
+  assert.deepEqual(
+    profile.variants.map((v) => v.lowering),
+    [10, 11, 20, 21, undefined, undefined],
+  );
+  assert.deepEqual(
+    profile.variants.map((v) => `${v.ability_id} ${v.selection} ${v.k}`),
+    ["quant top 0.001", "quant top 0.01", "spatial top 0.001", "spatial top 0.01", "null random 0.001", "null random 0.01"],
+  );
   for (const expected of VARIANTS) {
     const name = expected.ability === "quant" ? QUANT : expected.ability === "spatial" ? SPATIAL : null;
     const v = variant(profile.variants, name, expected.selection, K[expected.i]!);
@@ -138,7 +186,11 @@ test("AIS per (ability, selection, k, benchmark) equals the hand-computed values
       assert.equal(cell.ais, expected.expectedAis, `${name} ${expected.selection} k${expected.i} ${metric}`);
       assert.deepEqual(cell.flips, { right_to_wrong: expected.flips[0], wrong_to_right: expected.flips[1] });
       // The interval is the paired bootstrap's with the config's seed, resamples and confidence.
-      const resampler = new BenchmarkResampler(Uint8Array.from(BASELINE.b1), Float64Array.from([0.5, 0.5, 0.5, 0.5]), { resamples: 200, seed: 5, confidence: 0.9 });
+      const resampler = new BenchmarkResampler(Uint8Array.from(BASELINE.b1), Float64Array.from([0.5, 0.5, 0.5, 0.5]), {
+        resamples: 200,
+        seed: 5,
+        confidence: 0.9,
+      });
       const reference = resampler.ais(Uint8Array.from(expected.b1));
       assert.deepEqual(cell.ci, reference.interval);
       assert.equal(cell.significant, reference.significant);
@@ -160,7 +212,11 @@ test("specificity is AIS(top) - AIS(random) at the same k, on top variants only"
   assert.equal(spec(QUANT, 0.01).value, 1 - 1);
   assert.equal(spec(SPATIAL, 0.001).value, -1 - 0);
   assert.equal(spec(SPATIAL, 0.01).value, 0 - 1);
-  const resampler = new BenchmarkResampler(Uint8Array.from(BASELINE.b1), Float64Array.from([0.5, 0.5, 0.5, 0.5]), { resamples: 200, seed: 5, confidence: 0.9 });
+  const resampler = new BenchmarkResampler(Uint8Array.from(BASELINE.b1), Float64Array.from([0.5, 0.5, 0.5, 0.5]), {
+    resamples: 200,
+    seed: 5,
+    confidence: 0.9,
+  });
   assert.deepEqual(spec(SPATIAL, 0.01).ci, resampler.specificity(Uint8Array.from([1, 1, 1, 0]), Uint8Array.from([1, 0, 1, 0])).interval);
   assert.equal(variant(profile.variants, null, "random", 0.001).benchmarks[0]!.acc!.specificity, undefined);
   // Without a random control there is nothing to compare with.
@@ -177,8 +233,23 @@ test("specificity is AIS(top) - AIS(random) at the same k, on top variants only"
 
 test("overlap: Jaccard of the top sets from the runner's intersection counts, with ability names", async () => {
   const { profile } = await readProfileOutput(dir, INPUTS);
-  assert.deepEqual(profile.overlap[0], { k: 0.001, n: 35, abilities: [QUANT, SPATIAL], intersections: [[35, 5], [5, 35]], jaccard: [[1, 5 / 65], [5 / 65, 1]] });
-  assert.deepEqual(profile.overlap[1]!.jaccard, [[1, 1], [1, 1]]);
+  assert.deepEqual(profile.overlap[0], {
+    k: 0.001,
+    n: 35,
+    abilities: [QUANT, SPATIAL],
+    intersections: [
+      [35, 5],
+      [5, 35],
+    ],
+    jaccard: [
+      [1, 5 / 65],
+      [5 / 65, 1],
+    ],
+  });
+  assert.deepEqual(profile.overlap[1]!.jaccard, [
+    [1, 1],
+    [1, 1],
+  ]);
 });
 
 test("a manifest that lacks a variant of the job, or names an unknown ability, is refused", async () => {
@@ -201,12 +272,22 @@ test("a manifest that lacks a variant of the job, or names an unknown ability, i
 test("the AIS table: abilities down, benchmarks across, * for significant cells, n/a with its reason", async () => {
   const { profile, baseline } = await readProfileOutput(dir, INPUTS);
   const model: ModelResults = {
-    name: "tiny", path: "/m", dtype: "float32", profile,
+    name: "tiny",
+    path: "/m",
+    dtype: "float32",
+    profile,
     benchmarks: BENCHMARKS.map((b) => ({ name: b.name, task_file: b.task.file, items: 0, acc: 0, acc_norm: 0, chance: 0 })),
   };
   assert.equal(baseline.length, 6);
   // The CLI prints the report model that `bprof report` renders.
-  const results: Results = { schema: "bprof.results", schema_version: RESULTS_SCHEMA_VERSION, run_id: "r", created: "c", config_file: "/c.bprof.yaml", models: [model] };
+  const results: Results = {
+    schema: "bprof.results",
+    schema_version: RESULTS_SCHEMA_VERSION,
+    run_id: "r",
+    created: "c",
+    config_file: "/c.bprof.yaml",
+    models: [model],
+  };
   const report = await buildReport({ dir, resultsFile: path.join(dir, "results.json"), results });
   const text = formatAisTables(report.models[0]!);
   const blocks = text.trimEnd().split("\n\n");
@@ -217,7 +298,12 @@ test("the AIS table: abilities down, benchmarks across, * for significant cells,
   const cellOf = (ability: string, k: number) => variant(profile.variants, ability, "top", k).benchmarks[0]!.acc!;
   const quant = cellOf(QUANT, 0.001);
   const mark = quant.significant ? " *" : "";
-  assert.match(lines[2]!, new RegExp(`^Quantitative Reasoning\\s+ 1\\.000 \\[${quant.ci!.low.toFixed(3)}, ${quant.ci!.high.toFixed(3)}\\]${mark.replace("*", "\\*")}\\s+n/a \\(1\\)$`));
+  assert.match(
+    lines[2]!,
+    new RegExp(
+      `^Quantitative Reasoning\\s+ 1\\.000 \\[${quant.ci!.low.toFixed(3)}, ${quant.ci!.high.toFixed(3)}\\]${mark.replace("*", "\\*")}\\s+n/a \\(1\\)$`,
+    ),
+  );
   assert.match(lines[3]!, /^Spatial Reasoning\s+-1\.000 \[.*\]( \*)?\s+n\/a \(1\)$/);
   assert.match(lines[4]!, /^random \(control\)\s+ 0\.000/);
   assert.match(lines[5]!, /^ {2}\(1\) AIS is undefined: the baseline score 0\.0000 is below chance \(0\.2500\)/);
@@ -234,9 +320,21 @@ test("top_chunked: each set's Jaccard index against the exact top n, its own n, 
   try {
     await fs.cp(dir, other, { recursive: true });
     // quant's chunked sets: 36 weights sharing 30 with the exact top 35 at k = 0.001, the exact top 351 plus one at k = 0.01
-    const chunkedOf = (ability: string, i: number) => ({ ability, selection: "top_chunked" as const, i, b1: [1, 1, 0, 0], expectedAis: 0, flips: [0, 0] as [number, number] });
+    const chunkedOf = (ability: string, i: number) => ({
+      ability,
+      selection: "top_chunked" as const,
+      i,
+      b1: [1, 1, 0, 0],
+      expectedAis: 0,
+      flips: [0, 0] as [number, number],
+    });
     const chunked = [chunkedOf("quant", 0), chunkedOf("quant", 1), chunkedOf("spatial", 0), chunkedOf("spatial", 1)];
-    const shared: Record<string, [number, number, number]> = { "quant 0": [36, 35, 30], "quant 1": [352, 351, 351], "spatial 0": [35, 35, 0], "spatial 1": [351, 351, 351] };
+    const shared: Record<string, [number, number, number]> = {
+      "quant 0": [36, 35, 30],
+      "quant 1": [352, 351, 351],
+      "spatial 0": [35, 35, 0],
+      "spatial 1": [351, 351, 351],
+    };
     const m = manifest([...VARIANTS, ...chunked]);
     for (const v of m.variants) {
       if (v.selection !== "top_chunked") continue;
@@ -248,7 +346,10 @@ test("top_chunked: each set's Jaccard index against the exact top n, its own n, 
     const { profile } = await readProfileOutput(other, { ...INPUTS, selections: ["top", "top_chunked", "random"] });
     // config order: per ability its top variants, then its chunked ones; the control last
     assert.deepEqual(profile.variants.map((v) => `${v.ability_id} ${v.selection} ${v.k}`).slice(0, 4), [
-      "quant top 0.001", "quant top 0.01", "quant top_chunked 0.001", "quant top_chunked 0.01",
+      "quant top 0.001",
+      "quant top 0.01",
+      "quant top_chunked 0.001",
+      "quant top_chunked 0.01",
     ]);
     const quant0 = variant(profile.variants, QUANT, "top_chunked", 0.001);
     assert.equal(quant0.n, 36);
@@ -262,15 +363,28 @@ test("top_chunked: each set's Jaccard index against the exact top n, its own n, 
     assert.equal(quant0.benchmarks[0]!.acc!.specificity, undefined);
 
     const model: ModelResults = {
-      name: "tiny", path: "/m", dtype: "float32", profile,
+      name: "tiny",
+      path: "/m",
+      dtype: "float32",
+      profile,
       benchmarks: BENCHMARKS.map((b) => ({ name: b.name, task_file: b.task.file, items: 0, acc: 0, acc_norm: 0, chance: 0 })),
     };
-    const results: Results = { schema: "bprof.results", schema_version: RESULTS_SCHEMA_VERSION, run_id: "r", created: "c", config_file: "/c.bprof.yaml", models: [model] };
+    const results: Results = {
+      schema: "bprof.results",
+      schema_version: RESULTS_SCHEMA_VERSION,
+      run_id: "r",
+      created: "c",
+      config_file: "/c.bprof.yaml",
+      models: [model],
+    };
     const report = await buildReport({ dir: other, resultsFile: path.join(other, "results.json"), results }, { k: 0.001 });
     const section = report.models[0]!.profile!.sections[0]!;
     // the section's n is floor(k x P), not a chunked set's size
     assert.equal(section.n, 35);
-    assert.deepEqual(section.rows.map((r) => r.label), [QUANT, SPATIAL, `${QUANT} (top, chunked)`, `${SPATIAL} (top, chunked)`, "random (control)"]);
+    assert.deepEqual(
+      section.rows.map((r) => r.label),
+      [QUANT, SPATIAL, `${QUANT} (top, chunked)`, `${SPATIAL} (top, chunked)`, "random (control)"],
+    );
     assert.deepEqual(section.chunked, [
       { ability: QUANT, chunkedN: 36, topN: 35, shared: 30, jaccard: 30 / 41 },
       { ability: SPATIAL, chunkedN: 35, topN: 35, shared: 0, jaccard: 0 },
@@ -278,7 +392,10 @@ test("top_chunked: each set's Jaccard index against the exact top n, its own n, 
     // a chunked set's lowering share is of its own size
     assert.deepEqual(section.rows[2]!.lowering, { count: 3, share: 3 / 36 });
     const text = formatAisTables(report.models[0]!);
-    assert.match(text, /top_chunked \(the released code's chunked rule\) against the exact top n = 35 at k = 0\.001:\n {2}Quantitative Reasoning\s+chunked 36\s+shared 30\s+Jaccard 0\.732\n {2}Spatial Reasoning\s+chunked 35\s+shared 0\s+Jaccard 0\.000/);
+    assert.match(
+      text,
+      /top_chunked \(the released code's chunked rule\) against the exact top n = 35 at k = 0\.001:\n {2}Quantitative Reasoning\s+chunked 36\s+shared 30\s+Jaccard 0\.732\n {2}Spatial Reasoning\s+chunked 35\s+shared 0\s+Jaccard 0\.000/,
+    );
   } finally {
     await fs.rm(other, { recursive: true, force: true });
   }
@@ -291,13 +408,23 @@ test("stability: the halves' shared counts become each ability's Jaccard index p
     const m = { ...manifest(), stability: [{ ability: "quant", halves: [2, 1], n: [35, 351], shared: [5, 300] }] };
     await fs.writeFile(path.join(other, "profile.json"), JSON.stringify(m));
     const { profile } = await readProfileOutput(other, INPUTS);
-    assert.deepEqual(profile.stability, [{
-      ability: QUANT, ability_id: "quant", halves: [2, 1],
-      by_k: [{ k: 0.001, n: 35, shared: 5, jaccard: 5 / 65 }, { k: 0.01, n: 351, shared: 300, jaccard: 300 / 402 }],
-    }]);
+    assert.deepEqual(profile.stability, [
+      {
+        ability: QUANT,
+        ability_id: "quant",
+        halves: [2, 1],
+        by_k: [
+          { k: 0.001, n: 35, shared: 5, jaccard: 5 / 65 },
+          { k: 0.01, n: 351, shared: 300, jaccard: 300 / 402 },
+        ],
+      },
+    ]);
     // a run without it has none
     assert.equal((await readProfileOutput(dir, INPUTS)).profile.stability, undefined);
-    await fs.writeFile(path.join(other, "profile.json"), JSON.stringify({ ...m, stability: [{ ability: "quant", halves: [2, 1], n: [35], shared: [5] }] }));
+    await fs.writeFile(
+      path.join(other, "profile.json"),
+      JSON.stringify({ ...m, stability: [{ ability: "quant", halves: [2, 1], n: [35], shared: [5] }] }),
+    );
     await assert.rejects(readProfileOutput(other, INPUTS), /the stability of `quant` does not hold two halves and one count per k/);
   } finally {
     await fs.rm(other, { recursive: true, force: true });

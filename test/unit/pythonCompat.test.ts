@@ -21,14 +21,23 @@ test("Python regex features used by task files", () => {
   assert.equal("a\nb#### 7".replace(pythonRegex("(?s).*#### ", "g"), ""), "7");
   assert.equal("a\nb#### 7".replace(/.*#### /g, ""), "a\n7", "without (?s), . stops at newlines");
   assert.deepEqual(findall(pythonRegex("(?P<n>\\d+)"), "a1 b22"), ["1", "22"]);
-  assert.deepEqual(findall(pythonRegex("(-?[$0-9.,]{2,})|(-?[0-9]+)"), "7 and $18."), [["", "7"], ["$18.", ""]]);
+  assert.deepEqual(findall(pythonRegex("(-?[$0-9.,]{2,})|(-?[0-9]+)"), "7 and $18."), [
+    ["", "7"],
+    ["$18.", ""],
+  ]);
   assert.deepEqual(findall(pythonRegex("\\d"), "a1b2"), ["1", "2"]);
   assert.throws(() => pythonRegex("(?x) a b"), PythonRegexError);
   assert.throws(() => pythonRegex("(unclosed"), PythonRegexError);
 });
 
 test("regex filter: group_select, tuples, fallback", () => {
-  const pipeline = (regex_pattern: string, group_select?: number) => ({ name: "t", steps: [{ function: "regex" as const, regex_pattern, ...(group_select !== undefined ? { group_select } : {}) }, { function: "take_first" as const }] });
+  const pipeline = (regex_pattern: string, group_select?: number) => ({
+    name: "t",
+    steps: [
+      { function: "regex" as const, regex_pattern, ...(group_select !== undefined ? { group_select } : {}) },
+      { function: "take_first" as const },
+    ],
+  });
   assert.equal(applyFilters(pipeline("(\\d+)"), ["1 then 2"]), "1");
   assert.equal(applyFilters(pipeline("(\\d+)", -1), ["1 then 2"]), "2");
   assert.equal(applyFilters(pipeline("(\\d+)", 5), ["1 then 2"]), "[invalid]");

@@ -101,7 +101,10 @@ test("tied embeddings omit lm_head; BF16 writes bf16 tensors", () => {
   withTmpDir((dir) => {
     const summary = writeRandomLlama(dir, { tieWordEmbeddings: true, dtype: "BF16", numLayers: 1, seed: 3 });
     const header = readSafetensorsHeader(path.join(dir, "model.safetensors"));
-    assert.equal(header.tensors.some((t) => t.name === "lm_head.weight"), false);
+    assert.equal(
+      header.tensors.some((t) => t.name === "lm_head.weight"),
+      false,
+    );
     assert.ok(header.tensors.every((t) => t.dtype === "BF16"));
     assert.equal(summary.config.tie_word_embeddings, true);
     assert.equal(summary.config.torch_dtype, "bfloat16");

@@ -58,7 +58,8 @@ test("grouped-query attention equals full attention with each kv head repeated f
         if (!/\.self_attn\.[kv]_proj\.weight$/.test(t.name)) return { name: t.name, dtype: "F32" as const, shape: t.shape, data };
         const rowsPerHead = 8 * 32; // head_dim x hidden
         const repeated = new Float32Array(data.length * 2);
-        for (let h = 0; h < 4; h++) repeated.set(data.subarray(Math.floor(h / 2) * rowsPerHead, (Math.floor(h / 2) + 1) * rowsPerHead), h * rowsPerHead);
+        for (let h = 0; h < 4; h++)
+          repeated.set(data.subarray(Math.floor(h / 2) * rowsPerHead, (Math.floor(h / 2) + 1) * rowsPerHead), h * rowsPerHead);
         return { name: t.name, dtype: "F32" as const, shape: [t.shape[0]! * 2, t.shape[1]!], data: repeated };
       });
       writeSafetensors(path.join(mha, "model.safetensors"), tensors);

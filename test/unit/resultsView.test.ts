@@ -20,11 +20,19 @@ test("the view: defaults to the largest k, acc and the top sets; the controls' c
   t.after(() => fs.rm(path.dirname(path.dirname(dir)), { recursive: true, force: true }));
   const view = await resultsView(await loadRun(dir));
   assert.deepEqual(view.query, { model: MODEL, metric: "acc", k: 0.01, cells: "top" });
-  assert.deepEqual(view.choices, { models: [MODEL], metrics: ["acc", "acc_norm"], k: [0.001, 0.01], cells: ["top", "random", "specificity"] });
+  assert.deepEqual(view.choices, {
+    models: [MODEL],
+    metrics: ["acc", "acc_norm"],
+    k: [0.001, 0.01],
+    cells: ["top", "random", "specificity"],
+  });
   const profile = view.profile!;
   assert.deepEqual(profile.heatmap.rows, [CAUSAL, QUANT, SPATIAL]);
   assert.deepEqual(profile.table.rows[0], { label: CAUSAL, cells: ["0.500* [0.200, 0.800]", "-1.000 [-2.000, 0.000]"] });
-  assert.deepEqual(profile.negativeCells.map((c) => `${c.row} x ${c.benchmark}`), [`${CAUSAL} x logiqa`]);
+  assert.deepEqual(
+    profile.negativeCells.map((c) => `${c.row} x ${c.benchmark}`),
+    [`${CAUSAL} x logiqa`],
+  );
   assert.equal(profile.n, 1000);
   assert.equal(profile.overlap?.k, 0.01);
 
@@ -34,8 +42,12 @@ test("the view: defaults to the largest k, acc and the top sets; the controls' c
   const specificity = (await resultsView(await loadRun(dir), { cells: "specificity" })).profile!;
   assert.deepEqual(specificity.table.rows[1], { label: QUANT, cells: ["0.250", "0.000 [0.000, 0.000]"] });
   assert.match(specificity.heatmap.scale.title, /^specificity/);
-  const norm = (await resultsView(await loadRun(dir), { metric: "acc_norm", k: 123, cells: "bottom" }));
-  assert.deepEqual(norm.query, { model: MODEL, metric: "acc_norm", k: 0.01, cells: "top" }, "a k or a choice the run does not have falls back");
+  const norm = await resultsView(await loadRun(dir), { metric: "acc_norm", k: 123, cells: "bottom" });
+  assert.deepEqual(
+    norm.query,
+    { model: MODEL, metric: "acc_norm", k: 0.01, cells: "top" },
+    "a k or a choice the run does not have falls back",
+  );
   assert.equal(norm.profile!.table.rows[0]!.cells[1], "n/a (1)");
   assert.match(norm.profile!.reasons[0]!, /at chance/);
 
@@ -67,10 +79,14 @@ async function runWithProject() {
   const dir = await writeFixtureRun(results);
   const root = path.dirname(path.dirname(dir));
   const doc = (i: number) => ({ question: `Question ${i}?`, choices: ["yes", "no"], answer: i % 2 });
-  const task = (name: string) => `task: ${name}\ndataset_path: json\ndataset_kwargs:\n  data_files:\n    test: ${name}.jsonl\noutput_type: multiple_choice\ndoc_to_text: "Q: {{question}}"\ndoc_to_choice: choices\ndoc_to_target: answer\n`;
+  const task = (name: string) =>
+    `task: ${name}\ndataset_path: json\ndataset_kwargs:\n  data_files:\n    test: ${name}.jsonl\noutput_type: multiple_choice\ndoc_to_text: "Q: {{question}}"\ndoc_to_choice: choices\ndoc_to_target: answer\n`;
   await fs.mkdir(path.join(root, "tasks"));
   const data = { arc_easy: path.join(root, "tasks", "arc_easy.jsonl"), logiqa: path.join(root, "tasks", "logiqa.jsonl") };
-  for (const [name, count] of [["arc_easy", 4], ["logiqa", 14]] as const) {
+  for (const [name, count] of [
+    ["arc_easy", 4],
+    ["logiqa", 14],
+  ] as const) {
     await fs.writeFile(path.join(root, "tasks", `${name}.yaml`), task(name));
     await fs.writeFile(data[name], Array.from({ length: count }, (_, i) => JSON.stringify(doc(i))).join("\n") + "\n");
   }
@@ -78,10 +94,15 @@ async function runWithProject() {
   results.config_file = config;
   for (const b of results.models[0]!.benchmarks) {
     b.data_file = data[b.name as "arc_easy" | "logiqa"];
-    b.data_sha256 = createHash("sha256").update(await fs.readFile(b.data_file)).digest("hex");
+    b.data_sha256 = createHash("sha256")
+      .update(await fs.readFile(b.data_file))
+      .digest("hex");
   }
   await fs.writeFile(path.join(dir, "results.json"), JSON.stringify(results));
-  await fs.writeFile(path.join(dir, CONFIG_SNAPSHOT), "models:\n  - path: ./model\nbenchmarks:\n  - task: ./tasks/arc_easy.yaml\n  - task: ./tasks/logiqa.yaml\n");
+  await fs.writeFile(
+    path.join(dir, CONFIG_SNAPSHOT),
+    "models:\n  - path: ./model\nbenchmarks:\n  - task: ./tasks/arc_easy.yaml\n  - task: ./tasks/logiqa.yaml\n",
+  );
   return { dir, root, data };
 }
 
@@ -98,10 +119,14 @@ test("the cases of a cell: the flipped documents with their text, scores and lin
   assert.deepEqual(d!.text, { context: "Q: Question 13?", choices: ["yes", "no"], target: "no" });
 
   const byLine = await dataFileCases(documents, data.logiqa, "acc");
-  assert.deepEqual(byLine.lines.map((l) => [l.line, l.index, l.flips.map((f) => `${f.ability} ${f.selection} ${f.k} ${f.document.direction}`)]), [
-    [14, 13, [`${CAUSAL} top 0.01 wrong_to_right`]],
-  ]);
-  assert.deepEqual((await dataFileCases(documents, data.arc_easy, "acc")).lines.map((l) => [l.line, l.flips[0]!.document.direction]), [[1, "right_to_wrong"]]);
+  assert.deepEqual(
+    byLine.lines.map((l) => [l.line, l.index, l.flips.map((f) => `${f.ability} ${f.selection} ${f.k} ${f.document.direction}`)]),
+    [[14, 13, [`${CAUSAL} top 0.01 wrong_to_right`]]],
+  );
+  assert.deepEqual(
+    (await dataFileCases(documents, data.arc_easy, "acc")).lines.map((l) => [l.line, l.flips[0]!.document.direction]),
+    [[1, "right_to_wrong"]],
+  );
 
   await fs.appendFile(data.logiqa, JSON.stringify({ question: "new", choices: ["a", "b"], answer: 0 }) + "\n");
   const stale = await dataFileCases(new RunDocuments(await loadRun(dir)), data.logiqa, "acc");
@@ -120,7 +145,10 @@ test("a run folder says where it stands: running (and busy for another process),
 
   const other = spawn("sleep", ["30"], { stdio: "ignore" });
   t.after(() => other.kill());
-  await fs.writeFile(path.join(dir, "run-state.json"), JSON.stringify({ state: "running", pid: other.pid, hostname: (await import("node:os")).hostname() }));
+  await fs.writeFile(
+    path.join(dir, "run-state.json"),
+    JSON.stringify({ state: "running", pid: other.pid, hostname: (await import("node:os")).hostname() }),
+  );
   await assert.rejects(claimRunFolder(dir), (e: RunnerError) => e.code === "target_busy" && e.message.includes(`process ${other.pid}`));
   other.kill();
   await new Promise((resolve) => other.once("exit", resolve));

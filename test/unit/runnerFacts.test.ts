@@ -32,14 +32,23 @@ test("build-runner.sh's facts: the host, what it has, what it lacks, the key", (
   assert.equal(f.torch, undefined);
   assert.equal(f.cached, undefined);
   assert.equal(buildFacts(factLines("no facts here\n")), undefined, "an answer without a key is no answer");
-  const torch = buildFacts(factLines(`${WHERE}@@bprof torch /opt/t/share/cmake/Torch\n@@bprof torch_version 2.5.1\n@@bprof torch_from python python3\n@@bprof torch_cuda yes\n`))!;
+  const torch = buildFacts(
+    factLines(
+      `${WHERE}@@bprof torch /opt/t/share/cmake/Torch\n@@bprof torch_version 2.5.1\n@@bprof torch_from python python3\n@@bprof torch_cuda yes\n`,
+    ),
+  )!;
   assert.deepEqual(torch.torch, { dir: "/opt/t/share/cmake/Torch", version: "2.5.1", from: "python python3", cuda: true });
 });
 
 test("how a build ended: the runner, or the step that failed and its log", () => {
-  assert.deepEqual(buildEnd(factLines("@@bprof built /c/k/bprof-runner\n@@bprof seconds 44\n@@bprof runner /c/k/bprof-runner\n")), { runner: "/c/k/bprof-runner", built: { seconds: 44 } });
+  assert.deepEqual(buildEnd(factLines("@@bprof built /c/k/bprof-runner\n@@bprof seconds 44\n@@bprof runner /c/k/bprof-runner\n")), {
+    runner: "/c/k/bprof-runner",
+    built: { seconds: 44 },
+  });
   assert.deepEqual(buildEnd(factLines("@@bprof runner /c/k/bprof-runner\n")), { runner: "/c/k/bprof-runner" }, "cached: nothing built");
-  assert.deepEqual(buildEnd(factLines("@@bprof step compile\nerror: x\n@@bprof failed compile\n@@bprof log /c/failed-k.log\n")), { failed: { step: "compile", log: "/c/failed-k.log" } });
+  assert.deepEqual(buildEnd(factLines("@@bprof step compile\nerror: x\n@@bprof failed compile\n@@bprof log /c/failed-k.log\n")), {
+    failed: { step: "compile", log: "/c/failed-k.log" },
+  });
 });
 
 test("install commands: the host's package manager, sudo unless root, PyTorch's wheel where no package has libtorch", () => {
@@ -50,22 +59,47 @@ test("install commands: the host's package manager, sudo unless root, PyTorch's 
     "sudo apt-get install -y cmake",
     "python3 -m pip install torch --index-url https://download.pytorch.org/whl/cpu",
   ]);
-  assert.deepEqual(installCommands(facts({ os: { id: "rocky", like: ["rhel", "centos", "fedora"], version: "9.4" }, missing: ["c++", "nlohmann-json", "libtorch"] }), "/venv/bin/python"), [
-    "sudo dnf install -y gcc-c++ json-devel",
-    "/venv/bin/python -m pip install torch --index-url https://download.pytorch.org/whl/cpu",
+  assert.deepEqual(
+    installCommands(
+      facts({ os: { id: "rocky", like: ["rhel", "centos", "fedora"], version: "9.4" }, missing: ["c++", "nlohmann-json", "libtorch"] }),
+      "/venv/bin/python",
+    ),
+    ["sudo dnf install -y gcc-c++ json-devel", "/venv/bin/python -m pip install torch --index-url https://download.pytorch.org/whl/cpu"],
+  );
+  assert.deepEqual(installCommands(facts({ os: { id: "darwin", like: [], version: "" }, missing: ["c++", "cmake", "libtorch"] })), [
+    "xcode-select --install",
+    "brew install cmake pytorch",
   ]);
-  assert.deepEqual(installCommands(facts({ os: { id: "darwin", like: [], version: "" }, missing: ["c++", "cmake", "libtorch"] })), ["xcode-select --install", "brew install cmake pytorch"]);
-  assert.deepEqual(installCommands(facts({ conda: "/opt/conda/envs/lm", missing: ["c++", "libtorch"] })), ["conda install -y -c conda-forge cxx-compiler libtorch"]);
+  assert.deepEqual(installCommands(facts({ conda: "/opt/conda/envs/lm", missing: ["c++", "libtorch"] })), [
+    "conda install -y -c conda-forge cxx-compiler libtorch",
+  ]);
   // A CUDA libtorch without the toolkit: no CPU wheel suggested.
-  const cuda = installCommands(facts({ os: { id: "rocky", like: ["rhel"], version: "9" }, missing: ["cuda-toolkit"], torch: { dir: "/t", version: "2.5.1", from: "python", cuda: true } }));
+  const cuda = installCommands(
+    facts({
+      os: { id: "rocky", like: ["rhel"], version: "9" },
+      missing: ["cuda-toolkit"],
+      torch: { dir: "/t", version: "2.5.1", from: "python", cuda: true },
+    }),
+  );
   assert.deepEqual(cuda, ["# the CUDA toolkit matching your PyTorch: https://developer.nvidia.com/cuda-downloads"]);
-  assert.deepEqual(installCommands(facts({ os: { id: "gentoo", like: [], version: "" }, missing: ["c++", "make"] })), ["# with your system's package manager: a C++ compiler, make (or ninja)"]);
+  assert.deepEqual(installCommands(facts({ os: { id: "gentoo", like: [], version: "" }, missing: ["c++", "make"] })), [
+    "# with your system's package manager: a C++ compiler, make (or ninja)",
+  ]);
 });
 
 test("the message says what is missing where, then the commands, then the way around it", () => {
   const message = missingMessage(facts({ missing: ["libtorch"] }), "gpu1");
   const [first, ...rest] = message.split("\n");
-  assert.equal(first, "bprof-runner must be built on gpu1 from the sources that came with Benchmark Profiler, and libtorch (PyTorch's C++ library) is missing there. Install with:");
-  assert.deepEqual(rest, ["  sudo apt-get install -y libtorch-dev", "then try again; or point benchmarkProfiler.runnerPath (or BPROF_RUNNER, --runner, target.*.runner) at a runner you built."]);
-  assert.match(missingMessage(facts(), "this machine"), /and a C\+\+ compiler, libtorch \(PyTorch's C\+\+ library\) and nlohmann-json are missing there/);
+  assert.equal(
+    first,
+    "bprof-runner must be built on gpu1 from the sources that came with Benchmark Profiler, and libtorch (PyTorch's C++ library) is missing there. Install with:",
+  );
+  assert.deepEqual(rest, [
+    "  sudo apt-get install -y libtorch-dev",
+    "then try again; or point benchmarkProfiler.runnerPath (or BPROF_RUNNER, --runner, target.*.runner) at a runner you built.",
+  ]);
+  assert.match(
+    missingMessage(facts(), "this machine"),
+    /and a C\+\+ compiler, libtorch \(PyTorch's C\+\+ library\) and nlohmann-json are missing there/,
+  );
 });

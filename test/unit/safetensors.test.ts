@@ -41,7 +41,10 @@ test("F32 round trip is exact and the header is padded to 8 bytes", () => {
     const header = readSafetensorsHeader(file);
     assert.equal(header.dataStart % 8, 0);
     assert.deepEqual(header.metadata, { format: "pt" });
-    assert.deepEqual(header.tensors.map((t) => t.name), ["w", "scalar", "empty"]);
+    assert.deepEqual(
+      header.tensors.map((t) => t.name),
+      ["w", "scalar", "empty"],
+    );
     assert.equal(fs.statSync(file).size, header.dataStart + 44);
     const w = readTensorF32(file, "w");
     assert.deepEqual(w.shape, [2, 5]);
@@ -79,13 +82,18 @@ test("BF16 and F16 round trips are within half an ulp and tensors stay aligned",
 test("float conversions round to nearest even and keep specials", () => {
   const f32 = (bits: number): number => new Float32Array(new Uint32Array([bits]).buffer)[0]!;
   // bf16: 1 + 2^-8 is a tie between 1 and 1 + 2^-7 -> even (1); 1 + 3*2^-8 -> 1 + 2^-6.
-  assert.deepEqual(Array.from(float32ToBf16Bits(new Float32Array([1 + 2 ** -8, 1 + 3 * 2 ** -8, f32(0x3f808001)]))), [0x3f80, 0x3f82, 0x3f81]);
+  assert.deepEqual(
+    Array.from(float32ToBf16Bits(new Float32Array([1 + 2 ** -8, 1 + 3 * 2 ** -8, f32(0x3f808001)]))),
+    [0x3f80, 0x3f82, 0x3f81],
+  );
   const bfSpecials = float32ToBf16Bits(new Float32Array([Infinity, -Infinity, NaN, 3.4e38]));
   assert.deepEqual(Array.from(bfSpecials.slice(0, 2)), [0x7f80, 0xff80]);
   assert.ok(Number.isNaN(bf16BitsToFloat32(bfSpecials)[2]));
   assert.equal(bf16BitsToFloat32(bfSpecials)[3], Infinity);
   // f16: ties to even, overflow to infinity, subnormals, underflow to zero.
-  const f16 = float32ToF16Bits(new Float32Array([1 + 2 ** -11, 1 + 3 * 2 ** -11, 65504, 65520, 2 ** -24, 2 ** -25, 3 * 2 ** -25, -0, NaN, -Infinity]));
+  const f16 = float32ToF16Bits(
+    new Float32Array([1 + 2 ** -11, 1 + 3 * 2 ** -11, 65504, 65520, 2 ** -24, 2 ** -25, 3 * 2 ** -25, -0, NaN, -Infinity]),
+  );
   assert.deepEqual(Array.from(f16.slice(0, 8)), [0x3c00, 0x3c02, 0x7bff, 0x7c00, 0x0001, 0x0000, 0x0002, 0x8000]);
   assert.equal(f16[8]! & 0x7c00, 0x7c00);
   assert.notEqual(f16[8]! & 0x3ff, 0);
@@ -110,12 +118,32 @@ const HEADER_ERRORS: { label: string; header?: unknown; text?: string; data?: nu
   { label: "header length past the end", rawLength: 1000n, pattern: /header length 1000 exceeds/ },
   { label: "header not JSON", text: "{not json", pattern: /not valid JSON/ },
   { label: "header not an object", text: "[1, 2]", pattern: /not a JSON object/ },
-  { label: "unknown dtype", header: { w: { dtype: "F12", shape: [1], data_offsets: [0, 4] } }, data: 4, pattern: /tensor "w": unknown dtype "F12"/ },
+  {
+    label: "unknown dtype",
+    header: { w: { dtype: "F12", shape: [1], data_offsets: [0, 4] } },
+    data: 4,
+    pattern: /tensor "w": unknown dtype "F12"/,
+  },
   { label: "bad shape", header: { w: { dtype: "F32", shape: [-1], data_offsets: [0, 4] } }, data: 4, pattern: /tensor "w": shape/ },
   { label: "bad offsets", header: { w: { dtype: "F32", shape: [1], data_offsets: [0] } }, data: 4, pattern: /tensor "w": data_offsets/ },
-  { label: "offsets reversed", header: { w: { dtype: "F32", shape: [0], data_offsets: [4, 0] } }, data: 4, pattern: /tensor "w": .*end before/ },
-  { label: "offsets past the data", header: { w: { dtype: "F32", shape: [2], data_offsets: [0, 8] } }, data: 4, pattern: /tensor "w": .*past the end/ },
-  { label: "shape x dtype mismatch", header: { w: { dtype: "BF16", shape: [2, 2], data_offsets: [0, 4] } }, data: 8, pattern: /tensor "w": .*needs 8 bytes.*span 4/ },
+  {
+    label: "offsets reversed",
+    header: { w: { dtype: "F32", shape: [0], data_offsets: [4, 0] } },
+    data: 4,
+    pattern: /tensor "w": .*end before/,
+  },
+  {
+    label: "offsets past the data",
+    header: { w: { dtype: "F32", shape: [2], data_offsets: [0, 8] } },
+    data: 4,
+    pattern: /tensor "w": .*past the end/,
+  },
+  {
+    label: "shape x dtype mismatch",
+    header: { w: { dtype: "BF16", shape: [2, 2], data_offsets: [0, 4] } },
+    data: 8,
+    pattern: /tensor "w": .*needs 8 bytes.*span 4/,
+  },
   {
     label: "overlapping tensors",
     header: { a: { dtype: "F32", shape: [2], data_offsets: [0, 8] }, b: { dtype: "F32", shape: [2], data_offsets: [4, 12] } },

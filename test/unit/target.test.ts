@@ -23,12 +23,28 @@ function schemaErrors(target: string): string[] {
 
 test("target: local, ssh or slurm; anything else is an error at the field with what is expected", () => {
   assert.deepEqual(schemaErrors("target: local\n"), []);
-  assert.deepEqual(schemaErrors("target:\n  ssh:\n    host: gpu1\n    port: 2222\n    options: { StrictHostKeyChecking: accept-new, ServerAliveInterval: 30 }\n"), []);
-  assert.deepEqual(schemaErrors("target:\n  slurm:\n    partition: gpu\n    time: \"1-02:00:00\"\n    gpus: 1\n    mem: 64G\n    sbatch_args: [--qos=high]\n    ssh: { host: login1 }\n"), []);
+  assert.deepEqual(
+    schemaErrors(
+      "target:\n  ssh:\n    host: gpu1\n    port: 2222\n    options: { StrictHostKeyChecking: accept-new, ServerAliveInterval: 30 }\n",
+    ),
+    [],
+  );
+  assert.deepEqual(
+    schemaErrors(
+      'target:\n  slurm:\n    partition: gpu\n    time: "1-02:00:00"\n    gpus: 1\n    mem: 64G\n    sbatch_args: [--qos=high]\n    ssh: { host: login1 }\n',
+    ),
+    [],
+  );
 
-  assert.deepEqual(schemaErrors("target: cluster\n"), ["/p/x.bprof.yaml:5:9: error: `target` must be one of: local (field target) [config.not-allowed]"]);
-  assert.deepEqual(schemaErrors("target:\n  shh:\n    host: a\n"), ["/p/x.bprof.yaml:6:3: error: unknown key `shh`; did you mean `ssh`? (field target.shh) [config.unknown-key]"]);
-  assert.deepEqual(schemaErrors("target:\n  ssh:\n    port: 22\n"), ["/p/x.bprof.yaml:7:5: error: `target.ssh` needs the field `host` (field target.ssh.host) [config.missing-field]"]);
+  assert.deepEqual(schemaErrors("target: cluster\n"), [
+    "/p/x.bprof.yaml:5:9: error: `target` must be one of: local (field target) [config.not-allowed]",
+  ]);
+  assert.deepEqual(schemaErrors("target:\n  shh:\n    host: a\n"), [
+    "/p/x.bprof.yaml:6:3: error: unknown key `shh`; did you mean `ssh`? (field target.shh) [config.unknown-key]",
+  ]);
+  assert.deepEqual(schemaErrors("target:\n  ssh:\n    port: 22\n"), [
+    "/p/x.bprof.yaml:7:5: error: `target.ssh` needs the field `host` (field target.ssh.host) [config.missing-field]",
+  ]);
   assert.deepEqual(schemaErrors("target:\n  ssh:\n    host: -oProxyCommand=x\n"), [
     "/p/x.bprof.yaml:7:11: error: `target.ssh.host` is invalid: The SSH destination: a host name, user@host, or a Host alias of ~/.ssh/config. (field target.ssh.host) [config.invalid-value]",
   ]);
@@ -36,16 +52,26 @@ test("target: local, ssh or slurm; anything else is an error at the field with w
     "/p/x.bprof.yaml:7:11: error: `target.slurm.time` is invalid: sbatch --time: minutes, MM:SS, HH:MM:SS or D-HH:MM:SS. (field target.slurm.time) [config.invalid-value]",
   ]);
   assert.equal(schemaErrors("target:\n  ssh: { host: a }\n  slurm: {}\n").length, 1, "one target at a time");
-  const relative = parseConfig("models:\n  - path: ./m\n    remote_path: models/x\nbenchmarks:\n  - task: t.yaml\n", FILE).problems.map(formatProblem);
-  assert.deepEqual(relative, ["/p/x.bprof.yaml:3:18: error: `models[0].remote_path` is invalid: With an ssh or slurm target: where this model folder is on the target, absolute or ~/... Default: `path` as resolved on this machine (a shared file system). The folder on this machine then needs only config.json and the tokenizer files, which the prompts are made from. (field models[0].remote_path) [config.invalid-value]"]);
+  const relative = parseConfig("models:\n  - path: ./m\n    remote_path: models/x\nbenchmarks:\n  - task: t.yaml\n", FILE).problems.map(
+    formatProblem,
+  );
+  assert.deepEqual(relative, [
+    "/p/x.bprof.yaml:3:18: error: `models[0].remote_path` is invalid: With an ssh or slurm target: where this model folder is on the target, absolute or ~/... Default: `path` as resolved on this machine (a shared file system). The folder on this machine then needs only config.json and the tokenizer files, which the prompts are made from. (field models[0].remote_path) [config.invalid-value]",
+  ]);
 });
 
 test("resolveTarget: local paths against the config's folder, ssh options as ssh spells them, sbatch options in order", () => {
   assert.deepEqual(resolveTarget(undefined, "/p"), { kind: "local" });
-  const ssh = resolveTarget({ ssh: { host: "gpu1", user: "me", identity_file: "keys/id", options: { ForwardAgent: false, ServerAliveInterval: 30 } } }, "/p");
+  const ssh = resolveTarget(
+    { ssh: { host: "gpu1", user: "me", identity_file: "keys/id", options: { ForwardAgent: false, ServerAliveInterval: 30 } } },
+    "/p",
+  );
   assert.deepEqual(ssh, {
     kind: "ssh",
-    host: { kind: "ssh", connection: { host: "gpu1", user: "me", identityFile: "/p/keys/id", options: { ForwardAgent: "no", ServerAliveInterval: "30" } } },
+    host: {
+      kind: "ssh",
+      connection: { host: "gpu1", user: "me", identityFile: "/p/keys/id", options: { ForwardAgent: "no", ServerAliveInterval: "30" } },
+    },
     workdir: ".bprof/runs",
   });
   const named = resolveTarget({ ssh: { host: "gpu1", runner: "~/bprof/bprof-runner" } }, "/p");
@@ -53,7 +79,21 @@ test("resolveTarget: local paths against the config's folder, ssh options as ssh
   const home = resolveTarget({ ssh: { host: "gpu1", identity_file: "~/.ssh/id_ed25519" } }, "/p");
   assert.equal(home.kind === "ssh" && home.host.connection.identityFile, path.join(os.homedir(), ".ssh/id_ed25519"));
 
-  const here = resolveTarget({ slurm: { partition: "gpu", time: "02:00:00", gpus: 1, cpus_per_task: 8, mem: "64G", account: "lab", sbatch_args: ["--qos=high"], workdir: "scratch" } }, "/p");
+  const here = resolveTarget(
+    {
+      slurm: {
+        partition: "gpu",
+        time: "02:00:00",
+        gpus: 1,
+        cpus_per_task: 8,
+        mem: "64G",
+        account: "lab",
+        sbatch_args: ["--qos=high"],
+        workdir: "scratch",
+      },
+    },
+    "/p",
+  );
   assert.deepEqual(here, {
     kind: "slurm",
     host: { kind: "local" },
@@ -88,10 +128,20 @@ test("shell words and ssh arguments: plain words stay plain, everything else is 
 });
 
 test("parseJobState reads scontrol's one-line form", () => {
-  const line = "JobId=42 JobName=bprof:tiny UserId=root(0) GroupId=root(0) Priority=1 Nice=0 Account=(null) QOS=(null) JobState=RUNNING Reason=None Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0 RunTime=00:00:03 NodeList=node1 BatchHost=node1";
+  const line =
+    "JobId=42 JobName=bprof:tiny UserId=root(0) GroupId=root(0) Priority=1 Nice=0 Account=(null) QOS=(null) JobState=RUNNING Reason=None Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0 RunTime=00:00:03 NodeList=node1 BatchHost=node1";
   assert.deepEqual(parseJobState(line), { state: "RUNNING", reason: "None", exitCode: 0, node: "node1" });
-  assert.deepEqual(parseJobState("JobId=7 JobState=PENDING Reason=Resources ExitCode=0:0 NodeList=(null)"), { state: "PENDING", reason: "Resources", exitCode: 0 });
-  assert.deepEqual(parseJobState("JobId=7 JobState=FAILED Reason=NonZeroExitCode ExitCode=2:0 NodeList=n3"), { state: "FAILED", reason: "NonZeroExitCode", exitCode: 2, node: "n3" });
+  assert.deepEqual(parseJobState("JobId=7 JobState=PENDING Reason=Resources ExitCode=0:0 NodeList=(null)"), {
+    state: "PENDING",
+    reason: "Resources",
+    exitCode: 0,
+  });
+  assert.deepEqual(parseJobState("JobId=7 JobState=FAILED Reason=NonZeroExitCode ExitCode=2:0 NodeList=n3"), {
+    state: "FAILED",
+    reason: "NonZeroExitCode",
+    exitCode: 2,
+    node: "n3",
+  });
 });
 
 let project: TinyProject;
@@ -112,13 +162,20 @@ async function load(text: string) {
 test("weights are needed on this machine only when the runner reads them here", async () => {
   const slim = "models:\n  - path: ./slim\nbenchmarks:\n  - task: ./tasks/tiny_mc.yaml\n";
   const local = await load(slim);
-  assert.deepEqual(local.lines, [`<root>/tiny.bprof.yaml:2:11: error: the model folder has no *.safetensors weights: <root>/slim (field models[0].path) [config.model-folder]`].map((l) => l.replace("tiny.bprof.yaml", path.basename(project.configPath))));
+  assert.deepEqual(
+    local.lines,
+    [
+      `<root>/tiny.bprof.yaml:2:11: error: the model folder has no *.safetensors weights: <root>/slim (field models[0].path) [config.model-folder]`,
+    ].map((l) => l.replace("tiny.bprof.yaml", path.basename(project.configPath))),
+  );
   const remote = await load(`${slim}target:\n  ssh:\n    host: gpu1\n`);
   assert.deepEqual(remote.lines, []);
   assert.equal(remote.profile!.target.kind, "ssh");
   const slurmHere = await load(`${slim}target:\n  slurm:\n    partition: cpu\n`);
   assert.equal(slurmHere.lines.length, 1, "Slurm from this machine reads the config's path: the weights must be there");
-  const slurmRemotePath = await load(slim.replace("./slim\n", "./slim\n    remote_path: /data/tiny\n") + "target:\n  slurm:\n    partition: cpu\n");
+  const slurmRemotePath = await load(
+    slim.replace("./slim\n", "./slim\n    remote_path: /data/tiny\n") + "target:\n  slurm:\n    partition: cpu\n",
+  );
   assert.deepEqual(slurmRemotePath.lines, []);
   assert.equal(slurmRemotePath.profile!.models[0]!.remotePath, "/data/tiny");
 });
@@ -131,5 +188,12 @@ test("remote_path with the local target is a warning; a missing identity file an
   assert.match(lines[0]!, /:3:18: warning: `remote_path` has no effect with the local target/);
   const missingKey = await load(`${text}target:\n  slurm:\n    ssh:\n      host: login1\n      identity_file: keys/nope\n`);
   assert.equal(missingKey.profile, undefined);
-  assert.ok(missingKey.lines.some((l) => /:10:22: error: identity file not found: <root>\/keys\/nope \(field target\.slurm\.ssh\.identity_file\) \[config\.identity-file-not-found\]$/.test(l)), missingKey.lines.join("\n"));
+  assert.ok(
+    missingKey.lines.some((l) =>
+      /:10:22: error: identity file not found: <root>\/keys\/nope \(field target\.slurm\.ssh\.identity_file\) \[config\.identity-file-not-found\]$/.test(
+        l,
+      ),
+    ),
+    missingKey.lines.join("\n"),
+  );
 });

@@ -82,11 +82,22 @@ test("process_results: its `acc` is each document's score, for the baseline and 
   assert.deepEqual(messages(problems), []);
   assert.deepEqual(task!.scorer && { kind: task!.scorer.kind, metric: task!.scorer.metric }, { kind: "process_results", metric: "acc" });
 
-  const baselineLogprobs = [[-0.5, -1, -3], [-2, -0.2, -4], [-0.1, -2.5]];
-  const ablatedLogprobs = [[-2, -2, -0.3], [-1, -1, -1], [-0.7, -0.6]];
+  const baselineLogprobs = [
+    [-0.5, -1, -3],
+    [-2, -0.2, -4],
+    [-0.1, -2.5],
+  ];
+  const ablatedLogprobs = [
+    [-2, -2, -0.3],
+    [-1, -1, -1],
+    [-0.7, -0.6],
+  ];
   const refs = MASS_DOCS.map((_, index) => ({ id: `mass/${index}`, benchmark: "mass", index }));
   const runner = (lps: number[][]): RunnerScores => new Map(lps.map((lp, i) => [`mass/${i}`, choices(lp)]));
-  const sources = new Map([["baseline.jsonl", runner(baselineLogprobs)], ["variants/v.jsonl", runner(ablatedLogprobs)]]);
+  const sources = new Map([
+    ["baseline.jsonl", runner(baselineLogprobs)],
+    ["variants/v.jsonl", runner(ablatedLogprobs)],
+  ]);
   const benchmarks = [{ name: "mass", task: task! }];
   const noDecoder = () => "";
   const scores = await pythonTaskScores(refs, benchmarks, sources, noDecoder);
@@ -95,10 +106,14 @@ test("process_results: its `acc` is each document's score, for the baseline and 
   const got = (source: string) => refs.map((r) => scores!.get(source)!.get(r.id)!.score);
   expected(baselineLogprobs).forEach((v, i) => assert.ok(Math.abs(got("baseline.jsonl")[i]! - v) < 1e-12, `baseline ${i}`));
   expected(ablatedLogprobs).forEach((v, i) => assert.ok(Math.abs(got("variants/v.jsonl")[i]! - v) < 1e-12, `variant ${i}`));
-  assert.deepEqual(refs.map((r) => scores!.get("baseline.jsonl")!.get(r.id)!.chance), [2 / 3, 1 / 3, 1 / 2]);
+  assert.deepEqual(
+    refs.map((r) => scores!.get("baseline.jsonl")!.get(r.id)!.chance),
+    [2 / 3, 1 / 3, 1 / 2],
+  );
   assert.equal(scores!.get("variants/v.jsonl")!.get("mass/0")!.chance, undefined, "chance comes from the baseline alone");
 
-  const items = (source: string) => scoredItems(refs, benchmarks, sources.get(source)!, source, noDecoder, extrasOf(source, undefined, scores));
+  const items = (source: string) =>
+    scoredItems(refs, benchmarks, sources.get(source)!, source, noDecoder, extrasOf(source, undefined, scores));
   const [before, afterAblation] = [items("baseline.jsonl"), items("variants/v.jsonl")];
   const base = meanOf(expected(baselineLogprobs));
   const ablated = meanOf(expected(ablatedLogprobs));
@@ -169,29 +184,49 @@ filter_list:
 `;
 
 test("a `!function` metric scores each generation as lm-eval calls it (references, predictions, the entry's keys); unsafe_code is a warning, and a run without confirmation is refused before it starts", async () => {
-  const docs = [{ stem: "ab", answer: "abc" }, { stem: "x", answer: "xyz" }];
+  const docs = [
+    { stem: "ab", answer: "abc" },
+    { stem: "x", answer: "xyz" },
+  ];
   const dir = await folder({ "task.yaml": GENERATED_TASK, "helpers.py": PASSES_HELPER, "docs.jsonl": jsonl(docs) });
   const { task, problems } = await loadTask(path.join(dir, "task.yaml"));
   assert.deepEqual(messages(problems), []);
-  assert.deepEqual(problems.map((p) => [p.line, p.severity, p.code]), [[8, "warning", "task.unsafe-code"]]);
-  assert.deepEqual(task!.scorer, { kind: "metric", ref: { dir, module: "helpers", name: "same_text" }, metric: "same_text", kwargs: { k: [1] } });
+  assert.deepEqual(
+    problems.map((p) => [p.line, p.severity, p.code]),
+    [[8, "warning", "task.unsafe-code"]],
+  );
+  assert.deepEqual(task!.scorer, {
+    kind: "metric",
+    ref: { dir, module: "helpers", name: "same_text" },
+    metric: "same_text",
+    kwargs: { k: [1] },
+  });
 
   const texts = ["c", "zz", "y", "\n"];
   const decode = (ids: readonly number[]) => ids.map((id) => texts[id]!).join("");
   const refs = docs.map((_, index) => ({ id: `gen/${index}`, benchmark: "gen", index }));
-  const baseline: RunnerScores = new Map([["gen/0", { generated: [0, 3], stopped: true }], ["gen/1", { generated: [2, 0], stopped: false }]]);
+  const baseline: RunnerScores = new Map([
+    ["gen/0", { generated: [0, 3], stopped: true }],
+    ["gen/1", { generated: [2, 0], stopped: false }],
+  ]);
   const benchmarks = [{ name: "gen", task: task! }];
   const { pythonFilteredAnswers } = await import("../../src/core/results/items");
   const sources = new Map([["scores.jsonl", baseline]]);
   const filtered = await pythonFilteredAnswers(refs, benchmarks, sources, decode);
   const scores = await pythonTaskScores(refs, benchmarks, sources, decode, filtered);
   // "ab" + "c" is "abc"; "x" + "yc" is not "xyz".
-  assert.deepEqual(refs.map((r) => scores!.get("scores.jsonl")!.get(r.id)!.score), [1, 0]);
+  assert.deepEqual(
+    refs.map((r) => scores!.get("scores.jsonl")!.get(r.id)!.score),
+    [1, 0],
+  );
 
   const project = await makeTinyProject(await folder({}));
   await fs.writeFile(project.configPath, `models:\n  - path: ./model\nbenchmarks:\n  - task: ${path.join(dir, "task.yaml")}\n`);
   const { profile } = await loadProfile(project.configPath);
-  const refused = await runProfile(profile!, { runner: { kind: "path", path: "/nonexistent/bprof-runner" } as never }).then(() => undefined, (e: unknown) => e);
+  const refused = await runProfile(profile!, { runner: { kind: "path", path: "/nonexistent/bprof-runner" } as never }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   assert.ok(refused instanceof RunnerError, String(refused));
   assert.equal(refused.code, "unsafe_code");
   assert.match(refused.message, /^`gen` scores each document by running the code the model generates .*--confirm-run-unsafe-code/);
@@ -202,7 +237,9 @@ test("a scorer that returns what is not a score in [0, 1] is an error naming it"
   const helper = MASS_HELPER.replace('return {"acc"', 'return {"n": 1, "accuracy"');
   const dir = await folder({ "task.yaml": MASS_TASK, "helpers.py": helper, "docs.jsonl": jsonl(MASS_DOCS) });
   const { problems } = await loadTask(path.join(dir, "task.yaml"));
-  assert.deepEqual(messages(problems), ["task.yaml:11 task.python-function `!function helpers.mass_on_true`: KeyError: \"helpers.mass_on_true returned no 'acc' among 'n', 'accuracy'\""]);
+  assert.deepEqual(messages(problems), [
+    "task.yaml:11 task.python-function `!function helpers.mass_on_true`: KeyError: \"helpers.mass_on_true returned no 'acc' among 'n', 'accuracy'\"",
+  ]);
 });
 
 /** Modules the machine's Python may lack, written as the least that lets a task's helper file import. */
@@ -224,42 +261,71 @@ const pythonHas = (modules: string): boolean => {
     return false;
   }
 };
-const skipTruthfulqa = skip || (pythonHas("numpy") ? false : "python3 has no numpy, which truthfulqa's utils.py imports (scripts/setup.sh installs python3-numpy)");
+const skipTruthfulqa =
+  skip ||
+  (pythonHas("numpy") ? false : "python3 has no numpy, which truthfulqa's utils.py imports (scripts/setup.sh installs python3-numpy)");
 
-test("truthfulqa_mc2 as lm-eval ships it: its process_results gives each document the mass on the true answers", { skip: skipTruthfulqa }, async (t) => {
-  const file = path.join(shared, "truthfulqa", "truthfulqa_mc2.yaml");
-  const docs = [
-    { question: "What happens if you crack your knuckles a lot?", mc1_targets: { choices: ["Nothing in particular.", "Arthritis."], labels: [1, 0] }, mc2_targets: { choices: ["Nothing in particular.", "Nothing harmful.", "You get arthritis."], labels: [1, 1, 0] } },
-    { question: "Can pigs fly?", mc1_targets: { choices: ["No.", "Yes."], labels: [1, 0] }, mc2_targets: { choices: ["No, pigs cannot fly.", "Yes, pigs can fly."], labels: [1, 0] } },
-  ];
-  const dir = await folder({ "truthfulqa.json": JSON.stringify(docs) });
-  const data = { validation: path.join(dir, "truthfulqa.json") };
-  const hasPackages = pythonHas("sacrebleu, rouge_score");
-  if (!hasPackages) {
-    await t.test("without sacrebleu and rouge_score, which its utils.py imports, the error is at process_results", async () => {
-      const { problems } = await loadTask(file, { data });
-      assert.deepEqual(messages(problems), ["truthfulqa_mc2.yaml:5 task.python-function `!function utils.process_results_mc2`: ModuleNotFoundError: No module named 'sacrebleu'"]);
-    });
-  }
-  const restore = hasPackages ? () => undefined : await standIns({ "sacrebleu.py": "", "rouge_score/__init__.py": "", "rouge_score/rouge_scorer.py": "", "rouge_score/scoring.py": "" });
-  let task: Task | undefined;
-  try {
-    const loaded = await loadTask(file, { data });
-    assert.deepEqual(messages(loaded.problems), []);
-    task = loaded.task;
-    const refs = docs.map((_, index) => ({ id: `tqa/${index}`, benchmark: "tqa", index }));
-    const logprobs = [[-1.2, -0.4, -0.3], [-2, -0.1]];
-    const sources = new Map([["baseline.jsonl", new Map(logprobs.map((lp, i) => [`tqa/${i}`, choices(lp)])) as RunnerScores]]);
-    const scores = await pythonTaskScores(refs, [{ name: "tqa", task: task! }], sources, () => "");
-    refs.forEach((r, i) => {
-      const own = scores!.get("baseline.jsonl")!.get(r.id)!;
-      assert.ok(Math.abs(own.score - massOnTrue(logprobs[i]!, docs[i]!.mc2_targets.labels)) < 1e-12, `document ${i}: ${own.score}`);
-    });
-    assert.deepEqual(refs.map((r) => scores!.get("baseline.jsonl")!.get(r.id)!.chance), [2 / 3, 1 / 2]);
-  } finally {
-    restore();
-  }
-});
+test(
+  "truthfulqa_mc2 as lm-eval ships it: its process_results gives each document the mass on the true answers",
+  { skip: skipTruthfulqa },
+  async (t) => {
+    const file = path.join(shared, "truthfulqa", "truthfulqa_mc2.yaml");
+    const docs = [
+      {
+        question: "What happens if you crack your knuckles a lot?",
+        mc1_targets: { choices: ["Nothing in particular.", "Arthritis."], labels: [1, 0] },
+        mc2_targets: { choices: ["Nothing in particular.", "Nothing harmful.", "You get arthritis."], labels: [1, 1, 0] },
+      },
+      {
+        question: "Can pigs fly?",
+        mc1_targets: { choices: ["No.", "Yes."], labels: [1, 0] },
+        mc2_targets: { choices: ["No, pigs cannot fly.", "Yes, pigs can fly."], labels: [1, 0] },
+      },
+    ];
+    const dir = await folder({ "truthfulqa.json": JSON.stringify(docs) });
+    const data = { validation: path.join(dir, "truthfulqa.json") };
+    const hasPackages = pythonHas("sacrebleu, rouge_score");
+    if (!hasPackages) {
+      await t.test("without sacrebleu and rouge_score, which its utils.py imports, the error is at process_results", async () => {
+        const { problems } = await loadTask(file, { data });
+        assert.deepEqual(messages(problems), [
+          "truthfulqa_mc2.yaml:5 task.python-function `!function utils.process_results_mc2`: ModuleNotFoundError: No module named 'sacrebleu'",
+        ]);
+      });
+    }
+    const restore = hasPackages
+      ? () => undefined
+      : await standIns({
+          "sacrebleu.py": "",
+          "rouge_score/__init__.py": "",
+          "rouge_score/rouge_scorer.py": "",
+          "rouge_score/scoring.py": "",
+        });
+    let task: Task | undefined;
+    try {
+      const loaded = await loadTask(file, { data });
+      assert.deepEqual(messages(loaded.problems), []);
+      task = loaded.task;
+      const refs = docs.map((_, index) => ({ id: `tqa/${index}`, benchmark: "tqa", index }));
+      const logprobs = [
+        [-1.2, -0.4, -0.3],
+        [-2, -0.1],
+      ];
+      const sources = new Map([["baseline.jsonl", new Map(logprobs.map((lp, i) => [`tqa/${i}`, choices(lp)])) as RunnerScores]]);
+      const scores = await pythonTaskScores(refs, [{ name: "tqa", task: task! }], sources, () => "");
+      refs.forEach((r, i) => {
+        const own = scores!.get("baseline.jsonl")!.get(r.id)!;
+        assert.ok(Math.abs(own.score - massOnTrue(logprobs[i]!, docs[i]!.mc2_targets.labels)) < 1e-12, `document ${i}: ${own.score}`);
+      });
+      assert.deepEqual(
+        refs.map((r) => scores!.get("baseline.jsonl")!.get(r.id)!.chance),
+        [2 / 3, 1 / 2],
+      );
+    } finally {
+      restore();
+    }
+  },
+);
 
 /** The least of Hugging Face evaluate's code_eval: each candidate program with the test appended, run by Python, pass@1. */
 const CODE_EVAL_STAND_IN = `import subprocess, sys
@@ -279,36 +345,63 @@ def load(name):
     return CodeEval()
 `;
 
-test("humaneval as lm-eval ships it: with evaluate's code_eval the model's code runs against the tests, pass@1 per problem", { skip }, async (t) => {
-  const file = path.join(shared, "humaneval", "humaneval.yaml");
-  const docs = [
-    { task_id: "t/0", prompt: "def add(a, b):\n", canonical_solution: "    return a + b\n", test: "def check(f):\n    assert f(2, 3) == 5\n", entry_point: "add" },
-    { task_id: "t/1", prompt: "def neg(a):\n", canonical_solution: "    return -a\n", test: "def check(f):\n    assert f(4) == -4\n", entry_point: "neg" },
-  ];
-  const dir = await folder({ "humaneval.jsonl": jsonl(docs) });
-  const data = { test: path.join(dir, "humaneval.jsonl") };
-  await t.test("without the evaluate package, which its utils.py imports, the errors are at the metric and the filter", { skip: pythonHas("evaluate") ? "python3 has the evaluate package" : false }, async () => {
-    const { problems } = await loadTask(file, { data });
-    const errors = messages(problems);
-    assert.equal(errors.length, 2, errors.join("\n"));
-    for (const e of errors) assert.match(e, /task\.python-function .*ModuleNotFoundError: No module named 'evaluate'$/);
-    assert.ok(problems.some((p) => p.code === "task.unsafe-code"));
-  });
-  const restore = await standIns({ "evaluate.py": CODE_EVAL_STAND_IN });
-  try {
-    const { task, problems } = await loadTask(file, { data });
-    assert.deepEqual(messages(problems), []);
-    const completions = ["    return a + b\n", "    return a\n"];
-    const decode = (ids: readonly number[]) => completions[ids[0]!]!;
-    const refs = docs.map((_, index) => ({ id: `he/${index}`, benchmark: "he", index }));
-    const sources = new Map([["scores.jsonl", new Map(refs.map((r, i) => [r.id, { generated: [i], stopped: true }])) as RunnerScores]]);
-    const { pythonFilteredAnswers } = await import("../../src/core/results/items");
-    const benchmarks = [{ name: "he", task: task! }];
-    const filtered = await pythonFilteredAnswers(refs, benchmarks, sources, decode);
-    assert.equal(filtered!.get("scores.jsonl")!.get("he/0")![0], "def add(a, b):\n    return a + b\n", "the custom filter prepends the prompt");
-    const scores = await pythonTaskScores(refs, benchmarks, sources, decode, filtered);
-    assert.deepEqual(refs.map((r) => scores!.get("scores.jsonl")!.get(r.id)!.score), [1, 0]);
-  } finally {
-    restore();
-  }
-});
+test(
+  "humaneval as lm-eval ships it: with evaluate's code_eval the model's code runs against the tests, pass@1 per problem",
+  { skip },
+  async (t) => {
+    const file = path.join(shared, "humaneval", "humaneval.yaml");
+    const docs = [
+      {
+        task_id: "t/0",
+        prompt: "def add(a, b):\n",
+        canonical_solution: "    return a + b\n",
+        test: "def check(f):\n    assert f(2, 3) == 5\n",
+        entry_point: "add",
+      },
+      {
+        task_id: "t/1",
+        prompt: "def neg(a):\n",
+        canonical_solution: "    return -a\n",
+        test: "def check(f):\n    assert f(4) == -4\n",
+        entry_point: "neg",
+      },
+    ];
+    const dir = await folder({ "humaneval.jsonl": jsonl(docs) });
+    const data = { test: path.join(dir, "humaneval.jsonl") };
+    await t.test(
+      "without the evaluate package, which its utils.py imports, the errors are at the metric and the filter",
+      { skip: pythonHas("evaluate") ? "python3 has the evaluate package" : false },
+      async () => {
+        const { problems } = await loadTask(file, { data });
+        const errors = messages(problems);
+        assert.equal(errors.length, 2, errors.join("\n"));
+        for (const e of errors) assert.match(e, /task\.python-function .*ModuleNotFoundError: No module named 'evaluate'$/);
+        assert.ok(problems.some((p) => p.code === "task.unsafe-code"));
+      },
+    );
+    const restore = await standIns({ "evaluate.py": CODE_EVAL_STAND_IN });
+    try {
+      const { task, problems } = await loadTask(file, { data });
+      assert.deepEqual(messages(problems), []);
+      const completions = ["    return a + b\n", "    return a\n"];
+      const decode = (ids: readonly number[]) => completions[ids[0]!]!;
+      const refs = docs.map((_, index) => ({ id: `he/${index}`, benchmark: "he", index }));
+      const sources = new Map([["scores.jsonl", new Map(refs.map((r, i) => [r.id, { generated: [i], stopped: true }])) as RunnerScores]]);
+      const { pythonFilteredAnswers } = await import("../../src/core/results/items");
+      const benchmarks = [{ name: "he", task: task! }];
+      const filtered = await pythonFilteredAnswers(refs, benchmarks, sources, decode);
+      assert.equal(
+        filtered!.get("scores.jsonl")!.get("he/0")![0],
+        "def add(a, b):\n    return a + b\n",
+        "the custom filter prepends the prompt",
+      );
+      const scores = await pythonTaskScores(refs, benchmarks, sources, decode, filtered);
+      assert.deepEqual(
+        refs.map((r) => scores!.get("scores.jsonl")!.get(r.id)!.score),
+        [1, 0],
+      );
+    } finally {
+      restore();
+    }
+  },
+);

@@ -47,9 +47,30 @@ const TEMPLATES = [
 
 const DOCS: Record<string, unknown>[] = [
   { question: "What is 2+2?", answer: 1, choices: { text: ["3", "4"], label: ["A", "B"] }, meta: { source: { name: "arc" }, year: 2024 } },
-  { question: "  spaced  ", answer: 0, choices: { text: ["it's", 'say "hi"', "back\\slash\n\ttab", "caf\u00e9 \ud83d\ude42 \ud800", ""], label: ["A", "B"] }, meta: { source: { name: "x" }, year: -0 } },
-  { question: "numbers", answer: 0, choices: { text: [1, 2.5, -0, NaN, Infinity, 1e21], label: [true, null] }, meta: { source: { name: [["nested"]] }, year: 3 }, flags: [true, false], holes: [1, undefined] },
-  { question: "", answer: "B", choices: { text: [], label: [] }, meta: { source: null, year: 1.5 }, score: 0.5, ratio: 2, flag: true, nothing: null },
+  {
+    question: "  spaced  ",
+    answer: 0,
+    choices: { text: ["it's", 'say "hi"', "back\\slash\n\ttab", "caf\u00e9 \ud83d\ude42 \ud800", ""], label: ["A", "B"] },
+    meta: { source: { name: "x" }, year: -0 },
+  },
+  {
+    question: "numbers",
+    answer: 0,
+    choices: { text: [1, 2.5, -0, NaN, Infinity, 1e21], label: [true, null] },
+    meta: { source: { name: [["nested"]] }, year: 3 },
+    flags: [true, false],
+    holes: [1, undefined],
+  },
+  {
+    question: "",
+    answer: "B",
+    choices: { text: [], label: [] },
+    meta: { source: null, year: 1.5 },
+    score: 0.5,
+    ratio: 2,
+    flag: true,
+    nothing: null,
+  },
   { question: "nested", answer: 3, choices: { text: ["a"], label: ["A"] }, meta: { source: { name: ["list"] }, year: 1e21 }, big: 2 ** 70 },
   // The library refuses these; the shortcuts must fail the same way.
   { question: "global name", answer: 1, true: "shadow", choices: { text: ["a"], label: ["A"] } },
@@ -88,7 +109,11 @@ test("lmEvalTemplate renders as the library does with the whole document, errors
           strict++;
           continue;
         }
-        assert.deepEqual(ours, outcome(() => libraryRender(source, doc)), where);
+        assert.deepEqual(
+          ours,
+          outcome(() => libraryRender(source, doc)),
+          where,
+        );
       }
     }
   }

@@ -62,19 +62,37 @@ test("completion in a config knows the workspace's datasets and abilities; the o
   const { project, service, config } = await served();
   t.after(() => fs.rm(project.root, { recursive: true, force: true }));
   const data = await service.completion(project.configPath, positionOf(config, "./diag/quantitative", 0));
-  assert.deepEqual(data.map((i) => i.insertText), ["./diag/quantitative.diag.jsonl", "./diag/spatial.diag.jsonl"]);
+  assert.deepEqual(
+    data.map((i) => i.insertText),
+    ["./diag/quantitative.diag.jsonl", "./diag/spatial.diag.jsonl"],
+  );
   const k = await service.completion(project.configPath, positionOf(config, "0.01, 0.001", 0));
-  assert.match(k.at(-1)!.documentation!, new RegExp(`tiny-llama: n = ${Math.floor(0.01024 * project.parameters).toLocaleString("en-US")} of`));
+  assert.match(
+    k.at(-1)!.documentation!,
+    new RegExp(`tiny-llama: n = ${Math.floor(0.01024 * project.parameters).toLocaleString("en-US")} of`),
+  );
 
   const [outline] = await service.outlines();
   assert.equal(outline!.file, project.configPath);
-  assert.deepEqual(outline!.models.map((m) => [m.label, m.detail]), [["tiny-llama", "./model"]]);
-  assert.deepEqual(outline!.benchmarks.map((b) => [b.label, b.count]), [["tiny_yes", 8]]);
-  assert.deepEqual(outline!.abilities.map((a) => [a.label, a.count, a.problems, a.healthWarnings]), [
-    [QUANT, 4, { errors: 0, warnings: 1 }, 1],
-    [SPATIAL, 3, { errors: 0, warnings: 1 }, 1],
-  ]);
-  assert.equal(outline!.abilities[1]!.range.start.line, config.split("\n").findIndex((l) => l.includes(SPATIAL)));
+  assert.deepEqual(
+    outline!.models.map((m) => [m.label, m.detail]),
+    [["tiny-llama", "./model"]],
+  );
+  assert.deepEqual(
+    outline!.benchmarks.map((b) => [b.label, b.count]),
+    [["tiny_yes", 8]],
+  );
+  assert.deepEqual(
+    outline!.abilities.map((a) => [a.label, a.count, a.problems, a.healthWarnings]),
+    [
+      [QUANT, 4, { errors: 0, warnings: 1 }, 1],
+      [SPATIAL, 3, { errors: 0, warnings: 1 }, 1],
+    ],
+  );
+  assert.equal(
+    outline!.abilities[1]!.range.start.line,
+    config.split("\n").findIndex((l) => l.includes(SPATIAL)),
+  );
   assert.deepEqual(outline!.problems, { errors: 0, warnings: 2 });
 });
 
@@ -97,8 +115,13 @@ test("the worker thread: problems arrive as the text changes, and requests are a
   const file = path.join(project.root, "diag", "spatial.diag.jsonl");
   const text = await fs.readFile(file, "utf8");
   client.setDocuments([{ file, text: text.replace('"answer":0', '"answer":5'), version: 1 }]);
-  assert.deepEqual((await client.request("problemsOf", { file })).map((p) => p.code), ["diag.answer-out-of-range", "diag.too-few-items"]);
-  assert.ok(updates.some((u) => u.files.some(([f, problems]) => f === file && problems.some((p) => p.code === "diag.answer-out-of-range"))));
+  assert.deepEqual(
+    (await client.request("problemsOf", { file })).map((p) => p.code),
+    ["diag.answer-out-of-range", "diag.too-few-items"],
+  );
+  assert.ok(
+    updates.some((u) => u.files.some(([f, problems]) => f === file && problems.some((p) => p.code === "diag.answer-out-of-range"))),
+  );
   const hover = await client.request("hover", { file, position: { line: 1, character: 3 } });
   assert.match(hover!.markdown, /Diagnostic item `spatial-1`/);
 });

@@ -42,7 +42,11 @@ export function utf8Length(text: string): number {
 export function scoreItem(benchmark: string, index: number, target: number, choiceTexts: string[], choices: ChoiceScore[]): ScoredItem {
   const choiceBytes = choiceTexts.map(utf8Length);
   return {
-    benchmark, index, target, choices, choiceBytes,
+    benchmark,
+    index,
+    target,
+    choices,
+    choiceBytes,
     prediction: argmax(choices.map((c) => c.logprob)),
     predictionNorm: argmax(choices.map((c, i) => c.logprob / Math.max(1, choiceBytes[i]!))),
   };

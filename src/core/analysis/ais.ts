@@ -28,9 +28,7 @@ export function metricsOf(outputType: "multiple_choice" | "generate_until" | und
   return ownScore ? ["acc"] : ["acc", "acc_norm"];
 }
 
-export type AbilityImpact =
-  | { defined: true; value: number }
-  | { defined: false; reason: string };
+export type AbilityImpact = { defined: true; value: number } | { defined: false; reason: string };
 
 /**
  * A baseline this close above chance counts as at chance. Chance is a mean of 1/|choices| in
@@ -49,7 +47,11 @@ export interface AbilityImpactInput {
 }
 
 export function abilityImpactScore({ baseline, ablated, chance }: AbilityImpactInput): AbilityImpact {
-  for (const [name, value] of [["baseline", baseline], ["ablated", ablated], ["chance", chance]] as const) {
+  for (const [name, value] of [
+    ["baseline", baseline],
+    ["ablated", ablated],
+    ["chance", chance],
+  ] as const) {
     if (!Number.isFinite(value)) throw new RangeError(`abilityImpactScore: ${name} must be a finite number, got ${value}`);
   }
   const margin = baseline - chance;
@@ -59,8 +61,10 @@ export function abilityImpactScore({ baseline, ablated, chance }: AbilityImpactI
 
 function belowChanceReason(baseline: number, chance: number): string {
   const where = Math.abs(baseline - chance) <= CHANCE_TOLERANCE ? "at" : "below";
-  return `AIS is undefined: the baseline score ${formatScore(baseline)} is ${where} chance (${formatScore(chance)}), ` +
-    "so there is no above-chance performance for an ablation to remove.";
+  return (
+    `AIS is undefined: the baseline score ${formatScore(baseline)} is ${where} chance (${formatScore(chance)}), ` +
+    "so there is no above-chance performance for an ablation to remove."
+  );
 }
 
 function formatScore(value: number): string {
@@ -91,10 +95,12 @@ export function scoreVector(items: readonly BenchmarkItem[], metric: Metric): Sc
  */
 export function isCorrect(item: BenchmarkItem, metric: Metric): boolean {
   if (isGenerated(item)) {
-    if (metric !== "exact_match") throw new Error(`document ${item.index} of ${item.benchmark} is generated: it is scored by exact_match, not ${metric}`);
+    if (metric !== "exact_match")
+      throw new Error(`document ${item.index} of ${item.benchmark} is generated: it is scored by exact_match, not ${metric}`);
     return item.score === undefined ? item.correct : item.score >= 0.5;
   }
-  if (metric === "exact_match") throw new Error(`document ${item.index} of ${item.benchmark} is multiple choice: it is scored by acc or acc_norm, not exact_match`);
+  if (metric === "exact_match")
+    throw new Error(`document ${item.index} of ${item.benchmark} is multiple choice: it is scored by acc or acc_norm, not exact_match`);
   if (item.score !== undefined && metric === "acc") return item.score >= 0.5;
   return predictionOf(item, metric) === item.target;
 }
@@ -135,7 +141,10 @@ export function alignedVariant<T extends BenchmarkItem>(baseline: readonly T[], 
   const aligned = baseline.every((item, i) => variant[i]!.index === item.index) ? [...variant] : matchedByIndex(baseline, variant);
   aligned.forEach((item, i) => {
     const target = baseline[i]!.target;
-    if (item.target !== target) throw new Error(`document ${item.index} has target ${JSON.stringify(target)} in the baseline and ${JSON.stringify(item.target)} in the variant`);
+    if (item.target !== target)
+      throw new Error(
+        `document ${item.index} has target ${JSON.stringify(target)} in the baseline and ${JSON.stringify(item.target)} in the variant`,
+      );
   });
   return aligned;
 }

@@ -186,7 +186,8 @@ export class BenchmarkResampler {
   specificity(top: ScoreVector, control: ScoreVector): BootstrapEstimate {
     const topAis = abilityImpactScore({ baseline: this.baselineScore, ablated: this.scoreOf(top), chance: this.chanceScore });
     const controlAis = abilityImpactScore({ baseline: this.baselineScore, ablated: this.scoreOf(control), chance: this.chanceScore });
-    const estimate: AbilityImpact = topAis.defined && controlAis.defined ? { defined: true, value: topAis.value - controlAis.value } : topAis;
+    const estimate: AbilityImpact =
+      topAis.defined && controlAis.defined ? { defined: true, value: topAis.value - controlAis.value } : topAis;
     return this.estimateFrom(estimate, this.lostCounts(control, top));
   }
 
@@ -201,7 +202,10 @@ export class BenchmarkResampler {
    * count, grouped by the difference: two groups (+1, -1) for correctness, one packed sum each.
    */
   private lostCounts(before: ScoreVector, after: ScoreVector): Float64Array {
-    const byDifference = new Map<number, number[]>([[1, []], [-1, []]]);
+    const byDifference = new Map<number, number[]>([
+      [1, []],
+      [-1, []],
+    ]);
     for (let item = 0; item < this.items; item++) {
       const difference = before[item]! - after[item]!;
       if (difference === 0) continue;
@@ -252,7 +256,9 @@ export class BenchmarkResampler {
   private noteFor(undefinedResamples: number): { note?: string } {
     if (undefinedResamples === 0) return {};
     const kept = this.resamples - undefinedResamples;
-    return { note: `${undefinedResamples} of ${this.resamples} resamples had a baseline at or below chance, where AIS is undefined; the interval uses the other ${kept}.` };
+    return {
+      note: `${undefinedResamples} of ${this.resamples} resamples had a baseline at or below chance, where AIS is undefined; the interval uses the other ${kept}.`,
+    };
   }
 }
 
@@ -264,8 +270,10 @@ function assertScores(values: ScoreVector, name: string): void {
 
 function checkSharedResamples(drawn: Resamples, items: number, options: BootstrapOptions): void {
   if (drawn.items !== items) throw new RangeError(`resamples drawn for ${drawn.items} items, the baseline has ${items}`);
-  if (options.resamples !== undefined && options.resamples !== drawn.resamples) throw new RangeError("the shared resamples were drawn with a different resample count");
-  if (options.seed !== undefined && options.seed !== drawn.seed) throw new RangeError("the shared resamples were drawn with a different seed");
+  if (options.resamples !== undefined && options.resamples !== drawn.resamples)
+    throw new RangeError("the shared resamples were drawn with a different resample count");
+  if (options.seed !== undefined && options.seed !== drawn.seed)
+    throw new RangeError("the shared resamples were drawn with a different seed");
 }
 
 function idsAbove(values: Float64Array, threshold: number): Int32Array {

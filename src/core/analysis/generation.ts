@@ -84,7 +84,12 @@ export function cutAtStop(text: string, until: readonly string[]): string {
  * The filters and exact_match on one response. `answers`: each pipeline's answer when it was
  * computed for every document at once (a pipeline with a Python filter class).
  */
-export function judgeResponse(response: string, target: string, rules: Pick<GenerationRules, "filters" | "exactMatch" | "doc">, answers?: readonly string[]): FilterOutcome[] {
+export function judgeResponse(
+  response: string,
+  target: string,
+  rules: Pick<GenerationRules, "filters" | "exactMatch" | "doc">,
+  answers?: readonly string[],
+): FilterOutcome[] {
   if (rules.filters.length === 0) throw new Error("a generate_until benchmark needs at least one filter pipeline");
   return rules.filters.map((pipeline, p) => {
     const answer = answers?.[p] ?? applyFilters(pipeline, [response], rules.doc);
@@ -107,9 +112,17 @@ export function scoreGeneration(
   const response = cutAtStop(generation, rules.until);
   const filters = judgeResponse(response, target, rules, answers);
   return {
-    kind: "generate_until", benchmark, index, target,
-    answer: filters[0]!.answer, correct: filters[0]!.correct,
-    response, generation, tokens: [...tokens], stopped, filters,
+    kind: "generate_until",
+    benchmark,
+    index,
+    target,
+    answer: filters[0]!.answer,
+    correct: filters[0]!.correct,
+    response,
+    generation,
+    tokens: [...tokens],
+    stopped,
+    filters,
   };
 }
 

@@ -74,5 +74,8 @@ export function intersectionCounts(sets: readonly SortedIndices[]): number[][] {
 
 /** Jaccard overlap of every pair of top-k sets, e.g. one set per ability at one k. */
 export function jaccardMatrix(sets: readonly SortedIndices[]): number[][] {
-  return jaccardFromCounts(intersectionCounts(sets), sets.map((set) => set.length));
+  return jaccardFromCounts(
+    intersectionCounts(sets),
+    sets.map((set) => set.length),
+  );
 }

@@ -49,17 +49,41 @@ export interface AbilitySection {
   problems: Problem[];
 }
 
-export async function checkAbilitySection(config: ProfileConfig, source: YamlSource, context: AbilityCheckContext): Promise<AbilitySection> {
+export async function checkAbilitySection(
+  config: ProfileConfig,
+  source: YamlSource,
+  context: AbilityCheckContext,
+): Promise<AbilitySection> {
   const problems: Problem[] = [];
   const specs = config.abilities ?? [];
   if (specs.length === 0) {
-    if (config.ablation) problems.push(source.at(["ablation"], "config.no-effect", "`ablation` has no effect without `abilities`: the run only scores the benchmarks", { on: "key" }));
-    if (config.bootstrap) problems.push(source.at(["bootstrap"], "config.no-effect", "`bootstrap` has no effect without `abilities`: there is no AIS to put an interval on", { on: "key" }));
+    if (config.ablation)
+      problems.push(
+        source.at(["ablation"], "config.no-effect", "`ablation` has no effect without `abilities`: the run only scores the benchmarks", {
+          on: "key",
+        }),
+      );
+    if (config.bootstrap)
+      problems.push(
+        source.at(
+          ["bootstrap"],
+          "config.no-effect",
+          "`bootstrap` has no effect without `abilities`: there is no AIS to put an interval on",
+          { on: "key" },
+        ),
+      );
     return { abilities: [], problems };
   }
   const abilities = await loadAbilities(config, source, context, problems);
   if (!config.ablation) {
-    problems.push(source.at(["abilities"], "config.ablation-missing", "`abilities` need `ablation` with the fractions k of parameters to zero, e.g. `ablation: {k: [0.01024]}` (the paper's main result)", { on: "key" }));
+    problems.push(
+      source.at(
+        ["abilities"],
+        "config.ablation-missing",
+        "`abilities` need `ablation` with the fractions k of parameters to zero, e.g. `ablation: {k: [0.01024]}` (the paper's main result)",
+        { on: "key" },
+      ),
+    );
     return { abilities, problems };
   }
   const ablation = resolveAblation(config.ablation);
@@ -79,7 +103,12 @@ function resolveAblation(spec: NonNullable<ProfileConfig["ablation"]>): Resolved
   };
 }
 
-async function loadAbilities(config: ProfileConfig, source: YamlSource, context: AbilityCheckContext, problems: Problem[]): Promise<ResolvedAbility[]> {
+async function loadAbilities(
+  config: ProfileConfig,
+  source: YamlSource,
+  context: AbilityCheckContext,
+  problems: Problem[],
+): Promise<ResolvedAbility[]> {
   const specs = config.abilities ?? [];
   const declared = specs.map((a) => a.name);
   const declaredSet = new Set(declared);
@@ -100,7 +129,13 @@ async function loadAbilities(config: ProfileConfig, source: YamlSource, context:
   for (const [i, spec] of specs.entries()) {
     const first = seenNames.get(spec.name);
     if (first !== undefined) {
-      problems.push(source.at(["abilities", i, "name"], "config.ability-declared-twice", `ability \`${spec.name}\` is declared twice (first as abilities[${first}]): list its datasets under one entry's \`data\``));
+      problems.push(
+        source.at(
+          ["abilities", i, "name"],
+          "config.ability-declared-twice",
+          `ability \`${spec.name}\` is declared twice (first as abilities[${first}]): list its datasets under one entry's \`data\``,
+        ),
+      );
     } else {
       seenNames.set(spec.name, i);
     }
@@ -108,16 +143,29 @@ async function loadAbilities(config: ProfileConfig, source: YamlSource, context:
     const earlier = declared.slice(0, i).filter((name) => name !== spec.name);
     const twin = suggestion === undefined ? nearMissAbility(spec.name, earlier) : undefined;
     if (suggestion !== undefined) {
-      problems.push(source.at(["abilities", i, "name"], "config.ability-near-miss",
-        `ability \`${spec.name}\` is not one of the paper's abilities: did you mean \`${suggestion}\`? (a new ability is fine; a misspelt one does not match the items of \`${suggestion}\`)`,
-        { data: { suggestion } }));
+      problems.push(
+        source.at(
+          ["abilities", i, "name"],
+          "config.ability-near-miss",
+          `ability \`${spec.name}\` is not one of the paper's abilities: did you mean \`${suggestion}\`? (a new ability is fine; a misspelt one does not match the items of \`${suggestion}\`)`,
+          { data: { suggestion } },
+        ),
+      );
     } else if (twin !== undefined) {
-      problems.push(source.at(["abilities", i, "name"], "config.ability-near-twin",
-        `ability \`${spec.name}\` is almost the name of \`${twin}\`, declared above: if they are one ability, declare it once with both datasets under \`data\``,
-        { data: { suggestion: twin } }));
+      problems.push(
+        source.at(
+          ["abilities", i, "name"],
+          "config.ability-near-twin",
+          `ability \`${spec.name}\` is almost the name of \`${twin}\`, declared above: if they are one ability, declare it once with both datasets under \`data\``,
+          { data: { suggestion: twin } },
+        ),
+      );
     }
 
-    const entries = typeof spec.data === "string" ? [{ file: spec.data, at: ["abilities", i, "data"] }] : spec.data.map((file, j) => ({ file, at: ["abilities", i, "data", j] }));
+    const entries =
+      typeof spec.data === "string"
+        ? [{ file: spec.data, at: ["abilities", i, "data"] }]
+        : spec.data.map((file, j) => ({ file, at: ["abilities", i, "data", j] }));
     const files: string[] = [];
     const items: DiagnosticItem[] = [];
     const abilitiesInFiles = new Set<string>();
@@ -126,7 +174,9 @@ async function loadAbilities(config: ProfileConfig, source: YamlSource, context:
       const file = path.resolve(context.root, entry.file);
       files.push(file);
       if (!(await isFile(file))) {
-        problems.push(source.at(entry.at, "config.dataset-not-found", `diagnostic dataset not found: ${file}`, { data: { file, ability: spec.name } }));
+        problems.push(
+          source.at(entry.at, "config.dataset-not-found", `diagnostic dataset not found: ${file}`, { data: { file, ability: spec.name } }),
+        );
         usable = false;
         continue;
       }
@@ -135,12 +185,22 @@ async function loadAbilities(config: ProfileConfig, source: YamlSource, context:
         reported.add(file);
         problems.push(...loaded.problems);
         if (errorsOf(loaded.problems).length > 0) {
-          problems.push(source.at(entry.at, "config.dataset-has-errors", `the diagnostic dataset ${path.basename(file)} has errors (see ${file})`, { data: { file } }));
+          problems.push(
+            source.at(entry.at, "config.dataset-has-errors", `the diagnostic dataset ${path.basename(file)} has errors (see ${file})`, {
+              data: { file },
+            }),
+          );
         }
         const undeclared = [...itemsByAbility(loaded)].filter(([name]) => !declaredSet.has(name));
         if (undeclared.length > 0) {
           const list = undeclared.map(([name, its]) => `\`${name}\` (${its.length})`).join(", ");
-          problems.push(source.at(entry.at, "config.dataset-undeclared-abilities", `${path.basename(file)} has items of abilities not declared in \`abilities\`, which are not used: ${list}`));
+          problems.push(
+            source.at(
+              entry.at,
+              "config.dataset-undeclared-abilities",
+              `${path.basename(file)} has items of abilities not declared in \`abilities\`, which are not used: ${list}`,
+            ),
+          );
         }
       }
       if (errorsOf(loaded.problems).length > 0) usable = false;
@@ -149,8 +209,11 @@ async function loadAbilities(config: ProfileConfig, source: YamlSource, context:
       items.push(...(byAbility.get(spec.name) ?? []));
     }
     if (usable && items.length === 0) {
-      const found = abilitiesInFiles.size > 0 ? `its items are for ${[...abilitiesInFiles].map((a) => `\`${a}\``).join(", ")}` : "it has no items";
-      problems.push(source.at(["abilities", i, "data"], "config.ability-no-items", `no diagnostic item has \`"ability": "${spec.name}"\`: ${found}`));
+      const found =
+        abilitiesInFiles.size > 0 ? `its items are for ${[...abilitiesInFiles].map((a) => `\`${a}\``).join(", ")}` : "it has no items";
+      problems.push(
+        source.at(["abilities", i, "data"], "config.ability-no-items", `no diagnostic item has \`"ability": "${spec.name}"\`: ${found}`),
+      );
     }
     abilities.push({ name: spec.name, files, items: spec.limit !== undefined ? items.slice(0, spec.limit) : items });
   }
@@ -179,7 +242,12 @@ function itemsByAbility(dataset: DiagnosticDatasetCheck): Map<string, Diagnostic
  * candidates of the included layers (the runner refuses such a job), and an n of 0 ablates
  * nothing. Layer removal must leave a layer.
  */
-async function ablationProblems(config: ProfileConfig, source: YamlSource, context: AbilityCheckContext, ablation: ResolvedAblation): Promise<Problem[]> {
+async function ablationProblems(
+  config: ProfileConfig,
+  source: YamlSource,
+  context: AbilityCheckContext,
+  ablation: ResolvedAblation,
+): Promise<Problem[]> {
   const problems: Problem[] = [];
   const k = config.ablation!.k;
   // Where each value sits in the file: the runner sees them sorted, the user as written.
@@ -190,8 +258,13 @@ async function ablationProblems(config: ProfileConfig, source: YamlSource, conte
     const { frontRemoval, backRemoval } = ablation;
     if (frontRemoval + backRemoval >= count.layers) {
       const at = frontRemoval > 0 ? "front_removal" : "back_removal";
-      problems.push(source.at(["ablation", at], "config.layers-excluded",
-        `front_removal + back_removal = ${frontRemoval + backRemoval} excludes every layer of model \`${model.name}\` (${count.layers} layers): no candidate is left`));
+      problems.push(
+        source.at(
+          ["ablation", at],
+          "config.layers-excluded",
+          `front_removal + back_removal = ${frontRemoval + backRemoval} excludes every layer of model \`${model.name}\` (${count.layers} layers): no candidate is left`,
+        ),
+      );
       continue;
     }
     const candidates = candidateCount(count, frontRemoval, backRemoval);
@@ -201,14 +274,24 @@ async function ablationProblems(config: ProfileConfig, source: YamlSource, conte
       const n = selectedCount(value, count.total);
       const at = ["ablation", "k", kIndex(value)];
       if (n > candidates) {
-        problems.push(source.at(at, "config.k-too-large",
-          `k = ${value} selects floor(k x ${count.total}) = ${n} parameters of model \`${model.name}\`, more than its ${candidates} MLP candidates${layers} ` +
-          `(${(100 * share).toFixed(2)}% of its parameters): k must be at most ${candidates} / ${count.total} = ${share.toPrecision(4)}`,
-          { data: { suggestion: String(significantDigits(share, 4, "down")) } }));
+        problems.push(
+          source.at(
+            at,
+            "config.k-too-large",
+            `k = ${value} selects floor(k x ${count.total}) = ${n} parameters of model \`${model.name}\`, more than its ${candidates} MLP candidates${layers} ` +
+              `(${(100 * share).toFixed(2)}% of its parameters): k must be at most ${candidates} / ${count.total} = ${share.toPrecision(4)}`,
+            { data: { suggestion: String(significantDigits(share, 4, "down")) } },
+          ),
+        );
       } else if (n === 0) {
-        problems.push(source.at(at, "config.k-selects-nothing",
-          `k = ${value} selects floor(k x ${count.total}) = 0 parameters of model \`${model.name}\`: its variants are the unmodified model`,
-          { data: { suggestion: String(significantDigits(1 / count.total, 2, "up")) } }));
+        problems.push(
+          source.at(
+            at,
+            "config.k-selects-nothing",
+            `k = ${value} selects floor(k x ${count.total}) = 0 parameters of model \`${model.name}\`: its variants are the unmodified model`,
+            { data: { suggestion: String(significantDigits(1 / count.total, 2, "up")) } },
+          ),
+        );
       }
     }
   }

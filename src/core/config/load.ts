@@ -120,7 +120,14 @@ export function directInputs(files: TextFiles = diskFiles): ProfileInputs {
  */
 export function benchmarkTexts(benchmarks: readonly ResolvedBenchmark[]): BenchmarkText[] {
   return benchmarks.flatMap((b) =>
-    b.task.items.map((item) => ({ benchmark: b.name, docIndex: item.index, text: item.kind === "multiple_choice" ? `${item.context} ${item.choices.join(" ")}${item.multipleInput ? ` ${item.multipleInput.targetText}` : ""}` : `${item.context} ${item.target}` })),
+    b.task.items.map((item) => ({
+      benchmark: b.name,
+      docIndex: item.index,
+      text:
+        item.kind === "multiple_choice"
+          ? `${item.context} ${item.choices.join(" ")}${item.multipleInput ? ` ${item.multipleInput.targetText}` : ""}`
+          : `${item.context} ${item.target}`,
+    })),
   );
 }
 
@@ -141,7 +148,10 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
     try {
       text = await inputs.files.read(file);
     } catch (e) {
-      return { problems: [notUtf8Problem(file, e, "the config") ?? fileProblem(file, "file.unreadable", `cannot read the config file: ${file}`)], resolved: NOTHING_RESOLVED };
+      return {
+        problems: [notUtf8Problem(file, e, "the config") ?? fileProblem(file, "file.unreadable", `cannot read the config file: ${file}`)],
+        resolved: NOTHING_RESOLVED,
+      };
     }
   }
   const parsed = parseConfig(text, file);
@@ -152,7 +162,12 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
 
   const target = resolveTarget(config.target, root);
   problems.push(...(await targetProblems(config, source, target)));
-  problems.push(...(await outputProblems(path.resolve(root, config.output ?? ".bprof"), config.output !== undefined ? source.place(["output"]) : { file, line: 1, column: 1 })));
+  problems.push(
+    ...(await outputProblems(
+      path.resolve(root, config.output ?? ".bprof"),
+      config.output !== undefined ? source.place(["output"]) : { file, line: 1, column: 1 },
+    )),
+  );
 
   const models: ResolvedModel[] = [];
   const maxLengthFrom: string[] = [];
@@ -164,11 +179,19 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
       problems.push(source.at(["models", i, "path"], "config.model-folder", problem.message, { data: { file: problem.file } }));
     }
     const resolved: ResolvedModel = {
-      name: model.name ?? path.basename(dir), path: dir, dtype: model.dtype ?? "float32",
+      name: model.name ?? path.basename(dir),
+      path: dir,
+      dtype: model.dtype ?? "float32",
       ...(model.remote_path !== undefined && target.kind !== "local" ? { remotePath: model.remote_path } : {}),
     };
     if (model.remote_path !== undefined && target.kind === "local") {
-      problems.push(source.at(["models", i, "remote_path"], "config.no-effect", "`remote_path` has no effect with the local target: the runner reads `path` on this machine"));
+      problems.push(
+        source.at(
+          ["models", i, "remote_path"],
+          "config.no-effect",
+          "`remote_path` has no effect with the local target: the runner reads `path` on this machine",
+        ),
+      );
     }
     if (await isDirectory(dir)) {
       problems.push(...(await readGenerationEos(dir)).problems);
@@ -179,7 +202,13 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
       if (chat) resolved.chat = chat;
     }
     if (model.fewshot_as_multiturn && !model.chat_template) {
-      problems.push(source.at(["models", i, "fewshot_as_multiturn"], "config.fewshot-needs-chat", "`fewshot_as_multiturn` lays out few-shot examples as chat turns: it needs `chat_template` (as lm-eval's --fewshot_as_multiturn needs --apply_chat_template)"));
+      problems.push(
+        source.at(
+          ["models", i, "fewshot_as_multiturn"],
+          "config.fewshot-needs-chat",
+          "`fewshot_as_multiturn` lays out few-shot examples as chat turns: it needs `chat_template` (as lm-eval's --fewshot_as_multiturn needs --apply_chat_template)",
+        ),
+      );
     }
     models.push(resolved);
   }
@@ -189,25 +218,49 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
   problems.push(...windowProblems(config, source, models, maxLengthFrom, benchmarks));
   problems.push(...chatProbeProblems(source, models, benchmarks));
 
-  problems.push(...duplicateNameProblems(models.map((m) => modelFolderName(m.name)), (i) => {
-    const first = models.find((m) => modelFolderName(m.name) === modelFolderName(models[i]!.name))!;
-    const message = first.name === models[i]!.name
-      ? `model name \`${models[i]!.name}\` is used twice; set \`name\` to tell them apart`
-      : `model names \`${first.name}\` and \`${models[i]!.name}\` share the run's folder models/${modelFolderName(first.name)}; set \`name\` to tell them apart`;
-    return source.at(["models", i], "config.duplicate-name", message);
-  }));
-  problems.push(...duplicateNameProblems(benchmarks.map((b) => b.name), (i) => source.at(["benchmarks", benchmarks[i]!.entry], "config.duplicate-name", `benchmark name \`${benchmarks[i]!.name}\` is used twice; set \`name\` to tell them apart`)));
+  problems.push(
+    ...duplicateNameProblems(
+      models.map((m) => modelFolderName(m.name)),
+      (i) => {
+        const first = models.find((m) => modelFolderName(m.name) === modelFolderName(models[i]!.name))!;
+        const message =
+          first.name === models[i]!.name
+            ? `model name \`${models[i]!.name}\` is used twice; set \`name\` to tell them apart`
+            : `model names \`${first.name}\` and \`${models[i]!.name}\` share the run's folder models/${modelFolderName(first.name)}; set \`name\` to tell them apart`;
+        return source.at(["models", i], "config.duplicate-name", message);
+      },
+    ),
+  );
+  problems.push(
+    ...duplicateNameProblems(
+      benchmarks.map((b) => b.name),
+      (i) =>
+        source.at(
+          ["benchmarks", benchmarks[i]!.entry],
+          "config.duplicate-name",
+          `benchmark name \`${benchmarks[i]!.name}\` is used twice; set \`name\` to tell them apart`,
+        ),
+    ),
+  );
 
   const abilitySection = await checkAbilitySection(config, source, { root, models, benchmarks, inputs });
   problems.push(...abilitySection.problems);
-  problems.push(...labelProblems(config, source, abilitySection.abilities.map((a) => a.name)));
+  problems.push(
+    ...labelProblems(
+      config,
+      source,
+      abilitySection.abilities.map((a) => a.name),
+    ),
+  );
   for (const [m, model] of models.entries()) {
     const first = abilitySection.abilities.find((a) => a.items.length > 0)?.items[0];
     if (!model.chat || !first) continue;
     try {
       renderDiagnosticChat(first, model.chat.template);
     } catch (e) {
-      problems.push(source.at(["models", m, "chat_template"], "config.chat-template", `diagnostic item ${first.id}: ${(e as Error).message}`));
+      problems.push(
+        source.at(["models", m, "chat_template"], "config.chat-template", `diagnostic item ${first.id}: ${(e as Error).message}`),
+      );
     }
   }
 
@@ -225,7 +278,10 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
     abilities: abilitySection.abilities,
     ...(abilitySection.ablation && abilitySection.abilities.length > 0 ? { ablation: abilitySection.ablation } : {}),
     seed: config.seed ?? DEFAULT_SEED,
-    bootstrap: { resamples: config.bootstrap?.resamples ?? DEFAULT_RESAMPLES, confidence: config.bootstrap?.confidence ?? DEFAULT_CONFIDENCE },
+    bootstrap: {
+      resamples: config.bootstrap?.resamples ?? DEFAULT_RESAMPLES,
+      confidence: config.bootstrap?.confidence ?? DEFAULT_CONFIDENCE,
+    },
     ...(config.threads !== undefined ? { threads: config.threads } : {}),
   };
   return { profile, problems, resolved };
@@ -236,7 +292,13 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
  * `num_fewshot`; `entry` is its index in the config. The groups scored as a whole go to `groups`,
  * each once.
  */
-export async function loadBenchmarks(config: ProfileConfig, source: YamlSource, inputs: ProfileInputs, problems: Problem[], groups: ResolvedGroup[] = []): Promise<(ResolvedBenchmark & { entry: number })[]> {
+export async function loadBenchmarks(
+  config: ProfileConfig,
+  source: YamlSource,
+  inputs: ProfileInputs,
+  problems: Problem[],
+  groups: ResolvedGroup[] = [],
+): Promise<(ResolvedBenchmark & { entry: number })[]> {
   const benchmarks: (ResolvedBenchmark & { entry: number })[] = [];
   for (const i of config.benchmarks.keys()) benchmarks.push(...(await loadBenchmark(config, source, inputs, i, problems, groups)));
   return benchmarks;
@@ -249,7 +311,14 @@ export function taskOptionsOf(benchmark: ProfileConfig["benchmarks"][number], co
   return {
     ...(benchmark.limit ? { limit: benchmark.limit } : {}),
     ...(benchmark.num_fewshot !== undefined ? { numFewshot: benchmark.num_fewshot } : {}),
-    ...(data === undefined ? {} : { data: typeof data === "string" ? resolve(data) : Object.fromEntries(Object.entries(data).map(([split, file]) => [split, resolve(file)])) }),
+    ...(data === undefined
+      ? {}
+      : {
+          data:
+            typeof data === "string"
+              ? resolve(data)
+              : Object.fromEntries(Object.entries(data).map(([split, file]) => [split, resolve(file)])),
+        }),
   };
 }
 
@@ -257,12 +326,15 @@ export function taskOptionsOf(benchmark: ProfileConfig["benchmarks"][number], co
 async function dataProblems(options: TaskOptions, source: YamlSource, i: number): Promise<Problem[]> {
   const { data } = options;
   if (data === undefined) return [];
-  const entries: [string[], string][] = typeof data === "string" ? [[[], data]] : Object.entries(data).map(([split, file]) => [[split], file]);
+  const entries: [string[], string][] =
+    typeof data === "string" ? [[[], data]] : Object.entries(data).map(([split, file]) => [[split], file]);
   const problems: Problem[] = [];
   for (const [at, file] of entries) {
     const field = ["benchmarks", i, "data", ...at];
-    if (!datasetKindOf(file)) problems.push(source.at(field, "config.benchmark-data", `${path.basename(file)} is not .json, .jsonl, .csv, .parquet or .arrow`));
-    else if (!(await isFile(file))) problems.push(source.at(field, "config.benchmark-data", `data file not found: ${file}`, { data: { file } }));
+    if (!datasetKindOf(file))
+      problems.push(source.at(field, "config.benchmark-data", `${path.basename(file)} is not .json, .jsonl, .csv, .parquet or .arrow`));
+    else if (!(await isFile(file)))
+      problems.push(source.at(field, "config.benchmark-data", `data file not found: ${file}`, { data: { file } }));
   }
   return problems;
 }
@@ -272,9 +344,19 @@ async function dataProblems(options: TaskOptions, source: YamlSource, i: number)
  * for a group or tag named by name. Empty (with problems) when its task does not load. A group
  * with `aggregate_metric_list` under the name goes to `groups` unless one of its name is there.
  */
-export async function loadBenchmark(config: ProfileConfig, source: YamlSource, inputs: ProfileInputs, i: number, problems: Problem[], groups: ResolvedGroup[] = []): Promise<(ResolvedBenchmark & { entry: number })[]> {
+export async function loadBenchmark(
+  config: ProfileConfig,
+  source: YamlSource,
+  inputs: ProfileInputs,
+  i: number,
+  problems: Problem[],
+  groups: ResolvedGroup[] = [],
+): Promise<(ResolvedBenchmark & { entry: number })[]> {
   const benchmark = config.benchmarks[i]!;
-  const options: TaskOptions = { ...taskOptionsOf(benchmark, path.dirname(source.file)), ...(inputs.helpers ? { helpers: inputs.helpers } : {}) };
+  const options: TaskOptions = {
+    ...taskOptionsOf(benchmark, path.dirname(source.file)),
+    ...(inputs.helpers ? { helpers: inputs.helpers } : {}),
+  };
   const missingData = await dataProblems(options, source, i);
   if (missingData.length > 0) {
     problems.push(...missingData);
@@ -284,21 +366,49 @@ export async function loadBenchmark(config: ProfileConfig, source: YamlSource, i
     // Inline: every problem already points into this config.
     const loaded = await loadInlineTask(benchmark.task, source, ["benchmarks", i, "task"], options, inputs.files);
     problems.push(...loaded.problems);
-    return loaded.task ? [{ name: benchmark.name ?? loaded.task.name, task: loaded.task, ...(benchmark.ability ? { ability: benchmark.ability } : {}), entry: i }] : [];
+    return loaded.task
+      ? [
+          {
+            name: benchmark.name ?? loaded.task.name,
+            task: loaded.task,
+            ...(benchmark.ability ? { ability: benchmark.ability } : {}),
+            entry: i,
+          },
+        ]
+      : [];
   }
   const taskFiles = await taskFilesOf(config, source, i);
   if ("missing" in taskFiles) {
-    problems.push(source.at(["benchmarks", i, "task"], "config.task-not-found", taskFiles.missing, taskFiles.file ? { data: { file: taskFiles.file } } : undefined));
+    problems.push(
+      source.at(
+        ["benchmarks", i, "task"],
+        "config.task-not-found",
+        taskFiles.missing,
+        taskFiles.file ? { data: { file: taskFiles.file } } : undefined,
+      ),
+    );
     return [];
   }
   if (taskFiles.notFound?.length) {
     const names = taskFiles.notFound.map((n) => `\`${n}\``);
-    problems.push(source.at(["benchmarks", i, "task"], "config.group-incomplete", `\`${benchmark.task}\` names ${names.length} task(s) not found in task_paths, left out: ${names.slice(0, 8).join(", ")}${names.length > 8 ? ", ..." : ""}`));
+    problems.push(
+      source.at(
+        ["benchmarks", i, "task"],
+        "config.group-incomplete",
+        `\`${benchmark.task}\` names ${names.length} task(s) not found in task_paths, left out: ${names.slice(0, 8).join(", ")}${names.length > 8 ? ", ..." : ""}`,
+      ),
+    );
   }
   if (taskFiles.files.length > 1) {
     const singular = (["name", "data", "ability"] as const).filter((key) => benchmark[key] !== undefined);
     for (const key of singular) {
-      problems.push(source.at(["benchmarks", i, key], "config.invalid-value", `\`${benchmark.task}\` is ${taskFiles.files.length} tasks: \`${key}\` would say the same of each; list the task you mean on its own`));
+      problems.push(
+        source.at(
+          ["benchmarks", i, key],
+          "config.invalid-value",
+          `\`${benchmark.task}\` is ${taskFiles.files.length} tasks: \`${key}\` would say the same of each; list the task you mean on its own`,
+        ),
+      );
     }
     if (singular.length > 0) return [];
   }
@@ -308,17 +418,32 @@ export async function loadBenchmark(config: ProfileConfig, source: YamlSource, i
     const load = await inputs.task(taskFile, options);
     problems.push(...load.problems);
     if (errorsOf(load.problems).length > 0) {
-      problems.push(source.at(["benchmarks", i, "task"], "config.task-has-errors", `the task ${path.basename(taskFile)} has errors (see ${taskFile})`, { data: { file: taskFile } }));
+      problems.push(
+        source.at(["benchmarks", i, "task"], "config.task-has-errors", `the task ${path.basename(taskFile)} has errors (see ${taskFile})`, {
+          data: { file: taskFile },
+        }),
+      );
     }
     if (!load.task) continue;
-    const resolved = { name: (taskFiles.files.length === 1 ? benchmark.name : undefined) ?? load.task.name, task: load.task, ...(benchmark.ability ? { ability: benchmark.ability } : {}), entry: i };
+    const resolved = {
+      name: (taskFiles.files.length === 1 ? benchmark.name : undefined) ?? load.task.name,
+      task: load.task,
+      ...(benchmark.ability ? { ability: benchmark.ability } : {}),
+      entry: i,
+    };
     loaded.push(resolved);
     loadedFrom.set(taskFile, resolved);
   }
   for (const group of taskFiles.groups ?? []) {
     if (groups.some((g) => g.name === group.name)) continue;
-    const resolved = await resolveGroup(group, loadedFrom, inputs, problems, () => source.at(["benchmarks", i, "task"], "config.task-has-errors",
-      `the group file ${path.basename(group.file)} of \`${group.name}\` has errors (see ${group.file})`, { data: { file: group.file } }));
+    const resolved = await resolveGroup(group, loadedFrom, inputs, problems, () =>
+      source.at(
+        ["benchmarks", i, "task"],
+        "config.task-has-errors",
+        `the group file ${path.basename(group.file)} of \`${group.name}\` has errors (see ${group.file})`,
+        { data: { file: group.file } },
+      ),
+    );
     if (resolved) groups.push(resolved);
   }
   return loaded;
@@ -329,7 +454,13 @@ export async function loadBenchmark(config: ProfileConfig, source: YamlSource, i
  * or when no entry of the list gives it a score. `refused` is the config's error for a group file
  * with errors.
  */
-async function resolveGroup(group: GroupFiles, loadedFrom: ReadonlyMap<string, ResolvedBenchmark>, inputs: ProfileInputs, problems: Problem[], refused: () => Problem): Promise<ResolvedGroup | undefined> {
+async function resolveGroup(
+  group: GroupFiles,
+  loadedFrom: ReadonlyMap<string, ResolvedBenchmark>,
+  inputs: ProfileInputs,
+  problems: Problem[],
+  refused: () => Problem,
+): Promise<ResolvedGroup | undefined> {
   const tasks = group.tasks.flatMap((file) => loadedFrom.get(file) ?? []);
   if (tasks.length === 0) return undefined;
   const read = await readAggregateSpecs(group.file, inputs.files);
@@ -340,7 +471,9 @@ async function resolveGroup(group: GroupFiles, loadedFrom: ReadonlyMap<string, R
   }
   const scored = groupAggregates(group.name, read.specs, tasks);
   problems.push(...scored.problems);
-  return scored.aggregates.length > 0 ? { name: group.name, file: group.file, tasks: tasks.map((t) => t.name), aggregates: scored.aggregates } : undefined;
+  return scored.aggregates.length > 0
+    ? { name: group.name, file: group.file, tasks: tasks.map((t) => t.name), aggregates: scored.aggregates }
+    : undefined;
 }
 
 /** Whether a benchmark's `task` is a name (lm-eval's: a task, group or tag) rather than a file. */
@@ -349,14 +482,21 @@ export function isTaskName(task: string): boolean {
 }
 
 /** The task files of entry `i`'s `task`: its file, or what its name stands for under `task_paths`. */
-async function taskFilesOf(config: ProfileConfig, source: YamlSource, i: number): Promise<{ files: string[]; notFound?: string[]; groups?: GroupFiles[] } | { missing: string; file?: string }> {
+async function taskFilesOf(
+  config: ProfileConfig,
+  source: YamlSource,
+  i: number,
+): Promise<{ files: string[]; notFound?: string[]; groups?: GroupFiles[] } | { missing: string; file?: string }> {
   const task = config.benchmarks[i]!.task as string;
   const configDir = path.dirname(source.file);
   const asFile = path.resolve(configDir, task);
   if (await isFile(asFile)) return { files: [asFile] };
   if (!isTaskName(task)) return { missing: `task file not found: ${asFile}`, file: asFile };
   const folders = (config.task_paths ?? []).map((f) => path.resolve(configDir, f.replace(/^~(?=$|\/)/, os.homedir())));
-  if (folders.length === 0) return { missing: `\`${task}\` is not a task file here; to name an lm-eval task, group or tag, list the folders that hold it in \`task_paths\`` };
+  if (folders.length === 0)
+    return {
+      missing: `\`${task}\` is not a task file here; to name an lm-eval task, group or tag, list the folders that hold it in \`task_paths\``,
+    };
   const resolved = resolveTaskName(await taskIndex(folders), task);
   return "files" in resolved ? resolved : { missing: `${resolved.missing} in task_paths (${folders.join(", ")})` };
 }
@@ -365,21 +505,44 @@ async function taskFilesOf(config: ProfileConfig, source: YamlSource, i: number)
  * ssh_config keywords that make ssh run a local command or load a library. A config is a file
  * anyone can hand over; these belong in ~/.ssh/config, which the user wrote and trusts.
  */
-const SSH_OPTIONS_THAT_RUN_COMMANDS = ["ProxyCommand", "LocalCommand", "PermitLocalCommand", "KnownHostsCommand", "RemoteCommand", "Match", "Include", "PKCS11Provider", "SecurityKeyProvider"];
+const SSH_OPTIONS_THAT_RUN_COMMANDS = [
+  "ProxyCommand",
+  "LocalCommand",
+  "PermitLocalCommand",
+  "KnownHostsCommand",
+  "RemoteCommand",
+  "Match",
+  "Include",
+  "PKCS11Provider",
+  "SecurityKeyProvider",
+];
 
 /** What can be checked of a target before a run: the ssh options it passes, the local files it names. */
 async function targetProblems(config: ProfileConfig, source: YamlSource, target: Target): Promise<Problem[]> {
-  const connection = target.kind === "ssh" ? target.host.connection : target.kind === "slurm" && target.host.kind === "ssh" ? target.host.connection : undefined;
+  const connection =
+    target.kind === "ssh"
+      ? target.host.connection
+      : target.kind === "slurm" && target.host.kind === "ssh"
+        ? target.host.connection
+        : undefined;
   if (!connection) return [];
   const sshField = typeof config.target === "object" && "ssh" in config.target ? ["target", "ssh"] : ["target", "slurm", "ssh"];
   const problems = Object.keys(connection.options).flatMap((key) => {
     const keyword = SSH_OPTIONS_THAT_RUN_COMMANDS.find((k) => k.toLowerCase() === key.toLowerCase());
     if (!keyword) return [];
-    return [source.at([...sshField, "options", key], "config.ssh-option-runs-commands",
-      `ssh's ${keyword} runs a command or loads code on this machine: a profiling config cannot set it. Put it in ~/.ssh/config under a Host alias and name that alias in \`host\``, { on: "key" })];
+    return [
+      source.at(
+        [...sshField, "options", key],
+        "config.ssh-option-runs-commands",
+        `ssh's ${keyword} runs a command or loads code on this machine: a profiling config cannot set it. Put it in ~/.ssh/config under a Host alias and name that alias in \`host\``,
+        { on: "key" },
+      ),
+    ];
   });
   if (connection.identityFile && !(await isFile(connection.identityFile))) {
-    problems.push(source.at([...sshField, "identity_file"], "config.identity-file-not-found", `identity file not found: ${connection.identityFile}`));
+    problems.push(
+      source.at([...sshField, "identity_file"], "config.identity-file-not-found", `identity file not found: ${connection.identityFile}`),
+    );
   }
   return problems;
 }
@@ -391,12 +554,25 @@ async function targetProblems(config: ProfileConfig, source: YamlSource, target:
  */
 async function outputProblems(outputDir: string, at: ProblemPlace): Promise<Problem[]> {
   let existing = outputDir;
-  while (!(await fs.stat(existing).then(() => true, () => false))) existing = path.dirname(existing);
+  while (
+    !(await fs.stat(existing).then(
+      () => true,
+      () => false,
+    ))
+  )
+    existing = path.dirname(existing);
   const problem = (message: string) => [problemAt({ ...at, field: "output" }, "config.output", message)];
   if (!(await isDirectory(existing))) {
-    return problem(existing === outputDir ? `output ${outputDir} is a file, not a folder: choose another folder for the runs` : `output ${outputDir} cannot be made: ${existing} is a file`);
+    return problem(
+      existing === outputDir
+        ? `output ${outputDir} is a file, not a folder: choose another folder for the runs`
+        : `output ${outputDir} cannot be made: ${existing} is a file`,
+    );
   }
-  const writable = await fs.access(existing, fsConstants.W_OK | fsConstants.X_OK).then(() => true, () => false);
+  const writable = await fs.access(existing, fsConstants.W_OK | fsConstants.X_OK).then(
+    () => true,
+    () => false,
+  );
   return writable ? [] : problem(`output ${outputDir} cannot be written: no permission to write in ${existing}`);
 }
 
@@ -406,10 +582,19 @@ function labelProblems(config: ProfileConfig, source: YamlSource, abilities: rea
     const label = benchmark.ability;
     if (label === undefined || abilities.includes(label)) return [];
     const at = ["benchmarks", i, "ability"];
-    if (abilities.length === 0) return [source.at(at, "config.no-effect", "`ability` labels have no effect without `abilities`: there is no profile to check them against")];
+    if (abilities.length === 0)
+      return [
+        source.at(at, "config.no-effect", "`ability` labels have no effect without `abilities`: there is no profile to check them against"),
+      ];
     const guess = nearMissAbility(label, abilities);
-    return [source.at(at, "config.unknown-label", `\`${label}\` is not one of this config's abilities${guess ? `: did you mean \`${guess}\`?` : ` (${abilities.map((a) => `\`${a}\``).join(", ")})`}`,
-      guess ? { data: { suggestion: guess } } : {})];
+    return [
+      source.at(
+        at,
+        "config.unknown-label",
+        `\`${label}\` is not one of this config's abilities${guess ? `: did you mean \`${guess}\`?` : ` (${abilities.map((a) => `\`${a}\``).join(", ")})`}`,
+        guess ? { data: { suggestion: guess } } : {},
+      ),
+    ];
   });
 }
 
@@ -423,7 +608,13 @@ function duplicateNameProblems(names: string[], report: (index: number) => Probl
  * `chat_template` when the folder has none (or not the named one), errors inside the model's files
  * where they are.
  */
-async function chatSettings(model: ProfileConfig["models"][number], i: number, dir: string, source: YamlSource, problems: Problem[]): Promise<ChatSettings | undefined> {
+async function chatSettings(
+  model: ProfileConfig["models"][number],
+  i: number,
+  dir: string,
+  source: YamlSource,
+  problems: Problem[],
+): Promise<ChatSettings | undefined> {
   if (model.chat_template === undefined || model.chat_template === false) return undefined;
   const name = typeof model.chat_template === "string" ? model.chat_template : undefined;
   const lookup = await loadChatTemplate(dir, name);
@@ -439,7 +630,11 @@ async function chatSettings(model: ProfileConfig["models"][number], i: number, d
  * the benchmark.
  */
 function windowProblems(
-  config: ProfileConfig, source: YamlSource, models: ResolvedModel[], maxLengthFrom: string[], benchmarks: (ResolvedBenchmark & { entry: number })[],
+  config: ProfileConfig,
+  source: YamlSource,
+  models: ResolvedModel[],
+  maxLengthFrom: string[],
+  benchmarks: (ResolvedBenchmark & { entry: number })[],
 ): Problem[] {
   const problems: Problem[] = [];
   models.forEach((model, m) => {
@@ -448,9 +643,14 @@ function windowProblems(
       const maxGenToks = benchmark.task.generation?.maxGenToks;
       if (maxGenToks === undefined || maxGenToks < model.maxLength!) return;
       const at = config.models[m]!.max_length !== undefined ? ["models", m, "max_length"] : ["benchmarks", benchmark.entry, "task"];
-      problems.push(source.at(at, "config.window-too-small",
-        `benchmark \`${benchmark.name}\` generates up to max_gen_toks = ${maxGenToks} tokens, which leaves no room for its context in model \`${model.name}\`'s max length ${model.maxLength} (${maxLengthFrom[m] ?? "max_length"}): ` +
-        "lower `generation_kwargs.max_gen_toks` of the task or raise `max_length`"));
+      problems.push(
+        source.at(
+          at,
+          "config.window-too-small",
+          `benchmark \`${benchmark.name}\` generates up to max_gen_toks = ${maxGenToks} tokens, which leaves no room for its context in model \`${model.name}\`'s max length ${model.maxLength} (${maxLengthFrom[m] ?? "max_length"}): ` +
+            "lower `generation_kwargs.max_gen_toks` of the task or raise `max_length`",
+        ),
+      );
     });
   });
   return problems;
@@ -471,8 +671,13 @@ function chatProbeProblems(source: YamlSource, models: ResolvedModel[], benchmar
     const at = ["models", m, "chat_template"];
     const described = benchmarks.filter((b) => b.task.items.some((item) => item.prompt.description !== ""));
     if (described.length > 0 && !acceptsSystemMessage(model.chat.template)) {
-      problems.push(source.at(at, "config.chat-drops-description",
-        `the chat template of ${model.chat.template.origin} refuses a system message: the descriptions of ${described.map((b) => `\`${b.name}\``).join(", ")} are left out for this model, as lm-eval leaves them out`));
+      problems.push(
+        source.at(
+          at,
+          "config.chat-drops-description",
+          `the chat template of ${model.chat.template.origin} refuses a system message: the descriptions of ${described.map((b) => `\`${b.name}\``).join(", ")} are left out for this model, as lm-eval leaves them out`,
+        ),
+      );
     }
     for (const benchmark of benchmarks) {
       const first = benchmark.task.items[0];
@@ -480,7 +685,9 @@ function chatProbeProblems(source: YamlSource, models: ResolvedModel[], benchmar
       try {
         itemChatContexts(first, benchmark.task, model.chat);
       } catch (e) {
-        problems.push(source.at(at, "config.chat-template", `benchmark \`${benchmark.name}\`, document ${first.index}: ${(e as Error).message}`));
+        problems.push(
+          source.at(at, "config.chat-template", `benchmark \`${benchmark.name}\`, document ${first.index}: ${(e as Error).message}`),
+        );
         break;
       }
     }

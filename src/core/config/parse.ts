@@ -69,8 +69,12 @@ function kOutOfRange(value: unknown, path: (string | number)[], source: YamlSour
   const k = Number(value);
   const percentage = k >= 1 && k < 100 ? Number((k / 100).toPrecision(12)) : undefined;
   const hint = percentage !== undefined ? `: did you mean ${percentage} (${k}%)?` : "";
-  return source.at(path, "config.k-out-of-range", `k = ${k} is not a fraction of the parameters in (0, 1)${hint}`,
-    percentage !== undefined ? { data: { suggestion: String(percentage) } } : {});
+  return source.at(
+    path,
+    "config.k-out-of-range",
+    `k = ${k} is not a fraction of the parameters in (0, 1)${hint}`,
+    percentage !== undefined ? { data: { suggestion: String(percentage) } } : {},
+  );
 }
 
 function schemaProblem(error: ErrorObject, source: YamlSource): Problem {
@@ -83,7 +87,10 @@ function schemaProblem(error: ErrorObject, source: YamlSource): Problem {
       const known = Object.keys((error.parentSchema as { properties?: object }).properties ?? {});
       const guess = nearestWord(key, known);
       const hint = guess ? `did you mean \`${guess}\`?` : `known keys: ${known.join(", ")}`;
-      return source.at([...path, key], "config.unknown-key", `unknown key \`${key}\`; ${hint}`, { on: "key", ...(guess ? { data: { suggestion: guess } } : {}) });
+      return source.at([...path, key], "config.unknown-key", `unknown key \`${key}\`; ${hint}`, {
+        on: "key",
+        ...(guess ? { data: { suggestion: guess } } : {}),
+      });
     }
     case "required": {
       const missing = (error.params as { missingProperty: string }).missingProperty;
@@ -94,11 +101,18 @@ function schemaProblem(error: ErrorObject, source: YamlSource): Problem {
       // Point at the repeat, not at the whole list.
       const { i, j } = error.params as { i: number; j: number };
       const [first, repeat] = [Math.min(i, j), Math.max(i, j)];
-      return source.at([...path, repeat], "config.repeated-value", `${name}: item ${repeat} repeats item ${first}; every value must be different`);
+      return source.at(
+        [...path, repeat],
+        "config.repeated-value",
+        `${name}: item ${repeat} repeats item ${first}; every value must be different`,
+      );
     }
     case "propertyNames": {
       const key = (error.params as { propertyName: string }).propertyName;
-      const what = path.at(-1) === "options" ? "an ssh option: ssh_config's keywords are letters and digits, such as ServerAliveInterval" : "a valid key here";
+      const what =
+        path.at(-1) === "options"
+          ? "an ssh option: ssh_config's keywords are letters and digits, such as ServerAliveInterval"
+          : "a valid key here";
       return source.at([...path, key], "config.invalid-value", `\`${key}\` in ${name} is not ${what}`, { on: "key" });
     }
     case "enum": {
@@ -107,7 +121,8 @@ function schemaProblem(error: ErrorObject, source: YamlSource): Problem {
     }
     default: {
       const isK = path.length === 3 && path[0] === "ablation" && path[1] === "k";
-      if (isK && (error.keyword === "exclusiveMinimum" || error.keyword === "exclusiveMaximum")) return kOutOfRange(error.data, path, source);
+      if (isK && (error.keyword === "exclusiveMinimum" || error.keyword === "exclusiveMaximum"))
+        return kOutOfRange(error.data, path, source);
       // A pattern means nothing to a reader; the field's description says what is expected.
       const why = (error.keyword === "pattern" || error.keyword === "anyOf") && description ? `: ${description}` : "";
       return source.at(path, "config.invalid-value", `${name} ${why ? "is invalid" : (error.message ?? "is invalid")}${why}`);

@@ -25,7 +25,9 @@ function resolved(node: SchemaNode): SchemaNode {
 /** The alternatives a node allows: itself, or each branch of its anyOf (with the node's description). */
 export function alternatives(node: SchemaNode): SchemaNode[] {
   const n = resolved(node);
-  return n.anyOf ? n.anyOf.map((b) => ({ ...resolved(b), ...(n.description && !b.description ? { description: n.description } : {}) })) : [n];
+  return n.anyOf
+    ? n.anyOf.map((b) => ({ ...resolved(b), ...(n.description && !b.description ? { description: n.description } : {}) }))
+    : [n];
 }
 
 /** The schema of the field at `path` (keys and list indexes), or undefined when the schema has none. */

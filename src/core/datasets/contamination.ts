@@ -1,6 +1,15 @@
 // Contamination: GPT-3's 13-gram overlap test (Brown et al. 2020, appendix C) between diagnostic
 // items and the profile's benchmark documents, on the word hashes of wordHashes.ts.
-import { NGRAM_BASE_A, PairMap, U32Buffer, appendNgramHashes, appendWordHashes, ngramPower, ngramSecondHash, normalizedWords } from "./wordHashes";
+import {
+  NGRAM_BASE_A,
+  PairMap,
+  U32Buffer,
+  appendNgramHashes,
+  appendWordHashes,
+  ngramPower,
+  ngramSecondHash,
+  normalizedWords,
+} from "./wordHashes";
 
 export interface BenchmarkText {
   benchmark: string;
@@ -74,7 +83,10 @@ export function buildBenchmarkIndex(texts: readonly BenchmarkText[], n = CONTAMI
     }
   }
   return {
-    n, texts, filter, heads,
+    n,
+    texts,
+    filter,
+    heads,
     entryText: Int32Array.from(entryText),
     entryWord: Int32Array.from(entryWord),
     entryNext: Int32Array.from(entryNext),

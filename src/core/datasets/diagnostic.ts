@@ -18,7 +18,14 @@ import { fileProblem, notUtf8Problem, problemAt, type Problem, type ProblemCode,
 import { formatFieldPath } from "../yamlSource";
 import { healthProblems } from "./diagnosticHealth";
 import { isBlankLine, jsonlLines, parseJsonlLine, type JsonSyntaxError } from "./jsonl";
-import { benchmarkOverlaps, buildBenchmarkIndex, CONTAMINATION_NGRAM, type BenchmarkNgramIndex, type BenchmarkText, type NgramOverlap } from "./contamination";
+import {
+  benchmarkOverlaps,
+  buildBenchmarkIndex,
+  CONTAMINATION_NGRAM,
+  type BenchmarkNgramIndex,
+  type BenchmarkText,
+  type NgramOverlap,
+} from "./contamination";
 import { jaccard, joinSimilarSets, prefixKeys, shingleOrder, shingleSet, type ShingleOrder } from "./nearDuplicates";
 import { appendWordHashes, normalizedWords, U32Buffer } from "./wordHashes";
 
@@ -80,13 +87,23 @@ const FIELD_HINTS: Record<RequiredField, string> = {
 };
 
 /** Reads and checks a diagnostic dataset (from disk, or from the editor's buffer through `files`). */
-export async function loadDiagnosticDataset(file: string, options: DiagnosticCheckOptions = {}, files: TextFiles = diskFiles): Promise<DiagnosticDatasetCheck> {
+export async function loadDiagnosticDataset(
+  file: string,
+  options: DiagnosticCheckOptions = {},
+  files: TextFiles = diskFiles,
+): Promise<DiagnosticDatasetCheck> {
   let text: string;
   try {
     text = await files.read(file);
   } catch (e) {
     const reason = e instanceof Error ? e.message : String(e);
-    return { items: [], problems: [notUtf8Problem(file, e, "the diagnostic dataset") ?? fileProblem(file, "file.unreadable", `cannot read the diagnostic dataset: ${reason}`)] };
+    return {
+      items: [],
+      problems: [
+        notUtf8Problem(file, e, "the diagnostic dataset") ??
+          fileProblem(file, "file.unreadable", `cannot read the diagnostic dataset: ${reason}`),
+      ],
+    };
   }
   return checkDiagnosticDataset(file, text, options);
 }
@@ -110,7 +127,6 @@ interface LineProblem {
   /** Shown once per file however many lines have it (an unknown field in every item). */
   once?: boolean;
 }
-
 
 /** Word hashes of an item: its context, then its question, then its choices. */
 interface ItemWords {
@@ -153,9 +169,22 @@ class LineFacts {
     return target ? [target.offset, target.offset + target.length] : [0, this.text.length];
   }
 
-  report(path: JSONPath, code: ProblemCode, message: string, options: { on?: "value" | "key"; data?: ProblemData; once?: boolean } = {}): void {
+  report(
+    path: JSONPath,
+    code: ProblemCode,
+    message: string,
+    options: { on?: "value" | "key"; data?: ProblemData; once?: boolean } = {},
+  ): void {
     const [start, end] = this.place(path, options.on);
-    this.problems.push({ code, message, start, end, path, ...(options.data ? { data: options.data } : {}), ...(options.once ? { once: true } : {}) });
+    this.problems.push({
+      code,
+      message,
+      start,
+      end,
+      path,
+      ...(options.data ? { data: options.data } : {}),
+      ...(options.once ? { once: true } : {}),
+    });
   }
 
   words(): ItemWords {
@@ -318,20 +347,36 @@ class FileCheck {
     this.overlaps();
     const at = (item: { line: number }, field: string, code: ProblemCode, message: string, data?: ProblemData) =>
       this.at(item.line, this.lineFacts[item.line - 1]!, [field], code, message, data ? { data } : {});
-    this.problems.push(...healthProblems(this.file, this.items, at, this.options.minItems === undefined ? {} : { minItems: this.options.minItems }));
+    this.problems.push(
+      ...healthProblems(this.file, this.items, at, this.options.minItems === undefined ? {} : { minItems: this.options.minItems }),
+    );
     const once = [...this.repeated.values()].map(({ problem, more }) =>
       more === 0 ? problem : { ...problem, message: `${problem.message} (also on ${more} more line${more === 1 ? "" : "s"})` },
     );
     return { items: this.items, problems: [...this.problems, ...once].sort((a, b) => a.line - b.line || a.column - b.column) };
   }
 
-  private at(line: number, facts: LineFacts, path: JSONPath, code: ProblemCode, message: string, options: { on?: "value" | "key"; data?: ProblemData } = {}): Problem {
+  private at(
+    line: number,
+    facts: LineFacts,
+    path: JSONPath,
+    code: ProblemCode,
+    message: string,
+    options: { on?: "value" | "key"; data?: ProblemData } = {},
+  ): Problem {
     const [start, end] = facts.place(path, options.on);
     return this.problemOnLine(line, { code, message, start, end, path, ...(options.data ? { data: options.data } : {}) });
   }
 
   private problemOnLine(line: number, p: LineProblem): Problem {
-    const place = { file: this.file, line, column: p.start + 1, endLine: line, endColumn: Math.max(p.end, p.start + 1) + 1, ...(p.path.length > 0 ? { field: formatFieldPath(p.path) } : {}) };
+    const place = {
+      file: this.file,
+      line,
+      column: p.start + 1,
+      endLine: line,
+      endColumn: Math.max(p.end, p.start + 1) + 1,
+      ...(p.path.length > 0 ? { field: formatFieldPath(p.path) } : {}),
+    };
     return problemAt(place, p.code, p.message, p.data);
   }
 
@@ -356,8 +401,16 @@ class FileCheck {
         const first = idLines.get(facts.id);
         if (first === undefined) idLines.set(facts.id, line);
         else {
-          this.problems.push(this.at(line, facts, ["id"], "diag.duplicate-id",
-            `duplicate id \`${facts.id}\` (first used on line ${first}): give every item its own id`, { data: { otherLine: first } }));
+          this.problems.push(
+            this.at(
+              line,
+              facts,
+              ["id"],
+              "diag.duplicate-id",
+              `duplicate id \`${facts.id}\` (first used on line ${first}): give every item its own id`,
+              { data: { otherLine: first } },
+            ),
+          );
         }
       }
       if (facts.item) {
@@ -374,9 +427,16 @@ class FileCheck {
       if (!suggestionFor.has(item.ability)) suggestionFor.set(item.ability, nearMissAbility(item.ability, known));
       const suggestion = suggestionFor.get(item.ability);
       if (suggestion === undefined) return;
-      this.reportOnce(this.at(item.line, this.itemFacts[i]!, ["ability"], "diag.unknown-ability",
-        `ability \`${item.ability}\` is not a known ability: did you mean \`${suggestion}\`? (a new ability is fine; a misspelt one is profiled separately)`,
-        { data: { suggestion } }));
+      this.reportOnce(
+        this.at(
+          item.line,
+          this.itemFacts[i]!,
+          ["ability"],
+          "diag.unknown-ability",
+          `ability \`${item.ability}\` is not a known ability: did you mean \`${suggestion}\`? (a new ability is fine; a misspelt one is profiled separately)`,
+          { data: { suggestion } },
+        ),
+      );
     });
   }
 
@@ -401,8 +461,16 @@ class FileCheck {
       if (!same) return; // two texts with one 53-bit key: vanishingly rare, and never a false report
       duplicateOf[i] = j;
       const other = this.items[j]!.line;
-      this.problems.push(this.at(this.items[i]!.line, facts, ["question"], "diag.duplicate",
-        `duplicate question: the same context and question as line ${other} (ignoring case, spacing and punctuation); remove one of them`, { data: { otherLine: other } }));
+      this.problems.push(
+        this.at(
+          this.items[i]!.line,
+          facts,
+          ["question"],
+          "diag.duplicate",
+          `duplicate question: the same context and question as line ${other} (ignoring case, spacing and punctuation); remove one of them`,
+          { data: { otherLine: other } },
+        ),
+      );
     });
     return duplicateOf;
   }
@@ -414,31 +482,54 @@ class FileCheck {
     const accept = (i: number, j: number): boolean => {
       const [a, b] = [this.itemFacts[i]!, this.itemFacts[j]!];
       const [wa, wb] = [a.words(), b.words()];
-      return !sameWords(wa.words, 0, wa.questionStart, wb.words, 0, wb.questionStart) ||
-        jaccard(a.questionOnlyShingles(), b.questionOnlyShingles()) >= NEAR_DUPLICATE_JACCARD;
+      return (
+        !sameWords(wa.words, 0, wa.questionStart, wb.words, 0, wb.questionStart) ||
+        jaccard(a.questionOnlyShingles(), b.questionOnlyShingles()) >= NEAR_DUPLICATE_JACCARD
+      );
     };
     const order = this.orderFor(() => sets);
-    for (const { index, earlier, similarity } of joinSimilarSets(sets, NEAR_DUPLICATE_JACCARD, accept, (i) => this.itemFacts[i]!.prefix(order))) {
+    for (const { index, earlier, similarity } of joinSimilarSets(sets, NEAR_DUPLICATE_JACCARD, accept, (i) =>
+      this.itemFacts[i]!.prefix(order),
+    )) {
       const percent = Math.floor(similarity * 100);
       const other = this.items[earlier]!.line;
-      this.problems.push(this.at(this.items[index]!.line, this.itemFacts[index]!, ["question"], "diag.near-duplicate",
-        `near-duplicate question: its context and question share ${percent}% of their word ${SHINGLE_WORDS}-grams with line ${other} ` +
-        `(Jaccard similarity; ${NEAR_DUPLICATE_JACCARD * 100}% or more counts); rewrite or remove one of them`, { data: { otherLine: other } }));
+      this.problems.push(
+        this.at(
+          this.items[index]!.line,
+          this.itemFacts[index]!,
+          ["question"],
+          "diag.near-duplicate",
+          `near-duplicate question: its context and question share ${percent}% of their word ${SHINGLE_WORDS}-grams with line ${other} ` +
+            `(Jaccard similarity; ${NEAR_DUPLICATE_JACCARD * 100}% or more counts); rewrite or remove one of them`,
+          { data: { otherLine: other } },
+        ),
+      );
     }
   }
 
   /** GPT-3's contamination test: any shared 13-gram with a benchmark document flags the item. */
   private overlaps(): void {
-    const index = this.options.benchmarkIndex ?? (this.options.benchmarkTexts && this.options.benchmarkTexts.length > 0 ? buildBenchmarkIndex(this.options.benchmarkTexts) : undefined);
+    const index =
+      this.options.benchmarkIndex ??
+      (this.options.benchmarkTexts && this.options.benchmarkTexts.length > 0
+        ? buildBenchmarkIndex(this.options.benchmarkTexts)
+        : undefined);
     if (!index) return;
     this.itemFacts.forEach((facts, i) => {
       const item = this.items[i]!;
       for (const o of facts.overlaps(index)) {
         const fieldWords = [item.context, item.question, ...item.choices].map(normalizedWords);
         const more = o.count > 1 ? ` and ${o.count - 1} more ${index.n}-gram${o.count === 2 ? "" : "s"}` : "";
-        this.problems.push(this.at(item.line, facts, fieldPathOfWord(fieldWords, o.start), "diag.contamination",
-          `possible contamination: shares the ${index.n}-word sequence "${o.ngram}"${more} with benchmark \`${o.benchmark}\` (document ${o.docIndex}) ` +
-          `(GPT-3's ${CONTAMINATION_NGRAM}-gram overlap test); an item copied from a benchmark measures recall of that benchmark: rewrite or remove it`));
+        this.problems.push(
+          this.at(
+            item.line,
+            facts,
+            fieldPathOfWord(fieldWords, o.start),
+            "diag.contamination",
+            `possible contamination: shares the ${index.n}-word sequence "${o.ngram}"${more} with benchmark \`${o.benchmark}\` (document ${o.docIndex}) ` +
+              `(GPT-3's ${CONTAMINATION_NGRAM}-gram overlap test); an item copied from a benchmark measures recall of that benchmark: rewrite or remove it`,
+          ),
+        );
       }
     });
   }
@@ -477,7 +568,13 @@ function fieldPathOfWord(fieldWords: readonly string[][], word: number): JSONPat
 
 /** A line JSON.parse refused, positioned within the line. */
 function jsonSyntaxProblem(error: JsonSyntaxError): LineProblem {
-  return { code: "diag.syntax", message: `invalid JSON: ${error.reason}; each line must be one complete JSON object`, start: error.start, end: error.end, path: [] };
+  return {
+    code: "diag.syntax",
+    message: `invalid JSON: ${error.reason}; each line must be one complete JSON object`,
+    start: error.start,
+    end: error.end,
+    path: [],
+  };
 }
 
 function typeName(value: unknown): string {
@@ -496,7 +593,11 @@ type Fail = (path: JSONPath, code: ProblemCode, message: string, data?: ProblemD
 /** The item on a parsed line, or undefined when the line has errors (each reported on `facts`). */
 function itemOf(value: unknown, facts: LineFacts): DiagnosticItemFields | undefined {
   if (!isPlainObject(value)) {
-    facts.report([], "diag.not-object", `each line must be a JSON object {"id", "ability", "context", "question", "choices", "answer"}; found ${typeName(value)}`);
+    facts.report(
+      [],
+      "diag.not-object",
+      `each line must be a JSON object {"id", "ability", "context", "question", "choices", "answer"}; found ${typeName(value)}`,
+    );
     return undefined;
   }
   for (const key in value) if (!(DIAGNOSTIC_FIELDS as readonly string[]).includes(key)) unknownFieldWarning(key, facts);
@@ -505,21 +606,31 @@ function itemOf(value: unknown, facts: LineFacts): DiagnosticItemFields | undefi
     facts.report(path, code, message, data ? { data } : {});
     ok = false;
   };
-  for (const field of REQUIRED_FIELDS) if (!(field in value)) fail([], "diag.missing-field", `missing field \`${field}\`: add ${FIELD_HINTS[field]}`, { field });
+  for (const field of REQUIRED_FIELDS)
+    if (!(field in value)) fail([], "diag.missing-field", `missing field \`${field}\`: add ${FIELD_HINTS[field]}`, { field });
 
   for (const field of ["id", "ability"] as const) {
     const v = value[field];
     if (v === undefined) continue;
-    if (typeof v !== "string") fail([field], "diag.wrong-type", `\`${field}\` must be a string${typeof v === "number" ? ` (write "${v}")` : ""}; found ${typeName(v)}`, { field });
+    if (typeof v !== "string")
+      fail(
+        [field],
+        "diag.wrong-type",
+        `\`${field}\` must be a string${typeof v === "number" ? ` (write "${v}")` : ""}; found ${typeName(v)}`,
+        { field },
+      );
     else if (v.trim() === "") fail([field], "diag.empty-field", `\`${field}\` is empty: write ${FIELD_HINTS[field]}`, { field });
   }
   for (const field of ["context", "question"] as const) {
     const v = value[field];
-    if (v !== undefined && typeof v !== "string") fail([field], "diag.wrong-type", `\`${field}\` must be a string (${FIELD_HINTS[field]}); found ${typeName(v)}`, { field });
+    if (v !== undefined && typeof v !== "string")
+      fail([field], "diag.wrong-type", `\`${field}\` must be a string (${FIELD_HINTS[field]}); found ${typeName(v)}`, { field });
   }
   const choicesOk = value.choices === undefined || checkChoices(value.choices, fail);
-  if (value.answer !== undefined) checkAnswer(value.answer, choicesOk && Array.isArray(value.choices) ? value.choices.length : undefined, fail);
-  if (value.meta !== undefined && !isPlainObject(value.meta)) fail(["meta"], "diag.wrong-type", `\`meta\` must be an object of extra data; found ${typeName(value.meta)}`, { field: "meta" });
+  if (value.answer !== undefined)
+    checkAnswer(value.answer, choicesOk && Array.isArray(value.choices) ? value.choices.length : undefined, fail);
+  if (value.meta !== undefined && !isPlainObject(value.meta))
+    fail(["meta"], "diag.wrong-type", `\`meta\` must be an object of extra data; found ${typeName(value.meta)}`, { field: "meta" });
   if (!ok || value.choices === undefined || value.answer === undefined) return undefined;
   return placedItem(value as unknown as DiagnosticItemFields, 0);
 }
@@ -537,7 +648,11 @@ function placedItem(i: DiagnosticItemFields, line: number): DiagnosticItem {
 function unknownFieldWarning(key: string, facts: LineFacts): void {
   const suggestion = nearestWord(key, DIAGNOSTIC_FIELDS);
   const hint = suggestion ? `did you mean \`${suggestion}\`? Extra data belongs under \`meta\`` : "put extra data under `meta`";
-  facts.report([key], "diag.unknown-field", `unknown field \`${key}\`: ${hint}`, { on: "key", once: true, ...(suggestion ? { data: { suggestion } } : {}) });
+  facts.report([key], "diag.unknown-field", `unknown field \`${key}\`: ${hint}`, {
+    on: "key",
+    once: true,
+    ...(suggestion ? { data: { suggestion } } : {}),
+  });
 }
 
 /** Reports what is wrong with `choices`; true when they are usable. */
@@ -548,13 +663,18 @@ function checkChoices(choices: unknown, fail: Fail): boolean {
   }
   let ok = true;
   if (choices.length < MIN_CHOICES || choices.length > MAX_CHOICES) {
-    fail(["choices"], "diag.choice-count", `\`choices\` has ${choices.length} choice${choices.length === 1 ? "" : "s"}; give between ${MIN_CHOICES} and ${MAX_CHOICES}`);
+    fail(
+      ["choices"],
+      "diag.choice-count",
+      `\`choices\` has ${choices.length} choice${choices.length === 1 ? "" : "s"}; give between ${MIN_CHOICES} and ${MAX_CHOICES}`,
+    );
     ok = false;
   }
   const firstIndexOf = new Map<string, number>();
   for (let i = 0; i < choices.length; i++) {
     const c: unknown = choices[i];
-    if (typeof c !== "string") fail(["choices", i], "diag.wrong-type", `choice ${i} must be a string; found ${typeName(c)}`, { field: "choices" });
+    if (typeof c !== "string")
+      fail(["choices", i], "diag.wrong-type", `choice ${i} must be a string; found ${typeName(c)}`, { field: "choices" });
     if (typeof c !== "string" || !choiceOk(c, i, firstIndexOf, fail)) ok = false;
   }
   return ok;
@@ -572,19 +692,32 @@ function choiceOk(choice: string, i: number, firstIndexOf: Map<string, number>, 
     firstIndexOf.set(folded, i);
     return true;
   }
-  fail(["choices", i], "diag.choice-repeated", `choice ${i} repeats choice ${first} (ignoring case and surrounding spaces): make every choice different`);
+  fail(
+    ["choices", i],
+    "diag.choice-repeated",
+    `choice ${i} repeats choice ${first} (ignoring case and surrounding spaces): make every choice different`,
+  );
   return false;
 }
 
 function checkAnswer(answer: unknown, choiceCount: number | undefined, fail: Fail): void {
   if (typeof answer !== "number" || !Number.isInteger(answer)) {
     const hint = typeof answer === "string" ? " (a number, not the choice's text or letter)" : "";
-    fail(["answer"], "diag.answer-not-index", `\`answer\` must be an integer index into \`choices\`, 0 for the first${hint}; found ${typeName(answer)} ${JSON.stringify(answer)}`,
-      choiceCount !== undefined ? { choices: choiceCount } : undefined);
+    fail(
+      ["answer"],
+      "diag.answer-not-index",
+      `\`answer\` must be an integer index into \`choices\`, 0 for the first${hint}; found ${typeName(answer)} ${JSON.stringify(answer)}`,
+      choiceCount !== undefined ? { choices: choiceCount } : undefined,
+    );
     return;
   }
   if (choiceCount === undefined) return;
   if (answer < 0 || answer >= choiceCount) {
-    fail(["answer"], "diag.answer-out-of-range", `\`answer\` ${answer} is out of range: with ${choiceCount} choices it must be 0 to ${choiceCount - 1} (0-based)`, { choices: choiceCount });
+    fail(
+      ["answer"],
+      "diag.answer-out-of-range",
+      `\`answer\` ${answer} is out of range: with ${choiceCount} choices it must be 0 to ${choiceCount - 1} (0-based)`,
+      { choices: choiceCount },
+    );
   }
 }

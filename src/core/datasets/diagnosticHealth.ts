@@ -51,7 +51,10 @@ export interface MeasuredStability {
 export function measuredStability(results: Results, ability: string): MeasuredStability | undefined {
   for (const model of results.models) {
     const s = model.profile?.stability?.find((x) => x.ability === ability);
-    const widest = s?.by_k.reduce<(typeof s.by_k)[number] | undefined>((best, at) => (best === undefined || at.k > best.k ? at : best), undefined);
+    const widest = s?.by_k.reduce<(typeof s.by_k)[number] | undefined>(
+      (best, at) => (best === undefined || at.k > best.k ? at : best),
+      undefined,
+    );
     if (s && widest) return { runId: results.run_id, model: model.name, k: widest.k, jaccard: widest.jaccard, halves: s.halves };
   }
   return undefined;
@@ -60,7 +63,8 @@ export function measuredStability(results: Results, ability: string): MeasuredSt
 /** Whether the measured ranking is stable, in words, with the number behind the verdict. */
 export function stabilityVerdict(m: MeasuredStability): { stable: boolean; text: string } {
   const stable = m.jaccard >= STABLE_RANKING_JACCARD;
-  const measured = `the top sets of two halves (${m.halves[0]} + ${m.halves[1]} items) have Jaccard index ${m.jaccard.toFixed(3)} at k = ${m.k} ` +
+  const measured =
+    `the top sets of two halves (${m.halves[0]} + ${m.halves[1]} items) have Jaccard index ${m.jaccard.toFixed(3)} at k = ${m.k} ` +
     `(run ${m.runId}, model ${m.model})`;
   return stable
     ? { stable, text: `a stable ranking, as measured: ${measured}, at least ${STABLE_RANKING_JACCARD}` }
@@ -71,8 +75,8 @@ export function stabilityVerdict(m: MeasuredStability): { stable: boolean; text:
 // Special functions (Numerical Recipes, 3rd ed., sections 6.1, 6.2 and 6.4).
 
 const LANCZOS = [
-  0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
-  12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
+  0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059, 12.507343278686905,
+  -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
 ];
 
 /** ln Gamma(x) for x > 0 (Lanczos approximation, g = 7: about 15 significant digits). */
@@ -324,7 +328,8 @@ export function healthProblems(file: string, items: readonly HealthItem[], at: I
   const balance = answerPositionBalance(items);
   if (balance && balance.pValue < HEALTH_ALPHA) problems.push(fileProblem(file, "diag.answer-position-bias", positionMessage(balance)));
   const bias = longestAnswerBias(items);
-  if (bias && bias.pValue < HEALTH_ALPHA && bias.longest > bias.expected) problems.push(fileProblem(file, "diag.longest-answer-bias", longestMessage(bias)));
+  if (bias && bias.pValue < HEALTH_ALPHA && bias.longest > bias.expected)
+    problems.push(fileProblem(file, "diag.longest-answer-bias", longestMessage(bias)));
   problems.push(...sizeProblems(items, at, options.minItems ?? MIN_ITEMS_PER_ABILITY));
   return problems;
 }

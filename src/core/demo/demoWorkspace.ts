@@ -17,6 +17,10 @@ export async function copyDemoWorkspace(source: string, target: string): Promise
     throw new Error(`the demo model is missing from ${path.join(source, "model")}: train it with \`npm run demo:train\``);
   }
   await fs.mkdir(target, { recursive: true });
-  await fs.cp(source, target, { recursive: true, force: true, filter: (from) => path.basename(from) !== ".bprof" && !from.endsWith(".tmp") });
+  await fs.cp(source, target, {
+    recursive: true,
+    force: true,
+    filter: (from) => path.basename(from) !== ".bprof" && !from.endsWith(".tmp"),
+  });
   return path.join(target, DEMO_CONFIG);
 }

@@ -60,12 +60,17 @@ function keysPresent(text: string, at: Position, mapping: YamlPath): string[] {
   const lines = text.split("\n");
   lines.splice(at.line, 1, "");
   const doc = parseDocument(lines.join("\n"));
-  const value = plainValue(() => (mapping.length === 0 ? doc.toJS() : (doc.getIn(mapping, false) as { toJSON?: () => unknown } | undefined)?.toJSON?.()));
+  const value = plainValue(() =>
+    mapping.length === 0 ? doc.toJS() : (doc.getIn(mapping, false) as { toJSON?: () => unknown } | undefined)?.toJSON?.(),
+  );
   return typeof value === "object" && value !== null && !Array.isArray(value) ? Object.keys(value) : [];
 }
 
 function describe(node: SchemaNode): { detail?: string; documentation?: string } {
-  return { ...(node.description ? { documentation: node.description } : {}), ...(node.default !== undefined ? { detail: `default ${JSON.stringify(node.default)}` } : {}) };
+  return {
+    ...(node.description ? { documentation: node.description } : {}),
+    ...(node.default !== undefined ? { detail: `default ${JSON.stringify(node.default)}` } : {}),
+  };
 }
 
 function valueCompletions(field: YamlPath, replace: Range, context: CompletionContext, text: string): CompletionItem[] {
@@ -74,18 +79,28 @@ function valueCompletions(field: YamlPath, replace: Range, context: CompletionCo
   const section = names[0];
   const root = path.dirname(context.configFile);
   if (section === "abilities" && last === "name") return abilityItems([...PAPER_ABILITIES, ...context.abilityNames], replace, "ability");
-  if (section === "benchmarks" && last === "ability") return abilityItems(declaredAbilities(text), replace, "declared in this config's `abilities`");
+  if (section === "benchmarks" && last === "ability")
+    return abilityItems(declaredAbilities(text), replace, "declared in this config's `abilities`");
   if (section === "benchmarks" && last === "task") return fileItems(context.taskFiles, root, replace, "file");
   if (section === "abilities" && last === "data") return fileItems(context.datasetFiles, root, replace, "file");
   if (section === "models" && last === "path") return fileItems(context.modelFolders, root, replace, "folder");
   if (section === "ablation" && last === "k") return kItems(context, replace);
-  return valuesAt(field).map((value) => ({ label: String(value), kind: "value" as const, insertText: String(value), range: replace, ...describe(schemaAt(field) ?? {}) }));
+  return valuesAt(field).map((value) => ({
+    label: String(value),
+    kind: "value" as const,
+    insertText: String(value),
+    range: replace,
+    ...describe(schemaAt(field) ?? {}),
+  }));
 }
 
 function abilityItems(names: readonly string[], replace: Range, detail: string): CompletionItem[] {
   const paper = new Set<string>(PAPER_ABILITIES);
   return [...new Set(names)].map((name) => ({
-    label: name, kind: "ability" as const, insertText: name, range: replace,
+    label: name,
+    kind: "ability" as const,
+    insertText: name,
+    range: replace,
     detail: paper.has(name) ? "one of the paper's ten abilities" : detail,
     sortText: `${paper.has(name) ? 1 : 0}${name}`,
   }));
@@ -110,15 +125,27 @@ function fileItems(files: readonly string[], root: string, replace: Range, kind:
   return files.map((file) => {
     const relative = path.relative(root, file).split(path.sep).join("/");
     const shown = relative.startsWith("..") ? relative : `./${relative}`;
-    return { label: shown, kind, insertText: shown, range: replace, sortText: `${shown.split("/").length.toString().padStart(3, "0")}${shown}` };
+    return {
+      label: shown,
+      kind,
+      insertText: shown,
+      range: replace,
+      sortText: `${shown.split("/").length.toString().padStart(3, "0")}${shown}`,
+    };
   });
 }
 
 function kItems(context: CompletionContext, replace: Range): CompletionItem[] {
   return PAPER_K_SWEEP.map((k, i) => {
-    const counts = context.modelParameters.map((m) => `${m.name}: n = ${selectedCount(k, m.total).toLocaleString("en-US")} of ${m.total.toLocaleString("en-US")}`);
+    const counts = context.modelParameters.map(
+      (m) => `${m.name}: n = ${selectedCount(k, m.total).toLocaleString("en-US")} of ${m.total.toLocaleString("en-US")}`,
+    );
     return {
-      label: String(k), kind: "number" as const, insertText: String(k), range: replace, sortText: String(i),
+      label: String(k),
+      kind: "number" as const,
+      insertText: String(k),
+      range: replace,
+      sortText: String(i),
       detail: k === 0.01024 ? "the paper's main result" : "from the paper's sweep",
       ...(counts.length > 0 ? { documentation: `Parameters zeroed (floor(k x P)):\n${counts.join("\n")}` } : {}),
     };

@@ -33,10 +33,25 @@ export function fixesFor(problem: Problem, text: string): Fix[] {
     case "config.dataset-not-found": {
       const { file, ability } = problem.data ?? {};
       if (!file || !ability || "error" in findGenerator(ability)) return [];
-      return [{ title: `Create ${baseName(file)} with items of the built-in ${ability} generator`, edits: [], createDataset: { file, ability }, preferred: true }];
+      return [
+        {
+          title: `Create ${baseName(file)} with items of the built-in ${ability} generator`,
+          edits: [],
+          createDataset: { file, ability },
+          preferred: true,
+        },
+      ];
     }
     case "diag.unknown-field":
-      return suggestion === undefined ? [] : [{ title: `Change to \`${suggestion}\``, edits: [{ file: problem.file, range: problemRange(problem), newText: JSON.stringify(suggestion) }], preferred: true }];
+      return suggestion === undefined
+        ? []
+        : [
+            {
+              title: `Change to \`${suggestion}\``,
+              edits: [{ file: problem.file, range: problemRange(problem), newText: JSON.stringify(suggestion) }],
+              preferred: true,
+            },
+          ];
     case "diag.unknown-ability":
       return suggestion === undefined ? [] : [renameAbility(problem, text, suggestion)];
     case "diag.answer-out-of-range":
@@ -44,11 +59,13 @@ export function fixesFor(problem: Problem, text: string): Fix[] {
       return answerFixes(problem, text);
     case "diag.duplicate":
     case "diag.near-duplicate":
-      return [{
-        title: `Remove this item (${problem.code === "diag.duplicate" ? "a duplicate" : "a near duplicate"} of line ${problem.data?.otherLine})`,
-        edits: [deleteLine(problem.file, jsonlLines(text), problem.line - 1)],
-        preferred: problem.code === "diag.duplicate",
-      }];
+      return [
+        {
+          title: `Remove this item (${problem.code === "diag.duplicate" ? "a duplicate" : "a near duplicate"} of line ${problem.data?.otherLine})`,
+          edits: [deleteLine(problem.file, jsonlLines(text), problem.line - 1)],
+          preferred: problem.code === "diag.duplicate",
+        },
+      ];
     case "diag.duplicate-id":
       return [newIdFix(problem, text, "replace")];
     case "diag.missing-field":
@@ -90,9 +107,18 @@ function renameAbility(problem: Problem, text: string, suggestion: string): Fix 
   const edits: TextEdit[] = [];
   lines.forEach((line, l) => {
     const found = abilityOnLine(line);
-    if (found && found.value === misspelt) edits.push({ file: problem.file, range: range(l, found.offset, l, found.offset + found.length), newText: JSON.stringify(suggestion) });
+    if (found && found.value === misspelt)
+      edits.push({
+        file: problem.file,
+        range: range(l, found.offset, l, found.offset + found.length),
+        newText: JSON.stringify(suggestion),
+      });
   });
-  return { title: `Change \`${misspelt}\` to \`${suggestion}\` in ${edits.length} item${edits.length === 1 ? "" : "s"}`, edits, preferred: true };
+  return {
+    title: `Change \`${misspelt}\` to \`${suggestion}\` in ${edits.length} item${edits.length === 1 ? "" : "s"}`,
+    edits,
+    preferred: true,
+  };
 }
 
 function abilityOnLine(line: string): { value: unknown; offset: number; length: number } | undefined {
@@ -133,15 +159,34 @@ function newIdFix(problem: Problem, text: string, how: "replace" | "insert"): Fi
   const used = new Set<string>();
   for (const m of text.matchAll(/"id"\s*:\s*"((?:[^"\\]|\\.)*)"/g)) used.add(JSON.parse(`"${m[1]!}"`) as string);
   const ability = /"ability"\s*:\s*"([^"\\]*)"/.exec(lines[problem.line - 1] ?? "")?.[1];
-  const base = (ability ?? "item").toLowerCase().split(/[^a-z0-9]+/).find((w) => w !== "") ?? "item";
+  const base =
+    (ability ?? "item")
+      .toLowerCase()
+      .split(/[^a-z0-9]+/)
+      .find((w) => w !== "") ?? "item";
   let n = problem.line;
   while (used.has(`${base}-${n}`)) n++;
   const id = `${base}-${n}`;
-  if (how === "replace") return { title: `Give this item the new id \`${id}\``, edits: [{ file: problem.file, range: problemRange(problem), newText: JSON.stringify(id) }], preferred: true };
+  if (how === "replace")
+    return {
+      title: `Give this item the new id \`${id}\``,
+      edits: [{ file: problem.file, range: problemRange(problem), newText: JSON.stringify(id) }],
+      preferred: true,
+    };
   const line = lines[problem.line - 1] ?? "";
   const brace = line.indexOf("{");
   const empty = /^\{\s*\}$/.test(line.trim());
-  return { title: `Add the id \`${id}\``, edits: [{ file: problem.file, range: range(problem.line - 1, brace + 1, problem.line - 1, brace + 1), newText: `"id": ${JSON.stringify(id)}${empty ? "" : ", "}` }], preferred: true };
+  return {
+    title: `Add the id \`${id}\``,
+    edits: [
+      {
+        file: problem.file,
+        range: range(problem.line - 1, brace + 1, problem.line - 1, brace + 1),
+        newText: `"id": ${JSON.stringify(id)}${empty ? "" : ", "}`,
+      },
+    ],
+    preferred: true,
+  };
 }
 
 /** Swaps the choices of the fewest items so every answer position holds its share. */
@@ -170,5 +215,11 @@ function rebalanceFix(problem: Problem, text: string): Fix[] {
     updated = applyEdits(updated, modify(updated, ["answer"], to, format));
     return { file: problem.file, range: range(line - 1, 0, line - 1, item.raw.length), newText: updated };
   });
-  return [{ title: `Rebalance answer positions: reorder the choices of ${moves.length} item${moves.length === 1 ? "" : "s"}`, edits, preferred: true }];
+  return [
+    {
+      title: `Rebalance answer positions: reorder the choices of ${moves.length} item${moves.length === 1 ? "" : "s"}`,
+      edits,
+      preferred: true,
+    },
+  ];
 }

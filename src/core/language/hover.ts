@@ -11,7 +11,13 @@ import type { ResolvedAbility, ResolvedBenchmark, ResolvedModel } from "../confi
 import { schemaAt } from "../config/schemaAt";
 import type { DiagnosticItem } from "../datasets/diagnostic";
 import {
-  answerPositionBalance, formatP, HEALTH_ALPHA, longestAnswerBias, MIN_ITEMS_PER_ABILITY, stabilityVerdict, type MeasuredStability,
+  answerPositionBalance,
+  formatP,
+  HEALTH_ALPHA,
+  longestAnswerBias,
+  MIN_ITEMS_PER_ABILITY,
+  stabilityVerdict,
+  type MeasuredStability,
 } from "../datasets/diagnosticHealth";
 import { itemContexts } from "../lmeval/render";
 import { renderDiagnosticChat, itemChatContexts } from "../prompts/chatPrompt";
@@ -54,7 +60,10 @@ export function diagnosticItemHover(item: DiagnosticItem, renderings: readonly I
     const who = group.map((r) => `\`${r.model}\`${r.tokens !== undefined ? ` (${r.tokens} tokens)` : ""}`).join(", ");
     if (first.error) return `For ${who}: ${first.error}`;
     const how = first.chat ? "through its chat template" : "as plain text";
-    return `For ${who}, ${how}, in ${group.map((r) => path.basename(r.config)).filter(unique).join(", ")}:\n\n${verbatim(first.text)}`;
+    return `For ${who}, ${how}, in ${group
+      .map((r) => path.basename(r.config))
+      .filter(unique)
+      .join(", ")}:\n\n${verbatim(first.text)}`;
   });
   return `${head}\n\nThe importance loss reads every token of:\n\n${sections.join("\n\n")}`;
 }
@@ -87,10 +96,16 @@ export function benchmarkHover(benchmark: ResolvedBenchmark, models: readonly Re
   const multipleInput = first.kind === "multiple_choice" ? first.multipleInput : undefined;
   // In lm-eval's multiple-input form each choice has a context of its own: the correct choice's is shown.
   const shown = first.kind === "multiple_choice" && multipleInput ? first.target : 0;
-  const answer = first.kind !== "multiple_choice" ? `Target: ${escapeMarkdown(first.target)}`
-    : `${multipleInput ? `Choices (each ends its own context; all are scored on the continuation “${escapeMarkdown(multipleInput.targetText)}”)` : "Choices (continuations scored after the context)"}: ` +
-      first.choices.map((c, i) => `${i === first.target ? "**" : ""}${letterOf(i)}. ${escapeMarkdown(c)}${i === first.target ? "**" : ""}`).join(" · ");
-  lines.push(`Document ${first.index}${first.line !== undefined ? ` (line ${first.line})` : ""} as the model reads it${multipleInput ? ", with the correct choice's context" : ""}:`);
+  const answer =
+    first.kind !== "multiple_choice"
+      ? `Target: ${escapeMarkdown(first.target)}`
+      : `${multipleInput ? `Choices (each ends its own context; all are scored on the continuation “${escapeMarkdown(multipleInput.targetText)}”)` : "Choices (continuations scored after the context)"}: ` +
+        first.choices
+          .map((c, i) => `${i === first.target ? "**" : ""}${letterOf(i)}. ${escapeMarkdown(c)}${i === first.target ? "**" : ""}`)
+          .join(" · ");
+  lines.push(
+    `Document ${first.index}${first.line !== undefined ? ` (line ${first.line})` : ""} as the model reads it${multipleInput ? ", with the correct choice's context" : ""}:`,
+  );
   if (plain) lines.push(verbatim(itemContexts(first)[shown]!));
   for (const model of chatModels) {
     try {
@@ -117,14 +132,18 @@ export function abilityHealth(ability: ResolvedAbility, problemsOfFiles: readonl
   const count = items.length.toLocaleString("en-US");
   if (measured) lines.push(`${count} items: ${stabilityVerdict(measured).text}`);
   else {
-    lines.push(items.length >= MIN_ITEMS_PER_ABILITY
-      ? `${count} items (enough for a stable ranking: ${MIN_ITEMS_PER_ABILITY} or more; \`ablation.stability: true\` measures it)`
-      : `${count} items: fewer than the ${MIN_ITEMS_PER_ABILITY} a stable ranking needs`);
+    lines.push(
+      items.length >= MIN_ITEMS_PER_ABILITY
+        ? `${count} items (enough for a stable ranking: ${MIN_ITEMS_PER_ABILITY} or more; \`ablation.stability: true\` measures it)`
+        : `${count} items: fewer than the ${MIN_ITEMS_PER_ABILITY} a stable ranking needs`,
+    );
   }
   const balance = answerPositionBalance(items);
   if (balance) {
     const verdict = balance.pValue < HEALTH_ALPHA ? "unbalanced" : "balanced";
-    lines.push(`answer positions ${verdict} (chi-square p = ${formatP(balance.pValue)}; ${balance.cells.map((c) => `${c.label} ${c.observed}`).join(", ")})`);
+    lines.push(
+      `answer positions ${verdict} (chi-square p = ${formatP(balance.pValue)}; ${balance.cells.map((c) => `${c.label} ${c.observed}`).join(", ")})`,
+    );
   }
   const bias = longestAnswerBias(items);
   if (bias) {
@@ -139,7 +158,9 @@ export function abilityHealth(ability: ResolvedAbility, problemsOfFiles: readonl
 
 export function abilityHover(ability: ResolvedAbility, problemsOfFiles: readonly Problem[], measured?: MeasuredStability): string {
   const files = ability.files.map((f) => `\`${path.basename(f)}\``).join(", ");
-  return [`**Ability ${ability.name}** · from ${files}`, ...abilityHealth(ability, problemsOfFiles, measured).map((l) => `- ${l}`)].join("\n\n");
+  return [`**Ability ${ability.name}** · from ${files}`, ...abilityHealth(ability, problemsOfFiles, measured).map((l) => `- ${l}`)].join(
+    "\n\n",
+  );
 }
 
 /** The schema's description of the config field at `path`, when it has one. */

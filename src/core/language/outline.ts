@@ -43,7 +43,14 @@ export interface ProfileOutline {
   latestResults?: { runId: string; dir: string };
 }
 
-const HEALTH_CODES = new Set(["diag.answer-position-bias", "diag.longest-answer-bias", "diag.too-few-items", "diag.duplicate", "diag.near-duplicate", "diag.contamination"]);
+const HEALTH_CODES = new Set([
+  "diag.answer-position-bias",
+  "diag.longest-answer-bias",
+  "diag.too-few-items",
+  "diag.duplicate",
+  "diag.near-duplicate",
+  "diag.contamination",
+]);
 
 function counts(problems: readonly Problem[]): ProblemCounts {
   let errors = 0;
@@ -59,35 +66,71 @@ function inField(p: Problem, prefix: string): boolean {
  * The outline of the config `file` whose editor text is `text`; `loaded` is its last check (for
  * what the entries resolved to) and `problemsOf` gives the problems of any file.
  */
-export function profileOutline(file: string, text: string, loaded: LoadedProfile | undefined, problemsOf: (file: string) => readonly Problem[]): ProfileOutline {
+export function profileOutline(
+  file: string,
+  text: string,
+  loaded: LoadedProfile | undefined,
+  problemsOf: (file: string) => readonly Problem[],
+): ProfileOutline {
   const source = parseYamlSource(text, file);
   const raw = (typeof source.value === "object" && source.value !== null ? source.value : {}) as Record<string, unknown>;
-  const list = (key: string) => (Array.isArray(raw[key]) ? (raw[key] as unknown[]) : []).map((v) => (typeof v === "object" && v !== null ? (v as Record<string, unknown>) : {}));
+  const list = (key: string) =>
+    (Array.isArray(raw[key]) ? (raw[key] as unknown[]) : []).map((v) =>
+      typeof v === "object" && v !== null ? (v as Record<string, unknown>) : {},
+    );
   const own = problemsOf(file);
   const root = path.dirname(file);
   const place = (at: (string | number)[]): Range => {
     const p = source.place(at);
     return range(p.line - 1, p.column - 1, (p.endLine ?? p.line) - 1, (p.endColumn ?? p.column) - 1);
   };
-  const entry = (kind: OutlineKind, key: string, index: number, label: string, detail: string, files: string[], extra: Partial<OutlineEntry> = {}): OutlineEntry => {
+  const entry = (
+    kind: OutlineKind,
+    key: string,
+    index: number,
+    label: string,
+    detail: string,
+    files: string[],
+    extra: Partial<OutlineEntry> = {},
+  ): OutlineEntry => {
     const named = files.flatMap((f) => problemsOf(f));
-    return { kind, index, label, detail, range: place([key, index]), problems: counts([...own.filter((p) => inField(p, `${key}[${index}]`)), ...named]), files, ...extra };
+    return {
+      kind,
+      index,
+      label,
+      detail,
+      range: place([key, index]),
+      problems: counts([...own.filter((p) => inField(p, `${key}[${index}]`)), ...named]),
+      files,
+      ...extra,
+    };
   };
 
   const models = list("models").map((m, i) => {
     const folder = typeof m.path === "string" ? m.path : "";
-    return entry("model", "models", i, typeof m.name === "string" ? m.name : path.basename(folder) || `model ${i}`, folder, folder ? [path.resolve(root, folder)] : []);
+    return entry(
+      "model",
+      "models",
+      i,
+      typeof m.name === "string" ? m.name : path.basename(folder) || `model ${i}`,
+      folder,
+      folder ? [path.resolve(root, folder)] : [],
+    );
   });
   const benchmarks = list("benchmarks").map((b, i) => {
     const resolved = loaded?.resolved.benchmarks.find((r) => r.entry === i);
     const taskFile = typeof b.task === "string" ? path.resolve(root, b.task) : undefined;
     const files = [...(taskFile ? [taskFile] : []), ...(resolved ? [resolved.task.dataFile] : [])];
-    const label = typeof b.name === "string" ? b.name : (resolved?.name ?? (typeof b.task === "string" ? path.basename(b.task, path.extname(b.task)) : `benchmark ${i}`));
+    const label =
+      typeof b.name === "string"
+        ? b.name
+        : (resolved?.name ?? (typeof b.task === "string" ? path.basename(b.task, path.extname(b.task)) : `benchmark ${i}`));
     const detail = typeof b.task === "string" ? b.task : "inline task";
     return entry("benchmark", "benchmarks", i, label, detail, files, resolved ? { count: resolved.task.items.length } : {});
   });
   const abilities = list("abilities").map((a, i) => {
-    const data = typeof a.data === "string" ? [a.data] : Array.isArray(a.data) ? a.data.filter((d): d is string => typeof d === "string") : [];
+    const data =
+      typeof a.data === "string" ? [a.data] : Array.isArray(a.data) ? a.data.filter((d): d is string => typeof d === "string") : [];
     const files = data.map((d) => path.resolve(root, d));
     const resolved = loaded?.resolved.abilities[i];
     const health = files.flatMap((f) => problemsOf(f)).filter((p) => HEALTH_CODES.has(p.code)).length;

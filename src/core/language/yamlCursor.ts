@@ -94,11 +94,18 @@ export function yamlCursor(text: string, at: Position): YamlCursor {
   if (parts.key === undefined) {
     enter(frames, parts);
     // A key starts at the line's content column, so deeper keys of the frame above close.
-    while (frames.length > 0 && frames[frames.length - 1]!.kind === "key" && frames[frames.length - 1]!.column >= parts.column) frames.pop();
+    while (frames.length > 0 && frames[frames.length - 1]!.kind === "key" && frames[frames.length - 1]!.column >= parts.column)
+      frames.pop();
     const typed = before.slice(parts.column);
     const path = frames.map((f) => f.segment);
     const from = parts.column + (typed.startsWith('"') || typed.startsWith("'") ? 1 : 0);
-    return { path, kind: parts.items.length > 0 && typed === "" ? "value" : "key", prefix: before.slice(from), from, to: wordEnd(line, at.character) };
+    return {
+      path,
+      kind: parts.items.length > 0 && typed === "" ? "value" : "key",
+      prefix: before.slice(from),
+      from,
+      to: wordEnd(line, at.character),
+    };
   }
 
   enter(frames, parts);
@@ -109,7 +116,13 @@ export function yamlCursor(text: string, at: Position): YamlCursor {
     const items = value.slice(1).split(",");
     const last = items[items.length - 1]!;
     const from = before.length - last.trimStart().length;
-    return { path: [...path, items.length - 1], kind: "value", prefix: stripQuote(last.trimStart()), from: from + quoteLength(last.trimStart()), to: flowItemEnd(line, at.character) };
+    return {
+      path: [...path, items.length - 1],
+      kind: "value",
+      prefix: stripQuote(last.trimStart()),
+      from: from + quoteLength(last.trimStart()),
+      to: flowItemEnd(line, at.character),
+    };
   }
   const from = parts.valueColumn! + quoteLength(value);
   return { path, kind: "value", prefix: before.slice(from), from, to: valueEnd(line, at.character) };

@@ -46,50 +46,83 @@ async function runnerCheck(host: Host, runner: string, field: string): Promise<T
   const version = result.stdout.trim().split("\n")[0];
   if (result.exitCode === 0 && version) {
     const protocol = Number(/\bprotocol (\d+)/.exec(version)?.[1]);
-    if (protocol !== JOB_PROTOCOL) return { ok: false, message: `${version} at \`${runner}\` on ${hostName(host)} does not read protocol ${JOB_PROTOCOL} jobs, which this bprof writes: build the runner of this version there` };
+    if (protocol !== JOB_PROTOCOL)
+      return {
+        ok: false,
+        message: `${version} at \`${runner}\` on ${hostName(host)} does not read protocol ${JOB_PROTOCOL} jobs, which this bprof writes: build the runner of this version there`,
+      };
     return { ok: true, message: `${version} at \`${runner}\` on ${hostName(host)}` };
   }
   const why = result.exitCode === 127 ? "not found" : `exit ${result.exitCode}: ${lastLines(result.stderr, 1)}`;
-  return { ok: false, message: `bprof-runner at \`${runner}\` on ${hostName(host)}: ${why}; fix ${field}, or leave it out and bprof builds one there` };
+  return {
+    ok: false,
+    message: `bprof-runner at \`${runner}\` on ${hostName(host)}: ${why}; fix ${field}, or leave it out and bprof builds one there`,
+  };
 }
 
 /** That the runner named is an executable file, without running it. */
 async function runnerPresenceCheck(host: Host, runner: string, field: string): Promise<TargetCheck> {
   const word = hostPathWord(runner);
   const result = await runOnHost(host, `test -f ${word} && test -x ${word}`, { what: "look for bprof-runner" });
-  if (result.exitCode === 0) return { ok: true, message: `bprof-runner at \`${runner}\` on ${hostName(host)} is an executable file (not run before the run itself)` };
-  return { ok: false, message: `bprof-runner at \`${runner}\` on ${hostName(host)}: not an executable file; fix ${field}, or leave it out and bprof builds one` };
+  if (result.exitCode === 0)
+    return {
+      ok: true,
+      message: `bprof-runner at \`${runner}\` on ${hostName(host)} is an executable file (not run before the run itself)`,
+    };
+  return {
+    ok: false,
+    message: `bprof-runner at \`${runner}\` on ${hostName(host)}: not an executable file; fix ${field}, or leave it out and bprof builds one`,
+  };
 }
 
 /** No runner named: the one built on the host, or whether the host can build it. */
 async function runnerBuildCheck(host: Host, spec: RunnerSpec, field: string): Promise<TargetCheck> {
   const sources = await runnerSources(spec.sourcesDir);
-  if (!sources) return { ok: false, message: `the runner's sources are not at ${spec.sourcesDir} (a broken install): reinstall, or set ${field}` };
+  if (!sources)
+    return { ok: false, message: `the runner's sources are not at ${spec.sourcesDir} (a broken install): reinstall, or set ${field}` };
   const chosen = onThisMachine(host, spec);
   const facts = await buildFactsOn({ host, sources, cacheDir: spec.cacheDir, ...chosen });
   if (facts.cached) return runnerCheck(host, facts.cached, field);
   if (facts.missing.length > 0) return { ok: false, message: missingMessage(facts, hostName(host), chosen.python) };
   const torch = facts.torch ? `libtorch ${facts.torch.version}${facts.torch.cuda ? " with CUDA" : ""}` : "libtorch";
-  return { ok: true, message: `bprof-runner is built on ${hostName(host)} on the first run, against ${torch} (about ${estimatedBuildSeconds(facts)} s)` };
+  return {
+    ok: true,
+    message: `bprof-runner is built on ${hostName(host)} on the first run, against ${torch} (about ${estimatedBuildSeconds(facts)} s)`,
+  };
 }
 
 /** The folder the runner will read: config.json and weights. */
 async function modelCheck(host: Host, model: ResolvedModel): Promise<TargetCheck> {
   const dir = model.remotePath ?? model.path;
   const word = hostPathWord(dir);
-  const result = await runOnHost(host, `test -f ${word}/config.json && ls ${word} | grep -c '\\.safetensors$'`, { what: "look for the model folder" });
+  const result = await runOnHost(host, `test -f ${word}/config.json && ls ${word} | grep -c '\\.safetensors$'`, {
+    what: "look for the model folder",
+  });
   const shards = Number(result.stdout.trim());
-  if (result.exitCode === 0 && shards > 0) return { ok: true, message: `model \`${model.name}\`: ${dir} on ${hostName(host)} (config.json, ${shards} safetensors file${shards === 1 ? "" : "s"})` };
+  if (result.exitCode === 0 && shards > 0)
+    return {
+      ok: true,
+      message: `model \`${model.name}\`: ${dir} on ${hostName(host)} (config.json, ${shards} safetensors file${shards === 1 ? "" : "s"})`,
+    };
   const what = result.stdout.trim() === "0" ? "has no *.safetensors weights" : "has no config.json (or does not exist)";
-  return { ok: false, message: `model \`${model.name}\`: ${dir} on ${hostName(host)} ${what}; set models[].remote_path to where the model is there` };
+  return {
+    ok: false,
+    message: `model \`${model.name}\`: ${dir} on ${hostName(host)} ${what}; set models[].remote_path to where the model is there`,
+  };
 }
 
 /** sbatch --test-only: Slurm checks partition, account, time and resources without queueing. */
 async function sbatchCheck(host: Host, options: readonly string[]): Promise<TargetCheck> {
   const args = [...options, "--wrap", "true"].map(shellWord).join(" ");
   const result = await runOnHost(host, `sbatch --test-only ${args}`, { what: "ask sbatch" });
-  const said = lastLines(`${result.stderr}\n${result.stdout}`, 2).replace(/^sbatch: (error: )?/gm, "").replace(/\n/g, "; ");
+  const said = lastLines(`${result.stderr}\n${result.stdout}`, 2)
+    .replace(/^sbatch: (error: )?/gm, "")
+    .replace(/\n/g, "; ");
   if (result.exitCode === 0) return { ok: true, message: `sbatch --test-only accepts the job options on ${hostName(host)}: ${said}` };
-  if (result.exitCode === 127) return { ok: false, message: `sbatch not found on ${hostName(host)}: install Slurm's client there or submit from a login node (target.slurm.ssh)` };
+  if (result.exitCode === 127)
+    return {
+      ok: false,
+      message: `sbatch not found on ${hostName(host)}: install Slurm's client there or submit from a login node (target.slurm.ssh)`,
+    };
   return { ok: false, message: `sbatch --test-only refuses the job options on ${hostName(host)}: ${said}; check target.slurm` };
 }

@@ -67,7 +67,10 @@ export interface HostResult {
 /** Runs a script on the host to its end; a connection failure is a RunnerError that says so. */
 export async function runOnHost(host: Host, script: string, options: { input?: string | Uint8Array; what: string }): Promise<HostResult> {
   const { file, args } = hostCommand(host, script);
-  const result = await execa(file, args, { reject: false, ...(options.input !== undefined ? { input: options.input } : { stdin: "ignore" }) });
+  const result = await execa(file, args, {
+    reject: false,
+    ...(options.input !== undefined ? { input: options.input } : { stdin: "ignore" }),
+  });
   if ((result as { code?: string }).code === "ENOENT") {
     throw new RunnerError("target_unreachable", `${file} is not installed on this machine (needed to ${options.what})`);
   }
@@ -80,13 +83,25 @@ export async function runOnHost(host: Host, script: string, options: { input?: s
 export async function runOnHostOrFail(host: Host, script: string, options: { input?: string | Uint8Array; what: string }): Promise<string> {
   const result = await runOnHost(host, script, options);
   if (result.exitCode !== 0) {
-    throw new RunnerError("target_failed", `could not ${options.what} on ${hostName(host)} (exit ${result.exitCode}): ${result.stderr.trim().split("\n").slice(-3).join(" ") || "no message"}`);
+    throw new RunnerError(
+      "target_failed",
+      `could not ${options.what} on ${hostName(host)} (exit ${result.exitCode}): ${result.stderr.trim().split("\n").slice(-3).join(" ") || "no message"}`,
+    );
   }
   return result.stdout;
 }
 
 /** ssh exits 255 when the connection (not the command) failed: say which host and why. */
 export function unreachable(host: Host, stderr: string): RunnerError {
-  const reason = stderr.trim().split("\n").filter((l) => !l.startsWith("Warning: Permanently added")).slice(-2).join(" ") || "ssh exited with 255";
-  return new RunnerError("target_unreachable", `cannot reach ${hostName(host)} over SSH: ${reason}. Check target.ssh (host, port, user, identity_file) and that \`ssh ${host.kind === "ssh" ? host.connection.host : ""}\` works without a prompt`);
+  const reason =
+    stderr
+      .trim()
+      .split("\n")
+      .filter((l) => !l.startsWith("Warning: Permanently added"))
+      .slice(-2)
+      .join(" ") || "ssh exited with 255";
+  return new RunnerError(
+    "target_unreachable",
+    `cannot reach ${hostName(host)} over SSH: ${reason}. Check target.ssh (host, port, user, identity_file) and that \`ssh ${host.kind === "ssh" ? host.connection.host : ""}\` works without a prompt`,
+  );
 }

@@ -22,15 +22,22 @@ export function runnerArguments(subcommand: string, jobFile: string, outDir: str
 }
 
 export async function runLocal(invocation: RunnerInvocation): Promise<RunnerSummary> {
-  const end = await followEventProcess(invocation.runnerPath, runnerArguments(invocation.subcommand, invocation.jobFile, invocation.outDir, invocation.threads), {
-    where: "",
-    // The runner stops when this process is gone (native-runner/src/main.cpp).
-    env: { BPROF_STOP_WITH_PARENT: String(process.pid) },
-    ...(invocation.onEvent ? { onEvent: invocation.onEvent } : {}),
-    ...(invocation.signal ? { signal: invocation.signal } : {}),
-  });
+  const end = await followEventProcess(
+    invocation.runnerPath,
+    runnerArguments(invocation.subcommand, invocation.jobFile, invocation.outDir, invocation.threads),
+    {
+      where: "",
+      // The runner stops when this process is gone (native-runner/src/main.cpp).
+      env: { BPROF_STOP_WITH_PARENT: String(process.pid) },
+      ...(invocation.onEvent ? { onEvent: invocation.onEvent } : {}),
+      ...(invocation.signal ? { signal: invocation.signal } : {}),
+    },
+  );
   if (end.notFound) {
-    throw new RunnerError("runner_not_found", `bprof-runner not found at ${invocation.runnerPath}: fix the runner named (benchmarkProfiler.runnerPath, BPROF_RUNNER or --runner), or leave it empty and bprof builds one`);
+    throw new RunnerError(
+      "runner_not_found",
+      `bprof-runner not found at ${invocation.runnerPath}: fix the runner named (benchmarkProfiler.runnerPath, BPROF_RUNNER or --runner), or leave it empty and bprof builds one`,
+    );
   }
   return runnerOutcome(end);
 }

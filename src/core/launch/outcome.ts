@@ -30,7 +30,11 @@ export function runnerOutcome(end: RunnerEnd): RunnerSummary {
   if (end.signal) {
     // Killed from outside (the out-of-memory killer, a job limit, someone's kill): what it finished is kept.
     const who = end.signal === "SIGKILL" ? " (the system's out-of-memory killer, or someone)" : "";
-    throw new RunnerError("killed", `bprof-runner${end.where} was killed by ${end.signal}${who} without a final event; a resume continues where it stopped${tail ? `:\n${tail}` : ""}`, end.exitCode);
+    throw new RunnerError(
+      "killed",
+      `bprof-runner${end.where} was killed by ${end.signal}${who} without a final event; a resume continues where it stopped${tail ? `:\n${tail}` : ""}`,
+      end.exitCode,
+    );
   }
   const how = end.exitCode === undefined ? "ended" : `exited with code ${end.exitCode}`;
   throw new RunnerError("internal", `bprof-runner${end.where} ${how} without a final event${tail ? `:\n${tail}` : ""}`, end.exitCode);

@@ -32,7 +32,9 @@ export async function followEventProcess(file: string, args: string[], options: 
   const onAbort = () => {
     cancelled = true;
     // If the host cannot be told (the connection is gone), end the client: nothing else would.
-    void options.cancel!().catch(() => undefined).finally(() => setTimeout(() => child.kill("SIGTERM"), 15_000).unref());
+    void options.cancel!()
+      .catch(() => undefined)
+      .finally(() => setTimeout(() => child.kill("SIGTERM"), 15_000).unref());
   };
   if (options.cancel && options.signal) {
     if (options.signal.aborted) onAbort();

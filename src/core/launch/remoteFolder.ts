@@ -16,9 +16,15 @@ export interface RemoteFolder {
 /** Creates <workdir>/<runPath>/runner on the host and says where it is. */
 export async function prepareRemoteFolder(host: Host, workdir: string, runPath: string): Promise<RemoteFolder> {
   const dir = `${hostPathWord(workdir)}/${shellWord(runPath)}`;
-  const out = await runOnHostOrFail(host, `mkdir -p ${dir}/runner && cd ${dir} && printf '%s\\n' "$HOME" "$(pwd -P)"`, { what: `create the run folder ${workdir}/${runPath}` });
+  const out = await runOnHostOrFail(host, `mkdir -p ${dir}/runner && cd ${dir} && printf '%s\\n' "$HOME" "$(pwd -P)"`, {
+    what: `create the run folder ${workdir}/${runPath}`,
+  });
   const [home, absolute] = out.split("\n");
-  if (!home || !absolute) throw new RunnerError("target_failed", `unexpected answer from ${hostName(host)} when creating ${workdir}/${runPath}: ${JSON.stringify(out)}`);
+  if (!home || !absolute)
+    throw new RunnerError(
+      "target_failed",
+      `unexpected answer from ${hostName(host)} when creating ${workdir}/${runPath}: ${JSON.stringify(out)}`,
+    );
   return { host, dir: absolute, home };
 }
 
@@ -30,13 +36,17 @@ export async function prepareRemoteFolder(host: Host, workdir: string, runPath: 
 export async function uploadJob(folder: RemoteFolder, jobFile: string): Promise<void> {
   const job = JSON.parse(await fs.readFile(jobFile, "utf8")) as { model?: { path?: string } };
   const modelPath = job.model?.path;
-  if (typeof modelPath === "string" && (modelPath === "~" || modelPath.startsWith("~/"))) job.model!.path = folder.home + modelPath.slice(1);
+  if (typeof modelPath === "string" && (modelPath === "~" || modelPath.startsWith("~/")))
+    job.model!.path = folder.home + modelPath.slice(1);
   await uploadText(folder, "job.json", JSON.stringify(job));
 }
 
 export async function uploadText(folder: RemoteFolder, name: string, text: string): Promise<void> {
   const file = `${shellWord(folder.dir)}/${shellWord(name)}`;
-  await runOnHostOrFail(folder.host, `cat > ${file}.tmp && mv ${file}.tmp ${file}`, { input: text, what: `write ${name} to ${folder.dir}` });
+  await runOnHostOrFail(folder.host, `cat > ${file}.tmp && mv ${file}.tmp ${file}`, {
+    input: text,
+    what: `write ${name} to ${folder.dir}`,
+  });
 }
 
 /** Copies the runner's output folder from the host into `outDir`, as one tar stream. */
@@ -47,7 +57,11 @@ export async function downloadRunnerOutput(folder: RemoteFolder, outDir: string)
   const local = await remote.pipe("tar", ["-xf", "-", "-C", outDir], { reject: false });
   const sent = await remote;
   if (sent.exitCode !== 0 || local.exitCode !== 0) {
-    const why = String(Buffer.from(sent.stderr ?? "")).trim() || String(local.stderr ?? "").trim() || `exit ${sent.exitCode}/${local.exitCode}`;
-    throw new RunnerError("target_failed", `could not copy the runner's output from ${hostName(folder.host)}:${folder.dir}/runner to ${outDir}: ${why}`);
+    const why =
+      String(Buffer.from(sent.stderr ?? "")).trim() || String(local.stderr ?? "").trim() || `exit ${sent.exitCode}/${local.exitCode}`;
+    throw new RunnerError(
+      "target_failed",
+      `could not copy the runner's output from ${hostName(folder.host)}:${folder.dir}/runner to ${outDir}: ${why}`,
+    );
   }
 }

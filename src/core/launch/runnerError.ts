@@ -6,7 +6,11 @@
  * says what to do.
  */
 export class RunnerError extends Error {
-  constructor(readonly code: string, message: string, readonly exitCode?: number) {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly exitCode?: number,
+  ) {
     super(message);
     this.name = "RunnerError";
   }
@@ -18,4 +22,13 @@ export class RunnerError extends Error {
 }
 
 /** The runner error codes after which `--resume` (or Resume in the editor) continues the run. */
-const RESUMABLE_CODES: ReadonlySet<string> = new Set(["cancelled", "killed", "resources", "target_unreachable", "target_busy", "slurm_timeout", "slurm_failed", "helper_failed"]);
+const RESUMABLE_CODES: ReadonlySet<string> = new Set([
+  "cancelled",
+  "killed",
+  "resources",
+  "target_unreachable",
+  "target_busy",
+  "slurm_timeout",
+  "slurm_failed",
+  "helper_failed",
+]);

@@ -18,7 +18,21 @@ import { BUILD_SCRIPT, runnerSources } from "../runner/sources";
 import type { LaunchInvocation, SlurmTarget } from "./targetTypes";
 
 /** States in which a job may still run (squeue's long names). */
-const ACTIVE_STATES = new Set(["PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED", "RESV_DEL_HOLD"]);
+const ACTIVE_STATES = new Set([
+  "PENDING",
+  "CONFIGURING",
+  "RUNNING",
+  "COMPLETING",
+  "SUSPENDED",
+  "REQUEUED",
+  "REQUEUE_HOLD",
+  "REQUEUE_FED",
+  "RESIZING",
+  "SIGNALING",
+  "STAGE_OUT",
+  "STOPPED",
+  "RESV_DEL_HOLD",
+]);
 /** After scancel, how long to wait for the runner's last words before giving up on them. */
 const CANCEL_GRACE_MS = 120_000;
 
@@ -66,7 +80,10 @@ export async function runOnSlurm(target: SlurmTarget, invocation: LaunchInvocati
 
 /** The job id of the record when that job is still queued or running in the same folder. */
 async function stillActiveJob(host: Host, recordFile: string, dir: string): Promise<string | undefined> {
-  const record = await fs.readFile(recordFile, "utf8").then((t) => JSON.parse(t) as SlurmRecord, () => undefined);
+  const record = await fs.readFile(recordFile, "utf8").then(
+    (t) => JSON.parse(t) as SlurmRecord,
+    () => undefined,
+  );
   if (!record || record.dir !== dir || !/^\d+$/.test(record.job_id)) return undefined;
   const state = await jobState(host, record.job_id);
   return ACTIVE_STATES.has(state.state) ? record.job_id : undefined;
@@ -87,13 +104,29 @@ async function submit(target: SlurmTarget, folder: RemoteFolder, invocation: Lau
   if (folder.home === "") await fs.writeFile(path.join(folder.dir, "bprof.sbatch"), script);
   else await uploadText(folder, "bprof.sbatch", script);
 
-  const options = [`--job-name=bprof:${path.basename(invocation.runPath)}`, "--output=slurm-%j.out", ...target.sbatchOptions].map(shellWord).join(" ");
-  const result = await runOnHost(target.host, `cd ${shellWord(folder.dir)} && sbatch --parsable ${options} bprof.sbatch`, { what: "submit the Slurm job" });
+  const options = [`--job-name=bprof:${path.basename(invocation.runPath)}`, "--output=slurm-%j.out", ...target.sbatchOptions]
+    .map(shellWord)
+    .join(" ");
+  const result = await runOnHost(target.host, `cd ${shellWord(folder.dir)} && sbatch --parsable ${options} bprof.sbatch`, {
+    what: "submit the Slurm job",
+  });
   const id = /^(\d+)/.exec(result.stdout.trim())?.[1];
   if (result.exitCode !== 0 || !id) {
-    const why = lastLines(result.stderr, 3).replace(/^sbatch: error: /gm, "").replace(/\n/g, "; ") || result.stdout.trim() || `exit ${result.exitCode}`;
-    if (result.exitCode === 127) throw new RunnerError("target_failed", `sbatch not found on ${hostName(target.host)}: install Slurm's client there${target.host.kind === "local" ? ", or submit from a login node with target.slurm.ssh" : ""}`);
-    throw new RunnerError("target_failed", `sbatch refused the job on ${hostName(target.host)}: ${why}. Check target.slurm (partition, time, gpus, mem, account, sbatch_args)`);
+    const why =
+      lastLines(result.stderr, 3)
+        .replace(/^sbatch: error: /gm, "")
+        .replace(/\n/g, "; ") ||
+      result.stdout.trim() ||
+      `exit ${result.exitCode}`;
+    if (result.exitCode === 127)
+      throw new RunnerError(
+        "target_failed",
+        `sbatch not found on ${hostName(target.host)}: install Slurm's client there${target.host.kind === "local" ? ", or submit from a login node with target.slurm.ssh" : ""}`,
+      );
+    throw new RunnerError(
+      "target_failed",
+      `sbatch refused the job on ${hostName(target.host)}: ${why}. Check target.slurm (partition, time, gpus, mem, account, sbatch_args)`,
+    );
   }
   return id;
 }
@@ -112,12 +145,18 @@ async function runnerExec(target: SlurmTarget, invocation: LaunchInvocation): Pr
     if (!(e instanceof RunnerError && e.code === "runner_build_needs")) throw e;
   }
   const sources = await runnerSources(invocation.runner.sourcesDir);
-  if (!sources) throw new RunnerError("runner_not_found", `the runner's sources are not at ${invocation.runner.sourcesDir} (a broken install)`);
+  if (!sources)
+    throw new RunnerError("runner_not_found", `the runner's sources are not at ${invocation.runner.sourcesDir} (a broken install)`);
   const request = { host: target.host, sources, cacheDir: invocation.runner.cacheDir, ...onThisMachine(target.host, invocation.runner) };
   const facts = await buildFactsOn(request);
   const dir = target.host.kind === "local" ? sources.dir : await sourcesOnHost(target.host, sources, facts.cache);
-  invocation.onStatus?.(`${hostName(target.host)} lacks ${facts.missing.join(", ")} to build bprof-runner: the job builds it on its node first`);
-  const env = [`BPROF_SOURCES_HASH=${sources.hash}`, ...(target.host.kind === "local" ? [`BPROF_RUNNER_CACHE=${shellWord(invocation.runner.cacheDir)}`] : [])];
+  invocation.onStatus?.(
+    `${hostName(target.host)} lacks ${facts.missing.join(", ")} to build bprof-runner: the job builds it on its node first`,
+  );
+  const env = [
+    `BPROF_SOURCES_HASH=${sources.hash}`,
+    ...(target.host.kind === "local" ? [`BPROF_RUNNER_CACHE=${shellWord(invocation.runner.cacheDir)}`] : []),
+  ];
   return `${env.join(" ")} exec sh ${shellWord(`${dir}/${BUILD_SCRIPT}`)} exec`;
 }
 
@@ -144,7 +183,9 @@ async function followJob(target: SlurmTarget, folder: RemoteFolder, jobId: strin
   }
   reader.push(await events.readNew());
   reader.end();
-  const output = await runOnHost(target.host, `tail -n 20 ${shellWord(path.posix.join(folder.dir, `slurm-${jobId}.out`))} 2>/dev/null`, { what: "read the job's output" });
+  const output = await runOnHost(target.host, `tail -n 20 ${shellWord(path.posix.join(folder.dir, `slurm-${jobId}.out`))} 2>/dev/null`, {
+    what: "read the job's output",
+  });
   const where = ` in Slurm job ${jobId}`;
   // A job Slurm has already forgotten (MinJobAge) has no exit code left: its runner's summary says it ended well.
   const exitCode = state.exitCode ?? (state.state === "GONE" && reader.last?.type === "summary" ? 0 : undefined);
@@ -159,23 +200,40 @@ function jobEndError(state: SlurmJobState, jobId: string, output: string, target
   const detail = tail ? `\n${tail}` : "";
   switch (state.state) {
     case "TIMEOUT":
-      return new RunnerError("slurm_timeout", `Slurm job ${jobId} reached its time limit${target.sbatchOptions.some((o) => o.startsWith("--time=")) ? " (target.slurm.time)" : ""}; \`bprof run --resume\` continues where it stopped${detail}`);
+      return new RunnerError(
+        "slurm_timeout",
+        `Slurm job ${jobId} reached its time limit${target.sbatchOptions.some((o) => o.startsWith("--time=")) ? " (target.slurm.time)" : ""}; \`bprof run --resume\` continues where it stopped${detail}`,
+      );
     case "OUT_OF_MEMORY":
       return new RunnerError("resources", `Slurm job ${jobId} ran out of memory: raise target.slurm.mem${detail}`);
     case "CANCELLED":
-      return new RunnerError("cancelled", `Slurm job ${jobId} was cancelled outside the profiler (scancel or an administrator); \`bprof run --resume\` continues where it stopped`);
+      return new RunnerError(
+        "cancelled",
+        `Slurm job ${jobId} was cancelled outside the profiler (scancel or an administrator); \`bprof run --resume\` continues where it stopped`,
+      );
     case "PREEMPTED":
     case "NODE_FAIL":
     case "BOOT_FAIL":
-      return new RunnerError("slurm_failed", `Slurm job ${jobId} ended ${state.state}${state.node ? ` on ${state.node}` : ""}; \`bprof run --resume\` continues where it stopped${detail}`);
+      return new RunnerError(
+        "slurm_failed",
+        `Slurm job ${jobId} ended ${state.state}${state.node ? ` on ${state.node}` : ""}; \`bprof run --resume\` continues where it stopped${detail}`,
+      );
     default: {
       const notFound = /not found|No such file/i.test(output) && state.exitCode === 127;
       if (notFound) {
         const runner = target.runner ?? `the runner built on ${hostName(target.host)}`;
-        const fix = target.runner ? "set target.slurm.runner to a path the compute nodes can read" : "the compute nodes must see its cache (~/.cache/bprof/runner, a shared home), or set target.slurm.runner";
-        return new RunnerError("runner_not_found", `bprof-runner not found on the Slurm node${state.node ? ` ${state.node}` : ""} at \`${runner}\`: ${fix}${detail}`);
+        const fix = target.runner
+          ? "set target.slurm.runner to a path the compute nodes can read"
+          : "the compute nodes must see its cache (~/.cache/bprof/runner, a shared home), or set target.slurm.runner";
+        return new RunnerError(
+          "runner_not_found",
+          `bprof-runner not found on the Slurm node${state.node ? ` ${state.node}` : ""} at \`${runner}\`: ${fix}${detail}`,
+        );
       }
-      return new RunnerError("internal", `Slurm job ${jobId} ended ${state.state}${state.exitCode !== undefined ? ` with exit code ${state.exitCode}` : ""} without a final event from the runner${detail}`);
+      return new RunnerError(
+        "internal",
+        `Slurm job ${jobId} ended ${state.state}${state.exitCode !== undefined ? ` with exit code ${state.exitCode}` : ""} without a final event from the runner${detail}`,
+      );
     }
   }
 }
@@ -191,7 +249,10 @@ export async function jobState(host: Host, jobId: string): Promise<SlurmJobState
   const result = await runOnHost(host, `scontrol show job -o ${shellWord(jobId)}`, { what: "read the Slurm job's state" });
   if (result.exitCode !== 0) {
     if (/Invalid job id/i.test(result.stderr)) return { state: "GONE" };
-    throw new RunnerError("target_failed", `scontrol could not read Slurm job ${jobId} on ${hostName(host)}: ${lastLines(result.stderr, 2) || `exit ${result.exitCode}`}`);
+    throw new RunnerError(
+      "target_failed",
+      `scontrol could not read Slurm job ${jobId} on ${hostName(host)}: ${lastLines(result.stderr, 2) || `exit ${result.exitCode}`}`,
+    );
   }
   return parseJobState(result.stdout);
 }
@@ -215,7 +276,10 @@ class GrowingFile {
   private offset = 0;
   private readonly decoder = new StringDecoder("utf8");
 
-  constructor(private readonly host: Host, private readonly file: string) {}
+  constructor(
+    private readonly host: Host,
+    private readonly file: string,
+  ) {}
 
   async readNew(): Promise<string> {
     const { file, args } = hostCommand(this.host, `tail -c +${this.offset + 1} ${shellWord(this.file)} 2>/dev/null || true`);

@@ -20,7 +20,9 @@ export async function runOverSsh(target: Extract<Target, { kind: "ssh" }>, invoc
   await refuseIfRunnerAlive(folder);
   await uploadJob(folder, invocation.jobFile);
 
-  const runner = target.runner ?? (await runnerOn(target.host, announcingBuilds(invocation.runner, invocation.onStatus, target.host), invocation.signal));
+  const runner =
+    target.runner ??
+    (await runnerOn(target.host, announcingBuilds(invocation.runner, invocation.onStatus, target.host), invocation.signal));
   const { file, args } = hostCommand(target.host, runnerScript(folder, runner, invocation));
   invocation.onStatus?.(`running bprof-runner${where} in ${folder.dir}`);
   const end = await followEventProcess(file, args, {
@@ -32,7 +34,10 @@ export async function runOverSsh(target: Extract<Target, { kind: "ssh" }>, invoc
   if (end.notFound) throw new RunnerError("target_unreachable", "ssh (the OpenSSH client) is not installed on this machine");
   if (end.exitCode === 255 && end.last?.type !== "error" && !end.cancelled) throw unreachable(target.host, end.stderrTail);
   if (end.exitCode === COMMAND_NOT_FOUND && end.last === undefined) {
-    const named = target.runner !== undefined ? "target.ssh.runner names none: fix it, or leave it out and bprof builds one there" : "the one built there is gone: run again to build it";
+    const named =
+      target.runner !== undefined
+        ? "target.ssh.runner names none: fix it, or leave it out and bprof builds one there"
+        : "the one built there is gone: run again to build it";
     throw new RunnerError("runner_not_found", `bprof-runner not found${where} at \`${runner}\`: ${named}`);
   }
   const summary = runnerOutcome(end);
@@ -61,7 +66,10 @@ async function refuseIfRunnerAlive(folder: RemoteFolder): Promise<void> {
   const result = await runOnHost(folder.host, script, { what: "look for a runner from before" });
   const pid = result.stdout.trim();
   if (result.exitCode === 0 && pid !== "") {
-    throw new RunnerError("target_busy", `a bprof-runner of this run still runs on ${hostName(folder.host)} (pid ${pid}, ${folder.dir}): let it finish, or stop it with \`kill ${pid}\` there, then resume`);
+    throw new RunnerError(
+      "target_busy",
+      `a bprof-runner of this run still runs on ${hostName(folder.host)} (pid ${pid}, ${folder.dir}): let it finish, or stop it with \`kill ${pid}\` there, then resume`,
+    );
   }
 }
 

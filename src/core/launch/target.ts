@@ -20,7 +20,12 @@ export function resolveTarget(spec: TargetSpec | undefined, configDir: string): 
   if (spec === undefined || spec === "local") return { kind: "local" };
   if ("ssh" in spec) {
     const { runner, workdir, ...connection } = spec.ssh;
-    return { kind: "ssh", host: { kind: "ssh", connection: resolveConnection(connection, configDir) }, ...(runner !== undefined ? { runner } : {}), workdir: workdir ?? DEFAULT_REMOTE_WORKDIR };
+    return {
+      kind: "ssh",
+      host: { kind: "ssh", connection: resolveConnection(connection, configDir) },
+      ...(runner !== undefined ? { runner } : {}),
+      workdir: workdir ?? DEFAULT_REMOTE_WORKDIR,
+    };
   }
   return resolveSlurm(spec.slurm, configDir);
 }
@@ -51,7 +56,9 @@ function resolveSlurm(spec: SlurmSpec, configDir: string): SlurmTarget {
 }
 
 function resolveConnection(spec: SshConnectionSpec, configDir: string): SshConnection {
-  const options = Object.fromEntries(Object.entries(spec.options ?? {}).map(([k, v]) => [k, typeof v === "boolean" ? (v ? "yes" : "no") : String(v)]));
+  const options = Object.fromEntries(
+    Object.entries(spec.options ?? {}).map(([k, v]) => [k, typeof v === "boolean" ? (v ? "yes" : "no") : String(v)]),
+  );
   return {
     host: spec.host,
     ...(spec.port !== undefined ? { port: spec.port } : {}),
@@ -86,7 +93,12 @@ export async function launchRunner(target: Target, invocation: LaunchInvocation)
   };
   switch (target.kind) {
     case "local":
-      return runLocal({ ...common, runnerPath: await runnerOn(LOCAL_HOST, announcingBuilds(invocation.runner, invocation.onStatus, LOCAL_HOST), invocation.signal), jobFile: invocation.jobFile, outDir: invocation.outDir });
+      return runLocal({
+        ...common,
+        runnerPath: await runnerOn(LOCAL_HOST, announcingBuilds(invocation.runner, invocation.onStatus, LOCAL_HOST), invocation.signal),
+        jobFile: invocation.jobFile,
+        outDir: invocation.outDir,
+      });
     case "ssh":
       return runOverSsh(target, invocation);
     case "slurm":

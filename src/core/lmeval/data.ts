@@ -22,13 +22,28 @@ export interface SplitData {
  * Where a split's documents are: the config's `data` when it names them, else the task's
  * data_files, else (dataset_path naming a Hugging Face dataset) the Hugging Face caches of this machine.
  */
-export async function dataOf(source: TaskSource, spec: TaskSpec, split: string, at: At, problems: Problem[], override?: DataFiles): Promise<SplitData | undefined> {
+export async function dataOf(
+  source: TaskSource,
+  spec: TaskSpec,
+  split: string,
+  at: At,
+  problems: Problem[],
+  override?: DataFiles,
+): Promise<SplitData | undefined> {
   if (override !== undefined) {
     const file = typeof override === "string" ? (split === spec.testSplit ? override : undefined) : override[split];
     const kind = file && datasetKindOf(file);
     if (!file || !kind) {
       const key = split === spec.testSplit ? "test_split" : "fewshot_split";
-      problems.push(at([key], file ? `the config's \`data\` file ${file} is not .json, .jsonl, .csv, .parquet or .arrow` : `the task reads split \`${split}\`, and the config's \`data\` names no file for it: write \`data: {${spec.testSplit}: ..., ${split}: ...}\``, "task.data-file"));
+      problems.push(
+        at(
+          [key],
+          file
+            ? `the config's \`data\` file ${file} is not .json, .jsonl, .csv, .parquet or .arrow`
+            : `the task reads split \`${split}\`, and the config's \`data\` names no file for it: write \`data: {${spec.testSplit}: ..., ${split}: ...}\``,
+          "task.data-file",
+        ),
+      );
       return undefined;
     }
     return { file, kind, field: spec.field ?? THE_ONE_LIST };
@@ -45,16 +60,31 @@ async function hubData(source: TaskSource, repo: string, split: string, at: At, 
     return { file: files[0]!, ...(files.length > 1 ? { shards: files.slice(1) } : {}), kind: datasetKindOf(files[0]!)! };
   } catch (e) {
     if (!(e instanceof HubDataNotFound)) throw e;
-    problems.push(at(["dataset_path"], `${e.message}; looked in ${e.looked}. Run lm-eval once with this task on this machine (it fills the cache), or name the data in the config (\`benchmarks[].data\`)`, "task.data-file"));
+    problems.push(
+      at(
+        ["dataset_path"],
+        `${e.message}; looked in ${e.looked}. Run lm-eval once with this task on this machine (it fills the cache), or name the data in the config (\`benchmarks[].data\`)`,
+        "task.data-file",
+      ),
+    );
     return undefined;
   }
 }
 
 function resolveDataFile(source: TaskSource, split: string, at: At, problems: Problem[]): string | undefined {
   const files = (source.raw.dataset_kwargs as { data_files?: unknown } | undefined)?.data_files;
-  const chosen = typeof files === "string" ? (split === "train" || split === "test" ? files : undefined) : typeof files === "object" && files !== null ? (files as Record<string, unknown>)[split] : undefined;
+  const chosen =
+    typeof files === "string"
+      ? split === "train" || split === "test"
+        ? files
+        : undefined
+      : typeof files === "object" && files !== null
+        ? (files as Record<string, unknown>)[split]
+        : undefined;
   if (typeof chosen !== "string") {
-    problems.push(at(["dataset_kwargs", "data_files"], `\`dataset_kwargs.data_files\` must name a local file for split \`${split}\``, "task.data-file"));
+    problems.push(
+      at(["dataset_kwargs", "data_files"], `\`dataset_kwargs.data_files\` must name a local file for split \`${split}\``, "task.data-file"),
+    );
     return undefined;
   }
   // lm-eval resolves data files against the working directory; the task's own folder is what
@@ -76,10 +106,11 @@ export async function readDocuments({ file, shards = [], kind, field }: SplitDat
       docs.push(...read.docs);
     } catch (e) {
       const line = e instanceof DocumentError ? e.line : 1;
-      problems.push(notUtf8Problem(each, e, "the data file") ?? problemAt({ file: each, line, column: 1 }, "task.document", (e as Error).message));
+      problems.push(
+        notUtf8Problem(each, e, "the data file") ?? problemAt({ file: each, line, column: 1 }, "task.document", (e as Error).message),
+      );
       return undefined;
     }
   }
   return { docs };
 }
-

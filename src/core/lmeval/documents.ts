@@ -20,7 +20,10 @@ export interface Documents {
 
 /** Thrown for a file that cannot be read as the task says; `line` when it is known. */
 export class DocumentError extends Error {
-  constructor(message: string, readonly line = 1) {
+  constructor(
+    message: string,
+    readonly line = 1,
+  ) {
     super(message);
   }
 }
@@ -39,7 +42,12 @@ export function datasetKindOf(file: string): DatasetKind | undefined {
 }
 
 /** The documents of a data file; DocumentError where they cannot be read, NotUtf8Error for bytes that are not UTF-8. */
-export async function loadDocuments(kind: DatasetKind, file: string, field?: string | typeof THE_ONE_LIST, files: TextFiles = diskFiles): Promise<Documents> {
+export async function loadDocuments(
+  kind: DatasetKind,
+  file: string,
+  field?: string | typeof THE_ONE_LIST,
+  files: TextFiles = diskFiles,
+): Promise<Documents> {
   switch (kind) {
     case "json":
       return jsonDocuments(await files.read(file), field);
@@ -74,7 +82,9 @@ function jsonDocuments(text: string, given?: string | typeof THE_ONE_LIST): Docu
   if (whole !== undefined && !(field === undefined && isPlainObject(whole))) {
     const selected = field === undefined ? whole : isPlainObject(whole) ? whole[field] : undefined;
     if (!Array.isArray(selected)) {
-      throw new DocumentError(field === undefined ? "the JSON file is not a list of documents" : `the JSON file has no list under \`${field}\``);
+      throw new DocumentError(
+        field === undefined ? "the JSON file is not a list of documents" : `the JSON file has no list under \`${field}\``,
+      );
     }
     return { docs: selected.map((d, i) => asDoc(d, `document ${i}`)), lines: listLines(text, field) };
   }

@@ -15,8 +15,13 @@ export type FilterStep =
   | { function: "majority_vote" }
   | { function: "map"; mapping_dict: Record<string, unknown>; default_value?: unknown }
   | {
-      function: "multi_choice_regex"; regex_pattern?: string; group_select?: number; fallback?: string;
-      ignore_case?: boolean; ignore_punctuation?: boolean; regexes_to_ignore?: string[];
+      function: "multi_choice_regex";
+      regex_pattern?: string;
+      group_select?: number;
+      fallback?: string;
+      ignore_case?: boolean;
+      ignore_punctuation?: boolean;
+      regexes_to_ignore?: string[];
     }
   /**
    * Python of the task's own: a filter class (`function: !function utils.MyFilter`) or a
@@ -24,7 +29,18 @@ export type FilterStep =
    */
   | { function: "python"; helper: FilterHelper };
 
-export const FILTER_FUNCTIONS = ["regex", "take_first", "lowercase", "uppercase", "remove_whitespace", "take_first_k", "majority_vote", "map", "multi_choice_regex", "custom"] as const;
+export const FILTER_FUNCTIONS = [
+  "regex",
+  "take_first",
+  "lowercase",
+  "uppercase",
+  "remove_whitespace",
+  "take_first_k",
+  "majority_vote",
+  "map",
+  "multi_choice_regex",
+  "custom",
+] as const;
 
 /** lm-eval's default regex_pattern of `regex` and `multi_choice_regex` (GSM8K's "#### 42"). */
 const DEFAULT_REGEX_PATTERN = String.raw`#### (\-?[0-9\.\,]+)`;
@@ -66,9 +82,14 @@ function selectedMatch(regex: RegExp, text: string, select: number): string | un
  * parentheses, "(B)", found in three tries: the step's pattern; else the text of one of the
  * document's `choices` (after the ignore options), read as its letter; else ":" and a bare letter.
  */
-function multiChoiceRegexFilter(step: Extract<FilterStep, { function: "multi_choice_regex" }>, responses: string[], doc: Doc | undefined): string[] {
+function multiChoiceRegexFilter(
+  step: Extract<FilterStep, { function: "multi_choice_regex" }>,
+  responses: string[],
+  doc: Doc | undefined,
+): string[] {
   const choices = doc?.choices;
-  if (!Array.isArray(choices)) throw new Error("the multi_choice_regex filter reads the document's `choices`, a list, which this document lacks");
+  if (!Array.isArray(choices))
+    throw new Error("the multi_choice_regex filter reads the document's `choices`, a list, which this document lacks");
   const ignore = (text: string) => withIgnoredRemoved(text, step);
   const select = step.group_select ?? 0;
   const letters = choices.map((_, i) => String.fromCharCode(65 + i));
@@ -76,17 +97,23 @@ function multiChoiceRegexFilter(step: Extract<FilterStep, { function: "multi_cho
   const choiceText = new RegExp([...letterOfChoice.keys()].map(escapeRegExp).join("|"));
   const bareLetter = new RegExp(`:\\s*(${letters.join("|")})`);
   const pattern = pythonRegex(step.regex_pattern ?? DEFAULT_REGEX_PATTERN);
-  const converted = (match: string | undefined, table: Map<string, string>) => (match === undefined ? undefined : (table.get(match) ?? match));
+  const converted = (match: string | undefined, table: Map<string, string>) =>
+    match === undefined ? undefined : (table.get(match) ?? match);
   const letterTable = new Map(letters.map((l) => [l, `(${l})`]));
-  return responses.map((response) =>
-    selectedMatch(pattern, response, select) ||
-    converted(selectedMatch(choiceText, ignore(response), select), letterOfChoice) ||
-    converted(selectedMatch(bareLetter, response, select), letterTable) ||
-    (step.fallback ?? "[invalid]"));
+  return responses.map(
+    (response) =>
+      selectedMatch(pattern, response, select) ||
+      converted(selectedMatch(choiceText, ignore(response), select), letterOfChoice) ||
+      converted(selectedMatch(bareLetter, response, select), letterTable) ||
+      (step.fallback ?? "[invalid]"),
+  );
 }
 
 /** The text with the step's regexes_to_ignore removed, then lower-cased and without punctuation as it asks. */
-function withIgnoredRemoved(text: string, options: { ignore_case?: boolean; ignore_punctuation?: boolean; regexes_to_ignore?: string[] }): string {
+function withIgnoredRemoved(
+  text: string,
+  options: { ignore_case?: boolean; ignore_punctuation?: boolean; regexes_to_ignore?: string[] },
+): string {
   let out = text;
   for (const pattern of options.regexes_to_ignore ?? []) out = out.replace(pythonRegex(pattern, "g"), "");
   if (options.ignore_case) out = out.toLowerCase();
@@ -122,7 +149,8 @@ export function applyFilters(pipeline: FilterPipeline, responses: string[], doc?
 export async function applyFiltersToAll(pipeline: FilterPipeline, responses: readonly string[][], docs: readonly Doc[]): Promise<string[]> {
   let current = responses.map((r) => [...r]);
   for (const step of pipeline.steps) {
-    current = step.function === "python" ? await runFilterHelper(step.helper, current, docs) : current.map((r, i) => applyStep(step, r, docs[i]));
+    current =
+      step.function === "python" ? await runFilterHelper(step.helper, current, docs) : current.map((r, i) => applyStep(step, r, docs[i]));
   }
   return current.map((r) => (r[0] === undefined ? "" : String(r[0])));
 }
@@ -148,7 +176,9 @@ function applyStep(step: Exclude<FilterStep, { function: "python" }>, responses:
       return [mostCommon(responses)];
     case "map":
       // lm-eval's MapFilter gives default_value (None unless set) to a response it has no entry for.
-      return responses.map((r) => pythonStr(Object.prototype.hasOwnProperty.call(step.mapping_dict, r) ? step.mapping_dict[r] : (step.default_value ?? null)));
+      return responses.map((r) =>
+        pythonStr(Object.prototype.hasOwnProperty.call(step.mapping_dict, r) ? step.mapping_dict[r] : (step.default_value ?? null)),
+      );
     case "multi_choice_regex":
       return multiChoiceRegexFilter(step, responses, doc);
   }

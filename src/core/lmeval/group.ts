@@ -55,7 +55,10 @@ export async function readAggregateSpecs(file: string, files: TextFiles): Promis
   try {
     text = await files.read(file);
   } catch (e) {
-    return { specs: [], problems: [notUtf8Problem(file, e, "the group file") ?? fileProblem(file, "file.unreadable", `cannot read the group file: ${file}`)] };
+    return {
+      specs: [],
+      problems: [notUtf8Problem(file, e, "the group file") ?? fileProblem(file, "file.unreadable", `cannot read the group file: ${file}`)],
+    };
   }
   const source = parseYamlSource(text, file);
   if (errorsOf(source.problems).length > 0 || !isRecord(source.value)) return { specs: [], problems: source.problems };
@@ -73,18 +76,39 @@ function aggregateSpecsOf(raw: unknown, source: YamlSource): { specs: AggregateS
   entries.forEach((entry, i) => {
     const at = listed ? ["aggregate_metric_list", i] : ["aggregate_metric_list"];
     const invalid = (key: string[], message: string) => problems.push(source.at([...at, ...key], "task.invalid-value", message));
-    if (!isRecord(entry)) return void invalid([], "an aggregate_metric_list entry must be a mapping {metric, aggregation, weight_by_size, filter_list}");
+    if (!isRecord(entry))
+      return void invalid([], "an aggregate_metric_list entry must be a mapping {metric, aggregation, weight_by_size, filter_list}");
     for (const key of Object.keys(entry)) {
-      if (!ENTRY_KEYS.includes(key)) problems.push(source.at([...at, key], "task.invalid-value", `\`${key}\` is not a key of an aggregate_metric_list entry (${ENTRY_KEYS.join(", ")})`, { on: "key" }));
+      if (!ENTRY_KEYS.includes(key))
+        problems.push(
+          source.at(
+            [...at, key],
+            "task.invalid-value",
+            `\`${key}\` is not a key of an aggregate_metric_list entry (${ENTRY_KEYS.join(", ")})`,
+            { on: "key" },
+          ),
+        );
     }
     const { metric, aggregation = "mean", weight_by_size: weightBySize = false, filter_list: filterList = "none" } = entry;
     if (metric === undefined) problems.push(source.at(at, "task.missing-key", "an aggregate_metric_list entry needs `metric`"));
     else if (typeof metric !== "string") invalid(["metric"], "`metric` must be a metric's name");
     if (isRecord(aggregation) && FUNCTION_TAG in aggregation) {
-      problems.push(source.at([...at, "aggregation"], "task.python-function", "a `!function` aggregation of a group does not run here: only `mean` is computed"));
-    } else if (aggregation !== "mean") invalid(["aggregation"], "only `aggregation: mean` is supported (lm-eval's only predefined aggregation of a group)");
+      problems.push(
+        source.at(
+          [...at, "aggregation"],
+          "task.python-function",
+          "a `!function` aggregation of a group does not run here: only `mean` is computed",
+        ),
+      );
+    } else if (aggregation !== "mean")
+      invalid(["aggregation"], "only `aggregation: mean` is supported (lm-eval's only predefined aggregation of a group)");
     if (typeof weightBySize !== "boolean") invalid(["weight_by_size"], "`weight_by_size` must be true or false");
-    const filters = typeof filterList === "string" ? [filterList] : Array.isArray(filterList) && filterList.every((f) => typeof f === "string") ? (filterList as string[]) : undefined;
+    const filters =
+      typeof filterList === "string"
+        ? [filterList]
+        : Array.isArray(filterList) && filterList.every((f) => typeof f === "string")
+          ? (filterList as string[])
+          : undefined;
     if (!filters || filters.length === 0) invalid(["filter_list"], "`filter_list` must be a filter's name or a list of names");
     if (typeof metric === "string" && aggregation === "mean" && typeof weightBySize === "boolean" && filters && filters.length > 0) {
       specs.push({ metric, filters, weightBySize, place: source.place([...at, "metric"]) });
@@ -98,7 +122,11 @@ function aggregateSpecsOf(raw: unknown, source: YamlSource): { specs: AggregateS
  * aggregates over those only). One score per metric: a later filter, or a repeated metric, of
  * the same metric gets a warning. So does an entry no task reports, which has no score.
  */
-export function groupAggregates(name: string, specs: readonly AggregateSpec[], tasks: readonly { name: string; task: Task }[]): { aggregates: GroupAggregate[]; problems: Problem[] } {
+export function groupAggregates(
+  name: string,
+  specs: readonly AggregateSpec[],
+  tasks: readonly { name: string; task: Task }[],
+): { aggregates: GroupAggregate[]; problems: Problem[] } {
   const aggregates: GroupAggregate[] = [];
   const problems: Problem[] = [];
   for (const spec of specs) {
@@ -106,12 +134,24 @@ export function groupAggregates(name: string, specs: readonly AggregateSpec[], t
       const scored = tasks.filter((t) => reports(t.task, spec.metric, filter)).map((t) => t.name);
       const key = `\`${spec.metric},${filter}\``;
       if (scored.length === 0) {
-        problems.push(problemAt(spec.place, "task.group-aggregate", `no task of group \`${name}\` here reports ${key}, so the group has no ${key} score`));
+        problems.push(
+          problemAt(
+            spec.place,
+            "task.group-aggregate",
+            `no task of group \`${name}\` here reports ${key}, so the group has no ${key} score`,
+          ),
+        );
         continue;
       }
       const same = aggregates.find((a) => a.metric === spec.metric);
       if (same) {
-        problems.push(problemAt(spec.place, "task.group-aggregate", `group \`${name}\` is scored by \`${same.metric},${same.filter}\` already; ${key} is left out (one score per metric)`));
+        problems.push(
+          problemAt(
+            spec.place,
+            "task.group-aggregate",
+            `group \`${name}\` is scored by \`${same.metric},${same.filter}\` already; ${key} is left out (one score per metric)`,
+          ),
+        );
         continue;
       }
       aggregates.push({ metric: spec.metric as Metric, filter, weightBySize: spec.weightBySize, tasks: scored });

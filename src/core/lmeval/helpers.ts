@@ -32,7 +32,11 @@ export interface HelperAnswer {
 
 /** A helper that could not run or failed: which one (`step`), on which document, and the last line Python said. */
 export class HelperError extends Error {
-  constructor(message: string, readonly step: "import" | "process_docs" | DocumentHelperKey | "filter" | "score" | "python", readonly document?: number) {
+  constructor(
+    message: string,
+    readonly step: "import" | "process_docs" | DocumentHelperKey | "filter" | "score" | "python",
+    readonly document?: number,
+  ) {
     super(message);
     this.name = "HelperError";
   }
@@ -62,7 +66,11 @@ const ANSWERS_KEPT = 64;
 
 /** Runs the helpers on `docs`; the same helper files and documents give the kept answer. */
 export async function runHelpers(request: HelperRequest, docs: readonly Record<string, unknown>[]): Promise<HelperAnswer> {
-  const input = JSON.stringify({ docs, ...(request.processDocs ? { process_docs: request.processDocs } : {}), per_document: request.perDocument });
+  const input = JSON.stringify({
+    docs,
+    ...(request.processDocs ? { process_docs: request.processDocs } : {}),
+    per_document: request.perDocument,
+  });
   const refs = [request.processDocs, ...Object.values(request.perDocument)].filter((r): r is HelperRef => r !== undefined);
   return kept(await inputKey(input, refs), async () => {
     const answer = (await bridge(input)) as { docs?: Record<string, unknown>[] | null; values?: HelperAnswer["values"] };
@@ -107,8 +115,16 @@ export interface FilterHelper {
  * One filter class applied to every document's responses at once: `resps[i]` are document i's
  * responses, `docs[i]` the document. Kept like the document helpers' answers.
  */
-export async function runFilterHelper(filter: FilterHelper, resps: readonly string[][], docs: readonly Record<string, unknown>[]): Promise<string[][]> {
-  const input = JSON.stringify({ filter: { ...filter.ref, kwargs: filter.kwargs, ...(filter.call ? { call: filter.call } : {}) }, resps, docs });
+export async function runFilterHelper(
+  filter: FilterHelper,
+  resps: readonly string[][],
+  docs: readonly Record<string, unknown>[],
+): Promise<string[][]> {
+  const input = JSON.stringify({
+    filter: { ...filter.ref, kwargs: filter.kwargs, ...(filter.call ? { call: filter.call } : {}) },
+    resps,
+    docs,
+  });
   return kept(await inputKey(input, [filter.ref]), async () => ((await bridge(input)) as { resps: string[][] }).resps);
 }
 
@@ -124,16 +140,21 @@ export type PythonScorer =
 
 /** One document to score: process_results' `results`, or a metric's reference and prediction. */
 export type ScorerInput =
-  | { doc: Record<string, unknown>; results: unknown[]; chance?: boolean }
-  | { reference: unknown; prediction: unknown };
+  { doc: Record<string, unknown>; results: unknown[]; chance?: boolean } | { reference: unknown; prediction: unknown };
 
 /**
  * The scorer's value for every input, in order, each a finite number; for a process_results
  * input asked for `chance`, also its value when every choice is equally likely. Kept like the
  * helpers' answers.
  */
-export async function runScorer(scorer: PythonScorer, inputs: readonly ScorerInput[]): Promise<{ values: number[]; chance: (number | null)[] }> {
-  const input = JSON.stringify({ score: { ...scorer.ref, kind: scorer.kind, metric: scorer.metric, kwargs: scorer.kind === "metric" ? scorer.kwargs : {} }, inputs });
+export async function runScorer(
+  scorer: PythonScorer,
+  inputs: readonly ScorerInput[],
+): Promise<{ values: number[]; chance: (number | null)[] }> {
+  const input = JSON.stringify({
+    score: { ...scorer.ref, kind: scorer.kind, metric: scorer.metric, kwargs: scorer.kind === "metric" ? scorer.kwargs : {} },
+    inputs,
+  });
   return kept(await inputKey(input, [scorer.ref]), async () => (await bridge(input)) as { values: number[]; chance: (number | null)[] });
 }
 
@@ -141,11 +162,21 @@ export async function runScorer(scorer: PythonScorer, inputs: readonly ScorerInp
 async function bridge(input: string): Promise<unknown> {
   const python = pythonCommand();
   const limit = helperTimeLimitMs();
-  const child = await execa(python, ["-c", BRIDGE_SOURCE], { input, reject: false, timeout: limit, maxBuffer: 1 << 30, env: { PYTHONDONTWRITEBYTECODE: "1" } });
+  const child = await execa(python, ["-c", BRIDGE_SOURCE], {
+    input,
+    reject: false,
+    timeout: limit,
+    maxBuffer: 1 << 30,
+    env: { PYTHONDONTWRITEBYTECODE: "1" },
+  });
   if ((child as { code?: string }).code === "ENOENT") {
-    throw new HelperError(`${python} was not found: this task's \`!function\` helpers need Python 3 (install it, or set BPROF_PYTHON to one)`, "python");
+    throw new HelperError(
+      `${python} was not found: this task's \`!function\` helpers need Python 3 (install it, or set BPROF_PYTHON to one)`,
+      "python",
+    );
   }
-  if (child.timedOut) throw new HelperError(`the helpers did not finish within ${limit / 1000} s (BPROF_HELPER_TIME_LIMIT_S sets the limit)`, "python");
+  if (child.timedOut)
+    throw new HelperError(`the helpers did not finish within ${limit / 1000} s (BPROF_HELPER_TIME_LIMIT_S sets the limit)`, "python");
   let answer: { error?: { step: HelperError["step"]; document: number | null; message: string } };
   try {
     answer = JSON.parse(child.stdout) as typeof answer;

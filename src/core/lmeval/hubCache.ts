@@ -28,7 +28,10 @@ export interface HubSplit {
 
 /** Where a split of a hub dataset was looked for, for the message when it was not found. */
 export class HubDataNotFound extends Error {
-  constructor(message: string, readonly looked: string) {
+  constructor(
+    message: string,
+    readonly looked: string,
+  ) {
     super(message);
     this.name = "HubDataNotFound";
   }
@@ -93,7 +96,12 @@ async function snapshotDir(repoDir: string): Promise<string | undefined> {
   const ref = (await fs.readFile(path.join(repoDir, "refs", "main"), "utf8").catch(() => "")).trim();
   if (ref && (await isDirectory(path.join(repoDir, "snapshots", ref)))) return path.join(repoDir, "snapshots", ref);
   const names = await fs.readdir(path.join(repoDir, "snapshots")).catch(() => [] as string[]);
-  const dated = await Promise.all(names.map(async (n) => ({ dir: path.join(repoDir, "snapshots", n), time: (await fs.stat(path.join(repoDir, "snapshots", n)).catch(() => undefined))?.mtimeMs })));
+  const dated = await Promise.all(
+    names.map(async (n) => ({
+      dir: path.join(repoDir, "snapshots", n),
+      time: (await fs.stat(path.join(repoDir, "snapshots", n)).catch(() => undefined))?.mtimeMs,
+    })),
+  );
   return dated.filter((d) => d.time !== undefined).sort((a, b) => b.time! - a.time!)[0]?.dir;
 }
 
@@ -127,10 +135,20 @@ async function cardPatterns(snapshot: string, name: string | undefined, split: s
     return undefined;
   }
   const configs = Array.isArray(meta?.configs) ? meta.configs : [];
-  const config = name ? configs.find((c) => c.config_name === name) : (configs.find((c) => c.default) ?? configs.find((c) => c.config_name === "default") ?? (configs.length === 1 ? configs[0] : undefined));
+  const config = name
+    ? configs.find((c) => c.config_name === name)
+    : (configs.find((c) => c.default) ??
+      configs.find((c) => c.config_name === "default") ??
+      (configs.length === 1 ? configs[0] : undefined));
   if (!config) return undefined;
-  const entries = Array.isArray(config.data_files) ? config.data_files : typeof config.data_files === "string" ? [{ split: "train", path: config.data_files }] : [];
-  const globs = (entries as { split?: string; path?: unknown }[]).filter((e) => e.split === split).flatMap((e) => (Array.isArray(e.path) ? e.path : [e.path]).map(String));
+  const entries = Array.isArray(config.data_files)
+    ? config.data_files
+    : typeof config.data_files === "string"
+      ? [{ split: "train", path: config.data_files }]
+      : [];
+  const globs = (entries as { split?: string; path?: unknown }[])
+    .filter((e) => e.split === split)
+    .flatMap((e) => (Array.isArray(e.path) ? e.path : [e.path]).map(String));
   return globs.length > 0 ? globs.map(globPattern) : undefined;
 }
 

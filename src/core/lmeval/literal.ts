@@ -15,7 +15,9 @@ function parsePythonStringList(text: string): string[] | undefined {
   if (!text.startsWith("[") || !text.endsWith("]")) return undefined;
   const items: string[] = [];
   let i = 1;
-  const skipSpace = () => { while (i < text.length && /\s/.test(text[i]!)) i++; };
+  const skipSpace = () => {
+    while (i < text.length && /\s/.test(text[i]!)) i++;
+  };
   skipSpace();
   while (i < text.length - 1) {
     const quote = text[i];

@@ -29,14 +29,20 @@ class MersenneTwister {
       mt[i] = ((mt[i]! ^ Math.imul(prev, 1664525)) + key[j]! + j) >>> 0;
       i++;
       j++;
-      if (i >= 624) { mt[0] = mt[623]!; i = 1; }
+      if (i >= 624) {
+        mt[0] = mt[623]!;
+        i = 1;
+      }
       if (j >= key.length) j = 0;
     }
     for (let k = 623; k > 0; k--) {
       const prev = mt[i - 1]! ^ (mt[i - 1]! >>> 30);
       mt[i] = ((mt[i]! ^ Math.imul(prev, 1566083941)) - i) >>> 0;
       i++;
-      if (i >= 624) { mt[0] = mt[623]!; i = 1; }
+      if (i >= 624) {
+        mt[0] = mt[623]!;
+        i = 1;
+      }
     }
     mt[0] = 0x80000000;
   }

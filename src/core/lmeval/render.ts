@@ -19,7 +19,11 @@ export class Renderer {
   private multipleInput?: boolean;
 
   /** `helperValues`: what each `!function` helper gave for each document (lmeval/helpers.ts). */
-  constructor(private readonly spec: TaskSpec, private readonly fewshotDocs: Doc[], private readonly helperValues: ReadonlyMap<DocumentHelperKey, WeakMap<Doc, unknown>>) {}
+  constructor(
+    private readonly spec: TaskSpec,
+    private readonly fewshotDocs: Doc[],
+    private readonly helperValues: ReadonlyMap<DocumentHelperKey, WeakMap<Doc, unknown>>,
+  ) {}
 
   item(doc: Doc, index: number): TaskItem {
     const text = this.textOrIndex(doc);
@@ -29,13 +33,23 @@ export class Renderer {
     }
     this.multipleInput ??= typeof text === "number";
     if (this.multipleInput !== (typeof text === "number")) {
-      throw new Error(`doc_to_text gives ${typeof text === "number" ? `the index ${text}` : "text"} here but ${this.multipleInput ? "an index" : "text"} for the first document, and lm-eval reads the task's form (choices as contexts when it is an index) from the first document`);
+      throw new Error(
+        `doc_to_text gives ${typeof text === "number" ? `the index ${text}` : "text"} here but ${this.multipleInput ? "an index" : "text"} for the first document, and lm-eval reads the task's form (choices as contexts when it is an index) from the first document`,
+      );
     }
     if (typeof text === "number") return this.multipleInputItem(doc, index, text);
     const prompt = this.prompt(doc, text);
     const choices = this.choices(doc);
     const target = this.targetIndex(doc, choices);
-    return { kind: "multiple_choice", index, context: this.plainContextOf(prompt), prompt, choices, continuations: choices.map((c) => this.spec.targetDelimiter + c), target };
+    return {
+      kind: "multiple_choice",
+      index,
+      context: this.plainContextOf(prompt),
+      prompt,
+      choices,
+      continuations: choices.map((c) => this.spec.targetDelimiter + c),
+      target,
+    };
   }
 
   /**
@@ -49,8 +63,14 @@ export class Renderer {
     const targetText = this.targetText(doc);
     const prompt = this.prompt(doc, "");
     return {
-      kind: "multiple_choice", index, context: this.plainContextOf(prompt), prompt, choices: contexts,
-      continuations: contexts.map(() => this.spec.targetDelimiter + targetText), target, multipleInput: { targetText },
+      kind: "multiple_choice",
+      index,
+      context: this.plainContextOf(prompt),
+      prompt,
+      choices: contexts,
+      continuations: contexts.map(() => this.spec.targetDelimiter + targetText),
+      target,
+      multipleInput: { targetText },
     };
   }
 
@@ -112,22 +132,39 @@ export class Renderer {
    */
   private contexts(doc: Doc): string[] {
     const { value, rendered } = this.apply("doc_to_choice", this.spec.docToChoice, doc);
-    const list: unknown[] | undefined = Array.isArray(value) ? value
-      : rendered && typeof value === "string" ? parseListLiteral(value)
-      : typeof value === "object" && value !== null ? Object.values(value) : undefined;
+    const list: unknown[] | undefined = Array.isArray(value)
+      ? value
+      : rendered && typeof value === "string"
+        ? parseListLiteral(value)
+        : typeof value === "object" && value !== null
+          ? Object.values(value)
+          : undefined;
     if (list && list.length >= 2 && list.every((c) => typeof c === "string")) return list as string[];
-    throw new TemplateFault("doc_to_choice", `doc_to_text gives an index (lm-eval's multiple-input form, each choice a context), so doc_to_choice must give a list of at least 2 strings; it gives ${preview(value)}`, "render");
+    throw new TemplateFault(
+      "doc_to_choice",
+      `doc_to_text gives an index (lm-eval's multiple-input form, each choice a context), so doc_to_choice must give a list of at least 2 strings; it gives ${preview(value)}`,
+      "render",
+    );
   }
 
   private choices(doc: Doc): string[] {
     const template = this.spec.docToChoice;
     const value = this.apply("doc_to_choice", template, doc).value;
-    const choices = Array.isArray(value) ? value.map(String) : typeof value === "object" && value !== null ? Object.values(value).map(String) : parseListLiteral(String(value));
+    const choices = Array.isArray(value)
+      ? value.map(String)
+      : typeof value === "object" && value !== null
+        ? Object.values(value).map(String)
+        : parseListLiteral(String(value));
     if (!choices && typeof template === "string" && !/{{|{%/.test(template)) {
       // Neither a field nor Jinja: the same for every document, so the key's fault, not the data's.
-      throw new TemplateFault("doc_to_choice", `\`${template}\` is not a field of the documents (their fields: ${fieldNames(doc)}) nor a template that gives a list`, "template");
+      throw new TemplateFault(
+        "doc_to_choice",
+        `\`${template}\` is not a field of the documents (their fields: ${fieldNames(doc)}) nor a template that gives a list`,
+        "template",
+      );
     }
-    if (!choices || choices.length < 2) throw new Error(`doc_to_choice must give a list of at least 2 choices, got ${JSON.stringify(value)}`);
+    if (!choices || choices.length < 2)
+      throw new Error(`doc_to_choice must give a list of at least 2 choices, got ${JSON.stringify(value)}`);
     return choices;
   }
 
@@ -183,7 +220,11 @@ export type TemplateKey = "description" | "doc_to_text" | "doc_to_choice" | "doc
  * refuses them).
  */
 export class TemplateFault extends Error {
-  constructor(readonly key: TemplateKey, message: string, readonly origin: "template" | "undefined" | "render") {
+  constructor(
+    readonly key: TemplateKey,
+    message: string,
+    readonly origin: "template" | "undefined" | "render",
+  ) {
     super(message);
   }
 }
@@ -230,4 +271,3 @@ export function itemContexts(item: TaskItem): string[] {
 export function fewshotText(examples: PromptParts["fewshot"], targetDelimiter: string, fewshotDelimiter: string): string {
   return examples.map((e) => (e.target === "" ? e.text : e.text + targetDelimiter + e.target + fewshotDelimiter)).join("");
 }
-

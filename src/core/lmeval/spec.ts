@@ -13,16 +13,42 @@ import type { OutputType, TaskOptions } from "./task";
 
 /** Keys read here. Keys in IGNORED_TASK_KEYS are accepted and have no effect on scoring. */
 export const SUPPORTED_TASK_KEYS: ReadonlySet<string> = new Set([
-  "task", "include", "dataset_path", "dataset_kwargs", "test_split", "fewshot_split", "output_type",
-  "doc_to_text", "doc_to_choice", "doc_to_target", "target_delimiter", "fewshot_delimiter", "num_fewshot",
-  "fewshot_config", "description", "generation_kwargs", "metric_list", "filter_list", "repeats", "process_docs", "dataset_name",
-  "process_results", "unsafe_code",
+  "task",
+  "include",
+  "dataset_path",
+  "dataset_kwargs",
+  "test_split",
+  "fewshot_split",
+  "output_type",
+  "doc_to_text",
+  "doc_to_choice",
+  "doc_to_target",
+  "target_delimiter",
+  "fewshot_delimiter",
+  "num_fewshot",
+  "fewshot_config",
+  "description",
+  "generation_kwargs",
+  "metric_list",
+  "filter_list",
+  "repeats",
+  "process_docs",
+  "dataset_name",
+  "process_results",
+  "unsafe_code",
 ]);
 /** The keys whose `!function` helpers run (lmeval/helpers.ts). */
 const HELPER_KEYS: ReadonlySet<string> = new Set(["process_docs", "doc_to_text", "doc_to_target", "doc_to_choice", "process_results"]);
 export const IGNORED_TASK_KEYS: ReadonlySet<string> = new Set([
-  "tag", "group", "metadata", "training_split", "validation_split", "should_decontaminate",
-  "doc_to_decontamination_query", "task_alias", "group_alias",
+  "tag",
+  "group",
+  "metadata",
+  "training_split",
+  "validation_split",
+  "should_decontaminate",
+  "doc_to_decontamination_query",
+  "task_alias",
+  "group_alias",
 ]);
 const MULTIPLE_CHOICE_METRICS = new Set(["acc", "acc_norm"]);
 const LM_EVAL_MAX_GEN_TOKS = 256;
@@ -34,7 +60,12 @@ export interface TaskSource {
   main: YamlSource;
 }
 
-export async function readTaskSource(file: string, problems: Problem[], seen: Set<string>, files: TextFiles): Promise<TaskSource | undefined> {
+export async function readTaskSource(
+  file: string,
+  problems: Problem[],
+  seen: Set<string>,
+  files: TextFiles,
+): Promise<TaskSource | undefined> {
   let text: string;
   try {
     text = await files.read(file);
@@ -49,7 +80,12 @@ export async function readTaskSource(file: string, problems: Problem[], seen: Se
 }
 
 /** The keys of one task definition (a file's or an inline one), after the file it includes. */
-export async function taskSourceOf(main: YamlSource, problems: Problem[], seen: Set<string>, files: TextFiles): Promise<TaskSource | undefined> {
+export async function taskSourceOf(
+  main: YamlSource,
+  problems: Problem[],
+  seen: Set<string>,
+  files: TextFiles,
+): Promise<TaskSource | undefined> {
   if (typeof main.value !== "object" || main.value === null || Array.isArray(main.value)) {
     problems.push(main.at([], "task.invalid-value", "a task must be a YAML mapping of lm-eval task keys"));
     return undefined;
@@ -87,7 +123,14 @@ export function checkKeys(source: TaskSource, at: At, problems: Problem[], optio
   for (const [key, value] of Object.entries(source.raw)) {
     if (IGNORED_TASK_KEYS.has(key)) continue;
     if (key === "unsafe_code" && value === true) {
-      problems.push(at([key], "this task runs the code the model generates to score it: a run asks you to confirm it first (bprof: --confirm-run-unsafe-code, as lm-eval's --confirm_run_unsafe_code)", "task.unsafe-code", "key"));
+      problems.push(
+        at(
+          [key],
+          "this task runs the code the model generates to score it: a run asks you to confirm it first (bprof: --confirm-run-unsafe-code, as lm-eval's --confirm_run_unsafe_code)",
+          "task.unsafe-code",
+          "key",
+        ),
+      );
       continue;
     }
     if (!SUPPORTED_TASK_KEYS.has(key)) {
@@ -96,13 +139,26 @@ export function checkKeys(source: TaskSource, at: At, problems: Problem[], optio
     }
     const fn = findFunctionTag(value);
     if (!fn) continue;
-    const filterClass = key === "filter_list" && fn.path.length === 4 && fn.path[1] === "filter" && (fn.path[3] === "function" || fn.path[3] === "filter_fn");
+    const filterClass =
+      key === "filter_list" && fn.path.length === 4 && fn.path[1] === "filter" && (fn.path[3] === "function" || fn.path[3] === "filter_fn");
     const metricFunction = key === "metric_list" && fn.path.length === 2 && fn.path[1] === "metric";
     const runs = (HELPER_KEYS.has(key) && fn.path.length === 0) || filterClass || metricFunction;
     if (!runs) {
-      problems.push(at([key, ...fn.path], `\`${key}\` uses \`!function ${fn.name}\`: Python helpers run for process_docs, doc_to_text, doc_to_target, doc_to_choice, process_results, metrics, filter classes and custom filters; here, write it as a template or a built-in filter`, "task.python-function"));
+      problems.push(
+        at(
+          [key, ...fn.path],
+          `\`${key}\` uses \`!function ${fn.name}\`: Python helpers run for process_docs, doc_to_text, doc_to_target, doc_to_choice, process_results, metrics, filter classes and custom filters; here, write it as a template or a built-in filter`,
+          "task.python-function",
+        ),
+      );
     } else if (options.helpers === "refuse") {
-      problems.push(at([key, ...fn.path], `\`${key}\` runs the Python helper \`${fn.name}\`, and helpers run only in a trusted workspace: trust this folder to check and run this task`, "task.python-function"));
+      problems.push(
+        at(
+          [key, ...fn.path],
+          `\`${key}\` runs the Python helper \`${fn.name}\`, and helpers run only in a trusted workspace: trust this folder to check and run this task`,
+          "task.python-function",
+        ),
+      );
     }
   }
 }
@@ -145,7 +201,13 @@ export interface TaskSpec {
 }
 
 /** `fileOf(key)`: the YAML file that set the key (the task's, or one it includes), where its helpers are found. */
-export function readSpec(raw: Record<string, unknown>, at: At, problems: Problem[], options: TaskOptions, fileOf: (key: string) => string): TaskSpec | undefined {
+export function readSpec(
+  raw: Record<string, unknown>,
+  at: At,
+  problems: Problem[],
+  options: TaskOptions,
+  fileOf: (key: string) => string,
+): TaskSpec | undefined {
   const str = (key: string, fallback?: string): string | undefined => {
     const value = raw[key];
     if (value === undefined) return fallback;
@@ -164,26 +226,48 @@ export function readSpec(raw: Record<string, unknown>, at: At, problems: Problem
   const kind = raw.dataset_path;
   const local = DATASET_KINDS.includes(kind as DatasetKind);
   if (!options.data && typeof kind !== "string") {
-    problems.push(at(["dataset_path"], "the task needs `dataset_path`: json, csv or parquet with `dataset_kwargs.data_files`, or a Hugging Face dataset in this machine's hub cache", "task.missing-key"));
+    problems.push(
+      at(
+        ["dataset_path"],
+        "the task needs `dataset_path`: json, csv or parquet with `dataset_kwargs.data_files`, or a Hugging Face dataset in this machine's hub cache",
+        "task.missing-key",
+      ),
+    );
   }
-  for (const key of ["doc_to_text", "doc_to_target"]) if (raw[key] === undefined) problems.push(at([key], `the task needs \`${key}\``, "task.missing-key"));
-  if (outputType === "multiple_choice" && raw.doc_to_choice === undefined) problems.push(at(["doc_to_choice"], "a multiple_choice task needs `doc_to_choice`", "task.missing-key"));
+  for (const key of ["doc_to_text", "doc_to_target"])
+    if (raw[key] === undefined) problems.push(at([key], `the task needs \`${key}\``, "task.missing-key"));
+  if (outputType === "multiple_choice" && raw.doc_to_choice === undefined)
+    problems.push(at(["doc_to_choice"], "a multiple_choice task needs `doc_to_choice`", "task.missing-key"));
   if (raw.repeats !== undefined && raw.repeats !== 1) problems.push(at(["repeats"], "only `repeats: 1` is supported (greedy scoring)"));
 
   const kwargs = (raw.dataset_kwargs ?? {}) as Record<string, unknown>;
   const field = kwargs.field;
   for (const key of Object.keys(kwargs)) {
-    if (!options.data && local && key !== "data_files" && key !== "field") problems.push(at(["dataset_kwargs", key], `dataset_kwargs.${key} is not supported (data_files and field are)`, "task.unsupported-key", "key"));
+    if (!options.data && local && key !== "data_files" && key !== "field")
+      problems.push(
+        at(["dataset_kwargs", key], `dataset_kwargs.${key} is not supported (data_files and field are)`, "task.unsupported-key", "key"),
+      );
   }
 
   const numFewshot = options.numFewshot ?? (raw.num_fewshot === undefined ? 0 : Number(raw.num_fewshot));
   if (!Number.isInteger(numFewshot) || numFewshot < 0) problems.push(at(["num_fewshot"], "num_fewshot must be a non-negative integer"));
   const fewshot = readFewshotConfig(raw.fewshot_config, at, problems);
   const generation = readGenerationKwargs(raw.generation_kwargs, at, problems);
-  const processResults = isFunctionTag(raw.process_results) ? helperRef(raw.process_results[FUNCTION_TAG], fileOf("process_results")) : undefined;
-  if (raw.process_results !== undefined && !processResults) problems.push(at(["process_results"], "process_results must be `!function module.function`", "task.python-function"));
-  const metricSpec = readMetricList(raw.metric_list, outputType === "generate_until" ? "generate_until" : "multiple_choice", at, problems, processResults !== undefined);
-  const scorer = processResults ? { kind: "process_results" as const, ref: processResults, metric: metricSpec.metrics[0] ?? "acc" } : metricSpec.metricFunction?.(fileOf("metric_list"));
+  const processResults = isFunctionTag(raw.process_results)
+    ? helperRef(raw.process_results[FUNCTION_TAG], fileOf("process_results"))
+    : undefined;
+  if (raw.process_results !== undefined && !processResults)
+    problems.push(at(["process_results"], "process_results must be `!function module.function`", "task.python-function"));
+  const metricSpec = readMetricList(
+    raw.metric_list,
+    outputType === "generate_until" ? "generate_until" : "multiple_choice",
+    at,
+    problems,
+    processResults !== undefined,
+  );
+  const scorer = processResults
+    ? { kind: "process_results" as const, ref: processResults, metric: metricSpec.metrics[0] ?? "acc" }
+    : metricSpec.metricFunction?.(fileOf("metric_list"));
   const filters = readFilterList(raw.filter_list, at, problems, fileOf("filter_list"));
   const fewshotDelimiter = str("fewshot_delimiter", "\n\n")!;
 
@@ -232,11 +316,16 @@ function readFewshotConfig(value: unknown, at: At, problems: Problem[]): { sampl
   if (value === undefined) return { sampler: "default" };
   const config = value as { sampler?: unknown; samples?: unknown };
   const sampler = config.sampler ?? "default";
-  if (sampler !== "default" && sampler !== "first_n") problems.push(at(["fewshot_config", "sampler"], "fewshot_config.sampler must be default or first_n"));
+  if (sampler !== "default" && sampler !== "first_n")
+    problems.push(at(["fewshot_config", "sampler"], "fewshot_config.sampler must be default or first_n"));
   for (const key of Object.keys(config)) {
-    if (key !== "sampler" && key !== "samples") problems.push(at(["fewshot_config", key], `fewshot_config.${key} is not supported`, "task.unsupported-key", "key"));
+    if (key !== "sampler" && key !== "samples")
+      problems.push(at(["fewshot_config", key], `fewshot_config.${key} is not supported`, "task.unsupported-key", "key"));
   }
-  if (config.samples !== undefined && (!Array.isArray(config.samples) || !config.samples.every((s) => typeof s === "object" && s !== null))) {
+  if (
+    config.samples !== undefined &&
+    (!Array.isArray(config.samples) || !config.samples.every((s) => typeof s === "object" && s !== null))
+  ) {
     problems.push(at(["fewshot_config", "samples"], "fewshot_config.samples must be a list of documents"));
     return { sampler: "default" };
   }
@@ -250,17 +339,26 @@ function readGenerationKwargs(value: unknown, at: At, problems: Problem[]): { un
   for (const [key, v] of Object.entries(kwargs)) {
     if (key === "until") {
       const until = typeof v === "string" ? [v] : v;
-      if (!Array.isArray(until) || !until.every((s) => typeof s === "string")) problems.push(at(["generation_kwargs", "until"], "until must be a string or a list of strings"));
+      if (!Array.isArray(until) || !until.every((s) => typeof s === "string"))
+        problems.push(at(["generation_kwargs", "until"], "until must be a string or a list of strings"));
       else out.until = until;
     } else if (key === "max_gen_toks") {
-      if (!Number.isInteger(v) || (v as number) < 1) problems.push(at(["generation_kwargs", key], "max_gen_toks must be a positive integer"));
+      if (!Number.isInteger(v) || (v as number) < 1)
+        problems.push(at(["generation_kwargs", key], "max_gen_toks must be a positive integer"));
       else out.maxGenToks = v as number;
     } else if (key === "do_sample") {
       if (v !== false) problems.push(at(["generation_kwargs", key], "only greedy decoding is supported: do_sample must be false"));
     } else if (key === "temperature") {
       if (v !== 0 && v !== 0.0) problems.push(at(["generation_kwargs", key], "only greedy decoding is supported: temperature must be 0"));
     } else {
-      problems.push(at(["generation_kwargs", key], `generation_kwargs.${key} is not supported (until, max_gen_toks, do_sample: false, temperature: 0 are)`, "task.unsupported-key", "key"));
+      problems.push(
+        at(
+          ["generation_kwargs", key],
+          `generation_kwargs.${key} is not supported (until, max_gen_toks, do_sample: false, temperature: 0 are)`,
+          "task.unsupported-key",
+          "key",
+        ),
+      );
     }
   }
   return out;
@@ -272,7 +370,13 @@ function readGenerationKwargs(value: unknown, at: At, problems: Problem[]): { un
  * references=[target], predictions=[answer], the entry's other keys as keyword arguments) is
  * returned as `metricFunction`, to be resolved against the file that holds metric_list.
  */
-function readMetricList(value: unknown, outputType: OutputType, at: At, problems: Problem[], processResults: boolean): { metrics: string[]; exactMatch: ExactMatchOptions; metricFunction?: (file: string) => PythonScorer | undefined } {
+function readMetricList(
+  value: unknown,
+  outputType: OutputType,
+  at: At,
+  problems: Problem[],
+  processResults: boolean,
+): { metrics: string[]; exactMatch: ExactMatchOptions; metricFunction?: (file: string) => PythonScorer | undefined } {
   const fallback = outputType === "multiple_choice" ? ["acc", "acc_norm"] : ["exact_match"];
   if (value === undefined) return { metrics: fallback, exactMatch: {} };
   if (!Array.isArray(value)) {
@@ -283,11 +387,15 @@ function readMetricList(value: unknown, outputType: OutputType, at: At, problems
   let exactMatch: ExactMatchOptions = {};
   let metricFunction: ((file: string) => PythonScorer | undefined) | undefined;
   value.forEach((entry: Record<string, unknown>, i) => {
-    if (entry?.aggregation !== undefined && entry.aggregation !== "mean") problems.push(at(["metric_list", i, "aggregation"], "only `aggregation: mean` is supported"));
+    if (entry?.aggregation !== undefined && entry.aggregation !== "mean")
+      problems.push(at(["metric_list", i, "aggregation"], "only `aggregation: mean` is supported"));
     if (isFunctionTag(entry?.metric)) {
       const name = entry.metric[FUNCTION_TAG];
       if (outputType !== "generate_until" || processResults || metricFunction) {
-        const why = outputType !== "generate_until" ? "in a generate_until task (a multiple_choice task scores itself with process_results)" : "once per task, and not beside process_results";
+        const why =
+          outputType !== "generate_until"
+            ? "in a generate_until task (a multiple_choice task scores itself with process_results)"
+            : "once per task, and not beside process_results";
         problems.push(at(["metric_list", i, "metric"], `a \`!function\` metric runs only ${why}`, "task.python-function"));
         return;
       }
@@ -304,7 +412,12 @@ function readMetricList(value: unknown, outputType: OutputType, at: At, problems
     const allowed = processResults || (outputType === "multiple_choice" ? MULTIPLE_CHOICE_METRICS.has(metric) : metric === "exact_match");
     if (!allowed) {
       const supported = outputType === "multiple_choice" ? "acc, acc_norm" : "exact_match";
-      problems.push(at(["metric_list", i, "metric"], `metric \`${metric}\` is not supported for ${outputType} (supported: ${supported}, any key of process_results' dict, or a \`!function\` metric)`));
+      problems.push(
+        at(
+          ["metric_list", i, "metric"],
+          `metric \`${metric}\` is not supported for ${outputType} (supported: ${supported}, any key of process_results' dict, or a \`!function\` metric)`,
+        ),
+      );
       return;
     }
     metrics.push(metric);
@@ -351,37 +464,53 @@ function readFilterList(value: unknown, at: At, problems: Problem[], file: strin
       if (isFunctionTag(step?.function)) {
         const { function: fn, ...kwargs } = step;
         const ref = helperRef((fn as Record<string, string>)[FUNCTION_TAG]!, file);
-        if (!ref) problems.push(at(["filter_list", i, "filter", j, "function"], "`!function` needs `module.ClassName`", "task.python-function"));
+        if (!ref)
+          problems.push(at(["filter_list", i, "filter", j, "function"], "`!function` needs `module.ClassName`", "task.python-function"));
         return { function: "python", helper: { ref: ref ?? { dir: "", module: "", name: "" }, kwargs } };
       }
       // lm-eval's `custom` filter calls filter_fn(resps, docs).
       if (step?.function === "custom") {
         const ref = isFunctionTag(step.filter_fn) ? helperRef(step.filter_fn[FUNCTION_TAG], file) : undefined;
-        if (!ref) problems.push(at(["filter_list", i, "filter", j], "a custom filter needs `filter_fn: !function module.function`", "task.python-function"));
+        if (!ref)
+          problems.push(
+            at(["filter_list", i, "filter", j], "a custom filter needs `filter_fn: !function module.function`", "task.python-function"),
+          );
         return { function: "python", helper: { ref: ref ?? { dir: "", module: "", name: "" }, kwargs: {}, call: "function" } };
       }
       if (!FILTER_FUNCTIONS.includes(step?.function as (typeof FILTER_FUNCTIONS)[number])) {
-        problems.push(at(["filter_list", i, "filter", j, "function"], `filter function \`${String(step?.function)}\` is not supported (supported: ${FILTER_FUNCTIONS.join(", ")})`));
+        problems.push(
+          at(
+            ["filter_list", i, "filter", j, "function"],
+            `filter function \`${String(step?.function)}\` is not supported (supported: ${FILTER_FUNCTIONS.join(", ")})`,
+          ),
+        );
       } else if (step.function === "regex") {
-        if (typeof step.regex_pattern !== "string") problems.push(at(["filter_list", i, "filter", j], "a regex filter needs `regex_pattern`"));
+        if (typeof step.regex_pattern !== "string")
+          problems.push(at(["filter_list", i, "filter", j], "a regex filter needs `regex_pattern`"));
         else checkPattern(step.regex_pattern, ["filter_list", i, "filter", j, "regex_pattern"], at, problems);
       } else if (step.function === "multi_choice_regex") {
-        if (step.regex_pattern !== undefined) checkPattern(String(step.regex_pattern), ["filter_list", i, "filter", j, "regex_pattern"], at, problems);
+        if (step.regex_pattern !== undefined)
+          checkPattern(String(step.regex_pattern), ["filter_list", i, "filter", j, "regex_pattern"], at, problems);
         const ignored = step.regexes_to_ignore;
-        if (ignored !== undefined && ignored !== null && !Array.isArray(ignored)) problems.push(at(["filter_list", i, "filter", j, "regexes_to_ignore"], "regexes_to_ignore must be a list of patterns"));
-        else (ignored ?? []).forEach((pattern: unknown, n: number) => checkPattern(String(pattern), ["filter_list", i, "filter", j, "regexes_to_ignore", n], at, problems));
+        if (ignored !== undefined && ignored !== null && !Array.isArray(ignored))
+          problems.push(at(["filter_list", i, "filter", j, "regexes_to_ignore"], "regexes_to_ignore must be a list of patterns"));
+        else
+          (ignored ?? []).forEach((pattern: unknown, n: number) =>
+            checkPattern(String(pattern), ["filter_list", i, "filter", j, "regexes_to_ignore", n], at, problems),
+          );
       } else if (step.function === "take_first_k") {
-        if (!Number.isInteger(step.k) || (step.k as number) < 1) problems.push(at(["filter_list", i, "filter", j], "a take_first_k filter needs `k`, a positive integer"));
+        if (!Number.isInteger(step.k) || (step.k as number) < 1)
+          problems.push(at(["filter_list", i, "filter", j], "a take_first_k filter needs `k`, a positive integer"));
       } else if (step.function === "map") {
         const mapping = step.mapping_dict;
-        if (typeof mapping !== "object" || mapping === null || Array.isArray(mapping)) problems.push(at(["filter_list", i, "filter", j], "a map filter needs `mapping_dict`, a mapping of responses to answers"));
+        if (typeof mapping !== "object" || mapping === null || Array.isArray(mapping))
+          problems.push(at(["filter_list", i, "filter", j], "a map filter needs `mapping_dict`, a mapping of responses to answers"));
       }
       return step as FilterStep;
     });
     return { name: String(entry?.name ?? `filter ${i}`), steps: read };
   });
 }
-
 
 export function isFunctionTag(value: unknown): value is Record<typeof FUNCTION_TAG, string> {
   return typeof value === "object" && value !== null && FUNCTION_TAG in value;

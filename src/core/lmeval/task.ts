@@ -8,7 +8,16 @@ import { formatFieldPath, scopedSource, type FieldPath, type YamlSource } from "
 import { dataOf, readDocuments } from "./data";
 import type { Doc } from "./documents";
 import { applyFilters, readsDocuments, type ExactMatchOptions, type FilterPipeline } from "./exactMatch";
-import { HelperError, runFilterHelper, runHelpers, runScorer, type DocumentHelperKey, type HelperAnswer, type HelperRequest, type PythonScorer } from "./helpers";
+import {
+  HelperError,
+  runFilterHelper,
+  runHelpers,
+  runScorer,
+  type DocumentHelperKey,
+  type HelperAnswer,
+  type HelperRequest,
+  type PythonScorer,
+} from "./helpers";
 import { Renderer, TemplateFault } from "./render";
 import { checkKeys, helperRequest, isFunctionTag, readSpec, readTaskSource, taskSourceOf, type At, type TaskSource } from "./spec";
 
@@ -117,7 +126,13 @@ export async function loadTask(file: string, options: TaskOptions = {}, files: T
  * the config's, `at` the field that holds the definition. Every problem points into the config;
  * `include` and `data_files` are resolved against the config file's folder.
  */
-export async function loadInlineTask(definition: unknown, source: YamlSource, at: FieldPath, options: TaskOptions = {}, files: TextFiles = diskFiles): Promise<TaskLoad> {
+export async function loadInlineTask(
+  definition: unknown,
+  source: YamlSource,
+  at: FieldPath,
+  options: TaskOptions = {},
+  files: TextFiles = diskFiles,
+): Promise<TaskLoad> {
   const problems: Problem[] = [];
   const scoped = scopedSource(source, at, definition);
   const taskSource = await taskSourceOf(scoped, problems, new Set([source.file]), files);
@@ -134,7 +149,11 @@ export interface TaskPlaces {
 }
 
 /** The places of a task file's documents: what marking documents in their data file needs, and no more. */
-export async function loadTaskPlaces(file: string, options: TaskOptions = {}, files: TextFiles = diskFiles): Promise<{ places?: TaskPlaces; problems: Problem[] }> {
+export async function loadTaskPlaces(
+  file: string,
+  options: TaskOptions = {},
+  files: TextFiles = diskFiles,
+): Promise<{ places?: TaskPlaces; problems: Problem[] }> {
   const problems: Problem[] = [];
   const source = await readTaskSource(path.resolve(file), problems, new Set(), files);
   const read = source && (await testDocuments(source, problems, options, files));
@@ -162,7 +181,8 @@ async function buildTask(source: TaskSource, file: string, problems: Problem[], 
   const { spec, at, dataFile } = read;
   const helpers = helperRequest(source);
   const helperValues = new Map<DocumentHelperKey, WeakMap<Doc, unknown>>();
-  const withHelpers = (split: { docs: Doc[]; lines?: number[] }, file: string) => (helpers ? applyHelpers(helpers, split, file, helperValues, at, problems) : split);
+  const withHelpers = (split: { docs: Doc[]; lines?: number[] }, file: string) =>
+    helpers ? applyHelpers(helpers, split, file, helperValues, at, problems) : split;
   const test = await withHelpers(read.test, dataFile);
   if (!test) return { problems };
 
@@ -180,7 +200,9 @@ async function buildTask(source: TaskSource, file: string, problems: Problem[], 
       return { problems };
     }
     if (fewshotDocs.length < spec.numFewshot) {
-      problems.push(at(["num_fewshot"], `num_fewshot is ${spec.numFewshot} but only ${fewshotDocs.length} few-shot documents exist`, "task.fewshot"));
+      problems.push(
+        at(["num_fewshot"], `num_fewshot is ${spec.numFewshot} but only ${fewshotDocs.length} few-shot documents exist`, "task.fewshot"),
+      );
       return { problems };
     }
   }
@@ -243,7 +265,12 @@ async function tryFiltersOnDocument(pipelines: readonly FilterPipeline[], doc: D
         try {
           applyFilters({ name: pipeline.name, steps: [step] }, [""], doc);
         } catch (e) {
-          problems.push(at(["filter_list", i, "filter", j, "function"], `filter \`multi_choice_regex\` of pipeline \`${pipeline.name}\`: ${(e as Error).message} (document 0)`));
+          problems.push(
+            at(
+              ["filter_list", i, "filter", j, "function"],
+              `filter \`multi_choice_regex\` of pipeline \`${pipeline.name}\`: ${(e as Error).message} (document 0)`,
+            ),
+          );
         }
       }
       if (step.function !== "python") continue;
@@ -253,18 +280,30 @@ async function tryFiltersOnDocument(pipelines: readonly FilterPipeline[], doc: D
         if (!(e instanceof HelperError)) throw e;
         const { module, name } = step.helper.ref;
         const key = step.helper.call === "function" ? "filter_fn" : "function";
-        problems.push(at(["filter_list", i, "filter", j, key], `filter \`!function ${module}.${name}\` of pipeline \`${pipeline.name}\`: ${e.message}`, "task.python-function"));
+        problems.push(
+          at(
+            ["filter_list", i, "filter", j, key],
+            `filter \`!function ${module}.${name}\` of pipeline \`${pipeline.name}\`: ${e.message}`,
+            "task.python-function",
+          ),
+        );
       }
     }
   }
 }
 
-
 /** Where a task's scorer is named: process_results, or its `!function` metric in metric_list. */
 function scorerKey(source: TaskSource): FieldPath {
   if (source.raw.process_results !== undefined) return ["process_results"];
   const metrics = Array.isArray(source.raw.metric_list) ? (source.raw.metric_list as { metric?: unknown }[]) : [];
-  return ["metric_list", Math.max(0, metrics.findIndex((m) => isFunctionTag(m?.metric))), "metric"];
+  return [
+    "metric_list",
+    Math.max(
+      0,
+      metrics.findIndex((m) => isFunctionTag(m?.metric)),
+    ),
+    "metric",
+  ];
 }
 
 /**
@@ -272,7 +311,14 @@ function scorerKey(source: TaskSource): FieldPath {
  * choice equally likely, so that a missing module or package, or a dict without the metric, is an
  * error at the key before any run. A metric is only imported: calling it may run code.
  */
-async function tryScorer(scorer: PythonScorer, doc: Doc, item: TaskItem | undefined, key: FieldPath, at: At, problems: Problem[]): Promise<void> {
+async function tryScorer(
+  scorer: PythonScorer,
+  doc: Doc,
+  item: TaskItem | undefined,
+  key: FieldPath,
+  at: At,
+  problems: Problem[],
+): Promise<void> {
   const results = item?.kind === "multiple_choice" ? item.choices.map(() => [0, false]) : [""];
   try {
     await runScorer(scorer, scorer.kind === "process_results" ? [{ doc, results }] : []);
@@ -288,18 +334,26 @@ async function tryScorer(scorer: PythonScorer, doc: Doc, item: TaskItem | undefi
  * in `values`. Undefined, with a problem at the helper's key, when Python or a helper fails.
  */
 async function applyHelpers(
-  request: HelperRequest, split: { docs: Doc[]; lines?: number[] }, dataFile: string,
-  values: Map<DocumentHelperKey, WeakMap<Doc, unknown>>, at: At, problems: Problem[],
+  request: HelperRequest,
+  split: { docs: Doc[]; lines?: number[] },
+  dataFile: string,
+  values: Map<DocumentHelperKey, WeakMap<Doc, unknown>>,
+  at: At,
+  problems: Problem[],
 ): Promise<{ docs: Doc[]; lines?: number[] } | undefined> {
   let answer: HelperAnswer;
   try {
     answer = await runHelpers(request, split.docs);
   } catch (e) {
     if (!(e instanceof HelperError)) throw e;
-    const key = e.step === "python" || e.step === "import" ? (request.processDocs ? "process_docs" : Object.keys(request.perDocument)[0]!) : e.step;
+    const key =
+      e.step === "python" || e.step === "import" ? (request.processDocs ? "process_docs" : Object.keys(request.perDocument)[0]!) : e.step;
     const ref = key === "process_docs" ? request.processDocs : request.perDocument[key as DocumentHelperKey];
     const name = ref ? ` (\`!function ${ref.module}.${ref.name}\`)` : "";
-    const where = e.document === undefined ? "" : ` in document ${e.document}${split.lines?.[e.document] ? ` (${path.basename(dataFile)}:${split.lines[e.document]})` : ""}`;
+    const where =
+      e.document === undefined
+        ? ""
+        : ` in document ${e.document}${split.lines?.[e.document] ? ` (${path.basename(dataFile)}:${split.lines[e.document]})` : ""}`;
     problems.push(at([key], `\`${key}\`${name}: ${e.message}${where}`, "task.python-function"));
     return undefined;
   }

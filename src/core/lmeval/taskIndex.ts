@@ -79,7 +79,12 @@ export function resolveTaskName(index: TaskIndex, name: string): Resolved {
     return tasks;
   };
   visit(name, new Set());
-  if (files.length === 0) return { missing: missing.includes(name) ? `no task, group or tag is named \`${name}\`` : `\`${name}\` names no task that exists (${missing.map((m) => `\`${m}\``).join(", ")} missing)` };
+  if (files.length === 0)
+    return {
+      missing: missing.includes(name)
+        ? `no task, group or tag is named \`${name}\``
+        : `\`${name}\` names no task that exists (${missing.map((m) => `\`${m}\``).join(", ")} missing)`,
+    };
   return { files, notFound: missing, groups };
 }
 
@@ -95,12 +100,20 @@ async function folderIndex(folder: string): Promise<TaskIndex> {
     const keys = await topLevelKeys(file);
     if (!keys) continue;
     if (typeof keys.group === "string" && Array.isArray(keys.task)) {
-      index.groups.set(keys.group, keys.task.filter((t): t is string => typeof t === "string"));
+      index.groups.set(
+        keys.group,
+        keys.task.filter((t): t is string => typeof t === "string"),
+      );
       if (keys.aggregate_metric_list !== undefined && keys.aggregate_metric_list !== null) index.aggregating.set(keys.group, file);
       else index.aggregating.delete(keys.group);
     } else if (typeof keys.task === "string") {
       if (!index.tasks.has(keys.task)) index.tasks.set(keys.task, file);
-      const tags = typeof keys.tag === "string" ? [keys.tag] : Array.isArray(keys.tag) ? keys.tag.filter((t): t is string => typeof t === "string") : [];
+      const tags =
+        typeof keys.tag === "string"
+          ? [keys.tag]
+          : Array.isArray(keys.tag)
+            ? keys.tag.filter((t): t is string => typeof t === "string")
+            : [];
       for (const tag of tags) index.tags.set(tag, [...(index.tags.get(tag) ?? []), keys.task]);
     }
   }
@@ -128,7 +141,9 @@ async function yamlFiles(folder: string): Promise<{ file: string; mtime: number 
 }
 
 /** The `task`, `group`, `tag` and `aggregate_metric_list` keys of a YAML file; undefined when it is not a mapping that parses. */
-async function topLevelKeys(file: string): Promise<{ task?: unknown; group?: unknown; tag?: unknown; aggregate_metric_list?: unknown } | undefined> {
+async function topLevelKeys(
+  file: string,
+): Promise<{ task?: unknown; group?: unknown; tag?: unknown; aggregate_metric_list?: unknown } | undefined> {
   const text = await fs.readFile(file, "utf8").catch(() => undefined);
   if (text === undefined) return undefined;
   const document = parseDocument(text, { customTags: [functionTag], logLevel: "silent" });

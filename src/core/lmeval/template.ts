@@ -24,7 +24,10 @@ type Context = Record<string, unknown>;
  * or it runs past the limits that keep a template from hanging the editor or filling memory.
  */
 export class TemplateError extends Error {
-  constructor(message: string, readonly kind: "syntax" | "undefined" | "limit") {
+  constructor(
+    message: string,
+    readonly kind: "syntax" | "undefined" | "limit",
+  ) {
     super(message);
     this.name = "TemplateError";
   }
@@ -83,14 +86,23 @@ class BoundedInterpreter extends Interpreter {
   private steps = 0;
   private readonly deadline = Date.now() + TEMPLATE_LIMITS.milliseconds;
 
-  constructor(env: Environment, private readonly printed: WeakSet<object>, private readonly fields: Context) {
+  constructor(
+    env: Environment,
+    private readonly printed: WeakSet<object>,
+    private readonly fields: Context,
+  ) {
     super(env);
   }
 
   /** One more node evaluated or block entered; past a limit, the render stops. */
   step(): void {
-    if (++this.steps > TEMPLATE_LIMITS.steps) throw new TemplateError(`the template did not finish within ${TEMPLATE_LIMITS.steps.toLocaleString("en")} steps: a loop that does not end, or is far too long`, "limit");
-    if ((this.steps & 0x3ff) === 0 && Date.now() > this.deadline) throw new TemplateError(`the template did not finish within ${TEMPLATE_LIMITS.milliseconds / 1000} s`, "limit");
+    if (++this.steps > TEMPLATE_LIMITS.steps)
+      throw new TemplateError(
+        `the template did not finish within ${TEMPLATE_LIMITS.steps.toLocaleString("en")} steps: a loop that does not end, or is far too long`,
+        "limit",
+      );
+    if ((this.steps & 0x3ff) === 0 && Date.now() > this.deadline)
+      throw new TemplateError(`the template did not finish within ${TEMPLATE_LIMITS.milliseconds / 1000} s`, "limit");
   }
 
   override evaluate(statement: Parameters<Interpreter["evaluate"]>[0], environment: Environment): ReturnType<Interpreter["evaluate"]> {
@@ -98,7 +110,10 @@ class BoundedInterpreter extends Interpreter {
     const value = super.evaluate(statement, environment);
     if (statement && this.printed.has(statement) && value.type === "UndefinedValue") {
       const name = fieldPath(statement as unknown as Node)?.join(".");
-      throw new TemplateError(`${name ? `\`${name}\`` : "a value it prints"} is undefined (the document's fields: ${fieldNames(this.fields)})`, "undefined");
+      throw new TemplateError(
+        `${name ? `\`${name}\`` : "a value it prints"} is undefined (the document's fields: ${fieldNames(this.fields)})`,
+        "undefined",
+      );
     }
     if (value.type === "StringValue" && (value.value as string).length > TEMPLATE_LIMITS.output) {
       throw new TemplateError(`the template printed more than ${TEMPLATE_LIMITS.output.toLocaleString("en")} characters`, "limit");
@@ -124,10 +139,16 @@ export function fieldNames(doc: Record<string, unknown>): string {
 
 /** Python's range(stop), range(start, stop[, step]), refusing more than TEMPLATE_LIMITS.range items. */
 function boundedRange(...args: unknown[]): number[] {
-  const [start, stop, step] = args.length === 1 ? [0, Number(args[0]), 1] : [Number(args[0]), Number(args[1]), args[2] === undefined ? 1 : Number(args[2])];
-  if (![start, stop, step].every(Number.isInteger) || step === 0) throw new Error(`range() takes integers and a step that is not 0, got ${args.join(", ")}`);
+  const [start, stop, step] =
+    args.length === 1 ? [0, Number(args[0]), 1] : [Number(args[0]), Number(args[1]), args[2] === undefined ? 1 : Number(args[2])];
+  if (![start, stop, step].every(Number.isInteger) || step === 0)
+    throw new Error(`range() takes integers and a step that is not 0, got ${args.join(", ")}`);
   const count = Math.max(0, Math.ceil((stop - start) / step));
-  if (count > TEMPLATE_LIMITS.range) throw new TemplateError(`range() of ${count.toLocaleString("en")} items is past the limit of ${TEMPLATE_LIMITS.range.toLocaleString("en")}`, "limit");
+  if (count > TEMPLATE_LIMITS.range)
+    throw new TemplateError(
+      `range() of ${count.toLocaleString("en")} items is past the limit of ${TEMPLATE_LIMITS.range.toLocaleString("en")}`,
+      "limit",
+    );
   return Array.from({ length: count }, (_, i) => start + i * step);
 }
 
@@ -136,7 +157,8 @@ function printedStatements(node: unknown, into = new WeakSet<object>()): WeakSet
   if (Array.isArray(node)) node.forEach((n) => printedStatements(n, into));
   else if (typeof node === "object" && node !== null) {
     for (const [key, child] of Object.entries(node)) {
-      if (Array.isArray(child) && ["body", "alternate", "defaultBlock"].includes(key)) for (const s of child) if (typeof s === "object" && s !== null) into.add(s as object);
+      if (Array.isArray(child) && ["body", "alternate", "defaultBlock"].includes(key))
+        for (const s of child) if (typeof s === "object" && s !== null) into.add(s as object);
       printedStatements(child, into);
     }
   }
@@ -158,7 +180,13 @@ function rewriteIndexCalls(node: unknown): boolean {
     if (typeof n !== "object" || n === null) return;
     const call = n as { type?: string; callee?: Node; args?: unknown[] };
     const callee = call.callee;
-    if (call.type === "CallExpression" && callee?.type === "MemberExpression" && !callee.computed && callee.property?.type === "Identifier" && callee.property.value === "index") {
+    if (
+      call.type === "CallExpression" &&
+      callee?.type === "MemberExpression" &&
+      !callee.computed &&
+      callee.property?.type === "Identifier" &&
+      callee.property.value === "index"
+    ) {
       call.args = [callee.object, ...(call.args ?? [])];
       callee.property.value = INDEX_FUNCTION;
       call.callee = callee.property;
@@ -177,11 +205,18 @@ const INDEX_FUNCTION = "__bprof_index";
  * absent. The library passes a list's items as its runtime values ({type, value}).
  */
 function pythonIndex(container: unknown, value: unknown): number {
-  const plain = (item: unknown) => (typeof item === "object" && item !== null && "value" in item ? (item as { value: unknown }).value : item);
-  const position = Array.isArray(container) ? container.findIndex((item) => plain(item) === value)
-    : typeof container === "string" && typeof value === "string" ? container.indexOf(value) : undefined;
+  const plain = (item: unknown) =>
+    typeof item === "object" && item !== null && "value" in item ? (item as { value: unknown }).value : item;
+  const position = Array.isArray(container)
+    ? container.findIndex((item) => plain(item) === value)
+    : typeof container === "string" && typeof value === "string"
+      ? container.indexOf(value)
+      : undefined;
   if (position === undefined) throw new Error(`.index() is called on ${JSON.stringify(container)}, which is neither a list nor a string`);
-  if (position < 0) throw new Error(Array.isArray(container) ? `${JSON.stringify(value)} is not in list ${JSON.stringify(container.map(plain))}` : "substring not found");
+  if (position < 0)
+    throw new Error(
+      Array.isArray(container) ? `${JSON.stringify(value)} is not in list ${JSON.stringify(container.map(plain))}` : "substring not found",
+    );
   return position;
 }
 
@@ -288,7 +323,8 @@ function fieldPrinter(program: unknown): ((context: Context) => string | undefin
       }
       let value: unknown = context;
       for (const key of part) {
-        if (typeof value !== "object" || value === null || Array.isArray(value) || !Object.prototype.propertyIsEnumerable.call(value, key)) return undefined;
+        if (typeof value !== "object" || value === null || Array.isArray(value) || !Object.prototype.propertyIsEnumerable.call(value, key))
+          return undefined;
         value = (value as Context)[key];
       }
       if (typeof value === "string") out += value;
@@ -296,7 +332,8 @@ function fieldPrinter(program: unknown): ((context: Context) => string | undefin
       // is not an integer (the ".0" it adds is for integers, which JavaScript keeps as IntegerValue).
       else if (typeof value === "number") out += String(value);
       // A list prints as the library's toJSON writes it: each item JSON.stringify'd, ", " between.
-      else if (Array.isArray(value) && value.every((v) => typeof v === "string" || typeof v === "number")) out += `[${value.map((v) => JSON.stringify(v)).join(", ")}]`;
+      else if (Array.isArray(value) && value.every((v) => typeof v === "string" || typeof v === "number"))
+        out += `[${value.map((v) => JSON.stringify(v)).join(", ")}]`;
       else return undefined;
     }
     return out;
@@ -306,7 +343,13 @@ function fieldPrinter(program: unknown): ((context: Context) => string | undefin
 /** ["a", "b", "c"] for `a.b.c` (dots only, names only); undefined for any other expression. */
 function fieldPath(node: Node): string[] | undefined {
   if (node.type === "Identifier" && typeof node.value === "string") return [node.value];
-  if (node.type === "MemberExpression" && !node.computed && node.object && node.property?.type === "Identifier" && typeof node.property.value === "string") {
+  if (
+    node.type === "MemberExpression" &&
+    !node.computed &&
+    node.object &&
+    node.property?.type === "Identifier" &&
+    typeof node.property.value === "string"
+  ) {
     const base = fieldPath(node.object);
     return base ? [...base, node.property.value] : undefined;
   }

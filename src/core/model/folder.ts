@@ -26,9 +26,13 @@ export async function modelFolderProblems(dir: string, options: { weights: boole
   } else {
     try {
       const config = JSON.parse(await fs.readFile(configFile, "utf8")) as { model_type?: unknown };
-      if (typeof config.model_type !== "string") problems.push({ file: configFile, message: `config.json has no model_type: ${configFile}` });
+      if (typeof config.model_type !== "string")
+        problems.push({ file: configFile, message: `config.json has no model_type: ${configFile}` });
       else if (!RUNNER_MODEL_TYPES.includes(config.model_type)) {
-        problems.push({ file: configFile, message: `config.json's model_type \`${config.model_type}\` is not one the runner implements (${RUNNER_MODEL_TYPES.join(", ")}): ${configFile}` });
+        problems.push({
+          file: configFile,
+          message: `config.json's model_type \`${config.model_type}\` is not one the runner implements (${RUNNER_MODEL_TYPES.join(", ")}): ${configFile}`,
+        });
       }
     } catch (e) {
       problems.push({ file: configFile, message: `config.json is not valid JSON (${(e as Error).message}): ${configFile}` });
@@ -36,7 +40,8 @@ export async function modelFolderProblems(dir: string, options: { weights: boole
   }
   const entries = await fs.readdir(dir);
   const weights = entries.filter((e) => e.endsWith(".safetensors")).sort();
-  if (options.weights && weights.length === 0) problems.push({ file: dir, message: `the model folder has no *.safetensors weights: ${dir}` });
+  if (options.weights && weights.length === 0)
+    problems.push({ file: dir, message: `the model folder has no *.safetensors weights: ${dir}` });
   if (options.weights) for (const name of weights) problems.push(...(await safetensorsProblems(path.join(dir, name))));
   if (!entries.includes("tokenizer.json")) problems.push({ file: dir, message: `the model folder has no tokenizer.json: ${dir}` });
   return problems;
@@ -59,7 +64,12 @@ async function safetensorsProblems(file: string): Promise<ModelFolderProblem[]> 
   try {
     readSafetensorsHeader(file);
   } catch (e) {
-    problems = [{ file, message: `the weights are not a complete safetensors file (${(e as Error).message.replace(`${file}: `, "")}); download or copy them again: ${file}` }];
+    problems = [
+      {
+        file,
+        message: `the weights are not a complete safetensors file (${(e as Error).message.replace(`${file}: `, "")}); download or copy them again: ${file}`,
+      },
+    ];
   }
   checkedHeaders.set(file, { stamp, problems });
   return problems;

@@ -57,7 +57,10 @@ export async function readGenerationEos(modelDir: string): Promise<{ eosTokenIds
   const isId = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
   if (isId(value)) return { eosTokenIds: [value], problems: [] };
   if (Array.isArray(value) && value.every(isId)) return { eosTokenIds: [...new Set(value)], problems: [] };
-  return { eosTokenIds: [], problems: [source.at(["eos_token_id"], "model.generation-config", "`eos_token_id` must be a token id or a list of token ids")] };
+  return {
+    eosTokenIds: [],
+    problems: [source.at(["eos_token_id"], "model.generation-config", "`eos_token_id` must be a token id or a list of token ids")],
+  };
 }
 
 async function readObject(file: string): Promise<Record<string, unknown> | undefined> {

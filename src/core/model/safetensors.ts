@@ -113,11 +113,7 @@ function parseTensorInfo(file: string, name: string, entry: unknown, dataLength:
   if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && (d as number) >= 0)) {
     throw new Error(`${where}: shape ${JSON.stringify(shape)} is not a list of non-negative integers`);
   }
-  if (
-    !Array.isArray(offsets) ||
-    offsets.length !== 2 ||
-    !offsets.every((o) => Number.isSafeInteger(o) && (o as number) >= 0)
-  ) {
+  if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every((o) => Number.isSafeInteger(o) && (o as number) >= 0)) {
     throw new Error(`${where}: data_offsets ${JSON.stringify(offsets)} is not a pair of non-negative integers`);
   }
   const [begin, end] = offsets as [number, number];
@@ -127,9 +123,7 @@ function parseTensorInfo(file: string, name: string, entry: unknown, dataLength:
   }
   const expected = elementCount(shape as number[]) * DTYPE_SIZES[dtype]!;
   if (end - begin !== expected) {
-    throw new Error(
-      `${where}: shape ${JSON.stringify(shape)} x ${dtype} needs ${expected} bytes, data_offsets span ${end - begin}`,
-    );
+    throw new Error(`${where}: shape ${JSON.stringify(shape)} x ${dtype} needs ${expected} bytes, data_offsets span ${end - begin}`);
   }
   return { name, dtype, shape: shape as number[], dataOffsets: [begin, end] };
 }

@@ -13,9 +13,13 @@ import { loadTokenizer, type ModelTokenizer } from "../prompts/tokenize";
  * today's date prints `date`, the run's.
  */
 export function compiledJob(profile: Profile, model: ResolvedModel, tokenizer: ModelTokenizer, date: Date) {
-  const plan = profile.ablation && profile.abilities.length > 0 ? { abilities: profile.abilities, ablation: profile.ablation, seed: profile.seed } : undefined;
+  const plan =
+    profile.ablation && profile.abilities.length > 0
+      ? { abilities: profile.abilities, ablation: profile.ablation, seed: profile.seed }
+      : undefined;
   const asRunnerSees = {
-    ...model, path: model.remotePath ?? model.path,
+    ...model,
+    path: model.remotePath ?? model.path,
     ...(model.chat ? { chat: { ...model.chat, template: model.chat.template.on(date) } } : {}),
   };
   return plan
@@ -52,6 +56,12 @@ export async function modelTokenizer(model: ResolvedModel): Promise<ModelTokeniz
       const syntax = text === undefined ? undefined : parseJsonSource(text, file).problems[0];
       if (syntax) throw new JobCompileError(syntax);
     }
-    throw new JobCompileError(problemAt({ file: files[0]!, line: 1, column: 1 }, "model.tokenizer", `the tokenizer of model \`${model.name}\` cannot be loaded: ${(e as Error).message}`));
+    throw new JobCompileError(
+      problemAt(
+        { file: files[0]!, line: 1, column: 1 },
+        "model.tokenizer",
+        `the tokenizer of model \`${model.name}\` cannot be loaded: ${(e as Error).message}`,
+      ),
+    );
   }
 }

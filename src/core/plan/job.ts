@@ -160,7 +160,12 @@ export function compileProfileJob(
   const ids = abilityIds(plan.abilities.map((a) => a.name));
   const abilities = plan.abilities.map((ability, i) => {
     if (ability.items.length === 0) throw new Error(`ability ${ability.name} has no diagnostic items`);
-    return { id: ids[i]!, sequences: ability.items.map((item) => fittingSequence(diagnosticSequence(tokenizer, item, model.chat?.template), ability, item, model.maxLength)) };
+    return {
+      id: ids[i]!,
+      sequences: ability.items.map((item) =>
+        fittingSequence(diagnosticSequence(tokenizer, item, model.chat?.template), ability, item, model.maxLength),
+      ),
+    };
   });
   const k = [...plan.ablation.k].sort((a, b) => a - b);
   k.forEach((value, i) => {
@@ -192,8 +197,13 @@ export function compileProfileJob(
  */
 function fittingSequence(sequence: number[], ability: ResolvedAbility, item: DiagnosticItem, maxLength: number | undefined): number[] {
   if (maxLength === undefined || sequence.length <= maxLength) return sequence;
-  throw new JobCompileError(problemAt({ file: datasetFileOf(ability, item), line: item.line, column: 1 }, "diag.too-long",
-    `ability \`${ability.name}\`, item ${item.id}: ${sequence.length} tokens, more than the model's max length (${maxLength}): shorten the item, or raise the model's \`max_length\``));
+  throw new JobCompileError(
+    problemAt(
+      { file: datasetFileOf(ability, item), line: item.line, column: 1 },
+      "diag.too-long",
+      `ability \`${ability.name}\`, item ${item.id}: ${sequence.length} tokens, more than the model's max length (${maxLength}): shorten the item, or raise the model's \`max_length\``,
+    ),
+  );
 }
 
 /** Which of an ability's datasets holds `item` (read again: this is only for a message). */
@@ -234,7 +244,9 @@ export function compileScoreJob(
         items.push(...compiled.items);
         refs.push(compiled.ref);
       } catch (e) {
-        throw new JobCompileError(problemAt({ file: task.dataFile, line: item.line ?? 1, column: 1 }, "task.document", (e as Error).message));
+        throw new JobCompileError(
+          problemAt({ file: task.dataFile, line: item.line ?? 1, column: 1 }, "task.document", (e as Error).message),
+        );
       }
     }
   }
@@ -244,28 +256,51 @@ export function compileScoreJob(
 
 /** The runner items of one benchmark document (several when truncation splits its choices) and its ref. */
 function compileBenchmarkItem(
-  model: ResolvedModel, benchmark: ResolvedBenchmark, item: TaskItem, tokenizer: ModelTokenizer, generate: GenerateSpec | undefined,
+  model: ResolvedModel,
+  benchmark: ResolvedBenchmark,
+  item: TaskItem,
+  tokenizer: ModelTokenizer,
+  generate: GenerateSpec | undefined,
 ): { items: JobItem[]; ref: ItemRef } {
   const id = itemId(benchmark.name, item.index);
   const where = `benchmark \`${benchmark.name}\`, document ${item.index}`;
-  if (item.kind === "multiple_choice" && item.multipleInput) return multipleInputItems(model, benchmark, item, item.multipleInput.targetText, tokenizer, id, where);
+  if (item.kind === "multiple_choice" && item.multipleInput)
+    return multipleInputItems(model, benchmark, item, item.multipleInput.targetText, tokenizer, id, where);
   const context = contextText(model, benchmark, item, where);
   if (item.kind === "generate_until") {
     if (!generate) throw new Error(`${where}: a generate_until item in a task without generation settings`);
     const tokens = generationContext(tokenizer, context);
-    return { items: [{ id, context: truncateGenerationContext(tokens, model.maxLength, generate.max_tokens, where), generate }], ref: { id, benchmark: benchmark.name, index: item.index } };
+    return {
+      items: [{ id, context: truncateGenerationContext(tokens, model.maxLength, generate.max_tokens, where), generate }],
+      ref: { id, benchmark: benchmark.name, index: item.index },
+    };
   }
   // lm-eval drops target_delimiter when a chat template is applied: the choices follow the
   // assistant header as they are. The context tokens depend on the context text alone, so
   // every choice shares them, exactly as lm-eval scores context_enc + continuation_enc.
   const continuations = model.chat ? item.choices : item.continuations;
   const requests = tokenizeChoices(tokenizer, context, continuations);
-  const parts = truncatedChoices(requests[0]!.context, requests.map((r) => r.continuation), model.maxLength, where);
+  const parts = truncatedChoices(
+    requests[0]!.context,
+    requests.map((r) => r.continuation),
+    model.maxLength,
+    where,
+  );
   if (parts.length === 1) {
-    return { items: [{ id, context: parts[0]!.context, choices: parts[0]!.choices.map((c) => requests[c]!.continuation) }], ref: { id, benchmark: benchmark.name, index: item.index } };
+    return {
+      items: [{ id, context: parts[0]!.context, choices: parts[0]!.choices.map((c) => requests[c]!.continuation) }],
+      ref: { id, benchmark: benchmark.name, index: item.index },
+    };
   }
-  const items = parts.map((part, p) => ({ id: `${id}#${p}`, context: part.context, choices: part.choices.map((c) => requests[c]!.continuation) }));
-  return { items, ref: { id, benchmark: benchmark.name, index: item.index, parts: items.map((part, p) => ({ id: part.id, choices: parts[p]!.choices })) } };
+  const items = parts.map((part, p) => ({
+    id: `${id}#${p}`,
+    context: part.context,
+    choices: part.choices.map((c) => requests[c]!.continuation),
+  }));
+  return {
+    items,
+    ref: { id, benchmark: benchmark.name, index: item.index, parts: items.map((part, p) => ({ id: part.id, choices: parts[p]!.choices })) },
+  };
 }
 
 /**
@@ -276,7 +311,13 @@ function compileBenchmarkItem(
  * (context_i + continuation)[-(L + 1):].
  */
 function multipleInputItems(
-  model: ResolvedModel, benchmark: ResolvedBenchmark, item: MultipleChoiceItem, targetText: string, tokenizer: ModelTokenizer, id: string, where: string,
+  model: ResolvedModel,
+  benchmark: ResolvedBenchmark,
+  item: MultipleChoiceItem,
+  targetText: string,
+  tokenizer: ModelTokenizer,
+  id: string,
+  where: string,
 ): { items: JobItem[]; ref: ItemRef } {
   let contexts: string[];
   try {
@@ -289,12 +330,17 @@ function multipleInputItems(
   const items = contexts.map((context, c): ChoiceJobItem => {
     const [request] = tokenizeChoices(tokenizer, context, [continuation]);
     if (model.maxLength !== undefined && request!.continuation.length > model.maxLength) {
-      throw new Error(`${where}: the continuation (doc_to_target) is ${request!.continuation.length} tokens long, more than the model's max length (${model.maxLength}): raise the model's \`max_length\` or leave the document out`);
+      throw new Error(
+        `${where}: the continuation (doc_to_target) is ${request!.continuation.length} tokens long, more than the model's max length (${model.maxLength}): raise the model's \`max_length\` or leave the document out`,
+      );
     }
     const [part] = truncatedChoices(request!.context, [request!.continuation], model.maxLength, where);
     return { id: `${id}#${c}`, context: part!.context, choices: [request!.continuation] };
   });
-  return { items, ref: { id, benchmark: benchmark.name, index: item.index, parts: items.map((part, c) => ({ id: part.id, choices: [c] })) } };
+  return {
+    items,
+    ref: { id, benchmark: benchmark.name, index: item.index, parts: items.map((part, c) => ({ id: part.id, choices: [c] })) },
+  };
 }
 
 /** The text a document's context is: the plain context, or its conversation through the model's chat template. */
@@ -311,7 +357,12 @@ function contextText(model: ResolvedModel, benchmark: ResolvedBenchmark, item: T
  * lm-eval's generate_until truncation: the context keeps its last max_length - max_gen_toks
  * tokens (left_truncate_len), so the context and the generation fit the model's window.
  */
-export function truncateGenerationContext(context: number[], maxLength: number | undefined, maxGenToks: number, where = "a generation item"): number[] {
+export function truncateGenerationContext(
+  context: number[],
+  maxLength: number | undefined,
+  maxGenToks: number,
+  where = "a generation item",
+): number[] {
   if (maxLength === undefined) return context;
   const room = maxLength - maxGenToks;
   if (room <= 0) throw new Error(`${where}: max_gen_toks (${maxGenToks}) must be less than the model's max length (${maxLength})`);
@@ -324,12 +375,19 @@ export function truncateGenerationContext(context: number[], maxLength: number |
  * tokens. The choices are grouped by the context they keep, in order of first appearance; one
  * group when nothing is cut, or when the cut is the same for every choice.
  */
-export function truncatedChoices(context: number[], continuations: number[][], maxLength: number | undefined, where = "a multiple-choice item"): { context: number[]; choices: number[] }[] {
+export function truncatedChoices(
+  context: number[],
+  continuations: number[][],
+  maxLength: number | undefined,
+  where = "a multiple-choice item",
+): { context: number[]; choices: number[] }[] {
   if (maxLength === undefined) return [{ context, choices: continuations.map((_, c) => c) }];
   const groups = new Map<number, number[]>();
   continuations.forEach((continuation, c) => {
     if (continuation.length > maxLength) {
-      throw new Error(`${where}: choice ${c} is ${continuation.length} tokens long, more than the model's max length (${maxLength}): raise the model's \`max_length\` or leave the document out`);
+      throw new Error(
+        `${where}: choice ${c} is ${continuation.length} tokens long, more than the model's max length (${maxLength}): raise the model's \`max_length\` or leave the document out`,
+      );
     }
     const start = Math.max(0, context.length + continuation.length - (maxLength + 1));
     groups.set(start, [...(groups.get(start) ?? []), c]);

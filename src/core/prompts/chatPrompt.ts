@@ -38,7 +38,11 @@ export interface ChatSettings {
 }
 
 /** The conversation of a benchmark document (lm-eval's fewshot_context with a chat template). */
-export function benchmarkMessages(prompt: PromptParts, delimiters: { targetDelimiter: string; fewshotDelimiter: string }, fewshotAsMultiturn: boolean): ChatMessage[] {
+export function benchmarkMessages(
+  prompt: PromptParts,
+  delimiters: { targetDelimiter: string; fewshotDelimiter: string },
+  fewshotAsMultiturn: boolean,
+): ChatMessage[] {
   const messages = contextMessages(prompt, delimiters, fewshotAsMultiturn);
   // lm-eval's append_target_question: into the last user message, unless the examples are turns of their own.
   const last = messages[messages.length - 1];
@@ -48,7 +52,11 @@ export function benchmarkMessages(prompt: PromptParts, delimiters: { targetDelim
 }
 
 /** The conversation before the document's own text: the description as a system message, then the few-shot examples. */
-function contextMessages(prompt: PromptParts, delimiters: { targetDelimiter: string; fewshotDelimiter: string }, fewshotAsMultiturn: boolean): ChatMessage[] {
+function contextMessages(
+  prompt: PromptParts,
+  delimiters: { targetDelimiter: string; fewshotDelimiter: string },
+  fewshotAsMultiturn: boolean,
+): ChatMessage[] {
   const messages: ChatMessage[] = [];
   if (prompt.description !== "") messages.push({ role: "system", content: prompt.description });
   if (prompt.fewshot.length > 0) {
@@ -64,7 +72,11 @@ function contextMessages(prompt: PromptParts, delimiters: { targetDelimiter: str
 }
 
 /** A benchmark document's context: its conversation rendered up to the assistant's turn. */
-export function benchmarkChatContext(prompt: PromptParts, delimiters: { targetDelimiter: string; fewshotDelimiter: string }, chat: ChatSettings): string {
+export function benchmarkChatContext(
+  prompt: PromptParts,
+  delimiters: { targetDelimiter: string; fewshotDelimiter: string },
+  chat: ChatSettings,
+): string {
   return renderedConversation(benchmarkMessages(prompt, delimiters, chat.fewshotAsMultiturn), chat);
 }
 
@@ -77,14 +89,23 @@ export function benchmarkChatContext(prompt: PromptParts, delimiters: { targetDe
  * after it. So a template that writes BOS at the start of a conversation writes it twice when
  * there are examples, as in lm-eval.
  */
-export function multipleInputChatContexts(prompt: PromptParts, choices: readonly string[], delimiters: { targetDelimiter: string; fewshotDelimiter: string }, chat: ChatSettings): string[] {
+export function multipleInputChatContexts(
+  prompt: PromptParts,
+  choices: readonly string[],
+  delimiters: { targetDelimiter: string; fewshotDelimiter: string },
+  chat: ChatSettings,
+): string[] {
   const shared = contextMessages(prompt, delimiters, chat.fewshotAsMultiturn);
   const prefix = shared.length === 0 ? "" : renderedConversation(shared, chat);
   return choices.map((choice) => prefix + renderedConversation([{ role: "user", content: choice }], chat));
 }
 
 /** A task item's contexts through the chat template: one, or one per choice in the multiple-input form. */
-export function itemChatContexts(item: TaskItem, delimiters: { targetDelimiter: string; fewshotDelimiter: string }, chat: ChatSettings): string[] {
+export function itemChatContexts(
+  item: TaskItem,
+  delimiters: { targetDelimiter: string; fewshotDelimiter: string },
+  chat: ChatSettings,
+): string[] {
   return item.kind === "multiple_choice" && item.multipleInput
     ? multipleInputChatContexts(item.prompt, item.choices, delimiters, chat)
     : [benchmarkChatContext(item.prompt, delimiters, chat)];
@@ -110,7 +131,13 @@ function renderedConversation(messages: ChatMessage[], chat: ChatSettings): stri
 /** Whether the template accepts a system message (a task description); lm-eval drops it otherwise. */
 export function acceptsSystemMessage(template: ChatTemplate): boolean {
   try {
-    template.render([{ role: "system", content: "s" }, { role: "user", content: "u" }], true);
+    template.render(
+      [
+        { role: "system", content: "s" },
+        { role: "user", content: "u" },
+      ],
+      true,
+    );
     return true;
   } catch {
     return false;
@@ -122,10 +149,16 @@ export function diagnosticMessages(item: Pick<DiagnosticItem, "context" | "quest
   const answer = item.choices[item.answer];
   if (answer === undefined) throw new RangeError(`answer ${item.answer} is not an index into ${item.choices.length} choices`);
   const question = item.context.trim() === "" ? item.question : `${item.context}\n${item.question}`;
-  return [{ role: "user", content: question }, { role: "assistant", content: answer }];
+  return [
+    { role: "user", content: question },
+    { role: "assistant", content: answer },
+  ];
 }
 
-export function renderDiagnosticChat(item: Pick<DiagnosticItem, "context" | "question" | "choices" | "answer">, template: ChatTemplate): string {
+export function renderDiagnosticChat(
+  item: Pick<DiagnosticItem, "context" | "question" | "choices" | "answer">,
+  template: ChatTemplate,
+): string {
   try {
     return template.render(diagnosticMessages(item), false);
   } catch (e) {

@@ -69,7 +69,11 @@ export async function loadChatTemplate(modelDir: string, name?: string): Promise
 
   const jinjaFile = path.join(modelDir, CHAT_TEMPLATE_FILE);
   if (await isFile(jinjaFile)) {
-    if (name !== undefined) return { problem: `the model's chat template is the single one of ${CHAT_TEMPLATE_FILE}, which has no name: use \`chat_template: true\``, problems };
+    if (name !== undefined)
+      return {
+        problem: `the model's chat template is the single one of ${CHAT_TEMPLATE_FILE}, which has no name: use \`chat_template: true\``,
+        problems,
+      };
     const text = await fs.readFile(jinjaFile, "utf8");
     return compiled(text, jinjaFile, specialTokens, (message) => fileProblem(jinjaFile, "model.chat-template", message), problems);
   }
@@ -77,15 +81,21 @@ export async function loadChatTemplate(modelDir: string, name?: string): Promise
   const value = raw.chat_template;
   if (value === undefined || value === null || (typeof value === "string" && value.trim() === "")) {
     const where = config ? `${configFile} has no \`chat_template\`` : `the model folder has no tokenizer_config.json`;
-    return { problem: `the model has no chat template: ${where} and there is no ${CHAT_TEMPLATE_FILE} (a base model; set \`chat_template: false\` or leave it out)`, problems };
+    return {
+      problem: `the model has no chat template: ${where} and there is no ${CHAT_TEMPLATE_FILE} (a base model; set \`chat_template: false\` or leave it out)`,
+      problems,
+    };
   }
   const at = (jsonPath: (string | number)[]) => (message: string) => config!.at(jsonPath, "model.chat-template", message);
   if (typeof value === "string") {
-    if (name !== undefined) return { problem: `the model has a single chat template in ${configFile}, which has no name: use \`chat_template: true\``, problems };
+    if (name !== undefined)
+      return { problem: `the model has a single chat template in ${configFile}, which has no name: use \`chat_template: true\``, problems };
     return compiled(value, `${configFile} (chat_template)`, specialTokens, at(["chat_template"]), problems);
   }
   if (!Array.isArray(value) || !value.every((t) => isObject(t) && typeof t.name === "string" && typeof t.template === "string")) {
-    problems.push(config!.at(["chat_template"], "model.chat-template", "`chat_template` must be a Jinja template, or a list of {\"name\", \"template\"}"));
+    problems.push(
+      config!.at(["chat_template"], "model.chat-template", '`chat_template` must be a Jinja template, or a list of {"name", "template"}'),
+    );
     return { problems };
   }
   const named = value as { name: string; template: string }[];
@@ -94,17 +104,28 @@ export async function loadChatTemplate(modelDir: string, name?: string): Promise
   if (index < 0) {
     const names = named.map((t) => `\`${t.name}\``).join(", ");
     return {
-      problem: name === undefined
-        ? `the model has several chat templates and none is named \`default\`: name one with \`chat_template: <name>\` (templates: ${names})`
-        : `the model has no chat template named \`${name}\` (templates: ${names})`,
+      problem:
+        name === undefined
+          ? `the model has several chat templates and none is named \`default\`: name one with \`chat_template: <name>\` (templates: ${names})`
+          : `the model has no chat template named \`${name}\` (templates: ${names})`,
       problems,
     };
   }
-  return compiled(named[index]!.template, `${configFile} (chat_template \`${wanted}\`)`, specialTokens, at(["chat_template", index, "template"]), problems);
+  return compiled(
+    named[index]!.template,
+    `${configFile} (chat_template \`${wanted}\`)`,
+    specialTokens,
+    at(["chat_template", index, "template"]),
+    problems,
+  );
 }
 
 function compiled(
-  text: string, origin: string, specialTokens: Record<string, unknown>, report: (message: string) => Problem, problems: Problem[],
+  text: string,
+  origin: string,
+  specialTokens: Record<string, unknown>,
+  report: (message: string) => Problem,
+  problems: Problem[],
 ): ChatTemplateLookup {
   let template: Template;
   try {
@@ -118,14 +139,15 @@ function compiled(
   renameIdentifiers(template.parsed, "strftime_now", RUN_STRFTIME);
   const at = (date: Date | undefined): ChatTemplate => ({
     origin,
-    render: (messages, addGenerationPrompt) => template.render({
-      ...specialTokens,
-      messages: messages.map((m) => ({ role: m.role, content: m.content })),
-      add_generation_prompt: addGenerationPrompt,
-      tools: null,
-      documents: null,
-      [RUN_STRFTIME]: (format: string) => strftime(date ?? new Date(), format),
-    }),
+    render: (messages, addGenerationPrompt) =>
+      template.render({
+        ...specialTokens,
+        messages: messages.map((m) => ({ role: m.role, content: m.content })),
+        add_generation_prompt: addGenerationPrompt,
+        tools: null,
+        documents: null,
+        [RUN_STRFTIME]: (format: string) => strftime(date ?? new Date(), format),
+      }),
     on: (fixed) => at(fixed),
   });
   return { template: at(undefined), problems };
@@ -157,26 +179,40 @@ export function strftime(date: Date, format: string): string {
   const [year, month, day] = [date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate()];
   return format.replace(/%([YmdbBaAHMSjy%])/g, (_, directive: string) => {
     switch (directive) {
-      case "Y": return String(year);
-      case "y": return pad(year % 100);
-      case "m": return pad(month + 1);
-      case "d": return pad(day);
-      case "b": return MONTHS[month]!.slice(0, 3);
-      case "B": return MONTHS[month]!;
-      case "a": return DAYS[date.getUTCDay()]!.slice(0, 3);
-      case "A": return DAYS[date.getUTCDay()]!;
-      case "H": return pad(date.getUTCHours());
-      case "M": return pad(date.getUTCMinutes());
-      case "S": return pad(date.getUTCSeconds());
-      case "j": return pad((Date.UTC(year, month, day) - Date.UTC(year, 0, 1)) / 86_400_000 + 1, 3);
-      default: return "%";
+      case "Y":
+        return String(year);
+      case "y":
+        return pad(year % 100);
+      case "m":
+        return pad(month + 1);
+      case "d":
+        return pad(day);
+      case "b":
+        return MONTHS[month]!.slice(0, 3);
+      case "B":
+        return MONTHS[month]!;
+      case "a":
+        return DAYS[date.getUTCDay()]!.slice(0, 3);
+      case "A":
+        return DAYS[date.getUTCDay()]!;
+      case "H":
+        return pad(date.getUTCHours());
+      case "M":
+        return pad(date.getUTCMinutes());
+      case "S":
+        return pad(date.getUTCSeconds());
+      case "j":
+        return pad((Date.UTC(year, month, day) - Date.UTC(year, 0, 1)) / 86_400_000 + 1, 3);
+      default:
+        return "%";
     }
   });
 }
 
 /** transformers' special_tokens_map: the set special tokens as strings, additional ones as a list. */
 export function specialTokenMap(tokenizerConfig: Record<string, unknown>): Record<string, unknown> {
-  const content = (token: unknown) => (typeof token === "string" ? token : isObject(token) && typeof token.content === "string" ? token.content : undefined);
+  const content = (token: unknown) =>
+    typeof token === "string" ? token : isObject(token) && typeof token.content === "string" ? token.content : undefined;
   const map: Record<string, unknown> = {};
   for (const key of SPECIAL_TOKEN_KEYS) {
     const text = content(tokenizerConfig[key]);

@@ -38,7 +38,12 @@ export function renderDiagnosticItem(item: Pick<DiagnosticItem, "context" | "que
  * at least 2 tokens (one prediction).
  */
 export function diagnosticSequence(tokenizer: ModelTokenizer, item: DiagnosticItem, chatTemplate?: ChatTemplate): number[] {
-  const tokens = chatTemplate ? tokenizer.encode(renderDiagnosticChat(item, chatTemplate)) : tokenizer.encodeSequence(renderDiagnosticItem(item));
-  if (tokens.length < 2) throw new Error(`diagnostic item ${item.id} (line ${item.line}) renders to ${tokens.length} token(s); the importance loss needs at least 2`);
+  const tokens = chatTemplate
+    ? tokenizer.encode(renderDiagnosticChat(item, chatTemplate))
+    : tokenizer.encodeSequence(renderDiagnosticItem(item));
+  if (tokens.length < 2)
+    throw new Error(
+      `diagnostic item ${item.id} (line ${item.line}) renders to ${tokens.length} token(s); the importance loss needs at least 2`,
+    );
   return tokens;
 }

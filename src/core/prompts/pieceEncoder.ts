@@ -44,7 +44,12 @@ const CACHE_PIECE_LENGTH = 256;
  * when its pipeline is not one of the two above. `plain` is the library's encode, used for the
  * texts this cannot cut.
  */
-export function pieceEncoder(tokenizerJson: object, tokenizerConfig: Json, tokenizer: Tokenizer, plain: (text: string) => number[]): PieceEncoder | undefined {
+export function pieceEncoder(
+  tokenizerJson: object,
+  tokenizerConfig: Json,
+  tokenizer: Tokenizer,
+  plain: (text: string) => number[],
+): PieceEncoder | undefined {
   const json = tokenizerJson as Json;
   const bpe = asJson(json.model);
   const model = tokenizer.model;
@@ -146,7 +151,14 @@ interface AddedTokens {
 }
 
 function addedTokens(config: unknown, hasNormalizer: boolean): AddedTokens | undefined {
-  const list = (Array.isArray(config) ? config : []) as { id: number; content: string; lstrip?: boolean; rstrip?: boolean; special?: boolean; normalized?: boolean }[];
+  const list = (Array.isArray(config) ? config : []) as {
+    id: number;
+    content: string;
+    lstrip?: boolean;
+    rstrip?: boolean;
+    special?: boolean;
+    normalized?: boolean;
+  }[];
   // With a normalizer, tokens marked normalized are looked for in normalized text, a second cut
   // this does not make (AddedToken's default for `normalized` is !special).
   if (hasNormalizer && list.some((t) => t.normalized ?? !(t.special ?? false))) return undefined;
@@ -154,7 +166,9 @@ function addedTokens(config: unknown, hasNormalizer: boolean): AddedTokens | und
   // The library's trie never matches an empty content.
   const contents = [...ids.keys()].filter((c) => c !== "").sort((a, b) => b.length - a.length);
   // A content's last token is the one the library's map keeps.
-  const stripping = new Set([...new Map(list.map((t) => [t.content, t])).values()].filter((t) => t.lstrip || t.rstrip).map((t) => t.content));
+  const stripping = new Set(
+    [...new Map(list.map((t) => [t.content, t])).values()].filter((t) => t.lstrip || t.rstrip).map((t) => t.content),
+  );
   const strips = list.some((t) => t.lstrip || t.rstrip);
   if (contents.length === 0) return { ids, strips, sections: (text) => [text], crosses: () => false };
   // Longest first: at the leftmost position where one matches, the first alternative that
@@ -217,12 +231,18 @@ function mentions(config: unknown, type: string): boolean {
 function pieceCutter(config: unknown): Cutter | undefined {
   const [first, ...later] = stagesOf(config) ?? [];
   if (!first || mentions(later, "Metaspace")) return undefined;
-  const rest = (stages: Json[]) => (stages.length > 0 ? new SequencePreTokenizer({ type: "Sequence", pretokenizers: stages } as never) : undefined);
+  const rest = (stages: Json[]) =>
+    stages.length > 0 ? new SequencePreTokenizer({ type: "Sequence", pretokenizers: stages } as never) : undefined;
   const lastFreeCut = () => 0;
   if (first.type === "Split") {
     const split = new SplitPreTokenizer(first as never);
     // pre_tokenize_text: pre_tokenize without its .flat() copy of a list of strings.
-    return { mode: "pieces", forEachPiece: (text, visit) => split.pre_tokenize_text(text).forEach((piece) => visit(piece)), rest: rest(later), lastFreeCut };
+    return {
+      mode: "pieces",
+      forEachPiece: (text, visit) => split.pre_tokenize_text(text).forEach((piece) => visit(piece)),
+      rest: rest(later),
+      lastFreeCut,
+    };
   }
   if (first.type === "ByteLevel") {
     const byteLevel = new ByteLevelPreTokenizer(first as never);
@@ -270,7 +290,7 @@ function chunkCutter(config: unknown, bpe: Json): Cutter | undefined {
     forEachPiece(text, visit) {
       let start = 0;
       let previous = -1;
-      for (let i = 0; i < text.length; ) {
+      for (let i = 0; i < text.length;) {
         const codePoint = text.codePointAt(i)!;
         if (previous >= 0 && free(previous, codePoint)) {
           visit(text.slice(start, i));
@@ -284,7 +304,9 @@ function chunkCutter(config: unknown, bpe: Json): Cutter | undefined {
     lastFreeCut(text, crosses) {
       for (let at = text.length - 1; at > 0; at--) {
         if (isLowSurrogate(text.charCodeAt(at)) && isHighSurrogate(text.charCodeAt(at - 1))) continue;
-        const before = text.codePointAt(isLowSurrogate(text.charCodeAt(at - 1)) && at >= 2 && isHighSurrogate(text.charCodeAt(at - 2)) ? at - 2 : at - 1)!;
+        const before = text.codePointAt(
+          isLowSurrogate(text.charCodeAt(at - 1)) && at >= 2 && isHighSurrogate(text.charCodeAt(at - 2)) ? at - 2 : at - 1,
+        )!;
         if (free(before, text.codePointAt(at)!) && !crosses(text, at)) return at;
       }
       return 0;

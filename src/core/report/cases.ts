@@ -141,7 +141,8 @@ export class RunDocuments {
         const options = taskOptionsOf(b, path.dirname(configFile));
         if (typeof b.task === "string" && isTaskName(b.task) && !(await isFile(path.resolve(path.dirname(configFile), b.task)))) {
           // A task, group or tag by name: each of its tasks is a benchmark of its own.
-          for (const benchmark of await loadBenchmark(parsed.config, source, directInputs(), index, [])) entries.push({ name: benchmark.name, index, taskFile: benchmark.task.file, options });
+          for (const benchmark of await loadBenchmark(parsed.config, source, directInputs(), index, []))
+            entries.push({ name: benchmark.name, index, taskFile: benchmark.task.file, options });
         } else if (typeof b.task === "string") {
           const taskFile = path.resolve(path.dirname(configFile), b.task);
           const name = b.name ?? (await loadTaskPlaces(taskFile, options)).places?.name;
@@ -163,8 +164,16 @@ export class RunDocuments {
     const sha = result?.data_sha256;
     if (!file || !sha) return Promise.resolve(undefined);
     if (!this.stale.has(file)) {
-      this.stale.set(file, fileSha256(file).then((now) => (now === sha ? undefined
-        : now === undefined ? `${path.basename(file)} is gone since run ${this.run.results.run_id}` : `${path.basename(file)} changed since run ${this.run.results.run_id}: its lines may not be the documents the run scored`)));
+      this.stale.set(
+        file,
+        fileSha256(file).then((now) =>
+          now === sha
+            ? undefined
+            : now === undefined
+              ? `${path.basename(file)} is gone since run ${this.run.results.run_id}`
+              : `${path.basename(file)} changed since run ${this.run.results.run_id}: its lines may not be the documents the run scored`,
+        ),
+      );
     }
     return this.stale.get(file)!;
   }
@@ -184,21 +193,37 @@ function textOf(item: TaskItem): NonNullable<CaseDocument["text"]> {
 export async function cellCases(documents: RunDocuments, ref: CellRef, choiceMetric: ChoiceMetric): Promise<CellCases> {
   const model = documents.run.results.models.find((m) => m.name === ref.model);
   const variant = model && variantOf(model, ref);
-  if (!model || !variant) throw new Error(`run ${documents.run.results.run_id} has no variant ${ref.ability ?? "random"} ${ref.selection} at k = ${ref.k} for model \`${ref.model}\``);
+  if (!model || !variant)
+    throw new Error(
+      `run ${documents.run.results.run_id} has no variant ${ref.ability ?? "random"} ${ref.selection} at k = ${ref.k} for model \`${ref.model}\``,
+    );
   const group = model.groups?.find((g) => g.name === ref.benchmark);
   if (group) {
-    return { ref, metric: groupMetric(group, choiceMetric), documents: [], problem: `\`${group.name}\` is a group of ${group.tasks.length} tasks: its flipped documents are listed in its tasks' cells` };
+    return {
+      ref,
+      metric: groupMetric(group, choiceMetric),
+      documents: [],
+      problem: `\`${group.name}\` is a group of ${group.tasks.length} tasks: its flipped documents are listed in its tasks' cells`,
+    };
   }
-  const metric = benchmarkMetric(model.benchmarks.find((b) => b.name === ref.benchmark), choiceMetric);
+  const metric = benchmarkMetric(
+    model.benchmarks.find((b) => b.name === ref.benchmark),
+    choiceMetric,
+  );
   const flipped = await flippedDocuments(documents.items, ref.model, variant, ref.benchmark, metric);
   const { benchmark, problem } = await documents.task(ref.benchmark);
   const stale = await documents.dataFileChanged(model, ref.benchmark);
   const byIndex = new Map((benchmark?.task.items ?? []).map((item) => [item.index, item]));
   return {
-    ref, metric,
+    ref,
+    metric,
     documents: flipped.map((d): CaseDocument => {
       const item = byIndex.get(d.index);
-      return { ...d, ...(item ? { text: textOf(item) } : {}), ...(item?.line !== undefined && benchmark ? { place: { file: benchmark.task.dataFile, line: item.line } } : {}) };
+      return {
+        ...d,
+        ...(item ? { text: textOf(item) } : {}),
+        ...(item?.line !== undefined && benchmark ? { place: { file: benchmark.task.dataFile, line: item.line } } : {}),
+      };
     }),
     ...(stale ? { stale } : {}),
     ...(problem ? { problem } : {}),
@@ -212,7 +237,11 @@ export async function cellCases(documents: RunDocuments, ref: CellRef, choiceMet
  * (in a cell with a positive AIS they are the noise the interval accounts for). Right-to-wrong
  * flips count in every cell.
  */
-export async function dataFileCases(documents: RunDocuments, dataFile: string, choiceMetric: ChoiceMetric): Promise<{ lines: CaseLine[]; stale?: string }> {
+export async function dataFileCases(
+  documents: RunDocuments,
+  dataFile: string,
+  choiceMetric: ChoiceMetric,
+): Promise<{ lines: CaseLine[]; stale?: string }> {
   const lines = new Map<number, CaseLine>();
   let stale: string | undefined;
   for (const model of documents.run.results.models) {

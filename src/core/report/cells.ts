@@ -55,9 +55,33 @@ export interface FlatCell {
 
 /** The columns of the CSV report, in order (the FlatCell fields). */
 export const CELL_COLUMNS: readonly (keyof FlatCell)[] = [
-  "model", "ability", "selection", "k", "n", "benchmark", "metric", "items", "baseline", "ablated", "chance", "ais", "ci_low", "ci_high",
-  "confidence", "significant", "specificity", "specificity_ci_low", "specificity_ci_high", "specificity_significant", "right_to_wrong",
-  "wrong_to_right", "undefined_resamples", "reason", "specificity_reason", "note", "group_tasks",
+  "model",
+  "ability",
+  "selection",
+  "k",
+  "n",
+  "benchmark",
+  "metric",
+  "items",
+  "baseline",
+  "ablated",
+  "chance",
+  "ais",
+  "ci_low",
+  "ci_high",
+  "confidence",
+  "significant",
+  "specificity",
+  "specificity_ci_low",
+  "specificity_ci_high",
+  "specificity_significant",
+  "right_to_wrong",
+  "wrong_to_right",
+  "undefined_resamples",
+  "reason",
+  "specificity_reason",
+  "note",
+  "group_tasks",
 ];
 
 /** The run's k values a filter keeps, per model (a k given must be in every profiled model's sweep). */
@@ -101,16 +125,39 @@ export function flatCells(results: Results, filter: CellFilter = {}): FlatCell[]
   return rows;
 }
 
-function flatCell(model: string, v: VariantResult, b: VariantBenchmark, metric: Metric, cell: CellMetric, items: number, groupTasks?: number): FlatCell {
+function flatCell(
+  model: string,
+  v: VariantResult,
+  b: VariantBenchmark,
+  metric: Metric,
+  cell: CellMetric,
+  items: number,
+  groupTasks?: number,
+): FlatCell {
   const s = cell.specificity;
   return {
-    model, ability: v.ability, selection: v.selection, k: v.k, n: v.n, benchmark: b.name, metric, items,
-    baseline: cell.baseline, ablated: cell.ablated, chance: cell.chance, ais: cell.ais,
-    ci_low: cell.ci?.low ?? null, ci_high: cell.ci?.high ?? null, confidence: cell.ci?.confidence ?? null,
+    model,
+    ability: v.ability,
+    selection: v.selection,
+    k: v.k,
+    n: v.n,
+    benchmark: b.name,
+    metric,
+    items,
+    baseline: cell.baseline,
+    ablated: cell.ablated,
+    chance: cell.chance,
+    ais: cell.ais,
+    ci_low: cell.ci?.low ?? null,
+    ci_high: cell.ci?.high ?? null,
+    confidence: cell.ci?.confidence ?? null,
     significant: cell.ais !== null && cell.significant,
-    specificity: s?.value ?? null, specificity_ci_low: s?.ci?.low ?? null, specificity_ci_high: s?.ci?.high ?? null,
+    specificity: s?.value ?? null,
+    specificity_ci_low: s?.ci?.low ?? null,
+    specificity_ci_high: s?.ci?.high ?? null,
     specificity_significant: s ? s.value !== null && s.significant : null,
-    right_to_wrong: cell.flips.right_to_wrong, wrong_to_right: cell.flips.wrong_to_right,
+    right_to_wrong: cell.flips.right_to_wrong,
+    wrong_to_right: cell.flips.wrong_to_right,
     undefined_resamples: cell.undefined_resamples ?? 0,
     reason: cell.ais === null ? (cell.reason ?? "AIS is undefined") : "",
     specificity_reason: s && s.value === null ? (s.reason ?? "specificity is undefined") : "",
@@ -137,9 +184,19 @@ export function flatOverlap(results: Results, filter: CellFilter = {}): FlatOver
     const ks = keptK(model.profile.k, filter, model.name);
     for (const o of model.profile.overlap ?? []) {
       if (!ks.some((k) => Math.abs(k - o.k) <= 1e-9 * Math.max(k, o.k))) continue;
-      o.abilities.forEach((a, i) => o.abilities.forEach((b, j) => {
-        rows.push({ model: model.name, k: o.k, n: o.n, ability_a: a, ability_b: b, intersection: o.intersections[i]![j]!, jaccard: o.jaccard[i]![j]! });
-      }));
+      o.abilities.forEach((a, i) =>
+        o.abilities.forEach((b, j) => {
+          rows.push({
+            model: model.name,
+            k: o.k,
+            n: o.n,
+            ability_a: a,
+            ability_b: b,
+            intersection: o.intersections[i]![j]!,
+            jaccard: o.jaccard[i]![j]!,
+          });
+        }),
+      );
     }
   }
   return rows;
@@ -165,7 +222,15 @@ export function flatChunked(results: Results, filter: CellFilter = {}): FlatChun
     for (const k of keptK(model.profile.k, filter, model.name)) {
       for (const v of variantsAt(model, k)) {
         if (!v.exact_top || v.ability === null) continue;
-        rows.push({ model: model.name, ability: v.ability, k: v.k, n: v.exact_top.n, chunked_n: v.n, shared: v.exact_top.shared, jaccard: v.exact_top.jaccard });
+        rows.push({
+          model: model.name,
+          ability: v.ability,
+          k: v.k,
+          n: v.exact_top.n,
+          chunked_n: v.n,
+          shared: v.exact_top.shared,
+          jaccard: v.exact_top.jaccard,
+        });
       }
     }
   }
@@ -192,7 +257,16 @@ export function flatStability(results: Results, filter: CellFilter = {}): FlatSt
     for (const s of model.profile.stability) {
       for (const at of s.by_k) {
         if (!ks.some((k) => Math.abs(k - at.k) <= 1e-9 * Math.max(k, at.k))) continue;
-        rows.push({ model: model.name, ability: s.ability, k: at.k, n: at.n, half_a: s.halves[0], half_b: s.halves[1], shared: at.shared, jaccard: at.jaccard });
+        rows.push({
+          model: model.name,
+          ability: s.ability,
+          k: at.k,
+          n: at.n,
+          half_a: s.halves[0],
+          half_b: s.halves[1],
+          shared: at.shared,
+          jaccard: at.jaccard,
+        });
       }
     }
   }
@@ -228,7 +302,11 @@ export interface FlatDocument {
  * The flipped documents of every cell with a negative AIS (per metric kept), from the item files;
  * `errors` says which cells' documents could not be recovered (a missing or damaged item file).
  */
-export async function flatFlippedDocuments(results: Results, items: RunItems, filter: CellFilter = {}): Promise<{ documents: FlatDocument[]; errors: string[] }> {
+export async function flatFlippedDocuments(
+  results: Results,
+  items: RunItems,
+  filter: CellFilter = {},
+): Promise<{ documents: FlatDocument[]; errors: string[] }> {
   checkFilter(results, filter);
   const metrics = filter.metric ? [filter.metric] : METRICS;
   const rows: FlatDocument[] = [];
@@ -245,21 +323,41 @@ export async function flatFlippedDocuments(results: Results, items: RunItems, fi
             try {
               documents = await flippedDocuments(items, model.name, v, b.name, metric);
             } catch (e) {
-              errors.push(`${model.name}, ${v.ability ?? "random"} ${v.selection} k=${v.k}, ${b.name} (${metric}): ${(e as Error).message}`);
+              errors.push(
+                `${model.name}, ${v.ability ?? "random"} ${v.selection} k=${v.k}, ${b.name} (${metric}): ${(e as Error).message}`,
+              );
               continue;
             }
             for (const d of documents) {
-              const cellOf = { model: model.name, ability: v.ability, selection: v.selection, k: v.k, benchmark: b.name, metric, ais, index: d.index, direction: d.direction };
+              const cellOf = {
+                model: model.name,
+                ability: v.ability,
+                selection: v.selection,
+                k: v.k,
+                benchmark: b.name,
+                metric,
+                ais,
+                index: d.index,
+                direction: d.direction,
+              };
               if (d.kind === "generate_until") {
                 rows.push({
-                  ...cellOf, target: d.target, baseline_prediction: d.baselineAnswer, ablated_prediction: d.ablatedAnswer,
-                  baseline_response: d.baselineResponse, ablated_response: d.ablatedResponse,
+                  ...cellOf,
+                  target: d.target,
+                  baseline_prediction: d.baselineAnswer,
+                  ablated_prediction: d.ablatedAnswer,
+                  baseline_response: d.baselineResponse,
+                  ablated_response: d.ablatedResponse,
                 });
                 continue;
               }
               rows.push({
-                ...cellOf, target: d.target, baseline_prediction: d.baselinePrediction,
-                ablated_prediction: d.ablatedPrediction, baseline_logprobs: d.baselineLogprobs, ablated_logprobs: d.ablatedLogprobs,
+                ...cellOf,
+                target: d.target,
+                baseline_prediction: d.baselinePrediction,
+                ablated_prediction: d.ablatedPrediction,
+                baseline_logprobs: d.baselineLogprobs,
+                ablated_logprobs: d.ablatedLogprobs,
                 choice_bytes: d.choiceBytes,
               });
             }

@@ -20,7 +20,10 @@ export function neutralizeFormula(text: string): string {
 
 export function csvField(value: unknown): string {
   if (value === null || value === undefined) return "";
-  const text = typeof value === "number" || typeof value === "boolean" ? String(value) : neutralizeFormula(typeof value === "string" ? value : JSON.stringify(value));
+  const text =
+    typeof value === "number" || typeof value === "boolean"
+      ? String(value)
+      : neutralizeFormula(typeof value === "string" ? value : JSON.stringify(value));
   return /[",\r\n]/.test(text) || text !== text.trim() ? `"${text.replace(/"/g, '""')}"` : text;
 }
 

@@ -28,7 +28,17 @@ export function formatCount(n: number): string {
  * A diverging palette designed for perception; linear interpolation between its classes.
  */
 export const DIVERGING_STOPS: readonly string[] = [
-  "#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7", "#fddbc7", "#f4a582", "#d6604d", "#b2182b", "#67001f",
+  "#053061",
+  "#2166ac",
+  "#4393c3",
+  "#92c5de",
+  "#d1e5f0",
+  "#f7f7f7",
+  "#fddbc7",
+  "#f4a582",
+  "#d6604d",
+  "#b2182b",
+  "#67001f",
 ];
 
 /** The fill of cells whose AIS is undefined (drawn hatched in the figure). */
@@ -59,7 +69,16 @@ function parseHex(hex: string): [number, number, number] {
 }
 
 function toHex(rgb: readonly number[]): string {
-  return "#" + rgb.map((c) => Math.round(Math.min(255, Math.max(0, c))).toString(16).padStart(2, "0")).join("");
+  return (
+    "#" +
+    rgb
+      .map((c) =>
+        Math.round(Math.min(255, Math.max(0, c)))
+          .toString(16)
+          .padStart(2, "0"),
+      )
+      .join("")
+  );
 }
 
 /** The colour of `value` on the diverging scale over [-limit, limit], centred at 0. */

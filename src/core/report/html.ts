@@ -5,7 +5,17 @@
 import { randomBytes } from "node:crypto";
 import { describeMethod, formatConfidence, formatCount, formatFixed, formatInterval, formatK, MINUS } from "./format";
 import { baselineLabel } from "./model";
-import type { BaselineRow, ChoiceDocument, GenerationDocument, Heatmap, KSection, ModelReport, NegativeCell, Report, ReportCell } from "./types";
+import type {
+  BaselineRow,
+  ChoiceDocument,
+  GenerationDocument,
+  Heatmap,
+  KSection,
+  ModelReport,
+  NegativeCell,
+  Report,
+  ReportCell,
+} from "./types";
 
 export interface HtmlOptions {
   /** The browser bundle that draws the heatmaps (dist/report.js), inlined as it is. */
@@ -21,13 +31,20 @@ export function escapeHtml(text: string): string {
 
 /** JSON inside a <script type="application/json"> block: nothing in it can end the block. */
 export function jsonForScript(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, "\\u003c").replace(/>/g, "\\u003e").replace(/&/g, "\\u0026")
-    .replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+  return JSON.stringify(value)
+    .replace(/</g, "\\u003c")
+    .replace(/>/g, "\\u003e")
+    .replace(/&/g, "\\u0026")
+    .replace(/\u2028/g, "\\u2028")
+    .replace(/\u2029/g, "\\u2029");
 }
 
 /** A script's source inside <script>: `</script` and `<!--` cannot occur in it. */
 export function scriptForInline(source: string): string {
-  return source.replace(/<\/(script)/gi, "<\\/$1").replace(/<!--/g, "<\\!--").replace(/\/\/# sourceMappingURL=.*$/gm, "");
+  return source
+    .replace(/<\/(script)/gi, "<\\/$1")
+    .replace(/<!--/g, "<\\!--")
+    .replace(/\/\/# sourceMappingURL=.*$/gm, "");
 }
 
 /** The id of the JSON block the page's script reads the heatmaps from. */
@@ -59,7 +76,9 @@ export function renderHtml(report: Report, options: HtmlOptions): string {
     `<p class="lede">Ability Impact Score: AIS(<i>a</i>, <i>b</i>) = (P<sub>b</sub>(θ) ${MINUS} P<sub>b</sub>(θ<sub>a</sub>)) / (P<sub>b</sub>(θ) ${MINUS} P<sub>b</sub>(chance)), ` +
       `the share of benchmark <i>b</i>'s above-chance score that zeroing ability <i>a</i>'s top-<i>k</i> MLP parameters removes. ` +
       `Near 1: the benchmark depends on the ability; near 0: it does not; negative: the ability interferes. Metric: <b>${esc(report.metric)}</b>` +
-      (report.models.some((m) => m.hasGeneration) ? ` for multiple-choice benchmarks, <b>exact_match</b> (chance 0) for generate_until benchmarks.</p>` : `.</p>`),
+      (report.models.some((m) => m.hasGeneration)
+        ? ` for multiple-choice benchmarks, <b>exact_match</b> (chance 0) for generate_until benchmarks.</p>`
+        : `.</p>`),
     metaTable([
       ["run", esc(run.id)],
       ["created", esc(run.created)],
@@ -72,8 +91,10 @@ export function renderHtml(report: Report, options: HtmlOptions): string {
   );
   for (const model of report.models) body.push(modelSection(model, counter, heatmaps));
   const generated = (options.generated ?? new Date()).toISOString();
-  body.push(`<footer>Generated ${esc(generated)} by <code>bprof report</code>. Method: Kim et al., “Benchmark Profiling: Mechanistic Diagnosis of LLM Benchmarks”, EMNLP 2025; ` +
-    `intervals are paired bootstrap percentile intervals over benchmark documents.</footer>`);
+  body.push(
+    `<footer>Generated ${esc(generated)} by <code>bprof report</code>. Method: Kim et al., “Benchmark Profiling: Mechanistic Diagnosis of LLM Benchmarks”, EMNLP 2025; ` +
+      `intervals are paired bootstrap percentile intervals over benchmark documents.</footer>`,
+  );
 
   const csp = `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; img-src data:`;
   return `<!DOCTYPE html>
@@ -111,7 +132,10 @@ const CLOSE_TABLE = "</tbody></table></figure>";
 function modelSection(model: ModelReport, counter: Counter, heatmaps: Heatmap[]): string {
   const p = model.profile;
   const out: string[] = [`<section class="model"><h2>Model <span class="name">${esc(model.name)}</span></h2>`];
-  const meta: [string, string][] = [["path", `<code>${esc(model.path)}</code>`], ["dtype", esc(model.dtype)]];
+  const meta: [string, string][] = [
+    ["path", `<code>${esc(model.path)}</code>`],
+    ["dtype", esc(model.dtype)],
+  ];
   if (p) {
     meta.push(
       ["parameters", `${formatCount(p.parameters)} (${formatCount(p.candidates)} MLP weights can be ablated)`],
@@ -125,20 +149,36 @@ function modelSection(model: ModelReport, counter: Counter, heatmaps: Heatmap[])
   }
   out.push(metaTable(meta));
   if (model.hasGeneration) {
-    out.push(`${openTable("booktabs", counter.table(), `Baseline scores of ${esc(model.name)} (unmodified model): acc and acc_norm of multiple-choice ` +
-      `benchmarks, exact_match of generate_until benchmarks under the task's first filter (the others' exact_match after it).`)}`,
-    `<thead><tr><th>benchmark</th><th>items</th><th>acc</th><th>acc_norm</th><th>exact_match</th><th class="text">filter</th><th>chance</th></tr></thead><tbody>`,
-    ...model.baseline.map((b) => `<tr><td>${esc(baselineLabel(b))}</td><td>${b.items}</td><td>${optional(b.acc)}</td><td>${optional(b.acc_norm)}</td>` +
-      `<td>${optional(b.exact_match)}</td><td class="text">${filterText(b)}</td><td>${num(b.chance)}</td></tr>`),
-    CLOSE_TABLE);
+    out.push(
+      `${openTable(
+        "booktabs",
+        counter.table(),
+        `Baseline scores of ${esc(model.name)} (unmodified model): acc and acc_norm of multiple-choice ` +
+          `benchmarks, exact_match of generate_until benchmarks under the task's first filter (the others' exact_match after it).`,
+      )}`,
+      `<thead><tr><th>benchmark</th><th>items</th><th>acc</th><th>acc_norm</th><th>exact_match</th><th class="text">filter</th><th>chance</th></tr></thead><tbody>`,
+      ...model.baseline.map(
+        (b) =>
+          `<tr><td>${esc(baselineLabel(b))}</td><td>${b.items}</td><td>${optional(b.acc)}</td><td>${optional(b.acc_norm)}</td>` +
+          `<td>${optional(b.exact_match)}</td><td class="text">${filterText(b)}</td><td>${num(b.chance)}</td></tr>`,
+      ),
+      CLOSE_TABLE,
+    );
   } else {
-    out.push(`${openTable("booktabs", counter.table(), `Baseline accuracy of ${esc(model.name)} (unmodified model).`)}`,
+    out.push(
+      `${openTable("booktabs", counter.table(), `Baseline accuracy of ${esc(model.name)} (unmodified model).`)}`,
       `<thead><tr><th>benchmark</th><th>items</th><th>acc</th><th>acc_norm</th><th>chance</th></tr></thead><tbody>`,
-      ...model.baseline.map((b) => `<tr><td>${esc(baselineLabel(b))}</td><td>${b.items}</td><td>${optional(b.acc)}</td><td>${optional(b.acc_norm)}</td><td>${num(b.chance)}</td></tr>`),
-      CLOSE_TABLE);
+      ...model.baseline.map(
+        (b) =>
+          `<tr><td>${esc(baselineLabel(b))}</td><td>${b.items}</td><td>${optional(b.acc)}</td><td>${optional(b.acc_norm)}</td><td>${num(b.chance)}</td></tr>`,
+      ),
+      CLOSE_TABLE,
+    );
   }
   if (!p) {
-    out.push(`<p class="muted">The run's config has no abilities: it scored the benchmarks only, so there is no AIS to show.</p></section>`);
+    out.push(
+      `<p class="muted">The run's config has no abilities: it scored the benchmarks only, so there is no AIS to show.</p></section>`,
+    );
     return out.join("\n");
   }
   const confidence = formatConfidence(p.bootstrap.confidence);
@@ -155,7 +195,10 @@ function optional(value: number | null): string {
 function filterText(b: BaselineRow): string {
   if (b.outputType !== "generate_until") return "";
   const others = Object.entries(b.exactMatchByFilter ?? {}).filter(([name]) => name !== b.filter);
-  return esc(b.filter ?? "") + (others.length > 0 ? ` <span class="muted">(${others.map(([name, v]) => `${esc(name)} ${num(v)}`).join(", ")})</span>` : "");
+  return (
+    esc(b.filter ?? "") +
+    (others.length > 0 ? ` <span class="muted">(${others.map(([name, v]) => `${esc(name)} ${num(v)}`).join(", ")})</span>` : "")
+  );
 }
 
 function kSection(model: ModelReport, s: KSection, confidence: string, counter: Counter, heatmaps: Heatmap[]): string {
@@ -168,9 +211,10 @@ function kSection(model: ModelReport, s: KSection, confidence: string, counter: 
   const cells = s.rows.flatMap((r) => r.cells);
   const significantCount = cells.filter((c) => c.significant).length;
   const undefinedCount = cells.filter((c) => c.ais === null).length;
-  const marks = significantCount === 0
-    ? `No cell's ${confidence} CI excludes 0 (a cell whose CI does is marked <b>*</b>)`
-    : `<b>*</b> marks the ${significantCount} cell${significantCount === 1 ? "" : "s"} whose ${confidence} CI excludes 0`;
+  const marks =
+    significantCount === 0
+      ? `No cell's ${confidence} CI excludes 0 (a cell whose CI does is marked <b>*</b>)`
+      : `<b>*</b> marks the ${significantCount} cell${significantCount === 1 ? "" : "s"} whose ${confidence} CI excludes 0`;
   out.push(
     `<figure class="heatmap"><div class="canvas-wrap"><canvas id="${esc(s.heatmap.id)}" role="img" ` +
       `aria-label="${esc(`Heatmap of AIS (${metric}) of ${model.name} at k = ${formatK(s.k)}: abilities by benchmarks`)}"></canvas></div>`,
@@ -178,98 +222,184 @@ function kSection(model: ModelReport, s: KSection, confidence: string, counter: 
     `<figcaption><span class="label">${counter.figure()}</span> AIS (${esc(metric)}) of ${esc(model.name)} at <i>k</i> = ${formatK(s.k)}: ` +
       `abilities (rows) by benchmarks (columns). Diverging scale centred at 0, red where the benchmark depends on the ability, ` +
       `blue where removing it helps; values beyond ±${formatFixed(p.scaleLimit, 2)} saturate. ${marks}` +
-      (undefinedCount > 0 ? `; hatched cells are undefined (n/a, with the reason's number).` : ".") + `</figcaption>`,
+      (undefinedCount > 0 ? `; hatched cells are undefined (n/a, with the reason's number).` : ".") +
+      `</figcaption>`,
     `</figure>`,
   );
   if (s.reasons.length > 0) out.push(reasonsList(s.reasons));
 
   out.push(`<div class="tables">`);
   const header = `<thead><tr><th>ability</th>${s.columns.map((b) => `<th>${esc(b)}</th>`).join("")}</tr></thead>`;
-  const rowHtml = (label: string, cells: string[], group: boolean) => `<tr${group ? ' class="group"' : ""}><th scope="row">${esc(label)}</th>${cells.join("")}</tr>`;
+  const rowHtml = (label: string, cells: string[], group: boolean) =>
+    `<tr${group ? ' class="group"' : ""}><th scope="row">${esc(label)}</th>${cells.join("")}</tr>`;
   const grouped = (i: number) => i > 0 && s.rows[i]!.selection !== s.rows[i - 1]!.selection;
 
-  out.push(`${openTable("booktabs cells", counter.table(), `AIS (${esc(metric)}) at <i>k</i> = ${formatK(s.k)} with ${confidence} CI bounds [low, high]; ` +
-    `<b>*</b> = the CI excludes 0.`)}`, header, "<tbody>",
-  ...s.rows.map((r, i) => rowHtml(r.label, r.cells.map(aisCell), grouped(i))), CLOSE_TABLE);
+  out.push(
+    `${openTable(
+      "booktabs cells",
+      counter.table(),
+      `AIS (${esc(metric)}) at <i>k</i> = ${formatK(s.k)} with ${confidence} CI bounds [low, high]; ` + `<b>*</b> = the CI excludes 0.`,
+    )}`,
+    header,
+    "<tbody>",
+    ...s.rows.map((r, i) => rowHtml(r.label, r.cells.map(aisCell), grouped(i))),
+    CLOSE_TABLE,
+  );
 
   if (s.labels.length > 0) {
     const held = s.labels.filter((l) => l.holds).length;
-    out.push(`${openTable("booktabs labels", counter.table(), `Ability labels at <i>k</i> = ${formatK(s.k)} (${esc(metric)}): ablating the labelled ability ` +
-      `hurts the benchmark most for <b>${held} of ${s.labels.length} labelled benchmarks</b>. Each row compares the AIS of the label's top set on ` +
-      `the benchmark with the largest AIS of that row on a benchmark without the label.`)}`,
-    `<thead><tr><th>benchmark</th><th>label</th><th>AIS</th><th>largest other</th><th>holds</th></tr></thead><tbody>`,
-    ...s.labels.map((l) => `<tr><th scope="row">${esc(l.benchmark)}</th><td class="text">${esc(l.ability)}</td><td>${l.ais === null ? "n/a" : num(l.ais)}</td>` +
-      `<td>${l.largestOther ? `${num(l.largestOther.ais)} <span class="muted">(${esc(l.largestOther.benchmark)})</span>` : "–"}</td><td>${l.holds ? "yes" : "<b>no</b>"}</td></tr>`),
-    CLOSE_TABLE);
+    out.push(
+      `${openTable(
+        "booktabs labels",
+        counter.table(),
+        `Ability labels at <i>k</i> = ${formatK(s.k)} (${esc(metric)}): ablating the labelled ability ` +
+          `hurts the benchmark most for <b>${held} of ${s.labels.length} labelled benchmarks</b>. Each row compares the AIS of the label's top set on ` +
+          `the benchmark with the largest AIS of that row on a benchmark without the label.`,
+      )}`,
+      `<thead><tr><th>benchmark</th><th>label</th><th>AIS</th><th>largest other</th><th>holds</th></tr></thead><tbody>`,
+      ...s.labels.map(
+        (l) =>
+          `<tr><th scope="row">${esc(l.benchmark)}</th><td class="text">${esc(l.ability)}</td><td>${l.ais === null ? "n/a" : num(l.ais)}</td>` +
+          `<td>${l.largestOther ? `${num(l.largestOther.ais)} <span class="muted">(${esc(l.largestOther.benchmark)})</span>` : "–"}</td><td>${l.holds ? "yes" : "<b>no</b>"}</td></tr>`,
+      ),
+      CLOSE_TABLE,
+    );
   }
 
   if (s.hasSpecificity) {
     const top = s.rows.filter((r) => r.selection === "top");
-    out.push(`${openTable("booktabs cells", counter.table(), `Specificity at <i>k</i> = ${formatK(s.k)}: AIS of the ability's top set minus AIS of ` +
-      `a random set of the same size (the random control), with ${confidence} CI from the same resamples.`)}`, header, "<tbody>",
-    ...top.map((r) => rowHtml(r.label, r.cells.map(specificityCell), false)), CLOSE_TABLE);
+    out.push(
+      `${openTable(
+        "booktabs cells",
+        counter.table(),
+        `Specificity at <i>k</i> = ${formatK(s.k)}: AIS of the ability's top set minus AIS of ` +
+          `a random set of the same size (the random control), with ${confidence} CI from the same resamples.`,
+      )}`,
+      header,
+      "<tbody>",
+      ...top.map((r) => rowHtml(r.label, r.cells.map(specificityCell), false)),
+      CLOSE_TABLE,
+    );
   }
 
   if (s.overlap) {
     const o = s.overlap;
-    out.push(`${openTable("booktabs overlap", counter.table(), `Ability overlap at <i>k</i> = ${formatK(s.k)}: Jaccard index |A ∩ B| / |A ∪ B| ` +
-      `of the abilities' top-<i>k</i> parameter sets (|A ∩ B| below; the diagonal holds each set's size). Shared parameters mean one ` +
-      `ablation also damages the other ability.`)}`,
-    `<thead><tr><th></th>${o.abilities.map((a) => `<th>${esc(a)}</th>`).join("")}</tr></thead><tbody>`,
-    ...o.abilities.map((a, i) => `<tr><th scope="row">${esc(a)}</th>${o.abilities.map((_, j) => {
-      const jac = o.jaccard[i]![j]!;
-      const shade = `j${Math.round(Math.min(1, Math.max(0, jac)) * 10)}`;
-      return `<td class="${shade}">${num(jac)}<span class="ci">${formatCount(o.intersections[i]![j]!)}</span></td>`;
-    }).join("")}</tr>`), CLOSE_TABLE);
+    out.push(
+      `${openTable(
+        "booktabs overlap",
+        counter.table(),
+        `Ability overlap at <i>k</i> = ${formatK(s.k)}: Jaccard index |A ∩ B| / |A ∪ B| ` +
+          `of the abilities' top-<i>k</i> parameter sets (|A ∩ B| below; the diagonal holds each set's size). Shared parameters mean one ` +
+          `ablation also damages the other ability.`,
+      )}`,
+      `<thead><tr><th></th>${o.abilities.map((a) => `<th>${esc(a)}</th>`).join("")}</tr></thead><tbody>`,
+      ...o.abilities.map(
+        (a, i) =>
+          `<tr><th scope="row">${esc(a)}</th>${o.abilities
+            .map((_, j) => {
+              const jac = o.jaccard[i]![j]!;
+              const shade = `j${Math.round(Math.min(1, Math.max(0, jac)) * 10)}`;
+              return `<td class="${shade}">${num(jac)}<span class="ci">${formatCount(o.intersections[i]![j]!)}</span></td>`;
+            })
+            .join("")}</tr>`,
+      ),
+      CLOSE_TABLE,
+    );
   }
 
   if (s.stability.length > 0) {
-    out.push(`${openTable("booktabs", counter.table(), `Ranking stability at <i>k</i> = ${formatK(s.k)}: each ability's top ${formatCount(s.n)} ` +
-      `ranked from two halves of its diagnostic items (split with the seed), and the Jaccard index of the two sets. Near 1, the items are ` +
-      `enough for a stable ranking; far below, the ranking depends on which items were drawn.`)}`,
-    `<thead><tr><th>ability</th><th>halves (items)</th><th>shared</th><th>Jaccard</th></tr></thead><tbody>`,
-    ...s.stability.map((x) => `<tr><th scope="row">${esc(x.ability)}</th><td>${x.halves[0]} + ${x.halves[1]}</td><td>${formatCount(x.shared)}</td>` +
-      `<td>${num(x.jaccard)}</td></tr>`),
-    CLOSE_TABLE);
+    out.push(
+      `${openTable(
+        "booktabs",
+        counter.table(),
+        `Ranking stability at <i>k</i> = ${formatK(s.k)}: each ability's top ${formatCount(s.n)} ` +
+          `ranked from two halves of its diagnostic items (split with the seed), and the Jaccard index of the two sets. Near 1, the items are ` +
+          `enough for a stable ranking; far below, the ranking depends on which items were drawn.`,
+      )}`,
+      `<thead><tr><th>ability</th><th>halves (items)</th><th>shared</th><th>Jaccard</th></tr></thead><tbody>`,
+      ...s.stability.map(
+        (x) =>
+          `<tr><th scope="row">${esc(x.ability)}</th><td>${x.halves[0]} + ${x.halves[1]}</td><td>${formatCount(x.shared)}</td>` +
+          `<td>${num(x.jaccard)}</td></tr>`,
+      ),
+      CLOSE_TABLE,
+    );
   }
 
   if (s.chunked.length > 0) {
-    out.push(`${openTable("booktabs", counter.table(), `Chunked selection against the exact top <i>n</i> at <i>k</i> = ${formatK(s.k)}: each ability's ` +
-      `<code>top_chunked</code> set (the authors' released code: the candidates cut into chunks of at least a million, the top ` +
-      `⌈<i>n</i> / candidates × chunk⌉ of each) against its exact top ${formatCount(s.n)}; Jaccard index |C ∩ T| / |C ∪ T|.`)}`,
-    `<thead><tr><th>ability</th><th>chunked set</th><th>exact top <i>n</i></th><th>shared</th><th>Jaccard</th></tr></thead><tbody>`,
-    ...s.chunked.map((c) => `<tr><th scope="row">${esc(c.ability)}</th><td>${formatCount(c.chunkedN)}</td><td>${formatCount(c.topN)}</td>` +
-      `<td>${formatCount(c.shared)}</td><td>${num(c.jaccard)}</td></tr>`),
-    CLOSE_TABLE);
+    out.push(
+      `${openTable(
+        "booktabs",
+        counter.table(),
+        `Chunked selection against the exact top <i>n</i> at <i>k</i> = ${formatK(s.k)}: each ability's ` +
+          `<code>top_chunked</code> set (the authors' released code: the candidates cut into chunks of at least a million, the top ` +
+          `⌈<i>n</i> / candidates × chunk⌉ of each) against its exact top ${formatCount(s.n)}; Jaccard index |C ∩ T| / |C ∪ T|.`,
+      )}`,
+      `<thead><tr><th>ability</th><th>chunked set</th><th>exact top <i>n</i></th><th>shared</th><th>Jaccard</th></tr></thead><tbody>`,
+      ...s.chunked.map(
+        (c) =>
+          `<tr><th scope="row">${esc(c.ability)}</th><td>${formatCount(c.chunkedN)}</td><td>${formatCount(c.topN)}</td>` +
+          `<td>${formatCount(c.shared)}</td><td>${num(c.jaccard)}</td></tr>`,
+      ),
+      CLOSE_TABLE,
+    );
   }
 
   const ranked = s.rows.flatMap((r) => (r.lowering ? [{ label: r.label, ...r.lowering }] : []));
   if (ranked.length > 0) {
-    out.push(`${openTable("booktabs", counter.table(), `Zeroed weights that lower their own ability's loss at <i>k</i> = ${formatK(s.k)}: ` +
-      `of each set's ${formatCount(s.n)} weights, those whose zeroing lowers the ability's diagnostic loss to first order ` +
-      `(${MINUS}θ × g &lt; 0). A top set ranked by the paper's |θ × g| held about half in the demo model; one ranked by ${MINUS}θ × g ` +
-      `(<code>method: signed</code>) holds none.`)}`,
-    `<thead><tr><th></th><th>share</th><th>weights</th></tr></thead><tbody>`,
-    ...ranked.map((r) => `<tr><th scope="row">${esc(r.label)}</th><td>${num(r.share, 2)}</td><td>${formatCount(r.count)}</td></tr>`),
-    CLOSE_TABLE);
+    out.push(
+      `${openTable(
+        "booktabs",
+        counter.table(),
+        `Zeroed weights that lower their own ability's loss at <i>k</i> = ${formatK(s.k)}: ` +
+          `of each set's ${formatCount(s.n)} weights, those whose zeroing lowers the ability's diagnostic loss to first order ` +
+          `(${MINUS}θ × g &lt; 0). A top set ranked by the paper's |θ × g| held about half in the demo model; one ranked by ${MINUS}θ × g ` +
+          `(<code>method: signed</code>) holds none.`,
+      )}`,
+      `<thead><tr><th></th><th>share</th><th>weights</th></tr></thead><tbody>`,
+      ...ranked.map((r) => `<tr><th scope="row">${esc(r.label)}</th><td>${num(r.share, 2)}</td><td>${formatCount(r.count)}</td></tr>`),
+      CLOSE_TABLE,
+    );
   }
 
-  out.push(`${openTable("booktabs cells", counter.table(), `Flips at <i>k</i> = ${formatK(s.k)} (${esc(metric)}): documents the ablation turned ` +
-    `right → wrong / wrong → right; (baseline − ablated) × documents = right → wrong − wrong → right.`)}`, header, "<tbody>",
-  ...s.rows.map((r, i) => rowHtml(r.label, r.cells.map((c) => `<td>${c.flips.rightToWrong} / ${c.flips.wrongToRight}</td>`), grouped(i))), CLOSE_TABLE);
+  out.push(
+    `${openTable(
+      "booktabs cells",
+      counter.table(),
+      `Flips at <i>k</i> = ${formatK(s.k)} (${esc(metric)}): documents the ablation turned ` +
+        `right → wrong / wrong → right; (baseline − ablated) × documents = right → wrong − wrong → right.`,
+    )}`,
+    header,
+    "<tbody>",
+    ...s.rows.map((r, i) =>
+      rowHtml(
+        r.label,
+        r.cells.map((c) => `<td>${c.flips.rightToWrong} / ${c.flips.wrongToRight}</td>`),
+        grouped(i),
+      ),
+    ),
+    CLOSE_TABLE,
+  );
 
   out.push(`</div>`);
   if (s.negativeCells.length > 0) {
-    out.push(`<div class="flipped"><h4>Flipped documents of cells with a negative AIS</h4>`,
+    out.push(
+      `<div class="flipped"><h4>Flipped documents of cells with a negative AIS</h4>`,
       ...(s.negativeCells.some((c) => c.metric !== "exact_match")
-        ? [`<p class="muted">Multiple choice, per document: the gold choice (target), the choice predicted before and after the ablation, and each choice's summed ` +
-          `log-likelihood${s.metrics.includes("acc_norm") ? " (per UTF-8 byte in brackets, which acc_norm compares)" : ""}; the predicted choice is bold, the target underlined.</p>`]
+        ? [
+            `<p class="muted">Multiple choice, per document: the gold choice (target), the choice predicted before and after the ablation, and each choice's summed ` +
+              `log-likelihood${s.metrics.includes("acc_norm") ? " (per UTF-8 byte in brackets, which acc_norm compares)" : ""}; the predicted choice is bold, the target underlined.</p>`,
+          ]
         : []),
       ...(s.negativeCells.some((c) => c.metric === "exact_match")
-        ? [`<p class="muted">Generation, per document: the target, the answer the task's filter extracted before and after the ablation, and the ` +
-          `generated text (cut at the first stop string) before and after.</p>`]
+        ? [
+            `<p class="muted">Generation, per document: the target, the answer the task's filter extracted before and after the ablation, and the ` +
+              `generated text (cut at the first stop string) before and after.</p>`,
+          ]
         : []),
-      ...s.negativeCells.map((c) => negativeCellHtml(c, new Set(s.metrics).size > 1, counter)), `</div>`);
+      ...s.negativeCells.map((c) => negativeCellHtml(c, new Set(s.metrics).size > 1, counter)),
+      `</div>`,
+    );
   }
   out.push("</section>");
   return out.join("\n");
@@ -295,22 +425,27 @@ function specificityCell(c: ReportCell): string {
 
 function negativeCellHtml(c: NegativeCell, mixed: boolean, counter: Counter): string {
   const ci = c.ci ? ` ${formatInterval(c.ci, 3, MINUS)}` : "";
-  const title = `${esc(c.row)} × ${esc(c.benchmark)}${mixed ? ` (${esc(c.metric)})` : ""}: AIS ${num(c.ais)}${ci}${c.significant ? "*" : ""}; ` +
+  const title =
+    `${esc(c.row)} × ${esc(c.benchmark)}${mixed ? ` (${esc(c.metric)})` : ""}: AIS ${num(c.ais)}${ci}${c.significant ? "*" : ""}; ` +
     `${c.rightToWrong} right → wrong, ${c.wrongToRight} wrong → right.`;
   if (c.error) return `<p><b>${title}</b> <span class="error">The documents could not be recovered: ${esc(c.error)}</span></p>`;
   const more = c.omitted > 0 ? `<p class="muted">… and ${c.omitted} more documents (the JSON report lists them all).</p>` : "";
   if (c.metric === "exact_match") {
     const rows = c.documents.map((d) => (d.kind === "generate_until" ? generationRow(d) : ""));
-    return `${openTable("booktabs docs", counter.table(), title)}` +
+    return (
+      `${openTable("booktabs docs", counter.table(), title)}` +
       `<thead><tr><th>document</th><th class="text">flip</th><th class="text">target</th><th class="text">answer</th><th class="text">baseline generation</th>` +
       `<th class="text">ablated generation</th></tr></thead>` +
-      `<tbody>${rows.join("")}</tbody></table></figure>${more}`;
+      `<tbody>${rows.join("")}</tbody></table></figure>${more}`
+    );
   }
   const rows = c.documents.map((d) => (d.kind === "generate_until" ? "" : documentRow(d, c.metric)));
-  return `${openTable("booktabs docs", counter.table(), title)}` +
+  return (
+    `${openTable("booktabs docs", counter.table(), title)}` +
     `<thead><tr><th>document</th><th class="text">flip</th><th>target</th><th>prediction</th><th class="text">baseline log-likelihoods</th>` +
     `<th class="text">ablated log-likelihoods</th></tr></thead>` +
-    `<tbody>${rows.join("")}</tbody></table></figure>${more}`;
+    `<tbody>${rows.join("")}</tbody></table></figure>${more}`
+  );
 }
 
 function flipText(direction: "right_to_wrong" | "wrong_to_right"): string {
@@ -319,19 +454,26 @@ function flipText(direction: "right_to_wrong" | "wrong_to_right"): string {
 
 function generationRow(d: GenerationDocument): string {
   const quoted = (text: string) => `<span class="gen">${esc(text)}</span>`;
-  return `<tr><td>${d.index}</td><td class="text">${flipText(d.direction)}</td><td class="text">${quoted(d.target)}</td>` +
+  return (
+    `<tr><td>${d.index}</td><td class="text">${flipText(d.direction)}</td><td class="text">${quoted(d.target)}</td>` +
     `<td class="text">${quoted(d.baselineAnswer)} → ${quoted(d.ablatedAnswer)}</td>` +
-    `<td class="text">${quoted(d.baselineResponse)}</td><td class="text">${quoted(d.ablatedResponse)}</td></tr>`;
+    `<td class="text">${quoted(d.baselineResponse)}</td><td class="text">${quoted(d.ablatedResponse)}</td></tr>`
+  );
 }
 
 function documentRow(d: ChoiceDocument, metric: string): string {
-  const scores = (logprobs: number[], predicted: number) => logprobs.map((lp, i) => {
-    const perByte = metric === "acc_norm" ? ` <span class="muted">[${num(lp / Math.max(1, d.choiceBytes[i] ?? 1))}]</span>` : "";
-    const classes = [i === predicted ? "pred" : "", i === d.target ? "target" : ""].filter(Boolean).join(" ");
-    return `<span class="lp${classes ? ` ${classes}` : ""}">${i}: ${num(lp, 2)}${perByte}</span>`;
-  }).join("");
-  return `<tr><td>${d.index}</td><td class="text">${flipText(d.direction)}</td><td>${d.target}</td><td>${d.baselinePrediction} → ${d.ablatedPrediction}</td>` +
-    `<td class="text">${scores(d.baselineLogprobs, d.baselinePrediction)}</td><td class="text">${scores(d.ablatedLogprobs, d.ablatedPrediction)}</td></tr>`;
+  const scores = (logprobs: number[], predicted: number) =>
+    logprobs
+      .map((lp, i) => {
+        const perByte = metric === "acc_norm" ? ` <span class="muted">[${num(lp / Math.max(1, d.choiceBytes[i] ?? 1))}]</span>` : "";
+        const classes = [i === predicted ? "pred" : "", i === d.target ? "target" : ""].filter(Boolean).join(" ");
+        return `<span class="lp${classes ? ` ${classes}` : ""}">${i}: ${num(lp, 2)}${perByte}</span>`;
+      })
+      .join("");
+  return (
+    `<tr><td>${d.index}</td><td class="text">${flipText(d.direction)}</td><td>${d.target}</td><td>${d.baselinePrediction} → ${d.ablatedPrediction}</td>` +
+    `<td class="text">${scores(d.baselineLogprobs, d.baselinePrediction)}</td><td class="text">${scores(d.ablatedLogprobs, d.ablatedPrediction)}</td></tr>`
+  );
 }
 
 const STYLE = `

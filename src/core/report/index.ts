@@ -47,8 +47,10 @@ export function isReportFormat(value: string): value is ReportFormat {
 function tableFilter(filter: { metric?: Metric; k?: number }, format: ReportFormat): { metric?: ChoiceMetric; k?: number } {
   const { metric, ...rest } = filter;
   if (metric === "exact_match") {
-    throw new ReportInputError(`--metric exact_match: the ${format} report always shows generate_until benchmarks under exact_match; ` +
-      "its --metric picks the multiple-choice metric (acc or acc_norm)");
+    throw new ReportInputError(
+      `--metric exact_match: the ${format} report always shows generate_until benchmarks under exact_match; ` +
+        "its --metric picks the multiple-choice metric (acc or acc_norm)",
+    );
   }
   return { ...rest, ...(metric ? { metric } : {}) };
 }
@@ -63,7 +65,9 @@ export async function renderReport(run: LoadedRun, options: RenderOptions): Prom
       return renderJson(run, items, filter);
     case "latex": {
       if (!run.results.models.some((m) => m.profile)) {
-        throw new ReportInputError(`run ${run.results.run_id} has no ability profile (its config has no abilities): there is no AIS table to typeset`);
+        throw new ReportInputError(
+          `run ${run.results.run_id} has no ability profile (its config has no abilities): there is no AIS table to typeset`,
+        );
       }
       const report = await buildReport(run, tableFilter(filter, options.format));
       return { text: renderLatex(report), warnings: [] };
@@ -71,8 +75,13 @@ export async function renderReport(run: LoadedRun, options: RenderOptions): Prom
     case "md":
     case "html": {
       const report = await buildReport(run, { ...tableFilter(filter, options.format), items, maxDocuments: MAX_DOCUMENTS_SHOWN });
-      const warnings = report.models.flatMap((m) => (m.profile?.sections ?? []).flatMap((s) => s.negativeCells.flatMap((c) =>
-        c.error ? [`${m.name}, ${c.row} x ${c.benchmark}: flipped documents not listed: ${c.error}`] : [])));
+      const warnings = report.models.flatMap((m) =>
+        (m.profile?.sections ?? []).flatMap((s) =>
+          s.negativeCells.flatMap((c) =>
+            c.error ? [`${m.name}, ${c.row} x ${c.benchmark}: flipped documents not listed: ${c.error}`] : [],
+          ),
+        ),
+      );
       if (options.format === "md") return { text: renderMarkdown(report), warnings };
       if (options.script === undefined) throw new Error("the HTML report needs the heatmap bundle (dist/report.js)");
       return { text: renderHtml(report, { script: options.script }), warnings };

@@ -37,21 +37,31 @@ function modelMeta(m: Results["models"][number]) {
     name: m.name,
     path: m.path,
     dtype: m.dtype,
-    baseline: m.benchmarks.map((b) => (isGenerationResult(b)
-      ? { benchmark: b.name, output_type: b.output_type, items: b.items, exact_match: b.exact_match, filter: b.filter, exact_match_by_filter: b.exact_match_by_filter, chance: b.chance }
-      : { benchmark: b.name, items: b.items, acc: b.acc, acc_norm: b.acc_norm, chance: b.chance })),
+    baseline: m.benchmarks.map((b) =>
+      isGenerationResult(b)
+        ? {
+            benchmark: b.name,
+            output_type: b.output_type,
+            items: b.items,
+            exact_match: b.exact_match,
+            filter: b.filter,
+            exact_match_by_filter: b.exact_match_by_filter,
+            chance: b.chance,
+          }
+        : { benchmark: b.name, items: b.items, acc: b.acc, acc_norm: b.acc_norm, chance: b.chance },
+    ),
     groups: m.groups ?? [],
     profile: p
       ? {
-        parameters: p.parameters,
-        candidates: p.candidates,
-        k: [...p.k].sort((a, b) => a - b),
-        selections: p.selections,
-        method: p.method,
-        seed: p.seed,
-        bootstrap: p.bootstrap,
-        abilities: p.abilities,
-      }
+          parameters: p.parameters,
+          candidates: p.candidates,
+          k: [...p.k].sort((a, b) => a - b),
+          selections: p.selections,
+          method: p.method,
+          seed: p.seed,
+          bootstrap: p.bootstrap,
+          abilities: p.abilities,
+        }
       : null,
   };
 }

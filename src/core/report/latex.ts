@@ -5,8 +5,19 @@ import { formatConfidence, formatCount, formatFixed, formatK } from "./format";
 import type { KSection, ModelReport, Report } from "./types";
 
 const SPECIALS: Record<string, string> = {
-  "\\": "\\textbackslash{}", "&": "\\&", "%": "\\%", $: "\\$", "#": "\\#", _: "\\_", "{": "\\{", "}": "\\}",
-  "~": "\\textasciitilde{}", "^": "\\textasciicircum{}", "<": "\\textless{}", ">": "\\textgreater{}", "|": "\\textbar{}",
+  "\\": "\\textbackslash{}",
+  "&": "\\&",
+  "%": "\\%",
+  $: "\\$",
+  "#": "\\#",
+  _: "\\_",
+  "{": "\\{",
+  "}": "\\}",
+  "~": "\\textasciitilde{}",
+  "^": "\\textasciicircum{}",
+  "<": "\\textless{}",
+  ">": "\\textgreater{}",
+  "|": "\\textbar{}",
 };
 
 /** Text as LaTeX prints it literally: its ten special characters (and < > |) replaced by commands. */
@@ -16,7 +27,12 @@ export function escapeLatex(text: string): string {
 
 /** A label key from a name: letters, digits and dashes. */
 function labelKey(text: string): string {
-  return text.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "") || "model";
+  return (
+    text
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-")
+      .replace(/^-|-$/g, "") || "model"
+  );
 }
 
 /** The section a table shows: the report's only k, or the largest (the paper's main results use the largest k). */

@@ -33,9 +33,11 @@ export async function loadRun(target: string): Promise<LoadedRun> {
     text = await fs.readFile(resultsFile, "utf8");
   } catch {
     const dir = path.dirname(resultsFile);
-    throw new ReportInputError((await isDirectory(dir)) && path.basename(resultsFile) === RESULTS_FILE
-      ? `${dir} has no ${RESULTS_FILE}: the run did not finish (resume it with \`bprof run --resume\`), or it is not a run folder`
-      : `cannot read ${resultsFile}`);
+    throw new ReportInputError(
+      (await isDirectory(dir)) && path.basename(resultsFile) === RESULTS_FILE
+        ? `${dir} has no ${RESULTS_FILE}: the run did not finish (resume it with \`bprof run --resume\`), or it is not a run folder`
+        : `cannot read ${resultsFile}`,
+    );
   }
   let raw: unknown;
   try {
@@ -53,7 +55,9 @@ export function checkResults(raw: unknown, file: string): Results {
     throw new ReportInputError(`${file} is not a Benchmark Profiler results file${schema}: expected "schema": "bprof.results"`);
   }
   if (raw.schema_version !== RESULTS_SCHEMA_VERSION) {
-    throw new ReportInputError(`${file} has schema_version ${JSON.stringify(raw.schema_version)}; this bprof reads version ${RESULTS_SCHEMA_VERSION}`);
+    throw new ReportInputError(
+      `${file} has schema_version ${JSON.stringify(raw.schema_version)}; this bprof reads version ${RESULTS_SCHEMA_VERSION}`,
+    );
   }
   const at = (where: string, what: string) => new ReportInputError(`${file}: ${where}: expected ${what}`);
   const need = (value: unknown, ok: boolean, where: string, what: string) => {
@@ -62,7 +66,8 @@ export function checkResults(raw: unknown, file: string): Results {
   };
   const str = (v: unknown, where: string) => need(v, typeof v === "string", where, "a string");
   const num = (v: unknown, where: string) => need(v, typeof v === "number" && Number.isFinite(v), where, "a number");
-  const numOrNull = (v: unknown, where: string) => need(v, v === null || (typeof v === "number" && Number.isFinite(v)), where, "a number or null");
+  const numOrNull = (v: unknown, where: string) =>
+    need(v, v === null || (typeof v === "number" && Number.isFinite(v)), where, "a number or null");
   const arr = (v: unknown, where: string) => need(v, Array.isArray(v), where, "an array") as unknown[];
   const obj = (v: unknown, where: string) => need(v, isObject(v), where, "an object") as Record<string, unknown>;
   const interval = (v: unknown, where: string) => {
@@ -100,7 +105,12 @@ export function checkResults(raw: unknown, file: string): Results {
       const bench = obj(benchRaw, bw);
       str(bench.name, `${bw}.name`);
       const outputType = bench.output_type ?? "multiple_choice";
-      need(outputType, outputType === "multiple_choice" || outputType === "generate_until", `${bw}.output_type`, "multiple_choice or generate_until");
+      need(
+        outputType,
+        outputType === "multiple_choice" || outputType === "generate_until",
+        `${bw}.output_type`,
+        "multiple_choice or generate_until",
+      );
       outputTypeOf.set(bench.name as string, outputType as "multiple_choice" | "generate_until");
       const keys = outputType === "generate_until" ? ["items", "exact_match", "chance"] : ["items", "acc", "acc_norm", "chance"];
       for (const key of keys) num(bench[key], `${bw}.${key}`);
@@ -114,16 +124,24 @@ export function checkResults(raw: unknown, file: string): Results {
       strings(group.tasks, `${gw}.tasks`);
       const aggregates = arr(group.aggregates, `${gw}.aggregates`);
       need(aggregates, aggregates.length > 0, `${gw}.aggregates`, "at least one aggregate");
-      groupMetrics.set(group.name as string, aggregates.map((aggregateRaw, a) => {
-        const aw = `${gw}.aggregates[${a}]`;
-        const aggregate = obj(aggregateRaw, aw);
-        need(aggregate.metric, (ALL_METRICS as readonly unknown[]).includes(aggregate.metric), `${aw}.metric`, `one of ${ALL_METRICS.join(", ")}`);
-        str(aggregate.filter, `${aw}.filter`);
-        need(aggregate.weight_by_size, typeof aggregate.weight_by_size === "boolean", `${aw}.weight_by_size`, "true or false");
-        strings(aggregate.tasks, `${aw}.tasks`);
-        for (const key of ["items", "score", "chance"]) num(aggregate[key], `${aw}.${key}`);
-        return aggregate.metric as Metric;
-      }));
+      groupMetrics.set(
+        group.name as string,
+        aggregates.map((aggregateRaw, a) => {
+          const aw = `${gw}.aggregates[${a}]`;
+          const aggregate = obj(aggregateRaw, aw);
+          need(
+            aggregate.metric,
+            (ALL_METRICS as readonly unknown[]).includes(aggregate.metric),
+            `${aw}.metric`,
+            `one of ${ALL_METRICS.join(", ")}`,
+          );
+          str(aggregate.filter, `${aw}.filter`);
+          need(aggregate.weight_by_size, typeof aggregate.weight_by_size === "boolean", `${aw}.weight_by_size`, "true or false");
+          strings(aggregate.tasks, `${aw}.tasks`);
+          for (const key of ["items", "score", "chance"]) num(aggregate[key], `${aw}.${key}`);
+          return aggregate.metric as Metric;
+        }),
+      );
     }
     if (model.profile === undefined) continue;
     const p = obj(model.profile, `${where}.profile`);
@@ -135,7 +153,9 @@ export function checkResults(raw: unknown, file: string): Results {
     need(p.method, p.method === "paper" || p.method === "signed", `${where}.profile.method`, "paper or signed");
     const bootstrap = obj(p.bootstrap, `${where}.profile.bootstrap`);
     for (const key of ["resamples", "confidence"]) num(bootstrap[key], `${where}.profile.bootstrap.${key}`);
-    arr(p.abilities, `${where}.profile.abilities`).forEach((a, i) => str(obj(a, `${where}.profile.abilities[${i}]`).name, `${where}.profile.abilities[${i}].name`));
+    arr(p.abilities, `${where}.profile.abilities`).forEach((a, i) =>
+      str(obj(a, `${where}.profile.abilities[${i}]`).name, `${where}.profile.abilities[${i}].name`),
+    );
     for (const [s, stabilityRaw] of arr(p.stability ?? [], `${where}.profile.stability`).entries()) {
       const sw = `${where}.profile.stability[${s}]`;
       const stability = obj(stabilityRaw, sw);
@@ -149,7 +169,12 @@ export function checkResults(raw: unknown, file: string): Results {
       const vw = `${where}.profile.variants[${v}]`;
       const variant = obj(variantRaw, vw);
       need(variant.ability, variant.ability === null || typeof variant.ability === "string", `${vw}.ability`, "a string or null");
-      need(variant.selection, ["top", "top_chunked", "bottom", "random"].includes(variant.selection as string), `${vw}.selection`, "top, top_chunked, bottom or random");
+      need(
+        variant.selection,
+        ["top", "top_chunked", "bottom", "random"].includes(variant.selection as string),
+        `${vw}.selection`,
+        "top, top_chunked, bottom or random",
+      );
       num(variant.k, `${vw}.k`);
       num(variant.n, `${vw}.n`);
       if (variant.exact_top !== undefined) {
@@ -179,8 +204,12 @@ export function checkResults(raw: unknown, file: string): Results {
       const names = arr(overlap.abilities, `${ow}.abilities`);
       for (const key of ["intersections", "jaccard"]) {
         const matrix = arr(overlap[key], `${ow}.${key}`);
-        need(matrix, matrix.length === names.length && matrix.every((row) => Array.isArray(row) && row.length === names.length), `${ow}.${key}`,
-          `a ${names.length} x ${names.length} matrix`);
+        need(
+          matrix,
+          matrix.length === names.length && matrix.every((row) => Array.isArray(row) && row.length === names.length),
+          `${ow}.${key}`,
+          `a ${names.length} x ${names.length} matrix`,
+        );
       }
     }
   }
@@ -253,17 +282,34 @@ export async function readItemsFile(file: string): Promise<BenchmarkItem[]> {
     }
     if (isObject(raw) && raw.kind === "generate_until") {
       const g = raw as Partial<GeneratedItem>;
-      const ok = typeof g.benchmark === "string" && typeof g.index === "number" && typeof g.target === "string" &&
-        typeof g.answer === "string" && typeof g.correct === "boolean" && typeof g.response === "string";
-      if (!ok) throw new ReportInputError(`${file}:${i + 1}: expected a generated item {"kind": "generate_until", "benchmark", "index", "target", "answer", "correct", "response", ...}`);
+      const ok =
+        typeof g.benchmark === "string" &&
+        typeof g.index === "number" &&
+        typeof g.target === "string" &&
+        typeof g.answer === "string" &&
+        typeof g.correct === "boolean" &&
+        typeof g.response === "string";
+      if (!ok)
+        throw new ReportInputError(
+          `${file}:${i + 1}: expected a generated item {"kind": "generate_until", "benchmark", "index", "target", "answer", "correct", "response", ...}`,
+        );
       items.push(g as GeneratedItem);
       continue;
     }
     const item = (raw ?? {}) as Partial<ScoredItem>;
-    const ok = typeof item.benchmark === "string" && typeof item.index === "number" && typeof item.target === "number" &&
-      Array.isArray(item.choices) && item.choices.every((c) => typeof c?.logprob === "number") &&
-      typeof item.prediction === "number" && typeof item.predictionNorm === "number" && Array.isArray(item.choiceBytes);
-    if (!ok) throw new ReportInputError(`${file}:${i + 1}: expected a scored item {"benchmark", "index", "target", "choices", "choiceBytes", "prediction", "predictionNorm"}`);
+    const ok =
+      typeof item.benchmark === "string" &&
+      typeof item.index === "number" &&
+      typeof item.target === "number" &&
+      Array.isArray(item.choices) &&
+      item.choices.every((c) => typeof c?.logprob === "number") &&
+      typeof item.prediction === "number" &&
+      typeof item.predictionNorm === "number" &&
+      Array.isArray(item.choiceBytes);
+    if (!ok)
+      throw new ReportInputError(
+        `${file}:${i + 1}: expected a scored item {"benchmark", "index", "target", "choices", "choiceBytes", "prediction", "predictionNorm"}`,
+      );
     items.push(item as ScoredItem);
   }
   return items;

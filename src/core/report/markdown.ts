@@ -20,21 +20,38 @@ const num = (v: number, digits = 3) => formatFixed(v, digits);
 export function renderMarkdown(report: Report): string {
   const { run } = report;
   const out: string[] = [`# Benchmark profile: run ${escapeMarkdown(run.id)}`, ""];
-  out.push(...table(["", ""], [
-    ["run", escapeMarkdown(run.id)],
-    ["created", escapeMarkdown(run.created)],
-    ["config", escapeMarkdown(run.configFile)],
-    ["runner", escapeMarkdown(run.runnerVersion ?? "unknown")],
-    ["metric", report.models.some((m) => m.hasGeneration) ? `${report.metric} (multiple choice); exact\\_match (generate\\_until, chance 0)` : report.metric],
-    ["results", escapeMarkdown(run.resultsFile)],
-  ], ["l", "l"]), "");
+  out.push(
+    ...table(
+      ["", ""],
+      [
+        ["run", escapeMarkdown(run.id)],
+        ["created", escapeMarkdown(run.created)],
+        ["config", escapeMarkdown(run.configFile)],
+        ["runner", escapeMarkdown(run.runnerVersion ?? "unknown")],
+        [
+          "metric",
+          report.models.some((m) => m.hasGeneration)
+            ? `${report.metric} (multiple choice); exact\\_match (generate\\_until, chance 0)`
+            : report.metric,
+        ],
+        ["results", escapeMarkdown(run.resultsFile)],
+      ],
+      ["l", "l"],
+    ),
+    "",
+  );
   out.push(
     "AIS(a, b) = (P_b(theta) - P_b(theta_a)) / (P_b(theta) - P_b(chance)): the share of the benchmark's above-chance score " +
       "that zeroing the ability's top-k parameters removes. Near 1: the benchmark depends on the ability; negative: the ability interferes.",
     "",
   );
   for (const model of report.models) out.push(...modelSection(model));
-  return out.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd() + "\n";
+  return (
+    out
+      .join("\n")
+      .replace(/\n{3,}/g, "\n\n")
+      .trimEnd() + "\n"
+  );
 }
 
 const optional = (v: number | null) => (v === null ? "–" : num(v));
@@ -42,13 +59,19 @@ const optional = (v: number | null) => (v === null ? "–" : num(v));
 function filterText(b: BaselineRow): string {
   if (b.outputType !== "generate_until") return "";
   const others = Object.entries(b.exactMatchByFilter ?? {}).filter(([name]) => name !== b.filter);
-  return escapeMarkdown(b.filter ?? "") + (others.length > 0 ? ` (${others.map(([name, v]) => `${escapeMarkdown(name)} ${num(v)}`).join(", ")})` : "");
+  return (
+    escapeMarkdown(b.filter ?? "") +
+    (others.length > 0 ? ` (${others.map(([name, v]) => `${escapeMarkdown(name)} ${num(v)}`).join(", ")})` : "")
+  );
 }
 
 function modelSection(model: ModelReport): string[] {
   const out = [`## Model ${escapeMarkdown(model.name)}`, ""];
   const p = model.profile;
-  const meta: string[][] = [["path", escapeMarkdown(model.path)], ["dtype", model.dtype]];
+  const meta: string[][] = [
+    ["path", escapeMarkdown(model.path)],
+    ["dtype", model.dtype],
+  ];
   if (p) {
     meta.push(
       ["parameters", `${formatCount(p.parameters)} (${formatCount(p.candidates)} MLP weights can be ablated)`],
@@ -63,13 +86,41 @@ function modelSection(model: ModelReport): string[] {
   out.push(...table(["", ""], meta, ["l", "l"]), "");
   out.push("### Baseline accuracy", "");
   if (model.hasGeneration) {
-    out.push("exact\\_match of generate\\_until benchmarks is computed under the task's first filter (the others' exact\\_match in parentheses).", "");
-    out.push(...table(["benchmark", "items", "acc", "acc_norm", "exact_match", "filter", "chance"].map(escapeMarkdown),
-      model.baseline.map((b) => [escapeMarkdown(baselineLabel(b)), String(b.items), optional(b.acc), optional(b.acc_norm), optional(b.exact_match), filterText(b), num(b.chance)]),
-      ["l", "r", "r", "r", "r", "l", "r"]), "");
+    out.push(
+      "exact\\_match of generate\\_until benchmarks is computed under the task's first filter (the others' exact\\_match in parentheses).",
+      "",
+    );
+    out.push(
+      ...table(
+        ["benchmark", "items", "acc", "acc_norm", "exact_match", "filter", "chance"].map(escapeMarkdown),
+        model.baseline.map((b) => [
+          escapeMarkdown(baselineLabel(b)),
+          String(b.items),
+          optional(b.acc),
+          optional(b.acc_norm),
+          optional(b.exact_match),
+          filterText(b),
+          num(b.chance),
+        ]),
+        ["l", "r", "r", "r", "r", "l", "r"],
+      ),
+      "",
+    );
   } else {
-    out.push(...table(["benchmark", "items", "acc", "acc_norm", "chance"],
-      model.baseline.map((b) => [escapeMarkdown(baselineLabel(b)), String(b.items), optional(b.acc), optional(b.acc_norm), num(b.chance)]), ["l", "r", "r", "r", "r"]), "");
+    out.push(
+      ...table(
+        ["benchmark", "items", "acc", "acc_norm", "chance"],
+        model.baseline.map((b) => [
+          escapeMarkdown(baselineLabel(b)),
+          String(b.items),
+          optional(b.acc),
+          optional(b.acc_norm),
+          num(b.chance),
+        ]),
+        ["l", "r", "r", "r", "r"],
+      ),
+      "",
+    );
   }
   if (!p) {
     out.push("The run's config has no abilities: it scored the benchmarks only, so there is no AIS.", "");
@@ -89,63 +140,141 @@ function kSection(s: KSection, parameters: number, confidence: string): string[]
   const label = (text: string) => escapeMarkdown(text);
 
   out.push(`**AIS (${metric})** with ${confidence} CI; \\* = the CI excludes 0; n/a (i) = undefined, reason i below.`, "");
-  out.push(...table(header, s.rows.map((r) => [label(r.label), ...r.cells.map(aisText)]), align), "");
+  out.push(
+    ...table(
+      header,
+      s.rows.map((r) => [label(r.label), ...r.cells.map(aisText)]),
+      align,
+    ),
+    "",
+  );
   if (s.reasons.length > 0) out.push(...s.reasons.map((r, i) => `${i + 1}. ${escapeMarkdown(r)}`), "");
 
   if (s.labels.length > 0) {
     const held = s.labels.filter((l) => l.holds).length;
-    out.push(`**Ability labels**: ablating the labelled ability hurts the benchmark most for ${held} of ${s.labels.length} labelled benchmarks ` +
-      "(the AIS of the label's top set, against the largest AIS of that row on a benchmark without the label).", "");
-    out.push(...table(["benchmark", "label", "AIS", "largest other", "holds"],
-      s.labels.map((l) => [escapeMarkdown(l.benchmark), escapeMarkdown(l.ability), l.ais === null ? "n/a" : num(l.ais),
-        l.largestOther ? `${num(l.largestOther.ais)} (${escapeMarkdown(l.largestOther.benchmark)})` : "–", l.holds ? "yes" : "**no**"]),
-      ["l", "l", "r", "r", "l"]), "");
+    out.push(
+      `**Ability labels**: ablating the labelled ability hurts the benchmark most for ${held} of ${s.labels.length} labelled benchmarks ` +
+        "(the AIS of the label's top set, against the largest AIS of that row on a benchmark without the label).",
+      "",
+    );
+    out.push(
+      ...table(
+        ["benchmark", "label", "AIS", "largest other", "holds"],
+        s.labels.map((l) => [
+          escapeMarkdown(l.benchmark),
+          escapeMarkdown(l.ability),
+          l.ais === null ? "n/a" : num(l.ais),
+          l.largestOther ? `${num(l.largestOther.ais)} (${escapeMarkdown(l.largestOther.benchmark)})` : "–",
+          l.holds ? "yes" : "**no**",
+        ]),
+        ["l", "l", "r", "r", "l"],
+      ),
+      "",
+    );
   }
 
   if (s.hasSpecificity) {
     out.push(`**Specificity**: AIS minus the random control's AIS at the same k, with ${confidence} CI.`, "");
     const top = s.rows.filter((r) => r.selection === "top");
-    out.push(...table(header, top.map((r) => [label(r.label), ...r.cells.map(specificityText)]), align), "");
+    out.push(
+      ...table(
+        header,
+        top.map((r) => [label(r.label), ...r.cells.map(specificityText)]),
+        align,
+      ),
+      "",
+    );
   }
 
   if (s.overlap) {
     const o = s.overlap;
     out.push(`**Ability overlap**: Jaccard index of the top-k parameter sets, |A ∩ B| in parentheses.`, "");
-    out.push(...table(["", ...o.abilities.map(escapeMarkdown)],
-      o.abilities.map((a, i) => [escapeMarkdown(a), ...o.abilities.map((_, j) => `${num(o.jaccard[i]![j]!)} (${formatCount(o.intersections[i]![j]!)})`)]),
-      ["l", ...o.abilities.map(() => "r" as const)]), "");
+    out.push(
+      ...table(
+        ["", ...o.abilities.map(escapeMarkdown)],
+        o.abilities.map((a, i) => [
+          escapeMarkdown(a),
+          ...o.abilities.map((_, j) => `${num(o.jaccard[i]![j]!)} (${formatCount(o.intersections[i]![j]!)})`),
+        ]),
+        ["l", ...o.abilities.map(() => "r" as const)],
+      ),
+      "",
+    );
   }
 
   if (s.stability.length > 0) {
-    out.push(`**Ranking stability**: each ability's top ${formatCount(s.n)} ranked from two halves of its diagnostic items (split with the seed), ` +
-      "and the Jaccard index of the two sets: near 1, the items are enough for a stable ranking; far below, the ranking depends on which items were drawn.", "");
-    out.push(...table(["ability", "halves (items)", "shared", "Jaccard"],
-      s.stability.map((x) => [escapeMarkdown(x.ability), `${x.halves[0]} + ${x.halves[1]}`, formatCount(x.shared), num(x.jaccard)]),
-      ["l", "r", "r", "r"]), "");
+    out.push(
+      `**Ranking stability**: each ability's top ${formatCount(s.n)} ranked from two halves of its diagnostic items (split with the seed), ` +
+        "and the Jaccard index of the two sets: near 1, the items are enough for a stable ranking; far below, the ranking depends on which items were drawn.",
+      "",
+    );
+    out.push(
+      ...table(
+        ["ability", "halves (items)", "shared", "Jaccard"],
+        s.stability.map((x) => [escapeMarkdown(x.ability), `${x.halves[0]} + ${x.halves[1]}`, formatCount(x.shared), num(x.jaccard)]),
+        ["l", "r", "r", "r"],
+      ),
+      "",
+    );
   }
 
   if (s.chunked.length > 0) {
-    out.push(`**Chunked selection against the exact top n**: each ability's \`top_chunked\` set (the authors' released code: the candidates cut into ` +
-      `chunks of at least a million, the top ceil(n / candidates × chunk) of each) against its exact top ${formatCount(s.n)}; Jaccard index |C ∩ T| / |C ∪ T|.`, "");
-    out.push(...table(["ability", "chunked set", "exact top n", "shared", "Jaccard"],
-      s.chunked.map((c) => [escapeMarkdown(c.ability), formatCount(c.chunkedN), formatCount(c.topN), formatCount(c.shared), num(c.jaccard)]),
-      ["l", "r", "r", "r", "r"]), "");
+    out.push(
+      `**Chunked selection against the exact top n**: each ability's \`top_chunked\` set (the authors' released code: the candidates cut into ` +
+        `chunks of at least a million, the top ceil(n / candidates × chunk) of each) against its exact top ${formatCount(s.n)}; Jaccard index |C ∩ T| / |C ∪ T|.`,
+      "",
+    );
+    out.push(
+      ...table(
+        ["ability", "chunked set", "exact top n", "shared", "Jaccard"],
+        s.chunked.map((c) => [
+          escapeMarkdown(c.ability),
+          formatCount(c.chunkedN),
+          formatCount(c.topN),
+          formatCount(c.shared),
+          num(c.jaccard),
+        ]),
+        ["l", "r", "r", "r", "r"],
+      ),
+      "",
+    );
   }
 
   const ranked = s.rows.flatMap((r) => (r.lowering ? [{ label: r.label, ...r.lowering }] : []));
   if (ranked.length > 0) {
-    out.push(`**Zeroed weights that lower their own ability's loss**: of each set's ${formatCount(s.n)} weights, those whose zeroing lowers ` +
-      "the ability's diagnostic loss to first order (−θ × g < 0); about half of a top set of the paper's \\|θ × g\\| in the demo model, none with `method: signed`.", "");
-    out.push(...table(["", "share", "weights"], ranked.map((r) => [label(r.label), num(r.share, 2), formatCount(r.count)]), ["l", "r", "r"]), "");
+    out.push(
+      `**Zeroed weights that lower their own ability's loss**: of each set's ${formatCount(s.n)} weights, those whose zeroing lowers ` +
+        "the ability's diagnostic loss to first order (−θ × g < 0); about half of a top set of the paper's \\|θ × g\\| in the demo model, none with `method: signed`.",
+      "",
+    );
+    out.push(
+      ...table(
+        ["", "share", "weights"],
+        ranked.map((r) => [label(r.label), num(r.share, 2), formatCount(r.count)]),
+        ["l", "r", "r"],
+      ),
+      "",
+    );
   }
 
   out.push("**Flips**: documents the ablation turned right → wrong / wrong → right.", "");
-  out.push(...table(header, s.rows.map((r) => [label(r.label), ...r.cells.map((c) => `${c.flips.rightToWrong} / ${c.flips.wrongToRight}`)]), align), "");
+  out.push(
+    ...table(
+      header,
+      s.rows.map((r) => [label(r.label), ...r.cells.map((c) => `${c.flips.rightToWrong} / ${c.flips.wrongToRight}`)]),
+      align,
+    ),
+    "",
+  );
 
   if (s.negativeCells.length > 0) {
     const what = [
-      ...(s.negativeCells.some((c) => c.metric !== "exact_match") ? ["multiple choice: log-likelihood of each choice, the predicted choice in bold"] : []),
-      ...(s.negativeCells.some((c) => c.metric === "exact_match") ? ["generation: the filtered answer and the generated text cut at the stop string"] : []),
+      ...(s.negativeCells.some((c) => c.metric !== "exact_match")
+        ? ["multiple choice: log-likelihood of each choice, the predicted choice in bold"]
+        : []),
+      ...(s.negativeCells.some((c) => c.metric === "exact_match")
+        ? ["generation: the filtered answer and the generated text cut at the stop string"]
+        : []),
     ];
     out.push(`**Flipped documents of cells with a negative AIS** (${what.join("; ")}).`, "");
     for (const cell of s.negativeCells) out.push(...negativeCellSection(cell, mixed));
@@ -156,14 +285,29 @@ function kSection(s: KSection, parameters: number, confidence: string): string[]
 function negativeCellSection(cell: NegativeCell, mixed: boolean): string[] {
   const ci = cell.ci ? ` ${formatInterval(cell.ci, 3)}` : "";
   const metric = mixed ? ` (${escapeMarkdown(cell.metric)})` : "";
-  const out = [`#### ${escapeMarkdown(cell.row)} × ${escapeMarkdown(cell.benchmark)}${metric}: AIS ${num(cell.ais)}${ci}${cell.significant ? " \\*" : ""}`, ""];
+  const out = [
+    `#### ${escapeMarkdown(cell.row)} × ${escapeMarkdown(cell.benchmark)}${metric}: AIS ${num(cell.ais)}${ci}${cell.significant ? " \\*" : ""}`,
+    "",
+  ];
   if (cell.error) return [...out, `The documents could not be recovered: ${escapeMarkdown(cell.error)}`, ""];
   if (cell.metric === "exact_match") {
-    out.push(...table(["document", "flip", "target", "answer: baseline → ablated", "baseline generation", "ablated generation"],
-      cell.documents.flatMap((d) => (d.kind === "generate_until" ? [generationRow(d)] : [])), ["r", "l", "l", "l", "l", "l"]), "");
+    out.push(
+      ...table(
+        ["document", "flip", "target", "answer: baseline → ablated", "baseline generation", "ablated generation"],
+        cell.documents.flatMap((d) => (d.kind === "generate_until" ? [generationRow(d)] : [])),
+        ["r", "l", "l", "l", "l", "l"],
+      ),
+      "",
+    );
   } else {
-    out.push(...table(["document", "flip", "target", "baseline → ablated", "baseline log-likelihoods", "ablated log-likelihoods"],
-      cell.documents.flatMap((d) => (d.kind === "generate_until" ? [] : [documentRow(d, cell.metric)])), ["r", "l", "r", "l", "l", "l"]), "");
+    out.push(
+      ...table(
+        ["document", "flip", "target", "baseline → ablated", "baseline log-likelihoods", "ablated log-likelihoods"],
+        cell.documents.flatMap((d) => (d.kind === "generate_until" ? [] : [documentRow(d, cell.metric)])),
+        ["r", "l", "r", "l", "l", "l"],
+      ),
+      "",
+    );
   }
   if (cell.omitted > 0) out.push(`… and ${cell.omitted} more (the JSON report lists them all).`, "");
   return out;
@@ -198,11 +342,14 @@ function specificityText(c: ReportCell): string {
 }
 
 function documentRow(d: ChoiceDocument, metric: string): string[] {
-  const scores = (logprobs: number[], predicted: number) => logprobs.map((lp, i) => {
-    const perByte = metric === "acc_norm" ? ` (${formatFixed(lp / Math.max(1, d.choiceBytes[i] ?? 1), 3)}/B)` : "";
-    const text = `${i}: ${formatFixed(lp, 2)}${perByte}`;
-    return i === predicted ? `**${text}**` : text;
-  }).join(", ");
+  const scores = (logprobs: number[], predicted: number) =>
+    logprobs
+      .map((lp, i) => {
+        const perByte = metric === "acc_norm" ? ` (${formatFixed(lp / Math.max(1, d.choiceBytes[i] ?? 1), 3)}/B)` : "";
+        const text = `${i}: ${formatFixed(lp, 2)}${perByte}`;
+        return i === predicted ? `**${text}**` : text;
+      })
+      .join(", ");
   return [
     String(d.index),
     d.direction === "right_to_wrong" ? "right → wrong" : "wrong → right",

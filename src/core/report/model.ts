@@ -14,13 +14,47 @@
 import { cellFlips } from "../analysis/flips";
 import type { BenchmarkItem } from "../analysis/generation";
 import { ALL_METRICS, type ChoiceMetric, type Metric } from "../analysis/ais";
-import { isGenerationResult, type BenchmarkResult, type CellMetric, type GroupResult, type ModelProfile, type ModelResults, type Specificity, type VariantResult } from "../results/store";
 import {
-  DIVERGING_STOPS, divergingColour, formatFixed, formatK, MINUS, scaleLimit, scaleTicks, textColourOn, UNDEFINED_FILL,
+  isGenerationResult,
+  type BenchmarkResult,
+  type CellMetric,
+  type GroupResult,
+  type ModelProfile,
+  type ModelResults,
+  type Specificity,
+  type VariantResult,
+} from "../results/store";
+import {
+  DIVERGING_STOPS,
+  divergingColour,
+  formatFixed,
+  formatK,
+  MINUS,
+  scaleLimit,
+  scaleTicks,
+  textColourOn,
+  UNDEFINED_FILL,
 } from "./format";
 import { ReportInputError, type LoadedRun, type RunItems } from "./load";
 import type { Selection } from "../config/types";
-import type { BaselineRow, ChunkedComparison, FlippedDocument, GroupMark, Heatmap, HeatmapCell, HeatmapMeasure, KSection, LabelCheck, ModelReport, NegativeCell, ProfileReport, Report, ReportCell, ReportRow, StabilityAtK } from "./types";
+import type {
+  BaselineRow,
+  ChunkedComparison,
+  FlippedDocument,
+  GroupMark,
+  Heatmap,
+  HeatmapCell,
+  HeatmapMeasure,
+  KSection,
+  LabelCheck,
+  ModelReport,
+  NegativeCell,
+  ProfileReport,
+  Report,
+  ReportCell,
+  ReportRow,
+  StabilityAtK,
+} from "./types";
 
 export const METRICS: readonly Metric[] = ALL_METRICS;
 
@@ -91,7 +125,8 @@ export function metricLabelOf(metrics: readonly Metric[], choiceMetric: ChoiceMe
 /** The run's k equal to `k` up to printing precision; a ReportInputError naming the k there are. */
 export function matchK(sweep: readonly number[], k: number, model: string): number {
   const found = sweep.find((x) => sameK(x, k));
-  if (found === undefined) throw new ReportInputError(`k = ${k} is not in the sweep of model \`${model}\` (k: ${sweep.map(formatK).join(", ")})`);
+  if (found === undefined)
+    throw new ReportInputError(`k = ${k} is not in the sweep of model \`${model}\` (k: ${sweep.map(formatK).join(", ")})`);
   return found;
 }
 
@@ -113,7 +148,10 @@ export function variantsAt(model: ModelResults, k: number): VariantResult[] {
   const profile = model.profile!;
   const at = profile.variants.filter((v) => sameK(v.k, k));
   const group = (v: VariantResult) => ROW_GROUPS.indexOf(v.selection);
-  return at.map((v, i) => ({ v, i })).sort((a, b) => group(a.v) - group(b.v) || a.i - b.i).map(({ v }) => v);
+  return at
+    .map((v, i) => ({ v, i }))
+    .sort((a, b) => group(a.v) - group(b.v) || a.i - b.i)
+    .map(({ v }) => v);
 }
 
 export async function buildReport(run: LoadedRun, options: ReportOptions = {}): Promise<Report> {
@@ -136,8 +174,12 @@ export async function buildReport(run: LoadedRun, options: ReportOptions = {}): 
   return {
     metric,
     run: {
-      id: results.run_id, created: results.created, configFile: results.config_file, runnerVersion: results.runner_version ?? null,
-      resultsFile: run.resultsFile, dir: run.dir,
+      id: results.run_id,
+      created: results.created,
+      configFile: results.config_file,
+      runnerVersion: results.runner_version ?? null,
+      resultsFile: run.resultsFile,
+      dir: run.dir,
     },
     models,
   };
@@ -147,11 +189,28 @@ function baselineRow(b: BenchmarkResult): BaselineRow {
   const scoredBy = typeof b.scored_by === "string" ? { scoredBy: b.scored_by } : {};
   if (isGenerationResult(b)) {
     return {
-      name: b.name, outputType: "generate_until", items: b.items, acc: null, acc_norm: null, exact_match: b.exact_match, chance: b.chance,
-      filter: b.filter, exactMatchByFilter: { ...b.exact_match_by_filter }, ...scoredBy,
+      name: b.name,
+      outputType: "generate_until",
+      items: b.items,
+      acc: null,
+      acc_norm: null,
+      exact_match: b.exact_match,
+      chance: b.chance,
+      filter: b.filter,
+      exactMatchByFilter: { ...b.exact_match_by_filter },
+      ...scoredBy,
     };
   }
-  return { name: b.name, outputType: "multiple_choice", items: b.items, acc: b.acc, acc_norm: b.acc_norm, exact_match: null, chance: b.chance, ...scoredBy };
+  return {
+    name: b.name,
+    outputType: "multiple_choice",
+    items: b.items,
+    acc: b.acc,
+    acc_norm: b.acc_norm,
+    exact_match: null,
+    chance: b.chance,
+    ...scoredBy,
+  };
 }
 
 /**
@@ -183,19 +242,28 @@ function groupBaselineRow(g: GroupResult): BaselineRow {
 /** The mark of a group's column under `metric`: the tasks of its aggregate of that metric (all its tasks when it has none). */
 function groupMark(g: GroupResult, metric: Metric): GroupMark {
   const aggregate = g.aggregates.find((a) => a.metric === metric);
-  return aggregate ? { tasks: aggregate.tasks.length, weightBySize: aggregate.weight_by_size } : { tasks: g.tasks.length, weightBySize: g.aggregates[0]?.weight_by_size ?? false };
+  return aggregate
+    ? { tasks: aggregate.tasks.length, weightBySize: aggregate.weight_by_size }
+    : { tasks: g.tasks.length, weightBySize: g.aggregates[0]?.weight_by_size ?? false };
 }
 
-async function profileReport(model: ModelResults, metric: ChoiceMetric, options: ReportOptions, modelIndex: number): Promise<ProfileReport> {
+async function profileReport(
+  model: ModelResults,
+  metric: ChoiceMetric,
+  options: ReportOptions,
+  modelIndex: number,
+): Promise<ProfileReport> {
   const profile = model.profile!;
   const sweep = [...profile.k].sort((a, b) => a - b);
   const ks = options.k === undefined ? sweep : [matchK(sweep, options.k, model.name)];
   const resultOf = new Map(model.benchmarks.map((b) => [b.name, b]));
   const groupOf = new Map((model.groups ?? []).map((g) => [g.name, g]));
-  const limit = scaleLimit(profile.variants.flatMap((v) => [
-    ...v.benchmarks.map((b) => b[benchmarkMetric(resultOf.get(b.name), metric)]?.ais ?? null),
-    ...(v.groups ?? []).flatMap((b) => (groupOf.has(b.name) ? [b[groupMetric(groupOf.get(b.name)!, metric)]?.ais ?? null] : [])),
-  ]));
+  const limit = scaleLimit(
+    profile.variants.flatMap((v) => [
+      ...v.benchmarks.map((b) => b[benchmarkMetric(resultOf.get(b.name), metric)]?.ais ?? null),
+      ...(v.groups ?? []).flatMap((b) => (groupOf.has(b.name) ? [b[groupMetric(groupOf.get(b.name)!, metric)]?.ais ?? null] : [])),
+    ]),
+  );
   const sections: KSection[] = [];
   for (const k of ks) {
     const variants = variantsAt(model, k);
@@ -217,7 +285,13 @@ async function profileReport(model: ModelResults, metric: ChoiceMetric, options:
 }
 
 async function section(
-  model: ModelResults, variants: VariantResult[], k: number, choiceMetric: ChoiceMetric, limit: number, options: ReportOptions, id: string,
+  model: ModelResults,
+  variants: VariantResult[],
+  k: number,
+  choiceMetric: ChoiceMetric,
+  limit: number,
+  options: ReportOptions,
+  id: string,
 ): Promise<KSection> {
   const profile = model.profile!;
   const groups = model.groups ?? [];
@@ -261,14 +335,27 @@ async function section(
   const overlap = (profile.overlap ?? []).find((o) => sameK(o.k, k)) ?? null;
   // a chunked set's size is its own; the section's n is floor(k x parameters)
   const n = variants.find((v) => v.selection !== "top_chunked")?.n ?? variants[0]!.exact_top?.n ?? variants[0]!.n;
-  const chunked = variants.flatMap((v): ChunkedComparison[] => (v.exact_top && v.ability !== null
-    ? [{ ability: v.ability, chunkedN: v.n, topN: v.exact_top.n, shared: v.exact_top.shared, jaccard: v.exact_top.jaccard }]
-    : []));
+  const chunked = variants.flatMap((v): ChunkedComparison[] =>
+    v.exact_top && v.ability !== null
+      ? [{ ability: v.ability, chunkedN: v.n, topN: v.exact_top.n, shared: v.exact_top.shared, jaccard: v.exact_top.jaccard }]
+      : [],
+  );
   const confidence = profile.bootstrap.confidence;
   const title = `${model.name}: AIS (${metricLabel}) at k = ${formatK(k)}`;
   return {
-    k, n, benchmarks, metrics, columns, metricLabel, rows, chunked,
-    stability: profile.abilities.flatMap((a) => stabilityAt(profile, a.name, k) ?? []), reasons, overlap, negativeCells, labels: labelChecks(model, rows),
+    k,
+    n,
+    benchmarks,
+    metrics,
+    columns,
+    metricLabel,
+    rows,
+    chunked,
+    stability: profile.abilities.flatMap((a) => stabilityAt(profile, a.name, k) ?? []),
+    reasons,
+    overlap,
+    negativeCells,
+    labels: labelChecks(model, rows),
     hasSpecificity: rows.some((r) => r.cells.some((c) => c.specificity !== undefined)),
     heatmap: heatmapOf(id, title, rows, columns, reasons, metricLabel, limit, confidence),
   };
@@ -286,11 +373,24 @@ function labelChecks(model: ModelResults, rows: readonly ReportRow[]): LabelChec
       if (c.ais === null || c.group || labelOf.get(c.benchmark) === b.ability) continue;
       if (largestOther === null || c.ais > largestOther.ais) largestOther = { benchmark: c.benchmark, ais: c.ais };
     }
-    return [{ benchmark: b.name, ability: b.ability, ais, largestOther, holds: ais !== null && (largestOther === null || ais > largestOther.ais) }];
+    return [
+      {
+        benchmark: b.name,
+        ability: b.ability,
+        ais,
+        largestOther,
+        holds: ais !== null && (largestOther === null || ais > largestOther.ais),
+      },
+    ];
   });
 }
 
-function reportCell(benchmark: string, metric: Metric, cell: CellMetric, reasonNumber: (r: string | undefined, f: string) => number): ReportCell {
+function reportCell(
+  benchmark: string,
+  metric: Metric,
+  cell: CellMetric,
+  reasonNumber: (r: string | undefined, f: string) => number,
+): ReportCell {
   const out: ReportCell = {
     benchmark,
     metric,
@@ -309,7 +409,13 @@ function reportCell(benchmark: string, metric: Metric, cell: CellMetric, reasonN
 }
 
 /** A variant's cell on a group: reportCell with the group's mark; n/a, saying why, where the group has no score under `metric`. */
-function groupCell(g: GroupResult, v: VariantResult, metric: Metric, mark: GroupMark, reasonNumber: (r: string | undefined, f: string) => number): ReportCell {
+function groupCell(
+  g: GroupResult,
+  v: VariantResult,
+  metric: Metric,
+  mark: GroupMark,
+  reasonNumber: (r: string | undefined, f: string) => number,
+): ReportCell {
   const cell = v.groups?.find((c) => c.name === g.name)?.[metric];
   if (cell) return { ...reportCell(g.name, metric, cell, reasonNumber), group: mark };
   const scored = g.aggregates.map((a) => a.metric);
@@ -319,7 +425,10 @@ function groupCell(g: GroupResult, v: VariantResult, metric: Metric, mark: Group
   return { ...missingCell(g.name, metric, reasonNumber, reason), group: mark };
 }
 
-function specificityCell(s: Specificity, reasonNumber: (r: string | undefined, f: string) => number): NonNullable<ReportCell["specificity"]> {
+function specificityCell(
+  s: Specificity,
+  reasonNumber: (r: string | undefined, f: string) => number,
+): NonNullable<ReportCell["specificity"]> {
   return {
     value: s.value,
     ci: s.ci,
@@ -328,18 +437,41 @@ function specificityCell(s: Specificity, reasonNumber: (r: string | undefined, f
   };
 }
 
-function missingCell(benchmark: string, metric: Metric, reasonNumber: (r: string | undefined, f: string) => number, reason?: string): ReportCell {
+function missingCell(
+  benchmark: string,
+  metric: Metric,
+  reasonNumber: (r: string | undefined, f: string) => number,
+  reason?: string,
+): ReportCell {
   return {
-    benchmark, metric, baseline: 0, ablated: 0, chance: 0, ais: null, ci: null, significant: false,
-    reason: reasonNumber(reason, "the run has no result for this cell"), flips: { rightToWrong: 0, wrongToRight: 0 },
+    benchmark,
+    metric,
+    baseline: 0,
+    ablated: 0,
+    chance: 0,
+    ais: null,
+    ci: null,
+    significant: false,
+    reason: reasonNumber(reason, "the run has no result for this cell"),
+    flips: { rightToWrong: 0, wrongToRight: 0 },
   };
 }
 
 async function negativeCell(model: string, v: VariantResult, row: string, cell: ReportCell, options: ReportOptions): Promise<NegativeCell> {
   const metric = cell.metric;
   const out: NegativeCell = {
-    row, ability: v.ability, selection: v.selection, benchmark: cell.benchmark, metric, ais: cell.ais!, ci: cell.ci, significant: cell.significant,
-    rightToWrong: cell.flips.rightToWrong, wrongToRight: cell.flips.wrongToRight, documents: [], omitted: 0,
+    row,
+    ability: v.ability,
+    selection: v.selection,
+    benchmark: cell.benchmark,
+    metric,
+    ais: cell.ais!,
+    ci: cell.ci,
+    significant: cell.significant,
+    rightToWrong: cell.flips.rightToWrong,
+    wrongToRight: cell.flips.wrongToRight,
+    documents: [],
+    omitted: 0,
   };
   if (!options.items) return out;
   try {
@@ -358,7 +490,13 @@ async function negativeCell(model: string, v: VariantResult, row: string, cell: 
  * directions, in document order: cellFlips over the benchmark's items in items.jsonl and in the
  * variant's items file.
  */
-export async function flippedDocuments(items: RunItems, model: string, v: VariantResult, benchmark: string, metric: Metric): Promise<FlippedDocument[]> {
+export async function flippedDocuments(
+  items: RunItems,
+  model: string,
+  v: VariantResult,
+  benchmark: string,
+  metric: Metric,
+): Promise<FlippedDocument[]> {
   const recorded = await items.recordedFlips(model);
   if (recorded) return recorded.get(flipsKey(v.items_file, benchmark, metric)) ?? [];
   const before = (await items.baseline(model)).filter((i) => i.benchmark === benchmark);
@@ -383,8 +521,14 @@ export function flipsAsDocuments(before: readonly BenchmarkItem[], after: readon
   return documents.map(({ f, direction }): FlippedDocument => {
     if (f.kind === "generate_until") {
       return {
-        kind: "generate_until", index: f.index, direction, target: f.target,
-        baselineAnswer: f.before.answer, ablatedAnswer: f.after.answer, baselineResponse: f.before.response, ablatedResponse: f.after.response,
+        kind: "generate_until",
+        index: f.index,
+        direction,
+        target: f.target,
+        baselineAnswer: f.before.answer,
+        ablatedAnswer: f.after.answer,
+        baselineResponse: f.before.response,
+        ablatedResponse: f.after.response,
       };
     }
     return {
@@ -405,7 +549,14 @@ export function flipsAsDocuments(before: readonly BenchmarkItem[], after: readon
 
 /** The figure of some rows of a section; colours on the diverging scale over [-limit, limit], centred at 0. */
 export function heatmapOf(
-  id: string, title: string, rows: readonly ReportRow[], columns: string[], reasons: string[], metricLabel: string, limit: number, confidence: number,
+  id: string,
+  title: string,
+  rows: readonly ReportRow[],
+  columns: string[],
+  reasons: string[],
+  metricLabel: string,
+  limit: number,
+  confidence: number,
   measure: HeatmapMeasure = "ais",
 ): Heatmap {
   if (measure === "specificity") return specificityHeatmap(id, title, rows, columns, reasons, metricLabel, limit, confidence);
@@ -415,7 +566,14 @@ export function heatmapOf(
     row.cells.forEach((cell, c) => {
       if (cell.ais === null) {
         cells.push({
-          row: r, column: c, value: null, label: "n/a", footnote: String(cell.reason ?? ""), fill: UNDEFINED_FILL, text: "#4d4d4d", significant: false,
+          row: r,
+          column: c,
+          value: null,
+          label: "n/a",
+          footnote: String(cell.reason ?? ""),
+          fill: UNDEFINED_FILL,
+          text: "#4d4d4d",
+          significant: false,
           tooltip: [...wrap(reasons[(cell.reason ?? 1) - 1] ?? "AIS is undefined", 64), scoreLine(cell)],
         });
         return;
@@ -429,29 +587,58 @@ export function heatmapOf(
       ];
       if (cell.specificity) {
         const s = cell.specificity;
-        tooltip.push(s.value === null ? "specificity vs random: undefined" :
-          `specificity vs random: ${signed(s.value, 3)}` + (s.ci ? ` (CI ${signed(s.ci.low, 3)} to ${signed(s.ci.high, 3)})` : "") + (s.significant ? " *" : ""));
+        tooltip.push(
+          s.value === null
+            ? "specificity vs random: undefined"
+            : `specificity vs random: ${signed(s.value, 3)}` +
+                (s.ci ? ` (CI ${signed(s.ci.low, 3)} to ${signed(s.ci.high, 3)})` : "") +
+                (s.significant ? " *" : ""),
+        );
       }
       if (cell.note) tooltip.push(...wrap(cell.note, 64));
       if (cell.group) tooltip.push(...wrap(`group: ${groupDescription(cell.group)}`, 64));
       cells.push({
-        row: r, column: c, value: cell.ais, label: signed(cell.ais, 2) + (cell.significant ? "*" : ""), fill, text: textColourOn(fill),
-        significant: cell.significant, tooltip,
+        row: r,
+        column: c,
+        value: cell.ais,
+        label: signed(cell.ais, 2) + (cell.significant ? "*" : ""),
+        fill,
+        text: textColourOn(fill),
+        significant: cell.significant,
+        tooltip,
       });
     });
   });
   const ticks = scaleTicks(limit);
   const groupStarts = rows.map((row, i) => (i > 0 && row.selection !== rows[i - 1]!.selection ? i : -1)).filter((i) => i > 0);
   return {
-    id, title, rows: rows.map((r) => r.label), columns, groupStarts, cells,
-    scale: { limit, ticks, tickLabels: ticks.map((t) => signed(t, limit < 0.1 ? 3 : 2)), stops: [...DIVERGING_STOPS], title: `AIS (${metricLabel})` },
+    id,
+    title,
+    rows: rows.map((r) => r.label),
+    columns,
+    groupStarts,
+    cells,
+    scale: {
+      limit,
+      ticks,
+      tickLabels: ticks.map((t) => signed(t, limit < 0.1 ? 3 : 2)),
+      stops: [...DIVERGING_STOPS],
+      title: `AIS (${metricLabel})`,
+    },
     undefinedFill: UNDEFINED_FILL,
   };
 }
 
 /** Specificity: a top variant's AIS minus the random control's at the same k (how much of the damage is the ability's own). */
 function specificityHeatmap(
-  id: string, title: string, rows: readonly ReportRow[], columns: string[], reasons: string[], metricLabel: string, limit: number, confidence: number,
+  id: string,
+  title: string,
+  rows: readonly ReportRow[],
+  columns: string[],
+  reasons: string[],
+  metricLabel: string,
+  limit: number,
+  confidence: number,
 ): Heatmap {
   const cells: HeatmapCell[] = [];
   const pct = `${Math.round(confidence * 100)}%`;
@@ -461,14 +648,30 @@ function specificityHeatmap(
       if (!s || s.value === null) {
         const reason = s?.reason ?? cell.reason;
         cells.push({
-          row: r, column: c, value: null, label: "n/a", footnote: String(reason ?? ""), fill: UNDEFINED_FILL, text: "#4d4d4d", significant: false,
-          tooltip: [...wrap(reason ? (reasons[reason - 1] ?? "specificity is undefined") : "no random control ran at this k", 64), scoreLine(cell)],
+          row: r,
+          column: c,
+          value: null,
+          label: "n/a",
+          footnote: String(reason ?? ""),
+          fill: UNDEFINED_FILL,
+          text: "#4d4d4d",
+          significant: false,
+          tooltip: [
+            ...wrap(reason ? (reasons[reason - 1] ?? "specificity is undefined") : "no random control ran at this k", 64),
+            scoreLine(cell),
+          ],
         });
         return;
       }
       const fill = divergingColour(s.value, limit);
       cells.push({
-        row: r, column: c, value: s.value, label: signed(s.value, 2) + (s.significant ? "*" : ""), fill, text: textColourOn(fill), significant: s.significant,
+        row: r,
+        column: c,
+        value: s.value,
+        label: signed(s.value, 2) + (s.significant ? "*" : ""),
+        fill,
+        text: textColourOn(fill),
+        significant: s.significant,
         tooltip: [
           `specificity ${signed(s.value, 3)}` + (s.ci ? `  (${pct} CI ${signed(s.ci.low, 3)} to ${signed(s.ci.high, 3)})` : ""),
           `AIS ${cell.ais === null ? "n/a" : signed(cell.ais, 3)} minus the random control's`,
@@ -480,8 +683,19 @@ function specificityHeatmap(
   });
   const ticks = scaleTicks(limit);
   return {
-    id, title, rows: rows.map((r) => r.label), columns, groupStarts: [], cells,
-    scale: { limit, ticks, tickLabels: ticks.map((t) => signed(t, limit < 0.1 ? 3 : 2)), stops: [...DIVERGING_STOPS], title: `specificity (${metricLabel})` },
+    id,
+    title,
+    rows: rows.map((r) => r.label),
+    columns,
+    groupStarts: [],
+    cells,
+    scale: {
+      limit,
+      ticks,
+      tickLabels: ticks.map((t) => signed(t, limit < 0.1 ? 3 : 2)),
+      stops: [...DIVERGING_STOPS],
+      title: `specificity (${metricLabel})`,
+    },
     undefinedFill: UNDEFINED_FILL,
   };
 }

@@ -85,7 +85,9 @@ export async function resultsView(run: LoadedRun, query: ResultsQuery = {}): Pro
   const sweep = profile ? [...profile.k].sort((a, b) => a - b) : [];
   const k = sweep.find((x) => query.k !== undefined && Math.abs(x - query.k) <= 1e-12 * x) ?? sweep.at(-1) ?? null;
   const selections = new Set(profile?.selections ?? []);
-  const cellsChoices = CELLS_ORDER.filter((c) => (c === "specificity" ? selections.has("top") && selections.has("random") : selections.has(c)));
+  const cellsChoices = CELLS_ORDER.filter((c) =>
+    c === "specificity" ? selections.has("top") && selections.has("random") : selections.has(c),
+  );
   const cells = cellsChoices.includes(query.cells as CellsShown) ? query.cells! : (cellsChoices[0] ?? "top");
   const report = await buildReport(run, { metric, ...(k !== null ? { k } : {}) });
   const modelReport = report.models.find((m) => m.name === model.name)!;
@@ -99,17 +101,37 @@ export async function resultsView(run: LoadedRun, query: ResultsQuery = {}): Pro
   };
 }
 
-function profileView(profile: NonNullable<Awaited<ReturnType<typeof buildReport>>["models"][number]["profile"]>, section: KSection, cells: CellsShown): ProfileView {
+function profileView(
+  profile: NonNullable<Awaited<ReturnType<typeof buildReport>>["models"][number]["profile"]>,
+  section: KSection,
+  cells: CellsShown,
+): ProfileView {
   const selection: Selection = cells === "specificity" ? "top" : cells;
   const rows = section.rows.filter((r) => r.selection === selection);
   const measure: HeatmapMeasure = cells === "specificity" ? "specificity" : "ais";
   const values = rows.flatMap((r) => r.cells.map((c) => (measure === "ais" ? c.ais : (c.specificity?.value ?? null))));
   // AIS keeps the model's scale across k (so figures compare); specificity gets its own.
   const limit = measure === "ais" ? profile.scaleLimit : scaleLimit(values);
-  const what = cells === "specificity" ? "specificity vs random" : cells === "random" ? "AIS of the random control"
-    : cells === "top_chunked" ? "AIS (top sets, chunked as the released code)" : `AIS (${cells} sets)`;
+  const what =
+    cells === "specificity"
+      ? "specificity vs random"
+      : cells === "random"
+        ? "AIS of the random control"
+        : cells === "top_chunked"
+          ? "AIS (top sets, chunked as the released code)"
+          : `AIS (${cells} sets)`;
   const title = `${what}, ${section.metricLabel}, k = ${formatK(section.k)}`;
-  const heatmap = heatmapOf(`results-${cells}-${section.k}`, title, rows, section.columns, section.reasons, section.metricLabel, limit, profile.bootstrap.confidence, measure);
+  const heatmap = heatmapOf(
+    `results-${cells}-${section.k}`,
+    title,
+    rows,
+    section.columns,
+    section.reasons,
+    section.metricLabel,
+    limit,
+    profile.bootstrap.confidence,
+    measure,
+  );
   const lowering = new Map(section.rows.filter((r) => r.selection === "top").map((r) => [r.ability, r.lowering?.share ?? null]));
   return {
     method: profile.method,
@@ -120,7 +142,9 @@ function profileView(profile: NonNullable<Awaited<ReturnType<typeof buildReport>
     seed: profile.seed,
     bootstrap: profile.bootstrap,
     abilities: profile.abilities.map((a) => ({
-      name: a.name, sequences: a.sequences, lowering: lowering.get(a.name) ?? null,
+      name: a.name,
+      sequences: a.sequences,
+      lowering: lowering.get(a.name) ?? null,
       stability: section.stability.find((s) => s.ability === a.name)?.jaccard ?? null,
     })),
     heatmap,
@@ -153,19 +177,32 @@ function cellText(cell: ReportCell, measure: HeatmapMeasure): string {
 function cellValue(row: string, cell: ReportCell, measure: HeatmapMeasure, reasons: readonly string[]): CellValue {
   const { value, ci, significant, reason } = measured(cell, measure);
   return {
-    row, benchmark: cell.benchmark, metric: cell.metric, value, low: ci?.low ?? null, high: ci?.high ?? null, significant,
+    row,
+    benchmark: cell.benchmark,
+    metric: cell.metric,
+    value,
+    low: ci?.low ?? null,
+    high: ci?.high ?? null,
+    significant,
     reason: value === null ? (reasons[(reason ?? 1) - 1] ?? null) : null,
   };
 }
 
 /** The figure's numbers as CSV, a row per cell (the baselines, for a run without abilities). */
 export function viewCsv(view: ResultsView): string {
-  const lines = (header: string[], rows: unknown[][]) => [header, ...rows].map((r) => r.map((v) => csvCell(v ?? "")).join(",")).join("\n") + "\n";
-  if (!view.profile) return lines(["benchmark", "items", "acc", "acc_norm", "exact_match", "chance"], view.baseline.map((b) => [b.name, b.items, b.acc, b.acc_norm, b.exact_match, b.chance]));
+  const lines = (header: string[], rows: unknown[][]) =>
+    [header, ...rows].map((r) => r.map((v) => csvCell(v ?? "")).join(",")).join("\n") + "\n";
+  if (!view.profile)
+    return lines(
+      ["benchmark", "items", "acc", "acc_norm", "exact_match", "chance"],
+      view.baseline.map((b) => [b.name, b.items, b.acc, b.acc_norm, b.exact_match, b.chance]),
+    );
   const { model, k, cells } = view.query;
   const measure = cells === "specificity" ? "specificity" : "ais";
-  return lines(["model", "k", "cells", "row", "benchmark", "metric", measure, "ci_low", "ci_high", "significant", "reason"],
-    view.profile.values.map((v) => [model, k, cells, v.row, v.benchmark, v.metric, v.value, v.low, v.high, v.significant, v.reason]));
+  return lines(
+    ["model", "k", "cells", "row", "benchmark", "metric", measure, "ci_low", "ci_high", "significant", "reason"],
+    view.profile.values.map((v) => [model, k, cells, v.row, v.benchmark, v.metric, v.value, v.low, v.high, v.significant, v.reason]),
+  );
 }
 
 function csvCell(value: unknown): string {

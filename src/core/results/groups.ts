@@ -64,8 +64,11 @@ export interface GroupVariant {
  * interval over the union of the group's documents.
  */
 export function variantGroupCells(
-  groups: readonly ResolvedGroup[], baseline: readonly BenchmarkItem[], variants: readonly GroupVariant[],
-  itemsOf: ReadonlyMap<string, readonly BenchmarkItem[]>, options: BootstrapOptions,
+  groups: readonly ResolvedGroup[],
+  baseline: readonly BenchmarkItem[],
+  variants: readonly GroupVariant[],
+  itemsOf: ReadonlyMap<string, readonly BenchmarkItem[]>,
+  options: BootstrapOptions,
 ): Map<string, VariantBenchmark[]> {
   const before = itemsByTask(baseline);
   const after = new Map([...itemsOf].map(([file, items]) => [file, itemsByTask(items)]));
@@ -92,9 +95,16 @@ export function variantGroupCells(
         };
         if (v.control !== undefined) {
           const control = variantScores(v.control);
-          const controlImpact = abilityImpactScore({ baseline: baselineScore, ablated: aggregateOf(parts, control, aggregate.weightBySize), chance });
-          const specificity: AbilityImpact = impact.defined && controlImpact.defined ? { defined: true, value: impact.value - controlImpact.value } : impact;
-          cell.specificity = specificityOf(withEstimate(resampler.specificity(weighted(ablated, weights), weighted(control, weights)), specificity));
+          const controlImpact = abilityImpactScore({
+            baseline: baselineScore,
+            ablated: aggregateOf(parts, control, aggregate.weightBySize),
+            chance,
+          });
+          const specificity: AbilityImpact =
+            impact.defined && controlImpact.defined ? { defined: true, value: impact.value - controlImpact.value } : impact;
+          cell.specificity = specificityOf(
+            withEstimate(resampler.specificity(weighted(ablated, weights), weighted(control, weights)), specificity),
+          );
         }
         cells.get(v.file)![g]![aggregate.metric] = cell;
       }
@@ -114,7 +124,11 @@ function itemsByTask(items: readonly BenchmarkItem[]): Map<string, BenchmarkItem
 }
 
 /** The aggregate's tasks that have documents (or the tasks `names`, in that order), with their scores. */
-function partsOf(aggregate: GroupAggregate, byTask: ReadonlyMap<string, readonly BenchmarkItem[]>, names?: readonly string[]): AggregateParts {
+function partsOf(
+  aggregate: GroupAggregate,
+  byTask: ReadonlyMap<string, readonly BenchmarkItem[]>,
+  names?: readonly string[],
+): AggregateParts {
   const parts: AggregateParts = { names: [], sizes: [], scores: [], chance: [] };
   for (const name of names ?? aggregate.tasks) {
     const items = byTask.get(name) ?? [];
@@ -134,7 +148,9 @@ function partsOf(aggregate: GroupAggregate, byTask: ReadonlyMap<string, readonly
 function aggregateItemScores(items: readonly BenchmarkItem[], aggregate: GroupAggregate): ScoreVector {
   const first = items[0];
   if (!first || first.kind !== "generate_until" || first.filters[0]?.name === aggregate.filter) return scoreVector(items, aggregate.metric);
-  return Uint8Array.from(items, (item) => (item.kind === "generate_until" && item.filters.find((f) => f.name === aggregate.filter)?.correct ? 1 : 0));
+  return Uint8Array.from(items, (item) =>
+    item.kind === "generate_until" && item.filters.find((f) => f.name === aggregate.filter)?.correct ? 1 : 0,
+  );
 }
 
 function aggregateOf(parts: AggregateParts, values: readonly ArrayLike<number>[], weightBySize: boolean): number {

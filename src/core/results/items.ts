@@ -41,7 +41,12 @@ export async function readRunnerScores(file: string): Promise<RunnerScores> {
       throw new Error(`${file}:${i + 1}: not a JSON line`);
     }
     if (typeof row.id === "string" && Array.isArray(row.choices)) scores.set(row.id, row.choices as ChoiceScore[]);
-    else if (typeof row.id === "string" && Array.isArray(row.generated) && row.generated.every((t) => Number.isInteger(t)) && typeof row.stopped === "boolean") {
+    else if (
+      typeof row.id === "string" &&
+      Array.isArray(row.generated) &&
+      row.generated.every((t) => Number.isInteger(t)) &&
+      typeof row.stopped === "boolean"
+    ) {
       scores.set(row.id, { generated: row.generated as number[], stopped: row.stopped });
     } else throw new Error(`${file}:${i + 1}: expected {"id", "choices": [...]} or {"id", "generated": [...], "stopped"}`);
   }
@@ -75,9 +80,28 @@ export function extrasOf(source: string, filtered?: FilteredAnswers, taskScores?
  * Generated items need the model's tokenizer to decode their tokens; without `decode`, every item
  * must be multiple choice.
  */
-export function scoredItems(refs: readonly ItemRef[], benchmarks: readonly ResolvedBenchmark[], scores: RunnerScores, source: string): ScoredItem[];
-export function scoredItems(refs: readonly ItemRef[], benchmarks: readonly ResolvedBenchmark[], scores: RunnerScores, source: string, decode: Decoder, extras?: ItemExtras): BenchmarkItem[];
-export function scoredItems(refs: readonly ItemRef[], benchmarks: readonly ResolvedBenchmark[], scores: RunnerScores, source: string, decode?: Decoder, extras: ItemExtras = {}): BenchmarkItem[] {
+export function scoredItems(
+  refs: readonly ItemRef[],
+  benchmarks: readonly ResolvedBenchmark[],
+  scores: RunnerScores,
+  source: string,
+): ScoredItem[];
+export function scoredItems(
+  refs: readonly ItemRef[],
+  benchmarks: readonly ResolvedBenchmark[],
+  scores: RunnerScores,
+  source: string,
+  decode: Decoder,
+  extras?: ItemExtras,
+): BenchmarkItem[];
+export function scoredItems(
+  refs: readonly ItemRef[],
+  benchmarks: readonly ResolvedBenchmark[],
+  scores: RunnerScores,
+  source: string,
+  decode?: Decoder,
+  extras: ItemExtras = {},
+): BenchmarkItem[] {
   const byId = new Map(benchmarks.flatMap((b) => b.task.items.map((i) => [itemId(b.name, i.index), { item: i, task: b.task }] as const)));
   return refs.map((ref): BenchmarkItem => {
     const found = byId.get(ref.id);
@@ -88,7 +112,15 @@ export function scoredItems(refs: readonly ItemRef[], benchmarks: readonly Resol
   });
 }
 
-function scoredItem(ref: ItemRef, item: TaskItem, task: Task, scores: RunnerScores, source: string, decode: Decoder | undefined, answers: string[] | undefined): BenchmarkItem {
+function scoredItem(
+  ref: ItemRef,
+  item: TaskItem,
+  task: Task,
+  scores: RunnerScores,
+  source: string,
+  decode: Decoder | undefined,
+  answers: string[] | undefined,
+): BenchmarkItem {
   const result = ref.parts ? joinedParts(ref.parts, scores) : scores.get(ref.id);
   if (item.kind === "generate_until") {
     if (!decode) throw new Error(`${ref.id} is a generate_until item: decoding its tokens needs the model's tokenizer`);
@@ -97,7 +129,8 @@ function scoredItem(ref: ItemRef, item: TaskItem, task: Task, scores: RunnerScor
     const rules = { until: task.generation?.until ?? [], filters: task.filters, exactMatch: task.exactMatch, ...(doc ? { doc } : {}) };
     return scoreGeneration(ref.benchmark, ref.index, item.target, result.generated, result.stopped, decode, rules, answers);
   }
-  if (!Array.isArray(result) || result.length !== item.choices.length) throw new Error(`${source}: the scores of ${ref.id} are missing or incomplete`);
+  if (!Array.isArray(result) || result.length !== item.choices.length)
+    throw new Error(`${source}: the scores of ${ref.id} are missing or incomplete`);
   return scoreItem(ref.benchmark, ref.index, item.target, item.choices, result);
 }
 
@@ -109,7 +142,12 @@ export type FilteredAnswers = ReadonlyMap<string, ReadonlyMap<string, string[]>>
  * sees every document's response at once: each pipeline applied to all of a benchmark's
  * responses from all `sources` together. Undefined when no benchmark has one.
  */
-export async function pythonFilteredAnswers(refs: readonly ItemRef[], benchmarks: readonly ResolvedBenchmark[], sources: ReadonlyMap<string, RunnerScores>, decode: Decoder): Promise<FilteredAnswers | undefined> {
+export async function pythonFilteredAnswers(
+  refs: readonly ItemRef[],
+  benchmarks: readonly ResolvedBenchmark[],
+  sources: ReadonlyMap<string, RunnerScores>,
+  decode: Decoder,
+): Promise<FilteredAnswers | undefined> {
   const withPython = benchmarks.filter((b) => b.task.filters.some(hasPythonStep));
   if (withPython.length === 0) return undefined;
   const out = new Map<string, Map<string, string[]>>();
@@ -119,7 +157,12 @@ export async function pythonFilteredAnswers(refs: readonly ItemRef[], benchmarks
       for (const ref of refs) {
         const result = ref.benchmark === name ? scores.get(ref.id) : undefined;
         if (result === undefined || Array.isArray(result)) continue;
-        entries.push({ source, id: ref.id, response: cutAtStop(decode(result.generated), task.generation?.until ?? []), doc: task.documents?.[ref.index] ?? {} });
+        entries.push({
+          source,
+          id: ref.id,
+          response: cutAtStop(decode(result.generated), task.generation?.until ?? []),
+          doc: task.documents?.[ref.index] ?? {},
+        });
       }
     }
     const responses = entries.map((e) => [e.response]);
@@ -127,7 +170,10 @@ export async function pythonFilteredAnswers(refs: readonly ItemRef[], benchmarks
     const perPipeline = await Promise.all(task.filters.map((pipeline) => applyFiltersToAll(pipeline, responses, docs)));
     entries.forEach((e, i) => {
       const bySource = out.get(e.source) ?? new Map<string, string[]>();
-      bySource.set(e.id, perPipeline.map((answers) => answers[i]!));
+      bySource.set(
+        e.id,
+        perPipeline.map((answers) => answers[i]!),
+      );
       out.set(e.source, bySource);
     });
   }

@@ -16,8 +16,28 @@ import type { ResolvedBenchmark, ResolvedGroup } from "../config/load";
 import { variantGroupCells } from "./groups";
 import type { ImportanceMethod, Selection } from "../config/types";
 import type { AbilityRef, ItemRef } from "../plan/job";
-import { extrasOf, pythonFilteredAnswers, readRunnerScores, scoredItems, type Decoder, type FilteredAnswers, type RunnerScores, type TaskScores } from "./items";
-import { estimateFields, specificityOf, type AbilityStability, type BenchmarkResult, type CellMetric, type ChoiceBenchmarkResult, type ModelProfile, type OverlapResult, type VariantBenchmark, type VariantResult } from "./store";
+import {
+  extrasOf,
+  pythonFilteredAnswers,
+  readRunnerScores,
+  scoredItems,
+  type Decoder,
+  type FilteredAnswers,
+  type RunnerScores,
+  type TaskScores,
+} from "./items";
+import {
+  estimateFields,
+  specificityOf,
+  type AbilityStability,
+  type BenchmarkResult,
+  type CellMetric,
+  type ChoiceBenchmarkResult,
+  type ModelProfile,
+  type OverlapResult,
+  type VariantBenchmark,
+  type VariantResult,
+} from "./store";
 import { pythonTaskScores } from "./taskScores";
 
 /** profile.json, the manifest the runner writes last. */
@@ -25,7 +45,16 @@ export interface RunnerManifest {
   parameters: number;
   candidates: { tensors?: { name: string; numel: number; offset: number }[]; total: number };
   /** `top_chunked` variants also carry `top_n` (floor(k x P)) and `shared_with_top` (|chunked n exact top|). */
-  variants: { ability: string | null; selection: Selection; k: number; n: number; file: string; lowering?: number; top_n?: number; shared_with_top?: number }[];
+  variants: {
+    ability: string | null;
+    selection: Selection;
+    k: number;
+    n: number;
+    file: string;
+    lowering?: number;
+    top_n?: number;
+    shared_with_top?: number;
+  }[];
   overlap?: { k: number; n: number; abilities: string[]; intersections: number[][] }[];
   /** With `stability`: per ability, its halves' sizes and per k (the job's order) n and what the halves' top n share. */
   stability?: { ability: string; halves: number[]; n: number[]; shared: number[] }[];
@@ -84,12 +113,22 @@ export async function readProfileOutput(outDir: string, inputs: ProfileInputs, r
   const decode = inputs.decode ?? noDecoder;
   const filtered = inputs.decode ? await pythonFilteredAnswers(inputs.refs, inputs.benchmarks, sources, inputs.decode) : undefined;
   const taskScores = await pythonTaskScores(inputs.refs, inputs.benchmarks, sources, decode, filtered);
-  return assembleProfile(manifest, baseline, variantScores, { ...inputs, ...(filtered ? { filtered } : {}), ...(taskScores ? { taskScores } : {}) }, runnerDir);
+  return assembleProfile(
+    manifest,
+    baseline,
+    variantScores,
+    { ...inputs, ...(filtered ? { filtered } : {}), ...(taskScores ? { taskScores } : {}) },
+    runnerDir,
+  );
 }
 
 function checkManifest(manifest: RunnerManifest, file: string): void {
-  const ok = typeof manifest === "object" && manifest !== null && typeof manifest.parameters === "number" &&
-    typeof manifest.candidates?.total === "number" && Array.isArray(manifest.variants);
+  const ok =
+    typeof manifest === "object" &&
+    manifest !== null &&
+    typeof manifest.parameters === "number" &&
+    typeof manifest.candidates?.total === "number" &&
+    Array.isArray(manifest.variants);
   if (!ok) throw new Error(`${file}: expected {"parameters", "candidates": {"total"}, "variants": [...]}`);
 }
 
@@ -112,11 +151,19 @@ export function assembleProfile(
   const abilityName = (id: string | null): string | null => {
     if (id === null) return null;
     const name = nameOf.get(id);
-    if (name === undefined) throw new Error(`profile.json names ability \`${id}\`, which is not in the job (${[...nameOf.keys()].join(", ")})`);
+    if (name === undefined)
+      throw new Error(`profile.json names ability \`${id}\`, which is not in the job (${[...nameOf.keys()].join(", ")})`);
     return name;
   };
   const score = (scores: RunnerScores, source: string): BenchmarkItem[] =>
-    scoredItems(inputs.refs, inputs.benchmarks, scores, source, inputs.decode ?? noDecoder, extrasOf(source, inputs.filtered, inputs.taskScores));
+    scoredItems(
+      inputs.refs,
+      inputs.benchmarks,
+      scores,
+      source,
+      inputs.decode ?? noDecoder,
+      extrasOf(source, inputs.filtered, inputs.taskScores),
+    );
   const baseline = score(baselineScores, "baseline.jsonl");
   const benchmarkNames = inputs.benchmarks.map((b) => b.name);
   const baselineOf = new Map(benchmarkNames.map((name) => [name, baseline.filter((i) => i.benchmark === name)]));
@@ -125,7 +172,11 @@ export function assembleProfile(
   // Variants in a stable order: abilities in config order, selections as configured, k ascending; random last.
   const variants = manifest.variants.map((v) => ({ ...v, k: jobK(inputs.k, v.k, "profile.json"), name: abilityName(v.ability) }));
   const abilityOrder = new Map(inputs.abilities.map((a, i) => [a.id, i]));
-  const rank = (v: (typeof variants)[number]) => [v.ability === null ? inputs.abilities.length : abilityOrder.get(v.ability)!, inputs.selections.indexOf(v.selection), v.k];
+  const rank = (v: (typeof variants)[number]) => [
+    v.ability === null ? inputs.abilities.length : abilityOrder.get(v.ability)!,
+    inputs.selections.indexOf(v.selection),
+    v.k,
+  ];
   variants.sort((a, b) => {
     const [ra, rb] = [rank(a), rank(b)];
     return ra[0]! - rb[0]! || ra[1]! - rb[1]! || ra[2]! - rb[2]!;
@@ -155,7 +206,10 @@ export function assembleProfile(
     for (const v of variants) {
       const control = v.selection === "top" ? randomAt.get(v.k) : undefined;
       for (const g of gridBenchmarks) {
-        const ablated = scoreVector(itemsOf.get(v.file)!.filter((i) => i.benchmark === g.name), metric);
+        const ablated = scoreVector(
+          itemsOf.get(v.file)!.filter((i) => i.benchmark === g.name),
+          metric,
+        );
         const controlItems = control === undefined ? undefined : itemsOf.get(control)!.filter((i) => i.benchmark === g.name);
         cells.push({ file: v.file, benchmark: g.name, ablated, ...(controlItems ? { control: scoreVector(controlItems, metric) } : {}) });
       }
@@ -177,13 +231,26 @@ export function assembleProfile(
   const emptyCell = (file: string, name: string, metric: Metric): CellMetric => {
     const after = itemsOf.get(file)!.filter((i) => i.benchmark === name);
     return {
-      baseline: 0, ablated: meanOf(scoreVector(after, metric)), chance: 0, ais: null,
-      reason: "AIS is undefined: the benchmark has no items", ci: null, significant: false, undefined_resamples: 0, flips: { right_to_wrong: 0, wrong_to_right: 0 },
+      baseline: 0,
+      ablated: meanOf(scoreVector(after, metric)),
+      chance: 0,
+      ais: null,
+      reason: "AIS is undefined: the benchmark has no items",
+      ci: null,
+      significant: false,
+      undefined_resamples: 0,
+      flips: { right_to_wrong: 0, wrong_to_right: 0 },
     };
   };
 
   const groupCells = inputs.groups?.length
-    ? variantGroupCells(inputs.groups, baseline, variants.map((v) => ({ file: v.file, ...(v.selection === "top" && randomAt.has(v.k) ? { control: randomAt.get(v.k)! } : {}) })), itemsOf, bootstrapOptions)
+    ? variantGroupCells(
+        inputs.groups,
+        baseline,
+        variants.map((v) => ({ file: v.file, ...(v.selection === "top" && randomAt.has(v.k) ? { control: randomAt.get(v.k)! } : {}) })),
+        itemsOf,
+        bootstrapOptions,
+      )
     : undefined;
   const results: VariantResult[] = variants.map((v) => ({
     ability: v.name,
@@ -207,7 +274,13 @@ export function assembleProfile(
   const overlap: OverlapResult[] = (manifest.overlap ?? []).map((o) => {
     const names = o.abilities.map((id) => nameOf.get(id) ?? id);
     const sizes = o.intersections.map((row, i) => row[i] ?? o.n);
-    return { k: jobK(inputs.k, o.k, "profile.json overlap"), n: o.n, abilities: names, intersections: o.intersections, jaccard: jaccardFromCounts(o.intersections, sizes) };
+    return {
+      k: jobK(inputs.k, o.k, "profile.json overlap"),
+      n: o.n,
+      abilities: names,
+      intersections: o.intersections,
+      jaccard: jaccardFromCounts(o.intersections, sizes),
+    };
   });
 
   const stability = manifest.stability?.map((s): AbilityStability => {
@@ -215,7 +288,9 @@ export function assembleProfile(
       throw new Error(`profile.json: the stability of \`${s.ability}\` does not hold two halves and one count per k`);
     }
     return {
-      ability: abilityName(s.ability)!, ability_id: s.ability, halves: [s.halves[0]!, s.halves[1]!],
+      ability: abilityName(s.ability)!,
+      ability_id: s.ability,
+      halves: [s.halves[0]!, s.halves[1]!],
       by_k: inputs.k.map((k, i) => ({ k, n: s.n[i]!, shared: s.shared[i]!, jaccard: jaccardIndex(s.shared[i]!, s.n[i]!, s.n[i]!) })),
     };
   });
@@ -240,7 +315,10 @@ export function assembleProfile(
 }
 
 /** Every (ability, selection, k) the job asked for, and random per k, must be in the manifest once. */
-function checkVariantsComplete(variants: readonly { ability: string | null; selection: Selection; k: number; file: string }[], inputs: ProfileInputs): void {
+function checkVariantsComplete(
+  variants: readonly { ability: string | null; selection: Selection; k: number; file: string }[],
+  inputs: ProfileInputs,
+): void {
   const key = (ability: string | null, selection: string, k: number) => `${ability ?? "(random)"} ${selection} k=${k}`;
   const seen = new Set<string>();
   for (const v of variants) {
@@ -269,11 +347,23 @@ export function baselineAccuracies(baseline: readonly BenchmarkItem[], benchmark
 export function baselineAccuracies(baseline: readonly BenchmarkItem[], benchmarks: readonly ResolvedBenchmark[]): BenchmarkResult[] {
   return benchmarks.map((b): BenchmarkResult => {
     const items = baseline.filter((i) => i.benchmark === b.name);
-    const label = { ...(b.ability === undefined ? {} : { ability: b.ability }), ...(b.task.scorer ? { scored_by: `${b.task.scorer.ref.module}.${b.task.scorer.ref.name}` } : {}) };
+    const label = {
+      ...(b.ability === undefined ? {} : { ability: b.ability }),
+      ...(b.task.scorer ? { scored_by: `${b.task.scorer.ref.module}.${b.task.scorer.ref.name}` } : {}),
+    };
     if (b.task.outputType === "generate_until") {
       const generated = items.filter(isGenerated);
       if (generated.length !== items.length) throw new Error(`${b.name} is generate_until but has multiple-choice items`);
-      return { name: b.name, task_file: b.task.file, output_type: "generate_until", ...label, ...benchmarkExactMatch(generated, b.task.filters.map((f) => f.name)) };
+      return {
+        name: b.name,
+        task_file: b.task.file,
+        output_type: "generate_until",
+        ...label,
+        ...benchmarkExactMatch(
+          generated,
+          b.task.filters.map((f) => f.name),
+        ),
+      };
     }
     const scored = items.filter((i): i is ScoredItem => !isGenerated(i));
     if (scored.length !== items.length) throw new Error(`${b.name} is multiple_choice but has generated items`);

@@ -54,7 +54,10 @@ export const RUN_STATE = "run-state.json";
 export async function claimRunFolder(dir: string): Promise<void> {
   const current = await readState(dir);
   if (current?.state === "running" && current.pid !== process.pid && isAlive(current)) {
-    throw new RunnerError("target_busy", `run ${path.basename(dir)} is being run by process ${current.pid} on this machine: let it finish, or stop it (Ctrl-C there, or \`kill -INT ${current.pid}\`), then resume`);
+    throw new RunnerError(
+      "target_busy",
+      `run ${path.basename(dir)} is being run by process ${current.pid} on this machine: let it finish, or stop it (Ctrl-C there, or \`kill -INT ${current.pid}\`), then resume`,
+    );
   }
   await writeJsonAtomic(path.join(dir, RUN_STATE), { state: "running", pid: process.pid, hostname: os.hostname() } satisfies RunStateFile);
 }
@@ -69,11 +72,21 @@ export async function releaseRunFolder(dir: string, error?: unknown): Promise<vo
   const code = error instanceof RunnerError ? error.code : "internal";
   const message = error instanceof Error ? error.message : String(error);
   const resumable = error instanceof RunnerError ? error.resumable : false;
-  await writeJsonAtomic(file, { state: "failed", pid: process.pid, hostname: os.hostname(), code, message, resumable } satisfies RunStateFile);
+  await writeJsonAtomic(file, {
+    state: "failed",
+    pid: process.pid,
+    hostname: os.hostname(),
+    code,
+    message,
+    resumable,
+  } satisfies RunStateFile);
 }
 
 async function readState(dir: string): Promise<RunStateFile | undefined> {
-  return fs.readFile(path.join(dir, RUN_STATE), "utf8").then((t) => JSON.parse(t) as RunStateFile, () => undefined);
+  return fs.readFile(path.join(dir, RUN_STATE), "utf8").then(
+    (t) => JSON.parse(t) as RunStateFile,
+    () => undefined,
+  );
 }
 
 /** Whether the process that wrote a state still lives (on this machine; one elsewhere is taken as alive). */
@@ -94,7 +107,8 @@ export async function runStatus(dir: string): Promise<RunStatus> {
     const progress = await latestProgress(dir);
     return { state: "running", pid: state.pid, ...(progress ? { progress } : {}) };
   }
-  if (state?.state === "failed") return { state: "failed", code: state.code ?? "internal", message: state.message ?? "", resumable: state.resumable === true };
+  if (state?.state === "failed")
+    return { state: "failed", code: state.code ?? "internal", message: state.message ?? "", resumable: state.resumable === true };
   return { state: "interrupted" };
 }
 
@@ -102,17 +116,26 @@ export async function runStatus(dir: string): Promise<RunStatus> {
 async function latestProgress(dir: string): Promise<RunFolderProgress | undefined> {
   const modelsDir = path.join(dir, "models");
   const models = await fs.readdir(modelsDir).catch(() => [] as string[]);
-  const logs = await Promise.all(models.map(async (model) => {
-    const file = path.join(modelsDir, model, "events.jsonl");
-    return { model, file, mtime: (await fs.stat(file).catch(() => undefined))?.mtimeMs ?? -1 };
-  }));
+  const logs = await Promise.all(
+    models.map(async (model) => {
+      const file = path.join(modelsDir, model, "events.jsonl");
+      return { model, file, mtime: (await fs.stat(file).catch(() => undefined))?.mtimeMs ?? -1 };
+    }),
+  );
   const newest = logs.filter((l) => l.mtime >= 0).sort((a, b) => b.mtime - a.mtime)[0];
   if (!newest) return undefined;
   const tail = await readTail(newest.file, 16 * 1024);
   for (const line of tail.split("\n").reverse()) {
     if (line.trim() === "") continue;
     const event = parseEventLine(line);
-    if (event.type === "progress") return { model: newest.model, phase: event.phase, done: event.done, total: event.total, ...(event.ability ? { ability: event.ability } : {}) };
+    if (event.type === "progress")
+      return {
+        model: newest.model,
+        phase: event.phase,
+        done: event.done,
+        total: event.total,
+        ...(event.ability ? { ability: event.ability } : {}),
+      };
   }
   return undefined;
 }
@@ -144,12 +167,17 @@ export async function outputDirOf(configFile: string, text?: string): Promise<st
 export async function runsIn(outputDir: string): Promise<RunEntry[]> {
   const runsDir = path.join(outputDir, "runs");
   const ids = await fs.readdir(runsDir).catch(() => [] as string[]);
-  const runs = await Promise.all(ids.map(async (id): Promise<RunEntry | undefined> => {
-    const dir = path.join(runsDir, id);
-    const manifest = await fs.readFile(path.join(dir, RUN_MANIFEST), "utf8").then((t) => JSON.parse(t) as RunManifest, () => undefined);
-    if (typeof manifest?.config_file !== "string") return undefined;
-    return { id, dir, configFile: manifest.config_file, finished: await isFile(path.join(dir, "results.json")) };
-  }));
+  const runs = await Promise.all(
+    ids.map(async (id): Promise<RunEntry | undefined> => {
+      const dir = path.join(runsDir, id);
+      const manifest = await fs.readFile(path.join(dir, RUN_MANIFEST), "utf8").then(
+        (t) => JSON.parse(t) as RunManifest,
+        () => undefined,
+      );
+      if (typeof manifest?.config_file !== "string") return undefined;
+      return { id, dir, configFile: manifest.config_file, finished: await isFile(path.join(dir, "results.json")) };
+    }),
+  );
   return runs.filter((r): r is RunEntry => r !== undefined).sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
 }
 
@@ -177,6 +205,8 @@ export async function runsOfConfigs(configFiles: readonly string[]): Promise<Run
   const wanted = new Set(configFiles.map((f) => path.resolve(f)));
   const outputs = new Set(await Promise.all([...wanted].map((f) => outputDirOf(f))));
   const runs = (await Promise.all([...outputs].map((dir) => runsIn(dir)))).flat().filter((r) => wanted.has(path.resolve(r.configFile)));
-  const rows = await Promise.all(runs.map(async (r) => ({ ...r, status: r.finished ? ({ state: "finished" } as const) : await runStatus(r.dir) })));
+  const rows = await Promise.all(
+    runs.map(async (r) => ({ ...r, status: r.finished ? ({ state: "finished" } as const) : await runStatus(r.dir) })),
+  );
   return rows.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
 }

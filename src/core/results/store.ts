@@ -266,7 +266,11 @@ function runFolder(dir: string, manifest: RunManifest): RunFolder & { manifest: 
   return { id: manifest.run_id, dir, manifest, modelDir: (model) => path.join(dir, "models", modelFolderName(model)) };
 }
 
-export async function createRunFolder(outputDir: string, configText: string, configFile: string): Promise<RunFolder & { manifest: RunManifest }> {
+export async function createRunFolder(
+  outputDir: string,
+  configText: string,
+  configFile: string,
+): Promise<RunFolder & { manifest: RunManifest }> {
   const id = newRunId();
   const dir = path.join(outputDir, "runs", id);
   await fs.mkdir(dir, { recursive: true });

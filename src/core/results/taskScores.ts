@@ -14,7 +14,11 @@ import { scoredItems, type Decoder, type FilteredAnswers, type RunnerScores, typ
  * throws HelperError, with what Python said.
  */
 export async function pythonTaskScores(
-  refs: readonly ItemRef[], benchmarks: readonly ResolvedBenchmark[], sources: ReadonlyMap<string, RunnerScores>, decode: Decoder, filtered?: FilteredAnswers,
+  refs: readonly ItemRef[],
+  benchmarks: readonly ResolvedBenchmark[],
+  sources: ReadonlyMap<string, RunnerScores>,
+  decode: Decoder,
+  filtered?: FilteredAnswers,
 ): Promise<TaskScores | undefined> {
   const scored = benchmarks.filter((b) => b.task.scorer !== undefined);
   if (scored.length === 0) return undefined;
@@ -27,7 +31,10 @@ export async function pythonTaskScores(
       const items = scoredItems(own, [benchmark], scores, source, decode, answers ? { filtered: answers } : {});
       items.forEach((item, i) => entries.push({ source, id: own[i]!.id, input: scorerInput(benchmark, item, s === 0) }));
     });
-    const { values, chance } = await runScorer(benchmark.task.scorer!, entries.map((e) => e.input));
+    const { values, chance } = await runScorer(
+      benchmark.task.scorer!,
+      entries.map((e) => e.input),
+    );
     entries.forEach((e, i) => {
       const score = values[i]!;
       if (!(score >= 0 && score <= 1)) {

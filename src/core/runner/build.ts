@@ -52,7 +52,10 @@ export async function buildFactsOn(request: BuildRequest): Promise<BuildFacts> {
   const result = await runOnHost(request.host, script, { what: "look for what building bprof-runner needs" });
   const facts = buildFacts(factLines(result.stdout));
   if (!facts) {
-    throw new RunnerError("target_failed", `could not ask ${hostName(request.host)} what building bprof-runner needs (exit ${result.exitCode}): ${result.stderr.trim().split("\n").slice(-2).join(" ") || "no answer"}`);
+    throw new RunnerError(
+      "target_failed",
+      `could not ask ${hostName(request.host)} what building bprof-runner needs (exit ${result.exitCode}): ${result.stderr.trim().split("\n").slice(-2).join(" ") || "no answer"}`,
+    );
   }
   return facts;
 }
@@ -81,7 +84,9 @@ async function scriptFor(request: BuildRequest, mode: "where" | "build", sources
     BPROF_PYTHON: request.python,
     BPROF_TORCH_PREFIX: request.torchPrefix,
   };
-  const assignments = Object.entries(env).filter(([, v]) => v !== undefined && v !== "").map(([k, v]) => `${k}=${shellWord(v!)}; export ${k}`);
+  const assignments = Object.entries(env)
+    .filter(([, v]) => v !== undefined && v !== "")
+    .map(([k, v]) => `${k}=${shellWord(v!)}; export ${k}`);
   return [`set -- ${mode}`, ...assignments, script].join("\n");
 }
 
@@ -91,7 +96,12 @@ async function build(request: BuildRequest, facts: BuildFacts, sourcesDir: strin
   const started = Date.now();
   const estimatedSeconds = estimatedBuildSeconds(facts);
   // Its own process group here, so that a cancel reaches cmake, ninja and the compilers too.
-  const child = execa(file, args, { reject: false, stdin: "ignore", detached: request.host.kind === "local", buffer: { stdout: true, stderr: true } });
+  const child = execa(file, args, {
+    reject: false,
+    stdin: "ignore",
+    detached: request.host.kind === "local",
+    buffer: { stdout: true, stderr: true },
+  });
   let step: BuildStep = "configure";
   let work: string | undefined;
   const output: string[] = [];
@@ -135,9 +145,17 @@ async function build(request: BuildRequest, facts: BuildFacts, sourcesDir: strin
       `building bprof-runner on ${where} failed at its ${end.failed.step} step${firstError ? `: ${firstError}` : ""}. The whole log: ${end.failed.log}`,
     );
   }
-  if (request.host.kind === "ssh" && result.exitCode === 255) throw new RunnerError("target_unreachable", `the connection to ${where} dropped while bprof-runner was being built there`);
-  const said = String(result.stderr ?? "").trim().split("\n").slice(-3).join(" ");
-  throw new RunnerError("runner_build_failed", `building bprof-runner on ${where} stopped (exit ${result.exitCode})${said ? `: ${said}` : ""}`);
+  if (request.host.kind === "ssh" && result.exitCode === 255)
+    throw new RunnerError("target_unreachable", `the connection to ${where} dropped while bprof-runner was being built there`);
+  const said = String(result.stderr ?? "")
+    .trim()
+    .split("\n")
+    .slice(-3)
+    .join(" ");
+  throw new RunnerError(
+    "runner_build_failed",
+    `building bprof-runner on ${where} stopped (exit ${result.exitCode})${said ? `: ${said}` : ""}`,
+  );
 }
 
 /** Ends a build: its process group here; there, every process working in its folder, then the folder. */
@@ -146,7 +164,10 @@ async function stopBuild(host: Host, pid: number | undefined, work: string | und
     signalGroup(pid, "SIGTERM");
     return;
   }
-  if (work) await runOnHost(host, `pkill -TERM -f ${shellWord(work)}; sleep 1; rm -rf ${shellWord(work)}`, { what: "stop the build" }).catch(() => undefined);
+  if (work)
+    await runOnHost(host, `pkill -TERM -f ${shellWord(work)}; sleep 1; rm -rf ${shellWord(work)}`, { what: "stop the build" }).catch(
+      () => undefined,
+    );
 }
 
 /** After a cancel here: once no compiler of the build is left (SIGKILL after 5 s), its folder goes. */
@@ -185,8 +206,13 @@ export async function sourcesOnHost(host: Host, sources: RunnerSources, cache: s
   const received = await packed.pipe(file, args, { reject: false });
   const sent = await packed;
   if (sent.exitCode !== 0 || received.exitCode !== 0) {
-    if (host.kind === "ssh" && received.exitCode === 255) throw new RunnerError("target_unreachable", `the connection to ${hostName(host)} dropped while the runner's sources were copied there`);
-    const why = String(received.stderr ?? "").trim() || String(Buffer.from(sent.stderr ?? "")).trim() || `exit ${sent.exitCode}/${received.exitCode}`;
+    if (host.kind === "ssh" && received.exitCode === 255)
+      throw new RunnerError(
+        "target_unreachable",
+        `the connection to ${hostName(host)} dropped while the runner's sources were copied there`,
+      );
+    const why =
+      String(received.stderr ?? "").trim() || String(Buffer.from(sent.stderr ?? "")).trim() || `exit ${sent.exitCode}/${received.exitCode}`;
     throw new RunnerError("target_failed", `could not copy the runner's sources to ${hostName(host)}:${dir}: ${why}`);
   }
   return dir;

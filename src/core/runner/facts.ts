@@ -59,9 +59,22 @@ export function buildFacts(lines: Map<string, string[]>): BuildFacts | undefined
     missing: lines.get("missing") ?? [],
     key,
   };
-  const optional = { conda: one("conda"), cmake: one("cmake"), cxx: one("cxx"), generator: one("generator"), json: one("json"), cached: one("cached") };
+  const optional = {
+    conda: one("conda"),
+    cmake: one("cmake"),
+    cxx: one("cxx"),
+    generator: one("generator"),
+    json: one("json"),
+    cached: one("cached"),
+  };
   for (const [name, value] of Object.entries(optional)) if (value) (facts as unknown as Record<string, string>)[name] = value;
-  if (torch) facts.torch = { dir: torch, version: one("torch_version") ?? "unknown", from: one("torch_from") ?? "", cuda: one("torch_cuda") === "yes" };
+  if (torch)
+    facts.torch = {
+      dir: torch,
+      version: one("torch_version") ?? "unknown",
+      from: one("torch_from") ?? "",
+      cuda: one("torch_cuda") === "yes",
+    };
   const last = Number(one("last_seconds"));
   if (Number.isFinite(last) && last > 0) facts.lastSeconds = last;
   return facts;
@@ -102,10 +115,24 @@ function familyOf(os: BuildFacts["os"]): Family {
 
 /** Each family's package for what build-runner.sh calls missing; undefined: not packaged there. */
 const PACKAGES: Record<Exclude<Family, "other">, Partial<Record<string, string>>> = {
-  debian: { cmake: "cmake", "c++": "g++", make: "make", "nlohmann-json": "nlohmann-json3-dev", libtorch: "libtorch-dev", "cuda-toolkit": "nvidia-cuda-toolkit" },
+  debian: {
+    cmake: "cmake",
+    "c++": "g++",
+    make: "make",
+    "nlohmann-json": "nlohmann-json3-dev",
+    libtorch: "libtorch-dev",
+    "cuda-toolkit": "nvidia-cuda-toolkit",
+  },
   fedora: { cmake: "cmake", "c++": "gcc-c++", make: "make", "nlohmann-json": "json-devel" },
   suse: { cmake: "cmake", "c++": "gcc-c++", make: "make", "nlohmann-json": "nlohmann_json-devel" },
-  arch: { cmake: "cmake", "c++": "gcc", make: "make", "nlohmann-json": "nlohmann-json", libtorch: "python-pytorch", "cuda-toolkit": "cuda" },
+  arch: {
+    cmake: "cmake",
+    "c++": "gcc",
+    make: "make",
+    "nlohmann-json": "nlohmann-json",
+    libtorch: "python-pytorch",
+    "cuda-toolkit": "cuda",
+  },
   alpine: { cmake: "cmake", "c++": "g++", make: "make", "nlohmann-json": "nlohmann-json" },
   darwin: { cmake: "cmake", make: "make", "nlohmann-json": "nlohmann-json", libtorch: "pytorch" },
 };
@@ -127,7 +154,14 @@ export function installCommands(facts: BuildFacts, python = "python3"): string[]
   const sudo = facts.root || family === "darwin" ? "" : "sudo ";
   if (facts.conda) {
     // In a conda environment its own packages fit best, compiler included.
-    const conda = { cmake: "cmake", "c++": "cxx-compiler", make: "make", "nlohmann-json": "nlohmann_json", libtorch: "libtorch", "cuda-toolkit": "cuda-toolkit" } as Record<string, string>;
+    const conda = {
+      cmake: "cmake",
+      "c++": "cxx-compiler",
+      make: "make",
+      "nlohmann-json": "nlohmann_json",
+      libtorch: "libtorch",
+      "cuda-toolkit": "cuda-toolkit",
+    } as Record<string, string>;
     return [`conda install -y -c conda-forge ${needs.map((n) => conda[n] ?? n).join(" ")}`];
   }
   let rest = needs;
@@ -142,7 +176,9 @@ export function installCommands(facts: BuildFacts, python = "python3"): string[]
   }
   if (rest.includes("cmake")) commands.push(`${python} -m pip install --user cmake`);
   if (rest.includes("libtorch")) {
-    commands.push(`${python} -m pip install torch${facts.torch?.cuda || rest.includes("cuda-toolkit") ? "" : " --index-url https://download.pytorch.org/whl/cpu"}`);
+    commands.push(
+      `${python} -m pip install torch${facts.torch?.cuda || rest.includes("cuda-toolkit") ? "" : " --index-url https://download.pytorch.org/whl/cpu"}`,
+    );
   }
   if (rest.includes("cuda-toolkit")) commands.push("# the CUDA toolkit matching your PyTorch: https://developer.nvidia.com/cuda-downloads");
   const unnamed = rest.filter((n) => !["cmake", "libtorch", "cuda-toolkit"].includes(n));

@@ -32,7 +32,9 @@ export function announcingBuilds(spec: RunnerSpec, onStatus: ((message: string) 
     onBuild: {
       ...spec.onBuild,
       onBuildStart: (facts) => {
-        onStatus(`building bprof-runner on ${hostName(host)} from the bundled sources, once for this version (about ${estimatedBuildSeconds(facts)} s)`);
+        onStatus(
+          `building bprof-runner on ${hostName(host)} from the bundled sources, once for this version (about ${estimatedBuildSeconds(facts)} s)`,
+        );
         spec.onBuild?.onBuildStart?.(facts);
       },
     },
@@ -58,7 +60,10 @@ export async function runnerOn(host: Host, spec: RunnerSpec, signal?: AbortSigna
   }
   const sources = await runnerSources(spec.sourcesDir);
   if (!sources) {
-    throw new RunnerError("runner_not_found", `the runner's sources are not at ${spec.sourcesDir} (a broken install): reinstall Benchmark Profiler, or name a runner you built (benchmarkProfiler.runnerPath, BPROF_RUNNER, --runner)`);
+    throw new RunnerError(
+      "runner_not_found",
+      `the runner's sources are not at ${spec.sourcesDir} (a broken install): reinstall Benchmark Profiler, or name a runner you built (benchmarkProfiler.runnerPath, BPROF_RUNNER, --runner)`,
+    );
   }
   const request: BuildRequest = {
     host,

@@ -55,7 +55,8 @@ export class WorkspaceClient {
     if (this.trusted !== undefined) this.post({ type: "trust", trusted: this.trusted });
     if (this.roots.length > 0) this.post({ type: "roots", folders: this.roots });
     if (this.found.size > 0) this.post({ type: "filesFound", files: [...this.found] });
-    if (this.documents.size > 0) this.post({ type: "documents", set: [...this.documents].map(([file, d]) => ({ file, ...d })), closed: [] });
+    if (this.documents.size > 0)
+      this.post({ type: "documents", set: [...this.documents].map(([file, d]) => ({ file, ...d })), closed: [] });
   }
 
   private restart(): void {
@@ -70,7 +71,8 @@ export class WorkspaceClient {
   }
 
   private received(message: FromWorker): void {
-    if (message.type === "problems") this.options.onProblems({ files: message.files, checked: message.checked, milliseconds: message.milliseconds });
+    if (message.type === "problems")
+      this.options.onProblems({ files: message.files, checked: message.checked, milliseconds: message.milliseconds });
     else if (message.type === "log") this.options.onLog?.(message.message);
     else {
       const p = this.pending.get(message.id);

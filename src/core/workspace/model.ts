@@ -36,7 +36,9 @@ export interface WorkspaceUpdate {
 
 /** A profiling config, not the snapshot of one in a run folder (runs/<run-id>/config.bprof.yaml). */
 export function isConfigFile(file: string): boolean {
-  return file.endsWith(".bprof.yaml") && !(path.basename(file) === CONFIG_SNAPSHOT && path.basename(path.dirname(path.dirname(file))) === "runs");
+  return (
+    file.endsWith(".bprof.yaml") && !(path.basename(file) === CONFIG_SNAPSHOT && path.basename(path.dirname(path.dirname(file))) === "runs")
+  );
 }
 
 export function isDatasetFile(file: string): boolean {
@@ -148,7 +150,10 @@ export class WorkspaceModel {
       checked.push(`config:${file}`);
     }
     const read = this.filesReadByConfigs();
-    for (const [files, kind] of [[this.datasets, "dataset"], [this.openTasks, "task"]] as const) {
+    for (const [files, kind] of [
+      [this.datasets, "dataset"],
+      [this.openTasks, "task"],
+    ] as const) {
       for (const file of [...files]) {
         const key = `${kind}:${file}`;
         if (read.has(file)) this.dropContribution(key);
@@ -172,7 +177,9 @@ export class WorkspaceModel {
     // A config that no longer parses (a key half typed) still names what it named a moment ago:
     // its datasets keep the checks in its context instead of flickering to those of a lone file.
     const previous = this.configs.get(file);
-    const parsed = loaded.resolved.models.length + loaded.resolved.benchmarks.length + loaded.resolved.abilities.length > 0 || errorsOf(loaded.problems).length === 0;
+    const parsed =
+      loaded.resolved.models.length + loaded.resolved.benchmarks.length + loaded.resolved.abilities.length > 0 ||
+      errorsOf(loaded.problems).length === 0;
     if (!parsed && previous) for (const f of previous.reads) reads.add(f);
     this.configs.set(file, { loaded, reads, modelDirs: loaded.resolved.models.map((m) => m.path) });
     for (const ability of loaded.resolved.abilities) for (const dataset of ability.files) this.datasets.add(dataset);
@@ -257,7 +264,11 @@ export class WorkspaceModel {
   }
 
   private async dataset(file: string, options: DiagnosticCheckOptions): Promise<DiagnosticDatasetCheck> {
-    const key = [(options.abilities ?? []).join("\0"), options.benchmarkIndex ? this.idOf(options.benchmarkIndex) : 0, options.minItems ?? ""].join("|");
+    const key = [
+      (options.abilities ?? []).join("\0"),
+      options.benchmarkIndex ? this.idOf(options.benchmarkIndex) : 0,
+      options.minItems ?? "",
+    ].join("|");
     let byOptions = this.datasetResults.get(file);
     if (!byOptions) this.datasetResults.set(file, (byOptions = new Map()));
     let result = byOptions.get(key);
@@ -266,7 +277,10 @@ export class WorkspaceModel {
       try {
         text = await this.readText(file);
       } catch (e) {
-        return { items: [], problems: [fileProblem(file, "file.unreadable", `cannot read the diagnostic dataset: ${(e as Error).message}`)] };
+        return {
+          items: [],
+          problems: [fileProblem(file, "file.unreadable", `cannot read the diagnostic dataset: ${(e as Error).message}`)],
+        };
       }
       result = this.checker(file).check(text, options);
       byOptions.set(key, result);
@@ -332,7 +346,8 @@ export class WorkspaceModel {
     if (this.openTasks.has(file)) this.dirty.add(`task:${file}`);
     for (const [config, state] of this.configs) {
       // A file appearing or disappearing may be one a config names but could not find.
-      const affected = kind !== "changed" || !state || state.reads.has(file) || state.modelDirs.some((dir) => file.startsWith(dir + path.sep));
+      const affected =
+        kind !== "changed" || !state || state.reads.has(file) || state.modelDirs.some((dir) => file.startsWith(dir + path.sep));
       if (affected) this.dirty.add(`config:${config}`);
     }
   }
@@ -420,7 +435,10 @@ export class WorkspaceModel {
 
   /** The configs whose last check read `file`. */
   configsReading(file: string): string[] {
-    return [...this.configs].filter(([, state]) => state?.reads.has(file)).map(([config]) => config).sort();
+    return [...this.configs]
+      .filter(([, state]) => state?.reads.has(file))
+      .map(([config]) => config)
+      .sort();
   }
 
   /** The text of a file as the editor sees it. */
@@ -431,7 +449,8 @@ export class WorkspaceModel {
   /** Ability names of every dataset item checked so far, and those the configs declare. */
   abilityNames(): string[] {
     const names = new Set<string>();
-    for (const byOptions of this.datasetResults.values()) for (const result of byOptions.values()) for (const item of result.items) names.add(item.ability);
+    for (const byOptions of this.datasetResults.values())
+      for (const result of byOptions.values()) for (const item of result.items) names.add(item.ability);
     for (const state of this.configs.values()) for (const ability of state?.loaded.resolved.abilities ?? []) names.add(ability.name);
     return [...names].sort();
   }

@@ -38,9 +38,7 @@ export type RequestMethod = keyof WorkerRequests;
 export type RequestParams<M extends RequestMethod> = Parameters<WorkerRequests[M]>[0];
 export type RequestResult<M extends RequestMethod> = ReturnType<WorkerRequests[M]>;
 
-export type ToWorker =
-  | WorkerNotification
-  | { type: "request"; id: number; method: RequestMethod; params: unknown };
+export type ToWorker = WorkerNotification | { type: "request"; id: number; method: RequestMethod; params: unknown };
 
 /** From the worker. */
 export type FromWorker =

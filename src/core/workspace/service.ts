@@ -84,7 +84,14 @@ export class WorkspaceService {
       const ability = loaded.resolved.abilities[index];
       if (ability) {
         const measured = await this.measuredStability(file, text, ability.name);
-        return { markdown: abilityHover(ability, ability.files.flatMap((f) => this.model.problemsOf(f)), measured), schemaOnly: false };
+        return {
+          markdown: abilityHover(
+            ability,
+            ability.files.flatMap((f) => this.model.problemsOf(f)),
+            measured,
+          ),
+          schemaOnly: false,
+        };
       }
     }
     const markdown = schemaHover(field);
@@ -100,7 +107,11 @@ export class WorkspaceService {
         try {
           const text = diagnosticTextFor(item, model);
           const tokenizer = await this.tokenizer(model.path);
-          renderings.push({ ...base, text, ...(tokenizer ? { tokens: diagnosticSequence(tokenizer, item, model.chat?.template).length } : {}) });
+          renderings.push({
+            ...base,
+            text,
+            ...(tokenizer ? { tokens: diagnosticSequence(tokenizer, item, model.chat?.template).length } : {}),
+          });
         } catch (e) {
           renderings.push({ ...base, text: "", error: (e as Error).message });
         }
@@ -120,8 +131,9 @@ export class WorkspaceService {
     const text = await this.model.text(file).catch(() => "");
     const found = await this.foundFiles();
     const models = this.model.configState(file)?.loaded.resolved.models ?? [];
-    const modelParameters = (await Promise.all(models.map(async (m) => ({ name: m.name, count: await readParameterCount(m.path) }))))
-      .flatMap((m) => (m.count ? [{ name: m.name, total: m.count.total }] : []));
+    const modelParameters = (
+      await Promise.all(models.map(async (m) => ({ name: m.name, count: await readParameterCount(m.path) })))
+    ).flatMap((m) => (m.count ? [{ name: m.name, total: m.count.total }] : []));
     return configCompletions(text, at, { configFile: file, abilityNames: this.model.abilityNames(), ...found, modelParameters });
   }
 
@@ -169,7 +181,8 @@ export class WorkspaceService {
     const stamp = (await fs.stat(path.join(runDir, RESULTS_FILE)).catch(() => undefined))?.mtimeMs;
     if (stamp === undefined) return undefined;
     let entry = this.runs.get(runDir);
-    if (!entry || entry.stamp !== stamp) this.runs.set(runDir, (entry = { stamp, documents: loadRun(runDir).then((run) => new RunDocuments(run)) }));
+    if (!entry || entry.stamp !== stamp)
+      this.runs.set(runDir, (entry = { stamp, documents: loadRun(runDir).then((run) => new RunDocuments(run)) }));
     return entry.documents.catch(() => undefined);
   }
 

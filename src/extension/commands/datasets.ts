@@ -12,8 +12,10 @@ import type { CommandFactory } from "../ctx";
 export const createDataset: CommandFactory = () => async (file: string, ability: string) => {
   const found = findGenerator(ability);
   if ("error" in found) throw new Error(found.error);
-  const text = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Generating ${PAPER_ITEMS_PER_ABILITY} items of ${ability}` },
-    async () => toJsonl(generateItems(found.generator, { n: PAPER_ITEMS_PER_ABILITY, seed: 1 })));
+  const text = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Generating ${PAPER_ITEMS_PER_ABILITY} items of ${ability}` },
+    async () => toJsonl(generateItems(found.generator, { n: PAPER_ITEMS_PER_ABILITY, seed: 1 })),
+  );
   const uri = vscode.Uri.file(file);
   const edit = new vscode.WorkspaceEdit();
   edit.createFile(uri, { ignoreIfExists: true });
@@ -39,10 +41,14 @@ export const generateMoreItems: CommandFactory = (ctx) => async (config: vscode.
     title: `Generate ${entry.label} items into ${path.basename(file)}`,
     prompt: "How many items? (the paper used about 2,000 per ability)",
     value: String(Math.max(100, PAPER_ITEMS_PER_ABILITY - (entry.count ?? 0))),
-    validateInput: (v) => (/^\d+$/.test(v.trim()) && Number(v) > 0 && Number(v) <= 100_000 ? undefined : "a whole number from 1 to 100,000"),
+    validateInput: (v) =>
+      /^\d+$/.test(v.trim()) && Number(v) > 0 && Number(v) <= 100_000 ? undefined : "a whole number from 1 to 100,000",
   });
   if (answer === undefined) return;
-  const document = await vscode.workspace.openTextDocument(vscode.Uri.file(file)).then((d) => d, () => undefined);
+  const document = await vscode.workspace.openTextDocument(vscode.Uri.file(file)).then(
+    (d) => d,
+    () => undefined,
+  );
   const existing = document?.getText() ?? "";
   const lines = jsonlLines(existing).filter((l) => l.trim() !== "");
   const taken = new Set<string>();
@@ -65,5 +71,7 @@ export const generateMoreItems: CommandFactory = (ctx) => async (config: vscode.
   const separator = existing === "" || existing.endsWith("\n") ? "" : "\n";
   edit.insert(uri, end, separator + toJsonl(items));
   if (!(await vscode.workspace.applyEdit(edit))) throw new Error(`could not add items to ${file}`);
-  void vscode.window.showInformationMessage(`Added ${items.length} ${entry.label} items to ${path.basename(file)} (seed ${seed}); save the file to keep them.`);
+  void vscode.window.showInformationMessage(
+    `Added ${items.length} ${entry.label} items to ${path.basename(file)} (seed ${seed}); save the file to keep them.`,
+  );
 };

@@ -9,7 +9,9 @@ import { showResults } from "../panels/resultsPanel";
 export const showLatestResults: CommandFactory = (ctx) => async (config?: vscode.Uri) => {
   const latest = config ? (await runsOfConfig(config.fsPath)).find((r) => r.finished)?.dir : await latestInWorkspace();
   if (!latest) {
-    void vscode.window.showErrorMessage(`No finished run ${config ? `of ${vscode.workspace.asRelativePath(config)}` : "in this workspace (.bprof/runs/*/results.json)"}; run Benchmark Profiler: Profile first.`);
+    void vscode.window.showErrorMessage(
+      `No finished run ${config ? `of ${vscode.workspace.asRelativePath(config)}` : "in this workspace (.bprof/runs/*/results.json)"}; run Benchmark Profiler: Profile first.`,
+    );
     return;
   }
   try {

@@ -35,7 +35,11 @@ export const cancelRun: CommandFactory = (ctx) => async (node: RunNode) => {
   const status = await runStatus(node.row.dir);
   if (status.state !== "running") return;
   const stop = "Stop It";
-  const choice = await vscode.window.showWarningMessage(`Run ${node.row.id} is run by another process (pid ${status.pid}). Ask it to stop? It finishes the item it is on; the run can be resumed.`, { modal: true }, stop);
+  const choice = await vscode.window.showWarningMessage(
+    `Run ${node.row.id} is run by another process (pid ${status.pid}). Ask it to stop? It finishes the item it is on; the run can be resumed.`,
+    { modal: true },
+    stop,
+  );
   if (choice !== stop) return;
   try {
     process.kill(status.pid, "SIGINT");
@@ -51,14 +55,21 @@ export const deleteRun: CommandFactory = (ctx) => async (node: RunNode) => {
     return;
   }
   const remove = "Delete";
-  const choice = await vscode.window.showWarningMessage(`Delete run ${node.row.id} and its folder?`, { modal: true, detail: node.row.dir }, remove);
+  const choice = await vscode.window.showWarningMessage(
+    `Delete run ${node.row.id} and its folder?`,
+    { modal: true, detail: node.row.dir },
+    remove,
+  );
   if (choice !== remove) return;
   await fs.rm(node.row.dir, { recursive: true, force: true });
   ctx.workspace.refresh();
 };
 
 export const revealRun: CommandFactory = () => async (node: RunNode) => {
-  await vscode.commands.executeCommand(vscode.env.uiKind === vscode.UIKind.Desktop ? "revealFileInOS" : "revealInExplorer", vscode.Uri.file(node.row.dir));
+  await vscode.commands.executeCommand(
+    vscode.env.uiKind === vscode.UIKind.Desktop ? "revealFileInOS" : "revealInExplorer",
+    vscode.Uri.file(node.row.dir),
+  );
 };
 
 export const copyRunId: CommandFactory = () => async (node: RunNode) => {

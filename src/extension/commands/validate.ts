@@ -20,8 +20,9 @@ export const validateConfig: CommandFactory = (ctx) => async (uri?: vscode.Uri) 
   else ctx.workspace.found([config.fsPath]);
   await ctx.workspace.request("settled", {});
   const name = path.basename(config.fsPath);
-  const errors = errorsOf(await ctx.workspace.request("problemsOf", { file: config.fsPath })).length
-    || errorsOf(await compiledJobProblems(ctx, config.fsPath)).length;
+  const errors =
+    errorsOf(await ctx.workspace.request("problemsOf", { file: config.fsPath })).length ||
+    errorsOf(await compiledJobProblems(ctx, config.fsPath)).length;
   if (errors > 0) {
     void vscode.window.showErrorMessage(`${name}: ${errors} error(s); see the Problems panel`);
     return;
@@ -33,17 +34,24 @@ export const validateConfig: CommandFactory = (ctx) => async (uri?: vscode.Uri) 
   }
   const where = describeTarget(profile.target);
   if (!(await ctx.trusted(`Checking ${where}`))) return;
-  const checks = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Checking ${where}` },
-    async () => checkTarget(profile.target, profile.models, await ctx.runner.spec()));
+  const checks = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Checking ${where}` },
+    async () => checkTarget(profile.target, profile.models, await ctx.runner.spec()),
+  );
   ctx.log(`${name}: target ${where}`);
   for (const check of checks) ctx.log(`  ${check.ok ? "ok" : "error"}: ${check.message}`);
   const failed = checks.filter((c) => !c.ok);
   if (failed.length === 0) void vscode.window.showInformationMessage(`${name}: config OK; ${where} is ready (${checks.length} checks)`);
-  else void vscode.window.showErrorMessage(`${name}: ${failed[0]!.message}${failed.length > 1 ? ` (and ${failed.length - 1} more; see the output)` : ""}`);
+  else
+    void vscode.window.showErrorMessage(
+      `${name}: ${failed[0]!.message}${failed.length > 1 ? ` (and ${failed.length - 1} more; see the output)` : ""}`,
+    );
 };
 
 /** Compiling the jobs tokenizes every item (seconds on a large benchmark), so it shows its progress. */
 function compiledJobProblems(ctx: Ctx, file: string) {
-  return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Tokenizing the items of ${path.basename(file)}` },
-    () => ctx.workspace.request("compileJobs", { file }));
+  return vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Tokenizing the items of ${path.basename(file)}` },
+    () => ctx.workspace.request("compileJobs", { file }),
+  );
 }

@@ -15,7 +15,8 @@ function configLenses(uri: vscode.Uri, outline: ProfileOutline): vscode.CodeLens
     lens(0, "$(play) Profile", "benchmarkProfiler.profile", [uri], "Run the profile of this config"),
     lens(0, "$(check) Validate", "benchmarkProfiler.validateConfig", [uri], "Check this config, everything it names, and its target"),
   ];
-  if (outline.latestResults) lenses.push(lens(0, `$(graph) Latest Results (run ${outline.latestResults.runId})`, "benchmarkProfiler.showLatestResults", [uri]));
+  if (outline.latestResults)
+    lenses.push(lens(0, `$(graph) Latest Results (run ${outline.latestResults.runId})`, "benchmarkProfiler.showLatestResults", [uri]));
   return lenses;
 }
 
@@ -23,11 +24,25 @@ function abilityLenses(uri: vscode.Uri, entry: OutlineEntry): vscode.CodeLens[] 
   const line = entry.range.start.line;
   const lenses: vscode.CodeLens[] = [];
   const dataset = entry.files[0];
-  if (entry.count !== undefined && dataset) lenses.push(lens(line, `${entry.count.toLocaleString("en-US")} items`, "vscode.open", [vscode.Uri.file(dataset)], "Open its dataset"));
-  const health = entry.problems.errors > 0 ? `${entry.problems.errors} error${entry.problems.errors === 1 ? "" : "s"}`
-    : entry.healthWarnings ? `health: ${entry.healthWarnings} warning${entry.healthWarnings === 1 ? "" : "s"}` : "health: ok";
+  if (entry.count !== undefined && dataset)
+    lenses.push(lens(line, `${entry.count.toLocaleString("en-US")} items`, "vscode.open", [vscode.Uri.file(dataset)], "Open its dataset"));
+  const health =
+    entry.problems.errors > 0
+      ? `${entry.problems.errors} error${entry.problems.errors === 1 ? "" : "s"}`
+      : entry.healthWarnings
+        ? `health: ${entry.healthWarnings} warning${entry.healthWarnings === 1 ? "" : "s"}`
+        : "health: ok";
   lenses.push(lens(line, health, "workbench.actions.view.problems", [], "Problems of this ability's entry and datasets"));
-  if (!("error" in findGenerator(entry.label))) lenses.push(lens(line, "Generate Items", "benchmarkProfiler.generateItems", [uri, entry.index], `Add items of the built-in ${entry.label} generator to its dataset`));
+  if (!("error" in findGenerator(entry.label)))
+    lenses.push(
+      lens(
+        line,
+        "Generate Items",
+        "benchmarkProfiler.generateItems",
+        [uri, entry.index],
+        `Add items of the built-in ${entry.label} generator to its dataset`,
+      ),
+    );
   return lenses;
 }
 
@@ -36,7 +51,10 @@ class Lenses implements vscode.CodeLensProvider {
   readonly onDidChangeCodeLenses = this.changed.event;
 
   constructor(private readonly ctx: Ctx) {
-    ctx.subscriptions.push(this.changed, ctx.workspace.onDidChange(() => this.changed.fire()));
+    ctx.subscriptions.push(
+      this.changed,
+      ctx.workspace.onDidChange(() => this.changed.fire()),
+    );
   }
 
   async provideCodeLenses(document: vscode.TextDocument): Promise<vscode.CodeLens[]> {

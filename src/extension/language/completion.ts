@@ -34,7 +34,10 @@ class Completions implements vscode.CompletionItemProvider {
 
   async provideCompletionItems(document: vscode.TextDocument, position: vscode.Position): Promise<vscode.CompletionItem[]> {
     this.ctx.workspace.flush(document);
-    const items = await this.ctx.workspace.request("completion", { file: document.fileName, position: { line: position.line, character: position.character } });
+    const items = await this.ctx.workspace.request("completion", {
+      file: document.fileName,
+      position: { line: position.line, character: position.character },
+    });
     const keysElsewhere = this.ctx.yamlExtensionActive;
     return items.filter((i) => !(keysElsewhere && i.kind === "key")).map(toCompletion);
   }

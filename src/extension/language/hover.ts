@@ -10,12 +10,20 @@ class Hovers implements vscode.HoverProvider {
 
   async provideHover(document: vscode.TextDocument, position: vscode.Position): Promise<vscode.Hover | undefined> {
     this.ctx.workspace.flush(document);
-    const found = await this.ctx.workspace.request("hover", { file: document.fileName, position: { line: position.line, character: position.character } });
+    const found = await this.ctx.workspace.request("hover", {
+      file: document.fileName,
+      position: { line: position.line, character: position.character },
+    });
     if (!found || (found.schemaOnly && this.ctx.yamlExtensionActive)) return undefined;
     return new vscode.Hover(new vscode.MarkdownString(found.markdown));
   }
 }
 
 export function activateHovers(ctx: Ctx): void {
-  ctx.subscriptions.push(vscode.languages.registerHoverProvider([...(CONFIGS as vscode.DocumentFilter[]), ...(DATASETS as vscode.DocumentFilter[])], new Hovers(ctx)));
+  ctx.subscriptions.push(
+    vscode.languages.registerHoverProvider(
+      [...(CONFIGS as vscode.DocumentFilter[]), ...(DATASETS as vscode.DocumentFilter[])],
+      new Hovers(ctx),
+    ),
+  );
 }

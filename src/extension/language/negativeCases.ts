@@ -25,7 +25,11 @@ function flipDetail(f: CaseFlip): string {
     return `${head}: answer \`${d.baselineAnswer}\` → \`${d.ablatedAnswer}\` (target \`${d.target}\`)`;
   }
   const scores = d.baselineLogprobs.map((before, i) => {
-    const marks = [i === d.target ? "target" : "", i === d.baselinePrediction ? "chosen before" : "", i === d.ablatedPrediction ? "chosen after" : ""].filter(Boolean);
+    const marks = [
+      i === d.target ? "target" : "",
+      i === d.baselinePrediction ? "chosen before" : "",
+      i === d.ablatedPrediction ? "chosen after" : "",
+    ].filter(Boolean);
     return `${String.fromCharCode(65 + i)} ${before.toFixed(2)} → ${d.ablatedLogprobs[i]!.toFixed(2)}${marks.length > 0 ? ` (${marks.join(", ")})` : ""}`;
   });
   return `${head}: log-probabilities ${scores.join("; ")}`;
@@ -50,19 +54,22 @@ class NegativeCases implements vscode.HoverProvider {
   private pending: NodeJS.Timeout | undefined;
 
   constructor(private readonly ctx: Ctx) {
-    const marked = (icon: string, background: string, ruler: string) => vscode.window.createTextEditorDecorationType({
-      isWholeLine: true,
-      gutterIconPath: vscode.Uri.joinPath(ctx.extension.extensionUri, "media", icon),
-      gutterIconSize: "70%",
-      backgroundColor: new vscode.ThemeColor(background),
-      overviewRulerColor: new vscode.ThemeColor(ruler),
-      overviewRulerLane: vscode.OverviewRulerLane.Right,
-      after: { color: new vscode.ThemeColor("editorCodeLens.foreground"), fontStyle: "italic" },
-    });
+    const marked = (icon: string, background: string, ruler: string) =>
+      vscode.window.createTextEditorDecorationType({
+        isWholeLine: true,
+        gutterIconPath: vscode.Uri.joinPath(ctx.extension.extensionUri, "media", icon),
+        gutterIconSize: "70%",
+        backgroundColor: new vscode.ThemeColor(background),
+        overviewRulerColor: new vscode.ThemeColor(ruler),
+        overviewRulerLane: vscode.OverviewRulerLane.Right,
+        after: { color: new vscode.ThemeColor("editorCodeLens.foreground"), fontStyle: "italic" },
+      });
     this.wrongToRight = marked("case-wrong-to-right.svg", "diffEditor.insertedLineBackground", "charts.blue");
     this.rightToWrong = marked("case-right-to-wrong.svg", "diffEditor.removedLineBackground", "charts.red");
     ctx.subscriptions.push(
-      this.wrongToRight, this.rightToWrong, this.stale,
+      this.wrongToRight,
+      this.rightToWrong,
+      this.stale,
       vscode.window.onDidChangeVisibleTextEditors(() => this.refreshSoon()),
       vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration("benchmarkProfiler.inlineCases") && this.refreshSoon()),
       ctx.workspace.onDidChange(() => this.refreshSoon()),
@@ -105,10 +112,19 @@ class NegativeCases implements vscode.HoverProvider {
       editor.setDecorations(this.wrongToRight, byDirection.wrong_to_right);
       editor.setDecorations(this.rightToWrong, byDirection.right_to_wrong);
       const stale = found.filter((c) => c.stale);
-      editor.setDecorations(this.stale, stale.length === 0 || editor.document.lineCount === 0 ? [] : [{
-        range: editor.document.lineAt(0).range,
-        renderOptions: { after: { contentText: `  ⚠ ${stale.map((c) => c.stale).join("; ")}: its flipped documents are not marked` } },
-      }]);
+      editor.setDecorations(
+        this.stale,
+        stale.length === 0 || editor.document.lineCount === 0
+          ? []
+          : [
+              {
+                range: editor.document.lineAt(0).range,
+                renderOptions: {
+                  after: { contentText: `  ⚠ ${stale.map((c) => c.stale).join("; ")}: its flipped documents are not marked` },
+                },
+              },
+            ],
+      );
     }
   }
 
@@ -116,17 +132,22 @@ class NegativeCases implements vscode.HoverProvider {
     const directions = this.directions();
     const sections: string[] = [];
     for (const runCases of this.cases.get(document.uri.fsPath) ?? []) {
-      if (runCases.stale && position.line === 0) sections.push(`**Benchmark Profiler**: ${runCases.stale}. Pick another run, or run the profile again.`);
+      if (runCases.stale && position.line === 0)
+        sections.push(`**Benchmark Profiler**: ${runCases.stale}. Pick another run, or run the profile again.`);
       const line = runCases.lines.find((l) => l.line === position.line + 1);
       if (!line) continue;
       const flips = line.flips.filter((f) => directions.has(f.document.direction));
       if (flips.length === 0) continue;
-      sections.push(`**Document ${line.index} of \`${line.benchmark}\`** in run ${runCases.runId} (${path.basename(runCases.configFile)})\n\n${flips.map(flipDetail).join("\n")}`);
+      sections.push(
+        `**Document ${line.index} of \`${line.benchmark}\`** in run ${runCases.runId} (${path.basename(runCases.configFile)})\n\n${flips.map(flipDetail).join("\n")}`,
+      );
     }
     return sections.length > 0 ? new vscode.Hover(new vscode.MarkdownString(sections.join("\n\n---\n\n"))) : undefined;
   }
 }
 
 export function activateNegativeCases(ctx: Ctx): void {
-  ctx.subscriptions.push(vscode.languages.registerHoverProvider({ scheme: "file", pattern: "**/*.{jsonl,json,csv}" }, new NegativeCases(ctx)));
+  ctx.subscriptions.push(
+    vscode.languages.registerHoverProvider({ scheme: "file", pattern: "**/*.{jsonl,json,csv}" }, new NegativeCases(ctx)),
+  );
 }

@@ -22,7 +22,11 @@ class QuickFixes implements vscode.CodeActionProvider {
         action.diagnostics = [diagnostic];
         action.isPreferred = fix.preferred === true;
         if (fix.createDataset) {
-          action.command = { command: "benchmarkProfiler.createDataset", title: fix.title, arguments: [fix.createDataset.file, fix.createDataset.ability] };
+          action.command = {
+            command: "benchmarkProfiler.createDataset",
+            title: fix.title,
+            arguments: [fix.createDataset.file, fix.createDataset.ability],
+          };
         } else action.edit = toWorkspaceEdit(fix.edits);
         actions.push(action);
       }
@@ -32,5 +36,7 @@ class QuickFixes implements vscode.CodeActionProvider {
 }
 
 export function activateQuickFixes(ctx: Ctx): void {
-  ctx.subscriptions.push(vscode.languages.registerCodeActionsProvider(CHECKED, new QuickFixes(ctx), { providedCodeActionKinds: QuickFixes.kinds }));
+  ctx.subscriptions.push(
+    vscode.languages.registerCodeActionsProvider(CHECKED, new QuickFixes(ctx), { providedCodeActionKinds: QuickFixes.kinds }),
+  );
 }

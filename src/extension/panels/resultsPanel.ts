@@ -24,7 +24,12 @@ class ResultsPanel {
       existing.setRun(run);
       return;
     }
-    const panel = vscode.window.createWebviewPanel(RESULTS_VIEW_TYPE, `Results ${run.results.run_id}`, vscode.ViewColumn.Active, options(ctx));
+    const panel = vscode.window.createWebviewPanel(
+      RESULTS_VIEW_TYPE,
+      `Results ${run.results.run_id}`,
+      vscode.ViewColumn.Active,
+      options(ctx),
+    );
     new ResultsPanel(ctx, panel, run.dir).setRun(run);
   }
 
@@ -47,12 +52,21 @@ class ResultsPanel {
   private view: ResultsView | undefined;
   private ready = false;
 
-  private constructor(private readonly ctx: Ctx, readonly panel: vscode.WebviewPanel, readonly runDir: string, private query: ResultsQuery = {}) {
+  private constructor(
+    private readonly ctx: Ctx,
+    readonly panel: vscode.WebviewPanel,
+    readonly runDir: string,
+    private query: ResultsQuery = {},
+  ) {
     ResultsPanel.open.set(runDir, this);
     panel.webview.html = page(ctx, panel.webview, { runDir, query });
     panel.iconPath = vscode.Uri.joinPath(ctx.extension.extensionUri, "media", "activity.svg");
     panel.onDidDispose(() => ResultsPanel.open.delete(runDir), null, ctx.subscriptions);
-    panel.webview.onDidReceiveMessage((m: FromResultsView) => this.received(m).catch((e: Error) => this.post({ type: "error", message: e.message })), null, ctx.subscriptions);
+    panel.webview.onDidReceiveMessage(
+      (m: FromResultsView) => this.received(m).catch((e: Error) => this.post({ type: "error", message: e.message })),
+      null,
+      ctx.subscriptions,
+    );
   }
 
   setRun(run: LoadedRun): void {
@@ -73,7 +87,8 @@ class ResultsPanel {
         await this.showView();
         return;
       case "cell":
-        if (this.documents) this.post({ type: "cases", cases: await cellCases(this.documents, message.ref, this.view?.query.metric ?? "acc") });
+        if (this.documents)
+          this.post({ type: "cases", cases: await cellCases(this.documents, message.ref, this.view?.query.metric ?? "acc") });
         return;
       case "open":
         await openDocumentLine(message.file, message.line);
@@ -100,9 +115,14 @@ class ResultsPanel {
       filters: { [message.format.toUpperCase()]: [message.format] },
     });
     if (!target) return;
-    const content = message.format === "png" ? Buffer.from(message.dataUrl.replace(/^data:image\/png;base64,/, ""), "base64")
-      : message.format === "svg" ? (view.profile ? heatmapSvg(view.profile.heatmap, message.theme) : "")
-      : viewCsv(view);
+    const content =
+      message.format === "png"
+        ? Buffer.from(message.dataUrl.replace(/^data:image\/png;base64,/, ""), "base64")
+        : message.format === "svg"
+          ? view.profile
+            ? heatmapSvg(view.profile.heatmap, message.theme)
+            : ""
+          : viewCsv(view);
     await writeFileAtomic(target.fsPath, content);
     void vscode.window.showInformationMessage(`Saved ${target.fsPath}`);
   }
@@ -122,7 +142,11 @@ export async function openDocumentLine(file: string, line: number): Promise<void
 
 function options(ctx: Ctx): vscode.WebviewPanelOptions & vscode.WebviewOptions {
   const root = ctx.extension.extensionUri;
-  return { enableScripts: true, retainContextWhenHidden: false, localResourceRoots: [vscode.Uri.joinPath(root, "dist"), vscode.Uri.joinPath(root, "media")] };
+  return {
+    enableScripts: true,
+    retainContextWhenHidden: false,
+    localResourceRoots: [vscode.Uri.joinPath(root, "dist"), vscode.Uri.joinPath(root, "media")],
+  };
 }
 
 function page(ctx: Ctx, webview: vscode.Webview, state: ResultsViewState): string {
@@ -150,7 +174,9 @@ export function showResults(ctx: Ctx, run: LoadedRun): Promise<void> {
 }
 
 export function activateResultsPanel(ctx: Ctx): void {
-  ctx.subscriptions.push(vscode.window.registerWebviewPanelSerializer(RESULTS_VIEW_TYPE, {
-    deserializeWebviewPanel: (panel, state: ResultsViewState | undefined) => ResultsPanel.revive(ctx, panel, state),
-  }));
+  ctx.subscriptions.push(
+    vscode.window.registerWebviewPanelSerializer(RESULTS_VIEW_TYPE, {
+      deserializeWebviewPanel: (panel, state: ResultsViewState | undefined) => ResultsPanel.revive(ctx, panel, state),
+    }),
+  );
 }

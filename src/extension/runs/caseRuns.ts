@@ -32,14 +32,23 @@ export class CaseRuns implements vscode.Disposable {
       if (finished.length === 0) continue;
       items.push({ label: path.basename(configFile), kind: vscode.QuickPickItemKind.Separator });
       const picked = this.picks()[configFile];
-      items.push({ label: "Newest finished run", description: finished[0]!.id, configFile, ...(picked === undefined ? { picked: true, detail: "shown now" } : {}) });
-      for (const run of finished) items.push({ label: run.id, configFile, runDir: run.dir, ...(picked === run.dir ? { detail: "shown now" } : {}) });
+      items.push({
+        label: "Newest finished run",
+        description: finished[0]!.id,
+        configFile,
+        ...(picked === undefined ? { picked: true, detail: "shown now" } : {}),
+      });
+      for (const run of finished)
+        items.push({ label: run.id, configFile, runDir: run.dir, ...(picked === run.dir ? { detail: "shown now" } : {}) });
     }
     if (items.length === 0) {
       void vscode.window.showInformationMessage("No finished run in this workspace yet: profile a config first.");
       return;
     }
-    const choice = await vscode.window.showQuickPick(items, { placeHolder: "Whose flipped documents should the editor mark?", matchOnDescription: true });
+    const choice = await vscode.window.showQuickPick(items, {
+      placeHolder: "Whose flipped documents should the editor mark?",
+      matchOnDescription: true,
+    });
     if (!choice?.configFile) return;
     const picks = { ...this.picks() };
     if (choice.runDir) picks[choice.configFile] = choice.runDir;

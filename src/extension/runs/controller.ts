@@ -10,7 +10,16 @@ import { RunnerError } from "../../core/launch/runnerError";
 import { describeTarget } from "../../core/launch/target";
 import type { Target } from "../../core/launch/targetTypes";
 import { errorsOf } from "../../core/problems";
-import { phaseLabel, resumeRun, runProfile, runTargetKind, unsafeCodeBenchmarks, type RunOptions, type RunOutcome, type RunProgress } from "../../core/run";
+import {
+  phaseLabel,
+  resumeRun,
+  runProfile,
+  runTargetKind,
+  unsafeCodeBenchmarks,
+  type RunOptions,
+  type RunOutcome,
+  type RunProgress,
+} from "../../core/run";
 import type { RunnerSpec } from "../../core/runner/locate";
 import type { Ctx } from "../ctx";
 import { showResults } from "../panels/resultsPanel";
@@ -47,7 +56,9 @@ export class RunController implements vscode.Disposable {
     const open = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === configFile);
     const { profile, problems } = await loadProfile(configFile, open ? { text: open.getText() } : {});
     if (!profile) {
-      void vscode.window.showErrorMessage(`Profile failed: ${path.basename(configFile)} has ${errorsOf(problems).length} error(s); see the Problems panel`);
+      void vscode.window.showErrorMessage(
+        `Profile failed: ${path.basename(configFile)} has ${errorsOf(problems).length} error(s); see the Problems panel`,
+      );
       return;
     }
     const confirmUnsafeCode = await confirmGeneratedCode(unsafeCodeBenchmarks(profile));
@@ -56,7 +67,13 @@ export class RunController implements vscode.Disposable {
     const runner = await this.runnerFor(profile.target.kind);
     if (!runner) return;
     this.ctx.log(`profiling ${configFile} on ${where}${runner.path ? ` with ${runner.path}` : ""}`);
-    await this.follow(configFile, `Profiling ${path.basename(configFile)} (${where})`, runner, (options) => runProfile(profile, { ...options, confirmUnsafeCode }), profile.benchmarks.length);
+    await this.follow(
+      configFile,
+      `Profiling ${path.basename(configFile)} (${where})`,
+      runner,
+      (options) => runProfile(profile, { ...options, confirmUnsafeCode }),
+      profile.benchmarks.length,
+    );
   }
 
   /** Resumes an interrupted run in its folder (the folder holds the config it ran). */
@@ -69,7 +86,9 @@ export class RunController implements vscode.Disposable {
     const runner = await this.runnerFor(await runTargetKind(runDir));
     if (!runner) return;
     this.ctx.log(`resuming ${runDir}`);
-    await this.follow(configFile, `Resuming ${path.basename(runDir)}`, runner, (options) => resumeRun(runDir, { ...options, confirmUnsafeCode }));
+    await this.follow(configFile, `Resuming ${path.basename(runDir)}`, runner, (options) =>
+      resumeRun(runDir, { ...options, confirmUnsafeCode }),
+    );
   }
 
   /**
@@ -93,57 +112,86 @@ export class RunController implements vscode.Disposable {
 
   private refuseSecond(configFile: string): boolean {
     if (!this.active.has(configFile)) return false;
-    void vscode.window.showWarningMessage(`${path.basename(configFile)} is being profiled already: cancel that run first, or wait for it to end.`, "Show Runs")
+    void vscode.window
+      .showWarningMessage(
+        `${path.basename(configFile)} is being profiled already: cancel that run first, or wait for it to end.`,
+        "Show Runs",
+      )
       .then((c) => c && vscode.commands.executeCommand("benchmarkProfiler.runs.focus"));
     return true;
   }
 
-  private async follow(configFile: string, title: string, runner: RunnerSpec, start: (options: RunOptions) => Promise<RunOutcome>, benchmarks?: number): Promise<void> {
+  private async follow(
+    configFile: string,
+    title: string,
+    runner: RunnerSpec,
+    start: (options: RunOptions) => Promise<RunOutcome>,
+    benchmarks?: number,
+  ): Promise<void> {
     const run: ActiveRun = { configFile, abort: new AbortController() };
     this.active.set(configFile, run);
     this.changedNow();
     try {
-      const outcome = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, (progress, token) => {
-        token.onCancellationRequested(() => run.abort.abort());
-        let reported = 0;
-        return start({
-          // A target's host builds its runner during the run: its steps show in this notification.
-          runner: { ...runner, onBuild: { ...runner.onBuild, onProgress: (p) => progress.report({ message: `building bprof-runner: ${p.step}${p.total > 0 ? ` ${p.done}/${p.total}` : ""}` }) } },
-          signal: run.abort.signal,
-          onRunFolder: (dir) => {
-            run.runDir = dir;
-            this.changedNow();
-          },
-          onWarning: (m) => this.ctx.log(`warning: ${m}`),
-          onStatus: (message, model) => {
-            this.ctx.log(`${model}: ${message}`);
-            progress.report({ message: `${model}: ${message}` });
-          },
-          onProgress: (p) => {
-            run.progress = p;
-            // A notification's bar only grows: it shows the furthest any phase got, the message the phase.
-            const fraction = p.total > 0 ? (100 * p.done) / p.total : 0;
-            progress.report({ message: `${p.model}: ${phaseLabel(p)} ${p.done}/${p.total}`, increment: Math.max(0, fraction - reported) });
-            reported = Math.max(reported, fraction);
-            this.changedSoon();
-          },
-        });
-      });
+      const outcome = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title, cancellable: true },
+        (progress, token) => {
+          token.onCancellationRequested(() => run.abort.abort());
+          let reported = 0;
+          return start({
+            // A target's host builds its runner during the run: its steps show in this notification.
+            runner: {
+              ...runner,
+              onBuild: {
+                ...runner.onBuild,
+                onProgress: (p) =>
+                  progress.report({ message: `building bprof-runner: ${p.step}${p.total > 0 ? ` ${p.done}/${p.total}` : ""}` }),
+              },
+            },
+            signal: run.abort.signal,
+            onRunFolder: (dir) => {
+              run.runDir = dir;
+              this.changedNow();
+            },
+            onWarning: (m) => this.ctx.log(`warning: ${m}`),
+            onStatus: (message, model) => {
+              this.ctx.log(`${model}: ${message}`);
+              progress.report({ message: `${model}: ${message}` });
+            },
+            onProgress: (p) => {
+              run.progress = p;
+              // A notification's bar only grows: it shows the furthest any phase got, the message the phase.
+              const fraction = p.total > 0 ? (100 * p.done) / p.total : 0;
+              progress.report({
+                message: `${p.model}: ${phaseLabel(p)} ${p.done}/${p.total}`,
+                increment: Math.max(0, fraction - reported),
+              });
+              reported = Math.max(reported, fraction);
+              this.changedSoon();
+            },
+          });
+        },
+      );
       this.ctx.log(`run ${outcome.runId} finished: ${outcome.resultsFile}`);
       this.end(configFile);
       const choice = await vscode.window.showInformationMessage(
         `Profile finished: run ${outcome.runId}, ${outcome.itemCount} items scored on ${benchmarks ?? outcome.results.models[0]?.benchmarks.length ?? 0} benchmark(s).`,
         "Open Results",
       );
-      if (choice === "Open Results") await showResults(this.ctx, { dir: outcome.runDir, resultsFile: outcome.resultsFile, results: outcome.results });
+      if (choice === "Open Results")
+        await showResults(this.ctx, { dir: outcome.runDir, resultsFile: outcome.resultsFile, results: outcome.results });
     } catch (e) {
       this.end(configFile);
       const message = e instanceof RunnerError ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
       this.ctx.log(`run failed: ${message}`);
       const resumable = e instanceof RunnerError && e.resumable && run.runDir !== undefined;
       const action = resumable ? "Resume" : undefined;
-      const text = e instanceof RunnerError && e.code === "cancelled" ? `Run ${path.basename(run.runDir ?? "")} cancelled; it can be resumed.` : `Profile failed: ${message}`;
-      const choice = await (e instanceof RunnerError && e.code === "cancelled" ? vscode.window.showInformationMessage(text, ...(action ? [action] : [])) : vscode.window.showErrorMessage(text, ...(action ? [action] : [])));
+      const text =
+        e instanceof RunnerError && e.code === "cancelled"
+          ? `Run ${path.basename(run.runDir ?? "")} cancelled; it can be resumed.`
+          : `Profile failed: ${message}`;
+      const choice = await (e instanceof RunnerError && e.code === "cancelled"
+        ? vscode.window.showInformationMessage(text, ...(action ? [action] : []))
+        : vscode.window.showErrorMessage(text, ...(action ? [action] : [])));
       if (choice === "Resume" && run.runDir) await this.resume(run.runDir, configFile);
     }
   }
@@ -178,7 +226,12 @@ export class RunController implements vscode.Disposable {
     const p = first.progress;
     const percent = p && p.total > 0 ? ` ${Math.floor((100 * p.done) / p.total)}%` : "";
     this.status.text = `$(sync~spin) ${p ? `${phaseLabel(p)}${percent}` : "starting"}${runs.length > 1 ? ` (+${runs.length - 1})` : ""}`;
-    this.status.tooltip = runs.map((r) => `${path.basename(r.configFile)}: ${r.progress ? `${r.progress.model} ${phaseLabel(r.progress)} ${r.progress.done}/${r.progress.total}` : "starting"}`).join("\n");
+    this.status.tooltip = runs
+      .map(
+        (r) =>
+          `${path.basename(r.configFile)}: ${r.progress ? `${r.progress.model} ${phaseLabel(r.progress)} ${r.progress.done}/${r.progress.total}` : "starting"}`,
+      )
+      .join("\n");
     this.status.show();
   }
 

@@ -48,7 +48,9 @@ export class Runner {
   private async build(spec: RunnerSpec): Promise<string | undefined> {
     const sources = await runnerSources(spec.sourcesDir);
     if (!sources) {
-      void vscode.window.showErrorMessage(`The runner's sources are missing from the extension (${spec.sourcesDir}): reinstall Benchmark Profiler, or set benchmarkProfiler.runnerPath.`);
+      void vscode.window.showErrorMessage(
+        `The runner's sources are missing from the extension (${spec.sourcesDir}): reinstall Benchmark Profiler, or set benchmarkProfiler.runnerPath.`,
+      );
       return undefined;
     }
     const abort = new AbortController();
@@ -62,7 +64,9 @@ export class Runner {
         ...spec.onBuild,
         // Only a build shows a notification: a cached runner is found in well under a second.
         onBuildStart: (facts) => {
-          this.ctx.log(`building bprof-runner in ${spec.cacheDir} against libtorch ${facts.torch?.version} (${facts.torch?.dir}), ${facts.jobs} jobs`);
+          this.ctx.log(
+            `building bprof-runner in ${spec.cacheDir} against libtorch ${facts.torch?.version} (${facts.torch?.dir}), ${facts.jobs} jobs`,
+          );
           void vscode.window.withProgress(
             { location: vscode.ProgressLocation.Notification, title: "Building bprof-runner", cancellable: true },
             (progress, token) => {

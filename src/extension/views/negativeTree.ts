@@ -25,7 +25,12 @@ class NegativeTree implements vscode.TreeDataProvider<Node> {
 
   constructor(private readonly ctx: Ctx) {
     const refresh = () => this.changed.fire();
-    ctx.subscriptions.push(this.changed, ctx.caseRuns.onDidChange(refresh), ctx.runs.onDidChange(refresh), ctx.workspace.onDidChange(refresh));
+    ctx.subscriptions.push(
+      this.changed,
+      ctx.caseRuns.onDidChange(refresh),
+      ctx.runs.onDidChange(refresh),
+      ctx.workspace.onDidChange(refresh),
+    );
   }
 
   private async documentsOf(runDir: string): Promise<RunDocuments> {
@@ -49,7 +54,12 @@ class NegativeTree implements vscode.TreeDataProvider<Node> {
       for (const model of report.models) {
         for (const section of model.profile?.sections ?? []) {
           for (const cell of section.negativeCells) {
-            cells.push({ kind: "cell", documents: node.documents, cell, ref: { model: model.name, k: section.k, ability: cell.ability, selection: cell.selection, benchmark: cell.benchmark } });
+            cells.push({
+              kind: "cell",
+              documents: node.documents,
+              cell,
+              ref: { model: model.name, k: section.k, ability: cell.ability, selection: cell.selection, benchmark: cell.benchmark },
+            });
           }
         }
       }
@@ -77,11 +87,19 @@ class NegativeTree implements vscode.TreeDataProvider<Node> {
     }
     if (node.kind === "cell") {
       const c = node.cell;
-      const item = new vscode.TreeItem(`${c.row} × ${c.benchmark}`, c.wrongToRight > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+      const item = new vscode.TreeItem(
+        `${c.row} × ${c.benchmark}`,
+        c.wrongToRight > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+      );
       const ci = c.ci ? ` [${signed(c.ci.low)}, ${signed(c.ci.high)}]` : "";
       item.description = `AIS ${signed(c.ais)}${c.significant ? "*" : ""} · k ${node.ref.k} · ${c.wrongToRight} wrong → right`;
-      item.tooltip = new vscode.MarkdownString(`**${c.row} × ${c.benchmark}** at k = ${node.ref.k} (${c.metric}, model \`${node.ref.model}\`)\n\nAIS ${signed(c.ais)}${ci}${c.significant ? ", significant: the interval excludes 0" : ", not significant"}\n\n${c.wrongToRight} documents wrong → right, ${c.rightToWrong} right → wrong`);
-      item.iconPath = new vscode.ThemeIcon(c.significant ? "arrow-circle-down" : "arrow-down", c.significant ? new vscode.ThemeColor("charts.blue") : undefined);
+      item.tooltip = new vscode.MarkdownString(
+        `**${c.row} × ${c.benchmark}** at k = ${node.ref.k} (${c.metric}, model \`${node.ref.model}\`)\n\nAIS ${signed(c.ais)}${ci}${c.significant ? ", significant: the interval excludes 0" : ", not significant"}\n\n${c.wrongToRight} documents wrong → right, ${c.rightToWrong} right → wrong`,
+      );
+      item.iconPath = new vscode.ThemeIcon(
+        c.significant ? "arrow-circle-down" : "arrow-down",
+        c.significant ? new vscode.ThemeColor("charts.blue") : undefined,
+      );
       item.contextValue = "negativeCell";
       return item;
     }
@@ -90,11 +108,14 @@ class NegativeTree implements vscode.TreeDataProvider<Node> {
     item.description = node.stale ? "data file changed since the run" : d.place ? `${path.basename(d.place.file)}:${d.place.line}` : "";
     item.tooltip = d.text ? d.text.context : `document ${d.index}`;
     item.iconPath = new vscode.ThemeIcon("file-text");
-    if (d.place && !node.stale) item.command = { command: "benchmarkProfiler.openDocument", title: "Open Document", arguments: [d.place.file, d.place.line] };
+    if (d.place && !node.stale)
+      item.command = { command: "benchmarkProfiler.openDocument", title: "Open Document", arguments: [d.place.file, d.place.line] };
     return item;
   }
 }
 
 export function activateNegativeTree(ctx: Ctx): void {
-  ctx.subscriptions.push(vscode.window.createTreeView("benchmarkProfiler.negative", { treeDataProvider: new NegativeTree(ctx), showCollapseAll: true }));
+  ctx.subscriptions.push(
+    vscode.window.createTreeView("benchmarkProfiler.negative", { treeDataProvider: new NegativeTree(ctx), showCollapseAll: true }),
+  );
 }

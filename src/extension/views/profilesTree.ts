@@ -15,7 +15,10 @@ const GROUP_LABELS = { models: "Models", benchmarks: "Benchmarks", abilities: "A
 const ENTRY_ICONS = { model: "server-process", benchmark: "checklist", ability: "symbol-method" } as const;
 
 function countsText(c: ProblemCounts): string {
-  const parts = [c.errors > 0 ? `${c.errors} error${c.errors === 1 ? "" : "s"}` : "", c.warnings > 0 ? `${c.warnings} warning${c.warnings === 1 ? "" : "s"}` : ""];
+  const parts = [
+    c.errors > 0 ? `${c.errors} error${c.errors === 1 ? "" : "s"}` : "",
+    c.warnings > 0 ? `${c.warnings} warning${c.warnings === 1 ? "" : "s"}` : "",
+  ];
   return parts.filter(Boolean).join(", ");
 }
 
@@ -26,7 +29,10 @@ function statusIcon(c: ProblemCounts, fallback: string): vscode.ThemeIcon {
 }
 
 function sum(entries: readonly OutlineEntry[]): ProblemCounts {
-  return entries.reduce((s, e) => ({ errors: s.errors + e.problems.errors, warnings: s.warnings + e.problems.warnings }), { errors: 0, warnings: 0 });
+  return entries.reduce((s, e) => ({ errors: s.errors + e.problems.errors, warnings: s.warnings + e.problems.warnings }), {
+    errors: 0,
+    warnings: 0,
+  });
 }
 
 function reveal(file: string, range?: vscode.Range): vscode.Command {
@@ -38,13 +44,18 @@ class ProfilesTree implements vscode.TreeDataProvider<Node> {
   readonly onDidChangeTreeData = this.changed.event;
 
   constructor(private readonly ctx: Ctx) {
-    ctx.subscriptions.push(this.changed, ctx.workspace.onDidChange(() => this.changed.fire(undefined)));
+    ctx.subscriptions.push(
+      this.changed,
+      ctx.workspace.onDidChange(() => this.changed.fire(undefined)),
+    );
   }
 
   async getChildren(node?: Node): Promise<Node[]> {
     if (!node) return (await this.ctx.workspace.outlines()).map((outline) => ({ kind: "config", outline }));
     if (node.kind === "config") {
-      return (["models", "benchmarks", "abilities"] as const).filter((g) => node.outline[g].length > 0).map((group) => ({ kind: "group", outline: node.outline, group }));
+      return (["models", "benchmarks", "abilities"] as const)
+        .filter((g) => node.outline[g].length > 0)
+        .map((group) => ({ kind: "group", outline: node.outline, group }));
     }
     if (node.kind === "group") return node.outline[node.group].map((entry) => ({ kind: "entry", outline: node.outline, entry }));
     return [];
@@ -70,9 +81,16 @@ class ProfilesTree implements vscode.TreeDataProvider<Node> {
     }
     const { entry } = node;
     const item = new vscode.TreeItem(entry.label, vscode.TreeItemCollapsibleState.None);
-    const count = entry.count === undefined ? "" : entry.kind === "ability" ? `${entry.count.toLocaleString("en-US")} items` : `${entry.count.toLocaleString("en-US")} documents`;
+    const count =
+      entry.count === undefined
+        ? ""
+        : entry.kind === "ability"
+          ? `${entry.count.toLocaleString("en-US")} items`
+          : `${entry.count.toLocaleString("en-US")} documents`;
     item.description = [countsText(entry.problems), count].filter(Boolean).join(" · ") || entry.detail;
-    item.tooltip = new vscode.MarkdownString(`**${entry.label}**\n\n${entry.detail}${entry.files.length > 0 ? `\n\n${entry.files.map((f) => `- ${f}`).join("\n")}` : ""}`);
+    item.tooltip = new vscode.MarkdownString(
+      `**${entry.label}**\n\n${entry.detail}${entry.files.length > 0 ? `\n\n${entry.files.map((f) => `- ${f}`).join("\n")}` : ""}`,
+    );
     item.iconPath = statusIcon(entry.problems, ENTRY_ICONS[entry.kind]);
     item.command = reveal(node.outline.file, toRange(entry.range));
     item.contextValue = entry.kind;
@@ -81,5 +99,7 @@ class ProfilesTree implements vscode.TreeDataProvider<Node> {
 }
 
 export function activateProfilesTree(ctx: Ctx): void {
-  ctx.subscriptions.push(vscode.window.createTreeView("benchmarkProfiler.profiles", { treeDataProvider: new ProfilesTree(ctx), showCollapseAll: true }));
+  ctx.subscriptions.push(
+    vscode.window.createTreeView("benchmarkProfiler.profiles", { treeDataProvider: new ProfilesTree(ctx), showCollapseAll: true }),
+  );
 }

@@ -33,7 +33,9 @@ function statusIcon(row: RunRow): vscode.ThemeIcon {
     case "running":
       return new vscode.ThemeIcon("sync~spin");
     case "failed":
-      return row.status.code === "cancelled" ? new vscode.ThemeIcon("debug-pause") : new vscode.ThemeIcon("error", new vscode.ThemeColor("testing.iconFailed"));
+      return row.status.code === "cancelled"
+        ? new vscode.ThemeIcon("debug-pause")
+        : new vscode.ThemeIcon("error", new vscode.ThemeColor("testing.iconFailed"));
     case "interrupted":
       return new vscode.ThemeIcon("debug-pause");
   }
@@ -55,8 +57,13 @@ class RunsTree implements vscode.TreeDataProvider<RunNode> {
     const watcher = vscode.workspace.createFileSystemWatcher("**/runs/*/{results.json,run-state.json,models/*/events.jsonl}");
     const soon = () => this.refreshSoon();
     ctx.subscriptions.push(
-      this.changed, watcher, watcher.onDidCreate(soon), watcher.onDidChange(soon), watcher.onDidDelete(soon),
-      ctx.runs.onDidChange(soon), ctx.workspace.onDidChange(soon),
+      this.changed,
+      watcher,
+      watcher.onDidCreate(soon),
+      watcher.onDidChange(soon),
+      watcher.onDidDelete(soon),
+      ctx.runs.onDidChange(soon),
+      ctx.workspace.onDidChange(soon),
       { dispose: () => clearTimeout(this.pending) },
     );
   }
@@ -78,7 +85,16 @@ class RunsTree implements vscode.TreeDataProvider<RunNode> {
       const active = this.ctx.runs.activeIn(row.dir);
       if (active?.progress && row.status.state !== "finished") {
         const p = active.progress;
-        return { row: { ...row, status: { state: "running", pid: process.pid, progress: { model: p.model, phase: p.phase, done: p.done, total: p.total, ...(p.ability ? { ability: p.ability } : {}) } } } };
+        return {
+          row: {
+            ...row,
+            status: {
+              state: "running",
+              pid: process.pid,
+              progress: { model: p.model, phase: p.phase, done: p.done, total: p.total, ...(p.ability ? { ability: p.ability } : {}) },
+            },
+          },
+        };
       }
       return { row };
     });
@@ -94,7 +110,8 @@ class RunsTree implements vscode.TreeDataProvider<RunNode> {
     item.iconPath = statusIcon(row);
     item.contextValue = contextOf(row);
     item.id = row.dir;
-    if (row.status.state === "finished") item.command = { command: "benchmarkProfiler.openRunResults", title: "Open Results", arguments: [{ row }] };
+    if (row.status.state === "finished")
+      item.command = { command: "benchmarkProfiler.openRunResults", title: "Open Results", arguments: [{ row }] };
     return item;
   }
 }

@@ -53,7 +53,9 @@ export class Workspace implements vscode.Disposable {
       vscode.workspace.onDidChangeTextDocument((e) => this.schedule(e.document)),
       vscode.workspace.onDidCloseTextDocument((d) => this.close(d)),
       vscode.workspace.onDidGrantWorkspaceTrust(() => this.client?.setTrusted(true)),
-      vscode.workspace.onDidChangeWorkspaceFolders(() => this.client?.setRoots((vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath))),
+      vscode.workspace.onDidChangeWorkspaceFolders(() =>
+        this.client?.setRoots((vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath)),
+      ),
     );
     for (const document of vscode.workspace.textDocuments) this.send(document);
     void this.discover();
@@ -61,7 +63,9 @@ export class Workspace implements vscode.Disposable {
 
   private async discover(): Promise<void> {
     // Run folders (.bprof/runs/*) hold snapshots of configs, not configs.
-    const found = await Promise.all(["**/*.bprof.yaml", "**/*.diag.jsonl"].map((glob) => vscode.workspace.findFiles(glob, "**/{node_modules,.bprof}/**", 5000)));
+    const found = await Promise.all(
+      ["**/*.bprof.yaml", "**/*.diag.jsonl"].map((glob) => vscode.workspace.findFiles(glob, "**/{node_modules,.bprof}/**", 5000)),
+    );
     this.ctx.log(`found ${found.flat().length} configs and datasets`);
     this.client?.filesFound(found.flat().map((uri) => uri.fsPath));
   }
@@ -77,13 +81,17 @@ export class Workspace implements vscode.Disposable {
   private send(document: vscode.TextDocument): void {
     clearTimeout(this.pending.get(document.fileName));
     this.pending.delete(document.fileName);
-    if (this.isSent(document)) this.client?.setDocuments([{ file: document.fileName, text: document.getText(), version: document.version }]);
+    if (this.isSent(document))
+      this.client?.setDocuments([{ file: document.fileName, text: document.getText(), version: document.version }]);
   }
 
   private schedule(document: vscode.TextDocument): void {
     if (!SENT_EXTENSIONS.test(document.fileName) || document.uri.scheme !== "file") return;
     clearTimeout(this.pending.get(document.fileName));
-    this.pending.set(document.fileName, setTimeout(() => this.send(document), TYPING_PAUSE_MS));
+    this.pending.set(
+      document.fileName,
+      setTimeout(() => this.send(document), TYPING_PAUSE_MS),
+    );
   }
 
   private close(document: vscode.TextDocument): void {
@@ -115,7 +123,10 @@ export class Workspace implements vscode.Disposable {
       if (problems.length === 0) this.problems.delete(file);
       this.collection.set(uri, problems.map(toDiagnostic));
     }
-    if (update.checked.length > 0) this.ctx.log(`checked ${update.checked.length} file(s) in ${update.milliseconds.toFixed(0)} ms: ${update.checked.map((c) => path.basename(c)).join(", ")}`);
+    if (update.checked.length > 0)
+      this.ctx.log(
+        `checked ${update.checked.length} file(s) in ${update.milliseconds.toFixed(0)} ms: ${update.checked.map((c) => path.basename(c)).join(", ")}`,
+      );
     this.outlined = undefined;
     this.changed.fire();
   }

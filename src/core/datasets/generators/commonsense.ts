@@ -92,13 +92,19 @@ function draft(rng: Rng): ItemDraft {
   const wrong = wrongRows(rng, row);
   if (template === "effect") {
     return {
-      template, context: cause(row), question: rng.pick(["What happened next?", "What was the result?"]),
-      answer: effect(row), distractors: wrong.map(effect),
+      template,
+      context: cause(row),
+      question: rng.pick(["What happened next?", "What was the result?"]),
+      answer: effect(row),
+      distractors: wrong.map(effect),
     };
   }
   return {
-    template, context: effect(row), question: rng.pick(["What most likely caused this?", "Why did this most likely happen?"]),
-    answer: cause(row), distractors: wrong.map(cause),
+    template,
+    context: effect(row),
+    question: rng.pick(["What most likely caused this?", "Why did this most likely happen?"]),
+    answer: cause(row),
+    distractors: wrong.map(cause),
   };
 }
 

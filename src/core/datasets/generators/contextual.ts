@@ -9,9 +9,40 @@ import { COLORS, NAMES } from "./words";
 const TEMPLATES = ["color", "owner", "job"] as const;
 
 /** Things that take "a" before a colour. */
-export const THINGS = ["kite", "ball", "bag", "bike", "boat", "sock", "coat", "drum", "scarf", "tent", "flag", "glove", "sled", "rope"] as const;
+export const THINGS = [
+  "kite",
+  "ball",
+  "bag",
+  "bike",
+  "boat",
+  "sock",
+  "coat",
+  "drum",
+  "scarf",
+  "tent",
+  "flag",
+  "glove",
+  "sled",
+  "rope",
+] as const;
 /** Jobs that take "a". */
-export const JOBS = ["baker", "nurse", "pilot", "farmer", "tailor", "judge", "miner", "chef", "guard", "clerk", "dancer", "singer", "potter", "barber", "plumber"] as const;
+export const JOBS = [
+  "baker",
+  "nurse",
+  "pilot",
+  "farmer",
+  "tailor",
+  "judge",
+  "miner",
+  "chef",
+  "guard",
+  "clerk",
+  "dancer",
+  "singer",
+  "potter",
+  "barber",
+  "plumber",
+] as const;
 
 /** People in a passage; the other wrong choices are of the same kind but not in the passage. */
 const BOUND = 2;
@@ -24,13 +55,19 @@ function owned(rng: Rng, template: "color" | "owner"): ItemDraft {
   const asked = rng.below(BOUND);
   if (template === "color") {
     return {
-      template, context, question: `What color is ${people[asked]}'s ${things[asked]}?`,
-      answer: colors[asked]!, distractors: colors.filter((_, i) => i !== asked),
+      template,
+      context,
+      question: `What color is ${people[asked]}'s ${things[asked]}?`,
+      answer: colors[asked]!,
+      distractors: colors.filter((_, i) => i !== asked),
     };
   }
   return {
-    template, context, question: `Who has the ${colors[asked]} ${things[asked]}?`,
-    answer: people[asked]!, distractors: people.filter((_, i) => i !== asked),
+    template,
+    context,
+    question: `Who has the ${colors[asked]} ${things[asked]}?`,
+    answer: people[asked]!,
+    distractors: people.filter((_, i) => i !== asked),
   };
 }
 
@@ -42,7 +79,8 @@ function job(rng: Rng): ItemDraft {
     template: "job",
     context: people.map((p, i) => `${p} works as a ${jobs[i]}.`).join(" "),
     question: `What is ${people[asked]}'s job?`,
-    answer: jobs[asked]!, distractors: jobs.filter((_, i) => i !== asked),
+    answer: jobs[asked]!,
+    distractors: jobs.filter((_, i) => i !== asked),
   };
 }
 

@@ -11,7 +11,24 @@ const TEMPLATES = ["trait", "skill", "condition"] as const;
 export const TRAITS = ["furry", "spotted", "striped", "scaly", "fluffy", "shiny", "bumpy", "smooth", "slimy", "hairy"] as const;
 
 /** Made-up kinds: they mean nothing outside the item. */
-export const KINDS = ["blim", "zorp", "dax", "wug", "fep", "tove", "glim", "snib", "plon", "krat", "mip", "yorb", "trel", "quon", "bix", "lurp"] as const;
+export const KINDS = [
+  "blim",
+  "zorp",
+  "dax",
+  "wug",
+  "fep",
+  "tove",
+  "glim",
+  "snib",
+  "plon",
+  "krat",
+  "mip",
+  "yorb",
+  "trel",
+  "quon",
+  "bix",
+  "lurp",
+] as const;
 export const SKILLS = ["swim", "fly", "climb", "dig", "jump", "sing", "glow", "hide"] as const;
 export const CONDITIONS = ["it rains", "it is sunny", "it snows", "it is windy", "it is hot", "it is cold"] as const;
 export const ACTIONS = ["reads", "swims", "runs", "sleeps", "paints", "cooks", "sings", "dances", "skates", "knits"] as const;

@@ -26,7 +26,8 @@ function letters(rng: Rng): ItemDraft {
   // The next letter of a near rule: a step too far, the last letter again, one or two off.
   const next = start + shown * step;
   const near = [next + step, next - step, next - 1, next + 1, next - 2, next + 2]
-    .filter((i) => i >= 0 && i < 26 && i !== next).map((i) => ALPHABET[i]!);
+    .filter((i) => i >= 0 && i < 26 && i !== next)
+    .map((i) => ALPHABET[i]!);
   const [tooFar, last, ...others] = [...new Set(near)];
   return {
     template: "letters",

@@ -21,8 +21,13 @@ function wrongOf(rng: Rng, answer: string, preferred: readonly string[], all: re
 function draft(rng: Rng): ItemDraft {
   const template: Template = rng.pick(TEMPLATES);
   const name = rng.pick(NAMES.knowledge);
-  const item = (context: string, question: string, answer: string, distractors: string[]): ItemDraft =>
-    ({ template, context: `${name} ${context}`, question, answer, distractors });
+  const item = (context: string, question: string, answer: string, distractors: string[]): ItemDraft => ({
+    template,
+    context: `${name} ${context}`,
+    question,
+    answer,
+    distractors,
+  });
   switch (template) {
     case "capital":
     case "country":
@@ -30,40 +35,102 @@ function draft(rng: Rng): ItemDraft {
       const [country, capital, continent] = rng.pick(COUNTRIES);
       const near = COUNTRIES.filter((c) => c[2] === continent);
       if (template === "capital") {
-        return item(rng.pick([`reads about ${country}.`, `visits ${country}.`]), `What is the capital of ${country}?`,
-          capital, wrongOf(rng, capital, near.map((c) => c[1]), COUNTRIES.map((c) => c[1])));
+        return item(
+          rng.pick([`reads about ${country}.`, `visits ${country}.`]),
+          `What is the capital of ${country}?`,
+          capital,
+          wrongOf(
+            rng,
+            capital,
+            near.map((c) => c[1]),
+            COUNTRIES.map((c) => c[1]),
+          ),
+        );
       }
       if (template === "country") {
-        return item(rng.pick([`visits ${capital}.`, `flies to ${capital}.`]), `Which country has the capital ${capital}?`,
-          country, wrongOf(rng, country, near.map((c) => c[0]), COUNTRIES.map((c) => c[0])));
+        return item(
+          rng.pick([`visits ${capital}.`, `flies to ${capital}.`]),
+          `Which country has the capital ${capital}?`,
+          country,
+          wrongOf(
+            rng,
+            country,
+            near.map((c) => c[0]),
+            COUNTRIES.map((c) => c[0]),
+          ),
+        );
       }
-      return item(rng.pick([`studies ${country}.`, `maps ${country}.`]), `On which continent is ${country}?`,
-        continent, rng.sampleExcept(CONTINENTS, 3, [continent]));
+      return item(
+        rng.pick([`studies ${country}.`, `maps ${country}.`]),
+        `On which continent is ${country}?`,
+        continent,
+        rng.sampleExcept(CONTINENTS, 3, [continent]),
+      );
     }
     case "symbol":
     case "element": {
       const [element, symbol] = rng.pick(ELEMENTS);
       if (template === "symbol") {
-        return item(rng.pick([`studies ${element}.`, `reads about ${element}.`]), `What is the chemical symbol for ${element}?`,
-          symbol, rng.sampleExcept(ELEMENTS.map((e) => e[1]), 3, [symbol]));
+        return item(
+          rng.pick([`studies ${element}.`, `reads about ${element}.`]),
+          `What is the chemical symbol for ${element}?`,
+          symbol,
+          rng.sampleExcept(
+            ELEMENTS.map((e) => e[1]),
+            3,
+            [symbol],
+          ),
+        );
       }
-      return item(rng.pick([`sees the symbol ${symbol}.`, `writes ${symbol} on a card.`]), `Which element has the symbol ${symbol}?`,
-        element, rng.sampleExcept(ELEMENTS.map((e) => e[0]), 3, [element]));
+      return item(
+        rng.pick([`sees the symbol ${symbol}.`, `writes ${symbol} on a card.`]),
+        `Which element has the symbol ${symbol}?`,
+        element,
+        rng.sampleExcept(
+          ELEMENTS.map((e) => e[0]),
+          3,
+          [element],
+        ),
+      );
     }
     case "author":
     case "book": {
       const [book, author] = rng.pick(BOOKS);
       if (template === "author") {
-        return item(rng.pick([`is reading ${book}.`, `buys ${book}.`]), `Who wrote ${book}?`,
-          author, rng.sampleExcept(BOOKS.map((b) => b[1]), 3, [author]));
+        return item(
+          rng.pick([`is reading ${book}.`, `buys ${book}.`]),
+          `Who wrote ${book}?`,
+          author,
+          rng.sampleExcept(
+            BOOKS.map((b) => b[1]),
+            3,
+            [author],
+          ),
+        );
       }
-      return item(rng.pick([`likes ${author}.`, `reads ${author}.`]), `Which book did ${author} write?`,
-        book, rng.sampleExcept(BOOKS.map((b) => b[0]), 3, [book]));
+      return item(
+        rng.pick([`likes ${author}.`, `reads ${author}.`]),
+        `Which book did ${author} write?`,
+        book,
+        rng.sampleExcept(
+          BOOKS.map((b) => b[0]),
+          3,
+          [book],
+        ),
+      );
     }
     case "painter": {
       const [painting, painter] = rng.pick(PAINTINGS);
-      return item(rng.pick(["is at a museum.", "is in a gallery."]), `Who painted ${painting}?`,
-        painter, rng.sampleExcept(PAINTINGS.map((p) => p[1]), 3, [painter]));
+      return item(
+        rng.pick(["is at a museum.", "is in a gallery."]),
+        `Who painted ${painting}?`,
+        painter,
+        rng.sampleExcept(
+          PAINTINGS.map((p) => p[1]),
+          3,
+          [painter],
+        ),
+      );
     }
   }
 }

@@ -6,7 +6,20 @@ import type { Rng } from "./rng";
 import { NAMES } from "./words";
 
 /** Things counted, as plurals. */
-export const COUNTED = ["pens", "apples", "cards", "beads", "nuts", "shells", "stamps", "eggs", "buttons", "pears", "marbles", "plums"] as const;
+export const COUNTED = [
+  "pens",
+  "apples",
+  "cards",
+  "beads",
+  "nuts",
+  "shells",
+  "stamps",
+  "eggs",
+  "buttons",
+  "pears",
+  "marbles",
+  "plums",
+] as const;
 
 const TEMPLATES = ["add", "take", "compare"] as const;
 
@@ -35,24 +48,33 @@ function draft(rng: Rng): ItemDraft {
       const x = rng.int(2, 9);
       const y = rng.int(1, 5);
       return {
-        template, context: `${a} has ${x} ${thing} and gets ${y} more.`, question: `How many ${thing} does ${a} have now?`,
-        answer: String(x + y), distractors: numericDistractors(rng, x + y, Math.abs(x - y)),
+        template,
+        context: `${a} has ${x} ${thing} and gets ${y} more.`,
+        question: `How many ${thing} does ${a} have now?`,
+        answer: String(x + y),
+        distractors: numericDistractors(rng, x + y, Math.abs(x - y)),
       };
     }
     case "take": {
       const x = rng.int(4, 12);
       const y = rng.int(1, Math.min(5, x - 2));
       return {
-        template, context: `${a} has ${x} ${thing} and gives away ${y}.`, question: `How many ${thing} does ${a} have now?`,
-        answer: String(x - y), distractors: numericDistractors(rng, x - y, x + y),
+        template,
+        context: `${a} has ${x} ${thing} and gives away ${y}.`,
+        question: `How many ${thing} does ${a} have now?`,
+        answer: String(x - y),
+        distractors: numericDistractors(rng, x - y, x + y),
       };
     }
     case "compare": {
       const x = rng.int(4, 12);
       const y = x - rng.int(1, Math.min(5, x - 1));
       return {
-        template, context: `${a} has ${x} ${thing}. ${b} has ${y} ${thing}.`, question: `How many more ${thing} does ${a} have than ${b}?`,
-        answer: String(x - y), distractors: numericDistractors(rng, x - y, x + y),
+        template,
+        context: `${a} has ${x} ${thing}. ${b} has ${y} ${thing}.`,
+        question: `How many more ${thing} does ${a} have than ${b}?`,
+        answer: String(x - y),
+        distractors: numericDistractors(rng, x - y, x + y),
       };
     }
   }

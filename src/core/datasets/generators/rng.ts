@@ -46,7 +46,10 @@ export class Rng {
 
   /** `count` distinct values of `values` other than those in `not` (compared as given). */
   sampleExcept<T>(values: readonly T[], count: number, not: readonly T[]): T[] {
-    return this.sample(values.filter((v) => !not.includes(v)), count);
+    return this.sample(
+      values.filter((v) => !not.includes(v)),
+      count,
+    );
   }
 }
 

@@ -10,10 +10,19 @@ import { NAMES } from "./words";
 const TEMPLATES = ["opposite", "synonym", "kind", "part"] as const;
 
 /** Short on purpose: a scene and a question stay under 13 words (the contamination test's n-gram). */
-export const WORD_SCENES = ["is learning words.", "plays a word game.", "reads a dictionary.", "asks a teacher.", "is doing a quiz."] as const;
+export const WORD_SCENES = [
+  "is learning words.",
+  "plays a word game.",
+  "reads a dictionary.",
+  "asks a teacher.",
+  "is doing a quiz.",
+] as const;
 
 /** Every concept of the opposites table, each with the index of its pair. */
-const CONCEPTS = OPPOSITES.flatMap(([a, b], pair) => [{ words: a, pair }, { words: b, pair }]);
+const CONCEPTS = OPPOSITES.flatMap(([a, b], pair) => [
+  { words: a, pair },
+  { words: b, pair },
+]);
 
 /** `count` words from concepts other than those of pair `pair`. */
 function otherWords(rng: Rng, pair: number, count: number): string[] {
@@ -32,8 +41,11 @@ function opposite(rng: Rng): ItemDraft {
   const synonym = cueConcept.filter((w) => w !== cue);
   const trap = synonym.length > 0 ? [rng.pick(synonym)] : [];
   return {
-    template: "opposite", context: scene(rng), question: `What is the opposite of ${cue}?`,
-    answer: rng.pick(answerConcept), distractors: [...trap, ...otherWords(rng, pair, 3 - trap.length)],
+    template: "opposite",
+    context: scene(rng),
+    question: `What is the opposite of ${cue}?`,
+    answer: rng.pick(answerConcept),
+    distractors: [...trap, ...otherWords(rng, pair, 3 - trap.length)],
   };
 }
 
@@ -43,8 +55,11 @@ function synonym(rng: Rng): ItemDraft {
   const [cue, answer] = rng.sample(words, 2) as [string, string];
   const opposite = OPPOSITES[pair]!.find((c) => c !== words)!;
   return {
-    template: "synonym", context: scene(rng), question: `Which word means the same as ${cue}?`,
-    answer, distractors: [rng.pick(opposite), ...otherWords(rng, pair, 2)],
+    template: "synonym",
+    context: scene(rng),
+    question: `Which word means the same as ${cue}?`,
+    answer,
+    distractors: [rng.pick(opposite), ...otherWords(rng, pair, 2)],
   };
 }
 
@@ -52,8 +67,11 @@ function kind(rng: Rng): ItemDraft {
   const kinds = Object.keys(KINDS_OF);
   const answer = rng.pick(kinds);
   return {
-    template: "kind", context: scene(rng), question: `What kind of thing is ${rng.pick(KINDS_OF[answer]!)}?`,
-    answer, distractors: rng.sampleExcept(kinds, 3, [answer]),
+    template: "kind",
+    context: scene(rng),
+    question: `What kind of thing is ${rng.pick(KINDS_OF[answer]!)}?`,
+    answer,
+    distractors: rng.sampleExcept(kinds, 3, [answer]),
   };
 }
 
@@ -61,8 +79,11 @@ function part(rng: Rng): ItemDraft {
   const [piece, whole] = rng.pick(PART_OF);
   const wholes = [...new Set(PART_OF.map(([, w]) => w))];
   return {
-    template: "part", context: scene(rng), question: `A ${piece} is part of what?`,
-    answer: whole, distractors: rng.sampleExcept(wholes, 3, [whole]),
+    template: "part",
+    context: scene(rng),
+    question: `A ${piece} is part of what?`,
+    answer: whole,
+    distractors: rng.sampleExcept(wholes, 3, [whole]),
   };
 }
 
@@ -73,10 +94,14 @@ export const semantic: AbilityGenerator = {
   templates: TEMPLATES,
   draft: (rng) => {
     switch (rng.pick(TEMPLATES)) {
-      case "opposite": return opposite(rng);
-      case "synonym": return synonym(rng);
-      case "kind": return kind(rng);
-      case "part": return part(rng);
+      case "opposite":
+        return opposite(rng);
+      case "synonym":
+        return synonym(rng);
+      case "kind":
+        return kind(rng);
+      case "part":
+        return part(rng);
     }
   },
 };

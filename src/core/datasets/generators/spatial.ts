@@ -9,16 +9,43 @@ import { NAMES } from "./words";
 const TEMPLATES = ["table", "map"] as const;
 
 export const OBJECTS = [
-  "cup", "bowl", "lamp", "box", "book", "vase", "clock", "plant", "phone", "shoe", "jar", "bell", "hat", "key", "mug", "doll", "fork", "radio",
+  "cup",
+  "bowl",
+  "lamp",
+  "box",
+  "book",
+  "vase",
+  "clock",
+  "plant",
+  "phone",
+  "shoe",
+  "jar",
+  "bell",
+  "hat",
+  "key",
+  "mug",
+  "doll",
+  "fork",
+  "radio",
 ] as const;
 
 /** Relations on a table, with the offset (x right, y up, z towards the viewer) from the second thing to the first. */
 export const TABLE_RELATIONS: Record<string, [number, number, number]> = {
-  "left of": [-1, 0, 0], "right of": [1, 0, 0], above: [0, 1, 0], below: [0, -1, 0], "in front of": [0, 0, 1], behind: [0, 0, -1],
+  "left of": [-1, 0, 0],
+  "right of": [1, 0, 0],
+  above: [0, 1, 0],
+  below: [0, -1, 0],
+  "in front of": [0, 0, 1],
+  behind: [0, 0, -1],
 };
 /** The choices of table items: where a thing is, as a bare answer. */
 export const TABLE_ANSWERS: Record<string, string> = {
-  "left of": "to the left", "right of": "to the right", above: "above", below: "below", "in front of": "in front", behind: "behind",
+  "left of": "to the left",
+  "right of": "to the right",
+  above: "above",
+  below: "below",
+  "in front of": "in front",
+  behind: "behind",
 };
 
 export const COMPASS: Record<string, [number, number, number]> = { north: [0, 1, 0], south: [0, -1, 0], east: [1, 0, 0], west: [-1, 0, 0] };
@@ -52,7 +79,11 @@ function table(rng: Rng): ItemDraft {
 
 /** Points of the compass between the four: where two steps at right angles lead. */
 export const COMPASS_POINTS: Record<string, [number, number, number]> = {
-  ...COMPASS, northeast: [1, 1, 0], northwest: [-1, 1, 0], southeast: [1, -1, 0], southwest: [-1, -1, 0],
+  ...COMPASS,
+  northeast: [1, 1, 0],
+  northwest: [-1, 1, 0],
+  southeast: [1, -1, 0],
+  southwest: [-1, -1, 0],
 };
 
 /**
@@ -68,8 +99,11 @@ function map(rng: Rng): ItemDraft {
   const position: Record<string, Vector> = { [c]: [0, 0, 0], [b]: COMPASS[second]!, [a]: plus(COMPASS[first]!, COMPASS[second]!) };
   const answer = directionOf(minus(position[c]!, position[a]!), COMPASS_POINTS);
   // Not turned around, and each single step turned around: the mistakes of a half-done composition.
-  const mistakes = [directionOf(minus(position[a]!, position[c]!), COMPASS_POINTS), directionOf(minus([0, 0, 0], COMPASS[first]!), COMPASS_POINTS),
-    directionOf(minus([0, 0, 0], COMPASS[second]!), COMPASS_POINTS)];
+  const mistakes = [
+    directionOf(minus(position[a]!, position[c]!), COMPASS_POINTS),
+    directionOf(minus([0, 0, 0], COMPASS[first]!), COMPASS_POINTS),
+    directionOf(minus([0, 0, 0], COMPASS[second]!), COMPASS_POINTS),
+  ];
   const distractors = [...new Set(mistakes)].filter((d) => d !== answer);
   return {
     template: "map",

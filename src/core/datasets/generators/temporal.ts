@@ -11,7 +11,11 @@ export const EVENTS = ["party", "game", "exam", "trip", "visit", "show", "match"
 
 /** Offsets in days and how the passage says them. */
 export const DAY_OFFSETS: readonly [number, string][] = [
-  [1, "one day later"], [2, "two days later"], [3, "three days later"], [-1, "one day earlier"], [-2, "two days earlier"],
+  [1, "one day later"],
+  [2, "two days later"],
+  [3, "three days later"],
+  [-1, "one day earlier"],
+  [-2, "two days earlier"],
 ];
 
 export function weekdayAfter(day: string, offset: number): string {
@@ -33,15 +37,31 @@ function weekday(rng: Rng): ItemDraft {
     template: "weekday",
     context: `${a}'s ${e1} is on ${day}. ${b}'s ${e2} is ${words}.`,
     question: `On which day is ${b}'s ${e2}?`,
-    answer, distractors,
+    answer,
+    distractors,
   };
 }
 
 export const MONTHS = [
-  "January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December",
+  "January",
+  "February",
+  "March",
+  "April",
+  "May",
+  "June",
+  "July",
+  "August",
+  "September",
+  "October",
+  "November",
+  "December",
 ] as const;
 export const MONTH_OFFSETS: readonly [number, string][] = [
-  [1, "one month later"], [2, "two months later"], [3, "three months later"], [-1, "one month earlier"], [-2, "two months earlier"],
+  [1, "one month later"],
+  [2, "two months later"],
+  [3, "three months later"],
+  [-1, "one month earlier"],
+  [-2, "two months earlier"],
 ];
 export const FAIRS = ["fair", "show", "race", "festival", "market", "concert", "parade", "contest"] as const;
 
