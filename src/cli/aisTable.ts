@@ -3,6 +3,11 @@
 // excludes 0, `n/a` with a numbered reason where the AIS is undefined. Everything shown comes
 // from the report model (src/core/report/model.ts), which `bprof report` renders too: rows,
 // columns with their metrics, the cells, and the reasons with the numbers the reports give them.
+//
+// On a terminal (a `width`), nothing is wider than it: cells keep the value and the `*` (the
+// intervals are in the report the run writes), long column headers become b1, b2, ... with a
+// legend, and the columns are split into blocks that fit, the ability column repeated in each, as
+// pandas prints a wide frame; text lines wrap. Piped output keeps the full tables.
 import { formatConfidence, formatFixed, formatInterval, formatK } from "../core/report/format";
 import type { ImportanceMethod } from "../core/config/types";
 import { baselineLabel } from "../core/report/model";
@@ -35,31 +40,126 @@ export function formatBaseline(b: BaselineRow): string {
   return `${name}${scores}  chance ${b.chance.toFixed(4)}  (${b.items} items)`;
 }
 
-/** The AIS tables of one model of the report, one block per k; "" for a model without a profile. */
-export function formatAisTables(model: ModelReport): string {
+/**
+ * The AIS tables of one model of the report, one block per k; "" for a model without a profile.
+ * With `width` (a terminal's columns), the compact form, no line longer than `width`.
+ */
+export function formatAisTables(model: ModelReport, width?: number): string {
   const profile = model.profile;
   if (!profile) return "";
   const confidence = formatConfidence(profile.bootstrap.confidence);
-  const blocks = profile.sections.map((s) => sectionTable(model.name, s, profile.parameters, profile.method, confidence));
+  const blocks = profile.sections.map((s) => sectionTable(model.name, s, profile.parameters, profile.method, confidence, width));
   return blocks.join("\n\n") + (blocks.length > 0 ? "\n" : "");
 }
 
-function sectionTable(model: string, s: KSection, parameters: number, method: ImportanceMethod, confidence: string): string {
-  const rows = [["ability", ...s.columns], ...s.rows.map((r) => [r.label, ...r.cells.map(cellText)])];
+function sectionTable(
+  model: string,
+  s: KSection,
+  parameters: number,
+  method: ImportanceMethod,
+  confidence: string,
+  width?: number,
+): string {
   // The reasons the printed cells refer to, under the numbers every report gives them.
   const cited = [
     ...new Set(s.rows.flatMap((r) => r.cells.flatMap((c) => (c.ais === null && c.reason !== undefined ? [c.reason] : [])))),
   ].sort((a, b) => a - b);
   const title = `${model}: AIS (${s.metricLabel}) at k = ${formatK(s.k)} (n = ${s.n} of ${parameters} parameters, ${method} importance), ${confidence} CI; * = the CI excludes 0`;
-  return [
-    title,
-    ...alignColumns(rows),
+  const notes = [
     ...cited.map((n) => `  (${n}) ${s.reasons[n - 1] ?? "AIS is undefined"}`),
     ...loweringLine(s),
     ...stabilityLines(s),
     ...chunkedLines(s),
     ...labelLines(s),
+  ];
+  if (width === undefined) {
+    const rows = [["ability", ...s.columns], ...s.rows.map((r) => [r.label, ...r.cells.map(cellText)])];
+    return [title, ...alignColumns(rows), ...notes].join("\n");
+  }
+  return [
+    ...wrapLine(`${title}; the intervals are in the report`, width),
+    ...compactTable(s, width),
+    ...notes.flatMap((l) => wrapLine(l, width)),
   ].join("\n");
+}
+
+/** Longest column header kept as it is in the compact form; longer ones make every header a code (b1, b2, ...). */
+const HEADER_LIMIT = 24;
+
+/** The section's table in blocks of columns that fit `width`, with a legend when headers are codes. */
+function compactTable(s: KSection, width: number): string[] {
+  const coded = s.columns.some((c) => c.length > HEADER_LIMIT);
+  const headers = coded ? s.columns.map((_, i) => `b${i + 1}`) : s.columns;
+  const cells = s.rows.map((r) => r.cells.map(compactCellText));
+  const columnWidths = headers.map((h, c) => Math.max(h.length, ...cells.map((row) => row[c]!.length)));
+  const widest = Math.max(0, ...columnWidths);
+  // The ability column: whole labels unless even one data column would not fit beside them.
+  const labelWidth = Math.min(Math.max("ability".length, ...s.rows.map((r) => r.label.length)), Math.max(8, width - 2 - widest));
+  const labels = ["ability", ...s.rows.map((r) => r.label)].map((l) => truncate(l, labelWidth));
+  const lines: string[] = [];
+  for (const block of columnBlocks(columnWidths, width - labelWidth)) {
+    if (lines.length > 0) lines.push("");
+    if (block.length < headers.length) lines.push(truncate(`columns ${block[0]! + 1}-${block.at(-1)! + 1} of ${headers.length}:`, width));
+    // labels to the left, values to the right, so signs and decimals line up
+    const line = (label: string, values: string[]) =>
+      [label.padEnd(labelWidth), ...values.map((v, i) => v.padStart(columnWidths[block[i]!]!))].join("  ").trimEnd();
+    lines.push(
+      line(
+        labels[0]!,
+        block.map((c) => headers[c]!),
+      ),
+      ...cells.map((row, r) =>
+        line(
+          labels[r + 1]!,
+          block.map((c) => row[c]!),
+        ),
+      ),
+    );
+  }
+  if (coded) lines.push(...s.columns.flatMap((name, i) => wrapLine(`  b${i + 1} = ${name}`, width)));
+  return lines;
+}
+
+/** The columns in consecutive blocks whose cells, each after two spaces, fit in `room`; at least one column a block. */
+function columnBlocks(widths: readonly number[], room: number): number[][] {
+  const blocks: number[][] = [];
+  let used = room;
+  widths.forEach((w, c) => {
+    if (blocks.length === 0 || used + 2 + w > room) {
+      blocks.push([]);
+      used = 0;
+    }
+    blocks.at(-1)!.push(c);
+    used += 2 + w;
+  });
+  return blocks;
+}
+
+/** A line cut into lines of at most `width` at spaces (a word longer than that at `width`), the rest indented. */
+export function wrapLine(line: string, width: number, hanging = "    "): string[] {
+  if (line.length <= width) return [line];
+  // a hanging indent only where it leaves room to move on
+  const indent = width > hanging.length + 8 ? hanging : "";
+  const out: string[] = [];
+  let rest = line;
+  while (rest.length > width) {
+    const cut = rest.lastIndexOf(" ", width);
+    const at = cut > indent.length ? cut : width;
+    out.push(rest.slice(0, at).trimEnd());
+    rest = indent + rest.slice(at).trimStart();
+  }
+  if (rest.trim() !== "") out.push(rest);
+  return out;
+}
+
+function truncate(text: string, width: number): string {
+  return text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}\u2026`;
+}
+
+/** A value and its mark; a space where the mark would be, so that decimals line up in a column. */
+function compactCellText(cell: ReportCell): string {
+  if (cell.ais === null) return `n/a(${cell.reason ?? "?"}) `;
+  return `${formatFixed(cell.ais, 3)}${cell.significant ? "*" : " "}`;
 }
 
 /** Each ability's ranking stability: the Jaccard index of the top n ranked from two halves of its items. */

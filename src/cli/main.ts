@@ -15,7 +15,7 @@ import { buildReport } from "../core/report/model";
 import { resolveRunDir } from "../core/results/runs";
 import { jobProblems } from "../core/plan/compile";
 import { ResumeError, resumeRun, runProfile, type RunOptions, type RunOutcome } from "../core/run";
-import { formatAisTables, formatBaseline } from "./aisTable";
+import { formatAisTables, formatBaseline, wrapLine } from "./aisTable";
 import { DEMO_USAGE, prepareDemo } from "./demo";
 import { generateCommand, GENERATE_USAGE } from "./generate";
 import { progressView } from "./progress";
@@ -240,15 +240,21 @@ async function withRunner(runner: string | undefined, start: (options: RunOption
     });
     view.done();
     // The report model `bprof report` renders, so the tables say what the reports say.
-    const report = await buildReport({ dir: outcome.runDir, resultsFile: outcome.resultsFile, results: outcome.results });
-    for (const model of report.models) {
-      for (const b of model.baseline) process.stdout.write(`${model.name}  ${formatBaseline(b)}\n`);
+    const built = await buildReport({ dir: outcome.runDir, resultsFile: outcome.resultsFile, results: outcome.results });
+    // On a terminal every line fits it; piped output keeps the full tables.
+    const width = process.stdout.isTTY ? process.stdout.columns : undefined;
+    const fit = (line: string) => (width === undefined ? [line] : wrapLine(line, width));
+    for (const model of built.models) {
+      for (const b of model.baseline) process.stdout.write(fit(`${model.name}  ${formatBaseline(b)}`).join("\n") + "\n");
     }
-    for (const model of report.models) {
-      const tables = formatAisTables(model);
+    for (const model of built.models) {
+      const tables = formatAisTables(model, width);
       if (tables) process.stdout.write(`\n${tables}`);
     }
-    process.stdout.write(`run ${outcome.runId}: ${outcome.resultsFile}\n`);
+    process.stdout.write(fit(`run ${outcome.runId}: ${outcome.resultsFile}`).join("\n") + "\n");
+    // The report, with every interval, is what the run names last.
+    process.stdout.write("HTML report: ");
+    await report(outcome.runDir, undefined, {});
     return EXIT.ok;
   } catch (e) {
     view.done();
@@ -285,11 +291,7 @@ async function demo(dir: string, runner?: string): Promise<number> {
   const { profile, problems } = await loadProfile(configFile);
   for (const d of problems) process.stderr.write(formatProblem(d) + "\n");
   if (!profile) return EXIT.badInput;
-  let outcome: RunOutcome | undefined;
-  const code = await withRunner(runner, async (options) => (outcome = await runProfile(profile, options)));
-  if (code !== EXIT.ok || !outcome) return code;
-  process.stdout.write("\nHTML report: ");
-  return report(outcome.runDir, undefined, {});
+  return withRunner(runner, (options) => runProfile(profile, options));
 }
 
 main(process.argv.slice(2)).then(
