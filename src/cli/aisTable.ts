@@ -162,6 +162,36 @@ function compactCellText(cell: ReportCell): string {
   return `${formatFixed(cell.ais, 3)}${cell.significant ? "*" : " "}`;
 }
 
+/**
+ * What a person reads first after a run, at the sweep's largest k: how many of the config's labels
+ * hold, the strongest significant cells, and the significant negative ones (an ability whose
+ * removal helped); nothing for a model without a profile.
+ */
+export function formatRunSummary(model: ModelReport, width?: number): string[] {
+  const s = model.profile?.sections.at(-1);
+  if (!s) return [];
+  const cells = s.rows
+    .filter((r) => r.selection === "top" && r.ability !== null)
+    .flatMap((r) =>
+      r.cells.flatMap((c) => (c.ais !== null && c.significant ? [{ ability: r.label, benchmark: c.benchmark, ais: c.ais }] : [])),
+    );
+  const describe = (list: typeof cells) => list.map((c) => `${c.ability} on ${c.benchmark} ${formatFixed(c.ais, 3)}`).join("; ");
+  const strongest = cells.filter((c) => c.ais > 0).sort((a, b) => b.ais - a.ais);
+  const negative = cells.filter((c) => c.ais < 0).sort((a, b) => a.ais - b.ais);
+  const lines = [`${model.name}, summary at k = ${formatK(s.k)} (${s.metricLabel}):`];
+  if (s.labels.length > 0)
+    lines.push(
+      `  labels: ${s.labels.filter((l) => l.holds).length} of ${s.labels.length} hold (the labelled ability hurts its benchmark most)`,
+    );
+  lines.push(strongest.length > 0 ? `  strongest: ${describe(strongest.slice(0, 3))}` : "  strongest: no cell's interval lies above 0");
+  lines.push(
+    negative.length > 0
+      ? `  significant negative (removing the ability helped): ${negative.length} cell(s), ${describe(negative.slice(0, 3))}${negative.length > 3 ? "; ..." : ""}`
+      : "  significant negative: none",
+  );
+  return width === undefined ? lines : lines.flatMap((l) => wrapLine(l, width));
+}
+
 /** Each ability's ranking stability: the Jaccard index of the top n ranked from two halves of its items. */
 function stabilityLines(s: KSection): string[] {
   if (s.stability.length === 0) return [];

@@ -15,7 +15,7 @@ import { buildReport } from "../core/report/model";
 import { resolveRunDir } from "../core/results/runs";
 import { jobProblems } from "../core/plan/compile";
 import { ResumeError, resumeRun, runProfile, type RunOptions, type RunOutcome } from "../core/run";
-import { formatAisTables, formatBaseline, wrapLine } from "./aisTable";
+import { formatAisTables, formatBaseline, formatRunSummary, wrapLine } from "./aisTable";
 import { DEMO_USAGE, prepareDemo } from "./demo";
 import { generateCommand, GENERATE_USAGE } from "./generate";
 import { progressView } from "./progress";
@@ -251,6 +251,8 @@ async function withRunner(runner: string | undefined, start: (options: RunOption
       const tables = formatAisTables(model, width);
       if (tables) process.stdout.write(`\n${tables}`);
     }
+    const summary = built.models.flatMap((model) => formatRunSummary(model, width));
+    if (summary.length > 0) process.stdout.write(`\n${summary.join("\n")}\n\n`);
     process.stdout.write(fit(`run ${outcome.runId}: ${outcome.resultsFile}`).join("\n") + "\n");
     // The report, with every interval, is what the run names last.
     process.stdout.write("HTML report: ");

@@ -3,7 +3,7 @@
 // each column once per table; piped output keeps the full tables with their intervals.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { formatAisTables, wrapLine } from "../../src/cli/aisTable";
+import { formatAisTables, formatRunSummary, wrapLine } from "../../src/cli/aisTable";
 import { PAPER_ABILITIES } from "../../src/core/abilities";
 import { buildReport } from "../../src/core/report/model";
 import type { ModelReport } from "../../src/core/report/types";
@@ -151,4 +151,21 @@ test("wrapLine cuts at spaces within the width, hangs the rest, and cuts a word 
   assert.deepEqual(wrapped, ["alpha beta gamma", "    delta epsilon", "    zeta eta theta"]);
   for (const line of wrapLine("x".repeat(50) + " tail", 20)) assert.ok(line.length <= 20, line);
   assert.ok(wrapLine("a b c d e f g h i j", 5).every((l) => l.length <= 5));
+});
+
+test("the run's summary: at the largest k, the strongest significant cells and the significant negative ones, each line within the width", async () => {
+  const model = await modelReport(DEMO_BENCHMARKS);
+  const s = model.profile!.sections.at(-1)!;
+  const significant = s.rows
+    .filter((r) => r.selection === "top")
+    .flatMap((r) =>
+      r.cells.filter((c) => c.ais !== null && c.significant).map((c) => ({ row: r.label, benchmark: c.benchmark, ais: c.ais! })),
+    );
+  const best = significant.reduce((a, b) => (b.ais > a.ais ? b : a));
+  const negatives = significant.filter((c) => c.ais < 0);
+  const summary = formatRunSummary(model);
+  assert.equal(summary[0], "demo-llama, summary at k = 0.001 (acc):");
+  assert.ok(summary[1]!.startsWith(`  strongest: ${best.row} on ${best.benchmark} ${best.ais.toFixed(3)}`), summary[1]);
+  assert.match(summary[2]!, new RegExp(`^  significant negative \\(removing the ability helped\\): ${negatives.length} cell\\(s\\), `));
+  for (const line of formatRunSummary(model, 80)) assert.ok(line.length <= 80, line);
 });
