@@ -1,4 +1,7 @@
 // Progress for humans: a redrawn bar on a terminal, a plain line per step change in logs and CI.
+// The bar is the whole run's (its share by the estimated time, core/estimate.ts), with the phase as
+// its label, the time elapsed and the time left; logs get a line per tenth of the run as well.
+import { describeOverall } from "../core/estimate";
 import { finishedVariantLabel, phaseLabel, type RunProgress, type VariantDone } from "../core/run";
 import type { BuildProgress } from "../core/runner/build";
 
@@ -19,12 +22,19 @@ export function progressView(stream: NodeJS.WriteStream = process.stderr): Progr
 
 class TerminalBar implements ProgressView {
   private drawn = false;
+  private shown = 0;
   constructor(private readonly stream: NodeJS.WriteStream) {}
   update(p: RunProgress): void {
     const width = 30;
-    const filled = p.total > 0 ? Math.round((p.done / p.total) * width) : 0;
+    // the run's share only grows on screen, though its estimate may move back a little
+    const share = p.overall ? (this.shown = Math.max(this.shown, p.overall.fraction)) : p.total > 0 ? p.done / p.total : 0;
+    const filled = Math.round(share * width);
     const bar = "#".repeat(filled) + "-".repeat(width - filled);
-    this.stream.write(`\r${p.model} ${phaseLabel(p).padEnd(10)} [${bar}] ${p.done}/${p.total}\x1b[K`);
+    const overall = p.overall ? ` ${Math.round(share * 100)}%  ${describeOverall(p.overall)}` : "";
+    const line = `[${bar}]${overall}  ${p.model} ${phaseLabel(p)} ${p.done}/${p.total}`;
+    // one line that fits: the terminal would wrap a longer one and \r redraw only its last part
+    const columns = this.stream.columns ?? 80;
+    this.stream.write(`\r${line.length < columns ? line : line.slice(0, columns - 1)}\x1b[K`);
     this.drawn = true;
   }
   variant(): void {
@@ -49,8 +59,14 @@ class TerminalBar implements ProgressView {
 class PlainLines implements ProgressView {
   private lastKey = "";
   private lastDecile = -1;
+  private runTenth = 0;
   constructor(private readonly stream: NodeJS.WriteStream) {}
   update(p: RunProgress): void {
+    const tenth = p.overall && p.overall.remainingSeconds !== undefined ? Math.floor(p.overall.fraction * 10) : 0;
+    if (p.overall && tenth > this.runTenth) {
+      this.runTenth = tenth;
+      this.stream.write(`run ${tenth * 10}%: ${describeOverall(p.overall)}\n`);
+    }
     const key = `${p.model}/${phaseLabel(p)}`;
     const decile = p.total > 0 ? Math.floor((p.done / p.total) * 10) : 0;
     if (key === this.lastKey && decile === this.lastDecile) return;

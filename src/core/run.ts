@@ -27,6 +27,7 @@ import { baselineAccuracies, readProfileOutput } from "./results/profile";
 import { baselineGroups } from "./results/groups";
 import { extrasOf, pythonFilteredAnswers, readRunnerScores, scoredItems } from "./results/items";
 import { pythonTaskScores } from "./results/taskScores";
+import { describeOverall, RunEstimate, type RunOverall, type RunPlan } from "./estimate";
 import { HelperError } from "./lmeval/helpers";
 import { claimRunFolder, releaseRunFolder } from "./results/runs";
 import {
@@ -49,6 +50,8 @@ export interface RunProgress {
   total: number;
   /** The ability's name, in the `importance` phase. */
   ability?: string;
+  /** The whole run's share done and the time it has left (estimate.ts). */
+  overall?: RunOverall;
 }
 
 export interface VariantDone {
@@ -60,6 +63,32 @@ export interface VariantDone {
   n: number;
   /** Read back from an earlier, interrupted run of the same job. */
   resumed: boolean;
+}
+
+/**
+ * What the run will do, from the config: per model, its benchmark documents, each ability's
+ * diagnostic items and its variants (every selection but random per ability and k; random once per k).
+ */
+export function runPlan(profile: Profile): RunPlan {
+  const ablation = profile.ablation;
+  const abilities = ablation ? profile.abilities.map((a) => ({ name: a.name, sequences: a.items.length })) : [];
+  const perK = ablation ? ablation.selections.reduce((n, s) => n + (s === "random" ? 1 : abilities.length), 0) : 0;
+  const items = profile.benchmarks.reduce((n, b) => n + b.task.items.length, 0);
+  return { models: profile.models.map((m) => ({ name: m.name, items, abilities, variants: perK * (ablation?.k.length ?? 0) })) };
+}
+
+/**
+ * "demo-llama score 120/250 · 34%, elapsed 1 min 02 s, about 2 min 10 s left": a run's progress in
+ * one line, the whole run's share and time left when they are known.
+ */
+export function progressLine(p: RunProgress): string {
+  const step = `${p.model} ${phaseLabel(p)} ${p.done}/${p.total}`;
+  return p.overall ? `${step} · ${Math.round(100 * p.overall.fraction)}%, ${describeOverall(p.overall)}` : step;
+}
+
+/** The run's share done: the whole run's when estimated, else the phase's. */
+export function runShare(p: RunProgress): number {
+  return p.overall?.remainingSeconds !== undefined ? p.overall.fraction : p.total > 0 ? p.done / p.total : 0;
 }
 
 /** `importance (Quantitative Reasoning)` in the importance phase, the phase alone otherwise. */
@@ -225,6 +254,7 @@ async function runModels(
   };
   let itemCount = 0;
   const dataHashes = new Map<string, Promise<string | undefined>>();
+  const estimate = new RunEstimate(runPlan(profile));
   for (const model of profile.models) {
     const dir = run.modelDir(model.name);
     const tokenizer = await modelTokenizer(model);
@@ -240,13 +270,14 @@ async function runModels(
       if (event.type === "start") results.runner_version = event.runner_version;
       if (event.type === "progress") {
         const ability = event.ability === undefined ? undefined : (nameOf.get(event.ability) ?? event.ability);
-        options.onProgress?.({
+        const progress = {
           model: model.name,
           phase: event.phase,
           done: event.done,
           total: event.total,
           ...(ability !== undefined ? { ability } : {}),
-        });
+        };
+        options.onProgress?.({ ...progress, overall: estimate.update(progress) });
       }
       if (event.type === "variant") {
         const ability = event.ability === null ? null : (nameOf.get(event.ability) ?? event.ability);

@@ -9,6 +9,7 @@ import { isDirectory, isFile, writeJsonAtomic } from "../fsutil";
 import { parseEventLine } from "../launch/events";
 import { RunnerError } from "../launch/runnerError";
 import { RUN_MANIFEST, type RunManifest } from "./store";
+import type { RunOverall } from "../estimate";
 
 export const DEFAULT_OUTPUT = ".bprof";
 
@@ -36,6 +37,8 @@ export interface RunFolderProgress {
   done: number;
   total: number;
   ability?: string;
+  /** The whole run's share and time left, when this window runs it (estimate.ts). */
+  overall?: RunOverall;
 }
 
 /** run-state.json: who runs the folder now, or how its last attempt ended. */

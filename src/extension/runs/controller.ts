@@ -12,8 +12,10 @@ import type { Target } from "../../core/launch/targetTypes";
 import { errorsOf } from "../../core/problems";
 import {
   phaseLabel,
+  progressLine,
   resumeRun,
   runProfile,
+  runShare,
   runTargetKind,
   unsafeCodeBenchmarks,
   type RunOptions,
@@ -159,12 +161,9 @@ export class RunController implements vscode.Disposable {
             },
             onProgress: (p) => {
               run.progress = p;
-              // A notification's bar only grows: it shows the furthest any phase got, the message the phase.
-              const fraction = p.total > 0 ? (100 * p.done) / p.total : 0;
-              progress.report({
-                message: `${p.model}: ${phaseLabel(p)} ${p.done}/${p.total}`,
-                increment: Math.max(0, fraction - reported),
-              });
+              // A notification's bar only grows: the whole run's share (the furthest it got), the message the phase and time left.
+              const fraction = 100 * runShare(p);
+              progress.report({ message: progressLine(p), increment: Math.max(0, fraction - reported) });
               reported = Math.max(reported, fraction);
               this.changedSoon();
             },
@@ -224,13 +223,10 @@ export class RunController implements vscode.Disposable {
     }
     const first = runs[0]!;
     const p = first.progress;
-    const percent = p && p.total > 0 ? ` ${Math.floor((100 * p.done) / p.total)}%` : "";
+    const percent = p && (p.overall || p.total > 0) ? ` ${Math.floor(100 * runShare(p))}%` : "";
     this.status.text = `$(sync~spin) ${p ? `${phaseLabel(p)}${percent}` : "starting"}${runs.length > 1 ? ` (+${runs.length - 1})` : ""}`;
     this.status.tooltip = runs
-      .map(
-        (r) =>
-          `${path.basename(r.configFile)}: ${r.progress ? `${r.progress.model} ${phaseLabel(r.progress)} ${r.progress.done}/${r.progress.total}` : "starting"}`,
-      )
+      .map((r) => `${path.basename(r.configFile)}: ${r.progress ? progressLine(r.progress) : "starting"}`)
       .join("\n");
     this.status.show();
   }

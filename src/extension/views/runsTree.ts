@@ -3,7 +3,7 @@
 // they progress, from this window's run controller and from the folders' files.
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { phaseLabel } from "../../core/run";
+import { progressLine } from "../../core/run";
 import { runsOfConfigs, type RunRow } from "../../core/results/runs";
 import type { Ctx } from "../ctx";
 
@@ -18,7 +18,7 @@ function statusText(row: RunRow): string {
     case "finished":
       return "finished";
     case "running":
-      return s.progress ? `running: ${s.progress.model} ${phaseLabel(s.progress)} ${s.progress.done}/${s.progress.total}` : "running";
+      return s.progress ? `running: ${progressLine(s.progress)}` : "running";
     case "failed":
       return s.code === "cancelled" ? "cancelled · resumable" : `failed: ${s.code}${s.resumable ? " · resumable" : ""}`;
     case "interrupted":
@@ -91,7 +91,14 @@ class RunsTree implements vscode.TreeDataProvider<RunNode> {
             status: {
               state: "running",
               pid: process.pid,
-              progress: { model: p.model, phase: p.phase, done: p.done, total: p.total, ...(p.ability ? { ability: p.ability } : {}) },
+              progress: {
+                model: p.model,
+                phase: p.phase,
+                done: p.done,
+                total: p.total,
+                ...(p.ability ? { ability: p.ability } : {}),
+                ...(p.overall ? { overall: p.overall } : {}),
+              },
             },
           },
         };
