@@ -1,7 +1,7 @@
 // Progress for humans: a redrawn bar on a terminal, a plain line per step change in logs and CI.
 // The bar is the whole run's (its share by the estimated time, core/estimate.ts), with the phase as
 // its label, the time elapsed and the time left; logs get a line per tenth of the run as well.
-import { describeOverall } from "../core/estimate";
+import { describeOverall, formatDuration, type RunOverall } from "../core/estimate";
 import { finishedVariantLabel, phaseLabel, type RunProgress, type VariantDone } from "../core/run";
 import type { BuildProgress } from "../core/runner/build";
 
@@ -25,13 +25,13 @@ class TerminalBar implements ProgressView {
   private shown = 0;
   constructor(private readonly stream: NodeJS.WriteStream) {}
   update(p: RunProgress): void {
-    const width = 30;
+    const width = 24;
     // the run's share only grows on screen, though its estimate may move back a little
     const share = p.overall ? (this.shown = Math.max(this.shown, p.overall.fraction)) : p.total > 0 ? p.done / p.total : 0;
     const filled = Math.round(share * width);
     const bar = "#".repeat(filled) + "-".repeat(width - filled);
-    const overall = p.overall ? ` ${Math.round(share * 100)}%  ${describeOverall(p.overall)}` : "";
-    const line = `[${bar}]${overall}  ${p.model} ${phaseLabel(p)} ${p.done}/${p.total}`;
+    const time = p.overall ? `${Math.round(share * 100)}% ${timeLeft(p.overall)} · ` : "";
+    const line = `[${bar}] ${time}${p.model} ${phaseLabel(p)} ${p.done}/${p.total}`;
     // one line that fits: the terminal would wrap a longer one and \r redraw only its last part
     const columns = this.stream.columns ?? 80;
     this.stream.write(`\r${line.length < columns ? line : line.slice(0, columns - 1)}\x1b[K`);
@@ -85,6 +85,12 @@ class PlainLines implements ProgressView {
   }
   interrupt(): void {}
   done(): void {}
+}
+
+/** "about 2 min 10 s left (1 min 02 s elapsed)": the time first, for a line the terminal may cut. */
+function timeLeft(o: RunOverall): string {
+  const elapsed = `${formatDuration(o.elapsedSeconds)} elapsed`;
+  return o.remainingSeconds === undefined ? `(${elapsed}, estimating)` : `about ${formatDuration(o.remainingSeconds)} left (${elapsed})`;
 }
 
 /** "12/26, 20 s of about 45 s": steps of the compile, and time against the host's expectation. */
