@@ -3,7 +3,8 @@
 // bootstrap interval, specificity against the random control, flips, and the overlap of the
 // abilities' top sets. Runner ids are mapped back to the user's ability names here. Multiple-choice
 // benchmarks get cells under acc and acc_norm; generate_until benchmarks, whose generated tokens are
-// decoded, cut, filtered and matched here (analysis/generation.ts), get one under exact_match.
+// decoded, cut, filtered and matched (items.ts, analysis/generation.ts), get one under exact_match;
+// a task that scores itself in Python (taskScores.ts) gets one under its own metric's slot.
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { benchmarkAccuracy, type ScoredItem } from "../analysis/accuracy";
