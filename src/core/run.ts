@@ -83,7 +83,10 @@ export function runPlan(profile: Profile): RunPlan {
  */
 export function progressLine(p: RunProgress): string {
   const step = `${p.model} ${phaseLabel(p)} ${p.done}/${p.total}`;
-  return p.overall ? `${step} · ${Math.round(100 * p.overall.fraction)}%, ${describeOverall(p.overall)}` : step;
+  if (!p.overall) return step;
+  // no share before a pace is measured: 0% would read as no progress
+  const share = p.overall.remainingSeconds === undefined ? "" : `${Math.round(100 * p.overall.fraction)}%, `;
+  return `${step} · ${share}${describeOverall(p.overall)}`;
 }
 
 /** The run's share done: the whole run's when estimated, else the phase's. */
