@@ -133,10 +133,7 @@ void poll(const Command& command, const std::string& where) {
 class ScratchDir {
  public:
   explicit ScratchDir(std::string dir) : dir_(std::move(dir)) {}
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
+  ~ScratchDir() { remove_tree(dir_); }
   const std::string& path() const { return dir_; }
 
  private:
@@ -529,7 +526,7 @@ class OriginalPipeline {
 
   const Stopwatch& clock() const { return clock_; }
   int64_t bytes_written() const { return bytes_written_; }
-  void remove_files() { std::filesystem::remove_all(files_); }
+  void remove_files() { remove_tree(files_); }
 
   // An ability's variants (the random control's without sequences) at every k; `zeroed[i]` gets
   // the candidates the i-th k's damaged model has zeroed, as read back from its mask.

@@ -7,6 +7,7 @@
 // and started again with the same job skips what is on disk (resume) and never reads half a file.
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -118,8 +119,7 @@ class Profile {
     if (lines == job_.items.size() && !text.empty() && text.back() == '\n') return true;
     command_.events.warning(file + " is incomplete (" + std::to_string(lines) + " of " + std::to_string(job_.items.size()) +
                             " lines): scoring it again");
-    std::error_code ec;
-    std::filesystem::remove(path, ec);
+    std::remove(path.c_str());
     return false;
   }
 

@@ -1,6 +1,7 @@
 #include "files.h"
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -74,5 +75,22 @@ void prepare_output_dir(const std::string& dir) {
   if (::access(dir.c_str(), W_OK) != 0)
     throw RunnerError(ErrorCode::bad_arguments, "--out " + dir + ": not writable: " + std::strerror(errno));
 }
+
+}  // namespace bprof
+
+namespace bprof {
+
+namespace {
+int remove_entry(const char* path, const struct stat*, int type, struct FTW*) {
+  // depth first (FTW_DEPTH): a folder comes after its entries, so it is empty by then
+  if (type == FTW_DP)
+    ::rmdir(path);
+  else
+    ::unlink(path);
+  return 0;  // go on whatever failed: remove what can be removed
+}
+}  // namespace
+
+void remove_tree(const std::string& path) { ::nftw(path.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
 }  // namespace bprof

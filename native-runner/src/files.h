@@ -16,4 +16,10 @@ bool read_file_if_exists(const std::string& path, std::string& content);
 // Creates `dir` (and parents) if needed and checks that it is writable; throws RunnerError(bad_arguments).
 void prepare_output_dir(const std::string& dir);
 
+// Removes `path` and everything under it, without following links; quietly does what it can (a
+// scratch folder's cleanup must not fail the run). Not std::filesystem::remove_all: PyTorch's
+// libtorch.so (2.11 wheels) exports its own copy of it, which the dynamic linker binds ahead of
+// libstdc++'s and which calls a null pointer (a runner built against it crashed on an H200 host).
+void remove_tree(const std::string& path);
+
 }  // namespace bprof

@@ -13,6 +13,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "files.h"
+
 namespace bprof::test {
 
 using json = nlohmann::json;
@@ -29,10 +31,7 @@ TempDir::TempDir() {
   path_ = buf.data();
 }
 
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
+TempDir::~TempDir() { remove_tree(path_); }
 
 void write_file(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -17,6 +17,7 @@
 
 #include "config.h"
 #include "errors.h"
+#include "files.h"
 #include "llama.h"
 #include "loss.h"
 #include "safetensors.h"
@@ -34,6 +35,24 @@ namespace {
 using json = nlohmann::json;
 using test::RunResult;
 using test::TempDir;
+
+// ----------------------------------------------------------------------------
+// scratch folders: in a binary linked against libtorch, where PyTorch's own std::filesystem
+// copies once crashed the cleanup (files.h)
+
+TEST(Files, RemoveTreeRemovesNestedFoldersButNotWhatALinkPointsTo) {
+  TempDir dir;
+  const std::string kept = dir.file("kept.txt");
+  test::write_file(kept, "outside");
+  std::filesystem::create_directories(dir.file("scratch/a/b"));
+  test::write_file(dir.file("scratch/a/b/model.safetensors"), "weights");
+  test::write_file(dir.file("scratch/top.json"), "{}");
+  std::filesystem::create_symlink(kept, dir.file("scratch/a/link"));
+  remove_tree(dir.file("scratch"));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("scratch")));
+  EXPECT_TRUE(std::filesystem::exists(kept)) << "a link's target is not removed";
+  remove_tree(dir.file("never-there"));  // nothing to remove is not an error
+}
 
 // ----------------------------------------------------------------------------
 // safetensors writer
