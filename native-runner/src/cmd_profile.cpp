@@ -1,7 +1,8 @@
 // `bprof-runner profile` (PROTOCOL.md): the whole method of docs/method.md on one model.
 //
-//   baseline -> for each ability: importance -> rankings -> for each selection and k:
-//   ablate in place, score every item, restore -> the random control -> overlap -> profile.json
+//   baseline -> for each ability: importance -> rankings per rule (method) -> for each rule,
+//   selection and k: ablate in place, score every item, restore -> the random control -> overlap
+//   per rule -> profile.json
 //
 // Every result file is written atomically and named by what it holds, so a run that is stopped
 // and started again with the same job skips what is on disk (resume) and never reads half a file.
@@ -86,8 +87,9 @@ class Profile {
                                 " parameters): its variants equal the baseline");
       n_.push_back(n);
     }
-    const int64_t ranked_per_k =
-        static_cast<int64_t>(job_.abilities.size() * (ranked_selections().size() + (plan_.has(Selection::top_chunked) ? 1 : 0)));
+    const int64_t ranked_per_k = static_cast<int64_t>(job_.abilities.size() * plan_.methods.size() *
+                                                      (ranked_selections().size() + (plan_.has(Selection::top_chunked) ? 1 : 0)));
+    top_rankings_.resize(plan_.methods.size());
     variants_total_ = (ranked_per_k + (plan_.has(Selection::random) ? 1 : 0)) * static_cast<int64_t>(plan_.k.size());
   }
 
@@ -123,11 +125,14 @@ class Profile {
     return false;
   }
 
-  static std::string ranking_file(const std::string& ability, Selection s) {
-    return "rankings/" + ability + "." + selection_name(s) + ".bin";
+  // A rule's files carry its name only when the job has several rules: a job of one rule keeps the
+  // names it always had, so its earlier runs resume.
+  std::string tag(ImportanceMethod m) const { return plan_.methods.size() > 1 ? std::string(method_name(m)) + "." : ""; }
+  std::string ranking_file(const std::string& ability, ImportanceMethod m, Selection s) const {
+    return "rankings/" + ability + "." + tag(m) + selection_name(s) + ".bin";
   }
-  static std::string variant_file(const std::string& ability, Selection s, size_t k_index) {
-    return "variants/" + ability + "." + selection_name(s) + ".k" + std::to_string(k_index) + ".jsonl";
+  std::string variant_file(const std::string& ability, ImportanceMethod m, Selection s, size_t k_index) const {
+    return "variants/" + ability + "." + tag(m) + selection_name(s) + ".k" + std::to_string(k_index) + ".jsonl";
   }
 
   std::vector<Selection> ranked_selections() const {
@@ -154,13 +159,15 @@ class Profile {
     std::vector<std::vector<int64_t>> chunked;
     RankingFacts facts;
   };
-  static std::string lowering_file(const std::string& ability) { return "rankings/" + ability + ".lowering.json"; }
-  static std::string chunked_file(const std::string& ability, size_t k_index) {
-    return "rankings/" + ability + ".top_chunked.k" + std::to_string(k_index) + ".bin";
+  std::string lowering_file(const std::string& ability, ImportanceMethod m) const {
+    return "rankings/" + ability + "." + tag(m) + "lowering.json";
+  }
+  std::string chunked_file(const std::string& ability, ImportanceMethod m, size_t k_index) const {
+    return "rankings/" + ability + "." + tag(m) + "top_chunked.k" + std::to_string(k_index) + ".bin";
   }
 
-  RankingFacts read_facts(const std::string& ability) const {
-    const std::string path = out_ + "/" + lowering_file(ability);
+  RankingFacts read_facts(const std::string& ability, ImportanceMethod m) const {
+    const std::string path = out_ + "/" + lowering_file(ability, m);
     std::string bytes;
     read_file_if_exists(path, bytes);
     RankingFacts facts;
@@ -199,24 +206,31 @@ class Profile {
     return ranking;
   }
 
-  bool rankings_on_disk(const std::string& ability) const {
-    bool all = on_disk(out_ + "/" + lowering_file(ability));
-    for (Selection s : ranked_selections()) all = all && on_disk(out_ + "/" + ranking_file(ability, s));
+  bool rankings_on_disk(const std::string& ability, ImportanceMethod m) const {
+    bool all = on_disk(out_ + "/" + lowering_file(ability, m));
+    for (Selection s : ranked_selections()) all = all && on_disk(out_ + "/" + ranking_file(ability, m, s));
     if (plan_.has(Selection::top_chunked))
-      for (size_t i = 0; i < plan_.k.size(); i++) all = all && on_disk(out_ + "/" + chunked_file(ability, i));
+      for (size_t i = 0; i < plan_.k.size(); i++) all = all && on_disk(out_ + "/" + chunked_file(ability, m, i));
     return all;
   }
 
-  // The ability's rankings, from disk when an earlier run wrote them all, else from its importance.
-  AbilityRankings rankings_of(const Ability& ability) {
-    const std::vector<Selection> selections = ranked_selections();
+  AbilityRankings read_rankings(const std::string& ability, ImportanceMethod m) const {
     AbilityRankings out;
-    if (rankings_on_disk(ability.id)) {
-      out.facts = read_facts(ability.id);
-      for (Selection s : selections) out.ranked.push_back(read_ranking(ranking_file(ability.id, s), n_.back()));
-      if (plan_.has(Selection::top_chunked))
-        for (size_t i = 0; i < plan_.k.size(); i++)
-          out.chunked.push_back(read_ranking(chunked_file(ability.id, i), out.facts.chunked_n[i]));
+    out.facts = read_facts(ability, m);
+    for (Selection s : ranked_selections()) out.ranked.push_back(read_ranking(ranking_file(ability, m, s), n_.back()));
+    if (plan_.has(Selection::top_chunked))
+      for (size_t i = 0; i < plan_.k.size(); i++) out.chunked.push_back(read_ranking(chunked_file(ability, m, i), out.facts.chunked_n[i]));
+    return out;
+  }
+
+  // The ability's rankings per rule (the job's order), from disk when an earlier run wrote them
+  // all, else from one importance pass that every rule ranks its own way.
+  std::vector<AbilityRankings> rankings_of(const Ability& ability) {
+    std::vector<AbilityRankings> out;
+    bool all_on_disk = true;
+    for (ImportanceMethod m : plan_.methods) all_on_disk = all_on_disk && rankings_on_disk(ability.id, m);
+    if (all_on_disk) {
+      for (ImportanceMethod m : plan_.methods) out.push_back(read_rankings(ability.id, m));
       return out;
     }
 
@@ -238,105 +252,126 @@ class Profile {
     std::vector<ImportanceSpan> spans;
     for (const std::vector<float>& values : rise) spans.push_back({values.data(), static_cast<int64_t>(values.size())});
 
-    // paper: |r| (the released code's |theta * g|); signed: r, so weights whose zeroing lowers the
-    // ability's loss rank below every weight whose zeroing raises it
-    const RankKey key = plan_.method == ImportanceMethod::paper ? RankKey::magnitude : RankKey::value;
-    json saved = json::object();
     int64_t non_finite = 0;
-    for (Selection s : selections) {
-      out.ranked.push_back(s == Selection::top ? rank_top(spans, n_.back(), key, &non_finite)
-                                               : rank_bottom(spans, n_.back(), key, &non_finite));
-      write_file_atomic(out_ + "/" + ranking_file(ability.id, s), ranking_bytes(out.ranked.back()));
-      out.facts.lowering.push_back(negatives_in_prefixes(spans, out.ranked.back(), n_));
-      saved[selection_name(s)] = out.facts.lowering.back();
-    }
-    if (plan_.has(Selection::top_chunked)) {
-      // the exact top-n each chunked set is compared with: the top ranking, ranked here when `top`
-      // itself is not selected
-      const std::vector<int64_t> exact_top = plan_.has(Selection::top) ? out.ranked.front() : rank_top(spans, n_.back(), key, &non_finite);
-      for (size_t i = 0; i < plan_.k.size(); i++) {
-        out.chunked.push_back(rank_top_chunked(spans, n_[i], key, &non_finite));
-        const std::vector<int64_t>& set = out.chunked.back();
-        write_file_atomic(out_ + "/" + chunked_file(ability.id, i), ranking_bytes(set));
-        out.facts.chunked_n.push_back(static_cast<int64_t>(set.size()));
-        out.facts.chunked_lowering.push_back(negatives_in_prefixes(spans, set, {static_cast<int64_t>(set.size())}).front());
-        out.facts.chunked_shared.push_back(shared_indices(set, std::vector<int64_t>(exact_top.begin(), exact_top.begin() + n_[i])));
-      }
-      saved["top_chunked"] = {
-          {"n", out.facts.chunked_n}, {"lowering", out.facts.chunked_lowering}, {"shared_with_top", out.facts.chunked_shared}};
-    }
+    for (ImportanceMethod m : plan_.methods) out.push_back(rank_rule(ability.id, m, spans, &non_finite));
     if (halved) {
-      out.facts.halves = {static_cast<int64_t>(std::count(in_first.begin(), in_first.end(), true)),
-                          static_cast<int64_t>(std::count(in_first.begin(), in_first.end(), false))};
-      out.facts.halves_shared = halves_shared(rise, std::move(first_rise), key);
-      saved["stability"] = {{"halves", out.facts.halves}, {"shared", out.facts.halves_shared}};
+      const std::vector<int64_t> halves = {static_cast<int64_t>(std::count(in_first.begin(), in_first.end(), true)),
+                                           static_cast<int64_t>(std::count(in_first.begin(), in_first.end(), false))};
+      const std::vector<std::vector<int64_t>> shared = halves_shared(rise, std::move(first_rise));
+      for (size_t r = 0; r < out.size(); r++) {
+        out[r].facts.halves = halves;
+        out[r].facts.halves_shared = shared[r];
+      }
     }
     if (non_finite > 0)
       command_.events.warning("ability '" + ability.id + "': " + std::to_string(non_finite) +
                               " importance value(s) are not finite (did the loss diverge in this dtype?); ranked as 0");
-    // written last: its presence says every ranking of the ability is on disk
-    write_file_atomic(out_ + "/" + lowering_file(ability.id), saved.dump() + "\n");
+    // written last: its presence says every ranking of the ability under the rule is on disk
+    for (size_t r = 0; r < out.size(); r++) write_lowering(ability.id, plan_.methods[r], out[r]);
     command_.events.progress("rank", 1, 1, ability.id);
     return out;
   }
 
-  // Per k, how many weights the top n ranked from the first half's r and from the rest (r minus
-  // it) share. The second half's r overwrites the first's once that is ranked: one copy of r, not
-  // two, for a model of billions of candidates.
-  std::vector<int64_t> halves_shared(const std::vector<std::vector<float>>& rise, std::vector<std::vector<float>> half, RankKey key) const {
+  // paper: |r| (the released code's |theta * g|); signed: r, so weights whose zeroing lowers the
+  // ability's loss rank below every weight whose zeroing raises it
+  static RankKey key_of(ImportanceMethod m) { return m == ImportanceMethod::paper ? RankKey::magnitude : RankKey::value; }
+
+  // One rule's rankings of an ability's importance, written to disk; its facts but the halves'.
+  AbilityRankings rank_rule(const std::string& ability, ImportanceMethod m, const std::vector<ImportanceSpan>& spans, int64_t* non_finite) {
+    const RankKey key = key_of(m);
+    AbilityRankings out;
+    for (Selection s : ranked_selections()) {
+      out.ranked.push_back(s == Selection::top ? rank_top(spans, n_.back(), key, non_finite)
+                                               : rank_bottom(spans, n_.back(), key, non_finite));
+      write_file_atomic(out_ + "/" + ranking_file(ability, m, s), ranking_bytes(out.ranked.back()));
+      out.facts.lowering.push_back(negatives_in_prefixes(spans, out.ranked.back(), n_));
+    }
+    if (plan_.has(Selection::top_chunked)) {
+      // the exact top-n each chunked set is compared with: the top ranking, ranked here when `top`
+      // itself is not selected
+      const std::vector<int64_t> exact_top = plan_.has(Selection::top) ? out.ranked.front() : rank_top(spans, n_.back(), key, non_finite);
+      for (size_t i = 0; i < plan_.k.size(); i++) {
+        out.chunked.push_back(rank_top_chunked(spans, n_[i], key, non_finite));
+        const std::vector<int64_t>& set = out.chunked.back();
+        write_file_atomic(out_ + "/" + chunked_file(ability, m, i), ranking_bytes(set));
+        out.facts.chunked_n.push_back(static_cast<int64_t>(set.size()));
+        out.facts.chunked_lowering.push_back(negatives_in_prefixes(spans, set, {static_cast<int64_t>(set.size())}).front());
+        out.facts.chunked_shared.push_back(shared_indices(set, std::vector<int64_t>(exact_top.begin(), exact_top.begin() + n_[i])));
+      }
+    }
+    return out;
+  }
+
+  void write_lowering(const std::string& ability, ImportanceMethod m, const AbilityRankings& rankings) const {
+    const RankingFacts& facts = rankings.facts;
+    json saved = json::object();
+    const std::vector<Selection> selections = ranked_selections();
+    for (size_t r = 0; r < selections.size(); r++) saved[selection_name(selections[r])] = facts.lowering[r];
+    if (plan_.has(Selection::top_chunked))
+      saved["top_chunked"] = {{"n", facts.chunked_n}, {"lowering", facts.chunked_lowering}, {"shared_with_top", facts.chunked_shared}};
+    if (!facts.halves.empty()) saved["stability"] = {{"halves", facts.halves}, {"shared", facts.halves_shared}};
+    write_file_atomic(out_ + "/" + lowering_file(ability, m), saved.dump() + "\n");
+  }
+
+  // Per rule and k, how many weights the top n ranked from the first half's r and from the rest (r
+  // minus it) share. The second half's r overwrites the first's once every rule has ranked it: one
+  // copy of r, not two, for a model of billions of candidates.
+  std::vector<std::vector<int64_t>> halves_shared(const std::vector<std::vector<float>>& rise, std::vector<std::vector<float>> half) const {
     auto spans_of = [](const std::vector<std::vector<float>>& values) {
       std::vector<ImportanceSpan> spans;
       for (const std::vector<float>& v : values) spans.push_back({v.data(), static_cast<int64_t>(v.size())});
       return spans;
     };
-    const std::vector<int64_t> a = rank_top(spans_of(half), n_.back(), key);
+    std::vector<std::vector<int64_t>> first;
+    for (ImportanceMethod m : plan_.methods) first.push_back(rank_top(spans_of(half), n_.back(), key_of(m)));
     for (size_t t = 0; t < half.size(); t++)
       for (size_t i = 0; i < half[t].size(); i++) half[t][i] = rise[t][i] - half[t][i];
-    const std::vector<int64_t> b = rank_top(spans_of(half), n_.back(), key);
-    std::vector<int64_t> shared;
-    for (int64_t n : n_) shared.push_back(prefix_intersections({&a, &b}, n)[0][1]);
+    std::vector<std::vector<int64_t>> shared(plan_.methods.size());
+    for (size_t r = 0; r < plan_.methods.size(); r++) {
+      const std::vector<int64_t> second = rank_top(spans_of(half), n_.back(), key_of(plan_.methods[r]));
+      for (int64_t n : n_) shared[r].push_back(prefix_intersections({&first[r], &second}, n)[0][1]);
+    }
     return shared;
   }
 
-  // The ability's stability entry of the manifest (none without halves).
-  void record_stability(const std::string& ability, const RankingFacts& facts) {
+  // The ability's stability entry of the manifest under a rule (none without halves).
+  void record_stability(const std::string& ability, ImportanceMethod m, const RankingFacts& facts) {
     if (facts.halves.empty()) return;
-    stability_.push_back({{"ability", ability}, {"halves", facts.halves}, {"n", n_}, {"shared", facts.halves_shared}});
+    stability_.push_back(
+        {{"ability", ability}, {"method", method_name(m)}, {"halves", facts.halves}, {"n", n_}, {"shared", facts.halves_shared}});
   }
 
   bool variants_pending(const std::string& ability) {
     bool pending = false;
-    for (Selection s : ranked_selections())
-      for (size_t i = 0; i < plan_.k.size(); i++) pending = pending || !scores_on_disk(variant_file(ability, s, i));
-    if (plan_.has(Selection::top_chunked))
-      for (size_t i = 0; i < plan_.k.size(); i++) pending = pending || !scores_on_disk(variant_file(ability, Selection::top_chunked, i));
+    for (ImportanceMethod m : plan_.methods) {
+      for (Selection s : ranked_selections())
+        for (size_t i = 0; i < plan_.k.size(); i++) pending = pending || !scores_on_disk(variant_file(ability, m, s, i));
+      if (plan_.has(Selection::top_chunked))
+        for (size_t i = 0; i < plan_.k.size(); i++)
+          pending = pending || !scores_on_disk(variant_file(ability, m, Selection::top_chunked, i));
+    }
     return pending;
   }
 
   void ability_variants(const Ability& ability) {
-    const std::vector<Selection> selections = ranked_selections();
-    const bool chunked = plan_.has(Selection::top_chunked);
-    // the overlap report needs the top ranking even when every variant is already on disk
-    if (!variants_pending(ability.id) && !plan_.has(Selection::top)) {
-      const RankingFacts facts = read_facts(ability.id);
-      record_stability(ability.id, facts);
-      for (size_t r = 0; r < selections.size(); r++)
-        for (size_t i = 0; i < plan_.k.size(); i++) variant(ability.id, selections[r], i, nullptr, n_[i], facts.lowering[r][i]);
-      if (chunked)
+    // the overlap report needs the top rankings even when every variant is already on disk
+    const bool need_rankings = variants_pending(ability.id) || plan_.has(Selection::top);
+    std::vector<AbilityRankings> rankings;
+    if (need_rankings) rankings = rankings_of(ability);
+    for (size_t r = 0; r < plan_.methods.size(); r++) {
+      const ImportanceMethod m = plan_.methods[r];
+      const RankingFacts facts = need_rankings ? rankings[r].facts : read_facts(ability.id, m);
+      record_stability(ability.id, m, facts);
+      const std::vector<Selection> selections = ranked_selections();
+      for (size_t s = 0; s < selections.size(); s++)
         for (size_t i = 0; i < plan_.k.size(); i++)
-          variant(ability.id, Selection::top_chunked, i, nullptr, facts.chunked_n[i], facts.chunked_lowering[i], facts.chunked_shared[i]);
-      return;
+          variant(ability.id, m, selections[s], i, need_rankings ? &rankings[r].ranked[s] : nullptr, n_[i], facts.lowering[s][i]);
+      if (plan_.has(Selection::top_chunked))
+        for (size_t i = 0; i < plan_.k.size(); i++)
+          variant(ability.id, m, Selection::top_chunked, i, need_rankings ? &rankings[r].chunked[i] : nullptr, facts.chunked_n[i],
+                  facts.chunked_lowering[i], facts.chunked_shared[i]);
+      if (plan_.has(Selection::top)) top_rankings_[r].emplace_back(ability.id, std::move(rankings[r].ranked.front()));
     }
-    AbilityRankings rankings = rankings_of(ability);
-    record_stability(ability.id, rankings.facts);
-    for (size_t r = 0; r < selections.size(); r++)
-      for (size_t i = 0; i < plan_.k.size(); i++)
-        variant(ability.id, selections[r], i, &rankings.ranked[r], n_[i], rankings.facts.lowering[r][i]);
-    if (chunked)
-      for (size_t i = 0; i < plan_.k.size(); i++)
-        variant(ability.id, Selection::top_chunked, i, &rankings.chunked[i], rankings.facts.chunked_n[i],
-                rankings.facts.chunked_lowering[i], rankings.facts.chunked_shared[i]);
-    if (plan_.has(Selection::top)) top_rankings_.emplace_back(ability.id, std::move(rankings.ranked.front()));
   }
 
   void random_variants() {
@@ -348,16 +383,17 @@ class Profile {
       ranking = draw_random(candidate_count_, n_.back(), plan_.seed);
       write_file_atomic(out_ + "/" + file, ranking_bytes(ranking));
     }
-    for (size_t i = 0; i < plan_.k.size(); i++) variant("", Selection::random, i, &ranking, n_[i]);
+    for (size_t i = 0; i < plan_.k.size(); i++) variant("", plan_.methods.front(), Selection::random, i, &ranking, n_[i]);
   }
 
   // One variant: ablate the first n of the ranking, score, restore. Skipped when on disk.
   // `lowering`: of the n, those whose zeroing lowers the ability's loss (-1 for the random control);
   // `shared_with_top`: a top_chunked set's intersection with the exact top-n (-1 for the others).
-  void variant(const std::string& ability, Selection selection, size_t k_index, const std::vector<int64_t>* ranking, int64_t n,
-               int64_t lowering = -1, int64_t shared_with_top = -1) {
+  // The random control (no ability) belongs to no rule: `m` is then unused.
+  void variant(const std::string& ability, ImportanceMethod m, Selection selection, size_t k_index, const std::vector<int64_t>* ranking,
+               int64_t n, int64_t lowering = -1, int64_t shared_with_top = -1) {
     const std::string file =
-        ability.empty() ? "variants/random.k" + std::to_string(k_index) + ".jsonl" : variant_file(ability, selection, k_index);
+        ability.empty() ? "variants/random.k" + std::to_string(k_index) + ".jsonl" : variant_file(ability, m, selection, k_index);
     const bool resumed = scores_on_disk(file);
     if (!resumed) {
       std::string lines;
@@ -373,6 +409,7 @@ class Profile {
     }
     command_.events.variant(ability, selection_name(selection), plan_.k[k_index], n, file, resumed);
     json entry = {{"ability", ability.empty() ? json(nullptr) : json(ability)},
+                  {"method", ability.empty() ? json(nullptr) : json(method_name(m))},
                   {"selection", selection_name(selection)},
                   {"k", plan_.k[k_index]},
                   {"n", n},
@@ -386,17 +423,24 @@ class Profile {
     command_.events.progress("variants", ++variants_done_, variants_total_);
   }
 
+  // Per rule and k, how many weights the abilities' top sets share, pairwise.
   json overlap() const {
     json out = json::array();
-    if (top_rankings_.empty()) return out;
-    std::vector<const std::vector<int64_t>*> rankings;
-    json abilities = json::array();
-    for (const auto& [id, ranking] : top_rankings_) {
-      rankings.push_back(&ranking);
-      abilities.push_back(id);
+    for (size_t r = 0; r < plan_.methods.size(); r++) {
+      if (top_rankings_[r].empty()) continue;
+      std::vector<const std::vector<int64_t>*> rankings;
+      json abilities = json::array();
+      for (const auto& [id, ranking] : top_rankings_[r]) {
+        rankings.push_back(&ranking);
+        abilities.push_back(id);
+      }
+      for (size_t i = 0; i < plan_.k.size(); i++)
+        out.push_back({{"method", method_name(plan_.methods[r])},
+                       {"k", plan_.k[i]},
+                       {"n", n_[i]},
+                       {"abilities", abilities},
+                       {"intersections", prefix_intersections(rankings, n_[i])}});
     }
-    for (size_t i = 0; i < plan_.k.size(); i++)
-      out.push_back({{"k", plan_.k[i]}, {"n", n_[i]}, {"abilities", abilities}, {"intersections", prefix_intersections(rankings, n_[i])}});
     return out;
   }
 
@@ -423,7 +467,7 @@ class Profile {
   int64_t candidate_count_ = 0;
   std::vector<int64_t> n_;  // parameters zeroed at each k
   int64_t variants_total_ = 0, variants_done_ = 0;
-  std::vector<std::pair<std::string, std::vector<int64_t>>> top_rankings_;
+  std::vector<std::vector<std::pair<std::string, std::vector<int64_t>>>> top_rankings_;  // per rule: (ability, top ranking)
   json manifest_variants_ = json::array();
   json stability_ = json::array();
 };

@@ -148,12 +148,23 @@ AblationPlan parse_ablation(const json& v, const std::string& source) {
   }
   auto method = v.find("method");
   if (method != v.end()) {
-    if (*method == "paper")
-      plan.method = ImportanceMethod::paper;
-    else if (*method == "signed")
-      plan.method = ImportanceMethod::signed_importance;
-    else
-      throw bad_job(source, "'ablation.method' is " + describe_json(*method) + " (expected \"paper\" or \"signed\")");
+    // a name, or a list of names: each rule ranks the same gradient sums its own way
+    const json names = method->is_array() ? *method : json::array({*method});
+    if (names.empty()) throw bad_job(source, "'ablation.method' is an empty list (expected \"paper\", \"signed\" or a list of them)");
+    plan.methods.clear();
+    for (const json& name : names) {
+      ImportanceMethod m;
+      if (name == "paper")
+        m = ImportanceMethod::paper;
+      else if (name == "signed")
+        m = ImportanceMethod::signed_importance;
+      else
+        throw bad_job(source, std::string("'ablation.method' ") + (method->is_array() ? "holds " : "is ") + describe_json(name) +
+                                  " (expected \"paper\" or \"signed\")");
+      if (std::find(plan.methods.begin(), plan.methods.end(), m) != plan.methods.end())
+        throw bad_job(source, "'ablation.method' names " + describe_json(name) + " twice");
+      plan.methods.push_back(m);
+    }
   }
   plan.front_removal = non_negative_int(v, "front_removal", 0, source);
   plan.back_removal = non_negative_int(v, "back_removal", 0, source);
@@ -183,6 +194,8 @@ const char* selection_name(Selection selection) {
   }
   return "top";
 }
+
+const char* method_name(ImportanceMethod method) { return method == ImportanceMethod::paper ? "paper" : "signed"; }
 
 bool AblationPlan::has(Selection s) const { return std::find(selections.begin(), selections.end(), s) != selections.end(); }
 

@@ -43,12 +43,14 @@ const char* selection_name(Selection selection);
 // as the authors' code does; `signed`, -theta * g, the first-order estimate of how much zeroing the
 // weight raises the ability's loss, so weights whose zeroing would lower it rank last.
 enum class ImportanceMethod { paper, signed_importance };
+const char* method_name(ImportanceMethod method);
 
 // `ablation` of a `profile` job (PROTOCOL.md).
 struct AblationPlan {
   std::vector<double> k;  // strictly increasing, each in (0, 1)
   std::vector<Selection> selections;
-  ImportanceMethod method = ImportanceMethod::paper;
+  // one or more rules, each with its own rankings and variants from the same gradient pass
+  std::vector<ImportanceMethod> methods = {ImportanceMethod::paper};
   int64_t front_removal = 0;
   int64_t back_removal = 0;
   int64_t batch_size = 8;

@@ -164,6 +164,83 @@ TEST(Profile, SignedRankingsSplitThePapersTopSetBySign) {
   }
 }
 
+// Both rules in one job: one importance pass per ability, and per rule exactly the rankings,
+// variants, counts and stability a job of that rule alone gives (files named by the rule); one
+// random control; the overlap per rule. A finished folder resumes to the same manifest.
+TEST(Profile, TwoRulesShareOneImportancePassAndEachMatchesItsOwnRun) {
+  TempDir dir;
+  test::write_tiny_llama(dir.path());
+  json job = profile_job(dir.path());
+  job["ablation"]["selections"] = {"top", "top_chunked", "bottom", "random"};
+  job["ablation"]["stability"] = true;
+  auto run = [&](const std::string& name, const json& method) {
+    job["ablation"]["method"] = method;
+    test::write_file(dir.file(name + ".json"), job.dump());
+    RunResult r = run_profile(dir.file(name + ".json"), dir.file(name));
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return r;
+  };
+  run("paper", "paper");
+  run("signed", "signed");
+  const RunResult both = run("both", json::array({"paper", "signed"}));
+
+  int importance_passes = 0;
+  for (const json& e : events_of(both, "progress"))
+    if (e["phase"] == "importance" && e["done"] == e["total"]) importance_passes++;
+  EXPECT_EQ(importance_passes, 2) << "one pass per ability, not per rule";
+
+  // "quant.top.bin" in a job of one rule is "quant.<rule>.top.bin" in a job of both
+  auto with_rule = [](const std::string& file, const std::string& rule) {
+    const size_t dot = file.find('.') + 1;
+    return file.substr(0, dot) + rule + "." + file.substr(dot);
+  };
+  for (const std::string rule : {"paper", "signed"}) {
+    for (const std::string file : {"quant.top.bin", "temporal.bottom.bin", "quant.top_chunked.k1.bin", "quant.lowering.json"})
+      EXPECT_EQ(test::read_file(dir.file(rule + "/rankings/" + file)), test::read_file(dir.file("both/rankings/" + with_rule(file, rule))))
+          << rule << " " << file;
+    EXPECT_EQ(test::read_file(dir.file(rule + "/variants/temporal.top.k2.jsonl")),
+              test::read_file(dir.file("both/variants/" + with_rule("temporal.top.k2.jsonl", rule))))
+        << rule;
+  }
+  EXPECT_EQ(test::read_file(dir.file("paper/variants/random.k1.jsonl")), test::read_file(dir.file("both/variants/random.k1.jsonl")));
+
+  const json manifest = json::parse(test::read_file(dir.file("both/profile.json")));
+  auto of_rule = [](const json& list, const std::string& rule) {
+    json out = json::array();
+    for (json entry : list)
+      if (entry["method"] == rule) {
+        entry.erase("method");
+        out.push_back(entry);
+      }
+    return out;
+  };
+  for (const std::string rule : {"paper", "signed"}) {
+    const json alone = json::parse(test::read_file(dir.file(rule + "/profile.json")));
+    json variants = json::array();
+    for (json v : manifest["variants"]) {
+      if (v["method"] != rule && !v["method"].is_null()) continue;
+      v.erase("method");
+      const std::string file = v["file"];
+      if (!v["ability"].is_null()) v["file"] = std::string(file).replace(file.find("." + rule + "."), rule.size() + 1, "");
+      variants.push_back(v);
+    }
+    json alone_variants = alone["variants"];
+    for (json& v : alone_variants) v.erase("method");
+    EXPECT_EQ(variants, alone_variants) << rule;
+    EXPECT_EQ(of_rule(manifest["overlap"], rule), of_rule(alone["overlap"], rule)) << rule;
+    EXPECT_EQ(of_rule(manifest["stability"], rule), of_rule(alone["stability"], rule)) << rule;
+    EXPECT_EQ(of_rule(manifest["overlap"], rule).size(), 3u) << rule;
+  }
+  EXPECT_EQ(manifest["variants"].size(), 2u * 2u * 3u * 3u + 3u);  // rules x abilities x (top, chunked, bottom) x k + random
+
+  RunResult again = run_profile(dir.file("both.json"), dir.file("both"));
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_EQ(json::parse(test::read_file(dir.file("both/profile.json"))), manifest);
+  const std::vector<json> progress = events_of(again, "progress");
+  EXPECT_TRUE(std::none_of(progress.begin(), progress.end(), [](const json& e) { return e["phase"] == "score"; }))
+      << "a finished folder scores nothing again";
+}
+
 // top_chunked, the released code's chunked selection: on this model's 12,288 candidates there is
 // one chunk, so each k's set is the exact top of its own size, ceil(n / N * N) (n or n + 1), and
 // holds the exact top-n whether or not `top` itself is selected; a finished folder resumes from
@@ -373,6 +450,15 @@ TEST(Profile, BadJobsSayWhatIsWrong) {
        },
        "middle"},
       {[](json& j) { j["ablation"]["method"] = "absolute"; }, "'ablation.method' is \"absolute\""},
+      {[](json& j) { j["ablation"]["method"] = json::array(); }, "'ablation.method' is an empty list"},
+      {[](json& j) {
+         j["ablation"]["method"] = {"signed", "paper", "signed"};
+       },
+       "'ablation.method' names \"signed\" twice"},
+      {[](json& j) {
+         j["ablation"]["method"] = {"paper", 3};
+       },
+       "'ablation.method' holds 3"},
       {[](json& j) { j["abilities"][1]["id"] = "quant"; }, "used by an earlier ability"},
       {[](json& j) { j["abilities"][0]["id"] = "../escape"; }, "abilities[0]"},
       {[](json& j) { j["abilities"][0]["sequences"][2] = {256}; }, "sequences[2]"},
