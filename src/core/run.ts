@@ -352,7 +352,9 @@ function flipRecords(assembled: Awaited<ReturnType<typeof readProfileOutput>>): 
     if (list) list.push(item);
     else baselineOf.set(item.benchmark, [item]);
   }
-  for (const variant of assembled.profile.variants) {
+  // every rule's variants; the random control, in each, once
+  const variants = new Map(assembled.profiles.flatMap((p) => p.variants).map((v) => [v.items_file, v]));
+  for (const variant of variants.values()) {
     const after = assembled.variantItems.get(variant.items_file) ?? [];
     for (const cell of variant.benchmarks) {
       const ablated = after.filter((i) => i.benchmark === cell.name);
@@ -461,7 +463,7 @@ async function profileResults(
       abilities,
       k: [...ablation.k].sort((a, b) => a - b),
       selections: ablation.selections,
-      method: ablation.method,
+      methods: ablation.methods,
       seed: profile.seed,
       bootstrap: profile.bootstrap,
       decode: tokenizer.decode,
@@ -470,9 +472,9 @@ async function profileResults(
     path.relative(dir, outDir),
   );
   const counted = await readParameterCount(model.path);
-  if (counted && counted.total !== assembled.profile.parameters) {
+  if (counted && counted.total !== assembled.profiles[0]!.parameters) {
     options.onWarning?.(
-      `model \`${model.name}\`: the runner counts ${assembled.profile.parameters} parameters, config.json implies ${counted.total}; the config check of k used the latter`,
+      `model \`${model.name}\`: the runner counts ${assembled.profiles[0]!.parameters} parameters, config.json implies ${counted.total}; the config check of k used the latter`,
     );
   }
   await writeJsonl(path.join(dir, "items.jsonl"), assembled.baseline);
@@ -485,7 +487,8 @@ async function profileResults(
       dtype: model.dtype,
       benchmarks: baselineAccuracies(assembled.baseline, profile.benchmarks),
       ...groupsOf(profile, assembled.baseline),
-      profile: assembled.profile,
+      profile: assembled.profiles[0]!,
+      ...(assembled.profiles.length > 1 ? { other_methods: assembled.profiles.slice(1) } : {}),
     },
     items: assembled.baseline.length,
   };

@@ -44,6 +44,13 @@ test("the importance method is paper or signed, said where it is written", () =>
   assert.deepEqual(schemaLines("ablation:\n  k: [0.01]\n  method: absolute\n"), [
     "/p/x.bprof.yaml:7:11: error: `ablation.method` must be one of: paper, signed (field ablation.method) [config.not-allowed]",
   ]);
+  assert.deepEqual(schemaLines("ablation:\n  k: [0.01]\n  method: [paper, signed]\n"), [], "both rules side by side");
+  assert.deepEqual(parseConfig(HEAD + "ablation:\n  k: [0.01]\n  method: [signed, paper]\n", FILE).config!.ablation!.method, ["signed", "paper"]);
+  assert.deepEqual(schemaLines("ablation:\n  k: [0.01]\n  method: [paper, absolute]\n"), [
+    "/p/x.bprof.yaml:7:19: error: `ablation.method[1]` must be one of: paper, signed (field ablation.method[1]) [config.not-allowed]",
+  ]);
+  assert.equal(schemaLines("ablation:\n  k: [0.01]\n  method: [paper, paper]\n").length, 1, "a rule named twice");
+  assert.equal(schemaLines("ablation:\n  k: [0.01]\n  method: []\n").length, 1, "no rule");
 });
 
 test("`data` that is neither a file nor a list of files gets one message, on the value", () => {
@@ -203,7 +210,7 @@ test("a complete ability section resolves: k sorted, defaults, items of the name
   assert.deepEqual(profile.ablation, {
     k: [0.001, 0.01],
     selections: ["top", "random"],
-    method: "paper",
+    methods: ["paper"],
     frontRemoval: 0,
     backRemoval: 0,
     batchSize: 8,

@@ -147,7 +147,7 @@ before(async () => {
       ],
       k: [0.01],
       selections: ["top", "random"],
-      method: "paper",
+      methods: ["paper"],
       seed: 2,
       bootstrap: { resamples: 300, confidence: 0.95 },
       decode,
@@ -166,7 +166,7 @@ before(async () => {
         path: "/p/model",
         dtype: "float32",
         benchmarks: baselineAccuracies(assembled.baseline, BENCHMARKS),
-        profile: assembled.profile,
+        profile: assembled.profiles[0]!,
       },
     ],
   };

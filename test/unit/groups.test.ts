@@ -202,7 +202,7 @@ async function assembled(profile: Profile): Promise<AssembledProfile> {
     abilities: [{ id: "quant", name: "Quantitative Reasoning", sequences: 3 }],
     k: [0.01],
     selections: ["top", "random"],
-    method: "paper",
+    methods: ["paper"],
     seed: SEED,
     bootstrap: BOOTSTRAP,
     groups: profile.groups!,
@@ -236,7 +236,8 @@ function unionInterval(weights: number[]): { low: number; high: number } {
 
 test("a group's baseline, ablated and chance are its tasks' means, weighted by size or not; its AIS and interval follow from them", async () => {
   const { profile } = await profileNaming("tiny_all");
-  const { baseline, profile: results } = await assembled(profile!);
+  const { baseline, profiles } = await assembled(profile!);
+  const results = profiles[0]!;
   const [top, random] = results.variants;
 
   // The tasks alone: tiny_a 0.75 -> 0.5 over chance 0.5 (AIS 1), tiny_b 0.5 -> 0 over chance 0.25 (AIS 2).
@@ -291,7 +292,8 @@ test("a group's baseline, ablated and chance are its tasks' means, weighted by s
 
 async function groupResults(): Promise<Results> {
   const { profile } = await profileNaming("tiny_all");
-  const { baseline, profile: modelProfile } = await assembled(profile!);
+  const { baseline, profiles } = await assembled(profile!);
+  const modelProfile = profiles[0]!;
   return {
     schema: "bprof.results",
     schema_version: RESULTS_SCHEMA_VERSION,
@@ -434,13 +436,13 @@ test("a group scored under another filter than its tasks' first (BIG-Bench Hard'
     candidates: { total: 50 },
     variants: [{ ability: "quant", selection: "top", k: 0.1, n: 10, file: "variants/quant.jsonl" }],
   };
-  const { profile } = assembleProfile(manifest, scores(["yes it is", "no"]), new Map([["variants/quant.jsonl", scores(["maybe", "no"])]]), {
+  const profile = assembleProfile(manifest, scores(["yes it is", "no"]), new Map([["variants/quant.jsonl", scores(["maybe", "no"])]]), {
     benchmarks,
     refs: [0, 1].map((index) => ({ id: `gen/${index}`, benchmark: "gen", index })),
     abilities: [{ id: "quant", name: "Q", sequences: 1 }],
     k: [0.1],
     selections: ["top"],
-    method: "paper",
+    methods: ["paper"],
     seed: 1,
     bootstrap: { resamples: 50, confidence: 0.9 },
     decode: (ids) => Buffer.from(ids).toString("utf8"),
@@ -452,7 +454,7 @@ test("a group scored under another filter than its tasks' first (BIG-Bench Hard'
         aggregates: [{ metric: "exact_match", filter: "flexible-extract", weightBySize: true, tasks: ["gen"] }],
       },
     ],
-  });
+  }).profiles[0]!;
   const [variant] = profile.variants;
   // The task's own cell, strict-match: 0.5 -> 0.5, AIS 0. The group's, flexible-extract: 1 -> 0.5 over chance 0, AIS 0.5.
   assert.deepEqual([variant!.benchmarks[0]!.exact_match!.baseline, variant!.benchmarks[0]!.exact_match!.ais], [0.5, 0]);

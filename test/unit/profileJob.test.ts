@@ -162,7 +162,7 @@ test("the compiler refuses what the runner would refuse", async () => {
   const ablation = {
     k: [0.01, 0.01],
     selections: ["top" as const],
-    method: "paper" as const,
+    methods: ["paper" as const],
     frontRemoval: 0,
     backRemoval: 0,
     batchSize: 8,

@@ -128,7 +128,7 @@ const INPUTS: ProfileInputs = {
   ],
   k: K,
   selections: ["top", "random"],
-  method: "signed",
+  methods: ["signed"],
   seed: 5,
   bootstrap: { resamples: 200, confidence: 0.9 },
 };
@@ -150,7 +150,9 @@ function variant(results: VariantResult[], ability: string | null, selection: st
 }
 
 test("AIS per (ability, selection, k, benchmark) equals the hand-computed values", async () => {
-  const { profile, baseline, variantItems } = await readProfileOutput(dir, INPUTS);
+  const assembled = await readProfileOutput(dir, INPUTS);
+  const profile = assembled.profiles[0]!;
+  const { baseline, variantItems } = assembled;
   assert.equal(profile.parameters, P);
   assert.equal(profile.candidates, 12288);
   assert.deepEqual(profile.abilities, [
@@ -206,7 +208,7 @@ test("AIS per (ability, selection, k, benchmark) equals the hand-computed values
 });
 
 test("specificity is AIS(top) - AIS(random) at the same k, on top variants only", async () => {
-  const { profile } = await readProfileOutput(dir, INPUTS);
+  const profile = (await readProfileOutput(dir, INPUTS)).profiles[0]!;
   const spec = (ability: string, k: number) => variant(profile.variants, ability, "top", k).benchmarks[0]!.acc!.specificity!;
   assert.equal(spec(QUANT, 0.001).value, 1 - 0);
   assert.equal(spec(QUANT, 0.01).value, 1 - 1);
@@ -225,14 +227,14 @@ test("specificity is AIS(top) - AIS(random) at the same k, on top variants only"
     await fs.cp(dir, other, { recursive: true });
     await fs.writeFile(path.join(other, "profile.json"), JSON.stringify(manifest(VARIANTS.filter((v) => v.selection === "top"))));
     const noRandom = await readProfileOutput(other, { ...INPUTS, selections: ["top"] });
-    assert.equal(variant(noRandom.profile.variants, QUANT, "top", 0.001).benchmarks[0]!.acc!.specificity, undefined);
+    assert.equal(variant(noRandom.profiles[0]!.variants, QUANT, "top", 0.001).benchmarks[0]!.acc!.specificity, undefined);
   } finally {
     await fs.rm(other, { recursive: true, force: true });
   }
 });
 
 test("overlap: Jaccard of the top sets from the runner's intersection counts, with ability names", async () => {
-  const { profile } = await readProfileOutput(dir, INPUTS);
+  const profile = (await readProfileOutput(dir, INPUTS)).profiles[0]!;
   assert.deepEqual(profile.overlap[0], {
     k: 0.001,
     n: 35,
@@ -270,7 +272,8 @@ test("a manifest that lacks a variant of the job, or names an unknown ability, i
 });
 
 test("the AIS table: abilities down, benchmarks across, * for significant cells, n/a with its reason", async () => {
-  const { profile, baseline } = await readProfileOutput(dir, INPUTS);
+  const { profiles, baseline } = await readProfileOutput(dir, INPUTS);
+  const profile = profiles[0]!;
   const model: ModelResults = {
     name: "tiny",
     path: "/m",
@@ -343,7 +346,7 @@ test("top_chunked: each set's Jaccard index against the exact top n, its own n, 
     }
     for (const v of chunked) await fs.writeFile(path.join(other, fileOf(v)), scoresFile(v.b1, [0, 0]));
     await fs.writeFile(path.join(other, "profile.json"), JSON.stringify(m));
-    const { profile } = await readProfileOutput(other, { ...INPUTS, selections: ["top", "top_chunked", "random"] });
+    const profile = (await readProfileOutput(other, { ...INPUTS, selections: ["top", "top_chunked", "random"] })).profiles[0]!;
     // config order: per ability its top variants, then its chunked ones; the control last
     assert.deepEqual(profile.variants.map((v) => `${v.ability_id} ${v.selection} ${v.k}`).slice(0, 4), [
       "quant top 0.001",
@@ -407,7 +410,7 @@ test("stability: the halves' shared counts become each ability's Jaccard index p
     await fs.cp(dir, other, { recursive: true });
     const m = { ...manifest(), stability: [{ ability: "quant", halves: [2, 1], n: [35, 351], shared: [5, 300] }] };
     await fs.writeFile(path.join(other, "profile.json"), JSON.stringify(m));
-    const { profile } = await readProfileOutput(other, INPUTS);
+    const profile = (await readProfileOutput(other, INPUTS)).profiles[0]!;
     assert.deepEqual(profile.stability, [
       {
         ability: QUANT,
@@ -420,7 +423,7 @@ test("stability: the halves' shared counts become each ability's Jaccard index p
       },
     ]);
     // a run without it has none
-    assert.equal((await readProfileOutput(dir, INPUTS)).profile.stability, undefined);
+    assert.equal((await readProfileOutput(dir, INPUTS)).profiles[0]!.stability, undefined);
     await fs.writeFile(
       path.join(other, "profile.json"),
       JSON.stringify({ ...m, stability: [{ ability: "quant", halves: [2, 1], n: [35], shared: [5] }] }),

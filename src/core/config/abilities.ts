@@ -22,7 +22,8 @@ export interface ResolvedAblation {
   /** Ascending and distinct. */
   k: number[];
   selections: Selection[];
-  method: ImportanceMethod;
+  /** The importance rules, in the config's order (one or both); each gets its own rankings and variants. */
+  methods: ImportanceMethod[];
   frontRemoval: number;
   backRemoval: number;
   batchSize: number;
@@ -95,7 +96,7 @@ function resolveAblation(spec: NonNullable<ProfileConfig["ablation"]>): Resolved
   return {
     k: [...spec.k].sort((a, b) => a - b),
     selections: spec.selections ?? [...DEFAULT_SELECTIONS],
-    method: spec.method ?? "paper",
+    methods: Array.isArray(spec.method) ? [...spec.method] : [spec.method ?? "paper"],
     frontRemoval: spec.front_removal ?? 0,
     backRemoval: spec.back_removal ?? 0,
     batchSize: spec.batch_size ?? DEFAULT_BATCH_SIZE,

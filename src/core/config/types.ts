@@ -50,7 +50,8 @@ export type ImportanceMethod = "paper" | "signed";
 export interface AblationSpec {
   k: number[];
   selections?: Selection[];
-  method?: ImportanceMethod;
+  /** One rule, or several profiled side by side from one gradient pass. */
+  method?: ImportanceMethod | ImportanceMethod[];
   front_removal?: number;
   back_removal?: number;
   batch_size?: number;

@@ -87,7 +87,8 @@ export interface ProfileJob extends Omit<ScoreJob, "subcommand"> {
   ablation: {
     k: number[];
     selections: Selection[];
-    method: ImportanceMethod;
+    /** A name when the config has one rule (the bytes jobs always had), a list when several. */
+    method: ImportanceMethod | ImportanceMethod[];
     front_removal: number;
     back_removal: number;
     batch_size: number;
@@ -179,7 +180,7 @@ export function compileProfileJob(
     ablation: {
       k,
       selections: [...plan.ablation.selections],
-      method: plan.ablation.method,
+      method: plan.ablation.methods.length === 1 ? plan.ablation.methods[0]! : [...plan.ablation.methods],
       front_removal: plan.ablation.frontRemoval,
       back_removal: plan.ablation.backRemoval,
       batch_size: plan.ablation.batchSize,

@@ -92,6 +92,81 @@ export function checkResults(raw: unknown, file: string): Results {
   };
   const strings = (v: unknown, where: string) => arr(v, where).forEach((s, i) => str(s, `${where}[${i}]`));
 
+  /** A model's profile (results.json's ModelProfile) at `pw`: throws naming the first field that is wrong. */
+  const checkProfile = (
+    raw: unknown,
+    pw: string,
+    outputTypeOf: ReadonlyMap<string, "multiple_choice" | "generate_until">,
+    groupMetrics: ReadonlyMap<string, Metric[]>,
+  ): void => {
+    const p = obj(raw, pw);
+    for (const key of ["parameters", "candidates", "seed"]) num(p[key], `${pw}.${key}`);
+    arr(p.k, `${pw}.k`).forEach((k, i) => num(k, `${pw}.k[${i}]`));
+    arr(p.selections, `${pw}.selections`).forEach((s, i) => str(s, `${pw}.selections[${i}]`));
+    // results written before the method could be chosen used the paper's
+    p.method ??= "paper";
+    need(p.method, p.method === "paper" || p.method === "signed", `${pw}.method`, "paper or signed");
+    const bootstrap = obj(p.bootstrap, `${pw}.bootstrap`);
+    for (const key of ["resamples", "confidence"]) num(bootstrap[key], `${pw}.bootstrap.${key}`);
+    arr(p.abilities, `${pw}.abilities`).forEach((a, i) => str(obj(a, `${pw}.abilities[${i}]`).name, `${pw}.abilities[${i}].name`));
+    for (const [s, stabilityRaw] of arr(p.stability ?? [], `${pw}.stability`).entries()) {
+      const sw = `${pw}.stability[${s}]`;
+      const stability = obj(stabilityRaw, sw);
+      str(stability.ability, `${sw}.ability`);
+      for (const [i, byK] of arr(stability.by_k, `${sw}.by_k`).entries()) {
+        const at = obj(byK, `${sw}.by_k[${i}]`);
+        for (const key of ["k", "n", "shared", "jaccard"]) num(at[key], `${sw}.by_k[${i}].${key}`);
+      }
+    }
+    for (const [v, variantRaw] of arr(p.variants, `${pw}.variants`).entries()) {
+      const vw = `${pw}.variants[${v}]`;
+      const variant = obj(variantRaw, vw);
+      need(variant.ability, variant.ability === null || typeof variant.ability === "string", `${vw}.ability`, "a string or null");
+      need(
+        variant.selection,
+        ["top", "top_chunked", "bottom", "random"].includes(variant.selection as string),
+        `${vw}.selection`,
+        "top, top_chunked, bottom or random",
+      );
+      num(variant.k, `${vw}.k`);
+      num(variant.n, `${vw}.n`);
+      if (variant.exact_top !== undefined) {
+        const exact = obj(variant.exact_top, `${vw}.exact_top`);
+        for (const key of ["n", "shared", "jaccard"]) num(exact[key], `${vw}.exact_top.${key}`);
+      }
+      str(variant.items_file, `${vw}.items_file`);
+      for (const [b, benchRaw] of arr(variant.benchmarks, `${vw}.benchmarks`).entries()) {
+        const bw = `${vw}.benchmarks[${b}]`;
+        const bench = obj(benchRaw, bw);
+        str(bench.name, `${bw}.name`);
+        for (const metric of metricsOf(outputTypeOf.get(bench.name as string))) cellOf(bench[metric], `${bw}.${metric}`);
+      }
+      for (const [b, groupRaw] of arr(variant.groups ?? [], `${vw}.groups`).entries()) {
+        const gw = `${vw}.groups[${b}]`;
+        const group = obj(groupRaw, gw);
+        const metrics = groupMetrics.get(str(group.name, `${gw}.name`) as string);
+        need(group.name, metrics !== undefined, `${gw}.name`, `the name of one of ${pw.slice(0, pw.indexOf("."))}.groups`);
+        // A metric whose tasks have no documents has no cell.
+        for (const metric of metrics!) if (group[metric] !== undefined) cellOf(group[metric], `${gw}.${metric}`);
+      }
+    }
+    for (const [o, overlapRaw] of arr(p.overlap ?? [], `${pw}.overlap`).entries()) {
+      const ow = `${pw}.overlap[${o}]`;
+      const overlap = obj(overlapRaw, ow);
+      num(overlap.k, `${ow}.k`);
+      const names = arr(overlap.abilities, `${ow}.abilities`);
+      for (const key of ["intersections", "jaccard"]) {
+        const matrix = arr(overlap[key], `${ow}.${key}`);
+        need(
+          matrix,
+          matrix.length === names.length && matrix.every((row) => Array.isArray(row) && row.length === names.length),
+          `${ow}.${key}`,
+          `a ${names.length} x ${names.length} matrix`,
+        );
+      }
+    }
+  };
+
   str(raw.run_id, "run_id");
   str(raw.created, "created");
   for (const [m, modelRaw] of arr(raw.models, "models").entries()) {
@@ -143,75 +218,9 @@ export function checkResults(raw: unknown, file: string): Results {
         }),
       );
     }
-    if (model.profile === undefined) continue;
-    const p = obj(model.profile, `${where}.profile`);
-    for (const key of ["parameters", "candidates", "seed"]) num(p[key], `${where}.profile.${key}`);
-    arr(p.k, `${where}.profile.k`).forEach((k, i) => num(k, `${where}.profile.k[${i}]`));
-    arr(p.selections, `${where}.profile.selections`).forEach((s, i) => str(s, `${where}.profile.selections[${i}]`));
-    // results written before the method could be chosen used the paper's
-    p.method ??= "paper";
-    need(p.method, p.method === "paper" || p.method === "signed", `${where}.profile.method`, "paper or signed");
-    const bootstrap = obj(p.bootstrap, `${where}.profile.bootstrap`);
-    for (const key of ["resamples", "confidence"]) num(bootstrap[key], `${where}.profile.bootstrap.${key}`);
-    arr(p.abilities, `${where}.profile.abilities`).forEach((a, i) =>
-      str(obj(a, `${where}.profile.abilities[${i}]`).name, `${where}.profile.abilities[${i}].name`),
-    );
-    for (const [s, stabilityRaw] of arr(p.stability ?? [], `${where}.profile.stability`).entries()) {
-      const sw = `${where}.profile.stability[${s}]`;
-      const stability = obj(stabilityRaw, sw);
-      str(stability.ability, `${sw}.ability`);
-      for (const [i, byK] of arr(stability.by_k, `${sw}.by_k`).entries()) {
-        const at = obj(byK, `${sw}.by_k[${i}]`);
-        for (const key of ["k", "n", "shared", "jaccard"]) num(at[key], `${sw}.by_k[${i}].${key}`);
-      }
-    }
-    for (const [v, variantRaw] of arr(p.variants, `${where}.profile.variants`).entries()) {
-      const vw = `${where}.profile.variants[${v}]`;
-      const variant = obj(variantRaw, vw);
-      need(variant.ability, variant.ability === null || typeof variant.ability === "string", `${vw}.ability`, "a string or null");
-      need(
-        variant.selection,
-        ["top", "top_chunked", "bottom", "random"].includes(variant.selection as string),
-        `${vw}.selection`,
-        "top, top_chunked, bottom or random",
-      );
-      num(variant.k, `${vw}.k`);
-      num(variant.n, `${vw}.n`);
-      if (variant.exact_top !== undefined) {
-        const exact = obj(variant.exact_top, `${vw}.exact_top`);
-        for (const key of ["n", "shared", "jaccard"]) num(exact[key], `${vw}.exact_top.${key}`);
-      }
-      str(variant.items_file, `${vw}.items_file`);
-      for (const [b, benchRaw] of arr(variant.benchmarks, `${vw}.benchmarks`).entries()) {
-        const bw = `${vw}.benchmarks[${b}]`;
-        const bench = obj(benchRaw, bw);
-        str(bench.name, `${bw}.name`);
-        for (const metric of metricsOf(outputTypeOf.get(bench.name as string))) cellOf(bench[metric], `${bw}.${metric}`);
-      }
-      for (const [b, groupRaw] of arr(variant.groups ?? [], `${vw}.groups`).entries()) {
-        const gw = `${vw}.groups[${b}]`;
-        const group = obj(groupRaw, gw);
-        const metrics = groupMetrics.get(str(group.name, `${gw}.name`) as string);
-        need(group.name, metrics !== undefined, `${gw}.name`, `the name of one of ${where}.groups`);
-        // A metric whose tasks have no documents has no cell.
-        for (const metric of metrics!) if (group[metric] !== undefined) cellOf(group[metric], `${gw}.${metric}`);
-      }
-    }
-    for (const [o, overlapRaw] of arr(p.overlap ?? [], `${where}.profile.overlap`).entries()) {
-      const ow = `${where}.profile.overlap[${o}]`;
-      const overlap = obj(overlapRaw, ow);
-      num(overlap.k, `${ow}.k`);
-      const names = arr(overlap.abilities, `${ow}.abilities`);
-      for (const key of ["intersections", "jaccard"]) {
-        const matrix = arr(overlap[key], `${ow}.${key}`);
-        need(
-          matrix,
-          matrix.length === names.length && matrix.every((row) => Array.isArray(row) && row.length === names.length),
-          `${ow}.${key}`,
-          `a ${names.length} x ${names.length} matrix`,
-        );
-      }
-    }
+    if (model.profile !== undefined) checkProfile(model.profile, `${where}.profile`, outputTypeOf, groupMetrics);
+    for (const [r, other] of arr(model.other_methods ?? [], `${where}.other_methods`).entries())
+      checkProfile(other, `${where}.other_methods[${r}]`, outputTypeOf, groupMetrics);
   }
   return raw as unknown as Results;
 }

@@ -48,6 +48,8 @@ export interface RunnerManifest {
   /** `top_chunked` variants also carry `top_n` (floor(k x P)) and `shared_with_top` (|chunked n exact top|). */
   variants: {
     ability: string | null;
+    /** The rule that ranked the variant's weights; null for the random control, absent in manifests of runners before rules were listed. */
+    method?: ImportanceMethod | null;
     selection: Selection;
     k: number;
     n: number;
@@ -56,9 +58,9 @@ export interface RunnerManifest {
     top_n?: number;
     shared_with_top?: number;
   }[];
-  overlap?: { k: number; n: number; abilities: string[]; intersections: number[][] }[];
-  /** With `stability`: per ability, its halves' sizes and per k (the job's order) n and what the halves' top n share. */
-  stability?: { ability: string; halves: number[]; n: number[]; shared: number[] }[];
+  overlap?: { method?: ImportanceMethod; k: number; n: number; abilities: string[]; intersections: number[][] }[];
+  /** With `stability`: per ability (and rule), its halves' sizes and per k (the job's order) n and what the halves' top n share. */
+  stability?: { ability: string; method?: ImportanceMethod; halves: number[]; n: number[]; shared: number[] }[];
 }
 
 /** Every metric a cell can have (acc and acc_norm: multiple choice; exact_match: generation). */
@@ -71,7 +73,8 @@ export interface ProfileInputs {
   /** The job's ablation: k ascending, as the runner numbers its files. */
   k: readonly number[];
   selections: readonly Selection[];
-  method: ImportanceMethod;
+  /** The job's rules, in the config's order: one profile each. */
+  methods: readonly ImportanceMethod[];
   seed: number;
   bootstrap: { resamples: number; confidence: number };
   /** The model's tokenizer's decode; needed when a benchmark is generate_until. */
@@ -87,7 +90,8 @@ export interface ProfileInputs {
 export interface AssembledProfile {
   /** The unmodified model's items (items.jsonl). */
   baseline: BenchmarkItem[];
-  profile: ModelProfile;
+  /** One per rule of the job, in its order: each with its own variants, the random control in every one. */
+  profiles: ModelProfile[];
   /** Per variant, its scored items, keyed by the variant's `items_file`. */
   variantItems: Map<string, BenchmarkItem[]>;
 }
@@ -171,7 +175,14 @@ export function assembleProfile(
   const metricsOfBenchmark = new Map(inputs.benchmarks.map((b) => [b.name, metricsOf(b.task.outputType, b.task.scorer !== undefined)]));
 
   // Variants in a stable order: abilities in config order, selections as configured, k ascending; random last.
-  const variants = manifest.variants.map((v) => ({ ...v, k: jobK(inputs.k, v.k, "profile.json"), name: abilityName(v.ability) }));
+  // a manifest of one rule may not name it (runners before rules were listed)
+  const ruleOf = (method: ImportanceMethod | null | undefined) => method ?? inputs.methods[0]!;
+  const variants = manifest.variants.map((v) => ({
+    ...v,
+    method: v.ability === null ? null : ruleOf(v.method),
+    k: jobK(inputs.k, v.k, "profile.json"),
+    name: abilityName(v.ability),
+  }));
   const abilityOrder = new Map(inputs.abilities.map((a, i) => [a.id, i]));
   const rank = (v: (typeof variants)[number]) => [
     v.ability === null ? inputs.abilities.length : abilityOrder.get(v.ability)!,
@@ -253,7 +264,8 @@ export function assembleProfile(
         bootstrapOptions,
       )
     : undefined;
-  const results: VariantResult[] = variants.map((v) => ({
+  const results: (VariantResult & { method: ImportanceMethod | null })[] = variants.map((v) => ({
+    method: v.method,
     ability: v.name,
     ability_id: v.ability,
     selection: v.selection,
@@ -272,10 +284,11 @@ export function assembleProfile(
     ...(groupCells ? { groups: groupCells.get(v.file)! } : {}),
   }));
 
-  const overlap: OverlapResult[] = (manifest.overlap ?? []).map((o) => {
+  const overlap: (OverlapResult & { method: ImportanceMethod })[] = (manifest.overlap ?? []).map((o) => {
     const names = o.abilities.map((id) => nameOf.get(id) ?? id);
     const sizes = o.intersections.map((row, i) => row[i] ?? o.n);
     return {
+      method: ruleOf(o.method),
       k: jobK(inputs.k, o.k, "profile.json overlap"),
       n: o.n,
       abilities: names,
@@ -284,11 +297,12 @@ export function assembleProfile(
     };
   });
 
-  const stability = manifest.stability?.map((s): AbilityStability => {
+  const stability = manifest.stability?.map((s): AbilityStability & { method: ImportanceMethod } => {
     if (s.halves.length !== 2 || s.n.length !== inputs.k.length || s.shared.length !== inputs.k.length) {
       throw new Error(`profile.json: the stability of \`${s.ability}\` does not hold two halves and one count per k`);
     }
     return {
+      method: ruleOf(s.method),
       ability: abilityName(s.ability)!,
       ability_id: s.ability,
       halves: [s.halves[0]!, s.halves[1]!],
@@ -296,42 +310,44 @@ export function assembleProfile(
     };
   });
 
-  return {
-    baseline,
-    variantItems,
-    profile: {
-      parameters: manifest.parameters,
-      candidates: manifest.candidates.total,
-      k: [...inputs.k],
-      selections: [...inputs.selections],
-      method: inputs.method,
-      seed: inputs.seed,
-      bootstrap: { ...inputs.bootstrap, seed: inputs.seed },
-      abilities: inputs.abilities.map((a) => ({ name: a.name, id: a.id, sequences: a.sequences })),
-      variants: results,
-      overlap,
-      ...(stability ? { stability } : {}),
-    },
-  };
+  // one profile per rule: its own variants, overlap and stability; the random control in each
+  const ofRule = <T extends { method: ImportanceMethod | null }>(list: readonly T[], m: ImportanceMethod): Omit<T, "method">[] =>
+    list.filter((x) => x.method === null || x.method === m).map(({ method: _rule, ...rest }) => rest);
+  const profiles = inputs.methods.map((method): ModelProfile => ({
+    parameters: manifest.parameters,
+    candidates: manifest.candidates.total,
+    k: [...inputs.k],
+    selections: [...inputs.selections],
+    method,
+    seed: inputs.seed,
+    bootstrap: { ...inputs.bootstrap, seed: inputs.seed },
+    abilities: inputs.abilities.map((a) => ({ name: a.name, id: a.id, sequences: a.sequences })),
+    variants: ofRule(results, method),
+    overlap: ofRule(overlap, method),
+    ...(stability ? { stability: ofRule(stability, method) } : {}),
+  }));
+  return { baseline, variantItems, profiles };
 }
 
 /** Every (ability, selection, k) the job asked for, and random per k, must be in the manifest once. */
 function checkVariantsComplete(
-  variants: readonly { ability: string | null; selection: Selection; k: number; file: string }[],
+  variants: readonly { ability: string | null; method: ImportanceMethod | null; selection: Selection; k: number; file: string }[],
   inputs: ProfileInputs,
 ): void {
-  const key = (ability: string | null, selection: string, k: number) => `${ability ?? "(random)"} ${selection} k=${k}`;
+  const several = inputs.methods.length > 1;
+  const key = (ability: string | null, method: ImportanceMethod | null, selection: string, k: number) =>
+    `${ability ?? "(random)"}${several && method ? ` (${method})` : ""} ${selection} k=${k}`;
   const seen = new Set<string>();
   for (const v of variants) {
-    const id = key(v.ability, v.selection, v.k);
+    const id = key(v.ability, v.method, v.selection, v.k);
     if (seen.has(id)) throw new Error(`profile.json lists the variant ${id} twice`);
     seen.add(id);
   }
   const expected: string[] = [];
   for (const selection of inputs.selections) {
     for (const k of inputs.k) {
-      if (selection === "random") expected.push(key(null, selection, k));
-      else for (const a of inputs.abilities) expected.push(key(a.id, selection, k));
+      if (selection === "random") expected.push(key(null, null, selection, k));
+      else for (const m of inputs.methods) for (const a of inputs.abilities) expected.push(key(a.id, m, selection, k));
     }
   }
   const missing = expected.filter((e) => !seen.has(e));

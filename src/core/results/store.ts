@@ -69,8 +69,13 @@ export interface ModelResults {
    * the baseline's aggregates; absent when there are none.
    */
   groups?: GroupResult[];
-  /** Present when the config has abilities (a `profile` run). */
+  /** Present when the config has abilities (a `profile` run); ranked by the first rule of `ablation.method`. */
   profile?: ModelProfile;
+  /**
+   * When `ablation.method` lists several rules: the profiles of the rules after the first, in its
+   * order, each from the same gradient pass with its own rankings, variants and AIS.
+   */
+  other_methods?: ModelProfile[];
 }
 
 /** A group of benchmarks scored as lm-eval scores the group: a mean of its tasks' scores. */
