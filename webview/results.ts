@@ -14,6 +14,7 @@ import type { Chart } from "chart.js";
 import type { CellCases } from "../src/core/report/cases";
 import type { HeatmapCell } from "../src/core/report/types";
 import type { CellsShown, ResultsQuery, ResultsView } from "../src/core/report/view";
+import type { ImportanceMethod } from "../src/core/config/types";
 import { casesList } from "./cases";
 import { element, table } from "./dom";
 import { drawHeatmap, type HeatmapTheme } from "./heatmap";
@@ -112,6 +113,16 @@ function controls(v: ResultsView): HTMLElement {
       (metric) => query({ metric: metric as ResultsQuery["metric"] }),
     ),
   );
+  if (v.choices.methods.length > 1)
+    bar.append(
+      select(
+        "method",
+        "Rule",
+        v.choices.methods.map((m) => ({ value: m, text: m === "paper" ? "paper |θ·g|" : "signed −θ·g" })),
+        v.query.method ?? v.choices.methods[0]!,
+        (method) => query({ method: method as ImportanceMethod }),
+      ),
+    );
   if (v.query.k !== null) {
     bar.append(
       select(
@@ -299,6 +310,25 @@ function methodPage(v: ResultsView): HTMLElement {
       "method",
     ),
   );
+  if (p.rules) {
+    // the run ranked by several rules: each one's label check and lowering share at this k
+    const mean = (shares: (number | null)[]) => {
+      const known = shares.filter((x): x is number => x !== null);
+      return known.length > 0 ? `${((100 * known.reduce((a, b) => a + b, 0)) / known.length).toFixed(1)}%` : "–";
+    };
+    page.append(
+      element("h3", "The rules side by side"),
+      table(
+        ["rule", "labels that hold", "top-set weights lowering their own ability's loss (mean)"],
+        p.rules.rules.map((r) => [
+          r.method + (r.method === p.method ? " (shown)" : ""),
+          r.labelsChecked > 0 ? `${r.labelsHold} of ${r.labelsChecked}` : "–",
+          mean(r.lowering.map((l) => l.share)),
+        ]),
+        "rules",
+      ),
+    );
+  }
   // the ranking's stability is there only when the run measured it (ablation.stability)
   const measured = p.abilities.some((a) => a.stability !== null);
   page.append(
@@ -377,6 +407,7 @@ function selectCell(cell: HeatmapCell): void {
       ability: r.ability,
       selection: r.selection,
       benchmark: profile.benchmarks[cell.column]!,
+      ...(view.query.method ? { method: view.query.method } : {}),
     },
   });
 }

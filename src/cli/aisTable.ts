@@ -10,7 +10,7 @@
 // pandas prints a wide frame; text lines wrap. Piped output keeps the full tables.
 import { formatConfidence, formatFixed, formatInterval, formatK } from "../core/report/format";
 import type { ImportanceMethod } from "../core/config/types";
-import { baselineLabel } from "../core/report/model";
+import { baselineLabel, ruleComparisons } from "../core/report/model";
 import type { BaselineRow, KSection, ModelReport, ReportCell } from "../core/report/types";
 
 /**
@@ -45,10 +45,12 @@ export function formatBaseline(b: BaselineRow): string {
  * With `width` (a terminal's columns), the compact form, no line longer than `width`.
  */
 export function formatAisTables(model: ModelReport, width?: number): string {
-  const profile = model.profile;
-  if (!profile) return "";
-  const confidence = formatConfidence(profile.bootstrap.confidence);
-  const blocks = profile.sections.map((s) => sectionTable(model.name, s, profile.parameters, profile.method, confidence, width));
+  if (!model.profile) return "";
+  const confidence = formatConfidence(model.profile.bootstrap.confidence);
+  // a model ranked by several rules: each rule's tables in turn (their titles name the rule)
+  const blocks = [model.profile, ...model.otherMethods].flatMap((p) =>
+    p.sections.map((s) => sectionTable(model.name, s, p.parameters, p.method, confidence, width)),
+  );
   return blocks.join("\n\n") + (blocks.length > 0 ? "\n" : "");
 }
 
@@ -179,7 +181,11 @@ export function formatRunSummary(model: ModelReport, width?: number): string[] {
   const strongest = cells.filter((c) => c.ais > 0).sort((a, b) => b.ais - a.ais);
   const negative = cells.filter((c) => c.ais < 0).sort((a, b) => a.ais - b.ais);
   const lines = [`${model.name}, summary at k = ${formatK(s.k)} (${s.metricLabel}):`];
-  if (s.labels.length > 0)
+  const rules = ruleComparisons(model).at(-1);
+  if (rules && s.labels.length > 0) {
+    const held = rules.rules.map((r) => `${r.method} rule ${r.labelsHold} of ${r.labelsChecked}`).join(", ");
+    lines.push(`  labels that hold (the labelled ability hurts its benchmark most): ${held}`);
+  } else if (s.labels.length > 0)
     lines.push(
       `  labels: ${s.labels.filter((l) => l.holds).length} of ${s.labels.length} hold (the labelled ability hurts its benchmark most)`,
     );

@@ -327,3 +327,59 @@ test(
     }
   },
 );
+
+test(
+  "ablation.method [paper, signed] with the real runner: one run gives each rule's profile, cell for cell as a run of that rule alone, side by side in the reports",
+  { timeout: 300_000 },
+  async () => {
+    const withRule = (rule: string) => CONFIG_YAML.replace("  batch_size: 2\n", `  batch_size: 2\n  method: ${rule}\n`);
+    const projects = {
+      paper: await makeProfileProject({ config: withRule("paper") }),
+      signed: await makeProfileProject({ config: withRule("signed") }),
+      both: await makeProfileProject({ config: withRule("[paper, signed]") }),
+    };
+    try {
+      const runOf = async (project: { root: string; configPath: string }) => {
+        const result = await bprof(["run", project.configPath]);
+        assert.equal(result.exitCode, 0, `bprof run failed:\n${result.stderr}\n${result.stdout}`);
+        const runs = await fs.readdir(path.join(project.root, ".bprof", "runs"));
+        const runDir = path.join(project.root, ".bprof", "runs", runs[0]!);
+        return { runDir, stdout: result.stdout, results: JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8")) };
+      };
+      const paper = await runOf(projects.paper);
+      const signed = await runOf(projects.signed);
+      const both = await runOf(projects.both);
+      const job = JSON.parse(await fs.readFile(path.join(both.runDir, "models", "tiny-llama", "job.json"), "utf8"));
+      assert.deepEqual(job.ablation.method, ["paper", "signed"]);
+
+      // each rule's profile is the profile of a run of that rule alone, but for the files' names
+      type Profile = { method: string; variants: { ability: string | null; items_file: string; scores_file: string }[] };
+      const withoutFiles = (p: Profile) => ({
+        ...p,
+        variants: p.variants.map(({ items_file: _items, scores_file: _scores, ...rest }) => rest),
+      });
+      const model = both.results.models[0];
+      assert.equal(model.profile.method, "paper");
+      assert.equal(model.other_methods.length, 1);
+      assert.equal(model.other_methods[0].method, "signed");
+      assert.deepEqual(withoutFiles(model.profile), withoutFiles(paper.results.models[0].profile));
+      assert.deepEqual(withoutFiles(model.other_methods[0]), withoutFiles(signed.results.models[0].profile));
+      assert.equal(paper.results.models[0].other_methods, undefined);
+      // the signed rule's files carry its name; the random control is one file shared by both
+      assert.ok(model.other_methods[0].variants.some((v: { items_file: string }) => v.items_file.includes(".signed.top.")));
+      const randomFiles = (p: Profile) => p.variants.filter((v) => v.ability === null).map((v) => v.items_file);
+      assert.deepEqual(randomFiles(model.other_methods[0]), randomFiles(model.profile));
+
+      // the terminal and the Markdown report put the rules side by side
+      assert.match(both.stdout, /AIS \(acc\) at k = 0\.01 \(n = \d+ of \d+ parameters, signed importance\)/);
+      const report = await bprof(["report", both.runDir, "--format", "md", "--out", "-"]);
+      assert.equal(report.exitCode, 0, report.stderr);
+      assert.match(report.stdout, /### The importance rules side by side/);
+      assert.match(report.stdout, /^\| paper \| – \| \d+\.\d% \|$/m);
+      assert.match(report.stdout, /^\| signed \| – \| 0\.0% \|$/m, "no weight of a signed top set lowers its own ability's loss");
+      assert.match(report.stdout, /### k = 0\.01, signed rule/);
+    } finally {
+      for (const p of Object.values(projects)) await fs.rm(p.root, { recursive: true, force: true });
+    }
+  },
+);

@@ -14,7 +14,7 @@ import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { scoreItem, type ScoredItem } from "../../src/core/analysis/accuracy";
-import type { CellMetric, Results, VariantResult } from "../../src/core/results/store";
+import { profilesOf, type CellMetric, type Results, type VariantResult } from "../../src/core/results/store";
 
 export const MODEL = 'tiny "m", v1';
 export const MODEL_FOLDER = "tiny_m_v1";
@@ -291,6 +291,34 @@ export function withStability(results: Results): Results {
 const jsonl = (rows: readonly unknown[]) => rows.map((r) => JSON.stringify(r)).join("\n") + "\n";
 
 /** Writes the run folder into a new temporary directory and returns its path. */
+/**
+ * The fixture ranked by both rules: the signed rule's top sets are the paper's, but for the
+ * causal ability's at k = 0.01, which hurts no benchmark (its items the baseline's), in files of
+ * their own; the random control is shared.
+ */
+export function withSignedRule(results: Results): Results {
+  const out = structuredClone(results);
+  const model = out.models[0]!;
+  const signed = structuredClone(model.profile!);
+  signed.method = "signed";
+  signed.variants = signed.variants.map((v) => {
+    if (v.ability === null) return v;
+    const renamed = { ...v, items_file: v.items_file.replace(/\.jsonl$/, ".signed.jsonl"), lowering: 0 };
+    if (v.ability !== CAUSAL || v.k !== 0.01) return renamed;
+    return {
+      ...renamed,
+      benchmarks: renamed.benchmarks.map((b) => ({
+        ...b,
+        ...(b.acc
+          ? { acc: { ...b.acc, ablated: b.acc.baseline, ais: 0, ci: { low: 0, high: 0, confidence: 0.95 }, significant: false } }
+          : {}),
+      })),
+    };
+  });
+  model.other_methods = [signed];
+  return out;
+}
+
 export async function writeFixtureRun(results: Results = fixtureResults()): Promise<string> {
   const root = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-report-"));
   const dir = path.join(root, "runs", results.run_id);
@@ -298,8 +326,10 @@ export async function writeFixtureRun(results: Results = fixtureResults()): Prom
   await fs.mkdir(path.join(modelDir, "variants"), { recursive: true });
   await fs.writeFile(path.join(dir, "results.json"), JSON.stringify(results, null, 2));
   await fs.writeFile(path.join(modelDir, "items.jsonl"), jsonl(baselineItems()));
-  for (const v of results.models[0]!.profile?.variants ?? []) {
-    const items = v.ability === CAUSAL && v.k === 0.01 ? causalItems() : baselineItems();
+  for (const v of profilesOf(results.models[0]!).flatMap((p) => p.variants)) {
+    // the causal top set at k = 0.01 flips documents, unless a rule's cells say it changed nothing
+    const hurts = v.ability === CAUSAL && v.k === 0.01 && v.benchmarks.some((b) => (b.acc?.ais ?? 0) !== 0);
+    const items = hurts ? causalItems() : baselineItems();
     await fs.writeFile(path.join(modelDir, v.items_file), jsonl(items));
   }
   return dir;

@@ -363,8 +363,8 @@ test("every report shows a column per group, named with its task count, after th
   );
   const csv = renderCsv(flatCells(results)).split("\r\n");
   assert.ok(csv[0]!.endsWith(",note,group_tasks"));
-  assert.ok(csv.some((line) => line.startsWith("tiny,Quantitative Reasoning,top,0.01,10,tiny_sized,acc,6,") && line.endsWith(",2")));
-  assert.ok(csv.some((line) => line.startsWith("tiny,Quantitative Reasoning,top,0.01,10,tiny_a,acc,4,") && line.endsWith(",")));
+  assert.ok(csv.some((line) => line.startsWith("tiny,Quantitative Reasoning,paper,top,0.01,10,tiny_sized,acc,6,") && line.endsWith(",2")));
+  assert.ok(csv.some((line) => line.startsWith("tiny,Quantitative Reasoning,paper,top,0.01,10,tiny_a,acc,4,") && line.endsWith(",")));
 });
 
 test("under a metric a group is not scored by, its column says why; results with a damaged group are refused with where", async () => {

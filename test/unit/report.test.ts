@@ -25,6 +25,7 @@ import {
   SPATIAL,
   withChunkedTopSets,
   withStability,
+  withSignedRule,
   writeFixtureRun,
 } from "../support/reportFixture";
 import { formatAisTables } from "../../src/cli/aisTable";
@@ -254,25 +255,27 @@ test("the CSV report: one row per model/ability/selection/k/benchmark/metric, co
   const lines = text.slice(0, -2).split("\r\n");
   assert.equal(
     lines[0],
-    "model,ability,selection,k,n,benchmark,metric,items,baseline,ablated,chance,ais,ci_low,ci_high,confidence,significant," +
+    "model,ability,method,selection,k,n,benchmark,metric,items,baseline,ablated,chance,ais,ci_low,ci_high,confidence,significant," +
       "specificity,specificity_ci_low,specificity_ci_high,specificity_significant,right_to_wrong,wrong_to_right,undefined_resamples,reason,specificity_reason,note,group_tasks",
   );
   // (3 abilities + random) x 2 k x 2 benchmarks x 2 metrics
   assert.equal(lines.length, 1 + 4 * 2 * 2 * 2);
   assert.ok(
     lines.includes(
-      '"tiny ""m"", v1",Commonsense & Causal Reasoning,top,0.01,1000,arc_easy,acc,4,0.75,0.5,0.25,0.5,0.2,0.8,0.95,true,0.5,0.2,0.8,true,1,0,0,,,,',
+      '"tiny ""m"", v1",Commonsense & Causal Reasoning,paper,top,0.01,1000,arc_easy,acc,4,0.75,0.5,0.25,0.5,0.2,0.8,0.95,true,0.5,0.2,0.8,true,1,0,0,,,,',
     ),
   );
   assert.ok(
     lines.includes(
-      '"tiny ""m"", v1",Commonsense & Causal Reasoning,top,0.01,1000,logiqa,acc,4,0.75,1,0.5,-1,-2,0,0.95,false,-1,-2,0,false,0,1,0,,,,',
+      '"tiny ""m"", v1",Commonsense & Causal Reasoning,paper,top,0.01,1000,logiqa,acc,4,0.75,1,0.5,-1,-2,0,0.95,false,-1,-2,0,false,0,1,0,,,,',
     ),
   );
   // n/a: empty AIS and interval, significant false, the reason quoted (it holds commas).
-  assert.ok(lines.includes(`"tiny ""m"", v1",${QUANT},top,0.01,1000,logiqa,acc_norm,4,0.5,0.5,0.5,,,,,false,,,,,0,0,0,"${AT_CHANCE}",,,`));
+  assert.ok(
+    lines.includes(`"tiny ""m"", v1",${QUANT},paper,top,0.01,1000,logiqa,acc_norm,4,0.5,0.5,0.5,,,,,false,,,,,0,0,0,"${AT_CHANCE}",,,`),
+  );
   // The random control: no ability, no specificity.
-  assert.ok(lines.includes('"tiny ""m"", v1",,random,0.001,100,arc_easy,acc,4,0.75,0.75,0.25,0,0,0,0.95,false,,,,,0,0,0,,,,'));
+  assert.ok(lines.includes('"tiny ""m"", v1",,,random,0.001,100,arc_easy,acc,4,0.75,0.75,0.25,0,0,0,0.95,false,,,,,0,0,0,,,,'));
 
   const filtered = (await render("csv", { metric: "acc", k: 0.01 })).text.trimEnd().split("\r\n");
   assert.equal(filtered.length, 1 + 4 * 2);
@@ -304,7 +307,7 @@ test("the CSV report neutralises formula names from user files and keeps a negat
     const lines = text.slice(0, -2).split("\r\n");
     // The row of the negative cell above, with every name neutralised and the AIS -1 a number.
     assert.ok(
-      lines.includes(`'@model,'${evil},top,0.01,1000,'-logiqa,acc,4,0.75,1,0.5,-1,-2,0,0.95,false,-1,-2,0,false,0,1,0,,,,`),
+      lines.includes(`'@model,'${evil},paper,top,0.01,1000,'-logiqa,acc,4,0.75,1,0.5,-1,-2,0,0.95,false,-1,-2,0,false,0,1,0,,,,`),
       lines.join("\n"),
     );
     assert.ok(
@@ -342,6 +345,7 @@ test("the JSON report: metadata, flat cells, flat overlap, the flipped documents
   assert.deepEqual(cell, {
     model: MODEL,
     ability: CAUSAL,
+    method: "paper",
     selection: "top",
     k: 0.01,
     n: 1000,
@@ -641,7 +645,9 @@ test("top_chunked: rows after the top sets, and every format compares each chunk
     );
     const csv = (await renderReport(chunkedRun, { format: "csv" })).text;
     assert.ok(
-      csv.includes(`\r\n${MODEL.includes(",") ? `"${MODEL.replace(/"/g, '""')}"` : MODEL},${CAUSAL},top_chunked,0.01,1003,arc_easy,acc,`),
+      csv.includes(
+        `\r\n${MODEL.includes(",") ? `"${MODEL.replace(/"/g, '""')}"` : MODEL},${CAUSAL},paper,top_chunked,0.01,1003,arc_easy,acc,`,
+      ),
       "the CSV has the chunked rows with their own n",
     );
     const tex = (await renderReport(chunkedRun, { format: "latex" })).text;
@@ -726,4 +732,46 @@ test("ranking stability: every format lists each ability's halves and their Jacc
   } finally {
     await fs.rm(path.dirname(path.dirname(stableDir)), { recursive: true, force: true });
   }
+});
+
+test("a run ranked by both rules: every format shows each rule's tables and the rules side by side; the cells name their rule", async (t) => {
+  const dir = await writeFixtureRun(withSignedRule(fixtureResults()));
+  t.after(() => fs.rm(path.dirname(path.dirname(dir)), { recursive: true, force: true }));
+  const run = await loadRun(dir);
+  const md = (await renderReport(run, { format: "md" })).text;
+  assert.match(md, /### The importance rules side by side/);
+  assert.match(md, /^\| signed \| – \| 0\.0% \|$/m, "no weight of a signed top set lowers its own loss");
+  assert.match(md, /### k = 0\.01, paper rule/);
+  assert.match(md, /### k = 0\.01, signed rule/);
+  assert.match(md, /\| importance \| paper: .*; signed: /);
+  const html = (await renderReport(run, { format: "html", script: SCRIPT })).text;
+  assert.match(html, /<h3>The importance rules side by side<\/h3>/);
+  assert.match(html, /· signed rule/);
+  const latex = (await renderReport(run, { format: "latex" })).text;
+  assert.match(latex, /\\label\{tab:ais-tiny-m-v1-paper-k0\.?01\}/);
+  assert.match(latex, /\\label\{tab:ais-tiny-m-v1-signed-k0\.?01\}/);
+
+  const cells = flatCells(run.results);
+  const causal = cells.filter((c) => c.ability === CAUSAL && c.k === 0.01 && c.benchmark === "arc_easy" && c.metric === "acc");
+  assert.deepEqual(
+    causal.map((c) => [c.method, c.ais]),
+    [
+      ["paper", 0.5],
+      ["signed", 0],
+    ],
+  );
+  const random = cells.filter((c) => c.ability === null);
+  assert.ok(random.length > 0 && random.every((c) => c.method === null));
+  assert.equal(
+    random.length,
+    flatCells(checkResults(fixtureResults(), "r.json")).filter((c) => c.ability === null).length,
+    "the control once",
+  );
+  const json = JSON.parse((await renderReport(run, { format: "json" })).text);
+  assert.deepEqual(json.models[0].profile.other_methods, ["signed"]);
+  assert.throws(() => {
+    const broken = withSignedRule(fixtureResults()) as unknown as { models: { other_methods: { method: string }[] }[] };
+    broken.models[0]!.other_methods[0]!.method = "absolute";
+    checkResults(broken, "r.json");
+  }, /models\[0\]\.other_methods\[0\]\.method: expected paper or signed/);
 });

@@ -13,19 +13,30 @@ import { heatmapSvg } from "../../src/core/report/svg";
 import { resultsView, viewCsv } from "../../src/core/report/view";
 import { claimRunFolder, releaseRunFolder, runStatus } from "../../src/core/results/runs";
 import { CONFIG_SNAPSHOT } from "../../src/core/results/store";
-import { CAUSAL, fixtureResults, MODEL, QUANT, SPATIAL, withChunkedTopSets, writeFixtureRun } from "../support/reportFixture";
+import {
+  CAUSAL,
+  fixtureResults,
+  MODEL,
+  QUANT,
+  SPATIAL,
+  withChunkedTopSets,
+  withSignedRule,
+  writeFixtureRun,
+} from "../support/reportFixture";
 
 test("the view: defaults to the largest k, acc and the top sets; the controls' choices come from the run", async (t) => {
   const dir = await writeFixtureRun();
   t.after(() => fs.rm(path.dirname(path.dirname(dir)), { recursive: true, force: true }));
   const view = await resultsView(await loadRun(dir));
-  assert.deepEqual(view.query, { model: MODEL, metric: "acc", k: 0.01, cells: "top" });
+  assert.deepEqual(view.query, { model: MODEL, metric: "acc", k: 0.01, cells: "top", method: "paper" });
   assert.deepEqual(view.choices, {
     models: [MODEL],
     metrics: ["acc", "acc_norm"],
     k: [0.001, 0.01],
     cells: ["top", "random", "specificity"],
+    methods: [],
   });
+  assert.equal(view.profile!.rules, null, "one rule: nothing to compare");
   const profile = view.profile!;
   assert.deepEqual(profile.heatmap.rows, [CAUSAL, QUANT, SPATIAL]);
   assert.deepEqual(profile.table.rows[0], { label: CAUSAL, cells: ["0.500* [0.200, 0.800]", "-1.000 [-2.000, 0.000]"] });
@@ -45,7 +56,7 @@ test("the view: defaults to the largest k, acc and the top sets; the controls' c
   const norm = await resultsView(await loadRun(dir), { metric: "acc_norm", k: 123, cells: "bottom" });
   assert.deepEqual(
     norm.query,
-    { model: MODEL, metric: "acc_norm", k: 0.01, cells: "top" },
+    { model: MODEL, metric: "acc_norm", k: 0.01, cells: "top", method: "paper" },
     "a k or a choice the run does not have falls back",
   );
   assert.equal(norm.profile!.table.rows[0]!.cells[1], "n/a (1)");
@@ -157,4 +168,32 @@ test("a run folder says where it stands: running (and busy for another process),
   await releaseRunFolder(dir);
   await fs.rename(path.join(dir, "results.later"), path.join(dir, "results.json"));
   assert.deepEqual(await runStatus(dir), { state: "finished" });
+});
+
+test("a run ranked by both rules: the view picks a rule, compares them at the k, and a cell's documents are its rule's", async (t) => {
+  const dir = await writeFixtureRun(withSignedRule(fixtureResults()));
+  t.after(() => fs.rm(path.dirname(path.dirname(dir)), { recursive: true, force: true }));
+  const run = await loadRun(dir);
+  const paper = await resultsView(run);
+  assert.deepEqual(paper.choices.methods, ["paper", "signed"]);
+  assert.equal(paper.query.method, "paper");
+  assert.equal(paper.profile!.table.rows[0]!.cells[0], "0.500* [0.200, 0.800]");
+  const signed = await resultsView(run, { method: "signed" });
+  assert.equal(signed.query.method, "signed");
+  assert.equal(signed.profile!.method, "signed");
+  assert.equal(signed.profile!.table.rows[0]!.cells[0], "0.000 [0.000, 0.000]", "the signed rule's own cells");
+  assert.notEqual(signed.profile!.heatmap.id, paper.profile!.heatmap.id);
+  assert.deepEqual(
+    signed.profile!.rules!.rules.map((r) => [r.method, r.lowering.every((l) => l.share === 0)]),
+    [
+      ["paper", false],
+      ["signed", true],
+    ],
+  );
+  assert.equal((await resultsView(run, { method: "absolute" as never })).query.method, "paper", "an unknown rule falls back to the first");
+
+  const documents = new RunDocuments(run);
+  const ref = { model: MODEL, k: 0.01, ability: CAUSAL, selection: "top" as const, benchmark: "logiqa" };
+  assert.ok((await cellCases(documents, ref, "acc")).documents.length > 0, "the paper rule's set flipped documents");
+  assert.equal((await cellCases(documents, { ...ref, method: "signed" }, "acc")).documents.length, 0, "the signed rule's did not");
 });

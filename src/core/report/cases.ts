@@ -9,11 +9,11 @@ import * as path from "node:path";
 import type { ChoiceMetric, Metric } from "../analysis/ais";
 import { directInputs, isTaskName, loadBenchmark, taskOptionsOf, type ResolvedBenchmark } from "../config/load";
 import { parseConfig } from "../config/parse";
-import type { ProfileConfig, Selection } from "../config/types";
+import type { ImportanceMethod, ProfileConfig, Selection } from "../config/types";
 import { loadTaskPlaces, type TaskItem, type TaskOptions, type TaskPlaces } from "../lmeval/task";
 import { fileSha256, isFile } from "../fsutil";
 import type { Problem } from "../problems";
-import { CONFIG_SNAPSHOT, type ModelResults, type VariantResult } from "../results/store";
+import { CONFIG_SNAPSHOT, profilesOf, type ModelResults, type VariantResult } from "../results/store";
 import { parseYamlSource, type YamlSource } from "../yamlSource";
 import { promises as fs } from "node:fs";
 import { RunItems, type LoadedRun } from "./load";
@@ -27,6 +27,8 @@ export interface CellRef {
   ability: string | null;
   selection: Selection;
   benchmark: string;
+  /** The rule whose variant it is, when the run ranked by several; the first rule's when absent. */
+  method?: ImportanceMethod;
 }
 
 /** A flipped document with what the model read and where it is. */
@@ -59,6 +61,8 @@ export interface CaseFlip {
   model: string;
   ability: string | null;
   selection: Selection;
+  /** The rule whose top set it is, when the run ranked by several. */
+  method?: ImportanceMethod;
   k: number;
   metric: Metric;
   document: FlippedDocument;
@@ -179,8 +183,9 @@ export class RunDocuments {
   }
 }
 
-function variantOf(model: ModelResults, ref: Pick<CellRef, "k" | "ability" | "selection">): VariantResult | undefined {
-  return model.profile?.variants.find((v) => sameK(v.k, ref.k) && v.selection === ref.selection && v.ability === ref.ability);
+function variantOf(model: ModelResults, ref: Pick<CellRef, "k" | "ability" | "selection" | "method">): VariantResult | undefined {
+  const profile = profilesOf(model).find((p) => ref.method === undefined || p.method === ref.method);
+  return profile?.variants.find((v) => sameK(v.k, ref.k) && v.selection === ref.selection && v.ability === ref.ability);
 }
 
 function textOf(item: TaskItem): NonNullable<CaseDocument["text"]> {
@@ -251,7 +256,14 @@ export async function dataFileCases(
       if (!places || path.resolve(places.dataFile) !== path.resolve(dataFile)) continue;
       stale ??= await documents.dataFileChanged(model, result.name);
       const metric = benchmarkMetric(result, choiceMetric);
-      for (const variant of model.profile?.variants ?? []) {
+      // every rule's variants; the random control, shared by the rules, once
+      const rules = profilesOf(model);
+      const variants = rules.flatMap((p, r) =>
+        p.variants
+          .filter((v) => r === 0 || v.ability !== null)
+          .map((v) => ({ v, method: rules.length > 1 && v.ability !== null ? p.method : undefined })),
+      );
+      for (const { v: variant, method } of variants) {
         const ais = variant.benchmarks.find((b) => b.name === result.name)?.[metric]?.ais ?? null;
         for (const document of await flippedDocuments(documents.items, model.name, variant, result.name, metric)) {
           if (document.direction === "wrong_to_right" && !(ais !== null && ais < 0)) continue;
@@ -259,7 +271,15 @@ export async function dataFileCases(
           if (line === undefined) continue;
           let entry = lines.get(line);
           if (!entry) lines.set(line, (entry = { line, index: document.index, benchmark: result.name, flips: [] }));
-          entry.flips.push({ model: model.name, ability: variant.ability, selection: variant.selection, k: variant.k, metric, document });
+          entry.flips.push({
+            model: model.name,
+            ability: variant.ability,
+            selection: variant.selection,
+            ...(method ? { method } : {}),
+            k: variant.k,
+            metric,
+            document,
+          });
         }
       }
     }

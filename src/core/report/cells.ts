@@ -1,10 +1,18 @@
-// The flat shape of a run's cells, one row per (model, ability, selection, k, benchmark, metric):
+// The flat shape of a run's cells, one row per (model, ability, rule, selection, k, benchmark, metric):
 // what the CSV and JSON reports hold (documented in docs/report-formats.md). A benchmark has rows
 // for its own metrics only: acc and acc_norm for multiple choice, exact_match for generate_until.
 // A group scored as a whole has rows after the benchmarks, one per metric it is scored by, with
 // `group_tasks` set.
 import type { Metric } from "../analysis/ais";
-import type { CellMetric, Results, VariantBenchmark, VariantResult } from "../results/store";
+import {
+  profilesOf,
+  type CellMetric,
+  type ModelProfile,
+  type ModelResults,
+  type Results,
+  type VariantBenchmark,
+  type VariantResult,
+} from "../results/store";
 import { ReportInputError, type RunItems } from "./load";
 import { flippedDocuments, matchK, METRICS, variantsAt } from "./model";
 
@@ -19,6 +27,8 @@ export interface FlatCell {
   model: string;
   /** The ability's name; null for the random control. */
   ability: string | null;
+  /** The importance rule that ranked the set (paper or signed); null for the random control, which no rule ranks. */
+  method: string | null;
   selection: string;
   k: number;
   /** Parameters zeroed. */
@@ -57,6 +67,7 @@ export interface FlatCell {
 export const CELL_COLUMNS: readonly (keyof FlatCell)[] = [
   "model",
   "ability",
+  "method",
   "selection",
   "k",
   "n",
@@ -104,20 +115,18 @@ export function flatCells(results: Results, filter: CellFilter = {}): FlatCell[]
     if (!model.profile) continue;
     const itemsOf = new Map(model.benchmarks.map((b) => [b.name, b.items]));
     const groupOf = new Map((model.groups ?? []).map((g) => [g.name, g]));
-    for (const k of keptK(model.profile.k, filter, model.name)) {
-      for (const v of variantsAt(model, k)) {
-        for (const b of v.benchmarks) {
-          for (const metric of metrics) {
-            const cell = b[metric];
-            if (cell) rows.push(flatCell(model.name, v, b, metric, cell, itemsOf.get(b.name) ?? 0));
-          }
+    for (const { profile, v } of variantsOfRules(model, filter)) {
+      for (const b of v.benchmarks) {
+        for (const metric of metrics) {
+          const cell = b[metric];
+          if (cell) rows.push(flatCell(model.name, profile, v, b, metric, cell, itemsOf.get(b.name) ?? 0));
         }
-        for (const b of v.groups ?? []) {
-          for (const metric of metrics) {
-            const cell = b[metric];
-            const aggregate = groupOf.get(b.name)?.aggregates.find((a) => a.metric === metric);
-            if (cell && aggregate) rows.push(flatCell(model.name, v, b, metric, cell, aggregate.items, aggregate.tasks.length));
-          }
+      }
+      for (const b of v.groups ?? []) {
+        for (const metric of metrics) {
+          const cell = b[metric];
+          const aggregate = groupOf.get(b.name)?.aggregates.find((a) => a.metric === metric);
+          if (cell && aggregate) rows.push(flatCell(model.name, profile, v, b, metric, cell, aggregate.items, aggregate.tasks.length));
         }
       }
     }
@@ -125,8 +134,23 @@ export function flatCells(results: Results, filter: CellFilter = {}): FlatCell[]
   return rows;
 }
 
+/**
+ * Every rule's variants at the filter's k, the rules in the config's order; the random control,
+ * shared by the rules, once (with the first).
+ */
+function variantsOfRules(model: ModelResults, filter: CellFilter): { profile: ModelProfile; v: VariantResult }[] {
+  return profilesOf(model).flatMap((profile, r) =>
+    keptK(profile.k, filter, model.name).flatMap((k) =>
+      variantsAt(model, k, profile)
+        .filter((v) => r === 0 || v.ability !== null)
+        .map((v) => ({ profile, v })),
+    ),
+  );
+}
+
 function flatCell(
   model: string,
+  profile: ModelProfile,
   v: VariantResult,
   b: VariantBenchmark,
   metric: Metric,
@@ -138,6 +162,7 @@ function flatCell(
   return {
     model,
     ability: v.ability,
+    method: v.ability === null ? null : profile.method,
     selection: v.selection,
     k: v.k,
     n: v.n,

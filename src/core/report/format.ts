@@ -1,6 +1,7 @@
 // Number formatting and the heatmap's colour scale, shared by every report format and the
 // VS Code webview (which receives colours already computed, so both draw the same figure).
 import type { ImportanceMethod } from "../config/types";
+import type { RuleComparison } from "./types";
 
 /** `value` with `digits` decimals; a value that rounds to zero prints without a sign. */
 export function formatFixed(value: number, digits: number, minus = "-"): string {
@@ -121,4 +122,20 @@ export function describeMethod(method: ImportanceMethod): string {
   return method === "signed"
     ? "signed: −θ × g, how much zeroing a weight raises the ability's loss (to first order)"
     : "paper: |θ × g|, as the authors' code";
+}
+
+/** The header of the rules' side-by-side table (ruleRows gives its rows). */
+export const RULE_COLUMNS = ["rule", "labels that hold", "top-set weights that lower their own ability's loss (mean over abilities)"];
+
+/** One row per rule at one k: its name, its label check, and the mean share of its top sets that lowers the ability's own loss. */
+export function ruleRows(c: RuleComparison): string[][] {
+  return c.rules.map((r) => {
+    const shares = r.lowering.flatMap((l) => (l.share === null ? [] : [l.share]));
+    const mean = shares.length > 0 ? shares.reduce((a, b) => a + b, 0) / shares.length : null;
+    return [
+      r.method,
+      r.labelsChecked > 0 ? `${r.labelsHold} of ${r.labelsChecked}` : "–",
+      mean === null ? "–" : `${(mean * 100).toFixed(1)}%`,
+    ];
+  });
 }

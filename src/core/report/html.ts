@@ -3,8 +3,18 @@
 // tables are written here; the heatmaps are drawn in the page by the bundle (webview/report.ts,
 // chart.js + chartjs-chart-matrix) from the heatmaps of the report model, embedded as JSON.
 import { randomBytes } from "node:crypto";
-import { describeMethod, formatConfidence, formatCount, formatFixed, formatInterval, formatK, MINUS } from "./format";
-import { baselineLabel } from "./model";
+import {
+  describeMethod,
+  formatConfidence,
+  formatCount,
+  formatFixed,
+  formatInterval,
+  formatK,
+  MINUS,
+  RULE_COLUMNS,
+  ruleRows,
+} from "./format";
+import { baselineLabel, ruleComparisons } from "./model";
 import type {
   BaselineRow,
   ChoiceDocument,
@@ -13,6 +23,7 @@ import type {
   KSection,
   ModelReport,
   NegativeCell,
+  ProfileReport,
   Report,
   ReportCell,
 } from "./types";
@@ -141,7 +152,7 @@ function modelSection(model: ModelReport, counter: Counter, heatmaps: Heatmap[])
       ["parameters", `${formatCount(p.parameters)} (${formatCount(p.candidates)} MLP weights can be ablated)`],
       ["k sweep", p.k.map(formatK).join(", ")],
       ["selections", esc(p.selections.join(", "))],
-      ["importance", esc(describeMethod(p.method))],
+      ["importance", [p, ...model.otherMethods].map((r) => esc(describeMethod(r.method))).join("; ")],
       ["seed", String(p.seed)],
       ["bootstrap", `${p.bootstrap.resamples} paired resamples, ${formatConfidence(p.bootstrap.confidence)} percentile intervals`],
       ["abilities", p.abilities.map((a) => `${esc(a.name)} <span class="muted">(${a.sequences} items)</span>`).join("; ")],
@@ -182,7 +193,11 @@ function modelSection(model: ModelReport, counter: Counter, heatmaps: Heatmap[])
     return out.join("\n");
   }
   const confidence = formatConfidence(p.bootstrap.confidence);
-  for (const s of p.sections) out.push(kSection(model, s, confidence, counter, heatmaps));
+  const rules = [p, ...model.otherMethods];
+  const several = rules.length > 1;
+  if (several) out.push(rulesSection(model, counter));
+  for (const rule of rules)
+    for (const s of rule.sections) out.push(kSection(model, rule, s, confidence, counter, heatmaps, several ? rule.method : undefined));
   out.push("</section>");
   return out.join("\n");
 }
@@ -201,12 +216,40 @@ function filterText(b: BaselineRow): string {
   );
 }
 
-function kSection(model: ModelReport, s: KSection, confidence: string, counter: Counter, heatmaps: Heatmap[]): string {
-  const p = model.profile!;
+/** The rules of a model side by side, one table per k (ruleComparisons). */
+function rulesSection(model: ModelReport, counter: Counter): string {
+  const out = [`<section class="rules"><h3>The importance rules side by side</h3>`];
+  for (const c of ruleComparisons(model)) {
+    out.push(
+      openTable(
+        "booktabs",
+        counter.table(),
+        `The rules at <i>k</i> = ${formatK(c.k)}: the label check of each rule's top sets, and the share of their weights whose ` +
+          `zeroing lowers the ability's own loss to first order (the signed rule ranks those last).`,
+      ),
+      `<thead><tr>${RULE_COLUMNS.map((h, i) => `<th${i === 0 ? ' class="text"' : ""}>${esc(h)}</th>`).join("")}</tr></thead><tbody>`,
+      ...ruleRows(c).map((row) => `<tr>${row.map((v, i) => `<td${i === 0 ? ' class="text"' : ""}>${esc(v)}</td>`).join("")}</tr>`),
+      CLOSE_TABLE,
+    );
+  }
+  out.push("</section>");
+  return out.join("\n");
+}
+
+/** `rule`: named in the heading when the model was ranked by several. */
+function kSection(
+  model: ModelReport,
+  p: ProfileReport,
+  s: KSection,
+  confidence: string,
+  counter: Counter,
+  heatmaps: Heatmap[],
+  rule?: string,
+): string {
   const metric = s.metricLabel;
   heatmaps.push(s.heatmap);
   const out: string[] = [
-    `<section class="k"><h3><i>k</i> = ${formatK(s.k)} <span class="muted">· <i>n</i> = ${formatCount(s.n)} of ${formatCount(p.parameters)} parameters zeroed</span></h3>`,
+    `<section class="k"><h3><i>k</i> = ${formatK(s.k)}${rule ? ` · ${esc(rule)} rule` : ""} <span class="muted">· <i>n</i> = ${formatCount(s.n)} of ${formatCount(p.parameters)} parameters zeroed</span></h3>`,
   ];
   const cells = s.rows.flatMap((r) => r.cells);
   const significantCount = cells.filter((c) => c.significant).length;

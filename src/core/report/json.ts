@@ -61,6 +61,8 @@ function modelMeta(m: Results["models"][number]) {
           seed: p.seed,
           bootstrap: p.bootstrap,
           abilities: p.abilities,
+          // the rules after the first, when the run ranked by several (the cells name each row's rule)
+          ...(m.other_methods?.length ? { other_methods: m.other_methods.map((o) => o.method) } : {}),
         }
       : null,
   };

@@ -2,7 +2,7 @@
 // ready to \input into a paper. Significant cells carry a star; undefined ones read n/a with a
 // lettered note in the caption. Needs \usepackage{booktabs}.
 import { formatConfidence, formatCount, formatFixed, formatK } from "./format";
-import type { KSection, ModelReport, Report } from "./types";
+import type { KSection, ModelReport, ProfileReport, Report } from "./types";
 
 const SPECIALS: Record<string, string> = {
   "\\": "\\textbackslash{}",
@@ -35,28 +35,24 @@ function labelKey(text: string): string {
   );
 }
 
-/** The section a table shows: the report's only k, or the largest (the paper's main results use the largest k). */
-export function latexSection(model: ModelReport): KSection | undefined {
-  const sections = model.profile?.sections ?? [];
-  return sections[sections.length - 1];
-}
-
 export function renderLatex(report: Report): string {
   const out = [
     `% Benchmark Profiler: AIS (${report.metric}${report.models.some((m) => m.hasGeneration) ? "; exact_match for generate_until benchmarks" : ""}) ` +
       `of run ${report.run.id}. Needs \\usepackage{booktabs}.`,
   ];
   for (const model of report.models) {
-    const s = latexSection(model);
-    if (!s || !model.profile) continue;
-    out.push("", ...table(model, s));
+    // a table per rule when the model was ranked by several, each labelled with its rule
+    const rules = model.profile ? [model.profile, ...model.otherMethods] : [];
+    for (const p of rules) {
+      const s = p.sections[p.sections.length - 1];
+      if (s) out.push("", ...table(model, p, s, rules.length > 1));
+    }
   }
   return out.join("\n") + "\n";
 }
 
-function table(model: ModelReport, s: KSection): string[] {
+function table(model: ModelReport, p: ProfileReport, s: KSection, labelRule: boolean): string[] {
   const metric = s.metricLabel;
-  const p = model.profile!;
   const letters = s.reasons.map((_, i) => String.fromCharCode(97 + (i % 26)) + (i >= 26 ? String(Math.floor(i / 26)) : ""));
   const cellText = (c: KSection["rows"][number]["cells"][number]): string => {
     if (c.ais === null) return `n/a$^{${letters[(c.reason ?? 1) - 1]}}$`;
@@ -83,8 +79,8 @@ function table(model: ModelReport, s: KSection): string[] {
   ];
   lines.push(
     `\\caption{Ability Impact Scores (${escapeLatex(metric)}) of ${escapeLatex(model.name)} at $k = ${formatK(s.k)}$ ` +
-      `($n = ${formatCount(s.n).replace(/,/g, "{,}")}$ of ${formatCount(p.parameters).replace(/,/g, "{,}")} parameters zeroed${p.method === "signed" ? ", ranked by $-\\theta g$" : ""}). ${notes.join(" ")}}`,
-    `\\label{tab:ais-${labelKey(model.name)}-k${formatK(s.k).replace(/[^0-9a-z]/gi, "")}}`,
+      `($n = ${formatCount(s.n).replace(/,/g, "{,}")}$ of ${formatCount(p.parameters).replace(/,/g, "{,}")} parameters zeroed${p.method === "signed" ? ", ranked by $-\\theta g$" : labelRule ? ", ranked by $|\\theta g|$" : ""}). ${notes.join(" ")}}`,
+    `\\label{tab:ais-${labelKey(model.name)}${labelRule ? `-${p.method}` : ""}-k${formatK(s.k).replace(/[^0-9a-z]/gi, "")}}`,
     "\\end{table}",
   );
   return lines;

@@ -1,8 +1,8 @@
 // Markdown report (GitHub-flavoured tables): the run's metadata, baseline accuracies, and per
 // model and k the AIS table with intervals, specificity, ability overlap, flips and the flipped
 // documents of negative cells. Names from user files are escaped so they cannot break a table.
-import { describeMethod, formatConfidence, formatCount, formatFixed, formatInterval, formatK } from "./format";
-import { baselineLabel } from "./model";
+import { describeMethod, formatConfidence, formatCount, formatFixed, formatInterval, formatK, RULE_COLUMNS, ruleRows } from "./format";
+import { baselineLabel, ruleComparisons } from "./model";
 import type { BaselineRow, ChoiceDocument, GenerationDocument, KSection, ModelReport, NegativeCell, Report, ReportCell } from "./types";
 
 /** Escapes Markdown's inline syntax and the table separator; line breaks become spaces. */
@@ -77,7 +77,7 @@ function modelSection(model: ModelReport): string[] {
       ["parameters", `${formatCount(p.parameters)} (${formatCount(p.candidates)} MLP weights can be ablated)`],
       ["k sweep", p.k.map(formatK).join(", ")],
       ["selections", p.selections.join(", ")],
-      ["importance", escapeMarkdown(describeMethod(p.method))],
+      ["importance", [p, ...model.otherMethods].map((r) => escapeMarkdown(describeMethod(r.method))).join("; ")],
       ["seed", String(p.seed)],
       ["bootstrap", `${p.bootstrap.resamples} paired resamples, ${formatConfidence(p.bootstrap.confidence)} percentile intervals`],
       ["abilities", p.abilities.map((a) => `${escapeMarkdown(a.name)} (${a.sequences} items)`).join("; ")],
@@ -127,12 +127,23 @@ function modelSection(model: ModelReport): string[] {
     return out;
   }
   const confidence = formatConfidence(p.bootstrap.confidence);
-  for (const s of p.sections) out.push(...kSection(s, p.parameters, confidence));
+  const rules = [p, ...model.otherMethods];
+  const several = rules.length > 1;
+  if (several) {
+    out.push("### The importance rules side by side", "");
+    for (const c of ruleComparisons(model)) {
+      out.push(`At k = ${formatK(c.k)}:`, "", ...table(RULE_COLUMNS.map(escapeMarkdown), ruleRows(c), ["l", "r", "r"]), "");
+    }
+  }
+  for (const rule of rules)
+    for (const s of rule.sections) out.push(...kSection(s, rule.parameters, confidence, several ? rule.method : undefined));
   return out;
 }
 
-function kSection(s: KSection, parameters: number, confidence: string): string[] {
-  const out = [`### k = ${formatK(s.k)} (n = ${formatCount(s.n)} of ${formatCount(parameters)} parameters zeroed)`, ""];
+/** `rule`: named in the heading when the model was ranked by several. */
+function kSection(s: KSection, parameters: number, confidence: string, rule?: string): string[] {
+  const ruleText = rule ? `, ${rule} rule` : "";
+  const out = [`### k = ${formatK(s.k)}${ruleText} (n = ${formatCount(s.n)} of ${formatCount(parameters)} parameters zeroed)`, ""];
   const metric = s.metricLabel;
   const mixed = new Set(s.metrics).size > 1;
   const header = ["ability", ...s.columns.map(escapeMarkdown)];

@@ -53,6 +53,7 @@ import type {
   Report,
   ReportCell,
   ReportRow,
+  RuleComparison,
   StabilityAtK,
 } from "./types";
 
@@ -144,8 +145,7 @@ export function variantLabel(v: Pick<VariantResult, "ability" | "selection">): s
 const ROW_GROUPS: readonly Selection[] = ["top", "top_chunked", "bottom", "random"];
 
 /** The variants at k, top abilities first (config order), then chunked top sets, bottom ones, random. */
-export function variantsAt(model: ModelResults, k: number): VariantResult[] {
-  const profile = model.profile!;
+export function variantsAt(model: ModelResults, k: number, profile: ModelProfile = model.profile!): VariantResult[] {
   const at = profile.variants.filter((v) => sameK(v.k, k));
   const group = (v: VariantResult) => ROW_GROUPS.indexOf(v.selection);
   return at
@@ -168,7 +168,10 @@ export async function buildReport(run: LoadedRun, options: ReportOptions = {}): 
       dtype: model.dtype,
       baseline: [...model.benchmarks.map(baselineRow), ...(model.groups ?? []).map(groupBaselineRow)],
       hasGeneration: model.benchmarks.some(isGenerationResult),
-      profile: model.profile ? await profileReport(model, metric, options, models.length) : null,
+      profile: model.profile ? await profileReport(model, model.profile, metric, options, `${models.length}`) : null,
+      otherMethods: await Promise.all(
+        (model.other_methods ?? []).map((p, r) => profileReport(model, p, metric, options, `${models.length}-${r + 1}`)),
+      ),
     });
   }
   return {
@@ -249,11 +252,11 @@ function groupMark(g: GroupResult, metric: Metric): GroupMark {
 
 async function profileReport(
   model: ModelResults,
+  profile: ModelProfile,
   metric: ChoiceMetric,
   options: ReportOptions,
-  modelIndex: number,
+  heatmapId: string,
 ): Promise<ProfileReport> {
-  const profile = model.profile!;
   const sweep = [...profile.k].sort((a, b) => a - b);
   const ks = options.k === undefined ? sweep : [matchK(sweep, options.k, model.name)];
   const resultOf = new Map(model.benchmarks.map((b) => [b.name, b]));
@@ -266,9 +269,9 @@ async function profileReport(
   );
   const sections: KSection[] = [];
   for (const k of ks) {
-    const variants = variantsAt(model, k);
+    const variants = variantsAt(model, k, profile);
     if (variants.length === 0) continue;
-    sections.push(await section(model, variants, k, metric, limit, options, `heatmap-${modelIndex}-${sections.length}`));
+    sections.push(await section(model, profile, variants, k, metric, limit, options, `heatmap-${heatmapId}-${sections.length}`));
   }
   return {
     parameters: profile.parameters,
@@ -286,6 +289,7 @@ async function profileReport(
 
 async function section(
   model: ModelResults,
+  profile: ModelProfile,
   variants: VariantResult[],
   k: number,
   choiceMetric: ChoiceMetric,
@@ -293,7 +297,6 @@ async function section(
   options: ReportOptions,
   id: string,
 ): Promise<KSection> {
-  const profile = model.profile!;
   const groups = model.groups ?? [];
   const taskColumns = model.benchmarks.length;
   const benchmarks = [...model.benchmarks.map((b) => b.name), ...groups.map((g) => g.name)];
@@ -359,6 +362,30 @@ async function section(
     hasSpecificity: rows.some((r) => r.cells.some((c) => c.specificity !== undefined)),
     heatmap: heatmapOf(id, title, rows, columns, reasons, metricLabel, limit, confidence),
   };
+}
+
+/**
+ * The rules of a model side by side at each k of its first rule's sections: how many labelled
+ * benchmarks each rule's top sets hurt most, and per ability the share of its top set whose zeroing
+ * lowers its own loss (to first order). Empty for a model ranked by one rule.
+ */
+export function ruleComparisons(model: Pick<ModelReport, "profile" | "otherMethods">): RuleComparison[] {
+  const rules = [model.profile, ...model.otherMethods].filter((p): p is ProfileReport => p !== null);
+  if (rules.length < 2) return [];
+  return rules[0]!.sections.map((first) => ({
+    k: first.k,
+    rules: rules.map((p) => {
+      const s = p.sections.find((x) => sameK(x.k, first.k));
+      return {
+        method: p.method,
+        labelsHold: s?.labels.filter((l) => l.holds).length ?? 0,
+        labelsChecked: s?.labels.length ?? 0,
+        lowering: (s?.rows ?? [])
+          .filter((r) => r.selection === "top" && r.ability !== null)
+          .map((r) => ({ ability: r.ability!, share: r.lowering?.share ?? null })),
+      };
+    }),
+  }));
 }
 
 function labelChecks(model: ModelResults, rows: readonly ReportRow[]): LabelCheck[] {

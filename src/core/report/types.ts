@@ -55,8 +55,23 @@ export interface ModelReport {
   baseline: BaselineRow[];
   /** Some benchmark is generate_until (the baseline table has an exact_match column). */
   hasGeneration: boolean;
-  /** Null for a run without abilities (it only scored the benchmarks). */
+  /** Null for a run without abilities (it only scored the benchmarks). Ranked by the first rule of `ablation.method`. */
   profile: ProfileReport | null;
+  /** The profiles of the other rules when `ablation.method` lists several (results.json's other_methods); else empty. */
+  otherMethods: ProfileReport[];
+}
+
+/** A model's rules side by side at one k (ruleComparisons), in the config's order. */
+export interface RuleComparison {
+  k: number;
+  rules: {
+    method: ProfileReport["method"];
+    /** Labelled benchmarks whose ability's top set hurts them more than any other benchmark. */
+    labelsHold: number;
+    labelsChecked: number;
+    /** Per ability, the share of its top set whose zeroing lowers its own loss (null where not counted). */
+    lowering: { ability: string; share: number | null }[];
+  }[];
 }
 
 /** A model's profile (results.json's ModelProfile) as reports show it: its variants laid out by k. */

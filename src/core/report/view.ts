@@ -7,8 +7,19 @@ import type { ChoiceMetric } from "../analysis/ais";
 import type { ImportanceMethod, Selection } from "../config/types";
 import { formatK } from "./format";
 import type { LoadedRun } from "./load";
-import { buildReport, heatmapOf } from "./model";
-import type { BaselineRow, Heatmap, HeatmapMeasure, KSection, LabelCheck, NegativeCell, ReportCell, ReportRow, RunMeta } from "./types";
+import { buildReport, heatmapOf, ruleComparisons } from "./model";
+import type {
+  BaselineRow,
+  Heatmap,
+  HeatmapMeasure,
+  KSection,
+  LabelCheck,
+  NegativeCell,
+  ReportCell,
+  ReportRow,
+  RuleComparison,
+  RunMeta,
+} from "./types";
 import { scaleLimit } from "./format";
 import type { OverlapResult } from "../results/store";
 
@@ -20,14 +31,16 @@ export interface ResultsQuery {
   metric?: ChoiceMetric;
   k?: number;
   cells?: CellsShown;
+  /** The importance rule whose profile is shown, when the run ranked by several. */
+  method?: ImportanceMethod;
 }
 
 export interface ResultsView {
   run: RunMeta;
   /** The query as resolved against the run (defaults filled in, unknown values replaced). */
-  query: { model: string; metric: ChoiceMetric; k: number | null; cells: CellsShown };
-  /** What each control can be set to for this run. */
-  choices: { models: string[]; metrics: ChoiceMetric[]; k: number[]; cells: CellsShown[] };
+  query: { model: string; metric: ChoiceMetric; k: number | null; cells: CellsShown; method: ImportanceMethod | null };
+  /** What each control can be set to for this run (`methods`: the model's rules; one or none, no choice). */
+  choices: { models: string[]; metrics: ChoiceMetric[]; k: number[]; cells: CellsShown[]; methods: ImportanceMethod[] };
   baseline: BaselineRow[];
   /** Null for a run without abilities. */
   profile: ProfileView | null;
@@ -35,6 +48,8 @@ export interface ResultsView {
 
 export interface ProfileView {
   method: ImportanceMethod;
+  /** Every rule of the model side by side at this k; null when it was ranked by one. */
+  rules: RuleComparison | null;
   parameters: number;
   candidates: number;
   /** Parameters zeroed at this k. */
@@ -91,13 +106,16 @@ export async function resultsView(run: LoadedRun, query: ResultsQuery = {}): Pro
   const cells = cellsChoices.includes(query.cells as CellsShown) ? query.cells! : (cellsChoices[0] ?? "top");
   const report = await buildReport(run, { metric, ...(k !== null ? { k } : {}) });
   const modelReport = report.models.find((m) => m.name === model.name)!;
-  const section = modelReport.profile?.sections[0];
+  const rules = modelReport.profile ? [modelReport.profile, ...modelReport.otherMethods] : [];
+  const shown = rules.find((p) => p.method === query.method) ?? rules[0];
+  const section = shown?.sections[0];
+  const comparison = ruleComparisons(modelReport).find((c) => section && c.k === section.k) ?? null;
   return {
     run: report.run,
-    query: { model: model.name, metric, k, cells },
-    choices: { models, metrics, k: sweep, cells: cellsChoices },
+    query: { model: model.name, metric, k, cells, method: shown?.method ?? null },
+    choices: { models, metrics, k: sweep, cells: cellsChoices, methods: rules.length > 1 ? rules.map((p) => p.method) : [] },
     baseline: modelReport.baseline,
-    profile: modelReport.profile && section ? profileView(modelReport.profile, section, cells) : null,
+    profile: shown && section ? profileView(shown, section, cells, comparison) : null,
   };
 }
 
@@ -105,6 +123,7 @@ function profileView(
   profile: NonNullable<Awaited<ReturnType<typeof buildReport>>["models"][number]["profile"]>,
   section: KSection,
   cells: CellsShown,
+  rules: RuleComparison | null,
 ): ProfileView {
   const selection: Selection = cells === "specificity" ? "top" : cells;
   const rows = section.rows.filter((r) => r.selection === selection);
@@ -122,7 +141,7 @@ function profileView(
           : `AIS (${cells} sets)`;
   const title = `${what}, ${section.metricLabel}, k = ${formatK(section.k)}`;
   const heatmap = heatmapOf(
-    `results-${cells}-${section.k}`,
+    `results-${profile.method}-${cells}-${section.k}`,
     title,
     rows,
     section.columns,
@@ -135,6 +154,7 @@ function profileView(
   const lowering = new Map(section.rows.filter((r) => r.selection === "top").map((r) => [r.ability, r.lowering?.share ?? null]));
   return {
     method: profile.method,
+    rules,
     parameters: profile.parameters,
     candidates: profile.candidates,
     n: section.n,

@@ -78,6 +78,11 @@ export interface ModelResults {
   other_methods?: ModelProfile[];
 }
 
+/** A model's profiles, one per importance rule in the config's order (none for a run without abilities). */
+export function profilesOf(model: Pick<ModelResults, "profile" | "other_methods">): ModelProfile[] {
+  return model.profile ? [model.profile, ...(model.other_methods ?? [])] : [];
+}
+
 /** A group of benchmarks scored as lm-eval scores the group: a mean of its tasks' scores. */
 export interface GroupResult {
   name: string;

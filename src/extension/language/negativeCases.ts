@@ -14,7 +14,9 @@ import { EXTENSION_ID } from "../extensionId";
 const DATA_FILES = /\.(jsonl|json|csv)$/;
 
 function flipWho(f: CaseFlip): string {
-  return f.ability === null ? `the random control (k ${f.k})` : `${f.ability} (${f.selection}, k ${f.k})`;
+  return f.ability === null
+    ? `the random control (k ${f.k})`
+    : `${f.ability} (${f.selection}${f.method ? `, ${f.method} rule` : ""}, k ${f.k})`;
 }
 
 function flipDetail(f: CaseFlip): string {

@@ -52,14 +52,27 @@ class NegativeTree implements vscode.TreeDataProvider<Node> {
       const report = await buildReport(node.documents.run, { metric: "acc" });
       const cells: Node[] = [];
       for (const model of report.models) {
-        for (const section of model.profile?.sections ?? []) {
-          for (const cell of section.negativeCells) {
-            cells.push({
-              kind: "cell",
-              documents: node.documents,
-              cell,
-              ref: { model: model.name, k: section.k, ability: cell.ability, selection: cell.selection, benchmark: cell.benchmark },
-            });
+        // every rule's cells when the run ranked by several; the random control's once
+        const rules = model.profile ? [model.profile, ...model.otherMethods] : [];
+        for (const [r, rule] of rules.entries()) {
+          for (const section of rule.sections) {
+            for (const cell of section.negativeCells) {
+              if (r > 0 && cell.ability === null) continue;
+              const method = rules.length > 1 && cell.ability !== null ? { method: rule.method } : {};
+              cells.push({
+                kind: "cell",
+                documents: node.documents,
+                cell,
+                ref: {
+                  model: model.name,
+                  k: section.k,
+                  ability: cell.ability,
+                  selection: cell.selection,
+                  benchmark: cell.benchmark,
+                  ...method,
+                },
+              });
+            }
           }
         }
       }
@@ -88,7 +101,7 @@ class NegativeTree implements vscode.TreeDataProvider<Node> {
     if (node.kind === "cell") {
       const c = node.cell;
       const item = new vscode.TreeItem(
-        `${c.row} × ${c.benchmark}`,
+        `${c.row}${node.ref.method ? ` (${node.ref.method})` : ""} × ${c.benchmark}`,
         c.wrongToRight > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
       );
       const ci = c.ci ? ` [${signed(c.ci.low)}, ${signed(c.ci.high)}]` : "";
