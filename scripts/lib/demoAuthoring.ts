@@ -146,8 +146,8 @@ ${abilities}
 ablation:
   k: [${DEMO_K.join(", ")}]   # a subset of the paper's sweep, up to its main result
   selections: [top, random]
-  method: signed          # rank by how much zeroing a weight raises the ability's loss; ./README.md
-                          # shows what the paper's |theta x g| (method: paper) gives on this model
+  method: [signed, paper] # both rules from one gradient pass, side by side: signed ranks by how much
+                          # zeroing a weight raises the ability's loss, paper by the paper's |theta x g|
   batch_size: 8
 seed: 1
 bootstrap:

@@ -313,6 +313,7 @@ test("reports: per-benchmark metrics in every format, generations in the flipped
     {
       model: "m",
       ability: SPATIAL,
+      method: "paper",
       selection: "top",
       k: 0.01,
       benchmark: "gen",

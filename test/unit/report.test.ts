@@ -374,12 +374,13 @@ test("the JSON report: metadata, flat cells, flat overlap, the flipped documents
   assert.equal(json.overlap.length, 2 * 9);
   assert.deepEqual(
     json.overlap.find((o: Record<string, unknown>) => o.k === 0.01 && o.ability_a === CAUSAL && o.ability_b === QUANT),
-    { model: MODEL, k: 0.01, n: 1000, ability_a: CAUSAL, ability_b: QUANT, intersection: 250, jaccard: 250 / 1750 },
+    { model: MODEL, method: "paper", k: 0.01, n: 1000, ability_a: CAUSAL, ability_b: QUANT, intersection: 250, jaccard: 250 / 1750 },
   );
   assert.deepEqual(json.flipped_documents, [
     {
       model: MODEL,
       ability: CAUSAL,
+      method: "paper",
       selection: "top",
       k: 0.01,
       benchmark: "logiqa",
@@ -638,10 +639,19 @@ test("top_chunked: rows after the top sets, and every format compares each chunk
     assert.match(html, /<tr><th scope="row">Spatial Reasoning<\/th><td>1,003<\/td><td>1,000<\/td><td>1,000<\/td><td>0\.997<\/td><\/tr>/);
     const json = JSON.parse((await renderReport(chunkedRun, { format: "json" })).text);
     assert.equal(json.chunked.length, 6);
-    assert.deepEqual(json.chunked[0], { model: MODEL, ability: CAUSAL, k: 0.001, n: 100, chunked_n: 103, shared: 0, jaccard: 0 });
+    assert.deepEqual(json.chunked[0], {
+      model: MODEL,
+      method: "paper",
+      ability: CAUSAL,
+      k: 0.001,
+      n: 100,
+      chunked_n: 103,
+      shared: 0,
+      jaccard: 0,
+    });
     assert.deepEqual(
       json.chunked.find((c: { k: number; ability: string }) => c.k === 0.01 && c.ability === QUANT),
-      { model: MODEL, ability: QUANT, k: 0.01, n: 1000, chunked_n: 1003, shared: 1000, jaccard: 1000 / 1003 },
+      { model: MODEL, method: "paper", ability: QUANT, k: 0.01, n: 1000, chunked_n: 1003, shared: 1000, jaccard: 1000 / 1003 },
     );
     const csv = (await renderReport(chunkedRun, { format: "csv" })).text;
     assert.ok(
@@ -686,6 +696,7 @@ test("ranking stability: every format lists each ability's halves and their Jacc
     assert.equal(json.stability.length, 4);
     assert.deepEqual(json.stability[0], {
       model: MODEL,
+      method: "paper",
       ability: CAUSAL,
       k: 0.001,
       n: 100,

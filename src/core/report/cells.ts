@@ -193,6 +193,8 @@ function flatCell(
 
 export interface FlatOverlap {
   model: string;
+  /** The importance rule whose top sets these are. */
+  method: string;
   k: number;
   n: number;
   ability_a: string;
@@ -205,23 +207,25 @@ export interface FlatOverlap {
 export function flatOverlap(results: Results, filter: CellFilter = {}): FlatOverlap[] {
   const rows: FlatOverlap[] = [];
   for (const model of results.models) {
-    if (!model.profile) continue;
-    const ks = keptK(model.profile.k, filter, model.name);
-    for (const o of model.profile.overlap ?? []) {
-      if (!ks.some((k) => Math.abs(k - o.k) <= 1e-9 * Math.max(k, o.k))) continue;
-      o.abilities.forEach((a, i) =>
-        o.abilities.forEach((b, j) => {
-          rows.push({
-            model: model.name,
-            k: o.k,
-            n: o.n,
-            ability_a: a,
-            ability_b: b,
-            intersection: o.intersections[i]![j]!,
-            jaccard: o.jaccard[i]![j]!,
-          });
-        }),
-      );
+    for (const profile of profilesOf(model)) {
+      const ks = keptK(profile.k, filter, model.name);
+      for (const o of profile.overlap ?? []) {
+        if (!ks.some((k) => Math.abs(k - o.k) <= 1e-9 * Math.max(k, o.k))) continue;
+        o.abilities.forEach((a, i) =>
+          o.abilities.forEach((b, j) => {
+            rows.push({
+              model: model.name,
+              method: profile.method,
+              k: o.k,
+              n: o.n,
+              ability_a: a,
+              ability_b: b,
+              intersection: o.intersections[i]![j]!,
+              jaccard: o.jaccard[i]![j]!,
+            });
+          }),
+        );
+      }
     }
   }
   return rows;
@@ -230,6 +234,8 @@ export function flatOverlap(results: Results, filter: CellFilter = {}): FlatOver
 /** An ability's chunked top set at one k against its exact top n (results' `exact_top`). */
 export interface FlatChunked {
   model: string;
+  /** The importance rule whose top sets these are. */
+  method: string;
   ability: string;
   k: number;
   /** The exact top set's size, floor(k x parameters). */
@@ -243,20 +249,18 @@ export interface FlatChunked {
 export function flatChunked(results: Results, filter: CellFilter = {}): FlatChunked[] {
   const rows: FlatChunked[] = [];
   for (const model of results.models) {
-    if (!model.profile) continue;
-    for (const k of keptK(model.profile.k, filter, model.name)) {
-      for (const v of variantsAt(model, k)) {
-        if (!v.exact_top || v.ability === null) continue;
-        rows.push({
-          model: model.name,
-          ability: v.ability,
-          k: v.k,
-          n: v.exact_top.n,
-          chunked_n: v.n,
-          shared: v.exact_top.shared,
-          jaccard: v.exact_top.jaccard,
-        });
-      }
+    for (const { profile, v } of variantsOfRules(model, filter)) {
+      if (!v.exact_top || v.ability === null) continue;
+      rows.push({
+        model: model.name,
+        method: profile.method,
+        ability: v.ability,
+        k: v.k,
+        n: v.exact_top.n,
+        chunked_n: v.n,
+        shared: v.exact_top.shared,
+        jaccard: v.exact_top.jaccard,
+      });
     }
   }
   return rows;
@@ -265,6 +269,8 @@ export function flatChunked(results: Results, filter: CellFilter = {}): FlatChun
 /** An ability's ranking stability at one k (results' `stability`). */
 export interface FlatStability {
   model: string;
+  /** The importance rule whose top sets these are. */
+  method: string;
   ability: string;
   k: number;
   n: number;
@@ -277,21 +283,23 @@ export interface FlatStability {
 export function flatStability(results: Results, filter: CellFilter = {}): FlatStability[] {
   const rows: FlatStability[] = [];
   for (const model of results.models) {
-    if (!model.profile?.stability) continue;
-    const ks = keptK(model.profile.k, filter, model.name);
-    for (const s of model.profile.stability) {
-      for (const at of s.by_k) {
-        if (!ks.some((k) => Math.abs(k - at.k) <= 1e-9 * Math.max(k, at.k))) continue;
-        rows.push({
-          model: model.name,
-          ability: s.ability,
-          k: at.k,
-          n: at.n,
-          half_a: s.halves[0],
-          half_b: s.halves[1],
-          shared: at.shared,
-          jaccard: at.jaccard,
-        });
+    for (const profile of profilesOf(model)) {
+      const ks = keptK(profile.k, filter, model.name);
+      for (const s of profile.stability ?? []) {
+        for (const at of s.by_k) {
+          if (!ks.some((k) => Math.abs(k - at.k) <= 1e-9 * Math.max(k, at.k))) continue;
+          rows.push({
+            model: model.name,
+            method: profile.method,
+            ability: s.ability,
+            k: at.k,
+            n: at.n,
+            half_a: s.halves[0],
+            half_b: s.halves[1],
+            shared: at.shared,
+            jaccard: at.jaccard,
+          });
+        }
       }
     }
   }
@@ -301,6 +309,8 @@ export function flatStability(results: Results, filter: CellFilter = {}): FlatSt
 export interface FlatDocument {
   model: string;
   ability: string | null;
+  /** The rule that ranked the set; null for the random control. */
+  method: string | null;
   selection: string;
   k: number;
   benchmark: string;
@@ -337,55 +347,51 @@ export async function flatFlippedDocuments(
   const rows: FlatDocument[] = [];
   const errors: string[] = [];
   for (const model of results.models) {
-    if (!model.profile) continue;
-    for (const k of keptK(model.profile.k, filter, model.name)) {
-      for (const v of variantsAt(model, k)) {
-        for (const b of v.benchmarks) {
-          for (const metric of metrics) {
-            const ais = b[metric]?.ais ?? null;
-            if (ais === null || !(ais < 0)) continue;
-            let documents;
-            try {
-              documents = await flippedDocuments(items, model.name, v, b.name, metric);
-            } catch (e) {
-              errors.push(
-                `${model.name}, ${v.ability ?? "random"} ${v.selection} k=${v.k}, ${b.name} (${metric}): ${(e as Error).message}`,
-              );
-              continue;
-            }
-            for (const d of documents) {
-              const cellOf = {
-                model: model.name,
-                ability: v.ability,
-                selection: v.selection,
-                k: v.k,
-                benchmark: b.name,
-                metric,
-                ais,
-                index: d.index,
-                direction: d.direction,
-              };
-              if (d.kind === "generate_until") {
-                rows.push({
-                  ...cellOf,
-                  target: d.target,
-                  baseline_prediction: d.baselineAnswer,
-                  ablated_prediction: d.ablatedAnswer,
-                  baseline_response: d.baselineResponse,
-                  ablated_response: d.ablatedResponse,
-                });
-                continue;
-              }
+    for (const { profile, v } of variantsOfRules(model, filter)) {
+      for (const b of v.benchmarks) {
+        for (const metric of metrics) {
+          const ais = b[metric]?.ais ?? null;
+          if (ais === null || !(ais < 0)) continue;
+          let documents;
+          try {
+            documents = await flippedDocuments(items, model.name, v, b.name, metric);
+          } catch (e) {
+            errors.push(`${model.name}, ${v.ability ?? "random"} ${v.selection} k=${v.k}, ${b.name} (${metric}): ${(e as Error).message}`);
+            continue;
+          }
+          for (const d of documents) {
+            const cellOf = {
+              model: model.name,
+              ability: v.ability,
+              method: v.ability === null ? null : profile.method,
+              selection: v.selection,
+              k: v.k,
+              benchmark: b.name,
+              metric,
+              ais,
+              index: d.index,
+              direction: d.direction,
+            };
+            if (d.kind === "generate_until") {
               rows.push({
                 ...cellOf,
                 target: d.target,
-                baseline_prediction: d.baselinePrediction,
-                ablated_prediction: d.ablatedPrediction,
-                baseline_logprobs: d.baselineLogprobs,
-                ablated_logprobs: d.ablatedLogprobs,
-                choice_bytes: d.choiceBytes,
+                baseline_prediction: d.baselineAnswer,
+                ablated_prediction: d.ablatedAnswer,
+                baseline_response: d.baselineResponse,
+                ablated_response: d.ablatedResponse,
               });
+              continue;
             }
+            rows.push({
+              ...cellOf,
+              target: d.target,
+              baseline_prediction: d.baselinePrediction,
+              ablated_prediction: d.ablatedPrediction,
+              baseline_logprobs: d.baselineLogprobs,
+              ablated_logprobs: d.ablatedLogprobs,
+              choice_bytes: d.choiceBytes,
+            });
           }
         }
       }
