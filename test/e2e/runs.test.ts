@@ -84,7 +84,12 @@ test(
     await fsp.rename(path.join(workspace, "demo.bprof.yaml"), path.join(workspace, "copy.bprof.yaml"));
 
     // The runner comes from the extension's own sources, built into its global storage.
-    const noRunner = { settings: { "benchmarkProfiler.runnerPath": "" }, env: { BPROF_RUNNER: "", BPROF_TORCH_PREFIX: "" } };
+    // The dark theme is named: with no theme set, code-server in headless Chromium came up light, so
+    // the "-dark" screenshots were light ones.
+    const noRunner = {
+      settings: { "benchmarkProfiler.runnerPath": "", "workbench.colorTheme": "Default Dark Modern" },
+      env: { BPROF_RUNNER: "", BPROF_TORCH_PREFIX: "" },
+    };
     await withWorkbench(t, { name: "e2e-runs", workspace, ...noRunner }, async ({ page, server, mark }) => {
       const storage = path.join(server.userDataDir, "User", "globalStorage", "benchmark-profiler.benchmark-profiler");
       const extensionLog = () => fsp.readFile(path.join(RESULTS_DIR, "e2e-runs-extension.log"), "utf8").catch(() => "");
@@ -222,6 +227,7 @@ test(
         );
         assert.match(listed, /at k = 0\.00256 \(acc\): [1-9]\d* wrong → right/);
         mark(`cell ${cell}`);
+        assert.equal(await page.locator(".monaco-workbench.vs-dark").count(), 1, "the workbench is in the dark theme");
         await screenshot(page, "e2e-runs-results-dark");
       });
 
