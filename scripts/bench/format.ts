@@ -464,7 +464,7 @@ function cells(row: Row): string[] {
   ];
 }
 
-/** A Markdown table, columns padded to line up in a terminal (and pasteable into the README). */
+/** A Markdown table, columns padded to line up in a terminal (and pasteable into docs/performance.md). */
 export function renderTable(rows: readonly Row[]): string {
   const body = rows.map(cells).map((r) => r.map((c) => c.replace(/\|/g, "\\|")));
   const widths = COLUMNS.map((title, i) => Math.max(title.length, ...body.map((r) => r[i]!.length)));

@@ -8,7 +8,8 @@
 // dark theme and again in the light one. In a second session, a libtorch that is not there makes
 // Build Runner say what is missing and the commands that install it.
 // Run: bash scripts/e2e-install.sh && npm run build && npm run package && node --import tsx --test test/e2e/runs.test.ts
-// Leaves test-results/e2e-runs-*.png (the missing-libtorch dialog: e2e-runs-no-libtorch-dialog.png),
+// Leaves test-results/e2e-runs-*.png (the README's pictures are e2e-runs-heatmap-light.png and
+// e2e-runs-case-light.png: scripts/screenshots.sh; the missing-libtorch dialog: e2e-runs-no-libtorch-dialog.png),
 // e2e-runs-code-server.log and e2e-runs-extension.log.
 import assert from "node:assert/strict";
 import * as fsp from "node:fs/promises";
@@ -62,6 +63,53 @@ function figures(results: Results): unknown {
   }));
 }
 
+/** Hovers the line the cursor is on in the active editor until its case hover shows; returns the hover's text. */
+async function hoverCase(page: Page, line: number): Promise<string> {
+  const current = page.locator(".editor-group-container.active .view-overlays .current-line").first();
+  const box = (await current.boundingBox())!;
+  return waitFor(
+    async () => {
+      await page.mouse.move(box.x + 200, box.y + box.height / 2);
+      await sleep(300);
+      await page.mouse.move(box.x + 220, box.y + box.height / 2);
+      const text = await page
+        .locator(".monaco-hover:not(.hidden)")
+        .first()
+        .innerText({ timeout: 2_000 })
+        .catch(() => "");
+      return /wrong → right when/.test(text) ? text : undefined;
+    },
+    20_000,
+    () => `no case hover on line ${line}`,
+    500,
+  ).then(async (text) => {
+    await sleep(700); // the hover fades in; a screenshot taken at once shows it half transparent
+    return text;
+  });
+}
+
+/**
+ * Picks a colour theme as a user does, with "Preferences: Color Theme": code-server does not apply a
+ * theme written into settings.json while it runs.
+ */
+async function pickTheme(page: Page, label: string): Promise<void> {
+  await runCommand(page, "Preferences: Color Theme");
+  const widget = page.locator(".quick-input-widget");
+  await widget.locator(".quick-input-box input").first().fill(label);
+  await widget
+    .locator(".quick-input-list .monaco-list-row", { has: page.locator(".label-name", { hasText: new RegExp(`^${label}$`) }) })
+    .first()
+    .click();
+  await widget.waitFor({ state: "hidden", timeout: 10_000 });
+}
+
+/** The results view scrolled to its top, where the heatmap is (selecting a cell scrolls to its documents). */
+async function scrollToHeatmap(page: Page): Promise<void> {
+  const frame = await webviewFrame(page, "canvas", 30_000);
+  await frame.evaluate(() => window.scrollTo(0, 0));
+  await sleep(500);
+}
+
 async function selectOption(frame: Frame, id: string, option: string): Promise<void> {
   await frame.locator(`#${id}`).click();
   await frame.getByRole("option", { name: option, exact: true }).click();
@@ -84,7 +132,12 @@ test(
     await fsp.rename(path.join(workspace, "demo.bprof.yaml"), path.join(workspace, "copy.bprof.yaml"));
 
     // The runner comes from the extension's own sources, built into its global storage.
-    const noRunner = { settings: { "benchmarkProfiler.runnerPath": "" }, env: { BPROF_RUNNER: "", BPROF_TORCH_PREFIX: "" } };
+    // The dark theme is named: with no theme set, code-server in headless Chromium came up light, so
+    // the "-dark" screenshots were light ones.
+    const noRunner = {
+      settings: { "benchmarkProfiler.runnerPath": "", "workbench.colorTheme": "Default Dark Modern" },
+      env: { BPROF_RUNNER: "", BPROF_TORCH_PREFIX: "" },
+    };
     await withWorkbench(t, { name: "e2e-runs", workspace, ...noRunner }, async ({ page, server, mark }) => {
       const storage = path.join(server.userDataDir, "User", "globalStorage", "benchmark-profiler.benchmark-profiler");
       const extensionLog = () => fsp.readFile(path.join(RESULTS_DIR, "e2e-runs-extension.log"), "utf8").catch(() => "");
@@ -200,13 +253,27 @@ test(
 
       let frame: Frame | undefined;
       await t.test("the results view switches k and metric, and a negative cell lists its documents", async () => {
+        // The "Profile finished" toast would cover the screenshots' corner.
+        await runCommand(page, "Notifications: Clear All Notifications");
         await page.locator(".pane .monaco-list-row", { hasText: runId }).first().click();
         frame = await webviewFrame(page, "#k", 30_000);
         await selectOption(frame, "k", "0.00256");
         await selectOption(frame, "metric", "acc_norm");
         await selectOption(frame, "metric", "acc");
-        await frame.locator("details summary").click();
         const negative = frame.locator("button.cell", { hasText: /^-0\.\d+\*/ }).first();
+        // The view is drawn anew when the switched metric's data arrives, with its table folded again,
+        // which can be after the switch shows in the control: open the table until a cell shows.
+        await waitFor(
+          async () => {
+            if (await negative.isVisible()) return true;
+            if (!(await frame!.locator("details").evaluate((d) => (d as HTMLDetailsElement).open)))
+              await frame!.locator("details summary").click();
+            return undefined;
+          },
+          15_000,
+          () => "the figure's table never showed a negative cell",
+          500,
+        );
         const cell = (await negative.getAttribute("aria-label"))!;
         await negative.click();
         const listed = await waitFor(
@@ -222,9 +289,13 @@ test(
         );
         assert.match(listed, /at k = 0\.00256 \(acc\): [1-9]\d* wrong → right/);
         mark(`cell ${cell}`);
+        assert.equal(await page.locator(".monaco-workbench.vs-dark").count(), 1, "the workbench is in the dark theme");
         await screenshot(page, "e2e-runs-results-dark");
+        await scrollToHeatmap(page);
+        await screenshot(page, "e2e-runs-heatmap-dark");
       });
 
+      let caseLine = 0;
       await t.test(
         "the Negative AIS tree opens a document at its line; the data file marks the case and the hover names the ability",
         async () => {
@@ -256,43 +327,28 @@ test(
             () => "no case is marked in the gutter",
           );
           mark(`${marks} marked lines visible`);
-          const current = page.locator(".editor-group-container.active .view-overlays .current-line").first();
-          const box = (await current.boundingBox())!;
-          const hover = await waitFor(
-            async () => {
-              await page.mouse.move(box.x + 200, box.y + box.height / 2);
-              await sleep(300);
-              await page.mouse.move(box.x + 220, box.y + box.height / 2);
-              const text = await page
-                .locator(".monaco-hover:not(.hidden)")
-                .first()
-                .innerText({ timeout: 2_000 })
-                .catch(() => "");
-              return /wrong → right when/.test(text) ? text : undefined;
-            },
-            20_000,
-            () => `no case hover on line ${line}`,
-            500,
-          );
+          caseLine = line;
+          const hover = await hoverCase(page, line);
           assert.ok(hover.includes(ability), `the hover names ${ability}: ${hover}`);
           await screenshot(page, "e2e-runs-case-dark");
         },
       );
 
       await t.test("the same views in the light theme", async () => {
-        const settingsFile = path.join(server.userDataDir, "User", "settings.json");
-        const settings = JSON.parse(await fsp.readFile(settingsFile, "utf8")) as Record<string, unknown>;
-        await fsp.writeFile(settingsFile, JSON.stringify({ ...settings, "workbench.colorTheme": "Default Light Modern" }, null, 2));
+        await pickTheme(page, "Light Modern");
         await waitFor(
           async () => (await page.locator(".monaco-workbench.vs").count()) > 0 || undefined,
           15_000,
           () => "the light theme was not applied",
         );
         await sleep(1500);
+        await hoverCase(page, caseLine);
         await screenshot(page, "e2e-runs-case-light");
         await page.locator(".tabs-container .tab", { hasText: `Results ${runId}` }).click();
         await sleep(1500);
         await screenshot(page, "e2e-runs-results-light");
+        await scrollToHeatmap(page);
+        await screenshot(page, "e2e-runs-heatmap-light");
       });
     });
   },

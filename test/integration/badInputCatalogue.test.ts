@@ -1,7 +1,7 @@
 // The catalogue of bad input: each kind of broken file a user (or an attacker) can hand bprof, in
 // a copy of a small but complete project, checked with `bprof validate` as a user runs it. Every
 // one must end with exit 2 and an error at the file, line and code where the fault is, never a
-// stack trace, an internal error or a hang. The README's reliability section states the count.
+// stack trace, an internal error or a hang. docs/reliability.md states the counts.
 import assert from "node:assert/strict";
 import { promises as fs } from "node:fs";
 import * as os from "node:os";
@@ -791,9 +791,9 @@ describe(`bad input: ${CASES.length} kinds, each an error at its file and line w
   }
 });
 
-test("the README states the catalogue's counts", async () => {
-  const readme = (await fs.readFile(path.join(repoRoot, "README.md"), "utf8")).replace(/\s+/g, " ");
-  assert.ok(readme.includes(`**${CASES.length} kinds of bad input**`), `README: ${CASES.length} kinds of bad input`);
+test("docs/reliability.md states the catalogue's counts", async () => {
+  const page = (await fs.readFile(path.join(repoRoot, "docs", "reliability.md"), "utf8")).replace(/\s+/g, " ");
+  assert.ok(page.includes(`**${CASES.length} kinds of bad input**`), `docs/reliability.md: ${CASES.length} kinds of bad input`);
   const groups: [BadInput[], string][] = [
     [CONFIG_CASES, "in configs"],
     [TASK_CASES, "in lm-eval task files"],
@@ -801,5 +801,6 @@ test("the README states the catalogue's counts", async () => {
     [DATASET_CASES, "in diagnostic datasets"],
     [MODEL_CASES, "in model folders"],
   ];
-  for (const [cases, words] of groups) assert.ok(readme.includes(`${cases.length} ${words}`), `README: ${cases.length} ${words}`);
+  for (const [cases, words] of groups)
+    assert.ok(page.includes(`${cases.length} ${words}`), `docs/reliability.md: ${cases.length} ${words}`);
 });

@@ -1,5 +1,6 @@
 // Every relative link and image of the README and docs/ resolves: the file is in the repository
 // and, for a link with #anchor, the heading is in that file (as GitHub makes anchors of headings).
+// The README's images are also packed into the .vsix.
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import * as path from "node:path";
@@ -29,10 +30,40 @@ function anchorsIn(file: string): Set<string> {
   return new Set([...text.matchAll(/^#{1,6} (.+)$/gm)].map((m) => anchorOf(m[1]!)));
 }
 
+function prose(text: string): string {
+  return text.replace(/```[\s\S]*?```/g, "").replace(/`[^`\n]*`/g, "");
+}
+
+/** The image targets of a Markdown page: `![alt](src)` and `<img src="...">`, outside code. */
+function imagesIn(text: string): string[] {
+  const p = prose(text);
+  return [
+    ...[...p.matchAll(/!\[[^\]]*\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)].map((m) => m[1]!),
+    ...[...p.matchAll(/<img\s[^>]*?src=["']([^"']+)["']/gi)].map((m) => m[1]!),
+  ];
+}
+
 /** The link and image targets of a Markdown page, outside code blocks and code spans. */
 function targetsIn(text: string): string[] {
-  const prose = text.replace(/```[\s\S]*?```/g, "").replace(/`[^`\n]*`/g, "");
-  return [...prose.matchAll(/!?\[[^\]]*\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)].map((m) => m[1]!);
+  const links = [...prose(text).matchAll(/(?<!!)\[[^\]]*\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)].map((m) => m[1]!);
+  return [...links, ...imagesIn(text)];
+}
+
+/** Whether a path of the repository is packed by package.json's `files` (a folder ending in `/`, or a glob with `*`). */
+function packed(file: string, patterns: string[]): boolean {
+  return patterns.some((pattern) => {
+    if (pattern.endsWith("/")) return file.startsWith(pattern);
+    const glob = pattern
+      .split("**")
+      .map((part) =>
+        part
+          .split("*")
+          .map((s) => s.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+          .join("[^/]*"),
+      )
+      .join(".*");
+    return new RegExp(`^${glob}$`).test(file);
+  });
 }
 
 test("every relative link and image of the README and docs resolves, anchors included", () => {
@@ -55,4 +86,18 @@ test("every relative link and image of the README and docs resolves, anchors inc
   }
   assert.deepEqual(broken, []);
   assert.ok(checked >= 10, `${checked} links checked`);
+});
+
+// The README is also the Marketplace page, which shows only the images the .vsix carries; vsce
+// refuses SVG images in a README.
+test("every image of the README is a PNG or JPEG that package.json's files puts in the .vsix", () => {
+  const images = imagesIn(readFileSync(path.join(ROOT, "README.md"), "utf8")).filter((t) => !/^[a-z][a-z0-9+.-]*:/i.test(t));
+  assert.ok(images.length >= 2, `the README shows the product: ${images.join(", ")}`);
+  const files = (JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { files: string[] }).files;
+  for (const image of images) {
+    const file = path.posix.normalize(image);
+    assert.match(file, /\.(png|jpe?g)$/i, `${image}: vsce accepts PNG or JPEG images in a README`);
+    assert.ok(packed(file, files), `${image} is not in package.json's files (${files.join(", ")})`);
+  }
+  assert.ok(!packed("media/other.svg", ["media/*.png"]) && packed("dist/webview/a.js", ["dist/webview/*.js"]), "the matcher");
 });
