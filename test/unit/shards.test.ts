@@ -2,6 +2,9 @@
 // variants), not by count; each shard job the whole job with its abilities and a `shard` key.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { parseConfig } from "../../src/core/config/parse";
+import { shardProblems, shardSetting } from "../../src/core/config/shards";
+import type { Target } from "../../src/core/launch/targetTypes";
 import type { ProfileJob } from "../../src/core/plan/job";
 import { abilityWork, commonWork, describeShard, IMPORTANCE_PASSES, jobFingerprint, shardJob, splitJob } from "../../src/core/plan/shards";
 
@@ -109,4 +112,48 @@ test("a shard is described by its abilities' names and its share of the work", (
   ]);
   assert.match(describeShard(plans[0]!, total, names), /^Quantitative \(\d+% of the work\)$/);
   assert.match(describeShard(plans[1]!, total, names), /^Spatial, Temporal, baseline \+ random control \(\d+% of the work\)$/);
+});
+
+const FILE = "/p/x.bprof.yaml";
+const BASE = "models:\n  - path: ./m\nbenchmarks:\n  - task: t.yaml\nabilities:\n  - name: A\n    data: a.diag.jsonl\n";
+
+/** The config's shard problems as "line: code: message" (parse problems first). */
+function shardLines(extra: string, target: Target = { kind: "local" }): string[] {
+  const parsed = parseConfig(BASE + extra, FILE);
+  const problems = [...parsed.problems, ...(parsed.config ? shardProblems(parsed.config, parsed.source!, target) : [])];
+  return problems.map((p) => `${p.line}: ${p.code}: ${p.message}`);
+}
+
+test("`shards` and `devices` in the config: the split they mean", () => {
+  const setting = (extra: string) => shardSetting(parseConfig(BASE + extra, FILE).config!);
+  assert.equal(setting(""), undefined);
+  assert.equal(setting("shards: 1\n"), undefined);
+  assert.deepEqual(setting("shards: 3\n"), { count: 3 });
+  assert.deepEqual(setting("device: cuda\nshards: auto\n"), { count: "auto" });
+  assert.deepEqual(setting("devices: [cuda:0, cuda:1]\n"), { count: 2, devices: ["cuda:0", "cuda:1"] });
+  assert.deepEqual(shardLines("shards: 3\nthreads: 6\n"), []);
+  assert.deepEqual(shardLines("devices: [cuda:0, cuda:1]\nshards: 2\n"), []);
+});
+
+test("`shards` and `devices` that cannot split the profile are errors at their key", () => {
+  assert.deepEqual(shardLines("devices: [cuda:0, cuda:1]\nshards: 3\n"), [
+    "9: config.shards: `shards: 3` but `devices` names 2: one shard runs per device (leave `shards` out)",
+  ]);
+  assert.deepEqual(shardLines("device: cuda\ndevices: [cuda:0]\n"), [
+    "9: config.shards: give `device` or `devices`, not both: with `devices` each shard runs on its own device",
+  ]);
+  assert.deepEqual(shardLines("shards: auto\n"), [
+    "8: config.shards: `shards: auto` runs one shard per visible GPU: it needs `device: cuda` (or `devices`); on the CPU give a number",
+  ]);
+  assert.match(
+    shardLines("shards: 2\n", { kind: "ssh", host: { kind: "ssh", connection: { host: "h", options: {} } }, workdir: "w" })[0]!,
+    /^8: config\.shards: shards run on this machine only for now \(the target is ssh\)/,
+  );
+  assert.match(shardLines("shards: 0\n")[0]!, /^8: config\.invalid-value: /);
+  assert.match(shardLines("devices: [cuda:0, cuda:0]\n")[0]!, /^8: config\.(repeated-value|invalid-value): /);
+  const scoreOnly = parseConfig("models:\n  - path: ./m\nbenchmarks:\n  - task: t.yaml\nshards: 2\n", FILE);
+  assert.deepEqual(
+    shardProblems(scoreOnly.config!, scoreOnly.source!, { kind: "local" }).map((p) => `${p.line}: ${p.code}: ${p.severity}`),
+    ["5: config.no-effect: warning"],
+  );
 });

@@ -99,6 +99,10 @@ export interface ProfileConfig {
   task_paths?: string[];
   device?: string;
   threads?: number;
+  /** Shards of whole abilities per model's profile, run side by side (docs/targets.md, "Shards"). */
+  shards?: number | "auto";
+  /** One shard per device, instead of `device`. */
+  devices?: string[];
   target?: TargetSpec;
   abilities?: AbilitySpec[];
   ablation?: AblationSpec;
