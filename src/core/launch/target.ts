@@ -5,10 +5,12 @@ import * as path from "node:path";
 import type { SlurmSpec, SshConnectionSpec, TargetSpec } from "../config/types";
 import { hostName, LOCAL_HOST, type Host, type SshConnection } from "./host";
 import { runLocal } from "./local";
+import { RunnerError } from "./runnerError";
 import type { RunnerSummary } from "./outcome";
 import { runOnSlurm } from "./slurm";
 import { runOverSsh } from "./ssh";
 import type { LaunchInvocation, SlurmTarget, Target } from "./targetTypes";
+import { runShardsLocally, type ShardedRun } from "./shards";
 import { announcingBuilds, runnerOn } from "../runner/locate";
 
 /** Where runs of a target keep their files on the host when the config does not say. */
@@ -104,4 +106,19 @@ export async function launchRunner(target: Target, invocation: LaunchInvocation)
     case "slurm":
       return runOnSlurm(target, invocation);
   }
+}
+
+/** A model's profile in shards (launch/shards.ts): on this machine only, for now. */
+export async function launchShards(
+  target: Target,
+  invocation: Omit<ShardedRun, "runnerPath"> & Pick<LaunchInvocation, "runner">,
+): Promise<RunnerSummary> {
+  if (target.kind !== "local")
+    throw new RunnerError("bad_config", `shards run on this machine only for now, and the target is ${describeTarget(target)}`, 2);
+  const { runner, ...rest } = invocation;
+  const onStatus = invocation.onStatus;
+  return runShardsLocally({
+    ...rest,
+    runnerPath: await runnerOn(LOCAL_HOST, announcingBuilds(runner, onStatus, LOCAL_HOST), invocation.signal),
+  });
 }
