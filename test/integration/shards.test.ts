@@ -85,6 +85,14 @@ async function eventsOf(file: string): Promise<{ type: string; phase?: string; r
 }
 
 test("3 CPU shards give the unsharded run's results and files; the merge scores nothing again", { timeout: 300_000 }, async () => {
+  const validated = await bprof(["validate", path.join(root, "sharded.bprof.yaml")]);
+  assert.equal(validated.exitCode, 0, validated.stderr);
+  assert.match(validated.stdout, /^tiny-llama: 3 shards, 1 thread each; the run lasts as long as its largest shard, \d+% of the work$/m);
+  assert.match(
+    validated.stdout,
+    /^ {2}shard 1: baseline \+ random control \(\d+% of the work\)\n {2}shard 2: Spatial Reasoning \(\d+% of the work\)\n {2}shard 3: Quantitative Reasoning \(\d+% of the work\)$/m,
+  );
+
   const result = await bprof(["run", path.join(root, "sharded.bprof.yaml")], { timeout: 240_000 });
   assert.equal(result.exitCode, 0, `bprof run failed:\n${result.stderr}\n${result.stdout}`);
   assert.match(result.stderr, /^tiny-llama: 3 shards, 1 thread each$/m);
