@@ -41,6 +41,8 @@ export interface ShardedRun {
 /** Runs the shards that have not finished, side by side, then the merge; the merge's summary. */
 export async function runShardsLocally(run: ShardedRun): Promise<RunnerSummary> {
   const count = run.setting.count === "auto" ? await visibleGpus(run) : run.setting.count;
+  // auto: each shard on a GPU of its own, not all of them on the first
+  const devices = run.setting.devices ?? (run.setting.count === "auto" ? Array.from({ length: count }, (_, i) => `cuda:${i}`) : undefined);
   const plans = splitJob(run.job, count);
   const of = jobFingerprint(run.jobText);
   const total = run.threads ?? os.availableParallelism();
@@ -48,7 +50,7 @@ export async function runShardsLocally(run: ShardedRun): Promise<RunnerSummary> 
   const pending: number[] = [];
   for (const [index] of plans.entries()) {
     const dir = shardDir(run.modelDir, index);
-    await writeShardJob(dir, shardJob(run.job, plans, index, of, run.setting.devices?.[index]), run.resume);
+    await writeShardJob(dir, shardJob(run.job, plans, index, of, devices?.[index]), run.resume);
     if (!(await finishedShard(path.join(dir, "runner"), of, index, plans.length))) pending.push(index);
   }
   run.onStatus?.(describeLaunch(plans, pending, threads));
