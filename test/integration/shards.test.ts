@@ -168,6 +168,30 @@ test("a shard killed mid-run: --resume runs only the shards that did not finish,
   await assertSameAsReference(runDir);
 });
 
+test("Ctrl-C stops every shard", { timeout: 120_000 }, async () => {
+  const child = execa("node", [cliPath, "run", path.join(root, "sharded.bprof.yaml")], {
+    reject: false,
+    env: { BPROF_RUNNER: process.env.BPROF_RUNNER ?? runnerPath },
+  });
+  let stderr = "";
+  let runners: string[] = [];
+  child.stderr!.on("data", (chunk: Buffer) => {
+    stderr += String(chunk);
+    if (runners.length === 0 && /^tiny-llama variant /m.test(stderr)) {
+      runners = ["pending"];
+      void execa("pgrep", ["-P", String(child.pid!)], { reject: false }).then((found) => {
+        runners = found.stdout.split("\n").filter(Boolean);
+        child.kill("SIGINT");
+      });
+    }
+  });
+  const cancelled = await child;
+  assert.equal(cancelled.exitCode, 130, cancelled.stderr);
+  assert.match(cancelled.stderr, /^bprof: cancelled: the run was cancelled; start it again to resume$/m);
+  assert.ok(runners.length >= 1, "no shard was running");
+  for (const pid of runners) assert.throws(() => process.kill(Number(pid), 0), `runner ${pid} outlived the cancel`);
+});
+
 /** SIGKILLs one of the bprof process's shard runners; its shard's index. */
 async function killAShard(bprofPid: number): Promise<string> {
   const found = await execa("pgrep", ["-P", String(bprofPid), "-a"], { reject: false });
