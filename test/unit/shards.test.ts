@@ -147,8 +147,12 @@ test("`shards` and `devices` that cannot split the profile are errors at their k
   ]);
   assert.match(
     shardLines("shards: 2\n", { kind: "ssh", host: { kind: "ssh", connection: { host: "h", options: {} } }, workdir: "w" })[0]!,
-    /^8: config\.shards: shards run on this machine only for now \(the target is ssh\)/,
+    /^8: config\.shards: shards run on this machine or as a Slurm array, not over SSH yet/,
   );
+  const slurm: Target = { kind: "slurm", host: { kind: "local" }, sbatchOptions: [], pollSeconds: 5 };
+  assert.match(shardLines("shards: 2\n", slurm)[0]!, /^8: config\.shards: on a Slurm target the shards are `target\.slurm\.shards`/);
+  assert.deepEqual(shardSetting(parseConfig(BASE + "target:\n  slurm:\n    shards: 3\n", FILE).config!), { count: 3 });
+  assert.deepEqual(shardLines("target:\n  slurm:\n    shards: 3\n", slurm), []);
   assert.match(shardLines("shards: 0\n")[0]!, /^8: config\.invalid-value: /);
   assert.match(shardLines("devices: [cuda:0, cuda:0]\n")[0]!, /^8: config\.(repeated-value|invalid-value): /);
   const scoreOnly = parseConfig("models:\n  - path: ./m\nbenchmarks:\n  - task: t.yaml\nshards: 2\n", FILE);

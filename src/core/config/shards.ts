@@ -14,9 +14,17 @@ export interface ShardSetting {
 
 /** The split the config asks for; undefined for one runner per model (the default). */
 export function shardSetting(config: ProfileConfig): ShardSetting | undefined {
+  const slurm = slurmShards(config);
+  if (slurm !== undefined) return slurm > 1 ? { count: slurm } : undefined;
   if (config.devices !== undefined) return { count: config.devices.length, devices: [...config.devices] };
   if (config.shards === undefined || config.shards === 1) return undefined;
   return { count: config.shards };
+}
+
+/** `target.slurm.shards`, where the config has it. */
+function slurmShards(config: ProfileConfig): number | undefined {
+  const target = config.target;
+  return typeof target === "object" && "slurm" in target ? target.slurm.shards : undefined;
 }
 
 /** What keeps `shards` and `devices` from meaning one split, each at its key. */
@@ -47,18 +55,27 @@ export function shardProblems(config: ProfileConfig, source: YamlSource, target:
     );
   }
   const splits = devices !== undefined || (shards !== undefined && shards !== 1);
-  if (splits && target.kind !== "local") {
+  if (splits && target.kind === "slurm") {
+    problems.push(
+      source.at(
+        shards !== undefined ? ["shards"] : ["devices"],
+        "config.shards",
+        "on a Slurm target the shards are `target.slurm.shards` (a task of one array job each, with the job's resources): move the count there",
+      ),
+    );
+  } else if (splits && target.kind !== "local") {
     const key = shards !== undefined ? ["shards"] : ["devices"];
     problems.push(
       source.at(
         key,
         "config.shards",
-        `shards run on this machine only for now (the target is ${target.kind}): leave \`shards\` and \`devices\` out, or run on the local target`,
+        `shards run on this machine or as a Slurm array, not over SSH yet: leave \`shards\` and \`devices\` out, or run on the local target`,
       ),
     );
   }
-  if (splits && (config.abilities === undefined || config.abilities.length === 0)) {
-    const key = shards !== undefined ? ["shards"] : ["devices"];
+  const slurm = slurmShards(config);
+  if ((splits || (slurm ?? 1) > 1) && (config.abilities === undefined || config.abilities.length === 0)) {
+    const key = shards !== undefined ? ["shards"] : devices !== undefined ? ["devices"] : ["target", "slurm", "shards"];
     problems.push(
       source.at(
         key,

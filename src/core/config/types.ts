@@ -85,6 +85,8 @@ export interface SlurmSpec extends TargetPlacementSpec {
   account?: string;
   sbatch_args?: string[];
   poll_seconds?: number;
+  /** Shards of whole abilities per model's profile: a Slurm array, then a merge job. */
+  shards?: number;
   /** Submit on this login node over SSH instead of on this machine. */
   ssh?: SshConnectionSpec;
 }

@@ -126,7 +126,8 @@ function namingShard(e: unknown, index: number, dir: string): unknown {
   return new RunnerError(e.code, `shard ${index + 1} (${dir}): ${e.message}`, e.exitCode);
 }
 
-async function writeShardJob(dir: string, job: object, resume: boolean): Promise<void> {
+/** Writes a shard's job.json, or on resume checks it is the shard job compiled now. */
+export async function writeShardJob(dir: string, job: object, resume: boolean): Promise<void> {
   const file = path.join(dir, "job.json");
   const text = JSON.stringify(job, null, 2) + "\n";
   if (resume) {

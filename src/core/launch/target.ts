@@ -11,6 +11,7 @@ import { runOnSlurm } from "./slurm";
 import { runOverSsh } from "./ssh";
 import type { LaunchInvocation, SlurmTarget, Target } from "./targetTypes";
 import { runShardsLocally, type ShardedRun } from "./shards";
+import { runShardsOnSlurm } from "./slurmShards";
 import { announcingBuilds, runnerOn } from "../runner/locate";
 
 /** Where runs of a target keep their files on the host when the config does not say. */
@@ -108,14 +109,20 @@ export async function launchRunner(target: Target, invocation: LaunchInvocation)
   }
 }
 
-/** A model's profile in shards (launch/shards.ts): on this machine only, for now. */
+/** A model's profile in shards: side by side on this machine (launch/shards.ts), or a Slurm array (launch/slurmShards.ts). */
 export async function launchShards(
   target: Target,
-  invocation: Omit<ShardedRun, "runnerPath"> & Pick<LaunchInvocation, "runner">,
+  invocation: Omit<ShardedRun, "runnerPath"> & Pick<LaunchInvocation, "runner" | "jobFile" | "outDir" | "runPath">,
 ): Promise<RunnerSummary> {
+  if (target.kind === "slurm") {
+    const count = invocation.setting.count;
+    if (count === "auto") throw new RunnerError("bad_config", "a Slurm target takes a number of shards, not auto", 2);
+    const { setting: _setting, modelDir: _modelDir, ...rest } = invocation;
+    return runShardsOnSlurm(target, { ...rest, subcommand: "profile", count });
+  }
   if (target.kind !== "local")
-    throw new RunnerError("bad_config", `shards run on this machine only for now, and the target is ${describeTarget(target)}`, 2);
-  const { runner, ...rest } = invocation;
+    throw new RunnerError("bad_config", `shards run on this machine or as a Slurm array, and the target is ${describeTarget(target)}`, 2);
+  const { runner, jobFile: _jobFile, outDir: _outDir, runPath: _runPath, ...rest } = invocation;
   const onStatus = invocation.onStatus;
   return runShardsLocally({
     ...rest,

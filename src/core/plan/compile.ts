@@ -86,8 +86,10 @@ export async function shardSplitLines(profile: Profile, cores: number): Promise<
     const names = new Map(compiled.abilities.map((a) => [a.id, a.name]));
     const threads = Math.max(1, Math.floor((profile.threads ?? cores) / plans.length));
     const largest = Math.max(...plans.map((p) => p.work));
+    // on Slurm each shard is an array task with the job's resources; here they share the cores
+    const each = profile.target.kind === "slurm" ? "a Slurm array task each" : `${threads} thread${threads === 1 ? "" : "s"} each`;
     lines.push(
-      `${model.name}: ${plans.length} shard${plans.length === 1 ? "" : "s"}, ${threads} thread${threads === 1 ? "" : "s"} each; ` +
+      `${model.name}: ${plans.length} shard${plans.length === 1 ? "" : "s"}, ${each}; ` +
         `the run lasts as long as its largest shard, ${Math.round((100 * largest) / total)}% of the work`,
     );
     for (const [i, plan] of plans.entries()) {
