@@ -1,17 +1,21 @@
 // `target.slurm.shards: 3` against real Slurm daemons on this machine (test/support/slurmCluster.ts):
 // one array job of 3 tasks and a merge job after it; results equal to the unsharded local run's,
 // cell for cell and file for file. A resume after a shard's files were lost submits an array of
-// that shard alone.
+// that shard alone. Submitted from a login node over SSH (a real sshd), the shard jobs go to the
+// remote workdir and only the merged runner folder comes back. Ctrl-C cancels both jobs.
 import assert from "node:assert/strict";
 import { execa } from "execa";
 import { promises as fs } from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { bprof, cliPath, runnerPath } from "../support/cli";
 import { CONFIG_YAML, makeProfileProject } from "../support/profileProject";
 import { startSlurmCluster, type SlurmCluster } from "../support/slurmCluster";
+import { startSshServer, type SshServer } from "../support/sshServer";
 
 let cluster: SlurmCluster;
+let login: SshServer;
 let root: string;
 let reference: string;
 
@@ -19,6 +23,7 @@ before(
   async () => {
     // 3 CPUs on the node line, so the 3 one-CPU tasks run at once
     cluster = await startSlurmCluster({ cpus: 3 });
+    login = await startSshServer({ env: cluster.env });
     ({ root } = await makeProfileProject());
     const docs = await fs.readFile(path.join(root, "tasks", "tiny_yes.jsonl"), "utf8");
     await fs.writeFile(path.join(root, "tasks", "tiny_yes.jsonl"), docs.repeat(10));
@@ -31,6 +36,7 @@ before(
   { timeout: 180_000 },
 );
 after(async () => {
+  await login?.stop();
   await cluster?.stop();
   await fs.rm(root, { recursive: true, force: true });
 });
@@ -59,10 +65,14 @@ async function filesUnder(dir: string): Promise<Map<string, string>> {
   return out;
 }
 
-async function assertSameAsReference(runDir: string): Promise<void> {
-  assert.deepEqual(await resultsOf(runDir), await resultsOf(reference));
+async function assertSameAsReference(runDir: string, than = reference): Promise<void> {
+  assert.deepEqual(await resultsOf(runDir), await resultsOf(than));
   const runner = (dir: string) => path.join(dir, "models", "tiny-llama", "runner");
-  assert.deepEqual(await filesUnder(runner(runDir)), await filesUnder(runner(reference)));
+  const files = await filesUnder(runner(runDir));
+  const expected = await filesUnder(runner(than));
+  // an unsharded run on a remote workdir brings back the fingerprint of the job as uploaded there
+  assert.deepEqual([...files.keys()].sort(), [...expected.keys()].sort());
+  for (const [file, bytes] of files) if (file !== "job.fingerprint") assert.equal(bytes, expected.get(file), file);
 }
 
 test("3 shards as one Slurm array and a merge job after it: the unsharded run's results", { timeout: 240_000 }, async () => {
@@ -138,3 +148,51 @@ test("Ctrl-C cancels the array and the merge job", { timeout: 120_000 }, async (
     for (const line of String(state.stdout).trim().split("\n")) assert.match(line, /JobState=CANCELLED/, `job ${id}`);
   }
 });
+
+test(
+  "shards submitted from a login node over SSH: jobs in the remote workdir, the merged folder copied back",
+  { timeout: 240_000 },
+  async () => {
+    const remote = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-login-"));
+    try {
+      const options = Object.entries(login.options)
+        .map(([k, v]) => `        ${k}: ${JSON.stringify(v)}`)
+        .join("\n");
+      const write = (name: string, shards: string) =>
+        fs.writeFile(
+          path.join(root, name),
+          [
+            `${CONFIG_YAML}threads: 1\noutput: .bprof-${name}\ntarget:\n  slurm:\n    partition: ${cluster.partition}\n    poll_seconds: 0.5${shards}`,
+            `    runner: ${JSON.stringify(runnerPath)}`,
+            `    workdir: ${JSON.stringify(remote)}`,
+            "    ssh:",
+            "      host: 127.0.0.1",
+            `      port: ${login.port}`,
+            `      identity_file: ${JSON.stringify(login.identityFile)}`,
+            "      options:",
+            options,
+            "",
+          ].join("\n"),
+        );
+      // the unsharded run through the same login node is the reference there: the node's
+      // environment, not this process's, decides the last bits of a float
+      await write("login-one.bprof.yaml", "");
+      await write("login.bprof.yaml", "\n    shards: 3");
+      // no SLURM_CONF here: only the login node's sessions know the cluster
+      const one = await bprof(["run", path.join(root, "login-one.bprof.yaml")], { timeout: 200_000 });
+      assert.equal(one.exitCode, 0, `bprof run failed:\n${one.stderr}`);
+      const result = await bprof(["run", path.join(root, "login.bprof.yaml")], { timeout: 200_000 });
+      assert.equal(result.exitCode, 0, `bprof run failed:\n${result.stderr}`);
+      assert.match(
+        result.stderr,
+        new RegExp(`^tiny-llama: submitted Slurm array job \\d+ \\(3 shards\\) and merge job \\d+ on 127\\.0\\.0\\.1:${login.port}$`, "m"),
+      );
+      const runDir = runDirOf(result.stdout);
+      await assertSameAsReference(runDir, runDirOf(one.stdout));
+      const onHost = path.join(remote, path.basename(runDir), "models", "tiny-llama");
+      for (const i of [0, 1, 2]) assert.ok((await fs.readdir(path.join(onHost, "shards", String(i), "runner"))).includes("shard.json"));
+    } finally {
+      await fs.rm(remote, { recursive: true, force: true });
+    }
+  },
+);
