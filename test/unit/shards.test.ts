@@ -145,10 +145,8 @@ test("`shards` and `devices` that cannot split the profile are errors at their k
   assert.deepEqual(shardLines("shards: auto\n"), [
     "8: config.shards: `shards: auto` runs one shard per visible GPU: it needs `device: cuda` (or `devices`); on the CPU give a number",
   ]);
-  assert.match(
-    shardLines("shards: 2\n", { kind: "ssh", host: { kind: "ssh", connection: { host: "h", options: {} } }, workdir: "w" })[0]!,
-    /^8: config\.shards: shards run on this machine or as a Slurm array, not over SSH yet/,
-  );
+  const ssh: Target = { kind: "ssh", host: { kind: "ssh", connection: { host: "h", options: {} } }, workdir: "w" };
+  assert.deepEqual(shardLines("devices: [cuda:0, cuda:1]\n", ssh), []);
   const slurm: Target = { kind: "slurm", host: { kind: "local" }, sbatchOptions: [], pollSeconds: 5 };
   assert.match(shardLines("shards: 2\n", slurm)[0]!, /^8: config\.shards: on a Slurm target the shards are `target\.slurm\.shards`/);
   assert.deepEqual(shardSetting(parseConfig(BASE + "target:\n  slurm:\n    shards: 3\n", FILE).config!), { count: 3 });

@@ -63,15 +63,6 @@ export function shardProblems(config: ProfileConfig, source: YamlSource, target:
         "on a Slurm target the shards are `target.slurm.shards` (a task of one array job each, with the job's resources): move the count there",
       ),
     );
-  } else if (splits && target.kind !== "local") {
-    const key = shards !== undefined ? ["shards"] : ["devices"];
-    problems.push(
-      source.at(
-        key,
-        "config.shards",
-        `shards run on this machine or as a Slurm array, not over SSH yet: leave \`shards\` and \`devices\` out, or run on the local target`,
-      ),
-    );
   }
   const slurm = slurmShards(config);
   if ((splits || (slurm ?? 1) > 1) && (config.abilities === undefined || config.abilities.length === 0)) {

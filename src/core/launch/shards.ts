@@ -22,7 +22,8 @@ export function shardDir(modelDir: string, index: number): string {
 }
 
 export interface ShardedRun {
-  runnerPath: string;
+  /** models/<name> relative to the runs folder (the same on a host): where a place other than this machine keeps the shards. */
+  runPath?: string;
   /** The whole job and its job.json's text, as run.ts wrote it. */
   job: ProfileJob;
   jobText: string;
@@ -38,14 +39,57 @@ export interface ShardedRun {
   signal?: AbortSignal;
 }
 
-/** Runs the shards that have not finished, side by side, then the merge; the merge's summary. */
-export async function runShardsLocally(run: ShardedRun): Promise<RunnerSummary> {
-  const count = run.setting.count === "auto" ? await visibleGpus(run) : run.setting.count;
+/** One runner job where the shards run (this machine, a host over SSH), the job and output folder on this machine. */
+export interface PlacedJob {
+  subcommand: string;
+  jobFile: string;
+  outDir: string;
+  /** The job's folder relative to the runs folder, the same on a host. */
+  runPath: string;
+  threads?: number;
+  onEvent?: (event: RunnerEvent) => void;
+  signal?: AbortSignal;
+}
+
+/** Where the shards run, side by side: how a runner job runs there, its cores, and how the merge gathers. */
+export interface ShardPlace {
+  cores(): Promise<number>;
+  run(job: PlacedJob): Promise<RunnerSummary>;
+  /** Puts the shards' files (checked on this machine's copies) into the whole job's runner folder there. */
+  gather(outDir: string, shardDirs: readonly string[], manifests: readonly ShardManifest[]): Promise<void>;
+}
+
+/** This machine as the shards' place. */
+export function localPlace(runnerPath: string): ShardPlace {
+  return {
+    cores: () => Promise.resolve(os.availableParallelism()),
+    run: (job) =>
+      runLocal({
+        runnerPath,
+        subcommand: job.subcommand,
+        jobFile: job.jobFile,
+        outDir: job.outDir,
+        ...(job.threads !== undefined ? { threads: job.threads } : {}),
+        ...(job.onEvent ? { onEvent: job.onEvent } : {}),
+        ...(job.signal ? { signal: job.signal } : {}),
+      }),
+    gather: placeShardFiles,
+  };
+}
+
+/** Runs the shards that have not finished, side by side on this machine, then the merge; the merge's summary. */
+export async function runShardsLocally(run: ShardedRun & { runnerPath: string }): Promise<RunnerSummary> {
+  return runShards(run, localPlace(run.runnerPath));
+}
+
+/** Runs the shards that have not finished, side by side at `place`, then the merge; the merge's summary. */
+export async function runShards(run: ShardedRun, place: ShardPlace): Promise<RunnerSummary> {
+  const count = run.setting.count === "auto" ? await visibleGpus(run, place) : run.setting.count;
   // auto: each shard on a GPU of its own, not all of them on the first
   const devices = run.setting.devices ?? (run.setting.count === "auto" ? Array.from({ length: count }, (_, i) => `cuda:${i}`) : undefined);
   const plans = splitJob(run.job, count);
   const of = jobFingerprint(run.jobText);
-  const total = run.threads ?? os.availableParallelism();
+  const total = run.threads ?? (await place.cores());
   const threads = Math.max(1, Math.floor(total / plans.length));
   const pending: number[] = [];
   for (const [index] of plans.entries()) {
@@ -54,18 +98,23 @@ export async function runShardsLocally(run: ShardedRun): Promise<RunnerSummary> 
     if (!(await finishedShard(path.join(dir, "runner"), of, index, plans.length))) pending.push(index);
   }
   run.onStatus?.(describeLaunch(plans, pending, threads));
-  await runSideBySide(run, pending, threads);
-  await gatherShards(
-    path.join(run.modelDir, "runner"),
-    plans.map((_, i) => path.join(shardDir(run.modelDir, i), "runner")),
-    of,
-    run.job.abilities.map((a) => a.id),
+  await runSideBySide(run, place, pending, threads);
+  const outDir = path.join(run.modelDir, "runner");
+  const shardDirs = plans.map((_, i) => path.join(shardDir(run.modelDir, i), "runner"));
+  await place.gather(
+    outDir,
+    shardDirs,
+    await checkShards(
+      shardDirs,
+      of,
+      run.job.abilities.map((a) => a.id),
+    ),
   );
-  return runLocal({
-    runnerPath: run.runnerPath,
+  return place.run({
     subcommand: "profile",
     jobFile: path.join(run.modelDir, "job.json"),
-    outDir: path.join(run.modelDir, "runner"),
+    outDir,
+    runPath: run.runPath ?? "",
     ...(run.threads !== undefined ? { threads: run.threads } : {}),
     ...(run.onEvent ? { onEvent: (e: RunnerEvent) => run.onEvent!(e, undefined) } : {}),
     ...(run.signal ? { signal: run.signal } : {}),
@@ -81,7 +130,7 @@ function describeLaunch(plans: readonly ShardPlan[], pending: readonly number[],
  * The pending shards at once; the first that fails stops the others (its error is the run's,
  * naming the shard), and what every shard finished stays on disk for a resume.
  */
-async function runSideBySide(run: ShardedRun, pending: readonly number[], threads: number): Promise<void> {
+async function runSideBySide(run: ShardedRun, place: ShardPlace, pending: readonly number[], threads: number): Promise<void> {
   const stop = new AbortController();
   const onAbort = () => stop.abort();
   run.signal?.addEventListener("abort", onAbort, { once: true });
@@ -93,11 +142,11 @@ async function runSideBySide(run: ShardedRun, pending: readonly number[], thread
         const dir = shardDir(run.modelDir, index);
         const log = await fs.open(path.join(dir, "events.jsonl"), run.resume ? "a" : "w");
         try {
-          await runLocal({
-            runnerPath: run.runnerPath,
+          await place.run({
             subcommand: "profile",
             jobFile: path.join(dir, "job.json"),
             outDir: path.join(dir, "runner"),
+            runPath: `${run.runPath ?? ""}/shards/${index}`,
             threads,
             onEvent: (event) => {
               void log.write(JSON.stringify(event) + "\n");
@@ -145,7 +194,7 @@ export async function writeShardJob(dir: string, job: object, resume: boolean): 
   await writeJsonAtomic(file, job);
 }
 
-interface ShardManifest extends ShardKey {
+export interface ShardManifest extends ShardKey {
   abilities: string[];
 }
 
@@ -168,11 +217,14 @@ async function finishedShard(dir: string, of: string, index: number, count: numb
 /**
  * Gathers the shard folders' result files into `outDir`, the whole job's runner folder, after
  * checking that each holds a finished shard of this job (`of`) at its place and that together
- * they hold every ability once and the baseline once. Files are hard links where the file system
- * allows (they are never written again: the runner writes new files and renames them), else copies;
- * each lands under a temporary name and is renamed into place.
+ * they hold every ability once and the baseline once.
  */
 export async function gatherShards(outDir: string, shardDirs: readonly string[], of: string, abilities: readonly string[]): Promise<void> {
+  await placeShardFiles(outDir, shardDirs, await checkShards(shardDirs, of, abilities));
+}
+
+/** Each folder's shard manifest, once every folder holds a finished shard of this job at its place and together they hold the whole job. */
+export async function checkShards(shardDirs: readonly string[], of: string, abilities: readonly string[]): Promise<ShardManifest[]> {
   const manifests: ShardManifest[] = [];
   for (const [index, dir] of shardDirs.entries()) {
     const manifest = await readShardManifest(dir);
@@ -193,9 +245,18 @@ export async function gatherShards(outDir: string, shardDirs: readonly string[],
   const missing = abilities.filter((id) => seen.get(id) !== 1);
   if (missing.length > 0 || manifests.filter((m) => m.baseline).length !== 1)
     throw new ShardMergeError(
-      `the shards under ${path.dirname(shardDirs[0] ?? outDir)} do not hold every ability and the baseline exactly once` +
+      `the shards under ${path.dirname(shardDirs[0] ?? ".")} do not hold every ability and the baseline exactly once` +
         (missing.length > 0 ? ` (${missing.join(", ")})` : ""),
     );
+  return manifests;
+}
+
+/**
+ * The checked shards' files into `outDir`: hard links where the file system allows (they are
+ * never written again: the runner writes new files and renames them), else copies; each lands
+ * under a temporary name and is renamed into place.
+ */
+async function placeShardFiles(outDir: string, shardDirs: readonly string[], manifests: readonly ShardManifest[]): Promise<void> {
   for (const sub of ["rankings", "variants"]) await fs.mkdir(path.join(outDir, sub), { recursive: true });
   for (const [index, dir] of shardDirs.entries()) {
     const files = [
@@ -206,6 +267,23 @@ export async function gatherShards(outDir: string, shardDirs: readonly string[],
     for (const file of files) await placeFile(path.join(dir, file), path.join(outDir, file));
   }
 }
+
+/**
+ * The same gathering as a shell script, run in the whole job's folder on a host (the Slurm merge
+ * job, a host over SSH): every shards/<i>/runner's result files into runner/.
+ */
+export const GATHER_SCRIPT = [
+  "mkdir -p runner/rankings runner/variants",
+  "for d in shards/*/runner; do",
+  '  for f in "$d"/baseline.jsonl "$d"/rankings/* "$d"/variants/*; do',
+  '    [ -f "$f" ] || continue',
+  '    case "$f" in *.tmp) continue ;; esac',
+  '    to="runner/${f#"$d"/}"',
+  '    ln -f "$f" "$to.merge.tmp" 2>/dev/null || cp "$f" "$to.merge.tmp" || exit 1',
+  '    mv -f "$to.merge.tmp" "$to" || exit 1',
+  "  done",
+  "done",
+];
 
 async function resultFiles(dir: string, sub: string): Promise<string[]> {
   const names = await fs.readdir(path.join(dir, sub)).catch(() => [] as string[]);
@@ -231,8 +309,8 @@ export class ShardMergeError extends RunnerError {
   }
 }
 
-/** `shards: auto`: the CUDA devices the runner sees, from its `info` (PROTOCOL.md). */
-async function visibleGpus(run: ShardedRun): Promise<number> {
+/** `shards: auto`: the CUDA devices the runner sees where the shards run, from its `info` (PROTOCOL.md). */
+async function visibleGpus(run: ShardedRun, place: ShardPlace): Promise<number> {
   const dir = path.join(run.modelDir, "shards", "info");
   await fs.mkdir(dir, { recursive: true });
   const jobFile = path.join(dir, "job.json");
@@ -241,9 +319,17 @@ async function visibleGpus(run: ShardedRun): Promise<number> {
     JSON.stringify({ protocol: 1, subcommand: "info", model: { path: run.job.model.path, dtype: run.job.model.dtype }, device: "cuda" }) +
       "\n",
   );
-  await runLocal({ runnerPath: run.runnerPath, subcommand: "info", jobFile, outDir: dir, ...(run.signal ? { signal: run.signal } : {}) });
-  const info = JSON.parse(await fs.readFile(path.join(dir, "info.json"), "utf8")) as { cuda_device_count?: number };
+  const outDir = path.join(dir, "runner");
+  await place.run({
+    subcommand: "info",
+    jobFile,
+    outDir,
+    runPath: `${run.runPath ?? ""}/shards/info`,
+    ...(run.signal ? { signal: run.signal } : {}),
+  });
+  const info = JSON.parse(await fs.readFile(path.join(outDir, "info.json"), "utf8")) as { cuda_device_count?: number };
   const count = info.cuda_device_count ?? 0;
-  if (count < 1) throw new RunnerError("resources", "`shards: auto` runs one shard per GPU, and the runner sees none on this machine", 3);
+  if (count < 1)
+    throw new RunnerError("resources", "`shards: auto` runs one shard per GPU, and the runner sees none where the shards run", 3);
   return count;
 }

@@ -15,7 +15,7 @@ import { runnerArguments } from "./local";
 import { EventLineReader, lastLines, runnerOutcome, type RunnerSummary } from "./outcome";
 import { downloadRunnerOutput, prepareRemoteFolder, uploadJob, type RemoteFolder } from "./remoteFolder";
 import { RunnerError } from "./runnerError";
-import { shardDir, writeShardJob } from "./shards";
+import { GATHER_SCRIPT, shardDir, writeShardJob } from "./shards";
 import { ACTIVE_STATES, describeState, GrowingFile, parseJobState, runnerExec, sbatch, sleep, type SlurmJobState } from "./slurm";
 import type { LaunchInvocation, SlurmTarget } from "./targetTypes";
 
@@ -169,16 +169,7 @@ function mergeScript(run: SlurmShardedRun, runner: string, threads: number | und
     "  fi",
     "  i=$((i + 1))",
     "done",
-    "mkdir -p runner/rankings runner/variants",
-    "for d in shards/*/runner; do",
-    '  for f in "$d"/baseline.jsonl "$d"/rankings/* "$d"/variants/*; do',
-    '    [ -f "$f" ] || continue',
-    '    case "$f" in *.tmp) continue ;; esac',
-    '    to="runner/${f#"$d"/}"',
-    '    ln -f "$f" "$to.merge.tmp" 2>/dev/null || cp "$f" "$to.merge.tmp" || exit 1',
-    '    mv -f "$to.merge.tmp" "$to" || exit 1',
-    "  done",
-    "done",
+    ...GATHER_SCRIPT,
     `${runner} ${args} > "slurm-$SLURM_JOB_ID.events.jsonl"`,
     "",
   ].join("\n");

@@ -8,9 +8,9 @@ import { runLocal } from "./local";
 import { RunnerError } from "./runnerError";
 import type { RunnerSummary } from "./outcome";
 import { runOnSlurm } from "./slurm";
-import { runOverSsh } from "./ssh";
+import { runOverSsh, sshPlace } from "./ssh";
 import type { LaunchInvocation, SlurmTarget, Target } from "./targetTypes";
-import { runShardsLocally, type ShardedRun } from "./shards";
+import { runShards, runShardsLocally, type ShardedRun } from "./shards";
 import { runShardsOnSlurm } from "./slurmShards";
 import { announcingBuilds, runnerOn } from "../runner/locate";
 
@@ -109,7 +109,7 @@ export async function launchRunner(target: Target, invocation: LaunchInvocation)
   }
 }
 
-/** A model's profile in shards: side by side on this machine (launch/shards.ts), or a Slurm array (launch/slurmShards.ts). */
+/** A model's profile in shards: side by side on this machine or a host over SSH (launch/shards.ts), or a Slurm array (launch/slurmShards.ts). */
 export async function launchShards(
   target: Target,
   invocation: Omit<ShardedRun, "runnerPath"> & Pick<LaunchInvocation, "runner" | "jobFile" | "outDir" | "runPath">,
@@ -120,8 +120,12 @@ export async function launchShards(
     const { setting: _setting, modelDir: _modelDir, ...rest } = invocation;
     return runShardsOnSlurm(target, { ...rest, subcommand: "profile", count });
   }
-  if (target.kind !== "local")
-    throw new RunnerError("bad_config", `shards run on this machine or as a Slurm array, and the target is ${describeTarget(target)}`, 2);
+  if (target.kind === "ssh") {
+    const { runner, jobFile: _jobFile, outDir: _outDir, ...rest } = invocation;
+    const named =
+      target.runner ?? (await runnerOn(target.host, announcingBuilds(runner, invocation.onStatus, target.host), invocation.signal));
+    return runShards(rest, sshPlace({ ...target, runner: named }, invocation.runPath, runner));
+  }
   const { runner, jobFile: _jobFile, outDir: _outDir, runPath: _runPath, ...rest } = invocation;
   const onStatus = invocation.onStatus;
   return runShardsLocally({
