@@ -1,6 +1,7 @@
-// A model's profile as shards run side by side on this machine, then merged (docs/targets.md,
-// "Shards"): one runner per shard, each in its own folder under the model's, on its own device
-// and share of the threads; then every shard's files are gathered into the model's runner folder
+// A model's profile as shards run side by side, on this machine or a host over SSH (a ShardPlace),
+// then merged (docs/targets.md, "Shards"): one runner per shard, each in its own folder under the
+// model's, on its own device and share of the threads; then every shard's files are checked (on
+// this machine's copies) and gathered into the model's runner folder
 // and the whole job runs there, reading everything back (the runner's resume) and writing only
 // the manifest. The results are those of the unsharded run by construction: every file has the
 // name and bytes the whole job would give it.
