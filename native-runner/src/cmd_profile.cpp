@@ -90,18 +90,24 @@ class Profile {
     const int64_t ranked_per_k = static_cast<int64_t>(job_.abilities.size() * plan_.methods.size() *
                                                       (ranked_selections().size() + (plan_.has(Selection::top_chunked) ? 1 : 0)));
     top_rankings_.resize(plan_.methods.size());
-    variants_total_ = (ranked_per_k + (plan_.has(Selection::random) ? 1 : 0)) * static_cast<int64_t>(plan_.k.size());
+    variants_total_ = (ranked_per_k + (random_here() ? 1 : 0)) * static_cast<int64_t>(plan_.k.size());
   }
 
   void run() {
-    baseline();
+    if (!job_.shard.present || job_.shard.baseline) baseline();
     command_.events.progress("variants", 0, variants_total_);
     for (const Ability& ability : job_.abilities) ability_variants(ability);
-    if (plan_.has(Selection::random)) random_variants();
-    write_manifest();
+    if (random_here()) random_variants();
+    if (job_.shard.present)
+      write_shard_manifest();
+    else
+      write_manifest();
   }
 
  private:
+  // The random control runs once per whole job: in an unsharded job, or in the shard given it.
+  bool random_here() const { return plan_.has(Selection::random) && (!job_.shard.present || job_.shard.random); }
+
   void baseline() {
     const std::string file = "baseline.jsonl";
     if (scores_on_disk(file)) return;
@@ -455,6 +461,18 @@ class Profile {
     if (plan_.stability) manifest["stability"] = stability_;
     write_file_atomic(out_ + "/profile.json", manifest.dump(1) + "\n");
     command_.events.result("profile.json", static_cast<int64_t>(manifest_variants_.size()));
+  }
+
+  // A shard's last file, its "done" mark: which shard of which job it is and what it wrote. The
+  // merge reads it; profile.json (overlap across every ability) is the whole job's alone.
+  void write_shard_manifest() {
+    json abilities = json::array();
+    for (const Ability& ability : job_.abilities) abilities.push_back(ability.id);
+    const json manifest = {{"of", job_.shard.of},           {"index", job_.shard.index},       {"count", job_.shard.count},
+                           {"abilities", abilities},        {"baseline", job_.shard.baseline}, {"random", job_.shard.random},
+                           {"variants", manifest_variants_}};
+    write_file_atomic(out_ + "/shard.json", manifest.dump(1) + "\n");
+    command_.events.result("shard.json", static_cast<int64_t>(manifest_variants_.size()));
   }
 
   const Command& command_;

@@ -179,6 +179,33 @@ AblationPlan parse_ablation(const json& v, const std::string& source) {
   return plan;
 }
 
+bool required_bool(const json& obj, const char* key, const std::string& source) {
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_boolean()) throw bad_job(source, std::string("'shard.") + key + "' must be true or false");
+  return it->get<bool>();
+}
+
+ShardSpec parse_shard(const json& v, const std::string& source) {
+  if (!v.is_object()) throw bad_job(source, "'shard' must be an object");
+  ShardSpec shard;
+  shard.present = true;
+  auto of = v.find("of");
+  if (of == v.end() || !of->is_string() || of->get<std::string>().empty())
+    throw bad_job(source, "'shard.of' must be a non-empty string (the whole job's fingerprint)");
+  shard.of = of->get<std::string>();
+  auto count = v.find("count");
+  if (count == v.end() || !count->is_number_integer() || count->get<int64_t>() < 1)
+    throw bad_job(source, "'shard.count' must be a positive integer");
+  shard.count = count->get<int64_t>();
+  auto index = v.find("index");
+  if (index == v.end() || !index->is_number_integer() || index->get<int64_t>() < 0 || index->get<int64_t>() >= shard.count)
+    throw bad_job(source, "'shard.index' must be an integer from 0 to shard.count - 1 (" + std::to_string(shard.count - 1) + ")");
+  shard.index = index->get<int64_t>();
+  shard.baseline = required_bool(v, "baseline", source);
+  shard.random = required_bool(v, "random", source);
+  return shard;
+}
+
 }  // namespace
 
 const char* selection_name(Selection selection) {
@@ -291,9 +318,16 @@ Job parse_job(const std::string& text, const std::string& source) {
       throw bad_job(source, item_label(i, job.items.back().id) + ": the id is used by an earlier item");
   }
 
+  auto shard = root.find("shard");
+  if (shard != root.end()) {
+    if (job.subcommand != "profile") throw bad_job(source, "'shard' is for profile jobs only");
+    job.shard = parse_shard(*shard, source);
+  }
+
   if (job.subcommand == "profile") {
     auto abilities = root.find("abilities");
-    if (abilities == root.end() || !abilities->is_array() || abilities->empty())
+    // a shard may hold no ability: the baseline and the random control alone
+    if (abilities == root.end() || !abilities->is_array() || (abilities->empty() && !job.shard.present))
       throw bad_job(source, "'abilities' must be a non-empty array (a profile job ablates at least one ability)");
     std::set<std::string> ability_ids;
     for (size_t a = 0; a < abilities->size(); a++) {

@@ -61,6 +61,16 @@ struct AblationPlan {
   bool has(Selection s) const;
 };
 
+// A `profile` job that is one shard of a larger one (PROTOCOL.md, "Shards"): its abilities are its
+// share of the whole job's, and the baseline and the random control run only in the shard that
+// is given them. Every file it writes has the name and bytes the whole job would give it.
+struct ShardSpec {
+  bool present = false;
+  std::string of;  // identifies the whole job (the TypeScript side's fingerprint of it)
+  int64_t index = 0, count = 1;
+  bool baseline = true, random = true;
+};
+
 struct Job {
   int protocol = kProtocolVersion;
   std::string subcommand;
@@ -71,6 +81,7 @@ struct Job {
   std::vector<Item> items;
   std::vector<Ability> abilities;  // `profile` only
   AblationPlan ablation;           // `profile` only
+  ShardSpec shard;                 // `profile` only
 };
 
 // The envelope every job file shares: a JSON object with the runner's `protocol` and a string

@@ -319,6 +319,38 @@ TEST(Job, SequencesPastTheMaxLengthAreRefusedAsTheJobIsRead) {
   EXPECT_EQ(parse_job(j.dump(), "job.json").max_length, 0);
 }
 
+TEST(Job, ReadsAShardKeyAndSaysWhatIsWrongWithIt) {
+  json j = good_job();
+  j["subcommand"] = "profile";
+  j["abilities"] = json::array({{{"id", "quant"}, {"sequences", {{256, 72}}}}});
+  j["ablation"] = {{"k", {0.01}}, {"selections", {"top", "random"}}};
+  EXPECT_FALSE(parse_job(j.dump(), "job.json").shard.present);
+  j["shard"] = {{"of", "abc"}, {"index", 1}, {"count", 3}, {"baseline", false}, {"random", true}};
+  const Job job = parse_job(j.dump(), "job.json");
+  EXPECT_TRUE(job.shard.present);
+  EXPECT_EQ(job.shard.of, "abc");
+  EXPECT_EQ(job.shard.index, 1);
+  EXPECT_EQ(job.shard.count, 3);
+  EXPECT_FALSE(job.shard.baseline);
+  EXPECT_TRUE(job.shard.random);
+  j["abilities"] = json::array();  // the shard of the baseline and the random control alone
+  EXPECT_EQ(parse_job(j.dump(), "job.json").abilities.size(), 0u);
+  auto with = [&](const std::function<void(json&)>& edit) {
+    json copy = j;
+    edit(copy);
+    return copy.dump();
+  };
+  expect_error([&] { parse_job(with([](json& v) { v["shard"]["index"] = 3; }), "job.json"); }, ErrorCode::bad_job,
+               {"'shard.index'", "0 to shard.count - 1 (2)"});
+  expect_error([&] { parse_job(with([](json& v) { v["shard"]["count"] = 0; }), "job.json"); }, ErrorCode::bad_job, {"'shard.count'"});
+  expect_error([&] { parse_job(with([](json& v) { v["shard"].erase("of"); }), "job.json"); }, ErrorCode::bad_job, {"'shard.of'"});
+  expect_error([&] { parse_job(with([](json& v) { v["shard"]["random"] = 1; }), "job.json"); }, ErrorCode::bad_job, {"'shard.random'"});
+  expect_error([&] { parse_job(with([](json& v) { v.erase("shard"); }), "job.json"); }, ErrorCode::bad_job, {"'abilities'", "non-empty"});
+  json score = good_job();
+  score["shard"] = j["shard"];
+  expect_error([&] { parse_job(score.dump(), "job.json"); }, ErrorCode::bad_job, {"'shard'", "profile jobs only"});
+}
+
 TEST(Job, TokenIdsMustBeInTheVocabulary) {
   json j = good_job();
   j["items"][0]["choices"][1][2] = 258;

@@ -421,6 +421,51 @@ TEST(Profile, IsDeterministicAndResumesAfterAKill) {
   for (const json& e : events_of(again, "progress")) EXPECT_NE(e["phase"], "importance");
 }
 
+// Two shards of the job (abilities split, the baseline in one, the random control in the other),
+// their files gathered in one folder, then the whole job there: it reads everything back, scores
+// nothing again, and the folder is byte for byte the unsharded run's.
+TEST(Profile, ShardsGatheredIntoOneFolderGiveTheWholeRunsFiles) {
+  TempDir dir;
+  test::write_tiny_llama(dir.path());
+  const json whole = profile_job(dir.path());
+  test::write_file(dir.file("job.json"), whole.dump());
+  ASSERT_EQ(run_profile(dir.file("job.json"), dir.file("whole")).exit_code, 0);
+
+  std::filesystem::create_directories(dir.file("merged"));
+  for (int index = 0; index < 2; index++) {
+    json shard = whole;
+    shard["abilities"] = json::array({whole["abilities"][index]});
+    shard["shard"] = {{"of", "whole-job"}, {"index", index}, {"count", 2}, {"baseline", index == 0}, {"random", index == 1}};
+    const std::string name = "shard" + std::to_string(index);
+    test::write_file(dir.file(name + ".json"), shard.dump());
+    RunResult r = run_profile(dir.file(name + ".json"), dir.file(name));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_FALSE(std::filesystem::exists(dir.file(name + "/profile.json")));
+    const json manifest = json::parse(test::read_file(dir.file(name + "/shard.json")));
+    EXPECT_EQ(manifest["of"], "whole-job");
+    EXPECT_EQ(manifest["index"], index);
+    EXPECT_EQ(manifest["abilities"], json::array({whole["abilities"][index]["id"]}));
+    // 1 ability x (top, bottom) x 3 k, and the random control's 3 k in shard 1
+    EXPECT_EQ(manifest["variants"].size(), index == 0 ? 6u : 9u);
+    EXPECT_EQ(std::filesystem::exists(dir.file(name + "/baseline.jsonl")), index == 0);
+    EXPECT_EQ(std::filesystem::exists(dir.file(name + "/rankings/random.bin")), index == 1);
+    for (const auto& [file, bytes] : result_files(dir.file(name))) {
+      if (file == "job.fingerprint" || file == "shard.json") continue;
+      std::filesystem::create_directories(std::filesystem::path(dir.file("merged/" + file)).parent_path());
+      test::write_file(dir.file("merged/" + file), bytes);
+    }
+  }
+  RunResult merged = run_profile(dir.file("job.json"), dir.file("merged"));
+  ASSERT_EQ(merged.exit_code, 0) << merged.out;
+  EXPECT_EQ(events_of(merged, "variant").size(), 15u);
+  for (const json& e : events_of(merged, "variant")) EXPECT_TRUE(e["resumed"].get<bool>());
+  for (const json& e : events_of(merged, "progress")) {
+    EXPECT_NE(e["phase"], "importance");
+    EXPECT_NE(e["phase"], "baseline");
+  }
+  EXPECT_TRUE(result_files(dir.file("whole")) == result_files(dir.file("merged")));
+}
+
 TEST(Profile, RefusesAFolderWrittenByAnotherJob) {
   TempDir dir;
   test::write_tiny_llama(dir.path());

@@ -160,6 +160,20 @@ export interface EditorResult {
   };
 }
 
+/** Row 6: one profile in local shards against one runner, the threads split evenly (scripts/bench/shards.ts). */
+export interface ShardsResult {
+  threads: number;
+  shards: number;
+  abilities: number;
+  items: number;
+  one_seconds: number;
+  sharded_seconds: number;
+  /** From the last shard's end to the merge's: gathering the files and the whole job reading them back. */
+  merge_seconds: number;
+  /** Whether both ways wrote the same profile.json. */
+  same_manifest: boolean;
+}
+
 export interface RawFigures {
   runner?: RunnerBench;
   /** The runner's bench on a GPU in bfloat16: run here when the runner sees one, or brought from a
@@ -168,6 +182,7 @@ export interface RawFigures {
   gpuHost?: GpuHost;
   reference?: ReferenceResult;
   editor?: EditorResult;
+  shards?: ShardsResult;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -390,6 +405,20 @@ export function buildRows(raw: RawFigures): Row[] {
       ratio: ours / theirs,
       target: ">= 2x, |dlogp| <= 1e-3",
       met: ours / theirs >= 2 && agree,
+    });
+  }
+  const sh = raw.shards;
+  if (sh) {
+    const each = Math.max(1, Math.floor(sh.threads / sh.shards));
+    rows.push({
+      row: "6",
+      what: `A profile in ${sh.shards} local shards (${each} thread${each === 1 ? "" : "s"} each) vs 1 runner (${sh.threads}), ${sh.abilities} abilities, ${sh.items} items; the merge ${formatSeconds(sh.merge_seconds)}${sh.same_manifest ? "" : "; profile.json differs"}`,
+      a: formatSeconds(sh.sharded_seconds),
+      b: formatSeconds(sh.one_seconds),
+      ratio: sh.one_seconds / sh.sharded_seconds,
+      // the merge is one runner start and reading files back, whatever the profile's size
+      target: "merge < 1 s",
+      met: sh.merge_seconds < 1,
     });
   }
   const e = raw.editor;

@@ -17,7 +17,8 @@
 // runner's `score` against scripts/bench/reference_llama.py on Debian's python3-torch (installed
 // by `scripts/setup.sh --bench`). Row 5: the editor-side code of src/core, in this process (5d: the
 // workspace model re-checking a dataset after an edit, as the editor does while a user types; 5e-5f:
-// the results view's model and the negative-AIS cases of a data file, for a large run).
+// the results view's model and the negative-AIS cases of a data file, for a large run). Row 6: a
+// profile in 2 local shards against 1 runner, the threads split evenly (the merge's cost).
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -37,6 +38,7 @@ import {
   type RunnerBench,
 } from "./format";
 import { referenceComparison, runnerBench, runRunner, type ReferenceSizes } from "./runner";
+import { benchShards, type ShardsSizes } from "./shards";
 import { benchTasks } from "./tasks";
 import { benchViews } from "./views";
 import { benchRecheck } from "./workspace";
@@ -108,7 +110,10 @@ function sizes(quick: boolean) {
   const gpuBenchJob: Record<string, unknown> = quick
     ? { ...runnerBenchJob, device: "cuda", dtype: "bfloat16" }
     : JSON.parse(fs.readFileSync(GPU_JOB, "utf8"));
-  return { runnerBenchJob, gpuBenchJob, reference, editor };
+  const shards: ShardsSizes = quick
+    ? { hidden: 64, layers: 2, abilities: 2, sequences: 4, length: 32, items: 8, context: 32 }
+    : { hidden: 256, layers: 4, abilities: 4, sequences: 32, length: 64, items: 64, context: 96 };
+  return { runnerBenchJob, gpuBenchJob, reference, editor, shards };
 }
 
 function say(line: string): void {
@@ -237,6 +242,9 @@ async function main(): Promise<void> {
         raw.runnerGpu = await runnerBench(RUNNER, size.gpuBenchJob, path.join(scratch, "bench-gpu"), options.threads);
       }
     }
+
+    say(`row 6: a profile in 2 local shards vs 1 runner, ${options.threads} threads (${elapsed()})`);
+    raw.shards = await benchShards(RUNNER, size.shards, path.join(scratch, "shards"), options.threads);
 
     say(`row 5: editor side (${elapsed()})`);
     const e = size.editor;

@@ -1,5 +1,6 @@
 // bprof: the headless face of Benchmark Profiler. Same core as the extension.
 import { promises as fs } from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { loadProfile } from "../core/config/load";
@@ -13,7 +14,7 @@ import { isReportFormat, renderReport, REPORT_EXTENSIONS, REPORT_FORMATS } from 
 import { loadRun, ReportInputError } from "../core/report/load";
 import { buildReport } from "../core/report/model";
 import { resolveRunDir } from "../core/results/runs";
-import { jobProblems } from "../core/plan/compile";
+import { jobProblems, shardSplitLines } from "../core/plan/compile";
 import { ResumeError, resumeRun, runProfile, type RunOptions, type RunOutcome } from "../core/run";
 import { formatAisTables, formatBaseline, formatRunSummary, wrapLine } from "./aisTable";
 import { DEMO_USAGE, prepareDemo } from "./demo";
@@ -117,6 +118,7 @@ async function validate(configFile: string, runner: string | undefined, askTarge
   for (const d of problems) process.stderr.write(formatProblem(d) + "\n");
   if (!profile || errorsOf(problems).length > 0) return EXIT.badInput;
   process.stdout.write(`${path.resolve(configFile)}: ok\n`);
+  for (const line of await shardSplitLines(profile, os.availableParallelism())) process.stdout.write(line + "\n");
   if (!askTarget || profile.target.kind === "local") return EXIT.ok;
   process.stdout.write(`target: ${describeTarget(profile.target)}\n`);
   const checks = await checkTarget(profile.target, profile.models, runnerSpec(runner));

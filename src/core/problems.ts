@@ -61,6 +61,11 @@ export const PROBLEM_CODES = {
     summary: "the chat template refuses a system message, so descriptions are dropped",
   },
   "config.output": { severity: "error", summary: "an `output` folder that cannot be made or written (a file in the way, no permission)" },
+  "config.shards": {
+    severity: "error",
+    summary:
+      "`shards` or `devices` that cannot split this profile (auto without GPUs, a count that disagrees with `devices`, a remote target)",
+  },
   "config.identity-file-not-found": { severity: "error", summary: "an SSH identity file that does not exist" },
   "config.ssh-option-runs-commands": {
     severity: "error",

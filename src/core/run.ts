@@ -16,12 +16,13 @@ import { errorsOf, formatProblem } from "./problems";
 import { writeJsonAtomic } from "./fsutil";
 import type { RunnerEvent } from "./launch/events";
 import { RunnerError } from "./launch/runnerError";
-import { describeTarget, launchRunner, resolveTarget } from "./launch/target";
+import { describeTarget, launchRunner, launchShards, resolveTarget } from "./launch/target";
 import type { Target } from "./launch/targetTypes";
 import type { RunnerSpec } from "./runner/locate";
 import { readParameterCount } from "./model/parameters";
 import { compiledJob, modelTokenizer } from "./plan/compile";
-import type { AbilityRef, ItemRef } from "./plan/job";
+import type { AbilityRef, ItemRef, ProfileJob } from "./plan/job";
+import { randomVariants, variantsPerAbility } from "./plan/shards";
 import type { ModelTokenizer } from "./prompts/tokenize";
 import { baselineAccuracies, readProfileOutput } from "./results/profile";
 import { baselineGroups } from "./results/groups";
@@ -67,12 +68,15 @@ export interface VariantDone {
 
 /**
  * What the run will do, from the config: per model, its benchmark documents, each ability's
- * diagnostic items and its variants (every selection but random per ability and k; random once per k).
+ * diagnostic items and its variants (every selection but random per ability, rule and k; random once per k).
  */
 export function runPlan(profile: Profile): RunPlan {
   const ablation = profile.ablation;
   const abilities = ablation ? profile.abilities.map((a) => ({ name: a.name, sequences: a.items.length })) : [];
-  const perK = ablation ? ablation.selections.reduce((n, s) => n + (s === "random" ? 1 : abilities.length), 0) : 0;
+  // a ranked selection has a variant per ability under each importance rule; random one in all
+  const perK = ablation
+    ? ablation.selections.reduce((n, s) => n + (s === "random" ? 1 : abilities.length * ablation.methods.length), 0)
+    : 0;
   const items = profile.benchmarks.reduce((n, b) => n + b.task.items.length, 0);
   return { models: profile.models.map((m) => ({ name: m.name, items, abilities, variants: perK * (ablation?.k.length ?? 0) })) };
 }
@@ -263,12 +267,13 @@ async function runModels(
     const tokenizer = await modelTokenizer(model);
     const compiled = compiledJob(profile, model, tokenizer, new Date(run.manifest.created));
     const jobFile = path.join(dir, "job.json");
-    await writeJob(jobFile, compiled.job, resume, model);
+    const jobText = await writeJob(jobFile, compiled.job, resume, model);
 
     const outDir = path.join(dir, "runner");
     const nameOf = new Map(compiled.abilities.map((a) => [a.id, a.name]));
     const eventLog = createWriteStream(path.join(dir, "events.jsonl"), { flags: resume ? "a" : "w" });
-    const onEvent = (event: RunnerEvent) => {
+    // quiet: logged, not passed on (a merge's reading back of variants the shards reported)
+    const onEvent = (event: RunnerEvent, quiet = false) => {
       eventLog.write(JSON.stringify(event) + "\n");
       if (event.type === "start") results.runner_version = event.runner_version;
       if (event.type === "progress") {
@@ -282,7 +287,7 @@ async function runModels(
         };
         options.onProgress?.({ ...progress, overall: estimate.update(progress) });
       }
-      if (event.type === "variant") {
+      if (event.type === "variant" && !quiet) {
         const ability = event.ability === null ? null : (nameOf.get(event.ability) ?? event.ability);
         options.onVariant?.({
           model: model.name,
@@ -295,18 +300,40 @@ async function runModels(
       }
       if (event.type === "warning") options.onWarning?.(event.message);
     };
+    const sharded = compiled.profiles && profile.shards !== undefined;
     try {
-      await launchRunner(profile.target, {
-        runner: options.runner,
-        subcommand: compiled.job.subcommand,
-        jobFile,
-        outDir,
-        onEvent,
-        runPath: path.relative(path.dirname(run.dir), dir).split(path.sep).join("/"),
-        ...(options.onStatus ? { onStatus: (message: string) => options.onStatus!(message, model.name) } : {}),
-        ...(profile.threads ? { threads: profile.threads } : {}),
-        ...(options.signal ? { signal: options.signal } : {}),
-      });
+      if (sharded) {
+        const combine = shardEvents(compiled.job as ProfileJob);
+        await launchShards(profile.target, {
+          runner: options.runner,
+          job: compiled.job as ProfileJob,
+          jobText,
+          jobFile,
+          outDir,
+          runPath: path.relative(path.dirname(run.dir), dir).split(path.sep).join("/"),
+          modelDir: dir,
+          setting: profile.shards!,
+          resume,
+          onEvent: (event, shard) => {
+            const combined = combine(event, shard);
+            if (combined) onEvent(combined, shard === undefined && event.type === "variant");
+          },
+          ...(options.onStatus ? { onStatus: (message: string) => options.onStatus!(message, model.name) } : {}),
+          ...(profile.threads ? { threads: profile.threads } : {}),
+          ...(options.signal ? { signal: options.signal } : {}),
+        });
+      } else
+        await launchRunner(profile.target, {
+          runner: options.runner,
+          subcommand: compiled.job.subcommand,
+          jobFile,
+          outDir,
+          onEvent,
+          runPath: path.relative(path.dirname(run.dir), dir).split(path.sep).join("/"),
+          ...(options.onStatus ? { onStatus: (message: string) => options.onStatus!(message, model.name) } : {}),
+          ...(profile.threads ? { threads: profile.threads } : {}),
+          ...(options.signal ? { signal: options.signal } : {}),
+        });
     } finally {
       await new Promise((resolve) => eventLog.end(resolve));
     }
@@ -372,7 +399,6 @@ function metricsOf(cell: VariantBenchmark): Metric[] {
   return METRICS.filter((m) => cell[m] !== undefined);
 }
 
-/** Writes job.json, or on resume checks that the job compiled now is the one the folder holds. */
 /**
  * A task's Python (a filter or its scorer) that fails on the runner's output is the run's error,
  * in Python's words; the runner's files stay, so resuming after the fix scores them again.
@@ -390,20 +416,47 @@ async function withHelperErrors<T>(model: ResolvedModel, work: () => Promise<T>)
   }
 }
 
-async function writeJob(jobFile: string, job: object, resume: boolean, model: ResolvedModel): Promise<void> {
+/**
+ * Writes job.json, or on resume checks that the job compiled now is the one the folder holds; the
+ * file's text either way (a sharded job's fingerprint is taken of it).
+ */
+async function writeJob(jobFile: string, job: object, resume: boolean, model: ResolvedModel): Promise<string> {
+  const text = JSON.stringify(job, null, 2) + "\n";
   if (resume) {
     const existing = await fs.readFile(jobFile, "utf8").catch(() => undefined);
     if (existing !== undefined) {
-      if (existing !== JSON.stringify(job, null, 2) + "\n") {
+      if (existing !== text) {
         throw new ResumeError(
           `cannot resume model \`${model.name}\`: the job compiled from the config now differs from ${jobFile} ` +
             "(a diagnostic dataset, a benchmark, the tokenizer or the config changed since the run started); start a new run",
         );
       }
-      return;
+      return text;
     }
   }
   await writeJsonAtomic(jobFile, job);
+  return text;
+}
+
+/**
+ * The events of a sharded model as one runner's: each shard's variants count towards the whole
+ * job's (so the run has one progress bar), each event marked with its shard; the merge's reading
+ * back of every variant is its own phase, `merge`. Undefined: an event not to pass on (a shard's
+ * start and summary: the merge's are the model's).
+ */
+function shardEvents(job: ProfileJob): (event: RunnerEvent, shard: number | undefined) => RunnerEvent | undefined {
+  const total = job.abilities.length * variantsPerAbility(job) + randomVariants(job);
+  const done = new Map<number, number>();
+  return (event, shard) => {
+    if (shard === undefined) {
+      return event.type === "progress" && event.phase === "variants" ? { ...event, phase: "merge" } : event;
+    }
+    const marked = { ...event, shard } as unknown as RunnerEvent;
+    if (event.type === "summary" || event.type === "start") return undefined;
+    if (event.type !== "progress" || event.phase !== "variants") return marked;
+    done.set(shard, event.done);
+    return { ...marked, done: [...done.values()].reduce((a, b) => a + b, 0), total } as unknown as RunnerEvent;
+  };
 }
 
 async function scoreResults(

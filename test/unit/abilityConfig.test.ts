@@ -45,7 +45,10 @@ test("the importance method is paper or signed, said where it is written", () =>
     "/p/x.bprof.yaml:7:11: error: `ablation.method` must be one of: paper, signed (field ablation.method) [config.not-allowed]",
   ]);
   assert.deepEqual(schemaLines("ablation:\n  k: [0.01]\n  method: [paper, signed]\n"), [], "both rules side by side");
-  assert.deepEqual(parseConfig(HEAD + "ablation:\n  k: [0.01]\n  method: [signed, paper]\n", FILE).config!.ablation!.method, ["signed", "paper"]);
+  assert.deepEqual(parseConfig(HEAD + "ablation:\n  k: [0.01]\n  method: [signed, paper]\n", FILE).config!.ablation!.method, [
+    "signed",
+    "paper",
+  ]);
   assert.deepEqual(schemaLines("ablation:\n  k: [0.01]\n  method: [paper, absolute]\n"), [
     "/p/x.bprof.yaml:7:19: error: `ablation.method[1]` must be one of: paper, signed (field ablation.method[1]) [config.not-allowed]",
   ]);

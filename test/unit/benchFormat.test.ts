@@ -281,3 +281,22 @@ test("the record keeps the rows as printed and every raw figure; earlier records
   assert.ok(!lines.some((l) => l.startsWith("5a")), "unchanged figures without a ratio are not listed");
   assert.deepEqual(compareRows([], faster), []);
 });
+
+test("row 6: a profile in local shards against one runner; the merge's own time is the claim", () => {
+  const shards = {
+    threads: 4,
+    shards: 2,
+    abilities: 4,
+    items: 64,
+    one_seconds: 12,
+    sharded_seconds: 6,
+    merge_seconds: 0.4,
+    same_manifest: true,
+  };
+  const row = buildRows({ shards }).find((r) => r.row === "6")!;
+  assert.equal(row.what, "A profile in 2 local shards (2 threads each) vs 1 runner (4), 4 abilities, 64 items; the merge 400 ms");
+  assert.equal(row.ratio, 2);
+  assert.equal(row.met, true);
+  assert.equal(buildRows({ shards: { ...shards, merge_seconds: 1.5 } })[0]!.met, false);
+  assert.match(buildRows({ shards: { ...shards, same_manifest: false } })[0]!.what, /profile\.json differs$/);
+});

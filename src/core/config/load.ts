@@ -13,6 +13,7 @@ import { groupAggregates, readAggregateSpecs, type ResolvedGroup } from "../lmev
 import { resolveTaskName, taskIndex, type GroupFiles } from "../lmeval/taskIndex";
 import { diskFiles, isDirectory, isFile, type TextFiles } from "../fsutil";
 import { readsLocalFiles, resolveTarget } from "../launch/target";
+import { shardProblems, shardSetting, type ShardSetting } from "./shards";
 import type { Target } from "../launch/targetTypes";
 import { modelFolderProblems } from "../model/folder";
 import { modelFolderName } from "../results/store";
@@ -56,6 +57,8 @@ export interface Profile {
   outputDir: string;
   device: string;
   threads?: number;
+  /** Each model's profile split into shards run side by side (config/shards.ts); absent: one runner. */
+  shards?: ShardSetting;
   target: Target;
   models: ResolvedModel[];
   benchmarks: ResolvedBenchmark[];
@@ -162,6 +165,7 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
 
   const target = resolveTarget(config.target, root);
   problems.push(...(await targetProblems(config, source, target)));
+  problems.push(...shardProblems(config, source, target));
   problems.push(
     ...(await outputProblems(
       path.resolve(root, config.output ?? ".bprof"),
@@ -266,11 +270,13 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
 
   const resolved: ResolvedParts = { models, benchmarks, abilities: abilitySection.abilities };
   if (errorsOf(problems).length > 0) return { problems, resolved };
+  const shards = shardSetting(config);
   const profile: Profile = {
     configFile: file,
     configText: text,
     outputDir: path.resolve(root, config.output ?? ".bprof"),
-    device: config.device ?? "cpu",
+    // with `devices`, the whole job (and the merge that finishes it) names the first
+    device: config.device ?? config.devices?.[0] ?? "cpu",
     target,
     models,
     benchmarks,
@@ -283,6 +289,7 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
       confidence: config.bootstrap?.confidence ?? DEFAULT_CONFIDENCE,
     },
     ...(config.threads !== undefined ? { threads: config.threads } : {}),
+    ...(shards && abilitySection.abilities.length > 0 ? { shards } : {}),
   };
   return { profile, problems, resolved };
 }

@@ -86,6 +86,8 @@ export interface SlurmSpec extends TargetPlacementSpec {
   account?: string;
   sbatch_args?: string[];
   poll_seconds?: number;
+  /** Shards of whole abilities per model's profile: a Slurm array, then a merge job. */
+  shards?: number;
   /** Submit on this login node over SSH instead of on this machine. */
   ssh?: SshConnectionSpec;
 }
@@ -100,6 +102,10 @@ export interface ProfileConfig {
   task_paths?: string[];
   device?: string;
   threads?: number;
+  /** Shards of whole abilities per model's profile, run side by side (docs/targets.md, "Shards"). */
+  shards?: number | "auto";
+  /** One shard per device, instead of `device`. */
+  devices?: string[];
   target?: TargetSpec;
   abilities?: AbilitySpec[];
   ablation?: AblationSpec;

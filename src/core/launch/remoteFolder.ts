@@ -33,12 +33,12 @@ export async function prepareRemoteFolder(host: Host, workdir: string, runPath: 
  * remote home's, since the runner takes paths literally; the job.json of the run folder keeps
  * what the config says, so a resumed run compiles to the same bytes.
  */
-export async function uploadJob(folder: RemoteFolder, jobFile: string): Promise<void> {
+export async function uploadJob(folder: RemoteFolder, jobFile: string, name = "job.json"): Promise<void> {
   const job = JSON.parse(await fs.readFile(jobFile, "utf8")) as { model?: { path?: string } };
   const modelPath = job.model?.path;
   if (typeof modelPath === "string" && (modelPath === "~" || modelPath.startsWith("~/")))
     job.model!.path = folder.home + modelPath.slice(1);
-  await uploadText(folder, "job.json", JSON.stringify(job));
+  await uploadText(folder, name, JSON.stringify(job));
 }
 
 export async function uploadText(folder: RemoteFolder, name: string, text: string): Promise<void> {

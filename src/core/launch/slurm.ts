@@ -18,7 +18,7 @@ import { BUILD_SCRIPT, runnerSources } from "../runner/sources";
 import type { LaunchInvocation, SlurmTarget } from "./targetTypes";
 
 /** States in which a job may still run (squeue's long names). */
-const ACTIVE_STATES = new Set([
+export const ACTIVE_STATES: ReadonlySet<string> = new Set([
   "PENDING",
   "CONFIGURING",
   "RUNNING",
@@ -101,13 +101,19 @@ async function submit(target: SlurmTarget, folder: RemoteFolder, invocation: Lau
     `${runner} ${args} > "slurm-$SLURM_JOB_ID.events.jsonl"`,
     "",
   ].join("\n");
-  if (folder.home === "") await fs.writeFile(path.join(folder.dir, "bprof.sbatch"), script);
-  else await uploadText(folder, "bprof.sbatch", script);
+  return sbatch(target, folder, "bprof.sbatch", script, [
+    `--job-name=bprof:${path.basename(invocation.runPath)}`,
+    "--output=slurm-%j.out",
+    ...target.sbatchOptions,
+  ]);
+}
 
-  const options = [`--job-name=bprof:${path.basename(invocation.runPath)}`, "--output=slurm-%j.out", ...target.sbatchOptions]
-    .map(shellWord)
-    .join(" ");
-  const result = await runOnHost(target.host, `cd ${shellWord(folder.dir)} && sbatch --parsable ${options} bprof.sbatch`, {
+/** Writes `script` as `name` in the folder and submits it with `options`; the job's id. */
+export async function sbatch(target: SlurmTarget, folder: RemoteFolder, name: string, script: string, options: string[]): Promise<string> {
+  if (folder.home === "") await fs.writeFile(path.join(folder.dir, name), script);
+  else await uploadText(folder, name, script);
+  const words = options.map(shellWord).join(" ");
+  const result = await runOnHost(target.host, `cd ${shellWord(folder.dir)} && sbatch --parsable ${words} ${shellWord(name)}`, {
     what: "submit the Slurm job",
   });
   const id = /^(\d+)/.exec(result.stdout.trim())?.[1];
@@ -137,7 +143,10 @@ async function submit(target: SlurmTarget, folder: RemoteFolder, invocation: Lau
  * host cannot build (a login node without compilers or libtorch), the job builds it on its node
  * first, into the same cache, and runs it; its build's output goes to slurm-<job>.out.
  */
-async function runnerExec(target: SlurmTarget, invocation: LaunchInvocation): Promise<string> {
+export async function runnerExec(
+  target: SlurmTarget,
+  invocation: Pick<LaunchInvocation, "runner" | "onStatus" | "signal">,
+): Promise<string> {
   if (target.runner !== undefined) return `exec ${hostPathWord(target.runner)}`;
   try {
     return `exec ${shellWord(await runnerOn(target.host, announcingBuilds(invocation.runner, invocation.onStatus, target.host), invocation.signal))}`;
@@ -238,7 +247,7 @@ function jobEndError(state: SlurmJobState, jobId: string, output: string, target
   }
 }
 
-function describeState(jobId: string, state: SlurmJobState): string {
+export function describeState(jobId: string, state: SlurmJobState): string {
   if (state.state === "PENDING") return `Slurm job ${jobId} pending${state.reason && state.reason !== "None" ? ` (${state.reason})` : ""}`;
   if (state.state === "RUNNING") return `Slurm job ${jobId} running${state.node ? ` on ${state.node}` : ""}`;
   return `Slurm job ${jobId} ${state.state.toLowerCase()}`;
@@ -272,7 +281,7 @@ export function parseJobState(line: string): SlurmJobState {
 }
 
 /** A file on the host read in increments, by byte offset, decoding UTF-8 across reads. */
-class GrowingFile {
+export class GrowingFile {
   private offset = 0;
   private readonly decoder = new StringDecoder("utf8");
 
@@ -292,7 +301,7 @@ class GrowingFile {
 }
 
 /** Waits, waking early on the signal when `interruptible`. */
-function sleep(ms: number, signal: AbortSignal | undefined, interruptible: boolean): Promise<void> {
+export function sleep(ms: number, signal: AbortSignal | undefined, interruptible: boolean): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(done, ms);
     function done() {

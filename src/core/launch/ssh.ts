@@ -1,13 +1,14 @@
 // Run bprof-runner on a host over SSH: the job goes there, the runner's events stream back
 // through the connection as they would from a local process, and its output comes back at the
 // end. The host keeps the run's folder, so `--resume` continues there.
-import { hostCommand, hostName, hostPathWord, runOnHost, shellWord, unreachable } from "./host";
+import { hostCommand, hostName, hostPathWord, runOnHost, runOnHostOrFail, shellWord, unreachable } from "./host";
 import { runnerArguments } from "./local";
 import { announcingBuilds, runnerOn } from "../runner/locate";
 import { runnerOutcome, type RunnerSummary } from "./outcome";
 import { followEventProcess } from "./process";
 import { downloadRunnerOutput, prepareRemoteFolder, uploadJob, type RemoteFolder } from "./remoteFolder";
 import { RunnerError } from "./runnerError";
+import { GATHER_SCRIPT, type ShardPlace } from "./shards";
 import type { LaunchInvocation, Target } from "./targetTypes";
 
 /** sh's exit code for a command it cannot find. */
@@ -76,4 +77,37 @@ async function refuseIfRunnerAlive(folder: RemoteFolder): Promise<void> {
 /** SIGTERM to the runner on the host: it finishes its item, reports `cancelled` and exits. */
 async function stopRemoteRunner(folder: RemoteFolder): Promise<void> {
   await runOnHost(folder.host, `kill -TERM "$(cat ${shellWord(folder.dir)}/runner.pid)"`, { what: "stop the runner" });
+}
+
+/**
+ * A host over SSH as the shards' place (launch/shards.ts): each shard a runner there in its own
+ * folder, <workdir>/<run>/models/<name>/shards/<i>, its output copied back when it ends; the
+ * merge gathers the shards' files there and runs the whole job in the model's folder. The target
+ * names its runner: one resolved before, so that the shards do not each build it.
+ */
+export function sshPlace(
+  target: Extract<Target, { kind: "ssh" }> & { runner: string },
+  runPath: string,
+  runner: LaunchInvocation["runner"],
+): ShardPlace {
+  return {
+    cores: async () => Number((await runOnHostOrFail(target.host, "nproc", { what: "count the host's cores" })).trim()) || 1,
+    run: (job) =>
+      runOverSsh(target, {
+        runner,
+        subcommand: job.subcommand,
+        jobFile: job.jobFile,
+        outDir: job.outDir,
+        runPath: job.runPath,
+        ...(job.threads !== undefined ? { threads: job.threads } : {}),
+        ...(job.onEvent ? { onEvent: job.onEvent } : {}),
+        ...(job.signal ? { signal: job.signal } : {}),
+      }),
+    gather: async () => {
+      const folder = await prepareRemoteFolder(target.host, target.workdir, runPath);
+      await runOnHostOrFail(target.host, [`cd ${shellWord(folder.dir)} || exit 1`, ...GATHER_SCRIPT].join("\n"), {
+        what: `gather the shards' files in ${folder.dir}`,
+      });
+    },
+  };
 }

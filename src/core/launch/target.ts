@@ -5,10 +5,13 @@ import * as path from "node:path";
 import type { SlurmSpec, SshConnectionSpec, TargetSpec } from "../config/types";
 import { hostName, LOCAL_HOST, type Host, type SshConnection } from "./host";
 import { runLocal } from "./local";
+import { RunnerError } from "./runnerError";
 import type { RunnerSummary } from "./outcome";
 import { runOnSlurm } from "./slurm";
-import { runOverSsh } from "./ssh";
+import { runOverSsh, sshPlace } from "./ssh";
 import type { LaunchInvocation, SlurmTarget, Target } from "./targetTypes";
+import { runShards, runShardsLocally, type ShardedRun } from "./shards";
+import { runShardsOnSlurm } from "./slurmShards";
 import { announcingBuilds, runnerOn } from "../runner/locate";
 
 /** Where runs of a target keep their files on the host when the config does not say. */
@@ -104,4 +107,29 @@ export async function launchRunner(target: Target, invocation: LaunchInvocation)
     case "slurm":
       return runOnSlurm(target, invocation);
   }
+}
+
+/** A model's profile in shards: side by side on this machine or a host over SSH (launch/shards.ts), or a Slurm array (launch/slurmShards.ts). */
+export async function launchShards(
+  target: Target,
+  invocation: Omit<ShardedRun, "runnerPath"> & Pick<LaunchInvocation, "runner" | "jobFile" | "outDir" | "runPath">,
+): Promise<RunnerSummary> {
+  if (target.kind === "slurm") {
+    const count = invocation.setting.count;
+    if (count === "auto") throw new RunnerError("bad_config", "a Slurm target takes a number of shards, not auto", 2);
+    const { setting: _setting, modelDir: _modelDir, ...rest } = invocation;
+    return runShardsOnSlurm(target, { ...rest, subcommand: "profile", count });
+  }
+  if (target.kind === "ssh") {
+    const { runner, jobFile: _jobFile, outDir: _outDir, ...rest } = invocation;
+    const named =
+      target.runner ?? (await runnerOn(target.host, announcingBuilds(runner, invocation.onStatus, target.host), invocation.signal));
+    return runShards(rest, sshPlace({ ...target, runner: named }, invocation.runPath, runner));
+  }
+  const { runner, jobFile: _jobFile, outDir: _outDir, runPath: _runPath, ...rest } = invocation;
+  const onStatus = invocation.onStatus;
+  return runShardsLocally({
+    ...rest,
+    runnerPath: await runnerOn(LOCAL_HOST, announcingBuilds(runner, onStatus, LOCAL_HOST), invocation.signal),
+  });
 }

@@ -2,10 +2,11 @@
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { parseJsonSource } from "../jsonSource";
-import { JobCompileError, compileProfileJob, compileScoreJob, type AbilityRef } from "./job";
+import { JobCompileError, compileProfileJob, compileScoreJob, type AbilityRef, type ProfileJob } from "./job";
 import type { Profile, ResolvedModel } from "../config/load";
 import { problemAt, type Problem } from "../problems";
 import { loadTokenizer, type ModelTokenizer } from "../prompts/tokenize";
+import { describeShard, splitJob } from "./shards";
 
 /**
  * The runner's job for one model of a profile (`profiles`: a profile job, else a score job). It
@@ -64,4 +65,37 @@ export async function modelTokenizer(model: ResolvedModel): Promise<ModelTokeniz
       ),
     );
   }
+}
+
+/**
+ * How each model's profile splits into shards (docs/targets.md, "Shards"), for `bprof validate`
+ * and Validate Config: per model a line, then a line per shard with its abilities and its share
+ * of the work (diagnostic tokens and variants, as plan/shards.ts weighs them). Empty without
+ * shards. It compiles the jobs (tokenizes every item), so it runs when asked.
+ */
+export async function shardSplitLines(profile: Profile, cores: number): Promise<string[]> {
+  const setting = profile.shards;
+  if (!setting || !profile.ablation) return [];
+  if (setting.count === "auto")
+    return ["shards: auto: one shard per GPU the runner sees, counted when the run starts (give `devices` to see the split here)"];
+  const lines: string[] = [];
+  for (const model of profile.models) {
+    const compiled = compiledJob(profile, model, await modelTokenizer(model), new Date());
+    const plans = splitJob(compiled.job as ProfileJob, setting.count);
+    const total = plans.reduce((n, p) => n + p.work, 0);
+    const names = new Map(compiled.abilities.map((a) => [a.id, a.name]));
+    const threads = Math.max(1, Math.floor((profile.threads ?? cores) / plans.length));
+    const largest = Math.max(...plans.map((p) => p.work));
+    // on Slurm each shard is an array task with the job's resources; here they share the cores
+    const each = profile.target.kind === "slurm" ? "a Slurm array task each" : `${threads} thread${threads === 1 ? "" : "s"} each`;
+    lines.push(
+      `${model.name}: ${plans.length} shard${plans.length === 1 ? "" : "s"}, ${each}; ` +
+        `the run lasts as long as its largest shard, ${Math.round((100 * largest) / total)}% of the work`,
+    );
+    for (const [i, plan] of plans.entries()) {
+      const device = setting.devices?.[i];
+      lines.push(`  shard ${i + 1}${device ? ` (${device})` : ""}: ${describeShard(plan, total, names)}`);
+    }
+  }
+  return lines;
 }

@@ -3,11 +3,13 @@
 // for an SSH or Slurm target, what only the target can say (the host, its runner, the model folders
 // there, sbatch --test-only). Asking the target runs ssh or sbatch, so it needs a trusted
 // workspace; the file checks do not.
+import * as os from "node:os";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { loadProfile } from "../../core/config/load";
 import { checkTarget } from "../../core/launch/check";
 import { describeTarget } from "../../core/launch/target";
+import { shardSplitLines } from "../../core/plan/compile";
 import { errorsOf } from "../../core/problems";
 import type { CommandFactory, Ctx } from "../ctx";
 import { pickConfig } from "./pickConfig";
@@ -28,8 +30,10 @@ export const validateConfig: CommandFactory = (ctx) => async (uri?: vscode.Uri) 
     return;
   }
   const { profile } = await loadProfile(config.fsPath, document ? { text: document.getText() } : {});
+  const split = profile ? await shardSplitLines(profile, os.availableParallelism()) : [];
+  for (const line of split) ctx.log(`${name}: ${line}`);
   if (!profile || profile.target.kind === "local") {
-    void vscode.window.showInformationMessage(`${name}: config OK`);
+    void vscode.window.showInformationMessage(`${name}: config OK${split.length > 0 ? `; ${split[0]}` : ""}`);
     return;
   }
   const where = describeTarget(profile.target);

@@ -1,0 +1,238 @@
+// A profile in 3 CPU shards with the real runner (docs/targets.md, "Shards"): its results equal the
+// unsharded run's cell for cell and item for item, and its runner folder is byte for byte the
+// unsharded one's; the merge scores nothing again. A shard killed mid-run is resumed alone. The
+// merge refuses a shard folder of another job.
+//
+// On the CPU a float sum depends on how many threads share it, so the unsharded run gets the
+// threads each shard gets (1): the same runner on the same threads gives the same bytes.
+import assert from "node:assert/strict";
+import { execa } from "execa";
+import { promises as fs } from "node:fs";
+import * as path from "node:path";
+import { after, before, test } from "node:test";
+import { gatherShards, ShardMergeError } from "../../src/core/launch/shards";
+import { bprof, cliPath, runnerPath } from "../support/cli";
+import { CONFIG_YAML, makeProfileProject } from "../support/profileProject";
+
+let root: string;
+/** The unsharded run's folder, the reference. */
+let reference: string;
+
+before(async () => {
+  ({ root } = await makeProfileProject({
+    extraFiles: {
+      "one.bprof.yaml": CONFIG_YAML + "threads: 1\n",
+      "sharded.bprof.yaml": CONFIG_YAML + "threads: 3\nshards: 3\n",
+      "other.bprof.yaml": CONFIG_YAML.replace("seed: 3", "seed: 4") + "threads: 3\nshards: 3\n",
+    },
+  }));
+  // A longer benchmark, so a shard can be killed while it scores.
+  const docs = await fs.readFile(path.join(root, "tasks", "tiny_yes.jsonl"), "utf8");
+  await fs.writeFile(path.join(root, "tasks", "tiny_yes.jsonl"), docs.repeat(40));
+  reference = await runConfig("one.bprof.yaml");
+});
+after(async () => fs.rm(root, { recursive: true, force: true }));
+
+async function runConfig(config: string): Promise<string> {
+  const result = await bprof(["run", path.join(root, config)], { timeout: 240_000 });
+  assert.equal(result.exitCode, 0, `bprof run ${config} failed:\n${result.stderr}\n${result.stdout}`);
+  return runDirOf(result.stdout + result.stderr);
+}
+
+function runDirOf(output: string): string {
+  const file = /^run \S+: (\S+)\/results\.json$/m.exec(output)?.[1] ?? /^resume with: bprof run --resume (\S+)$/m.exec(output)?.[1];
+  assert.ok(file, `no run folder in:\n${output}`);
+  return file;
+}
+
+/** Every file under `dir`, path -> bytes. */
+async function filesUnder(dir: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const entry of await fs.readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const file = path.join(entry.parentPath, entry.name);
+    out.set(path.relative(dir, file), await fs.readFile(file, "utf8"));
+  }
+  return out;
+}
+
+/** results.json without the fields that name the run itself (its id, start, and config file). */
+async function resultsOf(runDir: string): Promise<Record<string, unknown>> {
+  const results = JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8")) as Record<string, unknown>;
+  for (const field of ["run_id", "created", "config_file"]) {
+    assert.ok(field in results, field);
+    delete results[field];
+  }
+  return results;
+}
+
+/** What a sharded model folder holds that the unsharded one's holds too, byte for byte. */
+async function assertSameAsReference(runDir: string): Promise<void> {
+  assert.deepEqual(await resultsOf(runDir), await resultsOf(reference));
+  const model = (dir: string) => path.join(dir, "models", "tiny-llama");
+  assert.deepEqual(await filesUnder(path.join(model(runDir), "runner")), await filesUnder(path.join(model(reference), "runner")));
+  assert.deepEqual(await filesUnder(path.join(model(runDir), "variants")), await filesUnder(path.join(model(reference), "variants")));
+  for (const file of ["job.json", "items.jsonl", "flips.jsonl"])
+    assert.equal(await fs.readFile(path.join(model(runDir), file), "utf8"), await fs.readFile(path.join(model(reference), file), "utf8"));
+}
+
+async function eventsOf(file: string): Promise<{ type: string; phase?: string; resumed?: boolean }[]> {
+  const text = await fs.readFile(file, "utf8");
+  return text
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { type: string });
+}
+
+test("3 CPU shards give the unsharded run's results and files; the merge scores nothing again", { timeout: 300_000 }, async () => {
+  const validated = await bprof(["validate", path.join(root, "sharded.bprof.yaml")]);
+  assert.equal(validated.exitCode, 0, validated.stderr);
+  assert.match(validated.stdout, /^tiny-llama: 3 shards, 1 thread each; the run lasts as long as its largest shard, \d+% of the work$/m);
+  assert.match(
+    validated.stdout,
+    /^ {2}shard 1: baseline \+ random control \(\d+% of the work\)\n {2}shard 2: Spatial Reasoning \(\d+% of the work\)\n {2}shard 3: Quantitative Reasoning \(\d+% of the work\)$/m,
+  );
+
+  const result = await bprof(["run", path.join(root, "sharded.bprof.yaml")], { timeout: 240_000 });
+  assert.equal(result.exitCode, 0, `bprof run failed:\n${result.stderr}\n${result.stdout}`);
+  assert.match(result.stderr, /^tiny-llama: 3 shards, 1 thread each$/m);
+  // one progress: the shards' variants counted together towards the whole job's 6
+  assert.match(result.stderr, /^tiny-llama variants 6\/6$/m);
+  const runDir = runDirOf(result.stdout);
+  await assertSameAsReference(runDir);
+
+  const modelDir = path.join(runDir, "models", "tiny-llama");
+  const shardJobs = await Promise.all(
+    [0, 1, 2].map(async (i) => JSON.parse(await fs.readFile(path.join(modelDir, "shards", String(i), "job.json"), "utf8"))),
+  );
+  // heaviest first: the baseline and random control (7 of the 9 scorings), then the ability with
+  // more diagnostic tokens, each in a shard of its own
+  assert.deepEqual(
+    shardJobs.map((j) => [j.abilities.map((a: { id: string }) => a.id), j.shard.baseline, j.shard.random]),
+    [
+      [[], true, true],
+      [["spatial-reasoning"], false, false],
+      [["quantitative-reasoning"], false, false],
+    ],
+  );
+  // the merge (the model's own events) read every variant back and computed nothing
+  const merge = (await eventsOf(path.join(modelDir, "events.jsonl"))).filter((e) => !("shard" in e));
+  const variants = merge.filter((e) => e.type === "variant");
+  assert.equal(variants.length, 6);
+  assert.ok(variants.every((e) => e.resumed === true));
+  assert.ok(!merge.some((e) => e.type === "progress" && ["importance", "baseline", "score"].includes(e.phase!)));
+});
+
+test("a shard killed mid-run: --resume runs only the shards that did not finish, with the same results", { timeout: 300_000 }, async () => {
+  const child = execa("node", [cliPath, "run", path.join(root, "sharded.bprof.yaml")], {
+    reject: false,
+    env: { BPROF_RUNNER: process.env.BPROF_RUNNER ?? runnerPath },
+  });
+  let stderr = "";
+  let killed: string | undefined;
+  child.stderr!.on("data", (chunk: Buffer) => {
+    stderr += String(chunk);
+    // once a shard has scored its first variant: SIGKILL a shard runner that is still scoring
+    if (killed === undefined && /^tiny-llama variant /m.test(stderr)) {
+      killed = "";
+      void killAShard(child.pid!).then((shard) => (killed = shard));
+    }
+  });
+  const first = await child;
+  assert.ok(killed, `no shard runner was left to kill:\n${first.stderr}`);
+  assert.notEqual(first.exitCode, 0, first.stderr);
+  assert.match(first.stderr, new RegExp(`shard ${Number(killed) + 1} \\(.*shards/${killed}\\): bprof-runner was killed by SIGKILL`));
+  const runDir = runDirOf(first.stderr);
+  const modelDir = path.join(runDir, "models", "tiny-llama");
+  const finished = await Promise.all(
+    [0, 1, 2].map((i) =>
+      fs.access(path.join(modelDir, "shards", String(i), "runner", "shard.json")).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
+  assert.equal(finished[Number(killed)], false);
+
+  const resumed = await bprof(["run", "--resume", runDir], { timeout: 240_000 });
+  assert.equal(resumed.exitCode, 0, `bprof run --resume failed:\n${resumed.stderr}`);
+  const earlier = finished.filter(Boolean).length;
+  if (earlier > 0) assert.match(resumed.stderr, new RegExp(`3 shards, 1 thread each; ${earlier} finished earlier`));
+  for (const [i, done] of finished.entries()) {
+    const starts = (await eventsOf(path.join(modelDir, "shards", String(i), "events.jsonl"))).filter((e) => e.type === "start").length;
+    assert.equal(starts, done ? 1 : 2, `shard ${i} ran ${starts} time(s)`);
+  }
+  // the killed shard kept what it had finished: at least the variant it had scored is read back
+  const killedEvents = await eventsOf(path.join(modelDir, "shards", String(killed), "events.jsonl"));
+  assert.ok(killedEvents.some((e) => e.type === "variant" && e.resumed === true) || killedEvents.some((e) => e.type === "result"));
+  await assertSameAsReference(runDir);
+});
+
+test("Ctrl-C stops every shard", { timeout: 120_000 }, async () => {
+  const child = execa("node", [cliPath, "run", path.join(root, "sharded.bprof.yaml")], {
+    reject: false,
+    env: { BPROF_RUNNER: process.env.BPROF_RUNNER ?? runnerPath },
+  });
+  let stderr = "";
+  let runners: string[] = [];
+  child.stderr!.on("data", (chunk: Buffer) => {
+    stderr += String(chunk);
+    if (runners.length === 0 && /^tiny-llama variant /m.test(stderr)) {
+      runners = ["pending"];
+      void execa("pgrep", ["-P", String(child.pid!)], { reject: false }).then((found) => {
+        runners = found.stdout.split("\n").filter(Boolean);
+        child.kill("SIGINT");
+      });
+    }
+  });
+  const cancelled = await child;
+  assert.equal(cancelled.exitCode, 130, cancelled.stderr);
+  assert.match(cancelled.stderr, /^bprof: cancelled: the run was cancelled; start it again to resume$/m);
+  assert.ok(runners.length >= 1, "no shard was running");
+  for (const pid of runners) assert.throws(() => process.kill(Number(pid), 0), `runner ${pid} outlived the cancel`);
+});
+
+/** SIGKILLs one of the bprof process's shard runners; its shard's index. */
+async function killAShard(bprofPid: number): Promise<string> {
+  const found = await execa("pgrep", ["-P", String(bprofPid), "-a"], { reject: false });
+  for (const line of found.stdout.split("\n")) {
+    const match = /^(\d+) .*\/shards\/(\d+)\/job\.json/.exec(line);
+    if (!match) continue;
+    process.kill(Number(match[1]), "SIGKILL");
+    return match[2]!;
+  }
+  return "";
+}
+
+test("the merge refuses a shard folder of another job, naming it", { timeout: 300_000 }, async () => {
+  const ours = await runConfig("sharded.bprof.yaml");
+  const theirs = await runConfig("other.bprof.yaml");
+  const shards = (dir: string) => path.join(dir, "models", "tiny-llama", "shards");
+  const of = JSON.parse(await fs.readFile(path.join(shards(ours), "0", "job.json"), "utf8")).shard.of as string;
+  const abilities = ["quantitative-reasoning", "spatial-reasoning"];
+  const folders = [0, 1, 2].map((i) => path.join(shards(ours), String(i), "runner"));
+  const stranger = path.join(shards(theirs), "1", "runner");
+  const out = path.join(root, "merged");
+  await assert.rejects(
+    gatherShards(out, [folders[0]!, stranger, folders[2]!], of, abilities),
+    (e: Error) => e instanceof ShardMergeError && e.message.includes(stranger) && /a shard of another job/.test(e.message),
+  );
+  await assert.rejects(
+    gatherShards(out, [folders[1]!, folders[0]!, folders[2]!], of, abilities),
+    (e: Error) =>
+      e instanceof ShardMergeError && e.message.includes(folders[1]!) && /holds shard 2 of 3, where shard 1 of 3/.test(e.message),
+  );
+  await fs.rm(path.join(folders[2]!, "shard.json"));
+  await assert.rejects(
+    gatherShards(out, folders, of, abilities),
+    (e: Error) => e instanceof ShardMergeError && e.message.includes(folders[2]!) && /no finished shard/.test(e.message),
+  );
+
+  // resuming a run whose shard folder was swapped for another job's: refused before any runner starts
+  await fs.rm(path.join(shards(ours), "1"), { recursive: true });
+  await fs.cp(path.join(shards(theirs), "1"), path.join(shards(ours), "1"), { recursive: true });
+  await fs.rm(path.join(ours, "results.json"));
+  const resumed = await bprof(["run", "--resume", ours]);
+  assert.notEqual(resumed.exitCode, 0);
+  assert.match(resumed.stderr, /shards\/1\/job\.json is not the shard job compiled now/);
+});
