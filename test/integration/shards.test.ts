@@ -15,6 +15,8 @@ import { bprof, cliPath, runnerPath } from "../support/cli";
 import { CONFIG_YAML, makeProfileProject } from "../support/profileProject";
 
 let root: string;
+const BOTH_RULES = CONFIG_YAML.replace("  batch_size: 2\n", "  batch_size: 2\n  method: [paper, signed]\n");
+
 /** The unsharded run's folder, the reference. */
 let reference: string;
 
@@ -24,6 +26,8 @@ before(async () => {
       "one.bprof.yaml": CONFIG_YAML + "threads: 1\n",
       "sharded.bprof.yaml": CONFIG_YAML + "threads: 3\nshards: 3\n",
       "other.bprof.yaml": CONFIG_YAML.replace("seed: 3", "seed: 4") + "threads: 3\nshards: 3\n",
+      "rules-one.bprof.yaml": BOTH_RULES + "threads: 1\n",
+      "rules-sharded.bprof.yaml": BOTH_RULES + "threads: 2\nshards: 2\n",
     },
   }));
   // A longer benchmark, so a shard can be killed while it scores.
@@ -236,3 +240,22 @@ test("the merge refuses a shard folder of another job, naming it", { timeout: 30
   assert.notEqual(resumed.exitCode, 0);
   assert.match(resumed.stderr, /shards\/1\/job\.json is not the shard job compiled now/);
 });
+
+test(
+  "both importance rules in 2 shards: the unsharded run's results and files, each rule's files from its ability's shard",
+  { timeout: 300_000 },
+  async () => {
+    const one = await runConfig("rules-one.bprof.yaml");
+    const sharded = await runConfig("rules-sharded.bprof.yaml");
+    assert.deepEqual(await resultsOf(sharded), await resultsOf(one));
+    const runner = (dir: string) => path.join(dir, "models", "tiny-llama", "runner");
+    const files = await filesUnder(runner(sharded));
+    assert.deepEqual(files, await filesUnder(runner(one)));
+    assert.ok(files.has(path.join("variants", "spatial-reasoning.signed.top.k1.jsonl")), [...files.keys()].join(", "));
+    const results = JSON.parse(await fs.readFile(path.join(sharded, "results.json"), "utf8"));
+    assert.deepEqual(
+      results.models[0].other_methods.map((p: { method: string }) => p.method),
+      ["signed"],
+    );
+  },
+);
