@@ -100,6 +100,10 @@ export const PROBLEM_CODES = {
   "diag.answer-position-bias": { severity: "warning", summary: "answers favour some positions (chi-square test)" },
   "diag.longest-answer-bias": { severity: "warning", summary: "the answer is the longest choice more often than chance" },
   "diag.too-few-items": { severity: "warning", summary: "an ability with fewer items than a stable ranking needs" },
+  "diag.unstable-ranking": {
+    severity: "warning",
+    summary: "an ability whose ranking a run measured unstable (its items' two halves rank unlike sets)",
+  },
 
   // lm-eval task files and their data.
   "task.unsupported-key": { severity: "error", summary: "a task key the profiler does not support" },

@@ -321,6 +321,24 @@ test(
         ),
         hover!.markdown,
       );
+
+      // the dataset check too: the measured verdict in place of the count's warning (3 and 4 items, below 200)
+      const abilities = model.configState(halves.configPath)!.loaded.resolved.abilities;
+      for (const [i, ability] of abilities.entries()) {
+        const codes = ability.files.flatMap((f) => model.problemsOf(f)).filter((p) => p.message.includes(ability.name));
+        const stable = (stability[i].by_k.at(-1).jaccard as number) >= 0.5;
+        assert.deepEqual(
+          codes.map((p) => p.code),
+          stable ? [] : ["diag.unstable-ranking"],
+          `${ability.name}: ${codes.map((p) => p.message).join("; ")}`,
+        );
+      }
+      // a run that measured nothing leaves the count's warning
+      const unmeasured = new WorkspaceModel();
+      unmeasured.filesFound([plain.configPath]);
+      await unmeasured.update();
+      const plainAbilities = unmeasured.configState(plain.configPath)!.loaded.resolved.abilities;
+      assert.ok(plainAbilities.every((a) => a.files.flatMap((f) => unmeasured.problemsOf(f)).some((p) => p.code === "diag.too-few-items")));
     } finally {
       await fs.rm(plain.root, { recursive: true, force: true });
       await fs.rm(halves.root, { recursive: true, force: true });

@@ -248,10 +248,25 @@ test("too few items for an ability: a warning on its first item", () => {
   assert.deepEqual([deductive!.line, deductive!.column], [1, col(ls[0]!, '"Deductive')]);
   assert.equal(
     deductive!.message,
-    "only 2 items for ability `Deductive Reasoning`; at least 3 are needed for a stable ranking of its parameters (the paper used about 2000): add items",
+    "only 2 items for ability `Deductive Reasoning`; at least 3 are needed for a stable ranking of its parameters (the paper used about 2000): add items, or measure the ranking's stability with `ablation.stability: true`",
   );
   assert.deepEqual([spatial!.line, spatial!.column], [2, col(ls[1]!, '"Spatial')]);
   assert.match(check(ls, {}).problems[0]!.message, /at least 200 are needed/);
+});
+
+test("a run's measured ranking stability replaces the count's rule: stable, no warning; unstable, a warning that says the figure", () => {
+  const ls = lines(item(), item({ ability: "Spatial Reasoning" }), item());
+  const measure = (jaccard: number) => ({ runId: "r1", model: "m", k: 0.01, jaccard, halves: [1, 1] as [number, number] });
+  const measured = new Map([
+    ["Deductive Reasoning", measure(0.8)],
+    ["Spatial Reasoning", measure(0.2)],
+  ]);
+  const { problems } = check(ls, { minItems: 3, measured });
+  assert.deepEqual(
+    problems.map((p) => [p.code, p.line]),
+    [["diag.unstable-ranking", 2]],
+  );
+  assert.match(problems[0]!.message, /Spatial Reasoning.*Jaccard index 0\.200 at k = 0\.01 \(run r1, model m\), below 0\.5/);
 });
 
 /** Items whose choices all have the same length, so only the answer position can be skewed. */

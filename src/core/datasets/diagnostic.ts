@@ -16,7 +16,7 @@ import { nearestWord } from "../config/nearest";
 import { diskFiles, type TextFiles } from "../fsutil";
 import { fileProblem, notUtf8Problem, problemAt, type Problem, type ProblemCode, type ProblemData } from "../problems";
 import { formatFieldPath } from "../yamlSource";
-import { healthProblems } from "./diagnosticHealth";
+import { healthProblems, type MeasuredStability } from "./diagnosticHealth";
 import { isBlankLine, jsonlLines, parseJsonlLine, type JsonSyntaxError } from "./jsonl";
 import {
   benchmarkOverlaps,
@@ -67,6 +67,8 @@ export interface DiagnosticCheckOptions {
   benchmarkIndex?: BenchmarkNgramIndex;
   /** Fewest items per ability before a warning (default MIN_ITEMS_PER_ABILITY). */
   minItems?: number;
+  /** Per ability, a run's measurement of its ranking's stability, which replaces the count's rule of thumb. */
+  measured?: ReadonlyMap<string, MeasuredStability>;
   /** Ability names known besides the paper's (e.g. those the profile declares), for near-miss warnings. */
   abilities?: readonly string[];
 }
@@ -348,7 +350,10 @@ class FileCheck {
     const at = (item: { line: number }, field: string, code: ProblemCode, message: string, data?: ProblemData) =>
       this.at(item.line, this.lineFacts[item.line - 1]!, [field], code, message, data ? { data } : {});
     this.problems.push(
-      ...healthProblems(this.file, this.items, at, this.options.minItems === undefined ? {} : { minItems: this.options.minItems }),
+      ...healthProblems(this.file, this.items, at, {
+        ...(this.options.minItems === undefined ? {} : { minItems: this.options.minItems }),
+        ...(this.options.measured ? { measured: this.options.measured } : {}),
+      }),
     );
     const once = [...this.repeated.values()].map(({ problem, more }) =>
       more === 0 ? problem : { ...problem, message: `${problem.message} (also on ${more} more line${more === 1 ? "" : "s"})` },

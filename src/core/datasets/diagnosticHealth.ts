@@ -60,6 +60,17 @@ export function measuredStability(results: Results, ability: string): MeasuredSt
   return undefined;
 }
 
+/** Every ability a run measured, by name (measuredStability of each). */
+export function measuredStabilities(results: Results): Map<string, MeasuredStability> {
+  const out = new Map<string, MeasuredStability>();
+  for (const model of results.models)
+    for (const s of model.profile?.stability ?? []) {
+      const measured = out.has(s.ability) ? undefined : measuredStability(results, s.ability);
+      if (measured) out.set(s.ability, measured);
+    }
+  return out;
+}
+
 /** Whether the measured ranking is stable, in words, with the number behind the verdict. */
 export function stabilityVerdict(m: MeasuredStability): { stable: boolean; text: string } {
   const stable = m.jaccard >= STABLE_RANKING_JACCARD;
@@ -318,6 +329,8 @@ function isTrimmed(code: number): boolean {
 
 export interface HealthOptions {
   minItems?: number;
+  /** Per ability name, a run's measurement of its ranking's stability: its verdict replaces the rule of thumb on the count. */
+  measured?: ReadonlyMap<string, MeasuredStability>;
 }
 
 /** Locates a problem at a field of an item (the caller knows the source positions). */
@@ -330,7 +343,7 @@ export function healthProblems(file: string, items: readonly HealthItem[], at: I
   const bias = longestAnswerBias(items);
   if (bias && bias.pValue < HEALTH_ALPHA && bias.longest > bias.expected)
     problems.push(fileProblem(file, "diag.longest-answer-bias", longestMessage(bias)));
-  problems.push(...sizeProblems(items, at, options.minItems ?? MIN_ITEMS_PER_ABILITY));
+  problems.push(...sizeProblems(items, at, options.minItems ?? MIN_ITEMS_PER_ABILITY, options.measured));
   return problems;
 }
 
@@ -351,25 +364,46 @@ function longestMessage(b: LongestAnswerBias): string {
   );
 }
 
-function sizeProblems(items: readonly HealthItem[], at: ItemLocator, minItems: number): Problem[] {
+/**
+ * Whether each ability has items enough for a stable ranking: as a run measured it where one did
+ * (`measured`), else by the count.
+ */
+function sizeProblems(
+  items: readonly HealthItem[],
+  at: ItemLocator,
+  minItems: number,
+  measured: ReadonlyMap<string, MeasuredStability> = new Map(),
+): Problem[] {
   const byAbility = new Map<string, HealthItem[]>();
   for (const it of items) {
     const group = byAbility.get(it.ability);
     if (group) group.push(it);
     else byAbility.set(it.ability, [it]);
   }
-  return [...byAbility]
-    .filter(([, group]) => group.length < minItems)
-    .map(([ability, group]) =>
+  return [...byAbility].flatMap(([ability, group]) => {
+    const m = measured.get(ability);
+    if (m) {
+      const verdict = stabilityVerdict(m);
+      if (verdict.stable) return [];
+      return [
+        at(group[0]!, "ability", "diag.unstable-ranking", `ability \`${ability}\` (${group.length} items here): ${verdict.text}`, {
+          ability,
+        }),
+      ];
+    }
+    if (group.length >= minItems) return [];
+    return [
       at(
         group[0]!,
         "ability",
         "diag.too-few-items",
         `only ${group.length} item${group.length === 1 ? "" : "s"} for ability \`${ability}\`; at least ${minItems} are needed ` +
-          `for a stable ranking of its parameters (the paper used about ${PAPER_ITEMS_PER_ABILITY}): add items`,
+          `for a stable ranking of its parameters (the paper used about ${PAPER_ITEMS_PER_ABILITY}): add items, or measure ` +
+          `the ranking's stability with \`ablation.stability: true\``,
         { ability },
       ),
-    );
+    ];
+  });
 }
 
 export function formatP(p: number): string {

@@ -47,6 +47,7 @@ const HEALTH_CODES = new Set([
   "diag.answer-position-bias",
   "diag.longest-answer-bias",
   "diag.too-few-items",
+  "diag.unstable-ranking",
   "diag.duplicate",
   "diag.near-duplicate",
   "diag.contamination",

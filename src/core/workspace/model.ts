@@ -10,6 +10,7 @@
 // - a file's problems are the union of what every check says about it, and a file whose problems
 //   went away is reported with none, so the editor clears them.
 // Nothing here knows VS Code: the extension's workspace/ feeds it, through a worker thread.
+import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { loadProfile, type LoadedProfile, type ProfileInputs, type ResolvedBenchmark, benchmarkTexts } from "../config/load";
 import { DiagnosticDatasetChecker, type DiagnosticCheckOptions, type DiagnosticDatasetCheck } from "../datasets/diagnostic";
@@ -19,6 +20,9 @@ import { diskFiles, type TextFiles } from "../fsutil";
 import { jobProblems } from "../plan/compile";
 import { errorsOf, fileProblem, type Problem } from "../problems";
 import { CONFIG_SNAPSHOT } from "../results/store";
+import { measuredStabilities, type MeasuredStability } from "../datasets/diagnosticHealth";
+import { loadRun } from "../report/load";
+import { runsOfConfig } from "../results/runs";
 
 export type FileChangeKind = "created" | "changed" | "deleted";
 
@@ -87,6 +91,10 @@ export class WorkspaceModel {
   private readonly taskResults = new Map<string, TaskEntry>();
   private readonly indexes = new Map<string, BenchmarkNgramIndex | undefined>();
   private readonly ids = new WeakMap<object, number>();
+  /** Per results.json read, its modification time and the abilities whose ranking stability it measured. */
+  private readonly measurements = new Map<string, { mtimeMs: number; measured: Map<string, MeasuredStability> }>();
+  /** Per config, its finished runs' results files, newest first: read once, again when a run's files or the config change. */
+  private readonly finishedRuns = new Map<string, Promise<string[]>>();
   private nextId = 1;
   /** Whether task files' `!function` helpers run: not in a workspace the user has not trusted. */
   private helpers: "run" | "refuse" = "run";
@@ -173,7 +181,7 @@ export class WorkspaceModel {
 
   private async checkConfig(file: string): Promise<void> {
     const reads = new Set<string>([file]);
-    const loaded = await loadProfile(file, { inputs: this.inputs(reads) });
+    const loaded = await loadProfile(file, { inputs: this.inputs(reads, await this.measuredFor(file)) });
     // A config that no longer parses (a key half typed) still names what it named a moment ago:
     // its datasets keep the checks in its context instead of flickering to those of a lone file.
     const previous = this.configs.get(file);
@@ -205,6 +213,39 @@ export class WorkspaceModel {
     return this.changedProblems();
   }
 
+  /**
+   * Per ability, the ranking stability measured by the newest finished run of the config that
+   * measured it (`ablation.stability`); empty when none did. A run that finishes writes its
+   * results.json, whose creation re-checks every config (touched).
+   */
+  private async measuredFor(configFile: string): Promise<Map<string, MeasuredStability>> {
+    const out = new Map<string, MeasuredStability>();
+    let results = this.finishedRuns.get(configFile);
+    if (!results) {
+      const runs = runsOfConfig(configFile).catch(() => []);
+      this.finishedRuns.set(
+        configFile,
+        (results = runs.then((list) => list.filter((r) => r.finished).map((r) => path.join(r.dir, "results.json")))),
+      );
+    }
+    for (const file of await results) for (const [ability, m] of await this.measuredIn(file)) if (!out.has(ability)) out.set(ability, m);
+    return out;
+  }
+
+  private async measuredIn(resultsFile: string): Promise<Map<string, MeasuredStability>> {
+    const mtimeMs = (await fs.stat(resultsFile).catch(() => undefined))?.mtimeMs;
+    if (mtimeMs === undefined) return new Map();
+    const known = this.measurements.get(resultsFile);
+    if (known && known.mtimeMs === mtimeMs) return known.measured;
+    // a run whose results cannot be read measured nothing usable
+    const measured = await loadRun(path.dirname(resultsFile)).then(
+      (run) => measuredStabilities(run.results),
+      () => new Map<string, MeasuredStability>(),
+    );
+    this.measurements.set(resultsFile, { mtimeMs, measured });
+    return measured;
+  }
+
   private async checkDatasetAlone(file: string): Promise<void> {
     let text: string;
     try {
@@ -223,7 +264,7 @@ export class WorkspaceModel {
   }
 
   /** Loaders for loadProfile that cache, and that add every file they stand for to `reads`. */
-  private inputs(reads: Set<string>): ProfileInputs {
+  private inputs(reads: Set<string>, measured?: ReadonlyMap<string, MeasuredStability>): ProfileInputs {
     return {
       files: this.recording(reads),
       task: async (file, options) => {
@@ -233,7 +274,7 @@ export class WorkspaceModel {
       },
       dataset: async (file, options) => {
         reads.add(file);
-        return this.dataset(file, options);
+        return this.dataset(file, measured?.size ? { ...options, measured } : options);
       },
       benchmarkIndex: (benchmarks) => this.benchmarkIndex(benchmarks),
       helpers: this.helpers,
@@ -268,6 +309,7 @@ export class WorkspaceModel {
       (options.abilities ?? []).join("\0"),
       options.benchmarkIndex ? this.idOf(options.benchmarkIndex) : 0,
       options.minItems ?? "",
+      [...(options.measured ?? [])].map(([ability, m]) => `${ability}:${m.runId}:${m.jaccard}`).join(","),
     ].join("|");
     let byOptions = this.datasetResults.get(file);
     if (!byOptions) this.datasetResults.set(file, (byOptions = new Map()));
@@ -316,6 +358,9 @@ export class WorkspaceModel {
   /** A file's text may have changed: forget what was computed from it, and mark what read it. */
   private touched(file: string, kind: FileChangeKind): void {
     this.datasetResults.delete(file);
+    // a run's files (its results among them), or a config that came or went; not a keystroke in a
+    // config (an edited `output` is seen at the next run's files)
+    if (file.includes(`${path.sep}runs${path.sep}`) || (isConfigFile(file) && kind !== "changed")) this.finishedRuns.clear();
     let taskChanged = false;
     for (const [key, entry] of this.taskResults) {
       // A new file may be the missing include or data file a failed load looked for.
