@@ -7,7 +7,7 @@ import { errorsOf, type Problem } from "../problems";
 import { isFile } from "../fsutil";
 import { candidateCount, readParameterCount, selectedCount } from "../model/parameters";
 import type { YamlSource } from "../yamlSource";
-import type { ProfileInputs, ResolvedBenchmark } from "./load";
+import type { ProfileInputs, ResolvedBenchmark } from "./resolved";
 import type { ImportanceMethod, ProfileConfig, Selection } from "./types";
 
 export interface ResolvedAbility {

@@ -4,11 +4,11 @@ import * as path from "node:path";
 import { nearMissAbility } from "../abilities";
 import { DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES } from "../analysis/bootstrap";
 import { errorsOf, fileProblem, notUtf8Problem, problemAt, type Problem, type ProblemPlace } from "../problems";
-import { loadDiagnosticDataset, type DiagnosticCheckOptions, type DiagnosticDatasetCheck } from "../datasets/diagnostic";
-import { buildBenchmarkIndex, type BenchmarkNgramIndex, type BenchmarkText } from "../datasets/contamination";
+import { loadDiagnosticDataset } from "../datasets/diagnostic";
+import { buildBenchmarkIndex, type BenchmarkText } from "../datasets/contamination";
 import * as os from "node:os";
 import { datasetKindOf } from "../lmeval/documents";
-import { loadInlineTask, loadTask, type Task, type TaskLoad, type TaskOptions } from "../lmeval/task";
+import { loadInlineTask, loadTask, type TaskOptions } from "../lmeval/task";
 import { groupAggregates, readAggregateSpecs, type ResolvedGroup } from "../lmeval/group";
 import { resolveTaskName, taskIndex, type GroupFiles } from "../lmeval/taskIndex";
 import { diskFiles, isDirectory, isFile, type TextFiles } from "../fsutil";
@@ -23,33 +23,13 @@ import { loadChatTemplate } from "../prompts/chatTemplate";
 import { checkAbilitySection, DEFAULT_SEED, type ResolvedAbility, type ResolvedAblation } from "./abilities";
 import { parseConfig } from "./parse";
 import type { YamlSource } from "../yamlSource";
-import type { Dtype, ProfileConfig } from "./types";
+import type { ProfileConfig } from "./types";
+import type { ProfileInputs, ResolvedBenchmark, ResolvedModel } from "./resolved";
+
+export type { ProfileInputs, ResolvedBenchmark, ResolvedModel } from "./resolved";
 
 export type { ResolvedAbility, ResolvedAblation } from "./abilities";
 export type { ResolvedGroup } from "../lmeval/group";
-
-export interface ResolvedModel {
-  name: string;
-  path: string;
-  dtype: Dtype;
-  /** The chat template and how to lay out few-shot examples, when the config asks for the template. */
-  chat?: ChatSettings;
-  /**
-   * The longest sequence the model reads (lm-eval's max_length): the config's `max_length`, else
-   * the model's window (model/modelSettings.ts). Benchmark contexts are cut from the left to fit.
-   * Absent (a model made in code): nothing is cut.
-   */
-  maxLength?: number;
-  /** Where the folder is on an ssh or slurm target, when the config says (absolute or ~/...). */
-  remotePath?: string;
-}
-
-export interface ResolvedBenchmark {
-  name: string;
-  task: Task;
-  /** The ability the config labels it with (one of the profile's abilities). */
-  ability?: string;
-}
 
 export interface Profile {
   configFile: string;
@@ -88,21 +68,6 @@ export interface ResolvedParts {
   models: ResolvedModel[];
   benchmarks: (ResolvedBenchmark & { entry: number })[];
   abilities: ResolvedAbility[];
-}
-
-/**
- * Where loadProfile gets what the config names. The CLI reads everything from disk each time
- * (`directInputs`); the editor's workspace model passes loaders that read unsaved buffers and
- * cache each result until a file it read changes.
- */
-export interface ProfileInputs {
-  files: TextFiles;
-  task(file: string, options: TaskOptions): Promise<TaskLoad>;
-  dataset(file: string, options: DiagnosticCheckOptions): Promise<DiagnosticDatasetCheck>;
-  /** The contamination index of the benchmarks' documents; undefined when there are none. */
-  benchmarkIndex(benchmarks: readonly ResolvedBenchmark[]): BenchmarkNgramIndex | undefined;
-  /** Whether task files' `!function` helpers run (Python); they do unless told otherwise. */
-  helpers?: "run" | "refuse";
 }
 
 export function directInputs(files: TextFiles = diskFiles): ProfileInputs {

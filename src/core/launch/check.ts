@@ -1,7 +1,7 @@
 // What only the target can say about a config, asked before a run: is the host reachable, is
 // bprof-runner there and which version, are the model folders there, would Slurm take the job.
 // `bprof validate` and the editor's Validate Config ask it for remote targets.
-import type { ResolvedModel } from "../config/load";
+import type { ResolvedModel } from "../config/resolved";
 import { JOB_PROTOCOL } from "../plan/job";
 import { hostName, hostPathWord, runOnHost, shellWord, type Host } from "./host";
 import { lastLines } from "./outcome";

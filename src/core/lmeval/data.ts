@@ -6,7 +6,7 @@ import { isFile, type TextFiles } from "../fsutil";
 import { DATASET_KINDS, datasetKindOf, DocumentError, loadDocuments, THE_ONE_LIST, type DatasetKind, type Doc } from "./documents";
 import { cachedSplitFiles, HubDataNotFound } from "./hubCache";
 import type { At, TaskSource, TaskSpec } from "./spec";
-import type { DataFiles } from "./task";
+import type { DataFiles } from "./taskItems";
 
 /** A split's data: its file, format and JSON field. */
 export interface SplitData {

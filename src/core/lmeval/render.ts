@@ -7,7 +7,7 @@ import { parseListLiteral } from "./literal";
 import { PythonRandom } from "./pythonRandom";
 import { isFunctionTag, type TaskSpec } from "./spec";
 import { fieldNames, lmEvalTemplate, TemplateError, type TextTemplate } from "./template";
-import type { MultipleChoiceItem, PromptParts, TaskItem } from "./task";
+import type { MultipleChoiceItem, PromptParts, TaskItem } from "./taskItems";
 
 const LM_EVAL_FEWSHOT_SEED = 1234;
 

@@ -9,7 +9,7 @@ import { DATASET_KINDS, type DatasetKind, type Doc } from "./documents";
 import { FILTER_FUNCTIONS, type ExactMatchOptions, type FilterPipeline, type FilterStep } from "./exactMatch";
 import { helperRef, type HelperRequest, type PythonScorer } from "./helpers";
 import { pythonRegex } from "./pythonRegex";
-import type { OutputType, TaskOptions } from "./task";
+import type { OutputType, TaskOptions } from "./taskItems";
 
 /** Keys read here. Keys in IGNORED_TASK_KEYS are accepted and have no effect on scoring. */
 export const SUPPORTED_TASK_KEYS: ReadonlySet<string> = new Set([

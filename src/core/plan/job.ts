@@ -16,7 +16,8 @@
 // - generation stops at the `until` strings, the tokenizer's EOS and generation_config.json's
 //   eos_token_id (one id or a list), as Hugging Face's generate() does.
 import { existsSync, readFileSync } from "node:fs";
-import type { ResolvedAbility, ResolvedAblation, ResolvedBenchmark, ResolvedModel } from "../config/load";
+import type { ResolvedAbility, ResolvedAblation } from "../config/abilities";
+import type { ResolvedBenchmark, ResolvedModel } from "../config/resolved";
 import type { ImportanceMethod, Selection } from "../config/types";
 import type { DiagnosticItem } from "../datasets/diagnostic";
 import { itemContexts } from "../lmeval/render";
