@@ -13,6 +13,7 @@ import { after, before, test } from "node:test";
 import { gatherShards, ShardMergeError } from "../../src/core/launch/shards";
 import { bprof, cliPath, runnerPath } from "../support/cli";
 import { CONFIG_YAML, makeProfileProject } from "../support/profileProject";
+import { filesUnder } from "../support/files";
 
 let root: string;
 const BOTH_RULES = CONFIG_YAML.replace("  batch_size: 2\n", "  batch_size: 2\n  method: [paper, signed]\n");
@@ -47,17 +48,6 @@ function runDirOf(output: string): string {
   const file = /^run \S+: (\S+)\/results\.json$/m.exec(output)?.[1] ?? /^resume with: bprof run --resume (\S+)$/m.exec(output)?.[1];
   assert.ok(file, `no run folder in:\n${output}`);
   return file;
-}
-
-/** Every file under `dir`, path -> bytes. */
-async function filesUnder(dir: string): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  for (const entry of await fs.readdir(dir, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue;
-    const file = path.join(entry.parentPath, entry.name);
-    out.set(path.relative(dir, file), await fs.readFile(file, "utf8"));
-  }
-  return out;
 }
 
 /** results.json without the fields that name the run itself (its id, start, and config file). */

@@ -13,6 +13,7 @@ import { bprof, cliPath, runnerPath } from "../support/cli";
 import { CONFIG_YAML, makeProfileProject } from "../support/profileProject";
 import { startSlurmCluster, type SlurmCluster } from "../support/slurmCluster";
 import { startSshServer, type SshServer } from "../support/sshServer";
+import { filesUnder } from "../support/files";
 
 let cluster: SlurmCluster;
 let login: SshServer;
@@ -52,17 +53,6 @@ async function resultsOf(runDir: string): Promise<Record<string, unknown>> {
   const results = JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8")) as Record<string, unknown>;
   for (const field of ["run_id", "created", "config_file", "target"]) delete results[field];
   return results;
-}
-
-async function filesUnder(dir: string): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  for (const entry of await fs.readdir(dir, { recursive: true, withFileTypes: true }))
-    if (entry.isFile())
-      out.set(
-        path.relative(dir, path.join(entry.parentPath, entry.name)),
-        await fs.readFile(path.join(entry.parentPath, entry.name), "utf8"),
-      );
-  return out;
 }
 
 async function assertSameAsReference(runDir: string, than = reference): Promise<void> {

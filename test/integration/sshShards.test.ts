@@ -10,6 +10,7 @@ import { after, before, test } from "node:test";
 import { bprof, runnerPath } from "../support/cli";
 import { CONFIG_YAML, makeProfileProject } from "../support/profileProject";
 import { startSshServer, type SshServer } from "../support/sshServer";
+import { filesUnder } from "../support/files";
 
 let server: SshServer;
 let root: string;
@@ -50,17 +51,6 @@ function runDirOf(output: string): string {
   const dir = /^run \S+: (\S+)\/results\.json$/m.exec(output)?.[1];
   assert.ok(dir, `no run folder in:\n${output}`);
   return dir;
-}
-
-async function filesUnder(dir: string): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  for (const entry of await fs.readdir(dir, { recursive: true, withFileTypes: true }))
-    if (entry.isFile())
-      out.set(
-        path.relative(dir, path.join(entry.parentPath, entry.name)),
-        await fs.readFile(path.join(entry.parentPath, entry.name), "utf8"),
-      );
-  return out;
 }
 
 async function resultsOf(runDir: string): Promise<Record<string, unknown>> {

@@ -16,6 +16,7 @@ import type { RunnerEvent } from "./events";
 import { runLocal } from "./local";
 import type { RunnerSummary } from "./outcome";
 import { RunnerError } from "./runnerError";
+import type { LaunchInvocation } from "./targetTypes";
 
 /** A shard's folder under the model's: its job.json, events.jsonl and runner output. */
 export function shardDir(modelDir: string, index: number): string {
@@ -40,17 +41,8 @@ export interface ShardedRun {
   signal?: AbortSignal;
 }
 
-/** One runner job where the shards run (this machine, a host over SSH), the job and output folder on this machine. */
-export interface PlacedJob {
-  subcommand: string;
-  jobFile: string;
-  outDir: string;
-  /** The job's folder relative to the runs folder, the same on a host. */
-  runPath: string;
-  threads?: number;
-  onEvent?: (event: RunnerEvent) => void;
-  signal?: AbortSignal;
-}
+/** One runner job where the shards run (this machine, a host over SSH): an invocation less the runner, which the place knows. */
+export type PlacedJob = Omit<LaunchInvocation, "runner" | "onStatus">;
 
 /** Where the shards run, side by side: how a runner job runs there, its cores, and how the merge gathers. */
 export interface ShardPlace {
