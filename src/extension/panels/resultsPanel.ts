@@ -109,7 +109,11 @@ class ResultsPanel {
     const view = this.view;
     if (!view) return;
     const q = view.query;
-    const base = `${view.run.id}-${q.model}-${q.metric}${q.k !== null ? `-k${q.k}` : ""}-${q.cells}`.replace(/[^A-Za-z0-9._-]+/g, "_");
+    const rule = view.choices.methods.length > 1 && q.method ? `-${q.method}` : "";
+    const base = `${view.run.id}-${q.model}-${q.metric}${q.k !== null ? `-k${q.k}` : ""}-${q.cells}${rule}`.replace(
+      /[^A-Za-z0-9._-]+/g,
+      "_",
+    );
     const target = await vscode.window.showSaveDialog({
       defaultUri: vscode.Uri.file(path.join(view.run.dir, `${base}.${message.format}`)),
       filters: { [message.format.toUpperCase()]: [message.format] },
