@@ -81,7 +81,10 @@ async function eventsOf(file: string): Promise<{ type: string; phase?: string; r
 test("3 CPU shards give the unsharded run's results and files; the merge scores nothing again", { timeout: 300_000 }, async () => {
   const validated = await bprof(["validate", path.join(root, "sharded.bprof.yaml")]);
   assert.equal(validated.exitCode, 0, validated.stderr);
-  assert.match(validated.stdout, /^tiny-llama: 3 shards, 1 thread each; the run lasts as long as its largest shard, \d+% of the work$/m);
+  assert.match(
+    validated.stdout,
+    /^tiny-llama: 3 shards, 1 thread each; the run lasts as long as its largest shard, \d+% of the work; no earlier run of this model to time the shards by$/m,
+  );
   assert.match(
     validated.stdout,
     /^ {2}shard 1: baseline \+ random control \(\d+% of the work\)\n {2}shard 2: Spatial Reasoning \(\d+% of the work\)\n {2}shard 3: Quantitative Reasoning \(\d+% of the work\)$/m,
@@ -94,6 +97,14 @@ test("3 CPU shards give the unsharded run's results and files; the merge scores 
   assert.match(result.stderr, /^tiny-llama variants 6\/6$/m);
   const runDir = runDirOf(result.stdout);
   await assertSameAsReference(runDir);
+
+  // now the config has a run that timed each shard: validation says about how long each will take
+  const timed = await bprof(["validate", path.join(root, "sharded.bprof.yaml")]);
+  assert.match(
+    timed.stdout,
+    new RegExp(`the run lasts as long as its largest shard, \\d+% of the work; times at the pace of run ${path.basename(runDir)}$`, "m"),
+  );
+  assert.equal(timed.stdout.match(/^ {2}shard \d: .*\(\d+% of the work\), about \d+(\.\d)? s$/gm)?.length, 3, timed.stdout);
 
   const modelDir = path.join(runDir, "models", "tiny-llama");
   const shardJobs = await Promise.all(

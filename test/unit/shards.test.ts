@@ -7,6 +7,7 @@ import { shardProblems, shardSetting } from "../../src/core/config/shards";
 import type { Target } from "../../src/core/launch/targetTypes";
 import type { ProfileJob } from "../../src/core/plan/job";
 import { abilityWork, commonWork, describeShard, IMPORTANCE_PASSES, jobFingerprint, shardJob, splitJob } from "../../src/core/plan/shards";
+import { jobWork, secondsFor } from "../../src/core/plan/pace";
 
 /** A job whose items read 10 tokens each and whose abilities have `tokens[i]` diagnostic tokens. */
 function job(tokens: number[], selections: ProfileJob["ablation"]["selections"] = ["top", "random"]): ProfileJob {
@@ -158,4 +159,24 @@ test("`shards` and `devices` that cannot split the profile are errors at their k
     shardProblems(scoreOnly.config!, scoreOnly.source!, { kind: "local" }).map((p) => `${p.line}: ${p.code}: ${p.severity}`),
     ["5: config.no-effect: warning"],
   );
+});
+
+test("both rules double an ability's variants; a shard's work is its abilities and the common unit where it runs it", () => {
+  const both = { ...job([100]), ablation: { ...job([100]).ablation, method: ["paper", "signed"] as ("paper" | "signed")[] } };
+  assert.equal(abilityWork(both).get("a0"), IMPORTANCE_PASSES * 100 + 2 * 2 * 20);
+  const whole = job([100, 10]);
+  const plans = splitJob(whole, 2);
+  const shards = plans.map((_, i) => shardJob(whole, plans, i, "f"));
+  assert.equal(
+    shards.reduce((n, s) => n + jobWork(s), 0),
+    jobWork(whole),
+    "the shards' work adds up to the whole job's",
+  );
+});
+
+test("a measured pace: thread-seconds per unit of work on the CPU, seconds per unit on a GPU", () => {
+  const pace = { runId: "r", cpuThreadSeconds: 0.002, gpuSeconds: 0.0001 };
+  assert.equal(secondsFor(1000, pace, "cpu", 4), 0.5);
+  assert.equal(secondsFor(1000, pace, "cuda:1", 4), 0.1);
+  assert.equal(secondsFor(1000, { runId: "r", gpuSeconds: 0.0001 }, "cpu", 4), undefined, "no CPU pace: no CPU estimate");
 });

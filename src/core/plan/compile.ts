@@ -7,6 +7,10 @@ import type { Profile, ResolvedModel } from "../config/load";
 import { problemAt, type Problem } from "../problems";
 import { loadTokenizer, type ModelTokenizer } from "../prompts/tokenize";
 import { describeShard, splitJob } from "./shards";
+import { measuredPace, secondsFor, type Pace } from "./pace";
+import { runsOfConfig } from "../results/runs";
+import { modelFolderName } from "../results/store";
+import { formatDuration } from "../estimate";
 
 /**
  * The runner's job for one model of a profile (`profiles`: a profile job, else a score job). It
@@ -70,8 +74,9 @@ export async function modelTokenizer(model: ResolvedModel): Promise<ModelTokeniz
 /**
  * How each model's profile splits into shards (docs/targets.md, "Shards"), for `bprof validate`
  * and Validate Config: per model a line, then a line per shard with its abilities and its share
- * of the work (diagnostic tokens and variants, as plan/shards.ts weighs them). Empty without
- * shards. It compiles the jobs (tokenizes every item), so it runs when asked.
+ * of the work (diagnostic tokens and variants, as plan/shards.ts weighs them) and, where an
+ * earlier run of the config timed the model's runner, about how long it will take (plan/pace.ts).
+ * Empty without shards. It compiles the jobs (tokenizes every item), so it runs when asked.
  */
 export async function shardSplitLines(profile: Profile, cores: number): Promise<string[]> {
   const setting = profile.shards;
@@ -86,16 +91,32 @@ export async function shardSplitLines(profile: Profile, cores: number): Promise<
     const names = new Map(compiled.abilities.map((a) => [a.id, a.name]));
     const threads = Math.max(1, Math.floor((profile.threads ?? cores) / plans.length));
     const largest = Math.max(...plans.map((p) => p.work));
+    const pace = await paceOf(profile.configFile, model.name);
     // on Slurm each shard is an array task with the job's resources; here they share the cores
     const each = profile.target.kind === "slurm" ? "a Slurm array task each" : `${threads} thread${threads === 1 ? "" : "s"} each`;
     lines.push(
       `${model.name}: ${plans.length} shard${plans.length === 1 ? "" : "s"}, ${each}; ` +
-        `the run lasts as long as its largest shard, ${Math.round((100 * largest) / total)}% of the work`,
+        `the run lasts as long as its largest shard, ${Math.round((100 * largest) / total)}% of the work` +
+        (pace ? `; times at the pace of run ${pace.runId}` : "; no earlier run of this model to time the shards by"),
     );
     for (const [i, plan] of plans.entries()) {
       const device = setting.devices?.[i];
-      lines.push(`  shard ${i + 1}${device ? ` (${device})` : ""}: ${describeShard(plan, total, names)}`);
+      const on = device ?? profile.device;
+      // a Slurm task's threads are its cpus_per_task, not known here: only a GPU's pace carries over
+      const timed = pace && (profile.target.kind !== "slurm" || on.startsWith("cuda"));
+      const seconds = timed ? secondsFor(plan.work, pace, on, threads) : undefined;
+      const time = seconds === undefined ? "" : `, about ${formatDuration(seconds)}`;
+      lines.push(`  shard ${i + 1}${device ? ` (${device})` : ""}: ${describeShard(plan, total, names)}${time}`);
     }
   }
   return lines;
+}
+
+/** The pace of the model's runner in the newest finished run of the config that timed it. */
+async function paceOf(configFile: string, model: string): Promise<Pace | undefined> {
+  for (const run of (await runsOfConfig(configFile).catch(() => [])).filter((r) => r.finished)) {
+    const pace = await measuredPace(path.join(run.dir, "models", modelFolderName(model)), run.id);
+    if (pace) return pace;
+  }
+  return undefined;
 }
