@@ -101,13 +101,15 @@ class NegativeTree implements vscode.TreeDataProvider<Node> {
     if (node.kind === "cell") {
       const c = node.cell;
       const item = new vscode.TreeItem(
-        `${c.row}${node.ref.method ? ` (${node.ref.method})` : ""} × ${c.benchmark}`,
+        `${c.row} × ${c.benchmark}`,
         c.wrongToRight > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
       );
       const ci = c.ci ? ` [${signed(c.ci.low)}, ${signed(c.ci.high)}]` : "";
-      item.description = `AIS ${signed(c.ais)}${c.significant ? "*" : ""} · k ${node.ref.k} · ${c.wrongToRight} wrong → right`;
+      // the rule, when the run ranked by several, beside the figures (the label stays the cell's)
+      const rule = node.ref.method ? ` · ${node.ref.method} rule` : "";
+      item.description = `AIS ${signed(c.ais)}${c.significant ? "*" : ""} · k ${node.ref.k}${rule} · ${c.wrongToRight} wrong → right`;
       item.tooltip = new vscode.MarkdownString(
-        `**${c.row} × ${c.benchmark}** at k = ${node.ref.k} (${c.metric}, model \`${node.ref.model}\`)\n\nAIS ${signed(c.ais)}${ci}${c.significant ? ", significant: the interval excludes 0" : ", not significant"}\n\n${c.wrongToRight} documents wrong → right, ${c.rightToWrong} right → wrong`,
+        `**${c.row} × ${c.benchmark}** at k = ${node.ref.k}${rule ? `, ranked by the ${node.ref.method} rule` : ""} (${c.metric}, model \`${node.ref.model}\`)\n\nAIS ${signed(c.ais)}${ci}${c.significant ? ", significant: the interval excludes 0" : ", not significant"}\n\n${c.wrongToRight} documents wrong → right, ${c.rightToWrong} right → wrong`,
       );
       item.iconPath = new vscode.ThemeIcon(
         c.significant ? "arrow-circle-down" : "arrow-down",
