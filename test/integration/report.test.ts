@@ -200,7 +200,7 @@ test("the CSV and JSON reports hold every cell of results.json, both metrics", a
     assert.ok(header.includes(col), `CSV column ${col}`);
   }
   // The causal ability's name holds "&": unquoted in CSV (no comma or quote in it).
-  assert.ok(csv.some((line) => line.startsWith(`tiny-llama,${CAUSAL},top,`)));
+  assert.ok(csv.some((line) => line.startsWith(`tiny-llama,${CAUSAL},paper,top,`)));
   const checked = [
     ...cellsAt(0.01, "acc").map((x) => ({ ...x, metric: "acc" })),
     ...cellsAt(0.001, "acc_norm").map((x) => ({ ...x, metric: "acc_norm" })),
