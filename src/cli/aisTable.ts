@@ -10,7 +10,7 @@
 // pandas prints a wide frame; text lines wrap. Piped output keeps the full tables.
 import { formatConfidence, formatFixed, formatInterval, formatK } from "../core/report/format";
 import type { ImportanceMethod } from "../core/config/types";
-import { baselineLabel, ruleComparisons } from "../core/report/model";
+import { baselineLabel, ruleComparisons, rulesOf } from "../core/report/model";
 import type { BaselineRow, KSection, ModelReport, ReportCell } from "../core/report/types";
 
 /**
@@ -48,7 +48,7 @@ export function formatAisTables(model: ModelReport, width?: number): string {
   if (!model.profile) return "";
   const confidence = formatConfidence(model.profile.bootstrap.confidence);
   // a model ranked by several rules: each rule's tables in turn (their titles name the rule)
-  const blocks = [model.profile, ...model.otherMethods].flatMap((p) =>
+  const blocks = rulesOf(model).flatMap((p) =>
     p.sections.map((s) => sectionTable(model.name, s, p.parameters, p.method, confidence, width)),
   );
   return blocks.join("\n\n") + (blocks.length > 0 ? "\n" : "");

@@ -14,6 +14,7 @@ import { gatherShards, ShardMergeError } from "../../src/core/launch/shards";
 import { bprof, cliPath, runnerPath } from "../support/cli";
 import { CONFIG_YAML, makeProfileProject } from "../support/profileProject";
 import { filesUnder } from "../support/files";
+import { resultsOf, runDirOf } from "../support/runFolder";
 
 let root: string;
 const BOTH_RULES = CONFIG_YAML.replace("  batch_size: 2\n", "  batch_size: 2\n  method: [paper, signed]\n");
@@ -42,22 +43,6 @@ async function runConfig(config: string): Promise<string> {
   const result = await bprof(["run", path.join(root, config)], { timeout: 240_000 });
   assert.equal(result.exitCode, 0, `bprof run ${config} failed:\n${result.stderr}\n${result.stdout}`);
   return runDirOf(result.stdout + result.stderr);
-}
-
-function runDirOf(output: string): string {
-  const file = /^run \S+: (\S+)\/results\.json$/m.exec(output)?.[1] ?? /^resume with: bprof run --resume (\S+)$/m.exec(output)?.[1];
-  assert.ok(file, `no run folder in:\n${output}`);
-  return file;
-}
-
-/** results.json without the fields that name the run itself (its id, start, and config file). */
-async function resultsOf(runDir: string): Promise<Record<string, unknown>> {
-  const results = JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8")) as Record<string, unknown>;
-  for (const field of ["run_id", "created", "config_file"]) {
-    assert.ok(field in results, field);
-    delete results[field];
-  }
-  return results;
 }
 
 /** What a sharded model folder holds that the unsharded one's holds too, byte for byte. */

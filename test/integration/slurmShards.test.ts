@@ -12,8 +12,12 @@ import { after, before, test } from "node:test";
 import { bprof, cliPath, runnerPath } from "../support/cli";
 import { CONFIG_YAML, makeProfileProject } from "../support/profileProject";
 import { startSlurmCluster, type SlurmCluster } from "../support/slurmCluster";
-import { startSshServer, type SshServer } from "../support/sshServer";
+import { loginNodeYaml, startSshServer, type SshServer } from "../support/sshServer";
 import { filesUnder } from "../support/files";
+import { resultsOf, runDirOf } from "../support/runFolder";
+
+/** A Slurm run names its target in results.json; the local reference does not. */
+const TARGET = ["target"];
 
 let cluster: SlurmCluster;
 let login: SshServer;
@@ -42,21 +46,8 @@ after(async () => {
   await fs.rm(root, { recursive: true, force: true });
 });
 
-function runDirOf(output: string): string {
-  const dir = /^run \S+: (\S+)\/results\.json$/m.exec(output)?.[1];
-  assert.ok(dir, `no run folder in:\n${output}`);
-  return dir;
-}
-
-/** results.json without what names the run itself: its id, start, config file and target. */
-async function resultsOf(runDir: string): Promise<Record<string, unknown>> {
-  const results = JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8")) as Record<string, unknown>;
-  for (const field of ["run_id", "created", "config_file", "target"]) delete results[field];
-  return results;
-}
-
 async function assertSameAsReference(runDir: string, than = reference): Promise<void> {
-  assert.deepEqual(await resultsOf(runDir), await resultsOf(than));
+  assert.deepEqual(await resultsOf(runDir, TARGET), await resultsOf(than, TARGET));
   const runner = (dir: string) => path.join(dir, "models", "tiny-llama", "runner");
   const files = await filesUnder(runner(runDir));
   const expected = await filesUnder(runner(than));
@@ -145,9 +136,6 @@ test(
   async () => {
     const remote = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-login-"));
     try {
-      const options = Object.entries(login.options)
-        .map(([k, v]) => `        ${k}: ${JSON.stringify(v)}`)
-        .join("\n");
       const write = (name: string, shards: string) =>
         fs.writeFile(
           path.join(root, name),
@@ -155,12 +143,7 @@ test(
             `${CONFIG_YAML}threads: 1\noutput: .bprof-${name}\ntarget:\n  slurm:\n    partition: ${cluster.partition}\n    poll_seconds: 0.5${shards}`,
             `    runner: ${JSON.stringify(runnerPath)}`,
             `    workdir: ${JSON.stringify(remote)}`,
-            "    ssh:",
-            "      host: 127.0.0.1",
-            `      port: ${login.port}`,
-            `      identity_file: ${JSON.stringify(login.identityFile)}`,
-            "      options:",
-            options,
+            ...loginNodeYaml(login),
             "",
           ].join("\n"),
         );

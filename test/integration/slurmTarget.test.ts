@@ -16,7 +16,7 @@ import { runProfile } from "../../src/core/run";
 import { bprof, cliPath, repoRoot, runnerPath } from "../support/cli";
 import { CONFIG_YAML, makeProfileProject } from "../support/profileProject";
 import { startSlurmCluster, type SlurmCluster } from "../support/slurmCluster";
-import { startSshServer, type SshServer } from "../support/sshServer";
+import { loginNodeYaml, startSshServer, type SshServer } from "../support/sshServer";
 
 let cluster: SlurmCluster;
 let login: SshServer;
@@ -104,22 +104,9 @@ test(
 test("submitted from a login node over SSH: job and output in the remote workdir, results copied back", { timeout: 120_000 }, async () => {
   const remote = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-login-"));
   try {
-    const options = Object.entries(login.options)
-      .map(([k, v]) => `        ${k}: ${JSON.stringify(v)}`)
-      .join("\n");
     const config = await writeConfig(
       "login.bprof.yaml",
-      [
-        `    runner: ${JSON.stringify(runnerPath)}`,
-        `    workdir: ${JSON.stringify(remote)}`,
-        "    ssh:",
-        "      host: 127.0.0.1",
-        `      port: ${login.port}`,
-        `      identity_file: ${JSON.stringify(login.identityFile)}`,
-        "      options:",
-        options,
-        "",
-      ].join("\n"),
+      [`    runner: ${JSON.stringify(runnerPath)}`, `    workdir: ${JSON.stringify(remote)}`, ...loginNodeYaml(login), ""].join("\n"),
     );
     // No SLURM_CONF here: only the login node's sessions know the cluster.
     const result = await bprof(["run", config]);

@@ -11,6 +11,7 @@ import { bprof, runnerPath } from "../support/cli";
 import { CONFIG_YAML, makeProfileProject } from "../support/profileProject";
 import { startSshServer, type SshServer } from "../support/sshServer";
 import { filesUnder } from "../support/files";
+import { resultsOf, runDirOf } from "../support/runFolder";
 
 let server: SshServer;
 let root: string;
@@ -45,18 +46,6 @@ async function writeConfig(name: string, extra: string): Promise<string> {
   const file = path.join(root, name);
   await fs.writeFile(file, `${CONFIG_YAML}output: .bprof-${name}\n${extra}${target}`);
   return file;
-}
-
-function runDirOf(output: string): string {
-  const dir = /^run \S+: (\S+)\/results\.json$/m.exec(output)?.[1];
-  assert.ok(dir, `no run folder in:\n${output}`);
-  return dir;
-}
-
-async function resultsOf(runDir: string): Promise<Record<string, unknown>> {
-  const results = JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8")) as Record<string, unknown>;
-  for (const field of ["run_id", "created", "config_file"]) delete results[field];
-  return results;
 }
 
 test("3 shards side by side on a host over SSH give the unsharded run's results there", { timeout: 240_000 }, async () => {

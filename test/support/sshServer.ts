@@ -19,6 +19,18 @@ export interface SshServer {
   stop(): Promise<void>;
 }
 
+/** The `ssh:` block of a config's `target.slurm` that reaches `server` as a login node, indented under `slurm:`. */
+export function loginNodeYaml(server: Pick<SshServer, "port" | "identityFile" | "options">): string[] {
+  return [
+    "    ssh:",
+    "      host: 127.0.0.1",
+    `      port: ${server.port}`,
+    `      identity_file: ${JSON.stringify(server.identityFile)}`,
+    "      options:",
+    ...Object.entries(server.options).map(([k, v]) => `        ${k}: ${JSON.stringify(v)}`),
+  ];
+}
+
 const SSHD = "/usr/sbin/sshd";
 
 /** `env`: set in every session (sshd's SetEnv), as a cluster's login node sets SLURM_CONF. */

@@ -14,7 +14,7 @@ import {
   RULE_COLUMNS,
   ruleRows,
 } from "./format";
-import { baselineLabel, ruleComparisons } from "./model";
+import { baselineLabel, ruleComparisons, rulesOf } from "./model";
 import type {
   BaselineRow,
   ChoiceDocument,
@@ -152,7 +152,12 @@ function modelSection(model: ModelReport, counter: Counter, heatmaps: Heatmap[])
       ["parameters", `${formatCount(p.parameters)} (${formatCount(p.candidates)} MLP weights can be ablated)`],
       ["k sweep", p.k.map(formatK).join(", ")],
       ["selections", esc(p.selections.join(", "))],
-      ["importance", [p, ...model.otherMethods].map((r) => esc(describeMethod(r.method))).join("; ")],
+      [
+        "importance",
+        rulesOf(model)
+          .map((r) => esc(describeMethod(r.method)))
+          .join("; "),
+      ],
       ["seed", String(p.seed)],
       ["bootstrap", `${p.bootstrap.resamples} paired resamples, ${formatConfidence(p.bootstrap.confidence)} percentile intervals`],
       ["abilities", p.abilities.map((a) => `${esc(a.name)} <span class="muted">(${a.sequences} items)</span>`).join("; ")],
@@ -193,7 +198,7 @@ function modelSection(model: ModelReport, counter: Counter, heatmaps: Heatmap[])
     return out.join("\n");
   }
   const confidence = formatConfidence(p.bootstrap.confidence);
-  const rules = [p, ...model.otherMethods];
+  const rules = rulesOf(model);
   const several = rules.length > 1;
   if (several) out.push(rulesSection(model, counter));
   for (const rule of rules)

@@ -2,6 +2,7 @@
 // ready to \input into a paper. Significant cells carry a star; undefined ones read n/a with a
 // lettered note in the caption. Needs \usepackage{booktabs}.
 import { formatConfidence, formatCount, formatFixed, formatK } from "./format";
+import { rulesOf } from "./model";
 import type { KSection, ModelReport, ProfileReport, Report } from "./types";
 
 const SPECIALS: Record<string, string> = {
@@ -42,7 +43,7 @@ export function renderLatex(report: Report): string {
   ];
   for (const model of report.models) {
     // a table per rule when the model was ranked by several, each labelled with its rule
-    const rules = model.profile ? [model.profile, ...model.otherMethods] : [];
+    const rules = rulesOf(model);
     for (const p of rules) {
       const s = p.sections[p.sections.length - 1];
       if (s) out.push("", ...table(model, p, s, rules.length > 1));

@@ -2,7 +2,7 @@
 // model and k the AIS table with intervals, specificity, ability overlap, flips and the flipped
 // documents of negative cells. Names from user files are escaped so they cannot break a table.
 import { describeMethod, formatConfidence, formatCount, formatFixed, formatInterval, formatK, RULE_COLUMNS, ruleRows } from "./format";
-import { baselineLabel, ruleComparisons } from "./model";
+import { baselineLabel, ruleComparisons, rulesOf } from "./model";
 import type { BaselineRow, ChoiceDocument, GenerationDocument, KSection, ModelReport, NegativeCell, Report, ReportCell } from "./types";
 
 /** Escapes Markdown's inline syntax and the table separator; line breaks become spaces. */
@@ -77,7 +77,12 @@ function modelSection(model: ModelReport): string[] {
       ["parameters", `${formatCount(p.parameters)} (${formatCount(p.candidates)} MLP weights can be ablated)`],
       ["k sweep", p.k.map(formatK).join(", ")],
       ["selections", p.selections.join(", ")],
-      ["importance", [p, ...model.otherMethods].map((r) => escapeMarkdown(describeMethod(r.method))).join("; ")],
+      [
+        "importance",
+        rulesOf(model)
+          .map((r) => escapeMarkdown(describeMethod(r.method)))
+          .join("; "),
+      ],
       ["seed", String(p.seed)],
       ["bootstrap", `${p.bootstrap.resamples} paired resamples, ${formatConfidence(p.bootstrap.confidence)} percentile intervals`],
       ["abilities", p.abilities.map((a) => `${escapeMarkdown(a.name)} (${a.sequences} items)`).join("; ")],
@@ -127,7 +132,7 @@ function modelSection(model: ModelReport): string[] {
     return out;
   }
   const confidence = formatConfidence(p.bootstrap.confidence);
-  const rules = [p, ...model.otherMethods];
+  const rules = rulesOf(model);
   const several = rules.length > 1;
   if (several) {
     out.push("### The importance rules side by side", "");

@@ -369,8 +369,13 @@ async function section(
  * benchmarks each rule's top sets hurt most, and per ability the share of its top set whose zeroing
  * lowers its own loss (to first order). Empty for a model ranked by one rule.
  */
+/** A model's profiles as reports show them, one per importance rule in the config's order (none without abilities). */
+export function rulesOf(model: Pick<ModelReport, "profile" | "otherMethods">): ProfileReport[] {
+  return model.profile ? [model.profile, ...model.otherMethods] : [];
+}
+
 export function ruleComparisons(model: Pick<ModelReport, "profile" | "otherMethods">): RuleComparison[] {
-  const rules = [model.profile, ...model.otherMethods].filter((p): p is ProfileReport => p !== null);
+  const rules = rulesOf(model);
   if (rules.length < 2) return [];
   return rules[0]!.sections.map((first) => ({
     k: first.k,

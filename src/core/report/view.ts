@@ -7,7 +7,7 @@ import type { ChoiceMetric } from "../analysis/ais";
 import type { ImportanceMethod, Selection } from "../config/types";
 import { formatK } from "./format";
 import type { LoadedRun } from "./load";
-import { buildReport, heatmapOf, ruleComparisons } from "./model";
+import { buildReport, heatmapOf, ruleComparisons, rulesOf } from "./model";
 import type {
   BaselineRow,
   Heatmap,
@@ -106,7 +106,7 @@ export async function resultsView(run: LoadedRun, query: ResultsQuery = {}): Pro
   const cells = cellsChoices.includes(query.cells as CellsShown) ? query.cells! : (cellsChoices[0] ?? "top");
   const report = await buildReport(run, { metric, ...(k !== null ? { k } : {}) });
   const modelReport = report.models.find((m) => m.name === model.name)!;
-  const rules = modelReport.profile ? [modelReport.profile, ...modelReport.otherMethods] : [];
+  const rules = rulesOf(modelReport);
   const shown = rules.find((p) => p.method === query.method) ?? rules[0];
   const section = shown?.sections[0];
   const comparison = ruleComparisons(modelReport).find((c) => section && c.k === section.k) ?? null;

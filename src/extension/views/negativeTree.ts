@@ -5,7 +5,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { cellCases, RunDocuments, type CaseDocument, type CellRef } from "../../core/report/cases";
 import { loadRun } from "../../core/report/load";
-import { buildReport } from "../../core/report/model";
+import { buildReport, rulesOf } from "../../core/report/model";
 import type { NegativeCell } from "../../core/report/types";
 import type { Ctx } from "../ctx";
 
@@ -53,7 +53,7 @@ class NegativeTree implements vscode.TreeDataProvider<Node> {
       const cells: Node[] = [];
       for (const model of report.models) {
         // every rule's cells when the run ranked by several; the random control's once
-        const rules = model.profile ? [model.profile, ...model.otherMethods] : [];
+        const rules = rulesOf(model);
         for (const [r, rule] of rules.entries()) {
           for (const section of rule.sections) {
             for (const cell of section.negativeCells) {
