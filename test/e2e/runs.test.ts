@@ -149,6 +149,7 @@ test(
       const storage = path.join(server.userDataDir, "User", "globalStorage", "benchmark-profiler.benchmark-profiler");
       const extensionLog = () => fsp.readFile(path.join(RESULTS_DIR, "e2e-runs-extension.log"), "utf8").catch(() => "");
       let reference: Results | undefined;
+      let demoRunId = "";
       await t.test(
         "Open Demo builds the runner from the bundled sources, profiles the demo, and its results open in the results view",
         async () => {
@@ -172,6 +173,7 @@ test(
           });
           assert.match(finished, /Profile finished: run \d{8}-\d{6}-[0-9a-f]{4}, \d+ items scored on 11 benchmark\(s\)\./);
           const runId = RUN_ID.exec(finished)![1]!;
+          demoRunId = runId;
           const demo = path.join(server.userDataDir, "User", "globalStorage", "benchmark-profiler.benchmark-profiler", "demo");
           reference = JSON.parse(await fsp.readFile(path.join(demo, ".bprof", "runs", runId, "results.json"), "utf8")) as Results;
           const built = /built (\S+) in (\d+) s/.exec(await extensionLog());
@@ -357,6 +359,38 @@ test(
         await scrollToHeatmap(page);
         await screenshot(page, "e2e-runs-heatmap-light");
       });
+
+      await t.test(
+        "Open Demo's run, ranked by both rules: the Rule picker switches the figure, the Method tab compares the rules",
+        async () => {
+          await page.locator(".pane .monaco-list-row", { hasText: demoRunId }).first().click();
+          const demoFrame = await webviewFrame(page, "#method", 30_000);
+          await demoFrame.locator("#method").click();
+          await demoFrame.getByRole("option", { name: "paper |θ·g|", exact: true }).click();
+          await waitFor(
+            async () =>
+              (await demoFrame.evaluate(() => (document.getElementById("method") as HTMLElement & { value: string }).value)) === "paper" ||
+              undefined,
+            10_000,
+            () => "the Rule control never showed the paper's rule",
+          );
+          await demoFrame.locator("vscode-tab-header", { hasText: "Method" }).click();
+          const rules = await waitFor(
+            async () => {
+              const text = await demoFrame
+                .locator("table.rules")
+                .innerText()
+                .catch(() => "");
+              return /paper \(shown\)/.test(text) && /signed/.test(text) ? text : undefined;
+            },
+            15_000,
+            () => "the Method tab never showed the rules side by side",
+          );
+          assert.match(rules, /signed\s+10 of 10\s+0\.0%/, "the signed rule: every label holds, no top-set weight lowers its own loss");
+          mark(`rules: ${rules.replace(/\s+/g, " ")}`);
+          await screenshot(page, "e2e-runs-rules-light");
+        },
+      );
     });
   },
 );
