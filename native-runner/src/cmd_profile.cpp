@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <nlohmann/json.hpp>
 
@@ -69,10 +70,13 @@ bool on_disk(const std::string& path) {
 // The profile of one job, step by step; each step reads back what an earlier run left on disk.
 class Profile {
  public:
-  Profile(const Command& command, const Job& job, Engine& engine)
-      : command_(command), job_(job), plan_(job.ablation), engine_(engine), out_(command.args.out) {
-    parameters_ = engine_.parameter_count();
-    candidates_ = engine_.candidates(plan_.front_removal, plan_.back_removal);
+  // `shapes`: the model's sizes (an engine of shapes only); `weights`: the engine that computes,
+  // loaded the first time a step finds its file missing, so a run whose files are all on disk
+  // (a merge of shards, a finished run resumed) never reads the weights.
+  Profile(const Command& command, const Job& job, const Engine& shapes, std::function<Engine&()> weights)
+      : command_(command), job_(job), plan_(job.ablation), weights_(std::move(weights)), out_(command.args.out) {
+    parameters_ = shapes.parameter_count();
+    candidates_ = shapes.candidates(plan_.front_removal, plan_.back_removal);
     candidate_count_ = candidates_.back().offset + candidates_.back().numel;
     for (size_t i = 0; i < plan_.k.size(); i++) {
       const int64_t n = parameters_for_k(plan_.k[i], parameters_);
@@ -111,7 +115,7 @@ class Profile {
   void baseline() {
     const std::string file = "baseline.jsonl";
     if (scores_on_disk(file)) return;
-    write_file_atomic(out_ + "/" + file, score_items(command_, engine_, job_.items, "baseline"));
+    write_file_atomic(out_ + "/" + file, score_items(command_, weights_(), job_.items, "baseline"));
     command_.events.result(file, static_cast<int64_t>(job_.items.size()));
   }
 
@@ -252,7 +256,7 @@ class Profile {
     const std::vector<bool> in_first =
         halved ? first_half(static_cast<int64_t>(ability.sequences.size()), plan_.seed) : std::vector<bool>{};
     std::vector<std::vector<float>> first_rise;
-    std::vector<std::vector<float>> rise = engine_.first_order_loss_rise(
+    std::vector<std::vector<float>> rise = weights_().first_order_loss_rise(
         ability.sequences, plan_.batch_size, candidates_, progress, [this] { return command_.cancelled(); }, in_first,
         halved ? &first_rise : nullptr);
     std::vector<ImportanceSpan> spans;
@@ -403,14 +407,15 @@ class Profile {
     const bool resumed = scores_on_disk(file);
     if (!resumed) {
       std::string lines;
-      engine_.ablate(candidates_, ranking->data(), n);
+      Engine& engine = weights_();
+      engine.ablate(candidates_, ranking->data(), n);
       try {
-        lines = score_items(command_, engine_, job_.items, "score");
+        lines = score_items(command_, engine, job_.items, "score");
       } catch (...) {
-        engine_.restore();
+        engine.restore();
         throw;
       }
-      engine_.restore();
+      engine.restore();
       write_file_atomic(out_ + "/" + file, lines);
     }
     command_.events.variant(ability, selection_name(selection), plan_.k[k_index], n, file, resumed);
@@ -478,7 +483,7 @@ class Profile {
   const Command& command_;
   const Job& job_;
   const AblationPlan& plan_;
-  Engine& engine_;
+  std::function<Engine&()> weights_;
   const std::string out_;
   int64_t parameters_ = 0;
   std::vector<CandidateTensor> candidates_;
@@ -498,8 +503,12 @@ int run_profile(const Command& command) {
   prepare_output_dir(command.args.out);
   claim_output_dir(command.args.out, command.args.job);
   ModelConfig config;
-  std::unique_ptr<Engine> engine = open_engine(command, job, config);
-  Profile(command, job, *engine).run();
+  const std::unique_ptr<Engine> shapes = open_engine(command, job, config, EngineLoad::shapes_only);
+  std::unique_ptr<Engine> weights;
+  Profile(command, job, *shapes, [&]() -> Engine& {
+    if (!weights) weights = open_engine(command, job, config, EngineLoad::weights_after_shapes);
+    return *weights;
+  }).run();
   std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - t0;
   command.events.summary(elapsed.count());
   return 0;

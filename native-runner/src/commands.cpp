@@ -76,12 +76,14 @@ Job load_job_for(const Command& command) {
   return job;
 }
 
-std::unique_ptr<Engine> open_engine(const Command& command, const Job& job, ModelConfig& config) {
-  // everything cheap is checked before the weights are read
-  check_compute_target(job.device, job.dtype);
-  config = load_model_config(job.model_path);
-  check_token_ids(job, config.vocab_size);
-  warn_long_sequences(job, config, command.events);
+std::unique_ptr<Engine> open_engine(const Command& command, const Job& job, ModelConfig& config, EngineLoad load) {
+  const bool first_open = load != EngineLoad::weights_after_shapes;
+  if (first_open) {  // everything cheap is checked before the weights are read
+    check_compute_target(job.device, job.dtype);
+    config = load_model_config(job.model_path);
+    check_token_ids(job, config.vocab_size);
+    warn_long_sequences(job, config, command.events);
+  }
 
   auto throttle = std::make_shared<ProgressThrottle>();
   EngineOptions options;
@@ -89,10 +91,12 @@ std::unique_ptr<Engine> open_engine(const Command& command, const Job& job, Mode
   options.dtype = job.dtype;
   options.device = job.device;
   options.cancelled = [&command] { return command.cancelled(); };
-  options.warning = [&command](const std::string& message) { command.events.warning(message); };
-  options.load_progress = [&command, throttle](int64_t done, int64_t total) {
-    if (throttle->should_emit(done, total)) command.events.progress("load", done, total);
-  };
+  if (first_open) options.warning = [&command](const std::string& message) { command.events.warning(message); };
+  options.shapes_only = load == EngineLoad::shapes_only;
+  if (!options.shapes_only)  // reading headers takes no time worth showing
+    options.load_progress = [&command, throttle](int64_t done, int64_t total) {
+      if (throttle->should_emit(done, total)) command.events.progress("load", done, total);
+    };
   return std::make_unique<Engine>(config, options);
 }
 

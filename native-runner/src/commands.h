@@ -47,9 +47,15 @@ std::vector<std::string> cuda_device_names(int64_t count);
 // writes the `start` event. Throws RunnerError(bad_job).
 Job load_job_for(const Command& command);
 
-// Checks device, dtype, config and token ids (everything cheap) and then loads the weights, with
-// `load` progress events. Throws RunnerError.
-std::unique_ptr<Engine> open_engine(const Command& command, const Job& job, ModelConfig& config);
+enum class EngineLoad {
+  weights,               // the checks, then the weights
+  shapes_only,           // the checks, then the checkpoint's headers only (EngineOptions::shapes_only)
+  weights_after_shapes,  // the weights of a model opened shapes_only: its checks and warnings were given then
+};
+
+// Checks device, dtype, config and token ids (everything cheap) and then loads the model as `load`
+// says, with `load` progress events for its weights. Throws RunnerError.
+std::unique_ptr<Engine> open_engine(const Command& command, const Job& job, ModelConfig& config, EngineLoad load = EngineLoad::weights);
 
 // Padded tokens per forward pass (plan_batches) unless BPROF_BATCH_TOKENS says otherwise (a tuning
 // knob outside the protocol: results do not depend on it beyond float rounding).

@@ -86,6 +86,7 @@ std::unique_ptr<LlamaModel> load_model(const ModelConfig& config, const EngineOp
   load.progress = options.load_progress;
   load.cancelled = options.cancelled;
   load.warning = options.warning;
+  load.shapes_only = options.shapes_only;
   // the checkpoint (and its memory maps) goes away when this returns: the weights are copies
   return std::make_unique<LlamaModel>(config, load_llama_weights(config, checkpoint, load));
 }

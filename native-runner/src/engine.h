@@ -26,6 +26,9 @@ struct EngineOptions {
   std::function<void(int64_t done, int64_t total)> load_progress;
   std::function<bool()> cancelled;
   std::function<void(const std::string&)> warning;
+  // Reads the checkpoint's headers, not its weights (LoadOptions::shapes_only): an engine that
+  // answers parameter_count and candidates, and nothing else.
+  bool shapes_only = false;
 };
 
 struct ChoiceScore {

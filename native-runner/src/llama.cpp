@@ -465,10 +465,7 @@ class WeightLoader {
       throw RunnerError(ErrorCode::bad_model, entry->file->path() + ": tensor '" + name + "' has dtype " + dtype_name(info.dtype) +
                                                   ", expected F32, F16 or BF16");
 
-    // copy out of the (possibly unaligned) mapped bytes, then convert to the compute dtype and device
-    at::Tensor host = at::empty(info.shape, at::TensorOptions().dtype(scalar_type_of(info.dtype)));
-    std::memcpy(host.data_ptr(), entry->file->data(info), info.end - info.begin);
-    at::Tensor t = host.to(options_.device, options_.dtype);
+    at::Tensor t = options_.shapes_only ? at::empty(info.shape, at::TensorOptions().dtype(options_.dtype).device(at::kMeta)) : read(*entry);
 
     used_.insert(name);
     done_++;
@@ -481,6 +478,14 @@ class WeightLoader {
   }
 
   void mark_used(const std::string& name) { used_.insert(name); }
+
+  // The tensor's bytes, copied out of the (possibly unaligned) mapped file, in the compute dtype on the device.
+  at::Tensor read(const Checkpoint::Entry& entry) const {
+    const TensorInfo& info = *entry.info;
+    at::Tensor host = at::empty(info.shape, at::TensorOptions().dtype(scalar_type_of(info.dtype)));
+    std::memcpy(host.data_ptr(), entry.file->data(info), info.end - info.begin);
+    return host.to(options_.device, options_.dtype);
+  }
 
   // Tensors the model does not use are likely a sign of a config that does not match the weights.
   void warn_unused() const {

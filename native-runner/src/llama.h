@@ -43,6 +43,9 @@ struct LoadOptions {
   std::function<void(int64_t done, int64_t total)> progress;  // after each tensor
   std::function<bool()> cancelled;                            // polled between tensors
   std::function<void(const std::string&)> warning;
+  // Checks every tensor's name, shape and dtype but reads no weight: the tensors are on the meta
+  // device (shapes, no storage). Enough for the model's sizes, nothing that computes.
+  bool shapes_only = false;
 };
 
 // Loads and checks every weight the config calls for. Throws RunnerError(bad_model) naming a

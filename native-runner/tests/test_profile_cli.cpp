@@ -419,6 +419,10 @@ TEST(Profile, IsDeterministicAndResumesAfterAKill) {
   ASSERT_EQ(again.exit_code, 0);
   for (const json& e : events_of(again, "variant")) EXPECT_TRUE(e["resumed"].get<bool>());
   for (const json& e : events_of(again, "progress")) EXPECT_NE(e["phase"], "importance");
+  // the resumed run, which had variants to score, loaded the weights once
+  int loads = 0;
+  for (const json& e : events_of(resumed, "progress")) loads += e["phase"] == "load" && e["done"] == 0;
+  EXPECT_EQ(loads, 1);
 }
 
 // Two shards of the job (abilities split, the baseline in one, the random control in the other),
@@ -462,6 +466,7 @@ TEST(Profile, ShardsGatheredIntoOneFolderGiveTheWholeRunsFiles) {
   for (const json& e : events_of(merged, "progress")) {
     EXPECT_NE(e["phase"], "importance");
     EXPECT_NE(e["phase"], "baseline");
+    EXPECT_NE(e["phase"], "load") << "the merge reads the checkpoint's headers, not its weights";
   }
   EXPECT_TRUE(result_files(dir.file("whole")) == result_files(dir.file("merged")));
 }

@@ -1,6 +1,7 @@
 // Row 6: one profile in 2 local shards against 1 runner, the threads split evenly, through the
 // code `bprof run` uses (src/core/launch/shards.ts): its wall time, and the merge's own (from the
-// last shard's end to the merge's), which should be a load of the model and nothing more.
+// last shard's end to the merge's), which should be a runner start and the files read back: the
+// merge loads no weight.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { performance } from "node:perf_hooks";

@@ -90,7 +90,7 @@ export async function runShards(run: ShardedRun, place: ShardPlace): Promise<Run
     await writeShardJob(dir, shardJob(run.job, plans, index, of, devices?.[index]), run.resume);
     if (!(await finishedShard(path.join(dir, "runner"), of, index, plans.length))) pending.push(index);
   }
-  run.onStatus?.(describeLaunch(plans, pending, threads));
+  run.onStatus?.(describeLaunch(plans, pending, threads, devices));
   await runSideBySide(run, place, pending, threads);
   const outDir = path.join(run.modelDir, "runner");
   const shardDirs = plans.map((_, i) => path.join(shardDir(run.modelDir, i), "runner"));
@@ -114,9 +114,16 @@ export async function runShards(run: ShardedRun, place: ShardPlace): Promise<Run
   });
 }
 
-function describeLaunch(plans: readonly ShardPlan[], pending: readonly number[], threads: number): string {
+function describeLaunch(
+  plans: readonly ShardPlan[],
+  pending: readonly number[],
+  threads: number,
+  devices: readonly string[] | undefined,
+): string {
   const done = plans.length - pending.length;
-  return `${plans.length} shards, ${threads} thread${threads === 1 ? "" : "s"} each${done > 0 ? `; ${done} finished earlier` : ""}`;
+  const on = devices ? ` on ${devices.join(", ")}` : "";
+  const count = `${plans.length} shard${plans.length === 1 ? "" : "s"}${on}`;
+  return `${count}, ${threads} thread${threads === 1 ? "" : "s"} each${done > 0 ? `; ${done} finished earlier` : ""}`;
 }
 
 /**
