@@ -89,3 +89,19 @@ export function utf8Text(bytes: Uint8Array): string {
     }
   }
 }
+
+/** The last `bytes` of a growing text file (an events log), from its first whole line. */
+export async function readTail(file: string, bytes: number): Promise<string> {
+  const handle = await fs.open(file, "r");
+  try {
+    const { size } = await handle.stat();
+    const start = Math.max(0, size - bytes);
+    const buffer = Buffer.alloc(size - start);
+    await handle.read(buffer, 0, buffer.length, start);
+    const text = buffer.toString("utf8");
+    // A partial first line of the tail is not an event.
+    return start > 0 ? text.slice(text.indexOf("\n") + 1) : text;
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,8 +1,8 @@
 // End to end, on the demo in one code-server session, with no runner named (no setting, no
 // BPROF_RUNNER): Open Demo builds bprof-runner from the sources in the .vsix, then profiles the
 // built-in demo (the reference run); a second Open Demo starts at once, without compiling. A
-// profile of a copy of the demo started from the palette shows in the Runs tree, is cancelled there
-// and resumed there, and ends with the reference's results. Then the results view switches k and
+// profile of a copy of the demo in 2 shards, started from the palette, shows in the Runs tree, is
+// cancelled there (its shards shown under it) and resumed there, and ends with the reference's results. Then the results view switches k and
 // metric and lists the documents of a negative cell; the Negative AIS tree opens a document at its
 // line, where the data file marks the cases and the hover names the ability. Screenshots in the
 // dark theme and again in the light one. In a second session, a libtorch that is not there makes
@@ -131,12 +131,13 @@ test(
     // Another name than Open Demo's config, which is open in the same window.
     await fsp.rename(path.join(workspace, "demo.bprof.yaml"), path.join(workspace, "copy.bprof.yaml"));
     // The copy ranks by the demo's first rule alone: its profile is the first rule's of Open Demo's
-    // run (the figures compared below), for half the variants to wait for.
+    // run (the figures compared below), for half the variants to wait for. It runs in 2 shards,
+    // which the Runs tree shows under the run, and the merge must give the unsharded figures.
     const copy = path.join(workspace, "copy.bprof.yaml");
     const demoConfig = await fsp.readFile(copy, "utf8");
     const oneRule = demoConfig.replace(/^ {2}method: \[signed, paper\].*$/m, "  method: signed");
     assert.notEqual(oneRule, demoConfig, "the demo config lists its rules as `method: [signed, paper]`");
-    await fsp.writeFile(copy, oneRule);
+    await fsp.writeFile(copy, oneRule + "shards: 2\n");
 
     // The runner comes from the extension's own sources, built into its global storage.
     // The dark theme is named: with no theme set, code-server in headless Chromium came up light, so
@@ -243,8 +244,20 @@ test(
             60_000,
             () => `run ${runId} never showed as cancelled: ${JSON.stringify(rows)}`,
           );
+          // the run in shards opens onto them: each stopped with the run, its variants so far
+          await page.locator('.pane:has(.pane-header[aria-label^="Runs"]) .monaco-list-row', { hasText: runId }).first().click();
+          const shardRows = (rows: string[]) => rows.filter((r) => /^shard [12] of 2 · cpu/.test(r));
+          const stopped = await waitFor(
+            async () => {
+              const found = shardRows((rows = await treeRows(page, "Runs")));
+              return found.length === 2 ? found : undefined;
+            },
+            30_000,
+            () => `the cancelled run never showed its 2 shards: ${JSON.stringify(rows)}`,
+          );
+          for (const row of stopped) assert.match(row, /(cancelled|stopped|finished)( · variants \d+\/\d+)?$/, row);
           await screenshot(page, "e2e-runs-cancelled");
-          mark("cancelled");
+          mark(`cancelled: ${stopped.join("; ")}`);
           await rowAction(page, "Runs", runId, "Resume Run");
           const finished = await waitForNotification(page, `Profile finished: run ${runId}`, DEMO_TIMEOUT_MS, {
             failOn: /^Profile failed/,
@@ -257,6 +270,16 @@ test(
             30_000,
             () => "the run never showed as finished",
           );
+          // each shard finished every variant of its own
+          await waitFor(
+            async () => {
+              const found = shardRows((rows = await treeRows(page, "Runs")));
+              return found.length === 2 && found.every((r) => /finished · variants (\d+)\/\1$/.test(r)) ? found : undefined;
+            },
+            30_000,
+            () => `the shards never showed as finished: ${JSON.stringify(rows)}`,
+          );
+          await screenshot(page, "e2e-runs-shards-finished");
         },
       );
 

@@ -11,6 +11,7 @@ import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { gatherShards, ShardMergeError } from "../../src/core/launch/shards";
+import { shardsOfRun, shardStateText, shardWorkText } from "../../src/core/results/shards";
 import { bprof, cliPath, runnerPath } from "../support/cli";
 import { CONFIG_YAML, makeProfileProject } from "../support/profileProject";
 import { filesUnder } from "../support/files";
@@ -143,15 +144,38 @@ test("a shard killed mid-run: --resume runs only the shards that did not finish,
     ),
   );
   assert.equal(finished[Number(killed)], false);
+  // a shard stopped before its runner had started has no start yet: count the resume's own starts
+  const startsOf = async (i: number) =>
+    (await eventsOf(path.join(modelDir, "shards", String(i), "events.jsonl"))).filter((e) => e.type === "start").length;
+  const startsBefore = await Promise.all([0, 1, 2].map(startsOf));
+  const stopped = await shardsOfRun(runDir, false);
+  assert.deepEqual(
+    stopped.map((s) => s.state === "finished"),
+    finished,
+    "the Runs tree's shards: finished where shard.json is",
+  );
+  const killedRow = stopped[Number(killed)]!;
+  assert.equal(killedRow.state, "stopped", "SIGKILL leaves no error event: the shard stopped without a word");
+  assert.match(shardStateText(killedRow), /^stopped( · variants \d+\/\d+)?$/);
+  for (const row of stopped.filter((s) => s.state === "failed")) assert.equal(row.error?.code, "cancelled");
 
   const resumed = await bprof(["run", "--resume", runDir], { timeout: 240_000 });
   assert.equal(resumed.exitCode, 0, `bprof run --resume failed:\n${resumed.stderr}`);
   const earlier = finished.filter(Boolean).length;
   if (earlier > 0) assert.match(resumed.stderr, new RegExp(`3 shards, 1 thread each; ${earlier} finished earlier`));
   for (const [i, done] of finished.entries()) {
-    const starts = (await eventsOf(path.join(modelDir, "shards", String(i), "events.jsonl"))).filter((e) => e.type === "start").length;
-    assert.equal(starts, done ? 1 : 2, `shard ${i} ran ${starts} time(s)`);
+    const starts = (await startsOf(i)) - startsBefore[i]!;
+    assert.equal(starts, done ? 0 : 1, `shard ${i} ran ${starts} time(s) on resume`);
   }
+  const shards = await shardsOfRun(runDir, false);
+  assert.deepEqual(
+    shards.map((s) => [s.state, s.variants?.done === s.variants?.total]),
+    [0, 1, 2].map(() => ["finished", true]),
+  );
+  assert.deepEqual(
+    shards.map((s) => shardWorkText(s)),
+    ["baseline, random control", "spatial-reasoning", "quantitative-reasoning"],
+  );
   // the killed shard kept what it had finished: at least the variant it had scored is read back
   const killedEvents = await eventsOf(path.join(modelDir, "shards", String(killed), "events.jsonl"));
   assert.ok(killedEvents.some((e) => e.type === "variant" && e.resumed === true) || killedEvents.some((e) => e.type === "result"));

@@ -15,6 +15,7 @@ import { startSlurmCluster, type SlurmCluster } from "../support/slurmCluster";
 import { loginNodeYaml, startSshServer, type SshServer } from "../support/sshServer";
 import { filesUnder } from "../support/files";
 import { resultsOf, runDirOf } from "../support/runFolder";
+import { shardsOfRun, shardStateText } from "../../src/core/results/shards";
 
 /** A Slurm run names its target in results.json; the local reference does not. */
 const TARGET = ["target"];
@@ -85,6 +86,15 @@ test("3 shards as one Slurm array and a merge job after it: the unsharded run's 
   const modelDir = path.join(runDir, "models", "tiny-llama");
   for (const i of [0, 1, 2])
     assert.ok((await fs.readdir(path.join(modelDir, "shards", String(i)))).includes(`slurm-${arrayId}.events.jsonl`));
+  // the Runs tree's shards: each array task's own events, every variant of its own done
+  assert.deepEqual(
+    (await shardsOfRun(runDir, false)).map((s) => [shardStateText(s), path.basename(s.eventsFile ?? "")]),
+    [
+      ["finished · variants 2/2", `slurm-${arrayId}.events.jsonl`],
+      ["finished · variants 2/2", `slurm-${arrayId}.events.jsonl`],
+      ["finished · variants 2/2", `slurm-${arrayId}.events.jsonl`],
+    ],
+  );
 
   // the shard that held Spatial Reasoning lost its files: the resume submits it alone, then the merge
   const lost = path.join(modelDir, "shards", "1");

@@ -5,7 +5,7 @@ import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parseConfig } from "../config/parse";
-import { isDirectory, isFile, writeJsonAtomic } from "../fsutil";
+import { isDirectory, isFile, readTail, writeJsonAtomic } from "../fsutil";
 import { parseEventLine } from "../launch/events";
 import { RunnerError } from "../launch/runnerError";
 import { RUN_MANIFEST, type RunManifest } from "./store";
@@ -141,21 +141,6 @@ async function latestProgress(dir: string): Promise<RunFolderProgress | undefine
       };
   }
   return undefined;
-}
-
-async function readTail(file: string, bytes: number): Promise<string> {
-  const handle = await fs.open(file, "r");
-  try {
-    const { size } = await handle.stat();
-    const start = Math.max(0, size - bytes);
-    const buffer = Buffer.alloc(size - start);
-    await handle.read(buffer, 0, buffer.length, start);
-    const text = buffer.toString("utf8");
-    // A partial first line of the tail is not an event.
-    return start > 0 ? text.slice(text.indexOf("\n") + 1) : text;
-  } finally {
-    await handle.close();
-  }
 }
 
 /** The folder a config's runs go to; `text` is the config's text when the caller has it. */

@@ -5,12 +5,25 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { progressLine } from "../../core/run";
 import { runsOfConfigs, type RunRow } from "../../core/results/runs";
+import { ranInShards, shardLabel, shardsOfRun, shardStateText, shardWorkText, type ShardRow } from "../../core/results/shards";
 import type { Ctx } from "../ctx";
 
 /** A run as the tree and the run commands see it. */
 export interface RunNode {
   row: RunRow;
+  /** It ran in shards: its children are the shards. */
+  sharded?: boolean;
 }
+
+/** One shard of a sharded run (docs/targets.md, "Shards"): where it stands, from its folder. */
+interface ShardNode {
+  shard: ShardRow;
+  run: RunRow;
+  /** The run has several models: the shard's label names its model. */
+  namesModel: boolean;
+}
+
+type Node = RunNode | ShardNode;
 
 function statusText(row: RunRow): string {
   const s = row.status;
@@ -48,7 +61,38 @@ function contextOf(row: RunRow): string {
   return ["run", s.state, ...(resumable ? ["resumable"] : [])].join(" ");
 }
 
-class RunsTree implements vscode.TreeDataProvider<RunNode> {
+function shardIcon(shard: ShardRow): vscode.ThemeIcon {
+  switch (shard.state) {
+    case "finished":
+      return new vscode.ThemeIcon("pass", new vscode.ThemeColor("testing.iconPassed"));
+    case "running":
+      return new vscode.ThemeIcon("sync~spin");
+    case "failed":
+      return shard.error?.code === "cancelled"
+        ? new vscode.ThemeIcon("debug-pause")
+        : new vscode.ThemeIcon("error", new vscode.ThemeColor("testing.iconFailed"));
+    case "stopped":
+      return new vscode.ThemeIcon("debug-pause");
+    case "waiting":
+      return new vscode.ThemeIcon("clock");
+  }
+}
+
+function shardItem({ shard, run, namesModel }: ShardNode): vscode.TreeItem {
+  const item = new vscode.TreeItem(`${namesModel ? `${shard.model} ` : ""}${shardLabel(shard)}`, vscode.TreeItemCollapsibleState.None);
+  item.description = shardStateText(shard);
+  const tooltip = new vscode.MarkdownString(`**${shardLabel(shard)}**`).appendText(` of ${shard.model}\n\n${shardWorkText(shard)}\n\n`);
+  if (shard.error && shard.error.code !== "cancelled") tooltip.appendText(`${shard.error.message}\n\n`);
+  item.tooltip = tooltip.appendText(shard.eventsFile ?? path.join(run.dir, "models", shard.model, "shards", String(shard.index)));
+  item.iconPath = shardIcon(shard);
+  item.contextValue = `shard ${shard.state}`;
+  item.id = `${run.dir}#${shard.model}/${shard.index}`;
+  if (shard.eventsFile)
+    item.command = { command: "vscode.open", title: "Open the Shard's Events", arguments: [vscode.Uri.file(shard.eventsFile)] };
+  return item;
+}
+
+class RunsTree implements vscode.TreeDataProvider<Node> {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeTreeData = this.changed.event;
   private pending: NodeJS.Timeout | undefined;
@@ -76,12 +120,17 @@ class RunsTree implements vscode.TreeDataProvider<RunNode> {
     }, 1000);
   }
 
-  async getChildren(node?: RunNode): Promise<RunNode[]> {
-    if (node) return [];
+  async getChildren(node?: Node): Promise<Node[]> {
+    if (node && "shard" in node) return [];
+    if (node) {
+      const shards = await shardsOfRun(node.row.dir, node.row.status.state === "running");
+      const namesModel = new Set(shards.map((s) => s.model)).size > 1;
+      return shards.map((shard) => ({ shard, run: node.row, namesModel }));
+    }
     const configs = (await this.ctx.workspace.outlines()).map((o) => o.file);
     const rows = await runsOfConfigs(configs);
     // This window's own runs know their progress before their files do.
-    return rows.map((row) => {
+    const nodes = rows.map((row): RunNode => {
       const active = this.ctx.runs.activeIn(row.dir);
       if (active?.progress && row.status.state !== "finished") {
         const p = active.progress;
@@ -105,10 +154,13 @@ class RunsTree implements vscode.TreeDataProvider<RunNode> {
       }
       return { row };
     });
+    return Promise.all(nodes.map(async (n) => ((await ranInShards(n.row.dir)) ? { ...n, sharded: true } : n)));
   }
 
-  getTreeItem({ row }: RunNode): vscode.TreeItem {
-    const item = new vscode.TreeItem(row.id, vscode.TreeItemCollapsibleState.None);
+  getTreeItem(node: Node): vscode.TreeItem {
+    if ("shard" in node) return shardItem(node);
+    const { row, sharded } = node;
+    const item = new vscode.TreeItem(row.id, sharded ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
     item.description = `${path.basename(row.configFile)} · ${statusText(row)}`;
     // The runner's message and the paths are the user's text, not markdown.
     const tooltip = new vscode.MarkdownString(`**Run ${row.id}**`).appendText(` of ${row.configFile}\n\n${statusText(row)}\n\n`);
