@@ -33,8 +33,14 @@ export type FromResultsView =
 /** To the webview. */
 export type ToResultsView = { type: "view"; view: ResultsView } | { type: "cases"; cases: CellCases } | { type: "error"; message: string };
 
-/** What the webview keeps across reloads (vscode.setState), and the serializer reads back. */
+/**
+ * What the webview keeps while its panel is hidden (the page is then discarded and loaded again)
+ * and across reloads (vscode.setState; the serializer reads `runDir` and `query` back): the run,
+ * the query, the open tab and the cell whose documents are listed.
+ */
 export interface ResultsViewState {
   runDir: string;
   query?: ResultsQuery;
+  tab?: number;
+  cell?: { row: number; column: number };
 }

@@ -20,15 +20,23 @@ import { element, table } from "./dom";
 import { drawHeatmap, type HeatmapTheme } from "./heatmap";
 import type { ExportTheme, FromResultsView, ResultsViewState, ToResultsView } from "./protocol";
 
-declare function acquireVsCodeApi(): { postMessage(message: FromResultsView): void; setState(state: ResultsViewState): void };
+declare function acquireVsCodeApi(): {
+  postMessage(message: FromResultsView): void;
+  getState(): ResultsViewState | undefined;
+  setState(state: ResultsViewState): void;
+};
 const host = acquireVsCodeApi();
-const state = JSON.parse(document.body.dataset.state ?? "{}") as ResultsViewState;
+// A page loaded again after its panel was hidden finds what it kept; a new panel starts from the
+// extension's state in the page.
+const state = host.getState() ?? (JSON.parse(document.body.dataset.state ?? "{}") as ResultsViewState);
 host.setState(state);
 
 let view: ResultsView | undefined;
 let chart: Chart | undefined;
 let selected: { row: number; column: number } | undefined;
-let selectedTab = 0;
+let selectedTab = state.tab ?? 0;
+/** The cell whose documents were listed before the page was discarded: listed again once its view is drawn. */
+let cellToRestore = state.cell;
 
 const CELLS_LABELS: Record<CellsShown, string> = {
   top: "AIS of the top sets",
@@ -56,6 +64,7 @@ function query(change: ResultsQuery): void {
   const next = { ...view?.query, ...change } as ResultsQuery;
   selected = undefined;
   state.query = next;
+  delete state.cell;
   host.setState(state);
   host.postMessage({ type: "query", query: next });
 }
@@ -168,7 +177,11 @@ function tabs(pages: [string, HTMLElement][]): HTMLElement {
     panel.append(content);
     tabs.append(header, panel);
   }
-  tabs.addEventListener("vsc-tabs-select", (e) => (selectedTab = (e as CustomEvent<{ selectedIndex: number }>).detail.selectedIndex));
+  tabs.addEventListener("vsc-tabs-select", (e) => {
+    selectedTab = (e as CustomEvent<{ selectedIndex: number }>).detail.selectedIndex;
+    state.tab = selectedTab;
+    host.setState(state);
+  });
   return tabs;
 }
 
@@ -381,6 +394,9 @@ function render(v: ResultsView): void {
     ]),
   );
   draw();
+  const restore = cellToRestore;
+  cellToRestore = undefined;
+  if (restore && restore.row < v.profile.rows.length && restore.column < v.profile.benchmarks.length) selectCell(restore);
 }
 
 function draw(): void {
@@ -391,10 +407,12 @@ function draw(): void {
   chart = drawHeatmap(c, heatmap, theme(), { ...(selected ? { selected } : {}), onSelect: (cell) => selectCell(cell) });
 }
 
-function selectCell(cell: HeatmapCell): void {
+function selectCell(cell: Pick<HeatmapCell, "row" | "column">): void {
   const profile = view?.profile;
   if (!view || !profile || view.query.k === null) return;
   selected = { row: cell.row, column: cell.column };
+  state.cell = selected;
+  host.setState(state);
   draw();
   const r = profile.rows[cell.row]!;
   const cases = document.getElementById("cases")!;
@@ -429,5 +447,5 @@ window.addEventListener("message", (event: MessageEvent<ToResultsView>) => {
 // VS Code changes the body's theme class and its colour variables: draw the figure in the new colours.
 new MutationObserver(() => draw()).observe(document.body, { attributes: true, attributeFilter: ["class"] });
 
+// The extension holds the query the page last sent (or the restored panel's): it answers with its view.
 host.postMessage({ type: "ready" });
-if (state.query) host.postMessage({ type: "query", query: state.query });

@@ -325,6 +325,33 @@ test(
         await screenshot(page, "e2e-runs-results-dark");
         await scrollToHeatmap(page);
         await screenshot(page, "e2e-runs-heatmap-dark");
+
+        // hidden behind an editor (VS Code discards the page) and shown again: the same k, metric
+        // and cell, its documents listed again
+        // (the config's tab, still open from the run above: the keyboard is in the webview)
+        await page.locator(".tabs-container .tab", { hasText: "copy.bprof.yaml" }).first().click();
+        await waitFor(
+          async () => (frame!.isDetached() ? true : undefined),
+          15_000,
+          () => "the hidden results page was kept",
+        );
+        await page.locator(".tabs-container .tab", { hasText: `Results ${runId}` }).click();
+        frame = await webviewFrame(page, "#k", 30_000);
+        const shown = (id: string) => frame!.evaluate((i) => (document.getElementById(i) as HTMLElement & { value: string }).value, id);
+        assert.equal(await shown("k"), "0.00256");
+        assert.equal(await shown("metric"), "acc");
+        await waitFor(
+          async () =>
+            (await frame!
+              .locator("#cases")
+              .innerText()
+              .catch(() => "")) === listed
+              ? true
+              : undefined,
+          30_000,
+          () => `the documents of ${cell} were not listed again after the view was shown again`,
+        );
+        mark("shown again with its k, metric and cell");
       });
 
       let caseLine = 0;
