@@ -63,11 +63,19 @@ export async function shardsOfRun(runDir: string, running: boolean): Promise<Sha
   return rows;
 }
 
-/** Whether any model of the run was split into shards (models/<name>/shards/). */
-export async function ranInShards(runDir: string): Promise<boolean> {
+// The Runs tree asks of every run each time it redraws (once a second while one runs): a run found
+// sharded stays so, and a finished run that was not never will be, so only the others are looked at again.
+const settledSharding = new Map<string, boolean>();
+
+/** Whether any model of the run was split into shards (models/<name>/shards/); `finished`: the run has its results. */
+export async function ranInShards(runDir: string, finished: boolean): Promise<boolean> {
+  const known = settledSharding.get(runDir);
+  if (known !== undefined) return known;
   const models = await fs.readdir(path.join(runDir, "models")).catch(() => [] as string[]);
-  for (const model of models) if (await isDirectory(path.join(runDir, "models", model, "shards"))) return true;
-  return false;
+  let sharded = false;
+  for (const model of models) if (!sharded) sharded = await isDirectory(path.join(runDir, "models", model, "shards"));
+  if (sharded || finished) settledSharding.set(runDir, sharded);
+  return sharded;
 }
 
 async function shardRow(model: string, index: number, dir: string, running: boolean): Promise<ShardRow | undefined> {
@@ -81,7 +89,7 @@ async function shardRow(model: string, index: number, dir: string, running: bool
   const variants = lastOf(events, (e) => e.type === "progress" && e.phase === "variants");
   const error = lastOf(attempt, (e) => e.type === "error");
   const finished = await isFile(path.join(dir, "runner", "shard.json"));
-  const ended = attempt.some((e) => e.type === "summary" || e.type === "error");
+  const ended = attempt.some((e) => e.type === "summary");
   const state: ShardState = finished
     ? "finished"
     : error

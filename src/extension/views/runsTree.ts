@@ -39,19 +39,26 @@ function statusText(row: RunRow): string {
   }
 }
 
-function statusIcon(row: RunRow): vscode.ThemeIcon {
-  switch (row.status.state) {
+/** How a run or a shard looks where it stands: one icon per kind of state, the same for both. */
+function stateIcon(state: "finished" | "running" | "failed" | "paused" | "waiting"): vscode.ThemeIcon {
+  switch (state) {
     case "finished":
       return new vscode.ThemeIcon("pass", new vscode.ThemeColor("testing.iconPassed"));
     case "running":
       return new vscode.ThemeIcon("sync~spin");
     case "failed":
-      return row.status.code === "cancelled"
-        ? new vscode.ThemeIcon("debug-pause")
-        : new vscode.ThemeIcon("error", new vscode.ThemeColor("testing.iconFailed"));
-    case "interrupted":
+      return new vscode.ThemeIcon("error", new vscode.ThemeColor("testing.iconFailed"));
+    case "paused":
       return new vscode.ThemeIcon("debug-pause");
+    case "waiting":
+      return new vscode.ThemeIcon("clock");
   }
+}
+
+function statusIcon(row: RunRow): vscode.ThemeIcon {
+  const s = row.status;
+  if (s.state === "failed") return stateIcon(s.code === "cancelled" ? "paused" : "failed");
+  return stateIcon(s.state === "interrupted" ? "paused" : s.state);
 }
 
 /** Menus key on these words: `run finished`, `run running`, `run resumable`, ... */
@@ -62,20 +69,8 @@ function contextOf(row: RunRow): string {
 }
 
 function shardIcon(shard: ShardRow): vscode.ThemeIcon {
-  switch (shard.state) {
-    case "finished":
-      return new vscode.ThemeIcon("pass", new vscode.ThemeColor("testing.iconPassed"));
-    case "running":
-      return new vscode.ThemeIcon("sync~spin");
-    case "failed":
-      return shard.error?.code === "cancelled"
-        ? new vscode.ThemeIcon("debug-pause")
-        : new vscode.ThemeIcon("error", new vscode.ThemeColor("testing.iconFailed"));
-    case "stopped":
-      return new vscode.ThemeIcon("debug-pause");
-    case "waiting":
-      return new vscode.ThemeIcon("clock");
-  }
+  if (shard.state === "failed") return stateIcon(shard.error?.code === "cancelled" ? "paused" : "failed");
+  return stateIcon(shard.state === "stopped" ? "paused" : shard.state);
 }
 
 function shardItem({ shard, run, namesModel }: ShardNode): vscode.TreeItem {
@@ -154,7 +149,7 @@ class RunsTree implements vscode.TreeDataProvider<Node> {
       }
       return { row };
     });
-    return Promise.all(nodes.map(async (n) => ((await ranInShards(n.row.dir)) ? { ...n, sharded: true } : n)));
+    return Promise.all(nodes.map(async (n) => ((await ranInShards(n.row.dir, n.row.finished)) ? { ...n, sharded: true } : n)));
   }
 
   getTreeItem(node: Node): vscode.TreeItem {
