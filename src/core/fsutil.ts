@@ -1,13 +1,42 @@
-import { createHash } from "node:crypto";
-import { promises as fs } from "node:fs";
+import { createHash, randomBytes } from "node:crypto";
+import { constants as fsConstants, promises as fs } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
 import * as path from "node:path";
+
+/**
+ * A new, empty temporary file beside `file`, open for writing. Its name is random and it is
+ * created exclusively (O_EXCL, O_NOFOLLOW): a folder can be the user's repository, and a symlink
+ * planted at a name bprof would pick is never followed, nor a file there reused. The name ends
+ * in .tmp, which readers of run folders skip.
+ */
+export async function createTemporarySibling(file: string): Promise<{ path: string; handle: FileHandle }> {
+  const flags = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW;
+  for (let attempt = 0; ; attempt++) {
+    const tmp = `${file}.${randomBytes(8).toString("hex")}.tmp`;
+    try {
+      return { path: tmp, handle: await fs.open(tmp, flags, 0o666) };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST" || attempt >= 8) throw e;
+    }
+  }
+}
+
+/** A random, unused name beside `file` for a temporary that another call creates (a link, a copy). */
+export function temporarySiblingName(file: string): string {
+  return `${file}.${randomBytes(8).toString("hex")}.tmp`;
+}
 
 /** Writes through a temporary sibling and a rename, so readers never see a half-written file. */
 export async function writeFileAtomic(file: string, data: string | Uint8Array): Promise<void> {
   await fs.mkdir(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
+  const { path: tmp, handle } = await createTemporarySibling(file);
   try {
-    await fs.writeFile(tmp, data);
+    try {
+      await handle.writeFile(data);
+    } finally {
+      await handle.close();
+    }
+    // A rename replaces a link at `file` itself; it never writes through one.
     await fs.rename(tmp, file);
   } catch (e) {
     // A full disk or a folder gone: the old file stays as it was, and no temporary is left beside it.

@@ -71,6 +71,14 @@ export const PROBLEM_CODES = {
     severity: "error",
     summary: "an ssh option that runs a command or loads code (ProxyCommand, LocalCommand, ...): it belongs in ~/.ssh/config",
   },
+  "config.ssh-option-not-allowed": {
+    severity: "error",
+    summary: "an ssh option that is not on the list a config may set (XAuthLocation, ForwardX11, ...): it belongs in ~/.ssh/config",
+  },
+  "config.ssh-option-value": {
+    severity: "error",
+    summary: "an ssh option's value that is not of its form, or holds %-tokens, $, backquotes, spaces or shell characters",
+  },
   "config.unknown-label": {
     severity: "error",
     summary: "a benchmark's `ability` label that names no declared ability (data: the nearest)",

@@ -489,6 +489,77 @@ const SSH_OPTIONS_THAT_RUN_COMMANDS = [
   "SecurityKeyProvider",
 ];
 
+const YES_NO = /^(yes|no)$/i;
+const COUNT = /^[0-9]{1,6}$/;
+/** A host name, an IPv4 address or an IPv6 one in brackets: never a leading dash, no shell characters. */
+const HOST = String.raw`(?:[A-Za-z0-9_][A-Za-z0-9_.-]*|\[[0-9A-Fa-f:.]+\])`;
+const USER = String.raw`[A-Za-z0-9_][A-Za-z0-9_.-]*`;
+const JUMP = String.raw`(?:${USER}@)?${HOST}(?::[0-9]{1,5})?`;
+/** A local path, ~/... or absolute or relative: no %-tokens, ${...}, spaces or shell characters. */
+const PATH_VALUE = /^(?:~\/)?[A-Za-z0-9_.+/-]+$/;
+/** Algorithm lists: names, commas, and the +, - or ^ in front that adds, removes or prefers. */
+const ALGORITHMS = /^[+^-]?[A-Za-z0-9_.@-]+(?:,[A-Za-z0-9_.@-]+)*$/;
+
+/**
+ * The ssh options a config may set, each with the values it may take. Anything else, and any value
+ * with a character ssh or a shell would read as more than text (%-tokens, $, backquotes, spaces,
+ * line breaks), is refused: ssh turns some options into a command for sh (ProxyJump), runs others
+ * (XAuthLocation with ForwardX11), and a config is a file anyone can hand over.
+ */
+const SSH_OPTIONS_ALLOWED: Record<string, { value: RegExp; expected: string }> = {
+  Port: { value: /^[0-9]{1,5}$/, expected: "a port number" },
+  User: { value: new RegExp(`^${USER}$`), expected: "a user name" },
+  IdentityFile: { value: PATH_VALUE, expected: "a file path without %-tokens, spaces or shell characters" },
+  IdentitiesOnly: { value: YES_NO, expected: "yes or no" },
+  ProxyJump: {
+    value: new RegExp(`^(?:none|${JUMP}(?:,${JUMP})*)$`),
+    expected: "comma-separated [user@]host[:port] items (or none)",
+  },
+  ConnectTimeout: { value: COUNT, expected: "a number of seconds" },
+  ConnectionAttempts: { value: COUNT, expected: "a number" },
+  ServerAliveInterval: { value: COUNT, expected: "a number of seconds" },
+  ServerAliveCountMax: { value: COUNT, expected: "a number" },
+  StrictHostKeyChecking: { value: /^(yes|no|accept-new|off|ask)$/i, expected: "yes, no, accept-new, off or ask" },
+  UserKnownHostsFile: { value: PATH_VALUE, expected: "a file path without %-tokens, spaces or shell characters" },
+  Ciphers: { value: ALGORITHMS, expected: "a comma-separated list of algorithm names" },
+  MACs: { value: ALGORITHMS, expected: "a comma-separated list of algorithm names" },
+  KexAlgorithms: { value: ALGORITHMS, expected: "a comma-separated list of algorithm names" },
+  HostKeyAlgorithms: { value: ALGORITHMS, expected: "a comma-separated list of algorithm names" },
+  Compression: { value: YES_NO, expected: "yes or no" },
+  BatchMode: { value: YES_NO, expected: "yes or no" },
+  LogLevel: { value: /^(quiet|fatal|error|info|verbose|debug[1-3]?)$/i, expected: "QUIET, FATAL, ERROR, INFO, VERBOSE or DEBUG1-3" },
+  AddressFamily: { value: /^(any|inet|inet6)$/i, expected: "any, inet or inet6" },
+};
+
+/** The problem of one `options` entry, on its key (a keyword not allowed) or its value; undefined when it may be passed. */
+function sshOptionProblem(source: YamlSource, field: (string | number)[], key: string, value: string): Problem | undefined {
+  const runsCommands = SSH_OPTIONS_THAT_RUN_COMMANDS.find((k) => k.toLowerCase() === key.toLowerCase());
+  if (runsCommands)
+    return source.at(
+      field,
+      "config.ssh-option-runs-commands",
+      `ssh's ${runsCommands} runs a command or loads code on this machine: a profiling config cannot set it. Put it in ~/.ssh/config under a Host alias and name that alias in \`host\``,
+      { on: "key" },
+    );
+  // ssh reads keywords in any case.
+  const keyword = Object.keys(SSH_OPTIONS_ALLOWED).find((k) => k.toLowerCase() === key.toLowerCase());
+  if (!keyword)
+    return source.at(
+      field,
+      "config.ssh-option-not-allowed",
+      `\`${key}\` is not one bprof passes to ssh from a config (it takes ${Object.keys(SSH_OPTIONS_ALLOWED).join(", ")}): some options run programs on this machine. Put it in ~/.ssh/config under a Host alias and name that alias in \`host\``,
+      { on: "key" },
+    );
+  const allowed = SSH_OPTIONS_ALLOWED[keyword]!;
+  if (allowed.value.test(value)) return undefined;
+  return source.at(
+    field,
+    "config.ssh-option-value",
+    `ssh's ${keyword} must be ${allowed.expected}; ${JSON.stringify(value)} is not (a config cannot pass %-tokens, $, backquotes, spaces or other shell characters to ssh)`,
+    { on: "value" },
+  );
+}
+
 /** What can be checked of a target before a run: the ssh options it passes, the local files it names. */
 async function targetProblems(config: ProfileConfig, source: YamlSource, target: Target): Promise<Problem[]> {
   const connection =
@@ -499,17 +570,9 @@ async function targetProblems(config: ProfileConfig, source: YamlSource, target:
         : undefined;
   if (!connection) return [];
   const sshField = typeof config.target === "object" && "ssh" in config.target ? ["target", "ssh"] : ["target", "slurm", "ssh"];
-  const problems = Object.keys(connection.options).flatMap((key) => {
-    const keyword = SSH_OPTIONS_THAT_RUN_COMMANDS.find((k) => k.toLowerCase() === key.toLowerCase());
-    if (!keyword) return [];
-    return [
-      source.at(
-        [...sshField, "options", key],
-        "config.ssh-option-runs-commands",
-        `ssh's ${keyword} runs a command or loads code on this machine: a profiling config cannot set it. Put it in ~/.ssh/config under a Host alias and name that alias in \`host\``,
-        { on: "key" },
-      ),
-    ];
+  const problems = Object.entries(connection.options).flatMap(([key, value]) => {
+    const problem = sshOptionProblem(source, [...sshField, "options", key], key, value);
+    return problem ? [problem] : [];
   });
   if (connection.identityFile && !(await isFile(connection.identityFile))) {
     problems.push(

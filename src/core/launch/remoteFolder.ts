@@ -43,7 +43,8 @@ export async function uploadJob(folder: RemoteFolder, jobFile: string, name = "j
 
 export async function uploadText(folder: RemoteFolder, name: string, text: string): Promise<void> {
   const file = `${shellWord(folder.dir)}/${shellWord(name)}`;
-  await runOnHostOrFail(folder.host, `cat > ${file}.tmp && mv ${file}.tmp ${file}`, {
+  // set -C: the temporary is created, never opened through a link or a file already there.
+  await runOnHostOrFail(folder.host, `set -C && tmp=${file}.$$.tmp && cat > "$tmp" && mv -f "$tmp" ${file}`, {
     input: text,
     what: `write ${name} to ${folder.dir}`,
   });

@@ -5,10 +5,10 @@
 // and the whole job runs there, reading everything back (the runner's resume) and writing only
 // the manifest. The results are those of the unsharded run by construction: every file has the
 // name and bytes the whole job would give it.
-import { promises as fs } from "node:fs";
+import { constants as fsConstants, promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { writeFileAtomic, writeJsonAtomic } from "../fsutil";
+import { temporarySiblingName, writeFileAtomic, writeJsonAtomic } from "../fsutil";
 import type { ProfileJob } from "../plan/job";
 import { jobFingerprint, shardJob, splitJob, type ShardKey, type ShardPlan } from "../plan/shards";
 import type { ShardSetting } from "../config/shards";
@@ -291,12 +291,12 @@ async function resultFiles(dir: string, sub: string): Promise<string[]> {
 }
 
 async function placeFile(from: string, to: string): Promise<void> {
-  const temp = `${to}.merge.tmp`;
-  await fs.rm(temp, { force: true });
+  // A fresh random name, linked or copied exclusively: nothing planted at a temporary name is written through.
+  const temp = temporarySiblingName(to);
   try {
     await fs.link(from, temp);
   } catch {
-    await fs.copyFile(from, temp);
+    await fs.copyFile(from, temp, fsConstants.COPYFILE_EXCL);
   }
   await fs.rename(temp, to);
 }

@@ -6,7 +6,7 @@ import { execa } from "execa";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { StringDecoder } from "node:string_decoder";
-import { writeJsonAtomic } from "../fsutil";
+import { writeFileAtomic, writeJsonAtomic } from "../fsutil";
 import { hostCommand, hostName, hostPathWord, runOnHost, shellWord, type Host } from "./host";
 import { runnerArguments } from "./local";
 import { EventLineReader, lastLines, runnerOutcome, type RunnerSummary } from "./outcome";
@@ -110,7 +110,7 @@ async function submit(target: SlurmTarget, folder: RemoteFolder, invocation: Lau
 
 /** Writes `script` as `name` in the folder and submits it with `options`; the job's id. */
 export async function sbatch(target: SlurmTarget, folder: RemoteFolder, name: string, script: string, options: string[]): Promise<string> {
-  if (folder.home === "") await fs.writeFile(path.join(folder.dir, name), script);
+  if (folder.home === "") await writeFileAtomic(path.join(folder.dir, name), script);
   else await uploadText(folder, name, script);
   const words = options.map(shellWord).join(" ");
   const result = await runOnHost(target.host, `cd ${shellWord(folder.dir)} && sbatch --parsable ${words} ${shellWord(name)}`, {

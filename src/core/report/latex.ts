@@ -39,7 +39,8 @@ function labelKey(text: string): string {
 export function renderLatex(report: Report): string {
   const out = [
     `% Benchmark Profiler: AIS (${report.metric}${report.models.some((m) => m.hasGeneration) ? "; exact_match for generate_until benchmarks" : ""}) ` +
-      `of run ${report.run.id}. Needs \\usepackage{booktabs}.`,
+      // the run id is the results file's text: escaped, it cannot end this comment line
+      `of run ${escapeLatex(report.run.id)}. Needs \\usepackage{booktabs}.`,
   ];
   for (const model of report.models) {
     // a table per rule when the model was ranked by several, each labelled with its rule

@@ -1,0 +1,69 @@
+// A repository the user opens, through the CLI as a user runs it (issue 34): a config whose ssh
+// options would run a command is refused before ssh is started; the build script does not take a
+// libtorch from the folder it starts in; a report is not written through symlinks planted where
+// its temporary files go; a run folder's files cannot point bprof at files outside it.
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { existsSync, promises as fs } from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { promisify } from "node:util";
+import { after, before, test } from "node:test";
+import { bprof, repoRoot } from "../support/cli";
+import { writeFixtureRun } from "../support/reportFixture";
+import { makeTinyProject, type TinyProject } from "../support/tinyProject";
+
+let project: TinyProject;
+let scratch: string;
+
+before(async () => {
+  scratch = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-untrusted-cli-"));
+  project = await makeTinyProject(path.join(scratch, "project"));
+});
+after(() => fs.rm(scratch, { recursive: true, force: true }));
+
+/** A folder with an `ssh` that records that it was started, to put first on PATH. */
+async function recordingSsh(dir: string): Promise<{ bin: string; started: string }> {
+  const bin = path.join(dir, "bin");
+  const started = path.join(dir, "ssh-was-started");
+  await fs.mkdir(bin, { recursive: true });
+  await fs.writeFile(path.join(bin, "ssh"), `#!/bin/sh\necho "$@" >> ${JSON.stringify(started)}\nexit 255\n`, { mode: 0o755 });
+  return { bin, started };
+}
+
+test("a ProxyJump that holds a command is refused by `bprof validate` before ssh is started", async () => {
+  const dir = await fs.mkdtemp(path.join(scratch, "proxyjump-"));
+  const { bin, started } = await recordingSsh(dir);
+  const marker = path.join(dir, "marker");
+  const config = path.join(project.root, "jump.bprof.yaml");
+  await fs.writeFile(
+    config,
+    (await fs.readFile(project.configPath, "utf8")) +
+      `target:\n  ssh:\n    host: gpu1\n    options:\n      ProxyJump: ${JSON.stringify(`x$(touch ${marker})@host`)}\n`,
+  );
+  const r = await bprof(["validate", config], { cwd: project.root, env: { PATH: `${bin}:${process.env.PATH}` } });
+  assert.equal(r.exitCode, 2, r.stderr);
+  assert.match(r.stderr, /ProxyJump must be comma-separated \[user@\]host\[:port\] items.*\[config\.ssh-option-value\]$/m);
+  assert.equal(existsSync(started), false, "ssh was never started");
+  assert.equal(existsSync(marker), false, "the command in ProxyJump did not run");
+});
+
+test("`bprof report` writes its file whole, never through symlinks planted at temporary names", async () => {
+  const dir = await writeFixtureRun();
+  try {
+    const victim = path.join(scratch, "victim.txt");
+    await fs.writeFile(victim, "the user's file\n");
+    const report = path.join(dir, "report.md");
+    // The old temporary name was report.md.<pid>.tmp: links for the pids the next processes get.
+    const { stdout } = await promisify(execFile)("sh", ["-c", "echo $$"]);
+    const next = Number(stdout.trim());
+    for (let pid = next; pid < next + 3000; pid++) await fs.symlink(victim, `${report}.${pid}.tmp`);
+    const r = await bprof(["report", dir, "--format", "md"]);
+    assert.equal(r.exitCode, 0, r.stderr);
+    assert.equal(await fs.readFile(victim, "utf8"), "the user's file\n", "the victim is untouched");
+    assert.match(await fs.readFile(report, "utf8"), /^# Benchmark profile/);
+    assert.equal((await fs.lstat(report)).isSymbolicLink(), false);
+  } finally {
+    await fs.rm(path.dirname(path.dirname(dir)), { recursive: true, force: true });
+  }
+});
