@@ -3,6 +3,7 @@
 // names a process to signal, run folders whose files point out of them. Each is refused or made
 // harmless, and nothing outside is read, written or signalled.
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -12,6 +13,7 @@ import { loadProfile } from "../../src/core/config/load";
 import { writeFileAtomic, writeJsonAtomic } from "../../src/core/fsutil";
 import { renderReport } from "../../src/core/report/index";
 import { loadRun } from "../../src/core/report/load";
+import { askRunToStop, RUN_STATE } from "../../src/core/results/runs";
 import { modelFolderName } from "../../src/core/results/store";
 import { formatProblem, type Problem } from "../../src/core/problems";
 import { fixtureResults, MODEL_FOLDER, writeFixtureRun } from "../support/reportFixture";
@@ -187,5 +189,62 @@ test("a model name with a line break, HTML, Markdown and LaTeX cannot add lines 
     }
   } finally {
     await fs.rm(path.dirname(path.dirname(dir)), { recursive: true, force: true });
+  }
+});
+
+/** A sleeping child in its own process group, and whether it still lives. */
+function sentinel(): { pid: number; alive: () => boolean; stop: () => void } {
+  const child = spawn("sleep", ["60"], { detached: true, stdio: "ignore" });
+  child.unref();
+  const pid = child.pid!;
+  const alive = () => {
+    try {
+      process.kill(pid, 0);
+      return child.exitCode === null && child.signalCode === null;
+    } catch {
+      return false;
+    }
+  };
+  return { pid, alive, stop: () => alive() && process.kill(pid, "SIGKILL") };
+}
+
+test("a run-state.json cannot make Cancel signal every process, this one, or one on another machine", async () => {
+  const dir = await fs.mkdtemp(path.join(project.root, "run-state-"));
+  const guard = sentinel();
+  // SIGINT to this process would end the test runner: count it instead of dying of it.
+  let interrupted = 0;
+  const onSigint = () => interrupted++;
+  process.on("SIGINT", onSigint);
+  try {
+    const crafted: [string, unknown][] = [
+      ["pid -1 (every process of the user)", { state: "running", pid: -1, hostname: os.hostname() }],
+      ["pid 0 (this process group)", { state: "running", pid: 0, hostname: os.hostname() }],
+      ["a pid that is text", { state: "running", pid: "1; rm -rf ~", hostname: os.hostname() }],
+      ["a pid that is not an integer", { state: "running", pid: 1.5, hostname: os.hostname() }],
+      ["this process's own pid", { state: "running", pid: process.pid, hostname: os.hostname() }],
+      ["the sentinel's group, negated", { state: "running", pid: -guard.pid, hostname: os.hostname() }],
+      ["another machine", { state: "running", pid: guard.pid, hostname: `not-${os.hostname()}` }],
+    ];
+    for (const [what, state] of crafted) {
+      await fs.writeFile(path.join(dir, RUN_STATE), JSON.stringify(state));
+      const answer = await askRunToStop(dir);
+      assert.ok("refused" in answer, `${what}: refused`);
+      assert.ok(answer.refused.length > 0);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal(guard.alive(), true, `${what}: the sentinel lives`);
+      assert.equal(interrupted, 0, `${what}: this process got no SIGINT`);
+    }
+    const elsewhere = await askRunToStop(dir);
+    assert.ok("refused" in elsewhere);
+    assert.match(elsewhere.refused, new RegExp(`on "not-${os.hostname()}", not on this machine: stop it there`));
+
+    // The one case that is signalled: a positive pid of another process on this machine.
+    await fs.writeFile(path.join(dir, RUN_STATE), JSON.stringify({ state: "running", pid: guard.pid, hostname: os.hostname() }));
+    assert.deepEqual(await askRunToStop(dir), { pid: guard.pid });
+    for (let i = 0; i < 50 && guard.alive(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(guard.alive(), false, "SIGINT reached the run's own process");
+  } finally {
+    process.off("SIGINT", onSigint);
+    guard.stop();
   }
 });

@@ -92,8 +92,18 @@ async function readState(dir: string): Promise<RunStateFile | undefined> {
   );
 }
 
+/**
+ * Whether a run state's pid can name one process: a positive integer. run-state.json lies in a
+ * folder anyone can hand over, and to process.kill -1 is every process of the user, 0 this
+ * process's group, and a negative number a group.
+ */
+function isProcessId(pid: unknown): pid is number {
+  return typeof pid === "number" && Number.isSafeInteger(pid) && pid > 0;
+}
+
 /** Whether the process that wrote a state still lives (on this machine; one elsewhere is taken as alive). */
 function isAlive(state: RunStateFile): boolean {
+  if (!isProcessId(state.pid)) return false;
   if (state.hostname !== os.hostname()) return true;
   try {
     process.kill(state.pid, 0);
@@ -197,4 +207,33 @@ export async function runsOfConfigs(configFiles: readonly string[]): Promise<Run
     runs.map(async (r) => ({ ...r, status: r.finished ? ({ state: "finished" } as const) : await runStatus(r.dir) })),
   );
   return rows.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+}
+
+/**
+ * Why the process a run state names may not be asked to stop from here; undefined when it may.
+ * Only a positive pid of another process on this machine is signalled: one on another machine
+ * (its pid means nothing here) is stopped there.
+ */
+function stopRefusal(state: RunStateFile | undefined): string | undefined {
+  if (state?.state !== "running") return "it is not running";
+  if (!isProcessId(state.pid))
+    return `its ${RUN_STATE} names no process (pid ${JSON.stringify(state.pid)}), so nothing was signalled; the run can be resumed`;
+  if (state.pid === process.pid) return "it is run by this process, which does not signal itself: cancel it where it was started";
+  if (state.hostname !== os.hostname())
+    return `it runs on ${JSON.stringify(String(state.hostname))}, not on this machine: stop it there (Ctrl-C, or \`kill -INT ${state.pid}\`)`;
+  return undefined;
+}
+
+/** Asks the process that runs a folder to stop (SIGINT: it finishes its item and the run can resume), or says why not. */
+export async function askRunToStop(dir: string): Promise<{ pid: number } | { refused: string }> {
+  const state = await readState(dir).catch(() => undefined);
+  const refused = stopRefusal(state);
+  if (refused !== undefined) return { refused: `run ${path.basename(dir)} was not stopped: ${refused}` };
+  const pid = state!.pid;
+  try {
+    process.kill(pid, "SIGINT");
+    return { pid };
+  } catch (e) {
+    return { refused: `run ${path.basename(dir)} was not stopped: process ${pid} cannot be signalled (${(e as Error).message})` };
+  }
 }

@@ -6,7 +6,7 @@ import * as vscode from "vscode";
 import { writeFileAtomic } from "../../core/fsutil";
 import { renderReport } from "../../core/report/index";
 import { loadRun } from "../../core/report/load";
-import { runStatus } from "../../core/results/runs";
+import { askRunToStop, runStatus } from "../../core/results/runs";
 import type { CommandFactory } from "../ctx";
 import { showResults } from "../panels/resultsPanel";
 import type { RunNode } from "../views/runsTree";
@@ -41,11 +41,9 @@ export const cancelRun: CommandFactory = (ctx) => async (node: RunNode) => {
     stop,
   );
   if (choice !== stop) return;
-  try {
-    process.kill(status.pid, "SIGINT");
-  } catch (e) {
-    void vscode.window.showErrorMessage(`Cannot stop process ${status.pid}: ${(e as Error).message}`);
-  }
+  // The pid and host come from run-state.json, a file in the folder: core checks them before signalling.
+  const asked = await askRunToStop(node.row.dir);
+  if ("refused" in asked) void vscode.window.showErrorMessage(asked.refused);
 };
 
 export const deleteRun: CommandFactory = (ctx) => async (node: RunNode) => {
