@@ -20,7 +20,7 @@ struct Args {
   std::string subcommand;
   std::string job;
   std::string out;
-  int threads = 0;  // 0: libtorch's default
+  int threads = 0;  // 0: the cores this process may use (cpus.h)
   bool version = false;
   bool help = false;
 };

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <new>
 
+#include "cpus.h"
 #include "engine_impl.h"
 #include "llama.h"
 
@@ -337,7 +338,19 @@ std::vector<ItemScores> Engine::score_full_sequences(const std::vector<const Ite
 // process-wide facts
 
 int set_compute_threads(int threads) {
-  if (threads > 0) at::set_num_threads(threads);
+  // Not libtorch's default, which depends on its build (Debian's libtorch 1.13 starts with 1 thread)
+  // and counts cores this process may not use: the cores of its affinity under its cgroup's quota.
+  const int n = threads > 0 ? threads : usable_cores();
+  at::set_num_threads(n);
+  // The inter-op pool can be sized once, before its first task; a second call (tests) keeps it.
+  static bool interop_set = false;
+  if (!interop_set) {
+    interop_set = true;
+    try {
+      at::set_num_interop_threads(n);
+    } catch (const c10::Error&) {
+    }
+  }
   return at::get_num_threads();
 }
 

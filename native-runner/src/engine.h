@@ -116,7 +116,9 @@ class Engine {
 void check_compute_target(const std::string& device, const std::string& dtype);
 
 // Process-wide libtorch settings and facts, here so that main needs no torch header.
-int set_compute_threads(int threads);  // threads <= 0: keep libtorch's default; returns threads in use
+// Sizes libtorch's intra-op and inter-op pools; threads <= 0: the cores this process may use
+// (usable_cores(), cpus.h). Returns the intra-op threads in use.
+int set_compute_threads(int threads);
 std::string libtorch_version();
 int64_t cuda_device_count();  // 0 when libtorch was built without CUDA or sees no device
 

@@ -1,6 +1,7 @@
 // End to end: the built bprof-runner on job files, checked through its events, exit codes and
 // result files exactly as the TypeScript side will see them.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 
 #include <atomic>
@@ -10,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cpus.h"
 #include "support.h"
 
 #ifndef BPROF_RUNNER_PATH
@@ -232,6 +234,80 @@ TEST(Cli, Version) {
   RunResult r = test::run_process({BPROF_RUNNER_PATH, "--version"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out.rfind("bprof-runner ", 0), 0u) << r.out;
+}
+
+// Without --threads the runner uses every core it may: its affinity under its cgroup's quota, not
+// libtorch's default (1 with Debian's libtorch 1.13), for the intra-op pool the start event reports.
+TEST(Cli, WithoutThreadsUsesTheCoresItMay) {
+  TempDir dir;
+  test::write_tiny_llama(dir.path());
+  test::write_file(dir.file("job.json"), make_job(dir.path()).dump());
+  const std::vector<std::string> argv = {BPROF_RUNNER_PATH, "score", "--job", dir.file("job.json"), "--out", dir.file("out")};
+  RunResult r = test::run_process(argv);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const int cores = usable_cores();
+  EXPECT_EQ(r.events.front()["threads"], cores);
+  if (cores > 1) {
+    EXPECT_GT(r.events.front()["threads"].get<int>(), 1);
+  }
+
+#if defined(__linux__)
+  // pinned to one core (the child inherits this process's affinity), it runs one thread
+  cpu_set_t saved, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
+  int first = 0;
+  while (first < CPU_SETSIZE && !CPU_ISSET(first, &saved)) first++;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  RunResult pinned = test::run_process(argv);
+  sched_setaffinity(0, sizeof saved, &saved);
+  ASSERT_EQ(pinned.exit_code, 0) << pinned.out;
+  EXPECT_EQ(pinned.events.front()["threads"], 1);
+#endif
+}
+
+// A fake root with the files cgroup_cpu_limit reads.
+void write_cgroup_root(const TempDir& dir, const std::string& cgroup, const std::string& mountinfo,
+                       const std::map<std::string, std::string>& files) {
+  std::filesystem::create_directories(dir.file("proc/self"));
+  test::write_file(dir.file("proc/self/cgroup"), cgroup);
+  test::write_file(dir.file("proc/self/mountinfo"), mountinfo);
+  for (const auto& [name, content] : files) {
+    std::filesystem::create_directories(std::filesystem::path(dir.file(name)).parent_path());
+    test::write_file(dir.file(name), content);
+  }
+}
+
+TEST(Cpus, CgroupV2QuotaIsTheLowestAlongThePath) {
+  TempDir dir;
+  write_cgroup_root(dir, "0::/user.slice/job\n", "30 1 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n",
+                    {{"sys/fs/cgroup/user.slice/job/cpu.max", "max 100000\n"},
+                     {"sys/fs/cgroup/user.slice/cpu.max", "150000 100000\n"},
+                     {"sys/fs/cgroup/cpu.max", "400000 100000\n"}});
+  EXPECT_DOUBLE_EQ(cgroup_cpu_limit(dir.path()), 1.5);
+}
+
+TEST(Cpus, CgroupV2WithoutQuotaIsNone) {
+  TempDir dir;
+  write_cgroup_root(dir, "0::/\n", "30 1 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n", {{"sys/fs/cgroup/cpu.max", "max 100000\n"}});
+  EXPECT_EQ(cgroup_cpu_limit(dir.path()), 0);
+  TempDir empty;
+  EXPECT_EQ(cgroup_cpu_limit(empty.path()), 0);
+}
+
+TEST(Cpus, CgroupV1CfsQuotaUnderTheMountsRoot) {
+  TempDir dir;
+  // a container's view: the hierarchy's /docker/abc mounted at /sys/fs/cgroup/cpu,cpuacct
+  write_cgroup_root(dir, "5:memory:/docker/abc\n4:cpu,cpuacct:/docker/abc\n0::/\n",
+                    "40 31 0:29 /docker/abc /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
+                    "41 31 0:30 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n",
+                    {{"sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "300000\n"},
+                     {"sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us", "100000\n"},
+                     {"sys/fs/cgroup/unified/cpu.max", "100000 100000\n"}});
+  EXPECT_DOUBLE_EQ(cgroup_cpu_limit(dir.path()), 3.0);
+  test::write_file(dir.file("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us"), "-1\n");
+  EXPECT_EQ(cgroup_cpu_limit(dir.path()), 0);
 }
 
 // SIGTERM mid-run: the runner stops at the next item boundary, reports `cancelled`, exits 130 and

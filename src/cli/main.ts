@@ -1,12 +1,12 @@
 // bprof: the headless face of Benchmark Profiler. Same core as the extension.
 import { promises as fs } from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { loadProfile } from "../core/config/load";
 import { errorsOf, formatProblem } from "../core/problems";
 import { RunnerError } from "../core/launch/runnerError";
 import { checkTarget } from "../core/launch/check";
+import { usableCores } from "../core/launch/cores";
 import { describeTarget } from "../core/launch/target";
 import { JobCompileError } from "../core/plan/job";
 import { isDirectory, isFile, writeFileAtomic } from "../core/fsutil";
@@ -118,7 +118,7 @@ async function validate(configFile: string, runner: string | undefined, askTarge
   for (const d of problems) process.stderr.write(formatProblem(d) + "\n");
   if (!profile || errorsOf(problems).length > 0) return EXIT.badInput;
   process.stdout.write(`${path.resolve(configFile)}: ok\n`);
-  for (const line of await shardSplitLines(profile, os.availableParallelism())) process.stdout.write(line + "\n");
+  for (const line of await shardSplitLines(profile, await usableCores())) process.stdout.write(line + "\n");
   if (!askTarget || profile.target.kind === "local") return EXIT.ok;
   process.stdout.write(`target: ${describeTarget(profile.target)}\n`);
   const checks = await checkTarget(profile.target, profile.models, runnerSpec(runner));

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
+import { usableCores } from "../../src/core/launch/cores";
 import { WorkspaceModel } from "../../src/core/workspace/model";
 import { WorkspaceService } from "../../src/core/workspace/service";
 import { bprof } from "../support/cli";
@@ -67,6 +68,15 @@ test("bprof run profiles two abilities with the real runner; one AIS cell recomp
   const modelDir = path.join(runDir, "models", "tiny-llama");
   const job = JSON.parse(await fs.readFile(path.join(modelDir, "job.json"), "utf8"));
   assert.equal(job.subcommand, "profile");
+  // the config has no `threads`: the runner runs on every core this process may use (issue 35)
+  const start = (await fs.readFile(path.join(modelDir, "events.jsonl"), "utf8"))
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l) as { type: string; threads?: number })
+    .find((e) => e.type === "start");
+  const cores = await usableCores();
+  assert.equal(start?.threads, cores);
+  if (cores > 1) assert.ok(start!.threads! > 1, `${start!.threads} threads on ${cores} cores`);
   assert.deepEqual(
     job.abilities.map((a: { id: string; sequences: number[][] }) => [a.id, a.sequences.length]),
     [

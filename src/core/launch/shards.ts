@@ -6,12 +6,12 @@
 // the manifest. The results are those of the unsharded run by construction: every file has the
 // name and bytes the whole job would give it.
 import { constants as fsConstants, promises as fs } from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { temporarySiblingName, writeFileAtomic, writeJsonAtomic } from "../fsutil";
 import type { ProfileJob } from "../plan/job";
 import { jobFingerprint, shardJob, splitJob, type ShardKey, type ShardPlan } from "../plan/shards";
 import type { ShardSetting } from "../config/shards";
+import { usableCores } from "./cores";
 import type { RunnerEvent } from "./events";
 import { runLocal } from "./local";
 import type { RunnerSummary } from "./outcome";
@@ -55,7 +55,7 @@ export interface ShardPlace {
 /** This machine as the shards' place. */
 export function localPlace(runnerPath: string): ShardPlace {
   return {
-    cores: () => Promise.resolve(os.availableParallelism()),
+    cores: usableCores,
     run: (job) =>
       runLocal({
         runnerPath,

@@ -4,6 +4,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import type { SlurmSpec, SshConnectionSpec, TargetSpec } from "../config/types";
 import { hostName, LOCAL_HOST, type Host, type SshConnection } from "./host";
+import { usableCores } from "./cores";
 import { runLocal } from "./local";
 import { RunnerError } from "./runnerError";
 import type { RunnerSummary } from "./outcome";
@@ -98,6 +99,8 @@ export async function launchRunner(target: Target, invocation: LaunchInvocation)
     case "local":
       return runLocal({
         ...common,
+        // every core this process may use, whatever libtorch's own default (docs/config.md, `threads`)
+        threads: invocation.threads ?? (await usableCores()),
         runnerPath: await runnerOn(LOCAL_HOST, announcingBuilds(invocation.runner, invocation.onStatus, LOCAL_HOST), invocation.signal),
         jobFile: invocation.jobFile,
         outDir: invocation.outDir,
