@@ -152,11 +152,13 @@ at::Tensor attend_cpu(const at::Tensor& q, const at::Tensor& k, const at::Tensor
 
 constexpr double kPi = 3.14159265358979323846;  // Python's math.pi
 
-at::Tensor rope_inv_freq(const ModelConfig& config, at::Device device) {
+namespace {
+
+// rope_inv_freq on the CPU.
+at::Tensor rope_inv_freq_cpu(const ModelConfig& config) {
   const int64_t hd = config.head_dim;
-  auto f32 = at::TensorOptions().dtype(at::kFloat).device(device);
   // inv_freq[i] = 1 / theta^(2i/hd), i < hd/2, in float32 as HF computes it
-  at::Tensor exponents = at::arange(0, hd, 2, f32.dtype(at::kLong)).to(at::kFloat) / static_cast<double>(hd);
+  at::Tensor exponents = at::arange(0, hd, 2, at::TensorOptions().dtype(at::kLong)).to(at::kFloat) / static_cast<double>(hd);
   at::Tensor inv_freq = at::reciprocal(at::pow(config.rope_theta, exponents));
 
   const RopeScaling& rs = config.rope_scaling;
@@ -181,6 +183,18 @@ at::Tensor rope_inv_freq(const ModelConfig& config, at::Device device) {
     }
   }
   return inv_freq;
+}
+
+}  // namespace
+
+// Computed on the CPU and then moved, as transformers computes them (at the model's construction,
+// on the CPU) before the model moves to its device. A shapes-only model (weights on the meta
+// device) gets a meta tensor of the right size: Debian's libtorch 1.13 has no meta kernel for some
+// of the ops above (aten::where.self), and the values are never read there.
+at::Tensor rope_inv_freq(const ModelConfig& config, at::Device device) {
+  const at::Tensor inv_freq = rope_inv_freq_cpu(config);
+  if (device.is_meta()) return at::empty(inv_freq.sizes(), inv_freq.options().device(device));
+  return inv_freq.to(device);
 }
 
 // ----------------------------------------------------------------------------

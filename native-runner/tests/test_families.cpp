@@ -194,6 +194,40 @@ TEST(Families, HiddenStatesAreDifferentiable) {
   gate.set_requires_grad(false);
 }
 
+// A Llama 3.1 checkpoint (rope_scaling type llama3) opened shapes-only, as `profile` first opens
+// every model (the headers, for P and the candidates): the RoPE frequencies are computed on the
+// CPU, where Debian's libtorch 1.13 has the ops (its meta backend has no aten::where.self), and the
+// engine answers as one with the weights does.
+TEST(Families, ShapesOnlyLoadOfALlama31RopeScalingModel) {
+  TempDir dir;
+  test::write_tiny_llama(dir.path());
+  nlohmann::json config = nlohmann::json::parse(test::read_file(dir.file("config.json")));
+  config["rope_theta"] = 500000.0;
+  config["rope_scaling"] = {{"rope_type", "llama3"},
+                            {"factor", 8.0},
+                            {"low_freq_factor", 1.0},
+                            {"high_freq_factor", 4.0},
+                            {"original_max_position_embeddings", 64}};
+  test::write_file(dir.file("config.json"), config.dump());
+  const ModelConfig parsed = load_model_config(dir.path());
+  ASSERT_EQ(parsed.rope_scaling.type, RopeType::llama3);
+
+  EngineOptions options;
+  options.model_dir = dir.path();
+  options.shapes_only = true;
+  std::unique_ptr<Engine> shapes;
+  ASSERT_NO_THROW(shapes = std::make_unique<Engine>(parsed, options));
+  const std::unique_ptr<Engine> weights = load_engine(dir.path());
+  EXPECT_EQ(shapes->parameter_count(), weights->parameter_count());
+  EXPECT_EQ(shapes->candidates(0, 0).size(), weights->candidates(0, 0).size());
+
+  // the frequencies are the CPU's, whatever device the model is on
+  const at::Tensor on_meta = rope_inv_freq(parsed, at::kMeta);
+  const at::Tensor on_cpu = rope_inv_freq(parsed, at::kCPU);
+  EXPECT_EQ(on_meta.sizes(), on_cpu.sizes());
+  EXPECT_TRUE(on_meta.is_meta());
+}
+
 // --- scoring with a KV cache ----------------------------------------------
 
 // Contexts of 1..14 tokens and choices of 1..9 tokens in one batch; one item needs no choice pass.
