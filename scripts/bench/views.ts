@@ -169,7 +169,7 @@ export async function benchViews(abilities: number, benchmarks: number, document
       view.push(performance.now() - t0);
       if (built.profile?.heatmap.cells.length !== abilities * benchmarks) throw new Error("the view has the wrong number of cells");
       t0 = performance.now();
-      const found = await dataFileCases(new RunDocuments(await loadRun(runDir)), dataFile, "acc");
+      const found = await dataFileCases(new RunDocuments(await loadRun(runDir), "run"), dataFile, "acc");
       cases.push(performance.now() - t0);
       marked = found.lines.length;
     }

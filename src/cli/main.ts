@@ -2,7 +2,8 @@
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
-import { loadProfile } from "../core/config/load";
+import { directInputs, loadProfile } from "../core/config/load";
+import { onPythonImports } from "../core/lmeval/helpers";
 import { errorsOf, formatProblem } from "../core/problems";
 import { RunnerError } from "../core/launch/runnerError";
 import { checkTarget } from "../core/launch/check";
@@ -29,6 +30,8 @@ commands:
                                  target also the host, its bprof-runner, the model folders there
                                  and sbatch --test-only
     --no-target                  only what this machine can check
+    --no-task-python             do not run the tasks' Python (their !function helpers, filters
+                                 and scorers): a task that has some is an error instead
   run <config.bprof.yaml>        profile: score the benchmarks with bprof-runner and, when the
                                  config has abilities, ablate them and report AIS
     --confirm-run-unsafe-code    let tasks with "unsafe_code: true" (humaneval) run the code
@@ -74,6 +77,7 @@ async function main(argv: string[]): Promise<number> {
         n: { type: "string" },
         seed: { type: "string" },
         "no-target": { type: "boolean" },
+        "no-task-python": { type: "boolean" },
         "confirm-run-unsafe-code": { type: "boolean" },
       },
     });
@@ -88,7 +92,9 @@ async function main(argv: string[]): Promise<number> {
   }
   switch (command) {
     case "validate":
-      return target ? validate(target, values.runner, !values["no-target"]) : usageError("validate needs a config file");
+      return target
+        ? validate(target, values.runner, !values["no-target"], !values["no-task-python"])
+        : usageError("validate needs a config file");
     case "run":
       if (values.resume !== undefined) return resume(values.resume, target, values.runner, values["confirm-run-unsafe-code"]);
       return target ? run(target, values.runner, values["confirm-run-unsafe-code"]) : usageError("run needs a config file");
@@ -110,12 +116,20 @@ function usageError(message: string): number {
   return EXIT.badInput;
 }
 
-/** The config and what it names; then, for a remote target, what only the target can say. */
-async function validate(configFile: string, runner: string | undefined, askTarget: boolean): Promise<number> {
-  const { profile, problems } = await loadProfile(configFile);
+/**
+ * The config and what it names; then, for a remote target, what only the target can say. Checking
+ * a task imports its Python (lm-eval would only when it evaluates), so validate says which files
+ * ran, and `--no-task-python` refuses them.
+ */
+async function validate(configFile: string, runner: string | undefined, askTarget: boolean, taskPython: boolean): Promise<number> {
+  const imported = new Set<string>();
+  const stop = onPythonImports((files) => files.forEach((f) => imported.add(f)));
+  const inputs = { ...directInputs(), helpers: taskPython ? ("run" as const) : ("never" as const) };
+  const { profile, problems } = await loadProfile(configFile, { inputs }).finally(stop);
   // What only the jobs can say (a document or item past the model's window) is asked once the rest is fine.
   if (profile && errorsOf(problems).length === 0) problems.push(...(await jobProblems(profile)));
   for (const d of problems) process.stderr.write(formatProblem(d) + "\n");
+  if (imported.size > 0) process.stderr.write(ranPythonLine([...imported]) + "\n");
   if (!profile || errorsOf(problems).length > 0) return EXIT.badInput;
   process.stdout.write(`${path.resolve(configFile)}: ok\n`);
   for (const line of await shardSplitLines(profile, await usableCores())) process.stdout.write(line + "\n");
@@ -144,6 +158,12 @@ async function resume(ref: string, configFile: string | undefined, runner?: stri
   }
   process.stderr.write(`resuming ${runDir}\n`);
   return withRunner(runner, (options) => resumeRun(runDir, { ...options, confirmUnsafeCode }));
+}
+
+/** What validate says when checking the tasks ran their Python: from which files (`--no-task-python` refuses them). */
+function ranPythonLine(files: readonly string[]): string {
+  const shown = files.map((f) => path.relative(process.cwd(), f) || f).sort();
+  return `note: checking the tasks ran their Python (${shown.join(", ")}); --no-task-python refuses it`;
 }
 
 /** One line on stderr and the bad-input exit code: how `report` refuses what it cannot use. */

@@ -118,7 +118,7 @@ export const PROBLEM_CODES = {
   "task.python-function": {
     severity: "error",
     summary:
-      "a `!function` helper that failed (it raised, was not found, returned what is not data, ran past its time limit, or Python is missing), that may not run (an untrusted workspace), or of a key whose helpers do not run",
+      "a `!function` helper that failed (it raised, was not found, returned what is not data, ran past its time limit, or Python is missing), that may not run (an untrusted workspace, task Python not allowed yet or turned off), or of a key whose helpers do not run",
   },
   "task.unsafe-code": {
     severity: "warning",
@@ -163,6 +163,8 @@ export interface ProblemData {
   choices?: number;
   /** The field the problem is about, where the range cannot say it (a missing field). */
   field?: string;
+  /** Task Python the user has not allowed yet: each helper file and its content's SHA-256 (the editor asks about them). */
+  pythonFiles?: { file: string; sha256: string }[];
 }
 
 export interface Problem {

@@ -30,7 +30,9 @@ test(
     const workspace = await demoCopy();
     t.after(() => fsp.rm(workspace, { recursive: true, force: true, maxRetries: 3 }));
 
-    await withWorkbench(t, { name: "e2e-editor", workspace }, async ({ page, mark }) => {
+    // The unsafe-code step's task imports a metric: allowed here, so Profile reaches its own question.
+    const settings = { "benchmarkProfiler.taskPython": "allow" };
+    await withWorkbench(t, { name: "e2e-editor", workspace, settings }, async ({ page, mark }) => {
       await t.test("the Profiles tree lists the demo's models, benchmarks and abilities", async () => {
         await page.locator('.activitybar .action-item a[aria-label^="Benchmark Profiler"]').first().click();
         // The Profiles view shares the side bar with Runs and Negative AIS, and a list renders only

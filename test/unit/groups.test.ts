@@ -348,7 +348,7 @@ test("every report shows a column per group, named with its task count, after th
 
   // The results view lists no documents of a group's cell, and says where they are.
   const cases = await cellCases(
-    new RunDocuments(run),
+    new RunDocuments(run, "run"),
     { model: "tiny", k: 0.01, ability: "Quantitative Reasoning", selection: "top", benchmark: "tiny_sized" },
     "acc",
   );

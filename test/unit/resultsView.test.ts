@@ -120,7 +120,7 @@ async function runWithProject() {
 test("the cases of a cell: the flipped documents with their text, scores and line; a changed data file says so", async (t) => {
   const { dir, root, data } = await runWithProject();
   t.after(() => fs.rm(root, { recursive: true, force: true }));
-  const documents = new RunDocuments(await loadRun(dir));
+  const documents = new RunDocuments(await loadRun(dir), "run");
   const cases = await cellCases(documents, { model: MODEL, k: 0.01, ability: CAUSAL, selection: "top", benchmark: "logiqa" }, "acc");
   assert.equal(cases.stale, undefined);
   assert.equal(cases.documents.length, 1);
@@ -140,7 +140,7 @@ test("the cases of a cell: the flipped documents with their text, scores and lin
   );
 
   await fs.appendFile(data.logiqa, JSON.stringify({ question: "new", choices: ["a", "b"], answer: 0 }) + "\n");
-  const stale = await dataFileCases(new RunDocuments(await loadRun(dir)), data.logiqa, "acc");
+  const stale = await dataFileCases(new RunDocuments(await loadRun(dir), "run"), data.logiqa, "acc");
   assert.match(stale.stale!, /^logiqa\.jsonl changed since run 20260101-120000-abcd/);
 });
 
@@ -192,7 +192,7 @@ test("a run ranked by both rules: the view picks a rule, compares them at the k,
   );
   assert.equal((await resultsView(run, { method: "absolute" as never })).query.method, "paper", "an unknown rule falls back to the first");
 
-  const documents = new RunDocuments(run);
+  const documents = new RunDocuments(run, "run");
   const ref = { model: MODEL, k: 0.01, ability: CAUSAL, selection: "top" as const, benchmark: "logiqa" };
   assert.ok((await cellCases(documents, ref, "acc")).documents.length > 0, "the paper rule's set flipped documents");
   assert.equal((await cellCases(documents, { ...ref, method: "signed" }, "acc")).documents.length, 0, "the signed rule's did not");

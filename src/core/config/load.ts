@@ -454,6 +454,12 @@ export function isTaskName(task: string): boolean {
 }
 
 /** The task files of entry `i`'s `task`: its file, or what its name stands for under `task_paths`. */
+/** The task files entry `i` names (its file, or its name's tasks under `task_paths`), none loaded; empty when none is found. */
+export async function benchmarkTaskFiles(config: ProfileConfig, source: YamlSource, i: number): Promise<string[]> {
+  const found = await taskFilesOf(config, source, i);
+  return "files" in found ? found.files : [];
+}
+
 async function taskFilesOf(
   config: ProfileConfig,
   source: YamlSource,

@@ -5,6 +5,7 @@ import type { BenchmarkNgramIndex } from "../datasets/contamination";
 import type { DiagnosticCheckOptions, DiagnosticDatasetCheck } from "../datasets/diagnostic";
 import type { TextFiles } from "../fsutil";
 import type { Task, TaskLoad, TaskOptions } from "../lmeval/task";
+import type { HelperPolicy } from "../lmeval/taskPython";
 import type { ChatSettings } from "../prompts/chatPrompt";
 import type { Dtype } from "./types";
 
@@ -43,5 +44,5 @@ export interface ProfileInputs {
   /** The contamination index of the benchmarks' documents; undefined when there are none. */
   benchmarkIndex(benchmarks: readonly ResolvedBenchmark[]): BenchmarkNgramIndex | undefined;
   /** Whether task files' `!function` helpers run (Python); they do unless told otherwise. */
-  helpers?: "run" | "refuse";
+  helpers?: HelperPolicy;
 }

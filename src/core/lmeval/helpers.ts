@@ -60,6 +60,15 @@ export function helperRef(functionName: string, yamlFile: string): HelperRef | u
   return { dir: path.dirname(yamlFile), module: functionName.slice(0, dot), name: functionName.slice(dot + 1) };
 }
 
+/** Who is told the helper files each start of Python imports (`bprof validate` says which ran). */
+const importListeners = new Set<(files: string[]) => void>();
+
+/** Calls `listener` with the helper files each time Python starts to run some; returns how to stop. */
+export function onPythonImports(listener: (files: string[]) => void): () => void {
+  importListeners.add(listener);
+  return () => importListeners.delete(listener);
+}
+
 /** Answers by request key (helper files' bytes, documents, responses), of both kinds of helper. */
 const answers = new Map<string, Promise<unknown>>();
 const ANSWERS_KEPT = 64;
@@ -73,7 +82,7 @@ export async function runHelpers(request: HelperRequest, docs: readonly Record<s
   });
   const refs = [request.processDocs, ...Object.values(request.perDocument)].filter((r): r is HelperRef => r !== undefined);
   return kept(await inputKey(input, refs), async () => {
-    const answer = (await bridge(input)) as { docs?: Record<string, unknown>[] | null; values?: HelperAnswer["values"] };
+    const answer = (await bridge(input, refs)) as { docs?: Record<string, unknown>[] | null; values?: HelperAnswer["values"] };
     return { docs: answer.docs ?? [...docs], values: answer.values ?? {} };
   });
 }
@@ -93,11 +102,13 @@ function kept<T>(key: string, run: () => Promise<T>): Promise<T> {
 /** A request's key: the Python that runs it, its input, and the bytes of the helper files it names. */
 async function inputKey(input: string, refs: readonly HelperRef[]): Promise<string> {
   const hash = createHash("sha256").update(pythonCommand()).update("\0").update(input);
-  for (const file of new Set(refs.map(moduleFile))) hash.update("\0").update(await fs.readFile(file).catch(() => Buffer.from("missing")));
+  for (const file of new Set(refs.map(helperModuleFile)))
+    hash.update("\0").update(await fs.readFile(file).catch(() => Buffer.from("missing")));
   return hash.digest("hex");
 }
 
-function moduleFile(ref: HelperRef): string {
+/** The file Python imports for `ref`: `<dir>/<module path>.py`. */
+export function helperModuleFile(ref: HelperRef): string {
   return path.join(ref.dir, ...ref.module.split(".")) + ".py";
 }
 
@@ -125,7 +136,7 @@ export async function runFilterHelper(
     resps,
     docs,
   });
-  return kept(await inputKey(input, [filter.ref]), async () => ((await bridge(input)) as { resps: string[][] }).resps);
+  return kept(await inputKey(input, [filter.ref]), async () => ((await bridge(input, [filter.ref])) as { resps: string[][] }).resps);
 }
 
 /**
@@ -155,11 +166,16 @@ export async function runScorer(
     score: { ...scorer.ref, kind: scorer.kind, metric: scorer.metric, kwargs: scorer.kind === "metric" ? scorer.kwargs : {} },
     inputs,
   });
-  return kept(await inputKey(input, [scorer.ref]), async () => (await bridge(input)) as { values: number[]; chance: (number | null)[] });
+  return kept(
+    await inputKey(input, [scorer.ref]),
+    async () => (await bridge(input, [scorer.ref])) as { values: number[]; chance: (number | null)[] },
+  );
 }
 
-/** Runs the bridge on one request (its JSON); the answer, or HelperError with what Python said. */
-async function bridge(input: string): Promise<unknown> {
+/** Runs the bridge on one request (its JSON), which imports the modules of `refs`; the answer, or HelperError with what Python said. */
+async function bridge(input: string, refs: readonly HelperRef[]): Promise<unknown> {
+  const imported = [...new Set(refs.map(helperModuleFile))];
+  for (const listener of importListeners) listener(imported);
   const python = pythonCommand();
   const limit = helperTimeLimitMs();
   const child = await execa(python, ["-c", BRIDGE_SOURCE], {

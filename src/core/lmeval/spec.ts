@@ -7,7 +7,8 @@ import { isFile, type TextFiles } from "../fsutil";
 import { FUNCTION_TAG, parseYamlSource, type FieldPath, type YamlSource } from "../yamlSource";
 import { DATASET_KINDS, type DatasetKind, type Doc } from "./documents";
 import { FILTER_FUNCTIONS, type ExactMatchOptions, type FilterPipeline, type FilterStep } from "./exactMatch";
-import { helperRef, type HelperRequest, type PythonScorer } from "./helpers";
+import { helperModuleFile, helperRef, type HelperRequest, type PythonScorer } from "./helpers";
+import type { HelperRefusal } from "./taskPython";
 import { pythonRegex } from "./pythonRegex";
 import type { OutputType, TaskOptions } from "./taskItems";
 
@@ -119,7 +120,11 @@ export async function taskSourceOf(
 /** A problem at a task key, in the file that set the key; `task.invalid-value` unless a code is given. */
 export type At = (keyPath: FieldPath, message: string, code?: ProblemCode, on?: "key" | "value") => Problem;
 
-export function checkKeys(source: TaskSource, at: At, problems: Problem[], options: TaskOptions): void {
+/**
+ * Checks the task's keys. `refusal` says why its Python may not run (lmeval/taskPython.ts): each
+ * key that would run a helper is then an error that says so, with the files the user may allow.
+ */
+export function checkKeys(source: TaskSource, at: At, problems: Problem[], refusal?: HelperRefusal): void {
   for (const [key, value] of Object.entries(source.raw)) {
     if (IGNORED_TASK_KEYS.has(key)) continue;
     if (key === "unsafe_code" && value === true) {
@@ -139,11 +144,7 @@ export function checkKeys(source: TaskSource, at: At, problems: Problem[], optio
     }
     const fn = findFunctionTag(value);
     if (!fn) continue;
-    const filterClass =
-      key === "filter_list" && fn.path.length === 4 && fn.path[1] === "filter" && (fn.path[3] === "function" || fn.path[3] === "filter_fn");
-    const metricFunction = key === "metric_list" && fn.path.length === 2 && fn.path[1] === "metric";
-    const runs = (HELPER_KEYS.has(key) && fn.path.length === 0) || filterClass || metricFunction;
-    if (!runs) {
+    if (!helperRuns(key, fn.path)) {
       problems.push(
         at(
           [key, ...fn.path],
@@ -151,16 +152,42 @@ export function checkKeys(source: TaskSource, at: At, problems: Problem[], optio
           "task.python-function",
         ),
       );
-    } else if (options.helpers === "refuse") {
-      problems.push(
-        at(
-          [key, ...fn.path],
-          `\`${key}\` runs the Python helper \`${fn.name}\`, and helpers run only in a trusted workspace: trust this folder to check and run this task`,
-          "task.python-function",
-        ),
+    } else if (refusal) {
+      const problem = at(
+        [key, ...fn.path],
+        `\`${key}\` runs the Python helper \`${fn.name}\`, and ${refusal.message}`,
+        "task.python-function",
       );
+      problems.push(refusal.ask ? { ...problem, data: { ...problem.data, pythonFiles: refusal.ask } } : problem);
     }
   }
+}
+
+/** Whether a `!function` at `fnPath` under `key` is one the loader runs (the others are refused by checkKeys). */
+function helperRuns(key: string, fnPath: readonly (string | number)[]): boolean {
+  const filterClass =
+    key === "filter_list" && fnPath.length === 4 && fnPath[1] === "filter" && (fnPath[3] === "function" || fnPath[3] === "filter_fn");
+  const metricFunction = key === "metric_list" && fnPath.length === 2 && fnPath[1] === "metric";
+  return (HELPER_KEYS.has(key) && fnPath.length === 0) || filterClass || metricFunction;
+}
+
+/** The Python files a task would import: the module of every `!function` the loader runs, where lm-eval finds it. */
+export function helperFilesOf(source: TaskSource): string[] {
+  const files = new Set<string>();
+  for (const [key, value] of Object.entries(source.raw)) {
+    if (IGNORED_TASK_KEYS.has(key) || !SUPPORTED_TASK_KEYS.has(key)) continue;
+    for (const fn of functionTags(value)) {
+      const ref = helperRuns(key, fn.path) ? helperRef(fn.name, (source.origin.get(key) ?? source.main).file) : undefined;
+      if (ref) files.add(helperModuleFile(ref));
+    }
+  }
+  return [...files];
+}
+
+function functionTags(value: unknown, at: (string | number)[] = []): { name: string; path: (string | number)[] }[] {
+  if (typeof value !== "object" || value === null) return [];
+  if (isFunctionTag(value)) return [{ name: String(value[FUNCTION_TAG]), path: at }];
+  return Object.entries(value).flatMap(([k, v]) => functionTags(v, [...at, Array.isArray(value) ? Number(k) : k]));
 }
 
 function findFunctionTag(value: unknown, at: (string | number)[] = []): { name: string; path: (string | number)[] } | undefined {

@@ -19,7 +19,18 @@ import {
   type PythonScorer,
 } from "./helpers";
 import { Renderer, TemplateFault } from "./render";
-import { checkKeys, helperRequest, isFunctionTag, readSpec, readTaskSource, taskSourceOf, type At, type TaskSource } from "./spec";
+import {
+  checkKeys,
+  helperFilesOf,
+  helperRequest,
+  isFunctionTag,
+  readSpec,
+  readTaskSource,
+  taskSourceOf,
+  type At,
+  type TaskSource,
+} from "./spec";
+import { hashHelperFiles, helperRefusal, type HelperRefusal } from "./taskPython";
 import type { OutputType, TaskItem, TaskOptions } from "./taskItems";
 
 export type { DataFiles, GenerationItem, MultipleChoiceItem, OutputType, PromptParts, TaskItem, TaskOptions } from "./taskItems";
@@ -97,17 +108,25 @@ export async function loadTaskPlaces(
 ): Promise<{ places?: TaskPlaces; problems: Problem[] }> {
   const problems: Problem[] = [];
   const source = await readTaskSource(path.resolve(file), problems, new Set(), files);
-  const read = source && (await testDocuments(source, problems, options, files));
+  // Places run no Python (not even process_docs), so a task whose Python may not run still has them.
+  const read = source && (await testDocuments(source, problems, { ...options, helpers: "run" }, files));
   if (!read) return { problems };
   const count = Math.min(options.limit ?? read.test.docs.length, read.test.docs.length);
   return { places: { name: read.spec.name, dataFile: read.dataFile, lines: (read.test.lines ?? []).slice(0, count) }, problems };
+}
+
+/** Why the task's Python may not run under the options' policy; undefined when it may (or it has none). */
+async function pythonRefusal(source: TaskSource, options: TaskOptions): Promise<HelperRefusal | undefined> {
+  if (options.helpers === undefined || options.helpers === "run") return undefined;
+  const files = helperFilesOf(source);
+  return files.length > 0 ? helperRefusal(options.helpers, await hashHelperFiles(files)) : undefined;
 }
 
 /** The task's spec and its test split's documents, with the problems met on the way. */
 async function testDocuments(source: TaskSource, problems: Problem[], options: TaskOptions, files: TextFiles) {
   const at: At = (keyPath, message, code = "task.invalid-value", on = "value") =>
     (source.origin.get(String(keyPath[0])) ?? source.main).at(keyPath, code, message, { on });
-  checkKeys(source, at, problems, options);
+  checkKeys(source, at, problems, await pythonRefusal(source, options));
   const spec = readSpec(source.raw, at, problems, options, (key) => (source.origin.get(key) ?? source.main).file);
   if (errorsOf(problems).length > 0 || !spec) return undefined;
   const data = await dataOf(source, spec, spec.testSplit, at, problems, options.data);

@@ -1,6 +1,7 @@
 // What a task renders its documents into (the items a benchmark scores) and the options it loads
 // with: apart from task.ts, so that what task.ts is made of (spec.ts, data.ts, render.ts) can name
 // them without importing the loader.
+import type { HelperPolicy } from "./taskPython";
 
 export type OutputType = "multiple_choice" | "generate_until";
 
@@ -57,8 +58,8 @@ export interface TaskOptions {
   numFewshot?: number;
   /** Overrides where the data is (a config's `benchmarks[].data`, absolute paths). */
   data?: DataFiles;
-  /** Whether `!function` helpers may run (Python); `refuse` in a VS Code workspace that is not trusted. */
-  helpers?: "run" | "refuse";
+  /** Whether the task's Python (`!function` helpers, filters, scorers) may run (lmeval/taskPython.ts); it does when absent. */
+  helpers?: HelperPolicy;
 }
 
 /** The data of a task's splits: one file for its test split, or a file per split. */

@@ -7,10 +7,11 @@
 // file's hash recorded in results.json says whether the file still holds what the run read.
 import * as path from "node:path";
 import type { ChoiceMetric, Metric } from "../analysis/ais";
-import { directInputs, isTaskName, loadBenchmark, taskOptionsOf, type ResolvedBenchmark } from "../config/load";
+import { benchmarkTaskFiles, directInputs, isTaskName, loadBenchmark, taskOptionsOf, type ResolvedBenchmark } from "../config/load";
 import { parseConfig } from "../config/parse";
 import type { ImportanceMethod, ProfileConfig, Selection } from "../config/types";
-import { loadTaskPlaces, type TaskItem, type TaskOptions, type TaskPlaces } from "../lmeval/task";
+import { loadTask, loadTaskPlaces, type TaskItem, type TaskOptions, type TaskPlaces } from "../lmeval/task";
+import type { HelperPolicy } from "../lmeval/taskPython";
 import { fileSha256, isFile } from "../fsutil";
 import type { Problem } from "../problems";
 import { CONFIG_SNAPSHOT, profilesOf, type ModelResults, type VariantResult } from "../results/store";
@@ -89,7 +90,15 @@ export class RunDocuments {
   private readonly places = new Map<string, Promise<{ places?: TaskPlaces; problem?: string }>>();
   private readonly stale = new Map<string, Promise<string | undefined>>();
 
-  constructor(readonly run: LoadedRun) {
+  /**
+   * `helpers`: whether the tasks' Python may run. A run folder may come with a cloned repository,
+   * its config snapshot naming any task, so the caller decides (the editor's workspace service,
+   * under Restricted Mode and the user's answers); there is no default.
+   */
+  constructor(
+    readonly run: LoadedRun,
+    private readonly helpers: HelperPolicy,
+  ) {
     this.items = new RunItems(run.dir);
   }
 
@@ -112,9 +121,20 @@ export class RunDocuments {
     const entry = entries.find((e) => e.name === name);
     if (!entry || !config || !source) return { problem: problem ?? `benchmark \`${name}\` is no longer in the run's config` };
     const problems: Problem[] = [];
-    const benchmark = (await loadBenchmark(config, source, directInputs(), entry.index, problems)).find((b) => b.name === name);
+    const benchmark = entry.taskFile
+      ? await this.fileBenchmark(entry, entry.taskFile, problems)
+      : (await loadBenchmark(config, source, { ...directInputs(), helpers: this.helpers }, entry.index, problems)).find(
+          (b) => b.name === name,
+        );
     const first = problems.find((p) => p.severity === "error");
     return benchmark ? { benchmark } : { problem: `benchmark \`${name}\` does not load now: ${first?.message ?? "its task has errors"}` };
+  }
+
+  /** The benchmark of an entry whose task is a file: that task alone (not every task of its group). */
+  private async fileBenchmark(entry: Entry, taskFile: string, problems: Problem[]): Promise<ResolvedBenchmark | undefined> {
+    const load = await loadTask(taskFile, { ...entry.options, helpers: this.helpers });
+    problems.push(...load.problems);
+    return load.task && { name: entry.name, task: load.task };
   }
 
   private async loadPlaces(name: string): Promise<{ places?: TaskPlaces; problem?: string }> {
@@ -144,9 +164,13 @@ export class RunDocuments {
       for (const [index, b] of parsed.config.benchmarks.entries()) {
         const options = taskOptionsOf(b, path.dirname(configFile));
         if (typeof b.task === "string" && isTaskName(b.task) && !(await isFile(path.resolve(path.dirname(configFile), b.task)))) {
-          // A task, group or tag by name: each of its tasks is a benchmark of its own.
-          for (const benchmark of await loadBenchmark(parsed.config, source, directInputs(), index, []))
-            entries.push({ name: benchmark.name, index, taskFile: benchmark.task.file, options });
+          // A task, group or tag by name: each of its tasks is a benchmark of its own, named
+          // without loading it (loading may run Python: only the cell asked for is loaded).
+          const found = await benchmarkTaskFiles(parsed.config, source, index);
+          for (const taskFile of found) {
+            const name = (found.length === 1 ? b.name : undefined) ?? (await loadTaskPlaces(taskFile, options)).places?.name;
+            if (name) entries.push({ name, index, taskFile, options });
+          }
         } else if (typeof b.task === "string") {
           const taskFile = path.resolve(path.dirname(configFile), b.task);
           const name = b.name ?? (await loadTaskPlaces(taskFile, options)).places?.name;
@@ -219,16 +243,20 @@ export async function cellCases(documents: RunDocuments, ref: CellRef, choiceMet
   const { benchmark, problem } = await documents.task(ref.benchmark);
   const stale = await documents.dataFileChanged(model, ref.benchmark);
   const byIndex = new Map((benchmark?.task.items ?? []).map((item) => [item.index, item]));
+  // A task that does not load (its Python may not run) still has its documents' places, which need none.
+  const places = benchmark ? undefined : (await documents.documentPlaces(ref.benchmark)).places;
+  const placeOf = (index: number): CaseDocument["place"] => {
+    const line = benchmark ? byIndex.get(index)?.line : places?.lines[index];
+    const file = benchmark?.task.dataFile ?? places?.dataFile;
+    return line !== undefined && file !== undefined ? { file, line } : undefined;
+  };
   return {
     ref,
     metric,
     documents: flipped.map((d): CaseDocument => {
       const item = byIndex.get(d.index);
-      return {
-        ...d,
-        ...(item ? { text: textOf(item) } : {}),
-        ...(item?.line !== undefined && benchmark ? { place: { file: benchmark.task.dataFile, line: item.line } } : {}),
-      };
+      const place = placeOf(d.index);
+      return { ...d, ...(item ? { text: textOf(item) } : {}), ...(place ? { place } : {}) };
     }),
     ...(stale ? { stale } : {}),
     ...(problem ? { problem } : {}),

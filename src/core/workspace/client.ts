@@ -5,6 +5,7 @@ import { Worker } from "node:worker_threads";
 import type { FileChange } from "./model";
 import type { FromWorker, RequestMethod, RequestParams, RequestResult, ToWorker } from "./protocol";
 import type { Problem } from "../problems";
+import type { HelperPolicy } from "../lmeval/taskPython";
 
 export interface ProblemsUpdate {
   files: [string, Problem[]][];
@@ -35,7 +36,7 @@ export class WorkspaceClient {
   private readonly documents = new Map<string, { text: string; version: number }>();
   private readonly found = new Set<string>();
   private roots: string[] = [];
-  private trusted?: boolean;
+  private helpers?: HelperPolicy;
   private disposed = false;
 
   constructor(private readonly options: WorkspaceClientOptions) {
@@ -52,7 +53,7 @@ export class WorkspaceClient {
       this.options.onLog?.(`workspace worker exited (code ${code}); starting it again`);
       this.restart();
     });
-    if (this.trusted !== undefined) this.post({ type: "trust", trusted: this.trusted });
+    if (this.helpers !== undefined) this.post({ type: "taskPython", policy: this.helpers });
     if (this.roots.length > 0) this.post({ type: "roots", folders: this.roots });
     if (this.found.size > 0) this.post({ type: "filesFound", files: [...this.found] });
     if (this.documents.size > 0)
@@ -88,9 +89,10 @@ export class WorkspaceClient {
     if (!this.disposed) this.worker.postMessage(message);
   }
 
-  setTrusted(trusted: boolean): void {
-    this.trusted = trusted;
-    this.post({ type: "trust", trusted });
+  /** Whether task Python may run (the workspace's trust, the setting and the user's answers). */
+  setHelperPolicy(policy: HelperPolicy): void {
+    this.helpers = policy;
+    this.post({ type: "taskPython", policy });
   }
 
   setRoots(folders: readonly string[]): void {

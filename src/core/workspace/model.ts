@@ -16,6 +16,7 @@ import { loadProfile, type LoadedProfile, type ProfileInputs, type ResolvedBench
 import { DiagnosticDatasetChecker, type DiagnosticCheckOptions, type DiagnosticDatasetCheck } from "../datasets/diagnostic";
 import { buildBenchmarkIndex, type BenchmarkNgramIndex } from "../datasets/contamination";
 import { loadTask, type Task, type TaskLoad, type TaskOptions } from "../lmeval/task";
+import type { HelperPolicy } from "../lmeval/taskPython";
 import { diskFiles, type TextFiles } from "../fsutil";
 import { jobProblems } from "../plan/compile";
 import { errorsOf, fileProblem, type Problem } from "../problems";
@@ -96,8 +97,8 @@ export class WorkspaceModel {
   /** Per config, its finished runs' results files, newest first: read once, again when a run's files or the config change. */
   private readonly finishedRuns = new Map<string, Promise<string[]>>();
   private nextId = 1;
-  /** Whether task files' `!function` helpers run: not in a workspace the user has not trusted. */
-  private helpers: "run" | "refuse" = "run";
+  /** Whether task files' Python runs: not in a workspace the user has not trusted, else as the user allowed. */
+  private helpers: HelperPolicy = "run";
 
   constructor(private readonly disk: TextFiles = diskFiles) {}
 
@@ -128,13 +129,17 @@ export class WorkspaceModel {
     }
   }
 
-  /** Whether `!function` helpers may run; a change re-checks every config and task. */
-  setHelpers(helpers: "run" | "refuse"): void {
-    if (helpers === this.helpers) return;
+  /** Whether task Python may run; a change re-checks every config and task. */
+  setHelpers(helpers: HelperPolicy): void {
+    if (JSON.stringify(helpers) === JSON.stringify(this.helpers)) return;
     this.helpers = helpers;
     this.taskResults.clear();
     for (const file of this.configs.keys()) this.dirty.add(`config:${file}`);
     for (const file of this.openTasks) this.dirty.add(`task:${file}`);
+  }
+  /** The policy task loading follows now: every task the editor loads (checks, results, cases) asks it here. */
+  get helperPolicy(): HelperPolicy {
+    return this.helpers;
   }
 
   /** Files found by a search of the workspace (configs and datasets), checked at the next update. */

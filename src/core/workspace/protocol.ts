@@ -1,11 +1,14 @@
 // The messages between the editor and the worker thread that holds the workspace model. Checks,
 // template rendering and tokenizers run in the worker, so a slow check never freezes the editor.
 import type { CompletionItem } from "../language/completion";
+import type { HelperPolicy } from "../lmeval/taskPython";
 import type { ProfileOutline } from "../language/outline";
 import type { Position } from "../language/text";
 import type { Problem } from "../problems";
 import type { FileChange } from "./model";
 import type { FileCases } from "./service";
+import type { CellCases, CellRef } from "../report/cases";
+import type { ChoiceMetric } from "../analysis/ais";
 
 /** From the editor, answered by nothing. */
 export type WorkerNotification =
@@ -14,8 +17,8 @@ export type WorkerNotification =
   | { type: "filesFound"; files: string[] }
   /** The workspace folders, searched for task files, datasets and model folders to complete. */
   | { type: "roots"; folders: string[] }
-  /** Whether the workspace is trusted: only then do the `!function` helpers of task files run (Python). */
-  | { type: "trust"; trusted: boolean };
+  /** Whether task files' Python runs: never in Restricted Mode, else as the user allowed (lmeval/taskPython.ts). */
+  | { type: "taskPython"; policy: HelperPolicy };
 
 /** From the editor, each answered by one response with its id. */
 export interface WorkerRequests {
@@ -32,6 +35,8 @@ export interface WorkerRequests {
   problemsOf(params: { file: string }): Problem[];
   /** The documents of a benchmark data file that runs flipped, by line (the run of each config: picked, else the newest finished). */
   cases(params: { file: string; picks: Record<string, string> }): FileCases[];
+  /** The documents one cell of a run flipped, with their texts and places (the results view, the Negative AIS view). */
+  cellCases(params: { runDir: string; ref: CellRef; metric: ChoiceMetric }): CellCases;
 }
 
 export type RequestMethod = keyof WorkerRequests;

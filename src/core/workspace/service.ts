@@ -12,8 +12,10 @@ import { offsetAt, type Position } from "../language/text";
 import { readParameterCount } from "../model/parameters";
 import { diagnosticSequence } from "../prompts/diagnosticText";
 import { loadTokenizer, type ModelTokenizer } from "../prompts/tokenize";
-import { dataFileCases, RunDocuments, type CaseLine } from "../report/cases";
-import { loadRun, RESULTS_FILE } from "../report/load";
+import type { ChoiceMetric } from "../analysis/ais";
+import type { HelperPolicy } from "../lmeval/taskPython";
+import { cellCases, dataFileCases, RunDocuments, type CaseLine, type CellCases, type CellRef } from "../report/cases";
+import { loadRun, RESULTS_FILE, type LoadedRun } from "../report/load";
 import { runsOfConfig } from "../results/runs";
 import { parseYamlSource } from "../yamlSource";
 import { isConfigFile, type FileChange, type WorkspaceModel } from "./model";
@@ -41,8 +43,8 @@ export interface FileCases {
 
 export class WorkspaceService {
   private readonly tokenizers = new Map<string, Promise<ModelTokenizer | undefined>>();
-  /** Each run's documents, kept while its results.json is the one read. */
-  private readonly runs = new Map<string, { stamp: number; documents: Promise<RunDocuments> }>();
+  /** Each run's documents, kept while its results.json is the one read and task Python's policy the same. */
+  private readonly runs = new Map<string, { stamp: number; helpers: HelperPolicy; documents: Promise<RunDocuments> }>();
   private roots: string[] = [];
   private found: Promise<FoundFiles> | undefined;
 
@@ -56,7 +58,7 @@ export class WorkspaceService {
   /** Forgets what a change makes stale: a tokenizer of a changed model folder, the files found. */
   filesChanged(changes: readonly FileChange[]): void {
     for (const { file, kind } of changes) {
-      for (const dir of this.tokenizers.keys()) if (file.startsWith(dir + path.sep)) this.tokenizers.delete(dir);
+      for (const key of this.tokenizers.keys()) if (file.startsWith(path.dirname(key) + path.sep)) this.tokenizers.delete(key);
       if (kind !== "changed") this.found = undefined;
     }
   }
@@ -106,7 +108,7 @@ export class WorkspaceService {
         const base = { model: model.name, config, chat: model.chat !== undefined };
         try {
           const text = diagnosticTextFor(item, model);
-          const tokenizer = await this.tokenizer(model.path);
+          const tokenizer = await this.tokenizer(model.path, model.addBosToken);
           renderings.push({
             ...base,
             text,
@@ -120,9 +122,12 @@ export class WorkspaceService {
     return renderings;
   }
 
-  private tokenizer(modelDir: string): Promise<ModelTokenizer | undefined> {
-    let tokenizer = this.tokenizers.get(modelDir);
-    if (!tokenizer) this.tokenizers.set(modelDir, (tokenizer = loadTokenizer(modelDir).catch(() => undefined)));
+  private tokenizer(modelDir: string, addBosToken: boolean | undefined): Promise<ModelTokenizer | undefined> {
+    // Keyed by folder, then by the model's add_bos_token: two configs may read one folder both ways.
+    const key = `${modelDir}${path.sep}${String(addBosToken)}`;
+    let tokenizer = this.tokenizers.get(key);
+    const options = addBosToken !== undefined ? { addBosToken } : {};
+    if (!tokenizer) this.tokenizers.set(key, (tokenizer = loadTokenizer(modelDir, options).catch(() => undefined)));
     return tokenizer;
   }
 
@@ -156,11 +161,13 @@ export class WorkspaceService {
   async cases(file: string, picks: Readonly<Record<string, string>>): Promise<FileCases[]> {
     const found: FileCases[] = [];
     if (this.model.isDataset(file) || isConfigFile(file)) return found;
-    for (const configFile of this.model.configsReading(file)) {
+    const reading = new Set(this.model.configsReading(file));
+    for (const configFile of this.model.configFiles()) {
       const runDir = picks[configFile] ?? (await runsOfConfig(configFile)).find((r) => r.finished)?.dir;
       if (!runDir) continue;
       const documents = await this.runDocuments(runDir);
-      if (!documents) continue;
+      // A config whose tasks do not load now (their Python may not run) still read the file in its run.
+      if (!documents || !(reading.has(configFile) || scored(documents.run, file))) continue;
       const { lines, stale } = await dataFileCases(documents, file, "acc");
       found.push({ configFile, runId: documents.run.results.run_id, runDir, lines: stale ? [] : lines, ...(stale ? { stale } : {}) });
     }
@@ -177,12 +184,25 @@ export class WorkspaceService {
     return undefined;
   }
 
+  /** The documents of one cell of a run (the results view and the Negative AIS view ask them here, under the workspace's policy). */
+  async cellCases(runDir: string, ref: CellRef, metric: ChoiceMetric): Promise<CellCases> {
+    const documents = await this.runDocuments(runDir);
+    if (!documents) throw new Error(`${runDir} has no results that can be read`);
+    return cellCases(documents, ref, metric);
+  }
+
+  /**
+   * A run's documents, loaded under the model's policy for task Python: every task the editor
+   * loads from a run folder (whose config snapshot a cloned repository may have written) is loaded
+   * here, so Restricted Mode and the user's answers apply to all of them.
+   */
   private async runDocuments(runDir: string): Promise<RunDocuments | undefined> {
     const stamp = (await fs.stat(path.join(runDir, RESULTS_FILE)).catch(() => undefined))?.mtimeMs;
     if (stamp === undefined) return undefined;
+    const helpers = this.model.helperPolicy;
     let entry = this.runs.get(runDir);
-    if (!entry || entry.stamp !== stamp)
-      this.runs.set(runDir, (entry = { stamp, documents: loadRun(runDir).then((run) => new RunDocuments(run)) }));
+    if (!entry || entry.stamp !== stamp || entry.helpers !== helpers)
+      this.runs.set(runDir, (entry = { stamp, helpers, documents: loadRun(runDir).then((run) => new RunDocuments(run, helpers)) }));
     return entry.documents.catch(() => undefined);
   }
 
@@ -191,6 +211,13 @@ export class WorkspaceService {
     this.found ??= scanFolders(this.roots);
     return this.found;
   }
+}
+
+/** Whether the run scored documents of `dataFile` (its results name the data file). */
+function scored(run: LoadedRun, dataFile: string): boolean {
+  return run.results.models.some((m) =>
+    m.benchmarks.some((b) => b.data_file !== undefined && path.resolve(b.data_file) === path.resolve(dataFile)),
+  );
 }
 
 /** A bounded walk of the folders: YAML files, `*.diag.jsonl`, and folders with config.json and tokenizer.json. */

@@ -76,6 +76,10 @@ async function answer(method: RequestMethod, params: unknown): Promise<unknown> 
       const { file, picks } = params as RequestParams<"cases">;
       return service.cases(file, picks);
     }
+    case "cellCases": {
+      const { runDir, ref, metric } = params as RequestParams<"cellCases">;
+      return service.cellCases(runDir, ref, metric);
+    }
   }
 }
 
@@ -95,8 +99,8 @@ port.on("message", (message: ToWorker) => {
     case "roots":
       service.setRoots(message.folders);
       return;
-    case "trust":
-      model.setHelpers(message.trusted ? "run" : "refuse");
+    case "taskPython":
+      model.setHelpers(message.policy);
       break;
     case "request":
       answer(message.method, message.params).then(

@@ -5,7 +5,6 @@
 import { randomBytes } from "node:crypto";
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { cellCases, RunDocuments } from "../../core/report/cases";
 import { loadRun, type LoadedRun } from "../../core/report/load";
 import { heatmapSvg } from "../../core/report/svg";
 import { resultsView, viewCsv, type ResultsQuery, type ResultsView } from "../../core/report/view";
@@ -48,7 +47,6 @@ class ResultsPanel {
   }
 
   private run: LoadedRun | undefined;
-  private documents: RunDocuments | undefined;
   private view: ResultsView | undefined;
   private ready = false;
 
@@ -71,7 +69,6 @@ class ResultsPanel {
 
   setRun(run: LoadedRun): void {
     this.run = run;
-    this.documents = new RunDocuments(run);
     this.panel.title = `Results ${run.results.run_id}`;
     void this.showView().catch((e: Error) => this.post({ type: "error", message: e.message }));
   }
@@ -87,8 +84,15 @@ class ResultsPanel {
         await this.showView();
         return;
       case "cell":
-        if (this.documents)
-          this.post({ type: "cases", cases: await cellCases(this.documents, message.ref, this.view?.query.metric ?? "acc") });
+        // The workspace model loads the cell's tasks, under its policy for task Python (Restricted Mode, the user's answers).
+        this.post({
+          type: "cases",
+          cases: await this.ctx.workspace.request("cellCases", {
+            runDir: this.runDir,
+            ref: message.ref,
+            metric: this.view?.query.metric ?? "acc",
+          }),
+        });
         return;
       case "open":
         await openDocumentLine(message.file, message.line);

@@ -5,7 +5,7 @@
 // reads, so runs of the CLI or of an earlier window show there too.
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { loadProfile } from "../../core/config/load";
+import { directInputs, loadProfile } from "../../core/config/load";
 import { RunnerError } from "../../core/launch/runnerError";
 import { describeTarget } from "../../core/launch/target";
 import type { Target } from "../../core/launch/targetTypes";
@@ -56,7 +56,9 @@ export class RunController implements vscode.Disposable {
     const configFile = configUri.fsPath;
     if (this.refuseSecond(configFile) || !(await this.ctx.trusted("Profiling"))) return;
     const open = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === configFile);
-    const { profile, problems } = await loadProfile(configFile, open ? { text: open.getText() } : {});
+    // The tasks' Python runs as the workspace's checks let it (the user's answers, the setting).
+    const inputs = { ...directInputs(), helpers: this.ctx.workspace.helperPolicy };
+    const { profile, problems } = await loadProfile(configFile, open ? { text: open.getText(), inputs } : { inputs });
     if (!profile) {
       void vscode.window.showErrorMessage(
         `Profile failed: ${path.basename(configFile)} has ${errorsOf(problems).length} error(s); see the Problems panel`,

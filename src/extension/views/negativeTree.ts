@@ -3,15 +3,15 @@
 // from wrong to right; a document opens its data file at its line.
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { cellCases, RunDocuments, type CaseDocument, type CellRef } from "../../core/report/cases";
-import { loadRun } from "../../core/report/load";
+import type { CaseDocument, CellRef } from "../../core/report/cases";
+import { loadRun, type LoadedRun } from "../../core/report/load";
 import { buildReport, rulesOf } from "../../core/report/model";
 import type { NegativeCell } from "../../core/report/types";
 import type { Ctx } from "../ctx";
 
 type Node =
-  | { kind: "run"; configFile: string; documents: RunDocuments }
-  | { kind: "cell"; documents: RunDocuments; cell: NegativeCell; ref: CellRef }
+  | { kind: "run"; configFile: string; run: LoadedRun }
+  | { kind: "cell"; run: LoadedRun; cell: NegativeCell; ref: CellRef }
   | { kind: "document"; document: CaseDocument; stale?: string };
 
 function signed(x: number): string {
@@ -21,7 +21,7 @@ function signed(x: number): string {
 class NegativeTree implements vscode.TreeDataProvider<Node> {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeTreeData = this.changed.event;
-  private readonly runs = new Map<string, RunDocuments>();
+  private readonly runs = new Map<string, LoadedRun>();
 
   constructor(private readonly ctx: Ctx) {
     const refresh = () => this.changed.fire();
@@ -33,10 +33,10 @@ class NegativeTree implements vscode.TreeDataProvider<Node> {
     );
   }
 
-  private async documentsOf(runDir: string): Promise<RunDocuments> {
-    let documents = this.runs.get(runDir);
-    if (!documents) this.runs.set(runDir, (documents = new RunDocuments(await loadRun(runDir))));
-    return documents;
+  private async runOf(runDir: string): Promise<LoadedRun> {
+    let run = this.runs.get(runDir);
+    if (!run) this.runs.set(runDir, (run = await loadRun(runDir)));
+    return run;
   }
 
   async getChildren(node?: Node): Promise<Node[]> {
@@ -44,12 +44,12 @@ class NegativeTree implements vscode.TreeDataProvider<Node> {
       const nodes: Node[] = [];
       for (const outline of await this.ctx.workspace.outlines()) {
         const runDir = await this.ctx.caseRuns.runOf(outline.file);
-        if (runDir) nodes.push({ kind: "run", configFile: outline.file, documents: await this.documentsOf(runDir) });
+        if (runDir) nodes.push({ kind: "run", configFile: outline.file, run: await this.runOf(runDir) });
       }
       return nodes;
     }
     if (node.kind === "run") {
-      const report = await buildReport(node.documents.run, { metric: "acc" });
+      const report = await buildReport(node.run, { metric: "acc" });
       const cells: Node[] = [];
       for (const model of report.models) {
         // every rule's cells when the run ranked by several; the random control's once
@@ -61,7 +61,7 @@ class NegativeTree implements vscode.TreeDataProvider<Node> {
               const method = rules.length > 1 && cell.ability !== null ? { method: rule.method } : {};
               cells.push({
                 kind: "cell",
-                documents: node.documents,
+                run: node.run,
                 cell,
                 ref: {
                   model: model.name,
@@ -82,7 +82,8 @@ class NegativeTree implements vscode.TreeDataProvider<Node> {
       });
     }
     if (node.kind === "cell") {
-      const cases = await cellCases(node.documents, node.ref, "acc");
+      // The workspace model loads the cell's tasks, under its policy for task Python (Restricted Mode, the user's answers).
+      const cases = await this.ctx.workspace.request("cellCases", { runDir: node.run.dir, ref: node.ref, metric: "acc" });
       return cases.documents
         .filter((d) => d.direction === "wrong_to_right")
         .map((document) => ({ kind: "document", document, ...(cases.stale ? { stale: cases.stale } : {}) }));
@@ -93,8 +94,8 @@ class NegativeTree implements vscode.TreeDataProvider<Node> {
   getTreeItem(node: Node): vscode.TreeItem {
     if (node.kind === "run") {
       const item = new vscode.TreeItem(path.basename(node.configFile), vscode.TreeItemCollapsibleState.Expanded);
-      item.description = `run ${node.documents.run.results.run_id}`;
-      item.tooltip = `Cells of run ${node.documents.run.results.run_id} with a negative AIS (acc; exact_match for generate_until benchmarks)`;
+      item.description = `run ${node.run.results.run_id}`;
+      item.tooltip = `Cells of run ${node.run.results.run_id} with a negative AIS (acc; exact_match for generate_until benchmarks)`;
       item.iconPath = new vscode.ThemeIcon("beaker");
       return item;
     }

@@ -9,6 +9,15 @@ import type { FileChange } from "../../core/workspace/model";
 import type { RequestMethod, RequestParams, RequestResult } from "../../core/workspace/protocol";
 import type { ProfileOutline } from "../../core/language/outline";
 import type { Problem } from "../../core/problems";
+import {
+  filesToAsk,
+  withAnswer,
+  workspacePolicy,
+  type HelperFile,
+  type HelperPolicy,
+  type TaskPythonAnswers,
+  type TaskPythonSetting,
+} from "../../core/lmeval/taskPython";
 import type { Ctx } from "../ctx";
 import { toDiagnostic, diagnosticKey } from "../language/convert";
 
@@ -17,6 +26,29 @@ const WATCHED = "**/*.{yaml,yml,jsonl,json,csv,parquet,jinja,safetensors}";
 const SENT_EXTENSIONS = /\.(ya?ml|jsonl|json|csv)$/;
 /** Pause in typing before the text is checked. */
 const TYPING_PAUSE_MS = 150;
+const TASK_PYTHON_SETTING = "benchmarkProfiler.taskPython";
+/** workspaceState: the user's answers about task Python, by helper file and content (lmeval/taskPython.ts). */
+const TASK_PYTHON_ANSWERS = "benchmarkProfiler.taskPythonAnswers";
+
+function taskPythonSetting(): TaskPythonSetting {
+  const value = vscode.workspace.getConfiguration().get<string>(TASK_PYTHON_SETTING, "ask");
+  return value === "allow" || value === "never" ? value : "ask";
+}
+
+/** The question, in a notification (not modal: checks go on meanwhile); undefined when dismissed. */
+async function askToRunPython(files: readonly HelperFile[]): Promise<boolean | undefined> {
+  const folders = vscode.workspace.workspaceFolders ?? [];
+  const shown = files.map((f) => vscode.workspace.asRelativePath(f.file, folders.length > 1)).join(", ");
+  const allow = "Allow";
+  const refuse = "Don't Allow";
+  const choice = await vscode.window.showWarningMessage(
+    `Benchmark Profiler: the lm-eval tasks of this folder import Python (${shown}), which checking them runs on this machine, as lm-eval runs it when it evaluates. Allow it for these files as they are now?`,
+    allow,
+    refuse,
+  );
+  return choice === allow ? true : choice === refuse ? false : undefined;
+}
+
 /** Larger documents are left to the disk (the model reads the saved file). */
 const MAX_SENT_CHARACTERS = 64 * 1024 * 1024;
 
@@ -27,6 +59,8 @@ export class Workspace implements vscode.Disposable {
   private readonly pending = new Map<string, NodeJS.Timeout>();
   private readonly changed = new vscode.EventEmitter<void>();
   private outlined: Promise<ProfileOutline[]> | undefined;
+  /** A question about task Python is on screen: one at a time. */
+  private asking = false;
   private readonly disposables: vscode.Disposable[] = [this.collection, this.changed];
   /** Fires after problems changed (the Profiles tree and the CodeLens lines refresh). */
   readonly onDidChange = this.changed.event;
@@ -41,7 +75,7 @@ export class Workspace implements vscode.Disposable {
       onProblems: (update) => this.show(update),
       onLog: (message) => this.ctx.log(message),
     });
-    this.client.setTrusted(vscode.workspace.isTrusted);
+    this.client.setHelperPolicy(this.helperPolicy);
     this.client.setRoots((vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath));
     const watcher = vscode.workspace.createFileSystemWatcher(WATCHED);
     this.disposables.push(
@@ -52,7 +86,10 @@ export class Workspace implements vscode.Disposable {
       vscode.workspace.onDidOpenTextDocument((d) => this.send(d)),
       vscode.workspace.onDidChangeTextDocument((e) => this.schedule(e.document)),
       vscode.workspace.onDidCloseTextDocument((d) => this.close(d)),
-      vscode.workspace.onDidGrantWorkspaceTrust(() => this.client?.setTrusted(true)),
+      vscode.workspace.onDidGrantWorkspaceTrust(() => this.client?.setHelperPolicy(this.helperPolicy)),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration(TASK_PYTHON_SETTING)) this.client?.setHelperPolicy(this.helperPolicy);
+      }),
       vscode.workspace.onDidChangeWorkspaceFolders(() =>
         this.client?.setRoots((vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath)),
       ),
@@ -116,7 +153,44 @@ export class Workspace implements vscode.Disposable {
     if (this.pending.has(document.fileName)) this.send(document);
   }
 
+  /**
+   * Whether task Python may run, for every task this window loads (the worker's checks, results
+   * and cases, Profile): never in Restricted Mode; else as the setting says, and under `ask` only
+   * the helper files (by content) the user allowed in this workspace.
+   */
+  get helperPolicy(): HelperPolicy {
+    return workspacePolicy(vscode.workspace.isTrusted, taskPythonSetting(), this.pythonAnswers);
+  }
+
+  private get pythonAnswers(): TaskPythonAnswers {
+    return this.ctx.extension.workspaceState.get<TaskPythonAnswers>(TASK_PYTHON_ANSWERS, {});
+  }
+
+  /**
+   * Asks once about helper files the checks found not allowed yet (a problem's `pythonFiles`):
+   * each file and content is asked about once per workspace, and the answer kept in its state.
+   */
+  private async askAboutPython(problems: readonly Problem[]): Promise<void> {
+    if (this.asking || !vscode.workspace.isTrusted || taskPythonSetting() !== "ask") return;
+    const files = filesToAsk(
+      problems.flatMap((p) => p.data?.pythonFiles ?? []),
+      this.pythonAnswers,
+    );
+    if (files.length === 0) return;
+    this.asking = true;
+    try {
+      const allow = await askToRunPython(files);
+      if (allow === undefined) return; // dismissed: asked again by the next check that meets the files
+      await this.ctx.extension.workspaceState.update(TASK_PYTHON_ANSWERS, withAnswer(this.pythonAnswers, files, allow));
+      this.ctx.log(`task Python ${allow ? "allowed" : "refused"}: ${files.map((f) => f.file).join(", ")}`);
+      this.client?.setHelperPolicy(this.helperPolicy);
+    } finally {
+      this.asking = false;
+    }
+  }
+
   private show(update: ProblemsUpdate): void {
+    void this.askAboutPython(update.files.flatMap(([, problems]) => problems));
     for (const [file, problems] of update.files) {
       const uri = vscode.Uri.file(file);
       this.problems.set(file, new Map(problems.map((p) => [diagnosticKey(uri, p), p])));

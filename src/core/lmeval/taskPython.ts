@@ -1,0 +1,87 @@
+// Whether a task's Python may run: its `!function` helpers, filter classes and scorers are code
+// the task's folder ships, and lm-eval imports them only when an evaluation runs. The profiler
+// imports them as soon as it checks a task, so the editor and the CLI decide first, by a policy:
+// the CLI runs them (as lm-eval would, unless --no-task-python); the editor asks the user once per
+// helper file and content hash in a trusted workspace, and never runs them in Restricted Mode.
+import { createHash } from "node:crypto";
+import { promises as fs } from "node:fs";
+import * as path from "node:path";
+
+/** A helper file a task imports, and its content's SHA-256 (`missing` when it cannot be read). */
+export interface HelperFile {
+  file: string;
+  sha256: string;
+}
+
+/**
+ * Whether task Python may run: `run` always; `refuse` never, the workspace is not trusted;
+ * `never` never, the user turned it off; `allowed` only helper files whose consent key
+ * (consentKey) the user allowed.
+ */
+export type HelperPolicy = "run" | "refuse" | "never" | { allowed: readonly string[] };
+
+/** The setting `benchmarkProfiler.taskPython`. */
+export type TaskPythonSetting = "ask" | "allow" | "never";
+
+/** The user's answers, by consent key: true allowed, false refused. */
+export type TaskPythonAnswers = Readonly<Record<string, boolean>>;
+
+/** Why task Python does not run, and the helper files the user could allow (only when asking may change it). */
+export interface HelperRefusal {
+  message: string;
+  ask?: HelperFile[];
+}
+
+/** What an answer is remembered by: the file and its content, so an edited helper is asked about again. */
+export function consentKey(helper: HelperFile): string {
+  return `${helper.sha256} ${helper.file}`;
+}
+
+/** A workspace's policy: nothing in Restricted Mode or when turned off, everything when allowed, else what the user allowed. */
+export function workspacePolicy(trusted: boolean, setting: TaskPythonSetting, answers: TaskPythonAnswers): HelperPolicy {
+  if (!trusted) return "refuse";
+  if (setting === "never") return "never";
+  if (setting === "allow") return "run";
+  return { allowed: Object.keys(answers).filter((key) => answers[key] === true) };
+}
+
+/** The helper files the user has not answered about yet: those to ask about, once each. */
+export function filesToAsk(files: readonly HelperFile[], answers: TaskPythonAnswers): HelperFile[] {
+  const seen = new Set<string>();
+  return files.filter((f) => {
+    const key = consentKey(f);
+    if (key in answers || seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** The answers with `files` answered `allow`. */
+export function withAnswer(answers: TaskPythonAnswers, files: readonly HelperFile[], allow: boolean): TaskPythonAnswers {
+  return { ...answers, ...Object.fromEntries(files.map((f) => [consentKey(f), allow])) };
+}
+
+/** Why `files` may not run under `policy`; undefined when they may. */
+export function helperRefusal(policy: HelperPolicy | undefined, files: readonly HelperFile[]): HelperRefusal | undefined {
+  if (policy === undefined || policy === "run" || files.length === 0) return undefined;
+  if (policy === "refuse") return { message: "helpers run only in a trusted workspace: trust this folder to check and run this task" };
+  if (policy === "never") return { message: "task Python is turned off (benchmarkProfiler.taskPython is `never`, or --no-task-python)" };
+  const allowed = new Set(policy.allowed);
+  const unanswered = files.filter((f) => !allowed.has(consentKey(f)));
+  if (unanswered.length === 0) return undefined;
+  const names = unanswered.map((f) => `\`${path.basename(f.file)}\``).join(", ");
+  return {
+    message: `it imports ${names}, Python this folder ships, which Benchmark Profiler runs only once you allow it (the prompt, or the setting benchmarkProfiler.taskPython)`,
+    ask: unanswered,
+  };
+}
+
+/** The content hash of each helper file, read now; `missing` for a file that cannot be read. */
+export async function hashHelperFiles(files: readonly string[]): Promise<HelperFile[]> {
+  return Promise.all(
+    [...new Set(files)].map(async (file) => {
+      const bytes = await fs.readFile(file).catch(() => undefined);
+      return { file, sha256: bytes ? createHash("sha256").update(bytes).digest("hex") : "missing" };
+    }),
+  );
+}
