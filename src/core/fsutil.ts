@@ -49,6 +49,36 @@ export async function writeJsonAtomic(file: string, value: unknown): Promise<voi
   await writeFileAtomic(file, JSON.stringify(value, null, 2) + "\n");
 }
 
+/** A file a folder's own files name (a run folder's results.json, its items_file) that leads out of that folder. */
+export class OutsideFolderError extends Error {
+  override name = "OutsideFolderError";
+}
+
+/** Whether `inner` is `folder` or lies under it, as paths (links not followed). */
+export function isWithinFolder(folder: string, inner: string): boolean {
+  const relative = path.relative(folder, inner);
+  return relative === "" || (relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative));
+}
+
+/**
+ * `file` (relative to `folder`, or absolute) as it may be read: its real path, or the path itself
+ * when it does not exist (its reader says so). OutsideFolderError where it leads out of the
+ * folder through .., an absolute path or a link: a run folder can come with a repository the
+ * user opened, and the paths its files hold must not make bprof read, or show, files elsewhere.
+ */
+export async function pathWithinFolder(folder: string, file: string, folderWords = "the folder"): Promise<string> {
+  const resolved = path.resolve(folder, file);
+  const refused = () => new OutsideFolderError(`${file} leads out of ${folderWords} ${folder}: it is not read`);
+  if (!isWithinFolder(path.resolve(folder), resolved)) throw refused();
+  const realFolder = await fs.realpath(folder).catch(() => path.resolve(folder));
+  const real = await fs.realpath(resolved).catch((e: NodeJS.ErrnoException) => {
+    if (e.code === "ENOENT" || e.code === "ENOTDIR") return undefined;
+    throw e;
+  });
+  if (real !== undefined && !isWithinFolder(realFolder, real)) throw refused();
+  return real ?? resolved;
+}
+
 /** The SHA-256 of a file's bytes, hex; undefined when it cannot be read. */
 export async function fileSha256(file: string): Promise<string | undefined> {
   return fs.readFile(file).then(

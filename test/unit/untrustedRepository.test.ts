@@ -12,11 +12,11 @@ import { parse as parseCsv } from "csv-parse/sync";
 import { loadProfile } from "../../src/core/config/load";
 import { writeFileAtomic, writeJsonAtomic } from "../../src/core/fsutil";
 import { renderReport } from "../../src/core/report/index";
-import { loadRun } from "../../src/core/report/load";
+import { loadRun, ReportInputError, RunItems } from "../../src/core/report/load";
 import { askRunToStop, RUN_STATE } from "../../src/core/results/runs";
 import { modelFolderName } from "../../src/core/results/store";
 import { formatProblem, type Problem } from "../../src/core/problems";
-import { fixtureResults, MODEL_FOLDER, writeFixtureRun } from "../support/reportFixture";
+import { fixtureResults, MODEL, MODEL_FOLDER, writeFixtureRun } from "../support/reportFixture";
 import { makeTinyProject, type TinyProject } from "../support/tinyProject";
 
 let project: TinyProject;
@@ -246,5 +246,57 @@ test("a run-state.json cannot make Cancel signal every process, this one, or one
   } finally {
     process.off("SIGINT", onSigint);
     guard.stop();
+  }
+});
+
+test("a run folder's items_file, items.jsonl or results.json cannot lead out of the run folder", async () => {
+  const secret = path.join(project.root, "secret.txt");
+  await fs.writeFile(secret, "TOP SECRET\n");
+  const variantsOf = (results: ReturnType<typeof fixtureResults>) => results.models[0]!.profile!.variants;
+
+  for (const itemsFile of ["../../../../secret.txt", "/etc/passwd", "variants/../../../x"]) {
+    const dir = await writeFixtureRun();
+    try {
+      const results = fixtureResults();
+      for (const v of variantsOf(results)) v.items_file = itemsFile;
+      await writeJsonAtomic(path.join(dir, "results.json"), results);
+      await assert.rejects(loadRun(dir), (e: unknown) => {
+        assert.ok(e instanceof ReportInputError, String(e));
+        assert.match(
+          e.message,
+          /results\.json: models\[0\]\.profile\.variants\[0\]\.items_file: expected a path inside the model's folder/,
+        );
+        return true;
+      });
+    } finally {
+      await fs.rm(path.dirname(path.dirname(dir)), { recursive: true, force: true });
+    }
+  }
+
+  // Links out of the folder: each variant's items file, then items.jsonl, then results.json itself.
+  const dir = await writeFixtureRun();
+  try {
+    const modelDir = path.join(dir, "models", MODEL_FOLDER);
+    for (const v of variantsOf(fixtureResults())) {
+      await fs.rm(path.join(modelDir, v.items_file));
+      await fs.symlink(secret, path.join(modelDir, v.items_file));
+    }
+    const md = (await renderReport(await loadRun(dir), { format: "md", script: "" })).text;
+    assert.match(
+      md,
+      /variants\/\S+\.items\.jsonl leads out of the run folder .*: it is not read \(named by results\.json's items\\?_file\)/,
+    );
+    assert.doesNotMatch(md, /not a JSON line/, "the file out of the folder was not read");
+
+    await fs.rm(path.join(modelDir, "items.jsonl"));
+    await fs.symlink(secret, path.join(modelDir, "items.jsonl"));
+    const items = new RunItems(dir);
+    await assert.rejects(items.baseline(MODEL), /items\.jsonl leads out of the run folder/);
+
+    await fs.rename(path.join(dir, "results.json"), path.join(project.root, "elsewhere.json"));
+    await fs.symlink(path.join(project.root, "elsewhere.json"), path.join(dir, "results.json"));
+    await assert.rejects(loadRun(dir), /results\.json leads out of the run folder/);
+  } finally {
+    await fs.rm(path.dirname(path.dirname(dir)), { recursive: true, force: true });
   }
 });

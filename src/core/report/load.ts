@@ -7,7 +7,7 @@ import * as path from "node:path";
 import type { ScoredItem } from "../analysis/accuracy";
 import { ALL_METRICS, metricsOf, type Metric } from "../analysis/ais";
 import type { BenchmarkItem, GeneratedItem } from "../analysis/generation";
-import { isDirectory } from "../fsutil";
+import { isDirectory, isWithinFolder, OutsideFolderError, pathWithinFolder } from "../fsutil";
 import { modelFolderName, RESULTS_SCHEMA_VERSION, type Results } from "../results/store";
 import type { FlippedDocument } from "./types";
 
@@ -27,7 +27,7 @@ export const RESULTS_FILE = "results.json";
 
 /** Reads and checks a run's results.json; `target` is the run folder or the results file itself. */
 export async function loadRun(target: string): Promise<LoadedRun> {
-  const resultsFile = (await isDirectory(target)) ? path.join(target, RESULTS_FILE) : target;
+  const resultsFile = (await isDirectory(target)) ? await fileOfRun(target, RESULTS_FILE) : target;
   let text: string;
   try {
     text = await fs.readFile(resultsFile, "utf8");
@@ -134,7 +134,7 @@ export function checkResults(raw: unknown, file: string): Results {
         const exact = obj(variant.exact_top, `${vw}.exact_top`);
         for (const key of ["n", "shared", "jaccard"]) num(exact[key], `${vw}.exact_top.${key}`);
       }
-      str(variant.items_file, `${vw}.items_file`);
+      need(variant.items_file, isPathInFolder(variant.items_file), `${vw}.items_file`, "a path inside the model's folder");
       for (const [b, benchRaw] of arr(variant.benchmarks, `${vw}.benchmarks`).entries()) {
         const bw = `${vw}.benchmarks[${b}]`;
         const bench = obj(benchRaw, bw);
@@ -225,6 +225,25 @@ export function checkResults(raw: unknown, file: string): Results {
   return raw as unknown as Results;
 }
 
+/** A relative path that stays in its folder: no .., not absolute (links are checked when the file is read). */
+function isPathInFolder(v: unknown): boolean {
+  return typeof v === "string" && v !== "" && !path.isAbsolute(v) && isWithinFolder(".", path.normalize(v));
+}
+
+/**
+ * A file of the run folder `runDir` as it may be read; a ReportInputError where it leads out of
+ * the folder (`..`, an absolute path, a link): a run folder can come with a repository, and
+ * results.json names the files it is read with.
+ */
+async function fileOfRun(runDir: string, file: string, namedBy?: string): Promise<string> {
+  try {
+    return await pathWithinFolder(runDir, file, "the run folder");
+  } catch (e) {
+    if (!(e instanceof OutsideFolderError)) throw e;
+    throw new ReportInputError(namedBy ? `${e.message} (named by ${namedBy})` : e.message);
+  }
+}
+
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
@@ -248,7 +267,7 @@ export class RunItems {
 
   /** A variant's items; `itemsFile` is the variant's `items_file`, relative to the model folder. */
   variant(model: string, itemsFile: string): Promise<BenchmarkItem[]> {
-    return this.read(path.join(this.modelDir(model), itemsFile));
+    return this.read(path.join(this.modelDir(model), itemsFile), `${RESULTS_FILE}'s items_file`);
   }
 
   /**
@@ -258,17 +277,22 @@ export class RunItems {
   recordedFlips(model: string): Promise<Map<string, FlippedDocument[]> | undefined> {
     const file = path.join(this.modelDir(model), FLIPS_FILE);
     let pending = this.flips.get(file);
-    if (!pending) this.flips.set(file, (pending = readFlipsFile(file)));
+    if (!pending) this.flips.set(file, (pending = this.within(file).then(readFlipsFile)));
     return pending;
   }
 
-  private read(file: string): Promise<BenchmarkItem[]> {
+  private read(file: string, namedBy?: string): Promise<BenchmarkItem[]> {
     let pending = this.cache.get(file);
     if (!pending) {
-      pending = readItemsFile(file);
+      pending = this.within(file, namedBy).then(readItemsFile);
       this.cache.set(file, pending);
     }
     return pending;
+  }
+
+  /** A file of this run as it may be read: never one out of the run folder. `namedBy`: the field that names it. */
+  private within(file: string, namedBy?: string): Promise<string> {
+    return fileOfRun(this.runDir, path.relative(this.runDir, file), namedBy);
   }
 }
 

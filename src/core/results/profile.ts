@@ -7,6 +7,7 @@
 // a task that scores itself in Python (taskScores.ts) gets one under its own metric's slot.
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
+import { OutsideFolderError, pathWithinFolder } from "../fsutil";
 import { benchmarkAccuracy, type ScoredItem } from "../analysis/accuracy";
 import { ALL_METRICS, chancePerItem, scoreVector, meanOf, metricsOf, type Metric } from "../analysis/ais";
 import { bootstrapGrid, type GridBenchmark, type GridCell } from "../analysis/bootstrap";
@@ -106,14 +107,19 @@ export async function readProfileOutput(outDir: string, inputs: ProfileInputs, r
   const manifestFile = path.join(outDir, "profile.json");
   let manifest: RunnerManifest;
   try {
-    manifest = JSON.parse(await fs.readFile(manifestFile, "utf8")) as RunnerManifest;
+    manifest = JSON.parse(
+      await fs.readFile(await pathWithinFolder(outDir, "profile.json", "the runner's folder"), "utf8"),
+    ) as RunnerManifest;
   } catch (e) {
+    if (e instanceof OutsideFolderError) throw e;
     throw new Error(`the runner's manifest is missing or unreadable: ${manifestFile} (${(e as Error).message})`);
   }
   checkManifest(manifest, manifestFile);
-  const baseline = await readRunnerScores(path.join(outDir, "baseline.jsonl"));
+  // A resumed run folder can come with a repository: the files its manifest names are read only inside it.
+  const scoresIn = async (file: string) => readRunnerScores(await pathWithinFolder(outDir, file, "the runner's folder"));
+  const baseline = await scoresIn("baseline.jsonl");
   const variantScores = new Map<string, RunnerScores>();
-  for (const v of manifest.variants) variantScores.set(v.file, await readRunnerScores(path.join(outDir, v.file)));
+  for (const v of manifest.variants) variantScores.set(v.file, await scoresIn(v.file));
   const sources = new Map([["baseline.jsonl", baseline], ...variantScores]);
   const decode = inputs.decode ?? noDecoder;
   const filtered = inputs.decode ? await pythonFilteredAnswers(inputs.refs, inputs.benchmarks, sources, inputs.decode) : undefined;

@@ -5,7 +5,7 @@ import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parseConfig } from "../config/parse";
-import { isDirectory, isFile, readTail, writeJsonAtomic } from "../fsutil";
+import { isDirectory, isFile, pathWithinFolder, readTail, writeJsonAtomic } from "../fsutil";
 import { parseEventLine } from "../launch/events";
 import { RunnerError } from "../launch/runnerError";
 import { RUN_MANIFEST, type RunManifest } from "./store";
@@ -86,10 +86,18 @@ export async function releaseRunFolder(dir: string, error?: unknown): Promise<vo
 }
 
 async function readState(dir: string): Promise<RunStateFile | undefined> {
-  return fs.readFile(path.join(dir, RUN_STATE), "utf8").then(
+  return readRunFile(dir, RUN_STATE).then(
     (t) => JSON.parse(t) as RunStateFile,
     () => undefined,
   );
+}
+
+/**
+ * The text of a file of a run folder; rejects where it leads out of the folder (a link): a run
+ * folder can come with a repository, and what it links to is not its to show.
+ */
+export async function readRunFile(dir: string, file: string): Promise<string> {
+  return fs.readFile(await pathWithinFolder(dir, file, "the run folder"), "utf8");
 }
 
 /**
@@ -131,8 +139,10 @@ async function latestProgress(dir: string): Promise<RunFolderProgress | undefine
   const models = await fs.readdir(modelsDir).catch(() => [] as string[]);
   const logs = await Promise.all(
     models.map(async (model) => {
-      const file = path.join(modelsDir, model, "events.jsonl");
-      return { model, file, mtime: (await fs.stat(file).catch(() => undefined))?.mtimeMs ?? -1 };
+      // a log that links out of the run folder is not read: as if there were none
+      const file = await pathWithinFolder(dir, path.join("models", model, "events.jsonl")).catch(() => undefined);
+      const mtime = file === undefined ? -1 : ((await fs.stat(file).catch(() => undefined))?.mtimeMs ?? -1);
+      return { model, file: file ?? "", mtime };
     }),
   );
   const newest = logs.filter((l) => l.mtime >= 0).sort((a, b) => b.mtime - a.mtime)[0];
@@ -168,7 +178,7 @@ export async function runsIn(outputDir: string): Promise<RunEntry[]> {
   const runs = await Promise.all(
     ids.map(async (id): Promise<RunEntry | undefined> => {
       const dir = path.join(runsDir, id);
-      const manifest = await fs.readFile(path.join(dir, RUN_MANIFEST), "utf8").then(
+      const manifest = await readRunFile(dir, RUN_MANIFEST).then(
         (t) => JSON.parse(t) as RunManifest,
         () => undefined,
       );

@@ -4,7 +4,7 @@
 // which failed and why, whether the run was started here, by the CLI or on Slurm.
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
-import { isDirectory, isFile, readTail } from "../fsutil";
+import { isDirectory, isFile, pathWithinFolder, readTail } from "../fsutil";
 import { parseEventLine, type RunnerEvent } from "../launch/events";
 import { phaseLabel } from "../run";
 
@@ -56,7 +56,9 @@ export async function shardsOfRun(runDir: string, running: boolean): Promise<Sha
       .map(Number)
       .sort((a, b) => a - b);
     for (const index of indices) {
-      const row = await shardRow(model, index, path.join(shardsDir, String(index)), running);
+      // a shard folder that links out of the run folder is none of the run's: it is not read
+      const dir = path.join(shardsDir, String(index));
+      const row = (await isWithinRun(runDir, dir)) ? await shardRow(model, index, dir, running) : undefined;
       if (row) rows.push(row);
     }
   }
@@ -78,8 +80,17 @@ export async function ranInShards(runDir: string, finished: boolean): Promise<bo
   return sharded;
 }
 
+/** Whether `file` is in `folder`, links followed: a run folder can come with a repository, and its links are not followed out. */
+function isWithinRun(folder: string, file: string): Promise<boolean> {
+  return pathWithinFolder(folder, file).then(
+    () => true,
+    () => false,
+  );
+}
+
 async function shardRow(model: string, index: number, dir: string, running: boolean): Promise<ShardRow | undefined> {
-  const plan = await shardPlanOf(path.join(dir, "job.json"));
+  const jobFile = path.join(dir, "job.json");
+  const plan = (await isWithinRun(dir, jobFile)) ? await shardPlanOf(jobFile) : undefined;
   if (!plan) return undefined;
   const { file: eventsFile, events } = await latestEvents(dir);
   // a resumed shard appends to its file: only its latest attempt says where it stands
@@ -163,9 +174,13 @@ function parseShardPlan(text: string): ShardPlanFile | undefined {
 async function latestEvents(dir: string): Promise<{ file?: string; events: RunnerEvent[] }> {
   const names = (await fs.readdir(dir).catch(() => [] as string[])).filter((n) => n === "events.jsonl" || n.endsWith(".events.jsonl"));
   const files = await Promise.all(
-    names.map(async (n) => ({ file: path.join(dir, n), mtime: (await fs.stat(path.join(dir, n)).catch(() => undefined))?.mtimeMs ?? -1 })),
+    names.map(async (n) => {
+      // an events file that links out of the shard's folder is not read, nor offered to open
+      const within = await isWithinRun(dir, path.join(dir, n));
+      return { file: path.join(dir, n), within, mtime: (await fs.stat(path.join(dir, n)).catch(() => undefined))?.mtimeMs ?? -1 };
+    }),
   );
-  const newest = files.sort((a, b) => b.mtime - a.mtime)[0];
+  const newest = files.filter((f) => f.within).sort((a, b) => b.mtime - a.mtime)[0];
   if (!newest) return { events: [] };
   // the tail holds the last start, error, variants and progress events of any attempt
   const text = await readTail(newest.file, 64 * 1024).catch(() => "");

@@ -8,7 +8,7 @@ import type { Metric } from "../analysis/ais";
 import type { BootstrapEstimate, Interval } from "../analysis/bootstrap";
 import type { BenchmarkExactMatch } from "../analysis/generation";
 import type { ImportanceMethod, Selection } from "../config/types";
-import { writeFileAtomic, writeJsonAtomic } from "../fsutil";
+import { OutsideFolderError, pathWithinFolder, writeFileAtomic, writeJsonAtomic } from "../fsutil";
 
 export const RESULTS_SCHEMA_VERSION = 1;
 
@@ -295,9 +295,11 @@ export async function openRunFolder(dir: string): Promise<RunFolder & { manifest
   let manifest: RunManifest;
   let configText: string;
   try {
-    manifest = JSON.parse(await fs.readFile(path.join(dir, RUN_MANIFEST), "utf8")) as RunManifest;
-    configText = await fs.readFile(path.join(dir, CONFIG_SNAPSHOT), "utf8");
-  } catch {
+    // a folder to resume can come with a repository: its files are read only where they lie in it
+    manifest = JSON.parse(await fs.readFile(await pathWithinFolder(dir, RUN_MANIFEST, "the run folder"), "utf8")) as RunManifest;
+    configText = await fs.readFile(await pathWithinFolder(dir, CONFIG_SNAPSHOT, "the run folder"), "utf8");
+  } catch (e) {
+    if (e instanceof OutsideFolderError) throw e;
     throw new Error(`${dir} is not a run folder of this version (it needs ${RUN_MANIFEST} and ${CONFIG_SNAPSHOT})`);
   }
   if (typeof manifest.run_id !== "string" || typeof manifest.config_file !== "string" || manifest.config_file === "") {
