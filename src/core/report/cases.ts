@@ -12,7 +12,7 @@ import { parseConfig } from "../config/parse";
 import type { ImportanceMethod, ProfileConfig, Selection } from "../config/types";
 import { loadTask, loadTaskPlaces, type TaskItem, type TaskOptions, type TaskPlaces } from "../lmeval/task";
 import type { HelperPolicy } from "../lmeval/taskPython";
-import { fileSha256, isFile } from "../fsutil";
+import { fileSha256, isFile, pathWithinFolder } from "../fsutil";
 import type { Problem } from "../problems";
 import { CONFIG_SNAPSHOT, profilesOf, type ModelResults, type VariantResult } from "../results/store";
 import { parseYamlSource, type YamlSource } from "../yamlSource";
@@ -155,7 +155,9 @@ export class RunDocuments {
   private readEntries(): Promise<{ entries: Entry[]; config?: ProfileConfig; source?: YamlSource; problem?: string }> {
     this.entries ??= (async () => {
       const configFile = this.run.results.config_file;
-      const text = await fs.readFile(path.join(this.run.dir, CONFIG_SNAPSHOT), "utf8").catch(() => undefined);
+      // a snapshot that links out of the run folder is as good as none: its target is not read
+      const snapshot = await pathWithinFolder(this.run.dir, CONFIG_SNAPSHOT).catch(() => undefined);
+      const text = snapshot === undefined ? undefined : await fs.readFile(snapshot, "utf8").catch(() => undefined);
       if (text === undefined) return { entries: [], problem: `the run folder has no ${CONFIG_SNAPSHOT}` };
       const parsed = parseConfig(text, configFile);
       if (!parsed.config) return { entries: [], problem: "the run's config no longer parses" };
