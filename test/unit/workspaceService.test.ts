@@ -39,7 +39,7 @@ test("hover on a diagnostic item: the text the importance loss reads and its tok
   const hover = await service.hover(file, { line: 1, character: 10 });
   assert.ok(hover);
   assert.equal(hover.schemaOnly, false);
-  assert.ok(hover.markdown.includes(`For \`tiny-llama\` (${tokens} tokens), as plain text, in profile.bprof.yaml:`), hover.markdown);
+  assert.ok(hover.markdown.includes(`For \`tiny-llama\` (${tokens} tokens), as plain text, in profile\\.bprof\\.yaml:`), hover.markdown);
   assert.ok(hover.markdown.includes("```text\n" + renderDiagnosticItem(item) + "\n```"), hover.markdown);
   assert.equal(await service.hover(file, { line: 9, character: 0 }), null, "no item on that line");
 });
@@ -55,7 +55,7 @@ test("hover on a config: a benchmark's first document and size, an ability's ite
   assert.match(ability!.markdown, /^\*\*Ability Spatial Reasoning\*\* · from `spatial\.diag\.jsonl`/);
   assert.match(ability!.markdown, /3 items: fewer than the 200 a stable ranking needs/);
   const key = await service.hover(project.configPath, positionOf(config, "batch_size", 2));
-  assert.deepEqual(key, { markdown: "**batch_size** (default `8`)\n\nDiagnostic sequences per importance batch.", schemaOnly: true });
+  assert.deepEqual(key, { markdown: "**batch\\_size** (default `8`)\n\nDiagnostic sequences per importance batch.", schemaOnly: true });
 });
 
 test("completion in a config knows the workspace's datasets and abilities; the outline counts items and problems", async (t) => {
@@ -69,7 +69,7 @@ test("completion in a config knows the workspace's datasets and abilities; the o
   const k = await service.completion(project.configPath, positionOf(config, "0.01, 0.001", 0));
   assert.match(
     k.at(-1)!.documentation!,
-    new RegExp(`tiny-llama: n = ${Math.floor(0.01024 * project.parameters).toLocaleString("en-US")} of`),
+    new RegExp(`tiny\\\\-llama: n = ${Math.floor(0.01024 * project.parameters).toLocaleString("en-US")} of`),
   );
 
   const [outline] = await service.outlines();

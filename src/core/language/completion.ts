@@ -6,6 +6,7 @@ import { parseDocument } from "yaml";
 import { PAPER_ABILITIES } from "../abilities";
 import { keysAt, schemaAt, takesKeys, valuesAt, type SchemaNode } from "../config/schemaAt";
 import { selectedCount } from "../model/parameters";
+import { mdText } from "./markdown";
 import { range, type Position, type Range } from "./text";
 import { yamlCursor, type YamlPath } from "./yamlCursor";
 
@@ -138,7 +139,7 @@ function fileItems(files: readonly string[], root: string, replace: Range, kind:
 function kItems(context: CompletionContext, replace: Range): CompletionItem[] {
   return PAPER_K_SWEEP.map((k, i) => {
     const counts = context.modelParameters.map(
-      (m) => `${m.name}: n = ${selectedCount(k, m.total).toLocaleString("en-US")} of ${m.total.toLocaleString("en-US")}`,
+      (m) => `${mdText(m.name)}: n = ${selectedCount(k, m.total).toLocaleString("en-US")} of ${m.total.toLocaleString("en-US")}`,
     );
     return {
       label: String(k),

@@ -23,13 +23,9 @@ import { itemContexts } from "../lmeval/render";
 import { renderDiagnosticChat, itemChatContexts } from "../prompts/chatPrompt";
 import { renderDiagnosticItem } from "../prompts/diagnosticText";
 import type { Problem } from "../problems";
+import { mdCode, mdText, verbatim } from "./markdown";
 
-/** A block of text shown as it is: fenced with more backticks than it holds in a row. */
-export function verbatim(text: string): string {
-  const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
-  const fence = "`".repeat(longest + 1);
-  return `${fence}text\n${text}\n${fence}`;
-}
+export { verbatim } from "./markdown";
 
 /** How one model reads a diagnostic item: the text, and its tokens when the tokenizer could be loaded. */
 export interface ItemRendering {
@@ -48,7 +44,7 @@ export function diagnosticTextFor(item: DiagnosticItem, model: Pick<ResolvedMode
 }
 
 export function diagnosticItemHover(item: DiagnosticItem, renderings: readonly ItemRendering[]): string {
-  const head = `**Diagnostic item \`${item.id}\`** · ${item.ability} · answer ${letterOf(item.answer)}`;
+  const head = `**Diagnostic item ${mdCode(item.id)}** · ${mdText(item.ability)} · answer ${letterOf(item.answer)}`;
   if (renderings.length === 0) {
     return `${head}\n\nThe importance loss reads (no config uses this file, so no tokenizer is known):\n\n${verbatim(renderDiagnosticItem(item))}`;
   }
@@ -57,11 +53,11 @@ export function diagnosticItemHover(item: DiagnosticItem, renderings: readonly I
   for (const r of renderings) byText.set(r.error ?? r.text, [...(byText.get(r.error ?? r.text) ?? []), r]);
   const sections = [...byText.values()].map((group) => {
     const first = group[0]!;
-    const who = group.map((r) => `\`${r.model}\`${r.tokens !== undefined ? ` (${r.tokens} tokens)` : ""}`).join(", ");
-    if (first.error) return `For ${who}: ${first.error}`;
+    const who = group.map((r) => `${mdCode(r.model)}${r.tokens !== undefined ? ` (${r.tokens} tokens)` : ""}`).join(", ");
+    if (first.error) return `For ${who}: ${mdText(first.error)}`;
     const how = first.chat ? "through its chat template" : "as plain text";
     return `For ${who}, ${how}, in ${group
-      .map((r) => path.basename(r.config))
+      .map((r) => mdText(path.basename(r.config)))
       .filter(unique)
       .join(", ")}:\n\n${verbatim(first.text)}`;
   });
@@ -87,8 +83,8 @@ export function benchmarkHover(benchmark: ResolvedBenchmark, models: readonly Re
   const { task } = benchmark;
   const first = task.items[0];
   const lines = [
-    `**Benchmark \`${benchmark.name}\`** · ${task.outputType} · ${task.items.length.toLocaleString("en-US")} documents scored · chance ${chanceOf(benchmark).toFixed(3)}`,
-    `Task ${path.basename(task.file)}, data ${path.basename(task.dataFile)}${task.numFewshot > 0 ? `, ${task.numFewshot}-shot` : ""}${benchmark.ability ? `; labelled ${benchmark.ability}` : ""}`,
+    `**Benchmark ${mdCode(benchmark.name)}** · ${task.outputType} · ${task.items.length.toLocaleString("en-US")} documents scored · chance ${chanceOf(benchmark).toFixed(3)}`,
+    `Task ${mdText(path.basename(task.file))}, data ${mdText(path.basename(task.dataFile))}${task.numFewshot > 0 ? `, ${task.numFewshot}-shot` : ""}${benchmark.ability ? `; labelled ${mdText(benchmark.ability)}` : ""}`,
   ];
   if (!first) return lines.join("\n\n");
   const chatModels = models.filter((m) => m.chat);
@@ -98,10 +94,10 @@ export function benchmarkHover(benchmark: ResolvedBenchmark, models: readonly Re
   const shown = first.kind === "multiple_choice" && multipleInput ? first.target : 0;
   const answer =
     first.kind !== "multiple_choice"
-      ? `Target: ${escapeMarkdown(first.target)}`
-      : `${multipleInput ? `Choices (each ends its own context; all are scored on the continuation “${escapeMarkdown(multipleInput.targetText)}”)` : "Choices (continuations scored after the context)"}: ` +
+      ? `Target: ${mdText(first.target)}`
+      : `${multipleInput ? `Choices (each ends its own context; all are scored on the continuation “${mdText(multipleInput.targetText)}”)` : "Choices (continuations scored after the context)"}: ` +
         first.choices
-          .map((c, i) => `${i === first.target ? "**" : ""}${letterOf(i)}. ${escapeMarkdown(c)}${i === first.target ? "**" : ""}`)
+          .map((c, i) => `${i === first.target ? "**" : ""}${letterOf(i)}. ${mdText(c)}${i === first.target ? "**" : ""}`)
           .join(" · ");
   lines.push(
     `Document ${first.index}${first.line !== undefined ? ` (line ${first.line})` : ""} as the model reads it${multipleInput ? ", with the correct choice's context" : ""}:`,
@@ -109,17 +105,13 @@ export function benchmarkHover(benchmark: ResolvedBenchmark, models: readonly Re
   if (plain) lines.push(verbatim(itemContexts(first)[shown]!));
   for (const model of chatModels) {
     try {
-      lines.push(`Through \`${model.name}\`'s chat template:`, verbatim(itemChatContexts(first, task, model.chat!)[shown]!));
+      lines.push(`Through ${mdCode(model.name)}'s chat template:`, verbatim(itemChatContexts(first, task, model.chat!)[shown]!));
     } catch (e) {
-      lines.push(`\`${model.name}\`'s chat template refuses it: ${(e as Error).message}`);
+      lines.push(`${mdCode(model.name)}'s chat template refuses it: ${mdText((e as Error).message)}`);
     }
   }
   lines.push(answer);
   return lines.join("\n\n");
-}
-
-function escapeMarkdown(text: string): string {
-  return text.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, "\\$&").replace(/\n/g, " ");
 }
 
 /**
@@ -157,10 +149,11 @@ export function abilityHealth(ability: ResolvedAbility, problemsOfFiles: readonl
 }
 
 export function abilityHover(ability: ResolvedAbility, problemsOfFiles: readonly Problem[], measured?: MeasuredStability): string {
-  const files = ability.files.map((f) => `\`${path.basename(f)}\``).join(", ");
-  return [`**Ability ${ability.name}** · from ${files}`, ...abilityHealth(ability, problemsOfFiles, measured).map((l) => `- ${l}`)].join(
-    "\n\n",
-  );
+  const files = ability.files.map((f) => mdCode(path.basename(f))).join(", ");
+  return [
+    `**Ability ${mdText(ability.name)}** · from ${files}`,
+    ...abilityHealth(ability, problemsOfFiles, measured).map((l) => `- ${l}`),
+  ].join("\n\n");
 }
 
 /** The schema's description of the config field at `path`, when it has one. */
@@ -169,5 +162,5 @@ export function schemaHover(path: readonly (string | number)[]): string | undefi
   const key = [...path].reverse().find((s) => typeof s === "string");
   if (!node?.description || key === undefined) return undefined;
   const def = node.default !== undefined ? ` (default \`${JSON.stringify(node.default)}\`)` : "";
-  return `**${key}**${def}\n\n${node.description}`;
+  return `**${mdText(key)}**${def}\n\n${node.description}`;
 }

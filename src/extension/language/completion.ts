@@ -4,7 +4,7 @@
 import * as vscode from "vscode";
 import type { CompletionItem, CompletionKind } from "../../core/language/completion";
 import type { Ctx } from "../ctx";
-import { toRange } from "./convert";
+import { dataMarkdown, toRange } from "./convert";
 import { CONFIGS } from "./selectors";
 
 const KINDS: Record<CompletionKind, vscode.CompletionItemKind> = {
@@ -23,7 +23,7 @@ function toCompletion(item: CompletionItem): vscode.CompletionItem {
   // Values with spaces ("Spatial Reasoning") must match what is typed as a whole, not word by word.
   completion.filterText = item.label;
   if (item.detail) completion.detail = item.detail;
-  if (item.documentation) completion.documentation = new vscode.MarkdownString(item.documentation);
+  if (item.documentation) completion.documentation = dataMarkdown(item.documentation);
   if (item.sortText) completion.sortText = item.sortText;
   if (item.kind === "key") completion.command = { command: "editor.action.triggerSuggest", title: "values" };
   return completion;

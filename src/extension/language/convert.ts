@@ -4,6 +4,17 @@ import type { Range, TextEdit } from "../../core/language/text";
 import { problemRange } from "../../core/language/text";
 import type { Problem } from "../../core/problems";
 
+/**
+ * Markdown the core built around names and texts from files (escaped there: core/language/markdown.ts),
+ * shown with command links, HTML and theme icons off, as a second guard.
+ */
+export function dataMarkdown(markdown: string): vscode.MarkdownString {
+  const shown = new vscode.MarkdownString(markdown, false);
+  shown.isTrusted = false;
+  shown.supportHtml = false;
+  return shown;
+}
+
 export function toRange(r: Range): vscode.Range {
   return new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character);
 }

@@ -3,6 +3,7 @@
 // (that last one left to Red Hat's YAML extension when it is installed).
 import * as vscode from "vscode";
 import type { Ctx } from "../ctx";
+import { dataMarkdown } from "./convert";
 import { CONFIGS, DATASETS } from "./selectors";
 
 class Hovers implements vscode.HoverProvider {
@@ -15,7 +16,7 @@ class Hovers implements vscode.HoverProvider {
       position: { line: position.line, character: position.character },
     });
     if (!found || (found.schemaOnly && this.ctx.yamlExtensionActive)) return undefined;
-    return new vscode.Hover(new vscode.MarkdownString(found.markdown));
+    return new vscode.Hover(dataMarkdown(found.markdown));
   }
 }
 

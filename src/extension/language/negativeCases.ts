@@ -4,38 +4,15 @@
 // to wrong too. The hover on such a line lists every flip: which ability's ablation, at which k and
 // selection, and the choices' log-probabilities (or the generation) before and after. A data file
 // that changed since the run gets one note that says so, and no marks.
-import * as path from "node:path";
 import * as vscode from "vscode";
-import type { CaseFlip, CaseLine } from "../../core/report/cases";
+import { caseLinesHover, flipWho } from "../../core/language/tooltips";
+import type { CaseLine } from "../../core/report/cases";
 import type { FileCases } from "../../core/workspace/service";
 import type { Ctx } from "../ctx";
 import { EXTENSION_ID } from "../extensionId";
+import { dataMarkdown } from "./convert";
 
 const DATA_FILES = /\.(jsonl|json|csv)$/;
-
-function flipWho(f: CaseFlip): string {
-  return f.ability === null
-    ? `the random control (k ${f.k})`
-    : `${f.ability} (${f.selection}${f.method ? `, ${f.method} rule` : ""}, k ${f.k})`;
-}
-
-function flipDetail(f: CaseFlip): string {
-  const d = f.document;
-  const arrow = d.direction === "wrong_to_right" ? "wrong → right" : "right → wrong";
-  const head = `- **${arrow}** when ${flipWho(f)} is ablated${f.model ? ` in \`${f.model}\`` : ""} (${f.metric})`;
-  if (d.kind === "generate_until") {
-    return `${head}: answer \`${d.baselineAnswer}\` → \`${d.ablatedAnswer}\` (target \`${d.target}\`)`;
-  }
-  const scores = d.baselineLogprobs.map((before, i) => {
-    const marks = [
-      i === d.target ? "target" : "",
-      i === d.baselinePrediction ? "chosen before" : "",
-      i === d.ablatedPrediction ? "chosen after" : "",
-    ].filter(Boolean);
-    return `${String.fromCharCode(65 + i)} ${before.toFixed(2)} → ${d.ablatedLogprobs[i]!.toFixed(2)}${marks.length > 0 ? ` (${marks.join(", ")})` : ""}`;
-  });
-  return `${head}: log-probabilities ${scores.join("; ")}`;
-}
 
 function lineNote(line: CaseLine, directions: Set<string>): string {
   const shown = line.flips.filter((f) => directions.has(f.document.direction));
@@ -131,20 +108,8 @@ class NegativeCases implements vscode.HoverProvider {
   }
 
   provideHover(document: vscode.TextDocument, position: vscode.Position): vscode.Hover | undefined {
-    const directions = this.directions();
-    const sections: string[] = [];
-    for (const runCases of this.cases.get(document.uri.fsPath) ?? []) {
-      if (runCases.stale && position.line === 0)
-        sections.push(`**Benchmark Profiler**: ${runCases.stale}. Pick another run, or run the profile again.`);
-      const line = runCases.lines.find((l) => l.line === position.line + 1);
-      if (!line) continue;
-      const flips = line.flips.filter((f) => directions.has(f.document.direction));
-      if (flips.length === 0) continue;
-      sections.push(
-        `**Document ${line.index} of \`${line.benchmark}\`** in run ${runCases.runId} (${path.basename(runCases.configFile)})\n\n${flips.map(flipDetail).join("\n")}`,
-      );
-    }
-    return sections.length > 0 ? new vscode.Hover(new vscode.MarkdownString(sections.join("\n\n---\n\n"))) : undefined;
+    const markdown = caseLinesHover(this.cases.get(document.uri.fsPath) ?? [], position.line + 1, this.directions());
+    return markdown === undefined ? undefined : new vscode.Hover(dataMarkdown(markdown));
   }
 }
 

@@ -7,16 +7,14 @@ import type { CaseDocument, CellRef } from "../../core/report/cases";
 import { loadRun, type LoadedRun } from "../../core/report/load";
 import { buildReport, rulesOf } from "../../core/report/model";
 import type { NegativeCell } from "../../core/report/types";
+import { negativeCellTooltip, signed } from "../../core/language/tooltips";
 import type { Ctx } from "../ctx";
+import { dataMarkdown } from "../language/convert";
 
 type Node =
   | { kind: "run"; configFile: string; run: LoadedRun }
   | { kind: "cell"; run: LoadedRun; cell: NegativeCell; ref: CellRef }
   | { kind: "document"; document: CaseDocument; stale?: string };
-
-function signed(x: number): string {
-  return (x < 0 ? "−" : "+") + Math.abs(x).toFixed(3);
-}
 
 class NegativeTree implements vscode.TreeDataProvider<Node> {
   private readonly changed = new vscode.EventEmitter<void>();
@@ -105,13 +103,10 @@ class NegativeTree implements vscode.TreeDataProvider<Node> {
         `${c.row} × ${c.benchmark}`,
         c.wrongToRight > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
       );
-      const ci = c.ci ? ` [${signed(c.ci.low)}, ${signed(c.ci.high)}]` : "";
       // the rule, when the run ranked by several, beside the figures (the label stays the cell's)
       const rule = node.ref.method ? ` · ${node.ref.method} rule` : "";
       item.description = `AIS ${signed(c.ais)}${c.significant ? "*" : ""} · k ${node.ref.k}${rule} · ${c.wrongToRight} wrong → right`;
-      item.tooltip = new vscode.MarkdownString(
-        `**${c.row} × ${c.benchmark}** at k = ${node.ref.k}${rule ? `, ranked by the ${node.ref.method} rule` : ""} (${c.metric}, model \`${node.ref.model}\`)\n\nAIS ${signed(c.ais)}${ci}${c.significant ? ", significant: the interval excludes 0" : ", not significant"}\n\n${c.wrongToRight} documents wrong → right, ${c.rightToWrong} right → wrong`,
-      );
+      item.tooltip = dataMarkdown(negativeCellTooltip(c, node.ref));
       item.iconPath = new vscode.ThemeIcon(
         c.significant ? "arrow-circle-down" : "arrow-down",
         c.significant ? new vscode.ThemeColor("charts.blue") : undefined,

@@ -4,7 +4,8 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import type { OutlineEntry, ProblemCounts, ProfileOutline } from "../../core/language/outline";
 import type { Ctx } from "../ctx";
-import { toRange } from "../language/convert";
+import { profileEntryTooltip } from "../../core/language/tooltips";
+import { dataMarkdown, toRange } from "../language/convert";
 
 type Node =
   | { kind: "config"; outline: ProfileOutline }
@@ -88,9 +89,7 @@ class ProfilesTree implements vscode.TreeDataProvider<Node> {
           ? `${entry.count.toLocaleString("en-US")} items`
           : `${entry.count.toLocaleString("en-US")} documents`;
     item.description = [countsText(entry.problems), count].filter(Boolean).join(" · ") || entry.detail;
-    item.tooltip = new vscode.MarkdownString(
-      `**${entry.label}**\n\n${entry.detail}${entry.files.length > 0 ? `\n\n${entry.files.map((f) => `- ${f}`).join("\n")}` : ""}`,
-    );
+    item.tooltip = dataMarkdown(profileEntryTooltip(entry));
     item.iconPath = statusIcon(entry.problems, ENTRY_ICONS[entry.kind]);
     item.command = reveal(node.outline.file, toRange(entry.range));
     item.contextValue = entry.kind;

@@ -6,7 +6,9 @@ import * as vscode from "vscode";
 import { progressLine } from "../../core/run";
 import { runsOfConfigs, type RunRow } from "../../core/results/runs";
 import { ranInShards, shardLabel, shardsOfRun, shardStateText, shardWorkText, type ShardRow } from "../../core/results/shards";
+import { runTooltip, shardTooltip } from "../../core/language/tooltips";
 import type { Ctx } from "../ctx";
+import { dataMarkdown } from "../language/convert";
 
 /** A run as the tree and the run commands see it. */
 export interface RunNode {
@@ -76,9 +78,15 @@ function shardIcon(shard: ShardRow): vscode.ThemeIcon {
 function shardItem({ shard, run, namesModel }: ShardNode): vscode.TreeItem {
   const item = new vscode.TreeItem(`${namesModel ? `${shard.model} ` : ""}${shardLabel(shard)}`, vscode.TreeItemCollapsibleState.None);
   item.description = shardStateText(shard);
-  const tooltip = new vscode.MarkdownString(`**${shardLabel(shard)}**`).appendText(` of ${shard.model}\n\n${shardWorkText(shard)}\n\n`);
-  if (shard.error && shard.error.code !== "cancelled") tooltip.appendText(`${shard.error.message}\n\n`);
-  item.tooltip = tooltip.appendText(shard.eventsFile ?? path.join(run.dir, "models", shard.model, "shards", String(shard.index)));
+  item.tooltip = dataMarkdown(
+    shardTooltip({
+      label: shardLabel(shard),
+      model: shard.model,
+      work: shardWorkText(shard),
+      ...(shard.error && shard.error.code !== "cancelled" ? { message: shard.error.message } : {}),
+      events: shard.eventsFile ?? path.join(run.dir, "models", shard.model, "shards", String(shard.index)),
+    }),
+  );
   item.iconPath = shardIcon(shard);
   item.contextValue = `shard ${shard.state}`;
   item.id = `${run.dir}#${shard.model}/${shard.index}`;
@@ -157,10 +165,10 @@ class RunsTree implements vscode.TreeDataProvider<Node> {
     const { row, sharded } = node;
     const item = new vscode.TreeItem(row.id, sharded ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
     item.description = `${path.basename(row.configFile)} · ${statusText(row)}`;
-    // The runner's message and the paths are the user's text, not markdown.
-    const tooltip = new vscode.MarkdownString(`**Run ${row.id}**`).appendText(` of ${row.configFile}\n\n${statusText(row)}\n\n`);
-    if (row.status.state === "failed" && row.status.message) tooltip.appendText(`${row.status.message}\n\n`);
-    item.tooltip = tooltip.appendText(row.dir);
+    const message = row.status.state === "failed" ? row.status.message : undefined;
+    item.tooltip = dataMarkdown(
+      runTooltip({ id: row.id, configFile: row.configFile, status: statusText(row), ...(message ? { message } : {}), dir: row.dir }),
+    );
     item.iconPath = statusIcon(row);
     item.contextValue = contextOf(row);
     item.id = row.dir;

@@ -1,0 +1,85 @@
+// The Markdown of the trees' tooltips and of the hover on a data file's marked cases. Every name
+// and text in them comes from files (configs, task files, run folders), so each is escaped
+// (markdown.ts); the extension shows these strings with links and HTML off.
+import * as path from "node:path";
+import type { CaseFlip, CellRef } from "../report/cases";
+import type { NegativeCell } from "../report/types";
+import type { FileCases } from "../workspace/service";
+import type { OutlineEntry } from "./outline";
+import { mdCode, mdText } from "./markdown";
+
+/** A signed figure with three decimals: −0.250, +0.100. */
+export function signed(x: number): string {
+  return (x < 0 ? "−" : "+") + Math.abs(x).toFixed(3);
+}
+
+/** Whose ablation flipped a document: the ability and its top set at k, or the random control. Plain text. */
+export function flipWho(f: CaseFlip): string {
+  return f.ability === null
+    ? `the random control (k ${f.k})`
+    : `${f.ability} (${f.selection}${f.method ? `, ${f.method} rule` : ""}, k ${f.k})`;
+}
+
+/** One flip of a document, as a list item: who, in which model, and the scores (or answers) before and after. */
+function flipDetail(f: CaseFlip): string {
+  const d = f.document;
+  const arrow = d.direction === "wrong_to_right" ? "wrong → right" : "right → wrong";
+  const head = `- **${arrow}** when ${mdText(flipWho(f))} is ablated${f.model ? ` in ${mdCode(f.model)}` : ""} (${f.metric})`;
+  if (d.kind === "generate_until") {
+    return `${head}: answer ${mdCode(d.baselineAnswer)} → ${mdCode(d.ablatedAnswer)} (target ${mdCode(d.target)})`;
+  }
+  const scores = d.baselineLogprobs.map((before, i) => {
+    const marks = [
+      i === d.target ? "target" : "",
+      i === d.baselinePrediction ? "chosen before" : "",
+      i === d.ablatedPrediction ? "chosen after" : "",
+    ].filter(Boolean);
+    return `${String.fromCharCode(65 + i)} ${before.toFixed(2)} → ${d.ablatedLogprobs[i]!.toFixed(2)}${marks.length > 0 ? ` (${marks.join(", ")})` : ""}`;
+  });
+  return `${head}: log-probabilities ${scores.join("; ")}`;
+}
+
+/** The hover on line `line` (1-based) of a data file: every run's flips of the document there; undefined when none. */
+export function caseLinesHover(cases: readonly FileCases[], line: number, directions: ReadonlySet<string>): string | undefined {
+  const sections: string[] = [];
+  for (const runCases of cases) {
+    if (runCases.stale && line === 1)
+      sections.push(`**Benchmark Profiler**: ${mdText(runCases.stale)}. Pick another run, or run the profile again.`);
+    const marked = runCases.lines.find((l) => l.line === line);
+    const flips = marked?.flips.filter((f) => directions.has(f.document.direction)) ?? [];
+    if (!marked || flips.length === 0) continue;
+    sections.push(
+      `**Document ${marked.index} of ${mdCode(marked.benchmark)}** in run ${mdCode(runCases.runId)} (${mdText(path.basename(runCases.configFile))})\n\n${flips.map(flipDetail).join("\n")}`,
+    );
+  }
+  return sections.length > 0 ? sections.join("\n\n---\n\n") : undefined;
+}
+
+/** The tooltip of a Profiles tree entry (a model, benchmark or ability of a config): its name, what it names, its files. */
+export function profileEntryTooltip(entry: Pick<OutlineEntry, "label" | "detail" | "files">): string {
+  const files = entry.files.length > 0 ? `\n\n${entry.files.map((f) => `- ${mdText(f)}`).join("\n")}` : "";
+  return `**${mdText(entry.label)}**\n\n${mdText(entry.detail)}${files}`;
+}
+
+/** The tooltip of a Negative AIS cell: which ablation on which benchmark, its AIS and interval, its flips. */
+export function negativeCellTooltip(cell: NegativeCell, ref: CellRef): string {
+  const ci = cell.ci ? ` [${signed(cell.ci.low)}, ${signed(cell.ci.high)}]` : "";
+  const rule = ref.method ? `, ranked by the ${ref.method} rule` : "";
+  return (
+    `**${mdText(`${cell.row} × ${cell.benchmark}`)}** at k = ${ref.k}${rule} (${cell.metric}, model ${mdCode(ref.model)})\n\n` +
+    `AIS ${signed(cell.ais)}${ci}${cell.significant ? ", significant: the interval excludes 0" : ", not significant"}\n\n` +
+    `${cell.wrongToRight} documents wrong → right, ${cell.rightToWrong} right → wrong`
+  );
+}
+
+/** The tooltip of a run: its id, its config, where it stands, the runner's message when it failed, its folder. */
+export function runTooltip(run: { id: string; configFile: string; status: string; message?: string; dir: string }): string {
+  const message = run.message ? `${mdText(run.message)}\n\n` : "";
+  return `**Run ${mdText(run.id)}** of ${mdText(run.configFile)}\n\n${mdText(run.status)}\n\n${message}${mdText(run.dir)}`;
+}
+
+/** The tooltip of a shard: which shard, of which model, its work, the runner's message when it failed, its events. */
+export function shardTooltip(shard: { label: string; model: string; work: string; message?: string; events: string }): string {
+  const message = shard.message ? `${mdText(shard.message)}\n\n` : "";
+  return `**${mdText(shard.label)}** of ${mdText(shard.model)}\n\n${mdText(shard.work)}\n\n${message}${mdText(shard.events)}`;
+}
