@@ -101,8 +101,23 @@ find_torch() {
     return
   fi
   # The PyTorch of the user's Python; the package's location is found without importing it.
+  # `python -c` puts the working folder first on sys.path, and bprof starts in the user's
+  # workspace: a torch/ folder there would be taken, and its CMake code run by the build. So
+  # Python runs isolated (-I: no working folder, no PYTHON* variables, no user site), and gets
+  # back what the user set up: PYTHONPATH's absolute folders outside the working folder, and the
+  # user site (pip install --user); its own environment (a venv the user activated) it keeps. A
+  # libtorch in the working folder itself is used when BPROF_TORCH_PREFIX names it.
   if command -v "$python" >/dev/null 2>&1; then
-    package=$("$python" -c 'import importlib.util as u; s = u.find_spec("torch"); print(s.submodule_search_locations[0] if s and s.submodule_search_locations else "")' 2>/dev/null)
+    package=$("$python" -I -c '
+import importlib.util as u, os, site, sys
+here = os.path.realpath(os.getcwd())
+inside = lambda p: (os.path.realpath(p) + os.sep).startswith(here + os.sep)
+named = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if os.path.isabs(p) and not inside(p)]
+sys.path[:0] = named
+user = site.getusersitepackages()
+if isinstance(user, str) and user not in sys.path: sys.path.append(user)
+s = u.find_spec("torch")
+print(s.submodule_search_locations[0] if s and s.submodule_search_locations else "")' 2>/dev/null)
     if [ -n "$package" ] && torch_dir=$(torch_config_in "$package"); then torch_from="python $python"; return; fi
   fi
   # Conda environments: PyTorch's package, or conda-forge's libtorch in the environment itself.

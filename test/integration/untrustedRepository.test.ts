@@ -67,3 +67,38 @@ test("`bprof report` writes its file whole, never through symlinks planted at te
     await fs.rm(path.dirname(path.dirname(dir)), { recursive: true, force: true });
   }
 });
+
+test("build-runner.sh does not take a libtorch from the folder it starts in, unless BPROF_TORCH_PREFIX names it", async () => {
+  const dir = await fs.mkdtemp(path.join(scratch, "torch-in-cwd-"));
+  const marker = path.join(dir, "cmake-ran");
+  // A PyTorch package as Python would find it first from this folder, whose CMake code would run.
+  const config = path.join(dir, "torch", "share", "cmake", "Torch");
+  await fs.mkdir(config, { recursive: true });
+  await fs.writeFile(path.join(dir, "torch", "__init__.py"), "");
+  await fs.writeFile(path.join(config, "TorchConfig.cmake"), `file(WRITE ${JSON.stringify(marker)} "owned")\n`);
+  await fs.writeFile(path.join(config, "TorchConfigVersion.cmake"), 'set(PACKAGE_VERSION "9.9.9")\n');
+  const env: Record<string, string> = { ...process.env, BPROF_RUNNER_CACHE: path.join(dir, "cache") } as Record<string, string>;
+  delete env.BPROF_TORCH_PREFIX;
+  // Python's own ways of adding a folder to its path point here too: none of them counts.
+  env.PYTHONPATH = dir;
+  const where = async (extra: Record<string, string> = {}) => {
+    const { stdout } = await promisify(execFile)("sh", [path.join(repoRoot, "native-runner", "build-runner.sh"), "where"], {
+      cwd: dir,
+      env: { ...env, ...extra },
+    });
+    return Object.fromEntries(
+      stdout
+        .split("\n")
+        .map((line) => /^@@bprof (\S+) (.*)$/.exec(line))
+        .filter((m) => m !== null)
+        .map((m) => [m[1]!, m[2]!]),
+    );
+  };
+  const found = await where();
+  assert.ok(!(found.torch ?? "").startsWith(dir), `the libtorch in the starting folder was taken: ${found.torch} (${found.torch_from})`);
+  assert.equal(existsSync(marker), false);
+  // Named explicitly, it is the one used.
+  const named = await where({ BPROF_TORCH_PREFIX: path.join(dir, "torch") });
+  assert.equal(named.torch, config);
+  assert.equal(named.torch_from, "BPROF_TORCH_PREFIX");
+});
