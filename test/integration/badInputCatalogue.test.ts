@@ -341,6 +341,25 @@ const CONFIG_CASES: BadInput[] = [
     says: /not an ssh option/,
   },
   {
+    name: "an SSH ProxyJump that holds a command",
+    edits: { [CONFIG]: append("target:\n  ssh:\n    host: gpu1\n    options:\n      ProxyJump: 'x$(touch /tmp/owned)@bastion'\n") },
+    at: [CONFIG, "ProxyJump"],
+    code: "config.ssh-option-value",
+    says: /\[user@\]host\[:port\]/,
+  },
+  {
+    name: "an SSH XAuthLocation with ForwardX11",
+    edits: { [CONFIG]: append("target:\n  ssh:\n    host: gpu1\n    options:\n      XAuthLocation: /tmp/owned.sh\n      ForwardX11: 'yes'\n") },
+    at: [CONFIG, "XAuthLocation"],
+    code: "config.ssh-option-not-allowed",
+  },
+  {
+    name: "an SSH host with shell characters",
+    edits: { [CONFIG]: append("target:\n  ssh:\n    host: 'gpu1$(touch /tmp/owned)'\n") },
+    at: [CONFIG, "host:"],
+    code: "config.invalid-value",
+  },
+  {
     name: "an SSH KnownHostsCommand",
     edits: { [CONFIG]: append("target:\n  ssh:\n    host: gpu1\n    options:\n      KnownHostsCommand: /bin/true\n") },
     at: [CONFIG, "KnownHostsCommand"],
