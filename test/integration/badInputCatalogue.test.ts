@@ -28,6 +28,8 @@ interface BadInput {
   code: string;
   /** A word the message must hold, where the code alone does not say enough. */
   says?: RegExp;
+  /** Options of `bprof validate` before the config (a flag the case is about). */
+  args?: string[];
 }
 
 const replace =
@@ -349,7 +351,9 @@ const CONFIG_CASES: BadInput[] = [
   },
   {
     name: "an SSH XAuthLocation with ForwardX11",
-    edits: { [CONFIG]: append("target:\n  ssh:\n    host: gpu1\n    options:\n      XAuthLocation: /tmp/owned.sh\n      ForwardX11: 'yes'\n") },
+    edits: {
+      [CONFIG]: append("target:\n  ssh:\n    host: gpu1\n    options:\n      XAuthLocation: /tmp/owned.sh\n      ForwardX11: 'yes'\n"),
+    },
     at: [CONFIG, "XAuthLocation"],
     code: "config.ssh-option-not-allowed",
   },
@@ -495,6 +499,17 @@ const TASK_CASES: BadInput[] = [
     edits: { [TASK]: replace('doc_to_text: "Question: {{question}}\\nAnswer:"', "doc_to_text: !function utils.doc_to_text") },
     at: [TASK, "doc_to_text"],
     code: "task.python-function",
+  },
+  {
+    name: "a Python helper that would leave a file behind, under --no-task-python",
+    edits: {
+      [TASK]: replace('doc_to_text: "Question: {{question}}\\nAnswer:"', "doc_to_text: !function utils.doc_to_text"),
+      "tasks/utils.py": () => "open('helper-ran', 'w').close()\ndef doc_to_text(doc):\n    return doc['question']\n",
+    },
+    args: ["--no-task-python"],
+    at: [TASK, "doc_to_text"],
+    code: "task.python-function",
+    says: /task Python is turned off/,
   },
   {
     name: "a data file that does not exist",
@@ -798,7 +813,10 @@ describe(`bad input: ${CASES.length} kinds, each an error at its file and line w
       const root = await projectWith(c.name, c.edits);
       const file = path.join(root, c.at[0]);
       const line = await lineOf(file, c.at[1]).catch(() => 1);
-      const r = await bprof(["validate", path.join(root, CONFIG)], { timeout: 60_000 });
+      const r = await bprof(["validate", ...(c.args ?? []), path.join(root, CONFIG)], {
+        ...(c.args ? { cwd: root } : {}),
+        timeout: 60_000,
+      });
       assert.equal(r.timedOut, false, "bprof validate did not finish within 60 s");
       assert.equal(r.exitCode, 2, r.stderr);
       assert.doesNotMatch(r.stderr, /internal error|\n\s+at \S+ \(/, "no internal error, no stack trace");
