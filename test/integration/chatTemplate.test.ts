@@ -1,14 +1,15 @@
 // A chat template, an inline task and left truncation through the whole path: config -> chat
 // rendering -> tokens -> truncated job (documents split into parts where their choices keep
 // different amounts of context) -> real bprof-runner -> scores joined back in choice order,
-// checked against an independent float64 forward pass of the same model.
+// checked against the runner's scores of token ids spelled out here (the runner's numbers
+// themselves are checked against transformers in transformersParity.test.ts).
 import assert from "node:assert/strict";
 import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { bprof } from "../support/cli";
-import { referenceChoiceLogprob } from "../support/referenceLlama";
+import { float32Tolerance, runnerChoiceScores } from "../support/runnerScores";
 import { makeTinyProject, TINY_BENCHMARK_DOCS, type TinyProject } from "../support/tinyProject";
 
 // ChatML markers as text (the byte tokenizer has no tokens for them) after the tokenizer's BOS.
@@ -72,24 +73,29 @@ test("bprof run with a chat template and max_length scores each choice on lm-eva
     .split("\n")
     .map((l) => JSON.parse(l));
   assert.equal(items.length, TINY_BENCHMARK_DOCS.length);
-  let checked = 0;
-  for (const item of items) {
+  // Each choice as its own item, as lm-eval reads it: the conversation up to the assistant's turn,
+  // whose trailing "\n" moves into the continuation (lm-eval's context/continuation split; no
+  // target_delimiter before the choice), cut as (context + continuation)[-(max_length + 1):].
+  const pairs = items.map((item) => {
     const doc = TINY_BENCHMARK_DOCS[item.index]!;
-    // The conversation up to the assistant's turn; its trailing "\n" moves into the continuation
-    // (lm-eval's context/continuation split), and there is no target_delimiter before the choice.
     const rendered = `<|im_start|>user\nQuestion: ${doc.question}\nAnswer:<|im_end|>\n<|im_start|>assistant`;
     const context = [BOS, ...utf8(rendered)];
-    doc.choices.forEach((choice, c) => {
+    return doc.choices.map((choice) => {
       const continuation = utf8(`\n${choice}`);
-      // lm-eval: (context + continuation)[-(max_length + 1):]
-      const kept = context.slice(-(MAX_LENGTH + 1 - continuation.length));
-      const expected = referenceChoiceLogprob(project.modelDir, kept, continuation);
+      return { context: context.slice(-(MAX_LENGTH + 1 - continuation.length)), choices: [continuation] };
+    });
+  });
+  const expectedScores = (await runnerChoiceScores(project.modelDir, pairs.flat())).map((scores) => scores[0]!);
+  let checked = 0;
+  for (const [i, item] of items.entries()) {
+    pairs[i]!.forEach(({ choices: [continuation] }, c) => {
+      const expected = expectedScores[checked]!;
       const got = item.choices[c];
       assert.ok(
-        Math.abs(got.logprob - expected.logprob) < 1e-4,
-        `${item.index} choice ${c}: runner ${got.logprob}, reference ${expected.logprob}`,
+        Math.abs(got.logprob - expected.logprob) < float32Tolerance(expected.logprob),
+        `${item.index} choice ${c}: bprof run ${got.logprob}, the expected tokens ${expected.logprob}`,
       );
-      assert.equal(got.tokens, continuation.length);
+      assert.equal(got.tokens, continuation!.length);
       checked++;
     });
   }

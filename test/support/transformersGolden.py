@@ -1,0 +1,255 @@
+"""Golden values from transformers itself for test/integration/transformersParity.test.ts.
+
+For each model family the runner loads (native-runner/src/config.cpp), a tiny model made with
+transformers' own config class and saved with `save_pretrained` (safetensors, float32; seeded
+random weights, every tensor random: biases, norms and q/k norms included, so no switch hides
+behind an initial 0 or 1). The folder is then loaded back with `from_pretrained` in float64, and
+that model gives:
+
+- the score of every choice of the spec's items, as lm-eval's Hugging Face backend scores it:
+  (context ++ choice) without its last token, log_softmax at every position, the sum over the
+  choice's tokens (and each token's own log-probability), and whether each token is the argmax
+  (lm-eval's `is_greedy`);
+- per ability, r = -theta * g for every MLP candidate weight (gate, up, down of each layer, in
+  that order, each row-major), g the sum over the runner's batches (sequences sorted by length,
+  stable, cut into batch_size) of the gradient of the batch's mean next-token cross-entropy over
+  its real tokens (docs/method.md, step 2), by torch autograd: written as little-endian float64;
+- per ability and rule (`paper`: |r|, `signed`: r) the scores of every item with that rule's top n
+  weights at the spec's last k zeroed (n = floor(k * P), ties to the smaller index).
+
+    python transformersGolden.py SPEC.json OUT_DIR
+
+SPEC.json: {"items": [{"id", "context", "choices"}], "abilities": [{"id", "sequences"}],
+"k": [...], "batch_size": B, "methods": ["paper", "signed"]}. Writes OUT_DIR/<family>/model/ (the
+Hugging Face folder), OUT_DIR/<family>/<ability>.rise.f64 and OUT_DIR/expected.json.
+"""
+
+import json
+import math
+import os
+import sys
+
+import numpy as np
+import torch
+import transformers
+from transformers import (
+    AutoModelForCausalLM,
+    LlamaConfig,
+    MistralConfig,
+    Qwen2Config,
+    Qwen3Config,
+)
+
+VOCAB = 300
+COMMON = dict(
+    vocab_size=VOCAB,
+    hidden_size=64,
+    intermediate_size=128,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=256,
+    rms_norm_eps=1e-5,
+    bos_token_id=256,
+    eos_token_id=257,
+)
+
+
+def families():
+    """(name, config): every family of config.cpp, with the switches real checkpoints use."""
+    return [
+        # Llama with every bias it can have and tied embeddings (Llama 3.2's small models tie)
+        ("llama", LlamaConfig(**COMMON, attention_bias=True, mlp_bias=True, tie_word_embeddings=True)),
+        # Llama 3.1: rope_scaling type llama3. original_max_position_embeddings 64 puts the
+        # head's frequencies in all three of its ranges (kept, blended, divided by factor) at the
+        # lengths the test reads.
+        (
+            "llama3",
+            LlamaConfig(
+                **COMMON,
+                rope_parameters={
+                    "rope_type": "llama3",
+                    "rope_theta": 500000.0,
+                    "factor": 8.0,
+                    "low_freq_factor": 1.0,
+                    "high_freq_factor": 4.0,
+                    "original_max_position_embeddings": 64,
+                },
+            ),
+        ),
+        # Mistral with a sliding window shorter than the test's sequences
+        ("mistral", MistralConfig(**COMMON, sliding_window=8)),
+        # Qwen2: q/k/v biases, tied, a window in the layers from max_window_layers on
+        (
+            "qwen2",
+            Qwen2Config(
+                **COMMON,
+                tie_word_embeddings=True,
+                use_sliding_window=True,
+                sliding_window=6,
+                max_window_layers=1,
+                rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
+            ),
+        ),
+        # Qwen3: q/k norm, head_dim 32 (4 heads x 32 = 128, not the hidden size 64)
+        (
+            "qwen3",
+            Qwen3Config(
+                **COMMON,
+                head_dim=32,
+                rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
+            ),
+        ),
+    ]
+
+
+def randomize(model, seed):
+    """Every tensor random, at scales that keep activations of order 1 and the next-token
+    distribution peaked (so that log-likelihoods differ from one token to the next)."""
+    gen = torch.Generator().manual_seed(seed)
+    hidden = model.config.hidden_size
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            noise = torch.randn(p.shape, generator=gen, dtype=torch.float32)
+            if name.endswith("norm.weight"):
+                p.copy_(1.0 + 0.2 * noise)
+            elif name.endswith(".bias"):
+                p.copy_(0.2 * noise)
+            elif name == "model.embed_tokens.weight":
+                p.copy_(noise)
+            elif name == "lm_head.weight":
+                p.copy_(noise * 3.0 / math.sqrt(hidden))
+            else:  # projections [out, in]
+                p.copy_(noise * 1.5 / math.sqrt(p.shape[1]))
+        if model.config.tie_word_embeddings:  # the shared matrix at lm_head's scale
+            model.model.embed_tokens.weight.mul_(3.0 / math.sqrt(hidden))
+
+
+def choice_scores(model, items):
+    """Every choice of every item as one row of one batch: (context ++ choice) without its last
+    token, right-padded with 0 and no attention mask (under the causal mask a row's real positions
+    never see its padding), the rows' log_softmax read at the choice's positions."""
+    rows = [(item["context"], choice) for item in items for choice in item["choices"]]
+    longest = max(len(c) + len(t) - 1 for c, t in rows)
+    inputs = torch.zeros((len(rows), longest), dtype=torch.long)
+    for r, (context, choice) in enumerate(rows):
+        inputs[r, : len(context) + len(choice) - 1] = torch.tensor((context + choice)[:-1])
+    with torch.no_grad():
+        logprobs = torch.log_softmax(model(input_ids=inputs).logits, dim=-1)
+    out, r = [], 0
+    for item in items:
+        choices = []
+        for choice in item["choices"]:
+            at = logprobs[r, len(item["context"]) - 1 :]
+            tokens = [float(at[j, t]) for j, t in enumerate(choice)]
+            greedy = all(int(torch.argmax(at[j])) == t for j, t in enumerate(choice))
+            choices.append({"logprob": math.fsum(tokens), "token_logprobs": tokens, "greedy": greedy})
+            r += 1
+        out.append({"id": item["id"], "choices": choices})
+    return out
+
+
+def candidate_weights(model):
+    """The candidates in the runner's order: layers in order; gate, up, down within a layer."""
+    out = []
+    for i, layer in enumerate(model.model.layers):
+        for part in ("gate_proj", "up_proj", "down_proj"):
+            out.append((f"model.layers.{i}.mlp.{part}.weight", getattr(layer.mlp, part).weight))
+    return out
+
+
+def loss_rise(model, sequences, batch_size):
+    """r = -theta * sum over batches of dL(B)/dtheta, flattened in candidate order (float64)."""
+    candidates = candidate_weights(model)
+    for p in model.parameters():
+        p.requires_grad_(False)
+        p.grad = None
+    for _, w in candidates:
+        w.requires_grad_(True)
+    order = sorted(range(len(sequences)), key=lambda s: len(sequences[s]))  # stable
+    for start in range(0, len(order), batch_size):
+        batch = [sequences[s] for s in order[start : start + batch_size]]
+        longest = max(len(s) for s in batch) - 1
+        inputs = torch.zeros((len(batch), longest), dtype=torch.long)
+        for r, s in enumerate(batch):  # right-padded with 0, each row without its last token
+            inputs[r, : len(s) - 1] = torch.tensor(s[:-1])
+        # No attention mask, as the runner: under the causal mask a real position never sees the
+        # padding after it. (With one, a sliding window leaves a padding query with no key at all:
+        # its softmax is NaN, and so, through 0 * NaN, is the gradient.)
+        logprobs = torch.log_softmax(model(input_ids=inputs).logits, dim=-1)
+        total = torch.zeros((), dtype=torch.float64)
+        for r, s in enumerate(batch):
+            targets = torch.tensor(s[1:])
+            total = total - logprobs[r, torch.arange(len(s) - 1), targets].sum()
+        (total / sum(len(s) - 1 for s in batch)).backward()  # the batch's mean; grads add up
+    rise = torch.cat([(-(w.detach() * w.grad)).reshape(-1) for _, w in candidates])
+    for _, w in candidates:
+        w.grad = None
+        w.requires_grad_(False)
+    return rise
+
+
+def ranking(importance):
+    """Indices by importance, largest first, ties to the smaller index."""
+    values = importance.numpy()
+    return np.lexsort((np.arange(values.size), -values))
+
+
+def ablated_scores(model, items, indices):
+    candidates = candidate_weights(model)
+    saved = [w.detach().clone() for _, w in candidates]
+    offsets = np.cumsum([0] + [w.numel() for _, w in candidates])
+    with torch.no_grad():
+        for c, (_, w) in enumerate(candidates):
+            inside = indices[(indices >= offsets[c]) & (indices < offsets[c + 1])] - offsets[c]
+            w.view(-1)[torch.from_numpy(inside.astype(np.int64))] = 0.0
+        scores = choice_scores(model, items)
+        for (_, w), original in zip(candidates, saved):
+            w.copy_(original)
+    return scores
+
+
+def main():
+    spec_file, out_dir = sys.argv[1], sys.argv[2]
+    with open(spec_file) as f:
+        spec = json.load(f)
+    torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+    expected = {"torch": torch.__version__, "transformers": transformers.__version__, "families": {}}
+    for seed, (name, config) in enumerate(families(), start=1):
+        model_dir = os.path.join(out_dir, name, "model")
+        torch.manual_seed(seed)
+        made = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+        randomize(made, seed)
+        made.save_pretrained(model_dir)
+        del made
+        # what transformers reads back from the folder, in float64
+        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float64, attn_implementation="eager")
+        model.eval()
+        parameters = sum(p.numel() for p in model.parameters())  # tied once
+        family = {
+            "model": model_dir,
+            "config": json.load(open(os.path.join(model_dir, "config.json"))),
+            "parameters": parameters,
+            "candidates": [{"name": n, "numel": w.numel()} for n, w in candidate_weights(model)],
+            "scores": choice_scores(model, spec["items"]),
+            "abilities": {},
+        }
+        last_n = math.floor(spec["k"][-1] * parameters)
+        for ability in spec["abilities"]:
+            rise = loss_rise(model, ability["sequences"], spec["batch_size"])
+            rise_file = os.path.join(out_dir, name, f"{ability['id']}.rise.f64")
+            rise.numpy().astype("<f8").tofile(rise_file)
+            variants = {}
+            for method in spec["methods"]:
+                importance = rise.abs() if method == "paper" else rise
+                top = ranking(importance)[:last_n]
+                variants[method] = ablated_scores(model, spec["items"], top)
+            family["abilities"][ability["id"]] = {"rise": rise_file, "ablated": variants}
+        expected["families"][name] = family
+        del model
+    with open(os.path.join(out_dir, "expected.json"), "w") as f:
+        json.dump(expected, f)
+
+
+if __name__ == "__main__":
+    main()
