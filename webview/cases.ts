@@ -68,7 +68,11 @@ export function casesList(cases: CellCases, open: (file: string, line: number) =
     ),
   );
   if (cases.stale) list.append(element("p", cases.stale, "warning"));
-  if (cases.problem) list.append(element("p", `${cases.problem}: the documents are listed without their text or line.`, "warning"));
+  if (cases.problem) {
+    // A task that does not load (its Python may not run here) still gives its documents' lines.
+    const without = cases.documents.some((d) => d.place) ? "the text the model read" : "their text or line";
+    list.append(element("p", `${cases.problem}: the documents are listed without ${without}.`, "warning"));
+  }
   if (cases.documents.length === 0) list.append(element("p", "The ablation flipped no document of this benchmark.", "muted"));
   for (const d of [...wrongToRight, ...rightToWrong]) list.append(documentEntry(d, open));
   return list;

@@ -4,18 +4,24 @@
 // importance loss reads and its token count; the Profiles tree lists the demo's models, benchmarks
 // and abilities; Profile asks before a task that runs the model's code, and Cancel starts nothing.
 // Then, in a second server with Workspace Trust on, a restricted window checks files but refuses
-// to run the profiler, saying why.
+// to run the profiler, saying why, and shows a run folder the repository ships (its results, a
+// cell's documents, the Negative AIS tree, the marked data file) without running the Python its
+// config snapshot names.
 // Run: bash scripts/e2e-install.sh && npm run build && npm run package && node --import tsx --test test/e2e/editor.test.ts
 // Leaves test-results/e2e-editor-*.png and e2e-restricted.png.
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
 import * as fsp from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
 import { REPO_ROOT } from "./install";
 import { sleep, waitFor } from "./processes";
-import { notificationTexts, runCommand, screenshot, waitForNotification, withWorkbench } from "./workbench";
+import { notificationTexts, runCommand, screenshot, waitForNotification, webviewFrame, withWorkbench } from "./workbench";
 import { acceptSuggestion, applyQuickFix, hoverLine, lineText, openFile, problemRows, selectText } from "./editing";
+import { CONFIG_SNAPSHOT, RUN_MANIFEST } from "../../src/core/results/store";
+import { fixtureResults, writeFixtureRun } from "../support/reportFixture";
 
 async function demoCopy(): Promise<string> {
   const workspace = await fsp.mkdtemp(path.join(os.tmpdir(), "bprof-e2e-editor-"));
@@ -248,8 +254,55 @@ test(
   },
 );
 
+/**
+ * A run folder as a cloned repository may ship it (.bprof/runs/<id>/): its config names the tasks
+ * by name, and logiqa's doc_to_text is `!function utils.text`, whose import would leave `marker`.
+ */
+async function plantRepositoryRun(workspace: string): Promise<{ marker: string }> {
+  const results = fixtureResults();
+  const fixture = await writeFixtureRun(results);
+  const runDir = path.join(workspace, ".bprof", "runs", results.run_id);
+  await fsp.cp(fixture, runDir, { recursive: true });
+  await fsp.rm(path.dirname(path.dirname(fixture)), { recursive: true, force: true });
+  const tasks = path.join(workspace, "repo_tasks");
+  await fsp.mkdir(tasks);
+  const marker = path.join(workspace, "python-ran");
+  await fsp.writeFile(
+    path.join(tasks, "utils.py"),
+    `open(${JSON.stringify(marker)}, "w").close()\ndef text(doc):\n    return doc["question"]\n`,
+  );
+  const task = (name: string, docToText: string) =>
+    `task: ${name}\ndataset_path: json\ndataset_kwargs:\n  data_files:\n    test: ${name}.jsonl\noutput_type: multiple_choice\ndoc_to_text: ${docToText}\ndoc_to_choice: choices\ndoc_to_target: answer\n`;
+  const data: Record<string, string> = {};
+  for (const [name, count, docToText] of [
+    ["arc_easy", 4, '"Q: {{question}}"'],
+    ["logiqa", 14, "!function utils.text"],
+  ] as const) {
+    await fsp.writeFile(path.join(tasks, `${name}.yaml`), task(name, docToText));
+    data[name] = path.join(tasks, `${name}.jsonl`);
+    const docs = Array.from({ length: count }, (_, i) =>
+      JSON.stringify({ question: `Question ${i}?`, choices: ["yes", "no"], answer: i % 2 }),
+    );
+    await fsp.writeFile(data[name], docs.join("\n") + "\n");
+  }
+  const config = path.join(workspace, "repo.bprof.yaml");
+  const text = 'task_paths: ["./repo_tasks"]\nmodels:\n  - path: ./model\nbenchmarks:\n  - task: arc_easy\n  - task: logiqa\n';
+  await fsp.writeFile(config, text);
+  await fsp.writeFile(path.join(runDir, CONFIG_SNAPSHOT), text);
+  results.config_file = config;
+  for (const b of results.models[0]!.benchmarks) {
+    b.data_file = data[b.name]!;
+    b.data_sha256 = createHash("sha256")
+      .update(await fsp.readFile(b.data_file))
+      .digest("hex");
+  }
+  await fsp.writeFile(path.join(runDir, "results.json"), JSON.stringify(results));
+  await fsp.writeFile(path.join(runDir, RUN_MANIFEST), JSON.stringify({ run_id: results.run_id, created: "", config_file: config }));
+  return { marker };
+}
+
 test(
-  "e2e restricted: in a window whose folder is not trusted, files are checked, a task's Python helper does not run, Profile refuses and says why",
+  "e2e restricted: in a window whose folder is not trusted, files are checked, a task's Python helper does not run (nor one a shipped run folder names), Profile refuses and says why",
   { timeout: 180_000 },
   async (t) => {
     const workspace = await demoCopy();
@@ -264,6 +317,7 @@ test(
       path.join(workspace, "helpers.py"),
       "import os\nopen(os.path.join(os.path.dirname(__file__), 'helper-ran'), 'w').close()\ndef text(doc):\n    return doc['question']\n",
     );
+    const { marker } = await plantRepositoryRun(workspace);
     await withWorkbench(t, { name: "e2e-restricted", workspace, trusted: false }, async ({ page, mark }) => {
       const row = await waitFor(
         async () => (await problemRows(page)).find((r) => r.includes("unknown key `treads`")),
@@ -288,6 +342,9 @@ test(
         "the helper never ran",
       );
       mark("helper not run");
+
+      // The demo's config (the folder has a second one, the shipped run's): Profile profiles it.
+      await openFile(page, "demo.bprof.yaml");
       await runCommand(page, "Benchmark Profiler: Profile");
       const refused = await waitForNotification(page, "needs a trusted workspace", 30_000, { failOn: /^Profile finished/ });
       assert.match(
@@ -295,6 +352,51 @@ test(
         /^Profiling needs a trusted workspace: it starts the runner \(and ssh or sbatch\) that this folder's config names\..*Restricted Mode/,
       );
       await screenshot(page, "e2e-restricted");
+
+      // The shipped run: Show Latest Results, a click on its negative cell.
+      await runCommand(page, "Benchmark Profiler: Show Latest Results");
+      const frame = await webviewFrame(page, "canvas", 30_000);
+      const negative = frame.locator("button.cell", { hasText: /^-1\.000/ }).first();
+      await waitFor(
+        async () => {
+          if (await negative.isVisible()) return true;
+          await frame.locator("details summary").first().click();
+          return undefined;
+        },
+        15_000,
+        () => "the table never showed the negative cell",
+        500,
+      );
+      await negative.click();
+      const listed = await waitFor(
+        async () => {
+          const text = await frame
+            .locator("#cases")
+            .innerText()
+            .catch(() => "");
+          return /Document 13 · wrong → right · logiqa\.jsonl:14/.test(text) ? text : undefined;
+        },
+        30_000,
+        () => "the cell's documents were not listed",
+      );
+      assert.match(listed, /runs the Python helper `utils\.text`, and helpers run only in a trusted workspace/);
+      mark("results view and cell");
+      // The Negative AIS tree: the cell opens onto its document, which opens the marked data file.
+      await page.locator('.activitybar .action-item a[aria-label^="Benchmark Profiler"]').first().click();
+      const tree = '.pane:has(.pane-header[aria-label^="Negative AIS"]) .monaco-list-row';
+      await page.locator(tree, { hasText: "× logiqa" }).first().click({ timeout: 30_000 });
+      const document = page.locator(tree, { hasText: /^Document 13/ }).first();
+      await document.waitFor({ timeout: 30_000 });
+      assert.match((await document.textContent()) ?? "", /logiqa\.jsonl:14/);
+      await document.click();
+      await waitFor(
+        async () => (await page.locator(".editor-group-container.active .monaco-editor .cgmr").count()) || undefined,
+        30_000,
+        () => "no case is marked in logiqa.jsonl",
+      );
+      await screenshot(page, "e2e-restricted-run-folder");
+      assert.equal(existsSync(marker), false, "the run folder's task Python never ran");
+      mark("negative tree and inline cases");
     });
   },
 );
