@@ -26,7 +26,7 @@ import { randomVariants, variantsPerAbility } from "./plan/shards";
 import type { ModelTokenizer } from "./prompts/tokenize";
 import { baselineAccuracies, readProfileOutput } from "./results/profile";
 import { baselineGroups } from "./results/groups";
-import { extrasOf, pythonFilteredAnswers, readRunnerScores, scoredItems } from "./results/items";
+import { decodingOnce, extrasOf, pythonFilteredAnswers, readRunnerScores, scoredItems } from "./results/items";
 import { pythonTaskScores } from "./results/taskScores";
 import { describeOverall, RunEstimate, type RunOverall, type RunPlan } from "./estimate";
 import { HelperError } from "./lmeval/helpers";
@@ -469,16 +469,11 @@ async function scoreResults(
 ): Promise<{ model: ModelResults; items: number }> {
   const scores = await readRunnerScores(path.join(outDir, "scores.jsonl"));
   const sources = new Map([["scores.jsonl", scores]]);
-  const filtered = await pythonFilteredAnswers(refs, profile.benchmarks, sources, tokenizer.decode);
-  const taskScores = await pythonTaskScores(refs, profile.benchmarks, sources, tokenizer.decode, filtered);
-  const items = scoredItems(
-    refs,
-    profile.benchmarks,
-    scores,
-    "scores.jsonl",
-    tokenizer.decode,
-    extrasOf("scores.jsonl", filtered, taskScores),
-  );
+  // each generation decoded once, for the Python filters, the task's scorer and the items alike
+  const decode = decodingOnce(tokenizer.decode);
+  const filtered = await pythonFilteredAnswers(refs, profile.benchmarks, sources, decode);
+  const taskScores = await pythonTaskScores(refs, profile.benchmarks, sources, decode, filtered);
+  const items = scoredItems(refs, profile.benchmarks, scores, "scores.jsonl", decode, extrasOf("scores.jsonl", filtered, taskScores));
   await writeJsonl(path.join(dir, "items.jsonl"), items);
   return {
     model: {

@@ -16,6 +16,7 @@ import { RunnerError } from "../../src/core/launch/runnerError";
 import { loadTask, type Task } from "../../src/core/lmeval/task";
 import { errorsOf, type Problem } from "../../src/core/problems";
 import { extrasOf, scoredItems, type RunnerScores } from "../../src/core/results/items";
+import { readProfileOutput } from "../../src/core/results/profile";
 import { pythonTaskScores } from "../../src/core/results/taskScores";
 import { runProfile } from "../../src/core/run";
 import { makeTinyProject } from "../support/tinyProject";
@@ -405,3 +406,50 @@ test(
     }
   },
 );
+
+test("a task scored by its own Python decodes each generation once: its Python filter, its scorer and the items share the text (issue 35)", async () => {
+  const docs = [
+    { stem: "ab", answer: "abc" },
+    { stem: "x", answer: "xyz" },
+  ];
+  const dir = await folder({ "task.yaml": GENERATED_TASK, "helpers.py": PASSES_HELPER, "docs.jsonl": jsonl(docs) });
+  const { task } = await loadTask(path.join(dir, "task.yaml"));
+  const generations = (first: number[], second: number[]) =>
+    jsonl([
+      { id: "gen/0", generated: first, stopped: true },
+      { id: "gen/1", generated: second, stopped: false },
+    ]);
+  const out = await folder({
+    "profile.json": JSON.stringify({
+      parameters: 1000,
+      candidates: { tensors: [], total: 100 },
+      variants: [{ ability: "a", selection: "top", k: 0.01, n: 10, file: "variants/a.top.k0.jsonl", lowering: 0 }],
+    }),
+    "baseline.jsonl": generations([0, 3], [2, 0]),
+    "variants/a.top.k0.jsonl": generations([1, 3], [2, 0]),
+  });
+  const texts = ["c", "zz", "y", "\n"];
+  let decoded = 0;
+  const decode = (ids: readonly number[]) => {
+    decoded++;
+    return ids.map((id) => texts[id]!).join("");
+  };
+  const assembled = await readProfileOutput(out, {
+    benchmarks: [{ name: "gen", task: task! }],
+    refs: docs.map((_, index) => ({ id: `gen/${index}`, benchmark: "gen", index })),
+    abilities: [{ id: "a", name: "Quantitative Reasoning", sequences: 2 }],
+    k: [0.01],
+    selections: ["top"],
+    methods: ["signed"],
+    seed: 1,
+    bootstrap: { resamples: 20, confidence: 0.9 },
+    decode,
+  });
+  // two documents in two sources (the baseline and one variant): four generations, four decodings
+  assert.equal(decoded, 4);
+  // "ab" + "c" is "abc" at baseline; "ab" + "zz" is not, once ablated
+  assert.deepEqual(
+    assembled.baseline.map((i) => i.score),
+    [1, 0],
+  );
+});

@@ -24,6 +24,23 @@ export type RunnerScores = Map<string, ChoiceScore[] | RunnerGeneration>;
 /** Decodes generated token ids to text (ModelTokenizer.decode). */
 export type Decoder = (ids: readonly number[]) => string;
 
+/**
+ * `decode` remembering what it decoded, by the generation's token list: a run reads each source
+ * once, and its Python filters, its task's scorer and its items then get the same text from one
+ * decoding of each generation (readRunnerScores' lists are read once and never changed).
+ */
+export function decodingOnce(decode: Decoder): Decoder {
+  const texts = new WeakMap<readonly number[], string>();
+  return (ids) => {
+    let text = texts.get(ids);
+    if (text === undefined) {
+      text = decode(ids);
+      texts.set(ids, text);
+    }
+    return text;
+  };
+}
+
 export async function readRunnerScores(file: string): Promise<RunnerScores> {
   const scores: RunnerScores = new Map();
   let text: string;

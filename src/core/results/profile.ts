@@ -19,6 +19,7 @@ import { variantGroupCells } from "./groups";
 import type { ImportanceMethod, Selection } from "../config/types";
 import type { AbilityRef, ItemRef } from "../plan/job";
 import {
+  decodingOnce,
   extrasOf,
   pythonFilteredAnswers,
   readRunnerScores,
@@ -103,7 +104,9 @@ export function variantItemsFile(runnerFile: string): string {
 }
 
 /** Reads a runner output folder and assembles the results; `runnerDir` is the model folder's name for it. */
-export async function readProfileOutput(outDir: string, inputs: ProfileInputs, runnerDir = "runner"): Promise<AssembledProfile> {
+export async function readProfileOutput(outDir: string, given: ProfileInputs, runnerDir = "runner"): Promise<AssembledProfile> {
+  // each generation decoded once, for the Python filters, the task's scorer and the items alike
+  const inputs = given.decode ? { ...given, decode: decodingOnce(given.decode) } : given;
   const manifestFile = path.join(outDir, "profile.json");
   let manifest: RunnerManifest;
   try {
