@@ -6,7 +6,7 @@
 import * as os from "node:os";
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { loadProfile } from "../../core/config/load";
+import { directInputs, loadProfile } from "../../core/config/load";
 import { checkTarget } from "../../core/launch/check";
 import { describeTarget } from "../../core/launch/target";
 import { shardSplitLines } from "../../core/plan/compile";
@@ -29,7 +29,9 @@ export const validateConfig: CommandFactory = (ctx) => async (uri?: vscode.Uri) 
     void vscode.window.showErrorMessage(`${name}: ${errors} error(s); see the Problems panel`);
     return;
   }
-  const { profile } = await loadProfile(config.fsPath, document ? { text: document.getText() } : {});
+  // The tasks' Python runs as the workspace's checks let it (Restricted Mode, the user's answers).
+  const inputs = { ...directInputs(), helpers: ctx.workspace.helperPolicy };
+  const { profile } = await loadProfile(config.fsPath, document ? { text: document.getText(), inputs } : { inputs });
   const split = profile ? await shardSplitLines(profile, os.availableParallelism()) : [];
   for (const line of split) ctx.log(`${name}: ${line}`);
   if (!profile || profile.target.kind === "local") {

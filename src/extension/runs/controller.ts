@@ -84,7 +84,7 @@ export class RunController implements vscode.Disposable {
   async resume(runDir: string, configFile: string): Promise<void> {
     if (this.refuseSecond(configFile) || !(await this.ctx.trusted("Resuming a run"))) return;
     // A resumed run compiles the config's jobs again, so the config says whether it runs generated code.
-    const { profile } = await loadProfile(configFile);
+    const { profile } = await loadProfile(configFile, { inputs: { ...directInputs(), helpers: this.ctx.workspace.helperPolicy } });
     const confirmUnsafeCode = await confirmGeneratedCode(profile ? unsafeCodeBenchmarks(profile) : []);
     if (confirmUnsafeCode === undefined) return;
     const runner = await this.runnerFor(await runTargetKind(runDir));
