@@ -38,7 +38,12 @@ function taskPythonSetting(): TaskPythonSetting {
 /** The question, in a notification (not modal: checks go on meanwhile); undefined when dismissed. */
 async function askToRunPython(files: readonly HelperFile[]): Promise<boolean | undefined> {
   const folders = vscode.workspace.workspaceFolders ?? [];
-  const shown = files.map((f) => vscode.workspace.asRelativePath(f.file, folders.length > 1)).join(", ");
+  // A notification turns `[text](command:...)` into a link that runs the command: a file's name
+  // cannot make one (VS Code's links need `](` together).
+  const shown = files
+    .map((f) => vscode.workspace.asRelativePath(f.file, folders.length > 1))
+    .join(", ")
+    .replace(/\]\(/g, "] (");
   const allow = "Allow";
   const refuse = "Don't Allow";
   const choice = await vscode.window.showWarningMessage(
