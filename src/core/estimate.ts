@@ -4,10 +4,26 @@
 // which scores every item again. Each kind of work goes at the pace measured for it so far; the
 // variants, until one is timed, at the baseline's pace per item. Models after the current one are
 // assumed to go at the current one's pace.
+//
+// The events come as `profile` sends them (native-runner/PROTOCOL.md): the baseline's `baseline`
+// progress, `variants` 0/T, then per ability its `importance` and `rank`, and per variant the
+// `score` progress of its items before its `variants` step. A resumed run reads back what an earlier
+// run wrote, with no progress of its own: the baseline is settled by `variants` 0/T, an ability's
+// importance by its first variant, and a variant that arrives with no `score` progress was read
+// back. Work read back counts as done at its own pace, never at the pace of work computed: the
+// first minutes of a resume, all reading back, promise nothing until computed work is timed.
 
 /** What a run will do, per model in run order. */
 export interface RunPlan {
-  models: { name: string; items: number; abilities: { name: string; sequences: number }[]; variants: number }[];
+  models: {
+    name: string;
+    items: number;
+    abilities: { name: string; sequences: number }[];
+    /** Every variant: the abilities' (in their order, as many each), then the random control's. */
+    variants: number;
+    /** Of `variants`, the random control's (last). */
+    randomVariants?: number;
+  }[];
 }
 
 export interface RunOverall {
@@ -33,13 +49,20 @@ export class RunEstimate {
   private readonly started: number;
   private last: number;
   private model = 0;
-  /** Per kind: work done (items, sequences, variants) and the seconds it took. */
+  /** Per kind: work computed (items, sequences, variants) and the seconds it took. */
   private readonly pace = new Map<Kind, { work: number; seconds: number }>();
+  /** Work read back from an earlier run's files, and the seconds that took: its own pace. */
+  private readBack = { work: 0, seconds: 0 };
   /** Of the current model: share done of the baseline's items, of each ability's pass, and variants done. */
   private scoreShare = 0;
   private readonly abilityShare = new Map<string, number>();
   private variantsDone = 0;
   private variantsTotal: number | undefined;
+  /** `variants` 0/T seen: the baseline is behind, and `score` progress is a variant's. */
+  private variantsStarted = false;
+  /** Of the variant being scored: the share its `score` progress counted so far, and whether there was any. */
+  private variantShare = 0;
+  private variantScored = false;
 
   constructor(
     private readonly plan: RunPlan,
@@ -53,10 +76,15 @@ export class RunEstimate {
   update(event: ProgressEvent, now = Date.now()): RunOverall {
     const index = this.plan.models.findIndex((m) => m.name === event.model);
     if (index > this.model) this.startModel(index);
-    const kind = kindOf(event.phase);
-    if (kind) this.record(kind, event, (now - this.last) / 1000);
+    this.record(event, (now - this.last) / 1000);
     this.last = now;
     return this.overall(now);
+  }
+
+  /** Work read back from disk so far, and its pace (seconds per unit; undefined before any). */
+  readBackPace(): { work: number; secondsPer?: number } {
+    const { work, seconds } = this.readBack;
+    return work > 0 ? { work, secondsPer: seconds / work } : { work };
   }
 
   private startModel(index: number): void {
@@ -65,27 +93,62 @@ export class RunEstimate {
     this.abilityShare.clear();
     this.variantsDone = 0;
     this.variantsTotal = undefined;
+    this.variantsStarted = false;
+    this.variantShare = 0;
+    this.variantScored = false;
   }
 
   /** The work this event says was done since the last one, and the time it took, to its kind's pace. */
-  private record(kind: Kind, event: ProgressEvent, seconds: number): void {
+  private record(event: ProgressEvent, seconds: number): void {
     const current = this.plan.models[this.model];
     if (!current) return;
     const share = event.total > 0 ? Math.min(1, event.done / event.total) : 0;
-    let work = 0;
-    if (kind === "score") {
-      work = Math.max(0, share - this.scoreShare) * current.items;
+    if (event.phase === "baseline" || (event.phase === "score" && !this.variantsStarted)) {
+      const work = Math.max(0, share - this.scoreShare) * current.items;
       this.scoreShare = Math.max(this.scoreShare, share);
-    } else if (kind === "importance") {
+      this.timed("score", work, seconds);
+    } else if (event.phase === "score") {
+      // a variant's items: its share of one variant
+      const work = Math.max(0, share - this.variantShare);
+      this.variantShare = Math.max(this.variantShare, share);
+      this.variantScored = true;
+      this.timed("variants", work, seconds);
+    } else if (event.phase === "importance") {
       const ability = event.ability ?? "";
       const sequences = current.abilities.find((a) => a.name === ability)?.sequences ?? 0;
-      work = Math.max(0, share - (this.abilityShare.get(ability) ?? 0)) * sequences;
+      const work = Math.max(0, share - (this.abilityShare.get(ability) ?? 0)) * sequences;
       this.abilityShare.set(ability, Math.max(this.abilityShare.get(ability) ?? 0, share));
-    } else {
-      work = Math.max(0, event.done - this.variantsDone);
-      this.variantsDone = Math.max(this.variantsDone, event.done);
-      this.variantsTotal = event.total;
+      this.timed("importance", work, seconds);
+    } else if (event.phase === "rank" && event.ability !== undefined) {
+      this.abilityShare.set(event.ability, 1);
+    } else if (event.phase === "variants") {
+      this.variants(event, current, seconds);
     }
+  }
+
+  private variants(event: ProgressEvent, current: RunPlan["models"][number], seconds: number): void {
+    this.variantsTotal = event.total;
+    // the baseline is behind, scored now or read back
+    this.variantsStarted = true;
+    this.scoreShare = 1;
+    const steps = Math.max(0, event.done - this.variantsDone);
+    if (steps > 0) {
+      if (this.variantScored) this.timed("variants", Math.max(0, steps - this.variantShare), seconds);
+      else this.readBack = { work: this.readBack.work + steps, seconds: this.readBack.seconds + seconds };
+      this.variantsDone = event.done;
+      // an ability's variants follow its importance: abilities with a variant done are behind
+      const random = current.randomVariants ?? 0;
+      const each = current.abilities.length > 0 ? (current.variants - random) / current.abilities.length : 0;
+      if (each > 0) {
+        const behind = Math.min(current.abilities.length, Math.ceil(this.variantsDone / each));
+        for (const a of current.abilities.slice(0, behind)) this.abilityShare.set(a.name, 1);
+      }
+    }
+    this.variantShare = 0;
+    this.variantScored = false;
+  }
+
+  private timed(kind: Kind, work: number, seconds: number): void {
     // a phase's first event (done 0) marks its start: the time before it was another phase's
     if (work <= 0) return;
     const pace = this.pace.get(kind) ?? { work: 0, seconds: 0 };
@@ -119,7 +182,7 @@ export class RunEstimate {
       const work: Record<Kind, number> = {
         score: m.items * (current ? 1 - this.scoreShare : 1),
         importance: m.abilities.reduce((s, a) => s + a.sequences * (1 - (current ? (this.abilityShare.get(a.name) ?? 0) : 0)), 0),
-        variants: current ? (this.variantsTotal ?? m.variants) - this.variantsDone : m.variants,
+        variants: current ? Math.max(0, (this.variantsTotal ?? m.variants) - this.variantsDone - this.variantShare) : m.variants,
       };
       for (const kind of ["score", "importance", "variants"] as const) {
         if (work[kind] <= 0) continue;
@@ -130,10 +193,6 @@ export class RunEstimate {
     }
     return total;
   }
-}
-
-function kindOf(phase: string): Kind | undefined {
-  return phase === "score" || phase === "importance" || phase === "variants" ? phase : undefined;
 }
 
 /** "3 min 12 s", "1 h 04 min", "45 s": a duration for a progress line. */

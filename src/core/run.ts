@@ -78,7 +78,10 @@ export function runPlan(profile: Profile): RunPlan {
     ? ablation.selections.reduce((n, s) => n + (s === "random" ? 1 : abilities.length * ablation.methods.length), 0)
     : 0;
   const items = profile.benchmarks.reduce((n, b) => n + b.task.items.length, 0);
-  return { models: profile.models.map((m) => ({ name: m.name, items, abilities, variants: perK * (ablation?.k.length ?? 0) })) };
+  const randomVariants = ablation?.selections.includes("random") ? ablation.k.length : 0;
+  return {
+    models: profile.models.map((m) => ({ name: m.name, items, abilities, variants: perK * (ablation?.k.length ?? 0), randomVariants })),
+  };
 }
 
 /**

@@ -1,7 +1,10 @@
 // The whole run's progress and time left, on a recorded stream of the runner's progress events
 // (the order `profile` emits them in: load, the baseline's scores, then per ability its importance
-// pass, its ranking and its variants, the random control's variants last), at constant paces, so
-// the estimate must equal the time the run really has left once each kind of work was timed.
+// pass, its ranking and its variants, each variant's items scored as `score` progress before its
+// `variants` step, the random control's variants last), at constant paces, so the estimate must
+// equal the time the run really has left once each kind of work was timed. A resumed run's stream
+// reads back the baseline, an ability's rankings and its variants first, with no progress of
+// their own, and its estimate must not take that reading for the pace of the work left.
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { test } from "node:test";
@@ -22,6 +25,7 @@ const PLAN: RunPlan = {
         { name: "B", sequences: SEQUENCES },
       ],
       variants: 3 * K,
+      randomVariants: K,
     },
   ],
 };
@@ -30,7 +34,7 @@ const PLAN: RunPlan = {
 function recordedStream(): [number, ProgressEvent][] {
   const out: [number, ProgressEvent][] = [[0, { model: "m", phase: "load", done: 1, total: 1 }]];
   let t = 1;
-  for (let i = 0; i <= 10; i++) out.push([t + i, { model: "m", phase: "score", done: i * 10, total: ITEMS }]);
+  for (let i = 0; i <= 10; i++) out.push([t + i, { model: "m", phase: "baseline", done: i * 10, total: ITEMS }]);
   t += 10;
   out.push([t, { model: "m", phase: "variants", done: 0, total: 3 * K }]);
   let variants = 0;
@@ -41,11 +45,17 @@ function recordedStream(): [number, ProgressEvent][] {
       out.push([t, { model: "m", phase: "rank", done: 1, total: 1, ability }]);
     }
     for (let k = 0; k < K; k++) {
+      out.push(...variantScores(t));
       t += 10;
       out.push([t, { model: "m", phase: "variants", done: ++variants, total: 3 * K }]);
     }
   }
   return out;
+}
+
+/** A variant's items scored from `t` on, 10 a second, as its `score` progress. */
+function variantScores(t: number): [number, ProgressEvent][] {
+  return Array.from({ length: 11 }, (_, i): [number, ProgressEvent] => [t + i, { model: "m", phase: "score", done: i * 10, total: ITEMS }]);
 }
 
 test("at constant paces, once each kind of work was timed, the time left is the run's real remainder", () => {
@@ -83,8 +93,43 @@ test("the variants' pace comes from the baseline's per item until a variant is t
   // importance of B (8 s) and 6 variants at the baseline's 0.1 s per item (10 s each)
   assert.equal(estimate.update({ model: "m", phase: "rank", done: 1, total: 1, ability: "A" }, 19_000).remainingSeconds, 68);
   // a first variant that took 20 s instead: the other five at that pace
+  estimate.update({ model: "m", phase: "score", done: ITEMS, total: ITEMS }, 39_000);
   const slower = estimate.update({ model: "m", phase: "variants", done: 1, total: 6 }, 39_000);
   assert.equal(slower.remainingSeconds, 8 + 5 * 20);
+});
+
+test("a resumed run counts what it reads back at its own pace: nothing is promised until computed work is timed, then the promise holds", () => {
+  // the baseline, A's rankings and A's two variants are on disk: the runner reads them back in a
+  // second, with no progress but the variants' steps; then B's importance pass and four variants
+  // are computed at the paces above (2 s a batch, 10 s a variant)
+  const stream: [number, ProgressEvent][] = [
+    [0, { model: "m", phase: "variants", done: 0, total: 6 }],
+    [0.5, { model: "m", phase: "variants", done: 1, total: 6 }],
+    [1, { model: "m", phase: "variants", done: 2, total: 6 }],
+  ];
+  let t = 1;
+  for (let b = 1; b <= 4; b++) stream.push([t + 2 * b, { model: "m", phase: "importance", done: b, total: 4, ability: "B" }]);
+  t += 8;
+  stream.push([t, { model: "m", phase: "rank", done: 1, total: 1, ability: "B" }]);
+  for (let v = 3; v <= 6; v++) {
+    stream.push(...variantScores(t));
+    t += 10;
+    stream.push([t, { model: "m", phase: "variants", done: v, total: 6 }]);
+  }
+  const end = t;
+  assert.equal(end, 49);
+  const estimate = new RunEstimate(PLAN, 0);
+  for (const [at, event] of stream) {
+    const o = estimate.update(event, at * 1000);
+    // reading back took a second for two variants: never the pace of the four left to compute
+    if (at < 10) assert.equal(o.remainingSeconds, undefined, `at ${at} s (${event.phase} ${event.done})`);
+    else
+      assert.ok(
+        o.remainingSeconds !== undefined && Math.abs(o.remainingSeconds - (end - at)) < 1e-6,
+        `at ${at} s (${event.phase} ${event.done}): ${o.remainingSeconds} s left, really ${end - at}`,
+      );
+  }
+  assert.deepEqual(estimate.readBackPace(), { work: 2, secondsPer: 0.5 });
 });
 
 test("durations read as a person says them; logs get a line per tenth of the run", () => {
