@@ -183,3 +183,25 @@ test("the workspace model under the ask policy: its checks import no helper unti
   await model.update();
   assert.equal(await exists(repo.marker), true);
 });
+
+test("a task whose process_docs decides its documents: no place without Python, the processed document's line with it", async (t) => {
+  const repo = await repositoryWithRun();
+  t.after(() => fs.rm(repo.root, { recursive: true, force: true }));
+  withHome(t, repo.root);
+  const taskFile = path.join(path.dirname(repo.utils), "logiqa.yaml");
+  // process_docs could drop or reorder documents: without Python the data file's lines are not theirs
+  await fs.appendFile(repo.utils, "def shout(dataset):\n    return dataset.map(lambda d: {**d, 'question': d['question'].upper()})\n");
+  const task = await fs.readFile(taskFile, "utf8");
+  await fs.writeFile(taskFile, task.replace("!function utils.text", '"Q: {{question}}"') + "process_docs: !function utils.shout\n");
+  const model = new WorkspaceModel();
+  model.setHelpers("refuse");
+  const service = new WorkspaceService(model);
+  const refused = await service.cellCases(repo.runDir, LOGIQA_CELL, "acc");
+  assert.equal(refused.documents[0]!.place, undefined, "no line is guessed for a document process_docs makes");
+  assert.match(refused.problem ?? "", /`process_docs` runs the Python helper `utils\.shout`/);
+  assert.equal(await exists(repo.marker), false);
+  model.setHelpers("run");
+  const run = await service.cellCases(repo.runDir, LOGIQA_CELL, "acc");
+  assert.deepEqual(run.documents[0]!.place, { file: repo.data, line: 14 });
+  assert.equal(run.documents[0]!.text?.context, "Q: QUESTION 13?");
+});

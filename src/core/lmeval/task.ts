@@ -98,6 +98,8 @@ export interface TaskPlaces {
   dataFile: string;
   /** 1-based line of each document, by index; empty for formats without lines (Parquet). */
   lines: number[];
+  /** The task's process_docs (Python) decides its documents: `lines` are the data file's, not theirs, and left empty. */
+  processDocs?: true;
 }
 
 /** The places of a task file's documents: what marking documents in their data file needs, and no more. */
@@ -112,6 +114,8 @@ export async function loadTaskPlaces(
   const read = source && (await testDocuments(source, problems, { ...options, helpers: "run" }, files));
   if (!read) return { problems };
   const count = Math.min(options.limit ?? read.test.docs.length, read.test.docs.length);
+  if (helperRequest(source)?.processDocs)
+    return { places: { name: read.spec.name, dataFile: read.dataFile, lines: [], processDocs: true }, problems };
   return { places: { name: read.spec.name, dataFile: read.dataFile, lines: (read.test.lines ?? []).slice(0, count) }, problems };
 }
 

@@ -143,8 +143,10 @@ export class RunDocuments {
     if (!entry) return { problem: problem ?? `benchmark \`${name}\` is no longer in the run's config` };
     if (entry.taskFile) {
       const { places, problems } = await loadTaskPlaces(entry.taskFile, entry.options);
-      return places ? { places } : { problem: problems[0]?.message ?? "its task has errors" };
+      if (!places) return { problem: problems[0]?.message ?? "its task has errors" };
+      if (!places.processDocs) return { places };
     }
+    // An inline task, or one whose process_docs decides its documents: their places come from the task loaded.
     const { benchmark, problem: taskProblem } = await this.task(name);
     if (!benchmark) return { problem: taskProblem ?? "its task has errors" };
     const lines = benchmark.task.items.map((item) => item.line ?? 0);
