@@ -9,6 +9,7 @@ import { test } from "node:test";
 import { loadTask } from "../../src/core/lmeval/task";
 import {
   consentKey,
+  effectiveTaskPythonSetting,
   filesToAsk,
   hashHelperFiles,
   helperRefusal,
@@ -144,6 +145,13 @@ test("ask once: each helper file is asked about once per content; an edit asks a
   assert.ok(helperRefusal(workspacePolicy(true, "ask", answers), [edited!]));
 
   assert.equal(workspacePolicy(false, "allow", answers), "refuse", "Restricted Mode wins over the setting");
+  // a repository's own settings may make it stricter, never laxer
+  assert.equal(effectiveTaskPythonSetting(undefined, "allow"), "ask");
+  assert.equal(effectiveTaskPythonSetting("allow", "never"), "never");
+  assert.equal(effectiveTaskPythonSetting("allow", "ask"), "ask");
+  assert.equal(effectiveTaskPythonSetting("never", "allow"), "never");
+  assert.equal(effectiveTaskPythonSetting("allow", undefined), "allow");
+  assert.equal(effectiveTaskPythonSetting("yes", 3), "ask");
   assert.equal(workspacePolicy(true, "allow", {}), "run");
   assert.equal(workspacePolicy(true, "never", answers), "never");
   assert.match(helperRefusal("never", [utils])!.message, /turned off/);

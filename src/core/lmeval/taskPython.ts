@@ -23,6 +23,19 @@ export type HelperPolicy = "run" | "refuse" | "never" | { allowed: readonly stri
 /** The setting `benchmarkProfiler.taskPython`. */
 export type TaskPythonSetting = "ask" | "allow" | "never";
 
+const STRICTNESS: readonly TaskPythonSetting[] = ["allow", "ask", "never"];
+
+/**
+ * The setting that applies: the user's (default `ask`), made stricter, never laxer, by the
+ * workspace's own settings, which a cloned repository may ship (`.vscode/settings.json`).
+ */
+export function effectiveTaskPythonSetting(user: unknown, workspace: unknown): TaskPythonSetting {
+  const known = (value: unknown) => STRICTNESS.find((s) => s === value);
+  const mine = known(user) ?? "ask";
+  const theirs = known(workspace);
+  return theirs && STRICTNESS.indexOf(theirs) > STRICTNESS.indexOf(mine) ? theirs : mine;
+}
+
 /** The user's answers, by consent key: true allowed, false refused. */
 export type TaskPythonAnswers = Readonly<Record<string, boolean>>;
 

@@ -10,6 +10,7 @@ import type { RequestMethod, RequestParams, RequestResult } from "../../core/wor
 import type { ProfileOutline } from "../../core/language/outline";
 import type { Problem } from "../../core/problems";
 import {
+  effectiveTaskPythonSetting,
   filesToAsk,
   withAnswer,
   workspacePolicy,
@@ -31,8 +32,8 @@ const TASK_PYTHON_SETTING = "benchmarkProfiler.taskPython";
 const TASK_PYTHON_ANSWERS = "benchmarkProfiler.taskPythonAnswers";
 
 function taskPythonSetting(): TaskPythonSetting {
-  const value = vscode.workspace.getConfiguration().get<string>(TASK_PYTHON_SETTING, "ask");
-  return value === "allow" || value === "never" ? value : "ask";
+  const inspected = vscode.workspace.getConfiguration().inspect<string>(TASK_PYTHON_SETTING);
+  return effectiveTaskPythonSetting(inspected?.globalValue, inspected?.workspaceFolderValue ?? inspected?.workspaceValue);
 }
 
 /** The question, in a notification (not modal: checks go on meanwhile); undefined when dismissed. */
