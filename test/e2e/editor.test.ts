@@ -82,7 +82,7 @@ test(
           rows.join(" | "),
         );
         assert.ok(
-          rows.some((r) => /^demo_spatial\s*250 documents/.test(r)),
+          rows.some((r) => /^demo_spatial\s*100 documents/.test(r)),
           rows.join(" | "),
         );
         await screenshot(page, "e2e-editor-profiles");

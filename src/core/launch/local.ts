@@ -27,8 +27,15 @@ export async function runLocal(invocation: RunnerInvocation): Promise<RunnerSumm
     runnerArguments(invocation.subcommand, invocation.jobFile, invocation.outDir, invocation.threads),
     {
       where: "",
-      // The runner stops when this process is gone (native-runner/src/main.cpp).
-      env: { BPROF_STOP_WITH_PARENT: String(process.pid) },
+      // The runner stops when this process is gone (native-runner/src/main.cpp). Its OpenMP
+      // threads sleep between parallel regions instead of spinning (unless the user says
+      // otherwise): on a machine whose other processes hold a core, a spinning thread waits for a
+      // descheduled one at every region, and 2 threads scored 3 to 30 times slower than 1 on a
+      // busy 2-core machine, against as fast with passive waits (docs/performance.md).
+      env: {
+        BPROF_STOP_WITH_PARENT: String(process.pid),
+        ...(process.env.OMP_WAIT_POLICY === undefined ? { OMP_WAIT_POLICY: "PASSIVE" } : {}),
+      },
       ...(invocation.onEvent ? { onEvent: invocation.onEvent } : {}),
       ...(invocation.signal ? { signal: invocation.signal } : {}),
     },
