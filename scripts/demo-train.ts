@@ -27,7 +27,7 @@ import { runLocal } from "../src/core/launch/local";
 import { BOS_TOKEN_ID, BYTE_VOCAB_SIZE, EOS_TOKEN_ID, byteLevelTokenizer } from "./lib/byteTokenizer";
 import { compileScoreJob } from "../src/core/plan/job";
 import { renderDiagnosticItem } from "../src/core/prompts/diagnosticText";
-import { loadTokenizer } from "../src/core/prompts/tokenize";
+import { inputTokens, loadTokenizer } from "../src/core/prompts/tokenize";
 import { baselineAccuracies } from "../src/core/results/profile";
 import { readRunnerScores, scoredItems } from "../src/core/results/items";
 
@@ -95,8 +95,8 @@ async function main(): Promise<void> {
   await writeJson(path.join(staging, "tokenizer_config.json"), tokenizerConfig);
   const tokenizer = await loadTokenizer(staging);
   const texts = items.map((it) => renderDiagnosticItem(it));
-  const sequences = texts.map((text) => tokenizer.encodeSequence(text));
-  const promptLengths = items.map((it, i) => promptLength(sequences[i]!, tokenizer.encodeSequence(promptText(it, texts[i]!))));
+  const sequences = texts.map((text) => inputTokens(tokenizer, text));
+  const promptLengths = items.map((it, i) => promptLength(sequences[i]!, inputTokens(tokenizer, promptText(it, texts[i]!))));
   const longest = sequences.reduce((most, s) => Math.max(most, s.length), 0);
   if (longest > MAX_POSITIONS) throw new Error(`a training sequence has ${longest} tokens, more than ${MAX_POSITIONS}`);
   const tokens = sequences.reduce((n, s) => n + s.length, 0);

@@ -24,8 +24,9 @@ packages=(cmake ninja-build g++ libtorch-dev nlohmann-json3-dev libgtest-dev lib
 #    The remote-target tests run a real sshd on 127.0.0.1 and real Slurm daemons (with munge) on
 #    this machine.
 #    python3 runs the `!function` helpers of lm-eval task files; python3-numpy is what
-#    truthfulqa's process_results computes with. clang-format checks the runner's formatting.
-$for_tests && packages+=(chromium libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev openssh-client openssh-server slurm-wlm munge python3 python3-numpy clang-format)
+#    truthfulqa's process_results computes with; python3-venv holds the parity suite's lm-eval and
+#    transformers (step 6). clang-format checks the runner's formatting.
+$for_tests && packages+=(chromium libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev openssh-client openssh-server slurm-wlm munge python3 python3-numpy python3-venv clang-format)
 $for_bench && packages+=(python3-torch python3-numpy)
 missing=()
 for p in "${packages[@]}"; do
@@ -65,4 +66,7 @@ if $for_tests; then
   bash scripts/e2e-install.sh
   npx vsce package --no-dependencies --no-rewrite-relative-links --allow-missing-repository --out dist/benchmark-profiler.vsix < /dev/null >/dev/null
 fi
+# 6. For the parity tests: lm-eval and transformers themselves, in .venv-parity/ (skipped, with
+#    the reason, where pip cannot reach them).
+$for_tests && bash scripts/parity-env.sh
 say "ready"

@@ -270,7 +270,7 @@ async function runModels(
     const tokenizer = await modelTokenizer(model);
     const compiled = compiledJob(profile, model, tokenizer, new Date(run.manifest.created));
     const jobFile = path.join(dir, "job.json");
-    const jobText = await writeJob(jobFile, compiled.job, resume, model);
+    const jobText = await writeJob(jobFile, compiled.job, resume, model, tokenizer.specials.before);
 
     const outDir = path.join(dir, "runner");
     const nameOf = new Map(compiled.abilities.map((a) => [a.id, a.name]));
@@ -423,15 +423,24 @@ async function withHelperErrors<T>(model: ResolvedModel, work: () => Promise<T>)
  * Writes job.json, or on resume checks that the job compiled now is the one the folder holds; the
  * file's text either way (a sharded job's fingerprint is taken of it).
  */
-async function writeJob(jobFile: string, job: object, resume: boolean, model: ResolvedModel): Promise<string> {
+async function writeJob(
+  jobFile: string,
+  job: object,
+  resume: boolean,
+  model: ResolvedModel,
+  specialsBefore: readonly number[],
+): Promise<string> {
   const text = JSON.stringify(job, null, 2) + "\n";
   if (resume) {
     const existing = await fs.readFile(jobFile, "utf8").catch(() => undefined);
     if (existing !== undefined) {
       if (existing !== text) {
+        const why = onlySpecialTokensAdded(existing, job, specialsBefore)
+          ? "it was tokenized without the tokenizer's special tokens (BOS), as lm-eval did before 0.4.10, and contexts now start with them; " +
+            "set `add_bos_token: false` on the model to resume it as it was, or start a new run"
+          : "a diagnostic dataset, a benchmark, the tokenizer or the config changed since the run started; start a new run";
         throw new ResumeError(
-          `cannot resume model \`${model.name}\`: the job compiled from the config now differs from ${jobFile} ` +
-            "(a diagnostic dataset, a benchmark, the tokenizer or the config changed since the run started); start a new run",
+          `cannot resume model \`${model.name}\`: the job compiled from the config now differs from ${jobFile} (${why})`,
         );
       }
       return text;
@@ -439,6 +448,30 @@ async function writeJob(jobFile: string, job: object, resume: boolean, model: Re
   }
   await writeJsonAtomic(jobFile, job);
   return text;
+}
+
+/**
+ * Whether a run folder's job differs from the one compiled now only in that each context now
+ * starts with the special tokens `before`: a run from before contexts got them (docs/prompts.md).
+ */
+function onlySpecialTokensAdded(existingText: string, job: object, before: readonly number[]): boolean {
+  if (before.length === 0) return false;
+  let existing: { items?: { context?: number[] }[] };
+  try {
+    existing = JSON.parse(existingText) as typeof existing;
+  } catch {
+    return false;
+  }
+  const now = (job as { items?: { context?: number[] }[] }).items ?? [];
+  const then = existing.items ?? [];
+  if (now.length === 0 || now.length !== then.length) return false;
+  return now.every((item, i) => {
+    const old = then[i]?.context ?? [];
+    const ctx = item.context ?? [];
+    return (
+      ctx.length === old.length + before.length && before.every((t, j) => ctx[j] === t) && old.every((t, j) => ctx[before.length + j] === t)
+    );
+  });
 }
 
 /**
@@ -483,6 +516,7 @@ async function scoreResults(
       name: model.name,
       path: model.path,
       dtype: model.dtype,
+      special_tokens: tokenizer.specials,
       benchmarks: baselineAccuracies(items, profile.benchmarks),
       ...groupsOf(profile, items),
     },
@@ -536,6 +570,7 @@ async function profileResults(
       name: model.name,
       path: model.path,
       dtype: model.dtype,
+      special_tokens: tokenizer.specials,
       benchmarks: baselineAccuracies(assembled.baseline, profile.benchmarks),
       ...groupsOf(profile, assembled.baseline),
       profile: assembled.profiles[0]!,

@@ -7,6 +7,7 @@ import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
+import { BOS_TOKEN_ID } from "../../scripts/lib/byteTokenizer";
 import { bprof } from "../support/cli";
 import { float32Tolerance, runnerChoiceScores } from "../support/runnerScores";
 import { makeTinyProject, TINY_BENCHMARK_DOCS, type TinyProject } from "../support/tinyProject";
@@ -40,12 +41,16 @@ test("bprof run scores every choice as the runner scores the expected tokens", a
     .map((l) => JSON.parse(l));
   assert.equal(items.length, TINY_BENCHMARK_DOCS.length);
 
-  // The task renders "Question: {{question}}\nAnswer:" and scores " " + choice.
+  // The task renders "Question: {{question}}\nAnswer:" after the tokenizer's BOS (lm-eval 0.4.10+)
+  // and scores " " + choice.
   const expectedScores = await runnerChoiceScores(
     project.modelDir,
     items.map((item) => {
       const doc = TINY_BENCHMARK_DOCS[item.index]!;
-      return { context: utf8(`Question: ${doc.question}\nAnswer:`), choices: doc.choices.map((choice) => utf8(` ${choice}`)) };
+      return {
+        context: [BOS_TOKEN_ID, ...utf8(`Question: ${doc.question}\nAnswer:`)],
+        choices: doc.choices.map((choice) => utf8(` ${choice}`)),
+      };
     }),
   );
   let checked = 0;

@@ -223,8 +223,14 @@ for (const [name, makeCase] of Object.entries(CASES)) {
 
 test("tokenizeChoices on a tokenizer without stablePrefix is tokenizeRequest per choice", () => {
   const utf8 = (text: string) => [...Buffer.from(text, "utf8")];
-  const tokenizer: ModelTokenizer = { encode: utf8, encodeSequence: (t) => [1, ...utf8(t)], prefixTokenId: 1, decode: () => "" };
-  for (const context of ["", "  ", "Answer: ", "Q?\n"]) {
+  const tokenizer: ModelTokenizer = {
+    encode: utf8,
+    specials: { before: [1], after: [], source: "tokenizer" },
+    bosText: { loglikelihood: "<s>", generation: "<s>" },
+    prefixTokenId: 1,
+    decode: () => "",
+  };
+  for (const context of ["", "  ", "Answer: ", "Q?\n", "<s>Q?"]) {
     const continuations = ["yes", " no", ""];
     assert.deepEqual(
       tokenizeChoices(tokenizer, context, continuations),

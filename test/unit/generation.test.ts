@@ -157,8 +157,8 @@ test("the job: a generate item per document, until strings tokenized without spe
   );
   const first = job.items[0] as GenerateJobItem;
   assert.equal("choices" in first, false);
-  // The whole context, no BOS (lm-eval encodes generation contexts without special tokens).
-  assert.deepEqual(first.context, utf8((gsm8k.items[0] as GenerationItem).context));
+  // The whole context after BOS: lm-eval 0.4.10+ encodes it with the tokenizer's special tokens.
+  assert.deepEqual(first.context, [BOS_TOKEN_ID, ...utf8((gsm8k.items[0] as GenerationItem).context)]);
   assert.deepEqual(first.generate, { max_tokens: 256, stop: [utf8("Question:"), utf8("</s>"), utf8("<|im_end|>"), [EOS_TOKEN_ID]] });
   assert.deepEqual((job.items[3] as GenerateJobItem).generate, {
     max_tokens: 256,
@@ -166,7 +166,7 @@ test("the job: a generate item per document, until strings tokenized without spe
   });
   assert.deepEqual(JSON.parse(JSON.stringify(job.items[4])), {
     id: "bbh/1",
-    context: utf8("Q: True and not not ( not False ) is\nA:"),
+    context: [BOS_TOKEN_ID, ...utf8("Q: True and not not ( not False ) is\nA:")],
     generate: { max_tokens: 256, stop: [utf8("</s>"), utf8("Q:"), utf8("<|im_end|>"), [EOS_TOKEN_ID]] },
   });
 });
@@ -176,7 +176,8 @@ test("stop sequences: empty until strings are left out, repeats once, EOS only w
   // A tokenizer that reads "</s>" as its EOS token: one stop sequence, not two.
   const llama2: ModelTokenizer = {
     encode: (t) => (t === "</s>" ? [2] : utf8(t)),
-    encodeSequence: (t) => [1, ...utf8(t)],
+    specials: { before: [1], after: [], source: "tokenizer" },
+    bosText: { loglikelihood: "<s>", generation: "<s>" },
     prefixTokenId: 1,
     decode: () => "",
     eosTokenId: 2,

@@ -64,7 +64,13 @@ test("a sequence is the rendered text with the tokenizer's BOS in front (byte to
 });
 
 test("a sequence shorter than 2 tokens is refused", () => {
-  const tiny: ModelTokenizer = { encode: () => [], encodeSequence: () => [7], prefixTokenId: 0, decode: () => "" };
+  const tiny: ModelTokenizer = {
+    encode: () => [],
+    specials: { before: [7], after: [], source: "tokenizer" },
+    bosText: { loglikelihood: "<s>" },
+    prefixTokenId: 0,
+    decode: () => "",
+  };
   assert.throws(() => diagnosticSequence(tiny, item()), /renders to 1 token\(s\); the importance loss needs at least 2/);
 });
 

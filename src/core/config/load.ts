@@ -151,6 +151,7 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
       name: model.name ?? path.basename(dir),
       path: dir,
       dtype: model.dtype ?? "float32",
+      ...(model.add_bos_token !== undefined ? { addBosToken: model.add_bos_token } : {}),
       ...(model.remote_path !== undefined && target.kind !== "local" ? { remotePath: model.remote_path } : {}),
     };
     if (model.remote_path !== undefined && target.kind === "local") {
@@ -453,13 +454,13 @@ export function isTaskName(task: string): boolean {
   return !/[\\/]/.test(task) && !/\.ya?ml$/i.test(task);
 }
 
-/** The task files of entry `i`'s `task`: its file, or what its name stands for under `task_paths`. */
 /** The task files entry `i` names (its file, or its name's tasks under `task_paths`), none loaded; empty when none is found. */
 export async function benchmarkTaskFiles(config: ProfileConfig, source: YamlSource, i: number): Promise<string[]> {
   const found = await taskFilesOf(config, source, i);
   return "files" in found ? found.files : [];
 }
 
+/** The task files of entry `i`'s `task`: its file, or what its name stands for under `task_paths`. */
 async function taskFilesOf(
   config: ProfileConfig,
   source: YamlSource,

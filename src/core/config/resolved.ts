@@ -21,6 +21,11 @@ export interface ResolvedModel {
    * Absent (a model made in code): nothing is cut.
    */
   maxLength?: number;
+  /**
+   * The config's `add_bos_token` (lm-eval's model argument): whether contexts and diagnostic
+   * items get the tokenizer's special tokens. Absent: the tokenizer's own default, as lm-eval 0.4.10+.
+   */
+  addBosToken?: boolean;
   /** Where the folder is on an ssh or slurm target, when the config says (absolute or ~/...). */
   remotePath?: string;
 }

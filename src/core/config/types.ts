@@ -11,6 +11,7 @@ export interface ModelSpec {
   chat_template?: boolean | string;
   fewshot_as_multiturn?: boolean;
   max_length?: number;
+  add_bos_token?: boolean;
   /** Where the model folder is on an ssh or slurm target (absolute or ~/...); default: `path`. */
   remote_path?: string;
 }

@@ -53,7 +53,7 @@ export async function jobProblems(profile: Profile): Promise<Problem[]> {
 /** The model's tokenizer; one that does not load is a JobCompileError at its file (and line, for JSON that does not parse). */
 export async function modelTokenizer(model: ResolvedModel): Promise<ModelTokenizer> {
   try {
-    return await loadTokenizer(model.path);
+    return await loadTokenizer(model.path, model.addBosToken !== undefined ? { addBosToken: model.addBosToken } : {});
   } catch (e) {
     const files = ["tokenizer.json", "tokenizer_config.json"].map((name) => path.join(model.path, name));
     for (const file of files) {

@@ -25,7 +25,7 @@ import type { MultipleChoiceItem, TaskItem } from "../lmeval/task";
 import { formatProblem, problemAt, type Problem } from "../problems";
 import { benchmarkChatContext, multipleInputChatContexts } from "../prompts/chatPrompt";
 import { diagnosticSequence } from "../prompts/diagnosticText";
-import { tokenizeChoices, type ModelTokenizer } from "../prompts/tokenize";
+import { inputTokens, tokenizeChoices, type ModelTokenizer } from "../prompts/tokenize";
 
 /** The version of native-runner/PROTOCOL.md the jobs here are written in. */
 export const JOB_PROTOCOL = 1;
@@ -398,12 +398,13 @@ export function truncatedChoices(
 }
 
 /**
- * The context of a generation request: the whole rendered context without special tokens, as
- * lm-eval's generate_until encodes it (its trailing whitespace stays: there is no continuation to
- * move it to); the prefix token stands in for an empty context, as for multiple choice.
+ * The context of a generation request: the whole rendered context with its special tokens, as
+ * lm-eval's generate_until encodes it (`tok_batch_encode`; its trailing whitespace stays: there is
+ * no continuation to move it to); the prefix token stands in for an empty context, as for
+ * multiple choice.
  */
 export function generationContext(tokenizer: ModelTokenizer, context: string): number[] {
-  const tokens = context === "" ? [] : tokenizer.encode(context);
+  const tokens = context === "" ? [] : inputTokens(tokenizer, context, "generation");
   return tokens.length > 0 ? tokens : [tokenizer.prefixTokenId];
 }
 

@@ -12,16 +12,17 @@
 // - only the correct choice appears: the loss is over every token of the text (labels = inputs),
 //   so the gradient points at the parameters that produce the right answer in context, not at
 //   those that would reproduce a list of options.
-// The text is then tokenized as a whole sequence, with the special tokens the tokenizer adds on
-// its own (BOS for Llama; see ModelTokenizer.encodeSequence).
+// The text is then tokenized as lm-eval tokenizes a context (inputTokens): with the special
+// tokens the tokenizer adds on its own (BOS for Llama), or the model's `add_bos_token`.
 //
 // A model whose config entry asks for its chat template reads the item as a conversation instead
-// (chatPrompt.ts: the user asks context and question, the assistant answers), and that text is
-// tokenized without adding special tokens: the template writes its own (BOS for Llama 3).
+// (chatPrompt.ts: the user asks context and question, the assistant answers), tokenized by the
+// same rule: a template that writes BOS (Llama 3) gets none added, one that does not (Qwen) gets
+// what the tokenizer adds.
 import type { DiagnosticItem } from "../datasets/diagnostic";
 import { renderDiagnosticChat } from "./chatPrompt";
 import type { ChatTemplate } from "./chatTemplate";
-import type { ModelTokenizer } from "./tokenize";
+import { inputTokens, type ModelTokenizer } from "./tokenize";
 
 export const ANSWER_PREFIX = "Answer: ";
 
@@ -38,9 +39,7 @@ export function renderDiagnosticItem(item: Pick<DiagnosticItem, "context" | "que
  * at least 2 tokens (one prediction).
  */
 export function diagnosticSequence(tokenizer: ModelTokenizer, item: DiagnosticItem, chatTemplate?: ChatTemplate): number[] {
-  const tokens = chatTemplate
-    ? tokenizer.encode(renderDiagnosticChat(item, chatTemplate))
-    : tokenizer.encodeSequence(renderDiagnosticItem(item));
+  const tokens = inputTokens(tokenizer, chatTemplate ? renderDiagnosticChat(item, chatTemplate) : renderDiagnosticItem(item));
   if (tokens.length < 2)
     throw new Error(
       `diagnostic item ${item.id} (line ${item.line}) renders to ${tokens.length} token(s); the importance loss needs at least 2`,

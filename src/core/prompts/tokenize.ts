@@ -9,15 +9,23 @@ import { pieceEncoder } from "./pieceEncoder";
 import { pyRstrip } from "../lmeval/pythonString";
 
 export interface ModelTokenizer {
-  /** Tokens of a piece of text, without special tokens (lm-eval's loglikelihood requests). */
+  /** Tokens of a piece of text, without special tokens (continuations, stop strings). */
   encode(text: string): number[];
   /**
-   * Tokens of a whole text the model reads on its own (a rendered diagnostic item): with the
-   * special tokens the tokenizer's post-processor adds, as `tokenizer(text)` does in Hugging
-   * Face's default (BOS for Llama, nothing for tokenizers that add none).
+   * The special tokens put around a text the model reads from its start (a context, a diagnostic
+   * item): the tokenizer's own (its post-processor: BOS for Llama, Mistral, Gemma; none for
+   * Qwen), or what the model's `add_bos_token` says. lm-eval's Hugging Face backend encodes
+   * contexts with them since lm-eval 0.4.10 (its `add_bos_token` defaults to None: the
+   * tokenizer's default). See inputTokens and docs/prompts.md.
    */
-  encodeSequence(text: string): number[];
-  /** Token that stands in for an empty context (lm-eval uses the EOT token; BOS where it exists). */
+  specials: SpecialTokens;
+  /**
+   * The text at whose start a rendered context already holds BOS, so that the special tokens are
+   * not added a second time (lm-eval's `has_bos_prefix`): loglikelihood requests test the text of
+   * the prefix token (`tokenizer.decode(prefix_token_id)`), generation requests `bos_token`.
+   */
+  bosText: { loglikelihood: string; generation?: string };
+  /** Token that stands in for an empty context (lm-eval's prefix_token_id: BOS, else EOS). */
   prefixTokenId: number;
   /**
    * Text of generated tokens as lm-eval's Hugging Face backend decodes them (`tok_decode`:
@@ -39,7 +47,27 @@ export interface ModelTokenizer {
   stablePrefix?(text: string): number;
 }
 
-export async function loadTokenizer(modelDir: string): Promise<ModelTokenizer> {
+/** Special tokens before and after a text's own tokens; both empty when none are added. */
+export interface SpecialTokens {
+  before: number[];
+  after: number[];
+  /** Where they come from: the tokenizer's post-processor, or the model's `add_bos_token`. */
+  source: "tokenizer" | "add_bos_token";
+}
+
+export interface TokenizerOptions {
+  /**
+   * The model's `add_bos_token` (lm-eval's model argument of that name): true adds the
+   * tokenizer's special tokens, with BOS in front where its post-processor has none; false adds
+   * none (lm-eval before 0.4.10). Unset: the tokenizer's own.
+   */
+  addBosToken?: boolean;
+}
+
+/** Which of lm-eval's encoders a context goes through: they test for BOS in the text differently. */
+export type RequestKind = "loglikelihood" | "generation";
+
+export async function loadTokenizer(modelDir: string, options: TokenizerOptions = {}): Promise<ModelTokenizer> {
   const tokenizerJson = JSON.parse(await fs.readFile(path.join(modelDir, "tokenizer.json"), "utf8")) as object;
   const configFile = path.join(modelDir, "tokenizer_config.json");
   const tokenizerConfig = (await isFile(configFile)) ? (JSON.parse(await fs.readFile(configFile, "utf8")) as Record<string, unknown>) : {};
@@ -54,20 +82,71 @@ export async function loadTokenizer(modelDir: string): Promise<ModelTokenizer> {
   if (prefixTokenId === undefined) throw new Error(`${configFile}: neither bos_token nor eos_token is set`);
   const generation = await readGenerationEos(modelDir);
   if (generation.problems.length > 0) throw new Error(generation.problems.map(formatProblem).join("\n"));
-  // lm-eval's HF backend encodes without special tokens by default (add_bos_token=False).
   const plainEncode = (text: string) => tokenizer.encode(text, { add_special_tokens: false }).ids;
   // The same ids, faster, for the tokenizers whose pipeline allows it (prompts/pieceEncoder.ts).
   const fast = pieceEncoder(tokenizerJson, tokenizerConfig, tokenizer, plainEncode);
+  const bosTokenId = specialId("bos_token");
+  const specialText = (id: number) => tokenizer.decode([id], { skip_special_tokens: false });
   return {
     encode: fast ? (text) => fast.encode(text) : plainEncode,
     ...(fast ? { stablePrefix: (text: string) => fast.stablePrefix(text) } : {}),
-    encodeSequence: (text) => tokenizer.encode(text, { add_special_tokens: true }).ids,
+    specials: specialTokens(tokenizer, options.addBosToken, bosTokenId, configFile),
+    bosText: {
+      loglikelihood: specialText(prefixTokenId),
+      ...(bosTokenId !== undefined ? { generation: specialText(bosTokenId) } : {}),
+    },
     prefixTokenId,
     // The library refuses an empty id list; no tokens are no text.
     decode: (ids) => (ids.length === 0 ? "" : tokenizer.decode([...ids], { skip_special_tokens: true })),
     ...(eosTokenId !== undefined ? { eosTokenId } : {}),
     ...(generation.eosTokenIds.length > 0 ? { extraEosTokenIds: generation.eosTokenIds } : {}),
   };
+}
+
+/**
+ * The special tokens the tokenizer's post-processor puts around a text (found by encoding a
+ * probe with and without them), or those `add_bos_token` asks for.
+ */
+function specialTokens(
+  tokenizer: Tokenizer,
+  addBosToken: boolean | undefined,
+  bosTokenId: number | undefined,
+  configFile: string,
+): SpecialTokens {
+  if (addBosToken === false) return { before: [], after: [], source: "add_bos_token" };
+  const probe = "a b";
+  const plain = tokenizer.encode(probe, { add_special_tokens: false }).ids;
+  const whole = tokenizer.encode(probe, { add_special_tokens: true }).ids;
+  const at = whole.findIndex((_, i) => plain.every((id, j) => whole[i + j] === id));
+  if (plain.length === 0 || at < 0) {
+    throw new Error(
+      `${configFile}: the tokenizer's post-processor changes a text's own tokens, which lm-eval's context split does not allow`,
+    );
+  }
+  const before = whole.slice(0, at);
+  const after = whole.slice(at + plain.length);
+  if (addBosToken === undefined) return { before, after, source: "tokenizer" };
+  if (bosTokenId === undefined) throw new Error(`${configFile}: add_bos_token is true but the tokenizer has no bos_token`);
+  return { before: before[0] === bosTokenId ? before : [bosTokenId, ...before], after, source: "add_bos_token" };
+}
+
+/**
+ * The special tokens lm-eval's backend puts around a context of this kind: the tokenizer's
+ * (ModelTokenizer.specials), none when the text already starts with BOS (a chat template that
+ * writes it), as `has_bos_prefix` decides.
+ */
+export function contextSpecials(tokenizer: ModelTokenizer, text: string, kind: RequestKind): { before: number[]; after: number[] } {
+  const bos = tokenizer.bosText[kind];
+  return bos !== undefined && bos !== "" && text.startsWith(bos) ? { before: [], after: [] } : tokenizer.specials;
+}
+
+/**
+ * Tokens of a whole text the model reads from its start, as lm-eval's `tok_encode` (and, for
+ * generation, `tok_batch_encode`) gives them: the text's tokens inside its special tokens.
+ */
+export function inputTokens(tokenizer: ModelTokenizer, text: string, kind: RequestKind = "loglikelihood"): number[] {
+  const { before, after } = contextSpecials(tokenizer, text, kind);
+  return [...before, ...tokenizer.encode(text), ...after];
 }
 
 export interface TokenizedRequest {
@@ -77,38 +156,53 @@ export interface TokenizedRequest {
 
 /**
  * lm-eval's split (`_encode_pair`): trailing spaces of the context move to the continuation, the
- * whole string is encoded once and the continuation is what follows the context's tokens, so
- * merges across the boundary are tokenized as the model saw them in training. The reference
- * for tokenizeChoices, which gives the same tokens faster.
+ * whole string is encoded once (with the context's special tokens, inputTokens) and the
+ * continuation is what follows the context's tokens, so merges across the boundary are tokenized
+ * as the model saw them in training. An empty context is lm-eval's prefix token, unless the
+ * continuation starts with that very token, which then serves as the context. The reference for
+ * tokenizeChoices, which gives the same tokens faster.
  */
 export function tokenizeRequest(tokenizer: ModelTokenizer, context: string, continuation: string): TokenizedRequest {
-  if (context === "") {
-    return { context: [tokenizer.prefixTokenId], continuation: tokenizer.encode(continuation) };
-  }
+  if (context === "") return emptyContextRequest(tokenizer, continuation);
   const { ctx, moved } = moveTrailingSpace(context);
-  const whole = tokenizer.encode(ctx + moved + continuation);
-  const contextTokens = tokenizer.encode(ctx);
+  const whole = inputTokens(tokenizer, ctx + moved + continuation);
+  const contextTokens = inputTokens(tokenizer, ctx);
   const continuationTokens = whole.slice(contextTokens.length);
   return { context: contextTokens.length > 0 ? contextTokens : [tokenizer.prefixTokenId], continuation: continuationTokens };
+}
+
+/** lm-eval's `loglikelihood` for an empty context: BOS (or EOS) as the context, the continuation without special tokens. */
+function emptyContextRequest(tokenizer: ModelTokenizer, continuation: string): TokenizedRequest {
+  const tokens = tokenizer.encode(continuation);
+  return tokens[0] === tokenizer.prefixTokenId
+    ? { context: tokens.slice(0, 1), continuation: tokens.slice(1) }
+    : { context: [tokenizer.prefixTokenId], continuation: tokens };
 }
 
 /**
  * tokenizeRequest for each continuation of one context, token for token, with less work: the
  * context is encoded once, and each choice encodes only the context after its stable prefix
- * (ModelTokenizer.stablePrefix) with the continuation. With p the stable prefix,
- * encode(ctx + x) = encode(ctx[:p]) + encode(ctx[p:] + x) and encode(ctx) = encode(ctx[:p]) +
- * encode(ctx[p:]), so what follows the context's tokens in the first is what follows
- * encode(ctx[p:]) in encode(ctx[p:] + x). The requests share one context array.
+ * (ModelTokenizer.stablePrefix) with the continuation. With p the stable prefix and B, A the
+ * special tokens before and after, the whole is B + encode(ctx[:p]) + encode(ctx[p:] + x) + A and
+ * the context B + encode(ctx[:p]) + encode(ctx[p:]) + A, so what follows the context's tokens in
+ * the first is what follows encode(ctx[p:]) + A in encode(ctx[p:] + x) + A. The requests share
+ * one context array.
  */
 export function tokenizeChoices(tokenizer: ModelTokenizer, context: string, continuations: readonly string[]): TokenizedRequest[] {
   if (context === "") return continuations.map((c) => tokenizeRequest(tokenizer, context, c));
   const { ctx, moved } = moveTrailingSpace(context);
-  const contextTokens = tokenizer.encode(ctx);
+  // The whole string starts as the context does, so both get the same special tokens.
+  const { before, after } = contextSpecials(tokenizer, ctx, "loglikelihood");
+  const plainContext = tokenizer.encode(ctx);
   const stable = ctx === "" ? 0 : (tokenizer.stablePrefix?.(ctx) ?? 0);
   const tail = ctx.slice(stable);
-  const tailTokens = stable > 0 ? tokenizer.encode(tail).length : contextTokens.length;
+  const tailTokens = stable > 0 ? tokenizer.encode(tail).length : plainContext.length;
+  const contextTokens = [...before, ...plainContext, ...after];
   const shared = contextTokens.length > 0 ? contextTokens : [tokenizer.prefixTokenId];
-  return continuations.map((c) => ({ context: shared, continuation: tokenizer.encode(tail + moved + c).slice(tailTokens) }));
+  return continuations.map((c) => ({
+    context: shared,
+    continuation: [...tokenizer.encode(tail + moved + c), ...after].slice(tailTokens + after.length),
+  }));
 }
 
 /** lm-eval's `n_spaces`: the context's trailing whitespace, which goes with the continuation. */

@@ -63,6 +63,12 @@ export interface ModelResults {
   name: string;
   path: string;
   dtype: string;
+  /**
+   * The special tokens put around every context and diagnostic item (docs/prompts.md): the
+   * tokenizer's own, or the config's `add_bos_token`. Absent in runs made before it was recorded,
+   * which added none (lm-eval before 0.4.10).
+   */
+  special_tokens?: { before: number[]; after: number[]; source: "tokenizer" | "add_bos_token" };
   benchmarks: BenchmarkResult[];
   /**
    * The lm-eval groups of the config that lm-eval scores as a whole (aggregate_metric_list), with
