@@ -90,6 +90,16 @@ test("k outside (0, 1) is flagged on the value", () => {
   assert.equal(percentage!.data?.suggestion, "0.01024", "a k that looks like a percentage suggests k / 100");
 });
 
+test("k outside the paper's range (1e-5 to 0.04096) is a warning on the value, with the range", () => {
+  assert.deepEqual(schemaLines("ablation:\n  k: [0.000001, 0.00001, 0.04096, 0.1]\n"), [
+    "/p/x.bprof.yaml:6:7: warning: k = 0.000001 is outside the paper's range (0.00001 to 0.04096): so few parameters rarely change a score (field ablation.k[0]) [config.k-outside-paper]",
+    "/p/x.bprof.yaml:6:35: warning: k = 0.1 is outside the paper's range (0.00001 to 0.04096): zeroing this many parameters tends to break the model on every benchmark alike (field ablation.k[3]) [config.k-outside-paper]",
+  ]);
+  const parsed = parseConfig(HEAD + "ablation:\n  k: [0.5]\n", FILE);
+  assert.ok(parsed.config, "a warning leaves the config valid");
+  assert.deepEqual(parsed.problems[0]!.data, { min: "0.00001", max: "0.04096" });
+});
+
 test("ablation needs k", () => {
   assert.deepEqual(schemaLines("ablation:\n  selections: [top]\n"), [
     "/p/x.bprof.yaml:6:3: error: `ablation` needs the field `k` (field ablation.k) [config.missing-field]",
@@ -194,6 +204,15 @@ test("the parameter count of config.json equals the tensors the model writer wro
   const tied = writeRandomLlama(path.join(project.root, "tied-model"), { tieWordEmbeddings: true, numLayers: 3, numKvHeads: 4 });
   assert.equal(llamaParameterCount(tied.config as unknown as Record<string, unknown>)!.total, tied.parameters);
   assert.equal(llamaParameterCount({ hidden_size: 4 }), undefined);
+  // Qwen2: q/k/v biases (never on o_proj); Qwen3: q_norm and k_norm over head_dim, head_dim apart from the hidden size
+  const sizes = { vocab_size: 300, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4 };
+  const qwen2 = { ...sizes, model_type: "qwen2", num_key_value_heads: 2, tie_word_embeddings: true };
+  const layer2 = 64 * 64 + 2 * 64 * 32 + 64 * 64 + (64 + 2 * 32) + 3 * 64 * 128 + 2 * 64;
+  assert.equal(llamaParameterCount(qwen2)!.total, 300 * 64 + 2 * layer2 + 64);
+  const qwen3 = { ...sizes, model_type: "qwen3", num_key_value_heads: 2, head_dim: 32 };
+  const layer3 = 64 * 128 + 2 * 64 * 64 + 128 * 64 + 2 * 32 + 3 * 64 * 128 + 2 * 64;
+  assert.equal(llamaParameterCount(qwen3)!.total, 2 * 300 * 64 + 2 * layer3 + 64);
+  assert.equal(llamaParameterCount({ ...sizes, model_type: "gpt2" }), undefined);
   assert.equal(selectedCount(0.001, 35104), 35);
 });
 

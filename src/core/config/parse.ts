@@ -26,7 +26,32 @@ export function parseConfig(text: string, file: string): ParsedConfig {
     problems.push(...errors.map((e) => schemaProblem(e, source)));
     return { source, config: undefined, problems };
   }
-  return { source, config: value as unknown as ProfileConfig, problems };
+  const config = value as unknown as ProfileConfig;
+  problems.push(...kOutsidePaper(config, source));
+  return { source, config, problems };
+}
+
+/** The k the paper swept: 1e-5 to 0.04096 of the parameters (each 4 times the one before). */
+export const PAPER_K_RANGE = { min: 0.00001, max: 0.04096 } as const;
+
+/** A k in (0, 1) that the paper never tried: valid, but its scores have nothing to be compared with. */
+function kOutsidePaper(config: ProfileConfig, source: YamlSource): Problem[] {
+  const ks = config.ablation?.k ?? [];
+  return ks.flatMap((k, i) =>
+    k < PAPER_K_RANGE.min || k > PAPER_K_RANGE.max
+      ? [
+          source.at(
+            ["ablation", "k", i],
+            "config.k-outside-paper",
+            `k = ${k} is outside the paper's range (${PAPER_K_RANGE.min} to ${PAPER_K_RANGE.max}): ` +
+              (k > PAPER_K_RANGE.max
+                ? "zeroing this many parameters tends to break the model on every benchmark alike"
+                : "so few parameters rarely change a score"),
+            { data: { min: String(PAPER_K_RANGE.min), max: String(PAPER_K_RANGE.max) } },
+          ),
+        ]
+      : [],
+  );
 }
 
 /**
