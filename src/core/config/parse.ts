@@ -47,7 +47,6 @@ function kOutsidePaper(config: ProfileConfig, source: YamlSource): Problem[] {
               (k > PAPER_K_RANGE.max
                 ? "zeroing this many parameters tends to break the model on every benchmark alike"
                 : "so few parameters rarely change a score"),
-            { data: { min: String(PAPER_K_RANGE.min), max: String(PAPER_K_RANGE.max) } },
           ),
         ]
       : [],
