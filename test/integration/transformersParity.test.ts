@@ -18,6 +18,7 @@ import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, test, type TestContext } from "node:test";
+import { candidateCount, llamaParameterCount } from "../../src/core/model/parameters";
 import { repoRoot, runnerPath } from "../support/cli";
 import { parityPython, paritySkip } from "../support/parityPython";
 
@@ -87,6 +88,7 @@ interface ExpectedItem {
 }
 interface ExpectedFamily {
   model: string;
+  config: Record<string, unknown>;
   parameters: number;
   candidates: { name: string; numel: number }[];
   scores: ExpectedItem[];
@@ -219,6 +221,14 @@ test(
       );
       const manifest = JSON.parse(await fs.readFile(path.join(out, "profile.json"), "utf8"));
       assert.equal(manifest.parameters, want.parameters, `${family}: P as transformers counts it (tied embeddings once)`);
+      // the editor's count from config.json alone (the config check of k, and run's "counts differ" warning) is the same P
+      const counted = llamaParameterCount(want.config);
+      assert.equal(counted?.total, want.parameters, `${family}: P from config.json (src/core/model/parameters.ts)`);
+      assert.equal(
+        candidateCount(counted!),
+        want.candidates.reduce((a, c) => a + c.numel, 0),
+        `${family}: the MLP candidates from config.json`,
+      );
       assert.deepEqual(
         manifest.candidates.tensors.map((c: { name: string; numel: number }) => [c.name, c.numel]),
         want.candidates.map((c) => [c.name, c.numel]),

@@ -1,6 +1,6 @@
-// Parameter counts of a Llama-style model from its config.json alone, so a config can be checked
-// (is k small enough for the MLP candidates?) before any weight is read. The runner counts the
-// same way from the tensors themselves (PROTOCOL.md, "Rankings"): every parameter once, a tied
+// Parameter counts of a model of a family the runner loads, from its config.json alone, so a
+// config can be checked (is k small enough for the MLP candidates?) before any weight is read.
+// Each family's biases and norms follow native-runner/src/config.cpp. The runner counts the same way from the tensors themselves (PROTOCOL.md, "Rankings"): every parameter once, a tied
 // embedding once; the candidates are the gate/up/down weight matrices of the included layers.
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
@@ -29,27 +29,65 @@ function positiveInteger(raw: Record<string, unknown>, key: string, fallback?: n
 }
 
 /**
- * Counts of a Hugging Face Llama config (llama, mistral, qwen2 and the like share the layout):
- * embeddings V x H, lm_head V x H unless tied, per layer q/k/v/o projections, 3 x H x I MLP
- * weights and two norms, and the final norm; biases when `attention_bias` / `mlp_bias` say so.
- * Undefined when a size it needs is missing, so a caller can skip the check instead of guessing.
+ * What a family's layer holds beyond the shared Llama layout, as native-runner/src/config.cpp
+ * decides it per model_type (and transformers' modeling files do): the defaults of the sizes a
+ * config.json may leave out, and which biases and norms each layer has. A model_type missing here
+ * is one the runner refuses; its count is undefined.
+ */
+interface FamilyCounts {
+  /** num_key_value_heads when config.json leaves it out (null always means num_attention_heads). */
+  kvHeads?: number;
+  /** head_dim when config.json leaves it out; else hidden_size / num_attention_heads. */
+  headDim?: number;
+  /** Bias on q/k/v and on o_proj. */
+  attentionBias: (raw: Record<string, unknown>) => { qkv: boolean; o: boolean };
+  mlpBias: (raw: Record<string, unknown>) => boolean;
+  /** q_norm and k_norm: an RMSNorm weight of head_dim each per layer. */
+  qkNorm: boolean;
+}
+
+const attentionBiasAll = (raw: Record<string, unknown>) => ({ qkv: raw["attention_bias"] === true, o: raw["attention_bias"] === true });
+const none = () => false;
+
+const FAMILIES: Record<string, FamilyCounts> = {
+  // LlamaAttention: attention_bias on all four projections; LlamaMLP: mlp_bias.
+  llama: { attentionBias: attentionBiasAll, mlpBias: (raw) => raw["mlp_bias"] === true, qkNorm: false },
+  // MistralAttention / MistralMLP: no biases; MistralConfig's num_key_value_heads defaults to 8.
+  mistral: { kvHeads: 8, attentionBias: () => ({ qkv: false, o: false }), mlpBias: none, qkNorm: false },
+  // Qwen2Attention: q/k/v always biased, o_proj never.
+  qwen2: { kvHeads: 32, attentionBias: () => ({ qkv: true, o: false }), mlpBias: none, qkNorm: false },
+  // Qwen3Attention: attention_bias on all four, q_norm/k_norm over head_dim; head_dim defaults to 128.
+  qwen3: { kvHeads: 32, headDim: 128, attentionBias: attentionBiasAll, mlpBias: none, qkNorm: true },
+};
+
+/**
+ * Counts of a Hugging Face config of a family the runner loads (llama, mistral, qwen2, qwen3; a
+ * config without model_type counts as llama): embeddings V x H, lm_head V x H unless tied, per
+ * layer q/k/v/o projections, 3 x H x I MLP weights, two norms and the family's biases and q/k
+ * norms, and the final norm. Undefined when a size it needs is missing or the model_type is not a
+ * family the runner loads, so a caller can skip the check instead of guessing.
  */
 export function llamaParameterCount(raw: Record<string, unknown>): ParameterCount | undefined {
+  const type = raw["model_type"] ?? "llama";
+  const family = typeof type === "string" && Object.hasOwn(FAMILIES, type) ? FAMILIES[type]! : undefined;
+  if (!family) return undefined;
   const vocab = positiveInteger(raw, "vocab_size");
   const hidden = positiveInteger(raw, "hidden_size");
   const intermediate = positiveInteger(raw, "intermediate_size");
   const layers = positiveInteger(raw, "num_hidden_layers");
   const heads = positiveInteger(raw, "num_attention_heads");
   if (!vocab || !hidden || !intermediate || !layers || !heads) return undefined;
-  const kvHeads = positiveInteger(raw, "num_key_value_heads", heads);
-  const headDim = positiveInteger(raw, "head_dim", Number.isInteger(hidden / heads) ? hidden / heads : undefined);
+  const kvHeads = raw["num_key_value_heads"] === null ? heads : positiveInteger(raw, "num_key_value_heads", family.kvHeads ?? heads);
+  const headDim = positiveInteger(raw, "head_dim", family.headDim ?? (Number.isInteger(hidden / heads) ? hidden / heads : undefined));
   if (!kvHeads || !headDim) return undefined;
   const q = heads * headDim;
   const kv = kvHeads * headDim;
-  const attention = hidden * q + 2 * hidden * kv + q * hidden + (raw["attention_bias"] === true ? q + 2 * kv + hidden : 0);
+  const bias = family.attentionBias(raw);
+  const attention = hidden * q + 2 * hidden * kv + q * hidden + (bias.qkv ? q + 2 * kv : 0) + (bias.o ? hidden : 0);
+  const qkNorms = family.qkNorm ? 2 * headDim : 0;
   const mlpPerLayer = 3 * hidden * intermediate;
-  const mlpBiases = raw["mlp_bias"] === true ? 2 * intermediate + hidden : 0;
-  const perLayer = attention + mlpPerLayer + mlpBiases + 2 * hidden;
+  const mlpBiases = family.mlpBias(raw) ? 2 * intermediate + hidden : 0;
+  const perLayer = attention + qkNorms + mlpPerLayer + mlpBiases + 2 * hidden;
   const embeddings = vocab * hidden * (raw["tie_word_embeddings"] === true ? 1 : 2);
   return { total: embeddings + layers * perLayer + hidden, layers, mlpPerLayer };
 }
