@@ -183,7 +183,7 @@ test(
           mark(`runner built in ${built[2]} s; reference run ${runId}`);
           await page
             .locator(".notifications-toasts .notification-list-item", { hasText: "Profile finished" })
-            .locator(".monaco-button", { hasText: "Open Results" })
+            .locator(".monaco-button", { hasText: "Show Results" })
             .click();
           const frame = await webviewFrame(page, "canvas", 30_000);
           // The abilities are in the figure's table (its numbers, folded under the canvas).

@@ -133,8 +133,8 @@ export async function runStatus(dir: string): Promise<RunStatus> {
   return { state: "interrupted" };
 }
 
-/** The last progress event of the model whose events were written last. */
-async function latestProgress(dir: string): Promise<RunFolderProgress | undefined> {
+/** The events file of the model whose events were written last, and that model's folder name. */
+async function newestEvents(dir: string): Promise<{ model: string; file: string } | undefined> {
   const modelsDir = path.join(dir, "models");
   const models = await fs.readdir(modelsDir).catch(() => [] as string[]);
   const logs = await Promise.all(
@@ -145,7 +145,26 @@ async function latestProgress(dir: string): Promise<RunFolderProgress | undefine
       return { model, file: file ?? "", mtime };
     }),
   );
-  const newest = logs.filter((l) => l.mtime >= 0).sort((a, b) => b.mtime - a.mtime)[0];
+  return logs.filter((l) => l.mtime >= 0).sort((a, b) => b.mtime - a.mtime)[0];
+}
+
+/** The log of a run that failed: the events file (NDJSON of the runner) written last in its folder. */
+export async function latestEventsFile(dir: string): Promise<string | undefined> {
+  return (await newestEvents(dir))?.file;
+}
+
+/**
+ * What a failed run's notification says: what failed (the model and the phase it was in, when
+ * known) and the error, its code first. `Profile failed while scoring model m (baseline): resources: ...`
+ */
+export function failureSummary(error: { code?: string; message: string }, at?: { model: string; phase: string; ability?: string }): string {
+  const where = at ? ` in model ${at.model}, ${at.ability === undefined ? at.phase : `${at.phase} (${at.ability})`}` : "";
+  return `Profile failed${where}: ${error.code ? `${error.code}: ` : ""}${error.message}`;
+}
+
+/** The last progress event of the model whose events were written last. */
+async function latestProgress(dir: string): Promise<RunFolderProgress | undefined> {
+  const newest = await newestEvents(dir);
   if (!newest) return undefined;
   const tail = await readTail(newest.file, 16 * 1024);
   for (const line of tail.split("\n").reverse()) {

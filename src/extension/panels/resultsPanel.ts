@@ -186,5 +186,7 @@ export function activateResultsPanel(ctx: Ctx): void {
     vscode.window.registerWebviewPanelSerializer(RESULTS_VIEW_TYPE, {
       deserializeWebviewPanel: (panel, state: ResultsViewState | undefined) => ResultsPanel.revive(ctx, panel, state),
     }),
+    // A finished run of this window (opened at once unless benchmarkProfiler.openResultsWhenDone is off).
+    ctx.runs.onDidAskForResults((run) => void showResults(ctx, run)),
   );
 }

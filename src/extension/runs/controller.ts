@@ -22,9 +22,10 @@ import {
   type RunOutcome,
   type RunProgress,
 } from "../../core/run";
+import type { LoadedRun } from "../../core/report/load";
+import { failureSummary, latestEventsFile } from "../../core/results/runs";
 import type { RunnerSpec } from "../../core/runner/locate";
 import type { Ctx } from "../ctx";
-import { showResults } from "../panels/resultsPanel";
 
 export interface ActiveRun {
   configFile: string;
@@ -40,6 +41,13 @@ export class RunController implements vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
   /** Fires when a run starts, progresses, or ends. */
   readonly onDidChange = this.changed.event;
+  private readonly resultsAsked = new vscode.EventEmitter<LoadedRun>();
+  /**
+   * Fires when a finished run's results are to be shown (at once, unless
+   * `benchmarkProfiler.openResultsWhenDone` is off, and on its notification's Show Results): the
+   * results panel listens, so the controller needs no panel.
+   */
+  readonly onDidAskForResults = this.resultsAsked.event;
 
   constructor(private readonly ctx: Ctx) {
     this.status.name = "Benchmark Profiler runs";
@@ -174,26 +182,32 @@ export class RunController implements vscode.Disposable {
       );
       this.ctx.log(`run ${outcome.runId} finished: ${outcome.resultsFile}`);
       this.end(configFile);
+      const loaded: LoadedRun = { dir: outcome.runDir, resultsFile: outcome.resultsFile, results: outcome.results };
+      if (vscode.workspace.getConfiguration("benchmarkProfiler").get<boolean>("openResultsWhenDone", true)) this.resultsAsked.fire(loaded);
+      const show = "Show Results";
       const choice = await vscode.window.showInformationMessage(
         `Profile finished: run ${outcome.runId}, ${outcome.itemCount} items scored on ${benchmarks ?? outcome.results.models[0]?.benchmarks.length ?? 0} benchmark(s).`,
-        "Open Results",
+        show,
       );
-      if (choice === "Open Results")
-        await showResults(this.ctx, { dir: outcome.runDir, resultsFile: outcome.resultsFile, results: outcome.results });
+      if (choice === show) this.resultsAsked.fire(loaded);
     } catch (e) {
       this.end(configFile);
-      const message = e instanceof RunnerError ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
-      this.ctx.log(`run failed: ${message}`);
+      const cancelled = e instanceof RunnerError && e.code === "cancelled";
+      const error =
+        e instanceof RunnerError ? { code: e.code, message: e.message } : { message: e instanceof Error ? e.message : String(e) };
+      // What failed: the model and phase the run was in, then the error; its log is the events file written last.
+      const text = cancelled ? `Run ${path.basename(run.runDir ?? "")} cancelled; it can be resumed.` : failureSummary(error, run.progress);
+      this.ctx.log(cancelled ? text : `run failed: ${text}`);
       const resumable = e instanceof RunnerError && e.resumable && run.runDir !== undefined;
-      const action = resumable ? "Resume" : undefined;
-      const text =
-        e instanceof RunnerError && e.code === "cancelled"
-          ? `Run ${path.basename(run.runDir ?? "")} cancelled; it can be resumed.`
-          : `Profile failed: ${message}`;
-      const choice = await (e instanceof RunnerError && e.code === "cancelled"
-        ? vscode.window.showInformationMessage(text, ...(action ? [action] : []))
-        : vscode.window.showErrorMessage(text, ...(action ? [action] : [])));
-      if (choice === "Resume" && run.runDir) await this.resume(run.runDir, configFile);
+      const events = run.runDir && !cancelled ? await latestEventsFile(run.runDir) : undefined;
+      const [resume, showLog, showOutput] = ["Resume", "Show Log", "Show Output"];
+      const actions = [...(resumable ? [resume] : []), ...(cancelled ? [] : [events ? showLog : showOutput])];
+      const choice = await (cancelled
+        ? vscode.window.showInformationMessage(text, ...actions)
+        : vscode.window.showErrorMessage(text, ...actions));
+      if (choice === resume && run.runDir) await this.resume(run.runDir, configFile);
+      else if (choice === showLog && events) await vscode.window.showTextDocument(vscode.Uri.file(events), { preview: true });
+      else if (choice === showOutput) this.ctx.output.show(true);
     }
   }
 
@@ -238,6 +252,7 @@ export class RunController implements vscode.Disposable {
     clearTimeout(this.pendingChange);
     this.status.dispose();
     this.changed.dispose();
+    this.resultsAsked.dispose();
   }
 }
 
