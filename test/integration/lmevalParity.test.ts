@@ -128,6 +128,7 @@ before(
         },
       ],
     };
+    const lmevalStart = Date.now();
     const lmeval = await execa(parityPython, [path.join(repoRoot, "test", "support", "lmevalSamples.py")], {
       input: JSON.stringify(request),
       reject: false,
@@ -135,6 +136,8 @@ before(
       env: { HF_DATASETS_OFFLINE: "1", HF_HUB_OFFLINE: "1", TOKENIZERS_PARALLELISM: "false" },
     });
     assert.equal(lmeval.exitCode, 0, `lm-eval failed:\n${lmeval.stderr.slice(-4000)}`);
+    seconds.lmeval = (Date.now() - lmevalStart) / 1000;
+    const bprofStart = Date.now();
 
     const configs: Record<string, string> = {
       [CASES.demo]: config(
@@ -171,13 +174,14 @@ before(
         results: JSON.parse(await fs.readFile(path.join(dir, "results.json"), "utf8")) as Run["results"],
       });
     }
+    seconds.bprof = (Date.now() - bprofStart) / 1000;
   },
   { timeout: 1_200_000 },
 );
 after(async () => {
   if (worst.documents > 0) {
     console.log(
-      `lm-eval parity: ${worst.documents} multiple-choice documents, log-likelihoods differ by at most ${worst.absolute.toExponential(2)}, ${worst.relative.toExponential(2)} relative over one nat`,
+      `lm-eval parity: ${worst.documents} multiple-choice documents, log-likelihoods differ by at most ${worst.absolute.toExponential(2)}, ${worst.relative.toExponential(2)} relative over one nat; lm-eval ${seconds.lmeval.toFixed(0)} s, bprof ${seconds.bprof.toFixed(0)} s`,
     );
   }
   if (work) await fs.rm(work, { recursive: true, force: true });
@@ -197,6 +201,8 @@ function config(model: Record<string, unknown>, tasks: string[], limit: number, 
 
 /** The largest differences seen, for the record in docs/benchmarks.md. */
 const worst = { absolute: 0, relative: 0, documents: 0 };
+/** Seconds each side took, for the same record. */
+const seconds = { lmeval: 0, bprof: 0 };
 
 /** Log-likelihoods agree: 1e-4 relative, 1e-4 absolute below one nat. */
 function closeLogLikelihood(a: number, b: number): boolean {
