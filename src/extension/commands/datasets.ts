@@ -1,17 +1,39 @@
 // Diagnostic datasets written from the editor with the built-in generators: Create Dataset (the
 // quick fix on a config's missing dataset) and Generate Items (the CodeLens above an ability). Both
 // are one workspace edit, so Undo takes them back.
+import { existsSync } from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
+import { PAPER_ABILITIES } from "../../core/abilities";
 import { findGenerator, generateItems, itemKey, toJsonl } from "../../core/datasets/generators/index";
 import { PAPER_ITEMS_PER_ABILITY } from "../../core/datasets/diagnosticHealth";
 import { jsonlLines } from "../../core/datasets/jsonl";
 import type { CommandFactory } from "../ctx";
 
-/** Creates `file` with the paper's number of items of `ability`'s generator, saves it and opens it. */
-export const createDataset: CommandFactory = () => async (file: string, ability: string) => {
+/**
+ * Creates `file` with the paper's number of items of `ability`'s generator, saves it and opens it.
+ * From the palette (no arguments) it asks for the ability and the file, and never writes over one.
+ */
+export const createDataset: CommandFactory = () => async (givenFile?: string, givenAbility?: string) => {
+  const ability =
+    givenAbility ?? (await vscode.window.showQuickPick([...PAPER_ABILITIES], { title: "Create Diagnostic Dataset: which ability?" }));
+  if (ability === undefined) return;
   const found = findGenerator(ability);
   if ("error" in found) throw new Error(found.error);
+  let file = givenFile;
+  if (file === undefined) {
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const name = `${found.generator.slug}.diag.jsonl`;
+    const picked = await vscode.window.showSaveDialog({
+      title: `Create Diagnostic Dataset: ${PAPER_ITEMS_PER_ABILITY} items of ${ability}`,
+      filters: { "Diagnostic datasets": ["jsonl"] },
+      ...(folder ? { defaultUri: vscode.Uri.joinPath(folder, name) } : {}),
+    });
+    if (!picked) return;
+    if (existsSync(picked.fsPath))
+      throw new Error(`${path.basename(picked.fsPath)} exists already: pick a new file name (its items stay as they are)`);
+    file = picked.fsPath;
+  }
   const text = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `Generating ${PAPER_ITEMS_PER_ABILITY} items of ${ability}` },
     async () => toJsonl(generateItems(found.generator, { n: PAPER_ITEMS_PER_ABILITY, seed: 1 })),

@@ -3,6 +3,7 @@
 import * as vscode from "vscode";
 import type { CommandFactory } from "../ctx";
 import { createDataset, generateMoreItems } from "./datasets";
+import { newConfig } from "./newConfig";
 import { openDemo, profile } from "./profile";
 import { openDocumentLine } from "../panels/resultsPanel";
 import { showLatestResults } from "./results";
@@ -38,6 +39,7 @@ export function createCommands(): Record<string, CommandFactory> {
     showLatestResults,
     openDemo,
     createDataset,
+    newConfig,
     generateItems: generateMoreItems,
     reveal,
     openRunResults,
