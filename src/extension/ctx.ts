@@ -2,7 +2,6 @@
 // output channel, the settings, the workspace model (in its worker thread), and the way commands
 // are registered. Commands never call vscode.commands.registerCommand themselves.
 import { appendFileSync } from "node:fs";
-import * as path from "node:path";
 import * as vscode from "vscode";
 import { EXTENSION_ID } from "./extensionId";
 import { CaseRuns } from "./runs/caseRuns";
@@ -61,11 +60,11 @@ export class Ctx {
    * Whether `what` may run: the runner, SSH and Slurm are programs a workspace's files choose, so
    * they run only in a trusted workspace. In Restricted Mode this says so, with the way out.
    */
-  async trusted(what: string): Promise<boolean> {
+  async trusted(what: string, why = "it starts the runner (and ssh or sbatch) that this folder's config names"): Promise<boolean> {
     if (vscode.workspace.isTrusted) return true;
     const manage = "Manage Workspace Trust";
     const choice = await vscode.window.showErrorMessage(
-      `${what} needs a trusted workspace: it starts the runner (and ssh or sbatch) that this folder's config names. ` +
+      `${what} needs a trusted workspace: ${why}. ` +
         "This window is in Restricted Mode, where Benchmark Profiler only checks files and shows results.",
       manage,
     );
@@ -76,11 +75,6 @@ export class Ctx {
   /** Whether Red Hat's YAML extension is installed: it then completes and describes config keys from our schema. */
   get yamlExtensionActive(): boolean {
     return vscode.extensions.getExtension("redhat.vscode-yaml") !== undefined;
-  }
-
-  /** Where the demo workspace is copied for Open Demo. */
-  get demoFolder(): string {
-    return path.join(this.extension.globalStorageUri.fsPath, "demo");
   }
 
   log(message: string): void {

@@ -2,6 +2,7 @@
 // language features of configs, datasets and task files, the views, and the commands.
 import type * as vscode from "vscode";
 import { createCommands } from "./commands/index";
+import { profilePendingDemo } from "./commands/profile";
 import { Ctx } from "./ctx";
 import { activateCodeLens } from "./language/codeLens";
 import { activateCompletion } from "./language/completion";
@@ -28,6 +29,8 @@ export function activate(extension: vscode.ExtensionContext): void {
   activateResultsPanel(ctx);
 
   for (const [name, factory] of Object.entries(createCommands())) ctx.registerCommand(name, factory);
+  // A window Open Demo opened on the demo's folder profiles it.
+  void profilePendingDemo(ctx);
 }
 
 export function deactivate(): void {}

@@ -1,5 +1,5 @@
 // End to end, on the demo in one code-server session, with no runner named (no setting, no
-// BPROF_RUNNER): Open Demo builds bprof-runner from the sources in the .vsix, then profiles the
+// BPROF_RUNNER): Open Demo (into the workspace's folder, as its dialog proposes) builds bprof-runner from the sources in the .vsix, then profiles the
 // built-in demo (the reference run); a second Open Demo starts at once, without compiling. A
 // profile of a copy of the demo in 2 shards, started from the palette, shows in the Runs tree, is
 // cancelled there (its shards shown under it) and resumed there, and ends with the reference's results. Then the results view switches k and
@@ -163,6 +163,8 @@ test(
             "and no build of them, no tests",
           );
           await runCommand(page, "Benchmark Profiler: Open Demo");
+          // Open Demo asks where to put the demo; the dialog proposes the workspace's folder.
+          await page.locator(".quick-input-widget .monaco-button", { hasText: "Put the Demo Here" }).click({ timeout: 30_000 });
           const building = await waitForNotification(page, "Building bprof-runner", 60_000, {
             failOn: /^(Profile failed|Open Demo failed)/,
           });
@@ -175,7 +177,8 @@ test(
           assert.match(finished, /Profile finished: run \d{8}-\d{6}-[0-9a-f]{4}, \d+ items scored on 11 benchmark\(s\)\./);
           const runId = RUN_ID.exec(finished)![1]!;
           demoRunId = runId;
-          const demo = path.join(server.userDataDir, "User", "globalStorage", "benchmark-profiler.benchmark-profiler", "demo");
+          // The demo is where the user sees it: a folder in the one picked, not the extension's storage.
+          const demo = path.join(workspace, "benchmark-profiler-demo");
           reference = JSON.parse(await fsp.readFile(path.join(demo, ".bprof", "runs", runId, "results.json"), "utf8")) as Results;
           const built = /built (\S+) in (\d+) s/.exec(await extensionLog());
           assert.ok(built, "the extension's log says where the runner was built");

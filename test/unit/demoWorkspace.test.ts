@@ -80,3 +80,22 @@ test("the demo config loads without a diagnostic", async () => {
     );
   assert.equal(profile.benchmarks.find((b) => b.name === MIXED_BENCHMARK)!.ability, undefined);
 });
+
+test("Open Demo puts the demo where the user sees it: a folder in the one picked, shown in the window or a new one", async () => {
+  const { demoFolderIn, demoPlacement, DEMO_FOLDER_NAME } = await import("../../src/core/demo/demoWorkspace");
+  const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-demo-place-"));
+  try {
+    assert.equal(demoFolderIn(tmp), path.join(tmp, DEMO_FOLDER_NAME), "a new folder in the one picked");
+    await fs.writeFile(path.join(tmp, DEMO_CONFIG), "");
+    assert.equal(demoFolderIn(tmp), tmp, "a folder that holds the demo already is used again");
+  } finally {
+    await fs.rm(tmp, { recursive: true, force: true });
+  }
+  const demo = "/home/u/work/benchmark-profiler-demo";
+  assert.equal(demoPlacement(demo, ["/home/u/work"], true), "inside", "inside an open folder: shown there");
+  assert.equal(demoPlacement(demo, ["/home/u/other"], true), "add", "a trusted window adds it to its folders");
+  assert.equal(demoPlacement(demo, [], false), "open", "a window with no folder opens it");
+  assert.equal(demoPlacement(demo, ["/home/u/empty"], false), "newWindow", "an untrusted window opens it in a new window");
+  assert.equal(demoPlacement(demo, ["/home/u/work"], false), "newWindow", "even inside its folder: the demo needs trust to run");
+  assert.equal(demoPlacement("/home/u/workshop", ["/home/u/work"], true), "add", "a sibling with a longer name is not inside");
+});
