@@ -37,7 +37,10 @@ export const PROBLEM_CODES = {
   "config.ability-no-items": { severity: "error", summary: "an ability none of whose files has an item for it" },
   "config.layers-excluded": { severity: "error", summary: "front_removal + back_removal leave no layer" },
   "config.k-out-of-range": { severity: "error", summary: "a k outside (0, 1) (data: k / 100 when k looks like a percentage)" },
-  "config.k-outside-paper": { severity: "warning", summary: "a k outside the paper's range, 1e-5 to 0.04096 (the message gives the range)" },
+  "config.k-outside-paper": {
+    severity: "warning",
+    summary: "a k outside the paper's range, 1e-5 to 0.04096 (the message gives the range)",
+  },
   "config.k-too-large": { severity: "error", summary: "k selects more parameters than the MLP candidates (data: the largest k)" },
   "config.k-selects-nothing": { severity: "warning", summary: "k selects 0 parameters (data: the smallest useful k)" },
   "config.model-folder": { severity: "error", summary: "a model folder that is missing or lacks a file" },

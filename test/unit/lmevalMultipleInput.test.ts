@@ -17,6 +17,7 @@ import { writeRandomLlama } from "../support/randomLlama";
 import { compileScoreJob } from "../../src/core/plan/job";
 import { errorsOf, formatProblem, type Problem } from "../../src/core/problems";
 import { loadTokenizer, type ModelTokenizer } from "../../src/core/prompts/tokenize";
+import { BOS_TOKEN_ID } from "../../scripts/lib/byteTokenizer";
 import { scoredItems, type RunnerScores } from "../../src/core/results/items";
 
 const lmEvalTasks = path.resolve(import.meta.dirname, "..", "..", "..", "shared", "lm-eval-tasks");
@@ -147,13 +148,13 @@ test(
     assert.ok(benchmarkTexts(profile.benchmarks)[0]!.text.endsWith("because the suitcase is too large."));
     const { job, refs } = compileScoreJob(profile.models[0]!, profile.benchmarks, tokenizer, "cpu");
 
-    // The byte tokenizer's ids are the UTF-8 bytes: one runner item per choice, (context_i, continuation).
+    // The byte tokenizer's ids are the UTF-8 bytes after its BOS: one runner item per choice, (context_i, continuation).
     assert.deepEqual(
       job.items,
       WINOGRANDE_REQUESTS.flatMap(({ requests }, d) =>
         requests.map(([context, continuation], c) => ({
           id: `winogrande/${d}#${c}`,
-          context: utf8(context!),
+          context: [BOS_TOKEN_ID, ...utf8(context!)],
           choices: [utf8(continuation!)],
         })),
       ),
@@ -236,7 +237,7 @@ test(
     const [context0, continuation0] = WINOGRANDE_REQUESTS[0]!.requests[1]!;
     assert.deepEqual(cut.job.items[1], {
       id: "winogrande/0#1",
-      context: utf8(context0!).slice(-(31 - continuation0!.length)),
+      context: [BOS_TOKEN_ID, ...utf8(context0!)].slice(-(31 - continuation0!.length)),
       choices: [utf8(continuation0!)],
     });
     await assert.rejects(compiledWith(20), (e: Error) =>
@@ -256,7 +257,8 @@ test(
       chatJob.job.items.slice(0, 2),
       WINOGRANDE_REQUESTS[0]!.requests.map(([context], c) => ({
         id: `winogrande/0#${c}`,
-        context: utf8(`<user>${context}</user>\n<assistant>`),
+        // The template writes no BOS, so the tokenizer's is added (lm-eval's has_bos_prefix).
+        context: [BOS_TOKEN_ID, ...utf8(`<user>${context}</user>\n<assistant>`)],
         choices: [utf8("\n\nis too large.")],
       })),
     );
@@ -330,7 +332,7 @@ test("Jinja that renders an index and a list: the form is lm-eval's; few-shot ex
   const prefix = "<system>Fill in the blank.\n\n</system>\n<user>Tom lent Bob money because Tom was rich.\n\n</user>\n<assistant>\n\n";
   assert.deepEqual(job.items[1], {
     id: "pronouns/0#1",
-    context: utf8(`${prefix}<user>The cat chased the mouse because the mouse</user>\n<assistant>`),
+    context: [BOS_TOKEN_ID, ...utf8(`${prefix}<user>The cat chased the mouse because the mouse</user>\n<assistant>`)],
     choices: [utf8("\n\nwas hungry.")],
   });
 });

@@ -63,9 +63,15 @@ test("Python's strip: \\x1c-\\x1f and NEL are whitespace, the byte-order mark is
   assert.equal(applyFilters({ name: "f", steps: [{ function: "remove_whitespace" }] }, ["\x1e\x85 B"]), "\x1e\x85 B");
   const { tokenizeChoices } = await import("../../src/core/prompts/tokenize");
   const { BOS_TOKEN_ID } = await import("../../scripts/lib/byteTokenizer");
-  const bytes = { encode: (text: string) => [...Buffer.from(text, "utf8")], prefixTokenId: BOS_TOKEN_ID, decode: () => "" };
+  const bytes = {
+    encode: (text: string) => [...Buffer.from(text, "utf8")],
+    specials: { before: [BOS_TOKEN_ID], after: [], source: "tokenizer" },
+    bosText: { loglikelihood: "<s>" },
+    prefixTokenId: BOS_TOKEN_ID,
+    decode: () => "",
+  };
   // The trailing \x1c moves to the continuation, as lm-eval's context.rstrip() moves it.
   const [request] = tokenizeChoices(bytes as never, "Q?\x1c", ["yes"]);
-  assert.deepEqual(request!.context, [...Buffer.from("Q?")]);
+  assert.deepEqual(request!.context, [BOS_TOKEN_ID, ...Buffer.from("Q?")]);
   assert.deepEqual(request!.continuation, [...Buffer.from("\x1cyes")]);
 });
