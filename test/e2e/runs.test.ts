@@ -210,7 +210,7 @@ test(
         await runCommand(page, "Benchmark Profiler: Open Demo");
         await showViews(page);
         const running = await waitFor(
-          async () => (await treeRows(page, "Runs")).find((r) => /demo\.bprof\.yaml · running/.test(r)),
+          async () => (await treeRows(page, "Runs")).find((r) => /^running\b.*demo\.bprof\.yaml/.test(r)),
           60_000,
           () => "the second demo run never showed as running in the Runs tree",
         );
@@ -243,7 +243,7 @@ test(
           let rows: string[] = [];
           await waitFor(
             async () =>
-              (rows = await treeRows(page, "Runs")).some((r) => r.startsWith(runId) && r.includes("cancelled · resumable")) || undefined,
+              (rows = await treeRows(page, "Runs")).some((r) => r.startsWith("cancelled · resumable") && r.includes(runId)) || undefined,
             60_000,
             () => `run ${runId} never showed as cancelled: ${JSON.stringify(rows)}`,
           );
@@ -269,7 +269,7 @@ test(
           const resumed = JSON.parse(await fsp.readFile(path.join(workspace, ".bprof", "runs", runId, "results.json"), "utf8")) as Results;
           assert.deepEqual(figures(resumed), figures(reference!), "the resumed run's figures are the uninterrupted run's");
           await waitFor(
-            async () => (await treeRows(page, "Runs")).some((r) => r.startsWith(runId) && r.includes("finished")) || undefined,
+            async () => (await treeRows(page, "Runs")).some((r) => r.startsWith("finished") && r.includes(runId)) || undefined,
             30_000,
             () => "the run never showed as finished",
           );

@@ -6,6 +6,7 @@ import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
 import { checkDiagnosticDataset } from "../../src/core/datasets/diagnostic";
+import { problemCountsText, sumCounts } from "../../src/core/language/outline";
 import { diagnosticSequence, renderDiagnosticItem } from "../../src/core/prompts/diagnosticText";
 import { loadTokenizer } from "../../src/core/prompts/tokenize";
 import { WorkspaceClient, type ProblemsUpdate } from "../../src/core/workspace/client";
@@ -85,15 +86,32 @@ test("completion in a config knows the workspace's datasets and abilities; the o
   assert.deepEqual(
     outline!.abilities.map((a) => [a.label, a.count, a.problems, a.healthWarnings]),
     [
-      [QUANT, 4, { errors: 0, warnings: 1 }, 1],
-      [SPATIAL, 3, { errors: 0, warnings: 1 }, 1],
+      [QUANT, 4, { errors: 0, warnings: 1, inFiles: { errors: 0, warnings: 1 } }, 1],
+      [SPATIAL, 3, { errors: 0, warnings: 1, inFiles: { errors: 0, warnings: 1 } }, 1],
     ],
   );
   assert.equal(
     outline!.abilities[1]!.range.start.line,
     config.split("\n").findIndex((l) => l.includes(SPATIAL)),
   );
-  assert.deepEqual(outline!.problems, { errors: 0, warnings: 2 });
+  assert.deepEqual(outline!.problems, { errors: 0, warnings: 2, inFiles: { errors: 0, warnings: 2 } });
+  assert.equal(problemCountsText(outline!.problems), "2 warnings in files it names", "the config itself has none in Problems");
+});
+
+test("the Profiles tree's counts say where the problems are, so they match the Problems panel", () => {
+  assert.equal(problemCountsText({ errors: 0, warnings: 0 }), "");
+  assert.equal(problemCountsText({ errors: 1, warnings: 2, inFiles: { errors: 0, warnings: 0 } }), "1 error, 2 warnings");
+  assert.equal(
+    problemCountsText({ errors: 4, warnings: 1, inFiles: { errors: 3, warnings: 1 } }),
+    "1 error in config, 3 in files it names; 1 warning in files it names",
+  );
+  assert.deepEqual(
+    sumCounts([
+      { errors: 1, warnings: 0, inFiles: { errors: 1, warnings: 0 } },
+      { errors: 2, warnings: 1, inFiles: { errors: 0, warnings: 1 } },
+    ]),
+    { errors: 3, warnings: 1, inFiles: { errors: 1, warnings: 1 } },
+  );
 });
 
 test("the worker thread: problems arrive as the text changes, and requests are answered", async (t) => {

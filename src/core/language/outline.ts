@@ -8,8 +8,44 @@ import { parseYamlSource } from "../yamlSource";
 import { range, type Range } from "./text";
 
 export interface ProblemCounts {
+  /** All of them: the config's own (at the entry) and those of the files it names. */
   errors: number;
   warnings: number;
+  /** Those of the files it names (shown in Problems under those files, not under the config). */
+  inFiles?: { errors: number; warnings: number };
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+/**
+ * What a Profiles tree row says of its problems, so the numbers match the Problems panel: where
+ * they all are in the config, `1 error, 2 warnings`; where some are in the files it names, where:
+ * `1 error in config, 3 in files it names`. Empty when there are none.
+ */
+export function problemCountsText(c: ProblemCounts): string {
+  const part = (total: number, inFiles: number, word: string): string => {
+    if (total === 0) return "";
+    const own = total - inFiles;
+    if (inFiles === 0) return plural(own, word);
+    if (own === 0) return `${plural(inFiles, word)} in files it names`;
+    return `${plural(own, word)} in config, ${inFiles} in files it names`;
+  };
+  const parts = [part(c.errors, c.inFiles?.errors ?? 0, "error"), part(c.warnings, c.inFiles?.warnings ?? 0, "warning")].filter(Boolean);
+  return parts.join(parts.some((p) => p.includes(" in ")) ? "; " : ", ");
+}
+
+/** The sum of rows' counts (a group of entries). */
+export function sumCounts(all: readonly ProblemCounts[]): ProblemCounts {
+  const total = { errors: 0, warnings: 0, inFiles: { errors: 0, warnings: 0 } };
+  for (const c of all) {
+    total.errors += c.errors;
+    total.warnings += c.warnings;
+    total.inFiles.errors += c.inFiles?.errors ?? 0;
+    total.inFiles.warnings += c.inFiles?.warnings ?? 0;
+  }
+  return total;
 }
 
 export type OutlineKind = "model" | "benchmark" | "ability";
@@ -53,10 +89,13 @@ const HEALTH_CODES = new Set([
   "diag.contamination",
 ]);
 
-function counts(problems: readonly Problem[]): ProblemCounts {
-  let errors = 0;
-  for (const p of problems) if (p.severity === "error") errors++;
-  return { errors, warnings: problems.length - errors };
+function counts(own: readonly Problem[], inFiles: readonly Problem[] = []): ProblemCounts {
+  const count = (problems: readonly Problem[]) => {
+    const errors = problems.filter((p) => p.severity === "error").length;
+    return { errors, warnings: problems.length - errors };
+  };
+  const [a, b] = [count(own), count(inFiles)];
+  return { errors: a.errors + b.errors, warnings: a.warnings + b.warnings, inFiles: b };
 }
 
 function inField(p: Problem, prefix: string): boolean {
@@ -101,7 +140,10 @@ export function profileOutline(
       label,
       detail,
       range: place([key, index]),
-      problems: counts([...own.filter((p) => inField(p, `${key}[${index}]`)), ...named]),
+      problems: counts(
+        own.filter((p) => inField(p, `${key}[${index}]`)),
+        named,
+      ),
       files,
       ...extra,
     };
@@ -141,5 +183,14 @@ export function profileOutline(
     });
   });
   const named = new Set([...models, ...benchmarks, ...abilities].flatMap((e) => e.files));
-  return { file, problems: counts([...own, ...[...named].flatMap((f) => problemsOf(f))]), models, benchmarks, abilities };
+  return {
+    file,
+    problems: counts(
+      own,
+      [...named].flatMap((f) => problemsOf(f)),
+    ),
+    models,
+    benchmarks,
+    abilities,
+  };
 }

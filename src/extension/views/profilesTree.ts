@@ -2,7 +2,7 @@
 // each with its problem counts; selecting one reveals it in the config.
 import * as path from "node:path";
 import * as vscode from "vscode";
-import type { OutlineEntry, ProblemCounts, ProfileOutline } from "../../core/language/outline";
+import { problemCountsText, sumCounts, type OutlineEntry, type ProblemCounts, type ProfileOutline } from "../../core/language/outline";
 import type { Ctx } from "../ctx";
 import { profileEntryTooltip } from "../../core/language/tooltips";
 import { dataMarkdown, toRange } from "../language/convert";
@@ -15,13 +15,8 @@ type Node =
 const GROUP_LABELS = { models: "Models", benchmarks: "Benchmarks", abilities: "Abilities" } as const;
 const ENTRY_ICONS = { model: "server-process", benchmark: "checklist", ability: "symbol-method" } as const;
 
-function countsText(c: ProblemCounts): string {
-  const parts = [
-    c.errors > 0 ? `${c.errors} error${c.errors === 1 ? "" : "s"}` : "",
-    c.warnings > 0 ? `${c.warnings} warning${c.warnings === 1 ? "" : "s"}` : "",
-  ];
-  return parts.filter(Boolean).join(", ");
-}
+/** The counts as Problems shows them: the config's own, and those of the files it names said apart. */
+const countsText = problemCountsText;
 
 function statusIcon(c: ProblemCounts, fallback: string): vscode.ThemeIcon {
   if (c.errors > 0) return new vscode.ThemeIcon("error", new vscode.ThemeColor("problemsErrorIcon.foreground"));
@@ -30,10 +25,7 @@ function statusIcon(c: ProblemCounts, fallback: string): vscode.ThemeIcon {
 }
 
 function sum(entries: readonly OutlineEntry[]): ProblemCounts {
-  return entries.reduce((s, e) => ({ errors: s.errors + e.problems.errors, warnings: s.warnings + e.problems.warnings }), {
-    errors: 0,
-    warnings: 0,
-  });
+  return sumCounts(entries.map((e) => e.problems));
 }
 
 function reveal(file: string, range?: vscode.Range): vscode.Command {

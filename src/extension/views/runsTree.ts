@@ -163,8 +163,12 @@ class RunsTree implements vscode.TreeDataProvider<Node> {
   getTreeItem(node: Node): vscode.TreeItem {
     if ("shard" in node) return shardItem(node);
     const { row, sharded } = node;
-    const item = new vscode.TreeItem(row.id, sharded ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
-    item.description = `${path.basename(row.configFile)} · ${statusText(row)}`;
+    // The state first (what a narrow side bar keeps), then the run's id and its config.
+    const item = new vscode.TreeItem(
+      statusText(row),
+      sharded ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+    );
+    item.description = `${row.id} · ${path.basename(row.configFile)}`;
     const message = row.status.state === "failed" ? row.status.message : undefined;
     item.tooltip = dataMarkdown(
       runTooltip({ id: row.id, configFile: row.configFile, status: statusText(row), ...(message ? { message } : {}), dir: row.dir }),
