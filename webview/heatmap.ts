@@ -4,6 +4,7 @@
 // strings as code, so it works under a Content Security Policy without 'unsafe-eval'.
 import { CategoryScale, Chart, Tooltip, type Plugin } from "chart.js";
 import { MatrixController, MatrixElement } from "chartjs-chart-matrix";
+import { HEATMAP_AXES } from "../src/core/report/axes";
 import type { Heatmap, HeatmapCell } from "../src/core/report/types";
 
 Chart.register(MatrixController, MatrixElement, CategoryScale, Tooltip);
@@ -24,7 +25,9 @@ export interface HeatmapTheme {
 
 const FONT_SIZE = 12;
 const CELL_HEIGHT = 34;
-const MIN_CELL_WIDTH = 70;
+const MIN_CELL_WIDTH = 52;
+/** Room an axis title takes (its line and padding). */
+const AXIS_TITLE = FONT_SIZE + 12;
 const MAX_CELL_WIDTH = 96;
 const GAP = 2;
 const BAR_WIDTH = 14;
@@ -55,19 +58,19 @@ function layout(ctx: CanvasRenderingContext2D, heatmap: Heatmap, theme: HeatmapT
   const columnLabels = widest(heatmap.columns);
   ctx.font = `bold ${FONT_SIZE}px ${theme.fontFamily}`;
   const barSpace = Math.ceil(Math.max(BAR_SPACE, 24 + ctx.measureText(heatmap.scale.title).width + 12));
-  const fits = Math.floor((available - rowLabels - 22 - barSpace) / Math.max(1, heatmap.columns.length));
+  const fits = Math.floor((available - AXIS_TITLE - rowLabels - 22 - barSpace) / Math.max(1, heatmap.columns.length));
   const cellWidth = Math.max(MIN_CELL_WIDTH, Math.min(MAX_CELL_WIDTH, columnLabels + 14, fits));
   const rotate = columnLabels + 8 > cellWidth ? 40 : 0;
   const xLabels = rotate ? Math.ceil(columnLabels * Math.sin((rotate * Math.PI) / 180) + FONT_SIZE * 1.6) : FONT_SIZE + 14;
   const area = heatmap.rows.length * CELL_HEIGHT;
   const barHeight = Math.max(MIN_BAR_HEIGHT, Math.min(area, 260));
   // Room below the bar for its n/a swatch; extra height goes to padding so cells keep their size.
-  const natural = 16 + area + xLabels;
+  const natural = 16 + area + xLabels + AXIS_TITLE;
   const needed = 16 + barHeight + 46;
   return {
     barSpace,
-    rowAxis: Math.ceil(rowLabels + 16),
-    width: Math.ceil(rowLabels + 22 + heatmap.columns.length * cellWidth + barSpace),
+    rowAxis: Math.ceil(AXIS_TITLE + rowLabels + 16),
+    width: Math.ceil(AXIS_TITLE + rowLabels + 22 + heatmap.columns.length * cellWidth + barSpace),
     height: Math.max(natural, needed),
     rotate,
     bottomPadding: Math.max(0, needed - natural),
@@ -303,6 +306,13 @@ export function drawHeatmap(
             padding: 4,
             font: { family: theme.fontFamily, size: FONT_SIZE },
           },
+          title: {
+            display: true,
+            text: HEATMAP_AXES.columns,
+            color: theme.text,
+            padding: { top: 4, bottom: 0 },
+            font: { family: theme.fontFamily, size: FONT_SIZE, weight: "bold" },
+          },
         },
         y: {
           type: "category",
@@ -312,6 +322,13 @@ export function drawHeatmap(
           grid: { display: false, drawTicks: false },
           border: { display: false },
           ticks: { color: theme.text, autoSkip: false, padding: 8, font: { family: theme.fontFamily, size: FONT_SIZE } },
+          title: {
+            display: true,
+            text: HEATMAP_AXES.rows,
+            color: theme.text,
+            padding: { top: 0, bottom: 4 },
+            font: { family: theme.fontFamily, size: FONT_SIZE, weight: "bold" },
+          },
           afterFit: (scale) => {
             scale.width = size.rowAxis;
           },

@@ -50,6 +50,12 @@ test("e2e: Show Latest Results draws the AIS heatmap; switching k draws the othe
       () => "a drawn heatmap in the results view",
     );
     mark(`heatmap ${JSON.stringify(drawn)}`);
+    // The figure fits its panel: its row names and colour bar are in view without scrolling.
+    const fit = await frame.evaluate(() => {
+      const canvas = document.querySelector("#heatmap canvas")!;
+      return { shown: canvas.getBoundingClientRect().width, room: canvas.parentElement!.clientWidth };
+    });
+    assert.ok(fit.shown <= fit.room + 1, `the heatmap (${fit.shown} px) fits its panel (${fit.room} px)`);
     const text = await frame.evaluate(() => document.body.innerText);
     assert.match(text, /^Run \d{8}-\d{6}-[0-9a-f]{4}$/m);
     const table = async () => (await frame.locator("table.numbers").textContent()) ?? "";

@@ -69,6 +69,11 @@ test("the view: defaults to the largest k, acc and the top sets; the controls' c
   const svg = heatmapSvg(profile.heatmap, { text: "#000", muted: "#666", background: "#fff", fontFamily: "sans-serif" });
   assert.equal((svg.match(/<rect x=/g) ?? []).length, profile.heatmap.cells.length + 1, "a rect per cell and the colour bar");
   assert.ok(svg.includes("Commonsense &#38; Causal Reasoning") && !svg.includes("Commonsense & Causal"), "names are escaped");
+  assert.match(svg, /transform="rotate\(-90 [^"]*"[^>]*>ability ablated<\/text>/, "the rows' axis title, up the left edge");
+  assert.match(svg, />benchmark<\/text>/, "the columns' axis title");
+  const width = Number(/width="(\d+)"/.exec(svg)![1]);
+  for (const x of [...svg.matchAll(/<text x="(-?[\d.]+)"/g)].map((m) => Number(m[1])))
+    assert.ok(x >= 0 && x <= width, `text inside the figure: ${x}`);
 });
 
 test("the view: a run with top_chunked offers its chunked top sets as cells of their own", async (t) => {

@@ -1,6 +1,7 @@
 // A heatmap of the report model as a standalone SVG (the results view's "Export SVG"): the same
 // cells, colours, labels, significance marks and colour bar as the drawn figure, in vector form
 // for a paper. Text is escaped; nothing of the user's files becomes markup.
+import { HEATMAP_AXES } from "./axes";
 import type { Heatmap } from "./types";
 
 export interface SvgTheme {
@@ -16,17 +17,19 @@ const GAP = 2;
 const FONT = 12;
 /** Rough width of a character at 12 px, for the room labels take (an SVG has no text measure). */
 const CHAR_W = 6.6;
+/** Room for an axis title (left of the row labels, below the column labels). */
+const AXIS_TITLE = 22;
 
 function escape(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 export function heatmapSvg(heatmap: Heatmap, theme: SvgTheme): string {
-  const left = Math.ceil(Math.max(...heatmap.rows.map((r) => r.length), 4) * CHAR_W) + 16;
+  const left = AXIS_TITLE + Math.ceil(Math.max(...heatmap.rows.map((r) => r.length), 4) * CHAR_W) + 16;
   const labelRoom = Math.ceil(Math.max(...heatmap.columns.map((c) => c.length), 4) * CHAR_W * 0.72) + 20;
   const top = 34;
   const width = left + heatmap.columns.length * CELL_W + 140;
-  const height = top + heatmap.rows.length * CELL_H + labelRoom + 10;
+  const height = top + heatmap.rows.length * CELL_H + labelRoom + AXIS_TITLE + 10;
   const font = `font-family="${escape(theme.fontFamily)}" font-size="${FONT}"`;
   const parts: string[] = [`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">`];
   parts.push(`<title>${escape(heatmap.title)}</title>`);
@@ -68,6 +71,15 @@ export function heatmapSvg(heatmap: Heatmap, theme: SvgTheme): string {
       `<text x="${x}" y="${axisY}" ${font} fill="${theme.text}" text-anchor="end" transform="rotate(-40 ${x} ${axisY})">${escape(column)}</text>`,
     );
   });
+  // The axis titles: the rows' up the left edge, the columns' under their labels.
+  const rowsMid = top + (heatmap.rows.length * CELL_H) / 2;
+  parts.push(
+    `<text x="14" y="${rowsMid}" ${font} font-weight="bold" fill="${theme.text}" text-anchor="middle" transform="rotate(-90 14 ${rowsMid})">${escape(HEATMAP_AXES.rows)}</text>`,
+  );
+  const columnsMid = left + (heatmap.columns.length * CELL_W) / 2;
+  parts.push(
+    `<text x="${columnsMid}" y="${axisY + labelRoom + 4}" ${font} font-weight="bold" fill="${theme.text}" text-anchor="middle">${escape(HEATMAP_AXES.columns)}</text>`,
+  );
   const barX = left + heatmap.columns.length * CELL_W + 24;
   const barH = Math.max(120, Math.min(heatmap.rows.length * CELL_H, 240));
   parts.push(`<text x="${barX - 2}" y="${top - 6}" ${font} font-weight="bold" fill="${theme.text}">${escape(heatmap.scale.title)}</text>`);
