@@ -2,7 +2,7 @@
 // and the lm-eval task files to score, with comments that say what each key does and what comes
 // next (abilities and their diagnostic datasets, the ablation). It validates as written: abilities
 // and ablation stay commented out until the user has a diagnostic dataset.
-import { promises as fs } from "node:fs";
+import { constants, promises as fs } from "node:fs";
 import * as path from "node:path";
 import { createTemporarySibling } from "../fsutil";
 
@@ -81,7 +81,11 @@ export async function writeNewFileAtomic(file: string, text: string): Promise<vo
     } finally {
       await handle.close();
     }
-    await fs.link(tmp, file);
+    await fs.link(tmp, file).catch(async (e: NodeJS.ErrnoException) => {
+      // A file system without hard links: an exclusive copy, which fails too where `file` exists.
+      if (e.code !== "EPERM" && e.code !== "ENOTSUP" && e.code !== "ENOSYS") throw e;
+      await fs.copyFile(tmp, file, constants.COPYFILE_EXCL);
+    });
   } finally {
     await fs.rm(tmp, { force: true }).catch(() => undefined);
   }
