@@ -7,7 +7,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { loadProfile } from "../../src/core/config/load";
-import { freeConfigFile, newConfigText, writeNewFileAtomic } from "../../src/core/config/newConfig";
+import { freeConfigFile, isTaskText, newConfigText, writeNewFileAtomic } from "../../src/core/config/newConfig";
 import { parseConfig } from "../../src/core/config/parse";
 import { errorsOf, formatProblem } from "../../src/core/problems";
 import { makeTinyProject, type TinyProject } from "../support/tinyProject";
@@ -25,6 +25,8 @@ test("New Profiling Config's text names the model and tasks relative to the conf
   assert.match(text, /^ {2}- path: \.\/model$/m);
   assert.match(text, /^ {2}- task: \.\/tasks\/tiny_mc\.yaml$/m);
   assert.match(text, /^# abilities:$/m, "abilities wait, commented, for a diagnostic dataset");
+  assert.ok(isTaskText(await fs.readFile(project.taskFile, "utf8")), "the task file is offered as a benchmark");
+  assert.ok(!isTaskText(text), "a config is not");
   const parsed = parseConfig(text, configFile);
   assert.deepEqual(parsed.problems.map(formatProblem), []);
   const loaded = await loadProfile(configFile, { text });

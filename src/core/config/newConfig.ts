@@ -15,6 +15,15 @@ export interface NewConfigInput {
   taskFiles: readonly string[];
 }
 
+/**
+ * Whether a YAML file's text is an lm-eval task, to offer as a benchmark (the workspace model's
+ * test, kept here so the extension need not bundle that model): `task:` and one of
+ * `dataset_path:`, `include:`, `output_type:`.
+ */
+export function isTaskText(text: string): boolean {
+  return /^task\s*:/m.test(text) && /^(dataset_path|include|output_type)\s*:/m.test(text);
+}
+
 /** `./model`, `../tasks/x.yaml`: a path relative to the config's folder, with forward slashes. */
 function relativeTo(dir: string, file: string): string {
   const relative = path.relative(dir, file).split(path.sep).join("/");

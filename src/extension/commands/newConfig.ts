@@ -4,8 +4,7 @@
 import { existsSync } from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { freeConfigFile, newConfigText, writeNewFileAtomic } from "../../core/config/newConfig";
-import { looksLikeTask } from "../../core/workspace/model";
+import { freeConfigFile, isTaskText, newConfigText, writeNewFileAtomic } from "../../core/config/newConfig";
 import type { CommandFactory } from "../ctx";
 
 export const newConfig: CommandFactory = () => async () => {
@@ -45,7 +44,7 @@ async function pickTaskFiles(): Promise<vscode.Uri[] | undefined> {
   for (const uri of yaml) {
     if (uri.fsPath.endsWith(".bprof.yaml")) continue;
     const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
-    if (looksLikeTask(text)) tasks.push(uri);
+    if (isTaskText(text)) tasks.push(uri);
   }
   const browse = "$(folder-opened) Browse for task files...";
   const picked = await vscode.window.showQuickPick(
