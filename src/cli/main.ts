@@ -13,6 +13,8 @@ import { JobCompileError } from "../core/plan/job";
 import { isDirectory, isFile, writeFileAtomic } from "../core/fsutil";
 import { isReportFormat, renderReport, REPORT_EXTENSIONS, REPORT_FORMATS } from "../core/report";
 import { loadRun, ReportInputError } from "../core/report/load";
+import { compareProfiles, type ProfileRef } from "../core/report/compare";
+import { COMPARE_FORMATS, isCompareFormat, renderComparison } from "../core/report/compareFormats";
 import { buildReport } from "../core/report/model";
 import { resolveRunDir } from "../core/results/runs";
 import { jobProblems, shardSplitLines } from "../core/plan/compile";
@@ -48,6 +50,13 @@ commands:
                                  default; generate_until benchmarks always show exact_match);
                                  csv, json: only acc, acc_norm or exact_match (default: all)
     --k K                        only this k of the sweep (latex: the largest by default)
+  compare <run-a>[:model] <run-b>[:model]
+                                 two profiles side by side (two models of one run, or two runs):
+                                 AIS(A) - AIS(B) per ability and benchmark with a bootstrap
+                                 interval, the rank correlation per benchmark, cells of opposite sign
+    --format F                   md (default), csv or json
+    --out FILE                   where to write it (default: stdout)
+    --k K, --metric M            the k compared (default the largest both ran); acc or acc_norm
 ${GENERATE_USAGE}${DEMO_USAGE}${RUNNER_USAGE}
 options:
   --runner PATH   bprof-runner executable (default: $BPROF_RUNNER, the source checkout's build,
@@ -100,6 +109,10 @@ async function main(argv: string[]): Promise<number> {
       return target ? run(target, values.runner, values["confirm-run-unsafe-code"]) : usageError("run needs a config file");
     case "report":
       return target ? report(target, positionals[2], values) : usageError("report needs a run folder or a run id");
+    case "compare":
+      return target && positionals[2] && positionals.length === 3
+        ? compare(target, positionals[2], values)
+        : usageError("compare needs two profiles: <run-a>[:model] <run-b>[:model]");
     case "generate":
       return target ? usageError("generate takes no file argument (use --out)") : generateCommand(values);
     case "demo":
@@ -226,6 +239,56 @@ async function report(
     if (e instanceof ReportInputError) return badInput(e.message);
     throw e;
   }
+}
+
+async function compare(
+  refA: string,
+  refB: string,
+  options: { format?: string; out?: string; metric?: string; k?: string },
+): Promise<number> {
+  const format = options.format ?? "md";
+  if (!isCompareFormat(format)) return badInput(`unknown comparison format \`${format}\` (formats: ${COMPARE_FORMATS.join(", ")})`);
+  const metric = options.metric;
+  if (metric !== undefined && metric !== "acc" && metric !== "acc_norm")
+    return badInput(`unknown metric \`${metric}\` (compare: acc or acc_norm)`);
+  const k = options.k === undefined ? undefined : Number(options.k);
+  if (k !== undefined && (options.k!.trim() === "" || !Number.isFinite(k) || k <= 0 || k >= 1)) {
+    return badInput(`--k must be a number in (0, 1), one of the runs' k values; got \`${options.k}\``);
+  }
+  try {
+    const a = await profileRef(refA);
+    const b = await profileRef(refB);
+    if (typeof a === "string") return badInput(a);
+    if (typeof b === "string") return badInput(b);
+    const comparison = await compareProfiles(a, b, { ...(k !== undefined ? { k } : {}), ...(metric ? { metric } : {}) });
+    const text = renderComparison(comparison, format);
+    if (options.out === undefined || options.out === "-") {
+      process.stdout.write(text);
+      return EXIT.ok;
+    }
+    const out = path.resolve(options.out);
+    await writeFileAtomic(out, text);
+    process.stdout.write(`${out}\n`);
+    return EXIT.ok;
+  } catch (e) {
+    if (e instanceof ReportInputError) return badInput(e.message);
+    throw e;
+  }
+}
+
+/** `run[:model]`: a run folder, its results.json or a run id, and optionally one of its models; a string says what is wrong. */
+async function profileRef(ref: string): Promise<ProfileRef | string> {
+  const whole = await runTarget(ref);
+  if (whole) return { run: await loadRun(whole) };
+  const colon = ref.lastIndexOf(":");
+  const target = colon > 0 ? await runTarget(ref.slice(0, colon)) : undefined;
+  if (!target)
+    return `no run folder \`${ref}\` (give a run folder, its results.json or a run id under ./.bprof/runs, then :model to pick a model)`;
+  return { run: await loadRun(target), model: ref.slice(colon + 1) };
+}
+
+async function runTarget(ref: string): Promise<string | undefined> {
+  return (await isFile(ref)) ? path.resolve(ref) : await resolveRunDir(ref, undefined);
 }
 
 async function withRunner(runner: string | undefined, start: (options: RunOptions) => Promise<RunOutcome>): Promise<number> {

@@ -1,0 +1,143 @@
+// A comparison of two profiles (report/compare.ts) as Markdown, CSV or JSON.
+import type { AbilityImpact } from "../analysis/ais";
+import type { Comparison, ComparisonCell } from "./compare";
+import { csvField } from "./csv";
+import { escapeMarkdown } from "./markdown";
+
+export const COMPARE_FORMATS = ["md", "csv", "json"] as const;
+export type CompareFormat = (typeof COMPARE_FORMATS)[number];
+
+export function isCompareFormat(format: string): format is CompareFormat {
+  return (COMPARE_FORMATS as readonly string[]).includes(format);
+}
+
+export function renderComparison(comparison: Comparison, format: CompareFormat): string {
+  if (format === "json") return JSON.stringify(comparisonJson(comparison), null, 2) + "\n";
+  if (format === "csv") return comparisonCsv(comparison);
+  return comparisonMarkdown(comparison);
+}
+
+function comparisonMarkdown(c: Comparison): string {
+  const side = (s: Comparison["a"]) => `${escapeMarkdown(s.model)} of run ${escapeMarkdown(s.run)} (${escapeMarkdown(s.method)} rule)`;
+  const lines = [
+    "# Two profiles compared",
+    "",
+    `A: ${side(c.a)}. B: ${side(c.b)}. k = ${c.k}, top selection.`,
+    "",
+    `Each cell is AIS(A) − AIS(B) with its ${Math.round(c.confidence * 100)}% bootstrap interval over the benchmark's documents ` +
+      `(${c.resamples} resamples; paired where both scored the same documents). ` +
+      "**Bold**: the interval excludes 0. ⇄: the two AIS have opposite signs.",
+    "",
+    `| ability removed | ${c.benchmarks.map((b) => escapeMarkdown(b.benchmark)).join(" | ")} |`,
+    `|---|${c.benchmarks.map(() => "---:").join("|")}|`,
+  ];
+  for (const ability of c.abilities) {
+    const cells = c.benchmarks.map((b) =>
+      markdownCell(c.cells.find((cell) => cell.ability === ability && cell.benchmark === b.benchmark)!),
+    );
+    lines.push(`| ${escapeMarkdown(ability)} | ${cells.join(" | ")} |`);
+  }
+  lines.push(
+    "",
+    "## How alike the two profiles rank the abilities",
+    "",
+    "| benchmark | metric | documents | Spearman's ρ | abilities |",
+    "|---|---|---|---:|---:|",
+  );
+  for (const b of c.benchmarks) {
+    const rho = b.rankCorrelation === null ? "n/a" : b.rankCorrelation.toFixed(2);
+    lines.push(
+      `| ${escapeMarkdown(b.benchmark)} | ${b.metric} | ${b.paired ? "the same (paired)" : "different (unpaired)"} | ${rho} | ${b.abilities} |`,
+    );
+  }
+  const flipped = c.cells.filter((cell) => cell.signDiffers);
+  lines.push("", "## Cells whose sign differs", "");
+  if (flipped.length === 0) lines.push("None.");
+  for (const cell of flipped)
+    lines.push(`- ${escapeMarkdown(cell.ability)} on ${escapeMarkdown(cell.benchmark)}: A ${impact(cell.a)}, B ${impact(cell.b)}`);
+  if (c.unmatched.length > 0) {
+    lines.push("", "## Not compared", "");
+    for (const reason of c.unmatched) lines.push(`- ${escapeMarkdown(reason)}`);
+  }
+  return lines.join("\n") + "\n";
+}
+
+function markdownCell(cell: ComparisonCell): string {
+  if (cell.difference === null) return "n/a";
+  const interval = cell.interval ? ` [${signed(cell.interval.low)}, ${signed(cell.interval.high)}]` : "";
+  const value = cell.significant ? `**${signed(cell.difference)}**` : signed(cell.difference);
+  return `${value}${interval}${cell.signDiffers ? " ⇄" : ""}`;
+}
+
+function comparisonCsv(c: Comparison): string {
+  const header = [
+    "ability",
+    "benchmark",
+    "metric",
+    "paired",
+    "ais_a",
+    "ais_b",
+    "difference",
+    "ci_low",
+    "ci_high",
+    "significant",
+    "sign_differs",
+  ];
+  const metricOf = new Map(c.benchmarks.map((b) => [b.benchmark, b.metric]));
+  const rows = c.cells.map((cell) =>
+    [
+      cell.ability,
+      cell.benchmark,
+      metricOf.get(cell.benchmark) ?? "",
+      cell.paired,
+      cell.a.defined ? cell.a.value : null,
+      cell.b.defined ? cell.b.value : null,
+      cell.difference,
+      cell.interval?.low ?? null,
+      cell.interval?.high ?? null,
+      cell.significant,
+      cell.signDiffers,
+    ].map(csvField),
+  );
+  return [header, ...rows].map((row) => row.join(",")).join("\n") + "\n";
+}
+
+function comparisonJson(c: Comparison): object {
+  const value = (impact: AbilityImpact) => (impact.defined ? impact.value : null);
+  return {
+    schema: "bprof.comparison",
+    schema_version: 1,
+    a: c.a,
+    b: c.b,
+    k: c.k,
+    resamples: c.resamples,
+    confidence: c.confidence,
+    abilities: c.abilities,
+    benchmarks: c.benchmarks.map((b) => ({
+      name: b.benchmark,
+      metric: b.metric,
+      paired: b.paired,
+      rank_correlation: b.rankCorrelation,
+      abilities: b.abilities,
+    })),
+    cells: c.cells.map((cell) => ({
+      ability: cell.ability,
+      benchmark: cell.benchmark,
+      ais_a: value(cell.a),
+      ais_b: value(cell.b),
+      difference: cell.difference,
+      ci: cell.interval,
+      significant: cell.significant,
+      sign_differs: cell.signDiffers,
+    })),
+    unmatched: c.unmatched,
+  };
+}
+
+function signed(x: number): string {
+  return (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(2);
+}
+
+function impact(x: AbilityImpact): string {
+  return x.defined ? signed(x.value) : "undefined";
+}
