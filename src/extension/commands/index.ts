@@ -2,6 +2,7 @@
 // CodeLens lines, the trees and the quick fixes invoke.
 import * as vscode from "vscode";
 import type { CommandFactory } from "../ctx";
+import { compareRuns } from "./compare";
 import { createDataset, generateMoreItems } from "./datasets";
 import { newConfig } from "./newConfig";
 import { openDemo, profile } from "./profile";
@@ -49,6 +50,7 @@ export function createCommands(): Record<string, CommandFactory> {
     deleteRun,
     revealRun,
     copyRunId,
+    compareRuns,
     openDocument,
     pickCasesRun,
     buildRunner,
