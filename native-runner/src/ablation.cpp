@@ -16,43 +16,25 @@ namespace {
 
 std::string layer_prefix(size_t layer) { return "model.layers." + std::to_string(layer) + "."; }
 
-// The three MLP weight matrices of a layer, in candidate order.
-std::vector<std::pair<std::string, at::Tensor>> mlp_weights(const LlamaLayer& layer, size_t index) {
-  const std::string p = layer_prefix(index) + "mlp.";
-  return {{p + "gate_proj.weight", layer.gate_proj}, {p + "up_proj.weight", layer.up_proj}, {p + "down_proj.weight", layer.down_proj}};
+// The MLP weight matrices of a layer, in candidate order (the table's, config.h layer_tensors).
+std::vector<std::pair<std::string, at::Tensor>> mlp_weights(const std::vector<LayerTensor>& table, const LlamaLayer& layer, size_t index) {
+  std::vector<std::pair<std::string, at::Tensor>> out;
+  for (const LayerTensor& t : table)
+    if (t.role == TensorRole::mlp_weight) out.emplace_back(layer_prefix(index) + t.name, layer_slot(layer, t.slot));
+  return out;
 }
 
 }  // namespace
 
 std::vector<std::pair<std::string, at::Tensor>> Engine::Impl::named_parameters() const {
   const LlamaWeights& w = model->weights();
+  const std::vector<LayerTensor> table = layer_tensors(model->config());
   std::vector<std::pair<std::string, at::Tensor>> out;
-  auto add = [&](const std::string& name, const at::Tensor& t) {
-    if (t.defined()) out.emplace_back(name, t);  // optional tensors (biases, q/k norms) are undefined when absent
-  };
-  add("model.embed_tokens.weight", w.embed_tokens);
-  for (size_t i = 0; i < w.layers.size(); i++) {
-    const LlamaLayer& l = w.layers[i];
-    const std::string p = layer_prefix(i);
-    add(p + "input_layernorm.weight", l.input_norm);
-    add(p + "self_attn.q_proj.weight", l.q_proj);
-    add(p + "self_attn.q_proj.bias", l.q_bias);
-    add(p + "self_attn.k_proj.weight", l.k_proj);
-    add(p + "self_attn.k_proj.bias", l.k_bias);
-    add(p + "self_attn.v_proj.weight", l.v_proj);
-    add(p + "self_attn.v_proj.bias", l.v_bias);
-    add(p + "self_attn.o_proj.weight", l.o_proj);
-    add(p + "self_attn.o_proj.bias", l.o_bias);
-    add(p + "self_attn.q_norm.weight", l.q_norm);
-    add(p + "self_attn.k_norm.weight", l.k_norm);
-    add(p + "post_attention_layernorm.weight", l.post_attention_norm);
-    for (const auto& [name, tensor] : mlp_weights(l, i)) add(name, tensor);
-    add(p + "mlp.gate_proj.bias", l.gate_bias);
-    add(p + "mlp.up_proj.bias", l.up_bias);
-    add(p + "mlp.down_proj.bias", l.down_bias);
-  }
-  add("model.norm.weight", w.norm);
-  if (!w.lm_head.is_same(w.embed_tokens)) add("lm_head.weight", w.lm_head);  // tied: stored once, as HF does
+  out.emplace_back("model.embed_tokens.weight", w.embed_tokens);
+  for (size_t i = 0; i < w.layers.size(); i++)
+    for (const LayerTensor& t : table) out.emplace_back(layer_prefix(i) + t.name, layer_slot(w.layers[i], t.slot));
+  out.emplace_back("model.norm.weight", w.norm);
+  if (!w.lm_head.is_same(w.embed_tokens)) out.emplace_back("lm_head.weight", w.lm_head);  // tied: stored once, as HF does
   return out;
 }
 
@@ -69,10 +51,11 @@ std::vector<CandidateTensor> Engine::candidates(int64_t front_removal, int64_t b
     throw RunnerError(ErrorCode::bad_job, "ablation.front_removal (" + std::to_string(front_removal) + ") + back_removal (" +
                                               std::to_string(back_removal) + ") leave none of the model's " + std::to_string(n_layers) +
                                               " layers as candidates");
+  const std::vector<LayerTensor> table = layer_tensors(impl_->model->config());
   std::vector<CandidateTensor> out;
   int64_t offset = 0;
   for (int64_t i = front_removal; i < n_layers - back_removal; i++) {
-    for (const auto& [name, tensor] : mlp_weights(layers[static_cast<size_t>(i)], static_cast<size_t>(i))) {
+    for (const auto& [name, tensor] : mlp_weights(table, layers[static_cast<size_t>(i)], static_cast<size_t>(i))) {
       out.push_back({name, tensor.numel(), offset});
       offset += tensor.numel();
     }
@@ -82,9 +65,10 @@ std::vector<CandidateTensor> Engine::candidates(int64_t front_removal, int64_t b
 
 at::Tensor Engine::Impl::candidate_tensor(const CandidateTensor& candidate) const {
   const std::vector<LlamaLayer>& layers = model->weights().layers;
+  const std::vector<LayerTensor> table = layer_tensors(model->config());
   for (size_t i = 0; i < layers.size(); i++) {
     if (candidate.name.rfind(layer_prefix(i), 0) != 0) continue;
-    for (const auto& [name, tensor] : mlp_weights(layers[i], i))
+    for (const auto& [name, tensor] : mlp_weights(table, layers[i], i))
       if (name == candidate.name) return tensor;
   }
   throw RunnerError(ErrorCode::internal, "no model tensor is named " + candidate.name);

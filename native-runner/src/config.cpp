@@ -107,7 +107,152 @@ RopeScaling parse_rope_scaling(const json& obj, const std::string& source) {
                     source + ": rope scaling type '" + type + "' is not supported (supported: default, linear, llama3)");
 }
 
+// ----------------------------------------------------------------------------
+// The families: what each model_type adds to the shared Llama layout, as transformers'
+// configuration and modeling files of that family decide it.
+
+// LlamaAttention: attention_bias puts a bias on all four projections; LlamaMLP: mlp_bias.
+void llama_switches(ModelConfig& c, const Fields& f, const json&) {
+  bool attention_bias = f.boolean("attention_bias", false);
+  c.qkv_bias = attention_bias;
+  c.o_bias = attention_bias;
+  c.mlp_bias = f.boolean("mlp_bias", false);
+}
+
+// GraniteAttention / GraniteMLP: Llama's biases; and four multipliers (GraniteConfig, all 1.0 by
+// default): GraniteModel multiplies the embeddings by embedding_multiplier, each decoder layer adds
+// residual_multiplier times the attention's and the MLP's output, the attention scales its scores
+// by attention_multiplier (in place of 1/sqrt(head_dim)), GraniteForCausalLM divides the logits by
+// logits_scaling.
+void granite_switches(ModelConfig& c, const Fields& f, const json& root) {
+  llama_switches(c, f, root);
+  c.embedding_multiplier = f.positive_number("embedding_multiplier", 1.0);
+  c.residual_multiplier = f.positive_number("residual_multiplier", 1.0);
+  c.attention_multiplier = f.positive_number("attention_multiplier", 1.0);
+  c.logits_scaling = f.positive_number("logits_scaling", 1.0);
+}
+
+// MistralAttention and MistralMLP have no biases (an attention_bias field is not read).
+// sliding_window: default 4096 (Mistral 7B v0.1); null (v0.2 on) turns it off. Every layer uses
+// it. The mask is HF's current one, key j visible to query i when i - window < j <= i, i.e.
+// `window` keys including the query's own (some transformers 4.3x versions built the eager mask
+// with one key more).
+void mistral_switches(ModelConfig& c, const Fields& f, const json&) { c.sliding_window = f.window("sliding_window", 4096); }
+
+// Sliding window (Qwen2Config / Qwen3Config): only when use_sliding_window is true (default
+// false), the config then keeps sliding_window (default 4096; null: none), otherwise sets it to
+// None. Which layers use it: layer_types[i] == "sliding_attention" when config.json lists
+// layer_types (transformers >= 4.53 writes it); otherwise HF derives layer_types as
+// "sliding_attention" for i >= max_window_layers (default 28), i.e. the layers from
+// max_window_layers on slide and the ones below attend fully, whatever the docstring's "bottom
+// layers use SWA" suggests. (Older transformers applied that same layer rule in the
+// flash-attention path only.)
+void qwen_window(ModelConfig& c, const Fields& f, const json& root) {
+  const bool use_sliding_window = f.boolean("use_sliding_window", false);
+  const int64_t window = f.window("sliding_window", 4096);
+  const int64_t max_window_layers = f.non_negative_int("max_window_layers", 28);
+  std::vector<bool> sliding(static_cast<size_t>(c.num_hidden_layers));
+  if (f.has("layer_types")) {
+    const json& types = root.at("layer_types");
+    if (!types.is_array() || static_cast<int64_t>(types.size()) != c.num_hidden_layers)
+      throw f.error("layer_types", "must be a list of num_hidden_layers (" + std::to_string(c.num_hidden_layers) + ") strings, got " +
+                                       describe_json(types));
+    for (size_t i = 0; i < types.size(); i++) {
+      const json& t = types[i];
+      if (t == "sliding_attention")
+        sliding[i] = true;
+      else if (t != "full_attention")
+        throw f.error("layer_types",
+                      "[" + std::to_string(i) + "] must be \"full_attention\" or \"sliding_attention\", got " + describe_json(t));
+    }
+  } else {
+    for (int64_t i = max_window_layers; i < c.num_hidden_layers; i++) sliding[static_cast<size_t>(i)] = true;
+  }
+  if (use_sliding_window && window > 0 && std::find(sliding.begin(), sliding.end(), true) != sliding.end()) {
+    c.sliding_window = window;
+    c.sliding_layers = std::move(sliding);
+  }
+}
+
+// Qwen2Attention: bias on q/k/v, none on o_proj; Qwen2MLP none.
+void qwen2_switches(ModelConfig& c, const Fields& f, const json& root) {
+  c.qkv_bias = true;
+  qwen_window(c, f, root);
+}
+
+// Qwen3Attention: all four biased by attention_bias, and q_norm/k_norm (RMSNorm over head_dim, eps
+// rms_norm_eps) on each head of q and k before RoPE; Qwen3MLP none.
+void qwen3_switches(ModelConfig& c, const Fields& f, const json& root) {
+  bool attention_bias = f.boolean("attention_bias", false);
+  c.qkv_bias = attention_bias;
+  c.o_bias = attention_bias;
+  c.qk_norm = true;
+  qwen_window(c, f, root);
+}
+
+struct Family {
+  const char* type;  // config.json's model_type
+  // Class defaults for a size config.json leaves out (0: derived). num_key_value_heads: absent
+  // means the class default (null always means num_attention_heads); head_dim: absent means
+  // hidden_size / num_attention_heads unless the class has its own.
+  int64_t kv_heads;
+  int64_t head_dim;
+  void (*switches)(ModelConfig& c, const Fields& f, const json& root);
+};
+
+// The table. Adding a family: its entry here, its switches in ModelConfig and layer_tensors, and a
+// golden model in test/support/transformersGolden.py.
+const Family kFamilies[] = {
+    {"llama", 0, 0, llama_switches},      // LlamaConfig: no kv default (num_attention_heads)
+    {"mistral", 8, 0, mistral_switches},  // MistralConfig: num_key_value_heads=8
+    {"qwen2", 32, 0, qwen2_switches},     // Qwen2Config: num_key_value_heads=32
+    {"qwen3", 32, 128, qwen3_switches},   // Qwen3Config: num_key_value_heads=32, head_dim=128
+    {"granite", 0, 0, granite_switches},  // GraniteConfig: no kv default (num_attention_heads)
+};
+
+const Family* find_family(const std::string& type) {
+  for (const Family& family : kFamilies)
+    if (type == family.type) return &family;
+  return nullptr;
+}
+
 }  // namespace
+
+std::string supported_model_types() {
+  std::string out;
+  for (const Family& family : kFamilies) out += (out.empty() ? "" : ", ") + std::string(family.type);
+  return out;
+}
+
+std::vector<LayerTensor> layer_tensors(const ModelConfig& c) {
+  const int64_t H = c.hidden_size, I = c.intermediate_size;
+  const int64_t q_dim = c.num_attention_heads * c.head_dim, kv_dim = c.num_key_value_heads * c.head_dim;
+  std::vector<LayerTensor> out;
+  auto add = [&](bool wanted, const char* name, std::vector<int64_t> shape, TensorRole role, LayerSlot slot) {
+    if (wanted) out.push_back({name, std::move(shape), role, slot});
+  };
+  using R = TensorRole;
+  using S = LayerSlot;
+  add(true, "self_attn.q_proj.weight", {q_dim, H}, R::attention, S::q_proj);
+  add(c.qkv_bias, "self_attn.q_proj.bias", {q_dim}, R::bias, S::q_bias);
+  add(true, "self_attn.k_proj.weight", {kv_dim, H}, R::attention, S::k_proj);
+  add(c.qkv_bias, "self_attn.k_proj.bias", {kv_dim}, R::bias, S::k_bias);
+  add(true, "self_attn.v_proj.weight", {kv_dim, H}, R::attention, S::v_proj);
+  add(c.qkv_bias, "self_attn.v_proj.bias", {kv_dim}, R::bias, S::v_bias);
+  add(true, "self_attn.o_proj.weight", {H, q_dim}, R::attention, S::o_proj);
+  add(c.o_bias, "self_attn.o_proj.bias", {H}, R::bias, S::o_bias);
+  add(c.qk_norm, "self_attn.q_norm.weight", {c.head_dim}, R::norm, S::q_norm);
+  add(c.qk_norm, "self_attn.k_norm.weight", {c.head_dim}, R::norm, S::k_norm);
+  add(true, "mlp.gate_proj.weight", {I, H}, R::mlp_weight, S::gate_proj);
+  add(c.mlp_bias, "mlp.gate_proj.bias", {I}, R::bias, S::gate_bias);
+  add(true, "mlp.up_proj.weight", {I, H}, R::mlp_weight, S::up_proj);
+  add(c.mlp_bias, "mlp.up_proj.bias", {I}, R::bias, S::up_bias);
+  add(true, "mlp.down_proj.weight", {H, I}, R::mlp_weight, S::down_proj);
+  add(c.mlp_bias, "mlp.down_proj.bias", {H}, R::bias, S::down_bias);
+  add(true, "input_layernorm.weight", {H}, R::norm, S::input_norm);
+  add(true, "post_attention_layernorm.weight", {H}, R::norm, S::post_attention_norm);
+  return out;
+}
 
 ModelConfig parse_model_config(const std::string& text, const std::string& source) {
   json root;
@@ -122,11 +267,10 @@ ModelConfig parse_model_config(const std::string& text, const std::string& sourc
   ModelConfig c;
   c.model_type = f.string("model_type", "");
   if (c.model_type.empty()) throw f.error("model_type", "is missing");
-  const bool llama = c.model_type == "llama", mistral = c.model_type == "mistral";
-  const bool qwen2 = c.model_type == "qwen2", qwen3 = c.model_type == "qwen3";
-  if (!llama && !mistral && !qwen2 && !qwen3)
+  const Family* family = find_family(c.model_type);
+  if (!family)
     throw RunnerError(ErrorCode::bad_model,
-                      source + ": model_type '" + c.model_type + "' is not supported (supported: llama, mistral, qwen2, qwen3)");
+                      source + ": model_type '" + c.model_type + "' is not supported (supported: " + supported_model_types() + ")");
 
   // Defaults below are those of transformers' LlamaConfig, MistralConfig, Qwen2Config and
   // Qwen3Config for a field that config.json leaves out (save_pretrained writes every field the
@@ -139,12 +283,12 @@ ModelConfig parse_model_config(const std::string& text, const std::string& sourc
   c.num_attention_heads = f.positive_int("num_attention_heads");
   // num_key_value_heads: null means num_attention_heads in every family (`if num_key_value_heads is
   // None`); absent means the class default: Llama none (so num_attention_heads), Mistral 8, Qwen 32.
-  const int64_t kv_default = mistral ? 8 : (qwen2 || qwen3) ? 32 : c.num_attention_heads;
+  const int64_t kv_default = family->kv_heads > 0 ? family->kv_heads : c.num_attention_heads;
   const bool kv_defaulted = !f.has("num_key_value_heads") && !f.is_null("num_key_value_heads");
   c.num_key_value_heads = f.is_null("num_key_value_heads") ? c.num_attention_heads : f.positive_int("num_key_value_heads", kv_default);
   // head_dim: hidden_size / num_attention_heads unless given (Llama, Mistral, Qwen2 read an explicit
   // head_dim the same way); Qwen3Config's own default is 128, independent of hidden_size.
-  c.head_dim = f.positive_int("head_dim", qwen3 ? 128 : c.hidden_size / c.num_attention_heads);
+  c.head_dim = f.positive_int("head_dim", family->head_dim > 0 ? family->head_dim : c.hidden_size / c.num_attention_heads);
   c.rms_norm_eps = f.positive_number("rms_norm_eps", 1e-6);         // 1e-6 in all four classes
   c.tie_word_embeddings = f.boolean("tie_word_embeddings", false);  // false in all four classes
   c.max_position_embeddings = f.has("max_position_embeddings") ? f.positive_int("max_position_embeddings") : 0;
@@ -172,64 +316,7 @@ ModelConfig parse_model_config(const std::string& text, const std::string& sourc
     c.rope_scaling = parse_rope_scaling(root.at("rope_scaling"), source);
   }
 
-  if (llama) {
-    // LlamaAttention: attention_bias puts a bias on all four projections; LlamaMLP: mlp_bias.
-    bool attention_bias = f.boolean("attention_bias", false);
-    c.qkv_bias = attention_bias;
-    c.o_bias = attention_bias;
-    c.mlp_bias = f.boolean("mlp_bias", false);
-  } else if (mistral) {
-    // MistralAttention and MistralMLP have no biases (an attention_bias field is not read).
-    // sliding_window: default 4096 (Mistral 7B v0.1); null (v0.2 on) turns it off. Every layer
-    // uses it. The mask is HF's current one, key j visible to query i when i - window < j <= i,
-    // i.e. `window` keys including the query's own (some transformers 4.3x versions built the
-    // eager mask with one key more).
-    c.sliding_window = f.window("sliding_window", 4096);
-  } else {
-    // Qwen2Attention: bias on q/k/v, none on o_proj; Qwen2MLP none. Qwen3Attention: all four
-    // biased by attention_bias, and q_norm/k_norm (RMSNorm over head_dim, eps rms_norm_eps) on each
-    // head of q and k before RoPE; Qwen3MLP none.
-    if (qwen2) {
-      c.qkv_bias = true;
-    } else {
-      bool attention_bias = f.boolean("attention_bias", false);
-      c.qkv_bias = attention_bias;
-      c.o_bias = attention_bias;
-      c.qk_norm = true;
-    }
-    // Sliding window (Qwen2Config / Qwen3Config): only when use_sliding_window is true (default
-    // false), the config then keeps sliding_window (default 4096; null: none), otherwise sets it to
-    // None. Which layers use it: layer_types[i] == "sliding_attention" when config.json lists
-    // layer_types (transformers >= 4.53 writes it); otherwise HF derives layer_types as
-    // "sliding_attention" for i >= max_window_layers (default 28), i.e. the layers from
-    // max_window_layers on slide and the ones below attend fully, whatever the docstring's
-    // "bottom layers use SWA" suggests. (Older transformers applied that same layer rule in the
-    // flash-attention path only.)
-    const bool use_sliding_window = f.boolean("use_sliding_window", false);
-    const int64_t window = f.window("sliding_window", 4096);
-    const int64_t max_window_layers = f.non_negative_int("max_window_layers", 28);
-    std::vector<bool> sliding(static_cast<size_t>(c.num_hidden_layers));
-    if (f.has("layer_types")) {
-      const json& types = root.at("layer_types");
-      if (!types.is_array() || static_cast<int64_t>(types.size()) != c.num_hidden_layers)
-        throw f.error("layer_types", "must be a list of num_hidden_layers (" + std::to_string(c.num_hidden_layers) + ") strings, got " +
-                                         describe_json(types));
-      for (size_t i = 0; i < types.size(); i++) {
-        const json& t = types[i];
-        if (t == "sliding_attention")
-          sliding[i] = true;
-        else if (t != "full_attention")
-          throw f.error("layer_types",
-                        "[" + std::to_string(i) + "] must be \"full_attention\" or \"sliding_attention\", got " + describe_json(t));
-      }
-    } else {
-      for (int64_t i = max_window_layers; i < c.num_hidden_layers; i++) sliding[static_cast<size_t>(i)] = true;
-    }
-    if (use_sliding_window && window > 0 && std::find(sliding.begin(), sliding.end(), true) != sliding.end()) {
-      c.sliding_window = window;
-      c.sliding_layers = std::move(sliding);
-    }
-  }
+  family->switches(c, f, root);
   return c;
 }
 

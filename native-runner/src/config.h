@@ -1,8 +1,9 @@
 // Model configuration read from a Hugging Face config.json. Torch-free.
 //
-// Four decoder families share one forward pass: llama, mistral, qwen2, qwen3 (model_type). They
-// differ only in the switches below the shared fields, which the parser sets per model_type the
-// way transformers' configuration and modeling files do (config.cpp says where each comes from).
+// Five decoder families share one forward pass: llama, mistral, qwen2, qwen3, granite (model_type).
+// They differ only in the switches below the shared fields, which the parser sets per model_type
+// from its entry in the family table (config.cpp, kFamilies) the way transformers' configuration
+// and modeling files do; layer_tensors lists each family's tensors.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +46,11 @@ struct ModelConfig {
   bool o_bias = false;    // bias on o_proj (Llama/Qwen3 attention_bias; Qwen2 never)
   bool mlp_bias = false;  // bias on gate/up/down (Llama mlp_bias)
   bool qk_norm = false;   // Qwen3: RMSNorm over head_dim on each head of q and k, before RoPE
+  // Granite's multipliers (neutral in every other family).
+  double embedding_multiplier = 1.0;  // the embeddings times this
+  double residual_multiplier = 1.0;   // attention's and the MLP's outputs times this before each residual add
+  double attention_multiplier = 0.0;  // the attention scores' scale; 0: 1 / sqrt(head_dim)
+  double logits_scaling = 1.0;        // the logits divided by this
   // Sliding-window attention: a query at position i sees key j only when i - window < j <= i.
   int64_t sliding_window = 0;        // 0: full causal attention in every layer
   std::vector<bool> sliding_layers;  // the layers that use the window; empty: all of them
@@ -56,6 +62,50 @@ struct ModelConfig {
     return layer >= 0 && layer < static_cast<int64_t>(sliding_layers.size()) && sliding_layers[layer] ? sliding_window : 0;
   }
 };
+
+// ----------------------------------------------------------------------------
+// The families' tensors: one table the loader, the forward pass's weights, the parameter count,
+// the candidates, checkpoints and training all read.
+
+// What a tensor is for (the MLP weights are the ranking's candidates).
+enum class TensorRole { embedding, norm, attention, mlp_weight, bias, lm_head };
+
+// Where LlamaLayer keeps a layer's tensor (llama.h maps each to its member).
+enum class LayerSlot {
+  q_proj,
+  q_bias,
+  k_proj,
+  k_bias,
+  v_proj,
+  v_bias,
+  o_proj,
+  o_bias,
+  q_norm,
+  k_norm,
+  gate_proj,
+  gate_bias,
+  up_proj,
+  up_bias,
+  down_proj,
+  down_bias,
+  input_norm,
+  post_attention_norm,
+};
+
+struct LayerTensor {
+  std::string name;  // Hugging Face name after "model.layers.N."
+  std::vector<int64_t> shape;
+  TensorRole role;
+  LayerSlot slot;
+};
+
+// Every tensor of one decoder layer of the config's family (its biases and norms as the family and
+// the config's switches say), in the order of the model's state_dict. The MLP weights among them,
+// in this order (gate, up, down), are the layer's candidates.
+std::vector<LayerTensor> layer_tensors(const ModelConfig& config);
+
+// The model types config.json may name, in the table's order ("llama, mistral, ...").
+std::string supported_model_types();
 
 // Parses config.json text; `source` names the file in error messages.
 // Throws RunnerError(bad_model) naming the field that is missing, mistyped or unsupported.

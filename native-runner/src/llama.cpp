@@ -267,7 +267,7 @@ at::Tensor LlamaModel::attention(int64_t layer_index, const LlamaLayer& layer, c
   // attention), probabilities back in the compute dtype for the product with v
   const bool window = config_.window_of_layer(layer_index) > 0;
   const at::Tensor& blocked = window ? pass.blocked_window : pass.blocked;
-  const double scale = std::pow(static_cast<double>(hd), -0.5);
+  const double scale = config_.attention_multiplier > 0 ? config_.attention_multiplier : std::pow(static_cast<double>(hd), -0.5);
   at::Tensor out;  // [B, L, heads * hd]
   if (inference && q.is_cpu() && q.scalar_type() == at::kFloat) {
     at::Tensor& bias = window ? pass.bias_window : pass.bias;
@@ -336,18 +336,22 @@ at::Tensor LlamaModel::mlp(size_t layer_index, const LlamaLayer& layer, const at
 at::Tensor LlamaModel::run_layers(at::Tensor x, const Pass& pass) const {
   const double eps = config_.rms_norm_eps;
   const bool inference = !at::GradMode::is_enabled();
+  const double residual = config_.residual_multiplier;
+  const bool scaled_residual = residual != 1.0;
   for (size_t i = 0; i < weights_.layers.size(); i++) {
     const LlamaLayer& layer = weights_.layers[i];
     at::Tensor attended = attention(static_cast<int64_t>(i), layer, rms_norm(x, layer.input_norm, eps), pass);
+    if (scaled_residual) attended = inference ? attended.mul_(residual) : attended * residual;  // Granite
     x = inference ? x.add_(attended) : x + attended;  // in place: x is this pass's own (the embedding's copy)
     at::Tensor mlp_out = mlp(i, layer, rms_norm(x, layer.post_attention_norm, eps));
+    if (scaled_residual) mlp_out = inference ? mlp_out.mul_(residual) : mlp_out * residual;
     x = inference ? x.add_(mlp_out) : x + mlp_out;
   }
   return rms_norm(x, weights_.norm, eps);
 }
 
 at::Tensor LlamaModel::hidden_states(const at::Tensor& tokens, KVCache* cache) const {
-  at::Tensor x = at::embedding(weights_.embed_tokens, tokens);  // [B, L, H]
+  at::Tensor x = embed(tokens);  // [B, L, H]
   const int64_t len = tokens.size(1);
 
   // RoPE tables for positions 0..L-1, and the causal mask: true above the diagonal, where a query
@@ -371,7 +375,7 @@ at::Tensor LlamaModel::hidden_states(const at::Tensor& tokens, KVCache* cache) c
 
 at::Tensor LlamaModel::continuation_hidden_states(const at::Tensor& tokens, const KVCache& cache, const at::Tensor& cache_rows,
                                                   const at::Tensor& context_lengths, KVCache* own_cache) const {
-  at::Tensor x = at::embedding(weights_.embed_tokens, tokens);  // [R, Lq, H]
+  at::Tensor x = embed(tokens);  // [R, Lq, H]
   const int64_t rows = tokens.size(0), len = tokens.size(1);
   const int64_t cached = cache.keys.at(0).size(2);  // Lc, the padded context length
   int64_t earlier = 0;                              // T, the rows' own tokens already cached
@@ -417,7 +421,7 @@ at::Tensor LlamaModel::continuation_hidden_states(const at::Tensor& tokens, cons
 }
 
 at::Tensor LlamaModel::tree_hidden_states(const at::Tensor& tokens, const at::Tensor& positions, const at::Tensor& branches) const {
-  at::Tensor x = at::embedding(weights_.embed_tokens, tokens);  // [B, L, H]
+  at::Tensor x = embed(tokens);  // [B, L, H]
   Pass pass;
   std::tie(pass.cos, pass.sin) = rope_tables(inv_freq_, positions.to(at::kFloat), x.scalar_type());  // [B, L, hd]
   pass.cos = pass.cos.unsqueeze(2);  // [B, L, 1, hd]: one table per row, shared by the heads
@@ -430,7 +434,19 @@ at::Tensor LlamaModel::tree_hidden_states(const at::Tensor& tokens, const at::Te
   return run_layers(x, pass);
 }
 
-at::Tensor LlamaModel::logits(const at::Tensor& hidden) const { return project(hidden, weights_.lm_head); }
+// Granite divides the logits by logits_scaling (a fresh tensor: in place without autograd).
+at::Tensor LlamaModel::logits(const at::Tensor& hidden) const {
+  at::Tensor out = project(hidden, weights_.lm_head);
+  if (config_.logits_scaling == 1.0) return out;
+  return at::GradMode::is_enabled() ? out / config_.logits_scaling : out.div_(config_.logits_scaling);
+}
+
+// The token embeddings, times Granite's embedding_multiplier (a fresh tensor: in place without autograd).
+at::Tensor LlamaModel::embed(const at::Tensor& tokens) const {
+  at::Tensor x = at::embedding(weights_.embed_tokens, tokens);
+  if (config_.embedding_multiplier == 1.0) return x;
+  return at::GradMode::is_enabled() ? x * config_.embedding_multiplier : x.mul_(config_.embedding_multiplier);
+}
 
 // ----------------------------------------------------------------------------
 // loading
@@ -529,12 +545,54 @@ class WeightLoader {
 
 }  // namespace
 
-LlamaWeights load_llama_weights(const ModelConfig& c, const Checkpoint& checkpoint, const LoadOptions& options) {
-  const int64_t H = c.hidden_size, I = c.intermediate_size, V = c.vocab_size;
-  const int64_t q_dim = c.num_attention_heads * c.head_dim, kv_dim = c.num_key_value_heads * c.head_dim;
+at::Tensor& layer_slot(LlamaLayer& l, LayerSlot slot) {
+  switch (slot) {
+    case LayerSlot::q_proj:
+      return l.q_proj;
+    case LayerSlot::q_bias:
+      return l.q_bias;
+    case LayerSlot::k_proj:
+      return l.k_proj;
+    case LayerSlot::k_bias:
+      return l.k_bias;
+    case LayerSlot::v_proj:
+      return l.v_proj;
+    case LayerSlot::v_bias:
+      return l.v_bias;
+    case LayerSlot::o_proj:
+      return l.o_proj;
+    case LayerSlot::o_bias:
+      return l.o_bias;
+    case LayerSlot::q_norm:
+      return l.q_norm;
+    case LayerSlot::k_norm:
+      return l.k_norm;
+    case LayerSlot::gate_proj:
+      return l.gate_proj;
+    case LayerSlot::gate_bias:
+      return l.gate_bias;
+    case LayerSlot::up_proj:
+      return l.up_proj;
+    case LayerSlot::up_bias:
+      return l.up_bias;
+    case LayerSlot::down_proj:
+      return l.down_proj;
+    case LayerSlot::down_bias:
+      return l.down_bias;
+    case LayerSlot::input_norm:
+      return l.input_norm;
+    case LayerSlot::post_attention_norm:
+      return l.post_attention_norm;
+  }
+  throw RunnerError(ErrorCode::internal, "unknown layer slot");
+}
 
-  int64_t per_layer = 9 + (c.qkv_bias ? 3 : 0) + (c.o_bias ? 1 : 0) + (c.mlp_bias ? 3 : 0) + (c.qk_norm ? 2 : 0);
-  int64_t total = 2 + (c.tie_word_embeddings ? 0 : 1) + per_layer * c.num_hidden_layers;
+const at::Tensor& layer_slot(const LlamaLayer& l, LayerSlot slot) { return layer_slot(const_cast<LlamaLayer&>(l), slot); }
+
+LlamaWeights load_llama_weights(const ModelConfig& c, const Checkpoint& checkpoint, const LoadOptions& options) {
+  const int64_t H = c.hidden_size, V = c.vocab_size;
+  const std::vector<LayerTensor> table = layer_tensors(c);
+  const int64_t total = 2 + (c.tie_word_embeddings ? 0 : 1) + static_cast<int64_t>(table.size()) * c.num_hidden_layers;
   WeightLoader loader(checkpoint, options, total);
 
   LlamaWeights w;
@@ -542,24 +600,7 @@ LlamaWeights load_llama_weights(const ModelConfig& c, const Checkpoint& checkpoi
   for (int64_t i = 0; i < c.num_hidden_layers; i++) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     LlamaLayer l;
-    l.input_norm = loader.take(p + "input_layernorm.weight", {H});
-    l.q_proj = loader.take(p + "self_attn.q_proj.weight", {q_dim, H});
-    l.k_proj = loader.take(p + "self_attn.k_proj.weight", {kv_dim, H});
-    l.v_proj = loader.take(p + "self_attn.v_proj.weight", {kv_dim, H});
-    l.q_bias = loader.take_if(c.qkv_bias, p + "self_attn.q_proj.bias", {q_dim});
-    l.k_bias = loader.take_if(c.qkv_bias, p + "self_attn.k_proj.bias", {kv_dim});
-    l.v_bias = loader.take_if(c.qkv_bias, p + "self_attn.v_proj.bias", {kv_dim});
-    l.o_proj = loader.take(p + "self_attn.o_proj.weight", {H, q_dim});
-    l.o_bias = loader.take_if(c.o_bias, p + "self_attn.o_proj.bias", {H});
-    l.q_norm = loader.take_if(c.qk_norm, p + "self_attn.q_norm.weight", {c.head_dim});
-    l.k_norm = loader.take_if(c.qk_norm, p + "self_attn.k_norm.weight", {c.head_dim});
-    l.post_attention_norm = loader.take(p + "post_attention_layernorm.weight", {H});
-    l.gate_proj = loader.take(p + "mlp.gate_proj.weight", {I, H});
-    l.up_proj = loader.take(p + "mlp.up_proj.weight", {I, H});
-    l.down_proj = loader.take(p + "mlp.down_proj.weight", {H, I});
-    l.gate_bias = loader.take_if(c.mlp_bias, p + "mlp.gate_proj.bias", {I});
-    l.up_bias = loader.take_if(c.mlp_bias, p + "mlp.up_proj.bias", {I});
-    l.down_bias = loader.take_if(c.mlp_bias, p + "mlp.down_proj.bias", {H});
+    for (const LayerTensor& t : table) layer_slot(l, t.slot) = loader.take(p + t.name, t.shape);
     w.layers.push_back(std::move(l));
   }
   w.norm = loader.take("model.norm.weight", {H});

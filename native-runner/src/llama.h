@@ -1,6 +1,6 @@
 // Llama-family decoder on libtorch (ATen only), numerically the same as Hugging Face's
-// LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM and Qwen3ForCausalLM in eager mode (the
-// families differ only in ModelConfig's switches). Weights keep their Hugging Face names when loaded.
+// LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM and GraniteForCausalLM in
+// eager mode (the families differ only in ModelConfig's switches). Weights keep their Hugging Face names when loaded.
 //
 // One of the few translation units that include libtorch headers: only ATen/core/Tensor.h here,
 // and individual operator headers in llama.cpp, which compile far faster than <torch/torch.h>.
@@ -29,6 +29,10 @@ struct LlamaLayer {
   at::Tensor down_proj;                      // [H, I]
   at::Tensor gate_bias, up_bias, down_bias;  // undefined unless config.mlp_bias
 };
+
+// The member of LlamaLayer that keeps a table tensor (config.h, layer_tensors).
+at::Tensor& layer_slot(LlamaLayer& layer, LayerSlot slot);
+const at::Tensor& layer_slot(const LlamaLayer& layer, LayerSlot slot);
 
 struct LlamaWeights {
   at::Tensor embed_tokens;  // [V, H]
@@ -117,7 +121,8 @@ class LlamaModel {
   LlamaWeights& weights() { return weights_; }  // in-place edits (ablation); shapes must not change
 
  private:
-  struct Pass;  // what the layers of one forward pass share (llama.cpp)
+  struct Pass;                                       // what the layers of one forward pass share (llama.cpp)
+  at::Tensor embed(const at::Tensor& tokens) const;  // [B, L] -> [B, L, H]
   at::Tensor run_layers(at::Tensor x, const Pass& pass) const;
   at::Tensor attention(int64_t layer_index, const LlamaLayer& layer, const at::Tensor& x, const Pass& pass) const;
   at::Tensor mlp(size_t layer_index, const LlamaLayer& layer, const at::Tensor& x) const;

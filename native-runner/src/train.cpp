@@ -34,34 +34,16 @@ int64_t TensorSpec::numel() const {
 }
 
 std::vector<TensorSpec> llama_tensor_specs(const ModelConfig& c) {
-  const int64_t H = c.hidden_size, I = c.intermediate_size, V = c.vocab_size;
-  const int64_t q_dim = c.num_attention_heads * c.head_dim, kv_dim = c.num_key_value_heads * c.head_dim;
+  const int64_t H = c.hidden_size, V = c.vocab_size;
+  const std::vector<LayerTensor> table = layer_tensors(c);
   std::vector<TensorSpec> specs;
-  auto add = [&](const std::string& name, std::vector<int64_t> shape, TensorRole role) { specs.push_back({name, std::move(shape), role}); };
-  add("model.embed_tokens.weight", {V, H}, TensorRole::embedding);
+  specs.push_back({"model.embed_tokens.weight", {V, H}, TensorRole::embedding});
   for (int64_t i = 0; i < c.num_hidden_layers; i++) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
-    add(p + "self_attn.q_proj.weight", {q_dim, H}, TensorRole::attention);
-    if (c.qkv_bias) add(p + "self_attn.q_proj.bias", {q_dim}, TensorRole::bias);
-    add(p + "self_attn.k_proj.weight", {kv_dim, H}, TensorRole::attention);
-    if (c.qkv_bias) add(p + "self_attn.k_proj.bias", {kv_dim}, TensorRole::bias);
-    add(p + "self_attn.v_proj.weight", {kv_dim, H}, TensorRole::attention);
-    if (c.qkv_bias) add(p + "self_attn.v_proj.bias", {kv_dim}, TensorRole::bias);
-    add(p + "self_attn.o_proj.weight", {H, q_dim}, TensorRole::attention);
-    if (c.o_bias) add(p + "self_attn.o_proj.bias", {H}, TensorRole::bias);
-    if (c.qk_norm) add(p + "self_attn.q_norm.weight", {c.head_dim}, TensorRole::norm);
-    if (c.qk_norm) add(p + "self_attn.k_norm.weight", {c.head_dim}, TensorRole::norm);
-    add(p + "mlp.gate_proj.weight", {I, H}, TensorRole::mlp_weight);
-    if (c.mlp_bias) add(p + "mlp.gate_proj.bias", {I}, TensorRole::bias);
-    add(p + "mlp.up_proj.weight", {I, H}, TensorRole::mlp_weight);
-    if (c.mlp_bias) add(p + "mlp.up_proj.bias", {I}, TensorRole::bias);
-    add(p + "mlp.down_proj.weight", {H, I}, TensorRole::mlp_weight);
-    if (c.mlp_bias) add(p + "mlp.down_proj.bias", {H}, TensorRole::bias);
-    add(p + "input_layernorm.weight", {H}, TensorRole::norm);
-    add(p + "post_attention_layernorm.weight", {H}, TensorRole::norm);
+    for (const LayerTensor& t : table) specs.push_back({p + t.name, t.shape, t.role});
   }
-  add("model.norm.weight", {H}, TensorRole::norm);
-  if (!c.tie_word_embeddings) add("lm_head.weight", {V, H}, TensorRole::lm_head);
+  specs.push_back({"model.norm.weight", {H}, TensorRole::norm});
+  if (!c.tie_word_embeddings) specs.push_back({"lm_head.weight", {V, H}, TensorRole::lm_head});
   return specs;
 }
 
@@ -248,30 +230,13 @@ class BatchStream {
 // Fills LlamaWeights from tensors named as in llama_tensor_specs.
 LlamaWeights assemble(const ModelConfig& c, const std::map<std::string, at::Tensor>& t) {
   auto get = [&](const std::string& name) { return t.at(name); };
-  auto get_if = [&](bool wanted, const std::string& name) { return wanted ? t.at(name) : at::Tensor(); };
+  const std::vector<LayerTensor> table = layer_tensors(c);
   LlamaWeights w;
   w.embed_tokens = get("model.embed_tokens.weight");
   for (int64_t i = 0; i < c.num_hidden_layers; i++) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     LlamaLayer l;
-    l.input_norm = get(p + "input_layernorm.weight");
-    l.q_proj = get(p + "self_attn.q_proj.weight");
-    l.k_proj = get(p + "self_attn.k_proj.weight");
-    l.v_proj = get(p + "self_attn.v_proj.weight");
-    l.q_bias = get_if(c.qkv_bias, p + "self_attn.q_proj.bias");
-    l.k_bias = get_if(c.qkv_bias, p + "self_attn.k_proj.bias");
-    l.v_bias = get_if(c.qkv_bias, p + "self_attn.v_proj.bias");
-    l.o_proj = get(p + "self_attn.o_proj.weight");
-    l.o_bias = get_if(c.o_bias, p + "self_attn.o_proj.bias");
-    l.q_norm = get_if(c.qk_norm, p + "self_attn.q_norm.weight");
-    l.k_norm = get_if(c.qk_norm, p + "self_attn.k_norm.weight");
-    l.post_attention_norm = get(p + "post_attention_layernorm.weight");
-    l.gate_proj = get(p + "mlp.gate_proj.weight");
-    l.up_proj = get(p + "mlp.up_proj.weight");
-    l.down_proj = get(p + "mlp.down_proj.weight");
-    l.gate_bias = get_if(c.mlp_bias, p + "mlp.gate_proj.bias");
-    l.up_bias = get_if(c.mlp_bias, p + "mlp.up_proj.bias");
-    l.down_bias = get_if(c.mlp_bias, p + "mlp.down_proj.bias");
+    for (const LayerTensor& lt : table) layer_slot(l, lt.slot) = get(p + lt.name);
     w.layers.push_back(std::move(l));
   }
   w.norm = get("model.norm.weight");

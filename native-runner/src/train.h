@@ -25,7 +25,7 @@ namespace bprof {
 // ----------------------------------------------------------------------------
 // the tensors of a Llama checkpoint (torch-free)
 
-enum class TensorRole { embedding, norm, attention, mlp_weight, bias, lm_head };
+// (TensorRole: config.h, with the families' layer table.)
 
 struct TensorSpec {
   std::string name;  // Hugging Face name

@@ -47,7 +47,7 @@ TEST(Config, RefusesOtherModelTypesByName) {
   json j = llama_config();
   j["model_type"] = "gpt2";
   expect_error([&] { parse_model_config(j.dump(), "config.json"); }, ErrorCode::bad_model,
-               {"config.json", "'gpt2'", "llama, mistral, qwen2, qwen3"});
+               {"config.json", "'gpt2'", "llama, mistral, qwen2, qwen3, granite"});
 }
 
 json family_config(const std::string& type) {
@@ -57,6 +57,31 @@ json family_config(const std::string& type) {
 }
 
 ModelConfig parse(const json& j) { return parse_model_config(j.dump(), "config.json"); }
+
+// Granite: Llama's layout and biases, its four multipliers (GraniteConfig: all 1.0 when absent,
+// the attention's scale 1.0 too, not 1/sqrt(head_dim)); neutral in the other families.
+TEST(Config, GraniteReadsItsMultipliers) {
+  json j = family_config("granite");
+  j["attention_bias"] = true;
+  ModelConfig absent = parse(j);
+  EXPECT_TRUE(absent.qkv_bias && absent.o_bias);
+  EXPECT_DOUBLE_EQ(absent.embedding_multiplier, 1.0);
+  EXPECT_DOUBLE_EQ(absent.attention_multiplier, 1.0);
+  j["embedding_multiplier"] = 12;
+  j["residual_multiplier"] = 0.22;
+  j["attention_multiplier"] = 0.0078125;
+  j["logits_scaling"] = 8.0;
+  ModelConfig c = parse(j);
+  EXPECT_DOUBLE_EQ(c.embedding_multiplier, 12.0);
+  EXPECT_DOUBLE_EQ(c.residual_multiplier, 0.22);
+  EXPECT_DOUBLE_EQ(c.attention_multiplier, 0.0078125);
+  EXPECT_DOUBLE_EQ(c.logits_scaling, 8.0);
+  j["logits_scaling"] = 0;
+  expect_error([&] { parse(j); }, ErrorCode::bad_model, {"config.json", "'logits_scaling'", "positive number"});
+  ModelConfig llama = parse(family_config("llama"));
+  EXPECT_DOUBLE_EQ(llama.attention_multiplier, 0.0);
+  EXPECT_DOUBLE_EQ(llama.residual_multiplier, 1.0);
+}
 
 TEST(Config, LlamaIgnoresWindowFieldsAndReadsItsBiases) {
   json j = llama_config();

@@ -34,6 +34,7 @@ import torch
 import transformers
 from transformers import (
     AutoModelForCausalLM,
+    GraniteConfig,
     LlamaConfig,
     MistralConfig,
     Qwen2Config,
@@ -98,6 +99,20 @@ def families():
                 **COMMON,
                 head_dim=32,
                 rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
+            ),
+        ),
+        # Granite: Llama's biases, and its four multipliers away from 1 (the attention's scale in
+        # place of 1/sqrt(head_dim) = 0.25)
+        (
+            "granite",
+            GraniteConfig(
+                **COMMON,
+                attention_bias=True,
+                mlp_bias=True,
+                embedding_multiplier=2.5,
+                residual_multiplier=0.6,
+                attention_multiplier=0.4,
+                logits_scaling=1.5,
             ),
         ),
     ]

@@ -58,10 +58,13 @@ const FAMILIES: Record<string, FamilyCounts> = {
   qwen2: { kvHeads: 32, attentionBias: () => ({ qkv: true, o: false }), mlpBias: none, qkNorm: false },
   // Qwen3Attention: attention_bias on all four, q_norm/k_norm over head_dim; head_dim defaults to 128.
   qwen3: { kvHeads: 32, headDim: 128, attentionBias: attentionBiasAll, mlpBias: none, qkNorm: true },
+  // GraniteAttention / GraniteMLP: Llama's biases (its multipliers add no parameter).
+  granite: { attentionBias: attentionBiasAll, mlpBias: (raw) => raw["mlp_bias"] === true, qkNorm: false },
 };
 
 /**
- * Counts of a Hugging Face config of a family the runner loads (llama, mistral, qwen2, qwen3; a
+ * Counts of a Hugging Face config of a family the runner loads (llama, mistral, qwen2, qwen3,
+ * granite; a
  * config without model_type counts as llama): embeddings V x H, lm_head V x H unless tied, per
  * layer q/k/v/o projections, 3 x H x I MLP weights, two norms and the family's biases and q/k
  * norms, and the final norm. Undefined when a size it needs is missing or the model_type is not a
