@@ -18,6 +18,7 @@ import { bprof } from "../support/cli";
 import { K, makeProfileProject, QUANT, SPATIAL } from "../support/profileProject";
 
 const QUESTIONS = ["What is two plus two?", "Name a colour.", "Is water wet?", "Which animal barks?", "Say hello."];
+const BOS = 256;
 const EOS = 257;
 const MAX_GEN_TOKS = 8;
 const FILTER = "([A-Za-z0-9]+)";
@@ -153,7 +154,8 @@ test("bprof run scores a generate_until task: the runner's tokens decoded, cut, 
   assert.equal(job.subcommand, "score");
   assert.deepEqual(job.items[0], {
     id: "probe/0",
-    context: utf8(`Question: ${QUESTIONS[0]}\nAnswer:`),
+    // BOS first: lm-eval 0.4.10+ encodes a generation context with the tokenizer's special tokens.
+    context: [BOS, ...utf8(`Question: ${QUESTIONS[0]}\nAnswer:`)],
     generate: { max_tokens: MAX_GEN_TOKS, stop: [utf8("Question:"), [EOS]] },
   });
   assert.ok(Array.isArray(job.items[5].choices), "the multiple-choice items keep their choices");
