@@ -190,6 +190,20 @@ void qwen3_switches(ModelConfig& c, const Fields& f, const json& root) {
   qwen_window(c, f, root);
 }
 
+// OLMo 2 (Olmo2Attention, Olmo2DecoderLayer): attention_bias on all four projections; q_norm and
+// k_norm, RMSNorm over the whole q and k projections (num_heads * head_dim, num_kv_heads *
+// head_dim) before the split into heads and RoPE; no input_layernorm: the attention's and the
+// MLP's outputs go through post_attention_layernorm and post_feedforward_layernorm before each
+// residual add. Olmo2MLP has no bias.
+void olmo2_switches(ModelConfig& c, const Fields& f, const json&) {
+  bool attention_bias = f.boolean("attention_bias", false);
+  c.qkv_bias = attention_bias;
+  c.o_bias = attention_bias;
+  c.qk_norm = true;
+  c.qk_norm_whole = true;
+  c.post_norms = true;
+}
+
 struct Family {
   const char* type;  // config.json's model_type
   // Class defaults for a size config.json leaves out (0: derived). num_key_value_heads: absent
@@ -197,17 +211,19 @@ struct Family {
   // hidden_size / num_attention_heads unless the class has its own.
   int64_t kv_heads;
   int64_t head_dim;
+  double rms_norm_eps;
   void (*switches)(ModelConfig& c, const Fields& f, const json& root);
 };
 
 // The table. Adding a family: its entry here, its switches in ModelConfig and layer_tensors, and a
 // golden model in test/support/transformersGolden.py.
 const Family kFamilies[] = {
-    {"llama", 0, 0, llama_switches},      // LlamaConfig: no kv default (num_attention_heads)
-    {"mistral", 8, 0, mistral_switches},  // MistralConfig: num_key_value_heads=8
-    {"qwen2", 32, 0, qwen2_switches},     // Qwen2Config: num_key_value_heads=32
-    {"qwen3", 32, 128, qwen3_switches},   // Qwen3Config: num_key_value_heads=32, head_dim=128
-    {"granite", 0, 0, granite_switches},  // GraniteConfig: no kv default (num_attention_heads)
+    {"llama", 0, 0, 1e-6, llama_switches},      // LlamaConfig: no kv default (num_attention_heads)
+    {"mistral", 8, 0, 1e-6, mistral_switches},  // MistralConfig: num_key_value_heads=8
+    {"qwen2", 32, 0, 1e-6, qwen2_switches},     // Qwen2Config: num_key_value_heads=32
+    {"qwen3", 32, 128, 1e-6, qwen3_switches},   // Qwen3Config: num_key_value_heads=32, head_dim=128
+    {"granite", 0, 0, 1e-6, granite_switches},  // GraniteConfig: no kv default (num_attention_heads)
+    {"olmo2", 0, 0, 1e-5, olmo2_switches},      // Olmo2Config: no kv default, rms_norm_eps=1e-5
 };
 
 const Family* find_family(const std::string& type) {
@@ -241,16 +257,17 @@ std::vector<LayerTensor> layer_tensors(const ModelConfig& c) {
   add(c.qkv_bias, "self_attn.v_proj.bias", {kv_dim}, R::bias, S::v_bias);
   add(true, "self_attn.o_proj.weight", {H, q_dim}, R::attention, S::o_proj);
   add(c.o_bias, "self_attn.o_proj.bias", {H}, R::bias, S::o_bias);
-  add(c.qk_norm, "self_attn.q_norm.weight", {c.head_dim}, R::norm, S::q_norm);
-  add(c.qk_norm, "self_attn.k_norm.weight", {c.head_dim}, R::norm, S::k_norm);
+  add(c.qk_norm, "self_attn.q_norm.weight", {c.qk_norm_whole ? q_dim : c.head_dim}, R::norm, S::q_norm);
+  add(c.qk_norm, "self_attn.k_norm.weight", {c.qk_norm_whole ? kv_dim : c.head_dim}, R::norm, S::k_norm);
   add(true, "mlp.gate_proj.weight", {I, H}, R::mlp_weight, S::gate_proj);
   add(c.mlp_bias, "mlp.gate_proj.bias", {I}, R::bias, S::gate_bias);
   add(true, "mlp.up_proj.weight", {I, H}, R::mlp_weight, S::up_proj);
   add(c.mlp_bias, "mlp.up_proj.bias", {I}, R::bias, S::up_bias);
   add(true, "mlp.down_proj.weight", {H, I}, R::mlp_weight, S::down_proj);
   add(c.mlp_bias, "mlp.down_proj.bias", {H}, R::bias, S::down_bias);
-  add(true, "input_layernorm.weight", {H}, R::norm, S::input_norm);
+  add(!c.post_norms, "input_layernorm.weight", {H}, R::norm, S::input_norm);
   add(true, "post_attention_layernorm.weight", {H}, R::norm, S::post_attention_norm);
+  add(c.post_norms, "post_feedforward_layernorm.weight", {H}, R::norm, S::post_feedforward_norm);
   return out;
 }
 
@@ -289,7 +306,7 @@ ModelConfig parse_model_config(const std::string& text, const std::string& sourc
   // head_dim: hidden_size / num_attention_heads unless given (Llama, Mistral, Qwen2 read an explicit
   // head_dim the same way); Qwen3Config's own default is 128, independent of hidden_size.
   c.head_dim = f.positive_int("head_dim", family->head_dim > 0 ? family->head_dim : c.hidden_size / c.num_attention_heads);
-  c.rms_norm_eps = f.positive_number("rms_norm_eps", 1e-6);         // 1e-6 in all four classes
+  c.rms_norm_eps = f.positive_number("rms_norm_eps", family->rms_norm_eps);
   c.tie_word_embeddings = f.boolean("tie_word_embeddings", false);  // false in all four classes
   c.max_position_embeddings = f.has("max_position_embeddings") ? f.positive_int("max_position_embeddings") : 0;
 

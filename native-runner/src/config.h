@@ -1,6 +1,6 @@
 // Model configuration read from a Hugging Face config.json. Torch-free.
 //
-// Five decoder families share one forward pass: llama, mistral, qwen2, qwen3, granite (model_type).
+// Six decoder families share one forward pass: llama, mistral, qwen2, qwen3, granite, olmo2 (model_type).
 // They differ only in the switches below the shared fields, which the parser sets per model_type
 // from its entry in the family table (config.cpp, kFamilies) the way transformers' configuration
 // and modeling files do; layer_tensors lists each family's tensors.
@@ -42,10 +42,12 @@ struct ModelConfig {
   int64_t max_position_embeddings = 0;  // 0: not given; only used to warn about long sequences
 
   // Family switches (all off for a plain Llama checkpoint).
-  bool qkv_bias = false;  // bias on q/k/v projections (Llama/Qwen3 attention_bias; Qwen2 always)
-  bool o_bias = false;    // bias on o_proj (Llama/Qwen3 attention_bias; Qwen2 never)
-  bool mlp_bias = false;  // bias on gate/up/down (Llama mlp_bias)
-  bool qk_norm = false;   // Qwen3: RMSNorm over head_dim on each head of q and k, before RoPE
+  bool qkv_bias = false;       // bias on q/k/v projections (Llama/Qwen3 attention_bias; Qwen2 always)
+  bool o_bias = false;         // bias on o_proj (Llama/Qwen3 attention_bias; Qwen2 never)
+  bool mlp_bias = false;       // bias on gate/up/down (Llama mlp_bias)
+  bool qk_norm = false;        // Qwen3: RMSNorm over head_dim on each head of q and k, before RoPE
+  bool qk_norm_whole = false;  // OLMo 2: q_norm / k_norm over the whole q and k projections instead
+  bool post_norms = false;     // OLMo 2: no norm before attention and MLP, one after each (before the residual add)
   // Granite's multipliers (neutral in every other family).
   double embedding_multiplier = 1.0;  // the embeddings times this
   double residual_multiplier = 1.0;   // attention's and the MLP's outputs times this before each residual add
@@ -90,6 +92,7 @@ enum class LayerSlot {
   down_bias,
   input_norm,
   post_attention_norm,
+  post_feedforward_norm,
 };
 
 struct LayerTensor {

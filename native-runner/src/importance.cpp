@@ -103,7 +103,9 @@ std::vector<std::vector<float>> Engine::first_order_loss_rise(const std::vector<
     part_sums.push_back(part);
   }
   Taps tapped(model, taps);
-  GraphFrom graph(layers.at(first_layer).input_norm);
+  // (OLMo 2 has no input norm: its first norm is the q projection's)
+  const LlamaLayer& first = layers.at(first_layer);
+  GraphFrom graph(first.input_norm.defined() ? first.input_norm : first.q_norm);
 
   const auto batches = length_batches(sequences, batch_size);
   const int64_t total = static_cast<int64_t>(batches.size());

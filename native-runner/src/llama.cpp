@@ -231,10 +231,16 @@ at::Tensor LlamaModel::attention(int64_t layer_index, const LlamaLayer& layer, c
   const bool inference = !at::GradMode::is_enabled();
 
   // project and split into heads: [B, L, n*hd] -> [B, L, n, hd]
-  at::Tensor q = project(x, layer.q_proj, layer.q_bias).view({b, len, heads, hd});
-  at::Tensor k = project(x, layer.k_proj, layer.k_bias).view({b, len, kv_heads, hd});
+  at::Tensor q = project(x, layer.q_proj, layer.q_bias);
+  at::Tensor k = project(x, layer.k_proj, layer.k_bias);
+  if (config_.qk_norm_whole) {  // OLMo 2: RMSNorm over the whole projection, before the split into heads
+    q = rms_norm(q, layer.q_norm, config_.rms_norm_eps);
+    k = rms_norm(k, layer.k_norm, config_.rms_norm_eps);
+  }
+  q = q.view({b, len, heads, hd});
+  k = k.view({b, len, kv_heads, hd});
   at::Tensor v = project(x, layer.v_proj, layer.v_bias).view({b, len, kv_heads, hd});
-  if (config_.qk_norm) {  // Qwen3: RMSNorm over each head's hd values, before RoPE
+  if (config_.qk_norm && !config_.qk_norm_whole) {  // Qwen3: RMSNorm over each head's hd values, before RoPE
     q = rms_norm(q, layer.q_norm, config_.rms_norm_eps);
     k = rms_norm(k, layer.k_norm, config_.rms_norm_eps);
   }
@@ -340,6 +346,11 @@ at::Tensor LlamaModel::run_layers(at::Tensor x, const Pass& pass) const {
   const bool scaled_residual = residual != 1.0;
   for (size_t i = 0; i < weights_.layers.size(); i++) {
     const LlamaLayer& layer = weights_.layers[i];
+    if (config_.post_norms) {  // OLMo 2: each sublayer's output normed, then added
+      x = x + rms_norm(attention(static_cast<int64_t>(i), layer, x, pass), layer.post_attention_norm, eps);
+      x = x + rms_norm(mlp(i, layer, x), layer.post_feedforward_norm, eps);
+      continue;
+    }
     at::Tensor attended = attention(static_cast<int64_t>(i), layer, rms_norm(x, layer.input_norm, eps), pass);
     if (scaled_residual) attended = inference ? attended.mul_(residual) : attended * residual;  // Granite
     x = inference ? x.add_(attended) : x + attended;  // in place: x is this pass's own (the embedding's copy)
@@ -583,6 +594,8 @@ at::Tensor& layer_slot(LlamaLayer& l, LayerSlot slot) {
       return l.input_norm;
     case LayerSlot::post_attention_norm:
       return l.post_attention_norm;
+    case LayerSlot::post_feedforward_norm:
+      return l.post_feedforward_norm;
   }
   throw RunnerError(ErrorCode::internal, "unknown layer slot");
 }

@@ -23,8 +23,9 @@ struct LlamaLayer {
   at::Tensor q_proj, k_proj, v_proj;         // [heads*hd, H], [kv*hd, H], [kv*hd, H]
   at::Tensor q_bias, k_bias, v_bias;         // undefined unless config.qkv_bias
   at::Tensor o_proj, o_bias;                 // [H, heads*hd]; bias undefined unless config.o_bias
-  at::Tensor q_norm, k_norm;                 // [hd]; undefined unless config.qk_norm (Qwen3)
+  at::Tensor q_norm, k_norm;                 // [hd] (Qwen3), [heads*hd], [kv*hd] (OLMo 2); undefined unless config.qk_norm
   at::Tensor post_attention_norm;            // [H]
+  at::Tensor post_feedforward_norm;          // [H]; OLMo 2 only (config.post_norms), which has no input_norm
   at::Tensor gate_proj, up_proj;             // [I, H]
   at::Tensor down_proj;                      // [H, I]
   at::Tensor gate_bias, up_bias, down_bias;  // undefined unless config.mlp_bias

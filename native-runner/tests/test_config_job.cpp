@@ -1,6 +1,8 @@
 // config.json and job file parsing: defaults, and errors that say which field or item is wrong.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "config.h"
 #include "errors.h"
 #include "job.h"
@@ -81,6 +83,25 @@ TEST(Config, GraniteReadsItsMultipliers) {
   ModelConfig llama = parse(family_config("llama"));
   EXPECT_DOUBLE_EQ(llama.attention_multiplier, 0.0);
   EXPECT_DOUBLE_EQ(llama.residual_multiplier, 1.0);
+}
+
+// OLMo 2's layer in the family table: no input norm, a norm after the MLP, q/k norms the size of
+// the q and k projections; Olmo2Config's rms_norm_eps default 1e-5.
+TEST(Config, Olmo2LayerTensorsFollowTheTable) {
+  json j = family_config("olmo2");
+  j.erase("rms_norm_eps");
+  const ModelConfig c = parse(j);
+  EXPECT_DOUBLE_EQ(c.rms_norm_eps, 1e-5);
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const LayerTensor& t : layer_tensors(c)) shapes[t.name] = t.shape;
+  EXPECT_EQ(shapes.count("input_layernorm.weight"), 0u);
+  EXPECT_EQ(shapes.at("post_feedforward_layernorm.weight"), std::vector<int64_t>{c.hidden_size});
+  EXPECT_EQ(shapes.at("self_attn.q_norm.weight"), std::vector<int64_t>{c.num_attention_heads * c.head_dim});
+  EXPECT_EQ(shapes.at("self_attn.k_norm.weight"), std::vector<int64_t>{c.num_key_value_heads * c.head_dim});
+  std::vector<std::string> candidates;
+  for (const LayerTensor& t : layer_tensors(c))
+    if (t.role == TensorRole::mlp_weight) candidates.push_back(t.name);
+  EXPECT_EQ(candidates, (std::vector<std::string>{"mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight"}));
 }
 
 TEST(Config, LlamaIgnoresWindowFieldsAndReadsItsBiases) {

@@ -35,6 +35,7 @@ import transformers
 from transformers import (
     AutoModelForCausalLM,
     GraniteConfig,
+    Olmo2Config,
     LlamaConfig,
     MistralConfig,
     Qwen2Config,
@@ -115,6 +116,8 @@ def families():
                 logits_scaling=1.5,
             ),
         ),
+        # OLMo 2: norms after attention and MLP (none before), q/k norms over the whole projections
+        ("olmo2", Olmo2Config(**COMMON, attention_bias=True)),
     ]
 
 

@@ -42,8 +42,8 @@ interface FamilyCounts {
   /** Bias on q/k/v and on o_proj. */
   attentionBias: (raw: Record<string, unknown>) => { qkv: boolean; o: boolean };
   mlpBias: (raw: Record<string, unknown>) => boolean;
-  /** q_norm and k_norm: an RMSNorm weight of head_dim each per layer. */
-  qkNorm: boolean;
+  /** q_norm and k_norm: an RMSNorm weight of head_dim each per layer ("whole": of the q and k projections' sizes). */
+  qkNorm: boolean | "whole";
 }
 
 const attentionBiasAll = (raw: Record<string, unknown>) => ({ qkv: raw["attention_bias"] === true, o: raw["attention_bias"] === true });
@@ -60,12 +60,14 @@ const FAMILIES: Record<string, FamilyCounts> = {
   qwen3: { kvHeads: 32, headDim: 128, attentionBias: attentionBiasAll, mlpBias: none, qkNorm: true },
   // GraniteAttention / GraniteMLP: Llama's biases (its multipliers add no parameter).
   granite: { attentionBias: attentionBiasAll, mlpBias: (raw) => raw["mlp_bias"] === true, qkNorm: false },
+  // Olmo2Attention: attention_bias on all four, q_norm/k_norm over the whole projections; two norms a
+  // layer still (after attention and MLP instead of before).
+  olmo2: { attentionBias: attentionBiasAll, mlpBias: none, qkNorm: "whole" },
 };
 
 /**
  * Counts of a Hugging Face config of a family the runner loads (llama, mistral, qwen2, qwen3,
- * granite; a
- * config without model_type counts as llama): embeddings V x H, lm_head V x H unless tied, per
+ * granite, olmo2; a config without model_type counts as llama): embeddings V x H, lm_head V x H unless tied, per
  * layer q/k/v/o projections, 3 x H x I MLP weights, two norms and the family's biases and q/k
  * norms, and the final norm. Undefined when a size it needs is missing or the model_type is not a
  * family the runner loads, so a caller can skip the check instead of guessing.
@@ -87,7 +89,7 @@ export function llamaParameterCount(raw: Record<string, unknown>): ParameterCoun
   const kv = kvHeads * headDim;
   const bias = family.attentionBias(raw);
   const attention = hidden * q + 2 * hidden * kv + q * hidden + (bias.qkv ? q + 2 * kv : 0) + (bias.o ? hidden : 0);
-  const qkNorms = family.qkNorm ? 2 * headDim : 0;
+  const qkNorms = family.qkNorm === "whole" ? q + kv : family.qkNorm ? 2 * headDim : 0;
   const mlpPerLayer = 3 * hidden * intermediate;
   const mlpBiases = family.mlpBias(raw) ? 2 * intermediate + hidden : 0;
   const perLayer = attention + qkNorms + mlpPerLayer + mlpBiases + 2 * hidden;
