@@ -204,6 +204,23 @@ void olmo2_switches(ModelConfig& c, const Fields& f, const json&) {
   c.post_norms = true;
 }
 
+// Phi-3 (Phi3Attention, Phi3MLP): one qkv_proj (rows: q, k, v) and one gate_up_proj (rows: gate,
+// then up), no biases; sliding_window (default None) in every layer, as Mistral's. A partial
+// rotary factor (Phi-4-mini's 0.75) is not supported.
+void phi3_switches(ModelConfig& c, const Fields& f, const json& root) {
+  c.fused_qkv = true;
+  c.fused_gate_up = true;
+  c.sliding_window = f.window("sliding_window", 0);
+  auto partial = [&](const json& obj, const std::string& where) {
+    if (!obj.is_object() || !obj.contains("partial_rotary_factor") || obj.at("partial_rotary_factor").is_null()) return;
+    const json& v = obj.at("partial_rotary_factor");
+    if (!v.is_number() || v.get<double>() != 1.0)
+      throw f.error(where + "partial_rotary_factor", "is " + describe_json(v) + ": only 1.0 (RoPE on the whole head) is supported");
+  };
+  partial(root, "");
+  if (root.contains("rope_parameters")) partial(root.at("rope_parameters"), "rope_parameters.");
+}
+
 struct Family {
   const char* type;  // config.json's model_type
   // Class defaults for a size config.json leaves out (0: derived). num_key_value_heads: absent
@@ -224,6 +241,7 @@ const Family kFamilies[] = {
     {"qwen3", 32, 128, 1e-6, qwen3_switches},   // Qwen3Config: num_key_value_heads=32, head_dim=128
     {"granite", 0, 0, 1e-6, granite_switches},  // GraniteConfig: no kv default (num_attention_heads)
     {"olmo2", 0, 0, 1e-5, olmo2_switches},      // Olmo2Config: no kv default, rms_norm_eps=1e-5
+    {"phi3", 0, 0, 1e-5, phi3_switches},        // Phi3Config: no kv default, rms_norm_eps=1e-5
 };
 
 const Family* find_family(const std::string& type) {
@@ -249,20 +267,24 @@ std::vector<LayerTensor> layer_tensors(const ModelConfig& c) {
   };
   using R = TensorRole;
   using S = LayerSlot;
-  add(true, "self_attn.q_proj.weight", {q_dim, H}, R::attention, S::q_proj);
-  add(c.qkv_bias, "self_attn.q_proj.bias", {q_dim}, R::bias, S::q_bias);
-  add(true, "self_attn.k_proj.weight", {kv_dim, H}, R::attention, S::k_proj);
-  add(c.qkv_bias, "self_attn.k_proj.bias", {kv_dim}, R::bias, S::k_bias);
-  add(true, "self_attn.v_proj.weight", {kv_dim, H}, R::attention, S::v_proj);
-  add(c.qkv_bias, "self_attn.v_proj.bias", {kv_dim}, R::bias, S::v_bias);
-  add(true, "self_attn.o_proj.weight", {H, q_dim}, R::attention, S::o_proj);
+  const bool split_qkv = !c.fused_qkv, split_gate_up = !c.fused_gate_up;
+  add(c.fused_qkv, "self_attn.o_proj.weight", {H, q_dim}, R::attention, S::o_proj);  // Phi3Attention declares o_proj first
+  add(c.fused_qkv, "self_attn.qkv_proj.weight", {q_dim + 2 * kv_dim, H}, R::attention, S::qkv_proj);
+  add(split_qkv, "self_attn.q_proj.weight", {q_dim, H}, R::attention, S::q_proj);
+  add(split_qkv && c.qkv_bias, "self_attn.q_proj.bias", {q_dim}, R::bias, S::q_bias);
+  add(split_qkv, "self_attn.k_proj.weight", {kv_dim, H}, R::attention, S::k_proj);
+  add(split_qkv && c.qkv_bias, "self_attn.k_proj.bias", {kv_dim}, R::bias, S::k_bias);
+  add(split_qkv, "self_attn.v_proj.weight", {kv_dim, H}, R::attention, S::v_proj);
+  add(split_qkv && c.qkv_bias, "self_attn.v_proj.bias", {kv_dim}, R::bias, S::v_bias);
+  add(split_qkv, "self_attn.o_proj.weight", {H, q_dim}, R::attention, S::o_proj);
   add(c.o_bias, "self_attn.o_proj.bias", {H}, R::bias, S::o_bias);
   add(c.qk_norm, "self_attn.q_norm.weight", {c.qk_norm_whole ? q_dim : c.head_dim}, R::norm, S::q_norm);
   add(c.qk_norm, "self_attn.k_norm.weight", {c.qk_norm_whole ? kv_dim : c.head_dim}, R::norm, S::k_norm);
-  add(true, "mlp.gate_proj.weight", {I, H}, R::mlp_weight, S::gate_proj);
-  add(c.mlp_bias, "mlp.gate_proj.bias", {I}, R::bias, S::gate_bias);
-  add(true, "mlp.up_proj.weight", {I, H}, R::mlp_weight, S::up_proj);
-  add(c.mlp_bias, "mlp.up_proj.bias", {I}, R::bias, S::up_bias);
+  add(c.fused_gate_up, "mlp.gate_up_proj.weight", {2 * I, H}, R::mlp_weight, S::gate_up_proj);
+  add(split_gate_up, "mlp.gate_proj.weight", {I, H}, R::mlp_weight, S::gate_proj);
+  add(split_gate_up && c.mlp_bias, "mlp.gate_proj.bias", {I}, R::bias, S::gate_bias);
+  add(split_gate_up, "mlp.up_proj.weight", {I, H}, R::mlp_weight, S::up_proj);
+  add(split_gate_up && c.mlp_bias, "mlp.up_proj.bias", {I}, R::bias, S::up_bias);
   add(true, "mlp.down_proj.weight", {H, I}, R::mlp_weight, S::down_proj);
   add(c.mlp_bias, "mlp.down_proj.bias", {H}, R::bias, S::down_bias);
   add(!c.post_norms, "input_layernorm.weight", {H}, R::norm, S::input_norm);

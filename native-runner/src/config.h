@@ -1,6 +1,7 @@
 // Model configuration read from a Hugging Face config.json. Torch-free.
 //
-// Six decoder families share one forward pass: llama, mistral, qwen2, qwen3, granite, olmo2 (model_type).
+// Seven decoder families share one forward pass: llama, mistral, qwen2, qwen3, granite, olmo2, phi3
+// (model_type).
 // They differ only in the switches below the shared fields, which the parser sets per model_type
 // from its entry in the family table (config.cpp, kFamilies) the way transformers' configuration
 // and modeling files do; layer_tensors lists each family's tensors.
@@ -47,6 +48,8 @@ struct ModelConfig {
   bool mlp_bias = false;       // bias on gate/up/down (Llama mlp_bias)
   bool qk_norm = false;        // Qwen3: RMSNorm over head_dim on each head of q and k, before RoPE
   bool qk_norm_whole = false;  // OLMo 2: q_norm / k_norm over the whole q and k projections instead
+  bool fused_qkv = false;      // Phi-3: one qkv_proj, rows q, then k, then v
+  bool fused_gate_up = false;  // Phi-3: one gate_up_proj, rows gate, then up (one candidate tensor)
   bool post_norms = false;     // OLMo 2: no norm before attention and MLP, one after each (before the residual add)
   // Granite's multipliers (neutral in every other family).
   double embedding_multiplier = 1.0;  // the embeddings times this
@@ -90,6 +93,8 @@ enum class LayerSlot {
   up_bias,
   down_proj,
   down_bias,
+  qkv_proj,      // Phi-3's fused q/k/v
+  gate_up_proj,  // Phi-3's fused gate/up: LlamaLayer keeps it in gate_proj (up_proj undefined)
   input_norm,
   post_attention_norm,
   post_feedforward_norm,

@@ -231,15 +231,23 @@ at::Tensor LlamaModel::attention(int64_t layer_index, const LlamaLayer& layer, c
   const bool inference = !at::GradMode::is_enabled();
 
   // project and split into heads: [B, L, n*hd] -> [B, L, n, hd]
-  at::Tensor q = project(x, layer.q_proj, layer.q_bias);
-  at::Tensor k = project(x, layer.k_proj, layer.k_bias);
+  at::Tensor q, k, v;
+  if (config_.fused_qkv) {  // Phi-3: one projection, rows q, k, v
+    const at::Tensor qkv = project(x, layer.qkv_proj);
+    q = qkv.narrow(-1, 0, heads * hd);
+    k = qkv.narrow(-1, heads * hd, kv_heads * hd);
+    v = qkv.narrow(-1, (heads + kv_heads) * hd, kv_heads * hd).view({b, len, kv_heads, hd});
+  } else {
+    q = project(x, layer.q_proj, layer.q_bias);
+    k = project(x, layer.k_proj, layer.k_bias);
+    v = project(x, layer.v_proj, layer.v_bias).view({b, len, kv_heads, hd});
+  }
   if (config_.qk_norm_whole) {  // OLMo 2: RMSNorm over the whole projection, before the split into heads
     q = rms_norm(q, layer.q_norm, config_.rms_norm_eps);
     k = rms_norm(k, layer.k_norm, config_.rms_norm_eps);
   }
   q = q.view({b, len, heads, hd});
   k = k.view({b, len, kv_heads, hd});
-  at::Tensor v = project(x, layer.v_proj, layer.v_bias).view({b, len, kv_heads, hd});
   if (config_.qk_norm && !config_.qk_norm_whole) {  // Qwen3: RMSNorm over each head's hd values, before RoPE
     q = rms_norm(q, layer.q_norm, config_.rms_norm_eps);
     k = rms_norm(k, layer.k_norm, config_.rms_norm_eps);
@@ -328,6 +336,13 @@ at::Tensor tapped_project(const at::Tensor& x, const at::Tensor& w, const at::Te
 at::Tensor LlamaModel::mlp(size_t layer_index, const LlamaLayer& layer, const at::Tensor& x) const {
   static const MlpGradientSums untapped;
   const MlpGradientSums& sums = gradient_sums_ ? (*gradient_sums_)[layer_index] : untapped;
+  if (config_.fused_gate_up) {  // Phi-3: gate_up_proj's rows are gate, then up; one tap for the fused weight
+    const int64_t I = config_.intermediate_size;
+    at::Tensor gate_up = tapped_project(x, layer.gate_proj, layer.gate_bias, sums.gate, sums.gate_part, sums.part_rows);
+    at::Tensor up = gate_up.narrow(-1, I, I);
+    return tapped_project(at::silu(gate_up.narrow(-1, 0, I)) * up, layer.down_proj, layer.down_bias, sums.down, sums.down_part,
+                          sums.part_rows);
+  }
   if (!at::GradMode::is_enabled()) {  // the same operations, in place
     at::Tensor gate = project(x, layer.gate_proj, layer.gate_bias);
     at::silu_(gate);
@@ -590,6 +605,10 @@ at::Tensor& layer_slot(LlamaLayer& l, LayerSlot slot) {
       return l.down_proj;
     case LayerSlot::down_bias:
       return l.down_bias;
+    case LayerSlot::qkv_proj:
+      return l.qkv_proj;
+    case LayerSlot::gate_up_proj:
+      return l.gate_proj;
     case LayerSlot::input_norm:
       return l.input_norm;
     case LayerSlot::post_attention_norm:

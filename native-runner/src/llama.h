@@ -20,13 +20,14 @@ namespace bprof {
 
 struct LlamaLayer {
   at::Tensor input_norm;                     // [H]
-  at::Tensor q_proj, k_proj, v_proj;         // [heads*hd, H], [kv*hd, H], [kv*hd, H]
+  at::Tensor q_proj, k_proj, v_proj;         // [heads*hd, H], [kv*hd, H], [kv*hd, H]; undefined when fused
+  at::Tensor qkv_proj;                       // Phi-3: [(heads + 2 kv)*hd, H]; undefined unless config.fused_qkv
   at::Tensor q_bias, k_bias, v_bias;         // undefined unless config.qkv_bias
   at::Tensor o_proj, o_bias;                 // [H, heads*hd]; bias undefined unless config.o_bias
   at::Tensor q_norm, k_norm;                 // [hd] (Qwen3), [heads*hd], [kv*hd] (OLMo 2); undefined unless config.qk_norm
   at::Tensor post_attention_norm;            // [H]
   at::Tensor post_feedforward_norm;          // [H]; OLMo 2 only (config.post_norms), which has no input_norm
-  at::Tensor gate_proj, up_proj;             // [I, H]
+  at::Tensor gate_proj, up_proj;             // [I, H]; Phi-3: gate_proj the fused [2I, H], up_proj undefined
   at::Tensor down_proj;                      // [H, I]
   at::Tensor gate_bias, up_bias, down_bias;  // undefined unless config.mlp_bias
 };

@@ -1,6 +1,7 @@
 // config.json and job file parsing: defaults, and errors that say which field or item is wrong.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "config.h"
@@ -87,6 +88,25 @@ TEST(Config, GraniteReadsItsMultipliers) {
 
 // OLMo 2's layer in the family table: no input norm, a norm after the MLP, q/k norms the size of
 // the q and k projections; Olmo2Config's rms_norm_eps default 1e-5.
+// Phi-3's fused tensors in the table (its gate_up_proj one candidate), its window in every layer,
+// and a partial rotary factor refused by name.
+TEST(Config, Phi3FusedTensorsAndItsRefusals) {
+  json j = family_config("phi3");
+  j["sliding_window"] = 16;
+  const ModelConfig c = parse(j);
+  EXPECT_EQ(c.window_of_layer(0), 16);
+  std::vector<std::string> names, candidates;
+  for (const LayerTensor& t : layer_tensors(c)) {
+    names.push_back(t.name);
+    if (t.role == TensorRole::mlp_weight) candidates.push_back(t.name);
+  }
+  EXPECT_EQ(candidates, (std::vector<std::string>{"mlp.gate_up_proj.weight", "mlp.down_proj.weight"}));
+  EXPECT_NE(std::find(names.begin(), names.end(), "self_attn.qkv_proj.weight"), names.end());
+  EXPECT_EQ(std::find(names.begin(), names.end(), "self_attn.q_proj.weight"), names.end());
+  j["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 10000.0}, {"partial_rotary_factor", 0.75}};
+  expect_error([&] { parse(j); }, ErrorCode::bad_model, {"config.json", "rope_parameters.partial_rotary_factor", "0.75"});
+}
+
 TEST(Config, Olmo2LayerTensorsFollowTheTable) {
   json j = family_config("olmo2");
   j.erase("rms_norm_eps");

@@ -1,6 +1,6 @@
 // The runner against transformers itself (issue 33). test/support/transformersGolden.py makes one
 // tiny random model per family the runner loads (llama, Llama 3.1's rope_scaling llama3, mistral,
-// qwen2, qwen3, granite, olmo2) with transformers' own config classes and save_pretrained, loads each back with
+// qwen2, qwen3, granite, olmo2, phi3) with transformers' own config classes and save_pretrained, loads each back with
 // from_pretrained in float64, and writes what it computes there: every choice's log-likelihood (and
 // each token's), and per ability r = -theta * g of every MLP weight by torch autograd over the
 // runner's batches, and the scores with each rule's top n zeroed. Then the real bprof-runner runs
@@ -23,7 +23,7 @@ import { repoRoot, runnerPath } from "../support/cli";
 import { parityPython, paritySkip } from "../support/parityPython";
 
 const GOLDEN_SCRIPT = path.join(repoRoot, "test", "support", "transformersGolden.py");
-const FAMILIES = ["llama", "llama3", "mistral", "qwen2", "qwen3", "granite", "olmo2"];
+const FAMILIES = ["llama", "llama3", "mistral", "qwen2", "qwen3", "granite", "olmo2", "phi3"];
 const BOS = 256;
 const EOS = 257;
 const VOCAB = 300; // transformersGolden.py's vocab_size

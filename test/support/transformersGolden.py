@@ -36,6 +36,7 @@ from transformers import (
     AutoModelForCausalLM,
     GraniteConfig,
     Olmo2Config,
+    Phi3Config,
     LlamaConfig,
     MistralConfig,
     Qwen2Config,
@@ -118,6 +119,8 @@ def families():
         ),
         # OLMo 2: norms after attention and MLP (none before), q/k norms over the whole projections
         ("olmo2", Olmo2Config(**COMMON, attention_bias=True)),
+        # Phi-3: fused qkv_proj and gate_up_proj (one candidate), a sliding window of 8 in every layer
+        ("phi3", Phi3Config(**COMMON, sliding_window=8, pad_token_id=0)),
     ]
 
 
@@ -168,10 +171,12 @@ def choice_scores(model, items):
 
 
 def candidate_weights(model):
-    """The candidates in the runner's order: layers in order; gate, up, down within a layer."""
+    """The candidates in the runner's order: layers in order; gate, up, down within a layer (Phi-3:
+    its fused gate_up, then down)."""
     out = []
     for i, layer in enumerate(model.model.layers):
-        for part in ("gate_proj", "up_proj", "down_proj"):
+        parts = ("gate_up_proj", "down_proj") if hasattr(layer.mlp, "gate_up_proj") else ("gate_proj", "up_proj", "down_proj")
+        for part in parts:
             out.append((f"model.layers.{i}.mlp.{part}.weight", getattr(layer.mlp, part).weight))
     return out
 

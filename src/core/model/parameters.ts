@@ -63,11 +63,13 @@ const FAMILIES: Record<string, FamilyCounts> = {
   // Olmo2Attention: attention_bias on all four, q_norm/k_norm over the whole projections; two norms a
   // layer still (after attention and MLP instead of before).
   olmo2: { attentionBias: attentionBiasAll, mlpBias: none, qkNorm: "whole" },
+  // Phi3Attention / Phi3MLP: fused qkv_proj and gate_up_proj, the same sizes as q/k/v and gate/up; no biases.
+  phi3: { attentionBias: () => ({ qkv: false, o: false }), mlpBias: none, qkNorm: false },
 };
 
 /**
  * Counts of a Hugging Face config of a family the runner loads (llama, mistral, qwen2, qwen3,
- * granite, olmo2; a config without model_type counts as llama): embeddings V x H, lm_head V x H unless tied, per
+ * granite, olmo2, phi3; a config without model_type counts as llama): embeddings V x H, lm_head V x H unless tied, per
  * layer q/k/v/o projections, 3 x H x I MLP weights, two norms and the family's biases and q/k
  * norms, and the final norm. Undefined when a size it needs is missing or the model_type is not a
  * family the runner loads, so a caller can skip the check instead of guessing.
