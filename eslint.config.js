@@ -6,7 +6,7 @@ import { createNodeResolver, importX } from "eslint-plugin-import-x";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", "native-runner/**", ".vscode-test/**", "test-results/**", "**/.bprof/**"] },
+  { ignores: ["dist/**", "node_modules/**", "native-runner/**", ".vscode-test/**", "test-results/**", "**/.bprof/**", ".venv-parity/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
