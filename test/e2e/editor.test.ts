@@ -140,11 +140,15 @@ test(
         await page.keyboard.type("name: Spat");
         const offered = await acceptSuggestion(page, "Spatial Reasoning");
         assert.deepEqual(offered, ["Spatial Reasoning"], "the suggestions that match what is typed");
+        // The ability's line in the demo's config, wherever edits to the config have moved it.
+        const config = await fsp.readFile(path.join(REPO_ROOT, "media", "demo", "demo.bprof.yaml"), "utf8");
+        const abilityLine = config.split("\n").findIndex((l) => /^\s+- name: Spatial Reasoning$/.test(l)) + 1;
+        assert.ok(abilityLine > 0, "the demo's config names Spatial Reasoning");
         let line = "";
         await waitFor(
-          async () => /^\s+- name: Spatial Reasoning$/.test((line = await lineText(page, 48))) || undefined,
+          async () => /^\s+- name: Spatial Reasoning$/.test((line = await lineText(page, abilityLine))) || undefined,
           5_000,
-          () => `line 48 reads ${JSON.stringify(line)}`,
+          () => `line ${abilityLine} reads ${JSON.stringify(line)}`,
         );
         await screenshot(page, "e2e-editor-completion");
         mark("completion");
