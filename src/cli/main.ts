@@ -54,7 +54,8 @@ commands:
                                  two profiles side by side (two models of one run, or two runs):
                                  AIS(A) - AIS(B) per ability and benchmark with a bootstrap
                                  interval, the rank correlation per benchmark, cells of opposite sign
-    --format F                   md (default), csv or json
+    --format F                   md (default), html (the difference heatmap in one page), csv, json
+                                 or latex (a booktabs table)
     --out FILE                   where to write it (default: stdout)
     --k K, --metric M            the k compared (default the largest both ran); acc or acc_norm
 ${GENERATE_USAGE}${DEMO_USAGE}${RUNNER_USAGE}
@@ -260,8 +261,17 @@ async function compare(
     const b = await profileRef(refB);
     if (typeof a === "string") return badInput(a);
     if (typeof b === "string") return badInput(b);
+    let script: string | undefined;
+    if (format === "html") {
+      const bundle = path.join(__dirname, "report.js");
+      script = await fs.readFile(bundle, "utf8").catch(() => undefined);
+      if (script === undefined) {
+        process.stderr.write(`bprof: the HTML comparison's script ${bundle} is missing; build it with \`npm run build\`\n`);
+        return EXIT.failed;
+      }
+    }
     const comparison = await compareProfiles(a, b, { ...(k !== undefined ? { k } : {}), ...(metric ? { metric } : {}) });
-    const text = renderComparison(comparison, format);
+    const text = renderComparison(comparison, format, script !== undefined ? { script } : {});
     if (options.out === undefined || options.out === "-") {
       process.stdout.write(text);
       return EXIT.ok;

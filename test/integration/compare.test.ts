@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
-import { bprof } from "../support/cli";
+import { bprof, cliPath } from "../support/cli";
 import { CAUSAL, MODEL, writeFixtureRun } from "../support/reportFixture";
 
 test("bprof compare: Markdown on stdout, JSON to a file, run:model, and bad input named", async () => {
@@ -31,7 +31,19 @@ test("bprof compare: Markdown on stdout, JSON to a file, run:model, and bad inpu
   const noRun = await bprof(["compare", a, path.join(a, "missing")]);
   assert.equal(noRun.exitCode, 2);
   assert.match(noRun.stderr, /no run folder/);
-  const badFormat = await bprof(["compare", a, b, "--format", "html"]);
+  const badFormat = await bprof(["compare", a, b, "--format", "pdf"]);
   assert.equal(badFormat.exitCode, 2);
-  assert.match(badFormat.stderr, /unknown comparison format `html` \(formats: md, csv, json\)/);
+  assert.match(badFormat.stderr, /unknown comparison format `pdf` \(formats: html, md, csv, json, latex\)/);
+
+  // The formats of the profile reports: one page with the difference heatmap, a booktabs table.
+  const html = await bprof(["compare", a, b, "--format", "html", "--out", "-"]);
+  assert.equal(html.exitCode, 0, html.stderr);
+  assert.match(html.stdout, /^<!DOCTYPE html>/);
+  assert.match(html.stdout, /<canvas id="comparison"/);
+  const bundle = await fs.readFile(path.join(path.dirname(cliPath), "report.js"), "utf8");
+  assert.ok(html.stdout.length > bundle.length, "the heatmap bundle is inlined");
+  const latex = await bprof(["compare", a, b, "--format", "latex"]);
+  assert.equal(latex.exitCode, 0, latex.stderr);
+  assert.match(latex.stdout, /\\begin\{tabular\}\{lrr\}/);
+  assert.match(latex.stdout, /^Commonsense \\& Causal Reasoning & \$\+?0\.00\$/m);
 });

@@ -9,7 +9,9 @@ import { abilityImpactScore } from "../../src/core/analysis/ais";
 import { percentile } from "../../src/core/analysis/bootstrap";
 import { aisDifference, averageRanks, rankCorrelation, type CellScores } from "../../src/core/analysis/compare";
 import { compareProfiles } from "../../src/core/report/compare";
+import { comparisonHeatmap } from "../../src/core/report/compareFigure";
 import { renderComparison } from "../../src/core/report/compareFormats";
+import { divergingColour, scaleLimit } from "../../src/core/report/format";
 import { loadRun } from "../../src/core/report/load";
 import { randomInt, seededRandom } from "../../src/core/random";
 import { baselineItems, CAUSAL, MODEL, MODEL_FOLDER, QUANT, SPATIAL, writeFixtureRun } from "../support/reportFixture";
@@ -147,4 +149,53 @@ test("bprof compare's model: a run against itself differs by 0 everywhere; a cha
 
   await assert.rejects(compareProfiles({ run: runA, model: "nope" }, { run: runB }), /A: run .* has no model `nope`/);
   await assert.rejects(compareProfiles({ run: runA }, { run: runB }, { k: 0.5 }), /ran no k = 0.5/);
+});
+
+test("the comparison in every report format: the difference heatmap's cells, the HTML page and the LaTeX table carry the same numbers", async () => {
+  const dirA = await writeFixtureRun();
+  const dirB = await writeFixtureRun();
+  const runB = await loadRun(dirB);
+  // B's causal top set leaves arc_easy untouched: AIS 0 there, against A's 0.5 (see the test above).
+  const variant = runB.results.models[0]!.profile!.variants.find((v) => v.ability === CAUSAL && v.selection === "top" && v.k === 0.01)!;
+  await fs.writeFile(
+    path.join(dirB, "models", MODEL_FOLDER, variant.items_file),
+    baselineItems()
+      .map((i) => JSON.stringify(i))
+      .join("\n") + "\n",
+  );
+  const c = await compareProfiles({ run: await loadRun(dirA) }, { run: runB }, { resamples: 100 });
+  const causalArc = c.cells.find((x) => x.ability === CAUSAL && x.benchmark === "arc_easy")!;
+  assert.ok(causalArc.a.defined && causalArc.a.value === 0.5);
+  assert.ok(causalArc.b.defined && causalArc.b.value === 0);
+  assert.equal(causalArc.difference, 0.5);
+
+  const heatmap = comparisonHeatmap(c);
+  assert.deepEqual(heatmap.rows, c.abilities);
+  assert.deepEqual(heatmap.columns, ["arc_easy", "logiqa"]);
+  assert.equal(heatmap.cells.length, c.abilities.length * 2);
+  const drawn = heatmap.cells.find((x) => heatmap.rows[x.row] === CAUSAL && heatmap.columns[x.column] === "arc_easy")!;
+  assert.equal(drawn.value, 0.5);
+  assert.equal(heatmap.scale.limit, scaleLimit(c.cells.map((x) => x.difference)));
+  assert.equal(drawn.fill, divergingColour(0.5, heatmap.scale.limit));
+  assert.match(drawn.label, /^\+0\.50\*?$/);
+  // logiqa: B's causal set no longer turns document 13 right (AIS 0), A's does (AIS -1): -1 - 0.
+  const causalLogiqa = c.cells.find((x) => x.ability === CAUSAL && x.benchmark === "logiqa")!;
+  assert.ok(causalLogiqa.a.defined && causalLogiqa.b.defined);
+  assert.equal(causalLogiqa.difference, causalLogiqa.a.value - causalLogiqa.b.value);
+
+  const html = renderComparison(c, "html", { script: "/* bundle */" });
+  assert.match(html, /<h1>Two profiles compared<\/h1>/);
+  const data = JSON.parse(/<script type="application\/json" id="bprof-report-data">(.*?)<\/script>/s.exec(html)![1]!) as {
+    heatmaps: { id: string; cells: unknown[] }[];
+  };
+  assert.equal(data.heatmaps.length, 1);
+  assert.equal(data.heatmaps[0]!.cells.length, heatmap.cells.length);
+  assert.ok(html.includes(`<canvas id="${data.heatmaps[0]!.id}"`));
+  assert.match(html, /<th scope="row">Commonsense &amp; Causal Reasoning<\/th><td[^>]*>\+0\.500/);
+  assert.throws(() => renderComparison(c, "html"), /needs the heatmap bundle/);
+
+  const latex = renderComparison(c, "latex");
+  assert.match(latex, /\\begin\{tabular\}\{lrr\}/);
+  assert.match(latex, /^Commonsense \\& Causal Reasoning & \$\+0\.50(\^\{\*\})?\$ & \$-1\.00/m);
+  assert.match(latex, /^Spearman's \$\\rho\$ & /m);
 });

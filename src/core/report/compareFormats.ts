@@ -1,20 +1,77 @@
-// A comparison of two profiles (report/compare.ts) as Markdown, CSV or JSON.
+// A comparison of two profiles (report/compare.ts) in the formats of the profile reports:
+// Markdown, CSV, JSON and LaTeX here, HTML in compareHtml.ts.
 import type { AbilityImpact } from "../analysis/ais";
 import type { Comparison, ComparisonCell } from "./compare";
+import { SIGN_DIFFERS_MARK, sideName } from "./compareFigure";
+import { renderComparisonHtml } from "./compareHtml";
 import { csvField } from "./csv";
+import { formatConfidence, formatFixed } from "./format";
+import { REPORT_FORMATS, type ReportFormat } from "./index";
+import { escapeLatex } from "./latex";
 import { escapeMarkdown } from "./markdown";
 
-export const COMPARE_FORMATS = ["md", "csv", "json"] as const;
-export type CompareFormat = (typeof COMPARE_FORMATS)[number];
+export const COMPARE_FORMATS = REPORT_FORMATS;
+export type CompareFormat = ReportFormat;
 
 export function isCompareFormat(format: string): format is CompareFormat {
   return (COMPARE_FORMATS as readonly string[]).includes(format);
 }
 
-export function renderComparison(comparison: Comparison, format: CompareFormat): string {
-  if (format === "json") return JSON.stringify(comparisonJson(comparison), null, 2) + "\n";
-  if (format === "csv") return comparisonCsv(comparison);
-  return comparisonMarkdown(comparison);
+/** `script`: html only, the heatmap bundle (dist/report.js). */
+export function renderComparison(comparison: Comparison, format: CompareFormat, options: { script?: string } = {}): string {
+  switch (format) {
+    case "json":
+      return JSON.stringify(comparisonJson(comparison), null, 2) + "\n";
+    case "csv":
+      return comparisonCsv(comparison);
+    case "latex":
+      return comparisonLatex(comparison);
+    case "html":
+      if (options.script === undefined) throw new Error("the HTML comparison needs the heatmap bundle (dist/report.js)");
+      return renderComparisonHtml(comparison, { script: options.script });
+    case "md":
+      return comparisonMarkdown(comparison);
+  }
+}
+
+/**
+ * Two booktabs tables ready to \\input: the differences (a star where the interval excludes 0, a
+ * dagger where the two AIS have opposite signs) and the rank correlation per benchmark.
+ */
+function comparisonLatex(c: Comparison): string {
+  const latexSigned = (x: number) => (x > 0 && Number(x.toFixed(2)) !== 0 ? "+" : "") + formatFixed(x, 2);
+  const cellText = (cell: ComparisonCell | undefined) => {
+    if (!cell || cell.difference === null) return "n/a";
+    const marks = [cell.significant ? "*" : "", cell.signDiffers ? "\\dagger" : ""].filter(Boolean).join("");
+    return `$${latexSigned(cell.difference)}${marks ? `^{${marks}}` : ""}$`;
+  };
+  const sides = `A: ${escapeLatex(sideName(c.a))}; B: ${escapeLatex(sideName(c.b))}`;
+  const lines = [
+    `% Benchmark Profiler: AIS(A) - AIS(B) at k = ${c.k}. Needs \\usepackage{booktabs}.`,
+    "\\begin{table}[t]",
+    "\\centering",
+    "\\small",
+    `\\begin{tabular}{l${"r".repeat(c.benchmarks.length)}}`,
+    "\\toprule",
+    `Ability & ${c.benchmarks.map((b) => escapeLatex(b.benchmark)).join(" & ")} \\\\`,
+    "\\midrule",
+    ...c.abilities.map(
+      (ability) =>
+        `${escapeLatex(ability)} & ${c.benchmarks
+          .map((b) => cellText(c.cells.find((cell) => cell.ability === ability && cell.benchmark === b.benchmark)))
+          .join(" & ")} \\\\`,
+    ),
+    "\\midrule",
+    `Spearman's $\\rho$ & ${c.benchmarks.map((b) => (b.rankCorrelation === null ? "n/a" : `$${formatFixed(b.rankCorrelation, 2)}$`)).join(" & ")} \\\\`,
+    "\\bottomrule",
+    "\\end{tabular}",
+    `\\caption{AIS(A) $-$ AIS(B) at $k = ${c.k}$ (${sides}). ` +
+      `$^{*}$: the ${escapeLatex(formatConfidence(c.confidence))} bootstrap CI (${c.resamples} resamples, paired where both scored the same documents) excludes 0. ` +
+      `$^{\\dagger}$: the two AIS have opposite signs. $\\rho$: Spearman's rank correlation of the two profiles over the abilities.}`,
+    "\\label{tab:ais-comparison}",
+    "\\end{table}",
+  ];
+  return lines.join("\n") + "\n";
 }
 
 function comparisonMarkdown(c: Comparison): string {
@@ -26,7 +83,7 @@ function comparisonMarkdown(c: Comparison): string {
     "",
     `Each cell is AIS(A) − AIS(B) with its ${Math.round(c.confidence * 100)}% bootstrap interval over the benchmark's documents ` +
       `(${c.resamples} resamples; paired where both scored the same documents). ` +
-      "**Bold**: the interval excludes 0. ⇄: the two AIS have opposite signs.",
+      `**Bold**: the interval excludes 0. ${SIGN_DIFFERS_MARK}: the two AIS have opposite signs.`,
     "",
     `| ability removed | ${c.benchmarks.map((b) => escapeMarkdown(b.benchmark)).join(" | ")} |`,
     `|---|${c.benchmarks.map(() => "---:").join("|")}|`,
@@ -66,7 +123,7 @@ function markdownCell(cell: ComparisonCell): string {
   if (cell.difference === null) return "n/a";
   const interval = cell.interval ? ` [${signed(cell.interval.low)}, ${signed(cell.interval.high)}]` : "";
   const value = cell.significant ? `**${signed(cell.difference)}**` : signed(cell.difference);
-  return `${value}${interval}${cell.signDiffers ? " ⇄" : ""}`;
+  return `${value}${interval}${cell.signDiffers ? ` ${SIGN_DIFFERS_MARK}` : ""}`;
 }
 
 function comparisonCsv(c: Comparison): string {

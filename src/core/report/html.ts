@@ -129,16 +129,16 @@ ${body.join("\n")}
 `;
 }
 
-function metaTable(rows: [string, string][]): string {
+export function metaTable(rows: [string, string][]): string {
   return `<table class="meta"><tbody>${rows.map(([k, v]) => `<tr><th scope="row">${esc(k)}</th><td>${v}</td></tr>`).join("")}</tbody></table>`;
 }
 
 /** A numbered table with its caption above it, as papers set them; close with CLOSE_TABLE. */
-function openTable(classes: string, label: string, text: string): string {
+export function openTable(classes: string, label: string, text: string): string {
   return `<figure class="tbl"><figcaption><span class="label">${label}</span> ${text}</figcaption><table class="${classes}">`;
 }
 
-const CLOSE_TABLE = "</tbody></table></figure>";
+export const CLOSE_TABLE = "</tbody></table></figure>";
 
 function modelSection(model: ModelReport, counter: Counter, heatmaps: Heatmap[]): string {
   const p = model.profile;
@@ -524,7 +524,8 @@ function documentRow(d: ChoiceDocument, metric: string): string {
   );
 }
 
-const STYLE = `
+/** The page's style sheet, shared by the comparison report (compareHtml.ts). */
+export const STYLE = `
 :root { --ink: #1b1b1b; --muted: #5c6066; --rule: #1b1b1b; --hair: #d4d4d4; --paper: #ffffff; --red: #b2182b; --blue: #2166ac; }
 * { box-sizing: border-box; }
 html { background: var(--paper); }
