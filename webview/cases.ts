@@ -2,6 +2,7 @@
 // AIS negative) and from right to wrong, each with the text the model read, its choices or target,
 // and the scores before and after; each opens in its data file.
 import type { CaseDocument, CellCases } from "../src/core/report/cases";
+import { documentName } from "../src/core/report/documentName";
 import { element, table } from "./dom";
 
 function choiceDocument(d: Extract<CaseDocument, { baselineLogprobs: number[] }>): HTMLElement {
@@ -38,9 +39,10 @@ function documentEntry(d: CaseDocument, open: (file: string, line: number) => vo
   const entry = element("div", undefined, `case ${d.direction}`);
   const head = element("div", undefined, "case-head");
   const direction = d.direction === "wrong_to_right" ? "wrong → right" : "right → wrong";
-  head.append(element("strong", `Document ${d.index}`), element("span", ` · ${direction}`));
+  const name = documentName({ index: d.index, ...(d.id !== undefined ? { id: d.id } : {}), ...(d.place ? { line: d.place.line } : {}) });
+  head.append(element("strong", name), element("span", ` · ${direction}`));
   if (d.place) {
-    const link = element("a", `${d.place.file.split("/").pop()}:${d.place.line}`);
+    const link = element("a", d.place.file.split("/").pop() ?? d.place.file);
     link.href = "#";
     link.title = `Open ${d.place.file} at line ${d.place.line}`;
     link.addEventListener("click", (e) => {

@@ -23,8 +23,8 @@ export type FromResultsView =
   | { type: "query"; query: ResultsQuery }
   /** A cell was selected: send its flipped documents. */
   | { type: "cell"; ref: CellRef }
-  /** Open a document in its data file. */
-  | { type: "open"; file: string; line: number }
+  /** Open a document in its data file; `ref`, the cell it was listed under, whose flip its hover shows first. */
+  | { type: "open"; file: string; line: number; ref?: CellRef }
   /** Save the figure: PNG carries the canvas as a data URL; SVG and CSV are made by the extension. */
   | { type: "export"; format: "png"; dataUrl: string }
   | { type: "export"; format: "svg"; theme: ExportTheme }

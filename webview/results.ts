@@ -433,7 +433,7 @@ function selectCell(cell: Pick<HeatmapCell, "row" | "column">): void {
 function showCases(cases: CellCases): void {
   const target = document.getElementById("cases");
   if (!target) return;
-  target.replaceChildren(casesList(cases, (file, line) => host.postMessage({ type: "open", file, line })));
+  target.replaceChildren(casesList(cases, (file, line) => host.postMessage({ type: "open", file, line, ref: cases.ref })));
   target.scrollIntoView({ block: "nearest" });
 }
 

@@ -378,7 +378,7 @@ test(
             .locator("#cases")
             .innerText()
             .catch(() => "");
-          return /Document 13 · wrong → right · logiqa\.jsonl:14/.test(text) ? text : undefined;
+          return /line 14 · wrong → right · logiqa\.jsonl/.test(text) ? text : undefined;
         },
         30_000,
         () => "the cell's documents were not listed",
@@ -389,9 +389,9 @@ test(
       await page.locator('.activitybar .action-item a[aria-label^="Benchmark Profiler"]').first().click();
       const tree = '.pane:has(.pane-header[aria-label^="Negative AIS"]) .monaco-list-row';
       await page.locator(tree, { hasText: "× logiqa" }).first().click({ timeout: 30_000 });
-      const document = page.locator(tree, { hasText: /^Document 13/ }).first();
+      const document = page.locator(tree, { hasText: /^line 14/ }).first();
       await document.waitFor({ timeout: 30_000 });
-      assert.match((await document.textContent()) ?? "", /logiqa\.jsonl:14/);
+      assert.match((await document.textContent()) ?? "", /logiqa\.jsonl/);
       await document.click();
       await waitFor(
         async () => (await page.locator(".editor-group-container.active .monaco-editor .cgmr").count()) || undefined,

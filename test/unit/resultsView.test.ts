@@ -94,7 +94,7 @@ async function runWithProject() {
   const results = fixtureResults();
   const dir = await writeFixtureRun(results);
   const root = path.dirname(path.dirname(dir));
-  const doc = (i: number) => ({ question: `Question ${i}?`, choices: ["yes", "no"], answer: i % 2 });
+  const doc = (name: string, i: number) => ({ id: `${name}-${i}`, question: `Question ${i}?`, choices: ["yes", "no"], answer: i % 2 });
   const task = (name: string) =>
     `task: ${name}\ndataset_path: json\ndataset_kwargs:\n  data_files:\n    test: ${name}.jsonl\noutput_type: multiple_choice\ndoc_to_text: "Q: {{question}}"\ndoc_to_choice: choices\ndoc_to_target: answer\n`;
   await fs.mkdir(path.join(root, "tasks"));
@@ -104,7 +104,7 @@ async function runWithProject() {
     ["logiqa", 14],
   ] as const) {
     await fs.writeFile(path.join(root, "tasks", `${name}.yaml`), task(name));
-    await fs.writeFile(data[name], Array.from({ length: count }, (_, i) => JSON.stringify(doc(i))).join("\n") + "\n");
+    await fs.writeFile(data[name], Array.from({ length: count }, (_, i) => JSON.stringify(doc(name, i))).join("\n") + "\n");
   }
   const config = path.join(root, "profile.bprof.yaml");
   results.config_file = config;
@@ -133,12 +133,14 @@ test("the cases of a cell: the flipped documents with their text, scores and lin
   assert.equal(d!.direction, "wrong_to_right");
   assert.deepEqual(d!.place, { file: data.logiqa, line: 14 }, "document 13 is on line 14");
   assert.deepEqual(d!.text, { context: "Q: Question 13?", choices: ["yes", "no"], target: "no" });
+  assert.equal(d!.id, "logiqa-13", "the document's own id");
 
   const byLine = await dataFileCases(documents, data.logiqa, "acc");
   assert.deepEqual(
     byLine.lines.map((l) => [l.line, l.index, l.flips.map((f) => `${f.ability} ${f.selection} ${f.k} ${f.document.direction}`)]),
     [[14, 13, [`${CAUSAL} top 0.01 wrong_to_right`]]],
   );
+  assert.equal(byLine.lines[0]!.id, "logiqa-13");
   assert.deepEqual(
     (await dataFileCases(documents, data.arc_easy, "acc")).lines.map((l) => [l.line, l.flips[0]!.document.direction]),
     [[1, "right_to_wrong"]],

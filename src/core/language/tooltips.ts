@@ -3,6 +3,8 @@
 // (markdown.ts); the extension shows these strings with links and HTML off.
 import * as path from "node:path";
 import type { CaseFlip, CellRef } from "../report/cases";
+import { documentName } from "../report/documentName";
+import { sameK } from "../report/model";
 import type { NegativeCell } from "../report/types";
 import type { FileCases } from "../workspace/service";
 import type { OutlineEntry } from "./outline";
@@ -39,18 +41,59 @@ function flipDetail(f: CaseFlip): string {
   return `${head}: log-probabilities ${scores.join("; ")}`;
 }
 
-/** The hover on line `line` (1-based) of a data file: every run's flips of the document there; undefined when none. */
-export function caseLinesHover(cases: readonly FileCases[], line: number, directions: ReadonlySet<string>): string | undefined {
+/** The cell a data file was opened from (the results view's or the Negative AIS tree's): its flips come first. */
+export interface CaseFocus {
+  runDir: string;
+  ref: CellRef;
+}
+
+/** Whether a flip is the focused cell's: the same model's variant (ability, selection, k, rule) on the same benchmark. */
+function isFocused(f: CaseFlip, benchmark: string, ref: CellRef): boolean {
+  return (
+    benchmark === ref.benchmark &&
+    f.model === ref.model &&
+    f.ability === ref.ability &&
+    f.selection === ref.selection &&
+    sameK(f.k, ref.k) &&
+    // the rule is named only where a run ranked by several, and never for the random control
+    (ref.method === undefined || f.method === undefined || f.method === ref.method)
+  );
+}
+
+/** A folded flip: the direction and whose ablation, on one line, without the scores. */
+function foldedFlip(f: CaseFlip): string {
+  const arrow = f.document.direction === "wrong_to_right" ? "wrong → right" : "right → wrong";
+  return `- ${arrow}: ${mdText(flipWho(f))}${f.model ? ` in ${mdCode(f.model)}` : ""}`;
+}
+
+/**
+ * The hover on line `line` (1-based) of a data file: each run's flips of the document there, the
+ * first in full (the focused cell's, when the file was opened from a cell of that run) and the
+ * rest folded to one line each; undefined when none.
+ */
+export function caseLinesHover(
+  cases: readonly FileCases[],
+  line: number,
+  directions: ReadonlySet<string>,
+  focus?: CaseFocus,
+): string | undefined {
   const sections: string[] = [];
   for (const runCases of cases) {
     if (runCases.stale && line === 1)
       sections.push(`**Benchmark Profiler**: ${mdText(runCases.stale)}. Pick another run, or run the profile again.`);
     const marked = runCases.lines.find((l) => l.line === line);
-    const flips = marked?.flips.filter((f) => directions.has(f.document.direction)) ?? [];
-    if (!marked || flips.length === 0) continue;
-    sections.push(
-      `**Document ${marked.index} of ${mdCode(marked.benchmark)}** in run ${mdCode(runCases.runId)} (${mdText(path.basename(runCases.configFile))})\n\n${flips.map(flipDetail).join("\n")}`,
-    );
+    const shown = marked?.flips.filter((f) => directions.has(f.document.direction)) ?? [];
+    if (!marked || shown.length === 0) continue;
+    const ref = focus?.runDir === runCases.runDir ? focus.ref : undefined;
+    const focused = ref ? shown.filter((f) => isFocused(f, marked.benchmark, ref)) : [];
+    const [first, ...rest] = [...focused, ...shown.filter((f) => !focused.includes(f))];
+    const name = documentName({ index: marked.index, line: marked.line, ...(marked.id !== undefined ? { id: marked.id } : {}) });
+    const head = `**${mdText(name)} of ${mdCode(marked.benchmark)}** in run ${mdCode(runCases.runId)} (${mdText(path.basename(runCases.configFile))})`;
+    const more =
+      rest.length === 0
+        ? ""
+        : `\n\n**${rest.length} more flip${rest.length === 1 ? "" : "s"}** of this document:\n\n${rest.map(foldedFlip).join("\n")}`;
+    sections.push(`${head}\n\n${flipDetail(first!)}${more}`);
   }
   return sections.length > 0 ? sections.join("\n\n---\n\n") : undefined;
 }

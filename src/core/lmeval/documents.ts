@@ -12,6 +12,13 @@ export const DATASET_KINDS: readonly DatasetKind[] = ["json", "csv", "parquet", 
 
 export type Doc = Record<string, unknown>;
 
+/** A document's own id, what the user knows it by: its `id` field when that is a non-empty string or a number; undefined otherwise. */
+export function documentId(doc: Readonly<Record<string, unknown>>): string | undefined {
+  const id = doc["id"];
+  if (typeof id === "number" && Number.isFinite(id)) return String(id);
+  return typeof id === "string" && id.trim() !== "" ? id : undefined;
+}
+
 export interface Documents {
   docs: Doc[];
   /** 1-based source line where each document starts (JSON Lines, CSV, a JSON list); not for Parquet. */

@@ -6,7 +6,7 @@ import { errorsOf, fileProblem, problemAt, type Problem } from "../problems";
 import { diskFiles, type TextFiles } from "../fsutil";
 import { formatFieldPath, scopedSource, type FieldPath, type YamlSource } from "../yamlSource";
 import { dataOf, readDocuments } from "./data";
-import type { Doc } from "./documents";
+import { documentId, type Doc } from "./documents";
 import { applyFilters, readsDocuments, type ExactMatchOptions, type FilterPipeline } from "./exactMatch";
 import {
   HelperError,
@@ -98,6 +98,8 @@ export interface TaskPlaces {
   dataFile: string;
   /** 1-based line of each document, by index; empty for formats without lines (Parquet). */
   lines: number[];
+  /** Each document's id (documentId), by index; undefined for a document without one. */
+  ids: (string | undefined)[];
   /** The task's process_docs (Python) decides its documents: `lines` are the data file's, not theirs, and left empty. */
   processDocs?: true;
 }
@@ -115,8 +117,14 @@ export async function loadTaskPlaces(
   if (!read) return { problems };
   const count = Math.min(options.limit ?? read.test.docs.length, read.test.docs.length);
   if (helperRequest(source)?.processDocs)
-    return { places: { name: read.spec.name, dataFile: read.dataFile, lines: [], processDocs: true }, problems };
-  return { places: { name: read.spec.name, dataFile: read.dataFile, lines: (read.test.lines ?? []).slice(0, count) }, problems };
+    return { places: { name: read.spec.name, dataFile: read.dataFile, lines: [], ids: [], processDocs: true }, problems };
+  const places = {
+    name: read.spec.name,
+    dataFile: read.dataFile,
+    lines: (read.test.lines ?? []).slice(0, count),
+    ids: read.test.docs.slice(0, count).map(documentId),
+  };
+  return { places, problems };
 }
 
 /** Why the task's Python may not run under the options' policy; undefined when it may (or it has none). */
@@ -177,7 +185,8 @@ async function buildTask(source: TaskSource, file: string, problems: Problem[], 
   for (const [index, doc] of docs.entries()) {
     try {
       const line = test.lines?.[index];
-      items.push({ ...render.item(doc, index), ...(line !== undefined ? { line } : {}) });
+      const id = documentId(doc);
+      items.push({ ...render.item(doc, index), ...(line !== undefined ? { line } : {}), ...(id !== undefined ? { id } : {}) });
     } catch (e) {
       // A template's own fault would be the same for every document: once, where the template is.
       // So is an error of a render that failed on the first document; after that, it is the data's.

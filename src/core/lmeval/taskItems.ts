@@ -24,6 +24,8 @@ export interface MultipleChoiceItem {
   index: number;
   /** 1-based line of the document in the data file, where the format has lines (jsonl, csv). */
   line?: number;
+  /** The document's own id (its `id` field), when it has one: what the user knows it by. */
+  id?: string;
   /** What every choice is scored after; in the multiple-input form, what each choice's context starts with. */
   context: string;
   prompt: PromptParts;
@@ -44,6 +46,7 @@ export interface GenerationItem {
   kind: "generate_until";
   index: number;
   line?: number;
+  id?: string;
   context: string;
   prompt: PromptParts;
   /** The reference answer before filters and exact_match's normalisation. */

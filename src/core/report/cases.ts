@@ -38,6 +38,8 @@ export type CaseDocument = FlippedDocument & {
   text?: { context: string; choices?: string[]; target: string };
   /** Its place in the data file (1-based line); absent for formats without lines (Parquet). */
   place?: { file: string; line: number };
+  /** Its own id (a data row's `id`), when it has one and its task could be read. */
+  id?: string;
 };
 
 export interface CellCases {
@@ -54,6 +56,8 @@ export interface CellCases {
 export interface CaseLine {
   line: number;
   index: number;
+  /** The document's own id, when it has one. */
+  id?: string;
   benchmark: string;
   flips: CaseFlip[];
 }
@@ -150,7 +154,8 @@ export class RunDocuments {
     const { benchmark, problem: taskProblem } = await this.task(name);
     if (!benchmark) return { problem: taskProblem ?? "its task has errors" };
     const lines = benchmark.task.items.map((item) => item.line ?? 0);
-    return { places: { name, dataFile: benchmark.task.dataFile, lines: lines.every((l) => l > 0) ? lines : [] } };
+    const ids = benchmark.task.items.map((item) => item.id);
+    return { places: { name, dataFile: benchmark.task.dataFile, lines: lines.every((l) => l > 0) ? lines : [], ids } };
   }
 
   /** The config's benchmark entries with their names (an entry's `name`, else its task's `task` key). */
@@ -260,7 +265,8 @@ export async function cellCases(documents: RunDocuments, ref: CellRef, choiceMet
     documents: flipped.map((d): CaseDocument => {
       const item = byIndex.get(d.index);
       const place = placeOf(d.index);
-      return { ...d, ...(item ? { text: textOf(item) } : {}), ...(place ? { place } : {}) };
+      const id = benchmark ? item?.id : places?.ids[d.index];
+      return { ...d, ...(item ? { text: textOf(item) } : {}), ...(place ? { place } : {}), ...(id !== undefined ? { id } : {}) };
     }),
     ...(stale ? { stale } : {}),
     ...(problem ? { problem } : {}),
@@ -302,7 +308,12 @@ export async function dataFileCases(
           const line = places.lines[document.index];
           if (line === undefined) continue;
           let entry = lines.get(line);
-          if (!entry) lines.set(line, (entry = { line, index: document.index, benchmark: result.name, flips: [] }));
+          const id = places.ids[document.index];
+          if (!entry)
+            lines.set(
+              line,
+              (entry = { line, index: document.index, ...(id !== undefined ? { id } : {}), benchmark: result.name, flips: [] }),
+            );
           entry.flips.push({
             model: model.name,
             ability: variant.ability,

@@ -1,6 +1,7 @@
 // Every command of the extension, by name (`benchmarkProfiler.<name>`): what the palette, the
 // CodeLens lines, the trees and the quick fixes invoke.
 import * as vscode from "vscode";
+import type { CaseFocus } from "../../core/language/tooltips";
 import type { CommandFactory } from "../ctx";
 import { compareRuns } from "./compare";
 import { createDataset, generateMoreItems } from "./datasets";
@@ -11,8 +12,11 @@ import { showLatestResults } from "./results";
 import { cancelRun, copyRunId, deleteRun, openRunReport, openRunResults, resumeRun, revealRun } from "./runs";
 import { validateConfig } from "./validate";
 
-/** Opens a benchmark document in its data file (the Negative AIS tree, the results view). */
-const openDocument: CommandFactory = () => (file: string, line: number) => openDocumentLine(file, line);
+/** Opens a benchmark document in its data file (the Negative AIS tree, the results view); its hover puts `focus`'s flip first. */
+const openDocument: CommandFactory = (ctx) => (file: string, line: number, focus?: CaseFocus) => {
+  ctx.caseRuns.focusOn(file, focus);
+  return openDocumentLine(file, line);
+};
 
 /** Builds this machine's runner now (a run would build it first anyway). */
 const buildRunner: CommandFactory = (ctx) => async () => {

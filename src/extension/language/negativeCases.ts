@@ -1,8 +1,10 @@
 // Negative-AIS cases in the data file itself: on each line of a benchmark document that an
 // ablation turned from wrong to right (what makes an AIS negative), a mark and a note naming the
 // ability; with the setting `benchmarkProfiler.inlineCases.rightToWrong`, those turned from right
-// to wrong too. The hover on such a line lists every flip: which ability's ablation, at which k and
-// selection, and the choices' log-probabilities (or the generation) before and after. A data file
+// to wrong too. The hover on such a line names the document (its id and line) and shows one flip in
+// full: which ability's ablation, at which k and selection, and the choices' log-probabilities (or
+// the generation) before and after; the cell's flip when the file was opened from a cell, the rest
+// folded to a line each. A data file
 // that changed since the run gets one note that says so, and no marks.
 import * as vscode from "vscode";
 import { caseLinesHover, flipWho } from "../../core/language/tooltips";
@@ -108,7 +110,8 @@ class NegativeCases implements vscode.HoverProvider {
   }
 
   provideHover(document: vscode.TextDocument, position: vscode.Position): vscode.Hover | undefined {
-    const markdown = caseLinesHover(this.cases.get(document.uri.fsPath) ?? [], position.line + 1, this.directions());
+    const file = document.uri.fsPath;
+    const markdown = caseLinesHover(this.cases.get(file) ?? [], position.line + 1, this.directions(), this.ctx.caseRuns.focusOf(file));
     return markdown === undefined ? undefined : new vscode.Hover(dataMarkdown(markdown));
   }
 }

@@ -95,6 +95,7 @@ class ResultsPanel {
         });
         return;
       case "open":
+        this.ctx.caseRuns.focusOn(message.file, message.ref && { runDir: this.runDir, ref: message.ref });
         await openDocumentLine(message.file, message.line);
         return;
       case "export":

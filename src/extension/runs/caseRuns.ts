@@ -1,7 +1,9 @@
 // Which run's cases the editor shows for each config: the one the user picked (Pick Run for Inline
-// Cases), else the config's newest finished run. Kept in the workspace's state.
+// Cases), else the config's newest finished run. Kept in the workspace's state. And the cell each
+// data file was last opened from, whose flips its hover shows first.
 import * as path from "node:path";
 import * as vscode from "vscode";
+import type { CaseFocus } from "../../core/language/tooltips";
 import { runsOfConfig } from "../../core/results/runs";
 import type { Ctx } from "../ctx";
 
@@ -10,8 +12,20 @@ const KEY = "benchmarkProfiler.caseRuns";
 export class CaseRuns implements vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
+  private readonly focused = new Map<string, CaseFocus>();
 
   constructor(private readonly ctx: Ctx) {}
+
+  /** Remembers the cell a data file is opened from; without one, the file's hover has no focus. */
+  focusOn(file: string, focus: CaseFocus | undefined): void {
+    if (focus) this.focused.set(path.resolve(file), focus);
+    else this.focused.delete(path.resolve(file));
+  }
+
+  /** The cell the data file was last opened from, if it was opened from one. */
+  focusOf(file: string): CaseFocus | undefined {
+    return this.focused.get(path.resolve(file));
+  }
 
   /** config file -> run folder, for the configs whose run the user picked. */
   picks(): Record<string, string> {

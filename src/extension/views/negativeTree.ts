@@ -7,14 +7,15 @@ import type { CaseDocument, CellRef } from "../../core/report/cases";
 import { loadRun, type LoadedRun } from "../../core/report/load";
 import { buildReport, rulesOf } from "../../core/report/model";
 import type { NegativeCell } from "../../core/report/types";
-import { negativeCellTooltip, signed } from "../../core/language/tooltips";
+import { negativeCellTooltip, signed, type CaseFocus } from "../../core/language/tooltips";
+import { documentName } from "../../core/report/documentName";
 import type { Ctx } from "../ctx";
 import { dataMarkdown } from "../language/convert";
 
 type Node =
   | { kind: "run"; configFile: string; run: LoadedRun }
   | { kind: "cell"; run: LoadedRun; cell: NegativeCell; ref: CellRef }
-  | { kind: "document"; document: CaseDocument; stale?: string };
+  | { kind: "document"; document: CaseDocument; focus: CaseFocus; stale?: string };
 
 class NegativeTree implements vscode.TreeDataProvider<Node> {
   private readonly changed = new vscode.EventEmitter<void>();
@@ -84,7 +85,12 @@ class NegativeTree implements vscode.TreeDataProvider<Node> {
       const cases = await this.ctx.workspace.request("cellCases", { runDir: node.run.dir, ref: node.ref, metric: "acc" });
       return cases.documents
         .filter((d) => d.direction === "wrong_to_right")
-        .map((document) => ({ kind: "document", document, ...(cases.stale ? { stale: cases.stale } : {}) }));
+        .map((document) => ({
+          kind: "document",
+          document,
+          focus: { runDir: node.run.dir, ref: node.ref },
+          ...(cases.stale ? { stale: cases.stale } : {}),
+        }));
     }
     return [];
   }
@@ -115,12 +121,17 @@ class NegativeTree implements vscode.TreeDataProvider<Node> {
       return item;
     }
     const d = node.document;
-    const item = new vscode.TreeItem(`Document ${d.index}`, vscode.TreeItemCollapsibleState.None);
-    item.description = node.stale ? "data file changed since the run" : d.place ? `${path.basename(d.place.file)}:${d.place.line}` : "";
-    item.tooltip = d.text ? d.text.context : `document ${d.index}`;
+    const name = documentName({ index: d.index, ...(d.id !== undefined ? { id: d.id } : {}), ...(d.place ? { line: d.place.line } : {}) });
+    const item = new vscode.TreeItem(name, vscode.TreeItemCollapsibleState.None);
+    item.description = node.stale ? "data file changed since the run" : d.place ? path.basename(d.place.file) : "";
+    item.tooltip = d.text ? d.text.context : name;
     item.iconPath = new vscode.ThemeIcon("file-text");
     if (d.place && !node.stale)
-      item.command = { command: "benchmarkProfiler.openDocument", title: "Open Document", arguments: [d.place.file, d.place.line] };
+      item.command = {
+        command: "benchmarkProfiler.openDocument",
+        title: "Open Document",
+        arguments: [d.place.file, d.place.line, node.focus],
+      };
     return item;
   }
 }
