@@ -195,7 +195,22 @@ export function formatRunSummary(model: ModelReport, width?: number): string[] {
       ? `  significant negative (removing the ability helped): ${negative.length} cell(s), ${describe(negative.slice(0, 3))}${negative.length > 3 ? "; ..." : ""}`
       : "  significant negative: none",
   );
+  lines.push(...findingLines(model));
   return width === undefined ? lines : lines.flatMap((l) => wrapLine(l, width));
+}
+
+/** The failure signatures found, each with its figures, threshold and remedy; one line when there are none. */
+export function findingLines(model: Pick<ModelReport, "findings" | "otherMethods">): string[] {
+  if (model.findings.length === 0) return ["  failure signatures: none found"];
+  const rules = model.otherMethods.length > 0;
+  return [
+    `  failure signatures: ${model.findings.length} found (docs/method.md, "Reading a profile that went wrong")`,
+    ...model.findings.flatMap((f) => [
+      `  ! ${rules ? `${f.method} rule: ` : ""}${f.title}`,
+      `      ${f.figures} (threshold: ${f.threshold})`,
+      `      remedy: ${f.remedy}`,
+    ]),
+  ];
 }
 
 /** Each ability's ranking stability: the Jaccard index of the top n ranked from two halves of its items. */

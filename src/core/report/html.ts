@@ -200,11 +200,24 @@ function modelSection(model: ModelReport, counter: Counter, heatmaps: Heatmap[])
   const confidence = formatConfidence(p.bootstrap.confidence);
   const rules = rulesOf(model);
   const several = rules.length > 1;
+  out.push(findingsSection(model, several));
   if (several) out.push(rulesSection(model, counter));
   for (const rule of rules)
     for (const s of rule.sections) out.push(kSection(model, rule, s, confidence, counter, heatmaps, several ? rule.method : undefined));
   out.push("</section>");
   return out.join("\n");
+}
+
+/** The failure signatures found (analysis/signatures.ts), each with its figures, threshold and remedy. */
+function findingsSection(model: ModelReport, several: boolean): string {
+  if (model.findings.length === 0)
+    return `<p class="findings none">Failure signatures: none found (every AIS near zero, the same AIS for several abilities, negative AIS on most benchmarks, an unstable ranking, a failing label).</p>`;
+  const items = model.findings.map(
+    (f) =>
+      `<li><span class="label">${several ? `${esc(f.method)} rule: ` : ""}${esc(f.title)}</span> ${esc(f.figures)} ` +
+      `<span class="muted">(threshold: ${esc(f.threshold)})</span><br>Remedy: ${esc(f.remedy)}.</li>`,
+  );
+  return `<section class="findings"><h3>Failure signatures found (${model.findings.length})</h3><ul>${items.join("")}</ul></section>`;
 }
 
 /** A score, or a dash where the benchmark has no such metric. */
@@ -575,6 +588,8 @@ figcaption { font-size: 13px; max-width: 860px; margin-top: 4px; }
 .figure-tools { margin: 2px 0 0; font-size: 12px; }
 .figure-tools a { color: var(--blue); text-decoration: none; }
 .figure-tools a:hover { text-decoration: underline; }
+section.findings ul { max-width: 860px; padding-left: 20px; }
+section.findings li { margin: 0 0 8px; border-left: 3px solid var(--red); padding-left: 8px; list-style: none; }
 ol.reasons { font-size: 12.5px; color: var(--muted); margin: 6px 0 0; padding-left: 22px; max-width: 860px; }
 table.overlap td { min-width: 86px; }
 ${Array.from({ length: 11 }, (_, i) => `td.j${i} { background: rgba(33, 102, 172, ${(0.05 + 0.45 * (i / 10)).toFixed(3)}); }`).join("\n")}

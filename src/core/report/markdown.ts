@@ -65,6 +65,23 @@ function filterText(b: BaselineRow): string {
   );
 }
 
+/** The failure signatures found (analysis/signatures.ts), as a list; nothing for a run without abilities. */
+function findingsLines(model: ModelReport): string[] {
+  if (!model.profile) return [];
+  if (model.findings.length === 0) return ["Failure signatures: none found.", ""];
+  const several = model.otherMethods.length > 0;
+  return [
+    `### Failure signatures found (${model.findings.length})`,
+    "",
+    ...model.findings.map(
+      (f) =>
+        `- **${escapeMarkdown(several ? `${f.method} rule: ${f.title}` : f.title)}** ${escapeMarkdown(f.figures)} ` +
+        `(threshold: ${escapeMarkdown(f.threshold)}). Remedy: ${escapeMarkdown(f.remedy)}.`,
+    ),
+    "",
+  ];
+}
+
 function modelSection(model: ModelReport): string[] {
   const out = [`## Model ${escapeMarkdown(model.name)}`, ""];
   const p = model.profile;
@@ -89,6 +106,7 @@ function modelSection(model: ModelReport): string[] {
     );
   }
   out.push(...table(["", ""], meta, ["l", "l"]), "");
+  out.push(...findingsLines(model));
   out.push("### Baseline accuracy", "");
   if (model.hasGeneration) {
     out.push(

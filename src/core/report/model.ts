@@ -12,6 +12,7 @@
 // "mmlu_stem (group: 19 tasks)", and a row of the baseline table: its aggregate of its tasks'
 // scores under the report's metric (exact_match for a group of generation tasks).
 import { cellFlips } from "../analysis/flips";
+import { findSignatures } from "../analysis/signatures";
 import type { BenchmarkItem } from "../analysis/generation";
 import { ALL_METRICS, type ChoiceMetric, type Metric } from "../analysis/ais";
 import {
@@ -162,16 +163,19 @@ export async function buildReport(run: LoadedRun, options: ReportOptions = {}): 
   }
   const models: ModelReport[] = [];
   for (const model of results.models) {
+    const profile = model.profile ? await profileReport(model, model.profile, metric, options, `${models.length}`) : null;
+    const otherMethods = await Promise.all(
+      (model.other_methods ?? []).map((p, r) => profileReport(model, p, metric, options, `${models.length}-${r + 1}`)),
+    );
     models.push({
       name: model.name,
       path: model.path,
       dtype: model.dtype,
       baseline: [...model.benchmarks.map(baselineRow), ...(model.groups ?? []).map(groupBaselineRow)],
       hasGeneration: model.benchmarks.some(isGenerationResult),
-      profile: model.profile ? await profileReport(model, model.profile, metric, options, `${models.length}`) : null,
-      otherMethods: await Promise.all(
-        (model.other_methods ?? []).map((p, r) => profileReport(model, p, metric, options, `${models.length}-${r + 1}`)),
-      ),
+      profile,
+      otherMethods,
+      findings: findSignatures(profile ? [profile, ...otherMethods] : []),
     });
   }
   return {

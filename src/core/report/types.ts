@@ -59,6 +59,30 @@ export interface ModelReport {
   profile: ProfileReport | null;
   /** The profiles of the other rules when `ablation.method` lists several (results.json's other_methods); else empty. */
   otherMethods: ProfileReport[];
+  /** The failure signatures found in its profiles (analysis/signatures.ts), first rule first; empty when healthy. */
+  findings: Finding[];
+}
+
+/** A way a profile goes wrong that the paper's analyses name (docs/method.md, "Reading a profile that went wrong"). */
+export type Signature = "ais-near-zero" | "same-ais" | "negative-ais" | "unstable-ranking" | "label-fails";
+
+/** One failure signature found in a finished run's profile, at the largest k its report shows. */
+export interface Finding {
+  signature: Signature;
+  method: ProfileReport["method"];
+  k: number;
+  /** The abilities whose diagnostic datasets it points at; empty when it is about the whole profile. */
+  abilities: string[];
+  /** The labelled benchmark it points at (a failing label check). */
+  benchmark?: string;
+  /** What was found, in one sentence. */
+  title: string;
+  /** The numbers that trigger it. */
+  figures: string;
+  /** The threshold they crossed, in words. */
+  threshold: string;
+  /** What to do about it. */
+  remedy: string;
 }
 
 /** A model's rules side by side at one k (ruleComparisons), in the config's order. */
