@@ -2,6 +2,7 @@
 // messages each side sends. Both sides import this file, so a change of shape is a type error on
 // both.
 import type { CellCases, CellRef } from "../src/core/report/cases";
+import type { ComparisonView } from "../src/core/report/compareFigure";
 import type { ResultsQuery, ResultsView } from "../src/core/report/view";
 
 /** The view type of the results panel (its serializer restores panels of this type after a reload). */
@@ -31,7 +32,18 @@ export type FromResultsView =
   | { type: "export"; format: "csv" };
 
 /** To the webview. */
-export type ToResultsView = { type: "view"; view: ResultsView } | { type: "cases"; cases: CellCases } | { type: "error"; message: string };
+export type ToResultsView =
+  | { type: "view"; view: ResultsView }
+  /** Two profiles compared (Compare Profiles…): the page shows the difference heatmap instead of a run. */
+  | { type: "comparison"; view: ComparisonView }
+  | { type: "cases"; cases: CellCases }
+  | { type: "error"; message: string };
+
+/** One side of a comparison: a run folder and one of its models. */
+export interface ProfileKey {
+  runDir: string;
+  model: string;
+}
 
 /**
  * What the webview keeps while its panel is hidden (the page is then discarded and loaded again)
@@ -43,4 +55,6 @@ export interface ResultsViewState {
   query?: ResultsQuery;
   tab?: number;
   cell?: { row: number; column: number };
+  /** The panel compares two profiles (`runDir` is A's run). */
+  compare?: { a: ProfileKey; b: ProfileKey };
 }

@@ -12,6 +12,7 @@ import "@vscode-elements/elements/dist/vscode-tab-panel/index.js";
 import "@vscode-elements/elements/dist/vscode-tabs/index.js";
 import type { Chart } from "chart.js";
 import type { CellCases } from "../src/core/report/cases";
+import type { ComparisonView } from "../src/core/report/compareFigure";
 import type { HeatmapCell } from "../src/core/report/types";
 import type { CellsShown, ResultsQuery, ResultsView } from "../src/core/report/view";
 import type { ImportanceMethod } from "../src/core/config/types";
@@ -32,6 +33,8 @@ const state = host.getState() ?? (JSON.parse(document.body.dataset.state ?? "{}"
 host.setState(state);
 
 let view: ResultsView | undefined;
+/** Two profiles compared: shown instead of a run's view. */
+let comparison: ComparisonView | undefined;
 let chart: Chart | undefined;
 let selected: { row: number; column: number } | undefined;
 let selectedTab = state.tab ?? 0;
@@ -152,14 +155,18 @@ function controls(v: ResultsView): HTMLElement {
       ),
     );
   }
+  bar.append(exportButtons());
+  return bar;
+}
+
+function exportButtons(): HTMLElement {
   const exports = element("span", undefined, "exports");
   exports.append(
     button("PNG", () => canvas() && host.postMessage({ type: "export", format: "png", dataUrl: canvas()!.toDataURL("image/png") })),
     button("SVG", () => host.postMessage({ type: "export", format: "svg", theme: theme() })),
     button("CSV", () => host.postMessage({ type: "export", format: "csv" })),
   );
-  bar.append(exports);
-  return bar;
+  return exports;
 }
 
 function canvas(): HTMLCanvasElement | null {
@@ -374,8 +381,84 @@ function methodPage(v: ResultsView): HTMLElement {
   return page;
 }
 
+/** Two profiles compared: the difference heatmap, the rank correlation per benchmark, the cells whose sign differs. */
+function renderComparison(v: ComparisonView): void {
+  comparison = v;
+  view = undefined;
+  const c = v.comparison;
+  const pct = `${Math.round(c.confidence * 100)}%`;
+  const root = document.getElementById("root")!;
+  const bar = element("div", undefined, "controls");
+  bar.append(exportButtons());
+  const figure = element("div", undefined, "heatmap");
+  figure.id = "heatmap";
+  const canvasElement = element("canvas");
+  canvasElement.setAttribute("role", "img");
+  canvasElement.setAttribute("aria-label", `${v.heatmap.title}; the same numbers are in the table below`);
+  figure.append(canvasElement);
+  const flipped = c.cells.filter((cell) => cell.signDiffers);
+  const flips = element("ul", undefined, "sign-differs");
+  flips.append(
+    ...flipped.map((cell) => element("li", `${cell.ability} on ${cell.benchmark}: A ${impactText(cell.a)}, B ${impactText(cell.b)}`)),
+  );
+  const numbers = table(
+    ["", ...c.benchmarks.map((b) => b.benchmark)],
+    c.abilities.map((ability) => [
+      ability,
+      ...c.benchmarks.map((b) => differenceText(c.cells.find((cell) => cell.ability === ability && cell.benchmark === b.benchmark))),
+    ]),
+    "numbers comparison",
+  );
+  numbers.setAttribute("aria-label", `${v.heatmap.title}: the numbers of the heatmap`);
+  const details = element("details");
+  details.append(element("summary", "The figure's numbers, as a table"), numbers);
+  root.replaceChildren(
+    element("h2", "Two profiles compared"),
+    element("p", `A: ${c.a.model} (run ${c.a.run}) · B: ${c.b.model} (run ${c.b.run}) · k = ${c.k}, top selection`, "muted"),
+    bar,
+    figure,
+    element(
+      "p",
+      `Each cell: AIS(A) − AIS(B). * the ${pct} interval over the benchmark's documents excludes 0 (paired where both scored the same documents); ⇄ the two AIS have opposite signs.`,
+      "hint",
+    ),
+    details,
+    element("h3", "How alike the two profiles rank the abilities"),
+    table(
+      ["benchmark", "metric", "documents", "Spearman's ρ", "abilities"],
+      c.benchmarks.map((b) => [
+        b.benchmark,
+        b.metric,
+        b.paired ? "the same (paired)" : "different (unpaired)",
+        b.rankCorrelation === null ? "n/a" : b.rankCorrelation.toFixed(2),
+        String(b.abilities),
+      ]),
+      "agreement",
+    ),
+    element("h3", "Cells whose sign differs"),
+    flipped.length > 0 ? flips : element("p", "None.", "muted"),
+  );
+  if (c.unmatched.length > 0) {
+    const list = element("ul", undefined, "unmatched");
+    list.append(...c.unmatched.map((u) => element("li", u)));
+    root.append(element("h3", "Not compared"), list);
+  }
+  draw();
+}
+
+function impactText(x: ComparisonView["comparison"]["cells"][number]["a"]): string {
+  return x.defined ? x.value.toFixed(3) : "undefined";
+}
+
+function differenceText(cell: ComparisonView["comparison"]["cells"][number] | undefined): string {
+  if (!cell || cell.difference === null) return "n/a";
+  const interval = cell.interval ? ` [${cell.interval.low.toFixed(3)}, ${cell.interval.high.toFixed(3)}]` : "";
+  return `${cell.difference.toFixed(3)}${cell.significant ? "*" : ""}${cell.signDiffers ? " ⇄" : ""}${interval}`;
+}
+
 function render(v: ResultsView): void {
   view = v;
+  comparison = undefined;
   const root = document.getElementById("root")!;
   const title = element("h2", `Run ${v.run.id}`);
   const meta = element("p", `${v.run.configFile} · ${new Date(v.run.created).toLocaleString()}`, "muted");
@@ -401,6 +484,11 @@ function render(v: ResultsView): void {
 
 function draw(): void {
   const c = canvas();
+  if (c && comparison) {
+    chart?.destroy();
+    chart = drawHeatmap(c, comparison.heatmap, theme());
+    return;
+  }
   if (!c || !view?.profile) return;
   chart?.destroy();
   const heatmap = view.profile.heatmap;
@@ -440,6 +528,7 @@ function showCases(cases: CellCases): void {
 window.addEventListener("message", (event: MessageEvent<ToResultsView>) => {
   const message = event.data;
   if (message.type === "view") render(message.view);
+  else if (message.type === "comparison") renderComparison(message.view);
   else if (message.type === "cases") showCases(message.cases);
   else document.getElementById("root")!.append(element("p", message.message, "error"));
 });

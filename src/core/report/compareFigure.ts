@@ -99,3 +99,13 @@ function signed(value: number, digits = 3): string {
 function impactText(x: AbilityImpact): string {
   return x.defined ? signed(x.value) : "undefined";
 }
+
+/** What the results view shows of a comparison: its figures and the heatmap drawn from them. */
+export interface ComparisonView {
+  comparison: Comparison;
+  heatmap: Heatmap;
+}
+
+export function comparisonView(comparison: Comparison): ComparisonView {
+  return { comparison, heatmap: comparisonHeatmap(comparison) };
+}

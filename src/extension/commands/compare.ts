@@ -1,12 +1,12 @@
 // Compare With…: two profiles side by side (core's report/compare.ts, docs/method.md "Two profiles
 // compared"), from a finished run of the Runs view or the palette: the user picks the other
-// profile (a run and one of its models), and the comparison opens as a Markdown preview.
+// profile (a run and one of its models), and the difference heatmap opens in the results view.
 import * as vscode from "vscode";
-import { compareProfiles, type ProfileRef } from "../../core/report/compare";
-import { renderComparison } from "../../core/report/compareFormats";
+import type { ProfileRef } from "../../core/report/compare";
 import { loadRun, ReportInputError, type LoadedRun } from "../../core/report/load";
 import { runsOfConfigs } from "../../core/results/runs";
 import type { CommandFactory } from "../ctx";
+import { showComparison } from "../panels/resultsPanel";
 import type { RunNode } from "../views/runsTree";
 
 export const compareRuns: CommandFactory = (ctx) => async (node?: RunNode) => {
@@ -19,7 +19,13 @@ export const compareRuns: CommandFactory = (ctx) => async (node?: RunNode) => {
     );
     return;
   }
-  const first = node ? profiles.find((p) => p.run.dir === node.row.dir) : await pickProfile(profiles, "Compare: profile A");
+  // From a run of the Runs view, A is one of that run's profiles: asked for when it has several models.
+  const candidates = node ? profiles.filter((p) => p.run.dir === node.row.dir) : profiles;
+  if (candidates.length === 0) {
+    void vscode.window.showInformationMessage("This run has no profile to compare: its config has no abilities.");
+    return;
+  }
+  const first = candidates.length === 1 ? candidates[0] : await pickProfile(candidates, "Compare: profile A");
   if (!first) return;
   const second = await pickProfile(
     profiles.filter((p) => p !== first),
@@ -27,9 +33,7 @@ export const compareRuns: CommandFactory = (ctx) => async (node?: RunNode) => {
   );
   if (!second) return;
   try {
-    const comparison = await compareProfiles(first, second);
-    const document = await vscode.workspace.openTextDocument({ language: "markdown", content: renderComparison(comparison, "md") });
-    await vscode.commands.executeCommand("markdown.showPreview", document.uri);
+    await showComparison(ctx, { runDir: first.run.dir, model: first.model }, { runDir: second.run.dir, model: second.model });
   } catch (e) {
     if (!(e instanceof ReportInputError)) throw e;
     void vscode.window.showErrorMessage(`These two profiles cannot be compared: ${e.message}`);

@@ -5,11 +5,20 @@
 import { randomBytes } from "node:crypto";
 import * as path from "node:path";
 import * as vscode from "vscode";
+import { compareProfiles, type ProfileRef } from "../../core/report/compare";
+import { comparisonView, type ComparisonView } from "../../core/report/compareFigure";
+import { renderComparison } from "../../core/report/compareFormats";
 import { loadRun, type LoadedRun } from "../../core/report/load";
 import { heatmapSvg } from "../../core/report/svg";
 import { resultsView, viewCsv, type ResultsQuery, type ResultsView } from "../../core/report/view";
 import { writeFileAtomic } from "../../core/fsutil";
-import { RESULTS_VIEW_TYPE, type FromResultsView, type ResultsViewState, type ToResultsView } from "../../../webview/protocol";
+import {
+  RESULTS_VIEW_TYPE,
+  type FromResultsView,
+  type ProfileKey,
+  type ResultsViewState,
+  type ToResultsView,
+} from "../../../webview/protocol";
 import type { Ctx } from "../ctx";
 
 class ResultsPanel {
@@ -32,11 +41,39 @@ class ResultsPanel {
     new ResultsPanel(ctx, panel, run.dir).setRun(run);
   }
 
+  /**
+   * Shows two profiles compared: the open panel of this pair, or a new one. The comparison is
+   * computed before the panel opens, so a pair that does not compare opens nothing (the caller
+   * reports the ReportInputError).
+   */
+  static async showComparison(ctx: Ctx, a: ProfileKey, b: ProfileKey): Promise<void> {
+    const view = comparisonView(await compareProfiles(await profileRef(a), await profileRef(b)));
+    const key = comparisonKey(a, b);
+    const existing = ResultsPanel.open.get(key);
+    if (existing) {
+      existing.panel.reveal();
+      existing.setComparison(view);
+      return;
+    }
+    const panel = vscode.window.createWebviewPanel(RESULTS_VIEW_TYPE, comparisonTitle(view), vscode.ViewColumn.Active, options(ctx));
+    new ResultsPanel(ctx, panel, a.runDir, {}, { a, b }).setComparison(view);
+  }
+
   /** A panel VS Code restored after a reload: its page said which run it showed, and how. */
   static async revive(ctx: Ctx, panel: vscode.WebviewPanel, state: ResultsViewState | undefined): Promise<void> {
     panel.webview.options = options(ctx);
     if (!state?.runDir) {
       panel.webview.html = message("This results view was opened by an older version: open the run again.");
+      return;
+    }
+    if (state.compare) {
+      const { a, b } = state.compare;
+      try {
+        const view = comparisonView(await compareProfiles(await profileRef(a), await profileRef(b)));
+        new ResultsPanel(ctx, panel, a.runDir, {}, { a, b }).setComparison(view);
+      } catch (e) {
+        panel.webview.html = message(`Cannot compare ${a.model} of ${a.runDir} with ${b.model} of ${b.runDir}: ${(e as Error).message}`);
+      }
       return;
     }
     try {
@@ -48,6 +85,8 @@ class ResultsPanel {
 
   private run: LoadedRun | undefined;
   private view: ResultsView | undefined;
+  /** Set on a panel that compares two profiles (it shows no run). */
+  private comparison: ComparisonView | undefined;
   private ready = false;
 
   private constructor(
@@ -55,11 +94,13 @@ class ResultsPanel {
     readonly panel: vscode.WebviewPanel,
     readonly runDir: string,
     private query: ResultsQuery = {},
+    compare?: { a: ProfileKey; b: ProfileKey },
   ) {
-    ResultsPanel.open.set(runDir, this);
-    panel.webview.html = page(ctx, panel.webview, { runDir, query });
+    const key = compare ? comparisonKey(compare.a, compare.b) : runDir;
+    ResultsPanel.open.set(key, this);
+    panel.webview.html = page(ctx, panel.webview, { runDir, query, ...(compare ? { compare } : {}) });
     panel.iconPath = vscode.Uri.joinPath(ctx.extension.extensionUri, "media", "activity.svg");
-    panel.onDidDispose(() => ResultsPanel.open.delete(runDir), null, ctx.subscriptions);
+    panel.onDidDispose(() => ResultsPanel.open.delete(key), null, ctx.subscriptions);
     panel.webview.onDidReceiveMessage(
       (m: FromResultsView) => this.received(m).catch((e: Error) => this.post({ type: "error", message: e.message })),
       null,
@@ -73,11 +114,18 @@ class ResultsPanel {
     void this.showView().catch((e: Error) => this.post({ type: "error", message: e.message }));
   }
 
+  setComparison(view: ComparisonView): void {
+    this.comparison = view;
+    this.panel.title = comparisonTitle(view);
+    this.post({ type: "comparison", view });
+  }
+
   private async received(message: FromResultsView): Promise<void> {
     switch (message.type) {
       case "ready":
         this.ready = true;
-        if (this.view) this.post({ type: "view", view: this.view });
+        if (this.comparison) this.post({ type: "comparison", view: this.comparison });
+        else if (this.view) this.post({ type: "view", view: this.view });
         return;
       case "query":
         this.query = message.query;
@@ -111,6 +159,7 @@ class ResultsPanel {
   }
 
   private async export(message: Extract<FromResultsView, { type: "export" }>): Promise<void> {
+    if (this.comparison) return this.exportComparison(this.comparison, message);
     const view = this.view;
     if (!view) return;
     const q = view.query;
@@ -132,6 +181,24 @@ class ResultsPanel {
             ? heatmapSvg(view.profile.heatmap, message.theme)
             : ""
           : viewCsv(view);
+    await writeFileAtomic(target.fsPath, content);
+    void vscode.window.showInformationMessage(`Saved ${target.fsPath}`);
+  }
+
+  private async exportComparison(view: ComparisonView, message: Extract<FromResultsView, { type: "export" }>): Promise<void> {
+    const { a, b, k } = view.comparison;
+    const base = `compare-${a.run}-${a.model}-${b.run}-${b.model}-k${k}`.replace(/[^A-Za-z0-9._-]+/g, "_");
+    const target = await vscode.window.showSaveDialog({
+      defaultUri: vscode.Uri.file(path.join(this.runDir, `${base}.${message.format}`)),
+      filters: { [message.format.toUpperCase()]: [message.format] },
+    });
+    if (!target) return;
+    const content =
+      message.format === "png"
+        ? Buffer.from(message.dataUrl.replace(/^data:image\/png;base64,/, ""), "base64")
+        : message.format === "svg"
+          ? heatmapSvg(view.heatmap, message.theme)
+          : renderComparison(view.comparison, "csv");
     await writeFileAtomic(target.fsPath, content);
     void vscode.window.showInformationMessage(`Saved ${target.fsPath}`);
   }
@@ -176,6 +243,23 @@ function message(text: string): string {
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+async function profileRef(key: ProfileKey): Promise<ProfileRef> {
+  return { run: await loadRun(key.runDir), model: key.model };
+}
+
+function comparisonKey(a: ProfileKey, b: ProfileKey): string {
+  return JSON.stringify(["compare", a.runDir, a.model, b.runDir, b.model]);
+}
+
+function comparisonTitle(view: ComparisonView): string {
+  return `Compare ${view.comparison.a.model} − ${view.comparison.b.model}`;
+}
+
+/** Opens (or reveals) the difference heatmap of two profiles; throws the ReportInputError of a pair that does not compare. */
+export function showComparison(ctx: Ctx, a: ProfileKey, b: ProfileKey): Promise<void> {
+  return ResultsPanel.showComparison(ctx, a, b);
 }
 
 export function showResults(ctx: Ctx, run: LoadedRun): Promise<void> {
