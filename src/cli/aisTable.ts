@@ -11,7 +11,7 @@
 import { formatConfidence, formatFixed, formatInterval, formatK } from "../core/report/format";
 import type { ImportanceMethod } from "../core/config/types";
 import { baselineLabel, ruleComparisons, rulesOf } from "../core/report/model";
-import type { BaselineRow, KSection, ModelReport, ReportCell } from "../core/report/types";
+import type { BaselineRow, Finding, KSection, ModelReport, ReportCell } from "../core/report/types";
 
 /**
  * One benchmark's baseline line: acc, acc_norm and chance, or exact_match (its filter) and chance;
@@ -199,18 +199,31 @@ export function formatRunSummary(model: ModelReport, width?: number): string[] {
   return width === undefined ? lines : lines.flatMap((l) => wrapLine(l, width));
 }
 
-/** The failure signatures found, each with its figures, threshold and remedy; one line when there are none. */
+/**
+ * The failure signatures found, each with its figures, threshold and remedy; one line when there
+ * are none. A rule's failing labels are one entry: the reports list each with its own remedy.
+ */
 export function findingLines(model: Pick<ModelReport, "findings" | "otherMethods">): string[] {
   if (model.findings.length === 0) return ["  failure signatures: none found"];
   const rules = model.otherMethods.length > 0;
-  return [
-    `  failure signatures: ${model.findings.length} found (docs/method.md, "Reading a profile that went wrong")`,
-    ...model.findings.flatMap((f) => [
-      `  ! ${rules ? `${f.method} rule: ` : ""}${f.title}`,
-      `      ${f.figures} (threshold: ${f.threshold})`,
-      `      remedy: ${f.remedy}`,
-    ]),
-  ];
+  const prefix = (f: Finding) => `  ! ${rules ? `${f.method} rule: ` : ""}`;
+  const lines = [`  failure signatures: ${model.findings.length} found (docs/method.md, "Reading a profile that went wrong")`];
+  const labelsShown = new Set<string>();
+  for (const f of model.findings) {
+    if (f.signature !== "label-fails") {
+      lines.push(`${prefix(f)}${f.title}`, `      ${f.figures} (threshold: ${f.threshold})`, `      remedy: ${f.remedy}`);
+      continue;
+    }
+    if (labelsShown.has(f.method)) continue;
+    labelsShown.add(f.method);
+    const failing = model.findings.filter((g) => g.signature === "label-fails" && g.method === f.method);
+    lines.push(
+      `${prefix(f)}${failing.length} label(s) do not hold at k = ${formatK(f.k)} (the labelled ability hurts another benchmark more): ` +
+        failing.map((g) => g.figures).join("; "),
+      `      remedy: change the label where another ability drives the benchmark, or make the ability's dataset isolate it (diag.* codes); the report lists each with its flipped documents`,
+    );
+  }
+  return lines;
 }
 
 /** Each ability's ranking stability: the Jaccard index of the top n ranked from two halves of its items. */

@@ -211,9 +211,8 @@ function failingLabels(s: KSection, base: Base): Finding[] {
       title: `The label of ${l.benchmark} does not hold: ablating ${l.ability} hurts another benchmark more.`,
       figures:
         (l.ais === null ? `its AIS is undefined` : `AIS ${formatFixed(l.ais, 3)} on ${l.benchmark}`) +
-        (l.largestOther ? `, ${formatFixed(l.largestOther.ais, 3)} on ${l.largestOther.benchmark}` : "") +
-        ` at k = ${formatK(s.k)}`,
-      threshold: `its AIS must exceed every AIS of the ${l.ability} row on a benchmark not labelled with it`,
+        (l.largestOther ? `, ${formatFixed(l.largestOther.ais, 3)} on ${l.largestOther.benchmark}` : ""),
+      threshold: `at k = ${formatK(s.k)} its AIS must exceed every AIS of the ${l.ability} row on a benchmark not labelled with it`,
       remedy:
         `either another ability drives ${l.benchmark} (change its label) or ${l.ability}'s dataset does not isolate it ` +
         "(check it with the diag.* codes); the benchmark's flipped documents show which items moved",
