@@ -18,6 +18,7 @@ import type { CellsShown, ResultsQuery, ResultsView } from "../src/core/report/v
 import type { ImportanceMethod } from "../src/core/config/types";
 import { casesList } from "./cases";
 import { element, table } from "./dom";
+import { findingsHeader } from "./findings";
 import { drawHeatmap, type HeatmapTheme } from "./heatmap";
 import type { ExportTheme, FromResultsView, ResultsViewState, ToResultsView } from "./protocol";
 
@@ -468,6 +469,7 @@ function render(v: ResultsView): void {
     return;
   }
   root.append(
+    findingsHeader(v.profile.findings),
     tabs([
       ["Heatmap", heatmapPage(v)],
       ["Baselines", baselinePage(v)],

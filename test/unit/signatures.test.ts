@@ -10,6 +10,7 @@ import { nextPaperK, NO_EFFECT_AIS } from "../../src/core/analysis/signatures";
 import { renderHtml } from "../../src/core/report/html";
 import { renderMarkdown } from "../../src/core/report/markdown";
 import { buildReport } from "../../src/core/report/model";
+import { resultsView } from "../../src/core/report/view";
 import type { ModelReport, Report } from "../../src/core/report/types";
 import type { AbilityStability, CellMetric, Results, VariantResult } from "../../src/core/results/store";
 
@@ -249,4 +250,17 @@ test("the findings are in the terminal's summary, the HTML report and the Markdo
   assert.match(markdown, /### Failure signatures found \(1\)/);
   const healthy = await report({ rows: DEMO_PROFILE, labels: DEMO_LABELS });
   assert.match(renderHtml(healthy, { script: "" }), /Failure signatures: none found/);
+});
+
+test("the results view's header carries the findings of the rule and k it shows", async () => {
+  const rows = DEMO_PROFILE.map(([a, row]): [string | null, number[]] => [a, [...row]]);
+  rows[8]![1] = [...rows[3]![1]];
+  const run = { dir: "/p/.bprof/runs/x", resultsFile: "/p/.bprof/runs/x/results.json" };
+  const view = await resultsView({ ...run, results: results({ rows }) });
+  assert.deepEqual(
+    view.profile!.findings.map((f) => f.signature),
+    ["same-ais"],
+  );
+  const healthy = await resultsView({ ...run, results: results({ rows: DEMO_PROFILE, labels: DEMO_LABELS }) });
+  assert.deepEqual(healthy.profile!.findings, []);
 });

@@ -10,6 +10,7 @@ import type { LoadedRun } from "./load";
 import { buildReport, heatmapOf, ruleComparisons, rulesOf } from "./model";
 import type {
   BaselineRow,
+  Finding,
   Heatmap,
   HeatmapMeasure,
   KSection,
@@ -72,6 +73,8 @@ export interface ProfileView {
   /** The rows drawn, with the variant each stands for (to ask for a cell's documents). */
   rows: { label: string; ability: string | null; selection: Selection }[];
   benchmarks: string[];
+  /** The failure signatures found in this rule's profile at this k (analysis/signatures.ts), for the header. */
+  findings: Finding[];
 }
 
 export interface CellValue {
@@ -115,7 +118,16 @@ export async function resultsView(run: LoadedRun, query: ResultsQuery = {}): Pro
     query: { model: model.name, metric, k, cells, method: shown?.method ?? null },
     choices: { models, metrics, k: sweep, cells: cellsChoices, methods: rules.length > 1 ? rules.map((p) => p.method) : [] },
     baseline: modelReport.baseline,
-    profile: shown && section ? profileView(shown, section, cells, comparison) : null,
+    profile:
+      shown && section
+        ? profileView(
+            shown,
+            section,
+            cells,
+            comparison,
+            modelReport.findings.filter((f) => f.method === shown.method),
+          )
+        : null,
   };
 }
 
@@ -124,6 +136,7 @@ function profileView(
   section: KSection,
   cells: CellsShown,
   rules: RuleComparison | null,
+  findings: Finding[],
 ): ProfileView {
   const selection: Selection = cells === "specificity" ? "top" : cells;
   const rows = section.rows.filter((r) => r.selection === selection);
@@ -176,6 +189,7 @@ function profileView(
     negativeCells: section.negativeCells.filter((c) => c.selection === selection),
     rows: rows.map((r: ReportRow) => ({ label: r.label, ability: r.ability, selection: r.selection })),
     benchmarks: section.benchmarks,
+    findings,
   };
 }
 
