@@ -46,6 +46,11 @@ export const PROBLEM_CODES = {
   "config.model-folder": { severity: "error", summary: "a model folder that is missing or lacks a file" },
   "config.fewshot-needs-chat": { severity: "error", summary: "fewshot_as_multiturn without chat_template" },
   "config.benchmark-data": { severity: "error", summary: "a benchmark's `data` file that is not found or not of a format a task reads" },
+  "config.failure-signature": {
+    severity: "warning",
+    summary:
+      "the config's newest finished run shows a failure signature (docs/method.md): on the dataset's `data`, the label's `ability`, or `ablation.k` (data: the ability)",
+  },
   "config.group-incomplete": {
     severity: "warning",
     summary: "a group or tag named by name whose tasks are not all found under task_paths (those found are profiled)",
@@ -86,6 +91,10 @@ export const PROBLEM_CODES = {
   "config.unknown-label": {
     severity: "error",
     summary: "a benchmark's `ability` label that names no declared ability (data: the nearest)",
+  },
+  "config.unknown-expected-ability": {
+    severity: "error",
+    summary: "an ability a benchmark `expects` that names no declared ability (data: the nearest)",
   },
   "config.window-too-small": { severity: "error", summary: "max_gen_toks leaves no room for the context" },
 

@@ -23,6 +23,9 @@ import { errorsOf, fileProblem, type Problem } from "../problems";
 import { CONFIG_SNAPSHOT } from "../results/store";
 import { measuredStabilities, type MeasuredStability } from "../datasets/diagnosticHealth";
 import { loadRun } from "../report/load";
+import { buildReport } from "../report/model";
+import type { Finding } from "../report/types";
+import { findingProblems } from "../analysis/findingProblems";
 import { runsOfConfig } from "../results/runs";
 
 export type FileChangeKind = "created" | "changed" | "deleted";
@@ -94,6 +97,8 @@ export class WorkspaceModel {
   private readonly ids = new WeakMap<object, number>();
   /** Per results.json read, its modification time and the abilities whose ranking stability it measured. */
   private readonly measurements = new Map<string, { mtimeMs: number; measured: Map<string, MeasuredStability> }>();
+  /** Per results.json read, its modification time and the failure signatures found in it. */
+  private readonly runFindings = new Map<string, { mtimeMs: number; runId: string; findings: Finding[] }>();
   /** Per config, its finished runs' results files, newest first: read once, again when a run's files or the config change. */
   private readonly finishedRuns = new Map<string, Promise<string[]>>();
   private nextId = 1;
@@ -197,6 +202,7 @@ export class WorkspaceModel {
     this.configs.set(file, { loaded, reads, modelDirs: loaded.resolved.models.map((m) => m.path) });
     for (const ability of loaded.resolved.abilities) for (const dataset of ability.files) this.datasets.add(dataset);
     this.setContribution(`config:${file}`, loaded.problems);
+    this.setContribution(`findings:${file}`, await this.findingsFor(file, loaded));
     this.dropContribution(`jobs:${file}`);
   }
 
@@ -225,6 +231,13 @@ export class WorkspaceModel {
    */
   private async measuredFor(configFile: string): Promise<Map<string, MeasuredStability>> {
     const out = new Map<string, MeasuredStability>();
+    for (const file of await this.finishedResults(configFile))
+      for (const [ability, m] of await this.measuredIn(file)) if (!out.has(ability)) out.set(ability, m);
+    return out;
+  }
+
+  /** The config's finished runs' results files, newest first. */
+  private finishedResults(configFile: string): Promise<string[]> {
     let results = this.finishedRuns.get(configFile);
     if (!results) {
       const runs = runsOfConfig(configFile).catch(() => []);
@@ -233,8 +246,36 @@ export class WorkspaceModel {
         (results = runs.then((list) => list.filter((r) => r.finished).map((r) => path.join(r.dir, "results.json")))),
       );
     }
-    for (const file of await results) for (const [ability, m] of await this.measuredIn(file)) if (!out.has(ability)) out.set(ability, m);
-    return out;
+    return results;
+  }
+
+  /**
+   * The failure signatures of the config's newest finished run as problems on the config (on the
+   * config as it reads now: an ability renamed since is no longer pointed at); none before a run.
+   */
+  private async findingsFor(file: string, loaded: LoadedProfile): Promise<Problem[]> {
+    const newest = (await this.finishedResults(file))[0];
+    const found = newest === undefined ? undefined : await this.findingsIn(newest);
+    if (!found || found.findings.length === 0) return [];
+    const text = await this.readText(file).catch(() => undefined);
+    if (text === undefined) return [];
+    return findingProblems(file, text, found.runId, found.findings, {
+      abilities: loaded.resolved.abilities.map((a) => a.name),
+      benchmarks: loaded.resolved.benchmarks.map((b) => ({ name: b.name, entry: b.entry })),
+    });
+  }
+
+  private async findingsIn(resultsFile: string): Promise<{ runId: string; findings: Finding[] } | undefined> {
+    const mtimeMs = (await fs.stat(resultsFile).catch(() => undefined))?.mtimeMs;
+    if (mtimeMs === undefined) return undefined;
+    const known = this.runFindings.get(resultsFile);
+    if (known && known.mtimeMs === mtimeMs) return known;
+    // a run whose results cannot be read shows nothing to find
+    const found = await loadRun(path.dirname(resultsFile))
+      .then(async (run) => ({ runId: run.results.run_id, findings: (await buildReport(run)).models.flatMap((m) => m.findings) }))
+      .catch(() => ({ runId: "", findings: [] }));
+    this.runFindings.set(resultsFile, { mtimeMs, ...found });
+    return found;
   }
 
   private async measuredIn(resultsFile: string): Promise<Map<string, MeasuredStability>> {
@@ -406,6 +447,7 @@ export class WorkspaceModel {
     this.configs.delete(file);
     this.dirty.delete(`config:${file}`);
     this.dropContribution(`config:${file}`);
+    this.dropContribution(`findings:${file}`);
     this.dropContribution(`jobs:${file}`);
   }
 
