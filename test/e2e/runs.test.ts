@@ -54,12 +54,13 @@ async function rowAction(page: Page, view: string, rowText: string | RegExp, act
 }
 
 /** The cells of a run's results that a resumed run must reproduce: every baseline and every AIS with its interval. */
-function figures(results: Results): unknown {
+/** A run's baseline and AIS cells at the k in `ks` (the copy's run has one more k than Open Demo's). */
+function figures(results: Results, ks: readonly number[]): unknown {
   return results.models.map((m) => ({
     benchmarks: m.benchmarks.map((b) => ({ name: b.name, items: b.items, acc: "acc" in b ? b.acc : null })),
-    cells: m.profile?.variants.map((v) =>
-      v.benchmarks.map((b) => [v.ability, v.selection, v.k, b.name, b.acc?.ais, b.acc?.ci, b.acc_norm?.ais]),
-    ),
+    cells: m.profile?.variants
+      .filter((v) => ks.includes(v.k))
+      .map((v) => v.benchmarks.map((b) => [v.ability, v.selection, v.k, b.name, b.acc?.ais, b.acc?.ci, b.acc_norm?.ais])),
   }));
 }
 
@@ -131,12 +132,19 @@ test(
     // Another name than Open Demo's config, which is open in the same window.
     await fsp.rename(path.join(workspace, "demo.bprof.yaml"), path.join(workspace, "copy.bprof.yaml"));
     // The copy ranks by the demo's first rule alone: its profile is the first rule's of Open Demo's
-    // run (the figures compared below), for half the variants to wait for. It runs in 2 shards,
-    // which the Runs tree shows under the run, and the merge must give the unsharded figures.
+    // run (the figures compared below), for half the variants to wait for. It adds a smaller k of
+    // the paper's sweep, for the results view's k to switch. It runs in 2 shards, which the Runs
+    // tree shows under the run, and the merge must give the unsharded figures.
     const copy = path.join(workspace, "copy.bprof.yaml");
     const demoConfig = await fsp.readFile(copy, "utf8");
-    const oneRule = demoConfig.replace(/^ {2}method: \[signed, paper\].*$/m, "  method: signed");
-    assert.notEqual(oneRule, demoConfig, "the demo config lists its rules as `method: [signed, paper]`");
+    const oneRule = demoConfig
+      .replace(/^ {2}method: \[signed, paper\].*$/m, "  method: signed")
+      .replace(/^ {2}k: \[0\.01024\].*$/m, "  k: [0.00256, 0.01024]");
+    assert.equal(
+      (oneRule.match(/^ {2}(method: signed|k: \[0\.00256, 0\.01024\])$/gm) ?? []).length,
+      2,
+      "the demo config lists its rules as `method: [signed, paper]` and its k as `k: [0.01024]`",
+    );
     await fsp.writeFile(copy, oneRule + "shards: 2\n");
 
     // The runner comes from the extension's own sources, built into its global storage.
@@ -232,7 +240,7 @@ test(
           await runCommand(page, "Benchmark Profiler: Profile");
           await showViews(page);
           const running = await waitFor(
-            async () => (await treeRows(page, "Runs")).find((r) => /running: demo-llama importance/.test(r)),
+            async () => (await treeRows(page, "Runs")).find((r) => /running: demo-llama · importance/.test(r)),
             300_000,
             () => "the Runs tree never showed the run at its importance phase",
           );
@@ -267,7 +275,8 @@ test(
           });
           mark(finished);
           const resumed = JSON.parse(await fsp.readFile(path.join(workspace, ".bprof", "runs", runId, "results.json"), "utf8")) as Results;
-          assert.deepEqual(figures(resumed), figures(reference!), "the resumed run's figures are the uninterrupted run's");
+          const demoK = reference!.models[0]!.profile!.k;
+          assert.deepEqual(figures(resumed, demoK), figures(reference!, demoK), "the resumed run's figures are the uninterrupted run's");
           await waitFor(
             async () => (await treeRows(page, "Runs")).some((r) => r.startsWith("finished") && r.includes(runId)) || undefined,
             30_000,

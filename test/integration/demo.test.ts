@@ -113,7 +113,7 @@ async function results(): Promise<Results> {
 }
 
 test(
-  "bprof demo profiles the demo model: ten abilities, eleven benchmarks, the k sweep, top and random",
+  "bprof demo profiles the demo model: ten abilities, eleven benchmarks, the paper's main k, top and random",
   { timeout: 900_000 },
   async () => {
     assert.equal(run.exitCode, 0, `bprof demo failed:\n${run.stderr.slice(-3000)}\n${run.stdout.slice(-3000)}`);
