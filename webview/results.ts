@@ -308,6 +308,38 @@ function labelsPage(v: ResultsView): HTMLElement {
   return page;
 }
 
+/** The config's `expects` per benchmark against the profile at this k. */
+function expectationsPage(v: ResultsView): HTMLElement {
+  const p = v.profile!;
+  const pct = `${Math.round(p.bootstrap.confidence * 100)}%`;
+  const page = element("div");
+  page.append(
+    element(
+      "p",
+      `Per benchmark: the abilities the config expects it to need (\`expects\`) with the AIS of their top sets, how many of them show ` +
+        `(a positive AIS whose ${pct} interval excludes 0, *), the abilities not expected that show, and where weights are given ` +
+        `Spearman's ρ of the weights and the AIS.`,
+    ),
+    table(
+      ["benchmark", "expected (AIS)", "expected that show", "unexpected that show", "ρ"],
+      p.expectations.map((e) => [
+        e.benchmark,
+        e.expected
+          .map(
+            (x) =>
+              `${x.ability}${x.weight === null ? "" : ` ×${x.weight}`} (${x.ais === null ? "n/a" : x.ais.toFixed(3)}${x.significant ? "*" : ""})`,
+          )
+          .join("; "),
+        `${e.confirmed.length} of ${e.expected.length}`,
+        e.unexpected.length === 0 ? "none" : e.unexpected.join("; "),
+        e.rankCorrelation === null ? "–" : e.rankCorrelation.toFixed(2),
+      ]),
+      "expectations",
+    ),
+  );
+  return page;
+}
+
 function methodPage(v: ResultsView): HTMLElement {
   const p = v.profile!;
   const page = element("div");
@@ -475,6 +507,7 @@ function render(v: ResultsView): void {
       ["Baselines", baselinePage(v)],
       ["Ability overlap", overlapPage(v)],
       ["Labels", labelsPage(v)],
+      ...(v.profile.expectations.length > 0 ? ([["Expected", expectationsPage(v)]] as [string, HTMLElement][]) : []),
       ["Method", methodPage(v)],
     ]),
   );

@@ -102,3 +102,20 @@ test("files and folders relative to the config; k from the paper's sweep with th
     ["top", "top_chunked", "bottom", "random"],
   );
 });
+
+test("a benchmark's expects: the declared abilities, as list items (block and flow) and as the keys of weights", () => {
+  const declared = "abilities:\n  - name: Moral Reasoning\n    data: m.diag.jsonl\n  - name: Spatial Reasoning\n    data: s.diag.jsonl\n";
+  for (const marked of [
+    `benchmarks:\n  - task: a.yaml\n    expects:\n      - Mor|\n${declared}`,
+    `benchmarks:\n  - task: a.yaml\n    expects: [Spatial Reasoning, Mo|]\n${declared}`,
+  ]) {
+    const items = complete(marked);
+    assert.deepEqual(items.map((i) => i.label).sort(), ["Moral Reasoning", "Spatial Reasoning"], marked);
+    assert.equal(items[0]!.insertText, items[0]!.label, "a list item is the name alone");
+  }
+  const keys = complete(`benchmarks:\n  - task: a.yaml\n    expects:\n      Spatial Reasoning: 0.6\n      Mo|\n${declared}`);
+  assert.ok(
+    keys.some((i) => i.label === "Moral Reasoning" && i.insertText === "Moral Reasoning: "),
+    JSON.stringify(keys),
+  );
+});

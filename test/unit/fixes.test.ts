@@ -156,3 +156,57 @@ test("dataset: answer positions rebalanced by reordering the choices of the fewe
   }
   assert.deepEqual(counts, [100, 100, 100, 100]);
 });
+
+test("config: expects names unknown abilities, in a list and as the keys of weights: each positioned, each with its did-you-mean fix", async (t) => {
+  const project = await makeProfileProject();
+  t.after(() => fs.rm(project.root, { recursive: true, force: true }));
+  const original = await fs.readFile(project.configPath, "utf8");
+  const listed = original.replace(
+    "  - task: ./tasks/tiny_yes.yaml\n",
+    `  - task: ./tasks/tiny_yes.yaml\n    expects: [${SPATIAL}, Quantitative Reasonin]\n`,
+  );
+  const listProblem = only((await loadProfile(project.configPath, { text: listed })).problems, "config.unknown-expected-ability");
+  assert.equal(listProblem.severity, "error");
+  assert.match(
+    listProblem.message,
+    /`Quantitative Reasonin` is not one of this config's abilities: did you mean `Quantitative Reasoning`\?/,
+  );
+  const line = listed.split("\n").findIndex((l) => l.includes("expects:"));
+  // 1-based line and column of the misspelt name
+  assert.deepEqual([listProblem.line, listProblem.column], [line + 1, listed.split("\n")[line]!.indexOf("Quantitative Reasonin") + 1]);
+  const fixedList = applied(listed, preferred(fixesFor(listProblem, listed)).edits);
+  assert.match(fixedList, /expects: \[Spatial Reasoning, Quantitative Reasoning\]\n/);
+  assert.deepEqual(
+    (await loadProfile(project.configPath, { text: fixedList })).problems.filter((p) => p.severity === "error"),
+    [],
+  );
+
+  const weighted = original.replace(
+    "  - task: ./tasks/tiny_yes.yaml\n",
+    "  - task: ./tasks/tiny_yes.yaml\n    expects:\n      Spatial Reasonng: 0.7\n      Quantitative Reasoning: 0.3\n",
+  );
+  const keyProblem = only((await loadProfile(project.configPath, { text: weighted })).problems, "config.unknown-expected-ability");
+  const keyLine = weighted.split("\n").findIndex((l) => l.includes("Spatial Reasonng"));
+  assert.deepEqual(
+    [keyProblem.line, keyProblem.column, keyProblem.field],
+    [keyLine + 1, 7, "benchmarks[0].expects.Spatial Reasonng"],
+    "the key is marked",
+  );
+  const fixedKeys = applied(weighted, preferred(fixesFor(keyProblem, weighted)).edits);
+  assert.match(fixedKeys, /\n {6}Spatial Reasoning: 0\.7\n/);
+  const loaded = await loadProfile(project.configPath, { text: fixedKeys });
+  assert.deepEqual(
+    loaded.problems.filter((p) => p.severity === "error"),
+    [],
+  );
+  assert.deepEqual(loaded.profile!.benchmarks[0]!.expects, [
+    { ability: SPATIAL, weight: 0.7 },
+    { ability: "Quantitative Reasoning", weight: 0.3 },
+  ]);
+
+  // A weight must be positive: the schema says so where it is.
+  const zero = weighted.replace("Spatial Reasonng: 0.7", "Spatial Reasoning: 0");
+  const schema = (await loadProfile(project.configPath, { text: zero })).problems.filter((p) => p.severity === "error");
+  assert.equal(schema.length, 1, JSON.stringify(schema));
+  assert.match(schema[0]!.message, /expects/);
+});

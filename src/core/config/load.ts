@@ -24,7 +24,7 @@ import { checkAbilitySection, DEFAULT_SEED, type ResolvedAbility, type ResolvedA
 import { parseConfig } from "./parse";
 import type { YamlSource } from "../yamlSource";
 import type { ProfileConfig } from "./types";
-import type { ProfileInputs, ResolvedBenchmark, ResolvedModel } from "./resolved";
+import { expectedAbilities, type ProfileInputs, type ResolvedBenchmark, type ResolvedModel } from "./resolved";
 
 export type { ProfileInputs, ResolvedBenchmark, ResolvedModel } from "./resolved";
 
@@ -222,6 +222,13 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
       abilitySection.abilities.map((a) => a.name),
     ),
   );
+  problems.push(
+    ...expectsProblems(
+      config,
+      source,
+      abilitySection.abilities.map((a) => a.name),
+    ),
+  );
   for (const [m, model] of models.entries()) {
     const first = abilitySection.abilities.find((a) => a.items.length > 0)?.items[0];
     if (!model.chat || !first) continue;
@@ -345,6 +352,7 @@ export async function loadBenchmark(
             name: benchmark.name ?? loaded.task.name,
             task: loaded.task,
             ...(benchmark.ability ? { ability: benchmark.ability } : {}),
+            ...(benchmark.expects ? { expects: expectedAbilities(benchmark.expects) } : {}),
             entry: i,
           },
         ]
@@ -402,6 +410,7 @@ export async function loadBenchmark(
       name: (taskFiles.files.length === 1 ? benchmark.name : undefined) ?? load.task.name,
       task: load.task,
       ...(benchmark.ability ? { ability: benchmark.ability } : {}),
+      ...(benchmark.expects ? { expects: expectedAbilities(benchmark.expects) } : {}),
       entry: i,
     };
     loaded.push(resolved);
@@ -637,6 +646,36 @@ function labelProblems(config: ProfileConfig, source: YamlSource, abilities: rea
         guess ? { data: { suggestion: guess } } : {},
       ),
     ];
+  });
+}
+
+/** Each ability a benchmark `expects` must be one of the config's abilities, or it could never be set against the profile. */
+function expectsProblems(config: ProfileConfig, source: YamlSource, abilities: readonly string[]): Problem[] {
+  return config.benchmarks.flatMap((benchmark, i) => {
+    const expects = benchmark.expects;
+    if (expects === undefined) return [];
+    if (abilities.length === 0)
+      return [
+        source.at(
+          ["benchmarks", i, "expects"],
+          "config.no-effect",
+          "`expects` has no effect without `abilities`: there is no profile to set it against",
+          { on: "key" },
+        ),
+      ];
+    const listed = Array.isArray(expects);
+    return expectedAbilities(expects).flatMap(({ ability }, j) => {
+      if (abilities.includes(ability)) return [];
+      const guess = nearMissAbility(ability, abilities);
+      return [
+        source.at(
+          ["benchmarks", i, "expects", listed ? j : ability],
+          "config.unknown-expected-ability",
+          `\`${ability}\` is not one of this config's abilities${guess ? `: did you mean \`${guess}\`?` : ` (${abilities.map((a) => `\`${a}\``).join(", ")})`}`,
+          { ...(listed ? {} : { on: "key" as const }), ...(guess ? { data: { suggestion: guess } } : {}) },
+        ),
+      ];
+    });
   });
 }
 

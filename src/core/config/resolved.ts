@@ -35,6 +35,22 @@ export interface ResolvedBenchmark {
   task: Task;
   /** The ability the config labels it with (one of the profile's abilities). */
   ability?: string;
+  /** The abilities the config expects it to need (`expects`), in the config's order. */
+  expects?: ExpectedAbility[];
+}
+
+/** An ability a benchmark is expected to need, with its weight when the config gives weights. */
+export interface ExpectedAbility {
+  ability: string;
+  weight?: number;
+}
+
+/** A benchmark entry's `expects` as a list of expected abilities (none when it has none). */
+export function expectedAbilities(expects: string[] | Record<string, number> | undefined): ExpectedAbility[] {
+  if (expects === undefined) return [];
+  return Array.isArray(expects)
+    ? expects.map((ability) => ({ ability }))
+    : Object.entries(expects).map(([ability, weight]) => ({ ability, weight }));
 }
 
 /**

@@ -24,6 +24,11 @@ export interface BenchmarkSpec {
   num_fewshot?: number;
   /** The ability the benchmark is labelled as measuring (one of `abilities`). */
   ability?: string;
+  /**
+   * The abilities an expert expects the benchmark to need (each one of `abilities`): a list, or a
+   * weight per ability (how much it is expected to matter); reports set them against the profile.
+   */
+  expects?: string[] | Record<string, number>;
   /** Where the task's data is, instead of its dataset_path: a file for its test split, or split -> file. */
   data?: string | Record<string, string>;
 }

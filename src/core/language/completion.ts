@@ -45,6 +45,12 @@ export function configCompletions(text: string, at: Position, context: Completio
   const replace = range(at.line, cursor.from, at.line, cursor.to);
   // `- to` under `selections:` is a value of a list of names, not a key.
   const kind = cursor.kind === "key" && !takesKeys(cursor.path) ? "value" : cursor.kind;
+  // `expects: {Ability: 0.6}` is keyed by ability names, which no schema lists.
+  if (kind === "key" && isExpectsMapping(cursor.path))
+    return abilityItems(declaredAbilities(text), replace, "declared in this config's `abilities`").map((item) => ({
+      ...item,
+      insertText: `${item.insertText}: `,
+    }));
   if (kind === "key") return keyCompletions(text, at, cursor.path, replace);
   return valueCompletions(cursor.path, replace, context, text);
 }
@@ -80,7 +86,7 @@ function valueCompletions(field: YamlPath, replace: Range, context: CompletionCo
   const section = names[0];
   const root = path.dirname(context.configFile);
   if (section === "abilities" && last === "name") return abilityItems([...PAPER_ABILITIES, ...context.abilityNames], replace, "ability");
-  if (section === "benchmarks" && last === "ability")
+  if (section === "benchmarks" && (last === "ability" || last === "expects"))
     return abilityItems(declaredAbilities(text), replace, "declared in this config's `abilities`");
   if (section === "benchmarks" && last === "task") return fileItems(context.taskFiles, root, replace, "file");
   if (section === "abilities" && last === "data") return fileItems(context.datasetFiles, root, replace, "file");
@@ -93,6 +99,11 @@ function valueCompletions(field: YamlPath, replace: Range, context: CompletionCo
     range: replace,
     ...describe(schemaAt(field) ?? {}),
   }));
+}
+
+/** The mapping of a benchmark's `expects` (its keys are abilities). */
+function isExpectsMapping(mapping: YamlPath): boolean {
+  return mapping.length === 3 && mapping[0] === "benchmarks" && typeof mapping[1] === "number" && mapping[2] === "expects";
 }
 
 function abilityItems(names: readonly string[], replace: Range, detail: string): CompletionItem[] {

@@ -327,6 +327,8 @@ function kSection(
     );
   }
 
+  if (s.expectations.length > 0) out.push(expectationsTable(s, confidence, counter));
+
   if (s.hasSpecificity) {
     const top = s.rows.filter((r) => r.selection === "top");
     out.push(
@@ -464,6 +466,32 @@ function kSection(
   }
   out.push("</section>");
   return out.join("\n");
+}
+
+/** The config's expected abilities per benchmark against this k's AIS (report/expectations.ts). */
+function expectationsTable(s: KSection, confidence: string, counter: Counter): string {
+  return [
+    openTable(
+      "booktabs labels",
+      counter.table(),
+      `Expected abilities at <i>k</i> = ${formatK(s.k)} (${esc(s.metricLabel)}): per benchmark, the abilities the config expects it ` +
+        `to need with the AIS of their top sets, how many of them show (a positive AIS whose ${confidence} CI excludes 0, <b>*</b>), ` +
+        `the abilities not expected that show, and where weights are given Spearman's ρ of the weights and the AIS.`,
+    ),
+    `<thead><tr><th>benchmark</th><th class="text">expected (AIS)</th><th>expected that show</th><th class="text">unexpected that show</th><th>ρ</th></tr></thead><tbody>`,
+    ...s.expectations.map(
+      (e) =>
+        `<tr><th scope="row">${esc(e.benchmark)}</th><td class="text">${e.expected
+          .map(
+            (x) =>
+              `${esc(x.ability)}${x.weight === null ? "" : ` <span class="muted">×${x.weight}</span>`} (${x.ais === null ? "n/a" : num(x.ais)}${x.significant ? "*" : ""})`,
+          )
+          .join("; ")}</td><td>${e.confirmed.length} of ${e.expected.length}</td>` +
+        `<td class="text">${e.unexpected.length === 0 ? `<span class="muted">none</span>` : e.unexpected.map(esc).join("; ")}</td>` +
+        `<td>${e.rankCorrelation === null ? "–" : num(e.rankCorrelation, 2)}</td></tr>`,
+    ),
+    CLOSE_TABLE,
+  ].join("\n");
 }
 
 function reasonsList(reasons: string[]): string {

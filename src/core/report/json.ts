@@ -46,9 +46,17 @@ function modelMeta(m: Results["models"][number]) {
             exact_match: b.exact_match,
             filter: b.filter,
             exact_match_by_filter: b.exact_match_by_filter,
+            ...(b.expects ? { expects: b.expects } : {}),
             chance: b.chance,
           }
-        : { benchmark: b.name, items: b.items, acc: b.acc, acc_norm: b.acc_norm, chance: b.chance },
+        : {
+            benchmark: b.name,
+            items: b.items,
+            acc: b.acc,
+            acc_norm: b.acc_norm,
+            chance: b.chance,
+            ...(b.expects ? { expects: b.expects } : {}),
+          },
     ),
     groups: m.groups ?? [],
     profile: p

@@ -207,6 +207,33 @@ function kSection(s: KSection, parameters: number, confidence: string, rule?: st
     );
   }
 
+  if (s.expectations.length > 0) {
+    out.push(
+      `**Expected abilities** (\`expects\`): per benchmark, the abilities the config expects it to need, those of them that show ` +
+        `(a positive AIS whose ${confidence} CI excludes 0), the abilities not expected that show, and with weights Spearman's ρ of the weights and the AIS.`,
+      "",
+    );
+    out.push(
+      ...table(
+        ["benchmark", "expected (AIS)", "expected that show", "unexpected that show", "ρ"],
+        s.expectations.map((e) => [
+          escapeMarkdown(e.benchmark),
+          e.expected
+            .map(
+              (x) =>
+                `${escapeMarkdown(x.ability)}${x.weight === null ? "" : ` ×${x.weight}`} (${x.ais === null ? "n/a" : num(x.ais)}${x.significant ? "*" : ""})`,
+            )
+            .join("; "),
+          `${e.confirmed.length} of ${e.expected.length}`,
+          e.unexpected.length === 0 ? "none" : e.unexpected.map(escapeMarkdown).join("; "),
+          e.rankCorrelation === null ? "–" : num(e.rankCorrelation, 2),
+        ]),
+        ["l", "l", "r", "l", "r"],
+      ),
+      "",
+    );
+  }
+
   if (s.hasSpecificity) {
     out.push(`**Specificity**: AIS minus the random control's AIS at the same k, with ${confidence} CI.`, "");
     const top = s.rows.filter((r) => r.selection === "top");

@@ -37,6 +37,7 @@ import {
   UNDEFINED_FILL,
 } from "./format";
 import { ReportInputError, type LoadedRun, type RunItems } from "./load";
+import { expectationChecks } from "./expectations";
 import type { Selection } from "../config/types";
 import type {
   BaselineRow,
@@ -363,6 +364,7 @@ async function section(
     overlap,
     negativeCells,
     labels: labelChecks(model, rows),
+    expectations: expectationChecks(model.benchmarks, rows),
     hasSpecificity: rows.some((r) => r.cells.some((c) => c.specificity !== undefined)),
     heatmap: heatmapOf(id, title, rows, columns, reasons, metricLabel, limit, confidence),
   };

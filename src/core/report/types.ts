@@ -137,6 +137,27 @@ export interface KSection {
   negativeCells: NegativeCell[];
   /** The config's ability labels of benchmarks against this k's AIS, in benchmark order; empty without labels. */
   labels: LabelCheck[];
+  /** The config's expected abilities of benchmarks (`expects`) against this k's AIS, in benchmark order; empty without `expects`. */
+  expectations: ExpectationCheck[];
+}
+
+/**
+ * What a benchmark was expected to need (`expects`) against what the profile measured at one k:
+ * an ability "shows" when its top set's AIS on the benchmark is positive and its interval excludes 0.
+ */
+export interface ExpectationCheck {
+  benchmark: string;
+  /** The expected abilities in the config's order, with the AIS of their top sets (null: undefined or not ablated). */
+  expected: { ability: string; weight: number | null; ais: number | null; significant: boolean }[];
+  /** Expected abilities that show. */
+  confirmed: string[];
+  /** Abilities not expected that show. */
+  unexpected: string[];
+  /**
+   * With weights: Spearman's rank correlation of the weights (0 for an ability not listed) with the
+   * AIS, over the profile's abilities whose AIS is defined; null without weights, with fewer than 3, or a constant side.
+   */
+  rankCorrelation: number | null;
 }
 
 /**

@@ -10,6 +10,7 @@ import type { LoadedRun } from "./load";
 import { buildReport, heatmapOf, ruleComparisons, rulesOf } from "./model";
 import type {
   BaselineRow,
+  ExpectationCheck,
   Finding,
   Heatmap,
   HeatmapMeasure,
@@ -67,6 +68,8 @@ export interface ProfileView {
   values: CellValue[];
   reasons: string[];
   labels: LabelCheck[];
+  /** The config's expected abilities per benchmark against this k's AIS; empty without `expects`. */
+  expectations: ExpectationCheck[];
   overlap: OverlapResult | null;
   /** Cells of the figure's rows with a negative AIS (documents are asked for one cell at a time). */
   negativeCells: NegativeCell[];
@@ -185,6 +188,7 @@ function profileView(
     values: rows.flatMap((r) => r.cells.map((c) => cellValue(r.label, c, measure, section.reasons))),
     reasons: section.reasons,
     labels: section.labels,
+    expectations: section.expectations,
     overlap: section.overlap,
     negativeCells: section.negativeCells.filter((c) => c.selection === selection),
     rows: rows.map((r: ReportRow) => ({ label: r.label, ability: r.ability, selection: r.selection })),

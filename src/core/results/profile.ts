@@ -375,6 +375,7 @@ export function baselineAccuracies(baseline: readonly BenchmarkItem[], benchmark
     const items = baseline.filter((i) => i.benchmark === b.name);
     const label = {
       ...(b.ability === undefined ? {} : { ability: b.ability }),
+      ...(b.expects === undefined ? {} : { expects: b.expects }),
       ...(b.task.scorer ? { scored_by: `${b.task.scorer.ref.module}.${b.task.scorer.ref.name}` } : {}),
     };
     if (b.task.outputType === "generate_until") {

@@ -8,6 +8,7 @@ import type { Metric } from "../analysis/ais";
 import type { BootstrapEstimate, Interval } from "../analysis/bootstrap";
 import type { BenchmarkExactMatch } from "../analysis/generation";
 import type { ImportanceMethod, Selection } from "../config/types";
+import type { ExpectedAbility } from "../config/resolved";
 import { OutsideFolderError, pathWithinFolder, writeFileAtomic, writeJsonAtomic } from "../fsutil";
 
 export const RESULTS_SCHEMA_VERSION = 1;
@@ -39,6 +40,8 @@ export interface ChoiceBenchmarkResult extends BenchmarkAccuracy, DataFileRecord
   output_type?: "multiple_choice";
   /** The ability the config labels the benchmark with, when it does. */
   ability?: string;
+  /** The abilities the config expects the benchmark to need (`expects`), with their weights when it gives them. */
+  expects?: ExpectedAbility[];
   /** The task's own Python scorer (`module.function`) whose score `acc` is the mean of, when it has one. */
   scored_by?: string;
 }
@@ -49,6 +52,7 @@ export interface GenerationBenchmarkResult extends BenchmarkExactMatch, DataFile
   task_file: string;
   output_type: "generate_until";
   ability?: string;
+  expects?: ExpectedAbility[];
   /** The task's own Python scorer (`module.function`) whose score `exact_match` is the mean of, when it has one. */
   scored_by?: string;
 }
