@@ -7,6 +7,7 @@ import { loadProfile } from "../../src/core/config/load";
 import { parseConfig } from "../../src/core/config/parse";
 import { checkDiagnosticDataset } from "../../src/core/datasets/diagnostic";
 import { fixesFor, type Fix } from "../../src/core/language/fixes";
+import { baselineAccuracies } from "../../src/core/results/profile";
 import { offsetAt, type TextEdit } from "../../src/core/language/text";
 import type { Problem } from "../../src/core/problems";
 import { makeProfileProject, SPATIAL } from "../support/profileProject";
@@ -203,6 +204,10 @@ test("config: expects names unknown abilities, in a list and as the keys of weig
     { ability: SPATIAL, weight: 0.7 },
     { ability: "Quantitative Reasoning", weight: 0.3 },
   ]);
+
+  // results.json records them with the benchmark's scores.
+  const recorded = baselineAccuracies([], loaded.profile!.benchmarks);
+  assert.deepEqual(recorded[0]!.expects, loaded.profile!.benchmarks[0]!.expects);
 
   // A weight must be positive: the schema says so where it is.
   const zero = weighted.replace("Spatial Reasonng: 0.7", "Spatial Reasoning: 0");
