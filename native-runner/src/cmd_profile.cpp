@@ -410,7 +410,8 @@ class Profile {
       Engine& engine = weights_();
       engine.ablate(candidates_, ranking->data(), n);
       try {
-        lines = score_items(command_, engine, job_.items, "score");
+        const ScoredVariant scored{ability, ability.empty() ? "" : method_name(m), selection_name(selection), plan_.k[k_index]};
+        lines = score_items(command_, engine, job_.items, "score", &scored);
       } catch (...) {
         engine.restore();
         throw;

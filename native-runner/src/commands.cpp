@@ -100,12 +100,19 @@ std::unique_ptr<Engine> open_engine(const Command& command, const Job& job, Mode
   return std::make_unique<Engine>(config, options);
 }
 
-std::string score_items(const Command& command, Engine& engine, const std::vector<Item>& items, const std::string& phase) {
+std::string score_items(const Command& command, Engine& engine, const std::vector<Item>& items, const std::string& phase,
+                        const ScoredVariant* variant) {
   const int64_t total = static_cast<int64_t>(items.size());
   const int64_t max_tokens = batch_tokens(command.events);
   int64_t done = 0;
   ProgressThrottle throttle;
-  command.events.progress(phase, 0, total);
+  const auto progress = [&](int64_t n) {
+    if (variant)
+      command.events.progress(phase, n, total, *variant);
+    else
+      command.events.progress(phase, n, total);
+  };
+  progress(0);
   std::string lines;
   for (const auto& batch : plan_batches(items, max_tokens)) {
     if (command.cancelled())  // batch boundaries are item boundaries
@@ -124,7 +131,7 @@ std::string score_items(const Command& command, Engine& engine, const std::vecto
         lines += score_line(items[i], scores[next_scored++], command.events);
     }
     done += static_cast<int64_t>(batch.second - batch.first);
-    if (throttle.should_emit(done, total)) command.events.progress(phase, done, total);
+    if (throttle.should_emit(done, total)) progress(done);
   }
   return lines;
 }

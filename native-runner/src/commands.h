@@ -63,6 +63,8 @@ constexpr int64_t kDefaultBatchTokens = 2048;
 
 // Scores `items` in batches (item boundaries are where cancellation stops the run), with progress
 // events of `phase`; returns the lines of a scores file (PROTOCOL.md) in item order.
-std::string score_items(const Command& command, Engine& engine, const std::vector<Item>& items, const std::string& phase);
+// `variant`: the ablation being scored, named in each progress event; null for unablated scoring.
+std::string score_items(const Command& command, Engine& engine, const std::vector<Item>& items, const std::string& phase,
+                        const ScoredVariant* variant = nullptr);
 
 }  // namespace bprof

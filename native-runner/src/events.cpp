@@ -33,6 +33,16 @@ void EventWriter::progress(const std::string& phase, int64_t done, int64_t total
   emit(dump({{"type", "progress"}, {"phase", phase}, {"done", done}, {"total", total}, {"ability", ability}}));
 }
 
+void EventWriter::progress(const std::string& phase, int64_t done, int64_t total, const ScoredVariant& variant) {
+  const json ability = variant.ability.empty() ? json(nullptr) : json(variant.ability);
+  const json method = variant.method.empty() ? json(nullptr) : json(variant.method);
+  emit(dump({{"type", "progress"},
+             {"phase", phase},
+             {"done", done},
+             {"total", total},
+             {"variant", {{"ability", ability}, {"method", method}, {"selection", variant.selection}, {"k", variant.k}}}}));
+}
+
 void EventWriter::variant(const std::string& ability, const std::string& selection, double k, int64_t n, const std::string& file,
                           bool resumed) {
   emit(dump({{"type", "variant"},

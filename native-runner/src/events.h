@@ -9,6 +9,15 @@
 
 namespace bprof {
 
+// The variant a `profile` is scoring, named in its `score` progress so that a user sees which
+// ablation the count is of. An empty ability (and method) is the random control.
+struct ScoredVariant {
+  std::string ability;
+  std::string method;
+  std::string selection;
+  double k = 0;
+};
+
 class EventWriter {
  public:
   explicit EventWriter(std::FILE* out) : out_(out) {}
@@ -16,6 +25,7 @@ class EventWriter {
   void start(const std::string& subcommand, const std::string& runner_version, const std::string& device, int threads);
   void progress(const std::string& phase, int64_t done, int64_t total);
   void progress(const std::string& phase, int64_t done, int64_t total, const std::string& ability);
+  void progress(const std::string& phase, int64_t done, int64_t total, const ScoredVariant& variant);
   // `profile`: a variant's scores are on disk. An empty ability is the ability-free random control.
   void variant(const std::string& ability, const std::string& selection, double k, int64_t n, const std::string& file, bool resumed);
   void warning(const std::string& message);

@@ -2,7 +2,7 @@
 // The bar is the whole run's (its share by the estimated time, core/estimate.ts), with the phase as
 // its label, the time elapsed and the time left; logs get a line per tenth of the run as well.
 import { describeOverall, formatDuration, type RunOverall } from "../core/estimate";
-import { finishedVariantLabel, phaseLabel, type RunProgress, type VariantDone } from "../core/run";
+import { finishedVariantLabel, progressStep, type RunProgress, type VariantDone } from "../core/progressText";
 import type { BuildProgress } from "../core/runner/build";
 
 export interface ProgressView {
@@ -31,7 +31,7 @@ class TerminalBar implements ProgressView {
     const filled = Math.round(share * width);
     const bar = "#".repeat(filled) + "-".repeat(width - filled);
     const time = p.overall ? `${Math.round(share * 100)}% ${timeLeft(p.overall)} · ` : "";
-    const line = `[${bar}] ${time}${p.model} ${phaseLabel(p)} ${p.done}/${p.total}`;
+    const line = `[${bar}] ${time}${p.model} ${progressStep(p)}${count(p)}`;
     // one line that fits: the terminal would wrap a longer one and \r redraw only its last part
     const columns = this.stream.columns ?? 80;
     this.stream.write(`\r${line.length < columns ? line : line.slice(0, columns - 1)}\x1b[K`);
@@ -67,11 +67,11 @@ class PlainLines implements ProgressView {
       this.runTenth = tenth;
       this.stream.write(`run ${tenth * 10}%: ${describeOverall(p.overall)}\n`);
     }
-    const key = `${p.model}/${phaseLabel(p)}`;
+    const key = `${p.model}/${progressStep(p)}`;
     const decile = p.total > 0 ? Math.floor((p.done / p.total) * 10) : 0;
     if (key === this.lastKey && decile === this.lastDecile) return;
     [this.lastKey, this.lastDecile] = [key, decile];
-    this.stream.write(`${p.model} ${phaseLabel(p)} ${p.done}/${p.total}\n`);
+    this.stream.write(`${p.model} ${progressStep(p)}${count(p)}\n`);
   }
   variant(v: VariantDone): void {
     this.stream.write(`${v.model} ${finishedVariantLabel(v)}\n`);
@@ -87,14 +87,20 @@ class PlainLines implements ProgressView {
   done(): void {}
 }
 
+/** " 120/250", or nothing for a step without a count (the results read back). */
+function count(p: RunProgress): string {
+  return p.total > 0 ? ` ${p.done}/${p.total}` : "";
+}
+
 /** "about 2 min 10 s left (1 min 02 s elapsed)": the time first, for a line the terminal may cut. */
 function timeLeft(o: RunOverall): string {
   const elapsed = `${formatDuration(o.elapsedSeconds)} elapsed`;
   return o.remainingSeconds === undefined ? `(${elapsed}, estimating)` : `about ${formatDuration(o.remainingSeconds)} left (${elapsed})`;
 }
 
-/** "12/26, 20 s of about 45 s": steps of the compile, and time against the host's expectation. */
+/** "12/26, 20 s in, about 40 s left": steps of the compile, the time it took, and the time left when measured. */
 export function buildCount(p: BuildProgress): string {
   const steps = p.total > 0 ? `${p.done}/${p.total}, ` : "";
-  return `${steps}${Math.round(p.elapsedSeconds)} s of about ${p.estimatedSeconds} s`;
+  const left = p.remainingSeconds === undefined ? "" : `, about ${formatDuration(p.remainingSeconds)} left`;
+  return `${steps}${formatDuration(p.elapsedSeconds)} in${left}`;
 }

@@ -2,7 +2,7 @@
 // it from the sources that came with bprof before a run needs it.
 import { LOCAL_HOST } from "../core/launch/host";
 import { RunnerError } from "../core/launch/runnerError";
-import { buildFactsOn, estimatedBuildSeconds, obtainRunner } from "../core/runner/build";
+import { buildFactsOn, expectedBuildLength, obtainRunner } from "../core/runner/build";
 import { installCommands, type BuildFacts } from "../core/runner/facts";
 import { checkoutRunner, defaultCacheDir, type RunnerSpec } from "../core/runner/locate";
 import { bundledSourcesDir, runnerSources } from "../core/runner/sources";
@@ -46,7 +46,7 @@ async function where(flag: string | undefined): Promise<number> {
   const built = facts.cached ? `${facts.cached} (built for this version)` : undefined;
   const buildable = facts.missing.length === 0;
   out(
-    `runner: ${named ?? (checkout ? `${checkout} (the source checkout's build)` : undefined) ?? built ?? (buildable ? `none built yet; the first run builds it (about ${estimatedBuildSeconds(facts)} s), or \`bprof runner build\`` : "none, and it cannot be built here (below)")}`,
+    `runner: ${named ?? (checkout ? `${checkout} (the source checkout's build)` : undefined) ?? built ?? (buildable ? `none built yet; the first run builds it${expectedBuildLength(facts)}, or \`bprof runner build\`` : "none, and it cannot be built here (below)")}`,
   );
   out(`sources: ${sources.dir} (sha256 ${sources.hash.slice(0, 12)})`);
   for (const line of factLines(facts)) out(line);
@@ -90,9 +90,7 @@ async function build(flag: string | undefined): Promise<number> {
       cacheDir: spec.cacheDir,
       signal: abort.signal,
       onBuildStart: (facts) =>
-        process.stderr.write(
-          `building bprof-runner against libtorch ${facts.torch?.version ?? ""} (about ${estimatedBuildSeconds(facts)} s)\n`,
-        ),
+        process.stderr.write(`building bprof-runner against libtorch ${facts.torch?.version ?? ""}${expectedBuildLength(facts)}\n`),
       onProgress: (p) => view.build(p),
     });
     view.done();

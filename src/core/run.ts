@@ -11,7 +11,7 @@ import { ALL_METRICS as METRICS, type Metric } from "./analysis/ais";
 import type { BenchmarkItem } from "./analysis/generation";
 import { FLIPS_FILE, type FlipRecord } from "./report/load";
 import { flipsAsDocuments } from "./report/model";
-import type { Selection } from "./config/types";
+import type { RunProgress, VariantDone } from "./progressText";
 import { errorsOf, formatProblem } from "./problems";
 import { writeJsonAtomic } from "./fsutil";
 import type { RunnerEvent } from "./launch/events";
@@ -28,7 +28,7 @@ import { baselineAccuracies, readProfileOutput } from "./results/profile";
 import { baselineGroups } from "./results/groups";
 import { decodingOnce, extrasOf, pythonFilteredAnswers, readRunnerScores, scoredItems } from "./results/items";
 import { pythonTaskScores } from "./results/taskScores";
-import { describeOverall, RunEstimate, type RunOverall, type RunPlan } from "./estimate";
+import { RunEstimate, type RunPlan } from "./estimate";
 import { HelperError } from "./lmeval/helpers";
 import { claimRunFolder, releaseRunFolder } from "./results/runs";
 import {
@@ -43,28 +43,6 @@ import {
   type RunManifest,
   type VariantBenchmark,
 } from "./results/store";
-
-export interface RunProgress {
-  model: string;
-  phase: string;
-  done: number;
-  total: number;
-  /** The ability's name, in the `importance` phase. */
-  ability?: string;
-  /** The whole run's share done and the time it has left (estimate.ts). */
-  overall?: RunOverall;
-}
-
-export interface VariantDone {
-  model: string;
-  /** The ability's name; null for the random control. */
-  ability: string | null;
-  selection: Selection;
-  k: number;
-  n: number;
-  /** Read back from an earlier, interrupted run of the same job. */
-  resumed: boolean;
-}
 
 /**
  * What the run will do, from the config: per model, its benchmark documents, each ability's
@@ -82,34 +60,6 @@ export function runPlan(profile: Profile): RunPlan {
   return {
     models: profile.models.map((m) => ({ name: m.name, items, abilities, variants: perK * (ablation?.k.length ?? 0), randomVariants })),
   };
-}
-
-/**
- * "demo-llama score 120/250 · 34%, elapsed 1 min 02 s, about 2 min 10 s left": a run's progress in
- * one line, the whole run's share and time left when they are known.
- */
-export function progressLine(p: RunProgress): string {
-  const step = `${p.model} ${phaseLabel(p)} ${p.done}/${p.total}`;
-  if (!p.overall) return step;
-  // no share before a pace is measured: 0% would read as no progress
-  const share = p.overall.remainingSeconds === undefined ? "" : `${Math.round(100 * p.overall.fraction)}%, `;
-  return `${step} · ${share}${describeOverall(p.overall)}`;
-}
-
-/** The run's share done: the whole run's when estimated, else the phase's. */
-export function runShare(p: RunProgress): number {
-  return p.overall?.remainingSeconds !== undefined ? p.overall.fraction : p.total > 0 ? p.done / p.total : 0;
-}
-
-/** `importance (Quantitative Reasoning)` in the importance phase, the phase alone otherwise. */
-export function phaseLabel(p: RunProgress): string {
-  return p.ability === undefined ? p.phase : `${p.phase} (${p.ability})`;
-}
-
-/** `variant Spatial Reasoning top k=0.01 n=351`, and whether an earlier run had finished it. */
-export function finishedVariantLabel(v: VariantDone): string {
-  const what = v.ability === null ? "random control" : `${v.ability} ${v.selection}`;
-  return `variant ${what} k=${v.k} n=${v.n}${v.resumed ? " (resumed)" : ""}`;
 }
 
 export interface RunOptions {
@@ -274,6 +224,7 @@ async function runModels(
 
     const outDir = path.join(dir, "runner");
     const nameOf = new Map(compiled.abilities.map((a) => [a.id, a.name]));
+    let variants: RunProgress["variants"];
     const eventLog = createWriteStream(path.join(dir, "events.jsonl"), { flags: resume ? "a" : "w" });
     // quiet: logged, not passed on (a merge's reading back of variants the shards reported)
     const onEvent = (event: RunnerEvent, quiet = false) => {
@@ -281,6 +232,7 @@ async function runModels(
       if (event.type === "start") results.runner_version = event.runner_version;
       if (event.type === "progress") {
         const ability = event.ability === undefined ? undefined : (nameOf.get(event.ability) ?? event.ability);
+        if (event.phase === "variants") variants = { done: event.done, total: event.total };
         const progress = {
           model: model.name,
           phase: event.phase,
@@ -288,7 +240,18 @@ async function runModels(
           total: event.total,
           ...(ability !== undefined ? { ability } : {}),
         };
-        options.onProgress?.({ ...progress, overall: estimate.update(progress) });
+        const variant = event.variant && {
+          ability: event.variant.ability === null ? null : (nameOf.get(event.variant.ability) ?? event.variant.ability),
+          selection: event.variant.selection,
+          k: event.variant.k,
+          ...(event.variant.method ? { method: event.variant.method } : {}),
+        };
+        options.onProgress?.({
+          ...progress,
+          ...(variant ? { variant } : {}),
+          ...(variants ? { variants } : {}),
+          overall: estimate.update(progress),
+        });
       }
       if (event.type === "variant" && !quiet) {
         const ability = event.ability === null ? null : (nameOf.get(event.ability) ?? event.ability);
@@ -341,6 +304,8 @@ async function runModels(
       await new Promise((resolve) => eventLog.end(resolve));
     }
 
+    // the runner is done; reading its scores back (the bootstrap, the flips) takes a while of its own
+    options.onProgress?.({ model: model.name, phase: "results", done: 0, total: 0 });
     const entry = await withHelperErrors(model, () =>
       compiled.profiles
         ? profileResults(profile, model, dir, outDir, compiled.refs, compiled.abilities, tokenizer, options)
@@ -553,6 +518,7 @@ async function profileResults(
       bootstrap: profile.bootstrap,
       decode: tokenizer.decode,
       ...(profile.groups ? { groups: profile.groups } : {}),
+      ...(ablation.fluency ? { fluency: { source: ablation.fluency.source, maxPerplexityRatio: ablation.fluency.maxPerplexityRatio } } : {}),
     },
     path.relative(dir, outDir),
   );

@@ -59,10 +59,14 @@ test("bprof run profiles two abilities with the real runner; one AIS cell recomp
   assert.match(result.stdout, /^Quantitative Reasoning\s/m);
   assert.match(result.stdout, /^random \(control\)\s/m);
   assert.match(result.stdout, /^top sets: \d+(-\d+)?% of the zeroed weights lower their own ability's loss when zeroed/m);
-  for (const phase of ["baseline", `importance \\(${QUANT}\\)`, `importance \\(${SPATIAL}\\)`, "rank( \\([^)]*\\))?", "variants"]) {
+  for (const phase of ["baseline", `importance · ${QUANT}`, `importance · ${SPATIAL}`, "ranking( · .*)?", "variants"]) {
     assert.match(result.stderr, new RegExp(`^tiny-llama ${phase} \\d+/\\d+$`, "m"), `progress of ${phase}:\n${result.stderr}`);
   }
-  assert.match(result.stderr, /tiny-llama variant Quantitative Reasoning top k=0\.001 n=\d+/);
+  // the runner names the variant it scores: its progress says which ablation the count is of
+  for (const variant of [`${QUANT} · top · k 0\\.001 · paper`, `${SPATIAL} · top · k 0\\.01 · paper`, "random control · k 0\\.001"]) {
+    assert.match(result.stderr, new RegExp(`^tiny-llama ${variant} \\d+/\\d+$`, "m"), `scoring ${variant}:\n${result.stderr}`);
+  }
+  assert.match(result.stderr, /tiny-llama variant Quantitative Reasoning · top · k 0\.001, n \d+/);
 
   const runDir = await onlyRunDir();
   const modelDir = path.join(runDir, "models", "tiny-llama");
@@ -167,7 +171,7 @@ test("bprof run profiles two abilities with the real runner; one AIS cell recomp
   // Resume a finished run: the same job goes back to the runner, which reads every variant back.
   const resumed = await bprof(["run", "--resume", path.basename(runDir), path.join(root, "profile.bprof.yaml")]);
   assert.equal(resumed.exitCode, 0, `bprof run --resume failed:\n${resumed.stderr}\n${resumed.stdout}`);
-  assert.match(resumed.stderr, /variant Quantitative Reasoning top k=0\.01 n=\d+ \(resumed\)/);
+  assert.match(resumed.stderr, /variant Quantitative Reasoning · top · k 0\.01, n \d+ \(resumed\)/);
   const again = JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8"));
   assert.deepEqual(again.models, results.models);
   assert.equal(again.created, results.created);
@@ -191,9 +195,9 @@ test(
     }
     const resumed = await bprof(["run", "--resume", runDir]);
     assert.equal(resumed.exitCode, 0, `bprof run --resume failed:\n${resumed.stderr}\n${resumed.stdout}`);
-    assert.match(resumed.stderr, /variant Spatial Reasoning top k=0\.001 n=\d+ \(resumed\)/);
-    assert.match(resumed.stderr, /variant Spatial Reasoning top k=0\.01 n=\d+\n/);
-    assert.match(resumed.stderr, /variant random control k=0\.01 n=\d+\n/);
+    assert.match(resumed.stderr, /variant Spatial Reasoning · top · k 0\.001, n \d+ \(resumed\)/);
+    assert.match(resumed.stderr, /variant Spatial Reasoning · top · k 0\.01, n \d+\n/);
+    assert.match(resumed.stderr, /variant random control · k 0\.01, n \d+\n/);
     const after = JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8"));
     assert.deepEqual(after.models, before.models, "a resumed run gives the results of an uninterrupted one");
 
@@ -206,7 +210,7 @@ test(
     const repaired = await bprof(["run", "--resume", runDir]);
     assert.equal(repaired.exitCode, 0, `bprof run --resume failed:\n${repaired.stderr}`);
     assert.match(repaired.stderr, /variants\/quantitative-reasoning\.top\.k1\.jsonl is incomplete \(\d+ of \d+ lines\): scoring it again/);
-    assert.match(repaired.stderr, /variant Quantitative Reasoning top k=0\.01 n=\d+\n/);
+    assert.match(repaired.stderr, /variant Quantitative Reasoning · top · k 0\.01, n \d+\n/);
     assert.equal(await fs.readFile(cut, "utf8"), whole, "the variant scored again is the one that was cut");
     assert.deepEqual(JSON.parse(await fs.readFile(path.join(runDir, "results.json"), "utf8")).models, before.models);
 

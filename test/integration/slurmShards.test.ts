@@ -69,7 +69,7 @@ test("3 shards as one Slurm array and a merge job after it: the unsharded run's 
   assert.ok(ids, result.stderr);
   const [, arrayId, mergeId] = ids;
   assert.match(result.stderr, /^tiny-llama variants 6\/6$/m, "the shards' progress as one");
-  assert.match(result.stderr, /^tiny-llama importance \(Spatial Reasoning\) \d+\/\d+$/m);
+  assert.match(result.stderr, /^tiny-llama importance · Spatial Reasoning \d+\/\d+$/m);
   const runDir = runDirOf(result.stdout);
   await assertSameAsReference(runDir);
 

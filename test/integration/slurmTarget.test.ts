@@ -86,8 +86,8 @@ test(
       result.stderr,
       new RegExp(`^tiny-llama: Slurm job ${id} (pending.*|running on \\S+)$[^]*^tiny-llama: Slurm job ${id} completed$`, "m"),
     );
-    assert.match(result.stderr, /^tiny-llama importance \(Spatial Reasoning\) \d+\/\d+$/m, "progress read from the job's event file");
-    assert.match(result.stderr, /^tiny-llama variant Quantitative Reasoning top k=0\.001 n=\d+$/m);
+    assert.match(result.stderr, /^tiny-llama importance · Spatial Reasoning \d+\/\d+$/m, "progress read from the job's event file");
+    assert.match(result.stderr, /^tiny-llama variant Quantitative Reasoning · top · k 0\.001, n \d+$/m);
 
     const runDir = await onlyRun(config);
     const modelDir = path.join(runDir, "models", "tiny-llama");

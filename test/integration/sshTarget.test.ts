@@ -76,8 +76,8 @@ test("a profile runs over SSH on the host's copy of the model and gives the loca
   const result = await bprof(["run", config]);
   assert.equal(result.exitCode, 0, `bprof run over SSH failed:\n${result.stderr}\n${result.stdout}`);
   assert.match(result.stderr, new RegExp(`^target: 127\\.0\\.0\\.1:${server.port} over SSH$`, "m"));
-  assert.match(result.stderr, /^tiny-llama importance \(Quantitative Reasoning\) \d+\/\d+$/m, "progress streams back over the connection");
-  assert.match(result.stderr, /^tiny-llama variant Spatial Reasoning top k=0\.01 n=\d+$/m);
+  assert.match(result.stderr, /^tiny-llama importance · Quantitative Reasoning \d+\/\d+$/m, "progress streams back over the connection");
+  assert.match(result.stderr, /^tiny-llama variant Spatial Reasoning · top · k 0\.01, n \d+$/m);
   assert.match(await server.log(), /Accepted publickey for \S+ from 127\.0\.0\.1/, "the run logged in through this sshd");
 
   const runDir = await onlyRun(path.join(root, ".bprof-ssh"));

@@ -17,7 +17,7 @@ function hoverText(...args: Parameters<typeof caseLinesHover>): string {
   return markdown.replace(/\\(.)/g, "$1");
 }
 
-function flip(ability: string | null, k: number, method?: "signed" | "abs"): CaseFlip {
+function flip(ability: string | null, k: number, method?: "signed" | "paper"): CaseFlip {
   return {
     model: "demo",
     ability,
@@ -40,7 +40,7 @@ function flip(ability: string | null, k: number, method?: "signed" | "abs"): Cas
 
 const FLIPS = [
   flip("Deductive Reasoning", 0.01024, "signed"),
-  flip("Deductive Reasoning", 0.01024, "abs"),
+  flip("Deductive Reasoning", 0.01024, "paper"),
   flip("Semantic Relationship", 0.01024, "signed"),
   flip("Semantic Relationship", 0.04096, "signed"),
   flip(null, 0.01024),
@@ -107,7 +107,7 @@ test("the hover opened from a cell puts that cell's flip first, in full", () => 
   // the random control's flip carries no rule: a cell of any rule's view finds it
   const random = hoverText(cases(), 6, BOTH, {
     runDir: "/w/.bprof/runs/r1",
-    ref: { model: "demo", k: 0.01024, ability: null, selection: "top", benchmark: "demo_deductive", method: "abs" },
+    ref: { model: "demo", k: 0.01024, ability: null, selection: "top", benchmark: "demo_deductive", method: "paper" },
   });
   assert.match(random.split("more flips")[0]!, /when the random control \(k 0\.01024\) is ablated/);
 });

@@ -10,7 +10,7 @@ import { Writable } from "node:stream";
 import { test } from "node:test";
 import { progressView } from "../../src/cli/progress";
 import { describeOverall, formatDuration, RunEstimate, type ProgressEvent, type RunPlan } from "../../src/core/estimate";
-import { progressLine } from "../../src/core/run";
+import { progressText } from "../../src/core/progressText";
 
 const ITEMS = 100; // 10 items/s: 10 s for the baseline, 10 s a variant
 const SEQUENCES = 40; // 5 sequences/s: 8 s an importance pass
@@ -156,14 +156,14 @@ test("durations read as a person says them; logs get a line per tenth of the run
 });
 
 test("a progress line gives the run's share only once a pace is measured", () => {
-  const step = { model: "m", phase: "score", done: 40, total: 100 };
+  const step = { model: "m", phase: "baseline", done: 40, total: 100 };
   assert.equal(
-    progressLine({ ...step, overall: { fraction: 0, elapsedSeconds: 4 } }),
-    "m score 40/100 · elapsed 4 s, estimating the time left",
+    progressText({ ...step, overall: { fraction: 0, elapsedSeconds: 4 } }),
+    "m · baseline 40/100 · elapsed 4 s, estimating the time left",
   );
   assert.equal(
-    progressLine({ ...step, overall: { fraction: 0.25, elapsedSeconds: 4, remainingSeconds: 12 } }),
-    "m score 40/100 · 25%, elapsed 4 s, about 12 s left",
+    progressText({ ...step, overall: { fraction: 0.25, elapsedSeconds: 4, remainingSeconds: 12 } }),
+    "m · baseline 40/100 · 25%, elapsed 4 s, about 12 s left",
   );
-  assert.equal(progressLine(step), "m score 40/100");
+  assert.equal(progressText(step), "m · baseline 40/100");
 });

@@ -7,7 +7,7 @@ import { hostName, hostPathWord, runOnHost, shellWord, type Host } from "./host"
 import { lastLines } from "./outcome";
 import { RunnerError } from "./runnerError";
 import type { Target } from "./targetTypes";
-import { buildFactsOn, estimatedBuildSeconds } from "../runner/build";
+import { buildFactsOn, expectedBuildLength } from "../runner/build";
 import { missingMessage } from "../runner/facts";
 import { checkoutRunner, onThisMachine, type RunnerSpec } from "../runner/locate";
 import { runnerSources } from "../runner/sources";
@@ -87,7 +87,7 @@ async function runnerBuildCheck(host: Host, spec: RunnerSpec, field: string): Pr
   const torch = facts.torch ? `libtorch ${facts.torch.version}${facts.torch.cuda ? " with CUDA" : ""}` : "libtorch";
   return {
     ok: true,
-    message: `bprof-runner is built on ${hostName(host)} on the first run, against ${torch} (about ${estimatedBuildSeconds(facts)} s)`,
+    message: `bprof-runner is built on ${hostName(host)} on the first run, against ${torch}${expectedBuildLength(facts)}`,
   };
 }
 

@@ -3,7 +3,15 @@ import type { Selection } from "../config/types";
 
 export type RunnerEvent =
   | { type: "start"; subcommand: string; runner_version: string; device: string; threads: number }
-  | { type: "progress"; phase: string; done: number; total: number; ability?: string }
+  | {
+      type: "progress";
+      phase: string;
+      done: number;
+      total: number;
+      ability?: string;
+      /** A profile's `score` phase: the variant being scored (ability id; null with no method for the random control). */
+      variant?: { ability: string | null; method: string | null; selection: Selection; k: number };
+    }
   | { type: "variant"; ability: string | null; selection: Selection; k: number; n: number; file: string; resumed?: boolean }
   | { type: "warning"; message: string }
   | { type: "result"; file: string; items: number }

@@ -6,7 +6,7 @@ import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { isDirectory, isFile, pathWithinFolder, readTail } from "../fsutil";
 import { parseEventLine, type RunnerEvent } from "../launch/events";
-import { phaseLabel } from "../run";
+import { progressStep } from "../progressText";
 
 export type ShardState = "finished" | "running" | "failed" | "stopped" | "waiting";
 
@@ -214,7 +214,7 @@ export function shardStateText(row: ShardRow): string {
       return `finished${variants}`;
     case "running": {
       const p = row.progress;
-      const step = p ? `${phaseLabel({ model: row.model, ...p })} ${p.done}/${p.total}` : "starting";
+      const step = p ? `${progressStep(p)} ${p.done}/${p.total}` : "starting";
       return `running: ${step}${p?.phase === "variants" ? "" : variants}`;
     }
     case "failed":

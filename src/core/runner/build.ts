@@ -9,6 +9,7 @@ import { hostCommand, hostName, runOnHost, shellWord, type Host } from "../launc
 import { RunnerError } from "../launch/runnerError";
 import { buildEnd, buildFacts, factLines, missingMessage, type BuildFacts } from "./facts";
 import { BUILD_SCRIPT, type RunnerSources } from "./sources";
+import { formatDuration } from "../estimate";
 
 export type BuildStep = "configure" | "compile" | "check";
 
@@ -18,8 +19,11 @@ export interface BuildProgress {
   done: number;
   total: number;
   elapsedSeconds: number;
-  /** The whole build's expected length: the host's last build, else a guess from its cores. */
-  estimatedSeconds: number;
+  /**
+   * The time left, from what was measured on this host: the compile's own pace once a step of it is
+   * done, before that the host's last build; undefined when neither is known (no guess is made).
+   */
+  remainingSeconds?: number;
 }
 
 export interface BuildRequest {
@@ -70,9 +74,29 @@ export async function obtainRunner(request: BuildRequest): Promise<ObtainedRunne
   return build(request, facts, sourcesDir);
 }
 
-/** A first build's expected length from the cores: about 80 CPU-seconds of compiling, then linking. */
-export function estimatedBuildSeconds(facts: BuildFacts): number {
-  return facts.lastSeconds ?? Math.round(80 / Math.min(Math.max(facts.jobs, 1), 16) + 8);
+/**
+ * How long a build should take, as a clause: " (about 6 min 16 s, as the last build here)" when the
+ * host has built the runner before, else "": a guess from the cores was off by a factor of eight.
+ */
+export function expectedBuildLength(facts: BuildFacts): string {
+  return facts.lastSeconds === undefined ? "" : ` (about ${formatDuration(facts.lastSeconds)}, as the last build here)`;
+}
+
+/** "compile 12/22 · about 3 min 10 s left", "configure": a build's step, its count, and the time left when measured. */
+export function buildProgressText(p: BuildProgress): string {
+  const steps = p.total > 0 ? ` ${p.done}/${p.total}` : "";
+  const left = p.remainingSeconds === undefined ? "" : ` · about ${formatDuration(p.remainingSeconds)} left`;
+  return `${p.step}${steps}${left}`;
+}
+
+/** The time left of a build `elapsed` seconds in: at the compile's pace (`compile` from its first step), else after the last build's length. */
+export function buildSecondsLeft(
+  elapsed: number,
+  compile: { done: number; total: number; seconds: number } | undefined,
+  lastSeconds: number | undefined,
+): number | undefined {
+  if (compile && compile.done > 0 && compile.total > 0) return (compile.seconds / compile.done) * (compile.total - compile.done);
+  return lastSeconds === undefined ? undefined : Math.max(0, lastSeconds - elapsed);
 }
 
 async function scriptFor(request: BuildRequest, mode: "where" | "build", sourcesDir?: string): Promise<string> {
@@ -94,7 +118,7 @@ async function build(request: BuildRequest, facts: BuildFacts, sourcesDir: strin
   const where = hostName(request.host);
   const { file, args } = hostCommand(request.host, await scriptFor(request, "build", sourcesDir));
   const started = Date.now();
-  const estimatedSeconds = estimatedBuildSeconds(facts);
+  let compileStarted: number | undefined;
   // Its own process group here, so that a cancel reaches cmake, ninja and the compilers too.
   const child = execa(file, args, {
     reject: false,
@@ -105,8 +129,14 @@ async function build(request: BuildRequest, facts: BuildFacts, sourcesDir: strin
   let step: BuildStep = "configure";
   let work: string | undefined;
   const output: string[] = [];
-  const progress = (done: number, total: number) =>
-    request.onProgress?.({ step, done, total, elapsedSeconds: (Date.now() - started) / 1000, estimatedSeconds });
+  const progress = (done: number, total: number) => {
+    const now = Date.now();
+    if (step === "compile") compileStarted ??= now;
+    const compile = compileStarted === undefined ? undefined : { done, total, seconds: (now - compileStarted) / 1000 };
+    const elapsedSeconds = (now - started) / 1000;
+    const remainingSeconds = buildSecondsLeft(elapsedSeconds, step === "compile" ? compile : undefined, facts.lastSeconds);
+    request.onProgress?.({ step, done, total, elapsedSeconds, ...(remainingSeconds !== undefined ? { remainingSeconds } : {}) });
+  };
   let pending = "";
   child.stdout!.setEncoding("utf8");
   child.stdout!.on("data", (chunk: string) => {

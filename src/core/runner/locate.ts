@@ -7,7 +7,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { hostName, type Host } from "../launch/host";
 import { RunnerError } from "../launch/runnerError";
-import { estimatedBuildSeconds, obtainRunner, type BuildRequest } from "./build";
+import { expectedBuildLength, obtainRunner, type BuildRequest } from "./build";
 import { runnerSources } from "./sources";
 
 /** How to get the runner, on this machine or on a target's host. */
@@ -32,9 +32,7 @@ export function announcingBuilds(spec: RunnerSpec, onStatus: ((message: string) 
     onBuild: {
       ...spec.onBuild,
       onBuildStart: (facts) => {
-        onStatus(
-          `building bprof-runner on ${hostName(host)} from the bundled sources, once for this version (about ${estimatedBuildSeconds(facts)} s)`,
-        );
+        onStatus(`building bprof-runner on ${hostName(host)} from the bundled sources, once for this version${expectedBuildLength(facts)}`);
         spec.onBuild?.onBuildStart?.(facts);
       },
     },

@@ -10,20 +10,11 @@ import { RunnerError } from "../../core/launch/runnerError";
 import { describeTarget } from "../../core/launch/target";
 import type { Target } from "../../core/launch/targetTypes";
 import { errorsOf } from "../../core/problems";
-import {
-  phaseLabel,
-  progressLine,
-  resumeRun,
-  runProfile,
-  runShare,
-  runTargetKind,
-  unsafeCodeBenchmarks,
-  type RunOptions,
-  type RunOutcome,
-  type RunProgress,
-} from "../../core/run";
+import { progressText, runShare, type RunProgress } from "../../core/progressText";
+import { resumeRun, runProfile, runTargetKind, unsafeCodeBenchmarks, type RunOptions, type RunOutcome } from "../../core/run";
 import type { LoadedRun } from "../../core/report/load";
 import { failureSummary, latestEventsFile } from "../../core/results/runs";
+import { buildProgressText } from "../../core/runner/build";
 import type { RunnerSpec } from "../../core/runner/locate";
 import type { Ctx } from "../ctx";
 
@@ -155,8 +146,7 @@ export class RunController implements vscode.Disposable {
               ...runner,
               onBuild: {
                 ...runner.onBuild,
-                onProgress: (p) =>
-                  progress.report({ message: `building bprof-runner: ${p.step}${p.total > 0 ? ` ${p.done}/${p.total}` : ""}` }),
+                onProgress: (p) => progress.report({ message: `building bprof-runner: ${buildProgressText(p)}` }),
               },
             },
             signal: run.abort.signal,
@@ -173,7 +163,7 @@ export class RunController implements vscode.Disposable {
               run.progress = p;
               // A notification's bar only grows: the whole run's share (the furthest it got), the message the phase and time left.
               const fraction = 100 * runShare(p);
-              progress.report({ message: progressLine(p), increment: Math.max(0, fraction - reported) });
+              progress.report({ message: progressText(p), increment: Math.max(0, fraction - reported) });
               reported = Math.max(reported, fraction);
               this.changedSoon();
             },
@@ -239,10 +229,10 @@ export class RunController implements vscode.Disposable {
     }
     const first = runs[0]!;
     const p = first.progress;
-    const percent = p && (p.overall || p.total > 0) ? ` ${Math.floor(100 * runShare(p))}%` : "";
-    this.status.text = `$(sync~spin) ${p ? `${phaseLabel(p)}${percent}` : "starting"}${runs.length > 1 ? ` (+${runs.length - 1})` : ""}`;
+    // the notification's words: the status bar and the Runs view say the same of the same run
+    this.status.text = `$(sync~spin) ${p ? progressText(p) : "starting"}${runs.length > 1 ? ` (+${runs.length - 1})` : ""}`;
     this.status.tooltip = runs
-      .map((r) => `${path.basename(r.configFile)}: ${r.progress ? progressLine(r.progress) : "starting"}`)
+      .map((r) => `${path.basename(r.configFile)}: ${r.progress ? progressText(r.progress) : "starting"}`)
       .join("\n");
     this.status.show();
   }

@@ -7,7 +7,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { LOCAL_HOST } from "../../core/launch/host";
 import { RunnerError } from "../../core/launch/runnerError";
-import { estimatedBuildSeconds, obtainRunner, type BuildProgress } from "../../core/runner/build";
+import { buildProgressText, expectedBuildLength, obtainRunner, type BuildProgress } from "../../core/runner/build";
 import { checkoutRunner, onThisMachine, type RunnerSpec } from "../../core/runner/locate";
 import { runnerSources } from "../../core/runner/sources";
 import type { Ctx } from "../ctx";
@@ -71,9 +71,9 @@ export class Runner {
             { location: vscode.ProgressLocation.Notification, title: "Building bprof-runner", cancellable: true },
             (progress, token) => {
               token.onCancellationRequested(() => abort.abort());
-              progress.report({ message: `once for this version of Benchmark Profiler, about ${estimatedBuildSeconds(facts)} s` });
+              progress.report({ message: `once for this version of Benchmark Profiler${expectedBuildLength(facts)}` });
               return new Promise<void>((resolve) => {
-                this.reportBuild = (p) => (p ? progress.report({ message: buildMessage(p) }) : resolve());
+                this.reportBuild = (p) => (p ? progress.report({ message: buildProgressText(p) }) : resolve());
               });
             },
           );
@@ -95,12 +95,6 @@ export class Runner {
 
   /** Feeds the build's notification; undefined closes it. */
   private reportBuild: ((progress: BuildProgress | undefined) => void) | undefined;
-}
-
-function buildMessage(p: BuildProgress): string {
-  const steps = p.total > 0 ? ` ${p.done}/${p.total}` : "";
-  const left = Math.max(0, Math.round(p.estimatedSeconds - p.elapsedSeconds));
-  return `${p.step}${steps} · ${left > 0 ? `about ${left} s left` : "almost done"}`;
 }
 
 /** Missing tools: the commands that install them, to copy. A failed build: its log. Cancelled: nothing to add. */

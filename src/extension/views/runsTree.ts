@@ -3,7 +3,7 @@
 // they progress, from this window's run controller and from the folders' files.
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { progressLine } from "../../core/run";
+import { progressText } from "../../core/progressText";
 import { runsOfConfigs, type RunRow } from "../../core/results/runs";
 import { ranInShards, shardLabel, shardsOfRun, shardStateText, shardWorkText, type ShardRow } from "../../core/results/shards";
 import { runTooltip, shardTooltip } from "../../core/language/tooltips";
@@ -33,7 +33,7 @@ function statusText(row: RunRow): string {
     case "finished":
       return "finished";
     case "running":
-      return s.progress ? `running: ${progressLine(s.progress)}` : "running";
+      return s.progress ? `running: ${progressText(s.progress)}` : "running";
     case "failed":
       return s.code === "cancelled" ? "cancelled · resumable" : `failed: ${s.code}${s.resumable ? " · resumable" : ""}`;
     case "interrupted":
@@ -143,14 +143,7 @@ class RunsTree implements vscode.TreeDataProvider<Node> {
             status: {
               state: "running",
               pid: process.pid,
-              progress: {
-                model: p.model,
-                phase: p.phase,
-                done: p.done,
-                total: p.total,
-                ...(p.ability ? { ability: p.ability } : {}),
-                ...(p.overall ? { overall: p.overall } : {}),
-              },
+              progress: p,
             },
           },
         };
