@@ -2,13 +2,13 @@
 // benchmarkProfiler.runnerPath here; target.*.runner on a host), a source checkout's own build
 // (native-runner/build, for the project's developers), else the one built from the bundled
 // sources on that host, built now when there is none for this version yet.
-import { existsSync } from "node:fs";
+import { existsSync, promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { hostName, type Host } from "../launch/host";
 import { RunnerError } from "../launch/runnerError";
 import { expectedBuildLength, obtainRunner, type BuildRequest } from "./build";
-import { runnerSources } from "./sources";
+import { runnerSources, type RunnerSources } from "./sources";
 
 /** How to get the runner, on this machine or on a target's host. */
 export interface RunnerSpec {
@@ -48,6 +48,22 @@ export function defaultCacheDir(): string {
 export function checkoutRunner(sourcesDir: string): string | undefined {
   const built = path.join(sourcesDir, "build", "bprof-runner");
   return existsSync(built) ? built : undefined;
+}
+
+/**
+ * The runner `npm run setup` built in a source checkout (`checkout`/native-runner/build), when it
+ * is a build of `bundled`: the checkout's runner sources are the same bytes, and none of them
+ * changed after the build. An installed extension then runs it instead of building its own copy.
+ */
+export async function checkoutBuildOf(checkout: string, bundled: RunnerSources): Promise<string | undefined> {
+  const dir = path.join(checkout, "native-runner");
+  const built = path.join(dir, "build", "bprof-runner");
+  const builtAt = await fs.stat(built).catch(() => undefined);
+  if (!builtAt?.isFile()) return undefined;
+  const sources = await runnerSources(dir);
+  if (!sources || sources.hash !== bundled.hash) return undefined;
+  const changed = await Promise.all(sources.files.map((f) => fs.stat(path.join(dir, f)).then((s) => s.mtimeMs)));
+  return changed.every((t) => t <= builtAt.mtimeMs) ? built : undefined;
 }
 
 /** The runner on `host` (this machine unless an SSH host): named, a checkout's, cached, or built now. */

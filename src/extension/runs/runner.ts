@@ -1,6 +1,7 @@
-// The runner this window uses: the one named in the settings (or $BPROF_RUNNER), else the one
-// built from the sources that came with the extension, on this machine, into the extension's
-// global storage. The first run of a version builds it, with a notification that shows progress
+// The runner this window uses: the one named in the settings (or $BPROF_RUNNER), else a source
+// checkout's own build of the same sources (a workspace folder where `npm run setup` built it),
+// else the one built from the sources that came with the extension, on this machine, into the
+// extension's global storage. The first run of a version builds it, with a notification that shows progress
 // and can cancel, and its output in the Output channel; what a build needs and lacks is said once,
 // with the commands that install it.
 import * as path from "node:path";
@@ -8,7 +9,7 @@ import * as vscode from "vscode";
 import { LOCAL_HOST } from "../../core/launch/host";
 import { RunnerError } from "../../core/launch/runnerError";
 import { buildProgressText, expectedBuildLength, obtainRunner, type BuildProgress } from "../../core/runner/build";
-import { checkoutRunner, onThisMachine, type RunnerSpec } from "../../core/runner/locate";
+import { checkoutBuildOf, checkoutRunner, onThisMachine, type RunnerSpec } from "../../core/runner/locate";
 import { runnerSources } from "../../core/runner/sources";
 import type { Ctx } from "../ctx";
 import { EXTENSION_ID } from "../extensionId";
@@ -39,10 +40,25 @@ export class Runner {
   /** This machine's runner, built first when needed; undefined when it cannot be had (the user was told why). */
   async local(): Promise<string | undefined> {
     const spec = await this.spec();
-    const named = spec.path ?? checkoutRunner(spec.sourcesDir);
+    const named = spec.path ?? checkoutRunner(spec.sourcesDir) ?? (await this.workspaceCheckoutRunner(spec));
     if (named) return named;
     this.building ??= this.build(spec).finally(() => (this.building = undefined));
     return this.building;
+  }
+
+  /** A source checkout among the workspace's folders whose runner build is of the bundled sources (`npm run setup` built it). */
+  private async workspaceCheckoutRunner(spec: RunnerSpec): Promise<string | undefined> {
+    const bundled = await runnerSources(spec.sourcesDir);
+    if (!bundled) return undefined;
+    for (const folder of vscode.workspace.workspaceFolders ?? []) {
+      if (folder.uri.scheme !== "file") continue;
+      const built = await checkoutBuildOf(folder.uri.fsPath, bundled);
+      if (built) {
+        this.ctx.log(`runner: ${built}, the build of this source checkout (its sources are the extension's)`);
+        return built;
+      }
+    }
+    return undefined;
   }
 
   private async build(spec: RunnerSpec): Promise<string | undefined> {
