@@ -8,6 +8,7 @@ import { loadProfile } from "../../src/core/config/load";
 import type { DiagnosticItem } from "../../src/core/datasets/diagnostic";
 import { BOS_TOKEN_ID } from "../../scripts/lib/byteTokenizer";
 import { ABILITY_ID_PATTERN, abilityIds, compileProfileJob, compileScoreJob } from "../../src/core/plan/job";
+import { BUILT_IN_FLUENCY_TEXT, fluencyItems } from "../../src/core/prompts/fluencyText";
 import { diagnosticSequence, renderDiagnosticItem } from "../../src/core/prompts/diagnosticText";
 import { loadTokenizer, type ModelTokenizer } from "../../src/core/prompts/tokenize";
 import { makeTinyProject, type TinyProject } from "../support/tinyProject";
@@ -120,7 +121,8 @@ test("the profile job is the score job plus abilities (one sequence per item) an
 
   assert.deepEqual(Object.keys(job), ["protocol", "subcommand", "model", "device", "items", "abilities", "ablation"]);
   assert.equal(job.subcommand, "profile");
-  assert.deepEqual(job.items, score.job.items);
+  // the benchmarks' items, then the fluency text's paragraphs, scored in the same pass
+  assert.deepEqual(job.items, [...score.job.items, ...fluencyItems(tokenizer, BUILT_IN_FLUENCY_TEXT, model.maxLength)]);
   assert.deepEqual(refs, score.refs);
   assert.deepEqual(job.abilities, [
     {

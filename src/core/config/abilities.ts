@@ -8,7 +8,8 @@ import { isFile } from "../fsutil";
 import { candidateCount, readParameterCount, selectedCount } from "../model/parameters";
 import type { YamlSource } from "../yamlSource";
 import type { ProfileInputs, ResolvedBenchmark } from "./resolved";
-import type { ImportanceMethod, ProfileConfig, Selection } from "./types";
+import type { AblationSpec, ImportanceMethod, ProfileConfig, Selection } from "./types";
+import { BUILT_IN_FLUENCY_TEXT, fluencyParagraphs } from "../prompts/fluencyText";
 
 export interface ResolvedAbility {
   name: string;
@@ -29,11 +30,28 @@ export interface ResolvedAblation {
   batchSize: number;
   /** Rank each ability's top sets from two seeded halves of its items too (docs/method.md, "Ranking stability"). */
   stability: boolean;
+  /** The fluency measure's text and threshold (docs/method.md, "Fluency"); the config always has one, a job built without it scores none. */
+  fluency?: ResolvedFluency;
+}
+
+export interface ResolvedFluency {
+  /** `built-in`, or the absolute path of the config's `ablation.fluency.text`. */
+  source: string;
+  text: string;
+  maxPerplexityRatio: number;
 }
 
 export const DEFAULT_SELECTIONS: readonly Selection[] = ["top", "random"];
 export const DEFAULT_BATCH_SIZE = 8;
 export const DEFAULT_SEED = 1;
+/**
+ * A variant whose perplexity of the text is more than this many times the model's is marked as
+ * having lost its fluency. Twice the perplexity is a mean log-likelihood ln 2 = 0.69 nats per
+ * token lower: the model finds ordinary prose as surprising as if every token were a coin flip
+ * harder to guess. The paper's MLP-only ablations at its k stay far below this; zeroing the same
+ * share of all weights (attention included) goes far past it (its Table 4).
+ */
+export const DEFAULT_MAX_PERPLEXITY_RATIO = 2;
 
 /** What the checks need to know about the resolved models and benchmarks. */
 export interface AbilityCheckContext {
@@ -87,12 +105,39 @@ export async function checkAbilitySection(
     );
     return { abilities, problems };
   }
-  const ablation = resolveAblation(config.ablation);
+  const fluency = await resolveFluency(config.ablation.fluency, source, context, problems);
+  const ablation = { ...resolveAblation(config.ablation), fluency };
   problems.push(...(await ablationProblems(config, source, context, ablation)));
   return { abilities, ablation, problems };
 }
 
-function resolveAblation(spec: NonNullable<ProfileConfig["ablation"]>): ResolvedAblation {
+/** The config's fluency text (the built-in one when it names none, or when its file cannot be read: a problem says so). */
+async function resolveFluency(
+  spec: AblationSpec["fluency"],
+  source: YamlSource,
+  context: AbilityCheckContext,
+  problems: Problem[],
+): Promise<ResolvedFluency> {
+  const maxPerplexityRatio = spec?.max_perplexity_ratio ?? DEFAULT_MAX_PERPLEXITY_RATIO;
+  const builtIn = { source: "built-in", text: BUILT_IN_FLUENCY_TEXT, maxPerplexityRatio };
+  if (spec?.text === undefined) return builtIn;
+  const file = path.resolve(context.root, spec.text);
+  const field = ["ablation", "fluency", "text"];
+  let text: string;
+  try {
+    text = await context.inputs.files.read(file);
+  } catch (e) {
+    problems.push(source.at(field, "config.invalid-value", `cannot read the fluency text ${file}: ${(e as Error).message}`));
+    return builtIn;
+  }
+  if (fluencyParagraphs(text).length === 0) {
+    problems.push(source.at(field, "config.invalid-value", `the fluency text ${file} holds no text to score`));
+    return builtIn;
+  }
+  return { source: file, text, maxPerplexityRatio };
+}
+
+function resolveAblation(spec: NonNullable<ProfileConfig["ablation"]>): Omit<ResolvedAblation, "fluency"> {
   return {
     k: [...spec.k].sort((a, b) => a - b),
     selections: spec.selections ?? [...DEFAULT_SELECTIONS],

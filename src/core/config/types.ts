@@ -62,6 +62,8 @@ export interface AblationSpec {
   back_removal?: number;
   batch_size?: number;
   stability?: boolean;
+  /** The fluency measure's text (a file; default the built-in one) and threshold. */
+  fluency?: { text?: string; max_perplexity_ratio?: number };
 }
 
 export interface BootstrapSpec {

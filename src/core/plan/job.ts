@@ -25,6 +25,7 @@ import type { MultipleChoiceItem, TaskItem } from "../lmeval/task";
 import { formatProblem, problemAt, type Problem } from "../problems";
 import { benchmarkChatContext, multipleInputChatContexts } from "../prompts/chatPrompt";
 import { diagnosticSequence } from "../prompts/diagnosticText";
+import { FLUENCY_BENCHMARK, fluencyItems } from "../prompts/fluencyText";
 import { inputTokens, tokenizeChoices, type ModelTokenizer } from "../prompts/tokenize";
 
 /** The version of native-runner/PROTOCOL.md the jobs here are written in. */
@@ -174,8 +175,13 @@ export function compileProfileJob(
     if (!(value > 0 && value < 1)) throw new RangeError(`k = ${value} is not in (0, 1)`);
     if (i > 0 && !(value > k[i - 1]!)) throw new RangeError(`k = ${value} appears twice`);
   });
+  const fluency = plan.ablation.fluency;
+  if (fluency && benchmarks.some((b) => b.name === FLUENCY_BENCHMARK))
+    throw new Error(`a benchmark is named \`${FLUENCY_BENCHMARK}\`, the name of the fluency text's items: rename it`);
   const job: ProfileJob = {
     ...score,
+    // the fluency text is scored in the same pass as the benchmarks, by the baseline and every variant
+    ...(fluency ? { items: [...score.items, ...fluencyItems(tokenizer, fluency.text, model.maxLength)] } : {}),
     subcommand: "profile",
     abilities,
     ablation: {

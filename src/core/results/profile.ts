@@ -12,6 +12,7 @@ import { benchmarkAccuracy, type ScoredItem } from "../analysis/accuracy";
 import { ALL_METRICS, chancePerItem, scoreVector, meanOf, metricsOf, type Metric } from "../analysis/ais";
 import { bootstrapGrid, type GridBenchmark, type GridCell } from "../analysis/bootstrap";
 import { cellFlips } from "../analysis/flips";
+import { fluencyOf, variantFluency } from "../analysis/fluency";
 import { benchmarkExactMatch, isGenerated, type BenchmarkItem } from "../analysis/generation";
 import { jaccardFromCounts, jaccardIndex } from "../analysis/overlap";
 import type { ResolvedBenchmark, ResolvedGroup } from "../config/load";
@@ -36,6 +37,7 @@ import {
   type BenchmarkResult,
   type CellMetric,
   type ChoiceBenchmarkResult,
+  type ModelFluency,
   type ModelProfile,
   type OverlapResult,
   type VariantBenchmark,
@@ -87,6 +89,8 @@ export interface ProfileInputs {
   taskScores?: TaskScores;
   /** Groups scored as a whole (lm-eval's aggregate_metric_list): each variant gets cells on them too. */
   groups?: readonly ResolvedGroup[];
+  /** The fluency text the job scored (`built-in` or its file) and the threshold; absent: fluency is not reported. */
+  fluency?: { source: string; maxPerplexityRatio: number };
 }
 
 export interface AssembledProfile {
@@ -273,6 +277,8 @@ export function assembleProfile(
         bootstrapOptions,
       )
     : undefined;
+  const modelFluency = inputs.fluency ? modelFluencyOf(baselineScores, inputs.fluency) : undefined;
+  const fluencyOfVariant = (file: string) => (modelFluency ? variantFluency(modelFluency, variantScores.get(file)!) : undefined);
   const results: (VariantResult & { method: ImportanceMethod | null })[] = variants.map((v) => ({
     method: v.method,
     ability: v.name,
@@ -291,6 +297,7 @@ export function assembleProfile(
       return { name, ...Object.fromEntries(metricsOfBenchmark.get(name)!.map((metric) => [metric, metricOf(metric)])) };
     }),
     ...(groupCells ? { groups: groupCells.get(v.file)! } : {}),
+    ...optionalField("fluency", fluencyOfVariant(v.file)),
   }));
 
   const overlap: (OverlapResult & { method: ImportanceMethod })[] = (manifest.overlap ?? []).map((o) => {
@@ -334,8 +341,19 @@ export function assembleProfile(
     variants: ofRule(results, method),
     overlap: ofRule(overlap, method),
     ...(stability ? { stability: ofRule(stability, method) } : {}),
+    ...optionalField("fluency", modelFluency),
   }));
   return { baseline, variantItems, profiles };
+}
+
+function optionalField<K extends string, T>(key: K, value: T | undefined): { [P in K]?: T } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: T };
+}
+
+/** The unablated model's fluency, from the baseline's scores of the fluency text; undefined when the job scored none. */
+function modelFluencyOf(scores: RunnerScores, fluency: NonNullable<ProfileInputs["fluency"]>): ModelFluency | undefined {
+  const measured = fluencyOf(scores);
+  return measured && { text: fluency.source, ...measured, max_perplexity_ratio: fluency.maxPerplexityRatio };
 }
 
 /** Every (ability, selection, k) the job asked for, and random per k, must be in the manifest once. */

@@ -119,6 +119,30 @@ export interface GroupAggregateResult {
 }
 
 /** The ability pipeline's results for one model (docs/results-schema.md). */
+/** The unablated model's fluency measure (docs/method.md, "Fluency"), and the threshold its variants are held to. */
+export interface ModelFluency {
+  /** `built-in`, or the config's `ablation.fluency.text` file. */
+  text: string;
+  /** Tokens scored (the paragraphs' continuations). */
+  tokens: number;
+  /** Mean log-likelihood per token of the text, in nats. */
+  loglik_per_token: number;
+  /** exp(-loglik_per_token). */
+  perplexity: number;
+  /** A variant whose perplexity exceeds this many times `perplexity` is marked as not fluent. */
+  max_perplexity_ratio: number;
+}
+
+/** A variant's fluency measure against the model's. */
+export interface VariantFluency {
+  loglik_per_token: number;
+  perplexity: number;
+  /** Its perplexity over the unablated model's. */
+  perplexity_ratio: number;
+  /** perplexity_ratio is at most the profile's max_perplexity_ratio. */
+  fluent: boolean;
+}
+
 export interface ModelProfile {
   /** P: every parameter of the model once, as the runner counted it. */
   parameters: number;
@@ -135,6 +159,8 @@ export interface ModelProfile {
   overlap: OverlapResult[];
   /** Per ability, how stable its ranking is (two seeded halves of its items); only in runs with `ablation.stability`. */
   stability?: AbilityStability[];
+  /** The unablated model's fluency measure; absent in runs made before it existed. */
+  fluency?: ModelFluency;
 }
 
 /** An ability's top sets ranked from two seeded halves of its diagnostic items, compared per k. */
@@ -181,6 +207,8 @@ export interface VariantResult {
   benchmarks: VariantBenchmark[];
   /** The variant's cells on each group of ModelResults.groups (`name`: the group's), under the group's metrics; absent without groups. */
   groups?: VariantBenchmark[];
+  /** Its fluency measure against the model's (ModelProfile.fluency); absent when the run has none. */
+  fluency?: VariantFluency;
 }
 
 /**
