@@ -340,6 +340,33 @@ function expectationsPage(v: ResultsView): HTMLElement {
   return page;
 }
 
+/** Abilities measured with a second diagnostic set (`of`): the two AIS rows compared at this k. */
+function consistencyPage(v: ResultsView): HTMLElement {
+  const p = v.profile!;
+  const page = element("div");
+  page.append(
+    element(
+      "p",
+      `Abilities measured with a second diagnostic set: Spearman's ρ of the two sets' AIS across the benchmarks, and the benchmarks ` +
+        `where one set's ${Math.round(p.bootstrap.confidence * 100)}% interval excludes the other's AIS.`,
+    ),
+    table(
+      ["ability", "second set", "ρ", "benchmarks", "disagree"],
+      p.consistency.map((c) => [
+        c.ability,
+        c.set,
+        c.rankCorrelation === null ? "–" : c.rankCorrelation.toFixed(2),
+        String(c.benchmarks),
+        c.disagreements.length === 0
+          ? "none"
+          : c.disagreements.map((d) => `${d.benchmark} (${d.ais.toFixed(3)} vs ${d.setAis.toFixed(3)})`).join("; "),
+      ]),
+      "consistency",
+    ),
+  );
+  return page;
+}
+
 function methodPage(v: ResultsView): HTMLElement {
   const p = v.profile!;
   const page = element("div");
@@ -508,6 +535,7 @@ function render(v: ResultsView): void {
       ["Ability overlap", overlapPage(v)],
       ["Labels", labelsPage(v)],
       ...(v.profile.expectations.length > 0 ? ([["Expected", expectationsPage(v)]] as [string, HTMLElement][]) : []),
+      ...(v.profile.consistency.length > 0 ? ([["Consistency", consistencyPage(v)]] as [string, HTMLElement][]) : []),
       ["Method", methodPage(v)],
     ]),
   );

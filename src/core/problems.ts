@@ -96,6 +96,10 @@ export const PROBLEM_CODES = {
     severity: "error",
     summary: "an ability a benchmark `expects` that names no declared ability (data: the nearest)",
   },
+  "config.unknown-of-ability": {
+    severity: "error",
+    summary: "a second diagnostic set whose `of` names no other ability of the config, itself, or another second set (data: the nearest)",
+  },
   "config.window-too-small": { severity: "error", summary: "max_gen_toks leaves no room for the context" },
 
   // Diagnostic datasets (*.diag.jsonl): one line.

@@ -8,15 +8,17 @@ import { isFile } from "../fsutil";
 import { candidateCount, readParameterCount, selectedCount } from "../model/parameters";
 import type { YamlSource } from "../yamlSource";
 import type { ProfileInputs, ResolvedBenchmark } from "./resolved";
-import type { AblationSpec, ImportanceMethod, ProfileConfig, Selection } from "./types";
+import type { AbilitySpec, AblationSpec, ImportanceMethod, ProfileConfig, Selection } from "./types";
 import { BUILT_IN_FLUENCY_TEXT, fluencyParagraphs } from "../prompts/fluencyText";
 
 export interface ResolvedAbility {
   name: string;
   /** Absolute paths of its diagnostic datasets, in config order. */
   files: string[];
-  /** Its items (those whose `ability` is `name`), in file order, `limit` applied. */
+  /** Its items (those whose `ability` is `name`, or `of` for a second set), in file order, `limit` applied. */
   items: DiagnosticItem[];
+  /** A second diagnostic set of this ability (the config's `of`). */
+  of?: string;
 }
 
 export interface ResolvedAblation {
@@ -185,9 +187,11 @@ async function loadAbilities(
     } else {
       seenNames.set(spec.name, i);
     }
-    const suggestion = nearMissAbility(spec.name, PAPER_ABILITIES);
+    // A second set's name is its own label ("Spatial Reasoning (set B)"): it is meant to be near its ability's.
+    const suggestion = spec.of === undefined ? nearMissAbility(spec.name, PAPER_ABILITIES) : undefined;
     const earlier = declared.slice(0, i).filter((name) => name !== spec.name);
-    const twin = suggestion === undefined ? nearMissAbility(spec.name, earlier) : undefined;
+    const twin = suggestion === undefined && spec.of === undefined ? nearMissAbility(spec.name, earlier) : undefined;
+    if (spec.of !== undefined) problems.push(...ofProblems(specs, i, source));
     if (suggestion !== undefined) {
       problems.push(
         source.at(
@@ -252,18 +256,55 @@ async function loadAbilities(
       if (errorsOf(loaded.problems).length > 0) usable = false;
       const byAbility = itemsByAbility(loaded);
       for (const name of byAbility.keys()) abilitiesInFiles.add(name);
-      items.push(...(byAbility.get(spec.name) ?? []));
+      items.push(...(byAbility.get(spec.of ?? spec.name) ?? []));
     }
     if (usable && items.length === 0) {
       const found =
         abilitiesInFiles.size > 0 ? `its items are for ${[...abilitiesInFiles].map((a) => `\`${a}\``).join(", ")}` : "it has no items";
       problems.push(
-        source.at(["abilities", i, "data"], "config.ability-no-items", `no diagnostic item has \`"ability": "${spec.name}"\`: ${found}`),
+        source.at(
+          ["abilities", i, "data"],
+          "config.ability-no-items",
+          `no diagnostic item has \`"ability": "${spec.of ?? spec.name}"\`: ${found}`,
+        ),
       );
     }
-    abilities.push({ name: spec.name, files, items: spec.limit !== undefined ? items.slice(0, spec.limit) : items });
+    abilities.push({
+      name: spec.name,
+      files,
+      items: spec.limit !== undefined ? items.slice(0, spec.limit) : items,
+      ...(spec.of !== undefined ? { of: spec.of } : {}),
+    });
   }
   return abilities;
+}
+
+/** A second set's `of` must name another ability of the config that is not itself a second set. */
+function ofProblems(specs: readonly AbilitySpec[], i: number, source: YamlSource): Problem[] {
+  const of = specs[i]!.of!;
+  const candidates = specs.filter((s, j) => j !== i && s.of === undefined).map((s) => s.name);
+  if (candidates.includes(of)) return [];
+  const secondSet = specs.some((s, j) => j !== i && s.name === of);
+  if (secondSet || of === specs[i]!.name) {
+    return [
+      source.at(
+        ["abilities", i, "of"],
+        "config.unknown-of-ability",
+        of === specs[i]!.name
+          ? `\`of: ${of}\` names this entry itself: name the ability this set is a second set of`
+          : `\`${of}\` is itself a second set (it has \`of\`): name the ability it is a set of`,
+      ),
+    ];
+  }
+  const guess = nearMissAbility(of, candidates);
+  return [
+    source.at(
+      ["abilities", i, "of"],
+      "config.unknown-of-ability",
+      `\`${of}\` is not one of this config's abilities${guess ? `: did you mean \`${guess}\`?` : candidates.length > 0 ? ` (${candidates.map((a) => `\`${a}\``).join(", ")})` : ""}`,
+      guess ? { data: { suggestion: guess } } : {},
+    ),
+  ];
 }
 
 const groupedItems = new WeakMap<DiagnosticDatasetCheck, Map<string, DiagnosticItem[]>>();

@@ -35,6 +35,11 @@ export interface BenchmarkSpec {
 
 export interface AbilitySpec {
   name: string;
+  /**
+   * A second diagnostic set of another ability: its items are that ability's (`"ability": of`),
+   * ranked and ablated on their own under `name`, and reports compare the two AIS rows.
+   */
+  of?: string;
   /** One diagnostic dataset (*.diag.jsonl) or several. */
   data: string | string[];
   limit?: number;

@@ -27,6 +27,7 @@ export function fixesFor(problem: Problem, text: string): Fix[] {
     case "config.ability-near-twin":
     case "config.unknown-label":
     case "config.unknown-expected-ability":
+    case "config.unknown-of-ability":
     case "config.k-too-large":
     case "config.k-selects-nothing":
     case "config.k-out-of-range":

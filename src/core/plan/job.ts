@@ -105,6 +105,8 @@ export interface AbilityRef {
   id: string;
   name: string;
   sequences: number;
+  /** A second diagnostic set of this ability (the config's `of`). */
+  of?: string;
 }
 
 /** What the runner accepts as an ability id (PROTOCOL.md); "random" names the random control. */
@@ -195,7 +197,12 @@ export function compileProfileJob(
       ...(plan.ablation.stability ? { stability: true as const } : {}),
     },
   };
-  const abilityRefs = plan.abilities.map((a, i) => ({ id: ids[i]!, name: a.name, sequences: abilities[i]!.sequences.length }));
+  const abilityRefs = plan.abilities.map((a, i) => ({
+    id: ids[i]!,
+    name: a.name,
+    sequences: abilities[i]!.sequences.length,
+    ...(a.of !== undefined ? { of: a.of } : {}),
+  }));
   return { job, refs, abilities: abilityRefs };
 }
 

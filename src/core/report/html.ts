@@ -328,6 +328,7 @@ function kSection(
   }
 
   if (s.expectations.length > 0) out.push(expectationsTable(s, confidence, counter));
+  if (s.consistency.length > 0) out.push(consistencyTable(s, confidence, counter));
 
   if (s.hasSpecificity) {
     const top = s.rows.filter((r) => r.selection === "top");
@@ -489,6 +490,29 @@ function expectationsTable(s: KSection, confidence: string, counter: Counter): s
           .join("; ")}</td><td>${e.confirmed.length} of ${e.expected.length}</td>` +
         `<td class="text">${e.unexpected.length === 0 ? `<span class="muted">none</span>` : e.unexpected.map(esc).join("; ")}</td>` +
         `<td>${e.rankCorrelation === null ? "–" : num(e.rankCorrelation, 2)}</td></tr>`,
+    ),
+    CLOSE_TABLE,
+  ].join("\n");
+}
+
+/** Abilities measured with a second diagnostic set: the two AIS rows compared (report/consistency.ts). */
+function consistencyTable(s: KSection, confidence: string, counter: Counter): string {
+  return [
+    openTable(
+      "booktabs labels",
+      counter.table(),
+      `Consistency at <i>k</i> = ${formatK(s.k)} of the abilities measured with a second diagnostic set (<code>of</code>): ` +
+        `Spearman's ρ of the two sets' AIS across the benchmarks, and the benchmarks where one set's ${confidence} CI excludes the other's AIS.`,
+    ),
+    `<thead><tr><th>ability</th><th class="text">second set</th><th>ρ</th><th>benchmarks</th><th class="text">disagree</th></tr></thead><tbody>`,
+    ...s.consistency.map(
+      (c) =>
+        `<tr><th scope="row">${esc(c.ability)}</th><td class="text">${esc(c.set)}</td>` +
+        `<td>${c.rankCorrelation === null ? "–" : num(c.rankCorrelation, 2)}</td><td>${c.benchmarks}</td><td class="text">${
+          c.disagreements.length === 0
+            ? `<span class="muted">none</span>`
+            : c.disagreements.map((d) => `${esc(d.benchmark)} (${num(d.ais)} vs ${num(d.setAis)})`).join("; ")
+        }</td></tr>`,
     ),
     CLOSE_TABLE,
   ].join("\n");

@@ -234,6 +234,30 @@ function kSection(s: KSection, parameters: number, confidence: string, rule?: st
     );
   }
 
+  if (s.consistency.length > 0) {
+    out.push(
+      `**Consistency of abilities measured with a second diagnostic set** (\`of\`): Spearman's ρ of the two sets' AIS across the benchmarks, ` +
+        `and the benchmarks where one set's ${confidence} CI excludes the other's AIS.`,
+      "",
+    );
+    out.push(
+      ...table(
+        ["ability", "second set", "ρ", "benchmarks", "disagree"],
+        s.consistency.map((c) => [
+          escapeMarkdown(c.ability),
+          escapeMarkdown(c.set),
+          c.rankCorrelation === null ? "–" : num(c.rankCorrelation, 2),
+          String(c.benchmarks),
+          c.disagreements.length === 0
+            ? "none"
+            : c.disagreements.map((d) => `${escapeMarkdown(d.benchmark)} (${num(d.ais)} vs ${num(d.setAis)})`).join("; "),
+        ]),
+        ["l", "l", "r", "r", "l"],
+      ),
+      "",
+    );
+  }
+
   if (s.hasSpecificity) {
     out.push(`**Specificity**: AIS minus the random control's AIS at the same k, with ${confidence} CI.`, "");
     const top = s.rows.filter((r) => r.selection === "top");

@@ -38,6 +38,7 @@ import {
 } from "./format";
 import { ReportInputError, type LoadedRun, type RunItems } from "./load";
 import { expectationChecks } from "./expectations";
+import { consistencyChecks } from "./consistency";
 import type { Selection } from "../config/types";
 import type {
   BaselineRow,
@@ -365,6 +366,7 @@ async function section(
     negativeCells,
     labels: labelChecks(model, rows),
     expectations: expectationChecks(model.benchmarks, rows),
+    consistency: consistencyChecks(profile.abilities, rows),
     hasSpecificity: rows.some((r) => r.cells.some((c) => c.specificity !== undefined)),
     heatmap: heatmapOf(id, title, rows, columns, reasons, metricLabel, limit, confidence),
   };

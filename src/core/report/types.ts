@@ -139,6 +139,21 @@ export interface KSection {
   labels: LabelCheck[];
   /** The config's expected abilities of benchmarks (`expects`) against this k's AIS, in benchmark order; empty without `expects`. */
   expectations: ExpectationCheck[];
+  /** Each ability with a second diagnostic set (`of`): its two AIS rows compared at this k; empty without one. */
+  consistency: ConsistencyCheck[];
+}
+
+/** An ability's AIS row against its second diagnostic set's at one k (report/consistency.ts). */
+export interface ConsistencyCheck {
+  ability: string;
+  /** The second set's name (its row). */
+  set: string;
+  /** Benchmarks where both AIS are defined (the correlation's pairs). */
+  benchmarks: number;
+  /** Spearman's rank correlation of the two rows across those benchmarks; null with fewer than 3 or a constant row. */
+  rankCorrelation: number | null;
+  /** Benchmarks where one set's interval excludes the other set's AIS. */
+  disagreements: { benchmark: string; ais: number; setAis: number }[];
 }
 
 /**

@@ -10,6 +10,7 @@ import type { LoadedRun } from "./load";
 import { buildReport, heatmapOf, ruleComparisons, rulesOf } from "./model";
 import type {
   BaselineRow,
+  ConsistencyCheck,
   ExpectationCheck,
   Finding,
   Heatmap,
@@ -70,6 +71,8 @@ export interface ProfileView {
   labels: LabelCheck[];
   /** The config's expected abilities per benchmark against this k's AIS; empty without `expects`. */
   expectations: ExpectationCheck[];
+  /** Abilities with a second diagnostic set: the two AIS rows compared at this k; empty without one. */
+  consistency: ConsistencyCheck[];
   overlap: OverlapResult | null;
   /** Cells of the figure's rows with a negative AIS (documents are asked for one cell at a time). */
   negativeCells: NegativeCell[];
@@ -189,6 +192,7 @@ function profileView(
     reasons: section.reasons,
     labels: section.labels,
     expectations: section.expectations,
+    consistency: section.consistency,
     overlap: section.overlap,
     negativeCells: section.negativeCells.filter((c) => c.selection === selection),
     rows: rows.map((r: ReportRow) => ({ label: r.label, ability: r.ability, selection: r.selection })),

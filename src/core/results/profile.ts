@@ -337,7 +337,12 @@ export function assembleProfile(
     method,
     seed: inputs.seed,
     bootstrap: { ...inputs.bootstrap, seed: inputs.seed },
-    abilities: inputs.abilities.map((a) => ({ name: a.name, id: a.id, sequences: a.sequences })),
+    abilities: inputs.abilities.map((a) => ({
+      name: a.name,
+      id: a.id,
+      sequences: a.sequences,
+      ...(a.of !== undefined ? { of: a.of } : {}),
+    })),
     variants: ofRule(results, method),
     overlap: ofRule(overlap, method),
     ...(stability ? { stability: ofRule(stability, method) } : {}),

@@ -154,7 +154,8 @@ export interface ModelProfile {
   method: ImportanceMethod;
   seed: number;
   bootstrap: { resamples: number; confidence: number; seed: number };
-  abilities: { name: string; id: string; sequences: number }[];
+  /** `of`: the ability this entry is a second diagnostic set of (the config's `of`). */
+  abilities: { name: string; id: string; sequences: number; of?: string }[];
   variants: VariantResult[];
   overlap: OverlapResult[];
   /** Per ability, how stable its ranking is (two seeded halves of its items); only in runs with `ablation.stability`. */
