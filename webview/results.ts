@@ -19,6 +19,7 @@ import type { ImportanceMethod } from "../src/core/config/types";
 import { casesList } from "./cases";
 import { element, table } from "./dom";
 import { findingsHeader } from "./findings";
+import { fluencyRow } from "./fluency";
 import { drawHeatmap, type HeatmapTheme } from "./heatmap";
 import type { ExportTheme, FromResultsView, ResultsViewState, ToResultsView } from "./protocol";
 
@@ -202,7 +203,7 @@ function heatmapPage(v: ResultsView): HTMLElement {
   c.setAttribute("role", "img");
   c.setAttribute("aria-label", `${profile.heatmap.title}; the same numbers are in the table below`);
   figure.append(c);
-  page.append(figure);
+  page.append(figure, ...fluencyRow(profile));
   page.append(
     element(
       "p",

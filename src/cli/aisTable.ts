@@ -11,6 +11,7 @@
 import { formatConfidence, formatFixed, formatInterval, formatK } from "../core/report/format";
 import type { ImportanceMethod } from "../core/config/types";
 import { baselineLabel, ruleComparisons, rulesOf } from "../core/report/model";
+import { fluencyText } from "../core/report/fluency";
 import type { BaselineRow, Finding, KSection, ModelReport, ReportCell } from "../core/report/types";
 
 /**
@@ -195,8 +196,27 @@ export function formatRunSummary(model: ModelReport, width?: number): string[] {
       ? `  significant negative (removing the ability helped): ${negative.length} cell(s), ${describe(negative.slice(0, 3))}${negative.length > 3 ? "; ..." : ""}`
       : "  significant negative: none",
   );
-  lines.push(...findingLines(model));
+  lines.push(...fluencyLines(model), ...findingLines(model));
   return width === undefined ? lines : lines.flatMap((l) => wrapLine(l, width));
+}
+
+/** The fluency measure at the largest k of each rule: the model's perplexity, and the variants past the threshold. */
+export function fluencyLines(model: Pick<ModelReport, "profile" | "otherMethods">): string[] {
+  const rules = rulesOf(model);
+  const f = rules[0]?.fluency;
+  if (!f) return [];
+  const past = rules.flatMap((p) =>
+    (p.sections.at(-1)?.rows ?? [])
+      .filter((r) => r.fluency && !r.fluency.fluent)
+      .map((r) => `${rules.length > 1 && r.ability !== null ? `${p.method} rule: ` : ""}${r.label} ${fluencyText(r.fluency)}`),
+  );
+  const unique = [...new Set(past)];
+  return [
+    `  fluency (perplexity of the ${f.text === "built-in" ? "built-in" : "config's"} neutral text; the model ${formatFixed(f.perplexity, 2)}): ` +
+      (unique.length === 0
+        ? `every variant within ${f.max_perplexity_ratio}x`
+        : `${unique.length} variant(s) past ${f.max_perplexity_ratio}x, their AIS greyed in the reports: ${unique.join("; ")}`),
+  ];
 }
 
 /**

@@ -15,6 +15,7 @@ import {
   ruleRows,
 } from "./format";
 import { baselineLabel, ruleComparisons, rulesOf } from "./model";
+import { fluencyText } from "./fluency";
 import type {
   BaselineRow,
   ChoiceDocument,
@@ -208,6 +209,19 @@ function modelSection(model: ModelReport, counter: Counter, heatmaps: Heatmap[])
   return out.join("\n");
 }
 
+/** The row under a heatmap: each row's perplexity of the neutral text against the model's; empty for a run without the measure. */
+function fluencyLine(p: ProfileReport, s: KSection): string {
+  const f = p.fluency;
+  if (!f) return "";
+  const rows = s.rows.map(
+    (r) => `<span class="lp${r.fluency && !r.fluency.fluent ? " error" : ""}">${esc(r.label)}: ${esc(fluencyText(r.fluency))}</span>`,
+  );
+  return (
+    `<p class="fluency"><span class="label">Fluency</span> (perplexity of the ${f.text === "built-in" ? "built-in" : "config's"} neutral text; ` +
+    `the unablated model ${formatFixed(f.perplexity, 2)}; rows past ${f.max_perplexity_ratio}&times; it are greyed in the figure): ${rows.join(" ")}</p>`
+  );
+}
+
 /** The failure signatures found (analysis/signatures.ts), each with its figures, threshold and remedy. */
 function findingsSection(model: ModelReport, several: boolean): string {
   if (model.findings.length === 0)
@@ -287,6 +301,7 @@ function kSection(
       `</figcaption>`,
     `</figure>`,
   );
+  out.push(fluencyLine(p, s));
   if (s.reasons.length > 0) out.push(reasonsList(s.reasons));
 
   out.push(`<div class="tables">`);

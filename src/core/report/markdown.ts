@@ -3,6 +3,8 @@
 // documents of negative cells. Names from user files are escaped so they cannot break a table.
 import { describeMethod, formatConfidence, formatCount, formatFixed, formatInterval, formatK, RULE_COLUMNS, ruleRows } from "./format";
 import { baselineLabel, ruleComparisons, rulesOf } from "./model";
+import { fluencyText } from "./fluency";
+import type { ModelFluency } from "../results/store";
 import type { BaselineRow, ChoiceDocument, GenerationDocument, KSection, ModelReport, NegativeCell, Report, ReportCell } from "./types";
 
 /** Escapes Markdown's inline syntax and the table separator; line breaks become spaces. */
@@ -159,12 +161,12 @@ function modelSection(model: ModelReport): string[] {
     }
   }
   for (const rule of rules)
-    for (const s of rule.sections) out.push(...kSection(s, rule.parameters, confidence, several ? rule.method : undefined));
+    for (const s of rule.sections) out.push(...kSection(s, rule.parameters, confidence, several ? rule.method : undefined, rule.fluency));
   return out;
 }
 
-/** `rule`: named in the heading when the model was ranked by several. */
-function kSection(s: KSection, parameters: number, confidence: string, rule?: string): string[] {
+/** `rule`: named in the heading when the model was ranked by several; `fluency`: the model's, for the row under the table. */
+function kSection(s: KSection, parameters: number, confidence: string, rule?: string, fluency?: ModelFluency): string[] {
   const ruleText = rule ? `, ${rule} rule` : "";
   const out = [`### k = ${formatK(s.k)}${ruleText} (n = ${formatCount(s.n)} of ${formatCount(parameters)} parameters zeroed)`, ""];
   const metric = s.metricLabel;
@@ -183,6 +185,12 @@ function kSection(s: KSection, parameters: number, confidence: string, rule?: st
     "",
   );
   if (s.reasons.length > 0) out.push(...s.reasons.map((r, i) => `${i + 1}. ${escapeMarkdown(r)}`), "");
+  if (fluency)
+    out.push(
+      `**Fluency** (perplexity of the neutral text; the unablated model ${formatFixed(fluency.perplexity, 2)}; past ${fluency.max_perplexity_ratio}x it a row is not fluent): ` +
+        s.rows.map((r) => `${label(r.label)} ${escapeMarkdown(fluencyText(r.fluency))}`).join("; "),
+      "",
+    );
 
   if (s.labels.length > 0) {
     const held = s.labels.filter((l) => l.holds).length;

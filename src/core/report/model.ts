@@ -13,6 +13,7 @@
 // scores under the report's metric (exact_match for a group of generation tasks).
 import { cellFlips } from "../analysis/flips";
 import { findSignatures } from "../analysis/signatures";
+import { greyNotFluent } from "./fluency";
 import type { BenchmarkItem } from "../analysis/generation";
 import { ALL_METRICS, type ChoiceMetric, type Metric } from "../analysis/ais";
 import {
@@ -289,6 +290,7 @@ async function profileReport(
     bootstrap: { resamples: profile.bootstrap.resamples, confidence: profile.bootstrap.confidence },
     abilities: profile.abilities.map((a) => ({ name: a.name, id: a.id, sequences: a.sequences })),
     scaleLimit: limit,
+    ...(profile.fluency ? { fluency: profile.fluency } : {}),
     sections,
   };
 }
@@ -325,6 +327,7 @@ async function section(
     ability: v.ability,
     selection: v.selection,
     ...(v.lowering !== undefined ? { lowering: { count: v.lowering, share: v.n > 0 ? v.lowering / v.n : 0 } } : {}),
+    ...(v.fluency ? { fluency: v.fluency } : {}),
     cells: benchmarks.map((name, c) => {
       if (c >= taskColumns) return groupCell(groups[c - taskColumns]!, v, metrics[c]!, marks[c - taskColumns]!, reasonNumber);
       const cell = v.benchmarks.find((b) => b.name === name)?.[metrics[c]!];
@@ -368,7 +371,7 @@ async function section(
     expectations: expectationChecks(model.benchmarks, rows),
     consistency: consistencyChecks(profile.abilities, rows),
     hasSpecificity: rows.some((r) => r.cells.some((c) => c.specificity !== undefined)),
-    heatmap: heatmapOf(id, title, rows, columns, reasons, metricLabel, limit, confidence),
+    heatmap: greyNotFluent(heatmapOf(id, title, rows, columns, reasons, metricLabel, limit, confidence), rows, profile.fluency),
   };
 }
 

@@ -4,7 +4,7 @@
 import type { Interval } from "../analysis/bootstrap";
 import type { ChoiceMetric, Metric } from "../analysis/ais";
 import type { Selection } from "../config/types";
-import type { ModelProfile, OverlapResult } from "../results/store";
+import type { ModelFluency, ModelProfile, OverlapResult, VariantFluency } from "../results/store";
 
 export interface Report {
   /** The multiple-choice metric (generate_until benchmarks are always exact_match). */
@@ -106,6 +106,8 @@ export interface ProfileReport extends Pick<ModelProfile, "parameters" | "candid
   bootstrap: Omit<ModelProfile["bootstrap"], "seed">;
   /** Limit of the diverging colour scale, shared by every heatmap of the model. */
   scaleLimit: number;
+  /** The unablated model's fluency measure and its threshold; absent in runs made before it existed. */
+  fluency?: ModelFluency;
   sections: KSection[];
 }
 
@@ -219,6 +221,8 @@ export interface ReportRow {
    * order), and their share of n; top and bottom rows.
    */
   lowering?: { count: number; share: number };
+  /** The variant's fluency measure against the model's; when it is not fluent its heatmap cells are greyed. */
+  fluency?: VariantFluency;
   cells: ReportCell[];
 }
 

@@ -24,7 +24,8 @@ import type {
   RunMeta,
 } from "./types";
 import { scaleLimit } from "./format";
-import type { OverlapResult } from "../results/store";
+import type { ModelFluency, OverlapResult, VariantFluency } from "../results/store";
+import { greyNotFluent } from "./fluency";
 
 /** What the cells show. */
 export type CellsShown = "top" | "top_chunked" | "bottom" | "random" | "specificity";
@@ -77,7 +78,9 @@ export interface ProfileView {
   /** Cells of the figure's rows with a negative AIS (documents are asked for one cell at a time). */
   negativeCells: NegativeCell[];
   /** The rows drawn, with the variant each stands for (to ask for a cell's documents). */
-  rows: { label: string; ability: string | null; selection: Selection }[];
+  rows: { label: string; ability: string | null; selection: Selection; fluency?: VariantFluency }[];
+  /** The unablated model's fluency measure (the row under the heatmap); absent in runs made before it existed. */
+  fluency?: ModelFluency;
   benchmarks: string[];
   /** The failure signatures found in this rule's profile at this k (analysis/signatures.ts), for the header. */
   findings: Finding[];
@@ -159,16 +162,20 @@ function profileView(
           ? "AIS (top sets, chunked as the released code)"
           : `AIS (${cells} sets)`;
   const title = `${what}, ${section.metricLabel}, k = ${formatK(section.k)}`;
-  const heatmap = heatmapOf(
-    `results-${profile.method}-${cells}-${section.k}`,
-    title,
+  const heatmap = greyNotFluent(
+    heatmapOf(
+      `results-${profile.method}-${cells}-${section.k}`,
+      title,
+      rows,
+      section.columns,
+      section.reasons,
+      section.metricLabel,
+      limit,
+      profile.bootstrap.confidence,
+      measure,
+    ),
     rows,
-    section.columns,
-    section.reasons,
-    section.metricLabel,
-    limit,
-    profile.bootstrap.confidence,
-    measure,
+    profile.fluency,
   );
   const lowering = new Map(section.rows.filter((r) => r.selection === "top").map((r) => [r.ability, r.lowering?.share ?? null]));
   return {
@@ -195,7 +202,13 @@ function profileView(
     consistency: section.consistency,
     overlap: section.overlap,
     negativeCells: section.negativeCells.filter((c) => c.selection === selection),
-    rows: rows.map((r: ReportRow) => ({ label: r.label, ability: r.ability, selection: r.selection })),
+    rows: rows.map((r: ReportRow) => ({
+      label: r.label,
+      ability: r.ability,
+      selection: r.selection,
+      ...(r.fluency ? { fluency: r.fluency } : {}),
+    })),
+    ...(profile.fluency ? { fluency: profile.fluency } : {}),
     benchmarks: section.benchmarks,
     findings,
   };
