@@ -62,14 +62,22 @@ async function profileDemo(ctx: Ctx, config: string): Promise<void> {
   await ctx.runs.start(vscode.Uri.file(config));
 }
 
-/** In the window Open Demo opened the demo folder in: profiles it (once). */
+/** In the window Open Demo opened the demo folder in: profiles it (once), as soon as the window is trusted. */
 export async function profilePendingDemo(ctx: Ctx): Promise<void> {
   const pending = ctx.extension.globalState.get<string>(PENDING_DEMO);
   if (!pending) return;
   const here = (vscode.workspace.workspaceFolders ?? []).some((f) => path.resolve(f.uri.fsPath) === path.resolve(pending));
   if (!here) return;
+  const config = path.join(pending, DEMO_CONFIG);
+  if (!vscode.workspace.isTrusted) {
+    // The window may activate the extension before its trust is answered: say why the demo needs
+    // trust, and profile it once it is granted (a window never trusted keeps it pending).
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(config));
+    void ctx.trusted("Profiling the demo", WHY_DEMO_NEEDS_TRUST);
+    await new Promise<void>((granted) => ctx.subscriptions.push(vscode.workspace.onDidGrantWorkspaceTrust(granted)));
+  }
   await ctx.extension.globalState.update(PENDING_DEMO, undefined);
-  await profileDemo(ctx, path.join(pending, DEMO_CONFIG));
+  await profileDemo(ctx, config);
 }
 
 async function exists(uri: vscode.Uri): Promise<boolean> {
