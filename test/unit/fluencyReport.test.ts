@@ -10,6 +10,8 @@ import { fluencyOf, variantFluency } from "../../src/core/analysis/fluency";
 import { FLUENCY_ID_PREFIX } from "../../src/core/prompts/fluencyText";
 import { NOT_FLUENT_FILL } from "../../src/core/report/fluency";
 import { renderHtml } from "../../src/core/report/html";
+import { renderJson } from "../../src/core/report/json";
+import { RunItems } from "../../src/core/report/load";
 import { renderMarkdown } from "../../src/core/report/markdown";
 import { buildReport } from "../../src/core/report/model";
 import { resultsView } from "../../src/core/report/view";
@@ -155,4 +157,30 @@ test("a run made before the measure: no fluency line, nothing greyed", async () 
   assert.equal(report.models[0]!.profile!.sections[0]!.heatmap.cells.filter((c) => c.fill === NOT_FLUENT_FILL).length, 0);
   assert.deepEqual(fluencyLines(report.models[0]!), []);
   assert.doesNotMatch(renderHtml(report, { script: "" }), /class="label">Fluency/);
+});
+
+test("the JSON report lists every variant's fluency and the failure signatures", async () => {
+  const labelled = results();
+  // b1 labelled with B, whose top set hurts b2 more: a failing label to find
+  labelled.models[0]!.benchmarks[0]!.ability = "B";
+  const run = { ...RUN, results: labelled };
+  const json = JSON.parse((await renderJson(run, new RunItems(RUN.dir))).text) as {
+    fluency: { ability: string; perplexity_ratio: number; fluent: boolean }[];
+    findings: { model: string; signature: string }[];
+    models: { profile: { fluency: ModelFluency } }[];
+  };
+  assert.deepEqual(
+    json.fluency.map((f) => [f.ability, f.perplexity_ratio, f.fluent]),
+    [
+      ["A", 3, false],
+      ["B", 1.1, true],
+    ],
+  );
+  assert.deepEqual(json.models[0]!.profile.fluency, MODEL_FLUENCY);
+  const expected = (await buildReport(run)).models[0]!.findings.map((f) => ({ model: "m", ...f }));
+  assert.deepEqual(
+    json.findings.map((f) => f.signature),
+    ["label-fails"],
+  );
+  assert.deepEqual(json.findings, JSON.parse(JSON.stringify(expected)));
 });

@@ -1,14 +1,18 @@
 // JSON report: the run's metadata, and its cells, overlaps and flipped documents as flat arrays
 // (schema `bprof.report`, version 1, documented in docs/report-formats.md).
-import { isGenerationResult, type Results } from "../results/store";
+import { isGenerationResult, profilesOf, type Results } from "../results/store";
 import { flatCells, flatChunked, flatFlippedDocuments, flatOverlap, flatStability, type CellFilter } from "./cells";
 import type { LoadedRun, RunItems } from "./load";
+import { buildReport } from "./model";
 
 export const REPORT_SCHEMA_VERSION = 1;
 
 export async function renderJson(run: LoadedRun, items: RunItems, filter: CellFilter = {}): Promise<{ text: string; warnings: string[] }> {
   const { results } = run;
   const flipped = await flatFlippedDocuments(results, items, filter);
+  // the failure signatures as every other report finds them: at the largest k kept, under the metric kept
+  const metric = filter.metric === "acc_norm" ? "acc_norm" : "acc";
+  const built = await buildReport(run, { metric, ...(filter.k !== undefined ? { k: filter.k } : {}) });
   const report = {
     schema: "bprof.report",
     schema_version: REPORT_SCHEMA_VERSION,
@@ -25,6 +29,8 @@ export async function renderJson(run: LoadedRun, items: RunItems, filter: CellFi
     overlap: flatOverlap(results, filter),
     chunked: flatChunked(results, filter),
     stability: flatStability(results, filter),
+    fluency: flatFluency(results, filter),
+    findings: built.models.flatMap((m) => m.findings.map((f) => ({ model: m.name, ...f }))),
     flipped_documents: flipped.documents,
     warnings: flipped.errors,
   };
@@ -69,9 +75,28 @@ function modelMeta(m: Results["models"][number]) {
           seed: p.seed,
           bootstrap: p.bootstrap,
           abilities: p.abilities,
+          ...(p.fluency ? { fluency: p.fluency } : {}),
           // the rules after the first, when the run ranked by several (the cells name each row's rule)
           ...(m.other_methods?.length ? { other_methods: m.other_methods.map((o) => o.method) } : {}),
         }
       : null,
   };
+}
+
+/** Every variant's fluency measure at the filter's k, one object each; empty for runs made before it. */
+function flatFluency(results: Results, filter: CellFilter) {
+  return results.models.flatMap((m) =>
+    profilesOf(m).flatMap((p, r) =>
+      p.variants
+        .filter((v) => v.fluency && (filter.k === undefined || Math.abs(v.k - filter.k) <= 1e-12 * v.k) && (r === 0 || v.ability !== null))
+        .map((v) => ({
+          model: m.name,
+          ability: v.ability,
+          method: v.ability === null ? null : p.method,
+          selection: v.selection,
+          k: v.k,
+          ...v.fluency!,
+        })),
+    ),
+  );
 }
