@@ -2,6 +2,7 @@
 // and the npm package of the bprof CLI (.npmignore). Each must carry what it runs on a user's
 // machine, and neither anything of the tests, the runner's build or a demo run.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
 import { execa } from "execa";
@@ -23,9 +24,16 @@ async function vsixFiles(): Promise<string[]> {
   return stdout.split("\n").filter((line) => line.length > 0);
 }
 
+/** The README's relative images (the Marketplace's and npm's pages show them from the package). */
+function readmeImages(): string[] {
+  const readme = readFileSync(path.join(ROOT, "README.md"), "utf8");
+  return [...readme.matchAll(/!\[[^\]]*\]\(([^)\s:]+)\)/g)].map((m) => path.posix.normalize(m[1]!));
+}
+
 /** README images, the runner's sources and the demo: what both packages need. */
 function sharedNeeds(): string[] {
   return [
+    ...readmeImages(),
     "README.md",
     "LICENSE",
     "CHANGELOG.md",
@@ -33,8 +41,6 @@ function sharedNeeds(): string[] {
     "dist/bprof.cjs",
     "dist/report.js",
     "dist/bprof.schema.json",
-    "media/screenshot-results.png",
-    "media/screenshot-case.png",
     "media/demo/demo.bprof.yaml",
     "media/demo/model/model.safetensors",
     "media/demo/model/tokenizer.json",
@@ -96,4 +102,5 @@ test("the package lists' checks find a stray and a missing file", () => {
     ["test/unit/x.test.ts", "native-runner/build/bprof-runner", "media/demo/.bprof/runs/a/results.json"],
   );
   assert.deepEqual(missing(["a"], ["a", "b"]), ["b"]);
+  assert.ok(readmeImages().length >= 2, `the README's images: ${readmeImages().join(", ")}`);
 });
