@@ -1,7 +1,11 @@
 #include "config.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -19,6 +23,10 @@ namespace {
 class Fields {
  public:
   Fields(const json& obj, const std::string& source) : obj_(obj), source_(source) {}
+  // The top-level object of a file: errors name the line of the key they are about, and a key the
+  // family needs and the file lacks the line of model_type (top_level_key_lines).
+  Fields(const json& obj, const std::string& source, std::map<std::string, int> lines)
+      : obj_(obj), source_(source), lines_(std::move(lines)) {}
 
   bool has(const char* key) const {
     auto it = obj_.find(key);
@@ -29,7 +37,15 @@ class Fields {
     auto it = obj_.find(key);
     return it != obj_.end() && it->is_null();
   }
+  const std::string& source() const { return source_; }
   RunnerError error(const std::string& key, const std::string& what) const {
+    auto line = lines_.find(key);
+    if (line != lines_.end())
+      return RunnerError(ErrorCode::bad_model, source_ + ":" + std::to_string(line->second) + ": '" + key + "' " + what);
+    auto type = lines_.find("model_type");
+    if (type != lines_.end() && has("model_type") && obj_.at("model_type").is_string())
+      return RunnerError(ErrorCode::bad_model, source_ + ":" + std::to_string(type->second) + ": '" + key + "' " + what + " (model_type '" +
+                                                   obj_.at("model_type").get<std::string>() + "' on this line reads it)");
     return RunnerError(ErrorCode::bad_model, source_ + ": '" + key + "' " + what);
   }
   int64_t positive_int(const char* key) const {
@@ -76,7 +92,36 @@ class Fields {
  private:
   const json& obj_;
   std::string source_;
+  std::map<std::string, int> lines_;  // top-level key -> its 1-based line; empty: no lines
 };
+
+// The line (1-based) of each key of a JSON text's top-level object, where a key is a string at
+// depth 1 followed by a colon. The text has parsed already, so it is well formed.
+std::map<std::string, int> top_level_key_lines(const std::string& text) {
+  std::map<std::string, int> lines;
+  int line = 1, depth = 0;
+  for (size_t i = 0; i < text.size(); i++) {
+    const char ch = text[i];
+    if (ch == '\n') {
+      line++;
+    } else if (ch == '{' || ch == '[') {
+      depth++;
+    } else if (ch == '}' || ch == ']') {
+      depth--;
+    } else if (ch == '"') {
+      const int start = line;
+      std::string str;
+      for (i++; i < text.size() && text[i] != '"'; i++) {
+        if (text[i] == '\\') i++;  // an escaped character, never the closing quote (keys are plain in practice)
+        if (i < text.size()) str += text[i];
+      }
+      size_t next = i + 1;
+      while (next < text.size() && std::isspace(static_cast<unsigned char>(text[next]))) next++;
+      if (depth == 1 && next < text.size() && text[next] == ':' && !lines.count(str)) lines[str] = start;
+    }
+  }
+  return lines;
+}
 
 // rope_scaling (transformers 4.x) or rope_parameters (5.x): {"rope_type" or "type": ..., factor, ...}
 RopeScaling parse_rope_scaling(const json& obj, const std::string& source) {
@@ -147,25 +192,34 @@ void mistral_switches(ModelConfig& c, const Fields& f, const json&) { c.sliding_
 // max_window_layers on slide and the ones below attend fully, whatever the docstring's "bottom
 // layers use SWA" suggests. (Older transformers applied that same layer rule in the
 // flash-attention path only.)
+// The layers config.json's layer_types marks "sliding_attention" (transformers >= 4.53 writes the
+// list); empty when it has none.
+std::vector<bool> sliding_layer_types(const ModelConfig& c, const Fields& f, const json& root) {
+  std::vector<bool> sliding;
+  if (!f.has("layer_types")) return sliding;
+  const json& types = root.at("layer_types");
+  if (!types.is_array() || static_cast<int64_t>(types.size()) != c.num_hidden_layers)
+    throw f.error("layer_types",
+                  "must be a list of num_hidden_layers (" + std::to_string(c.num_hidden_layers) + ") strings, got " + describe_json(types));
+  sliding.resize(types.size());
+  for (size_t i = 0; i < types.size(); i++) {
+    const json& t = types[i];
+    if (t == "sliding_attention")
+      sliding[i] = true;
+    else if (t != "full_attention")
+      throw f.error("layer_types",
+                    "[" + std::to_string(i) + "] must be \"full_attention\" or \"sliding_attention\", got " + describe_json(t));
+  }
+  return sliding;
+}
+
 void qwen_window(ModelConfig& c, const Fields& f, const json& root) {
   const bool use_sliding_window = f.boolean("use_sliding_window", false);
   const int64_t window = f.window("sliding_window", 4096);
   const int64_t max_window_layers = f.non_negative_int("max_window_layers", 28);
-  std::vector<bool> sliding(static_cast<size_t>(c.num_hidden_layers));
-  if (f.has("layer_types")) {
-    const json& types = root.at("layer_types");
-    if (!types.is_array() || static_cast<int64_t>(types.size()) != c.num_hidden_layers)
-      throw f.error("layer_types", "must be a list of num_hidden_layers (" + std::to_string(c.num_hidden_layers) + ") strings, got " +
-                                       describe_json(types));
-    for (size_t i = 0; i < types.size(); i++) {
-      const json& t = types[i];
-      if (t == "sliding_attention")
-        sliding[i] = true;
-      else if (t != "full_attention")
-        throw f.error("layer_types",
-                      "[" + std::to_string(i) + "] must be \"full_attention\" or \"sliding_attention\", got " + describe_json(t));
-    }
-  } else {
+  std::vector<bool> sliding = sliding_layer_types(c, f, root);
+  if (sliding.empty()) {
+    sliding.resize(static_cast<size_t>(c.num_hidden_layers));
     for (int64_t i = max_window_layers; i < c.num_hidden_layers; i++) sliding[static_cast<size_t>(i)] = true;
   }
   if (use_sliding_window && window > 0 && std::find(sliding.begin(), sliding.end(), true) != sliding.end()) {
@@ -201,6 +255,7 @@ void olmo2_switches(ModelConfig& c, const Fields& f, const json&) {
   c.o_bias = attention_bias;
   c.qk_norm = true;
   c.qk_norm_whole = true;
+  c.pre_norms = false;
   c.post_norms = true;
 }
 
@@ -221,6 +276,81 @@ void phi3_switches(ModelConfig& c, const Fields& f, const json& root) {
   if (root.contains("rope_parameters")) partial(root.at("rope_parameters"), "rope_parameters.");
 }
 
+// The tanh soft-capping of a Gemma 2 config: a positive number, or null for none.
+double softcap(const Fields& f, const char* key, double fallback) {
+  if (f.is_null(key)) return 0.0;
+  return f.positive_number(key, fallback);
+}
+
+// What Gemma 2 and Gemma 3 share (Gemma2Model / Gemma3TextModel and their layers): the embeddings
+// times sqrt(hidden_size) (a float32 buffer, so rounded to float32 first); every RMSNorm scales by
+// 1 + weight; a norm before and after both attention and MLP (input_layernorm, then
+// post_attention_layernorm on attention's output; pre_feedforward_layernorm, then
+// post_feedforward_layernorm on the MLP's); GeGLU with gelu_pytorch_tanh (hidden_activation); the
+// scores scaled by query_pre_attn_scalar^-0.5 (default 256); the logits soft-capped by
+// final_logit_softcapping (null: none); attention_bias on all four projections; sliding_window
+// (default 4096) in the layers layer_types marks, `sliding` where config.json has no layer_types.
+void gemma_switches(ModelConfig& c, const Fields& f, const json& root, double logits_softcap, const std::function<bool(int64_t)>& sliding) {
+  llama_switches(c, f, root);
+  c.mlp_bias = false;  // Gemma's MLP has none
+  c.embedding_multiplier = static_cast<float>(std::sqrt(static_cast<double>(c.hidden_size)));
+  c.norm_weight_offset = 1.0;
+  c.post_norms = true;
+  const std::string act = f.string("hidden_activation", "gelu_pytorch_tanh");
+  if (act != "gelu_pytorch_tanh") throw f.error("hidden_activation", "'" + act + "' is not supported (supported: gelu_pytorch_tanh)");
+  c.activation = Activation::gelu_tanh;
+  c.attention_multiplier = std::pow(f.positive_number("query_pre_attn_scalar", 256.0), -0.5);
+  c.logits_softcap = softcap(f, "final_logit_softcapping", logits_softcap);
+  if (f.boolean("use_bidirectional_attention", false))
+    throw f.error("use_bidirectional_attention", "is true: only causal attention is supported (a decoder that scores continuations)");
+  c.sliding_window = f.window("sliding_window", 4096);
+  c.sliding_layers = sliding_layer_types(c, f, root);
+  if (c.sliding_layers.empty())
+    for (int64_t i = 0; i < c.num_hidden_layers; i++) c.sliding_layers.push_back(sliding(i));
+}
+
+// Gemma 2: Gemma's layout; the attention scores soft-capped by attn_logit_softcapping (default
+// 50), the logits by final_logit_softcapping (default 30); without layer_types every other layer
+// slides, from the first (Gemma2Config).
+void gemma2_switches(ModelConfig& c, const Fields& f, const json& root) {
+  gemma_switches(c, f, root, 30.0, [](int64_t i) { return i % 2 == 0; });
+  c.attention_softcap = softcap(f, "attn_logit_softcapping", 50.0);
+}
+
+// One layer type's RoPE in Gemma 3's rope_parameters ({"full_attention": {...}, "sliding_attention":
+// {...}}): its rope_theta (else `theta`) and scaling.
+void gemma3_rope(const json& rp, const char* type, const std::string& source, double& theta, RopeScaling& scaling) {
+  if (!rp.is_object() || !rp.contains(type) || rp.at(type).is_null()) return;
+  const std::string where = source + " rope_parameters." + type;
+  if (!rp.at(type).is_object()) throw RunnerError(ErrorCode::bad_model, where + " must be an object");
+  theta = Fields(rp.at(type), where).positive_number("rope_theta", theta);
+  scaling = parse_rope_scaling(rp.at(type), where);
+}
+
+// Gemma 3 (Gemma3TextModel, Gemma3Attention): Gemma's layout with q_norm / k_norm over each head
+// (1 + weight, before RoPE, as Qwen3's); no soft-capping by default, and Gemma3Attention never
+// passes attn_logit_softcapping to the attention (transformers 5.18), so neither does the runner;
+// without layer_types every sliding_window_pattern-th layer (default 6) attends fully, the others
+// slide. Full-attention layers use rope_parameters.full_attention (rope_theta, default 1e6, and
+// rope_scaling), sliding ones rope_parameters.sliding_attention (rope_local_base_freq, default
+// 1e4): transformers 5 writes the nested form, 4.x the flat fields.
+void gemma3_switches(ModelConfig& c, const Fields& f, const json& root) {
+  const int64_t pattern = f.positive_int("sliding_window_pattern", 6);
+  gemma_switches(c, f, root, 0.0, [pattern](int64_t i) { return (i + 1) % pattern != 0; });
+  c.qk_norm = true;
+  c.rope_theta = f.positive_number("rope_theta", 1e6);
+  c.local_rope_theta = f.positive_number("rope_local_base_freq", 1e4);
+  c.local_rope_scaling = RopeScaling{};
+  if (f.has("rope_parameters")) {
+    const json& rp = root.at("rope_parameters");
+    if (rp.is_object() && (rp.contains("full_attention") || rp.contains("sliding_attention"))) {
+      c.rope_scaling = RopeScaling{};
+      gemma3_rope(rp, "full_attention", f.source(), c.rope_theta, c.rope_scaling);
+      gemma3_rope(rp, "sliding_attention", f.source(), c.local_rope_theta, c.local_rope_scaling);
+    }
+  }
+}
+
 struct Family {
   const char* type;  // config.json's model_type
   // Class defaults for a size config.json leaves out (0: derived). num_key_value_heads: absent
@@ -229,19 +359,23 @@ struct Family {
   int64_t kv_heads;
   int64_t head_dim;
   double rms_norm_eps;
+  bool tie_word_embeddings;  // the class default
   void (*switches)(ModelConfig& c, const Fields& f, const json& root);
 };
 
 // The table. Adding a family: its entry here, its switches in ModelConfig and layer_tensors, and a
 // golden model in test/support/transformersGolden.py.
 const Family kFamilies[] = {
-    {"llama", 0, 0, 1e-6, llama_switches},      // LlamaConfig: no kv default (num_attention_heads)
-    {"mistral", 8, 0, 1e-6, mistral_switches},  // MistralConfig: num_key_value_heads=8
-    {"qwen2", 32, 0, 1e-6, qwen2_switches},     // Qwen2Config: num_key_value_heads=32
-    {"qwen3", 32, 128, 1e-6, qwen3_switches},   // Qwen3Config: num_key_value_heads=32, head_dim=128
-    {"granite", 0, 0, 1e-6, granite_switches},  // GraniteConfig: no kv default (num_attention_heads)
-    {"olmo2", 0, 0, 1e-5, olmo2_switches},      // Olmo2Config: no kv default, rms_norm_eps=1e-5
-    {"phi3", 0, 0, 1e-5, phi3_switches},        // Phi3Config: no kv default, rms_norm_eps=1e-5
+    {"llama", 0, 0, 1e-6, false, llama_switches},      // LlamaConfig: no kv default (num_attention_heads)
+    {"mistral", 8, 0, 1e-6, false, mistral_switches},  // MistralConfig: num_key_value_heads=8
+    {"qwen2", 32, 0, 1e-6, false, qwen2_switches},     // Qwen2Config: num_key_value_heads=32
+    {"qwen3", 32, 128, 1e-6, false, qwen3_switches},   // Qwen3Config: num_key_value_heads=32, head_dim=128
+    {"granite", 0, 0, 1e-6, false, granite_switches},  // GraniteConfig: no kv default (num_attention_heads)
+    {"olmo2", 0, 0, 1e-5, false, olmo2_switches},      // Olmo2Config: no kv default, rms_norm_eps=1e-5
+    {"phi3", 0, 0, 1e-5, false, phi3_switches},        // Phi3Config: no kv default, rms_norm_eps=1e-5
+    // Gemma2Config: num_key_value_heads=4, head_dim=256, tied embeddings
+    {"gemma2", 4, 256, 1e-6, true, gemma2_switches},
+    {"gemma3_text", 4, 256, 1e-6, true, gemma3_switches},  // Gemma3TextConfig: the same
 };
 
 const Family* find_family(const std::string& type) {
@@ -287,13 +421,16 @@ std::vector<LayerTensor> layer_tensors(const ModelConfig& c) {
   add(split_gate_up && c.mlp_bias, "mlp.up_proj.bias", {I}, R::bias, S::up_bias);
   add(true, "mlp.down_proj.weight", {H, I}, R::mlp_weight, S::down_proj);
   add(c.mlp_bias, "mlp.down_proj.bias", {H}, R::bias, S::down_bias);
-  add(!c.post_norms, "input_layernorm.weight", {H}, R::norm, S::input_norm);
+  add(c.pre_norms, "input_layernorm.weight", {H}, R::norm, S::input_norm);
   add(true, "post_attention_layernorm.weight", {H}, R::norm, S::post_attention_norm);
+  add(c.pre_norms && c.post_norms, "pre_feedforward_layernorm.weight", {H}, R::norm, S::pre_feedforward_norm);
   add(c.post_norms, "post_feedforward_layernorm.weight", {H}, R::norm, S::post_feedforward_norm);
   return out;
 }
 
-ModelConfig parse_model_config(const std::string& text, const std::string& source) {
+namespace {
+
+ModelConfig parse_config(const std::string& text, const std::string& source, bool with_lines) {
   json root;
   try {
     root = json::parse(text);
@@ -301,15 +438,14 @@ ModelConfig parse_model_config(const std::string& text, const std::string& sourc
     throw RunnerError(ErrorCode::bad_model, source + ": not valid JSON: " + e.what());
   }
   if (!root.is_object()) throw RunnerError(ErrorCode::bad_model, source + ": not a JSON object");
-  Fields f(root, source);
+  Fields f = with_lines ? Fields(root, source, top_level_key_lines(text)) : Fields(root, source);
 
   ModelConfig c;
   c.model_type = f.string("model_type", "");
   if (c.model_type.empty()) throw f.error("model_type", "is missing");
   const Family* family = find_family(c.model_type);
   if (!family)
-    throw RunnerError(ErrorCode::bad_model,
-                      source + ": model_type '" + c.model_type + "' is not supported (supported: " + supported_model_types() + ")");
+    throw f.error("model_type", "is '" + c.model_type + "', which the runner does not load (supported: " + supported_model_types() + ")");
 
   // Defaults below are those of transformers' LlamaConfig, MistralConfig, Qwen2Config and
   // Qwen3Config for a field that config.json leaves out (save_pretrained writes every field the
@@ -329,7 +465,7 @@ ModelConfig parse_model_config(const std::string& text, const std::string& sourc
   // head_dim the same way); Qwen3Config's own default is 128, independent of hidden_size.
   c.head_dim = f.positive_int("head_dim", family->head_dim > 0 ? family->head_dim : c.hidden_size / c.num_attention_heads);
   c.rms_norm_eps = f.positive_number("rms_norm_eps", family->rms_norm_eps);
-  c.tie_word_embeddings = f.boolean("tie_word_embeddings", false);  // false in all four classes
+  c.tie_word_embeddings = f.boolean("tie_word_embeddings", family->tie_word_embeddings);
   c.max_position_embeddings = f.has("max_position_embeddings") ? f.positive_int("max_position_embeddings") : 0;
 
   if (c.head_dim <= 0) throw f.error("hidden_size", "is smaller than num_attention_heads");
@@ -339,9 +475,6 @@ ModelConfig parse_model_config(const std::string& text, const std::string& sourc
                   (kv_defaulted ? "is missing, and " + c.model_type + "'s default " + std::to_string(kv_default) + " does not divide"
                                 : std::string("must divide")) +
                       " num_attention_heads (" + std::to_string(c.num_attention_heads) + ")");
-
-  std::string act = f.string("hidden_act", "silu");
-  if (act != "silu") throw f.error("hidden_act", "'" + act + "' is not supported (supported: silu)");
 
   // RoPE: theta and scaling live at the top level (transformers 4.x) or in rope_parameters (5.x).
   // The four families compute RoPE the same way (rotate-half, the same scaling types), and theta
@@ -356,8 +489,18 @@ ModelConfig parse_model_config(const std::string& text, const std::string& sourc
   }
 
   family->switches(c, f, root);
+  // hidden_act names the activation of every SwiGLU family (Gemma's switches read their own
+  // hidden_activation, and Gemma 2 checkpoints carry a hidden_act its config class ignores)
+  if (c.activation == Activation::silu) {
+    const std::string act = f.string("hidden_act", "silu");
+    if (act != "silu") throw f.error("hidden_act", "'" + act + "' is not supported (supported: silu)");
+  }
   return c;
 }
+
+}  // namespace
+
+ModelConfig parse_model_config(const std::string& text, const std::string& source) { return parse_config(text, source, false); }
 
 ModelConfig load_model_config(const std::string& dir) {
   const std::string path = dir + "/config.json";
@@ -365,7 +508,7 @@ ModelConfig load_model_config(const std::string& dir) {
   if (!in) throw RunnerError(ErrorCode::bad_model, path + ": cannot read (missing?)");
   std::stringstream ss;
   ss << in.rdbuf();
-  return parse_model_config(ss.str(), path);
+  return parse_config(ss.str(), path, true);
 }
 
 }  // namespace bprof

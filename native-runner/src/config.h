@@ -1,7 +1,7 @@
 // Model configuration read from a Hugging Face config.json. Torch-free.
 //
-// Seven decoder families share one forward pass: llama, mistral, qwen2, qwen3, granite, olmo2, phi3
-// (model_type).
+// Nine decoder families share one forward pass: llama, mistral, qwen2, qwen3, granite, olmo2, phi3,
+// gemma2, gemma3_text (model_type).
 // They differ only in the switches below the shared fields, which the parser sets per model_type
 // from its entry in the family table (config.cpp, kFamilies) the way transformers' configuration
 // and modeling files do; layer_tensors lists each family's tensors.
@@ -27,6 +27,12 @@ struct RopeScaling {
   int64_t original_max_position_embeddings = 0;  // llama3
 };
 
+// The MLP's gating activation: down(act(gate(x)) * up(x)).
+enum class Activation {
+  silu,       // SwiGLU (Llama and most families)
+  gelu_tanh,  // GeGLU with GELU's tanh approximation (Gemma's gelu_pytorch_tanh)
+};
+
 struct ModelConfig {
   std::string model_type;
   int64_t vocab_size = 0;
@@ -39,23 +45,33 @@ struct ModelConfig {
   double rms_norm_eps = 1e-6;
   double rope_theta = 10000.0;
   RopeScaling rope_scaling;
+  // Gemma 3: the sliding-window layers' own RoPE ("local"), 0: theirs is the others'.
+  double local_rope_theta = 0.0;
+  RopeScaling local_rope_scaling;
   bool tie_word_embeddings = false;
   int64_t max_position_embeddings = 0;  // 0: not given; only used to warn about long sequences
 
   // Family switches (all off for a plain Llama checkpoint).
-  bool qkv_bias = false;       // bias on q/k/v projections (Llama/Qwen3 attention_bias; Qwen2 always)
-  bool o_bias = false;         // bias on o_proj (Llama/Qwen3 attention_bias; Qwen2 never)
-  bool mlp_bias = false;       // bias on gate/up/down (Llama mlp_bias)
-  bool qk_norm = false;        // Qwen3: RMSNorm over head_dim on each head of q and k, before RoPE
-  bool qk_norm_whole = false;  // OLMo 2: q_norm / k_norm over the whole q and k projections instead
-  bool fused_qkv = false;      // Phi-3: one qkv_proj, rows q, then k, then v
-  bool fused_gate_up = false;  // Phi-3: one gate_up_proj, rows gate, then up (one candidate tensor)
-  bool post_norms = false;     // OLMo 2: no norm before attention and MLP, one after each (before the residual add)
+  bool qkv_bias = false;            // bias on q/k/v projections (Llama/Qwen3 attention_bias; Qwen2 always)
+  bool o_bias = false;              // bias on o_proj (Llama/Qwen3 attention_bias; Qwen2 never)
+  bool mlp_bias = false;            // bias on gate/up/down (Llama mlp_bias)
+  bool qk_norm = false;             // Qwen3: RMSNorm over head_dim on each head of q and k, before RoPE
+  bool qk_norm_whole = false;       // OLMo 2: q_norm / k_norm over the whole q and k projections instead
+  bool fused_qkv = false;           // Phi-3: one qkv_proj, rows q, then k, then v
+  bool fused_gate_up = false;       // Phi-3: one gate_up_proj, rows gate, then up (one candidate tensor)
+  bool pre_norms = true;            // a norm before attention and before the MLP (all but OLMo 2)
+  bool post_norms = false;          // OLMo 2, Gemma 2: a norm after attention and after the MLP (before the residual add)
+  double norm_weight_offset = 0.0;  // Gemma: every RMSNorm scales by (offset + weight), 1 + weight there
+  Activation activation = Activation::silu;
   // Granite's multipliers (neutral in every other family).
   double embedding_multiplier = 1.0;  // the embeddings times this
   double residual_multiplier = 1.0;   // attention's and the MLP's outputs times this before each residual add
   double attention_multiplier = 0.0;  // the attention scores' scale; 0: 1 / sqrt(head_dim)
   double logits_scaling = 1.0;        // the logits divided by this
+  // Gemma 2's tanh soft-capping, s -> cap * tanh(s / cap) (0: none): of the attention scores
+  // (scaled, before the mask) and of the final logits.
+  double attention_softcap = 0.0;
+  double logits_softcap = 0.0;
   // Sliding-window attention: a query at position i sees key j only when i - window < j <= i.
   int64_t sliding_window = 0;        // 0: full causal attention in every layer
   std::vector<bool> sliding_layers;  // the layers that use the window; empty: all of them
@@ -96,7 +112,8 @@ enum class LayerSlot {
   qkv_proj,      // Phi-3's fused q/k/v
   gate_up_proj,  // Phi-3's fused gate/up: LlamaLayer keeps it in gate_proj (up_proj undefined)
   input_norm,
-  post_attention_norm,
+  post_attention_norm,   // before the MLP where a family has pre-norms only (HF's name), after attention otherwise
+  pre_feedforward_norm,  // Gemma 2: before the MLP, when post_attention_norm is after attention
   post_feedforward_norm,
 };
 

@@ -12,6 +12,7 @@
 #include <ATen/ops/cat.h>
 #include <ATen/ops/embedding.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/gelu.h>
 #include <ATen/ops/linear.h>
 #include <ATen/ops/mm.h>
 #include <ATen/ops/mul.h>
@@ -44,14 +45,22 @@ at::Tensor project(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b
 }
 
 // RMSNorm in float32 whatever the input dtype (HF LlamaRMSNorm): x * rsqrt(mean(x^2) + eps),
-// cast back to the input dtype, then times the weight.
-at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
+// cast back to the input dtype, then times the weight. With an offset (Gemma2RMSNorm: 1), times
+// (offset + weight) in float32 before the cast instead.
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps, double offset = 0.0) {
   at::Tensor xf = x.to(at::kFloat);
   at::Tensor variance = xf.pow(2).mean(-1, /*keepdim=*/true);
   xf = xf * at::rsqrt(variance + eps);
+  if (offset != 0.0) return (xf * (weight.to(at::kFloat) + offset)).to(x.scalar_type());
   // without autograd, the last product in place (xf * ... is a fresh tensor, and so is a cast)
   if (!at::GradMode::is_enabled()) return xf.to(x.scalar_type()).mul_(weight);
   return weight * xf.to(x.scalar_type());
+}
+
+// cap * tanh(s / cap): Gemma 2's soft-capping of attention scores and logits (in place without autograd).
+at::Tensor soft_cap(at::Tensor s, double cap) {
+  if (!at::GradMode::is_enabled()) return s.div_(cap).tanh_().mul_(cap);
+  return (s / cap).tanh() * cap;
 }
 
 // rotate_half(x) = cat(-x2, x1) with x1, x2 the two halves of the last dimension: HF's convention
@@ -126,7 +135,7 @@ at::Tensor additive_mask(const at::Tensor& blocked) {
 // the small matrix products run without a thread team each, and the output is written straight in
 // the [B, L, heads, hd] layout o_proj reads. Masking adds the bias (x + 0 = x, x + -inf = -inf:
 // what masked_fill gives for the finite scores).
-at::Tensor attend_cpu(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias, double scale) {
+at::Tensor attend_cpu(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias, double scale, double softcap) {
   const int64_t b = q.size(0), heads = q.size(1), len = q.size(2), hd = q.size(3);
   const int64_t kv = k.size(1), keys = k.size(2), n_rep = heads / kv;
   at::Tensor out = at::empty({b, len, heads, hd}, q.options());
@@ -136,6 +145,7 @@ at::Tensor attend_cpu(const at::Tensor& q, const at::Tensor& k, const at::Tensor
       const int64_t row = pair / kv, g = pair % kv;
       at::Tensor scores = at::mm(q[row].narrow(0, g * n_rep, n_rep).view({n_rep * len, hd}), k[row][g].t());  // [n_rep * L, keys]
       scores.mul_(scale);
+      if (softcap > 0) scores.div_(softcap).tanh_().mul_(softcap);
       scores.view({n_rep, len, keys}).add_(bias[bias.size(0) == 1 ? 0 : row]);
       at::Tensor probs = scores.softmax(-1);
       at::Tensor value = v[row][g];
@@ -202,7 +212,8 @@ at::Tensor rope_inv_freq(const ModelConfig& config, at::Device device) {
 
 // What the layers of one forward pass share.
 struct LlamaModel::Pass {
-  at::Tensor cos, sin;  // RoPE tables, broadcastable to [B, L, heads, hd]
+  at::Tensor cos, sin;              // RoPE tables, broadcastable to [B, L, heads, hd]
+  at::Tensor cos_local, sin_local;  // the sliding-window layers' own (Gemma 3); undefined: theirs are cos, sin
   // bool, broadcastable to [B, heads, L, keys]: true where a query must not see a key. `blocked`
   // is causal attention, `blocked_window` the same plus the sliding window (undefined when no
   // layer has one).
@@ -222,6 +233,24 @@ LlamaModel::LlamaModel(const ModelConfig& config, LlamaWeights weights) : config
       if (!layer.q_norm.defined() || !layer.k_norm.defined())
         throw RunnerError(ErrorCode::internal, "the config asks for q/k norm but the weights have none");
   inv_freq_ = rope_inv_freq(config_, weights_.embed_tokens.device());
+  if (config_.local_rope_theta > 0) {
+    ModelConfig local = config_;
+    local.rope_theta = config_.local_rope_theta;
+    local.rope_scaling = config_.local_rope_scaling;
+    inv_freq_local_ = rope_inv_freq(local, weights_.embed_tokens.device());
+  }
+}
+
+// The RoPE tables of the positions (float32, [...]) as [..., hd] with a dimension of 1 for the
+// heads inserted at `heads_dim`; the local ones too where the family has them.
+void LlamaModel::set_rope(Pass& pass, const at::Tensor& positions, int64_t heads_dim, at::ScalarType dtype) const {
+  std::tie(pass.cos, pass.sin) = rope_tables(inv_freq_, positions, dtype);
+  pass.cos = pass.cos.unsqueeze(heads_dim);
+  pass.sin = pass.sin.unsqueeze(heads_dim);
+  if (!inv_freq_local_.defined()) return;
+  std::tie(pass.cos_local, pass.sin_local) = rope_tables(inv_freq_local_, positions, dtype);
+  pass.cos_local = pass.cos_local.unsqueeze(heads_dim);
+  pass.sin_local = pass.sin_local.unsqueeze(heads_dim);
 }
 
 at::Tensor LlamaModel::attention(int64_t layer_index, const LlamaLayer& layer, const at::Tensor& x, const Pass& pass) const {
@@ -243,18 +272,21 @@ at::Tensor LlamaModel::attention(int64_t layer_index, const LlamaLayer& layer, c
     v = project(x, layer.v_proj, layer.v_bias).view({b, len, kv_heads, hd});
   }
   if (config_.qk_norm_whole) {  // OLMo 2: RMSNorm over the whole projection, before the split into heads
-    q = rms_norm(q, layer.q_norm, config_.rms_norm_eps);
-    k = rms_norm(k, layer.k_norm, config_.rms_norm_eps);
+    q = rms_norm(q, layer.q_norm, config_.rms_norm_eps, config_.norm_weight_offset);
+    k = rms_norm(k, layer.k_norm, config_.rms_norm_eps, config_.norm_weight_offset);
   }
   q = q.view({b, len, heads, hd});
   k = k.view({b, len, kv_heads, hd});
   if (config_.qk_norm && !config_.qk_norm_whole) {  // Qwen3: RMSNorm over each head's hd values, before RoPE
-    q = rms_norm(q, layer.q_norm, config_.rms_norm_eps);
-    k = rms_norm(k, layer.k_norm, config_.rms_norm_eps);
+    q = rms_norm(q, layer.q_norm, config_.rms_norm_eps, config_.norm_weight_offset);
+    k = rms_norm(k, layer.k_norm, config_.rms_norm_eps, config_.norm_weight_offset);
   }
   // RoPE, heads first: [B, L, n, hd] -> [B, n, L, hd], contiguous
-  q = rope_heads_first(q, pass.cos, pass.sin, inference);
-  k = rope_heads_first(k, pass.cos, pass.sin, inference);
+  const bool window = config_.window_of_layer(layer_index) > 0;
+  const at::Tensor& cos = window && pass.cos_local.defined() ? pass.cos_local : pass.cos;
+  const at::Tensor& sin = window && pass.sin_local.defined() ? pass.sin_local : pass.sin;
+  q = rope_heads_first(q, cos, sin, inference);
+  k = rope_heads_first(k, cos, sin, inference);
   v = v.transpose(1, 2).contiguous();
   if (pass.store) {
     pass.store->keys[static_cast<size_t>(layer_index)] = k;
@@ -279,14 +311,14 @@ at::Tensor LlamaModel::attention(int64_t layer_index, const LlamaLayer& layer, c
   // [n_rep * L, hd] against that head's keys: q [B, kv, n_rep * L, hd] x k^T [B, kv, hd, keys].
   // scores = q k^T / sqrt(hd), invisible keys masked out; softmax in float32 (as HF's eager
   // attention), probabilities back in the compute dtype for the product with v
-  const bool window = config_.window_of_layer(layer_index) > 0;
   const at::Tensor& blocked = window ? pass.blocked_window : pass.blocked;
   const double scale = config_.attention_multiplier > 0 ? config_.attention_multiplier : std::pow(static_cast<double>(hd), -0.5);
+  const double softcap = config_.attention_softcap;
   at::Tensor out;  // [B, L, heads * hd]
   if (inference && q.is_cpu() && q.scalar_type() == at::kFloat) {
     at::Tensor& bias = window ? pass.bias_window : pass.bias;
     if (!bias.defined()) bias = additive_mask(blocked);
-    out = attend_cpu(q, k.contiguous(), v.contiguous(), bias, scale).view({b, len, heads * hd});
+    out = attend_cpu(q, k.contiguous(), v.contiguous(), bias, scale, softcap).view({b, len, heads * hd});
   } else {
     at::Tensor scores = q.view({b, kv_heads, n_rep * len, hd}).matmul(k.transpose(-2, -1));
     // [L, keys] or [B', 1, L, keys] -> [B', 1, 1, L, keys], against scores seen as [B, kv, n_rep, L, keys]
@@ -294,9 +326,12 @@ at::Tensor LlamaModel::attention(int64_t layer_index, const LlamaLayer& layer, c
     const double minus_inf = -std::numeric_limits<double>::infinity();
     if (inference) {  // the same operations in place: no graph to keep the inputs for
       scores.mul_(scale);
+      if (softcap > 0) soft_cap(scores, softcap);
       scores.view({b, kv_heads, n_rep, len, keys}).masked_fill_(mask, minus_inf);
     } else {
-      scores = (scores * scale).view({b, kv_heads, n_rep, len, keys}).masked_fill(mask, minus_inf).view({b, kv_heads, n_rep * len, keys});
+      scores = scores * scale;
+      if (softcap > 0) scores = soft_cap(scores, softcap);
+      scores = scores.view({b, kv_heads, n_rep, len, keys}).masked_fill(mask, minus_inf).view({b, kv_heads, n_rep * len, keys});
     }
     at::Tensor probs = scores.softmax(-1, at::kFloat).to(q.scalar_type());
     out = probs.matmul(v);  // [B, kv, n_rep * L, hd], i.e. [B, heads, L, hd]
@@ -332,7 +367,12 @@ at::Tensor tapped_project(const at::Tensor& x, const at::Tensor& w, const at::Te
 
 }  // namespace
 
-// SwiGLU: down(silu(gate(x)) * up(x))
+// The MLP's gate activation, silu (SwiGLU) or GELU's tanh approximation (Gemma's GeGLU).
+at::Tensor LlamaModel::activate(const at::Tensor& gate) const {
+  return config_.activation == Activation::gelu_tanh ? at::gelu(gate, "tanh") : at::silu(gate);
+}
+
+// down(act(gate(x)) * up(x))
 at::Tensor LlamaModel::mlp(size_t layer_index, const LlamaLayer& layer, const at::Tensor& x) const {
   static const MlpGradientSums untapped;
   const MlpGradientSums& sums = gradient_sums_ ? (*gradient_sums_)[layer_index] : untapped;
@@ -340,40 +380,46 @@ at::Tensor LlamaModel::mlp(size_t layer_index, const LlamaLayer& layer, const at
     const int64_t I = config_.intermediate_size;
     at::Tensor gate_up = tapped_project(x, layer.gate_proj, layer.gate_bias, sums.gate, sums.gate_part, sums.part_rows);
     at::Tensor up = gate_up.narrow(-1, I, I);
-    return tapped_project(at::silu(gate_up.narrow(-1, 0, I)) * up, layer.down_proj, layer.down_bias, sums.down, sums.down_part,
+    return tapped_project(activate(gate_up.narrow(-1, 0, I)) * up, layer.down_proj, layer.down_bias, sums.down, sums.down_part,
                           sums.part_rows);
   }
-  if (!at::GradMode::is_enabled()) {  // the same operations, in place
+  if (!at::GradMode::is_enabled()) {  // the same operations, in place where the activation allows
     at::Tensor gate = project(x, layer.gate_proj, layer.gate_bias);
-    at::silu_(gate);
+    if (config_.activation == Activation::silu)
+      at::silu_(gate);
+    else
+      gate = activate(gate);
     gate.mul_(project(x, layer.up_proj, layer.up_bias));
     return project(gate, layer.down_proj, layer.down_bias);
   }
-  at::Tensor gate = at::silu(tapped_project(x, layer.gate_proj, layer.gate_bias, sums.gate, sums.gate_part, sums.part_rows));
+  at::Tensor gate = activate(tapped_project(x, layer.gate_proj, layer.gate_bias, sums.gate, sums.gate_part, sums.part_rows));
   at::Tensor up = tapped_project(x, layer.up_proj, layer.up_bias, sums.up, sums.up_part, sums.part_rows);
   return tapped_project(gate * up, layer.down_proj, layer.down_bias, sums.down, sums.down_part, sums.part_rows);
 }
 
+// Each sublayer (attention, then the MLP) reads the residual stream through its pre-norm where the
+// family has them, its output goes through its post-norm where the family has them (OLMo 2, Gemma
+// 2), times Granite's residual multiplier, and is added to the stream.
 at::Tensor LlamaModel::run_layers(at::Tensor x, const Pass& pass) const {
-  const double eps = config_.rms_norm_eps;
+  const double eps = config_.rms_norm_eps, offset = config_.norm_weight_offset;
   const bool inference = !at::GradMode::is_enabled();
   const double residual = config_.residual_multiplier;
   const bool scaled_residual = residual != 1.0;
+  const bool pre = config_.pre_norms, post = config_.post_norms;
+  auto norm = [&](const at::Tensor& t, const at::Tensor& weight) { return rms_norm(t, weight, eps, offset); };
+  auto add = [&](at::Tensor& stream, at::Tensor out, const at::Tensor& post_norm) {
+    if (post) out = norm(out, post_norm);
+    if (scaled_residual) out = inference ? out.mul_(residual) : out * residual;  // Granite
+    stream = inference ? stream.add_(out) : stream + out;                        // in place: x is this pass's own (the embedding's copy)
+  };
   for (size_t i = 0; i < weights_.layers.size(); i++) {
     const LlamaLayer& layer = weights_.layers[i];
-    if (config_.post_norms) {  // OLMo 2: each sublayer's output normed, then added
-      x = x + rms_norm(attention(static_cast<int64_t>(i), layer, x, pass), layer.post_attention_norm, eps);
-      x = x + rms_norm(mlp(i, layer, x), layer.post_feedforward_norm, eps);
-      continue;
-    }
-    at::Tensor attended = attention(static_cast<int64_t>(i), layer, rms_norm(x, layer.input_norm, eps), pass);
-    if (scaled_residual) attended = inference ? attended.mul_(residual) : attended * residual;  // Granite
-    x = inference ? x.add_(attended) : x + attended;  // in place: x is this pass's own (the embedding's copy)
-    at::Tensor mlp_out = mlp(i, layer, rms_norm(x, layer.post_attention_norm, eps));
-    if (scaled_residual) mlp_out = inference ? mlp_out.mul_(residual) : mlp_out * residual;
-    x = inference ? x.add_(mlp_out) : x + mlp_out;
+    add(x, attention(static_cast<int64_t>(i), layer, pre ? norm(x, layer.input_norm) : x, pass), layer.post_attention_norm);
+    // before the MLP: HF's post_attention_layernorm in a pre-norm-only family, pre_feedforward_layernorm in Gemma 2
+    const at::Tensor& mlp_norm = post ? layer.pre_feedforward_norm : layer.post_attention_norm;
+    add(x, mlp(i, layer, pre ? norm(x, mlp_norm) : x), layer.post_feedforward_norm);
   }
-  return rms_norm(x, weights_.norm, eps);
+  return norm(x, weights_.norm);
 }
 
 at::Tensor LlamaModel::hidden_states(const at::Tensor& tokens, KVCache* cache) const {
@@ -384,10 +430,8 @@ at::Tensor LlamaModel::hidden_states(const at::Tensor& tokens, KVCache* cache) c
   // would look at a later position; with a sliding window also where it looks `window` or more
   // positions back (i - j >= window)
   Pass pass;
-  at::Tensor position = at::arange(len, tokens.options());  // [L] int64
-  std::tie(pass.cos, pass.sin) = rope_tables(inv_freq_, position.to(at::kFloat), x.scalar_type());
-  pass.cos = pass.cos.unsqueeze(1);  // [L, 1, hd]: shared by the rows and the heads
-  pass.sin = pass.sin.unsqueeze(1);
+  at::Tensor position = at::arange(len, tokens.options());      // [L] int64
+  set_rope(pass, position.to(at::kFloat), 1, x.scalar_type());  // [L, 1, hd]: shared by the rows and the heads
   at::Tensor query = position.unsqueeze(1), key = position.unsqueeze(0);
   pass.blocked = key > query;  // [L, L]
   if (config_.sliding_window > 0) pass.blocked_window = pass.blocked.logical_or(key <= query - config_.sliding_window);
@@ -421,9 +465,7 @@ at::Tensor LlamaModel::continuation_hidden_states(const at::Tensor& tokens, cons
   at::Tensor own = at::arange(earlier, earlier + len, tokens.options());  // [Lq]: T .. T + Lq - 1
   at::Tensor lengths = context_lengths.view({rows, 1});                   // [R, 1]
   at::Tensor position = lengths + own.unsqueeze(0);                       // [R, Lq]
-  std::tie(pass.cos, pass.sin) = rope_tables(inv_freq_, position.to(at::kFloat), x.scalar_type());
-  pass.cos = pass.cos.unsqueeze(2);  // [R, Lq, 1, hd]: one table per row, shared by the heads
-  pass.sin = pass.sin.unsqueeze(2);
+  set_rope(pass, position.to(at::kFloat), 2, x.scalar_type());            // [R, Lq, 1, hd]: one table per row, shared by the heads
 
   // keys: the Lc cached positions (real below the row's context length, padding from there on),
   // then the row's own Lq tokens (causal)
@@ -449,9 +491,7 @@ at::Tensor LlamaModel::continuation_hidden_states(const at::Tensor& tokens, cons
 at::Tensor LlamaModel::tree_hidden_states(const at::Tensor& tokens, const at::Tensor& positions, const at::Tensor& branches) const {
   at::Tensor x = embed(tokens);  // [B, L, H]
   Pass pass;
-  std::tie(pass.cos, pass.sin) = rope_tables(inv_freq_, positions.to(at::kFloat), x.scalar_type());  // [B, L, hd]
-  pass.cos = pass.cos.unsqueeze(2);  // [B, L, 1, hd]: one table per row, shared by the heads
-  pass.sin = pass.sin.unsqueeze(2);
+  set_rope(pass, positions.to(at::kFloat), 2, x.scalar_type());             // [B, L, 1, hd]: one table per row, shared by the heads
   at::Tensor query = positions.unsqueeze(2), key = positions.unsqueeze(1);  // [B, L, 1], [B, 1, L]
   at::Tensor query_branch = branches.unsqueeze(2), key_branch = branches.unsqueeze(1);
   at::Tensor other_branch = key_branch.ne(0).logical_and(key_branch.ne(query_branch));  // [B, L, L]
@@ -460,14 +500,16 @@ at::Tensor LlamaModel::tree_hidden_states(const at::Tensor& tokens, const at::Te
   return run_layers(x, pass);
 }
 
-// Granite divides the logits by logits_scaling (a fresh tensor: in place without autograd).
+// Granite divides the logits by logits_scaling, Gemma 2 soft-caps them (a fresh tensor: in place
+// without autograd).
 at::Tensor LlamaModel::logits(const at::Tensor& hidden) const {
   at::Tensor out = project(hidden, weights_.lm_head);
-  if (config_.logits_scaling == 1.0) return out;
-  return at::GradMode::is_enabled() ? out / config_.logits_scaling : out.div_(config_.logits_scaling);
+  if (config_.logits_scaling != 1.0) out = at::GradMode::is_enabled() ? out / config_.logits_scaling : out.div_(config_.logits_scaling);
+  if (config_.logits_softcap > 0) out = soft_cap(out, config_.logits_softcap);
+  return out;
 }
 
-// The token embeddings, times Granite's embedding_multiplier (a fresh tensor: in place without autograd).
+// The token embeddings, times Granite's embedding_multiplier or Gemma's sqrt(hidden_size) (a fresh tensor: in place without autograd).
 at::Tensor LlamaModel::embed(const at::Tensor& tokens) const {
   at::Tensor x = at::embedding(weights_.embed_tokens, tokens);
   if (config_.embedding_multiplier == 1.0) return x;
@@ -613,6 +655,8 @@ at::Tensor& layer_slot(LlamaLayer& l, LayerSlot slot) {
       return l.input_norm;
     case LayerSlot::post_attention_norm:
       return l.post_attention_norm;
+    case LayerSlot::pre_feedforward_norm:
+      return l.pre_feedforward_norm;
     case LayerSlot::post_feedforward_norm:
       return l.post_feedforward_norm;
   }

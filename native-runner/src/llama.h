@@ -1,6 +1,7 @@
 // Llama-family decoder on libtorch (ATen only), numerically the same as Hugging Face's
-// LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM and GraniteForCausalLM in
-// eager mode (the families differ only in ModelConfig's switches). Weights keep their Hugging Face names when loaded.
+// LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, GraniteForCausalLM,
+// Olmo2ForCausalLM, Phi3ForCausalLM, Gemma2ForCausalLM and Gemma3ForCausalLM in eager mode (the families differ only in ModelConfig's
+// switches). Weights keep their Hugging Face names when loaded.
 //
 // One of the few translation units that include libtorch headers: only ATen/core/Tensor.h here,
 // and individual operator headers in llama.cpp, which compile far faster than <torch/torch.h>.
@@ -25,8 +26,9 @@ struct LlamaLayer {
   at::Tensor q_bias, k_bias, v_bias;         // undefined unless config.qkv_bias
   at::Tensor o_proj, o_bias;                 // [H, heads*hd]; bias undefined unless config.o_bias
   at::Tensor q_norm, k_norm;                 // [hd] (Qwen3), [heads*hd], [kv*hd] (OLMo 2); undefined unless config.qk_norm
-  at::Tensor post_attention_norm;            // [H]
-  at::Tensor post_feedforward_norm;          // [H]; OLMo 2 only (config.post_norms), which has no input_norm
+  at::Tensor post_attention_norm;            // [H]; before the MLP, or after attention when config.post_norms
+  at::Tensor pre_feedforward_norm;           // [H]; Gemma 2 only (config.pre_norms and config.post_norms)
+  at::Tensor post_feedforward_norm;          // [H]; only with config.post_norms (OLMo 2 has no input_norm)
   at::Tensor gate_proj, up_proj;             // [I, H]; Phi-3: gate_proj the fused [2I, H], up_proj undefined
   at::Tensor down_proj;                      // [H, I]
   at::Tensor gate_bias, up_bias, down_bias;  // undefined unless config.mlp_bias
@@ -128,10 +130,13 @@ class LlamaModel {
   at::Tensor run_layers(at::Tensor x, const Pass& pass) const;
   at::Tensor attention(int64_t layer_index, const LlamaLayer& layer, const at::Tensor& x, const Pass& pass) const;
   at::Tensor mlp(size_t layer_index, const LlamaLayer& layer, const at::Tensor& x) const;
+  at::Tensor activate(const at::Tensor& gate) const;
+  void set_rope(Pass& pass, const at::Tensor& positions, int64_t heads_dim, at::ScalarType dtype) const;
 
   ModelConfig config_;
   LlamaWeights weights_;
-  at::Tensor inv_freq_;  // [hd/2] float32 on the weights' device
+  at::Tensor inv_freq_;        // [hd/2] float32 on the weights' device
+  at::Tensor inv_freq_local_;  // the sliding-window layers' (Gemma 3); undefined unless config.local_rope_theta
   mutable std::vector<MlpGradientSums>* gradient_sums_ = nullptr;
 };
 

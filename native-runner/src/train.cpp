@@ -5,7 +5,7 @@
 #include <ATen/TensorOperators.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/ones.h>
+#include <ATen/ops/full.h>
 #include <ATen/ops/stack.h>
 #include <ATen/ops/zeros.h>
 #include <ATen/ops/zeros_like.h>
@@ -185,12 +185,13 @@ class Random {
 constexpr uint64_t kInitStream = 1, kDataStream = 2;
 
 // Hugging Face's LlamaPreTrainedModel._init_weights: nn.Linear and nn.Embedding weights
-// normal(0, initializer_range), biases zero, RMSNorm weights one. Built on the CPU in float32.
-at::Tensor init_tensor(const TensorSpec& spec, double std_dev, Random& random) {
+// normal(0, initializer_range), biases zero, RMSNorm weights one; zero where the norm scales by 1 +
+// weight (Gemma2PreTrainedModel), the same identity scale. Built on the CPU in float32.
+at::Tensor init_tensor(const TensorSpec& spec, double std_dev, double norm_offset, Random& random) {
   auto f32 = at::TensorOptions().dtype(at::kFloat);
   switch (spec.role) {
     case TensorRole::norm:
-      return at::ones(spec.shape, f32);
+      return at::full(spec.shape, 1.0 - norm_offset, f32);
     case TensorRole::bias:
       return at::zeros(spec.shape, f32);
     default:
@@ -258,7 +259,7 @@ TrainResult train_llama(const TrainJob& job, const TrainCallbacks& callbacks) {
   std::vector<at::Tensor> params;
   std::vector<bool> decay;
   for (const TensorSpec& spec : specs) {
-    at::Tensor t = init_tensor(spec, job.initializer_range, init_random).to(device);
+    at::Tensor t = init_tensor(spec, job.initializer_range, job.config.norm_weight_offset, init_random).to(device);
     t.set_requires_grad(true);
     tensors[spec.name] = t;
     params.push_back(t);

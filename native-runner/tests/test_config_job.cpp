@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "config.h"
@@ -51,6 +52,45 @@ TEST(Config, RefusesOtherModelTypesByName) {
   j["model_type"] = "gpt2";
   expect_error([&] { parse_model_config(j.dump(), "config.json"); }, ErrorCode::bad_model,
                {"config.json", "'gpt2'", "llama, mistral, qwen2, qwen3, granite"});
+}
+
+// Read from a folder, config.json's errors name a line: that of the key they are about, and for a
+// key the family needs and the file lacks, that of model_type; a model type not in the table is
+// refused naming the table's types.
+TEST(Config, ErrorsFromAFileNameTheirLine) {
+  test::TempDir dir;
+  auto error_of = [&](const json& j) {
+    test::write_file(dir.path() + "/config.json", j.dump(2));
+    try {
+      load_model_config(dir.path());
+    } catch (const RunnerError& e) {
+      EXPECT_EQ(e.code(), ErrorCode::bad_model);
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  json j = llama_config();
+  j["model_type"] = "gemma2";
+  const json gemma = j;
+  auto line_of = [](const json& obj, const std::string& key) {  // the line of the top-level key in dump(2)
+    const std::string text = obj.dump(2);
+    const size_t at = text.find("\n  \"" + key + "\":");
+    return std::to_string(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at) + 1, '\n') + 1);
+  };
+  j.erase("hidden_size");
+  const std::string path = dir.path() + "/config.json:";
+  EXPECT_NE(error_of(j).find(path + line_of(j, "model_type") + ": 'hidden_size' is missing (model_type 'gemma2'"), std::string::npos)
+      << error_of(j);
+  j = gemma;
+  j["query_pre_attn_scalar"] = "256";
+  EXPECT_NE(error_of(j).find(path + line_of(j, "query_pre_attn_scalar") + ": 'query_pre_attn_scalar' must be a positive number"),
+            std::string::npos)
+      << error_of(j);
+  j = gemma;
+  j["model_type"] = "gpt_neox";
+  const std::string refused = error_of(j);
+  EXPECT_NE(refused.find(path + line_of(j, "model_type") + ": 'model_type' is 'gpt_neox'"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("llama, mistral, qwen2, qwen3, granite, olmo2, phi3, gemma2, gemma3_text"), std::string::npos) << refused;
 }
 
 json family_config(const std::string& type) {
@@ -122,6 +162,84 @@ TEST(Config, Olmo2LayerTensorsFollowTheTable) {
   for (const LayerTensor& t : layer_tensors(c))
     if (t.role == TensorRole::mlp_weight) candidates.push_back(t.name);
   EXPECT_EQ(candidates, (std::vector<std::string>{"mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight"}));
+}
+
+// Gemma 2 from the table: Gemma2Config's defaults (kv heads 4, head_dim 256, tied, both soft-caps,
+// query_pre_attn_scalar 256, every other layer sliding from the first), a norm before and after
+// attention and MLP in the layer's tensors, GeGLU; null turns a soft-cap off, and what the runner
+// cannot compute is refused by its field.
+TEST(Config, Gemma2DefaultsAndLayerTensors) {
+  json j = family_config("gemma2");
+  for (const char* key : {"num_key_value_heads", "head_dim", "tie_word_embeddings", "hidden_act"}) j.erase(key);
+  j["num_hidden_layers"] = 3;
+  const ModelConfig c = parse(j);
+  EXPECT_EQ(c.num_key_value_heads, 4);
+  EXPECT_EQ(c.head_dim, 256);
+  EXPECT_TRUE(c.tie_word_embeddings);
+  EXPECT_EQ(c.activation, Activation::gelu_tanh);
+  EXPECT_DOUBLE_EQ(c.norm_weight_offset, 1.0);
+  EXPECT_EQ(c.embedding_multiplier, static_cast<double>(static_cast<float>(std::sqrt(32.0))));  // HF's float32 buffer
+  EXPECT_DOUBLE_EQ(c.attention_multiplier, 1.0 / 16.0);
+  EXPECT_DOUBLE_EQ(c.attention_softcap, 50.0);
+  EXPECT_DOUBLE_EQ(c.logits_softcap, 30.0);
+  EXPECT_EQ(c.window_of_layer(0), 4096);
+  EXPECT_EQ(c.window_of_layer(1), 0);
+  EXPECT_EQ(c.window_of_layer(2), 4096);
+  std::vector<std::string> norms;
+  for (const LayerTensor& t : layer_tensors(c))
+    if (t.role == TensorRole::norm) norms.push_back(t.name);
+  EXPECT_EQ(norms, (std::vector<std::string>{"input_layernorm.weight", "post_attention_layernorm.weight",
+                                             "pre_feedforward_layernorm.weight", "post_feedforward_layernorm.weight"}));
+
+  j["final_logit_softcapping"] = nullptr;
+  j["layer_types"] = {"full_attention", "sliding_attention", "full_attention"};
+  j["sliding_window"] = 8;
+  j["hidden_act"] = "gelu_pytorch_tanh";  // what Gemma 2 checkpoints carry; Gemma2Config reads hidden_activation
+  const ModelConfig d = parse(j);
+  EXPECT_DOUBLE_EQ(d.logits_softcap, 0.0);
+  EXPECT_EQ(d.window_of_layer(0), 0);
+  EXPECT_EQ(d.window_of_layer(1), 8);
+  j["hidden_activation"] = "gelu";
+  expect_error([&] { parse(j); }, ErrorCode::bad_model, {"config.json", "'hidden_activation'", "'gelu'", "gelu_pytorch_tanh"});
+  j.erase("hidden_activation");
+  j["use_bidirectional_attention"] = true;
+  expect_error([&] { parse(j); }, ErrorCode::bad_model, {"config.json", "'use_bidirectional_attention'"});
+}
+
+// Gemma 3's RoPE per layer type: transformers 5's nested rope_parameters (full_attention with its
+// scaling, sliding_attention with its own theta), 4.x's flat rope_theta / rope_local_base_freq /
+// rope_scaling; q/k norms per head; every sliding_window_pattern-th layer full without layer_types.
+TEST(Config, Gemma3RopePerLayerType) {
+  json j = family_config("gemma3_text");
+  j.erase("rope_theta");
+  j["num_hidden_layers"] = 4;
+  j["sliding_window_pattern"] = 2;
+  const ModelConfig flat = parse(j);
+  EXPECT_DOUBLE_EQ(flat.rope_theta, 1e6);
+  EXPECT_DOUBLE_EQ(flat.local_rope_theta, 1e4);
+  EXPECT_TRUE(flat.qk_norm && !flat.qk_norm_whole);
+  EXPECT_DOUBLE_EQ(flat.attention_softcap, 0.0);
+  EXPECT_DOUBLE_EQ(flat.logits_softcap, 0.0);
+  EXPECT_EQ(flat.window_of_layer(0), 4096);
+  EXPECT_EQ(flat.window_of_layer(1), 0);
+  EXPECT_EQ(flat.window_of_layer(3), 0);
+  j["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 8.0}};
+  j["rope_local_base_freq"] = 20000.0;
+  const ModelConfig old = parse(j);
+  EXPECT_EQ(old.rope_scaling.type, RopeType::linear);
+  EXPECT_EQ(old.local_rope_scaling.type, RopeType::standard);
+  EXPECT_DOUBLE_EQ(old.local_rope_theta, 20000.0);
+  j.erase("rope_scaling");
+  j["rope_parameters"] = {{"full_attention", {{"rope_type", "linear"}, {"factor", 4.0}, {"rope_theta", 5e5}}},
+                          {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", 1234.0}}}};
+  const ModelConfig nested = parse(j);
+  EXPECT_DOUBLE_EQ(nested.rope_theta, 5e5);
+  EXPECT_EQ(nested.rope_scaling.type, RopeType::linear);
+  EXPECT_DOUBLE_EQ(nested.rope_scaling.factor, 4.0);
+  EXPECT_DOUBLE_EQ(nested.local_rope_theta, 1234.0);
+  EXPECT_EQ(nested.local_rope_scaling.type, RopeType::standard);
+  j["rope_parameters"]["sliding_attention"] = {{"rope_type", "yarn"}};
+  expect_error([&] { parse(j); }, ErrorCode::bad_model, {"config.json rope_parameters.sliding_attention", "'yarn'"});
 }
 
 TEST(Config, LlamaIgnoresWindowFieldsAndReadsItsBiases) {

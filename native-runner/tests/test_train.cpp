@@ -458,7 +458,7 @@ TEST(TrainJob, BadFieldsAreBadJobNamingTheField) {
       {[](json& j) { j["sequences"] = json::array(); }, "'sequences'"},
       {[](json& j) { j.erase("config"); }, "'config'"},
       {[](json& j) { j["config"].erase("hidden_size"); }, "'config': 'hidden_size' is missing"},
-      {[](json& j) { j["config"]["model_type"] = "gpt2"; }, "model_type 'gpt2'"},
+      {[](json& j) { j["config"]["model_type"] = "gpt2"; }, "'model_type' is 'gpt2'"},
       {[](json& j) { j["config"]["initializer_range"] = 0; }, "'config.initializer_range'"},
       {[](json& j) { j["protocol"] = 2; }, "'protocol'"},
       {[](json& j) { j["subcommand"] = "score"; }, "'subcommand'"},

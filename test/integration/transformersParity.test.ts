@@ -1,6 +1,6 @@
 // The runner against transformers itself (issue 33). test/support/transformersGolden.py makes one
 // tiny random model per family the runner loads (llama, Llama 3.1's rope_scaling llama3, mistral,
-// qwen2, qwen3, granite, olmo2, phi3) with transformers' own config classes and save_pretrained, loads each back with
+// qwen2, qwen3, granite, olmo2, phi3, gemma2, gemma3_text) with transformers' own config classes and save_pretrained, loads each back with
 // from_pretrained in float64, and writes what it computes there: every choice's log-likelihood (and
 // each token's), and per ability r = -theta * g of every MLP weight by torch autograd over the
 // runner's batches, and the scores with each rule's top n zeroed. Then the real bprof-runner runs
@@ -23,7 +23,7 @@ import { repoRoot, runnerPath } from "../support/cli";
 import { parityPython, paritySkip } from "../support/parityPython";
 
 const GOLDEN_SCRIPT = path.join(repoRoot, "test", "support", "transformersGolden.py");
-const FAMILIES = ["llama", "llama3", "mistral", "qwen2", "qwen3", "granite", "olmo2", "phi3"];
+const FAMILIES = ["llama", "llama3", "mistral", "qwen2", "qwen3", "granite", "olmo2", "phi3", "gemma2", "gemma3"];
 const BOS = 256;
 const EOS = 257;
 const VOCAB = 300; // transformersGolden.py's vocab_size
@@ -59,6 +59,16 @@ const ITEMS: Item[] = [
   },
 ];
 
+// Greedy generation (generate_until items) from short and long contexts, past the windows and
+// the llama3 model's original_max_position_embeddings as they go, stopping at EOS.
+const GENERATE = [
+  { id: "short", context: [BOS, ...utf8("Hello")], max_tokens: 12 },
+  { id: "long", context: [BOS, ...utf8("Once upon a time, in a land far away, there lived a king who")], max_tokens: 10 },
+];
+// A step whose top two logits lie this close (in float64) is a tie at float32 precision: the
+// runner may pick either, and what follows is no longer comparable.
+const GREEDY_TIE = 1e-4;
+
 const ABILITIES = [
   {
     id: "quant",
@@ -86,12 +96,18 @@ interface ExpectedItem {
   id: string;
   choices: ExpectedChoice[];
 }
+interface ExpectedGeneration {
+  id: string;
+  generated: number[];
+  margins: number[];
+}
 interface ExpectedFamily {
   model: string;
   config: Record<string, unknown>;
   parameters: number;
   candidates: { name: string; numel: number }[];
   scores: ExpectedItem[];
+  generations: ExpectedGeneration[];
   abilities: Record<string, { rise: string; ablated: Record<string, ExpectedItem[]> }>;
 }
 interface Expected {
@@ -112,11 +128,22 @@ function expected(): Promise<Expected> {
   golden ??= (async () => {
     scratch = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-transformers-"));
     const spec = path.join(scratch, "spec.json");
-    await fs.writeFile(spec, JSON.stringify({ items: ITEMS, abilities: ABILITIES, k: K, batch_size: BATCH_SIZE, methods: METHODS }));
+    await fs.writeFile(
+      spec,
+      JSON.stringify({
+        items: ITEMS,
+        abilities: ABILITIES,
+        k: K,
+        batch_size: BATCH_SIZE,
+        methods: METHODS,
+        generate: GENERATE,
+        stop: [EOS],
+      }),
+    );
     const golden = path.join(scratch, "golden");
     const run = await execa(parityPython, [GOLDEN_SCRIPT, spec, golden], {
       reject: false,
-      timeout: 180_000,
+      timeout: 480_000,
       env: { HF_HUB_OFFLINE: "1", TRANSFORMERS_VERBOSITY: "error", TQDM_DISABLE: "1" },
     });
     assert.equal(run.exitCode, 0, `transformersGolden.py failed:\n${run.stderr}`);
@@ -182,7 +209,7 @@ function ranked(importance: Float64Array): number[] {
 
 test(
   "bprof-runner score on transformers' own models of every family: each choice's and each token's log-likelihood to 1e-5 relative",
-  { skip: paritySkip, timeout: 300_000 },
+  { skip: paritySkip, timeout: 600_000 },
   async (t: TestContext) => {
     const golden = await expected();
     for (const family of FAMILIES) {
@@ -198,6 +225,41 @@ test(
         `${family}: max relative difference of a log-likelihood ${worst.toExponential(2)} (transformers ${golden.transformers}, torch ${golden.torch})`,
       );
     }
+  },
+);
+
+test(
+  "bprof-runner score generates as transformers' greedy decoding on every family's model (up to a float32 tie of the top two logits)",
+  { skip: paritySkip, timeout: 300_000 },
+  async (t: TestContext) => {
+    const golden = await expected();
+    let steps = 0;
+    let compared = 0;
+    for (const family of FAMILIES) {
+      const want = golden.families[family]!;
+      const out = path.join(scratch!, `generate-${family}`);
+      const items = GENERATE.map((g) => ({ id: g.id, context: g.context, generate: { max_tokens: g.max_tokens, stop: [[EOS]] } }));
+      await runner("score", { model: { path: want.model, dtype: "float32" }, items }, out);
+      const got = await readJsonl<{ id: string; generated: number[]; stopped: boolean }>(path.join(out, "scores.jsonl"));
+      assert.equal(got.length, want.generations.length, family);
+      got.forEach((line, i) => {
+        const ref = want.generations[i]!;
+        assert.equal(line.id, ref.id, family);
+        const tie = ref.margins.findIndex((m) => m < GREEDY_TIE);
+        const comparable = tie === -1 ? ref.generated.length : tie;
+        steps += ref.generated.length;
+        compared += comparable;
+        // up to and including the first tie the runner must agree; a full agreement also ends (or stops) alike
+        assert.deepEqual(line.generated.slice(0, comparable), ref.generated.slice(0, comparable), `${family} ${line.id}: generated tokens`);
+        if (tie === -1) {
+          assert.deepEqual(line.generated, ref.generated, `${family} ${line.id}: generated tokens`);
+          assert.equal(line.stopped, ref.generated.at(-1) === EOS, `${family} ${line.id}: stopped`);
+        }
+      });
+    }
+    // the rule above must not excuse most of the comparison
+    assert.ok(compared >= 0.9 * steps, `only ${compared} of ${steps} steps compared: too many float32 ties`);
+    t.diagnostic(`${compared} of ${steps} greedy steps compared, all equal`);
   },
 );
 

@@ -14,13 +14,15 @@ that model gives:
   that order, each row-major), g the sum over the runner's batches (sequences sorted by length,
   stable, cut into batch_size) of the gradient of the batch's mean next-token cross-entropy over
   its real tokens (docs/method.md, step 2), by torch autograd: written as little-endian float64;
+- greedy generations of the spec's `generate` requests, with each step's margin;
 - per ability and rule (`paper`: |r|, `signed`: r) the scores of every item with that rule's top n
   weights at the spec's last k zeroed (n = floor(k * P), ties to the smaller index).
 
     python transformersGolden.py SPEC.json OUT_DIR
 
 SPEC.json: {"items": [{"id", "context", "choices"}], "abilities": [{"id", "sequences"}],
-"k": [...], "batch_size": B, "methods": ["paper", "signed"]}. Writes OUT_DIR/<family>/model/ (the
+"k": [...], "batch_size": B, "methods": ["paper", "signed"], "generate": [{"id", "context",
+"max_tokens"}], "stop": [token ids]}. Writes OUT_DIR/<family>/model/ (the
 Hugging Face folder), OUT_DIR/<family>/<ability>.rise.f64 and OUT_DIR/expected.json.
 """
 
@@ -34,6 +36,8 @@ import torch
 import transformers
 from transformers import (
     AutoModelForCausalLM,
+    Gemma2Config,
+    Gemma3TextConfig,
     GraniteConfig,
     Olmo2Config,
     Phi3Config,
@@ -121,6 +125,39 @@ def families():
         ("olmo2", Olmo2Config(**COMMON, attention_bias=True)),
         # Phi-3: fused qkv_proj and gate_up_proj (one candidate), a sliding window of 8 in every layer
         ("phi3", Phi3Config(**COMMON, sliding_window=8, pad_token_id=0)),
+        # Gemma 2: sqrt(hidden) embedding scale, 1 + weight norms before and after attention and
+        # MLP, GeGLU (tanh), tied by default; a query_pre_attn_scalar that is not head_dim, both
+        # soft-caps low enough to bite, and the default layer types (layer 0 slides, window 8,
+        # layer 1 attends fully)
+        (
+            "gemma2",
+            Gemma2Config(
+                **COMMON,
+                head_dim=16,
+                query_pre_attn_scalar=24,
+                attn_logit_softcapping=3.0,
+                final_logit_softcapping=6.0,
+                sliding_window=8,
+                pad_token_id=0,
+            ),
+        ),
+        # Gemma 3: Gemma 2's layout with q/k norms (1 + weight) and no soft-caps; a sliding layer
+        # with its own RoPE (theta 1e4) and a full one with theta 1e6 and linear scaling
+        (
+            "gemma3",
+            Gemma3TextConfig(
+                **COMMON,
+                head_dim=16,
+                query_pre_attn_scalar=24,
+                sliding_window=8,
+                layer_types=["sliding_attention", "full_attention"],
+                rope_parameters={
+                    "full_attention": {"rope_type": "linear", "factor": 4.0, "rope_theta": 1000000.0},
+                    "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                },
+                pad_token_id=0,
+            ),
+        ),
     ]
 
 
@@ -132,8 +169,8 @@ def randomize(model, seed):
     with torch.no_grad():
         for name, p in model.named_parameters():
             noise = torch.randn(p.shape, generator=gen, dtype=torch.float32)
-            if name.endswith("norm.weight"):
-                p.copy_(1.0 + 0.2 * noise)
+            if name.endswith("norm.weight"):  # Gemma's norms scale by 1 + weight
+                p.copy_((0.0 if model.config.model_type.startswith("gemma") else 1.0) + 0.2 * noise)
             elif name.endswith(".bias"):
                 p.copy_(0.2 * noise)
             elif name == "model.embed_tokens.weight":
@@ -167,6 +204,30 @@ def choice_scores(model, items):
             choices.append({"logprob": math.fsum(tokens), "token_logprobs": tokens, "greedy": greedy})
             r += 1
         out.append({"id": item["id"], "choices": choices})
+    return out
+
+
+def greedy_generations(model, requests, stop):
+    """Greedy decoding as the runner's generate items: at each step the argmax of the last row's
+    logits (ties to the lowest id, torch.argmax's rule), from a full forward pass over context ++
+    the tokens so far (no cache: the cache is the runner's to get right), until max_tokens or a
+    token in `stop`. With each step's margin, the top logit minus the runner-up: where it is
+    within float32 rounding the runner may fairly pick the other."""
+    out = []
+    for request in requests:
+        tokens, margins = list(request["context"]), []
+        generated = []
+        with torch.no_grad():
+            for _ in range(request["max_tokens"]):
+                logits = model(input_ids=torch.tensor([tokens])).logits[0, -1]
+                top = torch.topk(logits, 2).values
+                next_token = int(torch.argmax(logits))
+                margins.append(float(top[0] - top[1]))
+                generated.append(next_token)
+                tokens.append(next_token)
+                if next_token in stop:
+                    break
+        out.append({"id": request["id"], "generated": generated, "margins": margins})
     return out
 
 
@@ -255,6 +316,7 @@ def main():
             "parameters": parameters,
             "candidates": [{"name": n, "numel": w.numel()} for n, w in candidate_weights(model)],
             "scores": choice_scores(model, spec["items"]),
+            "generations": greedy_generations(model, spec.get("generate", []), spec.get("stop", [])),
             "abilities": {},
         }
         last_n = math.floor(spec["k"][-1] * parameters)

@@ -44,6 +44,10 @@ interface FamilyCounts {
   mlpBias: (raw: Record<string, unknown>) => boolean;
   /** q_norm and k_norm: an RMSNorm weight of head_dim each per layer ("whole": of the q and k projections' sizes). */
   qkNorm: boolean | "whole";
+  /** RMSNorm weights of hidden_size per layer: 2, or 4 with norms both before and after attention and MLP. */
+  layerNorms?: number;
+  /** tie_word_embeddings when config.json leaves it out. */
+  tied?: boolean;
 }
 
 const attentionBiasAll = (raw: Record<string, unknown>) => ({ qkv: raw["attention_bias"] === true, o: raw["attention_bias"] === true });
@@ -65,11 +69,16 @@ const FAMILIES: Record<string, FamilyCounts> = {
   olmo2: { attentionBias: attentionBiasAll, mlpBias: none, qkNorm: "whole" },
   // Phi3Attention / Phi3MLP: fused qkv_proj and gate_up_proj, the same sizes as q/k/v and gate/up; no biases.
   phi3: { attentionBias: () => ({ qkv: false, o: false }), mlpBias: none, qkNorm: false },
+  // Gemma2: attention_bias on all four, no MLP bias, a norm before and after attention and MLP;
+  // Gemma2Config: num_key_value_heads 4, head_dim 256, tied embeddings.
+  gemma2: { kvHeads: 4, headDim: 256, attentionBias: attentionBiasAll, mlpBias: none, qkNorm: false, layerNorms: 4, tied: true },
+  // Gemma3TextConfig: Gemma 2's, and q_norm/k_norm over head_dim.
+  gemma3_text: { kvHeads: 4, headDim: 256, attentionBias: attentionBiasAll, mlpBias: none, qkNorm: true, layerNorms: 4, tied: true },
 };
 
 /**
  * Counts of a Hugging Face config of a family the runner loads (llama, mistral, qwen2, qwen3,
- * granite, olmo2, phi3; a config without model_type counts as llama): embeddings V x H, lm_head V x H unless tied, per
+ * granite, olmo2, phi3, gemma2, gemma3_text; a config without model_type counts as llama): embeddings V x H, lm_head V x H unless tied, per
  * layer q/k/v/o projections, 3 x H x I MLP weights, two norms and the family's biases and q/k
  * norms, and the final norm. Undefined when a size it needs is missing or the model_type is not a
  * family the runner loads, so a caller can skip the check instead of guessing.
@@ -94,8 +103,9 @@ export function llamaParameterCount(raw: Record<string, unknown>): ParameterCoun
   const qkNorms = family.qkNorm === "whole" ? q + kv : family.qkNorm ? 2 * headDim : 0;
   const mlpPerLayer = 3 * hidden * intermediate;
   const mlpBiases = family.mlpBias(raw) ? 2 * intermediate + hidden : 0;
-  const perLayer = attention + qkNorms + mlpPerLayer + mlpBiases + 2 * hidden;
-  const embeddings = vocab * hidden * (raw["tie_word_embeddings"] === true ? 1 : 2);
+  const perLayer = attention + qkNorms + mlpPerLayer + mlpBiases + (family.layerNorms ?? 2) * hidden;
+  const tied = typeof raw["tie_word_embeddings"] === "boolean" ? raw["tie_word_embeddings"] : (family.tied ?? false);
+  const embeddings = vocab * hidden * (tied ? 1 : 2);
   return { total: embeddings + layers * perLayer + hidden, layers, mlpPerLayer };
 }
 
