@@ -326,7 +326,7 @@ test(
               .locator("#cases")
               .innerText()
               .catch(() => "");
-            return /wrong → right/.test(text) && /Document \d+ · wrong → right · demo_\w+\.jsonl:\d+/.test(text) ? text : undefined;
+            return /wrong → right/.test(text) && /[\w-]+ \(line \d+\) · wrong → right · demo_\w+\.jsonl/.test(text) ? text : undefined;
           },
           30_000,
           () => `no documents listed for ${cell}`,
@@ -376,17 +376,19 @@ test(
           const ability = /^(.+?) × /.exec(label.trim())![1]!;
           await cellRow.click();
           const document = page
-            .locator('.pane:has(.pane-header[aria-label^="Negative AIS"]) .monaco-list-row', { hasText: /^Document \d+/ })
+            .locator('.pane:has(.pane-header[aria-label^="Negative AIS"]) .monaco-list-row', { hasText: / \(line \d+\)/ })
             .first();
           await document.waitFor({ timeout: 30_000 });
-          const place = /(demo_\w+\.jsonl):(\d+)/.exec((await document.textContent())!)!;
+          // a document is named by its id and line, its data file beside it
+          const named = (await document.textContent())!;
+          const file = /(demo_\w+\.jsonl)/.exec(named)![1]!;
+          const line = Number(/\(line (\d+)\)/.exec(named)![1]);
           await document.click();
           await waitFor(
-            async () => (await page.locator(".tabs-container .tab.active", { hasText: place[1]! }).count()) > 0 || undefined,
+            async () => (await page.locator(".tabs-container .tab.active", { hasText: file }).count()) > 0 || undefined,
             15_000,
-            () => `${place[1]} did not open`,
+            () => `${file} did not open`,
           );
-          const line = Number(place[2]);
           await waitFor(
             async () => /Ln (\d+)/.exec((await page.locator(".statusbar").innerText()) ?? "")?.[1] === String(line) || undefined,
             10_000,
