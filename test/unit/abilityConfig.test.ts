@@ -8,6 +8,7 @@ import { after, before, test } from "node:test";
 import { loadProfile } from "../../src/core/config/load";
 import { parseConfig } from "../../src/core/config/parse";
 import { formatProblem, type Problem } from "../../src/core/problems";
+import { BUILT_IN_FLUENCY_TEXT } from "../../src/core/prompts/fluencyText";
 import { candidateCount, llamaParameterCount, readParameterCount, selectedCount } from "../../src/core/model/parameters";
 import { writeRandomLlama } from "../support/randomLlama";
 import { makeTinyProject, type TinyProject } from "../support/tinyProject";
@@ -216,6 +217,31 @@ test("the parameter count of config.json equals the tensors the model writer wro
   assert.equal(selectedCount(0.001, 35104), 35);
 });
 
+test("ablation.fluency: a text of one's own and a threshold; an unreadable or empty text is an error at its line", async () => {
+  const abilities = `abilities:\n  - name: ${QUANT}\n    data: ./diag/quant.diag.jsonl\n`;
+  await fs.writeFile(path.join(project.root, "neutral.txt"), "A quiet morning.\n\nThe bread was warm.\n");
+  await fs.writeFile(path.join(project.root, "blank.txt"), "\n  \n");
+  const own = await load(abilities + "ablation:\n  k: [0.01]\n  fluency:\n    text: ./neutral.txt\n    max_perplexity_ratio: 1.5\n");
+  assert.ok(own.profile, own.problems.map(formatProblem).join("\n"));
+  assert.deepEqual(own.profile.ablation!.fluency, {
+    source: path.join(project.root, "neutral.txt"),
+    text: "A quiet morning.\n\nThe bread was warm.\n",
+    maxPerplexityRatio: 1.5,
+  });
+  for (const [file, message] of [
+    ["./missing.txt", /cannot read the fluency text .*missing\.txt/],
+    ["./blank.txt", /the fluency text .*blank\.txt holds no text to score/],
+  ] as const) {
+    const { profile, problems } = await load(abilities + `ablation:\n  k: [0.01]\n  fluency:\n    text: ${file}\n`);
+    assert.equal(profile, undefined);
+    const problem = only(problems, message);
+    assert.equal(problem.code, "config.invalid-value");
+    assert.equal(problem.field, "ablation.fluency.text");
+  }
+  const low = await load(abilities + "ablation:\n  k: [0.01]\n  fluency:\n    max_perplexity_ratio: 1\n");
+  assert.equal(low.profile, undefined, "a ratio of 1 marks every variant: refused by the schema");
+});
+
 test("a complete ability section resolves: k sorted, defaults, items of the named ability, limit", async () => {
   const { profile, problems } = await load(
     `abilities:\n  - name: ${QUANT}\n    data: [./diag/quant.diag.jsonl, ./diag/mixed.diag.jsonl]\n    limit: 5\n  - name: ${SPATIAL}\n    data: ./diag/spatial.diag.jsonl\n` +
@@ -237,6 +263,7 @@ test("a complete ability section resolves: k sorted, defaults, items of the name
     backRemoval: 0,
     batchSize: 8,
     stability: false,
+    fluency: { source: "built-in", text: BUILT_IN_FLUENCY_TEXT, maxPerplexityRatio: 2 },
   });
   assert.equal(profile.seed, 1);
   assert.deepEqual(profile.bootstrap, { resamples: 1000, confidence: 0.95 });
