@@ -217,17 +217,11 @@ test(
     // a host that never built the runner: no estimate of the build's length (no guess from its cores)
     const before = await bprof(["validate", config]);
     assert.equal(before.exitCode, 0, before.stderr);
-    assert.match(
-      before.stdout,
-      /^ {2}ok: bprof-runner is built on 127\.0\.0\.1:\d+ on the first run, against libtorch \S+$/m,
-    );
+    assert.match(before.stdout, /^ {2}ok: bprof-runner is built on 127\.0\.0\.1:\d+ on the first run, against libtorch \S+$/m);
 
     const first = await bprof(["run", config], { timeout: 540_000 });
     assert.equal(first.exitCode, 0, `${first.stderr}\n${first.stdout}`);
-    assert.match(
-      first.stderr,
-      /^tiny-llama: building bprof-runner on 127\.0\.0\.1:\d+ from the bundled sources, once for this version$/m,
-    );
+    assert.match(first.stderr, /^tiny-llama: building bprof-runner on 127\.0\.0\.1:\d+ from the bundled sources, once for this version$/m);
     assert.match(first.stderr, /^bprof-runner compile \d+\/\d+, /m, "the build's progress streams back");
     const sources = await fs.readdir(path.join(cache, "sources"));
     assert.equal(sources.length, 1, "one version's sources on the host");
