@@ -94,7 +94,8 @@ class Profile {
     const int64_t ranked_per_k = static_cast<int64_t>(job_.abilities.size() * plan_.methods.size() *
                                                       (ranked_selections().size() + (plan_.has(Selection::top_chunked) ? 1 : 0)));
     top_rankings_.resize(plan_.methods.size());
-    variants_total_ = (ranked_per_k + (random_here() ? 1 : 0)) * static_cast<int64_t>(plan_.k.size());
+    variants_total_ = (ranked_per_k + (random_here() ? 1 : 0) + static_cast<int64_t>(plan_.pairs.size())) *
+                      static_cast<int64_t>(plan_.k.size());
   }
 
   void run() {
@@ -102,6 +103,7 @@ class Profile {
     command_.events.progress("variants", 0, variants_total_);
     for (const Ability& ability : job_.abilities) ability_variants(ability);
     if (random_here()) random_variants();
+    pair_variants();
     if (job_.shard.present)
       write_shard_manifest();
     else
@@ -396,6 +398,49 @@ class Profile {
     for (size_t i = 0; i < plan_.k.size(); i++) variant("", plan_.methods.front(), Selection::random, i, &ranking, n_[i]);
   }
 
+  // Two abilities ablated together: per k, the union of their top n under the first rule (its size
+  // is the variant's n). Scored as any variant; listed in the manifest's `pairs`.
+  void pair_variants() {
+    for (const auto& [a, b] : plan_.pairs) {
+      const std::vector<int64_t>& first = top_ranking_of(a);
+      const std::vector<int64_t>& second = top_ranking_of(b);
+      for (size_t i = 0; i < plan_.k.size(); i++) {
+        const std::string file = "variants/pair." + a + "+" + b + ".k" + std::to_string(i) + ".jsonl";
+        std::vector<int64_t> both(first.begin(), first.begin() + n_[i]);
+        both.insert(both.end(), second.begin(), second.begin() + n_[i]);
+        std::sort(both.begin(), both.end());
+        both.erase(std::unique(both.begin(), both.end()), both.end());
+        const int64_t n = static_cast<int64_t>(both.size());
+        if (!scores_on_disk(file)) {
+          Engine& engine = weights_();
+          engine.ablate(candidates_, both.data(), n);
+          std::string lines;
+          try {
+            const ScoredVariant scored{a + "+" + b, method_name(plan_.methods.front()), "top", plan_.k[i]};
+            lines = score_items(command_, engine, job_.items, "score", &scored);
+          } catch (...) {
+            engine.restore();
+            throw;
+          }
+          engine.restore();
+          write_file_atomic(out_ + "/" + file, lines);
+        }
+        manifest_pairs_.push_back({{"abilities", {a, b}},
+                                   {"method", method_name(plan_.methods.front())},
+                                   {"k", plan_.k[i]},
+                                   {"n", n},
+                                   {"file", file}});
+        command_.events.progress("variants", ++variants_done_, variants_total_);
+      }
+    }
+  }
+
+  const std::vector<int64_t>& top_ranking_of(const std::string& ability) const {
+    for (const auto& [id, ranking] : top_rankings_.front())
+      if (id == ability) return ranking;
+    throw RunnerError(ErrorCode::bad_job, "ablation.pairs: no top ranking of '" + ability + "'");
+  }
+
   // One variant: ablate the first n of the ranking, score, restore. Skipped when on disk.
   // `lowering`: of the n, those whose zeroing lowers the ability's loss (-1 for the random control);
   // `shared_with_top`: a top_chunked set's intersection with the exact top-n (-1 for the others).
@@ -465,6 +510,7 @@ class Profile {
                      {"variants", manifest_variants_},
                      {"overlap", overlap()}};
     if (plan_.stability) manifest["stability"] = stability_;
+    if (!plan_.pairs.empty()) manifest["pairs"] = manifest_pairs_;
     write_file_atomic(out_ + "/profile.json", manifest.dump(1) + "\n");
     command_.events.result("profile.json", static_cast<int64_t>(manifest_variants_.size()));
   }
@@ -491,6 +537,7 @@ class Profile {
   int64_t candidate_count_ = 0;
   std::vector<int64_t> n_;  // parameters zeroed at each k
   int64_t variants_total_ = 0, variants_done_ = 0;
+  json manifest_pairs_ = json::array();
   std::vector<std::vector<std::pair<std::string, std::vector<int64_t>>>> top_rankings_;  // per rule: (ability, top ranking)
   json manifest_variants_ = json::array();
   json stability_ = json::array();

@@ -176,6 +176,18 @@ AblationPlan parse_ablation(const json& v, const std::string& source) {
     if (!stability->is_boolean()) throw bad_job(source, "'ablation.stability' must be true or false, got " + describe_json(*stability));
     plan.stability = stability->get<bool>();
   }
+  auto pairs = v.find("pairs");
+  if (pairs != v.end()) {
+    if (!pairs->is_array()) throw bad_job(source, "'ablation.pairs' must be an array of [ability id, ability id]");
+    for (size_t p = 0; p < pairs->size(); p++) {
+      const json& pair = (*pairs)[p];
+      const std::string at = "'ablation.pairs[" + std::to_string(p) + "]'";
+      if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string() || !pair[1].is_string())
+        throw bad_job(source, at + " must be [ability id, ability id], got " + describe_json(pair));
+      if (pair[0] == pair[1]) throw bad_job(source, at + " names one ability twice");
+      plan.pairs.emplace_back(pair[0].get<std::string>(), pair[1].get<std::string>());
+    }
+  }
   return plan;
 }
 
@@ -340,6 +352,16 @@ Job parse_job(const std::string& text, const std::string& source) {
     auto ablation = root.find("ablation");
     if (ablation == root.end()) throw bad_job(source, "'ablation' is missing (k values and selections)");
     job.ablation = parse_ablation(*ablation, source);
+    for (size_t p = 0; p < job.ablation.pairs.size(); p++) {
+      const std::string at = "'ablation.pairs[" + std::to_string(p) + "]'";
+      // a pair's union needs both top sets, which a shard may not hold
+      if (job.shard.present) throw bad_job(source, at + ": pairs are ablated in an unsharded job only");
+      if (!job.ablation.has(Selection::top)) throw bad_job(source, at + ": pairs ablate top sets, and 'ablation.selections' has no \"top\"");
+      for (const std::string& id : {job.ablation.pairs[p].first, job.ablation.pairs[p].second}) {
+        const bool known = std::any_of(job.abilities.begin(), job.abilities.end(), [&](const Ability& a) { return a.id == id; });
+        if (!known) throw bad_job(source, at + " names '" + id + "', which is no ability of the job");
+      }
+    }
   }
   check_max_length(job, source);
   return job;

@@ -58,6 +58,8 @@ struct AblationPlan {
   // Also rank each ability's top sets from two seeded halves of its sequences and count, per k,
   // what they share (the ranking's stability, docs/method.md).
   bool stability = false;
+  // Two abilities ablated together (ids): the union of their top sets under the first rule, per k.
+  std::vector<std::pair<std::string, std::string>> pairs;
   bool has(Selection s) const;
 };
 

@@ -100,6 +100,14 @@ export const PROBLEM_CODES = {
     severity: "error",
     summary: "a second diagnostic set whose `of` names no other ability of the config, itself, or another second set (data: the nearest)",
   },
+  "config.unknown-pair-ability": {
+    severity: "error",
+    summary: "an ability of `ablation.pairs` that names no declared ability (data: the nearest)",
+  },
+  "config.bad-pairs": {
+    severity: "error",
+    summary: "`ablation.pairs` that cannot run: a pair of one ability, no `top` selection, or a sharded run",
+  },
   "config.window-too-small": { severity: "error", summary: "max_gen_toks leaves no room for the context" },
 
   // Diagnostic datasets (*.diag.jsonl): one line.

@@ -126,13 +126,15 @@ function pearson(xs: readonly number[], ys: readonly number[]): number | null {
   return sxx === 0 || syy === 0 ? null : sxy / Math.sqrt(sxx * syy);
 }
 
-function drawIndices(rand: () => number, n: number): Uint32Array {
+/** n document indices drawn with replacement. */
+export function drawIndices(rand: () => number, n: number): Uint32Array {
   const drawn = new Uint32Array(n);
   for (let i = 0; i < n; i++) drawn[i] = randomInt(rand, n);
   return drawn;
 }
 
-function resampledAis(scores: CellScores, drawn: Uint32Array): AbilityImpact {
+/** AIS of the documents `drawn` (with their multiplicity). */
+export function resampledAis(scores: CellScores, drawn: Uint32Array): AbilityImpact {
   let baseline = 0;
   let ablated = 0;
   let chance = 0;

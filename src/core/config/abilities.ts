@@ -2,6 +2,7 @@
 // and the selections), checked against the files they name and the models they will ablate.
 import * as path from "node:path";
 import { nearMissAbility, PAPER_ABILITIES } from "../abilities";
+import { resolvePairs } from "./pairs";
 import type { DiagnosticDatasetCheck, DiagnosticItem } from "../datasets/diagnostic";
 import { errorsOf, type Problem } from "../problems";
 import { isFile } from "../fsutil";
@@ -32,6 +33,8 @@ export interface ResolvedAblation {
   batchSize: number;
   /** Rank each ability's top sets from two seeded halves of its items too (docs/method.md, "Ranking stability"). */
   stability: boolean;
+  /** Two abilities ablated together (names, each pair once); absent without `ablation.pairs`. */
+  pairs?: [string, string][];
   /** The fluency measure's text and threshold (docs/method.md, "Fluency"); the config always has one, a job built without it scores none. */
   fluency?: ResolvedFluency;
 }
@@ -108,7 +111,8 @@ export async function checkAbilitySection(
     return { abilities, problems };
   }
   const fluency = await resolveFluency(config.ablation.fluency, source, context, problems);
-  const ablation = { ...resolveAblation(config.ablation), fluency };
+  const pairs = resolvePairs(config, source, problems);
+  const ablation = { ...resolveAblation(config.ablation), fluency, ...(pairs.length > 0 ? { pairs } : {}) };
   problems.push(...(await ablationProblems(config, source, context, ablation)));
   return { abilities, ablation, problems };
 }

@@ -67,6 +67,8 @@ export interface AblationSpec {
   back_removal?: number;
   batch_size?: number;
   stability?: boolean;
+  /** Two abilities ablated together: pairs of ability names, or `all` (every two). */
+  pairs?: [string, string][] | "all";
   /** The fluency measure's text (a file; default the built-in one) and threshold. */
   fluency?: { text?: string; max_perplexity_ratio?: number };
 }

@@ -28,6 +28,7 @@ export function fixesFor(problem: Problem, text: string): Fix[] {
     case "config.unknown-label":
     case "config.unknown-expected-ability":
     case "config.unknown-of-ability":
+    case "config.unknown-pair-ability":
     case "config.k-too-large":
     case "config.k-selects-nothing":
     case "config.k-out-of-range":

@@ -97,6 +97,8 @@ export interface ProfileJob extends Omit<ScoreJob, "subcommand"> {
     seed: number;
     /** Present (true) only when asked for: a job without it is the same bytes as before it existed. */
     stability?: true;
+    /** Two abilities ablated together, by id; absent without pairs. */
+    pairs?: [string, string][];
   };
 }
 
@@ -163,6 +165,7 @@ export function compileProfileJob(
   if (plan.abilities.length === 0) throw new Error("a profile job needs at least one ability");
   const { job: score, refs } = compileScoreJob(model, benchmarks, tokenizer, device);
   const ids = abilityIds(plan.abilities.map((a) => a.name));
+  const idOf = (name: string) => ids[plan.abilities.findIndex((a) => a.name === name)]!;
   const abilities = plan.abilities.map((ability, i) => {
     if (ability.items.length === 0) throw new Error(`ability ${ability.name} has no diagnostic items`);
     return {
@@ -195,6 +198,7 @@ export function compileProfileJob(
       batch_size: plan.ablation.batchSize,
       seed: plan.seed,
       ...(plan.ablation.stability ? { stability: true as const } : {}),
+      ...(plan.ablation.pairs?.length ? { pairs: plan.ablation.pairs.map(([a, b]) => [idOf(a), idOf(b)] as [string, string]) } : {}),
     },
   };
   const abilityRefs = plan.abilities.map((a, i) => ({

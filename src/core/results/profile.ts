@@ -15,6 +15,7 @@ import { cellFlips } from "../analysis/flips";
 import { fluencyOf, variantFluency } from "../analysis/fluency";
 import { benchmarkExactMatch, isGenerated, type BenchmarkItem } from "../analysis/generation";
 import { jaccardFromCounts, jaccardIndex } from "../analysis/overlap";
+import { pairImpact } from "../analysis/pairs";
 import type { ResolvedBenchmark, ResolvedGroup } from "../config/load";
 import { variantGroupCells } from "./groups";
 import type { ImportanceMethod, Selection } from "../config/types";
@@ -39,6 +40,8 @@ import {
   type ChoiceBenchmarkResult,
   type ModelFluency,
   type ModelProfile,
+  type PairCell,
+  type PairResult,
   type OverlapResult,
   type VariantBenchmark,
   type VariantResult,
@@ -63,6 +66,8 @@ export interface RunnerManifest {
     shared_with_top?: number;
   }[];
   overlap?: { method?: ImportanceMethod; k: number; n: number; abilities: string[]; intersections: number[][] }[];
+  /** With `ablation.pairs`: per pair and k, the union of the two top sets scored (`n`: its size). */
+  pairs?: { abilities: [string, string]; method?: ImportanceMethod; k: number; n: number; file: string }[];
   /** With `stability`: per ability (and rule), its halves' sizes and per k (the job's order) n and what the halves' top n share. */
   stability?: { ability: string; method?: ImportanceMethod; halves: number[]; n: number[]; shared: number[] }[];
 }
@@ -127,6 +132,7 @@ export async function readProfileOutput(outDir: string, given: ProfileInputs, ru
   const baseline = await scoresIn("baseline.jsonl");
   const variantScores = new Map<string, RunnerScores>();
   for (const v of manifest.variants) variantScores.set(v.file, await scoresIn(v.file));
+  for (const p of manifest.pairs ?? []) variantScores.set(p.file, await scoresIn(p.file));
   const sources = new Map([["baseline.jsonl", baseline], ...variantScores]);
   const decode = inputs.decode ?? noDecoder;
   const filtered = inputs.decode ? await pythonFilteredAnswers(inputs.refs, inputs.benchmarks, sources, inputs.decode) : undefined;
@@ -326,6 +332,56 @@ export function assembleProfile(
     };
   });
 
+  const pairs = (manifest.pairs ?? []).map((p): PairResult => {
+    const k = jobK(inputs.k, p.k, "profile.json pairs");
+    const scores = variantScores.get(p.file);
+    if (!scores) throw new Error(`the scores of pair ${p.file} were not read`);
+    const items = score(scores, p.file);
+    variantItems.set(variantItemsFile(p.file), items);
+    const topOf = (id: string) => {
+      const v = variants.find((x) => x.ability === id && x.selection === "top" && x.k === k && x.method === ruleOf(p.method));
+      if (!v) throw new Error(`profile.json: the pair ${p.abilities.join(" + ")} at k = ${k} has no top variant of \`${id}\``);
+      return itemsOf.get(v.file)!;
+    };
+    const [a, b] = [topOf(p.abilities[0]), topOf(p.abilities[1])];
+    return {
+      abilities: [abilityName(p.abilities[0])!, abilityName(p.abilities[1])!],
+      ability_ids: p.abilities,
+      k,
+      n: p.n,
+      scores_file: path.posix.join(runnerDir, p.file),
+      items_file: variantItemsFile(p.file),
+      benchmarks: benchmarkNames.map((name) => {
+        const before = baselineOf.get(name)!;
+        const on = (list: BenchmarkItem[]) => list.filter((i) => i.benchmark === name);
+        const cells =
+          before.length === 0
+            ? []
+            : metricsOfBenchmark.get(name)!.map((metric) => {
+                const impact = pairImpact(
+                  {
+                    baseline: scoreVector(before, metric),
+                    a: scoreVector(on(a), metric),
+                    b: scoreVector(on(b), metric),
+                    both: scoreVector(on(items), metric),
+                    chance: chancePerItem(before),
+                  },
+                  bootstrapOptions,
+                );
+                const cell: PairCell = {
+                  ais: impact.ais.defined ? impact.ais.value : null,
+                  ci: impact.aisInterval,
+                  interference: impact.interference,
+                  interference_ci: impact.interval,
+                  significant: impact.significant,
+                };
+                return [metric, cell] as const;
+              });
+        return { name, ...Object.fromEntries(cells) };
+      }),
+    };
+  });
+
   // one profile per rule: its own variants, overlap and stability; the random control in each
   const ofRule = <T extends { method: ImportanceMethod | null }>(list: readonly T[], m: ImportanceMethod): Omit<T, "method">[] =>
     list.filter((x) => x.method === null || x.method === m).map(({ method: _rule, ...rest }) => rest);
@@ -346,6 +402,7 @@ export function assembleProfile(
     variants: ofRule(results, method),
     overlap: ofRule(overlap, method),
     ...(stability ? { stability: ofRule(stability, method) } : {}),
+    ...(pairs.length > 0 && method === inputs.methods[0] ? { pairs } : {}),
     ...optionalField("fluency", modelFluency),
   }));
   return { baseline, variantItems, profiles };

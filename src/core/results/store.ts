@@ -143,6 +143,28 @@ export interface VariantFluency {
   fluent: boolean;
 }
 
+/** Two abilities ablated together at one k (ablation.pairs): the union of their top sets under the first rule. */
+export interface PairResult {
+  abilities: [string, string];
+  ability_ids: [string, string];
+  k: number;
+  /** Weights zeroed: the size of the union. */
+  n: number;
+  scores_file: string;
+  items_file: string;
+  /** Per benchmark and metric: AIS(A+B) and the interference AIS(A+B) - AIS(A) - AIS(B), each with its interval. */
+  benchmarks: ({ name: string } & Partial<Record<Metric, PairCell>>)[];
+}
+
+export interface PairCell {
+  ais: number | null;
+  ci: Interval | null;
+  interference: number | null;
+  interference_ci: Interval | null;
+  /** The interference's interval excludes 0. */
+  significant: boolean;
+}
+
 export interface ModelProfile {
   /** P: every parameter of the model once, as the runner counted it. */
   parameters: number;
@@ -160,6 +182,8 @@ export interface ModelProfile {
   overlap: OverlapResult[];
   /** Per ability, how stable its ranking is (two seeded halves of its items); only in runs with `ablation.stability`. */
   stability?: AbilityStability[];
+  /** Two abilities ablated together (ablation.pairs), in the first rule's profile; absent without pairs. */
+  pairs?: PairResult[];
   /** The unablated model's fluency measure; absent in runs made before it existed. */
   fluency?: ModelFluency;
 }

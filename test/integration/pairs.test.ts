@@ -1,0 +1,78 @@
+// Two abilities ablated together with the real runner on the tiny project (ablation.pairs): the
+// runner zeroes the union of the two top sets, and results.json holds per benchmark the pair's
+// AIS and the interference AIS(A+B) - AIS(A) - AIS(B), recomputed here by hand from the item files
+// (its interval too: the same seeded draws of documents, the four score vectors resampled alike).
+import assert from "node:assert/strict";
+import { promises as fs } from "node:fs";
+import { test } from "node:test";
+import { abilityImpactScore, scoreVector, type ScoreVector } from "../../src/core/analysis/ais";
+import { percentile } from "../../src/core/analysis/bootstrap";
+import { loadProfile } from "../../src/core/config/load";
+import { RunItems } from "../../src/core/report/load";
+import { randomInt, seededRandom } from "../../src/core/random";
+import { runProfile } from "../../src/core/run";
+import type { Results } from "../../src/core/results/store";
+import { runnerPath } from "../support/cli";
+import { CONFIG_YAML, makeProfileProject, QUANT, SPATIAL } from "../support/profileProject";
+
+test("a pair of abilities: the union of their top sets ablated, its AIS and interference by hand", { timeout: 300_000 }, async (t) => {
+  const config = CONFIG_YAML.replace("  selections: [top, random]\n", `  selections: [top, random]\n  pairs: [[${QUANT}, ${SPATIAL}]]\n`);
+  const p = await makeProfileProject({ config });
+  t.after(() => fs.rm(p.root, { recursive: true, force: true }));
+  const { profile, problems } = await loadProfile(p.configPath);
+  assert.ok(profile, problems.map((x) => x.message).join("\n"));
+  assert.deepEqual(profile.ablation!.pairs, [[QUANT, SPATIAL]]);
+  const outcome = await runProfile(profile, { runner: { path: runnerPath, sourcesDir: "", cacheDir: "" } });
+  const results = JSON.parse(await fs.readFile(outcome.resultsFile, "utf8")) as Results;
+  const model = results.models[0]!;
+  const pairs = model.profile!.pairs!;
+  assert.equal(pairs.length, 2, "one per k");
+  const items = new RunItems(outcome.runDir);
+  const baseline = (await items.baseline(model.name)).filter((i) => i.benchmark === "tiny_yes");
+  const { resamples, confidence, seed } = model.profile!.bootstrap;
+  for (const pair of pairs) {
+    assert.deepEqual(pair.abilities, [QUANT, SPATIAL]);
+    // The union's size: n + n - |A n B|, the two top sets' intersection the run reports as overlap.
+    const overlap = model.profile!.overlap.find((o) => o.k === pair.k)!;
+    assert.equal(pair.n, 2 * overlap.n - overlap.intersections[0]![1]!);
+    const top = (ability: string) => model.profile!.variants.find((v) => v.ability === ability && v.selection === "top" && v.k === pair.k)!;
+    const vector = async (file: string): Promise<ScoreVector> =>
+      scoreVector(
+        (await items.variant(model.name, file)).filter((i) => i.benchmark === "tiny_yes"),
+        "acc",
+      );
+    const base = scoreVector(baseline, "acc");
+    const [a, b, both] = [await vector(top(QUANT).items_file), await vector(top(SPATIAL).items_file), await vector(pair.items_file)];
+    const chance = 0.5; // two choices a document
+    const aisOn = (ablated: ScoreVector, drawn: number[]) => {
+      const mean = (v: ScoreVector) => drawn.reduce((s, i) => s + v[i]!, 0) / drawn.length;
+      const x = abilityImpactScore({ baseline: mean(base), ablated: mean(ablated), chance });
+      return x.defined ? x.value : null;
+    };
+    const all = base.length;
+    const everyDocument = Array.from({ length: all }, (_, i) => i);
+    const cell = pair.benchmarks.find((x) => x.name === "tiny_yes")!.acc!;
+    assert.equal(cell.ais, aisOn(both, everyDocument));
+    const [x, y, z] = [aisOn(both, everyDocument), aisOn(a, everyDocument), aisOn(b, everyDocument)];
+    t.diagnostic(
+      `k = ${pair.k}: n = ${pair.n}, AIS ${x} ${y} ${z}, interference ${cell.interference} ${JSON.stringify(cell.interference_ci)}`,
+    );
+    if (x === null || y === null || z === null) {
+      assert.equal(cell.interference, null);
+      continue;
+    }
+    assert.ok(Math.abs(cell.interference! - (x - y - z)) < 1e-12);
+    const rand = seededRandom(seed);
+    const values: number[] = [];
+    for (let r = 0; r < resamples; r++) {
+      const drawn = Array.from({ length: all }, () => randomInt(rand, all));
+      const [p2, a2, b2] = [aisOn(both, drawn), aisOn(a, drawn), aisOn(b, drawn)];
+      if (p2 !== null && a2 !== null && b2 !== null) values.push(p2 - a2 - b2);
+    }
+    values.sort((m, n) => m - n);
+    const tail = (1 - confidence) / 2;
+    assert.ok(Math.abs(cell.interference_ci!.low - percentile(values, tail)) < 1e-12);
+    assert.ok(Math.abs(cell.interference_ci!.high - percentile(values, 1 - tail)) < 1e-12);
+    assert.equal(cell.significant, cell.interference_ci!.low > 0 || cell.interference_ci!.high < 0);
+  }
+});
