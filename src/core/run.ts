@@ -25,6 +25,7 @@ import type { AbilityRef, ItemRef, ProfileJob } from "./plan/job";
 import { randomVariants, variantsPerAbility } from "./plan/shards";
 import type { ModelTokenizer } from "./prompts/tokenize";
 import { baselineAccuracies, readProfileOutput } from "./results/profile";
+import { withoutFluencyItems } from "./prompts/fluencyText";
 import { baselineGroups } from "./results/groups";
 import { decodingOnce, extrasOf, pythonFilteredAnswers, readRunnerScores, scoredItems } from "./results/items";
 import { pythonTaskScores } from "./results/taskScores";
@@ -399,6 +400,8 @@ async function writeJob(
   if (resume) {
     const existing = await fs.readFile(jobFile, "utf8").catch(() => undefined);
     if (existing !== undefined) {
+      // a run started before the fluency measure resumes as it was, without it
+      if (existing !== text && existing === JSON.stringify(withoutFluencyItems(job), null, 2) + "\n") return existing;
       if (existing !== text) {
         const why = onlySpecialTokensAdded(existing, job, specialsBefore)
           ? "it was tokenized without the tokenizer's special tokens (BOS), as lm-eval did before 0.4.10, and contexts now start with them; " +
@@ -518,7 +521,9 @@ async function profileResults(
       bootstrap: profile.bootstrap,
       decode: tokenizer.decode,
       ...(profile.groups ? { groups: profile.groups } : {}),
-      ...(ablation.fluency ? { fluency: { source: ablation.fluency.source, maxPerplexityRatio: ablation.fluency.maxPerplexityRatio } } : {}),
+      ...(ablation.fluency
+        ? { fluency: { source: ablation.fluency.source, maxPerplexityRatio: ablation.fluency.maxPerplexityRatio } }
+        : {}),
     },
     path.relative(dir, outDir),
   );

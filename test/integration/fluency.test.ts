@@ -10,7 +10,7 @@ import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
 import { loadProfile } from "../../src/core/config/load";
-import { runProfile } from "../../src/core/run";
+import { resumeRun, runProfile } from "../../src/core/run";
 import { fluencyParagraphs, BUILT_IN_FLUENCY_TEXT, FLUENCY_ID_PREFIX } from "../../src/core/prompts/fluencyText";
 import { readRunnerScores } from "../../src/core/results/items";
 import type { Results } from "../../src/core/results/store";
@@ -76,4 +76,28 @@ test("a config's own text and threshold: every variant past a threshold just abo
     profile.variants.some((v) => !v.fluency!.fluent),
     "zeroing 1% of the weights raises the perplexity of some variant",
   );
+});
+
+test("a run started before the fluency measure resumes as it was, without it", { timeout: 300_000 }, async (t) => {
+  const p = await makeProfileProject();
+  t.after(() => fs.rm(p.root, { recursive: true, force: true }));
+  const { profile } = await loadProfile(p.configPath);
+  // compiled as an older version compiled it: no fluency text in the job; stopped before its last variant
+  delete profile!.ablation!.fluency;
+  const runner = { runner: { path: runnerPath, sourcesDir: "", cacheDir: "" } };
+  const first = await runProfile(profile!, runner);
+  const runnerDir = path.join(first.runDir, "models", "tiny-llama", "runner");
+  const variants = (await fs.readdir(path.join(runnerDir, "variants"))).sort();
+  await fs.rm(path.join(runnerDir, "variants", variants.at(-1)!));
+  await fs.rm(path.join(runnerDir, "profile.json"));
+  await fs.rm(first.resultsFile);
+  const outcome = await resumeRun(first.runDir, runner);
+  const results = JSON.parse(await fs.readFile(outcome.resultsFile, "utf8")) as Results;
+  const resumed = results.models[0]!.profile!;
+  assert.equal(resumed.fluency, undefined);
+  assert.ok(resumed.variants.every((v) => v.fluency === undefined));
+  const job = JSON.parse(await fs.readFile(path.join(first.runDir, "models", "tiny-llama", "job.json"), "utf8")) as {
+    items: { id: string }[];
+  };
+  assert.ok(!job.items.some((i) => i.id.startsWith(FLUENCY_ID_PREFIX)), "the job is the one the run started with");
 });

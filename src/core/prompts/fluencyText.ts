@@ -53,3 +53,9 @@ export function fluencyItems(
     return { id: `${FLUENCY_ID_PREFIX}${i}`, context, choices: [continuation.slice(0, room)] };
   });
 }
+
+/** A job as it was compiled before the fluency measure: its items without the fluency text's. */
+export function withoutFluencyItems<T extends object>(job: T): T {
+  const items = (job as { items?: { id: string }[] }).items;
+  return items ? { ...job, items: items.filter((i) => !i.id.startsWith(FLUENCY_ID_PREFIX)) } : job;
+}
