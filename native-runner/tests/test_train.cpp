@@ -391,6 +391,43 @@ TEST(Train, TiedEmbeddingsAreSavedOnce) {
   EXPECT_EQ(weights.lm_head.data_ptr(), weights.embed_tokens.data_ptr());
 }
 
+// A family from the table trains as Llama does: Gemma 2's four norms a layer are in the checkpoint,
+// initialized to zero (its RMSNorm scales by 1 + weight: the identity, as ones are for Llama), and
+// the loss falls.
+TEST(Train, Gemma2StartsFromIdentityNormsAndLearns) {
+  TempDir dir;
+  auto gemma_job = [](int64_t steps) {
+    json job = train_job(steps);
+    json& config = job["config"];
+    config["model_type"] = "gemma2";
+    config["head_dim"] = 8;
+    config["sliding_window"] = 4;
+    config.erase("hidden_act");
+    config.erase("tie_word_embeddings");  // Gemma2Config ties by default
+    return job;
+  };
+  RunResult r0 = run_runner("train", dir.file("job0.json"), gemma_job(0), dir.file("initial"));
+  ASSERT_EQ(r0.exit_code, 0) << r0.out;
+  Checkpoint initial(dir.file("initial"));
+  EXPECT_EQ(initial.find("lm_head.weight"), nullptr);
+  int norms = 0;
+  for (const auto& kv : initial.entries()) {
+    if (kv.first.find("norm.weight") == std::string::npos) continue;
+    norms++;
+    std::vector<float> values(static_cast<size_t>(kv.second.info->shape.at(0)));
+    std::memcpy(values.data(), kv.second.file->data(*kv.second.info), values.size() * sizeof(float));  // the mapping may be unaligned
+    for (float v : values) EXPECT_EQ(v, 0.0f) << kv.first;
+  }
+  EXPECT_EQ(norms, 2 * 4 + 1);
+
+  RunResult r = run_runner("train", dir.file("job.json"), gemma_job(60), dir.file("trained"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  json log = json::parse(test::read_file(dir.file("trained") + "/train.json"));
+  const double first = log["loss"][0], last = log["loss"][59];
+  EXPECT_LT(last, 0.6 * first) << r.out;
+  EXPECT_TRUE(load_model_config(dir.file("trained")).tie_word_embeddings);
+}
+
 TEST(Train, SigtermStopsBetweenStepsAndWritesNothing) {
   TempDir dir;
   bool signalled = false;
