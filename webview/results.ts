@@ -368,6 +368,34 @@ function consistencyPage(v: ResultsView): HTMLElement {
   return page;
 }
 
+/** Two abilities ablated together (ablation.pairs): the interference per benchmark at this k. */
+function pairsPage(v: ResultsView): HTMLElement {
+  const p = v.profile!;
+  const page = element("div");
+  const number = (x: number) => x.toFixed(3);
+  page.append(
+    element(
+      "p",
+      `The interference AIS(A+B) − AIS(A) − AIS(B) of each pair with its ${Math.round(p.bootstrap.confidence * 100)}% interval ` +
+        `(* it excludes 0; 0 when the two effects add up, negative when the union removes less than both alone), then the AIS of the union of the two top sets.`,
+    ),
+    table(
+      ["abilities", "n", ...p.pairs[0]!.cells.map((c) => c.benchmark)],
+      p.pairs.map((pair) => [
+        pair.abilities.join(" + "),
+        pair.n.toLocaleString("en-US"),
+        ...pair.cells.map((c) =>
+          c.interference === null
+            ? "n/a"
+            : `${number(c.interference)}${c.significant ? "*" : ""}${c.interferenceCi ? ` [${number(c.interferenceCi.low)}, ${number(c.interferenceCi.high)}]` : ""}; AIS ${number(c.ais!)}`,
+        ),
+      ]),
+      "pairs",
+    ),
+  );
+  return page;
+}
+
 function methodPage(v: ResultsView): HTMLElement {
   const p = v.profile!;
   const page = element("div");
@@ -537,6 +565,7 @@ function render(v: ResultsView): void {
       ["Labels", labelsPage(v)],
       ...(v.profile.expectations.length > 0 ? ([["Expected", expectationsPage(v)]] as [string, HTMLElement][]) : []),
       ...(v.profile.consistency.length > 0 ? ([["Consistency", consistencyPage(v)]] as [string, HTMLElement][]) : []),
+      ...(v.profile.pairs.length > 0 ? ([["Pairs", pairsPage(v)]] as [string, HTMLElement][]) : []),
       ["Method", methodPage(v)],
     ]),
   );

@@ -13,6 +13,7 @@ import { JobCompileError } from "../core/plan/job";
 import { isDirectory, isFile, writeFileAtomic } from "../core/fsutil";
 import { isReportFormat, renderReport, REPORT_EXTENSIONS, REPORT_FORMATS } from "../core/report";
 import { loadRun, ReportInputError } from "../core/report/load";
+import { pairsCostLine } from "../core/config/pairs";
 import { compareProfiles, type ProfileRef } from "../core/report/compare";
 import { COMPARE_FORMATS, isCompareFormat, renderComparison } from "../core/report/compareFormats";
 import { buildReport } from "../core/report/model";
@@ -147,6 +148,10 @@ async function validate(configFile: string, runner: string | undefined, askTarge
   if (!profile || errorsOf(problems).length > 0) return EXIT.badInput;
   process.stdout.write(`${path.resolve(configFile)}: ok\n`);
   for (const line of await shardSplitLines(profile, await usableCores())) process.stdout.write(line + "\n");
+  if (profile.ablation?.pairs?.length) {
+    const items = profile.benchmarks.reduce((n, b) => n + b.task.items.length, 0);
+    process.stdout.write(pairsCostLine(profile.ablation.pairs, profile.ablation.k.length, items) + "\n");
+  }
   if (!askTarget || profile.target.kind === "local") return EXIT.ok;
   process.stdout.write(`target: ${describeTarget(profile.target)}\n`);
   const checks = await checkTarget(profile.target, profile.models, runnerSpec(runner));

@@ -8,11 +8,14 @@ import { test } from "node:test";
 import { abilityImpactScore, scoreVector, type ScoreVector } from "../../src/core/analysis/ais";
 import { percentile } from "../../src/core/analysis/bootstrap";
 import { loadProfile } from "../../src/core/config/load";
-import { RunItems } from "../../src/core/report/load";
+import { renderHtml } from "../../src/core/report/html";
+import { loadRun, RunItems } from "../../src/core/report/load";
+import { renderMarkdown } from "../../src/core/report/markdown";
+import { buildReport } from "../../src/core/report/model";
 import { randomInt, seededRandom } from "../../src/core/random";
 import { runProfile } from "../../src/core/run";
 import type { Results } from "../../src/core/results/store";
-import { runnerPath } from "../support/cli";
+import { bprof, runnerPath } from "../support/cli";
 import { CONFIG_YAML, makeProfileProject, QUANT, SPATIAL } from "../support/profileProject";
 
 test("a pair of abilities: the union of their top sets ablated, its AIS and interference by hand", { timeout: 300_000 }, async (t) => {
@@ -30,6 +33,30 @@ test("a pair of abilities: the union of their top sets ablated, its AIS and inte
   const items = new RunItems(outcome.runDir);
   const baseline = (await items.baseline(model.name)).filter((i) => i.benchmark === "tiny_yes");
   const { resamples, confidence, seed } = model.profile!.bootstrap;
+  // The report shows them per k, under the section's metric.
+  const report = await buildReport(await loadRun(outcome.runDir));
+  for (const section of report.models[0]!.profile!.sections) {
+    const pair = pairs.find((x) => x.k === section.k)!;
+    const acc = pair.benchmarks[0]!.acc!;
+    assert.deepEqual(section.pairs, [
+      {
+        abilities: [QUANT, SPATIAL],
+        n: pair.n,
+        cells: [
+          {
+            benchmark: "tiny_yes",
+            ais: acc.ais,
+            ci: acc.ci,
+            interference: acc.interference,
+            interferenceCi: acc.interference_ci,
+            significant: acc.significant,
+          },
+        ],
+      },
+    ]);
+  }
+  assert.match(renderMarkdown(report), /\*\*Two abilities at once\*\*/);
+  assert.match(renderHtml(report, { script: "" }), new RegExp(`<th scope="row">${QUANT} \\+ ${SPATIAL}</th>`));
   for (const pair of pairs) {
     assert.deepEqual(pair.abilities, [QUANT, SPATIAL]);
     // The union's size: n + n - |A n B|, the two top sets' intersection the run reports as overlap.
@@ -75,4 +102,26 @@ test("a pair of abilities: the union of their top sets ablated, its AIS and inte
     assert.ok(Math.abs(cell.interference_ci!.high - percentile(values, 1 - tail)) < 1e-12);
     assert.equal(cell.significant, cell.interference_ci!.low > 0 || cell.interference_ci!.high < 0);
   }
+});
+
+test("bprof validate states what pairs cost, and names a misspelt ability of a pair where it is written", async (t) => {
+  const good = CONFIG_YAML.replace("  selections: [top, random]\n", `  selections: [top, random]\n  pairs: all\n`);
+  const p = await makeProfileProject({ config: good });
+  t.after(() => fs.rm(p.root, { recursive: true, force: true }));
+  const ok = await bprof(["validate", p.configPath]);
+  assert.equal(ok.exitCode, 0, ok.stderr);
+  // all: the one pair of the two abilities, at the config's two k; the tiny benchmark has 8 documents
+  assert.match(ok.stdout, /ablation\.pairs: 1 pair x 2 k = 2 more variants per model, each scoring the 8 benchmark items once/);
+  const bad = CONFIG_YAML.replace(
+    "  selections: [top, random]\n",
+    `  selections: [top, random]\n  pairs: [[${QUANT}, Spatial Reasonin]]\n`,
+  );
+  await fs.writeFile(p.configPath, bad);
+  const refused = await bprof(["validate", p.configPath]);
+  assert.equal(refused.exitCode, 2);
+  const line = bad.split("\n").findIndex((l) => l.includes("pairs:")) + 1;
+  assert.match(
+    refused.stderr,
+    new RegExp(`:${line}:\\d+: error: \`Spatial Reasonin\` is not one of this config's abilities: did you mean \`${SPATIAL}\`\\?`),
+  );
 });

@@ -344,6 +344,7 @@ function kSection(
 
   if (s.expectations.length > 0) out.push(expectationsTable(s, confidence, counter));
   if (s.consistency.length > 0) out.push(consistencyTable(s, confidence, counter));
+  if (s.pairs.length > 0) out.push(pairsTable(s, confidence, counter));
 
   if (s.hasSpecificity) {
     const top = s.rows.filter((r) => r.selection === "top");
@@ -528,6 +529,32 @@ function consistencyTable(s: KSection, confidence: string, counter: Counter): st
             ? `<span class="muted">none</span>`
             : c.disagreements.map((d) => `${esc(d.benchmark)} (${num(d.ais)} vs ${num(d.setAis)})`).join("; ")
         }</td></tr>`,
+    ),
+    CLOSE_TABLE,
+  ].join("\n");
+}
+
+/** Two abilities ablated together (ablation.pairs): the interference per benchmark. */
+function pairsTable(s: KSection, confidence: string, counter: Counter): string {
+  const columns = s.pairs[0]!.cells.map((c) => c.benchmark);
+  return [
+    openTable(
+      "booktabs cells",
+      counter.table(),
+      `Two abilities at once at <i>k</i> = ${formatK(s.k)} (${esc(s.metricLabel)}): the interference AIS(A+B) ${MINUS} AIS(A) ${MINUS} AIS(B) ` +
+        `with ${confidence} CI bounds (<b>*</b> = the CI excludes 0; 0 when the two effects add up, negative when the union removes less ` +
+        `than both alone), then the AIS of the union of the two top sets (<i>n</i> weights).`,
+    ),
+    `<thead><tr><th>abilities</th><th><i>n</i></th>${columns.map((b) => `<th>${esc(b)}</th>`).join("")}</tr></thead><tbody>`,
+    ...s.pairs.map(
+      (p) =>
+        `<tr><th scope="row">${p.abilities.map(esc).join(" + ")}</th><td>${formatCount(p.n)}</td>${p.cells
+          .map((c) => {
+            if (c.interference === null) return `<td class="na">n/a<span class="ci">AIS ${c.ais === null ? "n/a" : num(c.ais)}</span></td>`;
+            const ci = c.interferenceCi ? ` ${formatInterval(c.interferenceCi, 3, MINUS)}` : "";
+            return `<td${c.significant ? ' class="sig"' : ""}>${num(c.interference)}${c.significant ? "*" : ""}<span class="ci">${ci.trim()}; AIS ${num(c.ais!)}</span></td>`;
+          })
+          .join("")}</tr>`,
     ),
     CLOSE_TABLE,
   ].join("\n");

@@ -266,6 +266,31 @@ function kSection(s: KSection, parameters: number, confidence: string, rule?: st
     );
   }
 
+  if (s.pairs.length > 0) {
+    out.push(
+      `**Two abilities at once** (\`ablation.pairs\`): per benchmark, the interference AIS(A+B) − AIS(A) − AIS(B) with its ${confidence} CI ` +
+        "(**bold**: it excludes 0; 0 when the two effects add up), and in brackets the AIS of the union of the two top sets.",
+      "",
+    );
+    out.push(
+      ...table(
+        ["abilities", "n", ...s.benchmarks.slice(0, s.pairs[0]!.cells.length).map(escapeMarkdown)],
+        s.pairs.map((p) => [
+          p.abilities.map(escapeMarkdown).join(" + "),
+          String(p.n),
+          ...p.cells.map((c) => {
+            if (c.interference === null) return `n/a (AIS ${c.ais === null ? "n/a" : num(c.ais)})`;
+            const value = c.significant ? `**${num(c.interference)}**` : num(c.interference);
+            const ci = c.interferenceCi ? ` [${num(c.interferenceCi.low)}, ${num(c.interferenceCi.high)}]` : "";
+            return `${value}${ci} (AIS ${num(c.ais!)})`;
+          }),
+        ]),
+        ["l", "r", ...s.pairs[0]!.cells.map(() => "r" as const)],
+      ),
+      "",
+    );
+  }
+
   if (s.hasSpecificity) {
     out.push(`**Specificity**: AIS minus the random control's AIS at the same k, with ${confidence} CI.`, "");
     const top = s.rows.filter((r) => r.selection === "top");

@@ -370,6 +370,23 @@ async function section(
     labels: labelChecks(model, rows),
     expectations: expectationChecks(model.benchmarks, rows),
     consistency: consistencyChecks(profile.abilities, rows),
+    pairs: (profile.pairs ?? [])
+      .filter((p) => p.k === k)
+      .map((p) => ({
+        abilities: p.abilities,
+        n: p.n,
+        cells: model.benchmarks.map((b, c) => {
+          const cell = p.benchmarks.find((x) => x.name === b.name)?.[metrics[c]!];
+          return {
+            benchmark: b.name,
+            ais: cell?.ais ?? null,
+            ci: cell?.ci ?? null,
+            interference: cell?.interference ?? null,
+            interferenceCi: cell?.interference_ci ?? null,
+            significant: cell?.significant ?? false,
+          };
+        }),
+      })),
     hasSpecificity: rows.some((r) => r.cells.some((c) => c.specificity !== undefined)),
     heatmap: greyNotFluent(heatmapOf(id, title, rows, columns, reasons, metricLabel, limit, confidence), rows, profile.fluency),
   };

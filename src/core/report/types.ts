@@ -143,6 +143,24 @@ export interface KSection {
   expectations: ExpectationCheck[];
   /** Each ability with a second diagnostic set (`of`): its two AIS rows compared at this k; empty without one. */
   consistency: ConsistencyCheck[];
+  /** Two abilities ablated together at this k (ablation.pairs), under the first rule; empty without pairs. */
+  pairs: PairReport[];
+}
+
+/** A pair of abilities ablated together at one k: per benchmark (the section's metric) its AIS and interference. */
+export interface PairReport {
+  abilities: [string, string];
+  /** Weights zeroed: the union of the two top sets. */
+  n: number;
+  cells: {
+    benchmark: string;
+    ais: number | null;
+    ci: Interval | null;
+    /** AIS(A+B) - AIS(A) - AIS(B). */
+    interference: number | null;
+    interferenceCi: Interval | null;
+    significant: boolean;
+  }[];
 }
 
 /** An ability's AIS row against its second diagnostic set's at one k (report/consistency.ts). */

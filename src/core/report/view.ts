@@ -18,6 +18,7 @@ import type {
   KSection,
   LabelCheck,
   NegativeCell,
+  PairReport,
   ReportCell,
   ReportRow,
   RuleComparison,
@@ -74,6 +75,8 @@ export interface ProfileView {
   expectations: ExpectationCheck[];
   /** Abilities with a second diagnostic set: the two AIS rows compared at this k; empty without one. */
   consistency: ConsistencyCheck[];
+  /** Two abilities ablated together at this k; empty without pairs. */
+  pairs: PairReport[];
   overlap: OverlapResult | null;
   /** Cells of the figure's rows with a negative AIS (documents are asked for one cell at a time). */
   negativeCells: NegativeCell[];
@@ -200,6 +203,7 @@ function profileView(
     labels: section.labels,
     expectations: section.expectations,
     consistency: section.consistency,
+    pairs: section.pairs,
     overlap: section.overlap,
     negativeCells: section.negativeCells.filter((c) => c.selection === selection),
     rows: rows.map((r: ReportRow) => ({
