@@ -113,6 +113,8 @@ test("a benchmark's expects: the declared abilities, as list items (block and fl
     assert.deepEqual(items.map((i) => i.label).sort(), ["Moral Reasoning", "Spatial Reasoning"], marked);
     assert.equal(items[0]!.insertText, items[0]!.label, "a list item is the name alone");
   }
+  const pairs = complete(`${declared}ablation:\n  k: [0.01]\n  pairs: [[Spatial Reasoning, Mo|]]\n`);
+  assert.deepEqual(pairs.map((i) => i.label).sort(), ["Moral Reasoning", "Spatial Reasoning"], "the abilities of ablation.pairs");
   const keys = complete(`benchmarks:\n  - task: a.yaml\n    expects:\n      Spatial Reasoning: 0.6\n      Mo|\n${declared}`);
   assert.ok(
     keys.some((i) => i.label === "Moral Reasoning" && i.insertText === "Moral Reasoning: "),
