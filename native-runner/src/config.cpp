@@ -294,6 +294,7 @@ void gemma_switches(ModelConfig& c, const Fields& f, const json& root, double lo
   llama_switches(c, f, root);
   c.mlp_bias = false;  // Gemma's MLP has none
   c.embedding_multiplier = static_cast<float>(std::sqrt(static_cast<double>(c.hidden_size)));
+  c.embedding_multiplier_in_dtype = true;
   c.norm_weight_offset = 1.0;
   c.post_norms = true;
   const std::string act = f.string("hidden_activation", "gelu_pytorch_tanh");

@@ -65,6 +65,9 @@ struct ModelConfig {
   Activation activation = Activation::silu;
   // Granite's multipliers (neutral in every other family).
   double embedding_multiplier = 1.0;  // the embeddings times this
+  // Gemma: the multiplier is a tensor of the compute dtype (HF's embed_scale buffer cast to the
+  // weights' dtype), so in bfloat16 sqrt(3584) = 59.87 multiplies as 59.75; Granite's is a Python float.
+  bool embedding_multiplier_in_dtype = false;
   double residual_multiplier = 1.0;   // attention's and the MLP's outputs times this before each residual add
   double attention_multiplier = 0.0;  // the attention scores' scale; 0: 1 / sqrt(head_dim)
   double logits_scaling = 1.0;        // the logits divided by this

@@ -19,6 +19,7 @@
 #include <ATen/ops/pow.h>
 #include <ATen/ops/reciprocal.h>
 #include <ATen/ops/rsqrt.h>
+#include <ATen/ops/scalar_tensor.h>
 #include <ATen/ops/silu.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/zeros.h>
@@ -509,11 +510,18 @@ at::Tensor LlamaModel::logits(const at::Tensor& hidden) const {
   return out;
 }
 
-// The token embeddings, times Granite's embedding_multiplier or Gemma's sqrt(hidden_size) (a fresh tensor: in place without autograd).
+double embedding_scale(const ModelConfig& config, at::ScalarType dtype) {
+  if (!config.embedding_multiplier_in_dtype) return config.embedding_multiplier;
+  return at::scalar_tensor(config.embedding_multiplier, at::TensorOptions().dtype(dtype)).item<double>();
+}
+
+// The token embeddings, times Granite's embedding_multiplier or Gemma's sqrt(hidden_size) (a fresh
+// tensor: in place without autograd).
 at::Tensor LlamaModel::embed(const at::Tensor& tokens) const {
   at::Tensor x = at::embedding(weights_.embed_tokens, tokens);
   if (config_.embedding_multiplier == 1.0) return x;
-  return at::GradMode::is_enabled() ? x * config_.embedding_multiplier : x.mul_(config_.embedding_multiplier);
+  const double scale = embedding_scale(config_, x.scalar_type());
+  return at::GradMode::is_enabled() ? x * scale : x.mul_(scale);
 }
 
 // ----------------------------------------------------------------------------

@@ -140,6 +140,9 @@ class LlamaModel {
   mutable std::vector<MlpGradientSums>* gradient_sums_ = nullptr;
 };
 
+// What the embeddings are multiplied by in the compute dtype (exposed for tests).
+double embedding_scale(const ModelConfig& config, at::ScalarType dtype);
+
 // RoPE inverse frequencies in float32, scaled as the config says (exposed for tests).
 at::Tensor rope_inv_freq(const ModelConfig& config, at::Device device);
 

@@ -228,6 +228,25 @@ TEST(Families, ShapesOnlyLoadOfALlama31RopeScalingModel) {
   EXPECT_TRUE(on_meta.is_meta());
 }
 
+// Gemma's embedding scale is a tensor of the compute dtype in transformers (embed_scale cast to the
+// weights' dtype): sqrt(3584) multiplies as 59.75 in bfloat16, as its float32 value in float32;
+// Granite's multiplier is a Python float, the same in every dtype.
+TEST(Families, GemmaEmbeddingScaleIsRoundedToTheComputeDtype) {
+  nlohmann::json config = test::tiny_llama_config(TinyLlamaSpec{});
+  config["model_type"] = "gemma2";
+  config["hidden_size"] = 3584;
+  config["head_dim"] = 8;
+  config.erase("hidden_act");
+  const ModelConfig gemma = parse_model_config(config.dump(), "config.json");
+  EXPECT_EQ(embedding_scale(gemma, at::kFloat), static_cast<double>(static_cast<float>(std::sqrt(3584.0))));
+  EXPECT_EQ(embedding_scale(gemma, at::kBFloat16), 59.75);
+  config["model_type"] = "granite";
+  config["hidden_act"] = "silu";
+  config["embedding_multiplier"] = 59.866;
+  const ModelConfig granite = parse_model_config(config.dump(), "config.json");
+  EXPECT_EQ(embedding_scale(granite, at::kBFloat16), 59.866);
+}
+
 // --- scoring with a KV cache ----------------------------------------------
 
 // Contexts of 1..14 tokens and choices of 1..9 tokens in one batch; one item needs no choice pass.
