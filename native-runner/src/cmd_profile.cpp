@@ -94,8 +94,8 @@ class Profile {
     const int64_t ranked_per_k = static_cast<int64_t>(job_.abilities.size() * plan_.methods.size() *
                                                       (ranked_selections().size() + (plan_.has(Selection::top_chunked) ? 1 : 0)));
     top_rankings_.resize(plan_.methods.size());
-    variants_total_ = (ranked_per_k + (random_here() ? 1 : 0) + static_cast<int64_t>(plan_.pairs.size())) *
-                      static_cast<int64_t>(plan_.k.size());
+    variants_total_ =
+        (ranked_per_k + (random_here() ? 1 : 0) + static_cast<int64_t>(plan_.pairs.size())) * static_cast<int64_t>(plan_.k.size());
   }
 
   void run() {
@@ -425,11 +425,8 @@ class Profile {
           engine.restore();
           write_file_atomic(out_ + "/" + file, lines);
         }
-        manifest_pairs_.push_back({{"abilities", {a, b}},
-                                   {"method", method_name(plan_.methods.front())},
-                                   {"k", plan_.k[i]},
-                                   {"n", n},
-                                   {"file", file}});
+        manifest_pairs_.push_back(
+            {{"abilities", {a, b}}, {"method", method_name(plan_.methods.front())}, {"k", plan_.k[i]}, {"n", n}, {"file", file}});
         command_.events.progress("variants", ++variants_done_, variants_total_);
       }
     }

@@ -356,7 +356,8 @@ Job parse_job(const std::string& text, const std::string& source) {
       const std::string at = "'ablation.pairs[" + std::to_string(p) + "]'";
       // a pair's union needs both top sets, which a shard may not hold
       if (job.shard.present) throw bad_job(source, at + ": pairs are ablated in an unsharded job only");
-      if (!job.ablation.has(Selection::top)) throw bad_job(source, at + ": pairs ablate top sets, and 'ablation.selections' has no \"top\"");
+      if (!job.ablation.has(Selection::top))
+        throw bad_job(source, at + ": pairs ablate top sets, and 'ablation.selections' has no \"top\"");
       for (const std::string& id : {job.ablation.pairs[p].first, job.ablation.pairs[p].second}) {
         const bool known = std::any_of(job.abilities.begin(), job.abilities.end(), [&](const Ability& a) { return a.id == id; });
         if (!known) throw bad_job(source, at + " names '" + id + "', which is no ability of the job");

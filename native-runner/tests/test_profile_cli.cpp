@@ -331,6 +331,39 @@ TEST(Profile, StabilityComparesTheTopSetsOfTwoHalvesWithoutChangingTheRankings) 
   EXPECT_EQ(json::parse(test::read_file(dir.file("halves/profile.json")))["stability"], manifest["stability"]);
 }
 
+// `pairs`: per pair and k the union of the two top n is zeroed (n: the union's size, from the two
+// rankings on disk), scored into its own file and listed in the manifest; resumed, it is read back.
+TEST(Profile, APairZeroesTheUnionOfTwoTopSets) {
+  TempDir dir;
+  test::Weights weights = test::write_tiny_llama(dir.path());
+  const int64_t p = parameter_count(weights);
+  json job = profile_job(dir.path());
+  job["ablation"]["selections"] = {"top"};
+  job["ablation"]["pairs"] = json::array({json::array({"quant", "temporal"})});
+  test::write_file(dir.file("job.json"), job.dump());
+  RunResult r = run_profile(dir.file("job.json"), dir.file("out"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json manifest = json::parse(test::read_file(dir.file("out/profile.json")));
+  ASSERT_EQ(manifest["pairs"].size(), 3u);  // one per k
+  const std::vector<int64_t> quant = ranking_from_bytes(test::read_file(dir.file("out/rankings/quant.top.bin")), "top");
+  const std::vector<int64_t> temporal = ranking_from_bytes(test::read_file(dir.file("out/rankings/temporal.top.bin")), "top");
+  for (size_t i = 0; i < 3; i++) {
+    const json& pair = manifest["pairs"][i];
+    EXPECT_EQ(pair["abilities"], json::array({"quant", "temporal"}));
+    const int64_t n = parameters_for_k(job["ablation"]["k"][i].get<double>(), p);
+    std::set<int64_t> both(quant.begin(), quant.begin() + n);
+    both.insert(temporal.begin(), temporal.begin() + n);
+    EXPECT_EQ(pair["n"].get<int64_t>(), static_cast<int64_t>(both.size())) << pair.dump();
+    EXPECT_EQ(pair["file"], "variants/pair.quant+temporal.k" + std::to_string(i) + ".jsonl");
+    EXPECT_FALSE(test::read_file(dir.file("out/" + pair["file"].get<std::string>())).empty());
+  }
+  const std::string scores = test::read_file(dir.file("out/variants/pair.quant+temporal.k2.jsonl"));
+  RunResult again = run_profile(dir.file("job.json"), dir.file("out"));
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_EQ(json::parse(test::read_file(dir.file("out/profile.json")))["pairs"], manifest["pairs"]);
+  EXPECT_EQ(test::read_file(dir.file("out/variants/pair.quant+temporal.k2.jsonl")), scores);
+}
+
 // What a variant zeroed, checked without the runner's ablation code: zero the ranking's first n
 // candidates in a copy of the checkpoint, score that with `score`, and compare with the variant.
 TEST(Profile, AVariantScoresLikeACheckpointWithItsParametersZeroed) {
@@ -521,6 +554,19 @@ TEST(Profile, BadJobsSayWhatIsWrong) {
          j["ablation"]["back_removal"] = 1;
        },
        "leave none"},
+      {[](json& j) {
+         j["ablation"]["pairs"] = json::array({json::array({"quant", "nope"})});
+       },
+       "'ablation.pairs[0]' names 'nope'"},
+      {[](json& j) {
+         j["ablation"]["pairs"] = json::array({json::array({"quant", "quant"})});
+       },
+       "'ablation.pairs[0]' names one ability twice"},
+      {[](json& j) {
+         j["ablation"]["pairs"] = json::array({json::array({"quant", "temporal"})});
+         j["ablation"]["selections"] = {"bottom"};
+       },
+       "pairs ablate top sets"},
   };
   int i = 0;
   for (const auto& [mutate, expected] : cases) {
