@@ -38,6 +38,12 @@ class Fields {
     return it != obj_.end() && it->is_null();
   }
   const std::string& source() const { return source_; }
+  // The source with the line of a top-level key where it is known ("config.json:12"), for the
+  // errors of the object under that key.
+  std::string source_at(const std::string& key) const {
+    auto line = lines_.find(key);
+    return line == lines_.end() ? source_ : source_ + ":" + std::to_string(line->second);
+  }
   RunnerError error(const std::string& key, const std::string& what) const {
     auto line = lines_.find(key);
     if (line != lines_.end())
@@ -123,12 +129,13 @@ std::map<std::string, int> top_level_key_lines(const std::string& text) {
   return lines;
 }
 
-// rope_scaling (transformers 4.x) or rope_parameters (5.x): {"rope_type" or "type": ..., factor, ...}
-RopeScaling parse_rope_scaling(const json& obj, const std::string& source) {
+// rope_scaling (transformers 4.x) or rope_parameters (5.x): {"rope_type" or "type": ..., factor, ...};
+// `where` names the object in errors ("config.json:12 rope_parameters").
+RopeScaling parse_rope_scaling(const json& obj, const std::string& where) {
   RopeScaling rs;
   if (obj.is_null()) return rs;
-  if (!obj.is_object()) throw RunnerError(ErrorCode::bad_model, source + ": 'rope_scaling' must be an object or null");
-  Fields f(obj, source + " rope_scaling");
+  if (!obj.is_object()) throw RunnerError(ErrorCode::bad_model, where + " must be an object or null");
+  Fields f(obj, where);
   std::string type = f.has("rope_type") ? f.string("rope_type", "default") : f.string("type", "default");
   if (type == "default") return rs;
   if (type == "linear") {
@@ -149,7 +156,7 @@ RopeScaling parse_rope_scaling(const json& obj, const std::string& source) {
     return rs;
   }
   throw RunnerError(ErrorCode::bad_model,
-                    source + ": rope scaling type '" + type + "' is not supported (supported: default, linear, llama3)");
+                    where + ": rope scaling type '" + type + "' is not supported (supported: default, linear, llama3)");
 }
 
 // ----------------------------------------------------------------------------
@@ -346,8 +353,8 @@ void gemma3_switches(ModelConfig& c, const Fields& f, const json& root) {
     const json& rp = root.at("rope_parameters");
     if (rp.is_object() && (rp.contains("full_attention") || rp.contains("sliding_attention"))) {
       c.rope_scaling = RopeScaling{};
-      gemma3_rope(rp, "full_attention", f.source(), c.rope_theta, c.rope_scaling);
-      gemma3_rope(rp, "sliding_attention", f.source(), c.local_rope_theta, c.local_rope_scaling);
+      gemma3_rope(rp, "full_attention", f.source_at("rope_parameters"), c.rope_theta, c.rope_scaling);
+      gemma3_rope(rp, "sliding_attention", f.source_at("rope_parameters"), c.local_rope_theta, c.local_rope_scaling);
     }
   }
 }
@@ -483,10 +490,11 @@ ModelConfig parse_config(const std::string& text, const std::string& source, boo
   c.rope_theta = f.positive_number("rope_theta", 10000.0);
   if (f.has("rope_parameters")) {
     const json& rp = root.at("rope_parameters");
-    if (rp.is_object()) c.rope_theta = Fields(rp, source + " rope_parameters").positive_number("rope_theta", c.rope_theta);
-    c.rope_scaling = parse_rope_scaling(rp, source);
+    const std::string where = f.source_at("rope_parameters") + " rope_parameters";
+    if (rp.is_object()) c.rope_theta = Fields(rp, where).positive_number("rope_theta", c.rope_theta);
+    c.rope_scaling = parse_rope_scaling(rp, where);
   } else if (f.has("rope_scaling")) {
-    c.rope_scaling = parse_rope_scaling(root.at("rope_scaling"), source);
+    c.rope_scaling = parse_rope_scaling(root.at("rope_scaling"), f.source_at("rope_scaling") + " rope_scaling");
   }
 
   family->switches(c, f, root);

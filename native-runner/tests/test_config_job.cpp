@@ -91,6 +91,12 @@ TEST(Config, ErrorsFromAFileNameTheirLine) {
   const std::string refused = error_of(j);
   EXPECT_NE(refused.find(path + line_of(j, "model_type") + ": 'model_type' is 'gpt_neox'"), std::string::npos) << refused;
   EXPECT_NE(refused.find("llama, mistral, qwen2, qwen3, granite, olmo2, phi3, gemma2, gemma3_text"), std::string::npos) << refused;
+  // within an object, the line of its top-level key
+  j = gemma;
+  j["model_type"] = "llama";
+  j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
+  EXPECT_NE(error_of(j).find(path + line_of(j, "rope_scaling") + " rope_scaling: rope scaling type 'yarn'"), std::string::npos)
+      << error_of(j);
 }
 
 json family_config(const std::string& type) {
