@@ -16,11 +16,14 @@ namespace {
 
 std::string layer_prefix(size_t layer) { return "model.layers." + std::to_string(layer) + "."; }
 
-// The MLP weight matrices of a layer, in candidate order (the table's, config.h layer_tensors).
-std::vector<std::pair<std::string, at::Tensor>> mlp_weights(const std::vector<LayerTensor>& table, const LlamaLayer& layer, size_t index) {
+// The candidate weight matrices of a layer, in candidate order (the table's, config.h
+// layer_tensors): the MLP's, and with `attention` the attention projections' too.
+std::vector<std::pair<std::string, at::Tensor>> candidate_weights(const std::vector<LayerTensor>& table, const LlamaLayer& layer,
+                                                                  size_t index, bool attention) {
   std::vector<std::pair<std::string, at::Tensor>> out;
   for (const LayerTensor& t : table)
-    if (t.role == TensorRole::mlp_weight) out.emplace_back(layer_prefix(index) + t.name, layer_slot(layer, t.slot));
+    if (t.role == TensorRole::mlp_weight || (attention && t.role == TensorRole::attention))
+      out.emplace_back(layer_prefix(index) + t.name, layer_slot(layer, t.slot));
   return out;
 }
 
@@ -44,7 +47,7 @@ int64_t Engine::parameter_count() const {
   return total;
 }
 
-std::vector<CandidateTensor> Engine::candidates(int64_t front_removal, int64_t back_removal) const {
+std::vector<CandidateTensor> Engine::candidates(int64_t front_removal, int64_t back_removal, bool attention) const {
   const std::vector<LlamaLayer>& layers = impl_->model->weights().layers;
   const int64_t n_layers = static_cast<int64_t>(layers.size());
   if (front_removal + back_removal >= n_layers)
@@ -55,7 +58,7 @@ std::vector<CandidateTensor> Engine::candidates(int64_t front_removal, int64_t b
   std::vector<CandidateTensor> out;
   int64_t offset = 0;
   for (int64_t i = front_removal; i < n_layers - back_removal; i++) {
-    for (const auto& [name, tensor] : mlp_weights(table, layers[static_cast<size_t>(i)], static_cast<size_t>(i))) {
+    for (const auto& [name, tensor] : candidate_weights(table, layers[static_cast<size_t>(i)], static_cast<size_t>(i), attention)) {
       out.push_back({name, tensor.numel(), offset});
       offset += tensor.numel();
     }
@@ -68,7 +71,7 @@ at::Tensor Engine::Impl::candidate_tensor(const CandidateTensor& candidate) cons
   const std::vector<LayerTensor> table = layer_tensors(model->config());
   for (size_t i = 0; i < layers.size(); i++) {
     if (candidate.name.rfind(layer_prefix(i), 0) != 0) continue;
-    for (const auto& [name, tensor] : mlp_weights(table, layers[i], i))
+    for (const auto& [name, tensor] : candidate_weights(table, layers[i], i, true))
       if (name == candidate.name) return tensor;
   }
   throw RunnerError(ErrorCode::internal, "no model tensor is named " + candidate.name);

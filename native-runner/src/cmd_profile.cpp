@@ -76,7 +76,7 @@ class Profile {
   Profile(const Command& command, const Job& job, const Engine& shapes, std::function<Engine&()> weights)
       : command_(command), job_(job), plan_(job.ablation), weights_(std::move(weights)), out_(command.args.out) {
     parameters_ = shapes.parameter_count();
-    candidates_ = shapes.candidates(plan_.front_removal, plan_.back_removal);
+    candidates_ = shapes.candidates(plan_.front_removal, plan_.back_removal, plan_.attention_candidates);
     candidate_count_ = candidates_.back().offset + candidates_.back().numel;
     for (size_t i = 0; i < plan_.k.size(); i++) {
       const int64_t n = parameters_for_k(plan_.k[i], parameters_);

@@ -75,9 +75,10 @@ class Engine {
   int64_t parameter_count() const;
 
   // The ablation candidates (docs/method.md, step 2): gate, up and down projection weights of layers
-  // front_removal .. L - back_removal - 1, in layer order. Throws RunnerError(bad_job) when the
-  // removals leave no layer.
-  std::vector<CandidateTensor> candidates(int64_t front_removal, int64_t back_removal) const;
+  // front_removal .. L - back_removal - 1, in layer order; with `attention`, the attention
+  // projections' weights of those layers too, each layer's in its table order (q, k, v, o, then the
+  // MLP's). Throws RunnerError(bad_job) when the removals leave no layer.
+  std::vector<CandidateTensor> candidates(int64_t front_removal, int64_t back_removal, bool attention = false) const;
 
   // r = -theta * g for the candidates, with g the sum over batches of dL(batch)/dtheta: how much
   // zeroing each weight raises the summed loss, to first order; in float32 on the host

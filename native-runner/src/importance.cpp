@@ -10,10 +10,11 @@
 // raise it, and in the demo model the two kinds are about equally common among the largest
 // (media/demo/README.md); the sign is what tells them apart.
 //
-// No optimizer step is taken. The candidates' gradients (MLP weights only) go straight from the
-// backward pass into float32 sums through the model's gradient taps, whatever the compute dtype,
-// so a bf16 model loses no small contributions and no weight ever holds a .grad: the memory is the
-// weights, the float32 sums and one batch of activations.
+// No optimizer step is taken. The MLP candidates' gradients go straight from the backward pass
+// into float32 sums through the model's gradient taps, whatever the compute dtype, so a bf16 model
+// loses no small contributions and no MLP weight ever holds a .grad: the memory is the weights,
+// the float32 sums and one batch of activations. Attention candidates (`candidates: "all"`) take
+// the plain autograd path instead: a .grad per batch, added to their float32 sums.
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/neg.h>
 #include <ATen/ops/tensor.h>
@@ -21,6 +22,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <numeric>
 
 #include "engine_impl.h"
@@ -54,6 +56,11 @@ class GraphFrom {
     tensor_.set_requires_grad(false);
   }
   void drop_gradient() { tensor_.mutable_grad().reset(); }
+  // Adds the gradient the last backward left in the tensor's .grad to `sum` (float32), and drops it.
+  void take_gradient(at::Tensor& sum) {
+    if (tensor_.grad().defined()) sum.add_(tensor_.grad().to(at::kFloat));
+    drop_gradient();
+  }
 
  private:
   at::Tensor tensor_;
@@ -86,10 +93,16 @@ std::vector<std::vector<float>> Engine::first_order_loss_rise(const std::vector<
   std::vector<MlpGradientSums> taps(layers.size());
   std::vector<at::Tensor> weights, sums, part_sums;
   size_t first_layer = layers.size();
+  // Attention candidates (`candidates: "all"`) have no tap: autograd leaves their gradient in .grad
+  // (in the model's dtype, one batch at a time) and it is added to their float32 sum after each
+  // backward pass. Only asked-for runs pay that memory.
+  std::vector<std::unique_ptr<GraphFrom>> graded;
+  std::vector<size_t> graded_sum;
   for (const CandidateTensor& c : candidates) {
     at::Tensor w = impl_->candidate_tensor(c);
     at::Tensor sum = at::zeros(w.sizes(), w.options().dtype(at::kFloat));
     at::Tensor part = parted ? at::zeros(w.sizes(), w.options().dtype(at::kFloat)) : at::Tensor();
+    bool tapped = false;
     for (size_t l = 0; l < layers.size(); l++) {
       MlpGradientSums& tap = taps[l];
       const bool gate = w.is_same(layers[l].gate_proj), up = w.is_same(layers[l].up_proj), down = w.is_same(layers[l].down_proj);
@@ -97,6 +110,12 @@ std::vector<std::vector<float>> Engine::first_order_loss_rise(const std::vector<
       (gate ? tap.gate : up ? tap.up : tap.down) = sum;
       (gate ? tap.gate_part : up ? tap.up_part : tap.down_part) = part;
       first_layer = std::min(first_layer, l);
+      tapped = true;
+    }
+    if (!tapped) {
+      if (parted) throw RunnerError(ErrorCode::bad_job, "the ranking's stability is measured on MLP candidates only (" + c.name + ")");
+      graded.push_back(std::make_unique<GraphFrom>(w));
+      graded_sum.push_back(sums.size());
     }
     weights.push_back(w);
     sums.push_back(sum);
@@ -126,6 +145,7 @@ std::vector<std::vector<float>> Engine::first_order_loss_rise(const std::vector<
     }
     mean_next_token_loss(model, rows, impl_->device).backward();
     graph.drop_gradient();
+    for (size_t i = 0; i < graded.size(); i++) graded[i]->take_gradient(sums[graded_sum[i]]);
     if (progress) progress(b + 1, total);
   }
 

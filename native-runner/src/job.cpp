@@ -176,6 +176,14 @@ AblationPlan parse_ablation(const json& v, const std::string& source) {
     if (!stability->is_boolean()) throw bad_job(source, "'ablation.stability' must be true or false, got " + describe_json(*stability));
     plan.stability = stability->get<bool>();
   }
+  auto candidates = v.find("candidates");
+  if (candidates != v.end()) {
+    if (!candidates->is_string() || (*candidates != "mlp" && *candidates != "all"))
+      throw bad_job(source, "'ablation.candidates' must be \"mlp\" or \"all\", got " + describe_json(*candidates));
+    plan.attention_candidates = *candidates == "all";
+    if (plan.attention_candidates && plan.stability)
+      throw bad_job(source, "'ablation.stability' is measured on the MLP candidates only: it cannot go with 'ablation.candidates' \"all\"");
+  }
   auto pairs = v.find("pairs");
   if (pairs != v.end()) {
     if (!pairs->is_array()) throw bad_job(source, "'ablation.pairs' must be an array of [ability id, ability id]");

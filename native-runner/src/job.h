@@ -58,6 +58,9 @@ struct AblationPlan {
   // Also rank each ability's top sets from two seeded halves of its sequences and count, per k,
   // what they share (the ranking's stability, docs/method.md).
   bool stability = false;
+  // `candidates: "all"`: the attention projections' weights (q, k, v, o) are candidates beside the
+  // MLP's (the paper's all-layer comparison); embeddings, norms and biases never are.
+  bool attention_candidates = false;
   // Two abilities ablated together (ids): the union of their top sets under the first rule, per k.
   std::vector<std::pair<std::string, std::string>> pairs;
   bool has(Selection s) const;

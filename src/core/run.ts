@@ -524,6 +524,7 @@ async function profileResults(
       ...(ablation.fluency
         ? { fluency: { source: ablation.fluency.source, maxPerplexityRatio: ablation.fluency.maxPerplexityRatio } }
         : {}),
+      ...(ablation.candidates === "all" ? { candidateSet: "all" as const } : {}),
     },
     path.relative(dir, outDir),
   );

@@ -263,6 +263,7 @@ test("a complete ability section resolves: k sorted, defaults, items of the name
     backRemoval: 0,
     batchSize: 8,
     stability: false,
+    candidates: "mlp",
     fluency: { source: "built-in", text: BUILT_IN_FLUENCY_TEXT, maxPerplexityRatio: 2 },
   });
   assert.equal(profile.seed, 1);

@@ -9,7 +9,7 @@ import { isFile } from "../fsutil";
 import { candidateCount, readParameterCount, selectedCount } from "../model/parameters";
 import type { YamlSource } from "../yamlSource";
 import type { ProfileInputs, ResolvedBenchmark } from "./resolved";
-import type { AbilitySpec, AblationSpec, ImportanceMethod, ProfileConfig, Selection } from "./types";
+import type { AbilitySpec, AblationSpec, CandidateSet, ImportanceMethod, ProfileConfig, Selection } from "./types";
 import { BUILT_IN_FLUENCY_TEXT, fluencyParagraphs } from "../prompts/fluencyText";
 
 export interface ResolvedAbility {
@@ -35,6 +35,8 @@ export interface ResolvedAblation {
   stability: boolean;
   /** Two abilities ablated together (names, each pair once); absent without `ablation.pairs`. */
   pairs?: [string, string][];
+  /** Which weights can be ablated (`ablation.candidates`); absent: the MLP's. */
+  candidates?: CandidateSet;
   /** The fluency measure's text and threshold (docs/method.md, "Fluency"); the config always has one, a job built without it scores none. */
   fluency?: ResolvedFluency;
 }
@@ -113,6 +115,14 @@ export async function checkAbilitySection(
   const fluency = await resolveFluency(config.ablation.fluency, source, context, problems);
   const pairs = resolvePairs(config, source, problems);
   const ablation = { ...resolveAblation(config.ablation), fluency, ...(pairs.length > 0 ? { pairs } : {}) };
+  if (ablation.candidates === "all" && ablation.stability)
+    problems.push(
+      source.at(
+        ["ablation", "candidates"],
+        "config.invalid-value",
+        "`candidates: all` cannot go with `stability: true`: the ranking's stability is measured on the MLP candidates only",
+      ),
+    );
   problems.push(...(await ablationProblems(config, source, context, ablation)));
   return { abilities, ablation, problems };
 }
@@ -152,6 +162,7 @@ function resolveAblation(spec: NonNullable<ProfileConfig["ablation"]>): Omit<Res
     backRemoval: spec.back_removal ?? 0,
     batchSize: spec.batch_size ?? DEFAULT_BATCH_SIZE,
     stability: spec.stability ?? false,
+    candidates: spec.candidates ?? "mlp",
   };
 }
 

@@ -58,6 +58,9 @@ export type Selection = "top" | "top_chunked" | "bottom" | "random";
  */
 export type ImportanceMethod = "paper" | "signed";
 
+/** `mlp`: the MLP's weight matrices; `all`: the attention projections' too (docs/method.md). */
+export type CandidateSet = "mlp" | "all";
+
 export interface AblationSpec {
   k: number[];
   selections?: Selection[];
@@ -69,6 +72,8 @@ export interface AblationSpec {
   stability?: boolean;
   /** Two abilities ablated together: pairs of ability names, or `all` (every two). */
   pairs?: [string, string][] | "all";
+  /** Which weights can be ablated: the MLP's (the paper's method) or every layer weight matrix. */
+  candidates?: CandidateSet;
   /** The fluency measure's text (a file; default the built-in one) and threshold. */
   fluency?: { text?: string; max_perplexity_ratio?: number };
 }

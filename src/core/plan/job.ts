@@ -97,6 +97,8 @@ export interface ProfileJob extends Omit<ScoreJob, "subcommand"> {
     seed: number;
     /** Present (true) only when asked for: a job without it is the same bytes as before it existed. */
     stability?: true;
+    /** Present ("all") only when asked for: the attention projections' weights are candidates too. */
+    candidates?: "all";
     /** Two abilities ablated together, by id; absent without pairs. */
     pairs?: [string, string][];
   };
@@ -198,6 +200,7 @@ export function compileProfileJob(
       batch_size: plan.ablation.batchSize,
       seed: plan.seed,
       ...(plan.ablation.stability ? { stability: true as const } : {}),
+      ...(plan.ablation.candidates === "all" ? { candidates: "all" as const } : {}),
       ...(plan.ablation.pairs?.length ? { pairs: plan.ablation.pairs.map(([a, b]) => [idOf(a), idOf(b)] as [string, string]) } : {}),
     },
   };

@@ -18,6 +18,11 @@ export function formatK(k: number): string {
   return String(k);
 }
 
+/** What the candidates of a profile are, in words: the MLP's weights, or every layer weight matrix. */
+export function candidatesWord(p: { candidate_set?: "all" }): string {
+  return p.candidate_set === "all" ? "attention and MLP weights (`candidates: all`)" : "MLP weights";
+}
+
 /** Integers with thin grouping: 35104 -> "35,104". */
 export function formatCount(n: number): string {
   return Math.round(n).toLocaleString("en-US");

@@ -4,6 +4,7 @@
 // chart.js + chartjs-chart-matrix) from the heatmaps of the report model, embedded as JSON.
 import { randomBytes } from "node:crypto";
 import {
+  candidatesWord,
   describeMethod,
   formatConfidence,
   formatCount,
@@ -150,7 +151,7 @@ function modelSection(model: ModelReport, counter: Counter, heatmaps: Heatmap[])
   ];
   if (p) {
     meta.push(
-      ["parameters", `${formatCount(p.parameters)} (${formatCount(p.candidates)} MLP weights can be ablated)`],
+      ["parameters", `${formatCount(p.parameters)} (${formatCount(p.candidates)} ${candidatesWord(p)} can be ablated)`],
       ["k sweep", p.k.map(formatK).join(", ")],
       ["selections", esc(p.selections.join(", "))],
       [

@@ -1,7 +1,17 @@
 // Markdown report (GitHub-flavoured tables): the run's metadata, baseline accuracies, and per
 // model and k the AIS table with intervals, specificity, ability overlap, flips and the flipped
 // documents of negative cells. Names from user files are escaped so they cannot break a table.
-import { describeMethod, formatConfidence, formatCount, formatFixed, formatInterval, formatK, RULE_COLUMNS, ruleRows } from "./format";
+import {
+  candidatesWord,
+  describeMethod,
+  formatConfidence,
+  formatCount,
+  formatFixed,
+  formatInterval,
+  formatK,
+  RULE_COLUMNS,
+  ruleRows,
+} from "./format";
 import { baselineLabel, ruleComparisons, rulesOf } from "./model";
 import { fluencyText } from "./fluency";
 import type { ModelFluency } from "../results/store";
@@ -93,7 +103,7 @@ function modelSection(model: ModelReport): string[] {
   ];
   if (p) {
     meta.push(
-      ["parameters", `${formatCount(p.parameters)} (${formatCount(p.candidates)} MLP weights can be ablated)`],
+      ["parameters", `${formatCount(p.parameters)} (${formatCount(p.candidates)} ${candidatesWord(p)} can be ablated)`],
       ["k sweep", p.k.map(formatK).join(", ")],
       ["selections", p.selections.join(", ")],
       [

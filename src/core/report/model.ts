@@ -291,6 +291,7 @@ async function profileReport(
     abilities: profile.abilities.map((a) => ({ name: a.name, id: a.id, sequences: a.sequences })),
     scaleLimit: limit,
     ...(profile.fluency ? { fluency: profile.fluency } : {}),
+    ...(profile.candidate_set ? { candidate_set: profile.candidate_set } : {}),
     sections,
   };
 }

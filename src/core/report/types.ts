@@ -99,7 +99,10 @@ export interface RuleComparison {
 }
 
 /** A model's profile (results.json's ModelProfile) as reports show it: its variants laid out by k. */
-export interface ProfileReport extends Pick<ModelProfile, "parameters" | "candidates" | "selections" | "method" | "seed" | "abilities"> {
+export interface ProfileReport extends Pick<
+  ModelProfile,
+  "parameters" | "candidates" | "candidate_set" | "selections" | "method" | "seed" | "abilities"
+> {
   /** The whole sweep, ascending (sections may show fewer: buildReport's options.k). */
   k: number[];
   /** The bootstrap's settings; its seed is results.json's alone. */

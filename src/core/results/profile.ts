@@ -94,6 +94,8 @@ export interface ProfileInputs {
   taskScores?: TaskScores;
   /** Groups scored as a whole (lm-eval's aggregate_metric_list): each variant gets cells on them too. */
   groups?: readonly ResolvedGroup[];
+  /** `all` when the attention projections' weights were candidates too. */
+  candidateSet?: "all";
   /** The fluency text the job scored (`built-in` or its file) and the threshold; absent: fluency is not reported. */
   fluency?: { source: string; maxPerplexityRatio: number };
 }
@@ -404,6 +406,7 @@ export function assembleProfile(
     ...(stability ? { stability: ofRule(stability, method) } : {}),
     ...(pairs.length > 0 && method === inputs.methods[0] ? { pairs } : {}),
     ...optionalField("fluency", modelFluency),
+    ...optionalField("candidate_set", inputs.candidateSet),
   }));
   return { baseline, variantItems, profiles };
 }

@@ -186,6 +186,8 @@ export interface ModelProfile {
   pairs?: PairResult[];
   /** The unablated model's fluency measure; absent in runs made before it existed. */
   fluency?: ModelFluency;
+  /** `all` when the attention projections' weights were candidates too (`ablation.candidates`); absent: the MLP's only. */
+  candidate_set?: "all";
 }
 
 /** An ability's top sets ranked from two seeded halves of its diagnostic items, compared per k. */
