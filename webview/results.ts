@@ -410,7 +410,7 @@ function methodPage(v: ResultsView): HTMLElement {
         ["importance", rule],
         [
           "k",
-          `${v.query.k} (n = ${p.n.toLocaleString("en-US")} of ${p.parameters.toLocaleString("en-US")} parameters; ${p.candidates.toLocaleString("en-US")} MLP candidates)`,
+          `${v.query.k} (n = ${p.n.toLocaleString("en-US")} of ${p.parameters.toLocaleString("en-US")} parameters; ${p.candidates.toLocaleString("en-US")} ${p.candidate_set === "all" ? "attention and MLP" : "MLP"} candidates)`,
         ],
         ["selections", p.selections.join(", ")],
         ["seed", String(p.seed)],

@@ -11,6 +11,7 @@ import { loadProfile } from "../../src/core/config/load";
 import { loadRun } from "../../src/core/report/load";
 import { renderMarkdown } from "../../src/core/report/markdown";
 import { buildReport } from "../../src/core/report/model";
+import { resultsView } from "../../src/core/report/view";
 import { runProfile } from "../../src/core/run";
 import type { Results } from "../../src/core/results/store";
 import { runnerPath } from "../support/cli";
@@ -63,6 +64,8 @@ test("candidates: all ranks the attention projections' weights beside the MLP's"
   const report = await buildReport(await loadRun(all.runDir));
   assert.match(renderMarkdown(report), /attention and MLP weights \(`candidates: all`\) can be ablated/);
   assert.match(renderMarkdown(await buildReport(await loadRun(mlp.runDir))), /\d MLP weights can be ablated/);
+  assert.equal((await resultsView(await loadRun(all.runDir))).profile?.candidate_set, "all");
+  assert.equal((await resultsView(await loadRun(mlp.runDir))).profile?.candidate_set, undefined);
 });
 
 test("candidates: all with stability: true is refused at the key", async (t) => {

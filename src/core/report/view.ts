@@ -57,6 +57,8 @@ export interface ProfileView {
   rules: RuleComparison | null;
   parameters: number;
   candidates: number;
+  /** `all` when the attention projections' weights were candidates too (`ablation.candidates`). */
+  candidate_set?: "all";
   /** Parameters zeroed at this k. */
   n: number;
   selections: Selection[];
@@ -186,6 +188,7 @@ function profileView(
     rules,
     parameters: profile.parameters,
     candidates: profile.candidates,
+    ...(profile.candidate_set ? { candidate_set: profile.candidate_set } : {}),
     n: section.n,
     selections: profile.selections,
     seed: profile.seed,
