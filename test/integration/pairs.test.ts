@@ -9,6 +9,7 @@ import { abilityImpactScore, scoreVector, type ScoreVector } from "../../src/cor
 import { percentile } from "../../src/core/analysis/bootstrap";
 import { loadProfile } from "../../src/core/config/load";
 import { renderHtml } from "../../src/core/report/html";
+import { renderReport } from "../../src/core/report/index";
 import { loadRun, RunItems } from "../../src/core/report/load";
 import { renderMarkdown } from "../../src/core/report/markdown";
 import { buildReport } from "../../src/core/report/model";
@@ -56,6 +57,13 @@ test("a pair of abilities: the union of their top sets ablated, its AIS and inte
     ]);
   }
   assert.match(renderMarkdown(report), /\*\*Two abilities at once\*\*/);
+  const json = JSON.parse((await renderReport(await loadRun(outcome.runDir), { format: "json", metric: "acc" })).text) as {
+    pairs: { k: number; benchmark: string; metric: string; interference: number | null }[];
+  };
+  assert.deepEqual(
+    json.pairs.map((x) => [x.k, x.benchmark, x.metric, x.interference]),
+    pairs.map((x) => [x.k, "tiny_yes", "acc", x.benchmarks[0]!.acc!.interference]),
+  );
   assert.match(renderHtml(report, { script: "" }), new RegExp(`<th scope="row">${QUANT} \\+ ${SPATIAL}</th>`));
   for (const pair of pairs) {
     assert.deepEqual(pair.abilities, [QUANT, SPATIAL]);

@@ -8,6 +8,7 @@ import { test } from "node:test";
 import { abilityImpactScore } from "../../src/core/analysis/ais";
 import { RunItems, loadRun } from "../../src/core/report/load";
 import { renderHtml } from "../../src/core/report/html";
+import { renderReport } from "../../src/core/report/index";
 import { escapeMarkdown, renderMarkdown } from "../../src/core/report/markdown";
 import { buildReport } from "../../src/core/report/model";
 import { resultsView } from "../../src/core/report/view";
@@ -91,6 +92,16 @@ test("expects: the expected abilities that show, the unexpected ones that do, an
     const html = renderHtml(report, { script: "" });
     assert.match(html, /Expected abilities at <i>k<\/i> = 0\.01/);
     assert.match(html, /<td>1 of 2<\/td><td class="text">Commonsense &amp; Causal Reasoning<\/td><td>−0\.50<\/td>/);
+    const json = JSON.parse((await renderReport(run, { format: "json" })).text) as { expectations: { k: number; benchmark: string }[] };
+    assert.deepEqual(
+      json.expectations.map((e) => [e.k, e.benchmark]),
+      [
+        [0.001, "arc_easy"],
+        [0.001, "logiqa"],
+        [0.01, "arc_easy"],
+        [0.01, "logiqa"],
+      ],
+    );
     const view = await resultsView(run, { k: 0.01 });
     assert.deepEqual(view.profile!.expectations, large!.expectations);
   } finally {

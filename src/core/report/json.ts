@@ -1,5 +1,6 @@
 // JSON report: the run's metadata, and its cells, overlaps and flipped documents as flat arrays
 // (schema `bprof.report`, version 1, documented in docs/report-formats.md).
+import { ALL_METRICS } from "../analysis/ais";
 import { isGenerationResult, profilesOf, type Results } from "../results/store";
 import { flatCells, flatChunked, flatFlippedDocuments, flatOverlap, flatStability, type CellFilter } from "./cells";
 import type { LoadedRun, RunItems } from "./load";
@@ -31,10 +32,39 @@ export async function renderJson(run: LoadedRun, items: RunItems, filter: CellFi
     stability: flatStability(results, filter),
     fluency: flatFluency(results, filter),
     findings: built.models.flatMap((m) => m.findings.map((f) => ({ model: m.name, ...f }))),
+    // per k of the report, under its metric: the checks of `expects` and of second diagnostic sets
+    expectations: built.models.flatMap((m) =>
+      (m.profile?.sections ?? []).flatMap((s) => s.expectations.map((e) => ({ model: m.name, k: s.k, ...e }))),
+    ),
+    consistency: built.models.flatMap((m) =>
+      (m.profile?.sections ?? []).flatMap((s) => s.consistency.map((c) => ({ model: m.name, k: s.k, ...c }))),
+    ),
+    pairs: flatPairs(results, filter),
     flipped_documents: flipped.documents,
     warnings: flipped.errors,
   };
   return { text: JSON.stringify(report, null, 2) + "\n", warnings: flipped.errors };
+}
+
+/** One row per pair, k, benchmark and metric (ablation.pairs): the union's AIS and the interference. */
+function flatPairs(results: Results, filter: CellFilter) {
+  return results.models.flatMap((m) =>
+    (m.profile?.pairs ?? [])
+      .filter((p) => filter.k === undefined || p.k === filter.k)
+      .flatMap((p) =>
+        p.benchmarks.flatMap((b) =>
+          ALL_METRICS.filter((metric) => b[metric] && (filter.metric === undefined || filter.metric === metric)).map((metric) => ({
+            model: m.name,
+            abilities: p.abilities,
+            k: p.k,
+            n: p.n,
+            benchmark: b.name,
+            metric,
+            ...b[metric]!,
+          })),
+        ),
+      ),
+  );
 }
 
 function modelMeta(m: Results["models"][number]) {
