@@ -19,10 +19,12 @@ export interface RunPlan {
     name: string;
     items: number;
     abilities: { name: string; sequences: number }[];
-    /** Every variant: the abilities' (in their order, as many each), then the random control's. */
+    /** Every variant: the abilities' (in their order, as many each), then the random control's, then the pairs'. */
     variants: number;
-    /** Of `variants`, the random control's (last). */
+    /** Of `variants`, the random control's (after the abilities'). */
     randomVariants?: number;
+    /** Of `variants`, the pairs' (ablation.pairs, last). */
+    pairVariants?: number;
   }[];
 }
 
@@ -137,8 +139,8 @@ export class RunEstimate {
       else this.readBack = { work: this.readBack.work + steps, seconds: this.readBack.seconds + seconds };
       this.variantsDone = event.done;
       // an ability's variants follow its importance: abilities with a variant done are behind
-      const random = current.randomVariants ?? 0;
-      const each = current.abilities.length > 0 ? (current.variants - random) / current.abilities.length : 0;
+      const afterAbilities = (current.randomVariants ?? 0) + (current.pairVariants ?? 0);
+      const each = current.abilities.length > 0 ? (current.variants - afterAbilities) / current.abilities.length : 0;
       if (each > 0) {
         const behind = Math.min(current.abilities.length, Math.ceil(this.variantsDone / each));
         for (const a of current.abilities.slice(0, behind)) this.abilityShare.set(a.name, 1);

@@ -58,8 +58,17 @@ export function runPlan(profile: Profile): RunPlan {
     : 0;
   const items = profile.benchmarks.reduce((n, b) => n + b.task.items.length, 0);
   const randomVariants = ablation?.selections.includes("random") ? ablation.k.length : 0;
+  // a pair is one more variant per k, scored after the random control
+  const pairVariants = (ablation?.pairs?.length ?? 0) * (ablation?.k.length ?? 0);
   return {
-    models: profile.models.map((m) => ({ name: m.name, items, abilities, variants: perK * (ablation?.k.length ?? 0), randomVariants })),
+    models: profile.models.map((m) => ({
+      name: m.name,
+      items,
+      abilities,
+      variants: perK * (ablation?.k.length ?? 0) + pairVariants,
+      randomVariants,
+      ...(pairVariants > 0 ? { pairVariants } : {}),
+    })),
   };
 }
 

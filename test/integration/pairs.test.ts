@@ -14,7 +14,7 @@ import { loadRun, RunItems } from "../../src/core/report/load";
 import { renderMarkdown } from "../../src/core/report/markdown";
 import { buildReport } from "../../src/core/report/model";
 import { randomInt, seededRandom } from "../../src/core/random";
-import { runProfile } from "../../src/core/run";
+import { runPlan, runProfile } from "../../src/core/run";
 import type { Results } from "../../src/core/results/store";
 import { bprof, runnerPath } from "../support/cli";
 import { CONFIG_YAML, makeProfileProject, QUANT, SPATIAL } from "../support/profileProject";
@@ -31,6 +31,9 @@ test("a pair of abilities: the union of their top sets ablated, its AIS and inte
   const model = results.models[0]!;
   const pairs = model.profile!.pairs!;
   assert.equal(pairs.length, 2, "one per k");
+  // the progress estimate counts the pairs' variants as the runner scores them
+  assert.equal(runPlan(profile).models[0]!.variants, model.profile!.variants.length + pairs.length);
+  assert.equal(runPlan(profile).models[0]!.pairVariants, 2);
   const items = new RunItems(outcome.runDir);
   const baseline = (await items.baseline(model.name)).filter((i) => i.benchmark === "tiny_yes");
   const { resamples, confidence, seed } = model.profile!.bootstrap;
