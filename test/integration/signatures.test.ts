@@ -77,3 +77,25 @@ test("k far below the paper's main result: every AIS near zero is found, with th
   assert.deepEqual(found, ["ais-near-zero"], JSON.stringify(model.profile!.sections[0]!.rows.map((r) => r.cells.map((c) => c.ais))));
   assert.match(model.findings[0]!.remedy, /k = 0\.00004/);
 });
+
+test(
+  "all layers at the paper's main k: fluency collapse is found, pointing at candidates; MLP-only is fluent",
+  { timeout: 600_000 },
+  async () => {
+    const all = await profiled(
+      "all-layers",
+      config(0.01024, QUANT_ENTRY).replace("  method: signed\n", "  method: signed\n  candidates: all\n"),
+    );
+    const collapse = all.findings.find((f) => f.signature === "fluency-collapse");
+    assert.ok(collapse, JSON.stringify(all.findings));
+    assert.deepEqual(collapse.setting, ["ablation", "candidates"]);
+    const row = all.profile!.sections[0]!.rows[0]!;
+    assert.ok(row.fluency!.perplexity_ratio > 2, `${row.fluency!.perplexity_ratio}`);
+    const mlp = await profiled("mlp-only", config(0.01024, QUANT_ENTRY));
+    assert.ok(mlp.profile!.sections[0]!.rows[0]!.fluency!.fluent);
+    assert.equal(
+      mlp.findings.find((f) => f.signature === "fluency-collapse"),
+      undefined,
+    );
+  },
+);

@@ -106,7 +106,7 @@ test("a run whose two abilities have the same AIS: a warning on each ability's d
   );
 });
 
-test("findings point at ablation.k (every AIS near zero) and at a benchmark's ability label", () => {
+test("findings point at ablation.k (every AIS near zero), a benchmark's ability label and ablation.candidates (fluency lost with all)", () => {
   const text = [
     "models: [{ path: ./model }]",
     "benchmarks:",
@@ -118,6 +118,7 @@ test("findings point at ablation.k (every AIS near zero) and at a benchmark's ab
     "    data: ./s.diag.jsonl",
     "ablation:",
     "  k: [0.00064]",
+    "  candidates: all",
     "",
   ].join("\n");
   const base = { method: "paper" as const, k: 0.00064, figures: "f", threshold: "t", remedy: "r" };
@@ -125,6 +126,7 @@ test("findings point at ablation.k (every AIS near zero) and at a benchmark's ab
     { ...base, signature: "ais-near-zero", abilities: [], title: "Every AIS is near zero." },
     { ...base, signature: "label-fails", abilities: ["Spatial Reasoning"], benchmark: "b", title: "The label of b does not hold." },
     { ...base, signature: "unstable-ranking", abilities: ["Spatial Reasoning"], title: "Unstable." },
+    { ...base, signature: "fluency-collapse", abilities: [], setting: ["ablation", "candidates"], title: "Not fluent." },
   ];
   const problems = findingProblems("/p/x.bprof.yaml", text, "r1", findings, {
     abilities: ["Spatial Reasoning"],
@@ -137,6 +139,7 @@ test("findings point at ablation.k (every AIS near zero) and at a benchmark's ab
   assert.deepEqual(linesOf(problems, text), [
     "config.failure-signature@k: [0.00064]",
     "config.failure-signature@ability: Spatial Reasoning",
+    "config.failure-signature@candidates: all",
   ]);
   assert.equal(problems[1]!.data?.ability, "Spatial Reasoning");
   assert.equal(problems[0]!.message, "Every AIS is near zero. F (threshold: t; run r1, paper rule). Remedy: r.");

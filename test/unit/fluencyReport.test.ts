@@ -180,7 +180,27 @@ test("the JSON report lists every variant's fluency and the failure signatures",
   const expected = (await buildReport(run)).models[0]!.findings.map((f) => ({ model: "m", ...f }));
   assert.deepEqual(
     json.findings.map((f) => f.signature),
-    ["label-fails"],
+    ["fluency-collapse", "label-fails"],
   );
   assert.deepEqual(json.findings, JSON.parse(JSON.stringify(expected)));
+});
+
+test("a top set that cost the model its fluency is a failure signature, pointing at ablation.k (or at candidates with all)", async () => {
+  const [f] = (await buildReport({ ...RUN, results: results() })).models[0]!.findings;
+  assert.equal(f!.signature, "fluency-collapse");
+  assert.deepEqual(f!.setting, ["ablation", "k"]);
+  assert.equal(f!.figures, "perplexity of the neutral text A 3.00x the unablated model's 12.18 at k = 0.01");
+  assert.match(f!.remedy, /^lower k/);
+  const all = results();
+  all.models[0]!.profile!.candidate_set = "all";
+  const [g] = (await buildReport({ ...RUN, results: all })).models[0]!.findings;
+  assert.deepEqual(g!.setting, ["ablation", "candidates"]);
+  assert.match(g!.remedy, /ablation\.candidates: mlp/);
+  // a healthy profile: none
+  const fluent = results();
+  for (const v of fluent.models[0]!.profile!.variants) v.fluency = { ...v.fluency!, perplexity_ratio: 1.1, fluent: true };
+  assert.deepEqual(
+    (await buildReport({ ...RUN, results: fluent })).models[0]!.findings.map((x) => x.signature),
+    [],
+  );
 });

@@ -57,7 +57,7 @@ function fieldsOf(f: Finding, entries: ConfigEntries): FieldPath[] {
     const entry = entries.benchmarks.find((b) => b.name === f.benchmark)?.entry;
     return entry === undefined ? [] : [["benchmarks", entry, "ability"]];
   }
-  if (f.abilities.length === 0) return [["ablation", "k"]];
+  if (f.abilities.length === 0) return [f.setting ?? ["ablation", "k"]];
   return f.abilities.flatMap((a) => {
     const i = entries.abilities.indexOf(a);
     return i < 0 ? [] : [["abilities", i, "data"]];

@@ -55,6 +55,7 @@ function signaturesAt(p: ProfileReport, s: KSection): Finding[] {
   const base = { method: p.method, k: s.k };
   const nearZero = allNearZero(rows, s, base);
   return [
+    ...fluencyCollapse(p, s, base),
     ...(nearZero ? [nearZero] : [...sameAis(rows, s, base), ...mostlyNegative(rows, base)]),
     ...unstableRankings(s, base),
     ...failingLabels(s, base),
@@ -62,6 +63,35 @@ function signaturesAt(p: ProfileReport, s: KSection): Finding[] {
 }
 
 type Base = Pick<Finding, "method" | "k">;
+
+/**
+ * Top sets whose zeroing cost the model its fluency (docs/method.md, "Fluency"): their AIS
+ * measures broken text more than lost abilities. The paper's own reading: the wrong weights
+ * (attention) were ablated, or k is too large.
+ */
+function fluencyCollapse(p: ProfileReport, s: KSection, base: Base): Finding[] {
+  const model = p.fluency;
+  const lost = s.rows.filter((r) => r.selection === "top" && r.ability !== null && r.fluency && !r.fluency.fluent);
+  if (!model || lost.length === 0) return [];
+  const all = p.candidate_set === "all";
+  const previous = [...p.k].reverse().find((k) => k < s.k * (1 - 1e-9));
+  return [
+    {
+      ...base,
+      signature: "fluency-collapse",
+      abilities: [],
+      setting: ["ablation", all ? "candidates" : "k"],
+      title: `Zeroing the top sets of ${lost.length} of ${s.rows.filter((r) => r.selection === "top" && r.ability !== null).length} abilities cost the model its fluency: their AIS measures broken text more than lost abilities.`,
+      figures:
+        `perplexity of the neutral text ${lost.map((r) => `${r.ability} ${formatFixed(r.fluency!.perplexity_ratio, 2)}x`).join(", ")} ` +
+        `the unablated model's ${formatFixed(model.perplexity, 2)} at k = ${formatK(s.k)}${all ? " with candidates: all" : ""}`,
+      threshold: `perplexity above ${model.max_perplexity_ratio} times the unablated model's (ablation.fluency.max_perplexity_ratio)`,
+      remedy: all
+        ? "ablate the MLP weights only (ablation.candidates: mlp), as the paper does: zeroing attention weights breaks the model"
+        : `lower k${previous !== undefined ? ` (the sweep's previous, k = ${formatK(previous)}, is read the same way)` : ""}: this share of the MLP weights is too large for this model`,
+    },
+  ];
+}
 
 function allNearZero(rows: readonly TopRow[], s: KSection, base: Base): Finding | null {
   const cells = rows.flatMap((r) => r.cells.map((c) => ({ ability: r.ability, cell: c })));
@@ -77,6 +107,7 @@ function allNearZero(rows: readonly TopRow[], s: KSection, base: Base): Finding 
     figures:
       `the largest |AIS| of ${rows.length} abilities' top sets on ${s.benchmarks.length} benchmarks at k = ${formatK(s.k)} ` +
       `(n = ${s.n}) is ${formatFixed(largest.cell.ais!, 3)} (${largest.ability} on ${largest.cell.benchmark})`,
+    setting: ["ablation", "k"],
     threshold: `every |AIS| below ${NO_EFFECT_AIS}`,
     remedy:
       next !== null

@@ -64,7 +64,7 @@ export interface ModelReport {
 }
 
 /** A way a profile goes wrong that the paper's analyses name (docs/method.md, "Reading a profile that went wrong"). */
-export type Signature = "ais-near-zero" | "same-ais" | "negative-ais" | "unstable-ranking" | "label-fails";
+export type Signature = "ais-near-zero" | "fluency-collapse" | "same-ais" | "negative-ais" | "unstable-ranking" | "label-fails";
 
 /** One failure signature found in a finished run's profile, at the largest k its report shows. */
 export interface Finding {
@@ -75,6 +75,8 @@ export interface Finding {
   abilities: string[];
   /** The labelled benchmark it points at (a failing label check). */
   benchmark?: string;
+  /** The config key it points at when it is about the whole profile (`ablation.k`, `ablation.candidates`). */
+  setting?: ["ablation", "k" | "candidates"];
   /** What was found, in one sentence. */
   title: string;
   /** The numbers that trigger it. */
