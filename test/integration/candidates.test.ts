@@ -8,6 +8,7 @@ import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
 import { loadProfile } from "../../src/core/config/load";
+import { candidateCount, readParameterCount } from "../../src/core/model/parameters";
 import { loadRun } from "../../src/core/report/load";
 import { renderMarkdown } from "../../src/core/report/markdown";
 import { buildReport } from "../../src/core/report/model";
@@ -40,6 +41,10 @@ test("candidates: all ranks the attention projections' weights beside the MLP's"
   assert.equal(mlpProfile.candidate_set, undefined);
   assert.equal(allProfile.candidates, all.p.mlpParameters + attention);
   assert.equal(allProfile.candidate_set, "all");
+  // the config check of k counts the same candidates from config.json alone
+  const counted = (await readParameterCount(path.join(all.p.root, "model")))!;
+  assert.equal(candidateCount(counted, 0, 0, "all"), allProfile.candidates);
+  assert.equal(candidateCount(counted), mlpProfile.candidates);
   // the job asks for it only when the config does
   const jobOf = async (runDir: string) =>
     JSON.parse(await fs.readFile(path.join(runDir, "models", "tiny-llama", "job.json"), "utf8")) as { ablation: { candidates?: string } };

@@ -200,6 +200,8 @@ test("the parameter count of config.json equals the tensors the model writer wro
   assert.equal(count.total, tiny.parameters);
   assert.equal(candidateCount(count), tiny.mlpParameters);
   assert.equal(candidateCount(count, 1, 0), tiny.mlpParameters / 2);
+  // candidates: all adds each layer's q, k, v, o weights: 32x32, 16x32, 16x32, 32x32
+  assert.equal(candidateCount(count, 0, 0, "all"), tiny.mlpParameters + 2 * (32 * 32 + 2 * 16 * 32 + 32 * 32));
   // By hand: V=258, H=32, I=64, L=2, 4 heads of 8, 2 kv heads; lm_head untied.
   assert.equal(count.total, 258 * 32 * 2 + 2 * (32 * 32 + 2 * 32 * 16 + 32 * 32 + 3 * 32 * 64 + 2 * 32) + 32);
   const tied = writeRandomLlama(path.join(project.root, "tied-model"), { tieWordEmbeddings: true, numLayers: 3, numKvHeads: 4 });

@@ -369,7 +369,7 @@ async function ablationProblems(
       );
       continue;
     }
-    const candidates = candidateCount(count, frontRemoval, backRemoval);
+    const candidates = candidateCount(count, frontRemoval, backRemoval, ablation.candidates);
     const share = candidates / count.total;
     const layers = frontRemoval + backRemoval > 0 ? ` of layers ${frontRemoval}..${count.layers - backRemoval - 1}` : "";
     for (const value of ablation.k) {
@@ -380,7 +380,7 @@ async function ablationProblems(
           source.at(
             at,
             "config.k-too-large",
-            `k = ${value} selects floor(k x ${count.total}) = ${n} parameters of model \`${model.name}\`, more than its ${candidates} MLP candidates${layers} ` +
+            `k = ${value} selects floor(k x ${count.total}) = ${n} parameters of model \`${model.name}\`, more than its ${candidates} ${ablation.candidates === "all" ? "attention and MLP" : "MLP"} candidates${layers} ` +
               `(${(100 * share).toFixed(2)}% of its parameters): k must be at most ${candidates} / ${count.total} = ${share.toPrecision(4)}`,
             { data: { suggestion: String(significantDigits(share, 4, "down")) } },
           ),

@@ -11,11 +11,17 @@ export interface ParameterCount {
   layers: number;
   /** gate + up + down weights of one layer: 3 x hidden x intermediate. */
   mlpPerLayer: number;
+  /** q + k + v + o projection weights of one layer (no biases, no norms). */
+  attentionPerLayer: number;
 }
 
-/** Candidates of the importance ranking: the MLP weights of layers front .. L - back - 1. */
-export function candidateCount(count: ParameterCount, frontRemoval = 0, backRemoval = 0): number {
-  return Math.max(0, count.layers - frontRemoval - backRemoval) * count.mlpPerLayer;
+/**
+ * Candidates of the importance ranking: the MLP weights of layers front .. L - back - 1, and with
+ * `ablation.candidates: all` their attention projection weights too.
+ */
+export function candidateCount(count: ParameterCount, frontRemoval = 0, backRemoval = 0, set: "mlp" | "all" = "mlp"): number {
+  const perLayer = count.mlpPerLayer + (set === "all" ? count.attentionPerLayer : 0);
+  return Math.max(0, count.layers - frontRemoval - backRemoval) * perLayer;
 }
 
 /** n = floor(k x P), the parameters a variant at k zeroes. */
@@ -106,7 +112,7 @@ export function llamaParameterCount(raw: Record<string, unknown>): ParameterCoun
   const perLayer = attention + qkNorms + mlpPerLayer + mlpBiases + (family.layerNorms ?? 2) * hidden;
   const tied = typeof raw["tie_word_embeddings"] === "boolean" ? raw["tie_word_embeddings"] : (family.tied ?? false);
   const embeddings = vocab * hidden * (tied ? 1 : 2);
-  return { total: embeddings + layers * perLayer + hidden, layers, mlpPerLayer };
+  return { total: embeddings + layers * perLayer + hidden, layers, mlpPerLayer, attentionPerLayer: 2 * hidden * q + 2 * hidden * kv };
 }
 
 /** The counts of a model folder, or undefined when its config.json is unreadable or incomplete. */
