@@ -9,7 +9,7 @@ import { availableParallelism, cpus } from "node:os";
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 import { bootstrapGrid, type GridBenchmark, type GridCell } from "../../src/core/analysis/bootstrap";
-import { seededRandom } from "../../src/core/random";
+import { seededRandom } from "../../src/core/base/random";
 import { median } from "./text";
 
 export const GRID = { abilities: 10, benchmarks: 10, kValues: 6, items: 1000, resamples: 1000 } as const;

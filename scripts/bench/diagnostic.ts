@@ -7,9 +7,9 @@
 //   node --import tsx scripts/bench/diagnostic.ts [items] [documents] [runs]
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
-import { PAPER_ABILITIES } from "../../src/core/abilities";
-import { checkDiagnosticDataset, type DiagnosticItemFields } from "../../src/core/datasets/diagnostic";
-import { buildBenchmarkIndex, type BenchmarkText } from "../../src/core/datasets/contamination";
+import { PAPER_ABILITIES } from "../../src/core/diagnostic/paperAbilities";
+import { checkDiagnosticDataset, type DiagnosticItemFields } from "../../src/core/diagnostic/dataset";
+import { buildBenchmarkIndex, type BenchmarkText } from "../../src/core/diagnostic/contamination";
 import { median, TextSource } from "./text";
 
 /** A diagnostic item as written to the file (the checker adds `line` when it reads it back). */

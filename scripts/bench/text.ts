@@ -1,7 +1,7 @@
 // Seeded synthetic English-like text for the editor-side benchmarks: a Zipf-distributed vocabulary
 // of common English words and made-up words, so that word and shingle frequencies (which the
 // duplicate search and tokenizers depend on) look like text. Same seed, same text.
-import { seededRandom } from "../../src/core/random";
+import { seededRandom } from "../../src/core/base/random";
 
 const COMMON =
   "the of and to a in is that for it as was with be by on not he this are or his from at which but have an they you were her she there would their we him been has when who will more no if out so said what up its about into than them can only other new some could time these two may then do first any my now such like our over man me even most made after also did many before must through back years where much your way well down should because each just those people how too little state good very make world still own see men work long get here between both life being under never day same another know while last might us great old year off come since against go came right used take three".split(

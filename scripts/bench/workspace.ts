@@ -9,7 +9,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { PAPER_ABILITIES } from "../../src/core/abilities";
+import { PAPER_ABILITIES } from "../../src/core/diagnostic/paperAbilities";
 import { WorkspaceModel } from "../../src/core/workspace/model";
 import { diagnosticBenchData } from "./diagnostic";
 import { median } from "./text";

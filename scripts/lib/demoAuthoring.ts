@@ -13,12 +13,12 @@
 //   training    seed 4, the rest                          -> the demo model's training mixture
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
-import { PAPER_ABILITIES } from "../../src/core/abilities";
-import { readJsonl } from "../../src/core/datasets/jsonl";
-import { CONTAMINATION_NGRAM } from "../../src/core/datasets/contamination";
-import { normalizedWords } from "../../src/core/datasets/wordHashes";
-import { ALL_GENERATORS, generateItems, itemKey, toJsonl, type AbilityGenerator } from "../../src/core/datasets/generators/index";
-import type { DiagnosticItemFields } from "../../src/core/datasets/diagnostic";
+import { PAPER_ABILITIES } from "../../src/core/diagnostic/paperAbilities";
+import { readJsonl } from "../../src/core/diagnostic/jsonl";
+import { CONTAMINATION_NGRAM } from "../../src/core/diagnostic/contamination";
+import { normalizedWords } from "../../src/core/diagnostic/wordHashes";
+import { ALL_GENERATORS, generateItems, itemKey, toJsonl, type AbilityGenerator } from "../../src/core/diagnostic/generators/index";
+import type { DiagnosticItemFields } from "../../src/core/diagnostic/dataset";
 import { DEMO_CONFIG } from "../../src/core/demo/demoWorkspace";
 
 export const DEMO_SEEDS = { diagnostic: 1, benchmark: 2, mixed: 3, training: 4 } as const;

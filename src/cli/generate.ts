@@ -1,6 +1,6 @@
 // `bprof generate`: diagnostic items from the built-in generators, as `*.diag.jsonl`.
 import * as path from "node:path";
-import { writeFileAtomic } from "../core/fsutil";
+import { writeFileAtomic } from "../core/base/fsutil";
 import {
   ALL_GENERATORS,
   findGenerator,
@@ -8,7 +8,7 @@ import {
   GeneratorCapacityError,
   toJsonl,
   type AbilityGenerator,
-} from "../core/datasets/generators/index";
+} from "../core/diagnostic/generators/index";
 
 export const GENERATE_USAGE = `  generate [--ability NAME] [--n N] [--seed S] [--out FILE]
                                  diagnostic items made by the built-in generators, one JSON object

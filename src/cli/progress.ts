@@ -1,8 +1,8 @@
 // Progress for humans: a redrawn bar on a terminal, a plain line per step change in logs and CI.
 // The bar is the whole run's (its share by the estimated time, core/estimate.ts), with the phase as
 // its label, the time elapsed and the time left; logs get a line per tenth of the run as well.
-import { describeOverall, formatDuration, type RunOverall } from "../core/estimate";
-import { finishedVariantLabel, progressStep, type RunProgress, type VariantDone } from "../core/progressText";
+import { describeOverall, formatDuration, type RunOverall } from "../core/plan/estimate";
+import { finishedVariantLabel, progressStep, type RunProgress, type VariantDone } from "../core/plan/progressText";
 import type { BuildProgress } from "../core/runner/build";
 
 export interface ProgressView {

@@ -1,7 +1,7 @@
 // `bprof runner where` and `bprof runner build`: which bprof-runner this machine uses, and building
 // it from the sources that came with bprof before a run needs it.
-import { LOCAL_HOST } from "../core/launch/host";
-import { RunnerError } from "../core/launch/runnerError";
+import { LOCAL_HOST } from "../core/base/host";
+import { RunnerError } from "../core/base/runnerError";
 import { buildFactsOn, expectedBuildLength, obtainRunner } from "../core/runner/build";
 import { installCommands, type BuildFacts } from "../core/runner/facts";
 import { checkoutRunner, defaultCacheDir, type RunnerSpec } from "../core/runner/locate";

@@ -14,7 +14,7 @@ import * as path from "node:path";
 import { test } from "node:test";
 import type { Frame, Page } from "playwright-core";
 import { loadProfile } from "../../src/core/config/load";
-import { errorsOf, formatProblem } from "../../src/core/problems";
+import { errorsOf, formatProblem } from "../../src/core/base/problems";
 import { waitFor } from "./processes";
 import { runCommand, screenshot, waitForNotification, webviewFrame, withWorkbench } from "./workbench";
 

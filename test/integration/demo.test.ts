@@ -13,7 +13,7 @@ import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
-import { PAPER_ABILITIES } from "../../src/core/abilities";
+import { PAPER_ABILITIES } from "../../src/core/diagnostic/paperAbilities";
 import { DEMO_MAIN_K, MIXED_BENCHMARK } from "../../scripts/lib/demoAuthoring";
 import { loadRun } from "../../src/core/report/load";
 import { buildReport } from "../../src/core/report/model";

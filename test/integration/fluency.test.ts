@@ -10,7 +10,7 @@ import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
 import { loadProfile } from "../../src/core/config/load";
-import { resumeRun, runProfile } from "../../src/core/run";
+import { resumeRun, runProfile } from "../../src/core/run/runProfile";
 import { fluencyParagraphs, BUILT_IN_FLUENCY_TEXT, FLUENCY_ID_PREFIX } from "../../src/core/prompts/fluencyText";
 import { readRunnerScores } from "../../src/core/results/items";
 import type { Results } from "../../src/core/results/store";

@@ -5,7 +5,7 @@ import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
-import { ALL_GENERATORS, GENERATORS, generateItems, toJsonl } from "../../src/core/datasets/generators/index";
+import { ALL_GENERATORS, GENERATORS, generateItems, toJsonl } from "../../src/core/diagnostic/generators/index";
 import { bprof } from "../support/cli";
 
 test("bprof generate writes one ability's items to stdout, all ten to a file", async () => {

@@ -8,7 +8,7 @@ import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
-import { RunnerError } from "../../src/core/launch/runnerError";
+import { RunnerError } from "../../src/core/base/runnerError";
 import { buildFactsOn, obtainRunner, type BuildProgress } from "../../src/core/runner/build";
 import { runnerSources, type RunnerSources } from "../../src/core/runner/sources";
 import { repoRoot } from "../support/cli";

@@ -8,7 +8,7 @@ import { test } from "node:test";
 import { loadProfile } from "../../src/core/config/load";
 import { loadRun } from "../../src/core/report/load";
 import { buildReport } from "../../src/core/report/model";
-import { runProfile } from "../../src/core/run";
+import { runProfile } from "../../src/core/run/runProfile";
 import type { Results } from "../../src/core/results/store";
 import { runnerPath } from "../support/cli";
 import { CONFIG_YAML, DIAGNOSTIC, makeProfileProject, SPATIAL } from "../support/profileProject";

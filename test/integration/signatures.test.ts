@@ -12,7 +12,7 @@ import { loadProfile } from "../../src/core/config/load";
 import { loadRun } from "../../src/core/report/load";
 import { buildReport } from "../../src/core/report/model";
 import type { ModelReport } from "../../src/core/report/types";
-import { runProfile } from "../../src/core/run";
+import { runProfile } from "../../src/core/run/runProfile";
 import { repoRoot, runnerPath } from "../support/cli";
 
 const DEMO = path.join(repoRoot, "media", "demo");

@@ -12,7 +12,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { loadProfile } from "../../src/core/config/load";
-import { runProfile } from "../../src/core/run";
+import { runProfile } from "../../src/core/run/runProfile";
 import { bprof, cliPath, repoRoot, runnerPath } from "../support/cli";
 import { CONFIG_YAML, makeProfileProject } from "../support/profileProject";
 import { startSlurmCluster, type SlurmCluster } from "../support/slurmCluster";

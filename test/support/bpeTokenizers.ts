@@ -2,7 +2,7 @@
 // the pipeline shapes real models use (GPT-2, Llama 3, the demo models' byte level, ...), so the
 // tokenizer code can be checked against @huggingface/tokenizers without downloading a model.
 import { bytesToUnicode } from "../../scripts/lib/byteTokenizer";
-import { seededRandom } from "../../src/core/random";
+import { seededRandom } from "../../src/core/base/random";
 
 const WORDS = (
   "the of and to in is was for on that with as by at from his it an were are which this be " +

@@ -5,7 +5,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { BOS_TOKEN_ID, BYTE_VOCAB_SIZE, EOS_TOKEN_ID, byteLevelTokenizer } from "../../scripts/lib/byteTokenizer";
 import { type TensorToWrite, type WritableDtype, writeSafetensors } from "./safetensorsWriter";
-import { seededRandom } from "../../src/core/random";
+import { seededRandom } from "../../src/core/base/random";
 
 export interface RandomLlamaOptions {
   hiddenSize?: number;

@@ -7,7 +7,7 @@ import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { loadProfile } from "../../src/core/config/load";
 import { parseConfig } from "../../src/core/config/parse";
-import { formatProblem, type Problem } from "../../src/core/problems";
+import { formatProblem, type Problem } from "../../src/core/base/problems";
 import { BUILT_IN_FLUENCY_TEXT } from "../../src/core/prompts/fluencyText";
 import { candidateCount, llamaParameterCount, readParameterCount, selectedCount } from "../../src/core/model/parameters";
 import { writeRandomLlama } from "../support/randomLlama";

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { formatAisTables, formatRunSummary, wrapLine } from "../../src/cli/aisTable";
-import { PAPER_ABILITIES } from "../../src/core/abilities";
+import { PAPER_ABILITIES } from "../../src/core/diagnostic/paperAbilities";
 import { buildReport } from "../../src/core/report/model";
 import type { ModelReport } from "../../src/core/report/types";
 import type { CellMetric, Results, VariantResult } from "../../src/core/results/store";

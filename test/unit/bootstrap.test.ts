@@ -9,7 +9,7 @@ import {
   type BootstrapEstimate,
   type Resamples,
 } from "../../src/core/analysis/bootstrap";
-import { randomInt, seededRandom } from "../../src/core/random";
+import { randomInt, seededRandom } from "../../src/core/base/random";
 
 /** 0/1 vector from a string like "1101". */
 const bits = (pattern: string) => Uint8Array.from(pattern, (c) => (c === "1" ? 1 : 0));

@@ -13,7 +13,7 @@ import { comparisonHeatmap } from "../../src/core/report/compareFigure";
 import { renderComparison } from "../../src/core/report/compareFormats";
 import { divergingColour, scaleLimit } from "../../src/core/report/format";
 import { loadRun } from "../../src/core/report/load";
-import { randomInt, seededRandom } from "../../src/core/random";
+import { randomInt, seededRandom } from "../../src/core/base/random";
 import { baselineItems, CAUSAL, MODEL, MODEL_FOLDER, QUANT, SPATIAL, writeFixtureRun } from "../support/reportFixture";
 
 const cell = (baseline: number[], ablated: number[], chance = 0.25): CellScores => ({

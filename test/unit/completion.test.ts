@@ -1,7 +1,7 @@
 // Completion in a config: where the cursor is in half-typed YAML, and what is offered there.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { PAPER_ABILITIES } from "../../src/core/abilities";
+import { PAPER_ABILITIES } from "../../src/core/diagnostic/paperAbilities";
 import { configCompletions, PAPER_K_SWEEP, type CompletionContext } from "../../src/core/language/completion";
 import { yamlCursor } from "../../src/core/language/yamlCursor";
 

@@ -4,11 +4,11 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { loadProfile } from "../../src/core/config/load";
-import { editDistance, nearestWord } from "../../src/core/config/nearest";
+import { editDistance, nearestWord } from "../../src/core/base/nearest";
 import { parseConfig } from "../../src/core/config/parse";
 import schema from "../../src/core/config/schema.json";
 import { IGNORED_TASK_KEYS, SUPPORTED_TASK_KEYS } from "../../src/core/lmeval/spec";
-import { formatProblem, PROBLEM_CODES } from "../../src/core/problems";
+import { formatProblem, PROBLEM_CODES } from "../../src/core/base/problems";
 import { makeTinyProject, type TinyProject } from "../support/tinyProject";
 
 const FILE = "/p/x.bprof.yaml";

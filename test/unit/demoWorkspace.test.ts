@@ -6,7 +6,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
 import { loadProfile } from "../../src/core/config/load";
-import { ALL_GENERATORS, itemKey } from "../../src/core/datasets/generators/index";
+import { ALL_GENERATORS, itemKey } from "../../src/core/diagnostic/generators/index";
 import { DEMO_CONFIG } from "../../src/core/demo/demoWorkspace";
 import {
   BENCHMARK_ITEMS,
@@ -17,7 +17,7 @@ import {
   MIXED_ITEMS_PER_ABILITY,
   writeDemoWorkspace,
 } from "../../scripts/lib/demoAuthoring";
-import { formatProblem } from "../../src/core/problems";
+import { formatProblem } from "../../src/core/base/problems";
 
 const committed = path.resolve(import.meta.dirname, "..", "..", "media", "demo");
 

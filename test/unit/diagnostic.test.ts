@@ -3,12 +3,12 @@ import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
-import { nearMissAbility, PAPER_ABILITIES } from "../../src/core/abilities";
-import { checkDiagnosticDataset, loadDiagnosticDataset, type DiagnosticCheckOptions } from "../../src/core/datasets/diagnostic";
-import { buildBenchmarkIndex } from "../../src/core/datasets/contamination";
-import { jaccard, shingleSet, similarSets } from "../../src/core/datasets/nearDuplicates";
-import { appendWordHashes, normalizedWords, U32Buffer } from "../../src/core/datasets/wordHashes";
-import type { Problem } from "../../src/core/problems";
+import { nearMissAbility, PAPER_ABILITIES } from "../../src/core/diagnostic/paperAbilities";
+import { checkDiagnosticDataset, loadDiagnosticDataset, type DiagnosticCheckOptions } from "../../src/core/diagnostic/dataset";
+import { buildBenchmarkIndex } from "../../src/core/diagnostic/contamination";
+import { jaccard, shingleSet, similarSets } from "../../src/core/diagnostic/nearDuplicates";
+import { appendWordHashes, normalizedWords, U32Buffer } from "../../src/core/diagnostic/wordHashes";
+import type { Problem } from "../../src/core/base/problems";
 
 const FILE = "abilities.diag.jsonl";
 /** Small test files: the too-few-items warning is tested on its own. */

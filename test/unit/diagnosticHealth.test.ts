@@ -8,7 +8,7 @@ import {
   longestAnswerBias,
   regularizedGammaQ,
   type HealthItem,
-} from "../../src/core/datasets/diagnosticHealth";
+} from "../../src/core/diagnostic/health";
 
 /** |actual - expected| within `relative` of expected. */
 function near(actual: number, expected: number, relative = 1e-9): void {

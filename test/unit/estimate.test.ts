@@ -9,8 +9,8 @@ import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { test } from "node:test";
 import { progressView } from "../../src/cli/progress";
-import { describeOverall, formatDuration, RunEstimate, type ProgressEvent, type RunPlan } from "../../src/core/estimate";
-import { progressText } from "../../src/core/progressText";
+import { describeOverall, formatDuration, RunEstimate, type ProgressEvent, type RunPlan } from "../../src/core/plan/estimate";
+import { progressText } from "../../src/core/plan/progressText";
 
 const ITEMS = 100; // 10 items/s: 10 s for the baseline, 10 s a variant
 const SEQUENCES = 40; // 5 sequences/s: 8 s an importance pass

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
-import { findingProblems } from "../../src/core/analysis/findingProblems";
+import { findingProblems } from "../../src/core/report/findingProblems";
 import type { Finding } from "../../src/core/report/types";
 import type { CellMetric, Results } from "../../src/core/results/store";
 import { WorkspaceModel } from "../../src/core/workspace/model";

@@ -5,11 +5,11 @@ import * as path from "node:path";
 import { test } from "node:test";
 import { loadProfile } from "../../src/core/config/load";
 import { parseConfig } from "../../src/core/config/parse";
-import { checkDiagnosticDataset } from "../../src/core/datasets/diagnostic";
+import { checkDiagnosticDataset } from "../../src/core/diagnostic/dataset";
 import { fixesFor, type Fix } from "../../src/core/language/fixes";
 import { baselineAccuracies } from "../../src/core/results/profile";
 import { offsetAt, type TextEdit } from "../../src/core/language/text";
-import type { Problem } from "../../src/core/problems";
+import type { Problem } from "../../src/core/base/problems";
 import { makeProfileProject, SPATIAL } from "../support/profileProject";
 
 /** `text` with the edits applied (the last first, so earlier offsets stay valid). */

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { fluencyLines } from "../../src/cli/aisTable";
-import { fluencyOf, variantFluency } from "../../src/core/analysis/fluency";
+import { fluencyOf, variantFluency } from "../../src/core/results/fluency";
 import { FLUENCY_ID_PREFIX } from "../../src/core/prompts/fluencyText";
 import { NOT_FLUENT_FILL } from "../../src/core/report/fluency";
 import { renderHtml } from "../../src/core/report/html";

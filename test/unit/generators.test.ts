@@ -4,10 +4,10 @@
 // of every generator passing the dataset checks without a single diagnostic.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { PAPER_ABILITIES } from "../../src/core/abilities";
-import { checkDiagnosticDataset, type DiagnosticItemFields } from "../../src/core/datasets/diagnostic";
-import { CAUSAL } from "../../src/core/datasets/generators/commonsense";
-import { BOOKS, CONTINENTS, COUNTRIES, ELEMENTS, PAINTINGS } from "../../src/core/datasets/generators/facts";
+import { PAPER_ABILITIES } from "../../src/core/diagnostic/paperAbilities";
+import { checkDiagnosticDataset, type DiagnosticItemFields } from "../../src/core/diagnostic/dataset";
+import { CAUSAL } from "../../src/core/diagnostic/generators/commonsense";
+import { BOOKS, CONTINENTS, COUNTRIES, ELEMENTS, PAINTINGS } from "../../src/core/diagnostic/generators/facts";
 import {
   ALL_GENERATORS,
   findGenerator,
@@ -18,9 +18,9 @@ import {
   itemKey,
   toJsonl,
   type AbilityGenerator,
-} from "../../src/core/datasets/generators/index";
-import { ANALOGY_RELATIONS, KINDS_OF, OPPOSITES, PART_OF } from "../../src/core/datasets/generators/lexicon";
-import { NAMES } from "../../src/core/datasets/generators/words";
+} from "../../src/core/diagnostic/generators/index";
+import { ANALOGY_RELATIONS, KINDS_OF, OPPOSITES, PART_OF } from "../../src/core/diagnostic/generators/lexicon";
+import { NAMES } from "../../src/core/diagnostic/generators/words";
 
 const N = 2000;
 const bySlug = new Map<string, DiagnosticItemFields[]>(ALL_GENERATORS.map((g) => [g.slug, generateItems(g, { n: N, seed: 1 })]));

@@ -14,7 +14,7 @@ import { drawResamples, multiplicity, percentile } from "../../src/core/analysis
 import { loadProfile, type Profile, type ResolvedBenchmark } from "../../src/core/config/load";
 import type { GenerationItem, Task } from "../../src/core/lmeval/task";
 import { itemId, type ItemRef } from "../../src/core/plan/job";
-import { errorsOf, formatProblem } from "../../src/core/problems";
+import { errorsOf, formatProblem } from "../../src/core/base/problems";
 import { cellCases, RunDocuments } from "../../src/core/report/cases";
 import { flatCells } from "../../src/core/report/cells";
 import { renderCsv } from "../../src/core/report/csv";

@@ -3,8 +3,8 @@ import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
-import { checkDiagnosticDataset } from "../../src/core/datasets/diagnostic";
-import { readJsonl } from "../../src/core/datasets/jsonl";
+import { checkDiagnosticDataset } from "../../src/core/diagnostic/dataset";
+import { readJsonl } from "../../src/core/diagnostic/jsonl";
 
 test("readJsonl numbers lines and columns as the diagnostic checker does: byte order mark, CRLF and blank lines", async () => {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-jsonl-"));

@@ -7,7 +7,7 @@ import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { loadProfile } from "../../src/core/config/load";
 import type { GenerationItem, MultipleChoiceItem } from "../../src/core/lmeval/task";
-import { errorsOf, formatProblem } from "../../src/core/problems";
+import { errorsOf, formatProblem } from "../../src/core/base/problems";
 import { makeTinyProject, type TinyProject } from "../support/tinyProject";
 
 const shared = path.resolve(import.meta.dirname, "..", "..", "..", "shared");

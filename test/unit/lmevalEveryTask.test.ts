@@ -10,7 +10,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { loadTask, type DataFiles } from "../../src/core/lmeval/task";
-import { errorsOf } from "../../src/core/problems";
+import { errorsOf } from "../../src/core/base/problems";
 
 const shared = path.resolve(import.meta.dirname, "..", "..", "..", "shared");
 const tasksRoot = path.join(shared, "lm-eval-tasks");

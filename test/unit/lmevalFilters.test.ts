@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { test } from "node:test";
 import { applyFiltersToAll } from "../../src/core/lmeval/exactMatch";
 import { loadTask, type Task } from "../../src/core/lmeval/task";
-import { errorsOf, type Problem } from "../../src/core/problems";
+import { errorsOf, type Problem } from "../../src/core/base/problems";
 import { pythonFilteredAnswers, type RunnerScores } from "../../src/core/results/items";
 
 const shared = path.resolve(import.meta.dirname, "..", "..", "..", "shared");

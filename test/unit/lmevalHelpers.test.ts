@@ -7,7 +7,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { loadTask, type MultipleChoiceItem } from "../../src/core/lmeval/task";
-import { errorsOf, formatProblem, type Problem } from "../../src/core/problems";
+import { errorsOf, formatProblem, type Problem } from "../../src/core/base/problems";
 
 const lmEvalTasks = path.resolve(import.meta.dirname, "..", "..", "..", "shared", "lm-eval-tasks");
 const skipShared = existsSync(lmEvalTasks) ? false : "../shared/lm-eval-tasks (lm-eval's task files) is not here";

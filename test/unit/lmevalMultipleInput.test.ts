@@ -15,7 +15,7 @@ import { benchmarkHover } from "../../src/core/language/hover";
 import { loadTask, type MultipleChoiceItem } from "../../src/core/lmeval/task";
 import { writeRandomLlama } from "../support/randomLlama";
 import { compileScoreJob } from "../../src/core/plan/job";
-import { errorsOf, formatProblem, type Problem } from "../../src/core/problems";
+import { errorsOf, formatProblem, type Problem } from "../../src/core/base/problems";
 import { loadTokenizer, type ModelTokenizer } from "../../src/core/prompts/tokenize";
 import { BOS_TOKEN_ID } from "../../scripts/lib/byteTokenizer";
 import { scoredItems, type RunnerScores } from "../../src/core/results/items";

@@ -9,7 +9,7 @@ import { after, before, test } from "node:test";
 import { loadProfile } from "../../src/core/config/load";
 import { freeConfigFile, isTaskText, newConfigText, writeNewFileAtomic } from "../../src/core/config/newConfig";
 import { parseConfig } from "../../src/core/config/parse";
-import { errorsOf, formatProblem } from "../../src/core/problems";
+import { errorsOf, formatProblem } from "../../src/core/base/problems";
 import { makeTinyProject, type TinyProject } from "../support/tinyProject";
 
 const REPO = path.resolve(import.meta.dirname, "../..");

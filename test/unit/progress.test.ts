@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { progressView } from "../../src/cli/progress";
-import { finishedVariantLabel, progressStep, progressText, type RunProgress } from "../../src/core/progressText";
+import { finishedVariantLabel, progressStep, progressText, type RunProgress } from "../../src/core/plan/progressText";
 import { buildProgressText, buildSecondsLeft } from "../../src/core/runner/build";
 
 test("the step: the importance phase names its ability, a profile's scoring names its variant", () => {

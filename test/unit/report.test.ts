@@ -30,7 +30,7 @@ import {
 } from "../support/reportFixture";
 import { formatAisTables } from "../../src/cli/aisTable";
 import { abilityHealth } from "../../src/core/language/hover";
-import { measuredStability, stabilityVerdict, STABLE_RANKING_JACCARD } from "../../src/core/datasets/diagnosticHealth";
+import { measuredStability, stabilityVerdict, STABLE_RANKING_JACCARD } from "../../src/core/diagnostic/health";
 import { resultsView } from "../../src/core/report/view";
 
 const SCRIPT = "/* heatmap bundle */ console.log('</script>');";

@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
-import { RunnerError } from "../../src/core/launch/runnerError";
+import { RunnerError } from "../../src/core/base/runnerError";
 import { cellCases, dataFileCases, RunDocuments } from "../../src/core/report/cases";
 import { loadRun } from "../../src/core/report/load";
 import { heatmapSvg } from "../../src/core/report/svg";

@@ -1,4 +1,4 @@
-// The failure signatures (src/core/analysis/signatures.ts), found through the report model every
+// The failure signatures (src/core/report/signatures.ts), found through the report model every
 // face reads: the demo's healthy profile, as a run of it measured, raises none; profiles made to
 // show each signature (k too small, two identical diagnostic sets, a dataset whose ablation helps
 // most benchmarks, an unstable ranking, a label that fails) raise exactly that one, with its
@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { findingLines } from "../../src/cli/aisTable";
-import { nextPaperK, NO_EFFECT_AIS } from "../../src/core/analysis/signatures";
+import { nextPaperK, NO_EFFECT_AIS } from "../../src/core/report/signatures";
 import { renderHtml } from "../../src/core/report/html";
 import { renderMarkdown } from "../../src/core/report/markdown";
 import { buildReport } from "../../src/core/report/model";

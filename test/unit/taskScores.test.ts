@@ -12,13 +12,13 @@ import type { ChoiceScore } from "../../src/core/analysis/accuracy";
 import { abilityImpactOfItems, chancePerItem, meanOf, scoreVector } from "../../src/core/analysis/ais";
 import { BenchmarkResampler, drawResamples, multiplicity, percentile } from "../../src/core/analysis/bootstrap";
 import { loadProfile } from "../../src/core/config/load";
-import { RunnerError } from "../../src/core/launch/runnerError";
+import { RunnerError } from "../../src/core/base/runnerError";
 import { loadTask, type Task } from "../../src/core/lmeval/task";
-import { errorsOf, type Problem } from "../../src/core/problems";
+import { errorsOf, type Problem } from "../../src/core/base/problems";
 import { extrasOf, scoredItems, type RunnerScores } from "../../src/core/results/items";
 import { readProfileOutput } from "../../src/core/results/profile";
 import { pythonTaskScores } from "../../src/core/results/taskScores";
-import { runProfile } from "../../src/core/run";
+import { runProfile } from "../../src/core/run/runProfile";
 import { makeTinyProject } from "../support/tinyProject";
 
 const shared = path.resolve(import.meta.dirname, "..", "..", "..", "shared", "lm-eval-tasks");

@@ -10,12 +10,12 @@ import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { parse as parseCsv } from "csv-parse/sync";
 import { loadProfile } from "../../src/core/config/load";
-import { writeFileAtomic, writeJsonAtomic } from "../../src/core/fsutil";
+import { writeFileAtomic, writeJsonAtomic } from "../../src/core/base/fsutil";
 import { renderReport } from "../../src/core/report/index";
 import { loadRun, ReportInputError, RunItems } from "../../src/core/report/load";
 import { askRunToStop, RUN_STATE } from "../../src/core/results/runs";
 import { modelFolderName } from "../../src/core/results/store";
-import { formatProblem, type Problem } from "../../src/core/problems";
+import { formatProblem, type Problem } from "../../src/core/base/problems";
 import { fixtureResults, MODEL, MODEL_FOLDER, writeFixtureRun } from "../support/reportFixture";
 import { makeTinyProject, type TinyProject } from "../support/tinyProject";
 

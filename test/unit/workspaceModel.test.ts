@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
-import type { TextFiles } from "../../src/core/fsutil";
+import type { TextFiles } from "../../src/core/base/fsutil";
 import { WorkspaceModel } from "../../src/core/workspace/model";
 import { makeProfileProject, QUANT } from "../support/profileProject";
 

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
-import { checkDiagnosticDataset } from "../../src/core/datasets/diagnostic";
+import { checkDiagnosticDataset } from "../../src/core/diagnostic/dataset";
 import { problemCountsText, sumCounts } from "../../src/core/language/outline";
 import { diagnosticSequence, renderDiagnosticItem } from "../../src/core/prompts/diagnosticText";
 import { loadTokenizer } from "../../src/core/prompts/tokenize";

@@ -13,7 +13,7 @@
 // resamples x items. Multiplicities are packed several resamples to a float64 (see Resamples),
 // which divides that cost once more by the number of lanes.
 import { abilityImpactScore, CHANCE_TOLERANCE, meanOf, type AbilityImpact, type ScoreVector } from "./ais";
-import { randomInt, seededRandom } from "../random";
+import { randomInt, seededRandom } from "../base/random";
 
 export const DEFAULT_RESAMPLES = 1000;
 export const DEFAULT_BOOTSTRAP_SEED = 0;

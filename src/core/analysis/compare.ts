@@ -15,7 +15,7 @@ import {
   type BootstrapOptions,
   type Interval,
 } from "./bootstrap";
-import { randomInt, seededRandom } from "../random";
+import { randomInt, seededRandom } from "../base/random";
 
 /** One profile's scores on one benchmark for one ability's variant, document by document. */
 export interface CellScores {

@@ -14,7 +14,7 @@ import {
   type Interval,
 } from "./bootstrap";
 import { aisOf, drawIndices, resampledAis } from "./compare";
-import { seededRandom } from "../random";
+import { seededRandom } from "../base/random";
 
 export interface PairScores {
   baseline: ScoreVector;

@@ -1,13 +1,13 @@
 // The ability half of a config: `abilities` (each a diagnostic dataset), `ablation` (the k sweep
 // and the selections), checked against the files they name and the models they will ablate.
 import * as path from "node:path";
-import { nearMissAbility, PAPER_ABILITIES } from "../abilities";
+import { nearMissAbility, PAPER_ABILITIES } from "../diagnostic/paperAbilities";
 import { resolvePairs } from "./pairs";
-import type { DiagnosticDatasetCheck, DiagnosticItem } from "../datasets/diagnostic";
-import { errorsOf, type Problem } from "../problems";
-import { isFile } from "../fsutil";
+import type { DiagnosticDatasetCheck, DiagnosticItem } from "../diagnostic/dataset";
+import { errorsOf, type Problem } from "../base/problems";
+import { isFile } from "../base/fsutil";
 import { candidateCount, readParameterCount, selectedCount } from "../model/parameters";
-import type { YamlSource } from "../yamlSource";
+import type { YamlSource } from "../base/yamlSource";
 import type { ProfileInputs, ResolvedBenchmark } from "./resolved";
 import type { AbilitySpec, AblationSpec, CandidateSet, ImportanceMethod, ProfileConfig, Selection } from "./types";
 import { BUILT_IN_FLUENCY_TEXT, fluencyParagraphs } from "../prompts/fluencyText";

@@ -1,17 +1,17 @@
 // From a config file on disk to a profile ready to compile: schema, then the files it names.
 import { constants as fsConstants, promises as fs } from "node:fs";
 import * as path from "node:path";
-import { nearMissAbility } from "../abilities";
+import { nearMissAbility } from "../diagnostic/paperAbilities";
 import { DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES } from "../analysis/bootstrap";
-import { errorsOf, fileProblem, notUtf8Problem, problemAt, type Problem, type ProblemPlace } from "../problems";
-import { loadDiagnosticDataset } from "../datasets/diagnostic";
-import { buildBenchmarkIndex, type BenchmarkText } from "../datasets/contamination";
+import { errorsOf, fileProblem, notUtf8Problem, problemAt, type Problem, type ProblemPlace } from "../base/problems";
+import { loadDiagnosticDataset } from "../diagnostic/dataset";
+import { buildBenchmarkIndex, type BenchmarkText } from "../diagnostic/contamination";
 import * as os from "node:os";
 import { datasetKindOf } from "../lmeval/documents";
 import { loadInlineTask, loadTask, type TaskOptions } from "../lmeval/task";
 import { groupAggregates, readAggregateSpecs, type ResolvedGroup } from "../lmeval/group";
 import { resolveTaskName, taskIndex, type GroupFiles } from "../lmeval/taskIndex";
-import { diskFiles, isDirectory, isFile, type TextFiles } from "../fsutil";
+import { diskFiles, isDirectory, isFile, type TextFiles } from "../base/fsutil";
 import { readsLocalFiles, resolveTarget } from "../launch/target";
 import { shardProblems, shardSetting, type ShardSetting } from "./shards";
 import type { Target } from "../launch/targetTypes";
@@ -22,7 +22,7 @@ import { acceptsSystemMessage, itemChatContexts, renderDiagnosticChat, type Chat
 import { loadChatTemplate } from "../prompts/chatTemplate";
 import { checkAbilitySection, DEFAULT_SEED, type ResolvedAbility, type ResolvedAblation } from "./abilities";
 import { parseConfig } from "./parse";
-import type { YamlSource } from "../yamlSource";
+import type { YamlSource } from "../base/yamlSource";
 import type { ProfileConfig } from "./types";
 import { expectedAbilities, type ProfileInputs, type ResolvedBenchmark, type ResolvedModel } from "./resolved";
 

@@ -4,7 +4,7 @@
 // and ablation stay commented out until the user has a diagnostic dataset.
 import { constants, promises as fs } from "node:fs";
 import * as path from "node:path";
-import { createTemporarySibling } from "../fsutil";
+import { createTemporarySibling } from "../base/fsutil";
 
 export interface NewConfigInput {
   /** Where the config will be written (absolute): the paths in it are relative to its folder. */

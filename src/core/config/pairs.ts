@@ -1,8 +1,8 @@
 // `ablation.pairs` (docs/method.md, "Two abilities at once"): the pairs of abilities ablated
 // together, as the config names them or all of them, checked where they are written.
-import { nearMissAbility } from "../abilities";
-import type { Problem } from "../problems";
-import type { YamlSource } from "../yamlSource";
+import { nearMissAbility } from "../diagnostic/paperAbilities";
+import type { Problem } from "../base/problems";
+import type { YamlSource } from "../base/yamlSource";
 import type { ProfileConfig } from "./types";
 
 /** The pairs of the config (names, each once, in its order); `all`: every two abilities. */

@@ -1,8 +1,8 @@
 // Parse a *.bprof.yaml against its JSON Schema, keeping source positions for every problem.
 import Ajv, { type ErrorObject } from "ajv";
-import type { Problem } from "../problems";
-import { formatFieldPath, parseYamlSource, type YamlSource } from "../yamlSource";
-import { nearestWord } from "./nearest";
+import type { Problem } from "../base/problems";
+import { formatFieldPath, parseYamlSource, type YamlSource } from "../base/yamlSource";
+import { nearestWord } from "../base/nearest";
 import schema from "./schema.json";
 import type { ProfileConfig } from "./types";
 

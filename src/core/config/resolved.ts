@@ -1,9 +1,9 @@
 // What a config resolves its models and benchmarks to, and what loading it reads through (its
 // files, task files, diagnostic datasets): apart from load.ts, so that what the loader uses (the
 // abilities section, the targets, the jobs) can name them without importing the loader.
-import type { BenchmarkNgramIndex } from "../datasets/contamination";
-import type { DiagnosticCheckOptions, DiagnosticDatasetCheck } from "../datasets/diagnostic";
-import type { TextFiles } from "../fsutil";
+import type { BenchmarkNgramIndex } from "../diagnostic/contamination";
+import type { DiagnosticCheckOptions, DiagnosticDatasetCheck } from "../diagnostic/dataset";
+import type { TextFiles } from "../base/fsutil";
 import type { Task, TaskLoad, TaskOptions } from "../lmeval/task";
 import type { HelperPolicy } from "../lmeval/taskPython";
 import type { ChatSettings } from "../prompts/chatPrompt";

@@ -1,8 +1,8 @@
 // The config's `shards` and `devices` (docs/targets.md, "Shards"): how each model's profile is
 // split into runners that run side by side, and what in the config keeps it from splitting.
 import type { Target } from "../launch/targetTypes";
-import type { Problem } from "../problems";
-import type { YamlSource } from "../yamlSource";
+import type { Problem } from "../base/problems";
+import type { YamlSource } from "../base/yamlSource";
 import type { ProfileConfig } from "./types";
 
 /** How a model's profile splits: `count` shards (`auto`: one per visible GPU), on `devices` when given. */

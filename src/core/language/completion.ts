@@ -3,7 +3,7 @@
 // (the paper's k sweep, with the number of parameters each k zeroes).
 import * as path from "node:path";
 import { parseDocument } from "yaml";
-import { PAPER_ABILITIES } from "../abilities";
+import { PAPER_ABILITIES } from "../diagnostic/paperAbilities";
 import { keysAt, schemaAt, takesKeys, valuesAt, type SchemaNode } from "../config/schemaAt";
 import { selectedCount } from "../model/parameters";
 import { mdText } from "./markdown";

@@ -3,10 +3,10 @@
 // fits the model, answer positions rebalanced. Each fix is a list of edits the editor applies as
 // one undoable change; creating a missing dataset is a command of its own (it writes a file).
 import { applyEdits, findNodeAtLocation, modify, parseTree } from "jsonc-parser";
-import { findGenerator } from "../datasets/generators/index";
-import { jsonlLines } from "../datasets/jsonl";
-import { answerRebalance } from "../datasets/rebalance";
-import type { Problem } from "../problems";
+import { findGenerator } from "../diagnostic/generators/index";
+import { jsonlLines } from "../diagnostic/jsonl";
+import { answerRebalance } from "../diagnostic/rebalance";
+import type { Problem } from "../base/problems";
 import { deleteLine, problemRange, range, type Range, type TextEdit } from "./text";
 
 export interface Fix {

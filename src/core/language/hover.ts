@@ -9,7 +9,7 @@
 import * as path from "node:path";
 import type { ResolvedAbility, ResolvedBenchmark, ResolvedModel } from "../config/load";
 import { schemaAt } from "../config/schemaAt";
-import type { DiagnosticItem } from "../datasets/diagnostic";
+import type { DiagnosticItem } from "../diagnostic/dataset";
 import {
   answerPositionBalance,
   formatP,
@@ -18,11 +18,11 @@ import {
   MIN_ITEMS_PER_ABILITY,
   stabilityVerdict,
   type MeasuredStability,
-} from "../datasets/diagnosticHealth";
+} from "../diagnostic/health";
 import { itemContexts } from "../lmeval/render";
 import { renderDiagnosticChat, itemChatContexts } from "../prompts/chatPrompt";
 import { renderDiagnosticItem } from "../prompts/diagnosticText";
-import type { Problem } from "../problems";
+import type { Problem } from "../base/problems";
 import { mdCode, mdText, verbatim } from "./markdown";
 
 export { verbatim } from "./markdown";

@@ -3,8 +3,8 @@
 // The Profiles tree and the CodeLens lines above a config show it.
 import * as path from "node:path";
 import type { LoadedProfile } from "../config/load";
-import type { Problem } from "../problems";
-import { parseYamlSource } from "../yamlSource";
+import type { Problem } from "../base/problems";
+import { parseYamlSource } from "../base/yamlSource";
 import { range, type Range } from "./text";
 
 export interface ProblemCounts {

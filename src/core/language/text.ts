@@ -1,7 +1,7 @@
 // Positions in a document as editors count them (0-based line and UTF-16 character, as VS Code and
 // the Language Server Protocol do), and edits of its text. Problems count from 1 (file:line:column,
 // as a terminal prints them); `problemRange` converts.
-import type { Problem } from "../problems";
+import type { Problem } from "../base/problems";
 
 export interface Position {
   line: number;

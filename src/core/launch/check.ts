@@ -3,9 +3,9 @@
 // `bprof validate` and the editor's Validate Config ask it for remote targets.
 import type { ResolvedModel } from "../config/resolved";
 import { JOB_PROTOCOL } from "../plan/job";
-import { hostName, hostPathWord, runOnHost, shellWord, type Host } from "./host";
+import { hostName, hostPathWord, runOnHost, shellWord, type Host } from "../base/host";
 import { lastLines } from "./outcome";
-import { RunnerError } from "./runnerError";
+import { RunnerError } from "../base/runnerError";
 import type { Target } from "./targetTypes";
 import { buildFactsOn, expectedBuildLength } from "../runner/build";
 import { missingMessage } from "../runner/facts";

@@ -2,9 +2,9 @@
 import type { RunnerEvent } from "./events";
 import { runnerOutcome, type RunnerSummary } from "./outcome";
 import { followEventProcess } from "./process";
-import { RunnerError } from "./runnerError";
+import { RunnerError } from "../base/runnerError";
 
-export { RunnerError } from "./runnerError";
+export { RunnerError } from "../base/runnerError";
 
 export interface RunnerInvocation {
   runnerPath: string;

@@ -1,6 +1,6 @@
 // How a runner run ended, decided the same way wherever it ran: by its last event and its exit.
 import { parseEventLine, type RunnerEvent } from "./events";
-import { RunnerError } from "./runnerError";
+import { RunnerError } from "../base/runnerError";
 
 export type RunnerSummary = Extract<RunnerEvent, { type: "summary" }>;
 

@@ -2,8 +2,8 @@
 import { execa } from "execa";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
-import { hostCommand, hostName, hostPathWord, runOnHostOrFail, shellWord, type Host } from "./host";
-import { RunnerError } from "./runnerError";
+import { hostCommand, hostName, hostPathWord, runOnHostOrFail, shellWord, type Host } from "../base/host";
+import { RunnerError } from "../base/runnerError";
 
 export interface RemoteFolder {
   host: Host;

@@ -7,7 +7,7 @@
 // name and bytes the whole job would give it.
 import { constants as fsConstants, promises as fs } from "node:fs";
 import * as path from "node:path";
-import { temporarySiblingName, writeFileAtomic, writeJsonAtomic } from "../fsutil";
+import { temporarySiblingName, writeFileAtomic, writeJsonAtomic } from "../base/fsutil";
 import type { ProfileJob } from "../plan/job";
 import { jobFingerprint, shardJob, splitJob, type ShardKey, type ShardPlan } from "../plan/shards";
 import type { ShardSetting } from "../config/shards";
@@ -15,7 +15,7 @@ import { usableCores } from "./cores";
 import type { RunnerEvent } from "./events";
 import { runLocal } from "./local";
 import type { RunnerSummary } from "./outcome";
-import { RunnerError } from "./runnerError";
+import { RunnerError } from "../base/runnerError";
 import type { LaunchInvocation } from "./targetTypes";
 
 /** A shard's folder under the model's: its job.json, events.jsonl and runner output. */

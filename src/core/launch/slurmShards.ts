@@ -6,15 +6,15 @@
 // jobs. The two job ids are kept in the run folder: a resumed run follows them while they live.
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
-import { writeJsonAtomic } from "../fsutil";
+import { writeJsonAtomic } from "../base/fsutil";
 import type { ProfileJob } from "../plan/job";
 import { jobFingerprint, shardJob, splitJob } from "../plan/shards";
 import type { RunnerEvent } from "./events";
-import { hostName, runOnHost, runOnHostOrFail, shellWord } from "./host";
+import { hostName, runOnHost, runOnHostOrFail, shellWord } from "../base/host";
 import { runnerArguments } from "./local";
 import { EventLineReader, lastLines, runnerOutcome, type RunnerSummary } from "./outcome";
 import { downloadRunnerOutput, prepareRemoteFolder, uploadJob, type RemoteFolder } from "./remoteFolder";
-import { RunnerError } from "./runnerError";
+import { RunnerError } from "../base/runnerError";
 import { GATHER_SCRIPT, shardDir, writeShardJob } from "./shards";
 import { ACTIVE_STATES, describeState, GrowingFile, parseJobState, runnerExec, sbatch, sleep, type SlurmJobState } from "./slurm";
 import type { LaunchInvocation, SlurmTarget } from "./targetTypes";

@@ -1,13 +1,13 @@
 // Run bprof-runner on a host over SSH: the job goes there, the runner's events stream back
 // through the connection as they would from a local process, and its output comes back at the
 // end. The host keeps the run's folder, so `--resume` continues there.
-import { hostCommand, hostName, hostPathWord, runOnHost, runOnHostOrFail, shellWord, unreachable } from "./host";
+import { hostCommand, hostName, hostPathWord, runOnHost, runOnHostOrFail, shellWord, unreachable } from "../base/host";
 import { runnerArguments } from "./local";
 import { announcingBuilds, runnerOn } from "../runner/locate";
 import { runnerOutcome, type RunnerSummary } from "./outcome";
 import { followEventProcess } from "./process";
 import { downloadRunnerOutput, prepareRemoteFolder, uploadJob, type RemoteFolder } from "./remoteFolder";
-import { RunnerError } from "./runnerError";
+import { RunnerError } from "../base/runnerError";
 import { GATHER_SCRIPT, type ShardPlace } from "./shards";
 import type { LaunchInvocation, Target } from "./targetTypes";
 

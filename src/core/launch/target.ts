@@ -3,10 +3,10 @@
 import * as os from "node:os";
 import * as path from "node:path";
 import type { SlurmSpec, SshConnectionSpec, TargetSpec } from "../config/types";
-import { hostName, LOCAL_HOST, type Host, type SshConnection } from "./host";
+import { hostName, LOCAL_HOST, type Host, type SshConnection } from "../base/host";
 import { usableCores } from "./cores";
 import { runLocal } from "./local";
-import { RunnerError } from "./runnerError";
+import { RunnerError } from "../base/runnerError";
 import type { RunnerSummary } from "./outcome";
 import { runOnSlurm } from "./slurm";
 import { runOverSsh, sshPlace } from "./ssh";

@@ -2,7 +2,7 @@
 // invocation of the runner. Its own module because every launcher (local.ts, ssh.ts, slurm.ts)
 // takes them and target.ts, which dispatches to the launchers, makes them.
 import type { RunnerEvent } from "./events";
-import type { Host } from "./host";
+import type { Host } from "../base/host";
 import type { RunnerSpec } from "../runner/locate";
 
 export type Target =

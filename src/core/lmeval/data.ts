@@ -1,8 +1,8 @@
 // Where a split's documents are: the config's `data`, the task's data_files, or the Hugging Face caches,
 // and the documents read from there (a hub dataset's shards in order).
 import * as path from "node:path";
-import { notUtf8Problem, problemAt, type Problem } from "../problems";
-import { isFile, type TextFiles } from "../fsutil";
+import { notUtf8Problem, problemAt, type Problem } from "../base/problems";
+import { isFile, type TextFiles } from "../base/fsutil";
 import { DATASET_KINDS, datasetKindOf, DocumentError, loadDocuments, THE_ONE_LIST, type DatasetKind, type Doc } from "./documents";
 import { cachedSplitFiles, HubDataNotFound } from "./hubCache";
 import type { At, TaskSource, TaskSpec } from "./spec";

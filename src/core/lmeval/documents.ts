@@ -5,7 +5,7 @@ import { findNodeAtLocation, parseTree } from "jsonc-parser";
 import { tableFromIPC } from "apache-arrow";
 import { asyncBufferFromFile, parquetReadObjects } from "hyparquet";
 import { promises as fs } from "node:fs";
-import { diskFiles, type TextFiles } from "../fsutil";
+import { diskFiles, type TextFiles } from "../base/fsutil";
 
 export type DatasetKind = "json" | "csv" | "parquet" | "arrow";
 export const DATASET_KINDS: readonly DatasetKind[] = ["json", "csv", "parquet", "arrow"];

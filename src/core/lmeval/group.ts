@@ -11,9 +11,9 @@
 // weight_by_size is true; a group without the key gets no score of its own. Defaults are lm-eval
 // 0.4's: weight_by_size false, filter_list `none` (the filter of every multiple-choice metric).
 import { ALL_METRICS, type Metric } from "../analysis/ais";
-import type { TextFiles } from "../fsutil";
-import { errorsOf, fileProblem, notUtf8Problem, problemAt, type Problem, type ProblemPlace } from "../problems";
-import { FUNCTION_TAG, parseYamlSource, type YamlSource } from "../yamlSource";
+import type { TextFiles } from "../base/fsutil";
+import { errorsOf, fileProblem, notUtf8Problem, problemAt, type Problem, type ProblemPlace } from "../base/problems";
+import { FUNCTION_TAG, parseYamlSource, type YamlSource } from "../base/yamlSource";
 import type { Task } from "./task";
 
 /** One entry of aggregate_metric_list as the group file writes it. */

@@ -9,7 +9,7 @@ import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parse as parseYaml } from "yaml";
-import { isDirectory } from "../fsutil";
+import { isDirectory } from "../base/fsutil";
 import { datasetKindOf } from "./documents";
 import { escapeRegExp } from "./pythonRegex";
 

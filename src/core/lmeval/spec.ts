@@ -2,9 +2,9 @@
 // where it was written, and the settings the loader uses (splits, templates, few-shot, generation,
 // metrics and filters). What the profiler does not support is refused by key and line.
 import * as path from "node:path";
-import { errorsOf, fileProblem, notUtf8Problem, type Problem, type ProblemCode } from "../problems";
-import { isFile, type TextFiles } from "../fsutil";
-import { FUNCTION_TAG, parseYamlSource, type FieldPath, type YamlSource } from "../yamlSource";
+import { errorsOf, fileProblem, notUtf8Problem, type Problem, type ProblemCode } from "../base/problems";
+import { isFile, type TextFiles } from "../base/fsutil";
+import { FUNCTION_TAG, parseYamlSource, type FieldPath, type YamlSource } from "../base/yamlSource";
 import { DATASET_KINDS, type DatasetKind, type Doc } from "./documents";
 import { FILTER_FUNCTIONS, type ExactMatchOptions, type FilterPipeline, type FilterStep } from "./exactMatch";
 import { helperModuleFile, helperRef, type HelperRequest, type PythonScorer } from "./helpers";

@@ -2,9 +2,9 @@
 // `!function` helpers run on them (helpers.ts), and every document rendered to the text it scores
 // (render.ts). What a task cannot be is a problem at the key and line that says so.
 import * as path from "node:path";
-import { errorsOf, fileProblem, problemAt, type Problem } from "../problems";
-import { diskFiles, type TextFiles } from "../fsutil";
-import { formatFieldPath, scopedSource, type FieldPath, type YamlSource } from "../yamlSource";
+import { errorsOf, fileProblem, problemAt, type Problem } from "../base/problems";
+import { diskFiles, type TextFiles } from "../base/fsutil";
+import { formatFieldPath, scopedSource, type FieldPath, type YamlSource } from "../base/yamlSource";
 import { dataOf, readDocuments } from "./data";
 import { documentId, type Doc } from "./documents";
 import { applyFilters, readsDocuments, type ExactMatchOptions, type FilterPipeline } from "./exactMatch";

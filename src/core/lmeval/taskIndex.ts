@@ -6,7 +6,7 @@
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { parseDocument } from "yaml";
-import { functionTag } from "../yamlSource";
+import { functionTag } from "../base/yamlSource";
 
 export interface TaskIndex {
   tasks: Map<string, string>;

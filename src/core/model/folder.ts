@@ -1,7 +1,7 @@
 // What the profiler needs from a Hugging Face model folder, checked before any job is written.
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
-import { isDirectory, isFile } from "../fsutil";
+import { isDirectory, isFile } from "../base/fsutil";
 import { readSafetensorsHeader } from "./safetensors";
 
 /** The model_type values of config.json that the runner implements (native-runner/src/config.cpp). */

@@ -1,9 +1,9 @@
 // What scoring needs from a model folder beyond the weights: the longest sequence the model reads
 // (lm-eval's HFLM.max_length) and the tokens that end a generation (generation_config.json).
 import * as path from "node:path";
-import type { Problem } from "../problems";
-import { isFile } from "../fsutil";
-import { readJsonSource } from "../jsonSource";
+import type { Problem } from "../base/problems";
+import { isFile } from "../base/fsutil";
+import { readJsonSource } from "../base/jsonSource";
 
 /** lm-eval's HFLM._DEFAULT_MAX_LENGTH: the window of a model whose files name none. */
 export const DEFAULT_MAX_LENGTH = 2048;

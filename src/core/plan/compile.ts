@@ -1,16 +1,16 @@
 // The runner's job for each model of a loaded profile, and what only compiling them finds.
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
-import { parseJsonSource } from "../jsonSource";
+import { parseJsonSource } from "../base/jsonSource";
 import { JobCompileError, compileProfileJob, compileScoreJob, type AbilityRef, type ProfileJob } from "./job";
 import type { Profile, ResolvedModel } from "../config/load";
-import { problemAt, type Problem } from "../problems";
+import { problemAt, type Problem } from "../base/problems";
 import { loadTokenizer, type ModelTokenizer } from "../prompts/tokenize";
 import { describeShard, splitJob } from "./shards";
 import { measuredPace, secondsFor, type Pace } from "./pace";
 import { runsOfConfig } from "../results/runs";
 import { modelFolderName } from "../results/store";
-import { formatDuration } from "../estimate";
+import { formatDuration } from "./estimate";
 
 /**
  * The runner's job for one model of a profile (`profiles`: a profile job, else a score job). It

@@ -20,9 +20,9 @@
 import { Template } from "@huggingface/jinja";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
-import { fileProblem, type Problem } from "../problems";
-import { isFile } from "../fsutil";
-import { readJsonSource, type JsonSource } from "../jsonSource";
+import { fileProblem, type Problem } from "../base/problems";
+import { isFile } from "../base/fsutil";
+import { readJsonSource, type JsonSource } from "../base/jsonSource";
 
 export interface ChatMessage {
   role: "system" | "user" | "assistant";

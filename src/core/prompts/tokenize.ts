@@ -2,8 +2,8 @@
 import { Tokenizer } from "@huggingface/tokenizers";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
-import { formatProblem } from "../problems";
-import { isFile } from "../fsutil";
+import { formatProblem } from "../base/problems";
+import { isFile } from "../base/fsutil";
 import { readGenerationEos } from "../model/modelSettings";
 import { pieceEncoder } from "./pieceEncoder";
 import { pyRstrip } from "../lmeval/pythonString";

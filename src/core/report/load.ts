@@ -7,7 +7,7 @@ import * as path from "node:path";
 import type { ScoredItem } from "../analysis/accuracy";
 import { ALL_METRICS, metricsOf, type Metric } from "../analysis/ais";
 import type { BenchmarkItem, GeneratedItem } from "../analysis/generation";
-import { isDirectory, isWithinFolder, OutsideFolderError, pathWithinFolder } from "../fsutil";
+import { isDirectory, isWithinFolder, OutsideFolderError, pathWithinFolder } from "../base/fsutil";
 import { modelFolderName, RESULTS_SCHEMA_VERSION, type Results } from "../results/store";
 import type { FlippedDocument } from "./types";
 

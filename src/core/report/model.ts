@@ -12,7 +12,7 @@
 // "mmlu_stem (group: 19 tasks)", and a row of the baseline table: its aggregate of its tasks'
 // scores under the report's metric (exact_match for a group of generation tasks).
 import { cellFlips } from "../analysis/flips";
-import { findSignatures } from "../analysis/signatures";
+import { findSignatures } from "./signatures";
 import { greyNotFluent } from "./fluency";
 import type { BenchmarkItem } from "../analysis/generation";
 import { ALL_METRICS, type ChoiceMetric, type Metric } from "../analysis/ais";

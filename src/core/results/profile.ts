@@ -7,12 +7,12 @@
 // a task that scores itself in Python (taskScores.ts) gets one under its own metric's slot.
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
-import { OutsideFolderError, pathWithinFolder } from "../fsutil";
+import { OutsideFolderError, pathWithinFolder } from "../base/fsutil";
 import { benchmarkAccuracy, type ScoredItem } from "../analysis/accuracy";
 import { ALL_METRICS, chancePerItem, scoreVector, meanOf, metricsOf, type Metric } from "../analysis/ais";
 import { bootstrapGrid, type GridBenchmark, type GridCell } from "../analysis/bootstrap";
 import { cellFlips } from "../analysis/flips";
-import { fluencyOf, variantFluency } from "../analysis/fluency";
+import { fluencyOf, variantFluency } from "./fluency";
 import { benchmarkExactMatch, isGenerated, type BenchmarkItem } from "../analysis/generation";
 import { jaccardFromCounts, jaccardIndex } from "../analysis/overlap";
 import { pairImpact } from "../analysis/pairs";

@@ -5,11 +5,11 @@ import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parseConfig } from "../config/parse";
-import { isDirectory, isFile, pathWithinFolder, readTail, writeJsonAtomic } from "../fsutil";
+import { isDirectory, isFile, pathWithinFolder, readTail, writeJsonAtomic } from "../base/fsutil";
 import { parseEventLine } from "../launch/events";
-import { RunnerError } from "../launch/runnerError";
+import { RunnerError } from "../base/runnerError";
 import { RUN_MANIFEST, type RunManifest } from "./store";
-import type { RunOverall } from "../estimate";
+import type { RunOverall } from "../plan/estimate";
 
 export const DEFAULT_OUTPUT = ".bprof";
 

@@ -4,9 +4,9 @@
 // which failed and why, whether the run was started here, by the CLI or on Slurm.
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
-import { isDirectory, isFile, pathWithinFolder, readTail } from "../fsutil";
+import { isDirectory, isFile, pathWithinFolder, readTail } from "../base/fsutil";
 import { parseEventLine, type RunnerEvent } from "../launch/events";
-import { progressStep } from "../progressText";
+import { progressStep } from "../plan/progressText";
 
 export type ShardState = "finished" | "running" | "failed" | "stopped" | "waiting";
 

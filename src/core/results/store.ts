@@ -9,7 +9,7 @@ import type { BootstrapEstimate, Interval } from "../analysis/bootstrap";
 import type { BenchmarkExactMatch } from "../analysis/generation";
 import type { ImportanceMethod, Selection } from "../config/types";
 import type { ExpectedAbility } from "../config/resolved";
-import { OutsideFolderError, pathWithinFolder, writeFileAtomic, writeJsonAtomic } from "../fsutil";
+import { OutsideFolderError, pathWithinFolder, writeFileAtomic, writeJsonAtomic } from "../base/fsutil";
 
 export const RESULTS_SCHEMA_VERSION = 1;
 

@@ -5,11 +5,11 @@
 import { execa } from "execa";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
-import { hostCommand, hostName, runOnHost, shellWord, type Host } from "../launch/host";
-import { RunnerError } from "../launch/runnerError";
+import { hostCommand, hostName, runOnHost, shellWord, type Host } from "../base/host";
+import { RunnerError } from "../base/runnerError";
 import { buildEnd, buildFacts, factLines, missingMessage, type BuildFacts } from "./facts";
 import { BUILD_SCRIPT, type RunnerSources } from "./sources";
-import { formatDuration } from "../estimate";
+import { formatDuration } from "../plan/estimate";
 
 export type BuildStep = "configure" | "compile" | "check";
 

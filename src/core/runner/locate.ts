@@ -5,8 +5,8 @@
 import { existsSync, promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { hostName, type Host } from "../launch/host";
-import { RunnerError } from "../launch/runnerError";
+import { hostName, type Host } from "../base/host";
+import { RunnerError } from "../base/runnerError";
 import { expectedBuildLength, obtainRunner, type BuildRequest } from "./build";
 import { runnerSources, type RunnerSources } from "./sources";
 

@@ -4,7 +4,7 @@
 import { Worker } from "node:worker_threads";
 import type { FileChange } from "./model";
 import type { FromWorker, RequestMethod, RequestParams, RequestResult, ToWorker } from "./protocol";
-import type { Problem } from "../problems";
+import type { Problem } from "../base/problems";
 import type { HelperPolicy } from "../lmeval/taskPython";
 
 export interface ProblemsUpdate {

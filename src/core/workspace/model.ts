@@ -13,19 +13,19 @@
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { loadProfile, type LoadedProfile, type ProfileInputs, type ResolvedBenchmark, benchmarkTexts } from "../config/load";
-import { DiagnosticDatasetChecker, type DiagnosticCheckOptions, type DiagnosticDatasetCheck } from "../datasets/diagnostic";
-import { buildBenchmarkIndex, type BenchmarkNgramIndex } from "../datasets/contamination";
+import { DiagnosticDatasetChecker, type DiagnosticCheckOptions, type DiagnosticDatasetCheck } from "../diagnostic/dataset";
+import { buildBenchmarkIndex, type BenchmarkNgramIndex } from "../diagnostic/contamination";
 import { loadTask, type Task, type TaskLoad, type TaskOptions } from "../lmeval/task";
 import type { HelperPolicy } from "../lmeval/taskPython";
-import { diskFiles, type TextFiles } from "../fsutil";
+import { diskFiles, type TextFiles } from "../base/fsutil";
 import { jobProblems } from "../plan/compile";
-import { errorsOf, fileProblem, type Problem } from "../problems";
+import { errorsOf, fileProblem, type Problem } from "../base/problems";
 import { CONFIG_SNAPSHOT } from "../results/store";
-import { measuredStabilities, type MeasuredStability } from "../datasets/diagnosticHealth";
+import { measuredStabilities, type MeasuredStability } from "../diagnostic/health";
 import { loadRun } from "../report/load";
 import { buildReport } from "../report/model";
 import type { Finding } from "../report/types";
-import { findingProblems } from "../analysis/findingProblems";
+import { findingProblems } from "../report/findingProblems";
 import { runsOfConfig } from "../results/runs";
 
 export type FileChangeKind = "created" | "changed" | "deleted";

@@ -4,7 +4,7 @@ import type { CompletionItem } from "../language/completion";
 import type { HelperPolicy } from "../lmeval/taskPython";
 import type { ProfileOutline } from "../language/outline";
 import type { Position } from "../language/text";
-import type { Problem } from "../problems";
+import type { Problem } from "../base/problems";
 import type { FileChange } from "./model";
 import type { FileCases } from "./service";
 import type { CellCases, CellRef } from "../report/cases";

@@ -2,10 +2,10 @@
 // model's last checks. The worker thread serves it; tests call it directly.
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
-import { diagnosticItemOfLine } from "../datasets/diagnostic";
-import { jsonlLines } from "../datasets/jsonl";
+import { diagnosticItemOfLine } from "../diagnostic/dataset";
+import { jsonlLines } from "../diagnostic/jsonl";
 import { configCompletions, type CompletionItem } from "../language/completion";
-import { measuredStability, type MeasuredStability } from "../datasets/diagnosticHealth";
+import { measuredStability, type MeasuredStability } from "../diagnostic/health";
 import { abilityHover, benchmarkHover, diagnosticItemHover, diagnosticTextFor, schemaHover, type ItemRendering } from "../language/hover";
 import { profileOutline, type ProfileOutline } from "../language/outline";
 import { offsetAt, type Position } from "../language/text";
@@ -17,7 +17,7 @@ import type { HelperPolicy } from "../lmeval/taskPython";
 import { cellCases, dataFileCases, RunDocuments, type CaseLine, type CellCases, type CellRef } from "../report/cases";
 import { loadRun, RESULTS_FILE, type LoadedRun } from "../report/load";
 import { runsOfConfig } from "../results/runs";
-import { parseYamlSource } from "../yamlSource";
+import { parseYamlSource } from "../base/yamlSource";
 import { isConfigFile, type FileChange, type WorkspaceModel } from "./model";
 
 /** Folders a search for files to complete never enters. */

@@ -4,10 +4,10 @@
 import { existsSync } from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { PAPER_ABILITIES } from "../../core/abilities";
-import { findGenerator, generateItems, itemKey, toJsonl } from "../../core/datasets/generators/index";
-import { PAPER_ITEMS_PER_ABILITY } from "../../core/datasets/diagnosticHealth";
-import { jsonlLines } from "../../core/datasets/jsonl";
+import { PAPER_ABILITIES } from "../../core/diagnostic/paperAbilities";
+import { findGenerator, generateItems, itemKey, toJsonl } from "../../core/diagnostic/generators/index";
+import { PAPER_ITEMS_PER_ABILITY } from "../../core/diagnostic/health";
+import { jsonlLines } from "../../core/diagnostic/jsonl";
 import type { CommandFactory } from "../ctx";
 
 /**

@@ -3,7 +3,7 @@
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { writeFileAtomic } from "../../core/fsutil";
+import { writeFileAtomic } from "../../core/base/fsutil";
 import { renderReport } from "../../core/report/index";
 import { loadRun } from "../../core/report/load";
 import { askRunToStop, runStatus } from "../../core/results/runs";

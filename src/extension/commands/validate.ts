@@ -10,7 +10,7 @@ import { directInputs, loadProfile } from "../../core/config/load";
 import { checkTarget } from "../../core/launch/check";
 import { describeTarget } from "../../core/launch/target";
 import { shardSplitLines } from "../../core/plan/compile";
-import { errorsOf } from "../../core/problems";
+import { errorsOf } from "../../core/base/problems";
 import type { CommandFactory, Ctx } from "../ctx";
 import { pickConfig } from "./pickConfig";
 

@@ -1,7 +1,7 @@
 // CodeLens lines: above a config, Profile, Validate and its latest results; above each ability,
 // its items, the health of its datasets, and Generate Items (abilities with a built-in generator).
 import * as vscode from "vscode";
-import { findGenerator } from "../../core/datasets/generators/index";
+import { findGenerator } from "../../core/diagnostic/generators/index";
 import type { OutlineEntry, ProfileOutline } from "../../core/language/outline";
 import type { Ctx } from "../ctx";
 import { CONFIGS } from "./selectors";

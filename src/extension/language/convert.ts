@@ -2,7 +2,7 @@
 import * as vscode from "vscode";
 import type { Range, TextEdit } from "../../core/language/text";
 import { problemRange } from "../../core/language/text";
-import type { Problem } from "../../core/problems";
+import type { Problem } from "../../core/base/problems";
 
 /**
  * Markdown the core built around names and texts from files (escaped there: core/language/markdown.ts),

@@ -11,7 +11,7 @@ import { renderComparison } from "../../core/report/compareFormats";
 import { loadRun, type LoadedRun } from "../../core/report/load";
 import { heatmapSvg } from "../../core/report/svg";
 import { resultsView, viewCsv, type ResultsQuery, type ResultsView } from "../../core/report/view";
-import { writeFileAtomic } from "../../core/fsutil";
+import { writeFileAtomic } from "../../core/base/fsutil";
 import {
   RESULTS_VIEW_TYPE,
   type FromResultsView,

@@ -6,12 +6,12 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { directInputs, loadProfile } from "../../core/config/load";
-import { RunnerError } from "../../core/launch/runnerError";
+import { RunnerError } from "../../core/base/runnerError";
 import { describeTarget } from "../../core/launch/target";
 import type { Target } from "../../core/launch/targetTypes";
-import { errorsOf } from "../../core/problems";
-import { progressText, runShare, type RunProgress } from "../../core/progressText";
-import { resumeRun, runProfile, runTargetKind, unsafeCodeBenchmarks, type RunOptions, type RunOutcome } from "../../core/run";
+import { errorsOf } from "../../core/base/problems";
+import { progressText, runShare, type RunProgress } from "../../core/plan/progressText";
+import { resumeRun, runProfile, runTargetKind, unsafeCodeBenchmarks, type RunOptions, type RunOutcome } from "../../core/run/runProfile";
 import type { LoadedRun } from "../../core/report/load";
 import { failureSummary, latestEventsFile } from "../../core/results/runs";
 import { buildProgressText } from "../../core/runner/build";

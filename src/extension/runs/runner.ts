@@ -6,8 +6,8 @@
 // with the commands that install it.
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { LOCAL_HOST } from "../../core/launch/host";
-import { RunnerError } from "../../core/launch/runnerError";
+import { LOCAL_HOST } from "../../core/base/host";
+import { RunnerError } from "../../core/base/runnerError";
 import { buildProgressText, expectedBuildLength, obtainRunner, type BuildProgress } from "../../core/runner/build";
 import { checkoutBuildOf, checkoutRunner, onThisMachine, type RunnerSpec } from "../../core/runner/locate";
 import { runnerSources } from "../../core/runner/sources";

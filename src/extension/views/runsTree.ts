@@ -3,7 +3,7 @@
 // they progress, from this window's run controller and from the folders' files.
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { progressText } from "../../core/progressText";
+import { progressText } from "../../core/plan/progressText";
 import { runsOfConfigs, type RunRow } from "../../core/results/runs";
 import { ranInShards, shardLabel, shardsOfRun, shardStateText, shardWorkText, type ShardRow } from "../../core/results/shards";
 import { runTooltip, shardTooltip } from "../../core/language/tooltips";

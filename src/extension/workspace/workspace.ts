@@ -8,7 +8,7 @@ import { WorkspaceClient, type ProblemsUpdate } from "../../core/workspace/clien
 import type { FileChange } from "../../core/workspace/model";
 import type { RequestMethod, RequestParams, RequestResult } from "../../core/workspace/protocol";
 import type { ProfileOutline } from "../../core/language/outline";
-import type { Problem } from "../../core/problems";
+import type { Problem } from "../../core/base/problems";
 import {
   effectiveTaskPythonSetting,
   filesToAsk,

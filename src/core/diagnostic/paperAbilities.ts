@@ -2,7 +2,7 @@
 // The set is open: users add their own. A name that is almost one of the known names is most
 // likely a typo, and a typo silently splits one ability into two profiles, so it is worth a
 // warning; a genuinely different name (Abductive Reasoning, Moral Reasoning) must not get one.
-import { editDistance } from "./config/nearest";
+import { editDistance } from "../base/nearest";
 
 export const PAPER_ABILITIES = [
   "Analogical Reasoning",

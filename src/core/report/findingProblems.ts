@@ -1,9 +1,9 @@
 // The failure signatures of a config's newest finished run as problems on the config, where the
 // user would change something: an ability's `data` (its diagnostic dataset), a benchmark's
 // `ability` label, or `ablation.k` when the whole profile is too quiet.
-import { problemAt, type Problem } from "../problems";
-import type { Finding } from "../report/types";
-import { parseYamlSource, type FieldPath } from "../yamlSource";
+import { problemAt, type Problem } from "../base/problems";
+import type { Finding } from "./types";
+import { parseYamlSource, type FieldPath } from "../base/yamlSource";
 
 /** Where in the config a finding points, by the config's own entries. */
 export interface ConfigEntries {

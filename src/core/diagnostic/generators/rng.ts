@@ -1,6 +1,6 @@
 // The random draws of the item generators, on the project's one seeded generator (random.ts), so
 // `bprof generate --seed S` gives the same items on every platform and Node version.
-import { randomInt, seededRandom } from "../../random";
+import { randomInt, seededRandom } from "../../base/random";
 
 export class Rng {
   private readonly next: () => number;

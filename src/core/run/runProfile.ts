@@ -4,34 +4,34 @@
 // runner with the same --out, and the runner reads back what it already finished.
 import { createWriteStream, promises as fs } from "node:fs";
 import * as path from "node:path";
-import { loadProfile, type Profile, type ResolvedBenchmark, type ResolvedModel } from "./config/load";
-import { parseConfig } from "./config/parse";
-import { fileSha256 } from "./fsutil";
-import { ALL_METRICS as METRICS, type Metric } from "./analysis/ais";
-import type { BenchmarkItem } from "./analysis/generation";
-import { FLIPS_FILE, type FlipRecord } from "./report/load";
-import { flipsAsDocuments } from "./report/model";
-import type { RunProgress, VariantDone } from "./progressText";
-import { errorsOf, formatProblem } from "./problems";
-import { writeJsonAtomic } from "./fsutil";
-import type { RunnerEvent } from "./launch/events";
-import { RunnerError } from "./launch/runnerError";
-import { describeTarget, launchRunner, launchShards, resolveTarget } from "./launch/target";
-import type { Target } from "./launch/targetTypes";
-import type { RunnerSpec } from "./runner/locate";
-import { readParameterCount } from "./model/parameters";
-import { compiledJob, modelTokenizer } from "./plan/compile";
-import type { AbilityRef, ItemRef, ProfileJob } from "./plan/job";
-import { randomVariants, variantsPerAbility } from "./plan/shards";
-import type { ModelTokenizer } from "./prompts/tokenize";
-import { baselineAccuracies, readProfileOutput } from "./results/profile";
-import { withoutFluencyItems } from "./prompts/fluencyText";
-import { baselineGroups } from "./results/groups";
-import { decodingOnce, extrasOf, pythonFilteredAnswers, readRunnerScores, scoredItems } from "./results/items";
-import { pythonTaskScores } from "./results/taskScores";
-import { RunEstimate, type RunPlan } from "./estimate";
-import { HelperError } from "./lmeval/helpers";
-import { claimRunFolder, releaseRunFolder } from "./results/runs";
+import { loadProfile, type Profile, type ResolvedBenchmark, type ResolvedModel } from "../config/load";
+import { parseConfig } from "../config/parse";
+import { fileSha256 } from "../base/fsutil";
+import { ALL_METRICS as METRICS, type Metric } from "../analysis/ais";
+import type { BenchmarkItem } from "../analysis/generation";
+import { FLIPS_FILE, type FlipRecord } from "../report/load";
+import { flipsAsDocuments } from "../report/model";
+import type { RunProgress, VariantDone } from "../plan/progressText";
+import { errorsOf, formatProblem } from "../base/problems";
+import { writeJsonAtomic } from "../base/fsutil";
+import type { RunnerEvent } from "../launch/events";
+import { RunnerError } from "../base/runnerError";
+import { describeTarget, launchRunner, launchShards, resolveTarget } from "../launch/target";
+import type { Target } from "../launch/targetTypes";
+import type { RunnerSpec } from "../runner/locate";
+import { readParameterCount } from "../model/parameters";
+import { compiledJob, modelTokenizer } from "../plan/compile";
+import type { AbilityRef, ItemRef, ProfileJob } from "../plan/job";
+import { randomVariants, variantsPerAbility } from "../plan/shards";
+import type { ModelTokenizer } from "../prompts/tokenize";
+import { baselineAccuracies, readProfileOutput } from "../results/profile";
+import { withoutFluencyItems } from "../prompts/fluencyText";
+import { baselineGroups } from "../results/groups";
+import { decodingOnce, extrasOf, pythonFilteredAnswers, readRunnerScores, scoredItems } from "../results/items";
+import { pythonTaskScores } from "../results/taskScores";
+import { RunEstimate, type RunPlan } from "../plan/estimate";
+import { HelperError } from "../lmeval/helpers";
+import { claimRunFolder, releaseRunFolder } from "../results/runs";
 import {
   createRunFolder,
   openRunFolder,
@@ -43,7 +43,7 @@ import {
   type RunFolder,
   type RunManifest,
   type VariantBenchmark,
-} from "./results/store";
+} from "../results/store";
 
 /**
  * What the run will do, from the config: per model, its benchmark documents, each ability's

@@ -4,7 +4,7 @@
 // the same in either.
 import { promises as fs } from "node:fs";
 import { parse, printParseErrorCode, type ParseError } from "jsonc-parser";
-import { problemAt, type Problem } from "../problems";
+import { problemAt, type Problem } from "../base/problems";
 
 export interface JsonlRecord {
   /** 1-based line of the value in its file. */

@@ -1,13 +1,13 @@
 // The registry of diagnostic item generators: one per ability of the paper, keyed by the paper's
 // ability name. Each makes English multiple-choice items whose answer it computes, so every
 // label is right by construction (the paper's LLM-written items were 92.2% right).
-import { nearMissAbility, PAPER_ABILITIES, type PaperAbility } from "../../abilities";
-import { editDistance } from "../../config/nearest";
+import { nearMissAbility, PAPER_ABILITIES, type PaperAbility } from "../paperAbilities";
+import { editDistance } from "../../base/nearest";
 import { analogical } from "./analogical";
 import { commonsense } from "./commonsense";
 import { contextual } from "./contextual";
 import { deductive } from "./deductive";
-import type { DiagnosticItemFields } from "../diagnostic";
+import type { DiagnosticItemFields } from "../dataset";
 import { generateItems, type AbilityGenerator, type GenerateOptions } from "./generate";
 import { inductive } from "./inductive";
 import { knowledge } from "./knowledge";

@@ -11,12 +11,12 @@
 // over the kept facts. Source positions (jsonc-parser) are computed only for lines that get a
 // problem.
 import { findNodeAtLocation, parseTree, type JSONPath, type Node } from "jsonc-parser";
-import { nearMissAbility, PAPER_ABILITIES } from "../abilities";
-import { nearestWord } from "../config/nearest";
-import { diskFiles, type TextFiles } from "../fsutil";
-import { fileProblem, notUtf8Problem, problemAt, type Problem, type ProblemCode, type ProblemData } from "../problems";
-import { formatFieldPath } from "../yamlSource";
-import { healthProblems, type MeasuredStability } from "./diagnosticHealth";
+import { nearMissAbility, PAPER_ABILITIES } from "./paperAbilities";
+import { nearestWord } from "../base/nearest";
+import { diskFiles, type TextFiles } from "../base/fsutil";
+import { fileProblem, notUtf8Problem, problemAt, type Problem, type ProblemCode, type ProblemData } from "../base/problems";
+import { formatFieldPath } from "../base/yamlSource";
+import { healthProblems, type MeasuredStability } from "./health";
 import { isBlankLine, jsonlLines, parseJsonlLine, type JsonSyntaxError } from "./jsonl";
 import {
   benchmarkOverlaps,

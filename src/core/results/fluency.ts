@@ -4,8 +4,8 @@
 // baseline, each variant) holds their summed log-probabilities and token counts. The threshold's
 // default and why: config/abilities.ts, DEFAULT_MAX_PERPLEXITY_RATIO.
 import { FLUENCY_ID_PREFIX } from "../prompts/fluencyText";
-import type { RunnerScores } from "../results/items";
-import type { ModelFluency, VariantFluency } from "../results/store";
+import type { RunnerScores } from "./items";
+import type { ModelFluency, VariantFluency } from "./store";
 
 /** Mean per-token log-likelihood and perplexity over the fluency items of `scores`; undefined when it has none. */
 export function fluencyOf(scores: RunnerScores): { tokens: number; loglik_per_token: number; perplexity: number } | undefined {

@@ -2,7 +2,7 @@
 // the Runs view (and the CLI). What the run does now, with the variant being scored named as the
 // results name it ("Semantic Relationship · top · k 0.01024 · signed"); how far that step is; and the
 // whole run's share and time left, only once a pace is measured (estimate.ts).
-import type { Selection } from "./config/types";
+import type { Selection } from "../config/types";
 import { describeOverall, type RunOverall } from "./estimate";
 
 /** An ablation of a profile: an ability's top set (under a rule) at k, or the random control (ability null). */

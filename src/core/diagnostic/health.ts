@@ -2,7 +2,7 @@
 // model score without the ability (answer position or length cues) or that make a per-ability
 // ranking unstable (too few items). The statistics are implemented here (a few dozen lines)
 // rather than pulled in as a dependency; each is tested against published values.
-import { fileProblem, type Problem, type ProblemCode, type ProblemData } from "../problems";
+import { fileProblem, type Problem, type ProblemCode, type ProblemData } from "../base/problems";
 import type { Results } from "../results/store";
 
 export interface HealthItem {

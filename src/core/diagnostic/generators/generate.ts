@@ -5,8 +5,8 @@
 // of the answer's type. Everything that makes a file pass the dataset checks of diagnostic.ts
 // (unique ids, distinct choices, no repeated questions, balanced answer positions) is done here,
 // once, so no generator can forget it.
-import type { PaperAbility } from "../../abilities";
-import type { DiagnosticItemFields } from "../diagnostic";
+import type { PaperAbility } from "../paperAbilities";
+import type { DiagnosticItemFields } from "../dataset";
 import { normalizedWords } from "../wordHashes";
 import { Rng, streamSeed } from "./rng";
 

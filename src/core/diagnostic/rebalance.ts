@@ -6,7 +6,7 @@
 // health check tests against), rounded to whole items by largest remainders so the shares add up
 // to the number of items. Each move takes one answer off an over-full position and gives it to an
 // under-full one, so the number of moves is the total excess: no fewer items can reach the shares.
-import type { HealthItem } from "./diagnosticHealth";
+import type { HealthItem } from "./health";
 
 export interface AnswerMove {
   /** The item's line in its file. */

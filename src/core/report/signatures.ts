@@ -7,10 +7,10 @@
 // Only the abilities' top sets are read (not the controls) and only tasks' cells (a group's cell
 // repeats its tasks').
 import { PAPER_K_RANGE } from "../config/parse";
-import { STABLE_RANKING_JACCARD } from "../datasets/diagnosticHealth";
+import { STABLE_RANKING_JACCARD } from "../diagnostic/health";
 import { PAPER_K_SWEEP } from "../language/completion";
-import { formatFixed, formatK } from "../report/format";
-import type { Finding, KSection, ProfileReport, ReportCell } from "../report/types";
+import { formatFixed, formatK } from "./format";
+import type { Finding, KSection, ProfileReport, ReportCell } from "./types";
 
 /**
  * |AIS| below which a cell counts as no effect. The paper's smallest per-ability AIS on
