@@ -2,6 +2,7 @@
 # Every test layer, fastest first; stops at the first layer that fails. The last lines printed
 # are the test runners' own summaries.
 set -euo pipefail
+shopt -s globstar
 cd "$(dirname "$0")/.."
 
 echo "== lint, types and formatting"
@@ -17,7 +18,7 @@ ctest --test-dir native-runner/build --output-on-failure | tee "$log_dir/ctest.l
 
 echo "== unit, integration and end-to-end (node:test)"
 node --import tsx --test --test-reporter=spec \
-  test/unit/*.test.ts test/integration/*.test.ts test/e2e/*.test.ts | tee "$log_dir/node.log"
+  test/unit/**/*.test.ts test/integration/*.test.ts test/e2e/*.test.ts | tee "$log_dir/node.log"
 
 # The spec reporter lists failing `todo` tests (known gaps, reported but not failing) after its
 # summary; close with one line that counts both runners, so the output ends with the totals.

@@ -1,6 +1,6 @@
 // The performance record's table and JSON: raw figures in (the runner's bench.json, the Python
 // reference, the editor-side timings), one row per claim out, each a ratio of two figures
-// measured side by side in the same run. Pure functions: tested in test/unit/benchFormat.test.ts.
+// measured side by side in the same run. Pure functions: tested in test/unit/scripts/bench/format.test.ts.
 
 /** One line of the printed table. */
 export interface Row {

@@ -14,7 +14,8 @@ import { pathToFileURL } from "node:url";
 import { dataFileCases, RunDocuments } from "../../src/core/report/cases";
 import { FLIPS_FILE, loadRun, type FlipRecord } from "../../src/core/report/load";
 import { resultsView } from "../../src/core/report/view";
-import { CONFIG_SNAPSHOT, type CellMetric, type Results, type VariantResult } from "../../src/core/results/store";
+import { type CellMetric, type Results, type VariantResult } from "../../src/core/results/schema";
+import { CONFIG_SNAPSHOT } from "../../src/core/results/runFolder";
 import { median } from "./text";
 
 const K = [0.00001, 0.00004, 0.00016, 0.00064, 0.00256, 0.01024];

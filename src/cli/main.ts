@@ -8,7 +8,7 @@ import { errorsOf, formatProblem } from "../core/base/problems";
 import { RunnerError } from "../core/base/runnerError";
 import { checkTarget } from "../core/launch/check";
 import { usableCores } from "../core/launch/cores";
-import { describeTarget } from "../core/launch/target";
+import { describeTarget } from "../core/config/target";
 import { JobCompileError } from "../core/plan/job";
 import { isDirectory, isFile, writeFileAtomic } from "../core/base/fsutil";
 import { isReportFormat, renderReport, REPORT_EXTENSIONS, REPORT_FORMATS } from "../core/report";
@@ -17,7 +17,7 @@ import { pairsCostLine } from "../core/config/pairs";
 import { compareProfiles, type ProfileRef } from "../core/report/compare";
 import { COMPARE_FORMATS, isCompareFormat, renderComparison } from "../core/report/compareFormats";
 import { buildReport } from "../core/report/model";
-import { resolveRunDir } from "../core/results/runs";
+import { newestPace, resolveRunDir } from "../core/results/runs";
 import { jobProblems, shardSplitLines } from "../core/plan/compile";
 import { ResumeError, resumeRun, runProfile, type RunOptions, type RunOutcome } from "../core/run/runProfile";
 import { formatAisTables, formatBaseline, formatRunSummary, wrapLine } from "./aisTable";
@@ -147,7 +147,8 @@ async function validate(configFile: string, runner: string | undefined, askTarge
   if (imported.size > 0) process.stderr.write(ranPythonLine([...imported]) + "\n");
   if (!profile || errorsOf(problems).length > 0) return EXIT.badInput;
   process.stdout.write(`${path.resolve(configFile)}: ok\n`);
-  for (const line of await shardSplitLines(profile, await usableCores())) process.stdout.write(line + "\n");
+  for (const line of await shardSplitLines(profile, await usableCores(), (model) => newestPace(profile.configFile, model)))
+    process.stdout.write(line + "\n");
   if (profile.ablation?.pairs?.length) {
     const items = profile.benchmarks.reduce((n, b) => n + b.task.items.length, 0);
     process.stdout.write(pairsCostLine(profile.ablation.pairs, profile.ablation.k.length, items) + "\n");

@@ -1,5 +1,5 @@
 // Progress for humans: a redrawn bar on a terminal, a plain line per step change in logs and CI.
-// The bar is the whole run's (its share by the estimated time, core/estimate.ts), with the phase as
+// The bar is the whole run's (its share by the estimated time, core/plan/estimate.ts), with the phase as
 // its label, the time elapsed and the time left; logs get a line per tenth of the run as well.
 import { describeOverall, formatDuration, type RunOverall } from "../core/plan/estimate";
 import { finishedVariantLabel, progressStep, type RunProgress, type VariantDone } from "../core/plan/progressText";

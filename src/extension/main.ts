@@ -1,9 +1,15 @@
-// Benchmark Profiler in VS Code, as a table of contents: one context, the workspace model, the
-// language features of configs, datasets and task files, the views, and the commands.
-import type * as vscode from "vscode";
+// Benchmark Profiler in VS Code, as a table of contents: the services, each made with the few
+// things it needs; one context over them; the language features of configs, datasets and task
+// files; the views; and the commands.
+import * as vscode from "vscode";
 import { createCommands } from "./commands/index";
 import { profilePendingDemo } from "./commands/profile";
 import { Ctx } from "./ctx";
+import { logTo } from "./output";
+import { CaseRuns } from "./runs/caseRuns";
+import { RunController } from "./runs/controller";
+import { Runner } from "./runs/runner";
+import { Workspace } from "./workspace/workspace";
 import { activateCodeLens } from "./language/codeLens";
 import { activateCompletion } from "./language/completion";
 import { activateHovers } from "./language/hover";
@@ -15,8 +21,15 @@ import { activateNegativeTree } from "./views/negativeTree";
 import { activateRunsTree } from "./views/runsTree";
 
 export function activate(extension: vscode.ExtensionContext): void {
-  const ctx = Ctx.create(extension);
-  ctx.workspace.start();
+  const output = vscode.window.createOutputChannel("Benchmark Profiler");
+  const log = logTo(output);
+  const workspace = new Workspace({ extension, log });
+  const runner = new Runner({ extension, output, log });
+  const runs = new RunController({ workspace, runner, output, log });
+  const caseRuns = new CaseRuns({ extension, workspace });
+  extension.subscriptions.push(output, workspace, runs, caseRuns);
+  const ctx = new Ctx(extension, output, log, { workspace, runs, runner, caseRuns });
+  workspace.start();
 
   activateQuickFixes(ctx);
   activateCompletion(ctx);

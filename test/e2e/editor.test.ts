@@ -20,7 +20,7 @@ import { REPO_ROOT } from "./install";
 import { sleep, waitFor } from "./processes";
 import { notificationTexts, runCommand, screenshot, waitForNotification, webviewFrame, withWorkbench } from "./workbench";
 import { acceptSuggestion, applyQuickFix, hoverLine, lineText, openFile, problemRows, selectText } from "./editing";
-import { CONFIG_SNAPSHOT, RUN_MANIFEST } from "../../src/core/results/store";
+import { CONFIG_SNAPSHOT, RUN_MANIFEST } from "../../src/core/results/runFolder";
 import { fixtureResults, writeFixtureRun } from "../support/reportFixture";
 
 async function demoCopy(): Promise<string> {

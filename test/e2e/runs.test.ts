@@ -17,7 +17,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
 import type { Frame, Page } from "playwright-core";
-import type { Results } from "../../src/core/results/store";
+import type { Results } from "../../src/core/results/schema";
 import { openFile } from "./editing";
 import { REPO_ROOT, RESULTS_DIR } from "./install";
 import { sleep, waitFor } from "./processes";

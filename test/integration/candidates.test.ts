@@ -14,7 +14,7 @@ import { renderMarkdown } from "../../src/core/report/markdown";
 import { buildReport } from "../../src/core/report/model";
 import { resultsView } from "../../src/core/report/view";
 import { runProfile } from "../../src/core/run/runProfile";
-import type { Results } from "../../src/core/results/store";
+import type { Results } from "../../src/core/results/schema";
 import { runnerPath } from "../support/cli";
 import { CONFIG_YAML, makeProfileProject } from "../support/profileProject";
 

@@ -17,7 +17,7 @@ import { PAPER_ABILITIES } from "../../src/core/diagnostic/paperAbilities";
 import { DEMO_MAIN_K, MIXED_BENCHMARK } from "../../scripts/lib/demoAuthoring";
 import { loadRun } from "../../src/core/report/load";
 import { buildReport } from "../../src/core/report/model";
-import type { Results } from "../../src/core/results/store";
+import type { Results } from "../../src/core/results/schema";
 import { repoRoot } from "../support/cli";
 
 /** Abilities whose own benchmark must show the largest AIS of their row. */

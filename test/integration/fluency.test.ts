@@ -13,7 +13,7 @@ import { loadProfile } from "../../src/core/config/load";
 import { resumeRun, runProfile } from "../../src/core/run/runProfile";
 import { fluencyParagraphs, BUILT_IN_FLUENCY_TEXT, FLUENCY_ID_PREFIX } from "../../src/core/prompts/fluencyText";
 import { readRunnerScores } from "../../src/core/results/items";
-import type { Results } from "../../src/core/results/store";
+import type { Results } from "../../src/core/results/schema";
 import { runnerPath } from "../support/cli";
 import { CONFIG_YAML, makeProfileProject } from "../support/profileProject";
 

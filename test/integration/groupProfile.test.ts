@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
-import type { Results } from "../../src/core/results/store";
+import type { Results } from "../../src/core/results/schema";
 import { bprof } from "../support/cli";
 import { BENCH_DOCS, CONFIG_YAML, makeProfileProject, TASK_YAML } from "../support/profileProject";
 

@@ -15,7 +15,7 @@ import { renderMarkdown } from "../../src/core/report/markdown";
 import { buildReport } from "../../src/core/report/model";
 import { randomInt, seededRandom } from "../../src/core/base/random";
 import { runPlan, runProfile } from "../../src/core/run/runProfile";
-import type { Results } from "../../src/core/results/store";
+import type { Results } from "../../src/core/results/schema";
 import { bprof, runnerPath } from "../support/cli";
 import { CONFIG_YAML, makeProfileProject, QUANT, SPATIAL } from "../support/profileProject";
 

@@ -9,7 +9,7 @@ import { loadProfile } from "../../src/core/config/load";
 import { loadRun } from "../../src/core/report/load";
 import { buildReport } from "../../src/core/report/model";
 import { runProfile } from "../../src/core/run/runProfile";
-import type { Results } from "../../src/core/results/store";
+import type { Results } from "../../src/core/results/schema";
 import { runnerPath } from "../support/cli";
 import { CONFIG_YAML, DIAGNOSTIC, makeProfileProject, SPATIAL } from "../support/profileProject";
 

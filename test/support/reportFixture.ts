@@ -14,7 +14,7 @@ import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { scoreItem, type ScoredItem } from "../../src/core/analysis/accuracy";
-import { profilesOf, type CellMetric, type Results, type VariantResult } from "../../src/core/results/store";
+import { profilesOf, type CellMetric, type Results, type VariantResult } from "../../src/core/results/schema";
 
 export const MODEL = 'tiny "m", v1';
 export const MODEL_FOLDER = "tiny_m_v1";

@@ -12,21 +12,10 @@
 // a task's own per-document score in [0, 1] (its Python process_results or metric).
 import type { ScoredItem } from "./accuracy";
 import { isGenerated, type BenchmarkItem } from "./generation";
+import type { ChoiceMetric, Metric } from "../lmeval/metrics";
 
-/** The metrics of multiple-choice benchmarks (lm-eval's loglikelihood scoring). */
-export type ChoiceMetric = "acc" | "acc_norm";
-
-/** Which lm-eval metric a benchmark is scored by: acc or acc_norm for multiple choice, exact_match for generate_until. */
-export type Metric = ChoiceMetric | "exact_match";
-
-/** Every metric a cell can have, in the order results and reports list them. */
-export const ALL_METRICS: readonly Metric[] = ["acc", "acc_norm", "exact_match"];
-
-/** The metrics a benchmark of this output type is scored by; the first is its main one. */
-export function metricsOf(outputType: "multiple_choice" | "generate_until" | undefined, ownScore = false): Metric[] {
-  if (outputType === "generate_until") return ["exact_match"];
-  return ownScore ? ["acc"] : ["acc", "acc_norm"];
-}
+// The metrics are lm-eval's names (formats, a layer below); the statistics' users get them here too.
+export { ALL_METRICS, metricsOf, type ChoiceMetric, type Metric } from "../lmeval/metrics";
 
 export type AbilityImpact = { defined: true; value: number } | { defined: false; reason: string };
 

@@ -1,6 +1,6 @@
 // The config's `shards` and `devices` (docs/targets.md, "Shards"): how each model's profile is
 // split into runners that run side by side, and what in the config keeps it from splitting.
-import type { Target } from "../launch/targetTypes";
+import type { Target } from "./target";
 import type { Problem } from "../base/problems";
 import type { YamlSource } from "../base/yamlSource";
 import type { ProfileConfig } from "./types";

@@ -1,7 +1,7 @@
 // Diagnostic datasets (`*.diag.jsonl`): one multiple-choice item a line, each exercising one
 // ability (the paper's phase 1). Checks every line (JSON, fields, types, ranges), the file as a
 // whole (duplicate ids, duplicate and near-duplicate questions: nearDuplicates.ts; ability
-// names), its statistical health (diagnosticHealth.ts) and its overlap with the profile's
+// names), its statistical health (health.ts) and its overlap with the profile's
 // benchmarks (contamination.ts).
 //
 // Speed matters because an editor re-checks the file as the user types. A checker keeps, for

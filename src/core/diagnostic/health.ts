@@ -3,7 +3,6 @@
 // ranking unstable (too few items). The statistics are implemented here (a few dozen lines)
 // rather than pulled in as a dependency; each is tested against published values.
 import { fileProblem, type Problem, type ProblemCode, type ProblemData } from "../base/problems";
-import type { Results } from "../results/store";
 
 export interface HealthItem {
   line: number;
@@ -45,30 +44,6 @@ export interface MeasuredStability {
   k: number;
   jaccard: number;
   halves: [number, number];
-}
-
-/** The ability's measurement in a run's results: its first model's, at the largest k; undefined where not measured. */
-export function measuredStability(results: Results, ability: string): MeasuredStability | undefined {
-  for (const model of results.models) {
-    const s = model.profile?.stability?.find((x) => x.ability === ability);
-    const widest = s?.by_k.reduce<(typeof s.by_k)[number] | undefined>(
-      (best, at) => (best === undefined || at.k > best.k ? at : best),
-      undefined,
-    );
-    if (s && widest) return { runId: results.run_id, model: model.name, k: widest.k, jaccard: widest.jaccard, halves: s.halves };
-  }
-  return undefined;
-}
-
-/** Every ability a run measured, by name (measuredStability of each). */
-export function measuredStabilities(results: Results): Map<string, MeasuredStability> {
-  const out = new Map<string, MeasuredStability>();
-  for (const model of results.models)
-    for (const s of model.profile?.stability ?? []) {
-      const measured = out.has(s.ability) ? undefined : measuredStability(results, s.ability);
-      if (measured) out.set(s.ability, measured);
-    }
-  return out;
 }
 
 /** Whether the measured ranking is stable, in words, with the number behind the verdict. */

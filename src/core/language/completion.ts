@@ -9,9 +9,7 @@ import { selectedCount } from "../model/parameters";
 import { mdText } from "./markdown";
 import { range, type Position, type Range } from "./text";
 import { yamlCursor, type YamlPath } from "./yamlCursor";
-
-/** The k values of the paper's sweep; its main results use the last. */
-export const PAPER_K_SWEEP = [0.00001, 0.00004, 0.00016, 0.00064, 0.00256, 0.01024] as const;
+import { PAPER_K_SWEEP } from "../config/parse";
 
 export type CompletionKind = "key" | "value" | "ability" | "file" | "folder" | "number";
 

@@ -6,7 +6,7 @@ import { JOB_PROTOCOL } from "../plan/job";
 import { hostName, hostPathWord, runOnHost, shellWord, type Host } from "../base/host";
 import { lastLines } from "./outcome";
 import { RunnerError } from "../base/runnerError";
-import type { Target } from "./targetTypes";
+import type { Target } from "../config/target";
 import { buildFactsOn, expectedBuildLength } from "../runner/build";
 import { missingMessage } from "../runner/facts";
 import { checkoutRunner, onThisMachine, type RunnerSpec } from "../runner/locate";

@@ -26,7 +26,7 @@ export function shardDir(modelDir: string, index: number): string {
 export interface ShardedRun {
   /** models/<name> relative to the runs folder (the same on a host): where a place other than this machine keeps the shards. */
   runPath?: string;
-  /** The whole job and its job.json's text, as run.ts wrote it. */
+  /** The whole job and its job.json's text, as run/runProfile.ts wrote it. */
   job: ProfileJob;
   jobText: string;
   /** models/<name> in the run folder; the merged output goes to its runner/. */

@@ -15,7 +15,8 @@ import { RunnerError } from "../base/runnerError";
 import { buildFactsOn, sourcesOnHost } from "../runner/build";
 import { announcingBuilds, onThisMachine, runnerOn } from "../runner/locate";
 import { BUILD_SCRIPT, runnerSources } from "../runner/sources";
-import type { LaunchInvocation, SlurmTarget } from "./targetTypes";
+import type { SlurmTarget } from "../config/target";
+import type { LaunchInvocation } from "./targetTypes";
 
 /** States in which a job may still run (squeue's long names). */
 export const ACTIVE_STATES: ReadonlySet<string> = new Set([

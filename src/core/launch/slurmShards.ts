@@ -17,7 +17,8 @@ import { downloadRunnerOutput, prepareRemoteFolder, uploadJob, type RemoteFolder
 import { RunnerError } from "../base/runnerError";
 import { GATHER_SCRIPT, shardDir, writeShardJob } from "./shards";
 import { ACTIVE_STATES, describeState, GrowingFile, parseJobState, runnerExec, sbatch, sleep, type SlurmJobState } from "./slurm";
-import type { LaunchInvocation, SlurmTarget } from "./targetTypes";
+import type { SlurmTarget } from "../config/target";
+import type { LaunchInvocation } from "./targetTypes";
 
 /** After scancel, how long to wait for the runners' last words. */
 const CANCEL_GRACE_MS = 120_000;

@@ -9,7 +9,8 @@ import { followEventProcess } from "./process";
 import { downloadRunnerOutput, prepareRemoteFolder, uploadJob, type RemoteFolder } from "./remoteFolder";
 import { RunnerError } from "../base/runnerError";
 import { GATHER_SCRIPT, type ShardPlace } from "./shards";
-import type { LaunchInvocation, Target } from "./targetTypes";
+import type { Target } from "../config/target";
+import type { LaunchInvocation } from "./targetTypes";
 
 /** sh's exit code for a command it cannot find. */
 const COMMAND_NOT_FOUND = 127;

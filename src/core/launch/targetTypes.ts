@@ -1,29 +1,8 @@
-// What a launch is given: the resolved target (target.ts resolves it from the config) and the
-// invocation of the runner. Its own module because every launcher (local.ts, ssh.ts, slurm.ts)
-// takes them and target.ts, which dispatches to the launchers, makes them.
+// What a launch is given besides its target (config/target.ts): the invocation of the runner. Its
+// own module because every launcher (local.ts, ssh.ts, slurm.ts) takes it and target.ts, which
+// dispatches to the launchers, makes it.
 import type { RunnerEvent } from "./events";
-import type { Host } from "../base/host";
 import type { RunnerSpec } from "../runner/locate";
-
-export type Target =
-  | { kind: "local" }
-  /** `runner` undefined: the one built on the host from the bundled sources. */
-  | { kind: "ssh"; host: Host & { kind: "ssh" }; runner?: string; workdir: string }
-  | SlurmTarget;
-
-export interface SlurmTarget {
-  kind: "slurm";
-  /** Where sbatch, squeue and scancel run: this machine or a login node. */
-  host: Host;
-  /** Undefined: the one built on the host from the bundled sources (this machine's, from here). */
-  runner?: string;
-  /** Undefined: the run folder itself (the host is this machine). */
-  workdir?: string;
-  /** sbatch's options, from the config's fields and `sbatch_args`. */
-  sbatchOptions: string[];
-  pollSeconds: number;
-  cpusPerTask?: number;
-}
 
 export interface LaunchInvocation {
   /** Which runner: named, or built on the host that runs it. */

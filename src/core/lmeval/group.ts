@@ -10,7 +10,7 @@
 // group (nested groups flattened) that reports it, weighted by each task's number of documents when
 // weight_by_size is true; a group without the key gets no score of its own. Defaults are lm-eval
 // 0.4's: weight_by_size false, filter_list `none` (the filter of every multiple-choice metric).
-import { ALL_METRICS, type Metric } from "../analysis/ais";
+import { ALL_METRICS, type Metric } from "./metrics";
 import type { TextFiles } from "../base/fsutil";
 import { errorsOf, fileProblem, notUtf8Problem, problemAt, type Problem, type ProblemPlace } from "../base/problems";
 import { FUNCTION_TAG, parseYamlSource, type YamlSource } from "../base/yamlSource";

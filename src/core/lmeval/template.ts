@@ -8,7 +8,7 @@
 // library only the document fields the template names, and a template that only prints fields
 // ("Question: {{question}}\nAnswer:", "{{answer}}", "{{choices.text}}") is printed without the
 // library when the fields are strings, numbers or lists of those. Both give the library's text
-// exactly (test/unit/template.test.ts), except that printing an undefined name raises, as lm-eval's
+// exactly (test/unit/lmeval/template.test.ts), except that printing an undefined name raises, as lm-eval's
 // StrictUndefined does, and that a render stops at TEMPLATE_LIMITS.
 import { Environment, Interpreter, parse, Template, tokenize } from "@huggingface/jinja";
 

@@ -7,9 +7,7 @@ import type { Profile, ResolvedModel } from "../config/load";
 import { problemAt, type Problem } from "../base/problems";
 import { loadTokenizer, type ModelTokenizer } from "../prompts/tokenize";
 import { describeShard, splitJob } from "./shards";
-import { measuredPace, secondsFor, type Pace } from "./pace";
-import { runsOfConfig } from "../results/runs";
-import { modelFolderName } from "../results/store";
+import { secondsFor, type Pace } from "./pace";
 import { formatDuration } from "./estimate";
 
 /**
@@ -75,10 +73,15 @@ export async function modelTokenizer(model: ResolvedModel): Promise<ModelTokeniz
  * How each model's profile splits into shards (docs/targets.md, "Shards"), for `bprof validate`
  * and Validate Config: per model a line, then a line per shard with its abilities and its share
  * of the work (diagnostic tokens and variants, as plan/shards.ts weighs them) and, where an
- * earlier run of the config timed the model's runner, about how long it will take (plan/pace.ts).
+ * earlier run of the config timed the model's runner, about how long it will take (`paceOf`, e.g.
+ * results/runs.ts's newestPace, the caller's because plan reads no run folder).
  * Empty without shards. It compiles the jobs (tokenizes every item), so it runs when asked.
  */
-export async function shardSplitLines(profile: Profile, cores: number): Promise<string[]> {
+export async function shardSplitLines(
+  profile: Profile,
+  cores: number,
+  paceOf: (model: string) => Promise<Pace | undefined>,
+): Promise<string[]> {
   const setting = profile.shards;
   if (!setting || !profile.ablation) return [];
   if (setting.count === "auto")
@@ -91,7 +94,7 @@ export async function shardSplitLines(profile: Profile, cores: number): Promise<
     const names = new Map(compiled.abilities.map((a) => [a.id, a.name]));
     const threads = Math.max(1, Math.floor((profile.threads ?? cores) / plans.length));
     const largest = Math.max(...plans.map((p) => p.work));
-    const pace = await paceOf(profile.configFile, model.name);
+    const pace = await paceOf(model.name);
     // on Slurm each shard is an array task with the job's resources; here they share the cores
     const each = profile.target.kind === "slurm" ? "a Slurm array task each" : `${threads} thread${threads === 1 ? "" : "s"} each`;
     lines.push(
@@ -110,13 +113,4 @@ export async function shardSplitLines(profile: Profile, cores: number): Promise<
     }
   }
   return lines;
-}
-
-/** The pace of the model's runner in the newest finished run of the config that timed it. */
-async function paceOf(configFile: string, model: string): Promise<Pace | undefined> {
-  for (const run of (await runsOfConfig(configFile).catch(() => [])).filter((r) => r.finished)) {
-    const pace = await measuredPace(path.join(run.dir, "models", modelFolderName(model)), run.id);
-    if (pace) return pace;
-  }
-  return undefined;
 }

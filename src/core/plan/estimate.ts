@@ -36,7 +36,7 @@ export interface RunOverall {
   remainingSeconds?: number;
 }
 
-/** One runner progress event, as run.ts passes them on. */
+/** One runner progress event, as run/runProfile.ts passes them on. */
 export interface ProgressEvent {
   model: string;
   phase: string;

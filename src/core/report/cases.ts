@@ -14,7 +14,8 @@ import { loadTask, loadTaskPlaces, type TaskItem, type TaskOptions, type TaskPla
 import type { HelperPolicy } from "../lmeval/taskPython";
 import { fileSha256, isFile, pathWithinFolder } from "../base/fsutil";
 import type { Problem } from "../base/problems";
-import { CONFIG_SNAPSHOT, profilesOf, type ModelResults, type VariantResult } from "../results/store";
+import { profilesOf, type ModelResults, type VariantResult } from "../results/schema";
+import { CONFIG_SNAPSHOT } from "../results/runFolder";
 import { parseYamlSource, type YamlSource } from "../base/yamlSource";
 import { promises as fs } from "node:fs";
 import { RunItems, type LoadedRun } from "./load";

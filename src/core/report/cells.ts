@@ -12,7 +12,7 @@ import {
   type Results,
   type VariantBenchmark,
   type VariantResult,
-} from "../results/store";
+} from "../results/schema";
 import { ReportInputError, type RunItems } from "./load";
 import { flippedDocuments, matchK, METRICS, variantsAt } from "./model";
 

@@ -5,7 +5,7 @@ import { aisDifference, rankCorrelation, type AisDifference } from "../analysis/
 import { alignedVariant, chancePerItem, metricsOf, scoreVector, type Metric } from "../analysis/ais";
 import type { BenchmarkItem } from "../analysis/generation";
 import type { BootstrapOptions } from "../analysis/bootstrap";
-import type { ModelProfile, ModelResults, Results } from "../results/store";
+import type { ModelProfile, ModelResults, Results } from "../results/schema";
 import { ReportInputError, RunItems, type LoadedRun } from "./load";
 
 /** One side of a comparison: a run and one of its models. */

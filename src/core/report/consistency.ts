@@ -3,7 +3,7 @@
 // are compared at one k: Spearman's rank correlation across the benchmarks, and the benchmarks
 // where one set's interval excludes the other's AIS.
 import { rankCorrelation } from "../analysis/compare";
-import type { ModelProfile } from "../results/store";
+import type { ModelProfile } from "../results/schema";
 import type { ConsistencyCheck, ReportRow } from "./types";
 
 /** One check per second set whose ability and set both have a top row at this k. */

@@ -3,7 +3,7 @@
 // (a positive AIS whose interval excludes 0), which unexpected ones do, and with weights how alike
 // the weights and the AIS rank the abilities.
 import { rankCorrelation } from "../analysis/compare";
-import type { BenchmarkResult } from "../results/store";
+import type { BenchmarkResult } from "../results/schema";
 import type { ExpectationCheck, ReportRow } from "./types";
 
 /** The checks of the benchmarks that have `expects`, from the top rows of one k. */

@@ -2,7 +2,7 @@
 // with every variant's perplexity of the neutral text against the model's, and the AIS cells of a
 // variant that lost its fluency greyed, with the reason first in their tooltips. Its AIS then
 // measures a model that no longer writes plain text, not the loss of one ability.
-import type { ModelFluency, VariantFluency } from "../results/store";
+import type { ModelFluency, VariantFluency } from "../results/schema";
 import { formatFixed } from "./format";
 import type { Heatmap, ReportRow } from "./types";
 

@@ -223,7 +223,7 @@ function fluencyLine(p: ProfileReport, s: KSection): string {
   );
 }
 
-/** The failure signatures found (analysis/signatures.ts), each with its figures, threshold and remedy. */
+/** The failure signatures found (report/signatures.ts), each with its figures, threshold and remedy. */
 function findingsSection(model: ModelReport, several: boolean): string {
   if (model.findings.length === 0)
     return `<p class="findings none">Failure signatures: none found (every AIS near zero, the same AIS for several abilities, negative AIS on most benchmarks, an unstable ranking, a failing label).</p>`;

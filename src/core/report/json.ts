@@ -1,7 +1,7 @@
 // JSON report: the run's metadata, and its cells, overlaps and flipped documents as flat arrays
 // (schema `bprof.report`, version 1, documented in docs/report-formats.md).
 import { ALL_METRICS } from "../analysis/ais";
-import { isGenerationResult, profilesOf, type Results } from "../results/store";
+import { isGenerationResult, profilesOf, type Results } from "../results/schema";
 import { flatCells, flatChunked, flatFlippedDocuments, flatOverlap, flatStability, type CellFilter } from "./cells";
 import type { LoadedRun, RunItems } from "./load";
 import { buildReport } from "./model";

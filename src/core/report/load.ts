@@ -8,7 +8,8 @@ import type { ScoredItem } from "../analysis/accuracy";
 import { ALL_METRICS, metricsOf, type Metric } from "../analysis/ais";
 import type { BenchmarkItem, GeneratedItem } from "../analysis/generation";
 import { isDirectory, isWithinFolder, OutsideFolderError, pathWithinFolder } from "../base/fsutil";
-import { modelFolderName, RESULTS_SCHEMA_VERSION, type Results } from "../results/store";
+import { modelFolderName } from "../config/modelFolder";
+import { RESULTS_SCHEMA_VERSION, type Results } from "../results/schema";
 import type { FlippedDocument } from "./types";
 
 /** Input a report cannot be made from (a missing run, another schema, a damaged file). */

@@ -14,7 +14,7 @@ import {
 } from "./format";
 import { baselineLabel, ruleComparisons, rulesOf } from "./model";
 import { fluencyText } from "./fluency";
-import type { ModelFluency } from "../results/store";
+import type { ModelFluency } from "../results/schema";
 import type { BaselineRow, ChoiceDocument, GenerationDocument, KSection, ModelReport, NegativeCell, Report, ReportCell } from "./types";
 
 /** Escapes Markdown's inline syntax and the table separator; line breaks become spaces. */
@@ -77,7 +77,7 @@ function filterText(b: BaselineRow): string {
   );
 }
 
-/** The failure signatures found (analysis/signatures.ts), as a list; nothing for a run without abilities. */
+/** The failure signatures found (report/signatures.ts), as a list; nothing for a run without abilities. */
 function findingsLines(model: ModelReport): string[] {
   if (!model.profile) return [];
   if (model.findings.length === 0) return ["Failure signatures: none found.", ""];

@@ -25,7 +25,7 @@ import {
   type ModelResults,
   type Specificity,
   type VariantResult,
-} from "../results/store";
+} from "../results/schema";
 import {
   DIVERGING_STOPS,
   divergingColour,

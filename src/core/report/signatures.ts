@@ -8,7 +8,7 @@
 // repeats its tasks').
 import { PAPER_K_RANGE } from "../config/parse";
 import { STABLE_RANKING_JACCARD } from "../diagnostic/health";
-import { PAPER_K_SWEEP } from "../language/completion";
+import { PAPER_K_SWEEP } from "../config/parse";
 import { formatFixed, formatK } from "./format";
 import type { Finding, KSection, ProfileReport, ReportCell } from "./types";
 

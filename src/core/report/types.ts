@@ -4,7 +4,7 @@
 import type { Interval } from "../analysis/bootstrap";
 import type { ChoiceMetric, Metric } from "../analysis/ais";
 import type { Selection } from "../config/types";
-import type { ModelFluency, ModelProfile, OverlapResult, VariantFluency } from "../results/store";
+import type { ModelFluency, ModelProfile, OverlapResult, VariantFluency } from "../results/schema";
 
 export interface Report {
   /** The multiple-choice metric (generate_until benchmarks are always exact_match). */
@@ -59,7 +59,7 @@ export interface ModelReport {
   profile: ProfileReport | null;
   /** The profiles of the other rules when `ablation.method` lists several (results.json's other_methods); else empty. */
   otherMethods: ProfileReport[];
-  /** The failure signatures found in its profiles (analysis/signatures.ts), first rule first; empty when healthy. */
+  /** The failure signatures found in its profiles (report/signatures.ts), first rule first; empty when healthy. */
   findings: Finding[];
 }
 

@@ -25,7 +25,7 @@ import type {
   RunMeta,
 } from "./types";
 import { scaleLimit } from "./format";
-import type { ModelFluency, OverlapResult, VariantFluency } from "../results/store";
+import type { ModelFluency, OverlapResult, VariantFluency } from "../results/schema";
 import { greyNotFluent } from "./fluency";
 
 /** What the cells show. */
@@ -87,7 +87,7 @@ export interface ProfileView {
   /** The unablated model's fluency measure (the row under the heatmap); absent in runs made before it existed. */
   fluency?: ModelFluency;
   benchmarks: string[];
-  /** The failure signatures found in this rule's profile at this k (analysis/signatures.ts), for the header. */
+  /** The failure signatures found in this rule's profile at this k (report/signatures.ts), for the header. */
   findings: Finding[];
 }
 

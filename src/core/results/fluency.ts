@@ -5,7 +5,7 @@
 // default and why: config/abilities.ts, DEFAULT_MAX_PERPLEXITY_RATIO.
 import { FLUENCY_ID_PREFIX } from "../prompts/fluencyText";
 import type { RunnerScores } from "./items";
-import type { ModelFluency, VariantFluency } from "./store";
+import type { ModelFluency, VariantFluency } from "./schema";
 
 /** Mean per-token log-likelihood and perplexity over the fluency items of `scores`; undefined when it has none. */
 export function fluencyOf(scores: RunnerScores): { tokens: number; loglik_per_token: number; perplexity: number } | undefined {

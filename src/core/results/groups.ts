@@ -13,7 +13,7 @@ import { abilityImpactScore, chancePerItem, meanOf, scoreVector, type AbilityImp
 import { BenchmarkResampler, type BootstrapEstimate, type BootstrapOptions } from "../analysis/bootstrap";
 import type { BenchmarkItem } from "../analysis/generation";
 import type { GroupAggregate, ResolvedGroup } from "../lmeval/group";
-import { estimateFields, specificityOf, type CellMetric, type GroupResult, type VariantBenchmark } from "./store";
+import { estimateFields, specificityOf, type CellMetric, type GroupResult, type VariantBenchmark } from "./schema";
 
 /** The group's tasks under one aggregate, those with documents, in the group's order. */
 interface AggregateParts {

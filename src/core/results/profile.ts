@@ -45,7 +45,7 @@ import {
   type OverlapResult,
   type VariantBenchmark,
   type VariantResult,
-} from "./store";
+} from "./schema";
 import { pythonTaskScores } from "./taskScores";
 
 /** profile.json, the manifest the runner writes last. */

@@ -8,8 +8,10 @@ import { parseConfig } from "../config/parse";
 import { isDirectory, isFile, pathWithinFolder, readTail, writeJsonAtomic } from "../base/fsutil";
 import { parseEventLine } from "../launch/events";
 import { RunnerError } from "../base/runnerError";
-import { RUN_MANIFEST, type RunManifest } from "./store";
+import { RUN_MANIFEST, type RunManifest } from "./runFolder";
 import type { RunOverall } from "../plan/estimate";
+import { measuredPace, type Pace } from "../plan/pace";
+import { modelFolderName } from "../config/modelFolder";
 
 export const DEFAULT_OUTPUT = ".bprof";
 
@@ -265,4 +267,13 @@ export async function askRunToStop(dir: string): Promise<{ pid: number } | { ref
   } catch (e) {
     return { refused: `run ${path.basename(dir)} was not stopped: process ${pid} cannot be signalled (${(e as Error).message})` };
   }
+}
+
+/** The pace of the model's runner in the newest finished run of the config that timed it. */
+export async function newestPace(configFile: string, model: string): Promise<Pace | undefined> {
+  for (const run of (await runsOfConfig(configFile).catch(() => [])).filter((r) => r.finished)) {
+    const pace = await measuredPace(path.join(run.dir, "models", modelFolderName(model)), run.id);
+    if (pace) return pace;
+  }
+  return undefined;
 }

@@ -16,8 +16,8 @@ import { errorsOf, formatProblem } from "../base/problems";
 import { writeJsonAtomic } from "../base/fsutil";
 import type { RunnerEvent } from "../launch/events";
 import { RunnerError } from "../base/runnerError";
-import { describeTarget, launchRunner, launchShards, resolveTarget } from "../launch/target";
-import type { Target } from "../launch/targetTypes";
+import { describeTarget, resolveTarget, type Target } from "../config/target";
+import { launchRunner, launchShards } from "../launch/target";
 import type { RunnerSpec } from "../runner/locate";
 import { readParameterCount } from "../model/parameters";
 import { compiledJob, modelTokenizer } from "../plan/compile";
@@ -32,18 +32,8 @@ import { pythonTaskScores } from "../results/taskScores";
 import { RunEstimate, type RunPlan } from "../plan/estimate";
 import { HelperError } from "../lmeval/helpers";
 import { claimRunFolder, releaseRunFolder } from "../results/runs";
-import {
-  createRunFolder,
-  openRunFolder,
-  RESULTS_SCHEMA_VERSION,
-  writeJsonl,
-  writeResults,
-  type ModelResults,
-  type Results,
-  type RunFolder,
-  type RunManifest,
-  type VariantBenchmark,
-} from "../results/store";
+import { RESULTS_SCHEMA_VERSION, type ModelResults, type Results, type VariantBenchmark } from "../results/schema";
+import { createRunFolder, openRunFolder, writeJsonl, writeResults, type RunFolder, type RunManifest } from "../results/runFolder";
 
 /**
  * What the run will do, from the config: per model, its benchmark documents, each ability's

@@ -8,8 +8,9 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { directInputs, loadProfile } from "../../core/config/load";
 import { checkTarget } from "../../core/launch/check";
-import { describeTarget } from "../../core/launch/target";
+import { describeTarget } from "../../core/config/target";
 import { shardSplitLines } from "../../core/plan/compile";
+import { newestPace } from "../../core/results/runs";
 import { errorsOf } from "../../core/base/problems";
 import type { CommandFactory, Ctx } from "../ctx";
 import { pickConfig } from "./pickConfig";
@@ -32,7 +33,7 @@ export const validateConfig: CommandFactory = (ctx) => async (uri?: vscode.Uri) 
   // The tasks' Python runs as the workspace's checks let it (Restricted Mode, the user's answers).
   const inputs = { ...directInputs(), helpers: ctx.workspace.helperPolicy };
   const { profile } = await loadProfile(config.fsPath, document ? { text: document.getText(), inputs } : { inputs });
-  const split = profile ? await shardSplitLines(profile, os.availableParallelism()) : [];
+  const split = profile ? await shardSplitLines(profile, os.availableParallelism(), (model) => newestPace(profile.configFile, model)) : [];
   for (const line of split) ctx.log(`${name}: ${line}`);
   if (!profile || profile.target.kind === "local") {
     void vscode.window.showInformationMessage(`${name}: config OK${split.length > 0 ? `; ${split[0]}` : ""}`);

@@ -5,16 +5,22 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import type { CaseFocus } from "../../core/language/tooltips";
 import { runsOfConfig } from "../../core/results/runs";
-import type { Ctx } from "../ctx";
+import type { Workspace } from "../workspace/workspace";
 
 const KEY = "benchmarkProfiler.caseRuns";
+
+/** What the picks need: the workspace's state they are kept in, and the workspace's configs. */
+export interface CaseRunsNeeds {
+  readonly extension: vscode.ExtensionContext;
+  readonly workspace: Workspace;
+}
 
 export class CaseRuns implements vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
   private readonly focused = new Map<string, CaseFocus>();
 
-  constructor(private readonly ctx: Ctx) {}
+  constructor(private readonly needs: CaseRunsNeeds) {}
 
   /** Remembers the cell a data file is opened from; without one, the file's hover has no focus. */
   focusOn(file: string, focus: CaseFocus | undefined): void {
@@ -29,7 +35,7 @@ export class CaseRuns implements vscode.Disposable {
 
   /** config file -> run folder, for the configs whose run the user picked. */
   picks(): Record<string, string> {
-    return this.ctx.extension.workspaceState.get<Record<string, string>>(KEY, {});
+    return this.needs.extension.workspaceState.get<Record<string, string>>(KEY, {});
   }
 
   /** The run whose cases to show for a config. */
@@ -39,7 +45,7 @@ export class CaseRuns implements vscode.Disposable {
 
   /** Asks which finished run of which config to show (the newest is the default). */
   async pick(): Promise<void> {
-    const configs = (await this.ctx.workspace.outlines()).map((o) => o.file);
+    const configs = (await this.needs.workspace.outlines()).map((o) => o.file);
     const items: (vscode.QuickPickItem & { configFile?: string; runDir?: string })[] = [];
     for (const configFile of configs) {
       const finished = (await runsOfConfig(configFile)).filter((r) => r.finished);
@@ -67,7 +73,7 @@ export class CaseRuns implements vscode.Disposable {
     const picks = { ...this.picks() };
     if (choice.runDir) picks[choice.configFile] = choice.runDir;
     else delete picks[choice.configFile];
-    await this.ctx.extension.workspaceState.update(KEY, picks);
+    await this.needs.extension.workspaceState.update(KEY, picks);
     this.changed.fire();
   }
 

@@ -7,8 +7,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { directInputs, loadProfile } from "../../core/config/load";
 import { RunnerError } from "../../core/base/runnerError";
-import { describeTarget } from "../../core/launch/target";
-import type { Target } from "../../core/launch/targetTypes";
+import { describeTarget, type Target } from "../../core/config/target";
 import { errorsOf } from "../../core/base/problems";
 import { progressText, runShare, type RunProgress } from "../../core/plan/progressText";
 import { resumeRun, runProfile, runTargetKind, unsafeCodeBenchmarks, type RunOptions, type RunOutcome } from "../../core/run/runProfile";
@@ -16,7 +15,10 @@ import type { LoadedRun } from "../../core/report/load";
 import { failureSummary, latestEventsFile } from "../../core/results/runs";
 import { buildProgressText } from "../../core/runner/build";
 import type { RunnerSpec } from "../../core/runner/locate";
-import type { Ctx } from "../ctx";
+import type { Log } from "../output";
+import { trusted } from "../trust";
+import type { Workspace } from "../workspace/workspace";
+import type { Runner } from "./runner";
 
 export interface ActiveRun {
   configFile: string;
@@ -24,6 +26,14 @@ export interface ActiveRun {
   runDir?: string;
   progress?: RunProgress;
   abort: AbortController;
+}
+
+/** What the runs need: the workspace (its task-Python answers, refreshed after a run), the runner, the log. */
+export interface RunControllerNeeds {
+  readonly workspace: Workspace;
+  readonly runner: Runner;
+  readonly output: vscode.OutputChannel;
+  readonly log: Log;
 }
 
 export class RunController implements vscode.Disposable {
@@ -40,7 +50,7 @@ export class RunController implements vscode.Disposable {
    */
   readonly onDidAskForResults = this.resultsAsked.event;
 
-  constructor(private readonly ctx: Ctx) {
+  constructor(private readonly needs: RunControllerNeeds) {
     this.status.name = "Benchmark Profiler runs";
     this.status.command = "workbench.view.extension.benchmarkProfiler";
   }
@@ -53,10 +63,10 @@ export class RunController implements vscode.Disposable {
   /** Profiles a config in a new run folder. */
   async start(configUri: vscode.Uri): Promise<void> {
     const configFile = configUri.fsPath;
-    if (this.refuseSecond(configFile) || !(await this.ctx.trusted("Profiling"))) return;
+    if (this.refuseSecond(configFile) || !(await trusted("Profiling"))) return;
     const open = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === configFile);
     // The tasks' Python runs as the workspace's checks let it (the user's answers, the setting).
-    const inputs = { ...directInputs(), helpers: this.ctx.workspace.helperPolicy };
+    const inputs = { ...directInputs(), helpers: this.needs.workspace.helperPolicy };
     const { profile, problems } = await loadProfile(configFile, open ? { text: open.getText(), inputs } : { inputs });
     if (!profile) {
       void vscode.window.showErrorMessage(
@@ -69,7 +79,7 @@ export class RunController implements vscode.Disposable {
     const where = describeTarget(profile.target);
     const runner = await this.runnerFor(profile.target.kind);
     if (!runner) return;
-    this.ctx.log(`profiling ${configFile} on ${where}${runner.path ? ` with ${runner.path}` : ""}`);
+    this.needs.log(`profiling ${configFile} on ${where}${runner.path ? ` with ${runner.path}` : ""}`);
     await this.follow(
       configFile,
       `Profiling ${path.basename(configFile)} (${where})`,
@@ -81,14 +91,14 @@ export class RunController implements vscode.Disposable {
 
   /** Resumes an interrupted run in its folder (the folder holds the config it ran). */
   async resume(runDir: string, configFile: string): Promise<void> {
-    if (this.refuseSecond(configFile) || !(await this.ctx.trusted("Resuming a run"))) return;
+    if (this.refuseSecond(configFile) || !(await trusted("Resuming a run"))) return;
     // A resumed run compiles the config's jobs again, so the config says whether it runs generated code.
-    const { profile } = await loadProfile(configFile, { inputs: { ...directInputs(), helpers: this.ctx.workspace.helperPolicy } });
+    const { profile } = await loadProfile(configFile, { inputs: { ...directInputs(), helpers: this.needs.workspace.helperPolicy } });
     const confirmUnsafeCode = await confirmGeneratedCode(profile ? unsafeCodeBenchmarks(profile) : []);
     if (confirmUnsafeCode === undefined) return;
     const runner = await this.runnerFor(await runTargetKind(runDir));
     if (!runner) return;
-    this.ctx.log(`resuming ${runDir}`);
+    this.needs.log(`resuming ${runDir}`);
     await this.follow(configFile, `Resuming ${path.basename(runDir)}`, runner, (options) =>
       resumeRun(runDir, { ...options, confirmUnsafeCode }),
     );
@@ -100,9 +110,9 @@ export class RunController implements vscode.Disposable {
    * cannot be had; the user was told why.
    */
   private async runnerFor(target: Target["kind"] | undefined): Promise<RunnerSpec | undefined> {
-    const runner = await this.ctx.runner.spec();
+    const runner = await this.needs.runner.spec();
     if (target !== "local") return runner;
-    const local = await this.ctx.runner.local();
+    const local = await this.needs.runner.local();
     return local ? { ...runner, path: local } : undefined;
   }
 
@@ -154,9 +164,9 @@ export class RunController implements vscode.Disposable {
               run.runDir = dir;
               this.changedNow();
             },
-            onWarning: (m) => this.ctx.log(`warning: ${m}`),
+            onWarning: (m) => this.needs.log(`warning: ${m}`),
             onStatus: (message, model) => {
-              this.ctx.log(`${model}: ${message}`);
+              this.needs.log(`${model}: ${message}`);
               progress.report({ message: `${model}: ${message}` });
             },
             onProgress: (p) => {
@@ -170,7 +180,7 @@ export class RunController implements vscode.Disposable {
           });
         },
       );
-      this.ctx.log(`run ${outcome.runId} finished: ${outcome.resultsFile}`);
+      this.needs.log(`run ${outcome.runId} finished: ${outcome.resultsFile}`);
       this.end(configFile);
       const loaded: LoadedRun = { dir: outcome.runDir, resultsFile: outcome.resultsFile, results: outcome.results };
       if (vscode.workspace.getConfiguration("benchmarkProfiler").get<boolean>("openResultsWhenDone", true)) this.resultsAsked.fire(loaded);
@@ -187,7 +197,7 @@ export class RunController implements vscode.Disposable {
         e instanceof RunnerError ? { code: e.code, message: e.message } : { message: e instanceof Error ? e.message : String(e) };
       // What failed: the model and phase the run was in, then the error; its log is the events file written last.
       const text = cancelled ? `Run ${path.basename(run.runDir ?? "")} cancelled; it can be resumed.` : failureSummary(error, run.progress);
-      this.ctx.log(cancelled ? text : `run failed: ${text}`);
+      this.needs.log(cancelled ? text : `run failed: ${text}`);
       const resumable = e instanceof RunnerError && e.resumable && run.runDir !== undefined;
       const events = run.runDir && !cancelled ? await latestEventsFile(run.runDir) : undefined;
       const [resume, showLog, showOutput] = ["Resume", "Show Log", "Show Output"];
@@ -197,13 +207,13 @@ export class RunController implements vscode.Disposable {
         : vscode.window.showErrorMessage(text, ...actions));
       if (choice === resume && run.runDir) await this.resume(run.runDir, configFile);
       else if (choice === showLog && events) await vscode.window.showTextDocument(vscode.Uri.file(events), { preview: true });
-      else if (choice === showOutput) this.ctx.output.show(true);
+      else if (choice === showOutput) this.needs.output.show(true);
     }
   }
 
   private end(configFile: string): void {
     this.active.delete(configFile);
-    this.ctx.workspace.refresh();
+    this.needs.workspace.refresh();
     this.changedNow();
   }
 

@@ -11,14 +11,21 @@ import { RunnerError } from "../../core/base/runnerError";
 import { buildProgressText, expectedBuildLength, obtainRunner, type BuildProgress } from "../../core/runner/build";
 import { checkoutBuildOf, checkoutRunner, onThisMachine, type RunnerSpec } from "../../core/runner/locate";
 import { runnerSources } from "../../core/runner/sources";
-import type { Ctx } from "../ctx";
+import type { Log } from "../output";
 import { EXTENSION_ID } from "../extensionId";
+
+/** What the runner needs of the extension: its folder (the bundled sources), its storage (the build), the log. */
+export interface RunnerNeeds {
+  readonly extension: vscode.ExtensionContext;
+  readonly output: vscode.OutputChannel;
+  readonly log: Log;
+}
 
 export class Runner {
   /** The build under way, shared by every run that waits for it. */
   private building: Promise<string | undefined> | undefined;
 
-  constructor(private readonly ctx: Ctx) {}
+  constructor(private readonly needs: RunnerNeeds) {}
 
   /** How runs find the runner: named, or built (here or on a target's host) from the bundled sources. */
   async spec(): Promise<RunnerSpec> {
@@ -29,11 +36,11 @@ export class Runner {
     const python = await selectedPython();
     return {
       ...(named ? { path: named } : {}),
-      sourcesDir: path.join(this.ctx.extension.extensionPath, "native-runner"),
-      cacheDir: path.join(this.ctx.extension.globalStorageUri.fsPath, "runner"),
+      sourcesDir: path.join(this.needs.extension.extensionPath, "native-runner"),
+      cacheDir: path.join(this.needs.extension.globalStorageUri.fsPath, "runner"),
       ...(python ? { python } : {}),
       ...(torchPrefix ? { torchPrefix } : {}),
-      onBuild: { onOutput: (line) => this.ctx.log(`build: ${line}`) },
+      onBuild: { onOutput: (line) => this.needs.log(`build: ${line}`) },
     };
   }
 
@@ -54,7 +61,7 @@ export class Runner {
       if (folder.uri.scheme !== "file") continue;
       const built = await checkoutBuildOf(folder.uri.fsPath, bundled);
       if (built) {
-        this.ctx.log(`runner: ${built}, the build of this source checkout (its sources are the extension's)`);
+        this.needs.log(`runner: ${built}, the build of this source checkout (its sources are the extension's)`);
         return built;
       }
     }
@@ -80,7 +87,7 @@ export class Runner {
         ...spec.onBuild,
         // Only a build shows a notification: a cached runner is found in well under a second.
         onBuildStart: (facts) => {
-          this.ctx.log(
+          this.needs.log(
             `building bprof-runner in ${spec.cacheDir} against libtorch ${facts.torch?.version} (${facts.torch?.dir}), ${facts.jobs} jobs`,
           );
           void vscode.window.withProgress(
@@ -96,12 +103,12 @@ export class Runner {
         },
         onProgress: (p) => this.reportBuild?.(p),
       });
-      if (obtained.built) this.ctx.log(`built ${obtained.runner} in ${obtained.built.seconds} s`);
+      if (obtained.built) this.needs.log(`built ${obtained.runner} in ${obtained.built.seconds} s`);
       return obtained.runner;
     } catch (e) {
       if (!(e instanceof RunnerError)) throw e;
-      this.ctx.log(`runner: ${e.code}: ${e.message}`);
-      await showBuildError(this.ctx, e);
+      this.needs.log(`runner: ${e.code}: ${e.message}`);
+      await showBuildError(this.needs.output, e);
       return undefined;
     } finally {
       this.reportBuild?.(undefined);
@@ -114,7 +121,7 @@ export class Runner {
 }
 
 /** Missing tools: the commands that install them, to copy. A failed build: its log. Cancelled: nothing to add. */
-async function showBuildError(ctx: Ctx, e: RunnerError): Promise<void> {
+async function showBuildError(output: vscode.OutputChannel, e: RunnerError): Promise<void> {
   if (e.code === "cancelled") {
     void vscode.window.showInformationMessage("The runner's build was cancelled; the next run builds it again.");
     return;
@@ -131,7 +138,7 @@ async function showBuildError(ctx: Ctx, e: RunnerError): Promise<void> {
   const show = "Show Log";
   const choice = await vscode.window.showErrorMessage(e.message, ...(log ? [show] : []));
   if (choice === show && log) await vscode.window.showTextDocument(vscode.Uri.file(log));
-  ctx.output.show(true);
+  output.show(true);
 }
 
 /** The Python extension's selected interpreter, whose PyTorch a build tries first. */

@@ -19,7 +19,7 @@ import {
   type TaskPythonAnswers,
   type TaskPythonSetting,
 } from "../../core/lmeval/taskPython";
-import type { Ctx } from "../ctx";
+import type { Log } from "../output";
 import { toDiagnostic, diagnosticKey } from "../language/convert";
 
 /** The files the model reads: configs, tasks, datasets and data, and what a model folder holds. */
@@ -58,6 +58,12 @@ async function askToRunPython(files: readonly HelperFile[]): Promise<boolean | u
 /** Larger documents are left to the disk (the model reads the saved file). */
 const MAX_SENT_CHARACTERS = 64 * 1024 * 1024;
 
+/** What the workspace model needs of the extension: its folder (for the worker's script), its state and the log. */
+export interface WorkspaceNeeds {
+  readonly extension: vscode.ExtensionContext;
+  readonly log: Log;
+}
+
 export class Workspace implements vscode.Disposable {
   private client: WorkspaceClient | undefined;
   private readonly collection = vscode.languages.createDiagnosticCollection("bprof");
@@ -71,15 +77,15 @@ export class Workspace implements vscode.Disposable {
   /** Fires after problems changed (the Profiles tree and the CodeLens lines refresh). */
   readonly onDidChange = this.changed.event;
 
-  constructor(private readonly ctx: Ctx) {}
+  constructor(private readonly needs: WorkspaceNeeds) {}
 
   /** Starts the worker, sends what the workspace holds, and follows its changes. */
   start(): void {
-    this.ctx.log("starting the workspace model");
+    this.needs.log("starting the workspace model");
     this.client = new WorkspaceClient({
-      script: path.join(this.ctx.extension.extensionPath, "dist", "workspaceWorker.cjs"),
+      script: path.join(this.needs.extension.extensionPath, "dist", "workspaceWorker.cjs"),
       onProblems: (update) => this.show(update),
-      onLog: (message) => this.ctx.log(message),
+      onLog: (message) => this.needs.log(message),
     });
     this.client.setHelperPolicy(this.helperPolicy);
     this.client.setRoots((vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath));
@@ -109,7 +115,7 @@ export class Workspace implements vscode.Disposable {
     const found = await Promise.all(
       ["**/*.bprof.yaml", "**/*.diag.jsonl"].map((glob) => vscode.workspace.findFiles(glob, "**/{node_modules,.bprof}/**", 5000)),
     );
-    this.ctx.log(`found ${found.flat().length} configs and datasets`);
+    this.needs.log(`found ${found.flat().length} configs and datasets`);
     this.client?.filesFound(found.flat().map((uri) => uri.fsPath));
   }
 
@@ -169,7 +175,7 @@ export class Workspace implements vscode.Disposable {
   }
 
   private get pythonAnswers(): TaskPythonAnswers {
-    return this.ctx.extension.workspaceState.get<TaskPythonAnswers>(TASK_PYTHON_ANSWERS, {});
+    return this.needs.extension.workspaceState.get<TaskPythonAnswers>(TASK_PYTHON_ANSWERS, {});
   }
 
   /**
@@ -187,8 +193,8 @@ export class Workspace implements vscode.Disposable {
     try {
       const allow = await askToRunPython(files);
       if (allow === undefined) return; // dismissed: asked again by the next check that meets the files
-      await this.ctx.extension.workspaceState.update(TASK_PYTHON_ANSWERS, withAnswer(this.pythonAnswers, files, allow));
-      this.ctx.log(`task Python ${allow ? "allowed" : "refused"}: ${files.map((f) => f.file).join(", ")}`);
+      await this.needs.extension.workspaceState.update(TASK_PYTHON_ANSWERS, withAnswer(this.pythonAnswers, files, allow));
+      this.needs.log(`task Python ${allow ? "allowed" : "refused"}: ${files.map((f) => f.file).join(", ")}`);
       this.client?.setHelperPolicy(this.helperPolicy);
     } finally {
       this.asking = false;
@@ -204,7 +210,7 @@ export class Workspace implements vscode.Disposable {
       this.collection.set(uri, problems.map(toDiagnostic));
     }
     if (update.checked.length > 0)
-      this.ctx.log(
+      this.needs.log(
         `checked ${update.checked.length} file(s) in ${update.milliseconds.toFixed(0)} ms: ${update.checked.map((c) => path.basename(c)).join(", ")}`,
       );
     this.outlined = undefined;
@@ -214,7 +220,7 @@ export class Workspace implements vscode.Disposable {
   /** The outline of every config, asked once per change of the problems. */
   outlines(): Promise<ProfileOutline[]> {
     this.outlined ??= this.request("outlines", {}).catch((e: Error) => {
-      this.ctx.log(`outlines: ${e.message}`);
+      this.needs.log(`outlines: ${e.message}`);
       this.outlined = undefined;
       return [];
     });

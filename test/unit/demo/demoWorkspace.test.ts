@@ -1,0 +1,101 @@
+// The committed demo workspace is what the generators make from its seeds, its splits are
+// disjoint, and its config loads without a single diagnostic (the contamination test included).
+import assert from "node:assert/strict";
+import { promises as fs } from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { test } from "node:test";
+import { loadProfile } from "../../../src/core/config/load";
+import { ALL_GENERATORS, itemKey } from "../../../src/core/diagnostic/generators/index";
+import { DEMO_CONFIG } from "../../../src/core/demo/demoWorkspace";
+import {
+  BENCHMARK_ITEMS,
+  demoSplits,
+  DIAGNOSTIC_ITEMS,
+  heldOutKeys,
+  MIXED_BENCHMARK,
+  MIXED_ITEMS_PER_ABILITY,
+  writeDemoWorkspace,
+} from "../../../scripts/lib/demoAuthoring";
+import { formatProblem } from "../../../src/core/base/problems";
+
+const committed = path.resolve(import.meta.dirname, "..", "..", "..", "media", "demo");
+
+async function filesUnder(dir: string, skip: (relative: string) => boolean): Promise<string[]> {
+  const entries = await fs.readdir(dir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)))
+    .filter((f) => !skip(f))
+    .sort();
+}
+
+test("media/demo is what `npm run demo:workspace` writes, byte for byte", async () => {
+  const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-demo-ws-"));
+  try {
+    const written = (await writeDemoWorkspace(tmp)).sort();
+    const notGenerated = (f: string) => f.startsWith("model") || f === "README.md" || f.startsWith(".bprof");
+    assert.deepEqual(await filesUnder(committed, notGenerated), written);
+    for (const f of written) {
+      assert.equal(
+        await fs.readFile(path.join(committed, f), "utf8"),
+        await fs.readFile(path.join(tmp, f), "utf8"),
+        `${f} differs: run npm run demo:workspace`,
+      );
+    }
+  } finally {
+    await fs.rm(tmp, { recursive: true, force: true });
+  }
+});
+
+test("the splits are disjoint and of the planned sizes", async () => {
+  const { diagnostic, benchmarks } = demoSplits();
+  const keys = new Map<string, string>();
+  const add = (key: string, where: string) => {
+    assert.ok(!keys.has(key), `${where} repeats an item of ${keys.get(key)}`);
+    keys.set(key, where);
+  };
+  for (const [slug, items] of diagnostic) {
+    assert.equal(items.length, DIAGNOSTIC_ITEMS);
+    for (const it of items) add(itemKey(it), `diagnostic ${slug}`);
+  }
+  for (const b of benchmarks) {
+    assert.equal(b.items.length, b.abilities.length === 1 ? BENCHMARK_ITEMS : 10 * MIXED_ITEMS_PER_ABILITY);
+    for (const it of b.items) add(itemKey(it), b.name);
+  }
+  assert.equal((await heldOutKeys(committed)).size, keys.size, "the committed files hold exactly these items");
+});
+
+test("the demo config loads without a diagnostic", async () => {
+  const { profile, problems } = await loadProfile(path.join(committed, DEMO_CONFIG));
+  assert.deepEqual(problems.map(formatProblem), []);
+  assert.ok(profile);
+  assert.equal(profile.abilities.length, 10);
+  // Each ability labels exactly one benchmark, its own; the mixed benchmark has no label.
+  for (const a of profile.abilities)
+    assert.deepEqual(
+      profile.benchmarks.filter((b) => b.ability === a.name).map((b) => b.name),
+      [`demo_${ALL_GENERATORS.find((g) => g.ability === a.name)!.slug}`],
+      a.name,
+    );
+  assert.equal(profile.benchmarks.find((b) => b.name === MIXED_BENCHMARK)!.ability, undefined);
+});
+
+test("Open Demo puts the demo where the user sees it: a folder in the one picked, shown in the window or a new one", async () => {
+  const { demoFolderIn, demoPlacement, DEMO_FOLDER_NAME } = await import("../../../src/core/demo/demoWorkspace");
+  const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-demo-place-"));
+  try {
+    assert.equal(demoFolderIn(tmp), path.join(tmp, DEMO_FOLDER_NAME), "a new folder in the one picked");
+    await fs.writeFile(path.join(tmp, DEMO_CONFIG), "");
+    assert.equal(demoFolderIn(tmp), tmp, "a folder that holds the demo already is used again");
+  } finally {
+    await fs.rm(tmp, { recursive: true, force: true });
+  }
+  const demo = "/home/u/work/benchmark-profiler-demo";
+  assert.equal(demoPlacement(demo, ["/home/u/work"], true), "inside", "inside an open folder: shown there");
+  assert.equal(demoPlacement(demo, ["/home/u/other"], true), "add", "a trusted window adds it to its folders");
+  assert.equal(demoPlacement(demo, [], false), "open", "a window with no folder opens it");
+  assert.equal(demoPlacement(demo, ["/home/u/empty"], false), "newWindow", "an untrusted window opens it in a new window");
+  assert.equal(demoPlacement(demo, ["/home/u/work"], false), "newWindow", "even inside its folder: the demo needs trust to run");
+  assert.equal(demoPlacement("/home/u/workshop", ["/home/u/work"], true), "add", "a sibling with a longer name is not inside");
+});

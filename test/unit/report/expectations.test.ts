@@ -1,0 +1,110 @@
+// Expected abilities (`expects`) against a profile: which expected abilities show (a positive AIS
+// whose interval excludes 0), which unexpected ones do, and Spearman's rho of the weights and the
+// AIS, each recomputed by hand from the run's item files and its cells.
+import assert from "node:assert/strict";
+import { promises as fs } from "node:fs";
+import * as path from "node:path";
+import { test } from "node:test";
+import { abilityImpactScore } from "../../../src/core/analysis/ais";
+import { RunItems, loadRun } from "../../../src/core/report/load";
+import { renderHtml } from "../../../src/core/report/html";
+import { renderReport } from "../../../src/core/report/index";
+import { escapeMarkdown, renderMarkdown } from "../../../src/core/report/markdown";
+import { buildReport } from "../../../src/core/report/model";
+import { resultsView } from "../../../src/core/report/view";
+import { CAUSAL, fixtureResults, MODEL, QUANT, SPATIAL, writeFixtureRun } from "../../support/reportFixture";
+
+/** Spearman's rho of three distinct values each, by the textbook formula 1 - 6 sum d^2 / (n (n^2 - 1)). */
+function spearmanOfThree(xs: number[], ys: number[]): number {
+  const rank = (v: number[]) => v.map((x) => v.filter((y) => y < x).length + 1);
+  const rx = rank(xs);
+  const ry = rank(ys);
+  const d2 = rx.reduce((sum, r, i) => sum + (r - ry[i]!) ** 2, 0);
+  return 1 - (6 * d2) / (3 * (9 - 1));
+}
+
+test("expects: the expected abilities that show, the unexpected ones that do, and rho of the weights, from the item files", async () => {
+  const results = fixtureResults();
+  const [arc, logiqa] = results.models[0]!.benchmarks;
+  arc!.expects = [
+    { ability: QUANT, weight: 0.6 },
+    { ability: SPATIAL, weight: 0.3 },
+  ];
+  logiqa!.expects = [{ ability: CAUSAL }];
+  // Quantitative's arc_easy interval now excludes 0: it shows.
+  const quantTop = results.models[0]!.profile!.variants.find((v) => v.ability === QUANT && v.selection === "top" && v.k === 0.01)!;
+  quantTop.benchmarks[0]!.acc = { ...quantTop.benchmarks[0]!.acc!, ci: { low: 0.05, high: 0.6, confidence: 0.95 }, significant: true };
+  const dir = await writeFixtureRun(results);
+  try {
+    const run = await loadRun(dir);
+    // The causal top set's AIS on arc_easy from the item files: baseline 3 of 4 right, ablated 2 of 4, chance 1/4.
+    const items = new RunItems(dir);
+    const causal = results.models[0]!.profile!.variants.find((v) => v.ability === CAUSAL && v.selection === "top" && v.k === 0.01)!;
+    // acc: a document is right when its predicted choice is its target
+    const accuracy = (xs: readonly { benchmark: string; prediction?: number; target: unknown }[]) => {
+      const on = xs.filter((x) => x.benchmark === "arc_easy");
+      return on.filter((x) => x.prediction === x.target).length / on.length;
+    };
+    const baseline = accuracy(await items.baseline(MODEL));
+    const ablated = accuracy(await items.variant(MODEL, causal.items_file));
+    const byHand = abilityImpactScore({ baseline, ablated, chance: 0.25 });
+    assert.ok(byHand.defined && byHand.value === 0.5, JSON.stringify({ baseline, ablated }));
+
+    const report = await buildReport(run);
+    const [small, large] = report.models[0]!.profile!.sections;
+    const [arcCheck, logiqaCheck] = large!.expectations;
+    assert.deepEqual(arcCheck!.expected, [
+      { ability: QUANT, weight: 0.6, ais: 0.25, significant: true },
+      { ability: SPATIAL, weight: 0.3, ais: 0, significant: false },
+    ]);
+    assert.deepEqual(arcCheck!.confirmed, [QUANT]);
+    // Causal was not expected on arc_easy, and its AIS (0.5 by hand above) is significant.
+    assert.deepEqual(arcCheck!.unexpected, [CAUSAL]);
+    // Weights (Causal 0, Quantitative 0.6, Spatial 0.3) against AIS (0.5, 0.25, 0): ranks (1, 3, 2) and (3, 2, 1), rho -0.5.
+    const rho = spearmanOfThree([0, 0.6, 0.3], [byHand.value, 0.25, 0]);
+    assert.equal(rho, -0.5);
+    assert.ok(Math.abs(arcCheck!.rankCorrelation! - rho) < 1e-12);
+    // logiqa expects Causal, whose AIS there is -1 (not significant, and negative): it does not show; no weights, no rho.
+    assert.deepEqual(logiqaCheck, {
+      benchmark: "logiqa",
+      expected: [{ ability: CAUSAL, weight: null, ais: -1, significant: false }],
+      confirmed: [],
+      unexpected: [],
+      rankCorrelation: null,
+    });
+    // k = 0.001: every AIS is 0, nothing shows, and a constant AIS row has no rho.
+    assert.deepEqual(
+      small!.expectations.map((e) => [e.confirmed, e.unexpected, e.rankCorrelation]),
+      [
+        [[], [], null],
+        [[], [], null],
+      ],
+    );
+
+    const md = renderMarkdown(report);
+    assert.match(md, /\*\*Expected abilities\*\*/);
+    assert.ok(
+      md.includes(
+        `| arc\\_easy | ${escapeMarkdown(QUANT)} ×0.6 (0.250*); ${SPATIAL} ×0.3 (0.000) | 1 of 2 | ${escapeMarkdown(CAUSAL)} | -0.50 |`,
+      ),
+      md,
+    );
+    const html = renderHtml(report, { script: "" });
+    assert.match(html, /Expected abilities at <i>k<\/i> = 0\.01/);
+    assert.match(html, /<td>1 of 2<\/td><td class="text">Commonsense &amp; Causal Reasoning<\/td><td>−0\.50<\/td>/);
+    const json = JSON.parse((await renderReport(run, { format: "json" })).text) as { expectations: { k: number; benchmark: string }[] };
+    assert.deepEqual(
+      json.expectations.map((e) => [e.k, e.benchmark]),
+      [
+        [0.001, "arc_easy"],
+        [0.001, "logiqa"],
+        [0.01, "arc_easy"],
+        [0.01, "logiqa"],
+      ],
+    );
+    const view = await resultsView(run, { k: 0.01 });
+    assert.deepEqual(view.profile!.expectations, large!.expectations);
+  } finally {
+    await fs.rm(path.dirname(path.dirname(dir)), { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,206 @@
+// The fluency measure from the runner's scores to every face: fluencyOf reads only the fluency
+// text's items of a scores file; a variant past the threshold has its heatmap cells greyed with
+// the reason first in their tooltips (the report's figure and the results view's), and the row
+// under the heatmap, the HTML and Markdown reports and the run's summary give each row's
+// perplexity against the model's.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { fluencyLines } from "../../../src/cli/aisTable";
+import { fluencyOf, variantFluency } from "../../../src/core/results/fluency";
+import { FLUENCY_ID_PREFIX } from "../../../src/core/prompts/fluencyText";
+import { NOT_FLUENT_FILL } from "../../../src/core/report/fluency";
+import { renderHtml } from "../../../src/core/report/html";
+import { renderJson } from "../../../src/core/report/json";
+import { RunItems } from "../../../src/core/report/load";
+import { renderMarkdown } from "../../../src/core/report/markdown";
+import { buildReport } from "../../../src/core/report/model";
+import { resultsView } from "../../../src/core/report/view";
+import type { RunnerScores } from "../../../src/core/results/items";
+import type { CellMetric, ModelFluency, Results } from "../../../src/core/results/schema";
+
+const MODEL_FLUENCY: ModelFluency = {
+  text: "built-in",
+  tokens: 300,
+  loglik_per_token: -2.5,
+  perplexity: Math.exp(2.5),
+  max_perplexity_ratio: 2,
+};
+
+test("fluencyOf: the mean per-token log-likelihood over the fluency items alone, and its perplexity", () => {
+  const scores: RunnerScores = new Map([
+    [`${FLUENCY_ID_PREFIX}0`, [{ logprob: -30, tokens: 10, greedy: false }]],
+    [`${FLUENCY_ID_PREFIX}1`, [{ logprob: -10, tokens: 10, greedy: false }]],
+    // a benchmark's item is not counted
+    ["arc_easy/0", [{ logprob: -100, tokens: 1, greedy: false }]],
+  ]);
+  const f = fluencyOf(scores)!;
+  assert.equal(f.tokens, 20);
+  assert.equal(f.loglik_per_token, -2);
+  assert.equal(f.perplexity, Math.exp(2));
+  assert.equal(fluencyOf(new Map([["arc_easy/0", [{ logprob: -1, tokens: 1, greedy: false }]]])), undefined);
+  const v = variantFluency({ ...MODEL_FLUENCY, perplexity: Math.exp(1.5) }, scores)!;
+  assert.ok(Math.abs(v.perplexity_ratio - Math.exp(0.5)) < 1e-12);
+  assert.equal(v.fluent, true, "e^0.5 = 1.65 is within 2");
+  assert.equal(variantFluency({ ...MODEL_FLUENCY, perplexity: Math.exp(1) }, scores)!.fluent, false, "e^1 = 2.72 is past 2");
+});
+
+function cell(ais: number): CellMetric {
+  return {
+    baseline: 0.8,
+    ablated: 0.8 - ais * 0.55,
+    chance: 0.25,
+    ais,
+    ci: { low: ais - 0.05, high: ais + 0.05, confidence: 0.95 },
+    significant: true,
+    undefined_resamples: 0,
+    flips: { right_to_wrong: 1, wrong_to_right: 0 },
+  };
+}
+
+/** Two abilities, the first's variant lost its fluency (perplexity x3), the second's kept it (x1.1). */
+function results(): Results {
+  const fluency = (ratio: number) => ({
+    loglik_per_token: MODEL_FLUENCY.loglik_per_token - Math.log(ratio),
+    perplexity: MODEL_FLUENCY.perplexity * ratio,
+    perplexity_ratio: ratio,
+    fluent: ratio <= 2,
+  });
+  const variant = (ability: string, a: number, ratio: number) => ({
+    ability,
+    ability_id: `a${a}`,
+    selection: "top" as const,
+    k: 0.01,
+    n: 1000,
+    scores_file: `runner/v${a}.jsonl`,
+    items_file: `variants/v${a}.items.jsonl`,
+    benchmarks: ["b1", "b2"].map((name, b) => ({ name, acc: cell(0.1 * (a + b + 1)), acc_norm: cell(0.1) })),
+    fluency: fluency(ratio),
+  });
+  return {
+    schema: "bprof.results",
+    schema_version: 1,
+    run_id: "20261127-000000-ffff",
+    created: "2026-11-27T00:00:00.000Z",
+    config_file: "/p/x.bprof.yaml",
+    models: [
+      {
+        name: "m",
+        path: "/p/model",
+        dtype: "float32",
+        benchmarks: ["b1", "b2"].map((name) => ({ name, task_file: `/p/${name}.yaml`, items: 100, acc: 0.8, acc_norm: 0.8, chance: 0.25 })),
+        profile: {
+          parameters: 1e5,
+          candidates: 6e4,
+          k: [0.01],
+          selections: ["top"],
+          method: "paper",
+          seed: 1,
+          bootstrap: { resamples: 1000, confidence: 0.95, seed: 1 },
+          abilities: [
+            { name: "A", id: "a0", sequences: 10 },
+            { name: "B", id: "a1", sequences: 10 },
+          ],
+          variants: [variant("A", 0, 3), variant("B", 1, 1.1)],
+          overlap: [],
+          fluency: MODEL_FLUENCY,
+        },
+      },
+    ],
+  };
+}
+
+const RUN = { dir: "/p/.bprof/runs/x", resultsFile: "/p/.bprof/runs/x/results.json" };
+
+test("a variant past the threshold: its cells greyed with the reason, the other's in colour; every face lists the perplexities", async () => {
+  const report = await buildReport({ ...RUN, results: results() });
+  const s = report.models[0]!.profile!.sections[0]!;
+  const greyed = s.heatmap.cells.filter((c) => c.fill === NOT_FLUENT_FILL);
+  assert.deepEqual(
+    greyed.map((c) => [c.row, c.column]),
+    [
+      [0, 0],
+      [0, 1],
+    ],
+  );
+  assert.match(
+    greyed[0]!.tooltip[0]!,
+    /^this variant lost its fluency: its perplexity of the neutral text is 36\.55, 3\.00 times the unablated model's 12\.18 \(threshold 2\)/,
+  );
+  assert.equal(greyed[0]!.label, "0.10*", "the value stays readable");
+
+  const html = renderHtml(report, { script: "" });
+  assert.match(html, /<span class="label">Fluency<\/span>/);
+  assert.match(html, /<span class="lp error">A: 36\.55 \(3\.00x, not fluent\)<\/span>/);
+  assert.match(html, /<span class="lp">B: 13\.40 \(1\.10x\)<\/span>/);
+  assert.match(
+    renderMarkdown(report),
+    /\*\*Fluency\*\* .*the unablated model 12\.18.*A 36\.55 \(3\.00x, not fluent\); B 13\.40 \(1\.10x\)/,
+  );
+  assert.deepEqual(fluencyLines(report.models[0]!), [
+    "  fluency (perplexity of the built-in neutral text; the model 12.18): 1 variant(s) past 2x, their AIS greyed in the reports: A 36.55 (3.00x, not fluent)",
+  ]);
+
+  const view = (await resultsView({ ...RUN, results: results() })).profile!;
+  assert.equal(view.fluency?.perplexity, MODEL_FLUENCY.perplexity);
+  assert.deepEqual(
+    view.rows.map((r) => r.fluency?.fluent),
+    [false, true],
+  );
+  assert.equal(view.heatmap.cells.filter((c) => c.fill === NOT_FLUENT_FILL).length, 2);
+});
+
+test("a run made before the measure: no fluency line, nothing greyed", async () => {
+  const old = results();
+  delete old.models[0]!.profile!.fluency;
+  for (const v of old.models[0]!.profile!.variants) delete v.fluency;
+  const report = await buildReport({ ...RUN, results: old });
+  assert.equal(report.models[0]!.profile!.sections[0]!.heatmap.cells.filter((c) => c.fill === NOT_FLUENT_FILL).length, 0);
+  assert.deepEqual(fluencyLines(report.models[0]!), []);
+  assert.doesNotMatch(renderHtml(report, { script: "" }), /class="label">Fluency/);
+});
+
+test("the JSON report lists every variant's fluency and the failure signatures", async () => {
+  const labelled = results();
+  // b1 labelled with B, whose top set hurts b2 more: a failing label to find
+  labelled.models[0]!.benchmarks[0]!.ability = "B";
+  const run = { ...RUN, results: labelled };
+  const json = JSON.parse((await renderJson(run, new RunItems(RUN.dir))).text) as {
+    fluency: { ability: string; perplexity_ratio: number; fluent: boolean }[];
+    findings: { model: string; signature: string }[];
+    models: { profile: { fluency: ModelFluency } }[];
+  };
+  assert.deepEqual(
+    json.fluency.map((f) => [f.ability, f.perplexity_ratio, f.fluent]),
+    [
+      ["A", 3, false],
+      ["B", 1.1, true],
+    ],
+  );
+  assert.deepEqual(json.models[0]!.profile.fluency, MODEL_FLUENCY);
+  const expected = (await buildReport(run)).models[0]!.findings.map((f) => ({ model: "m", ...f }));
+  assert.deepEqual(
+    json.findings.map((f) => f.signature),
+    ["fluency-collapse", "label-fails"],
+  );
+  assert.deepEqual(json.findings, JSON.parse(JSON.stringify(expected)));
+});
+
+test("a top set that cost the model its fluency is a failure signature, pointing at ablation.k (or at candidates with all)", async () => {
+  const [f] = (await buildReport({ ...RUN, results: results() })).models[0]!.findings;
+  assert.equal(f!.signature, "fluency-collapse");
+  assert.deepEqual(f!.setting, ["ablation", "k"]);
+  assert.equal(f!.figures, "perplexity of the neutral text A 3.00x the unablated model's 12.18 at k = 0.01");
+  assert.match(f!.remedy, /^lower k/);
+  const all = results();
+  all.models[0]!.profile!.candidate_set = "all";
+  const [g] = (await buildReport({ ...RUN, results: all })).models[0]!.findings;
+  assert.deepEqual(g!.setting, ["ablation", "candidates"]);
+  assert.match(g!.remedy, /ablation\.candidates: mlp/);
+  // a healthy profile: none
+  const fluent = results();
+  for (const v of fluent.models[0]!.profile!.variants) v.fluency = { ...v.fluency!, perplexity_ratio: 1.1, fluent: true };
+  assert.deepEqual(
+    (await buildReport({ ...RUN, results: fluent })).models[0]!.findings.map((x) => x.signature),
+    [],
+  );
+});

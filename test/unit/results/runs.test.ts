@@ -1,0 +1,38 @@
+// What the editor's notification of a failed run says (what failed, then the error) and which file
+// it offers as the run's log.
+import assert from "node:assert/strict";
+import { promises as fs } from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { test } from "node:test";
+import { failureSummary, latestEventsFile } from "../../../src/core/results/runs";
+
+test("a failed run's notification names the model and phase it was in, then the error's code and message", () => {
+  assert.equal(
+    failureSummary(
+      { code: "resources", message: "out of memory" },
+      { model: "llama", phase: "importance", ability: "Quantitative Reasoning" },
+    ),
+    "Profile failed in model llama, importance (Quantitative Reasoning): resources: out of memory",
+  );
+  assert.equal(
+    failureSummary({ code: "bad_input", message: "no config.json" }, { model: "m", phase: "baseline" }),
+    "Profile failed in model m, baseline: bad_input: no config.json",
+  );
+  assert.equal(failureSummary({ message: "ENOSPC" }), "Profile failed: ENOSPC", "before any progress: only the error");
+});
+
+test("the log a failed run offers is the events file written last in its folder", async () => {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-notify-"));
+  try {
+    assert.equal(await latestEventsFile(dir), undefined, "a folder without models has no log");
+    for (const model of ["a", "b"]) await fs.mkdir(path.join(dir, "models", model), { recursive: true });
+    await fs.writeFile(path.join(dir, "models", "a", "events.jsonl"), "{}\n");
+    await fs.writeFile(path.join(dir, "models", "b", "events.jsonl"), "{}\n");
+    const old = new Date(Date.now() - 60_000);
+    await fs.utimes(path.join(dir, "models", "a", "events.jsonl"), old, old);
+    assert.equal(await latestEventsFile(dir), path.join(dir, "models", "b", "events.jsonl"));
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+});
