@@ -28,13 +28,13 @@ export async function runLocal(invocation: RunnerInvocation): Promise<RunnerSumm
     {
       where: "",
       // The runner stops when this process is gone (native-runner/src/main.cpp). Its OpenMP
-      // threads sleep between parallel regions instead of spinning (unless the user says
-      // otherwise): on a machine whose other processes hold a core, a spinning thread waits for a
-      // descheduled one at every region, and 2 threads scored 3 to 30 times slower than 1 on a
-      // busy 2-core machine, against as fast with passive waits (docs/performance.md).
+      // threads spin briefly between parallel regions, then sleep (unless the user sets the
+      // waits): libgomp's long default spin made 2 threads 3 to 30 times slower than 1 on a busy
+      // 2-core machine, and sleeping at once (OMP_WAIT_POLICY=PASSIVE) cost the idle demo half as
+      // long again (docs/performance.md, "Threads").
       env: {
         BPROF_STOP_WITH_PARENT: String(process.pid),
-        ...(process.env.OMP_WAIT_POLICY === undefined ? { OMP_WAIT_POLICY: "PASSIVE" } : {}),
+        ...openMpWaits(process.env),
       },
       ...(invocation.onEvent ? { onEvent: invocation.onEvent } : {}),
       ...(invocation.signal ? { signal: invocation.signal } : {}),
@@ -47,4 +47,13 @@ export async function runLocal(invocation: RunnerInvocation): Promise<RunnerSumm
     );
   }
   return runnerOutcome(end);
+}
+
+/** libgomp's spin before a waiting thread sleeps, in iterations: about the idle machine's best (docs/performance.md, "Threads"). */
+export const GOMP_SPIN_BEFORE_SLEEP = 1_000;
+
+/** How a local runner's OpenMP threads wait: as the environment says, else a short spin, then sleep. */
+export function openMpWaits(env: NodeJS.ProcessEnv): Record<string, string> {
+  if (env.OMP_WAIT_POLICY !== undefined || env.GOMP_SPINCOUNT !== undefined) return {};
+  return { GOMP_SPINCOUNT: String(GOMP_SPIN_BEFORE_SLEEP) };
 }
