@@ -39,7 +39,7 @@ export const PROBLEM_CODES = {
   "config.k-out-of-range": { severity: "error", summary: "a k outside (0, 1) (data: k / 100 when k looks like a percentage)" },
   "config.k-outside-paper": {
     severity: "warning",
-    summary: "a k outside the paper's range, 1e-5 to 0.04096 (the message gives the range)",
+    summary: "a k outside the paper's range, 1e-5 to 0.01024 (the message gives the range)",
   },
   "config.k-too-large": { severity: "error", summary: "k selects more parameters than the MLP candidates (data: the largest k)" },
   "config.k-selects-nothing": { severity: "warning", summary: "k selects 0 parameters (data: the smallest useful k)" },

@@ -61,7 +61,7 @@ export function newConfigText(input: NewConfigInput): string {
     "#   - name: Quantitative Reasoning",
     "#     data: ./diagnostic/quantitative.diag.jsonl",
     "# ablation:",
-    "#   k: [0.00256, 0.01024] # fractions of the parameters zeroed; the paper swept 0.00001 to 0.04096",
+    "#   k: [0.00256, 0.01024] # fractions of the parameters zeroed; the paper swept 0.00001 to 0.01024",
     "#   selections: [top, random]",
     "",
   ];

@@ -31,11 +31,11 @@ export function parseConfig(text: string, file: string): ParsedConfig {
   return { source, config, problems };
 }
 
-/** The k the paper swept: 1e-5 to 0.04096 of the parameters (each 4 times the one before). */
-export const PAPER_K_RANGE = { min: 0.00001, max: 0.04096 } as const;
-
-/** The k values of the paper's sweep; its main results use the last. */
+/** The k values of the paper's sweep (each 4 times the one before); its main results use the last. */
 export const PAPER_K_SWEEP = [0.00001, 0.00004, 0.00016, 0.00064, 0.00256, 0.01024] as const;
+
+/** The k the paper swept: its sweep's ends, 1e-5 to 0.01024 of the parameters. */
+export const PAPER_K_RANGE = { min: PAPER_K_SWEEP[0], max: PAPER_K_SWEEP[PAPER_K_SWEEP.length - 1]! } as const;
 
 /** A k in (0, 1) that the paper never tried: valid, but its scores have nothing to be compared with. */
 function kOutsidePaper(config: ProfileConfig, source: YamlSource): Problem[] {

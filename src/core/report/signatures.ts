@@ -24,10 +24,9 @@ export const NO_EFFECT_AIS = 0.05;
 /** "Most benchmarks": more than this share of a row's defined cells. */
 export const MOST_BENCHMARKS = 0.5;
 
-/** The k after `k` in the paper's sweep (each step x4), up to the paper's largest; null past it. */
+/** The k after `k` in the paper's sweep (each step x4); null from the paper's largest on. */
 export function nextPaperK(k: number): number | null {
-  const steps = [...PAPER_K_SWEEP, PAPER_K_RANGE.max];
-  return steps.find((s) => s > k * (1 + 1e-9)) ?? null;
+  return PAPER_K_SWEEP.find((s) => s > k * (1 + 1e-9)) ?? null;
 }
 
 /** Every signature found in a model's profiles (one per importance rule), in rule order. */

@@ -91,10 +91,10 @@ test("k outside (0, 1) is flagged on the value", () => {
   assert.equal(percentage!.data?.suggestion, "0.01024", "a k that looks like a percentage suggests k / 100");
 });
 
-test("k outside the paper's range (1e-5 to 0.04096) is a warning on the value, with the range", () => {
-  assert.deepEqual(schemaLines("ablation:\n  k: [0.000001, 0.00001, 0.04096, 0.1]\n"), [
-    "/p/x.bprof.yaml:6:7: warning: k = 0.000001 is outside the paper's range (0.00001 to 0.04096): so few parameters rarely change a score (field ablation.k[0]) [config.k-outside-paper]",
-    "/p/x.bprof.yaml:6:35: warning: k = 0.1 is outside the paper's range (0.00001 to 0.04096): zeroing this many parameters tends to break the model on every benchmark alike (field ablation.k[3]) [config.k-outside-paper]",
+test("k outside the paper's range (1e-5 to 0.01024, its sweep's ends) is a warning on the value, with the range", () => {
+  assert.deepEqual(schemaLines("ablation:\n  k: [0.000001, 0.00001, 0.01024, 0.1]\n"), [
+    "/p/x.bprof.yaml:6:7: warning: k = 0.000001 is outside the paper's range (0.00001 to 0.01024): so few parameters rarely change a score (field ablation.k[0]) [config.k-outside-paper]",
+    "/p/x.bprof.yaml:6:35: warning: k = 0.1 is outside the paper's range (0.00001 to 0.01024): zeroing this many parameters tends to break the model on every benchmark alike (field ablation.k[3]) [config.k-outside-paper]",
   ]);
   const parsed = parseConfig(HEAD + "ablation:\n  k: [0.5]\n", FILE);
   assert.ok(parsed.config, "a warning leaves the config valid");

@@ -158,7 +158,8 @@ test("k too small: every AIS near zero is found, with the largest |AIS| and the 
 test("the next k of the paper's sweep, then its largest, then none", () => {
   assert.equal(nextPaperK(0.00001), 0.00004);
   assert.equal(nextPaperK(0.001), 0.00256);
-  assert.equal(nextPaperK(0.01024), 0.04096);
+  assert.equal(nextPaperK(0.00256), 0.01024);
+  assert.equal(nextPaperK(0.01024), null);
   assert.equal(nextPaperK(0.04096), null);
 });
 
