@@ -74,6 +74,9 @@ function sectionTable(
     ...stabilityLines(s),
     ...chunkedLines(s),
     ...labelLines(s),
+    ...expectationLines(s),
+    ...consistencyLines(s),
+    ...pairLines(s, confidence),
   ];
   if (width === undefined) {
     const rows = [["ability", ...s.columns], ...s.rows.map((r) => [r.label, ...r.cells.map(cellText)])];
@@ -299,6 +302,57 @@ function labelLines(s: KSection): string[] {
     "",
     `labels at k = ${formatK(s.k)} (${s.metricLabel}): ablating the labelled ability hurts the benchmark most for ${held} of ${s.labels.length} labelled benchmarks`,
     ...alignColumns(rows),
+  ];
+}
+
+/** Per benchmark with `expects`: the expected abilities that show, the unexpected ones that do, rho of the weights. */
+function expectationLines(s: KSection): string[] {
+  if (s.expectations.length === 0) return [];
+  return [
+    "",
+    `expected abilities at k = ${formatK(s.k)} (expects): an ability shows when its AIS is positive and its CI excludes 0`,
+    ...s.expectations.map(
+      (e) =>
+        `  ${e.benchmark}: ${e.confirmed.length} of ${e.expected.length} expected show` +
+        `${e.confirmed.length > 0 ? ` (${e.confirmed.join(", ")})` : ""}; unexpected that show: ${e.unexpected.length > 0 ? e.unexpected.join(", ") : "none"}` +
+        `${e.rankCorrelation === null ? "" : `; rho ${formatFixed(e.rankCorrelation, 2)}`}`,
+    ),
+  ];
+}
+
+/** Per second diagnostic set: rho of its AIS row and its ability's, and the benchmarks where they disagree. */
+function consistencyLines(s: KSection): string[] {
+  if (s.consistency.length === 0) return [];
+  return [
+    "",
+    `second diagnostic sets at k = ${formatK(s.k)} (of): rho across the benchmarks; disagree = one set's CI excludes the other's AIS`,
+    ...s.consistency.map(
+      (c) =>
+        `  ${c.ability} vs ${c.set}: rho ${c.rankCorrelation === null ? "n/a" : formatFixed(c.rankCorrelation, 2)} over ${c.benchmarks} benchmarks; ` +
+        `disagree: ${c.disagreements.length === 0 ? "none" : c.disagreements.map((d) => `${d.benchmark} (${formatFixed(d.ais, 3)} vs ${formatFixed(d.setAis, 3)})`).join(", ")}`,
+    ),
+  ];
+}
+
+/** Per pair of abilities ablated together: the interference per benchmark with its interval. */
+function pairLines(s: KSection, confidence: string): string[] {
+  if (s.pairs.length === 0) return [];
+  return [
+    "",
+    `two abilities at once at k = ${formatK(s.k)} (ablation.pairs): interference AIS(A+B) - AIS(A) - AIS(B), ${confidence} CI; * = the CI excludes 0`,
+    ...s.pairs.map(
+      (p) =>
+        `  ${p.abilities.join(" + ")} (n = ${p.n}): ` +
+        p.cells
+          .map((c, i) => {
+            const value =
+              c.interference === null
+                ? "n/a"
+                : `${formatFixed(c.interference, 3)}${c.interferenceCi ? ` ${formatInterval(c.interferenceCi, 3)}` : ""}${c.significant ? " *" : ""}`;
+            return `${s.benchmarks[i] ?? c.benchmark} ${value}`;
+          })
+          .join("; "),
+    ),
   ];
 }
 

@@ -12,6 +12,8 @@ import { renderHtml } from "../../src/core/report/html";
 import { renderReport } from "../../src/core/report/index";
 import { loadRun, RunItems } from "../../src/core/report/load";
 import { renderMarkdown } from "../../src/core/report/markdown";
+import { renderLatex } from "../../src/core/report/latex";
+import { formatAisTables } from "../../src/cli/aisTable";
 import { buildReport } from "../../src/core/report/model";
 import { randomInt, seededRandom } from "../../src/core/base/random";
 import { runPlan, runProfile } from "../../src/core/run/runProfile";
@@ -60,6 +62,8 @@ test("a pair of abilities: the union of their top sets ablated, its AIS and inte
     ]);
   }
   assert.match(renderMarkdown(report), /\*\*Two abilities at once\*\*/);
+  assert.match(renderLatex(report), /\\label\{tab:pairs-/);
+  assert.match(formatAisTables(report.models[0]!), new RegExp(`${QUANT} \\+ ${SPATIAL} \\(n = \\d+\\): \\S+ -?\\d\\.\\d{3}`));
   const json = JSON.parse((await renderReport(await loadRun(outcome.runDir), { format: "json", metric: "acc" })).text) as {
     pairs: { k: number; benchmark: string; metric: string; interference: number | null }[];
   };

@@ -10,7 +10,9 @@ import { consistencyChecks } from "../../../src/core/report/consistency";
 import { loadRun } from "../../../src/core/report/load";
 import { renderHtml } from "../../../src/core/report/html";
 import { renderMarkdown } from "../../../src/core/report/markdown";
+import { escapeLatex, renderLatex } from "../../../src/core/report/latex";
 import { buildReport } from "../../../src/core/report/model";
+import { formatAisTables } from "../../../src/cli/aisTable";
 import type { ReportCell, ReportRow } from "../../../src/core/report/types";
 import { resultsView } from "../../../src/core/report/view";
 import { DIAGNOSTIC, makeProfileProject, SPATIAL } from "../../support/profileProject";
@@ -69,6 +71,14 @@ test("consistency in the report: the benchmarks where one set's interval exclude
     assert.deepEqual(small!.consistency[0]!.disagreements, []);
     assert.match(renderMarkdown(report), /\*\*Consistency of abilities measured with a second diagnostic set\*\*/);
     assert.match(renderHtml(report, { script: "" }), /arc_easy \(0\.250 vs 0\.000\)/);
+    assert.ok(
+      renderLatex(report).includes(`${escapeLatex(QUANT)} & ${escapeLatex(SPATIAL)} & -- & 2 & arc\\_easy ($0.25$ vs $0.00$) \\\\`),
+      renderLatex(report),
+    );
+    assert.ok(
+      formatAisTables(report.models[0]!).includes(`${QUANT} vs ${SPATIAL}: rho n/a over 2 benchmarks; disagree: arc_easy (0.250 vs 0.000)`),
+      formatAisTables(report.models[0]!),
+    );
     const view = await resultsView(await loadRun(dir), { k: 0.01 });
     assert.deepEqual(view.profile!.consistency, large!.consistency);
   } finally {

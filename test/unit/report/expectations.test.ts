@@ -11,6 +11,8 @@ import { renderHtml } from "../../../src/core/report/html";
 import { renderReport } from "../../../src/core/report/index";
 import { escapeMarkdown, renderMarkdown } from "../../../src/core/report/markdown";
 import { buildReport } from "../../../src/core/report/model";
+import { formatAisTables } from "../../../src/cli/aisTable";
+import { escapeLatex, renderLatex } from "../../../src/core/report/latex";
 import { resultsView } from "../../../src/core/report/view";
 import { CAUSAL, fixtureResults, MODEL, QUANT, SPATIAL, writeFixtureRun } from "../../support/reportFixture";
 
@@ -92,6 +94,19 @@ test("expects: the expected abilities that show, the unexpected ones that do, an
     const html = renderHtml(report, { script: "" });
     assert.match(html, /Expected abilities at <i>k<\/i> = 0\.01/);
     assert.match(html, /<td>1 of 2<\/td><td class="text">Commonsense &amp; Causal Reasoning<\/td><td>−0\.50<\/td>/);
+    assert.ok(
+      renderLatex(report).includes(
+        `arc\\_easy & ${escapeLatex(QUANT)} $\\times 0.6$ ($0.25^{*}$); ${SPATIAL} $\\times 0.3$ ($0.00$) & 1 of 2 & ${escapeLatex(CAUSAL)} & $-0.50$ \\\\`,
+      ),
+      renderLatex(report),
+    );
+    // the terminal's tables (bprof run and report): the same check, a line per benchmark, within 80 columns
+    const terminal = formatAisTables(report.models[0]!, 80);
+    assert.match(
+      terminal.replace(/\n\s*/g, " "),
+      new RegExp(`arc_easy: 1 of 2 expected show \\(${QUANT}\\); unexpected that show: ${CAUSAL}; rho -0\\.50`),
+    );
+    assert.ok(terminal.split("\n").every((l) => l.length <= 80));
     const json = JSON.parse((await renderReport(run, { format: "json" })).text) as { expectations: { k: number; benchmark: string }[] };
     assert.deepEqual(
       json.expectations.map((e) => [e.k, e.benchmark]),
