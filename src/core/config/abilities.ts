@@ -231,67 +231,116 @@ async function loadAbilities(
       typeof spec.data === "string"
         ? [{ file: spec.data, at: ["abilities", i, "data"] }]
         : spec.data.map((file, j) => ({ file, at: ["abilities", i, "data", j] }));
-    const files: string[] = [];
-    const items: DiagnosticItem[] = [];
-    const abilitiesInFiles = new Set<string>();
-    let usable = true;
-    for (const entry of entries) {
-      const file = path.resolve(context.root, entry.file);
-      files.push(file);
-      if (!(await isFile(file))) {
-        problems.push(
-          source.at(entry.at, "config.dataset-not-found", `diagnostic dataset not found: ${file}`, { data: { file, ability: spec.name } }),
-        );
-        usable = false;
-        continue;
-      }
-      const loaded = await load(file);
-      if (!reported.has(file)) {
-        reported.add(file);
-        problems.push(...loaded.problems);
-        if (errorsOf(loaded.problems).length > 0) {
+    const separate = spec.sets === "separate";
+    if (separate) problems.push(...separateSetsProblems(spec, i, source));
+    // `sets: separate`: each file a set of its own, the first the ability's, the others second sets of it.
+    const groups = separate && entries.length > 1 ? entries.map((entry) => [entry]) : [entries];
+    for (const [g, group] of groups.entries()) {
+      const files: string[] = [];
+      const items: DiagnosticItem[] = [];
+      const abilitiesInFiles = new Set<string>();
+      let usable = true;
+      for (const entry of group) {
+        const file = path.resolve(context.root, entry.file);
+        files.push(file);
+        if (!(await isFile(file))) {
           problems.push(
-            source.at(entry.at, "config.dataset-has-errors", `the diagnostic dataset ${path.basename(file)} has errors (see ${file})`, {
-              data: { file },
+            source.at(entry.at, "config.dataset-not-found", `diagnostic dataset not found: ${file}`, {
+              data: { file, ability: spec.name },
             }),
           );
+          usable = false;
+          continue;
         }
-        const undeclared = [...itemsByAbility(loaded)].filter(([name]) => !declaredSet.has(name));
-        if (undeclared.length > 0) {
-          const list = undeclared.map(([name, its]) => `\`${name}\` (${its.length})`).join(", ");
-          problems.push(
-            source.at(
-              entry.at,
-              "config.dataset-undeclared-abilities",
-              `${path.basename(file)} has items of abilities not declared in \`abilities\`, which are not used: ${list}`,
-            ),
-          );
+        const loaded = await load(file);
+        if (!reported.has(file)) {
+          reported.add(file);
+          problems.push(...datasetProblems(loaded, file, entry.at, declaredSet, source));
         }
+        if (errorsOf(loaded.problems).length > 0) usable = false;
+        const byAbility = itemsByAbility(loaded);
+        for (const name of byAbility.keys()) abilitiesInFiles.add(name);
+        items.push(...(byAbility.get(spec.of ?? spec.name) ?? []));
       }
-      if (errorsOf(loaded.problems).length > 0) usable = false;
-      const byAbility = itemsByAbility(loaded);
-      for (const name of byAbility.keys()) abilitiesInFiles.add(name);
-      items.push(...(byAbility.get(spec.of ?? spec.name) ?? []));
+      if (usable && items.length === 0) {
+        const found =
+          abilitiesInFiles.size > 0 ? `its items are for ${[...abilitiesInFiles].map((a) => `\`${a}\``).join(", ")}` : "it has no items";
+        problems.push(
+          source.at(
+            groups.length > 1 ? group[0]!.at : ["abilities", i, "data"],
+            "config.ability-no-items",
+            `no diagnostic item has \`"ability": "${spec.of ?? spec.name}"\`${groups.length > 1 ? " in this set" : ""}: ${found}`,
+          ),
+        );
+      }
+      const of = g > 0 ? spec.name : spec.of;
+      abilities.push({
+        name: g > 0 ? separateSetName(spec.name, g) : spec.name,
+        files,
+        items: spec.limit !== undefined ? items.slice(0, spec.limit) : items,
+        ...(of !== undefined ? { of } : {}),
+      });
     }
-    if (usable && items.length === 0) {
-      const found =
-        abilitiesInFiles.size > 0 ? `its items are for ${[...abilitiesInFiles].map((a) => `\`${a}\``).join(", ")}` : "it has no items";
-      problems.push(
-        source.at(
-          ["abilities", i, "data"],
-          "config.ability-no-items",
-          `no diagnostic item has \`"ability": "${spec.of ?? spec.name}"\`: ${found}`,
-        ),
-      );
-    }
-    abilities.push({
-      name: spec.name,
-      files,
-      items: spec.limit !== undefined ? items.slice(0, spec.limit) : items,
-      ...(spec.of !== undefined ? { of: spec.of } : {}),
-    });
   }
   return abilities;
+}
+
+/** The name of the `g`-th set (from 0) of an ability whose files are separate sets: `Spatial Reasoning (set 2)`. */
+export function separateSetName(ability: string, g: number): string {
+  return `${ability} (set ${g + 1})`;
+}
+
+/** `sets: separate` needs two files or more, and an ability of its own (not a second set). */
+function separateSetsProblems(spec: AbilitySpec, i: number, source: YamlSource): Problem[] {
+  const files = typeof spec.data === "string" ? 1 : spec.data.length;
+  if (spec.of !== undefined)
+    return [
+      source.at(
+        ["abilities", i, "sets"],
+        "config.invalid-value",
+        `\`sets: separate\` cannot go with \`of\`: this entry is already a second set of \`${spec.of}\`; list the sets under \`${spec.of}\`'s \`data\``,
+      ),
+    ];
+  if (files < 2)
+    return [
+      source.at(
+        ["abilities", i, "sets"],
+        "config.no-effect",
+        "`sets: separate` has no effect with one file in `data`: list the diagnostic sets to compare, `data: [a.diag.jsonl, b.diag.jsonl]`",
+        { on: "key" },
+      ),
+    ];
+  return [];
+}
+
+/** What a diagnostic dataset's check found, and the config's word on it, at the entry that names the file. */
+function datasetProblems(
+  loaded: DiagnosticDatasetCheck,
+  file: string,
+  at: (string | number)[],
+  declared: ReadonlySet<string>,
+  source: YamlSource,
+): Problem[] {
+  const problems = [...loaded.problems];
+  if (errorsOf(loaded.problems).length > 0) {
+    problems.push(
+      source.at(at, "config.dataset-has-errors", `the diagnostic dataset ${path.basename(file)} has errors (see ${file})`, {
+        data: { file },
+      }),
+    );
+  }
+  const undeclared = [...itemsByAbility(loaded)].filter(([name]) => !declared.has(name));
+  if (undeclared.length > 0) {
+    const list = undeclared.map(([name, its]) => `\`${name}\` (${its.length})`).join(", ");
+    problems.push(
+      source.at(
+        at,
+        "config.dataset-undeclared-abilities",
+        `${path.basename(file)} has items of abilities not declared in \`abilities\`, which are not used: ${list}`,
+      ),
+    );
+  }
+  return problems;
 }
 
 /** A second set's `of` must name another ability of the config that is not itself a second set. */

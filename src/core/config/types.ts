@@ -43,6 +43,8 @@ export interface AbilitySpec {
   /** One diagnostic dataset (*.diag.jsonl) or several. */
   data: string | string[];
   limit?: number;
+  /** Several files of `data`: one diagnostic set (`merged`, the default) or each a set of its own (`separate`). */
+  sets?: "merged" | "separate";
 }
 
 /**

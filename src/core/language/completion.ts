@@ -84,7 +84,11 @@ function valueCompletions(field: YamlPath, replace: Range, context: CompletionCo
   const section = names[0];
   const root = path.dirname(context.configFile);
   if (section === "abilities" && last === "name") return abilityItems([...PAPER_ABILITIES, ...context.abilityNames], replace, "ability");
-  if ((section === "benchmarks" && (last === "ability" || last === "expects")) || (section === "ablation" && last === "pairs"))
+  if (
+    (section === "benchmarks" && (last === "ability" || last === "expects")) ||
+    (section === "ablation" && last === "pairs") ||
+    (section === "abilities" && last === "of")
+  )
     return abilityItems(declaredAbilities(text), replace, "declared in this config's `abilities`");
   if (section === "benchmarks" && last === "task") return fileItems(context.taskFiles, root, replace, "file");
   if (section === "abilities" && last === "data") return fileItems(context.datasetFiles, root, replace, "file");

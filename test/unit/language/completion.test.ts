@@ -80,6 +80,20 @@ test("files and folders relative to the config; k from the paper's sweep with th
     complete("abilities:\n  - name: M\n    data: |").map((i) => i.insertText),
     ["./diag/moral.diag.jsonl"],
   );
+  // each file of a list, block or flow (`sets: separate` makes each a diagnostic set of its own)
+  for (const marked of [
+    "abilities:\n  - name: M\n    data: [./diag/a.diag.jsonl, |]\n    sets: separate",
+    "abilities:\n  - name: M\n    data:\n      - ./diag/a.diag.jsonl\n      - |",
+  ])
+    assert.deepEqual(
+      complete(marked).map((i) => i.insertText),
+      ["./diag/moral.diag.jsonl"],
+      marked,
+    );
+  assert.deepEqual(
+    complete("abilities:\n  - name: M\n    data: m.diag.jsonl\n    sets: |").map((i) => i.label),
+    ["merged", "separate"],
+  );
   assert.deepEqual(
     complete("models:\n  - path: |").map((i) => i.insertText),
     ["./models/tiny"],
@@ -116,6 +130,11 @@ test("a benchmark's expects: the declared abilities, as list items (block and fl
   }
   const pairs = complete(`${declared}ablation:\n  k: [0.01]\n  pairs: [[Spatial Reasoning, Mo|]]\n`);
   assert.deepEqual(pairs.map((i) => i.label).sort(), ["Moral Reasoning", "Spatial Reasoning"], "the abilities of ablation.pairs");
+  const of = complete(`${declared}  - name: Moral Reasoning (set B)\n    of: Mo|\n    data: m2.diag.jsonl\n`);
+  assert.ok(
+    of.some((i) => i.label === "Moral Reasoning"),
+    "a second set's `of`: the declared abilities",
+  );
   const keys = complete(`benchmarks:\n  - task: a.yaml\n    expects:\n      Spatial Reasoning: 0.6\n      Mo|\n${declared}`);
   assert.ok(
     keys.some((i) => i.label === "Moral Reasoning" && i.insertText === "Moral Reasoning: "),

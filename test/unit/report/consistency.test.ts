@@ -49,6 +49,70 @@ test("config: a second set of an ability takes that ability's items under its ow
   assert.match(itself.message, /names this entry itself/);
 });
 
+test("config: `sets: separate` makes each file of `data` a set of its own, the others second sets of the first; problems at the list's items", async (t) => {
+  const project = await makeProfileProject();
+  t.after(() => fs.rm(project.root, { recursive: true, force: true }));
+  const original = await fs.readFile(project.configPath, "utf8");
+  const items = DIAGNOSTIC[SPATIAL]!;
+  // set B: the same ability's items in a file of their own, the last two left out
+  const setB = items.slice(0, -2).map((item, i) => JSON.stringify({ id: `b-${i}`, ability: SPATIAL, ...item }));
+  await fs.writeFile(path.join(project.root, "diag", "spatial-b.diag.jsonl"), setB.join("\n") + "\n");
+  const withSets = (data: string, extra = "    sets: separate\n") =>
+    original.replace("    data: [./diag/spatial.diag.jsonl]\n", `    data: ${data}\n${extra}`);
+  const text = withSets("[./diag/spatial.diag.jsonl, ./diag/spatial-b.diag.jsonl]");
+  const loaded = await loadProfile(project.configPath, { text });
+  assert.deepEqual(
+    loaded.problems.filter((p) => p.severity === "error"),
+    [],
+  );
+  const spatial = loaded.profile!.abilities.filter((a) => a.name.startsWith(SPATIAL));
+  assert.deepEqual(
+    spatial.map((a) => [a.name, a.of, a.files.map((f) => path.basename(f)), a.items.length]),
+    [
+      [SPATIAL, undefined, ["spatial.diag.jsonl"], items.length],
+      [`${SPATIAL} (set 2)`, SPATIAL, ["spatial-b.diag.jsonl"], items.length - 2],
+    ],
+  );
+  // the same as a second entry with `of`
+  const asOf = original.replace(
+    "ablation:\n",
+    `  - name: ${SPATIAL} (set 2)\n    of: ${SPATIAL}\n    data: ./diag/spatial-b.diag.jsonl\nablation:\n`,
+  );
+  const viaOf = (await loadProfile(project.configPath, { text: asOf })).profile!.abilities;
+  assert.deepEqual(loaded.profile!.abilities, viaOf);
+  // merged, the default: one set of both files' items
+  const merged = (
+    await loadProfile(project.configPath, { text: withSets("[./diag/spatial.diag.jsonl, ./diag/spatial-b.diag.jsonl]", "") })
+  ).profile!.abilities.filter((a) => a.name.startsWith(SPATIAL));
+  assert.deepEqual(
+    merged.map((a) => [a.name, a.items.length]),
+    [[SPATIAL, 2 * items.length - 2]],
+  );
+
+  // a set without the ability's items: the problem is at its list item, not at `data`
+  await fs.writeFile(
+    path.join(project.root, "diag", "other.diag.jsonl"),
+    JSON.stringify({ id: "o-0", ability: QUANT, ...items[0]! }) + "\n",
+  );
+  const empty = withSets("[./diag/spatial.diag.jsonl, ./diag/other.diag.jsonl]");
+  const noItems = (await loadProfile(project.configPath, { text: empty })).problems.find((p) => p.code === "config.ability-no-items")!;
+  assert.match(noItems.message, /in this set/);
+  const dataLine = empty.split("\n").findIndex((l) => l.includes("other.diag.jsonl"));
+  assert.deepEqual([noItems.line, noItems.column], [dataLine + 1, empty.split("\n")[dataLine]!.indexOf("./diag/other") + 1]);
+  // one file: `sets` has no effect; with `of`: refused
+  const one = (await loadProfile(project.configPath, { text: withSets("[./diag/spatial.diag.jsonl]") })).problems;
+  assert.ok(
+    one.some((p) => p.code === "config.no-effect" && p.field?.includes("sets")),
+    JSON.stringify(one),
+  );
+  const withOf = original.replace(
+    "ablation:\n",
+    `  - name: ${SPATIAL} (set B)\n    of: ${SPATIAL}\n    data: [./diag/spatial.diag.jsonl, ./diag/spatial-b.diag.jsonl]\n    sets: separate\nablation:\n`,
+  );
+  const refused = (await loadProfile(project.configPath, { text: withOf })).problems.find((p) => p.message.includes("cannot go with `of`"));
+  assert.ok(refused && refused.severity === "error");
+});
+
 test("consistency in the report: the benchmarks where one set's interval excludes the other's AIS, from the run's cells", async () => {
   const results = fixtureResults();
   // Spatial's rows stand for a second set of Quantitative.
