@@ -38,6 +38,8 @@ let view: ResultsView | undefined;
 /** Two profiles compared: shown instead of a run's view. */
 let comparison: ComparisonView | undefined;
 let chart: Chart | undefined;
+/** The Pairs tab's interference heatmap. */
+let pairsChart: Chart | undefined;
 let selected: { row: number; column: number } | undefined;
 let selectedTab = state.tab ?? 0;
 /** The cell whose documents were listed before the page was discarded: listed again once its view is drawn. */
@@ -190,6 +192,8 @@ function tabs(pages: [string, HTMLElement][]): HTMLElement {
     selectedTab = (e as CustomEvent<{ selectedIndex: number }>).detail.selectedIndex;
     state.tab = selectedTab;
     host.setState(state);
+    // a hidden panel has no width: the Pairs tab's heatmap is laid out again once it shows
+    drawPairs();
   });
   return tabs;
 }
@@ -373,7 +377,14 @@ function pairsPage(v: ResultsView): HTMLElement {
   const p = v.profile!;
   const page = element("div");
   const number = (x: number) => x.toFixed(3);
+  const figure = element("div", undefined, "heatmap");
+  figure.id = "pairs-heatmap";
+  const c = element("canvas");
+  c.setAttribute("role", "img");
+  c.setAttribute("aria-label", `${p.pairsHeatmap?.title ?? "interference"}; the same numbers are in the table below`);
+  figure.append(c);
   page.append(
+    figure,
     element(
       "p",
       `The interference AIS(A+B) − AIS(A) − AIS(B) of each pair with its ${Math.round(p.bootstrap.confidence * 100)}% interval ` +
@@ -575,7 +586,17 @@ function render(v: ResultsView): void {
   if (restore && restore.row < v.profile.rows.length && restore.column < v.profile.benchmarks.length) selectCell(restore);
 }
 
+/** The interference heatmap of the Pairs tab, when the run has pairs. */
+function drawPairs(): void {
+  const c = document.querySelector<HTMLCanvasElement>("#pairs-heatmap canvas");
+  const heatmap = view?.profile?.pairsHeatmap;
+  pairsChart?.destroy();
+  pairsChart = undefined;
+  if (c && heatmap && !comparison) pairsChart = drawHeatmap(c, heatmap, theme());
+}
+
 function draw(): void {
+  drawPairs();
   const c = canvas();
   if (c && comparison) {
     chart?.destroy();

@@ -13,6 +13,7 @@ import { renderReport } from "../../src/core/report/index";
 import { loadRun, RunItems } from "../../src/core/report/load";
 import { renderMarkdown } from "../../src/core/report/markdown";
 import { renderLatex } from "../../src/core/report/latex";
+import { resultsView } from "../../src/core/report/view";
 import { formatAisTables } from "../../src/cli/aisTable";
 import { buildReport } from "../../src/core/report/model";
 import { randomInt, seededRandom } from "../../src/core/base/random";
@@ -60,6 +61,16 @@ test("a pair of abilities: the union of their top sets ablated, its AIS and inte
         ],
       },
     ]);
+  }
+  // the results view's Pairs tab: the interference heatmap, one row per pair, the run's values
+  for (const pair of pairs) {
+    const view = await resultsView(await loadRun(outcome.runDir), { k: pair.k });
+    const heatmap = view.profile!.pairsHeatmap!;
+    assert.deepEqual(heatmap.rows, [`${QUANT} + ${SPATIAL}`]);
+    assert.deepEqual(
+      heatmap.cells.map((c) => c.value),
+      [pair.benchmarks[0]!.acc!.interference],
+    );
   }
   assert.match(renderMarkdown(report), /\*\*Two abilities at once\*\*/);
   assert.match(renderLatex(report), /\\label\{tab:pairs-/);

@@ -3,6 +3,7 @@
 // sets' specificity against the control), with what surrounds it (baselines, the ability
 // overlap, the label check, the method) and a plain table of the same numbers for screen readers.
 // Built from the report model, one k at a time, so switching a control costs one section.
+import { interferenceHeatmap } from "./pairsFigure";
 import type { ChoiceMetric } from "../analysis/ais";
 import type { ImportanceMethod, Selection } from "../config/types";
 import { formatK } from "./format";
@@ -79,6 +80,8 @@ export interface ProfileView {
   consistency: ConsistencyCheck[];
   /** Two abilities ablated together at this k; empty without pairs. */
   pairs: PairReport[];
+  /** Their interference per pair and benchmark as a heatmap (report/pairsFigure.ts); null without pairs. */
+  pairsHeatmap: Heatmap | null;
   overlap: OverlapResult | null;
   /** Cells of the figure's rows with a negative AIS (documents are asked for one cell at a time). */
   negativeCells: NegativeCell[];
@@ -207,6 +210,7 @@ function profileView(
     expectations: section.expectations,
     consistency: section.consistency,
     pairs: section.pairs,
+    pairsHeatmap: interferenceHeatmap(section.pairs, section.benchmarks, profile.bootstrap.confidence, section.k),
     overlap: section.overlap,
     negativeCells: section.negativeCells.filter((c) => c.selection === selection),
     rows: rows.map((r: ReportRow) => ({
