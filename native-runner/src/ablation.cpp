@@ -23,7 +23,7 @@ std::vector<std::pair<std::string, at::Tensor>> candidate_weights(const std::vec
   std::vector<std::pair<std::string, at::Tensor>> out;
   for (const LayerTensor& t : table)
     if (t.role == TensorRole::mlp_weight || (attention && t.role == TensorRole::attention))
-      out.emplace_back(layer_prefix(index) + t.name, layer_slot(layer, t.slot));
+      out.emplace_back(layer_prefix(index) + t.name, layer_slot(layer, t));
   return out;
 }
 
@@ -35,7 +35,7 @@ std::vector<std::pair<std::string, at::Tensor>> Engine::Impl::named_parameters()
   std::vector<std::pair<std::string, at::Tensor>> out;
   out.emplace_back("model.embed_tokens.weight", w.embed_tokens);
   for (size_t i = 0; i < w.layers.size(); i++)
-    for (const LayerTensor& t : table) out.emplace_back(layer_prefix(i) + t.name, layer_slot(w.layers[i], t.slot));
+    for (const LayerTensor& t : table) out.emplace_back(layer_prefix(i) + t.name, layer_slot(w.layers[i], t));
   out.emplace_back("model.norm.weight", w.norm);
   if (!w.lm_head.is_same(w.embed_tokens)) out.emplace_back("lm_head.weight", w.lm_head);  // tied: stored once, as HF does
   return out;

@@ -359,6 +359,71 @@ void gemma3_switches(ModelConfig& c, const Fields& f, const json& root) {
   }
 }
 
+// A count config.json may give under either of two names (transformers' attribute_map aliases
+// num_experts and num_local_experts in both MoE families, and save_pretrained writes the one the
+// class does not declare): the first present, `fallback` when neither is.
+int64_t aliased_count(const Fields& f, const char* name, const char* alias, int64_t fallback) {
+  return f.has(name) ? f.positive_int(name) : f.positive_int(alias, fallback);
+}
+
+void check_experts_per_token(const ModelConfig& c, const Fields& f) {
+  if (c.experts_per_token > c.num_experts)
+    throw f.error("num_experts_per_tok", "(" + std::to_string(c.experts_per_token) + ") must not exceed the number of experts (" +
+                                             std::to_string(c.num_experts) + ")");
+}
+
+// Mixtral (MixtralConfig, MixtralSparseMoeBlock): Mistral's attention without biases, sliding_window
+// default null (none), rope_theta default 1e6 (the table's); every layer's MLP is
+// num_local_experts (default 8) SwiGLU experts of intermediate_size, a router gate.weight [E, H]:
+// softmax over the experts in float32, the top num_experts_per_tok (default 2), always
+// renormalised to sum 1, kept in float32 for the product with each expert's output.
+// router_jitter_noise acts in training only.
+void mixtral_switches(ModelConfig& c, const Fields& f, const json&) {
+  c.sliding_window = f.window("sliding_window", 0);
+  c.num_experts = aliased_count(f, "num_local_experts", "num_experts", 8);
+  c.experts_per_token = f.positive_int("num_experts_per_tok", 2);
+  c.expert_intermediate_size = c.intermediate_size;
+  c.norm_topk_prob = true;
+  c.routing_weights_in_dtype = false;
+  c.mixtral_names = true;
+  check_experts_per_token(c, f);
+}
+
+// Qwen3-MoE (Qwen3MoeConfig, Qwen3MoeSparseMoeBlock): Qwen3's attention (attention_bias, q/k norms
+// over each head), a sliding window in every layer when use_sliding_window (default false,
+// window 4096); the MLP of a layer is num_experts (default 128) experts of moe_intermediate_size
+// (default 768) and a router; top num_experts_per_tok (default 8) of the float32 softmax,
+// renormalised only when norm_topk_prob (default false), then cast to the compute dtype. Layers
+// with a dense MLP (in mlp_only_layers, or off the decoder_sparse_step) and shared experts
+// (Qwen2-MoE's, not in this family) are refused.
+void qwen3_moe_switches(ModelConfig& c, const Fields& f, const json& root) {
+  bool attention_bias = f.boolean("attention_bias", false);
+  c.qkv_bias = attention_bias;
+  c.o_bias = attention_bias;
+  c.qk_norm = true;
+  if (f.boolean("use_sliding_window", false)) c.sliding_window = f.window("sliding_window", 4096);
+  c.num_experts = aliased_count(f, "num_experts", "num_local_experts", 128);
+  c.experts_per_token = f.positive_int("num_experts_per_tok", 8);
+  c.expert_intermediate_size = f.positive_int("moe_intermediate_size", 768);
+  c.norm_topk_prob = f.boolean("norm_topk_prob", false);
+  c.routing_weights_in_dtype = true;
+  check_experts_per_token(c, f);
+  const int64_t step = f.positive_int("decoder_sparse_step", 1);
+  if (step != 1 && c.num_hidden_layers > 0)
+    throw f.error(
+        "decoder_sparse_step",
+        "is " + std::to_string(step) + ": layers with a dense MLP between the sparse ones are not supported (only 1, every layer sparse)");
+  if (f.has("mlp_only_layers")) {
+    const json& dense = root.at("mlp_only_layers");
+    if (!dense.is_array()) throw f.error("mlp_only_layers", "must be a list of layer indices, got " + describe_json(dense));
+    if (!dense.empty())
+      throw f.error("mlp_only_layers",
+                    "lists " + describe_json(dense) + ": layers with a dense MLP are not supported (only [], every layer sparse)");
+  }
+  if (f.has("shared_expert_intermediate_size") && root.at("shared_expert_intermediate_size") != 0)
+    throw f.error("shared_expert_intermediate_size", "is set: shared experts are not supported");
+}
+
 struct Family {
   const char* type;  // config.json's model_type
   // Class defaults for a size config.json leaves out (0: derived). num_key_value_heads: absent
@@ -369,6 +434,7 @@ struct Family {
   double rms_norm_eps;
   bool tie_word_embeddings;  // the class default
   void (*switches)(ModelConfig& c, const Fields& f, const json& root);
+  double rope_theta = 10000.0;  // the class's default_theta
 };
 
 // The table. Adding a family: its entry here, its switches in ModelConfig and layer_tensors, and a
@@ -384,6 +450,9 @@ const Family kFamilies[] = {
     // Gemma2Config: num_key_value_heads=4, head_dim=256, tied embeddings
     {"gemma2", 4, 256, 1e-6, true, gemma2_switches},
     {"gemma3_text", 4, 256, 1e-6, true, gemma3_switches},  // Gemma3TextConfig: the same
+    // MixtralConfig: num_key_value_heads=8, rms_norm_eps=1e-5, default_theta 1e6
+    {"mixtral", 8, 0, 1e-5, false, mixtral_switches, 1e6},
+    {"qwen3_moe", 4, 0, 1e-6, false, qwen3_moe_switches},  // Qwen3MoeConfig: num_key_value_heads=4, head_dim from the sizes
 };
 
 const Family* find_family(const std::string& type) {
@@ -422,12 +491,21 @@ std::vector<LayerTensor> layer_tensors(const ModelConfig& c) {
   add(c.o_bias, "self_attn.o_proj.bias", {H}, R::bias, S::o_bias);
   add(c.qk_norm, "self_attn.q_norm.weight", {c.qk_norm_whole ? q_dim : c.head_dim}, R::norm, S::q_norm);
   add(c.qk_norm, "self_attn.k_norm.weight", {c.qk_norm_whole ? kv_dim : c.head_dim}, R::norm, S::k_norm);
-  add(c.fused_gate_up, "mlp.gate_up_proj.weight", {2 * I, H}, R::mlp_weight, S::gate_up_proj);
-  add(split_gate_up, "mlp.gate_proj.weight", {I, H}, R::mlp_weight, S::gate_proj);
+  const bool dense = c.num_experts == 0;
+  add(!dense, c.mixtral_names ? "block_sparse_moe.gate.weight" : "mlp.gate.weight", {c.num_experts, H}, R::router, S::router);
+  const int64_t EI = c.expert_intermediate_size;
+  for (int64_t e = 0; e < c.num_experts; e++) {
+    const std::string p = (c.mixtral_names ? "block_sparse_moe.experts." : "mlp.experts.") + std::to_string(e) + ".";
+    out.push_back({p + (c.mixtral_names ? "w1.weight" : "gate_proj.weight"), {EI, H}, R::mlp_weight, S::expert_gate, e});
+    out.push_back({p + (c.mixtral_names ? "w3.weight" : "up_proj.weight"), {EI, H}, R::mlp_weight, S::expert_up, e});
+    out.push_back({p + (c.mixtral_names ? "w2.weight" : "down_proj.weight"), {H, EI}, R::mlp_weight, S::expert_down, e});
+  }
+  add(dense && c.fused_gate_up, "mlp.gate_up_proj.weight", {2 * I, H}, R::mlp_weight, S::gate_up_proj);
+  add(dense && split_gate_up, "mlp.gate_proj.weight", {I, H}, R::mlp_weight, S::gate_proj);
   add(split_gate_up && c.mlp_bias, "mlp.gate_proj.bias", {I}, R::bias, S::gate_bias);
-  add(split_gate_up, "mlp.up_proj.weight", {I, H}, R::mlp_weight, S::up_proj);
+  add(dense && split_gate_up, "mlp.up_proj.weight", {I, H}, R::mlp_weight, S::up_proj);
   add(split_gate_up && c.mlp_bias, "mlp.up_proj.bias", {I}, R::bias, S::up_bias);
-  add(true, "mlp.down_proj.weight", {H, I}, R::mlp_weight, S::down_proj);
+  add(dense, "mlp.down_proj.weight", {H, I}, R::mlp_weight, S::down_proj);
   add(c.mlp_bias, "mlp.down_proj.bias", {H}, R::bias, S::down_bias);
   add(c.pre_norms, "input_layernorm.weight", {H}, R::norm, S::input_norm);
   add(true, "post_attention_layernorm.weight", {H}, R::norm, S::post_attention_norm);
@@ -487,7 +565,7 @@ ModelConfig parse_config(const std::string& text, const std::string& source, boo
   // RoPE: theta and scaling live at the top level (transformers 4.x) or in rope_parameters (5.x).
   // The four families compute RoPE the same way (rotate-half, the same scaling types), and theta
   // defaults to 10000 in all four classes.
-  c.rope_theta = f.positive_number("rope_theta", 10000.0);
+  c.rope_theta = f.positive_number("rope_theta", family->rope_theta);
   if (f.has("rope_parameters")) {
     const json& rp = root.at("rope_parameters");
     const std::string where = f.source_at("rope_parameters") + " rope_parameters";

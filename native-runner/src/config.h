@@ -1,7 +1,7 @@
 // Model configuration read from a Hugging Face config.json. Torch-free.
 //
-// Nine decoder families share one forward pass: llama, mistral, qwen2, qwen3, granite, olmo2, phi3,
-// gemma2, gemma3_text (model_type).
+// Eleven decoder families share one forward pass: llama, mistral, qwen2, qwen3, granite, olmo2, phi3,
+// gemma2, gemma3_text, and the mixtures of experts mixtral and qwen3_moe (model_type).
 // They differ only in the switches below the shared fields, which the parser sets per model_type
 // from its entry in the family table (config.cpp, kFamilies) the way transformers' configuration
 // and modeling files do; layer_tensors lists each family's tensors.
@@ -79,6 +79,17 @@ struct ModelConfig {
   int64_t sliding_window = 0;        // 0: full causal attention in every layer
   std::vector<bool> sliding_layers;  // the layers that use the window; empty: all of them
 
+  // Mixture of experts (Mixtral, Qwen3-MoE): every layer's MLP is num_experts SwiGLU experts of
+  // expert_intermediate_size and a router (gate.weight, [num_experts, H]); each token goes to the
+  // experts_per_token experts of highest softmax probability, weighted by those probabilities,
+  // renormalised to sum 1 when norm_topk_prob. 0 experts: a dense MLP.
+  int64_t num_experts = 0;
+  int64_t experts_per_token = 0;
+  int64_t expert_intermediate_size = 0;
+  bool norm_topk_prob = true;
+  bool routing_weights_in_dtype = false;  // Qwen3-MoE casts the weights to the compute dtype, Mixtral keeps float32
+  bool mixtral_names = false;             // block_sparse_moe.experts.M.w1/w3/w2 (else mlp.experts.M.gate/up/down_proj)
+
   // The window of one layer, 0 for full causal attention.
   int64_t window_of_layer(int64_t layer) const {
     if (sliding_window <= 0) return 0;
@@ -91,8 +102,9 @@ struct ModelConfig {
 // The families' tensors: one table the loader, the forward pass's weights, the parameter count,
 // the candidates, checkpoints and training all read.
 
-// What a tensor is for (the MLP weights are the ranking's candidates).
-enum class TensorRole { embedding, norm, attention, mlp_weight, bias, lm_head };
+// What a tensor is for (the MLP weights, every expert's included, are the ranking's candidates; a
+// mixture of experts' router is not: docs/method.md).
+enum class TensorRole { embedding, norm, attention, mlp_weight, bias, lm_head, router };
 
 // Where LlamaLayer keeps a layer's tensor (llama.h maps each to its member).
 enum class LayerSlot {
@@ -118,6 +130,10 @@ enum class LayerSlot {
   post_attention_norm,   // before the MLP where a family has pre-norms only (HF's name), after attention otherwise
   pre_feedforward_norm,  // Gemma 2: before the MLP, when post_attention_norm is after attention
   post_feedforward_norm,
+  router,       // a mixture of experts' gate.weight [E, H]
+  expert_gate,  // expert LayerTensor::expert's gate [I, H] (Mixtral's w1)
+  expert_up,    // its up [I, H] (w3)
+  expert_down,  // its down [H, I] (w2)
 };
 
 struct LayerTensor {
@@ -125,11 +141,13 @@ struct LayerTensor {
   std::vector<int64_t> shape;
   TensorRole role;
   LayerSlot slot;
+  int64_t expert = -1;  // the expert of an expert_* slot
 };
 
 // Every tensor of one decoder layer of the config's family (its biases and norms as the family and
 // the config's switches say), in the order of the model's state_dict. The MLP weights among them,
-// in this order (gate, up, down), are the layer's candidates.
+// in this order (gate, up, down; a mixture of experts: each expert's gate, up, down, expert by
+// expert), are the layer's candidates.
 std::vector<LayerTensor> layer_tensors(const ModelConfig& config);
 
 // The model types config.json may name, in the table's order ("llama, mistral, ...").

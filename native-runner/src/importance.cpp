@@ -104,13 +104,20 @@ std::vector<std::vector<float>> Engine::first_order_loss_rise(const std::vector<
     at::Tensor part = parted ? at::zeros(w.sizes(), w.options().dtype(at::kFloat)) : at::Tensor();
     bool tapped = false;
     for (size_t l = 0; l < layers.size(); l++) {
-      MlpGradientSums& tap = taps[l];
-      const bool gate = w.is_same(layers[l].gate_proj), up = w.is_same(layers[l].up_proj), down = w.is_same(layers[l].down_proj);
-      if (!gate && !up && !down) continue;
-      (gate ? tap.gate : up ? tap.up : tap.down) = sum;
-      (gate ? tap.gate_part : up ? tap.up_part : tap.down_part) = part;
-      first_layer = std::min(first_layer, l);
-      tapped = true;
+      // a dense MLP's weights, or (a mixture of experts) an expert's, each expert with its own taps
+      auto tap_if_same = [&](MlpGradientSums& tap, const at::Tensor& gate_w, const at::Tensor& up_w, const at::Tensor& down_w) {
+        const bool gate = w.is_same(gate_w), up = w.is_same(up_w), down = w.is_same(down_w);
+        if (!gate && !up && !down) return;
+        (gate ? tap.gate : up ? tap.up : tap.down) = sum;
+        (gate ? tap.gate_part : up ? tap.up_part : tap.down_part) = part;
+        first_layer = std::min(first_layer, l);
+        tapped = true;
+      };
+      const LlamaLayer& layer = layers[l];
+      tap_if_same(taps[l], layer.gate_proj, layer.up_proj, layer.down_proj);
+      if (!layer.experts.empty()) taps[l].experts.resize(layer.experts.size());
+      for (size_t e = 0; e < layer.experts.size(); e++)
+        tap_if_same(taps[l].experts[e], layer.experts[e].gate_proj, layer.experts[e].up_proj, layer.experts[e].down_proj);
     }
     if (!tapped) {
       if (parted) throw RunnerError(ErrorCode::bad_job, "the ranking's stability is measured on MLP candidates only (" + c.name + ")");

@@ -9,20 +9,28 @@
 #include <ATen/TensorOperators.h>
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/arange.h>
+#include <ATen/ops/bincount.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/embedding.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/gelu.h>
+#include <ATen/ops/index_add.h>
+#include <ATen/ops/index_select.h>
 #include <ATen/ops/linear.h>
 #include <ATen/ops/mm.h>
 #include <ATen/ops/mul.h>
+#include <ATen/ops/nonzero.h>
 #include <ATen/ops/pow.h>
 #include <ATen/ops/reciprocal.h>
+#include <ATen/ops/repeat_interleave.h>
 #include <ATen/ops/rsqrt.h>
 #include <ATen/ops/scalar_tensor.h>
 #include <ATen/ops/silu.h>
+#include <ATen/ops/sort.h>
+#include <ATen/ops/topk.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/zeros.h>
+#include <ATen/ops/zeros_like.h>
 #include <c10/core/InferenceMode.h>
 
 #include <cmath>
@@ -352,7 +360,8 @@ at::Tensor tapped_project(const at::Tensor& x, const at::Tensor& w, const at::Te
   at::Tensor y = project(x, w, b);
   if (sum.defined() && y.requires_grad()) {
     const at::Tensor batch = x.detach();
-    const bool by_rows = part.defined() && rows.defined() && rows.numel() > 0 && batch.dim() == 3;
+    // ([B, L, in]: rows of the batch; [N, in], an expert's tokens: rows of N)
+    const bool by_rows = part.defined() && rows.defined() && rows.numel() > 0 && batch.dim() >= 2;
     y.register_hook([sum, part, rows, batch, by_rows](const at::Tensor& grad) {
       at::Tensor g = grad.reshape({-1, grad.size(-1)});  // [N, out]
       sum.add_(g.t().matmul(batch.reshape({-1, batch.size(-1)})).to(at::kFloat));
@@ -377,6 +386,7 @@ at::Tensor LlamaModel::activate(const at::Tensor& gate) const {
 at::Tensor LlamaModel::mlp(size_t layer_index, const LlamaLayer& layer, const at::Tensor& x) const {
   static const MlpGradientSums untapped;
   const MlpGradientSums& sums = gradient_sums_ ? (*gradient_sums_)[layer_index] : untapped;
+  if (config_.num_experts > 0) return experts_mlp(layer, x, sums);
   if (config_.fused_gate_up) {  // Phi-3: gate_up_proj's rows are gate, then up; one tap for the fused weight
     const int64_t I = config_.intermediate_size;
     at::Tensor gate_up = tapped_project(x, layer.gate_proj, layer.gate_bias, sums.gate, sums.gate_part, sums.part_rows);
@@ -396,6 +406,59 @@ at::Tensor LlamaModel::mlp(size_t layer_index, const LlamaLayer& layer, const at
   at::Tensor gate = activate(tapped_project(x, layer.gate_proj, layer.gate_bias, sums.gate, sums.gate_part, sums.part_rows));
   at::Tensor up = tapped_project(x, layer.up_proj, layer.up_bias, sums.up, sums.up_part, sums.part_rows);
   return tapped_project(gate * up, layer.down_proj, layer.down_bias, sums.down, sums.down_part, sums.part_rows);
+}
+
+// A mixture of experts (MixtralSparseMoeBlock, Qwen3MoeSparseMoeBlock): router logits over the
+// tokens, softmax in float32, each token's top experts_per_token, their probabilities renormalised
+// where the config says; each expert runs on the tokens routed to it only (index_select), its
+// output times the token's weight added back in (index_add, experts in order as transformers
+// adds them). The taps see each expert's own tokens, so its gradient sums run over those alone.
+at::Tensor LlamaModel::experts_mlp(const LlamaLayer& layer, const at::Tensor& x, const MlpGradientSums& sums) const {
+  const int64_t H = x.size(-1), E = config_.num_experts, k = config_.experts_per_token;
+  const at::Tensor flat = x.reshape({-1, H});  // [N, H]
+  const int64_t N = flat.size(0);
+  at::Tensor probs = at::linear(flat, layer.router).softmax(-1, at::kFloat);  // [N, E]
+  auto [weights, chosen] = probs.topk(k, -1);                                 // [N, k] each
+  if (config_.norm_topk_prob) weights = weights / weights.sum(-1, /*keepdim=*/true);
+  if (config_.routing_weights_in_dtype) weights = weights.to(x.scalar_type());
+
+  // the (token, slot) pairs grouped by expert: a stable sort of the chosen experts, and each
+  // expert's count (one transfer to the host per layer)
+  const at::Tensor picks = chosen.reshape({-1});  // [N k]
+  const at::Tensor order = std::get<1>(picks.sort(/*stable=*/true, 0, /*descending=*/false));
+  const at::Tensor counts = picks.bincount({}, E).to(at::kCPU).contiguous();
+  const int64_t* count = counts.data_ptr<int64_t>();
+  const at::Tensor tokens = order.div(k, "floor");  // [N k], by expert
+  const at::Tensor token_weights = weights.reshape({-1}).index_select(0, order);
+  // a part of the batch's rows (importance's stability): the tokens of those rows
+  at::Tensor in_part;
+  if (sums.part_rows.defined() && !sums.experts.empty()) {
+    at::Tensor row_in_part = at::zeros({x.size(0)}, x.options().dtype(at::kBool));
+    if (sums.part_rows.numel() > 0) row_in_part.index_fill_(0, sums.part_rows, true);
+    in_part = row_in_part.repeat_interleave(N / x.size(0));  // [N]
+  }
+
+  const bool inference = !at::GradMode::is_enabled();
+  at::Tensor out = at::zeros_like(flat);
+  int64_t start = 0;
+  for (int64_t e = 0; e < E; e++) {
+    const int64_t n = count[e];
+    if (n == 0) continue;
+    const at::Tensor token = tokens.narrow(0, start, n);
+    const at::Tensor weight = token_weights.narrow(0, start, n).unsqueeze(-1);
+    start += n;
+    const ExpertWeights& expert = layer.experts[static_cast<size_t>(e)];
+    static const MlpGradientSums untapped;
+    const MlpGradientSums& tap = sums.experts.empty() ? untapped : sums.experts[static_cast<size_t>(e)];
+    const at::Tensor part = in_part.defined() ? in_part.index_select(0, token).nonzero().squeeze(1) : at::Tensor();
+    const at::Tensor input = flat.index_select(0, token);  // [n, H]
+    at::Tensor gate = activate(tapped_project(input, expert.gate_proj, at::Tensor(), tap.gate, tap.gate_part, part));
+    at::Tensor up = tapped_project(input, expert.up_proj, at::Tensor(), tap.up, tap.up_part, part);
+    at::Tensor h = tapped_project(gate * up, expert.down_proj, at::Tensor(), tap.down, tap.down_part, part);
+    h = (h * weight).to(out.scalar_type());  // Mixtral: in float32, then the compute dtype
+    out = inference ? out.index_add_(0, token, h) : out.index_add(0, token, h);
+  }
+  return out.view(x.sizes());
 }
 
 // Each sublayer (attention, then the MLP) reads the residual stream through its pre-norm where the
@@ -584,6 +647,12 @@ class WeightLoader {
   }
 
   void mark_used(const std::string& name) { used_.insert(name); }
+  bool has(const std::string& name) const { return checkpoint_.find(name) != nullptr; }
+  // Counts tensors the table lists and the checkpoint holds in another form (fused experts).
+  void count_as_done(int64_t n) {
+    done_ += n;
+    if (options_.progress) options_.progress(done_, total_);
+  }
 
   // The tensor's bytes, copied out of the (possibly unaligned) mapped file, in the compute dtype on the device.
   at::Tensor read(const Checkpoint::Entry& entry) const {
@@ -619,10 +688,39 @@ class WeightLoader {
   std::set<std::string> used_;
 };
 
+// The name of a layer tensor in this checkpoint: the table's, except for a Mixtral router kept
+// under transformers' in-memory name (mlp.gate.weight, beside fused experts).
+std::string router_name(const WeightLoader& loader, const std::string& prefix, const LayerTensor& t) {
+  if (t.slot == LayerSlot::router && !loader.has(prefix + t.name) && loader.has(prefix + "mlp.gate.weight")) return "mlp.gate.weight";
+  return t.name;
+}
+
+// Experts as transformers 5 holds them in memory (MixtralExperts, Qwen3MoeExperts):
+// mlp.experts.gate_up_proj [E, 2I, H] (each expert's gate rows, then its up rows) and
+// mlp.experts.down_proj [E, H, I]. Each expert's weights are views of the two.
+void take_fused_experts(const ModelConfig& c, WeightLoader& loader, const std::string& prefix, LlamaLayer& layer) {
+  const int64_t E = c.num_experts, I = c.expert_intermediate_size, H = c.hidden_size;
+  const at::Tensor gate_up = loader.take(prefix + "mlp.experts.gate_up_proj", {E, 2 * I, H});
+  const at::Tensor down = loader.take(prefix + "mlp.experts.down_proj", {E, H, I});
+  layer.experts.resize(static_cast<size_t>(E));
+  for (int64_t e = 0; e < E; e++) {
+    ExpertWeights& expert = layer.experts[static_cast<size_t>(e)];
+    expert.gate_proj = gate_up[e].narrow(0, 0, I);
+    expert.up_proj = gate_up[e].narrow(0, I, I);
+    expert.down_proj = down[e];
+  }
+  loader.count_as_done(3 * E - 2);  // the table lists 3 E expert tensors
+}
+
 }  // namespace
 
-at::Tensor& layer_slot(LlamaLayer& l, LayerSlot slot) {
-  switch (slot) {
+at::Tensor& layer_slot(LlamaLayer& l, const LayerTensor& t) {
+  auto expert = [&]() -> ExpertWeights& {
+    if (t.expert < 0) throw RunnerError(ErrorCode::internal, "an expert slot without its expert");
+    if (static_cast<size_t>(t.expert) >= l.experts.size()) l.experts.resize(static_cast<size_t>(t.expert) + 1);
+    return l.experts[static_cast<size_t>(t.expert)];
+  };
+  switch (t.slot) {
     case LayerSlot::q_proj:
       return l.q_proj;
     case LayerSlot::q_bias:
@@ -667,11 +765,19 @@ at::Tensor& layer_slot(LlamaLayer& l, LayerSlot slot) {
       return l.pre_feedforward_norm;
     case LayerSlot::post_feedforward_norm:
       return l.post_feedforward_norm;
+    case LayerSlot::router:
+      return l.router;
+    case LayerSlot::expert_gate:
+      return expert().gate_proj;
+    case LayerSlot::expert_up:
+      return expert().up_proj;
+    case LayerSlot::expert_down:
+      return expert().down_proj;
   }
   throw RunnerError(ErrorCode::internal, "unknown layer slot");
 }
 
-const at::Tensor& layer_slot(const LlamaLayer& l, LayerSlot slot) { return layer_slot(const_cast<LlamaLayer&>(l), slot); }
+const at::Tensor& layer_slot(const LlamaLayer& l, const LayerTensor& t) { return layer_slot(const_cast<LlamaLayer&>(l), t); }
 
 LlamaWeights load_llama_weights(const ModelConfig& c, const Checkpoint& checkpoint, const LoadOptions& options) {
   const int64_t H = c.hidden_size, V = c.vocab_size;
@@ -684,7 +790,13 @@ LlamaWeights load_llama_weights(const ModelConfig& c, const Checkpoint& checkpoi
   for (int64_t i = 0; i < c.num_hidden_layers; i++) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     LlamaLayer l;
-    for (const LayerTensor& t : table) layer_slot(l, t.slot) = loader.take(p + t.name, t.shape);
+    // a mixture of experts may keep its experts as transformers does in memory, fused 3-D tensors
+    const bool fused_experts = c.num_experts > 0 && loader.has(p + "mlp.experts.gate_up_proj");
+    for (const LayerTensor& t : table) {
+      if (fused_experts && t.expert >= 0) continue;
+      layer_slot(l, t) = loader.take(p + router_name(loader, p, t), t.shape);
+    }
+    if (fused_experts) take_fused_experts(c, loader, p, l);
     w.layers.push_back(std::move(l));
   }
   w.norm = loader.take("model.norm.weight", {H});

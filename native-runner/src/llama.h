@@ -19,6 +19,12 @@
 
 namespace bprof {
 
+// One expert of a mixture-of-experts layer: a SwiGLU MLP without biases.
+struct ExpertWeights {
+  at::Tensor gate_proj, up_proj;  // [I, H] (Mixtral's w1, w3)
+  at::Tensor down_proj;           // [H, I] (w2)
+};
+
 struct LlamaLayer {
   at::Tensor input_norm;                     // [H]
   at::Tensor q_proj, k_proj, v_proj;         // [heads*hd, H], [kv*hd, H], [kv*hd, H]; undefined when fused
@@ -32,11 +38,14 @@ struct LlamaLayer {
   at::Tensor gate_proj, up_proj;             // [I, H]; Phi-3: gate_proj the fused [2I, H], up_proj undefined
   at::Tensor down_proj;                      // [H, I]
   at::Tensor gate_bias, up_bias, down_bias;  // undefined unless config.mlp_bias
+  at::Tensor router;                         // [E, H]; a mixture of experts only (config.num_experts)
+  std::vector<ExpertWeights> experts;        // in place of gate/up/down_proj there
 };
 
-// The member of LlamaLayer that keeps a table tensor (config.h, layer_tensors).
-at::Tensor& layer_slot(LlamaLayer& layer, LayerSlot slot);
-const at::Tensor& layer_slot(const LlamaLayer& layer, LayerSlot slot);
+// The member of LlamaLayer that keeps a table tensor (config.h, layer_tensors); an expert's
+// tensor grows the layer's experts to hold it.
+at::Tensor& layer_slot(LlamaLayer& layer, const LayerTensor& tensor);
+const at::Tensor& layer_slot(const LlamaLayer& layer, const LayerTensor& tensor);
 
 struct LlamaWeights {
   at::Tensor embed_tokens;  // [V, H]
@@ -70,10 +79,14 @@ struct KVCache {
 // The `part` sums, when defined, add only the contribution of the batch rows listed in `part_rows`
 // ([R] int64 on the device, set before each forward pass), out of the same backward pass: the
 // gradient of one part of the items, with the same batches and weights as the whole.
+// A mixture of experts' layer keeps one entry per expert in `experts` (their part_rows unused:
+// each expert's part is found from the layer's), the expert's gradient summed over the tokens
+// routed to it.
 struct MlpGradientSums {
   at::Tensor gate, up, down;
   at::Tensor gate_part, up_part, down_part;
   at::Tensor part_rows;
+  std::vector<MlpGradientSums> experts;
 };
 
 class LlamaModel {
@@ -130,6 +143,7 @@ class LlamaModel {
   at::Tensor run_layers(at::Tensor x, const Pass& pass) const;
   at::Tensor attention(int64_t layer_index, const LlamaLayer& layer, const at::Tensor& x, const Pass& pass) const;
   at::Tensor mlp(size_t layer_index, const LlamaLayer& layer, const at::Tensor& x) const;
+  at::Tensor experts_mlp(const LlamaLayer& layer, const at::Tensor& x, const MlpGradientSums& sums) const;
   at::Tensor activate(const at::Tensor& gate) const;
   void set_rope(Pass& pass, const at::Tensor& positions, int64_t heads_dim, at::ScalarType dtype) const;
 

@@ -237,7 +237,7 @@ LlamaWeights assemble(const ModelConfig& c, const std::map<std::string, at::Tens
   for (int64_t i = 0; i < c.num_hidden_layers; i++) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     LlamaLayer l;
-    for (const LayerTensor& lt : table) layer_slot(l, lt.slot) = get(p + lt.name);
+    for (const LayerTensor& lt : table) layer_slot(l, lt) = get(p + lt.name);
     w.layers.push_back(std::move(l));
   }
   w.norm = get("model.norm.weight");

@@ -153,6 +153,71 @@ TEST(Config, Phi3FusedTensorsAndItsRefusals) {
   expect_error([&] { parse(j); }, ErrorCode::bad_model, {"config.json", "rope_parameters.partial_rotary_factor", "0.75"});
 }
 
+// Mixtral and Qwen3-MoE from the table: the experts' counts, sizes and routing from each class's
+// defaults or either name of the expert count; every expert's gate/up/down are MLP weights
+// (candidates, expert by expert), the router its own role; the options the runner does not compute
+// refused by their field.
+TEST(Config, MixturesOfExpertsReadTheirExpertsAndRefuseDenseLayers) {
+  json j = family_config("mixtral");
+  for (const char* key : {"num_key_value_heads", "rope_theta", "rope_parameters"}) j.erase(key);
+  j["num_attention_heads"] = 8;
+  ModelConfig c = parse(j);
+  EXPECT_EQ(c.num_experts, 8);  // MixtralConfig: num_local_experts 8, num_experts_per_tok 2, kv heads 8, theta 1e6
+  EXPECT_EQ(c.experts_per_token, 2);
+  EXPECT_EQ(c.num_key_value_heads, 8);
+  EXPECT_DOUBLE_EQ(c.rope_theta, 1e6);
+  EXPECT_EQ(c.expert_intermediate_size, c.intermediate_size);
+  EXPECT_TRUE(c.norm_topk_prob);
+  EXPECT_EQ(c.sliding_window, 0);
+  j["num_experts"] = 3;  // the attribute_map's alias
+  c = parse(j);
+  EXPECT_EQ(c.num_experts, 3);
+  std::vector<std::string> candidates, routers;
+  for (const LayerTensor& t : layer_tensors(c)) {
+    if (t.role == TensorRole::mlp_weight) candidates.push_back(t.name);
+    if (t.role == TensorRole::router) routers.push_back(t.name);
+  }
+  EXPECT_EQ(routers, std::vector<std::string>{"block_sparse_moe.gate.weight"});
+  ASSERT_EQ(candidates.size(), 9u);
+  EXPECT_EQ(candidates[0], "block_sparse_moe.experts.0.w1.weight");
+  EXPECT_EQ(candidates[1], "block_sparse_moe.experts.0.w3.weight");
+  EXPECT_EQ(candidates[2], "block_sparse_moe.experts.0.w2.weight");
+  EXPECT_EQ(candidates[8], "block_sparse_moe.experts.2.w2.weight");
+  j["num_experts_per_tok"] = 4;
+  expect_error([&] { parse(j); }, ErrorCode::bad_model, {"num_experts_per_tok", "must not exceed", "(3)"});
+
+  json q = family_config("qwen3_moe");
+  for (const char* key : {"num_key_value_heads", "head_dim"}) q.erase(key);
+  c = parse(q);
+  EXPECT_EQ(c.num_experts, 128);  // Qwen3MoeConfig: 128 experts of 768, 8 per token, not renormalised
+  EXPECT_EQ(c.experts_per_token, 8);
+  EXPECT_EQ(c.expert_intermediate_size, 768);
+  EXPECT_FALSE(c.norm_topk_prob);
+  EXPECT_TRUE(c.qk_norm);
+  EXPECT_EQ(c.num_key_value_heads, 4);
+  EXPECT_EQ(c.head_dim, c.hidden_size / c.num_attention_heads);
+  q["num_local_experts"] = 4;  // what save_pretrained writes
+  q["num_experts_per_tok"] = 2;
+  q["moe_intermediate_size"] = 16;
+  q["norm_topk_prob"] = true;
+  c = parse(q);
+  EXPECT_EQ(c.num_experts, 4);
+  EXPECT_TRUE(c.norm_topk_prob);
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const LayerTensor& t : layer_tensors(c)) shapes[t.name] = t.shape;
+  EXPECT_EQ(shapes.at("mlp.gate.weight"), (std::vector<int64_t>{4, c.hidden_size}));
+  EXPECT_EQ(shapes.at("mlp.experts.3.down_proj.weight"), (std::vector<int64_t>{c.hidden_size, 16}));
+  EXPECT_EQ(shapes.count("mlp.gate_proj.weight"), 0u);
+  q["mlp_only_layers"] = json::array({0});
+  expect_error([&] { parse(q); }, ErrorCode::bad_model, {"mlp_only_layers", "dense MLP"});
+  q["mlp_only_layers"] = json::array();
+  q["decoder_sparse_step"] = 2;
+  expect_error([&] { parse(q); }, ErrorCode::bad_model, {"decoder_sparse_step", "dense MLP"});
+  q.erase("decoder_sparse_step");
+  q["shared_expert_intermediate_size"] = 32;
+  expect_error([&] { parse(q); }, ErrorCode::bad_model, {"shared_expert_intermediate_size", "shared experts"});
+}
+
 TEST(Config, Olmo2LayerTensorsFollowTheTable) {
   json j = family_config("olmo2");
   j.erase("rms_norm_eps");

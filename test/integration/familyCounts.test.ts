@@ -44,6 +44,21 @@ const CONFIGS: [string, Record<string, unknown>][] = [
   ["gemma2, untied, attention_bias", { ...GEMMA, model_type: "gemma2", tie_word_embeddings: false, attention_bias: true, head_dim: 8 }],
   ["gemma3_text, defaults", { ...GEMMA, model_type: "gemma3_text" }],
   ["gemma3_text, untied, head_dim 8", { ...GEMMA, model_type: "gemma3_text", tie_word_embeddings: false, head_dim: 8 }],
+  ["mixtral, defaults (8 experts, 8 kv heads)", { ...BASE, model_type: "mixtral", num_attention_heads: 8, num_key_value_heads: undefined }],
+  ["mixtral, 3 experts as num_experts, tied", { ...BASE, model_type: "mixtral", num_experts: 3, tie_word_embeddings: true }],
+  ["qwen3_moe, 4 experts of 16", { ...BASE, model_type: "qwen3_moe", num_experts: 4, num_experts_per_tok: 2, moe_intermediate_size: 16 }],
+  [
+    "qwen3_moe, num_local_experts (save_pretrained's name), biases, head_dim 16",
+    {
+      ...BASE,
+      model_type: "qwen3_moe",
+      num_local_experts: 3,
+      num_experts_per_tok: 1,
+      moe_intermediate_size: 8,
+      attention_bias: true,
+      head_dim: 16,
+    },
+  ],
 ];
 
 async function runner(subcommand: "train" | "info", job: object, out: string): Promise<void> {

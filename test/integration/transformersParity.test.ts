@@ -1,10 +1,12 @@
 // The runner against transformers itself (issue 33). test/support/transformersGolden.py makes one
 // tiny random model per family the runner loads (llama, Llama 3.1's rope_scaling llama3, mistral,
-// qwen2, qwen3, granite, olmo2, phi3, gemma2, gemma3_text) with transformers' own config classes and save_pretrained, loads each back with
+// qwen2, qwen3, granite, olmo2, phi3, gemma2, gemma3_text, and the mixtures of experts mixtral and
+// qwen3_moe) with transformers' own config classes and save_pretrained, loads each back with
 // from_pretrained in float64, and writes what it computes there: every choice's log-likelihood (and
-// each token's), and per ability r = -theta * g of every MLP weight by torch autograd over the
-// runner's batches, and the scores with each rule's top n zeroed. Then the real bprof-runner runs
-// `score` and `profile` on each folder, and every number is checked against those.
+// each token's), and per ability r = -theta * g of every MLP weight (every expert's) by torch
+// autograd over the runner's batches, and the scores with each rule's top n zeroed. Then the real
+// bprof-runner runs `score` and `profile` on each folder (and `score` on a mixture's experts fused
+// as transformers holds them in memory), and every number is checked against those.
 //
 // Tolerances: log-likelihoods to 1e-5 relative (of the value, or of 1 nat for a value under 1);
 // importances by rank: the importance transformers gives the runner's i-th ranked weight is within
@@ -23,7 +25,7 @@ import { repoRoot, runnerPath } from "../support/cli";
 import { parityPython, paritySkip } from "../support/parityPython";
 
 const GOLDEN_SCRIPT = path.join(repoRoot, "test", "support", "transformersGolden.py");
-const FAMILIES = ["llama", "llama3", "mistral", "qwen2", "qwen3", "granite", "olmo2", "phi3", "gemma2", "gemma3"];
+const FAMILIES = ["llama", "llama3", "mistral", "qwen2", "qwen3", "granite", "olmo2", "phi3", "gemma2", "gemma3", "mixtral", "qwen3_moe"];
 const BOS = 256;
 const EOS = 257;
 const VOCAB = 300; // transformersGolden.py's vocab_size
@@ -103,6 +105,8 @@ interface ExpectedGeneration {
 }
 interface ExpectedFamily {
   model: string;
+  /** A mixture of experts' same weights with the experts fused as transformers holds them in memory. */
+  fused_model: string | null;
   config: Record<string, unknown>;
   parameters: number;
   candidates: { name: string; numel: number }[];
@@ -224,6 +228,17 @@ test(
       t.diagnostic(
         `${family}: max relative difference of a log-likelihood ${worst.toExponential(2)} (transformers ${golden.transformers}, torch ${golden.torch})`,
       );
+      if (want.fused_model) {
+        const fused = path.join(scratch!, `score-${family}-fused`);
+        await runner("score", { model: { path: want.fused_model, dtype: "float32" }, items: ITEMS }, fused);
+        const worstFused = compareScores(
+          `${family} fused experts`,
+          await readJsonl<RunnerItem>(path.join(fused, "scores.jsonl")),
+          want.scores,
+          ITEMS,
+        );
+        t.diagnostic(`${family}, experts fused as [experts, 2 x intermediate, hidden]: ${worstFused.toExponential(2)}`);
+      }
     }
   },
 );

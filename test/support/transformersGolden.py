@@ -15,6 +15,8 @@ that model gives:
   stable, cut into batch_size) of the gradient of the batch's mean next-token cross-entropy over
   its real tokens (docs/method.md, step 2), by torch autograd: written as little-endian float64;
 - greedy generations of the spec's `generate` requests, with each step's margin;
+- for a mixture of experts, the same weights again in OUT_DIR/<family>/fused/ with the experts fused
+  as transformers holds them in memory (a checkpoint saved from its state_dict);
 - per ability and rule (`paper`: |r|, `signed`: r) the scores of every item with that rule's top n
   weights at the spec's last k zeroed (n = floor(k * P), ties to the smaller index).
 
@@ -29,10 +31,12 @@ Hugging Face folder), OUT_DIR/<family>/<ability>.rise.f64 and OUT_DIR/expected.j
 import json
 import math
 import os
+import shutil
 import sys
 
 import numpy as np
 import torch
+from safetensors.torch import save_file
 import transformers
 from transformers import (
     AutoModelForCausalLM,
@@ -43,8 +47,10 @@ from transformers import (
     Phi3Config,
     LlamaConfig,
     MistralConfig,
+    MixtralConfig,
     Qwen2Config,
     Qwen3Config,
+    Qwen3MoeConfig,
 )
 
 VOCAB = 300
@@ -158,6 +164,20 @@ def families():
                 pad_token_id=0,
             ),
         ),
+        # Mixtral: 4 experts, each token to 2 (renormalised), a sliding window of 8 in every layer
+        ("mixtral", MixtralConfig(**COMMON, num_local_experts=4, num_experts_per_tok=2, sliding_window=8)),
+        # Qwen3-MoE: Qwen3's attention, 5 experts of 48, each token to 3, not renormalised (the default)
+        (
+            "qwen3_moe",
+            Qwen3MoeConfig(
+                **COMMON,
+                head_dim=32,
+                num_experts=5,
+                num_experts_per_tok=3,
+                moe_intermediate_size=48,
+                rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
+            ),
+        ),
     ]
 
 
@@ -177,8 +197,8 @@ def randomize(model, seed):
                 p.copy_(noise)
             elif name == "lm_head.weight":
                 p.copy_(noise * 3.0 / math.sqrt(hidden))
-            else:  # projections [out, in]
-                p.copy_(noise * 1.5 / math.sqrt(p.shape[1]))
+            else:  # projections [out, in], and experts fused as [experts, out, in]
+                p.copy_(noise * 1.5 / math.sqrt(p.shape[-1]))
         if model.config.tie_word_embeddings:  # the shared matrix at lm_head's scale
             model.model.embed_tokens.weight.mul_(3.0 / math.sqrt(hidden))
 
@@ -232,13 +252,28 @@ def greedy_generations(model, requests, stop):
 
 
 def candidate_weights(model):
-    """The candidates in the runner's order: layers in order; gate, up, down within a layer (Phi-3:
-    its fused gate_up, then down)."""
+    """The candidates in the runner's order, as (name, parameter, view): layers in order; gate, up,
+    down within a layer (Phi-3: its fused gate_up, then down); a mixture of experts: each expert's
+    gate, up, down, expert by expert, named as save_pretrained writes them, though transformers
+    holds them fused (experts.gate_up_proj [E, 2I, H], experts.down_proj [E, H, I]). view(t) is
+    the candidate's part of the parameter t, or of its gradient."""
     out = []
+    whole = lambda t: t  # noqa: E731
     for i, layer in enumerate(model.model.layers):
+        experts = getattr(layer.mlp, "experts", None)
+        if experts is not None:
+            mixtral = model.config.model_type == "mixtral"
+            size = experts.down_proj.shape[-1]
+            for e in range(experts.down_proj.shape[0]):
+                prefix = f"model.layers.{i}.block_sparse_moe.experts.{e}." if mixtral else f"model.layers.{i}.mlp.experts.{e}."
+                names = ("w1", "w3", "w2") if mixtral else ("gate_proj", "up_proj", "down_proj")
+                out.append((prefix + names[0] + ".weight", experts.gate_up_proj, lambda t, e=e: t[e, :size]))
+                out.append((prefix + names[1] + ".weight", experts.gate_up_proj, lambda t, e=e: t[e, size:]))
+                out.append((prefix + names[2] + ".weight", experts.down_proj, lambda t, e=e: t[e]))
+            continue
         parts = ("gate_up_proj", "down_proj") if hasattr(layer.mlp, "gate_up_proj") else ("gate_proj", "up_proj", "down_proj")
         for part in parts:
-            out.append((f"model.layers.{i}.mlp.{part}.weight", getattr(layer.mlp, part).weight))
+            out.append((f"model.layers.{i}.mlp.{part}.weight", getattr(layer.mlp, part).weight, whole))
     return out
 
 
@@ -248,7 +283,7 @@ def loss_rise(model, sequences, batch_size):
     for p in model.parameters():
         p.requires_grad_(False)
         p.grad = None
-    for _, w in candidates:
+    for _, w, _ in candidates:
         w.requires_grad_(True)
     order = sorted(range(len(sequences)), key=lambda s: len(sequences[s]))  # stable
     for start in range(0, len(order), batch_size):
@@ -266,8 +301,8 @@ def loss_rise(model, sequences, batch_size):
             targets = torch.tensor(s[1:])
             total = total - logprobs[r, torch.arange(len(s) - 1), targets].sum()
         (total / sum(len(s) - 1 for s in batch)).backward()  # the batch's mean; grads add up
-    rise = torch.cat([(-(w.detach() * w.grad)).reshape(-1) for _, w in candidates])
-    for _, w in candidates:
+    rise = torch.cat([(-(view(w.detach()) * view(w.grad))).reshape(-1) for _, w, view in candidates])
+    for _, w, _ in candidates:
         w.grad = None
         w.requires_grad_(False)
     return rise
@@ -281,16 +316,29 @@ def ranking(importance):
 
 def ablated_scores(model, items, indices):
     candidates = candidate_weights(model)
-    saved = [w.detach().clone() for _, w in candidates]
-    offsets = np.cumsum([0] + [w.numel() for _, w in candidates])
+    saved = [w.detach().clone() for w in {id(w): w for _, w, _ in candidates}.values()]
+    offsets = np.cumsum([0] + [view(w).numel() for _, w, view in candidates])
     with torch.no_grad():
-        for c, (_, w) in enumerate(candidates):
+        for c, (_, w, view) in enumerate(candidates):
             inside = indices[(indices >= offsets[c]) & (indices < offsets[c + 1])] - offsets[c]
-            w.view(-1)[torch.from_numpy(inside.astype(np.int64))] = 0.0
+            view(w).view(-1)[torch.from_numpy(inside.astype(np.int64))] = 0.0  # a view of a contiguous block: in place
         scores = choice_scores(model, items)
-        for (_, w), original in zip(candidates, saved):
+        for w, original in zip({id(w): w for _, w, _ in candidates}.values(), saved):
             w.copy_(original)
     return scores
+
+
+def save_fused_experts(model, model_dir, fused_dir):
+    """A mixture of experts' weights under the names and shapes transformers holds in memory
+    (mlp.gate.weight, mlp.experts.gate_up_proj [E, 2I, H], mlp.experts.down_proj [E, H, I]), as a
+    checkpoint saved from the state_dict has them: the folder, or None for a dense model."""
+    if not getattr(model.config, "num_experts_per_tok", None):
+        return None
+    os.makedirs(fused_dir, exist_ok=True)
+    shutil.copy(os.path.join(model_dir, "config.json"), fused_dir)
+    tensors = {name: t.detach().contiguous() for name, t in model.state_dict().items()}
+    save_file(tensors, os.path.join(fused_dir, "model.safetensors"), metadata={"format": "pt"})
+    return fused_dir
 
 
 def main():
@@ -299,22 +347,30 @@ def main():
         spec = json.load(f)
     torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
     expected = {"torch": torch.__version__, "transformers": transformers.__version__, "families": {}}
+    wanted = spec.get("families")  # a subset by name, else all
     for seed, (name, config) in enumerate(families(), start=1):
+        if wanted is not None and name not in wanted:
+            continue
         model_dir = os.path.join(out_dir, name, "model")
         torch.manual_seed(seed)
         made = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
         randomize(made, seed)
         made.save_pretrained(model_dir)
+        fused_dir = save_fused_experts(made, model_dir, os.path.join(out_dir, name, "fused"))
         del made
         # what transformers reads back from the folder, in float64
-        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float64, attn_implementation="eager")
+        # (the experts of a mixture in eager mode too: the modeling file's own loop over the experts,
+        # where the default grouped_mm has no float64 kernel)
+        eager = {"experts_implementation": "eager"} if getattr(config, "num_experts_per_tok", None) else {}
+        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float64, attn_implementation="eager", **eager)
         model.eval()
         parameters = sum(p.numel() for p in model.parameters())  # tied once
         family = {
             "model": model_dir,
+            "fused_model": fused_dir,
             "config": json.load(open(os.path.join(model_dir, "config.json"))),
             "parameters": parameters,
-            "candidates": [{"name": n, "numel": w.numel()} for n, w in candidate_weights(model)],
+            "candidates": [{"name": n, "numel": view(w).numel()} for n, w, view in candidate_weights(model)],
             "scores": choice_scores(model, spec["items"]),
             "generations": greedy_generations(model, spec.get("generate", []), spec.get("stop", [])),
             "abilities": {},

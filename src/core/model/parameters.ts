@@ -9,7 +9,7 @@ export interface ParameterCount {
   /** Every parameter of the model, a tied embedding counted once: P of n = floor(k x P). */
   total: number;
   layers: number;
-  /** gate + up + down weights of one layer: 3 x hidden x intermediate. */
+  /** gate + up + down weights of one layer: 3 x hidden x intermediate (a mixture of experts: of every expert). */
   mlpPerLayer: number;
   /** q + k + v + o projection weights of one layer (no biases, no norms). */
   attentionPerLayer: number;
@@ -54,6 +54,11 @@ interface FamilyCounts {
   layerNorms?: number;
   /** tie_word_embeddings when config.json leaves it out. */
   tied?: boolean;
+  /**
+   * A mixture of experts: the experts of each layer's MLP and their intermediate size (each a
+   * SwiGLU MLP without biases, all candidates), beside a router of experts x hidden (not one).
+   */
+  experts?: (raw: Record<string, unknown>, intermediate: number) => { count?: number; intermediate?: number };
 }
 
 const attentionBiasAll = (raw: Record<string, unknown>) => ({ qkv: raw["attention_bias"] === true, o: raw["attention_bias"] === true });
@@ -80,13 +85,38 @@ const FAMILIES: Record<string, FamilyCounts> = {
   gemma2: { kvHeads: 4, headDim: 256, attentionBias: attentionBiasAll, mlpBias: none, qkNorm: false, layerNorms: 4, tied: true },
   // Gemma3TextConfig: Gemma 2's, and q_norm/k_norm over head_dim.
   gemma3_text: { kvHeads: 4, headDim: 256, attentionBias: attentionBiasAll, mlpBias: none, qkNorm: true, layerNorms: 4, tied: true },
+  // MixtralConfig: Mistral's attention, num_key_value_heads 8; num_local_experts (alias num_experts,
+  // default 8) experts of intermediate_size.
+  mixtral: {
+    kvHeads: 8,
+    attentionBias: () => ({ qkv: false, o: false }),
+    mlpBias: none,
+    qkNorm: false,
+    experts: (raw, intermediate) => ({
+      count: positiveInteger(raw, "num_local_experts") ?? positiveInteger(raw, "num_experts", 8),
+      intermediate,
+    }),
+  },
+  // Qwen3MoeConfig: Qwen3's attention, num_key_value_heads 4, head_dim from the sizes; num_experts
+  // (alias num_local_experts, default 128) experts of moe_intermediate_size (default 768).
+  qwen3_moe: {
+    kvHeads: 4,
+    attentionBias: attentionBiasAll,
+    mlpBias: none,
+    qkNorm: true,
+    experts: (raw) => ({
+      count: positiveInteger(raw, "num_experts") ?? positiveInteger(raw, "num_local_experts", 128),
+      intermediate: positiveInteger(raw, "moe_intermediate_size", 768),
+    }),
+  },
 };
 
 /**
  * Counts of a Hugging Face config of a family the runner loads (llama, mistral, qwen2, qwen3,
- * granite, olmo2, phi3, gemma2, gemma3_text; a config without model_type counts as llama): embeddings V x H, lm_head V x H unless tied, per
- * layer q/k/v/o projections, 3 x H x I MLP weights, two norms and the family's biases and q/k
- * norms, and the final norm. Undefined when a size it needs is missing or the model_type is not a
+ * granite, olmo2, phi3, gemma2, gemma3_text, mixtral, qwen3_moe; a config without model_type counts
+ * as llama): embeddings V x H, lm_head V x H unless tied, per layer q/k/v/o projections, 3 x H x I
+ * MLP weights (a mixture of experts: 3 x H x I of each expert and its router, experts x H), two
+ * norms and the family's biases and q/k norms, and the final norm. Undefined when a size it needs is missing or the model_type is not a
  * family the runner loads, so a caller can skip the check instead of guessing.
  */
 export function llamaParameterCount(raw: Record<string, unknown>): ParameterCount | undefined {
@@ -107,9 +137,12 @@ export function llamaParameterCount(raw: Record<string, unknown>): ParameterCoun
   const bias = family.attentionBias(raw);
   const attention = hidden * q + 2 * hidden * kv + q * hidden + (bias.qkv ? q + 2 * kv : 0) + (bias.o ? hidden : 0);
   const qkNorms = family.qkNorm === "whole" ? q + kv : family.qkNorm ? 2 * headDim : 0;
-  const mlpPerLayer = 3 * hidden * intermediate;
+  const experts = family.experts?.(raw, intermediate);
+  if (experts && (!experts.count || !experts.intermediate)) return undefined;
+  const mlpPerLayer = experts ? experts.count! * 3 * hidden * experts.intermediate! : 3 * hidden * intermediate;
+  const router = experts ? experts.count! * hidden : 0;
   const mlpBiases = family.mlpBias(raw) ? 2 * intermediate + hidden : 0;
-  const perLayer = attention + qkNorms + mlpPerLayer + mlpBiases + (family.layerNorms ?? 2) * hidden;
+  const perLayer = attention + qkNorms + mlpPerLayer + router + mlpBiases + (family.layerNorms ?? 2) * hidden;
   const tied = typeof raw["tie_word_embeddings"] === "boolean" ? raw["tie_word_embeddings"] : (family.tied ?? false);
   const embeddings = vocab * hidden * (tied ? 1 : 2);
   return { total: embeddings + layers * perLayer + hidden, layers, mlpPerLayer, attentionPerLayer: 2 * hidden * q + 2 * hidden * kv };
