@@ -18,10 +18,10 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { loadProfile } from "../src/core/config/load";
-import { ALL_GENERATORS, generateItems, itemKey } from "../src/core/diagnostic/generators/index";
+import { ALL_GENERATORS, itemKey } from "../src/core/diagnostic/generators/index";
 import type { DiagnosticItemFields } from "../src/core/diagnostic/dataset";
 import { DEMO_CONFIG } from "../src/core/demo/demoWorkspace";
-import { DEMO_SEEDS, heldOutKeys } from "./lib/demoAuthoring";
+import { DEMO_SEEDS, heldOutKeys, TRAIN_ITEMS_PER_ABILITY, trainingItems } from "./lib/demoAuthoring";
 import { formatProblem } from "../src/core/base/problems";
 import { runLocal } from "../src/core/launch/local";
 import { BOS_TOKEN_ID, BYTE_VOCAB_SIZE, EOS_TOKEN_ID, byteLevelTokenizer } from "./lib/byteTokenizer";
@@ -31,8 +31,6 @@ import { inputTokens, loadTokenizer } from "../src/core/prompts/tokenize";
 import { baselineAccuracies } from "../src/core/results/profile";
 import { readRunnerScores, scoredItems } from "../src/core/results/items";
 
-/** Items per ability in the training mixture (items repeat where a generator has fewer). */
-const TRAIN_ITEMS_PER_ABILITY = 12000;
 const THREADS = 1;
 const MAX_POSITIONS = 256;
 
@@ -80,9 +78,7 @@ async function main(): Promise<void> {
 
   // 1. The mixture, never an item of the diagnostic datasets or the benchmarks.
   const held = await heldOutKeys(workspace);
-  const items = ALL_GENERATORS.flatMap((g) =>
-    generateItems(g, { n: TRAIN_ITEMS_PER_ABILITY, seed: DEMO_SEEDS.training, exclude: held, distinct: false }),
-  );
+  const items = ALL_GENERATORS.flatMap((g) => trainingItems(g, held));
   if (items.some((it) => held.has(itemKey(it)))) throw new Error("a held-out item slipped into the training mixture");
   const distinct = new Set(items.map(itemKey)).size;
 

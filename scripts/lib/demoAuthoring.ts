@@ -11,6 +11,8 @@
 //   benchmarks  seed 2, BENCHMARK_ITEMS per ability      -> one single-ability benchmark each
 //               seed 3, MIXED_ITEMS_PER_ABILITY each     -> one benchmark mixing all ten
 //   training    seed 4, the rest                          -> the demo model's training mixture
+//   second set  seed 5, DIAGNOSTIC_ITEMS of one ability   -> a second diagnostic set of that ability
+//               (none of the above, the training mixture's items included: drawn after the model)
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { PAPER_ABILITIES } from "../../src/core/diagnostic/paperAbilities";
@@ -21,7 +23,16 @@ import { ALL_GENERATORS, generateItems, itemKey, toJsonl, type AbilityGenerator 
 import type { DiagnosticItemFields } from "../../src/core/diagnostic/dataset";
 import { DEMO_CONFIG } from "../../src/core/demo/demoWorkspace";
 
-export const DEMO_SEEDS = { diagnostic: 1, benchmark: 2, mixed: 3, training: 4 } as const;
+export const DEMO_SEEDS = { diagnostic: 1, benchmark: 2, mixed: 3, training: 4, secondSet: 5 } as const;
+/** Items per ability of the demo model's training mixture (scripts/demo-train.ts); they repeat where a generator has fewer. */
+export const TRAIN_ITEMS_PER_ABILITY = 12000;
+/**
+ * The ability the demo measures with a second diagnostic set (`sets: separate`), to show its
+ * consistency: arithmetic, whose generator has room for another thousand items besides the others.
+ */
+export const SECOND_SET_ABILITY = "Quantitative Reasoning";
+/** The pair of abilities the demo ablates together (`ablation.pairs`): date arithmetic and arithmetic. */
+export const DEMO_PAIR = ["Quantitative Reasoning", "Temporal Reasoning"] as const;
 /** Five times the health checks' minimum (diagnostic/health.ts): two halves of 500 items share 39-67% of their top sets, so the ranking is the ability's, not noise (media/demo/README.md). */
 export const DIAGNOSTIC_ITEMS = 1000;
 export const BENCHMARK_ITEMS = 250;
@@ -55,6 +66,8 @@ export interface DemoBenchmark {
 }
 
 export interface DemoSplits {
+  /** The second diagnostic set of SECOND_SET_ABILITY. */
+  secondSet: DiagnosticItemFields[];
   /** Diagnostic items per generator slug. */
   diagnostic: Map<string, DiagnosticItemFields[]>;
   benchmarks: DemoBenchmark[];
@@ -99,7 +112,33 @@ export function demoSplits(): DemoSplits {
   // the generators in turn, so that any first part of the file (the config's `limit`) mixes them all
   const mixed = Array.from({ length: MIXED_ITEMS_PER_ABILITY }, (_, i) => mixedOf.map((items) => items[i]!)).flat();
   benchmarks.push({ name: MIXED_BENCHMARK, abilities: [...PAPER_ABILITIES], items: mixed });
-  return { diagnostic, benchmarks };
+  return { diagnostic, benchmarks, secondSet: secondSetOf(diagnostic, benchmarks, uncontaminated) };
+}
+
+/** The training mixture's items of one generator, given the held-out keys: what scripts/demo-train.ts trains on. */
+export function trainingItems(g: AbilityGenerator, held: ReadonlySet<string>): DiagnosticItemFields[] {
+  return generateItems(g, { n: TRAIN_ITEMS_PER_ABILITY, seed: DEMO_SEEDS.training, exclude: new Set(held), distinct: false });
+}
+
+/**
+ * The second diagnostic set: new items of SECOND_SET_ABILITY's generator, none a diagnostic item,
+ * a benchmark document or an item the committed model was trained on (so it is held out as the first set is).
+ */
+function secondSetOf(
+  diagnostic: ReadonlyMap<string, DiagnosticItemFields[]>,
+  benchmarks: readonly DemoBenchmark[],
+  uncontaminated: (doc: DiagnosticItemFields) => boolean,
+): DiagnosticItemFields[] {
+  const g = ALL_GENERATORS.find((x) => x.ability === SECOND_SET_ABILITY)!;
+  const held = new Set([...diagnostic.values(), ...benchmarks.map((b) => b.items)].flat().map(itemKey));
+  const exclude = new Set([...held, ...trainingItems(g, held).map(itemKey)]);
+  return generateItems(g, { n: DIAGNOSTIC_ITEMS, seed: DEMO_SEEDS.secondSet, exclude, accept: uncontaminated });
+}
+
+/** The file of the second diagnostic set. */
+export function secondSetFile(): string {
+  const g = ALL_GENERATORS.find((x) => x.ability === SECOND_SET_ABILITY)!;
+  return path.join(DIAGNOSTIC_DIR, `${g.slug}-b.diag.jsonl`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -137,14 +176,39 @@ dataset_kwargs:
 `;
 }
 
-/** A single-ability benchmark carries its ability as a label, which the report checks against the profile. */
+/**
+ * What the demo's benchmarks are expected to need (`expects`), where it is more than their own
+ * ability: dates are counted (arithmetic), and a map is read from the passage.
+ */
+const DEMO_EXPECTS: Record<string, string> = {
+  demo_temporal: "{Temporal Reasoning: 0.7, Quantitative Reasoning: 0.3}",
+  demo_spatial: "{Spatial Reasoning: 0.7, Contextual Recall: 0.3}",
+};
+
+/**
+ * A single-ability benchmark carries its ability as a label, which the report checks against the
+ * profile, and what it is expected to need; the mixed one expects every ability it mixes.
+ */
 function benchmarkEntry(b: DemoBenchmark): string {
   const entry = `  - task: ./${BENCHMARK_DIR}/${b.name}.yaml\n    limit: ${BENCHMARK_LIMIT}`;
-  return b.abilities.length === 1 ? `${entry}\n    ability: ${b.abilities[0]}` : entry;
+  const expects = DEMO_EXPECTS[b.name] ?? `[${b.abilities.join(", ")}]`;
+  return b.abilities.length === 1
+    ? `${entry}\n    ability: ${b.abilities[0]}\n    expects: ${expects}`
+    : `${entry}\n    expects: ${expects}`;
+}
+
+/** An ability's entry; SECOND_SET_ABILITY's lists its second set, each file a set of its own. */
+function abilityEntry(g: AbilityGenerator): string {
+  const file = `./${DIAGNOSTIC_DIR}/${g.slug}.diag.jsonl`;
+  if (g.ability !== SECOND_SET_ABILITY) return `  - name: ${g.ability}\n    data: ${file}`;
+  return (
+    `  - name: ${g.ability}\n    data: [${file}, ./${secondSetFile()}]\n` +
+    `    sets: separate   # each file a set of its own, ranked and ablated alone, their AIS rows compared (the second: seed ${DEMO_SEEDS.secondSet})`
+  );
 }
 
 function configYaml(benchmarks: readonly DemoBenchmark[]): string {
-  const abilities = ALL_GENERATORS.map((g) => `  - name: ${g.ability}\n    data: ./${DIAGNOSTIC_DIR}/${g.slug}.diag.jsonl`).join("\n");
+  const abilities = ALL_GENERATORS.map(abilityEntry).join("\n");
   return `# The built-in demo of Benchmark Profiler: a small Llama trained here on the ten ability
 # generators' items (./model, see ./README.md), profiled on held-out benchmarks of the same
 # generators. Run it with \`npm run demo\`, or open this folder in VS Code and run
@@ -162,6 +226,7 @@ ablation:
   selections: [top, random]
   method: [signed, paper] # both rules from one gradient pass, side by side: signed ranks by how much
                           # zeroing a weight raises the ability's loss, paper by the paper's |theta x g|
+  pairs: [[${DEMO_PAIR.join(", ")}]]   # both top sets zeroed at once: do their effects add up?
   batch_size: 8
 seed: 1
 bootstrap:
@@ -179,6 +244,7 @@ export async function writeDemoWorkspace(dir: string, splits: DemoSplits = demoS
     written.push(relative);
   };
   for (const g of ALL_GENERATORS) await write(path.join(DIAGNOSTIC_DIR, `${g.slug}.diag.jsonl`), toJsonl(splits.diagnostic.get(g.slug)!));
+  await write(secondSetFile(), toJsonl(splits.secondSet));
   await write(path.join(BENCHMARK_DIR, TEMPLATE_FILE), TEMPLATE_YAML);
   for (const b of splits.benchmarks) {
     const docs = b.items.map(({ id, ability, context, question, choices, answer }) => ({

@@ -6,7 +6,9 @@
 // the cell of each ability and its single-ability benchmark must be the largest of its row for
 // at least 7 of the 10 abilities (issue 5), under the demo's first rule, `signed`; the paper's
 // |theta x g| ranks the same gradients beside it (`method: [signed, paper]`), and what it gives is
-// in media/demo/README.md. The figure is printed whether or not it passes.
+// in media/demo/README.md. The figure is printed whether or not it passes. The demo's comparisons
+// (its benchmarks' `expects`, a second diagnostic set of one ability, one pair ablated together)
+// are recomputed from the run's item files (test/support/demoFigures.ts).
 import assert from "node:assert/strict";
 import { execa } from "execa";
 import { promises as fs } from "node:fs";
@@ -14,7 +16,9 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { PAPER_ABILITIES } from "../../src/core/diagnostic/paperAbilities";
-import { DEMO_K, DEMO_MAIN_K, MIXED_BENCHMARK } from "../../scripts/lib/demoAuthoring";
+import { DEMO_K, DEMO_MAIN_K, MIXED_BENCHMARK, SECOND_SET_ABILITY } from "../../scripts/lib/demoAuthoring";
+import { separateSetName } from "../../src/core/config/abilities";
+import { checkDemoFigures } from "../support/demoFigures";
 import { loadRun } from "../../src/core/report/load";
 import { buildReport } from "../../src/core/report/model";
 import type { Results } from "../../src/core/results/schema";
@@ -129,7 +133,11 @@ test(
     const { models } = await results();
     assert.equal(models.length, 1);
     const model = models[0]!;
-    assert.deepEqual(model.profile!.abilities.map((a) => a.name).sort(), [...PAPER_ABILITIES].sort());
+    assert.deepEqual(
+      model.profile!.abilities.map((a) => a.name).sort(),
+      [...PAPER_ABILITIES, separateSetName(SECOND_SET_ABILITY, 1)].sort(),
+      "the ten abilities and a second set of one",
+    );
     assert.ok(
       model.profile!.abilities.every((a) => a.sequences >= 200),
       "each diagnostic dataset has the health checks' 200 items",
@@ -141,7 +149,7 @@ test(
     assert.equal(model.profile!.method, "signed");
     // ranked by -theta x g, no top set holds a weight whose zeroing would lower its ability's loss
     const top = model.profile!.variants.filter((v) => v.selection === "top");
-    assert.equal(top.length, PAPER_ABILITIES.length * DEMO_K.length, "a top set per ability and k");
+    assert.equal(top.length, (PAPER_ABILITIES.length + 1) * DEMO_K.length, "a top set per ability, the second set, and k");
     for (const v of top) assert.equal(v.lowering, 0, `${v.ability} at k = ${v.k}`);
     assert.match(run.stdout, /^top sets: 0% of the zeroed weights lower their own ability's loss when zeroed/m);
     assert.match(run.stdout, /at k = 0\.01024 \(n = \d+ of \d+ parameters, signed importance\)/);
@@ -153,7 +161,7 @@ test(
       ["paper"],
     );
     const paperTop = model.other_methods![0]!.variants.filter((v) => v.selection === "top");
-    assert.equal(paperTop.length, PAPER_ABILITIES.length * DEMO_K.length);
+    assert.equal(paperTop.length, (PAPER_ABILITIES.length + 1) * DEMO_K.length);
     for (const v of paperTop) assert.ok(v.lowering! > 0 && v.lowering! < v.n, `${v.ability} at k = ${v.k}: ${v.lowering} of ${v.n}`);
     assert.match(run.stdout, /at k = 0\.01024 \(n = \d+ of \d+ parameters, paper importance\)/);
     assert.match(
@@ -186,5 +194,17 @@ test(
     assert.deepEqual(section.labels.map((l) => l.ability).sort(), [...PAPER_ABILITIES].sort(), "every ability labels its own benchmark");
     const held = section.labels.filter((l) => l.holds).length;
     assert.ok(held >= REQUIRED_DIAGONAL, `the diagonal is the largest of its row for ${held} of 10 abilities:\n${lines.join("\n")}`);
+  },
+);
+
+test(
+  "the demo's comparisons: expected abilities, the second set's consistency and the pair's interference, recomputed from the item files",
+  { timeout: 120_000 },
+  async () => {
+    const figures = await checkDemoFigures(await runDir());
+    console.log(JSON.stringify(figures, null, 1));
+    assert.match(run.stdout, /^second diagnostic sets at k = 0\.01024/m);
+    assert.match(run.stdout, /^two abilities at once at k = 0\.01024/m);
+    assert.match(run.stdout, /^expected abilities at k = 0\.01024/m);
   },
 );

@@ -10,13 +10,17 @@ import { ALL_GENERATORS, itemKey } from "../../../src/core/diagnostic/generators
 import { DEMO_CONFIG } from "../../../src/core/demo/demoWorkspace";
 import {
   BENCHMARK_ITEMS,
+  DEMO_PAIR,
   demoSplits,
   DIAGNOSTIC_ITEMS,
   heldOutKeys,
   MIXED_BENCHMARK,
   MIXED_ITEMS_PER_ABILITY,
+  SECOND_SET_ABILITY,
+  trainingItems,
   writeDemoWorkspace,
 } from "../../../scripts/lib/demoAuthoring";
+import { separateSetName } from "../../../src/core/config/abilities";
 import { formatProblem } from "../../../src/core/base/problems";
 
 const committed = path.resolve(import.meta.dirname, "..", "..", "..", "media", "demo");
@@ -48,8 +52,8 @@ test("media/demo is what `npm run demo:workspace` writes, byte for byte", async 
   }
 });
 
-test("the splits are disjoint and of the planned sizes", async () => {
-  const { diagnostic, benchmarks } = demoSplits();
+test("the splits are disjoint and of the planned sizes; the second set holds none of them nor a training item", async () => {
+  const { diagnostic, benchmarks, secondSet } = demoSplits();
   const keys = new Map<string, string>();
   const add = (key: string, where: string) => {
     assert.ok(!keys.has(key), `${where} repeats an item of ${keys.get(key)}`);
@@ -63,16 +67,36 @@ test("the splits are disjoint and of the planned sizes", async () => {
     assert.equal(b.items.length, b.abilities.length === 1 ? BENCHMARK_ITEMS : 10 * MIXED_ITEMS_PER_ABILITY);
     for (const it of b.items) add(itemKey(it), b.name);
   }
-  assert.equal((await heldOutKeys(committed)).size, keys.size, "the committed files hold exactly these items");
+  const held = await heldOutKeys(committed);
+  assert.equal(held.size, keys.size, "the committed files hold exactly these items");
+  // the second set: drawn after the model was trained, so none of its items is in the training mixture either
+  const generator = ALL_GENERATORS.find((g) => g.ability === SECOND_SET_ABILITY)!;
+  const trained = new Set(trainingItems(generator, held).map(itemKey));
+  assert.equal(secondSet.length, DIAGNOSTIC_ITEMS);
+  for (const it of secondSet) {
+    assert.equal(it.ability, SECOND_SET_ABILITY);
+    add(itemKey(it), "the second set");
+    assert.ok(!trained.has(itemKey(it)), `the second set's ${it.id} is a training item`);
+  }
 });
 
 test("the demo config loads without a diagnostic", async () => {
   const { profile, problems } = await loadProfile(path.join(committed, DEMO_CONFIG));
   assert.deepEqual(problems.map(formatProblem), []);
   assert.ok(profile);
-  assert.equal(profile.abilities.length, 10);
+  // the ten, and a second set of one (`sets: separate`); pairs and expects as the config says
+  assert.deepEqual(
+    profile.abilities.filter((a) => a.of !== undefined).map((a) => [a.name, a.of]),
+    [[separateSetName(SECOND_SET_ABILITY, 1), SECOND_SET_ABILITY]],
+  );
+  assert.equal(profile.abilities.length, 11);
+  assert.deepEqual(profile.ablation!.pairs, [[...DEMO_PAIR]]);
+  assert.ok(
+    profile.benchmarks.every((b) => b.expects && b.expects.length > 0),
+    "every benchmark has expects",
+  );
   // Each ability labels exactly one benchmark, its own; the mixed benchmark has no label.
-  for (const a of profile.abilities)
+  for (const a of profile.abilities.filter((x) => x.of === undefined))
     assert.deepEqual(
       profile.benchmarks.filter((b) => b.ability === a.name).map((b) => b.name),
       [`demo_${ALL_GENERATORS.find((g) => g.ability === a.name)!.slug}`],
