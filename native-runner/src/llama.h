@@ -1,7 +1,8 @@
 // Llama-family decoder on libtorch (ATen only), numerically the same as Hugging Face's
 // LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, GraniteForCausalLM,
-// Olmo2ForCausalLM, Phi3ForCausalLM, Gemma2ForCausalLM and Gemma3ForCausalLM in eager mode (the families differ only in ModelConfig's
-// switches). Weights keep their Hugging Face names when loaded.
+// Olmo2ForCausalLM, Phi3ForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, MixtralForCausalLM and
+// Qwen3MoeForCausalLM in eager mode (the families differ only in ModelConfig's switches). Weights
+// keep their Hugging Face names when loaded.
 //
 // One of the few translation units that include libtorch headers: only ATen/core/Tensor.h here,
 // and individual operator headers in llama.cpp, which compile far faster than <torch/torch.h>.
