@@ -8,7 +8,7 @@ import { csvField } from "./csv";
 import { formatConfidence, formatFixed } from "./format";
 import { REPORT_FORMATS, type ReportFormat } from "./index";
 import { escapeLatex } from "./latex";
-import { escapeMarkdown } from "./markdown";
+import { differenceMarkdown, escapeMarkdown } from "./markdown";
 
 export const COMPARE_FORMATS = REPORT_FORMATS;
 export type CompareFormat = ReportFormat;
@@ -90,7 +90,7 @@ function comparisonMarkdown(c: Comparison): string {
   ];
   for (const ability of c.abilities) {
     const cells = c.benchmarks.map((b) =>
-      markdownCell(c.cells.find((cell) => cell.ability === ability && cell.benchmark === b.benchmark)!),
+      differenceMarkdown(c.cells.find((cell) => cell.ability === ability && cell.benchmark === b.benchmark)!),
     );
     lines.push(`| ${escapeMarkdown(ability)} | ${cells.join(" | ")} |`);
   }
@@ -117,13 +117,6 @@ function comparisonMarkdown(c: Comparison): string {
     for (const reason of c.unmatched) lines.push(`- ${escapeMarkdown(reason)}`);
   }
   return lines.join("\n") + "\n";
-}
-
-function markdownCell(cell: ComparisonCell): string {
-  if (cell.difference === null) return "n/a";
-  const interval = cell.interval ? ` [${signed(cell.interval.low)}, ${signed(cell.interval.high)}]` : "";
-  const value = cell.significant ? `**${signed(cell.difference)}**` : signed(cell.difference);
-  return `${value}${interval}${cell.signDiffers ? ` ${SIGN_DIFFERS_MARK}` : ""}`;
 }
 
 function comparisonCsv(c: Comparison): string {

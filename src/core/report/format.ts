@@ -1,7 +1,6 @@
 // Number formatting and the heatmap's colour scale, shared by every report format and the
 // VS Code webview (which receives colours already computed, so both draw the same figure).
 import type { ImportanceMethod } from "../config/types";
-import type { RuleComparison } from "./types";
 
 /** `value` with `digits` decimals; a value that rounds to zero prints without a sign. */
 export function formatFixed(value: number, digits: number, minus = "-"): string {
@@ -129,18 +128,15 @@ export function describeMethod(method: ImportanceMethod): string {
     : "paper: |θ × g|, as the authors' code";
 }
 
-/** The header of the rules' side-by-side table (ruleRows gives its rows). */
-export const RULE_COLUMNS = ["rule", "labels that hold", "top-set weights that lower their own ability's loss (mean over abilities)"];
+/**
+ * A rule's name where rules stand side by side: its method, and "all layers" when it ranked the
+ * attention and MLP weights (`ablation.candidates: [mlp, all]` gives each method both).
+ */
+export function ruleLabel(p: { method: ImportanceMethod; candidate_set?: "all" }): string {
+  return p.candidate_set === "all" ? `${p.method}, all layers` : p.method;
+}
 
-/** One row per rule at one k: its name, its label check, and the mean share of its top sets that lowers the ability's own loss. */
-export function ruleRows(c: RuleComparison): string[][] {
-  return c.rules.map((r) => {
-    const shares = r.lowering.flatMap((l) => (l.share === null ? [] : [l.share]));
-    const mean = shares.length > 0 ? shares.reduce((a, b) => a + b, 0) / shares.length : null;
-    return [
-      r.method,
-      r.labelsChecked > 0 ? `${r.labelsHold} of ${r.labelsChecked}` : "–",
-      mean === null ? "–" : `${(mean * 100).toFixed(1)}%`,
-    ];
-  });
+/** describeMethod, and over which weights when they are every layer's. */
+export function describeRule(p: { method: ImportanceMethod; candidate_set?: "all" }): string {
+  return p.candidate_set === "all" ? `${describeMethod(p.method)}, over the attention and MLP weights` : describeMethod(p.method);
 }

@@ -3,32 +3,13 @@
 // tables are written here; the heatmaps are drawn in the page by the bundle (webview/report.ts,
 // chart.js + chartjs-chart-matrix) from the heatmaps of the report model, embedded as JSON.
 import { randomBytes } from "node:crypto";
-import {
-  candidatesWord,
-  describeMethod,
-  formatConfidence,
-  formatCount,
-  formatFixed,
-  formatInterval,
-  formatK,
-  MINUS,
-  RULE_COLUMNS,
-  ruleRows,
-} from "./format";
-import { baselineLabel, ruleComparisons, rulesOf } from "./model";
+import { candidatesWord, describeRule, formatConfidence, ruleLabel, formatCount, formatFixed, formatInterval, formatK, MINUS } from "./format";
+import { ruleComparisons, rulesOf } from "./model";
+import { SIGN_DIFFERS_MARK } from "./compareFigure";
 import { fluencyText } from "./fluency";
-import type {
-  BaselineRow,
-  ChoiceDocument,
-  GenerationDocument,
-  Heatmap,
-  KSection,
-  ModelReport,
-  NegativeCell,
-  ProfileReport,
-  Report,
-  ReportCell,
-} from "./types";
+import * as tables from "./tables";
+import { writeInline, type Inline, type InlineStyle, type TableCell, type TableData, type TableRow } from "./tables";
+import type { ChoiceDocument, GenerationDocument, Heatmap, KSection, ModelReport, NegativeCell, ProfileReport, Report } from "./types";
 
 export interface HtmlOptions {
   /** The browser bundle that draws the heatmaps (dist/report.js), inlined as it is. */
@@ -79,7 +60,6 @@ class Counter {
 }
 
 export function renderHtml(report: Report, options: HtmlOptions): string {
-  const nonce = randomBytes(16).toString("base64");
   const counter = new Counter();
   const heatmaps: Heatmap[] = [];
   const { run } = report;
@@ -109,6 +89,16 @@ export function renderHtml(report: Report, options: HtmlOptions): string {
       `intervals are paired bootstrap percentile intervals over benchmark documents.</footer>`,
   );
 
+  return htmlPage({ generator: "bprof report", title: `Ability profile · run ${esc(run.id)}`, body, heatmaps, script: options.script });
+}
+
+/**
+ * A self-contained page around a report's body: its style and script inlined under a nonce, the
+ * heatmaps as JSON for the script, and a Content Security Policy that allows nothing else.
+ * `title`: HTML already escaped.
+ */
+export function htmlPage(page: { generator: string; title: string; body: string[]; heatmaps: Heatmap[]; script: string }): string {
+  const nonce = randomBytes(16).toString("base64");
   const csp = `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; img-src data:`;
   return `<!DOCTYPE html>
 <html lang="en">
@@ -116,16 +106,16 @@ export function renderHtml(report: Report, options: HtmlOptions): string {
 <meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="Benchmark Profiler (bprof report)">
-<title>Ability profile · run ${esc(run.id)}</title>
+<meta name="generator" content="Benchmark Profiler (${page.generator})">
+<title>${page.title}</title>
 <style nonce="${nonce}">${STYLE}</style>
 </head>
 <body>
 <main>
-${body.join("\n")}
+${page.body.join("\n")}
 </main>
-<script type="application/json" id="${REPORT_DATA_ID}">${jsonForScript({ heatmaps })}</script>
-<script nonce="${nonce}">${scriptForInline(options.script)}</script>
+<script type="application/json" id="${REPORT_DATA_ID}">${jsonForScript({ heatmaps: page.heatmaps })}</script>
+<script nonce="${nonce}">${scriptForInline(page.script)}</script>
 </body>
 </html>
 `;
@@ -157,7 +147,7 @@ function modelSection(model: ModelReport, counter: Counter, heatmaps: Heatmap[])
       [
         "importance",
         rulesOf(model)
-          .map((r) => esc(describeMethod(r.method)))
+          .map((r) => esc(describeRule(r)))
           .join("; "),
       ],
       ["seed", String(p.seed)],
@@ -166,33 +156,11 @@ function modelSection(model: ModelReport, counter: Counter, heatmaps: Heatmap[])
     );
   }
   out.push(metaTable(meta));
-  if (model.hasGeneration) {
-    out.push(
-      `${openTable(
-        "booktabs",
-        counter.table(),
-        `Baseline scores of ${esc(model.name)} (unmodified model): acc and acc_norm of multiple-choice ` +
-          `benchmarks, exact_match of generate_until benchmarks under the task's first filter (the others' exact_match after it).`,
-      )}`,
-      `<thead><tr><th>benchmark</th><th>items</th><th>acc</th><th>acc_norm</th><th>exact_match</th><th class="text">filter</th><th>chance</th></tr></thead><tbody>`,
-      ...model.baseline.map(
-        (b) =>
-          `<tr><td>${esc(baselineLabel(b))}</td><td>${b.items}</td><td>${optional(b.acc)}</td><td>${optional(b.acc_norm)}</td>` +
-          `<td>${optional(b.exact_match)}</td><td class="text">${filterText(b)}</td><td>${num(b.chance)}</td></tr>`,
-      ),
-      CLOSE_TABLE,
-    );
-  } else {
-    out.push(
-      `${openTable("booktabs", counter.table(), `Baseline accuracy of ${esc(model.name)} (unmodified model).`)}`,
-      `<thead><tr><th>benchmark</th><th>items</th><th>acc</th><th>acc_norm</th><th>chance</th></tr></thead><tbody>`,
-      ...model.baseline.map(
-        (b) =>
-          `<tr><td>${esc(baselineLabel(b))}</td><td>${b.items}</td><td>${optional(b.acc)}</td><td>${optional(b.acc_norm)}</td><td>${num(b.chance)}</td></tr>`,
-      ),
-      CLOSE_TABLE,
-    );
-  }
+  const baselineCaption = model.hasGeneration
+    ? `Baseline scores of ${esc(model.name)} (unmodified model): acc and acc_norm of multiple-choice ` +
+      `benchmarks, exact_match of generate_until benchmarks under the task's first filter (the others' exact_match after it).`
+    : `Baseline accuracy of ${esc(model.name)} (unmodified model).`;
+  out.push(openTable("booktabs", counter.table(), baselineCaption), ...tableHtml(tables.baselineTable(model)), CLOSE_TABLE);
   if (!p) {
     out.push(
       `<p class="muted">The run's config has no abilities: it scored the benchmarks only, so there is no AIS to show.</p></section>`,
@@ -205,7 +173,7 @@ function modelSection(model: ModelReport, counter: Counter, heatmaps: Heatmap[])
   out.push(findingsSection(model, several));
   if (several) out.push(rulesSection(model, counter));
   for (const rule of rules)
-    for (const s of rule.sections) out.push(kSection(model, rule, s, confidence, counter, heatmaps, several ? rule.method : undefined));
+    for (const s of rule.sections) out.push(kSection(model, rule, s, confidence, counter, heatmaps, several ? ruleLabel(rule) : undefined));
   out.push("</section>");
   return out.join("\n");
 }
@@ -229,24 +197,10 @@ function findingsSection(model: ModelReport, several: boolean): string {
     return `<p class="findings none">Failure signatures: none found (every AIS near zero, the same AIS for several abilities, negative AIS on most benchmarks, an unstable ranking, a failing label).</p>`;
   const items = model.findings.map(
     (f) =>
-      `<li><span class="label">${several ? `${esc(f.method)} rule: ` : ""}${esc(f.title)}</span> ${esc(f.figures)} ` +
+      `<li><span class="label">${several ? `${esc(ruleLabel(f))} rule: ` : ""}${esc(f.title)}</span> ${esc(f.figures)} ` +
       `<span class="muted">(threshold: ${esc(f.threshold)})</span><br>Remedy: ${esc(f.remedy)}.</li>`,
   );
   return `<section class="findings"><h3>Failure signatures found (${model.findings.length})</h3><ul>${items.join("")}</ul></section>`;
-}
-
-/** A score, or a dash where the benchmark has no such metric. */
-function optional(value: number | null): string {
-  return value === null ? `<span class="muted">–</span>` : num(value);
-}
-
-function filterText(b: BaselineRow): string {
-  if (b.outputType !== "generate_until") return "";
-  const others = Object.entries(b.exactMatchByFilter ?? {}).filter(([name]) => name !== b.filter);
-  return (
-    esc(b.filter ?? "") +
-    (others.length > 0 ? ` <span class="muted">(${others.map(([name, v]) => `${esc(name)} ${num(v)}`).join(", ")})</span>` : "")
-  );
 }
 
 /** The rules of a model side by side, one table per k (ruleComparisons). */
@@ -260,8 +214,7 @@ function rulesSection(model: ModelReport, counter: Counter): string {
         `The rules at <i>k</i> = ${formatK(c.k)}: the label check of each rule's top sets, and the share of their weights whose ` +
           `zeroing lowers the ability's own loss to first order (the signed rule ranks those last).`,
       ),
-      `<thead><tr>${RULE_COLUMNS.map((h, i) => `<th${i === 0 ? ' class="text"' : ""}>${esc(h)}</th>`).join("")}</tr></thead><tbody>`,
-      ...ruleRows(c).map((row) => `<tr>${row.map((v, i) => `<td${i === 0 ? ' class="text"' : ""}>${esc(v)}</td>`).join("")}</tr>`),
+      ...tableHtml(tables.rulesTable(c)),
       CLOSE_TABLE,
     );
   }
@@ -306,10 +259,6 @@ function kSection(
   if (s.reasons.length > 0) out.push(reasonsList(s.reasons));
 
   out.push(`<div class="tables">`);
-  const header = `<thead><tr><th>ability</th>${s.columns.map((b) => `<th>${esc(b)}</th>`).join("")}</tr></thead>`;
-  const rowHtml = (label: string, cells: string[], group: boolean) =>
-    `<tr${group ? ' class="group"' : ""}><th scope="row">${esc(label)}</th>${cells.join("")}</tr>`;
-  const grouped = (i: number) => i > 0 && s.rows[i]!.selection !== s.rows[i - 1]!.selection;
 
   out.push(
     `${openTable(
@@ -317,9 +266,7 @@ function kSection(
       counter.table(),
       `AIS (${esc(metric)}) at <i>k</i> = ${formatK(s.k)} with ${confidence} CI bounds [low, high]; ` + `<b>*</b> = the CI excludes 0.`,
     )}`,
-    header,
-    "<tbody>",
-    ...s.rows.map((r, i) => rowHtml(r.label, r.cells.map(aisCell), grouped(i))),
+    ...tableHtml(tables.aisTable(s)),
     CLOSE_TABLE,
   );
 
@@ -333,22 +280,16 @@ function kSection(
           `hurts the benchmark most for <b>${held} of ${s.labels.length} labelled benchmarks</b>. Each row compares the AIS of the label's top set on ` +
           `the benchmark with the largest AIS of that row on a benchmark without the label.`,
       )}`,
-      `<thead><tr><th>benchmark</th><th>label</th><th>AIS</th><th>largest other</th><th>holds</th></tr></thead><tbody>`,
-      ...s.labels.map(
-        (l) =>
-          `<tr><th scope="row">${esc(l.benchmark)}</th><td class="text">${esc(l.ability)}</td><td>${l.ais === null ? "n/a" : num(l.ais)}</td>` +
-          `<td>${l.largestOther ? `${num(l.largestOther.ais)} <span class="muted">(${esc(l.largestOther.benchmark)})</span>` : "–"}</td><td>${l.holds ? "yes" : "<b>no</b>"}</td></tr>`,
-      ),
+      ...tableHtml(tables.labelsTable(s)),
       CLOSE_TABLE,
     );
   }
 
-  if (s.expectations.length > 0) out.push(expectationsTable(s, confidence, counter));
-  if (s.consistency.length > 0) out.push(consistencyTable(s, confidence, counter));
-  if (s.pairs.length > 0) out.push(pairsTable(s, confidence, counter));
+  if (s.expectations.length > 0) out.push(expectationsSection(s, confidence, counter));
+  if (s.consistency.length > 0) out.push(consistencySection(s, confidence, counter));
+  if (s.pairs.length > 0) out.push(pairsSection(s, confidence, counter));
 
   if (s.hasSpecificity) {
-    const top = s.rows.filter((r) => r.selection === "top");
     out.push(
       `${openTable(
         "booktabs cells",
@@ -356,15 +297,12 @@ function kSection(
         `Specificity at <i>k</i> = ${formatK(s.k)}: AIS of the ability's top set minus AIS of ` +
           `a random set of the same size (the random control), with ${confidence} CI from the same resamples.`,
       )}`,
-      header,
-      "<tbody>",
-      ...top.map((r) => rowHtml(r.label, r.cells.map(specificityCell), false)),
+      ...tableHtml(tables.specificityTable(s)),
       CLOSE_TABLE,
     );
   }
 
   if (s.overlap) {
-    const o = s.overlap;
     out.push(
       `${openTable(
         "booktabs overlap",
@@ -373,17 +311,7 @@ function kSection(
           `of the abilities' top-<i>k</i> parameter sets (|A ∩ B| below; the diagonal holds each set's size). Shared parameters mean one ` +
           `ablation also damages the other ability.`,
       )}`,
-      `<thead><tr><th></th>${o.abilities.map((a) => `<th>${esc(a)}</th>`).join("")}</tr></thead><tbody>`,
-      ...o.abilities.map(
-        (a, i) =>
-          `<tr><th scope="row">${esc(a)}</th>${o.abilities
-            .map((_, j) => {
-              const jac = o.jaccard[i]![j]!;
-              const shade = `j${Math.round(Math.min(1, Math.max(0, jac)) * 10)}`;
-              return `<td class="${shade}">${num(jac)}<span class="ci">${formatCount(o.intersections[i]![j]!)}</span></td>`;
-            })
-            .join("")}</tr>`,
-      ),
+      ...tableHtml(tables.overlapTable(s)),
       CLOSE_TABLE,
     );
   }
@@ -397,12 +325,7 @@ function kSection(
           `ranked from two halves of its diagnostic items (split with the seed), and the Jaccard index of the two sets. Near 1, the items are ` +
           `enough for a stable ranking; far below, the ranking depends on which items were drawn.`,
       )}`,
-      `<thead><tr><th>ability</th><th>halves (items)</th><th>shared</th><th>Jaccard</th></tr></thead><tbody>`,
-      ...s.stability.map(
-        (x) =>
-          `<tr><th scope="row">${esc(x.ability)}</th><td>${x.halves[0]} + ${x.halves[1]}</td><td>${formatCount(x.shared)}</td>` +
-          `<td>${num(x.jaccard)}</td></tr>`,
-      ),
+      ...tableHtml(tables.stabilityTable(s)),
       CLOSE_TABLE,
     );
   }
@@ -416,18 +339,13 @@ function kSection(
           `<code>top_chunked</code> set (the authors' released code: the candidates cut into chunks of at least a million, the top ` +
           `⌈<i>n</i> / candidates × chunk⌉ of each) against its exact top ${formatCount(s.n)}; Jaccard index |C ∩ T| / |C ∪ T|.`,
       )}`,
-      `<thead><tr><th>ability</th><th>chunked set</th><th>exact top <i>n</i></th><th>shared</th><th>Jaccard</th></tr></thead><tbody>`,
-      ...s.chunked.map(
-        (c) =>
-          `<tr><th scope="row">${esc(c.ability)}</th><td>${formatCount(c.chunkedN)}</td><td>${formatCount(c.topN)}</td>` +
-          `<td>${formatCount(c.shared)}</td><td>${num(c.jaccard)}</td></tr>`,
-      ),
+      ...tableHtml(tables.chunkedTable(s)),
       CLOSE_TABLE,
     );
   }
 
-  const ranked = s.rows.flatMap((r) => (r.lowering ? [{ label: r.label, ...r.lowering }] : []));
-  if (ranked.length > 0) {
+  const lowering = tables.loweringTable(s);
+  if (lowering) {
     out.push(
       `${openTable(
         "booktabs",
@@ -437,8 +355,7 @@ function kSection(
           `(${MINUS}θ × g &lt; 0). A top set ranked by the paper's |θ × g| held about half in the demo model; one ranked by ${MINUS}θ × g ` +
           `(<code>method: signed</code>) holds none.`,
       )}`,
-      `<thead><tr><th></th><th>share</th><th>weights</th></tr></thead><tbody>`,
-      ...ranked.map((r) => `<tr><th scope="row">${esc(r.label)}</th><td>${num(r.share, 2)}</td><td>${formatCount(r.count)}</td></tr>`),
+      ...tableHtml(lowering),
       CLOSE_TABLE,
     );
   }
@@ -450,15 +367,7 @@ function kSection(
       `Flips at <i>k</i> = ${formatK(s.k)} (${esc(metric)}): documents the ablation turned ` +
         `right → wrong / wrong → right; (baseline − ablated) × documents = right → wrong − wrong → right.`,
     )}`,
-    header,
-    "<tbody>",
-    ...s.rows.map((r, i) =>
-      rowHtml(
-        r.label,
-        r.cells.map((c) => `<td>${c.flips.rightToWrong} / ${c.flips.wrongToRight}</td>`),
-        grouped(i),
-      ),
-    ),
+    ...tableHtml(tables.flipsTable(s)),
     CLOSE_TABLE,
   );
 
@@ -487,7 +396,7 @@ function kSection(
 }
 
 /** The config's expected abilities per benchmark against this k's AIS (report/expectations.ts). */
-function expectationsTable(s: KSection, confidence: string, counter: Counter): string {
+function expectationsSection(s: KSection, confidence: string, counter: Counter): string {
   return [
     openTable(
       "booktabs labels",
@@ -496,24 +405,13 @@ function expectationsTable(s: KSection, confidence: string, counter: Counter): s
         `to need with the AIS of their top sets, how many of them show (a positive AIS whose ${confidence} CI excludes 0, <b>*</b>), ` +
         `the abilities not expected that show, and where weights are given Spearman's ρ of the weights and the AIS.`,
     ),
-    `<thead><tr><th>benchmark</th><th class="text">expected (AIS)</th><th>expected that show</th><th class="text">unexpected that show</th><th>ρ</th></tr></thead><tbody>`,
-    ...s.expectations.map(
-      (e) =>
-        `<tr><th scope="row">${esc(e.benchmark)}</th><td class="text">${e.expected
-          .map(
-            (x) =>
-              `${esc(x.ability)}${x.weight === null ? "" : ` <span class="muted">×${x.weight}</span>`} (${x.ais === null ? "n/a" : num(x.ais)}${x.significant ? "*" : ""})`,
-          )
-          .join("; ")}</td><td>${e.confirmed.length} of ${e.expected.length}</td>` +
-        `<td class="text">${e.unexpected.length === 0 ? `<span class="muted">none</span>` : e.unexpected.map(esc).join("; ")}</td>` +
-        `<td>${e.rankCorrelation === null ? "–" : num(e.rankCorrelation, 2)}</td></tr>`,
-    ),
+    ...tableHtml(tables.expectationsTable(s)),
     CLOSE_TABLE,
   ].join("\n");
 }
 
 /** Abilities measured with a second diagnostic set: the two AIS rows compared (report/consistency.ts). */
-function consistencyTable(s: KSection, confidence: string, counter: Counter): string {
+function consistencySection(s: KSection, confidence: string, counter: Counter): string {
   return [
     openTable(
       "booktabs labels",
@@ -521,23 +419,13 @@ function consistencyTable(s: KSection, confidence: string, counter: Counter): st
       `Consistency at <i>k</i> = ${formatK(s.k)} of the abilities measured with a second diagnostic set (<code>of</code>): ` +
         `Spearman's ρ of the two sets' AIS across the benchmarks, and the benchmarks where one set's ${confidence} CI excludes the other's AIS.`,
     ),
-    `<thead><tr><th>ability</th><th class="text">second set</th><th>ρ</th><th>benchmarks</th><th class="text">disagree</th></tr></thead><tbody>`,
-    ...s.consistency.map(
-      (c) =>
-        `<tr><th scope="row">${esc(c.ability)}</th><td class="text">${esc(c.set)}</td>` +
-        `<td>${c.rankCorrelation === null ? "–" : num(c.rankCorrelation, 2)}</td><td>${c.benchmarks}</td><td class="text">${
-          c.disagreements.length === 0
-            ? `<span class="muted">none</span>`
-            : c.disagreements.map((d) => `${esc(d.benchmark)} (${num(d.ais)} vs ${num(d.setAis)})`).join("; ")
-        }</td></tr>`,
-    ),
+    ...tableHtml(tables.consistencyTable(s)),
     CLOSE_TABLE,
   ].join("\n");
 }
 
 /** Two abilities ablated together (ablation.pairs): the interference per benchmark. */
-function pairsTable(s: KSection, confidence: string, counter: Counter): string {
-  const columns = s.pairs[0]!.cells.map((c) => c.benchmark);
+function pairsSection(s: KSection, confidence: string, counter: Counter): string {
   return [
     openTable(
       "booktabs cells",
@@ -546,17 +434,7 @@ function pairsTable(s: KSection, confidence: string, counter: Counter): string {
         `with ${confidence} CI bounds (<b>*</b> = the CI excludes 0; 0 when the two effects add up, negative when the union removes less ` +
         `than both alone), then the AIS of the union of the two top sets (<i>n</i> weights).`,
     ),
-    `<thead><tr><th>abilities</th><th><i>n</i></th>${columns.map((b) => `<th>${esc(b)}</th>`).join("")}</tr></thead><tbody>`,
-    ...s.pairs.map(
-      (p) =>
-        `<tr><th scope="row">${p.abilities.map(esc).join(" + ")}</th><td>${formatCount(p.n)}</td>${p.cells
-          .map((c) => {
-            if (c.interference === null) return `<td class="na">n/a<span class="ci">AIS ${c.ais === null ? "n/a" : num(c.ais)}</span></td>`;
-            const ci = c.interferenceCi ? ` ${formatInterval(c.interferenceCi, 3, MINUS)}` : "";
-            return `<td${c.significant ? ' class="sig"' : ""}>${num(c.interference)}${c.significant ? "*" : ""}<span class="ci">${ci.trim()}; AIS ${num(c.ais!)}</span></td>`;
-          })
-          .join("")}</tr>`,
-    ),
+    ...tableHtml(tables.pairsTable(s)),
     CLOSE_TABLE,
   ].join("\n");
 }
@@ -565,18 +443,57 @@ function reasonsList(reasons: string[]): string {
   return `<ol class="reasons">${reasons.map((r) => `<li>${esc(r)}</li>`).join("")}</ol>`;
 }
 
-function aisCell(c: ReportCell): string {
-  if (c.ais === null) return `<td class="na">n/a<sup>${c.reason}</sup></td>`;
-  const ci = c.ci ? `<span class="ci">${formatInterval(c.ci, 3, MINUS)}</span>` : "";
-  return `<td${c.significant ? ' class="sig"' : ""}>${num(c.ais)}${c.significant ? "*" : ""}${ci}</td>`;
+/** A table's header and body rows (between openTable and CLOSE_TABLE): words left, figures right. */
+export function tableHtml(t: TableData): string[] {
+  const textClass = (i: number) => (t.columns[i]!.align === "l" && i > 0 ? ' class="text"' : "");
+  const header = t.columns.map((c, i) => `<th${textClass(i)}>${inlineHtml(c.header)}</th>`).join("");
+  const row = (r: TableRow) => {
+    const cells = r.cells.map((c, i) =>
+      i === 0 && t.rowHeads ? `<th scope="row">${inlineHtml(c as Inline[])}</th>` : cellHtml(c, textClass(i)),
+    );
+    return `<tr${r.group ? ' class="group"' : ""}>${cells.join("")}</tr>`;
+  };
+  return [`<thead><tr>${header}</tr></thead><tbody>`, ...t.rows.map(row)];
 }
 
-function specificityCell(c: ReportCell): string {
-  const s = c.specificity;
-  if (!s) return "<td></td>";
-  if (s.value === null) return `<td class="na">n/a<sup>${s.reason}</sup></td>`;
-  const ci = s.ci ? `<span class="ci">${formatInterval(s.ci, 3, MINUS)}</span>` : "";
-  return `<td${s.significant ? ' class="sig"' : ""}>${num(s.value)}${s.significant ? "*" : ""}${ci}</td>`;
+/** Inline content: names escaped, figures with the typographic minus. */
+const HTML_INLINE: InlineStyle = {
+  text: esc,
+  figure: (v, digits) => num(v, digits),
+  muted: (content) => `<span class="muted">${content}</span>`,
+  strong: (content) => `<b>${content}</b>`,
+  variable: (name) => `<i>${esc(name)}</i>`,
+};
+const inlineHtml = (parts: Inline[]) => writeInline(parts, HTML_INLINE);
+
+/** `textClass`: the column's, for cells of words. */
+function cellHtml(c: TableCell, textClass: string): string {
+  if (Array.isArray(c)) return `<td${textClass}>${inlineHtml(c)}</td>`;
+  const sig = (significant: boolean) => (significant ? ' class="sig"' : "");
+  const ci = (interval: { low: number; high: number } | null) => (interval ? formatInterval(interval, 3, MINUS) : "");
+  switch (c.kind) {
+    case "estimate":
+      if (c.value === null) return `<td class="na">n/a<sup>${c.reason}</sup></td>`;
+      return `<td${sig(c.significant)}>${num(c.value)}${c.significant ? "*" : ""}${c.ci ? `<span class="ci">${ci(c.ci)}</span>` : ""}</td>`;
+    case "interference": {
+      const x = c.cell;
+      if (x.interference === null) return `<td class="na">n/a<span class="ci">AIS ${x.ais === null ? "n/a" : num(x.ais)}</span></td>`;
+      return `<td${sig(x.significant)}>${num(x.interference)}${x.significant ? "*" : ""}<span class="ci">${ci(x.interferenceCi)}; AIS ${num(x.ais!)}</span></td>`;
+    }
+    case "overlap":
+      return `<td class="j${Math.round(Math.min(1, Math.max(0, c.jaccard)) * 10)}">${num(c.jaccard)}<span class="ci">${formatCount(c.shared)}</span></td>`;
+    case "difference": {
+      const x = c.cell;
+      if (!x || x.difference === null) return `<td class="na">n/a</td>`;
+      const mark = (x.significant ? "*" : "") + (x.signDiffers ? ` ${SIGN_DIFFERS_MARK}` : "");
+      return `<td${sig(x.significant)}>${signedNum(x.difference)}${mark}${x.interval ? `<span class="ci">${ci(x.interval)}</span>` : ""}</td>`;
+    }
+  }
+}
+
+/** A difference with its sign: + before a positive one that does not round to 0. */
+export function signedNum(v: number): string {
+  return (v > 0 && Number(v.toFixed(3)) !== 0 ? "+" : "") + num(v);
 }
 
 function negativeCellHtml(c: NegativeCell, mixed: boolean, counter: Counter): string {

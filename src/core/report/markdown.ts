@@ -1,21 +1,15 @@
 // Markdown report (GitHub-flavoured tables): the run's metadata, baseline accuracies, and per
 // model and k the AIS table with intervals, specificity, ability overlap, flips and the flipped
 // documents of negative cells. Names from user files are escaped so they cannot break a table.
-import {
-  candidatesWord,
-  describeMethod,
-  formatConfidence,
-  formatCount,
-  formatFixed,
-  formatInterval,
-  formatK,
-  RULE_COLUMNS,
-  ruleRows,
-} from "./format";
-import { baselineLabel, ruleComparisons, rulesOf } from "./model";
+import { candidatesWord, describeRule, formatConfidence, formatCount, formatFixed, formatInterval, formatK, ruleLabel } from "./format";
+import { ruleComparisons, rulesOf } from "./model";
+import { SIGN_DIFFERS_MARK } from "./compareFigure";
 import { fluencyText } from "./fluency";
+import * as tables from "./tables";
+import { writeInline, type Inline, type InlineStyle, type TableCell, type TableData } from "./tables";
+import type { ComparisonCell } from "./compare";
 import type { ModelFluency } from "../results/schema";
-import type { BaselineRow, ChoiceDocument, GenerationDocument, KSection, ModelReport, NegativeCell, Report, ReportCell } from "./types";
+import type { ChoiceDocument, GenerationDocument, KSection, ModelReport, NegativeCell, Report } from "./types";
 
 /** Escapes Markdown's inline syntax and the table separator; line breaks become spaces. */
 export function escapeMarkdown(text: string): string {
@@ -66,17 +60,6 @@ export function renderMarkdown(report: Report): string {
   );
 }
 
-const optional = (v: number | null) => (v === null ? "–" : num(v));
-
-function filterText(b: BaselineRow): string {
-  if (b.outputType !== "generate_until") return "";
-  const others = Object.entries(b.exactMatchByFilter ?? {}).filter(([name]) => name !== b.filter);
-  return (
-    escapeMarkdown(b.filter ?? "") +
-    (others.length > 0 ? ` (${others.map(([name, v]) => `${escapeMarkdown(name)} ${num(v)}`).join(", ")})` : "")
-  );
-}
-
 /** The failure signatures found (report/signatures.ts), as a list; nothing for a run without abilities. */
 function findingsLines(model: ModelReport): string[] {
   if (!model.profile) return [];
@@ -87,7 +70,7 @@ function findingsLines(model: ModelReport): string[] {
     "",
     ...model.findings.map(
       (f) =>
-        `- **${escapeMarkdown(several ? `${f.method} rule: ${f.title}` : f.title)}** ${escapeMarkdown(f.figures)} ` +
+        `- **${escapeMarkdown(several ? `${ruleLabel(f)} rule: ${f.title}` : f.title)}** ${escapeMarkdown(f.figures)} ` +
         `(threshold: ${escapeMarkdown(f.threshold)}). Remedy: ${escapeMarkdown(f.remedy)}.`,
     ),
     "",
@@ -109,7 +92,7 @@ function modelSection(model: ModelReport): string[] {
       [
         "importance",
         rulesOf(model)
-          .map((r) => escapeMarkdown(describeMethod(r.method)))
+          .map((r) => escapeMarkdown(describeRule(r)))
           .join("; "),
       ],
       ["seed", String(p.seed)],
@@ -120,43 +103,12 @@ function modelSection(model: ModelReport): string[] {
   out.push(...table(["", ""], meta, ["l", "l"]), "");
   out.push(...findingsLines(model));
   out.push("### Baseline accuracy", "");
-  if (model.hasGeneration) {
+  if (model.hasGeneration)
     out.push(
       "exact\\_match of generate\\_until benchmarks is computed under the task's first filter (the others' exact\\_match in parentheses).",
       "",
     );
-    out.push(
-      ...table(
-        ["benchmark", "items", "acc", "acc_norm", "exact_match", "filter", "chance"].map(escapeMarkdown),
-        model.baseline.map((b) => [
-          escapeMarkdown(baselineLabel(b)),
-          String(b.items),
-          optional(b.acc),
-          optional(b.acc_norm),
-          optional(b.exact_match),
-          filterText(b),
-          num(b.chance),
-        ]),
-        ["l", "r", "r", "r", "r", "l", "r"],
-      ),
-      "",
-    );
-  } else {
-    out.push(
-      ...table(
-        ["benchmark", "items", "acc", "acc_norm", "chance"],
-        model.baseline.map((b) => [
-          escapeMarkdown(baselineLabel(b)),
-          String(b.items),
-          optional(b.acc),
-          optional(b.acc_norm),
-          num(b.chance),
-        ]),
-        ["l", "r", "r", "r", "r"],
-      ),
-      "",
-    );
-  }
+  out.push(...markdownTable(tables.baselineTable(model)), "");
   if (!p) {
     out.push("The run's config has no abilities: it scored the benchmarks only, so there is no AIS.", "");
     return out;
@@ -167,11 +119,11 @@ function modelSection(model: ModelReport): string[] {
   if (several) {
     out.push("### The importance rules side by side", "");
     for (const c of ruleComparisons(model)) {
-      out.push(`At k = ${formatK(c.k)}:`, "", ...table(RULE_COLUMNS.map(escapeMarkdown), ruleRows(c), ["l", "r", "r"]), "");
+      out.push(`At k = ${formatK(c.k)}:`, "", ...markdownTable(tables.rulesTable(c)), "");
     }
   }
   for (const rule of rules)
-    for (const s of rule.sections) out.push(...kSection(s, rule.parameters, confidence, several ? rule.method : undefined, rule.fluency));
+    for (const s of rule.sections) out.push(...kSection(s, rule.parameters, confidence, several ? ruleLabel(rule) : undefined, rule.fluency));
   return out;
 }
 
@@ -181,19 +133,10 @@ function kSection(s: KSection, parameters: number, confidence: string, rule?: st
   const out = [`### k = ${formatK(s.k)}${ruleText} (n = ${formatCount(s.n)} of ${formatCount(parameters)} parameters zeroed)`, ""];
   const metric = s.metricLabel;
   const mixed = new Set(s.metrics).size > 1;
-  const header = ["ability", ...s.columns.map(escapeMarkdown)];
-  const align: ("l" | "r")[] = ["l", ...s.benchmarks.map(() => "r" as const)];
   const label = (text: string) => escapeMarkdown(text);
 
   out.push(`**AIS (${metric})** with ${confidence} CI; \\* = the CI excludes 0; n/a (i) = undefined, reason i below.`, "");
-  out.push(
-    ...table(
-      header,
-      s.rows.map((r) => [label(r.label), ...r.cells.map(aisText)]),
-      align,
-    ),
-    "",
-  );
+  out.push(...markdownTable(tables.aisTable(s)), "");
   if (s.reasons.length > 0) out.push(...s.reasons.map((r, i) => `${i + 1}. ${escapeMarkdown(r)}`), "");
   if (fluency)
     out.push(
@@ -209,20 +152,7 @@ function kSection(s: KSection, parameters: number, confidence: string, rule?: st
         "(the AIS of the label's top set, against the largest AIS of that row on a benchmark without the label).",
       "",
     );
-    out.push(
-      ...table(
-        ["benchmark", "label", "AIS", "largest other", "holds"],
-        s.labels.map((l) => [
-          escapeMarkdown(l.benchmark),
-          escapeMarkdown(l.ability),
-          l.ais === null ? "n/a" : num(l.ais),
-          l.largestOther ? `${num(l.largestOther.ais)} (${escapeMarkdown(l.largestOther.benchmark)})` : "–",
-          l.holds ? "yes" : "**no**",
-        ]),
-        ["l", "l", "r", "r", "l"],
-      ),
-      "",
-    );
+    out.push(...markdownTable(tables.labelsTable(s)), "");
   }
 
   if (s.expectations.length > 0) {
@@ -231,25 +161,7 @@ function kSection(s: KSection, parameters: number, confidence: string, rule?: st
         `(a positive AIS whose ${confidence} CI excludes 0), the abilities not expected that show, and with weights Spearman's ρ of the weights and the AIS.`,
       "",
     );
-    out.push(
-      ...table(
-        ["benchmark", "expected (AIS)", "expected that show", "unexpected that show", "ρ"],
-        s.expectations.map((e) => [
-          escapeMarkdown(e.benchmark),
-          e.expected
-            .map(
-              (x) =>
-                `${escapeMarkdown(x.ability)}${x.weight === null ? "" : ` ×${x.weight}`} (${x.ais === null ? "n/a" : num(x.ais)}${x.significant ? "*" : ""})`,
-            )
-            .join("; "),
-          `${e.confirmed.length} of ${e.expected.length}`,
-          e.unexpected.length === 0 ? "none" : e.unexpected.map(escapeMarkdown).join("; "),
-          e.rankCorrelation === null ? "–" : num(e.rankCorrelation, 2),
-        ]),
-        ["l", "l", "r", "l", "r"],
-      ),
-      "",
-    );
+    out.push(...markdownTable(tables.expectationsTable(s)), "");
   }
 
   if (s.consistency.length > 0) {
@@ -258,22 +170,7 @@ function kSection(s: KSection, parameters: number, confidence: string, rule?: st
         `and the benchmarks where one set's ${confidence} CI excludes the other's AIS.`,
       "",
     );
-    out.push(
-      ...table(
-        ["ability", "second set", "ρ", "benchmarks", "disagree"],
-        s.consistency.map((c) => [
-          escapeMarkdown(c.ability),
-          escapeMarkdown(c.set),
-          c.rankCorrelation === null ? "–" : num(c.rankCorrelation, 2),
-          String(c.benchmarks),
-          c.disagreements.length === 0
-            ? "none"
-            : c.disagreements.map((d) => `${escapeMarkdown(d.benchmark)} (${num(d.ais)} vs ${num(d.setAis)})`).join("; "),
-        ]),
-        ["l", "l", "r", "r", "l"],
-      ),
-      "",
-    );
+    out.push(...markdownTable(tables.consistencyTable(s)), "");
   }
 
   if (s.pairs.length > 0) {
@@ -282,52 +179,17 @@ function kSection(s: KSection, parameters: number, confidence: string, rule?: st
         "(**bold**: it excludes 0; 0 when the two effects add up), and in brackets the AIS of the union of the two top sets.",
       "",
     );
-    out.push(
-      ...table(
-        ["abilities", "n", ...s.benchmarks.slice(0, s.pairs[0]!.cells.length).map(escapeMarkdown)],
-        s.pairs.map((p) => [
-          p.abilities.map(escapeMarkdown).join(" + "),
-          String(p.n),
-          ...p.cells.map((c) => {
-            if (c.interference === null) return `n/a (AIS ${c.ais === null ? "n/a" : num(c.ais)})`;
-            const value = c.significant ? `**${num(c.interference)}**` : num(c.interference);
-            const ci = c.interferenceCi ? ` [${num(c.interferenceCi.low)}, ${num(c.interferenceCi.high)}]` : "";
-            return `${value}${ci} (AIS ${num(c.ais!)})`;
-          }),
-        ]),
-        ["l", "r", ...s.pairs[0]!.cells.map(() => "r" as const)],
-      ),
-      "",
-    );
+    out.push(...markdownTable(tables.pairsTable(s)), "");
   }
 
   if (s.hasSpecificity) {
     out.push(`**Specificity**: AIS minus the random control's AIS at the same k, with ${confidence} CI.`, "");
-    const top = s.rows.filter((r) => r.selection === "top");
-    out.push(
-      ...table(
-        header,
-        top.map((r) => [label(r.label), ...r.cells.map(specificityText)]),
-        align,
-      ),
-      "",
-    );
+    out.push(...markdownTable(tables.specificityTable(s)), "");
   }
 
   if (s.overlap) {
-    const o = s.overlap;
     out.push(`**Ability overlap**: Jaccard index of the top-k parameter sets, |A ∩ B| in parentheses.`, "");
-    out.push(
-      ...table(
-        ["", ...o.abilities.map(escapeMarkdown)],
-        o.abilities.map((a, i) => [
-          escapeMarkdown(a),
-          ...o.abilities.map((_, j) => `${num(o.jaccard[i]![j]!)} (${formatCount(o.intersections[i]![j]!)})`),
-        ]),
-        ["l", ...o.abilities.map(() => "r" as const)],
-      ),
-      "",
-    );
+    out.push(...markdownTable(tables.overlapTable(s)), "");
   }
 
   if (s.stability.length > 0) {
@@ -336,14 +198,7 @@ function kSection(s: KSection, parameters: number, confidence: string, rule?: st
         "and the Jaccard index of the two sets: near 1, the items are enough for a stable ranking; far below, the ranking depends on which items were drawn.",
       "",
     );
-    out.push(
-      ...table(
-        ["ability", "halves (items)", "shared", "Jaccard"],
-        s.stability.map((x) => [escapeMarkdown(x.ability), `${x.halves[0]} + ${x.halves[1]}`, formatCount(x.shared), num(x.jaccard)]),
-        ["l", "r", "r", "r"],
-      ),
-      "",
-    );
+    out.push(...markdownTable(tables.stabilityTable(s)), "");
   }
 
   if (s.chunked.length > 0) {
@@ -352,48 +207,21 @@ function kSection(s: KSection, parameters: number, confidence: string, rule?: st
         `chunks of at least a million, the top ceil(n / candidates × chunk) of each) against its exact top ${formatCount(s.n)}; Jaccard index |C ∩ T| / |C ∪ T|.`,
       "",
     );
-    out.push(
-      ...table(
-        ["ability", "chunked set", "exact top n", "shared", "Jaccard"],
-        s.chunked.map((c) => [
-          escapeMarkdown(c.ability),
-          formatCount(c.chunkedN),
-          formatCount(c.topN),
-          formatCount(c.shared),
-          num(c.jaccard),
-        ]),
-        ["l", "r", "r", "r", "r"],
-      ),
-      "",
-    );
+    out.push(...markdownTable(tables.chunkedTable(s)), "");
   }
 
-  const ranked = s.rows.flatMap((r) => (r.lowering ? [{ label: r.label, ...r.lowering }] : []));
-  if (ranked.length > 0) {
+  const lowering = tables.loweringTable(s);
+  if (lowering) {
     out.push(
       `**Zeroed weights that lower their own ability's loss**: of each set's ${formatCount(s.n)} weights, those whose zeroing lowers ` +
         "the ability's diagnostic loss to first order (−θ × g < 0); about half of a top set of the paper's \\|θ × g\\| in the demo model, none with `method: signed`.",
       "",
     );
-    out.push(
-      ...table(
-        ["", "share", "weights"],
-        ranked.map((r) => [label(r.label), num(r.share, 2), formatCount(r.count)]),
-        ["l", "r", "r"],
-      ),
-      "",
-    );
+    out.push(...markdownTable(lowering), "");
   }
 
   out.push("**Flips**: documents the ablation turned right → wrong / wrong → right.", "");
-  out.push(
-    ...table(
-      header,
-      s.rows.map((r) => [label(r.label), ...r.cells.map((c) => `${c.flips.rightToWrong} / ${c.flips.wrongToRight}`)]),
-      align,
-    ),
-    "",
-  );
+  out.push(...markdownTable(tables.flipsTable(s)), "");
 
   if (s.negativeCells.length > 0) {
     const what = [
@@ -457,16 +285,51 @@ function generationRow(d: GenerationDocument): string[] {
   ];
 }
 
-function aisText(c: ReportCell): string {
-  if (c.ais === null) return `n/a (${c.reason})`;
-  return `${num(c.ais)}${c.ci ? ` ${formatInterval(c.ci, 3)}` : ""}${c.significant ? " \\*" : ""}`;
+/** A table's rows in Markdown: names escaped, figures with the ASCII minus, emphasis in bold. */
+function markdownTable(t: TableData): string[] {
+  return table(
+    t.columns.map((c) => inlineMarkdown(c.header)),
+    t.rows.map((r) => r.cells.map(cellMarkdown)),
+    t.columns.map((c) => c.align),
+  );
 }
 
-function specificityText(c: ReportCell): string {
-  const s = c.specificity;
-  if (!s) return "";
-  if (s.value === null) return `n/a (${s.reason})`;
-  return `${num(s.value)}${s.ci ? ` ${formatInterval(s.ci, 3)}` : ""}${s.significant ? " \\*" : ""}`;
+/** Inline content: names escaped, figures with the ASCII minus, emphasis in bold, no muting. */
+const MARKDOWN_INLINE: InlineStyle = {
+  text: escapeMarkdown,
+  figure: (v, digits) => num(v, digits),
+  muted: (content) => content,
+  strong: (content) => `**${content}**`,
+  variable: (name) => name,
+};
+const inlineMarkdown = (parts: Inline[]) => writeInline(parts, MARKDOWN_INLINE);
+
+function cellMarkdown(c: TableCell): string {
+  if (Array.isArray(c)) return inlineMarkdown(c);
+  switch (c.kind) {
+    case "estimate":
+      if (c.value === null) return `n/a (${c.reason})`;
+      return `${num(c.value)}${c.ci ? ` ${formatInterval(c.ci, 3)}` : ""}${c.significant ? " \\*" : ""}`;
+    case "interference": {
+      const x = c.cell;
+      if (x.interference === null) return `n/a (AIS ${x.ais === null ? "n/a" : num(x.ais)})`;
+      const value = x.significant ? `**${num(x.interference)}**` : num(x.interference);
+      return `${value}${x.interferenceCi ? ` ${formatInterval(x.interferenceCi, 3)}` : ""} (AIS ${num(x.ais!)})`;
+    }
+    case "overlap":
+      return `${num(c.jaccard)} (${formatCount(c.shared)})`;
+    case "difference":
+      return c.cell ? differenceMarkdown(c.cell) : "n/a";
+  }
+}
+
+/** AIS(A) - AIS(B) with its sign (2 decimals), its interval, bold where the interval excludes 0, marked where the two AIS have opposite signs. */
+export function differenceMarkdown(cell: ComparisonCell): string {
+  if (cell.difference === null) return "n/a";
+  const signed = (x: number) => (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(2);
+  const interval = cell.interval ? ` [${signed(cell.interval.low)}, ${signed(cell.interval.high)}]` : "";
+  const value = cell.significant ? `**${signed(cell.difference)}**` : signed(cell.difference);
+  return `${value}${interval}${cell.signDiffers ? ` ${SIGN_DIFFERS_MARK}` : ""}`;
 }
 
 function documentRow(d: ChoiceDocument, metric: string): string[] {

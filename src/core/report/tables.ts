@@ -1,0 +1,358 @@
+// The report's tables as data, built once: per model its baseline and its rules side by side, per k
+// section the AIS, labels, expectations, consistency, pairs, specificity, overlap, stability,
+// chunked, lowering and flips tables, and a comparison's differences. A table is its columns and
+// rows of cells holding figures, intervals and names, not text: html.ts, markdown.ts and
+// compareHtml.ts each format the same table in their own syntax (escaping, minus sign, emphasis),
+// and keep their own captions.
+import type { Interval } from "../analysis/bootstrap";
+import type { Comparison, ComparisonCell } from "./compare";
+import { formatCount, ruleLabel } from "./format";
+import { baselineLabel } from "./model";
+import type { BaselineRow, KSection, ModelReport, PairReport, ReportCell, RuleComparison } from "./types";
+
+/**
+ * Inline content of a cell or header. A plain string is the report's own wording, written as it is
+ * (it holds nothing any format must escape); the rest each format writes its own way.
+ */
+export type Inline =
+  | string
+  /** Text from the user's files or results (names, filters, reasons): escaped by each format. */
+  | { text: string }
+  /** A figure with fixed decimals (3 unless said). */
+  | { figure: number; digits?: number }
+  /** A whole number with thousands separators. */
+  | { count: number }
+  /** Secondary content: greyed where the format can, plain where it cannot. */
+  | { muted: Inline[] }
+  | { strong: Inline[] }
+  /** A variable of the method's formulas (k, n): italic in HTML. */
+  | { variable: string };
+
+/** How a format writes inline content: its escaping, its figures, its emphasis. */
+export interface InlineStyle {
+  text(text: string): string;
+  figure(value: number, digits: number): string;
+  muted(content: string): string;
+  strong(content: string): string;
+  variable(name: string): string;
+}
+
+export function writeInline(parts: Inline[], style: InlineStyle): string {
+  return parts
+    .map((x) => {
+      if (typeof x === "string") return x;
+      if ("text" in x) return style.text(x.text);
+      if ("figure" in x) return style.figure(x.figure, x.digits ?? 3);
+      if ("count" in x) return formatCount(x.count);
+      if ("muted" in x) return style.muted(writeInline(x.muted, style));
+      if ("strong" in x) return style.strong(writeInline(x.strong, style));
+      return style.variable(x.variable);
+    })
+    .join("");
+}
+
+/** A value with its interval and significance (AIS, specificity); null is undefined, with the number of its reason. */
+export interface EstimateCell {
+  kind: "estimate";
+  value: number | null;
+  ci: Interval | null;
+  significant: boolean;
+  reason?: number;
+}
+
+/** Two abilities ablated together, on one benchmark: the interference with its interval, and the union's AIS. */
+export interface InterferenceCell {
+  kind: "interference";
+  cell: PairReport["cells"][number];
+}
+
+/** Two abilities' top sets: their Jaccard index (the cell's shade) and the weights they share. */
+export interface OverlapCell {
+  kind: "overlap";
+  jaccard: number;
+  shared: number;
+}
+
+/** AIS(A) - AIS(B) of one ability and benchmark, with its interval; undefined when either side is. */
+export interface DifferenceCell {
+  kind: "difference";
+  cell: ComparisonCell | undefined;
+}
+
+export type TableCell = Inline[] | EstimateCell | InterferenceCell | OverlapCell | DifferenceCell;
+
+export interface TableColumn {
+  header: Inline[];
+  /** Left for words, right for figures. */
+  align: "l" | "r";
+}
+
+export interface TableRow {
+  cells: TableCell[];
+  /** The row starts a new group (the next selection: bottom, random): formats that can draw a rule above it. */
+  group?: boolean;
+}
+
+export interface TableData {
+  columns: TableColumn[];
+  rows: TableRow[];
+  /** The first cell of each row names the row (a row header), rather than being one of its values. */
+  rowHeads: boolean;
+}
+
+const word = (header: string | Inline[], align: "l" | "r" = "l"): TableColumn => ({ header: typeof header === "string" ? [header] : header, align });
+const figures = (header: string | Inline[]): TableColumn => word(header, "r");
+const name = (text: string): Inline[] => [{ text }];
+const figure = (value: number, digits?: number): Inline => (digits === undefined ? { figure: value } : { figure: value, digits });
+const orDash = (value: number | null, digits?: number): Inline => (value === null ? "–" : figure(value, digits));
+const joined = (parts: Inline[][], separator: string): Inline[] => parts.flatMap((p, i) => (i === 0 ? p : [separator, ...p]));
+
+/** The unmodified model's scores per benchmark; with generation benchmarks, exact_match and its filter too. */
+export function baselineTable(model: ModelReport): TableData {
+  const optional = (value: number | null): Inline[] => [value === null ? { muted: ["–"] } : figure(value)];
+  const generation = model.hasGeneration;
+  return {
+    rowHeads: false,
+    columns: [
+      word("benchmark"),
+      figures("items"),
+      figures("acc"),
+      figures(name("acc_norm")),
+      ...(generation ? [figures(name("exact_match")), word("filter")] : []),
+      figures("chance"),
+    ],
+    rows: model.baseline.map((b) => ({
+      cells: [
+        name(baselineLabel(b)),
+        [String(b.items)],
+        optional(b.acc),
+        optional(b.acc_norm),
+        ...(generation ? [optional(b.exact_match), filterText(b)] : []),
+        [figure(b.chance)],
+      ],
+    })),
+  };
+}
+
+/** A generation benchmark's first filter, and the others' exact_match after it. */
+function filterText(b: BaselineRow): Inline[] {
+  if (b.outputType !== "generate_until") return [];
+  const others = Object.entries(b.exactMatchByFilter ?? {}).filter(([filter]) => filter !== b.filter);
+  if (others.length === 0) return name(b.filter ?? "");
+  const scores = joined(
+    others.map(([filter, v]) => [{ text: filter }, " ", figure(v)]),
+    ", ",
+  );
+  return [{ text: b.filter ?? "" }, " ", { muted: ["(", ...scores, ")"] }];
+}
+
+/** The rules of a model at one k, one row each: its label check, and the mean share of its top sets that lowers the ability's own loss. */
+export function rulesTable(c: RuleComparison): TableData {
+  return {
+    rowHeads: false,
+    columns: [word("rule"), figures("labels that hold"), figures("top-set weights that lower their own ability's loss (mean over abilities)")],
+    rows: c.rules.map((r) => {
+      const shares = r.lowering.flatMap((l) => (l.share === null ? [] : [l.share]));
+      const mean = shares.length > 0 ? shares.reduce((a, b) => a + b, 0) / shares.length : null;
+      return {
+        cells: [
+          name(ruleLabel(r)),
+          [r.labelsChecked > 0 ? `${r.labelsHold} of ${r.labelsChecked}` : "–"],
+          [mean === null ? "–" : `${(mean * 100).toFixed(1)}%`],
+        ],
+      };
+    }),
+  };
+}
+
+/** Abilities (rows, grouped by selection) by benchmarks (the section's columns), one cell each. */
+function rowsByBenchmarks(s: KSection, rows: KSection["rows"], cell: (c: ReportCell) => TableCell, grouped: boolean): TableData {
+  return {
+    rowHeads: true,
+    columns: [word("ability"), ...s.columns.map((b) => figures(name(b)))],
+    rows: rows.map((r, i) => ({
+      cells: [name(r.label), ...r.cells.map(cell)],
+      group: grouped && i > 0 && r.selection !== rows[i - 1]!.selection,
+    })),
+  };
+}
+
+export function aisTable(s: KSection): TableData {
+  return rowsByBenchmarks(s, s.rows, (c) => ({ kind: "estimate", value: c.ais, ci: c.ci, significant: c.significant, reason: c.reason }), true);
+}
+
+/** The top rows' AIS minus the random control's; empty cells where a row has none. */
+export function specificityTable(s: KSection): TableData {
+  const cell = (c: ReportCell): TableCell => {
+    const x = c.specificity;
+    return x ? { kind: "estimate", value: x.value, ci: x.ci, significant: x.significant, reason: x.reason } : [];
+  };
+  return rowsByBenchmarks(
+    s,
+    s.rows.filter((r) => r.selection === "top"),
+    cell,
+    false,
+  );
+}
+
+/** Documents turned right -> wrong / wrong -> right, per cell. */
+export function flipsTable(s: KSection): TableData {
+  return rowsByBenchmarks(s, s.rows, (c) => [`${c.flips.rightToWrong} / ${c.flips.wrongToRight}`], true);
+}
+
+/** Each labelled benchmark: the AIS of its label's top set against the largest of that row on a benchmark without the label. */
+export function labelsTable(s: KSection): TableData {
+  return {
+    rowHeads: true,
+    columns: [word("benchmark"), word("label"), figures("AIS"), figures("largest other"), word("holds")],
+    rows: s.labels.map((l) => ({
+      cells: [
+        name(l.benchmark),
+        name(l.ability),
+        [l.ais === null ? "n/a" : figure(l.ais)],
+        l.largestOther ? [figure(l.largestOther.ais), " ", { muted: ["(", { text: l.largestOther.benchmark }, ")"] }] : ["–"],
+        [l.holds ? "yes" : { strong: ["no"] }],
+      ],
+    })),
+  };
+}
+
+/** Per benchmark, the abilities the config expects with their AIS, those that show, the unexpected that show, and rho of the weights. */
+export function expectationsTable(s: KSection): TableData {
+  return {
+    rowHeads: true,
+    columns: [word("benchmark"), word("expected (AIS)"), figures("expected that show"), word("unexpected that show"), figures("ρ")],
+    rows: s.expectations.map((e) => ({
+      cells: [
+        name(e.benchmark),
+        joined(
+          e.expected.map((x) => [
+            { text: x.ability },
+            ...(x.weight === null ? [] : [" ", { muted: [`×${x.weight}`] }]),
+            " (",
+            x.ais === null ? "n/a" : figure(x.ais),
+            x.significant ? "*)" : ")",
+          ]),
+          "; ",
+        ),
+        [`${e.confirmed.length} of ${e.expected.length}`],
+        e.unexpected.length === 0 ? [{ muted: ["none"] }] : joined(e.unexpected.map(name), "; "),
+        [orDash(e.rankCorrelation, 2)],
+      ],
+    })),
+  };
+}
+
+/** Abilities measured with a second diagnostic set: rho of the two AIS rows, and the benchmarks where they disagree. */
+export function consistencyTable(s: KSection): TableData {
+  return {
+    rowHeads: true,
+    columns: [word("ability"), word("second set"), figures("ρ"), figures("benchmarks"), word("disagree")],
+    rows: s.consistency.map((c) => ({
+      cells: [
+        name(c.ability),
+        name(c.set),
+        [orDash(c.rankCorrelation, 2)],
+        [String(c.benchmarks)],
+        c.disagreements.length === 0
+          ? [{ muted: ["none"] }]
+          : joined(
+              c.disagreements.map((d) => [{ text: d.benchmark }, " (", figure(d.ais), " vs ", figure(d.setAis), ")"]),
+              "; ",
+            ),
+      ],
+    })),
+  };
+}
+
+/** Two abilities ablated together: the weights zeroed, and per benchmark the interference and the union's AIS. */
+export function pairsTable(s: KSection): TableData {
+  return {
+    rowHeads: true,
+    columns: [word("abilities"), figures([{ variable: "n" }]), ...s.pairs[0]!.cells.map((c) => figures(name(c.benchmark)))],
+    rows: s.pairs.map((p) => ({
+      cells: [joined(p.abilities.map(name), " + "), [{ count: p.n }], ...p.cells.map((cell): TableCell => ({ kind: "interference", cell }))],
+    })),
+  };
+}
+
+/** The Jaccard index of every two abilities' top sets, with the weights they share. */
+export function overlapTable(s: KSection): TableData {
+  const o = s.overlap!;
+  return {
+    rowHeads: true,
+    columns: [word(""), ...o.abilities.map((a) => figures(name(a)))],
+    rows: o.abilities.map((a, i) => ({
+      cells: [
+        name(a),
+        ...o.abilities.map((_, j): TableCell => ({ kind: "overlap", jaccard: o.jaccard[i]![j]!, shared: o.intersections[i]![j]! })),
+      ],
+    })),
+  };
+}
+
+/** Each ability's top set ranked from two halves of its items, and how alike the two are. */
+export function stabilityTable(s: KSection): TableData {
+  return {
+    rowHeads: true,
+    columns: [word("ability"), figures("halves (items)"), figures("shared"), figures("Jaccard")],
+    rows: s.stability.map((x) => ({
+      cells: [name(x.ability), [`${x.halves[0]} + ${x.halves[1]}`], [{ count: x.shared }], [figure(x.jaccard)]],
+    })),
+  };
+}
+
+/** Each ability's chunked top set against its exact top n. */
+export function chunkedTable(s: KSection): TableData {
+  return {
+    rowHeads: true,
+    columns: [word("ability"), figures("chunked set"), figures(["exact top ", { variable: "n" }]), figures("shared"), figures("Jaccard")],
+    rows: s.chunked.map((c) => ({
+      cells: [name(c.ability), [{ count: c.chunkedN }], [{ count: c.topN }], [{ count: c.shared }], [figure(c.jaccard)]],
+    })),
+  };
+}
+
+/** Per row, the share (and number) of its zeroed weights whose zeroing lowers the ability's own loss; none when no row measured it. */
+export function loweringTable(s: KSection): TableData | undefined {
+  const ranked = s.rows.flatMap((r) => (r.lowering ? [{ label: r.label, ...r.lowering }] : []));
+  if (ranked.length === 0) return undefined;
+  return {
+    rowHeads: true,
+    columns: [word(""), figures("share"), figures("weights")],
+    rows: ranked.map((r) => ({ cells: [name(r.label), [figure(r.share, 2)], [{ count: r.count }]] })),
+  };
+}
+
+/** A comparison's AIS(A) - AIS(B), abilities by benchmarks. */
+export function differenceTable(c: Comparison): TableData {
+  return {
+    rowHeads: true,
+    columns: [word("ability"), ...c.benchmarks.map((b) => figures(name(b.benchmark)))],
+    rows: c.abilities.map((ability) => ({
+      cells: [
+        name(ability),
+        ...c.benchmarks.map(
+          (b): TableCell => ({ kind: "difference", cell: c.cells.find((cell) => cell.ability === ability && cell.benchmark === b.benchmark) }),
+        ),
+      ],
+    })),
+  };
+}
+
+/** How alike a comparison's two profiles rank the abilities, per benchmark. */
+export function agreementTable(c: Comparison): TableData {
+  return {
+    rowHeads: true,
+    columns: [word("benchmark"), word("metric"), word("documents"), figures("ρ"), figures("abilities")],
+    rows: c.benchmarks.map((b) => ({
+      cells: [
+        name(b.benchmark),
+        name(b.metric),
+        [b.paired ? "the same (paired)" : "different (unpaired)"],
+        [b.rankCorrelation === null ? "n/a" : figure(b.rankCorrelation, 2)],
+        [String(b.abilities)],
+      ],
+    })),
+  };
+}
