@@ -10,7 +10,8 @@
 // pandas prints a wide frame; text lines wrap. Piped output keeps the full tables.
 import { formatConfidence, formatFixed, formatInterval, formatK } from "../core/report/format";
 import type { ImportanceMethod } from "../core/config/types";
-import { baselineLabel, ruleComparisons, rulesOf } from "../core/report/model";
+import { ruleComparisons, rulesOf } from "../core/report/model";
+import { baselineLabel } from "../core/report/names";
 import { fluencyText } from "../core/report/fluency";
 import type { BaselineRow, Finding, KSection, ModelReport, ReportCell } from "../core/report/types";
 

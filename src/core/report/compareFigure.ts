@@ -3,17 +3,8 @@
 // the results view and an exported SVG draw it with the code that draws a profile.
 import type { AbilityImpact } from "../analysis/ais";
 import type { Comparison, ComparisonCell } from "./compare";
-import {
-  DIVERGING_STOPS,
-  formatConfidence,
-  formatFixed,
-  MINUS,
-  scaleLimit,
-  scaleTicks,
-  textColourOn,
-  UNDEFINED_FILL,
-  divergingColour,
-} from "./format";
+import { divergingColour, formatConfidence, formatFixed, MINUS, scaleLimit, textColourOn, UNDEFINED_FILL } from "./format";
+import { divergingScale } from "./heatmap";
 import type { Heatmap, HeatmapCell } from "./types";
 
 /** What marks a cell whose two AIS have opposite signs, in every format that has room for a glyph. */
@@ -27,7 +18,6 @@ export function sideName(side: Comparison["a"]): string {
 /** The difference heatmap; `id` names its canvas in a page. */
 export function comparisonHeatmap(c: Comparison, id = "comparison"): Heatmap {
   const limit = scaleLimit(c.cells.map((cell) => cell.difference));
-  const ticks = scaleTicks(limit);
   const columns = c.benchmarks.map((b) => b.benchmark);
   const cells: HeatmapCell[] = [];
   c.abilities.forEach((ability, row) => {
@@ -43,13 +33,7 @@ export function comparisonHeatmap(c: Comparison, id = "comparison"): Heatmap {
     columns,
     groupStarts: [],
     cells,
-    scale: {
-      limit,
-      ticks,
-      tickLabels: ticks.map((t) => formatFixed(t, limit < 0.1 ? 3 : 2, MINUS)),
-      stops: [...DIVERGING_STOPS],
-      title: `AIS(A) ${MINUS} AIS(B)`,
-    },
+    scale: divergingScale(limit, `AIS(A) ${MINUS} AIS(B)`),
     undefinedFill: UNDEFINED_FILL,
   };
 }

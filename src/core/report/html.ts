@@ -3,7 +3,17 @@
 // tables are written here; the heatmaps are drawn in the page by the bundle (webview/report.ts,
 // chart.js + chartjs-chart-matrix) from the heatmaps of the report model, embedded as JSON.
 import { randomBytes } from "node:crypto";
-import { candidatesWord, describeRule, formatConfidence, ruleLabel, formatCount, formatFixed, formatInterval, formatK, MINUS } from "./format";
+import {
+  candidatesWord,
+  describeRule,
+  formatConfidence,
+  ruleLabel,
+  formatCount,
+  formatFixed,
+  formatInterval,
+  formatK,
+  MINUS,
+} from "./format";
 import { ruleComparisons, rulesOf } from "./model";
 import { SIGN_DIFFERS_MARK } from "./compareFigure";
 import { fluencyText } from "./fluency";

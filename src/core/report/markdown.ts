@@ -123,7 +123,8 @@ function modelSection(model: ModelReport): string[] {
     }
   }
   for (const rule of rules)
-    for (const s of rule.sections) out.push(...kSection(s, rule.parameters, confidence, several ? ruleLabel(rule) : undefined, rule.fluency));
+    for (const s of rule.sections)
+      out.push(...kSection(s, rule.parameters, confidence, several ? ruleLabel(rule) : undefined, rule.fluency));
   return out;
 }
 

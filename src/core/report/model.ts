@@ -26,31 +26,20 @@ import {
   type Specificity,
   type VariantResult,
 } from "../results/schema";
-import {
-  DIVERGING_STOPS,
-  divergingColour,
-  formatFixed,
-  formatK,
-  MINUS,
-  scaleLimit,
-  scaleTicks,
-  textColourOn,
-  UNDEFINED_FILL,
-} from "./format";
+import { formatK, scaleLimit } from "./format";
 import { ReportInputError, type LoadedRun, type RunItems } from "./load";
 import { expectationChecks } from "./expectations";
 import { consistencyChecks } from "./consistency";
+import { heatmapOf } from "./heatmap";
+import { labelChecks } from "./labels";
+import { averagingOf, groupLabel, metricLabelOf, variantLabel } from "./names";
 import type { Selection } from "../config/types";
 import type {
   BaselineRow,
   ChunkedComparison,
   FlippedDocument,
   GroupMark,
-  Heatmap,
-  HeatmapCell,
-  HeatmapMeasure,
   KSection,
-  LabelCheck,
   ModelReport,
   NegativeCell,
   ProfileReport,
@@ -96,37 +85,6 @@ export function groupMetric(group: GroupResult, metric: ChoiceMetric): Metric {
   return group.aggregates.some((a) => a.metric === "exact_match") ? "exact_match" : metric;
 }
 
-/** A group's name with how many tasks its score is over: "mmlu_stem (group: 19 tasks)", the metric after a semicolon when given. */
-export function groupLabel(name: string, mark: GroupMark, metric?: Metric): string {
-  return `${name} (group: ${taskCount(mark.tasks)}${metric ? `; ${metric}` : ""})`;
-}
-
-/** A baseline row's name as tables print it: a group's with its tasks and how they are averaged. */
-export function baselineLabel(row: BaselineRow): string {
-  return row.group ? `${row.name} (group: ${taskCount(row.group.tasks)}, ${row.group.averaging})` : row.name;
-}
-
-function averagingOf(weightBySize: boolean): string {
-  return weightBySize ? "weighted by documents" : "unweighted mean";
-}
-
-function taskCount(n: number): string {
-  return `${n} task${n === 1 ? "" : "s"}`;
-}
-
-/** How a group's score is made, in words. */
-export function groupDescription(mark: GroupMark): string {
-  return `the mean of ${mark.tasks} tasks' scores, ${mark.weightBySize ? "weighted by their documents" : "each task counting once"}`;
-}
-
-/** Title text for the metrics of some columns. */
-export function metricLabelOf(metrics: readonly Metric[], choiceMetric: ChoiceMetric): string {
-  const distinct = [...new Set(metrics)];
-  if (distinct.length === 0) return choiceMetric;
-  if (distinct.length === 1) return distinct[0]!;
-  return `${choiceMetric}; exact_match for generate_until benchmarks`;
-}
-
 /** The run's k equal to `k` up to printing precision; a ReportInputError naming the k there are. */
 export function matchK(sweep: readonly number[], k: number, model: string): number {
   const found = sweep.find((x) => sameK(x, k));
@@ -137,13 +95,6 @@ export function matchK(sweep: readonly number[], k: number, model: string): numb
 
 export function sameK(a: number, b: number): boolean {
   return Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b));
-}
-
-/** Row label of a variant: the ability (top), "X (top, chunked)", "X (bottom)", "random (control)". */
-export function variantLabel(v: Pick<VariantResult, "ability" | "selection">): string {
-  if (v.selection === "random" || v.ability === null) return "random (control)";
-  if (v.selection === "top_chunked") return `${v.ability} (top, chunked)`;
-  return v.selection === "top" ? v.ability : `${v.ability} (bottom)`;
 }
 
 const ROW_GROUPS: readonly Selection[] = ["top", "top_chunked", "bottom", "random"];
@@ -422,30 +373,6 @@ export function ruleComparisons(model: Pick<ModelReport, "profile" | "otherMetho
   }));
 }
 
-function labelChecks(model: ModelResults, rows: readonly ReportRow[]): LabelCheck[] {
-  const labelOf = new Map(model.benchmarks.map((b) => [b.name, b.ability]));
-  return model.benchmarks.flatMap((b) => {
-    if (b.ability === undefined) return [];
-    const row = rows.find((r) => r.selection === "top" && r.ability === b.ability);
-    const ais = row?.cells.find((c) => c.benchmark === b.name)?.ais ?? null;
-    let largestOther: LabelCheck["largestOther"] = null;
-    for (const c of row?.cells ?? []) {
-      // A group holds the labelled benchmark itself, so it is no other benchmark.
-      if (c.ais === null || c.group || labelOf.get(c.benchmark) === b.ability) continue;
-      if (largestOther === null || c.ais > largestOther.ais) largestOther = { benchmark: c.benchmark, ais: c.ais };
-    }
-    return [
-      {
-        benchmark: b.name,
-        ability: b.ability,
-        ais,
-        largestOther,
-        holds: ais !== null && (largestOther === null || ais > largestOther.ais),
-      },
-    ];
-  });
-}
-
 function reportCell(
   benchmark: string,
   metric: Metric,
@@ -603,183 +530,4 @@ export function flipsAsDocuments(before: readonly BenchmarkItem[], after: readon
       choiceBytes: f.choiceBytes,
     };
   });
-}
-
-// ---------------------------------------------------------------------------------------------
-// Heatmap
-
-/** The figure of some rows of a section; colours on the diverging scale over [-limit, limit], centred at 0. */
-export function heatmapOf(
-  id: string,
-  title: string,
-  rows: readonly ReportRow[],
-  columns: string[],
-  reasons: string[],
-  metricLabel: string,
-  limit: number,
-  confidence: number,
-  measure: HeatmapMeasure = "ais",
-): Heatmap {
-  if (measure === "specificity") return specificityHeatmap(id, title, rows, columns, reasons, metricLabel, limit, confidence);
-  const cells: HeatmapCell[] = [];
-  const pct = `${Math.round(confidence * 100)}%`;
-  rows.forEach((row, r) => {
-    row.cells.forEach((cell, c) => {
-      if (cell.ais === null) {
-        cells.push({
-          row: r,
-          column: c,
-          value: null,
-          label: "n/a",
-          footnote: String(cell.reason ?? ""),
-          fill: UNDEFINED_FILL,
-          text: "#4d4d4d",
-          significant: false,
-          tooltip: [...wrap(reasons[(cell.reason ?? 1) - 1] ?? "AIS is undefined", 64), scoreLine(cell)],
-        });
-        return;
-      }
-      const fill = divergingColour(cell.ais, limit);
-      const tooltip = [
-        `AIS ${signed(cell.ais, 3)}` + (cell.ci ? `  (${pct} CI ${signed(cell.ci.low, 3)} to ${signed(cell.ci.high, 3)})` : ""),
-        cell.significant ? `significant: the ${pct} CI excludes 0` : `not significant: the ${pct} CI includes 0`,
-        scoreLine(cell),
-        `flips: ${cell.flips.rightToWrong} right\u2192wrong, ${cell.flips.wrongToRight} wrong\u2192right`,
-      ];
-      if (cell.specificity) {
-        const s = cell.specificity;
-        tooltip.push(
-          s.value === null
-            ? "specificity vs random: undefined"
-            : `specificity vs random: ${signed(s.value, 3)}` +
-                (s.ci ? ` (CI ${signed(s.ci.low, 3)} to ${signed(s.ci.high, 3)})` : "") +
-                (s.significant ? " *" : ""),
-        );
-      }
-      if (cell.note) tooltip.push(...wrap(cell.note, 64));
-      if (cell.group) tooltip.push(...wrap(`group: ${groupDescription(cell.group)}`, 64));
-      cells.push({
-        row: r,
-        column: c,
-        value: cell.ais,
-        label: signed(cell.ais, 2) + (cell.significant ? "*" : ""),
-        fill,
-        text: textColourOn(fill),
-        significant: cell.significant,
-        tooltip,
-      });
-    });
-  });
-  const ticks = scaleTicks(limit);
-  const groupStarts = rows.map((row, i) => (i > 0 && row.selection !== rows[i - 1]!.selection ? i : -1)).filter((i) => i > 0);
-  return {
-    id,
-    title,
-    rows: rows.map((r) => r.label),
-    columns,
-    groupStarts,
-    cells,
-    scale: {
-      limit,
-      ticks,
-      tickLabels: ticks.map((t) => signed(t, limit < 0.1 ? 3 : 2)),
-      stops: [...DIVERGING_STOPS],
-      title: `AIS (${metricLabel})`,
-    },
-    undefinedFill: UNDEFINED_FILL,
-  };
-}
-
-/** Specificity: a top variant's AIS minus the random control's at the same k (how much of the damage is the ability's own). */
-function specificityHeatmap(
-  id: string,
-  title: string,
-  rows: readonly ReportRow[],
-  columns: string[],
-  reasons: string[],
-  metricLabel: string,
-  limit: number,
-  confidence: number,
-): Heatmap {
-  const cells: HeatmapCell[] = [];
-  const pct = `${Math.round(confidence * 100)}%`;
-  rows.forEach((row, r) => {
-    row.cells.forEach((cell, c) => {
-      const s = cell.specificity;
-      if (!s || s.value === null) {
-        const reason = s?.reason ?? cell.reason;
-        cells.push({
-          row: r,
-          column: c,
-          value: null,
-          label: "n/a",
-          footnote: String(reason ?? ""),
-          fill: UNDEFINED_FILL,
-          text: "#4d4d4d",
-          significant: false,
-          tooltip: [
-            ...wrap(reason ? (reasons[reason - 1] ?? "specificity is undefined") : "no random control ran at this k", 64),
-            scoreLine(cell),
-          ],
-        });
-        return;
-      }
-      const fill = divergingColour(s.value, limit);
-      cells.push({
-        row: r,
-        column: c,
-        value: s.value,
-        label: signed(s.value, 2) + (s.significant ? "*" : ""),
-        fill,
-        text: textColourOn(fill),
-        significant: s.significant,
-        tooltip: [
-          `specificity ${signed(s.value, 3)}` + (s.ci ? `  (${pct} CI ${signed(s.ci.low, 3)} to ${signed(s.ci.high, 3)})` : ""),
-          `AIS ${cell.ais === null ? "n/a" : signed(cell.ais, 3)} minus the random control's`,
-          s.significant ? `significant: the ${pct} CI excludes 0` : `not significant: the ${pct} CI includes 0`,
-          scoreLine(cell),
-        ],
-      });
-    });
-  });
-  const ticks = scaleTicks(limit);
-  return {
-    id,
-    title,
-    rows: rows.map((r) => r.label),
-    columns,
-    groupStarts: [],
-    cells,
-    scale: {
-      limit,
-      ticks,
-      tickLabels: ticks.map((t) => signed(t, limit < 0.1 ? 3 : 2)),
-      stops: [...DIVERGING_STOPS],
-      title: `specificity (${metricLabel})`,
-    },
-    undefinedFill: UNDEFINED_FILL,
-  };
-}
-
-function scoreLine(cell: ReportCell): string {
-  return `${cell.metric}: baseline ${cell.baseline.toFixed(3)} \u2192 ablated ${cell.ablated.toFixed(3)}; chance ${cell.chance.toFixed(3)}`;
-}
-
-/** With the typographic minus, as the figures print numbers. */
-function signed(value: number, digits: number): string {
-  return formatFixed(value, digits, MINUS);
-}
-
-/** Greedy word wrap for tooltip lines (canvas text does not wrap). */
-export function wrap(text: string, width: number): string[] {
-  const lines: string[] = [];
-  let line = "";
-  for (const word of text.split(/\s+/).filter(Boolean)) {
-    if (line && line.length + 1 + word.length > width) {
-      lines.push(line);
-      line = word;
-    } else line = line ? `${line} ${word}` : word;
-  }
-  if (line) lines.push(line);
-  return lines;
 }

@@ -7,7 +7,7 @@
 import type { Interval } from "../analysis/bootstrap";
 import type { Comparison, ComparisonCell } from "./compare";
 import { formatCount, ruleLabel } from "./format";
-import { baselineLabel } from "./model";
+import { baselineLabel } from "./names";
 import type { BaselineRow, KSection, ModelReport, PairReport, ReportCell, RuleComparison } from "./types";
 
 /**
@@ -100,7 +100,10 @@ export interface TableData {
   rowHeads: boolean;
 }
 
-const word = (header: string | Inline[], align: "l" | "r" = "l"): TableColumn => ({ header: typeof header === "string" ? [header] : header, align });
+const word = (header: string | Inline[], align: "l" | "r" = "l"): TableColumn => ({
+  header: typeof header === "string" ? [header] : header,
+  align,
+});
 const figures = (header: string | Inline[]): TableColumn => word(header, "r");
 const name = (text: string): Inline[] => [{ text }];
 const figure = (value: number, digits?: number): Inline => (digits === undefined ? { figure: value } : { figure: value, digits });
@@ -150,7 +153,11 @@ function filterText(b: BaselineRow): Inline[] {
 export function rulesTable(c: RuleComparison): TableData {
   return {
     rowHeads: false,
-    columns: [word("rule"), figures("labels that hold"), figures("top-set weights that lower their own ability's loss (mean over abilities)")],
+    columns: [
+      word("rule"),
+      figures("labels that hold"),
+      figures("top-set weights that lower their own ability's loss (mean over abilities)"),
+    ],
     rows: c.rules.map((r) => {
       const shares = r.lowering.flatMap((l) => (l.share === null ? [] : [l.share]));
       const mean = shares.length > 0 ? shares.reduce((a, b) => a + b, 0) / shares.length : null;
@@ -178,7 +185,12 @@ function rowsByBenchmarks(s: KSection, rows: KSection["rows"], cell: (c: ReportC
 }
 
 export function aisTable(s: KSection): TableData {
-  return rowsByBenchmarks(s, s.rows, (c) => ({ kind: "estimate", value: c.ais, ci: c.ci, significant: c.significant, reason: c.reason }), true);
+  return rowsByBenchmarks(
+    s,
+    s.rows,
+    (c) => ({ kind: "estimate", value: c.ais, ci: c.ci, significant: c.significant, reason: c.reason }),
+    true,
+  );
 }
 
 /** The top rows' AIS minus the random control's; empty cells where a row has none. */
@@ -271,7 +283,11 @@ export function pairsTable(s: KSection): TableData {
     rowHeads: true,
     columns: [word("abilities"), figures([{ variable: "n" }]), ...s.pairs[0]!.cells.map((c) => figures(name(c.benchmark)))],
     rows: s.pairs.map((p) => ({
-      cells: [joined(p.abilities.map(name), " + "), [{ count: p.n }], ...p.cells.map((cell): TableCell => ({ kind: "interference", cell }))],
+      cells: [
+        joined(p.abilities.map(name), " + "),
+        [{ count: p.n }],
+        ...p.cells.map((cell): TableCell => ({ kind: "interference", cell })),
+      ],
     })),
   };
 }
@@ -332,9 +348,10 @@ export function differenceTable(c: Comparison): TableData {
     rows: c.abilities.map((ability) => ({
       cells: [
         name(ability),
-        ...c.benchmarks.map(
-          (b): TableCell => ({ kind: "difference", cell: c.cells.find((cell) => cell.ability === ability && cell.benchmark === b.benchmark) }),
-        ),
+        ...c.benchmarks.map((b): TableCell => ({
+          kind: "difference",
+          cell: c.cells.find((cell) => cell.ability === ability && cell.benchmark === b.benchmark),
+        })),
       ],
     })),
   };

@@ -8,7 +8,8 @@ import type { ChoiceMetric } from "../analysis/ais";
 import type { ImportanceMethod, Selection } from "../config/types";
 import { formatK } from "./format";
 import type { LoadedRun } from "./load";
-import { buildReport, heatmapOf, ruleComparisons, rulesOf } from "./model";
+import { heatmapOf } from "./heatmap";
+import { buildReport, ruleComparisons, rulesOf } from "./model";
 import type {
   BaselineRow,
   ConsistencyCheck,
