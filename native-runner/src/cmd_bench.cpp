@@ -200,7 +200,9 @@ std::vector<ItemScores> score_in_batches(Engine& engine, const std::vector<Item>
 // FLOPs (multiply-adds count 2): the work the method needs, the same figure whatever the way.
 //
 // Counted: every token of the sequences the method reads goes through every layer once (the q, k,
-// v, o projections and the three MLP matrices: 2 x their weights per token); attention costs q k^T
+// v, o projections and the three MLP matrices: 2 x their weights per token; in a mixture of
+// experts the matrices of the token's own experts_per_token experts and the router's, the
+// active experts only); attention costs q k^T
 // and p v over the keys the token may see (its own earlier positions, and for a choice the
 // item's context), not over masked keys or padding; lm_head runs on the positions whose
 // log-probabilities are read and on no other. Not counted, although the runner computes it:
@@ -213,16 +215,26 @@ struct Flops {
   const ModelConfig& c;
   double q_dim() const { return static_cast<double>(c.num_attention_heads * c.head_dim); }
   double kv_dim() const { return static_cast<double>(c.num_key_value_heads * c.head_dim); }
+  // the MLP weights one token multiplies by in a layer: its own experts' only in a mixture of experts
+  // (experts_per_token of them), and the router's
+  double mlp_weights_per_token() const {
+    const double H = static_cast<double>(c.hidden_size);
+    if (c.num_experts == 0) return 3 * H * static_cast<double>(c.intermediate_size);
+    return static_cast<double>(c.experts_per_token) * 3 * H * static_cast<double>(c.expert_intermediate_size) +
+           static_cast<double>(c.num_experts) * H;
+  }
   // projections and MLP of every layer, per token
   double per_token() const {
-    const double H = static_cast<double>(c.hidden_size), I = static_cast<double>(c.intermediate_size);
-    return 2.0 * static_cast<double>(c.num_hidden_layers) * (2 * H * q_dim() + 2 * H * kv_dim() + 3 * H * I);
+    const double H = static_cast<double>(c.hidden_size);
+    return 2.0 * static_cast<double>(c.num_hidden_layers) * (2 * H * q_dim() + 2 * H * kv_dim() + mlp_weights_per_token());
   }
   // q k^T and p v of one token attending to `keys` positions, all layers
   double attention(double keys) const { return 4.0 * static_cast<double>(c.num_hidden_layers) * q_dim() * keys; }
   double lm_head() const { return 2.0 * static_cast<double>(c.vocab_size * c.hidden_size); }
+  // the candidates' weight gradients: a token's own experts only in a mixture (the router's is not taken)
   double mlp_weight_gradients_per_token() const {
-    return 2.0 * static_cast<double>(c.num_hidden_layers) * 3.0 * static_cast<double>(c.hidden_size * c.intermediate_size);
+    const double I = static_cast<double>(c.num_experts == 0 ? c.intermediate_size : c.experts_per_token * c.expert_intermediate_size);
+    return 2.0 * static_cast<double>(c.num_hidden_layers) * 3.0 * static_cast<double>(c.hidden_size) * I;
   }
 
   // a causal pass over `n` new tokens after `past` cached ones
