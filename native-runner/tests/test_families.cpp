@@ -2,7 +2,10 @@
 // and KV-cache scoring against full-sequence scoring.
 #include <ATen/TensorOperators.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/cat.h>
 #include <ATen/ops/from_blob.h>
+#include <ATen/ops/randn.h>
+#include <ATen/ops/stack.h>
 #include <c10/core/InferenceMode.h>
 #include <gtest/gtest.h>
 
@@ -13,7 +16,9 @@
 #include "engine.h"
 #include "llama.h"
 #include "safetensors.h"
+#include "safetensors_writer.h"
 #include "support.h"
+#include "train.h"
 
 namespace bprof {
 namespace {
@@ -176,6 +181,71 @@ TEST(Families, MissingFamilyTensorsAreBadModelNamingThem) {
       EXPECT_EQ(e.code(), ErrorCode::bad_model) << e.what();
       EXPECT_NE(std::string(e.what()).find("'" + name + "' is missing"), std::string::npos) << e.what();
     }
+  }
+}
+
+// A mixture of experts' checkpoint in both layouts: each expert apart (Mixtral's
+// block_sparse_moe.experts.M.w1/w3/w2, as save_pretrained writes them) and fused as transformers
+// holds them in memory (mlp.experts.gate_up_proj [E, 2I, H], mlp.experts.down_proj [E, H, I],
+// mlp.gate.weight): the same logits to the bit, and a missing expert named.
+namespace moe {
+
+std::string entry_bytes(const at::Tensor& t) {
+  const at::Tensor c = t.contiguous();
+  return std::string(static_cast<const char*>(c.data_ptr()), static_cast<size_t>(c.numel()) * sizeof(float));
+}
+
+void write_checkpoint(const std::string& dir, const nlohmann::json& config, const std::map<std::string, at::Tensor>& tensors) {
+  std::vector<SafetensorsEntry> entries;
+  for (const auto& [name, t] : tensors) entries.push_back({name, DType::F32, t.sizes().vec(), entry_bytes(t)});
+  test::write_file(dir + "/config.json", config.dump());
+  test::write_file(dir + "/model.safetensors", serialize_safetensors(entries));
+}
+
+}  // namespace moe
+
+TEST(Families, MixtureOfExpertsLoadsEachExpertApartOrFused) {
+  nlohmann::json config = {{"model_type", "mixtral"},  {"vocab_size", 300},        {"hidden_size", 32},        {"intermediate_size", 24},
+                           {"num_hidden_layers", 2},   {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"num_local_experts", 3},
+                           {"num_experts_per_tok", 2}, {"rms_norm_eps", 1e-5},     {"sliding_window", 4}};
+  const ModelConfig c = parse_model_config(config.dump(), "config.json");
+  at::manual_seed(3);
+  std::map<std::string, at::Tensor> apart;
+  for (const TensorSpec& spec : llama_tensor_specs(c))
+    apart[spec.name] = at::randn(spec.shape) * (spec.role == TensorRole::norm ? 0.1 : 0.3) + (spec.role == TensorRole::norm ? 1.0 : 0.0);
+  std::map<std::string, at::Tensor> fused;
+  for (const auto& [name, t] : apart)
+    if (name.find("block_sparse_moe") == std::string::npos) fused[name] = t;
+  for (int64_t l = 0; l < c.num_hidden_layers; l++) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    std::vector<at::Tensor> gate_up, down;
+    for (int64_t e = 0; e < c.num_experts; e++) {
+      const std::string x = p + "block_sparse_moe.experts." + std::to_string(e) + ".";
+      gate_up.push_back(at::cat({apart.at(x + "w1.weight"), apart.at(x + "w3.weight")}, 0));
+      down.push_back(apart.at(x + "w2.weight"));
+    }
+    fused[p + "mlp.experts.gate_up_proj"] = at::stack(gate_up);
+    fused[p + "mlp.experts.down_proj"] = at::stack(down);
+    fused[p + "mlp.gate.weight"] = apart.at(p + "block_sparse_moe.gate.weight");
+  }
+  TempDir a, b;
+  moe::write_checkpoint(a.path(), config, apart);
+  moe::write_checkpoint(b.path(), config, fused);
+  c10::InferenceMode guard;
+  const at::Tensor logits_apart = load_model(a.path())->forward(token_tensor(kTokens));
+  const at::Tensor logits_fused = load_model(b.path())->forward(token_tensor(kTokens));
+  EXPECT_TRUE(logits_apart.equal(logits_fused));
+  EXPECT_GT(logits_apart.std().item<double>(), 0.1);  // not a degenerate model
+
+  apart.erase("model.layers.1.block_sparse_moe.experts.2.w3.weight");
+  moe::write_checkpoint(a.path(), config, apart);
+  try {
+    load_model(a.path());
+    FAIL() << "loaded without an expert's up weight";
+  } catch (const RunnerError& e) {
+    EXPECT_EQ(e.code(), ErrorCode::bad_model);
+    EXPECT_NE(std::string(e.what()).find("'model.layers.1.block_sparse_moe.experts.2.w3.weight' is missing"), std::string::npos)
+        << e.what();
   }
 }
 
