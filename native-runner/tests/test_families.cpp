@@ -249,6 +249,81 @@ TEST(Families, MixtureOfExpertsLoadsEachExpertApartOrFused) {
   }
 }
 
+// Each expert's importance from its gradient taps, over the tokens routed to it, is autograd's on
+// the same batches (the whole, and a part of the sequences as the stability check takes it); the
+// router is no candidate.
+TEST(Families, MixtureOfExpertsImportanceIsAutogradsOverEachExpertsTokens) {
+  nlohmann::json config = {{"model_type", "qwen3_moe"}, {"vocab_size", 300},           {"hidden_size", 32},
+                           {"intermediate_size", 64},   {"moe_intermediate_size", 16}, {"num_hidden_layers", 2},
+                           {"num_attention_heads", 4},  {"num_key_value_heads", 2},    {"head_dim", 8},
+                           {"num_experts", 4},          {"num_experts_per_tok", 2},    {"rms_norm_eps", 1e-6}};
+  const ModelConfig c = parse_model_config(config.dump(), "config.json");
+  at::manual_seed(5);
+  std::map<std::string, at::Tensor> tensors;
+  for (const TensorSpec& spec : llama_tensor_specs(c))
+    tensors[spec.name] = spec.role == TensorRole::norm ? 1.0 + 0.1 * at::randn(spec.shape) : 0.4 * at::randn(spec.shape);
+  TempDir dir;
+  moe::write_checkpoint(dir.path(), config, tensors);
+  auto engine = load_engine(dir.path());
+  const auto candidates = engine->candidates(0, 0);
+  ASSERT_EQ(candidates.size(), static_cast<size_t>(2 * 4 * 3));
+  for (const auto& candidate : candidates) EXPECT_EQ(candidate.name.find("mlp.gate.weight"), std::string::npos);
+
+  // six sequences of one length (so the batches are the runner's without padding), two batches of 3
+  const int64_t length = 9;
+  std::vector<std::vector<int64_t>> sequences;
+  for (int64_t s = 0; s < 6; s++) {
+    sequences.push_back({256});
+    for (int64_t i = 1; i < length; i++) sequences.back().push_back(40 + (i * 7 + s * 5) % 70);
+  }
+  const std::vector<bool> part = {true, false, true, false, false, true};
+  std::vector<std::vector<float>> part_rise;
+  const auto whole = engine->first_order_loss_rise(sequences, 3, candidates, nullptr, nullptr, part, &part_rise);
+
+  // autograd on the engine's own weights: per batch, the mean next-token loss (and the part's rows' share of it)
+  const LlamaModel& model = engine->model();
+  std::vector<at::Tensor> weights;
+  for (const auto& layer : model.weights().layers)
+    for (const auto& expert : layer.experts)
+      for (const at::Tensor& w : {expert.gate_proj, expert.up_proj, expert.down_proj}) weights.push_back(w);
+  ASSERT_EQ(weights.size(), candidates.size());
+  auto autograd_rise = [&](bool part_only) {
+    for (const at::Tensor& w : weights) w.set_requires_grad(true);
+    for (size_t start = 0; start < sequences.size(); start += 3) {
+      std::vector<int64_t> flat;
+      for (size_t s = start; s < start + 3; s++) flat.insert(flat.end(), sequences[s].begin(), sequences[s].end());
+      const at::Tensor tokens = at::from_blob(flat.data(), {3, length}, at::kLong).clone();
+      const at::Tensor logprobs = model.forward(tokens.narrow(1, 0, length - 1)).log_softmax(-1);
+      at::Tensor nll = -logprobs.gather(2, tokens.narrow(1, 1, length - 1).unsqueeze(2)).squeeze(2);  // [3, L-1]
+      if (part_only) {
+        std::vector<float> mask;
+        for (size_t s = start; s < start + 3; s++) mask.push_back(part[s] ? 1.0f : 0.0f);
+        nll = nll * at::from_blob(mask.data(), {3, 1}, at::kFloat).clone();
+      }
+      (nll.sum() / static_cast<double>(3 * (length - 1))).backward();
+    }
+    std::vector<at::Tensor> rise;
+    for (const at::Tensor& w : weights) {
+      rise.push_back((-w.detach() * w.grad()).reshape(-1));
+      w.mutable_grad().reset();
+      w.set_requires_grad(false);
+    }
+    return rise;
+  };
+  for (const bool part_only : {false, true}) {
+    const auto expected = autograd_rise(part_only);
+    const auto& got = part_only ? part_rise : whole;
+    double largest = 0, worst = 0;
+    for (const at::Tensor& r : expected) largest = std::max(largest, r.abs().max().item<double>());
+    for (size_t c = 0; c < candidates.size(); c++) {
+      const at::Tensor runner = at::from_blob(const_cast<float*>(got[c].data()), {static_cast<int64_t>(got[c].size())}, at::kFloat);
+      worst = std::max(worst, (runner - expected[c]).abs().max().item<double>());
+    }
+    EXPECT_GT(largest, 0.0);
+    EXPECT_LE(worst, 1e-5 * largest) << (part_only ? "the part" : "the whole") << ": " << worst << " of " << largest;
+  }
+}
+
 // Gradients flow through every family's forward pass (the importance phase needs them).
 TEST(Families, HiddenStatesAreDifferentiable) {
   TempDir dir;
