@@ -19,7 +19,7 @@ import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { loadProfile } from "../src/core/config/load";
 import { ALL_GENERATORS, itemKey } from "../src/core/diagnostic/generators/index";
-import type { DiagnosticItemFields } from "../src/core/diagnostic/dataset";
+import type { DiagnosticItemFields } from "../src/core/diagnostic/item";
 import { DEMO_CONFIG } from "../src/core/demo/demoWorkspace";
 import { DEMO_SEEDS, heldOutKeys, TRAIN_ITEMS_PER_ABILITY, trainingItems } from "./lib/demoAuthoring";
 import { formatProblem } from "../src/core/base/problems";

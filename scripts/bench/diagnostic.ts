@@ -8,7 +8,8 @@
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 import { PAPER_ABILITIES } from "../../src/core/diagnostic/paperAbilities";
-import { checkDiagnosticDataset, type DiagnosticItemFields } from "../../src/core/diagnostic/dataset";
+import { checkDiagnosticDataset } from "../../src/core/diagnostic/dataset";
+import type { DiagnosticItemFields } from "../../src/core/diagnostic/item";
 import { buildBenchmarkIndex, type BenchmarkText } from "../../src/core/diagnostic/contamination";
 import { median, TextSource } from "./text";
 

@@ -20,7 +20,7 @@ import { readJsonl } from "../../src/core/diagnostic/jsonl";
 import { CONTAMINATION_NGRAM } from "../../src/core/diagnostic/contamination";
 import { normalizedWords } from "../../src/core/diagnostic/wordHashes";
 import { ALL_GENERATORS, generateItems, itemKey, toJsonl, type AbilityGenerator } from "../../src/core/diagnostic/generators/index";
-import type { DiagnosticItemFields } from "../../src/core/diagnostic/dataset";
+import type { DiagnosticItemFields } from "../../src/core/diagnostic/item";
 import { DEMO_CONFIG } from "../../src/core/demo/demoWorkspace";
 
 export const DEMO_SEEDS = { diagnostic: 1, benchmark: 2, mixed: 3, training: 4, secondSet: 5 } as const;

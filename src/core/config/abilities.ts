@@ -3,7 +3,8 @@
 import * as path from "node:path";
 import { nearMissAbility, PAPER_ABILITIES } from "../diagnostic/paperAbilities";
 import { resolvePairs } from "./pairs";
-import type { DiagnosticDatasetCheck, DiagnosticItem } from "../diagnostic/dataset";
+import type { DiagnosticDatasetCheck } from "../diagnostic/dataset";
+import type { DiagnosticItem } from "../diagnostic/item";
 import { errorsOf, type Problem } from "../base/problems";
 import { isFile } from "../base/fsutil";
 import { candidateCount, readParameterCount, selectedCount } from "../model/parameters";

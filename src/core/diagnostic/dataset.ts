@@ -1,8 +1,8 @@
 // Diagnostic datasets (`*.diag.jsonl`): one multiple-choice item a line, each exercising one
-// ability (the paper's phase 1). Checks every line (JSON, fields, types, ranges), the file as a
-// whole (duplicate ids, duplicate and near-duplicate questions: nearDuplicates.ts; ability
-// names), its statistical health (health.ts) and its overlap with the profile's
-// benchmarks (contamination.ts).
+// ability (the paper's phase 1). Checks every line (JSON; the item's fields, types and ranges:
+// item.ts), the file as a whole (duplicate ids, duplicate and near-duplicate questions:
+// nearDuplicates.ts; ability names), its statistical health (health.ts) and its overlap with the
+// profile's benchmarks (contamination.ts).
 //
 // Speed matters because an editor re-checks the file as the user types. A checker keeps, for
 // every distinct line text, what that line alone gives (its item, its problems, its word hashes,
@@ -12,7 +12,6 @@
 // problem.
 import { findNodeAtLocation, parseTree, type JSONPath, type Node } from "jsonc-parser";
 import { nearMissAbility, PAPER_ABILITIES } from "./paperAbilities";
-import { nearestWord } from "../base/nearest";
 import { diskFiles, type TextFiles } from "../base/fsutil";
 import { fileProblem, notUtf8Problem, problemAt, type Problem, type ProblemCode, type ProblemData } from "../base/problems";
 import { formatFieldPath } from "../base/yamlSource";
@@ -28,34 +27,8 @@ import {
 } from "./contamination";
 import { jaccard, joinSimilarSets, prefixKeys, shingleOrder, shingleSet, type ShingleOrder } from "./nearDuplicates";
 import { appendWordHashes, normalizedWords, U32Buffer } from "./wordHashes";
+import { isPlainObject, itemOf, placedItem, type DiagnosticItem, type DiagnosticItemFields } from "./item";
 
-/**
- * A diagnostic item read from its dataset: what one line of a `*.diag.jsonl` file holds, and the
- * line. The one item type of diagnostic datasets: the generators write DiagnosticItemFields.
- */
-export interface DiagnosticItem {
-  id: string;
-  ability: string;
-  context: string;
-  question: string;
-  choices: string[];
-  /** 0-based index into `choices`. */
-  answer: number;
-  meta?: Record<string, unknown>;
-  /** 1-based line of the item in its file. */
-  line: number;
-}
-
-/** A diagnostic item as a line of its file holds it, before it is read back (what the generators make). */
-export type DiagnosticItemFields = Omit<DiagnosticItem, "line">;
-
-export const DIAGNOSTIC_FIELDS = ["id", "ability", "context", "question", "choices", "answer", "meta"] as const;
-const REQUIRED_FIELDS = ["id", "ability", "context", "question", "choices", "answer"] as const;
-type RequiredField = (typeof REQUIRED_FIELDS)[number];
-
-export const MIN_CHOICES = 2;
-/** One choice per letter A-Z, as prompts label them. */
-export const MAX_CHOICES = 26;
 /** Jaccard similarity of word 3-gram sets from which two questions count as near duplicates. */
 export const NEAR_DUPLICATE_JACCARD = 0.9;
 export const SHINGLE_WORDS = 3;
@@ -78,15 +51,6 @@ export interface DiagnosticDatasetCheck {
   items: DiagnosticItem[];
   problems: Problem[];
 }
-
-const FIELD_HINTS: Record<RequiredField, string> = {
-  id: "a string naming the item, unique in the file",
-  ability: 'the ability the item exercises, e.g. "Deductive Reasoning"',
-  context: 'the passage the question is about; "" when there is none',
-  question: "the question text",
-  choices: `an array of ${MIN_CHOICES} to ${MAX_CHOICES} choice strings`,
-  answer: "the 0-based index of the correct choice",
-};
 
 /** Reads and checks a diagnostic dataset (from disk, or from the editor's buffer through `files`). */
 export async function loadDiagnosticDataset(
@@ -568,9 +532,6 @@ function fieldPathOfWord(fieldWords: readonly string[][], word: number): JSONPat
   return ["context"];
 }
 
-// ---------------------------------------------------------------------------------------------
-// One line.
-
 /** A line JSON.parse refused, positioned within the line. */
 function jsonSyntaxProblem(error: JsonSyntaxError): LineProblem {
   return {
@@ -580,149 +541,4 @@ function jsonSyntaxProblem(error: JsonSyntaxError): LineProblem {
     end: error.end,
     path: [],
   };
-}
-
-function typeName(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  const t = typeof value;
-  return t === "object" ? "an object" : t === "string" ? "a string" : t === "number" ? "a number" : t === "boolean" ? "a boolean" : t;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-type Fail = (path: JSONPath, code: ProblemCode, message: string, data?: ProblemData) => void;
-
-/** The item on a parsed line, or undefined when the line has errors (each reported on `facts`). */
-function itemOf(value: unknown, facts: LineFacts): DiagnosticItemFields | undefined {
-  if (!isPlainObject(value)) {
-    facts.report(
-      [],
-      "diag.not-object",
-      `each line must be a JSON object {"id", "ability", "context", "question", "choices", "answer"}; found ${typeName(value)}`,
-    );
-    return undefined;
-  }
-  for (const key in value) if (!(DIAGNOSTIC_FIELDS as readonly string[]).includes(key)) unknownFieldWarning(key, facts);
-  let ok = true;
-  const fail: Fail = (path, code, message, data) => {
-    facts.report(path, code, message, data ? { data } : {});
-    ok = false;
-  };
-  for (const field of REQUIRED_FIELDS)
-    if (!(field in value)) fail([], "diag.missing-field", `missing field \`${field}\`: add ${FIELD_HINTS[field]}`, { field });
-
-  for (const field of ["id", "ability"] as const) {
-    const v = value[field];
-    if (v === undefined) continue;
-    if (typeof v !== "string")
-      fail(
-        [field],
-        "diag.wrong-type",
-        `\`${field}\` must be a string${typeof v === "number" ? ` (write "${v}")` : ""}; found ${typeName(v)}`,
-        { field },
-      );
-    else if (v.trim() === "") fail([field], "diag.empty-field", `\`${field}\` is empty: write ${FIELD_HINTS[field]}`, { field });
-  }
-  for (const field of ["context", "question"] as const) {
-    const v = value[field];
-    if (v !== undefined && typeof v !== "string")
-      fail([field], "diag.wrong-type", `\`${field}\` must be a string (${FIELD_HINTS[field]}); found ${typeName(v)}`, { field });
-  }
-  const choicesOk = value.choices === undefined || checkChoices(value.choices, fail);
-  if (value.answer !== undefined)
-    checkAnswer(value.answer, choicesOk && Array.isArray(value.choices) ? value.choices.length : undefined, fail);
-  if (value.meta !== undefined && !isPlainObject(value.meta))
-    fail(["meta"], "diag.wrong-type", `\`meta\` must be an object of extra data; found ${typeName(value.meta)}`, { field: "meta" });
-  if (!ok || value.choices === undefined || value.answer === undefined) return undefined;
-  return placedItem(value as unknown as DiagnosticItemFields, 0);
-}
-
-/**
- * An item with its line, built by one of two literals: checks loop over 20,000 items a keystroke,
- * and objects made by spreading (`{...item, line}`) are several times slower to read.
- */
-function placedItem(i: DiagnosticItemFields, line: number): DiagnosticItem {
-  return i.meta === undefined
-    ? { id: i.id, ability: i.ability, context: i.context, question: i.question, choices: i.choices, answer: i.answer, line }
-    : { id: i.id, ability: i.ability, context: i.context, question: i.question, choices: i.choices, answer: i.answer, meta: i.meta, line };
-}
-
-function unknownFieldWarning(key: string, facts: LineFacts): void {
-  const suggestion = nearestWord(key, DIAGNOSTIC_FIELDS);
-  const hint = suggestion ? `did you mean \`${suggestion}\`? Extra data belongs under \`meta\`` : "put extra data under `meta`";
-  facts.report([key], "diag.unknown-field", `unknown field \`${key}\`: ${hint}`, {
-    on: "key",
-    once: true,
-    ...(suggestion ? { data: { suggestion } } : {}),
-  });
-}
-
-/** Reports what is wrong with `choices`; true when they are usable. */
-function checkChoices(choices: unknown, fail: Fail): boolean {
-  if (!Array.isArray(choices)) {
-    fail(["choices"], "diag.wrong-type", `\`choices\` must be ${FIELD_HINTS.choices}; found ${typeName(choices)}`, { field: "choices" });
-    return false;
-  }
-  let ok = true;
-  if (choices.length < MIN_CHOICES || choices.length > MAX_CHOICES) {
-    fail(
-      ["choices"],
-      "diag.choice-count",
-      `\`choices\` has ${choices.length} choice${choices.length === 1 ? "" : "s"}; give between ${MIN_CHOICES} and ${MAX_CHOICES}`,
-    );
-    ok = false;
-  }
-  const firstIndexOf = new Map<string, number>();
-  for (let i = 0; i < choices.length; i++) {
-    const c: unknown = choices[i];
-    if (typeof c !== "string")
-      fail(["choices", i], "diag.wrong-type", `choice ${i} must be a string; found ${typeName(c)}`, { field: "choices" });
-    if (typeof c !== "string" || !choiceOk(c, i, firstIndexOf, fail)) ok = false;
-  }
-  return ok;
-}
-
-/** Reports an empty choice or a repeat of an earlier one; true when the choice is fine. */
-function choiceOk(choice: string, i: number, firstIndexOf: Map<string, number>, fail: Fail): boolean {
-  const folded = choice.trim().toLowerCase();
-  if (folded === "") {
-    fail(["choices", i], "diag.choice-empty", `choice ${i} is empty: write its text`);
-    return false;
-  }
-  const first = firstIndexOf.get(folded);
-  if (first === undefined) {
-    firstIndexOf.set(folded, i);
-    return true;
-  }
-  fail(
-    ["choices", i],
-    "diag.choice-repeated",
-    `choice ${i} repeats choice ${first} (ignoring case and surrounding spaces): make every choice different`,
-  );
-  return false;
-}
-
-function checkAnswer(answer: unknown, choiceCount: number | undefined, fail: Fail): void {
-  if (typeof answer !== "number" || !Number.isInteger(answer)) {
-    const hint = typeof answer === "string" ? " (a number, not the choice's text or letter)" : "";
-    fail(
-      ["answer"],
-      "diag.answer-not-index",
-      `\`answer\` must be an integer index into \`choices\`, 0 for the first${hint}; found ${typeName(answer)} ${JSON.stringify(answer)}`,
-      choiceCount !== undefined ? { choices: choiceCount } : undefined,
-    );
-    return;
-  }
-  if (choiceCount === undefined) return;
-  if (answer < 0 || answer >= choiceCount) {
-    fail(
-      ["answer"],
-      "diag.answer-out-of-range",
-      `\`answer\` ${answer} is out of range: with ${choiceCount} choices it must be 0 to ${choiceCount - 1} (0-based)`,
-      { choices: choiceCount },
-    );
-  }
 }

@@ -9,7 +9,7 @@
 import * as path from "node:path";
 import type { ResolvedAbility, ResolvedBenchmark, ResolvedModel } from "../config/load";
 import { schemaAt } from "../config/schemaAt";
-import type { DiagnosticItem } from "../diagnostic/dataset";
+import type { DiagnosticItem } from "../diagnostic/item";
 import {
   answerPositionBalance,
   formatP,

@@ -19,7 +19,7 @@ import { existsSync, readFileSync } from "node:fs";
 import type { ResolvedAbility, ResolvedAblation } from "../config/abilities";
 import type { ResolvedBenchmark, ResolvedModel } from "../config/resolved";
 import type { ImportanceMethod, Selection } from "../config/types";
-import type { DiagnosticItem } from "../diagnostic/dataset";
+import type { DiagnosticItem } from "../diagnostic/item";
 import { itemContexts } from "../lmeval/render";
 import type { MultipleChoiceItem, TaskItem } from "../lmeval/task";
 import { formatProblem, problemAt, type Problem } from "../base/problems";

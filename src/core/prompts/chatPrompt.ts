@@ -26,7 +26,7 @@
 // blank) and the assistant answers with the correct choice's text; rendered with
 // add_generation_prompt=False, so the text ends with the template's end of turn. The importance
 // loss reads every token of it, template tokens included, as a chat model is fine-tuned.
-import type { DiagnosticItem } from "../diagnostic/dataset";
+import type { DiagnosticItem } from "../diagnostic/item";
 import { fewshotText } from "../lmeval/render";
 import type { PromptParts, TaskItem } from "../lmeval/task";
 import type { ChatMessage, ChatTemplate } from "./chatTemplate";

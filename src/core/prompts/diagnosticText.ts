@@ -19,7 +19,7 @@
 // (chatPrompt.ts: the user asks context and question, the assistant answers), tokenized by the
 // same rule: a template that writes BOS (Llama 3) gets none added, one that does not (Qwen) gets
 // what the tokenizer adds.
-import type { DiagnosticItem } from "../diagnostic/dataset";
+import type { DiagnosticItem } from "../diagnostic/item";
 import { renderDiagnosticChat } from "./chatPrompt";
 import type { ChatTemplate } from "./chatTemplate";
 import { inputTokens, type ModelTokenizer } from "./tokenize";

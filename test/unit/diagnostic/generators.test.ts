@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { PAPER_ABILITIES } from "../../../src/core/diagnostic/paperAbilities";
-import { checkDiagnosticDataset, type DiagnosticItemFields } from "../../../src/core/diagnostic/dataset";
+import { checkDiagnosticDataset } from "../../../src/core/diagnostic/dataset";
+import type { DiagnosticItemFields } from "../../../src/core/diagnostic/item";
 import { CAUSAL } from "../../../src/core/diagnostic/generators/commonsense";
 import { BOOKS, CONTINENTS, COUNTRIES, ELEMENTS, PAINTINGS } from "../../../src/core/diagnostic/generators/facts";
 import {

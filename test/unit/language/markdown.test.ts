@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { test } from "node:test";
 import type { ResolvedAbility, ResolvedBenchmark, ResolvedModel } from "../../../src/core/config/load";
-import type { DiagnosticItem } from "../../../src/core/diagnostic/dataset";
+import type { DiagnosticItem } from "../../../src/core/diagnostic/item";
 import { configCompletions } from "../../../src/core/language/completion";
 import { abilityHover, benchmarkHover, diagnosticItemHover, schemaHover } from "../../../src/core/language/hover";
 import { mdCode, mdText, verbatim } from "../../../src/core/language/markdown";

@@ -5,7 +5,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { loadProfile } from "../../../src/core/config/load";
-import type { DiagnosticItem } from "../../../src/core/diagnostic/dataset";
+import type { DiagnosticItem } from "../../../src/core/diagnostic/item";
 import { BOS_TOKEN_ID } from "../../../scripts/lib/byteTokenizer";
 import { ABILITY_ID_PATTERN, abilityIds, compileProfileJob, compileScoreJob } from "../../../src/core/plan/job";
 import { BUILT_IN_FLUENCY_TEXT, fluencyItems } from "../../../src/core/prompts/fluencyText";

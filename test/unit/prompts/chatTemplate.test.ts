@@ -8,7 +8,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { loadProfile, type Profile } from "../../../src/core/config/load";
-import type { DiagnosticItem } from "../../../src/core/diagnostic/dataset";
+import type { DiagnosticItem } from "../../../src/core/diagnostic/item";
 import { errorsOf, formatProblem, type Problem } from "../../../src/core/base/problems";
 import { BOS_TOKEN, BOS_TOKEN_ID, byteLevelTokenizer, EOS_TOKEN_ID } from "../../../scripts/lib/byteTokenizer";
 import { writeRandomLlama } from "../../support/randomLlama";

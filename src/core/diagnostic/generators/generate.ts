@@ -6,7 +6,7 @@
 // (unique ids, distinct choices, no repeated questions, balanced answer positions) is done here,
 // once, so no generator can forget it.
 import type { PaperAbility } from "../paperAbilities";
-import type { DiagnosticItemFields } from "../dataset";
+import type { DiagnosticItemFields } from "../item";
 import { normalizedWords } from "../wordHashes";
 import { Rng, streamSeed } from "./rng";
 

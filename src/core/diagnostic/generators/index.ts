@@ -7,7 +7,7 @@ import { analogical } from "./analogical";
 import { commonsense } from "./commonsense";
 import { contextual } from "./contextual";
 import { deductive } from "./deductive";
-import type { DiagnosticItemFields } from "../dataset";
+import type { DiagnosticItemFields } from "../item";
 import { generateItems, type AbilityGenerator, type GenerateOptions } from "./generate";
 import { inductive } from "./inductive";
 import { knowledge } from "./knowledge";
