@@ -7,7 +7,8 @@
 // file's hash recorded in results.json says whether the file still holds what the run read.
 import * as path from "node:path";
 import type { ChoiceMetric, Metric } from "../analysis/ais";
-import { benchmarkTaskFiles, directInputs, isTaskName, loadBenchmark, taskOptionsOf, type ResolvedBenchmark } from "../config/load";
+import { benchmarkTaskFiles, isTaskName, loadBenchmark, taskOptionsOf } from "../config/benchmarks";
+import { directInputs, type ResolvedBenchmark } from "../config/load";
 import { parseConfig } from "../config/parse";
 import type { ImportanceMethod, ProfileConfig, Selection } from "../config/types";
 import { loadTask, loadTaskPlaces, type TaskItem, type TaskOptions, type TaskPlaces } from "../lmeval/task";
