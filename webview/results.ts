@@ -14,7 +14,7 @@ import type { Chart } from "chart.js";
 import type { CellCases } from "../src/core/report/cases";
 import type { ComparisonView } from "../src/core/report/compareFigure";
 import type { HeatmapCell } from "../src/core/report/types";
-import type { CellsShown, ResultsQuery, ResultsView } from "../src/core/report/view";
+import type { CandidateChoice, CellsShown, ResultsQuery, ResultsView } from "../src/core/report/view";
 import type { ImportanceMethod } from "../src/core/config/types";
 import { casesList } from "./cases";
 import { element, table } from "./dom";
@@ -137,6 +137,16 @@ function controls(v: ResultsView): HTMLElement {
         v.choices.methods.map((m) => ({ value: m, text: m === "paper" ? "paper |θ·g|" : "signed −θ·g" })),
         v.query.method ?? v.choices.methods[0]!,
         (method) => query({ method: method as ImportanceMethod }),
+      ),
+    );
+  if (v.choices.candidates.length > 1)
+    bar.append(
+      select(
+        "candidates",
+        "Candidates",
+        v.choices.candidates.map((c) => ({ value: c, text: c === "all" ? "all layers (attention + MLP)" : "MLP (the paper's)" })),
+        v.query.candidates ?? v.choices.candidates[0]!,
+        (candidates) => query({ candidates: candidates as CandidateChoice }),
       ),
     );
   if (v.query.k !== null) {
@@ -407,6 +417,11 @@ function pairsPage(v: ResultsView): HTMLElement {
   return page;
 }
 
+/** A rule's name in the side-by-side table: its method, and "all layers" over every layer's weights. */
+function ruleName(r: { method: ImportanceMethod; candidate_set?: "all" }): string {
+  return r.candidate_set === "all" ? `${r.method}, all layers` : r.method;
+}
+
 function methodPage(v: ResultsView): HTMLElement {
   const p = v.profile!;
   const page = element("div");
@@ -441,7 +456,7 @@ function methodPage(v: ResultsView): HTMLElement {
       table(
         ["rule", "labels that hold", "top-set weights lowering their own ability's loss (mean)"],
         p.rules.rules.map((r) => [
-          r.method + (r.method === p.method ? " (shown)" : ""),
+          ruleName(r) + (r.method === p.method && r.candidate_set === p.candidate_set ? " (shown)" : ""),
           r.labelsChecked > 0 ? `${r.labelsHold} of ${r.labelsChecked}` : "–",
           mean(r.lowering.map((l) => l.share)),
         ]),
@@ -628,6 +643,7 @@ function selectCell(cell: Pick<HeatmapCell, "row" | "column">): void {
       selection: r.selection,
       benchmark: profile.benchmarks[cell.column]!,
       ...(view.query.method ? { method: view.query.method } : {}),
+      ...(view.choices.candidates.length > 1 && view.query.candidates ? { candidates: view.query.candidates } : {}),
     },
   });
 }

@@ -1,8 +1,8 @@
 // `bprof-runner profile` (PROTOCOL.md): the whole method of docs/method.md on one model.
 //
-//   baseline -> for each ability: importance -> rankings per rule (method) -> for each rule,
-//   selection and k: ablate in place, score every item, restore -> the random control -> overlap
-//   per rule -> profile.json
+//   baseline -> for each ability: importance -> rankings per rule (method and candidate set) ->
+//   for each rule, selection and k: ablate in place, score every item, restore -> the random
+//   control per candidate set -> overlap per rule -> profile.json
 //
 // Every result file is written atomically and named by what it holds, so a run that is stopped
 // and started again with the same job skips what is on disk (resume) and never reads half a file.
@@ -76,26 +76,33 @@ class Profile {
   Profile(const Command& command, const Job& job, const Engine& shapes, std::function<Engine&()> weights)
       : command_(command), job_(job), plan_(job.ablation), weights_(std::move(weights)), out_(command.args.out) {
     parameters_ = shapes.parameter_count();
-    candidates_ = shapes.candidates(plan_.front_removal, plan_.back_removal, plan_.attention_candidates);
-    candidate_count_ = candidates_.back().offset + candidates_.back().numel;
+    for (size_t s = 0; s < plan_.candidate_sets.size(); s++) {
+      candidates_.push_back(shapes.candidates(plan_.front_removal, plan_.back_removal, plan_.candidate_sets[s] == CandidateSet::all));
+      candidate_count_.push_back(candidates_.back().back().offset + candidates_.back().back().numel);
+      for (ImportanceMethod m : plan_.methods) rules_.push_back({m, s});
+    }
+    const bool attention =
+        std::find(plan_.candidate_sets.begin(), plan_.candidate_sets.end(), CandidateSet::all) != plan_.candidate_sets.end();
+    gradient_candidates_ = shapes.candidates(plan_.front_removal, plan_.back_removal, attention);
+    const int64_t fewest = *std::min_element(candidate_count_.begin(), candidate_count_.end());
     for (size_t i = 0; i < plan_.k.size(); i++) {
       const int64_t n = parameters_for_k(plan_.k[i], parameters_);
-      if (n > candidate_count_)
+      if (n > fewest)
         throw RunnerError(ErrorCode::bad_job, "ablation.k[" + std::to_string(i) + "] = " + json(plan_.k[i]).dump() + " asks for " +
                                                   std::to_string(n) + " of the model's " + std::to_string(parameters_) +
                                                   " parameters, but the candidates (MLP weights of the included layers) number " +
-                                                  std::to_string(candidate_count_));
+                                                  std::to_string(fewest));
       if (n == 0)
         command_.events.warning("ablation.k[" + std::to_string(i) + "] = " + json(plan_.k[i]).dump() +
                                 " selects no parameter of this model (" + std::to_string(parameters_) +
                                 " parameters): its variants equal the baseline");
       n_.push_back(n);
     }
-    const int64_t ranked_per_k = static_cast<int64_t>(job_.abilities.size() * plan_.methods.size() *
+    const int64_t ranked_per_k = static_cast<int64_t>(job_.abilities.size() * rules_.size() *
                                                       (ranked_selections().size() + (plan_.has(Selection::top_chunked) ? 1 : 0)));
-    top_rankings_.resize(plan_.methods.size());
-    variants_total_ =
-        (ranked_per_k + (random_here() ? 1 : 0) + static_cast<int64_t>(plan_.pairs.size())) * static_cast<int64_t>(plan_.k.size());
+    top_rankings_.resize(rules_.size());
+    const int64_t random_per_k = random_here() ? static_cast<int64_t>(candidates_.size()) : 0;
+    variants_total_ = (ranked_per_k + random_per_k + static_cast<int64_t>(plan_.pairs.size())) * static_cast<int64_t>(plan_.k.size());
   }
 
   void run() {
@@ -137,14 +144,27 @@ class Profile {
     return false;
   }
 
-  // A rule's files carry its name only when the job has several rules: a job of one rule keeps the
-  // names it always had, so its earlier runs resume.
-  std::string tag(ImportanceMethod m) const { return plan_.methods.size() > 1 ? std::string(method_name(m)) + "." : ""; }
-  std::string ranking_file(const std::string& ability, ImportanceMethod m, Selection s) const {
-    return "rankings/" + ability + "." + tag(m) + selection_name(s) + ".bin";
+  // A rule: an importance rule (method) over one candidate set (its index in the job's list).
+  struct Rule {
+    ImportanceMethod method;
+    size_t set;
+  };
+  bool several_sets() const { return plan_.candidate_sets.size() > 1; }
+  std::string set_tag(size_t set) const { return several_sets() ? std::string(candidate_set_name(plan_.candidate_sets[set])) + "." : ""; }
+  // A rule's files carry its method and set only when the job has several of them: a job of one
+  // rule keeps the names it always had, so its earlier runs resume.
+  std::string tag(const Rule& r) const {
+    return (plan_.methods.size() > 1 ? std::string(method_name(r.method)) + "." : "") + set_tag(r.set);
   }
-  std::string variant_file(const std::string& ability, ImportanceMethod m, Selection s, size_t k_index) const {
-    return "variants/" + ability + "." + tag(m) + selection_name(s) + ".k" + std::to_string(k_index) + ".jsonl";
+  std::string ranking_file(const std::string& ability, const Rule& r, Selection s) const {
+    return "rankings/" + ability + "." + tag(r) + selection_name(s) + ".bin";
+  }
+  std::string variant_file(const std::string& ability, const Rule& r, Selection s, size_t k_index) const {
+    return "variants/" + ability + "." + tag(r) + selection_name(s) + ".k" + std::to_string(k_index) + ".jsonl";
+  }
+  // The manifest names a rule's set only when the job has several.
+  void name_set(json& entry, size_t set) const {
+    if (several_sets()) entry["candidates"] = candidate_set_name(plan_.candidate_sets[set]);
   }
 
   std::vector<Selection> ranked_selections() const {
@@ -171,14 +191,14 @@ class Profile {
     std::vector<std::vector<int64_t>> chunked;
     RankingFacts facts;
   };
-  std::string lowering_file(const std::string& ability, ImportanceMethod m) const {
+  std::string lowering_file(const std::string& ability, const Rule& m) const {
     return "rankings/" + ability + "." + tag(m) + "lowering.json";
   }
-  std::string chunked_file(const std::string& ability, ImportanceMethod m, size_t k_index) const {
+  std::string chunked_file(const std::string& ability, const Rule& m, size_t k_index) const {
     return "rankings/" + ability + "." + tag(m) + "top_chunked.k" + std::to_string(k_index) + ".bin";
   }
 
-  RankingFacts read_facts(const std::string& ability, ImportanceMethod m) const {
+  RankingFacts read_facts(const std::string& ability, const Rule& m) const {
     const std::string path = out_ + "/" + lowering_file(ability, m);
     std::string bytes;
     read_file_if_exists(path, bytes);
@@ -218,7 +238,7 @@ class Profile {
     return ranking;
   }
 
-  bool rankings_on_disk(const std::string& ability, ImportanceMethod m) const {
+  bool rankings_on_disk(const std::string& ability, const Rule& m) const {
     bool all = on_disk(out_ + "/" + lowering_file(ability, m));
     for (Selection s : ranked_selections()) all = all && on_disk(out_ + "/" + ranking_file(ability, m, s));
     if (plan_.has(Selection::top_chunked))
@@ -226,7 +246,7 @@ class Profile {
     return all;
   }
 
-  AbilityRankings read_rankings(const std::string& ability, ImportanceMethod m) const {
+  AbilityRankings read_rankings(const std::string& ability, const Rule& m) const {
     AbilityRankings out;
     out.facts = read_facts(ability, m);
     for (Selection s : ranked_selections()) out.ranked.push_back(read_ranking(ranking_file(ability, m, s), n_.back()));
@@ -240,9 +260,9 @@ class Profile {
   std::vector<AbilityRankings> rankings_of(const Ability& ability) {
     std::vector<AbilityRankings> out;
     bool all_on_disk = true;
-    for (ImportanceMethod m : plan_.methods) all_on_disk = all_on_disk && rankings_on_disk(ability.id, m);
+    for (const Rule& r : rules_) all_on_disk = all_on_disk && rankings_on_disk(ability.id, r);
     if (all_on_disk) {
-      for (ImportanceMethod m : plan_.methods) out.push_back(read_rankings(ability.id, m));
+      for (const Rule& r : rules_) out.push_back(read_rankings(ability.id, r));
       return out;
     }
 
@@ -259,13 +279,13 @@ class Profile {
         halved ? first_half(static_cast<int64_t>(ability.sequences.size()), plan_.seed) : std::vector<bool>{};
     std::vector<std::vector<float>> first_rise;
     std::vector<std::vector<float>> rise = weights_().first_order_loss_rise(
-        ability.sequences, plan_.batch_size, candidates_, progress, [this] { return command_.cancelled(); }, in_first,
+        ability.sequences, plan_.batch_size, gradient_candidates_, progress, [this] { return command_.cancelled(); }, in_first,
         halved ? &first_rise : nullptr);
-    std::vector<ImportanceSpan> spans;
-    for (const std::vector<float>& values : rise) spans.push_back({values.data(), static_cast<int64_t>(values.size())});
+    std::vector<std::vector<ImportanceSpan>> spans;
+    for (size_t s = 0; s < candidates_.size(); s++) spans.push_back(spans_of_set(rise, s));
 
     int64_t non_finite = 0;
-    for (ImportanceMethod m : plan_.methods) out.push_back(rank_rule(ability.id, m, spans, &non_finite));
+    for (const Rule& r : rules_) out.push_back(rank_rule(ability.id, r, spans[r.set], &non_finite));
     if (halved) {
       const std::vector<int64_t> halves = {static_cast<int64_t>(std::count(in_first.begin(), in_first.end(), true)),
                                            static_cast<int64_t>(std::count(in_first.begin(), in_first.end(), false))};
@@ -279,9 +299,21 @@ class Profile {
       command_.events.warning("ability '" + ability.id + "': " + std::to_string(non_finite) +
                               " importance value(s) are not finite (did the loss diverge in this dtype?); ranked as 0");
     // written last: its presence says every ranking of the ability under the rule is on disk
-    for (size_t r = 0; r < out.size(); r++) write_lowering(ability.id, plan_.methods[r], out[r]);
+    for (size_t r = 0; r < out.size(); r++) write_lowering(ability.id, rules_[r], out[r]);
     command_.events.progress("rank", 1, 1, ability.id);
     return out;
+  }
+
+  // The gradient pass's sums of one candidate set's tensors, in the set's order: the set's global
+  // index runs over them as over its own candidates. Each set is a subset of the pass's tensors.
+  std::vector<ImportanceSpan> spans_of_set(const std::vector<std::vector<float>>& rise, size_t set) const {
+    std::vector<ImportanceSpan> spans;
+    for (const CandidateTensor& c : candidates_[set]) {
+      size_t t = 0;
+      while (gradient_candidates_[t].name != c.name) t++;
+      spans.push_back({rise[t].data(), static_cast<int64_t>(rise[t].size())});
+    }
+    return spans;
   }
 
   // paper: |r| (the released code's |theta * g|); signed: r, so weights whose zeroing lowers the
@@ -289,8 +321,8 @@ class Profile {
   static RankKey key_of(ImportanceMethod m) { return m == ImportanceMethod::paper ? RankKey::magnitude : RankKey::value; }
 
   // One rule's rankings of an ability's importance, written to disk; its facts but the halves'.
-  AbilityRankings rank_rule(const std::string& ability, ImportanceMethod m, const std::vector<ImportanceSpan>& spans, int64_t* non_finite) {
-    const RankKey key = key_of(m);
+  AbilityRankings rank_rule(const std::string& ability, const Rule& m, const std::vector<ImportanceSpan>& spans, int64_t* non_finite) {
+    const RankKey key = key_of(m.method);
     AbilityRankings out;
     for (Selection s : ranked_selections()) {
       out.ranked.push_back(s == Selection::top ? rank_top(spans, n_.back(), key, non_finite)
@@ -314,7 +346,7 @@ class Profile {
     return out;
   }
 
-  void write_lowering(const std::string& ability, ImportanceMethod m, const AbilityRankings& rankings) const {
+  void write_lowering(const std::string& ability, const Rule& m, const AbilityRankings& rankings) const {
     const RankingFacts& facts = rankings.facts;
     json saved = json::object();
     const std::vector<Selection> selections = ranked_selections();
@@ -334,28 +366,29 @@ class Profile {
       for (const std::vector<float>& v : values) spans.push_back({v.data(), static_cast<int64_t>(v.size())});
       return spans;
     };
+    // stability goes with the MLP set alone (job.cpp), so the rules are the methods over it
     std::vector<std::vector<int64_t>> first;
-    for (ImportanceMethod m : plan_.methods) first.push_back(rank_top(spans_of(half), n_.back(), key_of(m)));
+    for (const Rule& r : rules_) first.push_back(rank_top(spans_of(half), n_.back(), key_of(r.method)));
     for (size_t t = 0; t < half.size(); t++)
       for (size_t i = 0; i < half[t].size(); i++) half[t][i] = rise[t][i] - half[t][i];
-    std::vector<std::vector<int64_t>> shared(plan_.methods.size());
-    for (size_t r = 0; r < plan_.methods.size(); r++) {
-      const std::vector<int64_t> second = rank_top(spans_of(half), n_.back(), key_of(plan_.methods[r]));
+    std::vector<std::vector<int64_t>> shared(rules_.size());
+    for (size_t r = 0; r < rules_.size(); r++) {
+      const std::vector<int64_t> second = rank_top(spans_of(half), n_.back(), key_of(rules_[r].method));
       for (int64_t n : n_) shared[r].push_back(prefix_intersections({&first[r], &second}, n)[0][1]);
     }
     return shared;
   }
 
   // The ability's stability entry of the manifest under a rule (none without halves).
-  void record_stability(const std::string& ability, ImportanceMethod m, const RankingFacts& facts) {
+  void record_stability(const std::string& ability, const Rule& m, const RankingFacts& facts) {
     if (facts.halves.empty()) return;
     stability_.push_back(
-        {{"ability", ability}, {"method", method_name(m)}, {"halves", facts.halves}, {"n", n_}, {"shared", facts.halves_shared}});
+        {{"ability", ability}, {"method", method_name(m.method)}, {"halves", facts.halves}, {"n", n_}, {"shared", facts.halves_shared}});
   }
 
   bool variants_pending(const std::string& ability) {
     bool pending = false;
-    for (ImportanceMethod m : plan_.methods) {
+    for (const Rule& m : rules_) {
       for (Selection s : ranked_selections())
         for (size_t i = 0; i < plan_.k.size(); i++) pending = pending || !scores_on_disk(variant_file(ability, m, s, i));
       if (plan_.has(Selection::top_chunked))
@@ -370,8 +403,8 @@ class Profile {
     const bool need_rankings = variants_pending(ability.id) || plan_.has(Selection::top);
     std::vector<AbilityRankings> rankings;
     if (need_rankings) rankings = rankings_of(ability);
-    for (size_t r = 0; r < plan_.methods.size(); r++) {
-      const ImportanceMethod m = plan_.methods[r];
+    for (size_t r = 0; r < rules_.size(); r++) {
+      const Rule& m = rules_[r];
       const RankingFacts facts = need_rankings ? rankings[r].facts : read_facts(ability.id, m);
       record_stability(ability.id, m, facts);
       const std::vector<Selection> selections = ranked_selections();
@@ -386,16 +419,19 @@ class Profile {
     }
   }
 
+  // One random control per candidate set: each set's variants are held to weights drawn from it.
   void random_variants() {
-    const std::string file = "rankings/random.bin";
-    std::vector<int64_t> ranking;
-    if (on_disk(out_ + "/" + file)) {
-      ranking = read_ranking(file, n_.back());
-    } else {
-      ranking = draw_random(candidate_count_, n_.back(), plan_.seed);
-      write_file_atomic(out_ + "/" + file, ranking_bytes(ranking));
+    for (size_t set = 0; set < candidates_.size(); set++) {
+      const std::string file = "rankings/random." + set_tag(set) + "bin";
+      std::vector<int64_t> ranking;
+      if (on_disk(out_ + "/" + file)) {
+        ranking = read_ranking(file, n_.back());
+      } else {
+        ranking = draw_random(candidate_count_[set], n_.back(), plan_.seed);
+        write_file_atomic(out_ + "/" + file, ranking_bytes(ranking));
+      }
+      for (size_t i = 0; i < plan_.k.size(); i++) variant("", {plan_.methods.front(), set}, Selection::random, i, &ranking, n_[i]);
     }
-    for (size_t i = 0; i < plan_.k.size(); i++) variant("", plan_.methods.front(), Selection::random, i, &ranking, n_[i]);
   }
 
   // Two abilities ablated together: per k, the union of their top n under the first rule (its size
@@ -413,7 +449,7 @@ class Profile {
         const int64_t n = static_cast<int64_t>(both.size());
         if (!scores_on_disk(file)) {
           Engine& engine = weights_();
-          engine.ablate(candidates_, both.data(), n);
+          engine.ablate(candidates_.front(), both.data(), n);
           std::string lines;
           try {
             const ScoredVariant scored{a + "+" + b, method_name(plan_.methods.front()), "top", plan_.k[i]};
@@ -441,18 +477,18 @@ class Profile {
   // One variant: ablate the first n of the ranking, score, restore. Skipped when on disk.
   // `lowering`: of the n, those whose zeroing lowers the ability's loss (-1 for the random control);
   // `shared_with_top`: a top_chunked set's intersection with the exact top-n (-1 for the others).
-  // The random control (no ability) belongs to no rule: `m` is then unused.
-  void variant(const std::string& ability, ImportanceMethod m, Selection selection, size_t k_index, const std::vector<int64_t>* ranking,
+  // The random control (no ability) belongs to no rule: only `m`'s set is then used.
+  void variant(const std::string& ability, const Rule& m, Selection selection, size_t k_index, const std::vector<int64_t>* ranking,
                int64_t n, int64_t lowering = -1, int64_t shared_with_top = -1) {
-    const std::string file =
-        ability.empty() ? "variants/random.k" + std::to_string(k_index) + ".jsonl" : variant_file(ability, m, selection, k_index);
+    const std::string file = ability.empty() ? "variants/random." + set_tag(m.set) + "k" + std::to_string(k_index) + ".jsonl"
+                                             : variant_file(ability, m, selection, k_index);
     const bool resumed = scores_on_disk(file);
     if (!resumed) {
       std::string lines;
       Engine& engine = weights_();
-      engine.ablate(candidates_, ranking->data(), n);
+      engine.ablate(candidates_[m.set], ranking->data(), n);
       try {
-        const ScoredVariant scored{ability, ability.empty() ? "" : method_name(m), selection_name(selection), plan_.k[k_index]};
+        const ScoredVariant scored{ability, ability.empty() ? "" : method_name(m.method), selection_name(selection), plan_.k[k_index]};
         lines = score_items(command_, engine, job_.items, "score", &scored);
       } catch (...) {
         engine.restore();
@@ -463,11 +499,12 @@ class Profile {
     }
     command_.events.variant(ability, selection_name(selection), plan_.k[k_index], n, file, resumed);
     json entry = {{"ability", ability.empty() ? json(nullptr) : json(ability)},
-                  {"method", ability.empty() ? json(nullptr) : json(method_name(m))},
+                  {"method", ability.empty() ? json(nullptr) : json(method_name(m.method))},
                   {"selection", selection_name(selection)},
                   {"k", plan_.k[k_index]},
                   {"n", n},
                   {"file", file}};
+    name_set(entry, m.set);
     if (lowering >= 0) entry["lowering"] = lowering;
     if (shared_with_top >= 0) {
       entry["top_n"] = n_[k_index];
@@ -480,7 +517,7 @@ class Profile {
   // Per rule and k, how many weights the abilities' top sets share, pairwise.
   json overlap() const {
     json out = json::array();
-    for (size_t r = 0; r < plan_.methods.size(); r++) {
+    for (size_t r = 0; r < rules_.size(); r++) {
       if (top_rankings_[r].empty()) continue;
       std::vector<const std::vector<int64_t>*> rankings;
       json abilities = json::array();
@@ -488,26 +525,35 @@ class Profile {
         rankings.push_back(&ranking);
         abilities.push_back(id);
       }
-      for (size_t i = 0; i < plan_.k.size(); i++)
-        out.push_back({{"method", method_name(plan_.methods[r])},
-                       {"k", plan_.k[i]},
-                       {"n", n_[i]},
-                       {"abilities", abilities},
-                       {"intersections", prefix_intersections(rankings, n_[i])}});
+      for (size_t i = 0; i < plan_.k.size(); i++) {
+        json entry = {{"method", method_name(rules_[r].method)},
+                      {"k", plan_.k[i]},
+                      {"n", n_[i]},
+                      {"abilities", abilities},
+                      {"intersections", prefix_intersections(rankings, n_[i])}};
+        name_set(entry, rules_[r].set);
+        out.push_back(std::move(entry));
+      }
     }
     return out;
   }
 
   void write_manifest() {
     json tensors = json::array();
-    for (const CandidateTensor& c : candidates_) tensors.push_back({{"name", c.name}, {"numel", c.numel}, {"offset", c.offset}});
+    for (const CandidateTensor& c : candidates_.front()) tensors.push_back({{"name", c.name}, {"numel", c.numel}, {"offset", c.offset}});
     json manifest = {{"parameters", parameters_},
-                     {"candidates", {{"total", candidate_count_}, {"tensors", tensors}}},
+                     {"candidates", {{"total", candidate_count_.front()}, {"tensors", tensors}}},
                      {"baseline", "baseline.jsonl"},
                      {"variants", manifest_variants_},
                      {"overlap", overlap()}};
     if (plan_.stability) manifest["stability"] = stability_;
     if (!plan_.pairs.empty()) manifest["pairs"] = manifest_pairs_;
+    if (several_sets()) {
+      json sets = json::array();
+      for (size_t set = 0; set < candidates_.size(); set++)
+        sets.push_back({{"name", candidate_set_name(plan_.candidate_sets[set])}, {"total", candidate_count_[set]}});
+      manifest["candidate_sets"] = sets;
+    }
     write_file_atomic(out_ + "/profile.json", manifest.dump(1) + "\n");
     command_.events.result("profile.json", static_cast<int64_t>(manifest_variants_.size()));
   }
@@ -530,9 +576,11 @@ class Profile {
   std::function<Engine&()> weights_;
   const std::string out_;
   int64_t parameters_ = 0;
-  std::vector<CandidateTensor> candidates_;
-  int64_t candidate_count_ = 0;
-  std::vector<int64_t> n_;  // parameters zeroed at each k
+  std::vector<std::vector<CandidateTensor>> candidates_;  // per candidate set (the job's order)
+  std::vector<int64_t> candidate_count_;                  // per candidate set
+  std::vector<CandidateTensor> gradient_candidates_;      // what the gradient pass sums: every set's tensors
+  std::vector<Rule> rules_;                               // per set, per method: each ranks the same sums
+  std::vector<int64_t> n_;                                // parameters zeroed at each k
   int64_t variants_total_ = 0, variants_done_ = 0;
   json manifest_pairs_ = json::array();
   std::vector<std::vector<std::pair<std::string, std::vector<int64_t>>>> top_rankings_;  // per rule: (ability, top ranking)

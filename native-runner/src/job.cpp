@@ -178,10 +178,23 @@ AblationPlan parse_ablation(const json& v, const std::string& source) {
   }
   auto candidates = v.find("candidates");
   if (candidates != v.end()) {
-    if (!candidates->is_string() || (*candidates != "mlp" && *candidates != "all"))
-      throw bad_job(source, "'ablation.candidates' must be \"mlp\" or \"all\", got " + describe_json(*candidates));
-    plan.attention_candidates = *candidates == "all";
-    if (plan.attention_candidates && plan.stability)
+    // a name, or a list of names: each set is ranked from the same gradient pass, as the rules are
+    const json names = candidates->is_array() ? *candidates : json::array({*candidates});
+    if (names.empty()) throw bad_job(source, "'ablation.candidates' is an empty list (expected \"mlp\", \"all\" or a list of them)");
+    plan.candidate_sets.clear();
+    for (const json& name : names) {
+      if (!name.is_string() || (name != "mlp" && name != "all"))
+        throw bad_job(source, std::string("'ablation.candidates' ") +
+                                  (candidates->is_array() ? "holds " : "must be \"mlp\" or \"all\", got ") + describe_json(name) +
+                                  (candidates->is_array() ? " (expected \"mlp\" or \"all\")" : ""));
+      const CandidateSet set = name == "all" ? CandidateSet::all : CandidateSet::mlp;
+      if (std::find(plan.candidate_sets.begin(), plan.candidate_sets.end(), set) != plan.candidate_sets.end())
+        throw bad_job(source, "'ablation.candidates' names " + describe_json(name) + " twice");
+      plan.candidate_sets.push_back(set);
+    }
+    const bool attention =
+        std::find(plan.candidate_sets.begin(), plan.candidate_sets.end(), CandidateSet::all) != plan.candidate_sets.end();
+    if (attention && plan.stability)
       throw bad_job(source, "'ablation.stability' is measured on the MLP candidates only: it cannot go with 'ablation.candidates' \"all\"");
   }
   auto pairs = v.find("pairs");
@@ -243,6 +256,7 @@ const char* selection_name(Selection selection) {
 }
 
 const char* method_name(ImportanceMethod method) { return method == ImportanceMethod::paper ? "paper" : "signed"; }
+const char* candidate_set_name(CandidateSet set) { return set == CandidateSet::all ? "all" : "mlp"; }
 
 bool AblationPlan::has(Selection s) const { return std::find(selections.begin(), selections.end(), s) != selections.end(); }
 

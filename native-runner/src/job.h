@@ -45,6 +45,10 @@ const char* selection_name(Selection selection);
 enum class ImportanceMethod { paper, signed_importance };
 const char* method_name(ImportanceMethod method);
 
+// Which weights can be ablated (`candidates`): the MLP's, or every layer weight matrix.
+enum class CandidateSet { mlp, all };
+const char* candidate_set_name(CandidateSet set);
+
 // `ablation` of a `profile` job (PROTOCOL.md).
 struct AblationPlan {
   std::vector<double> k;  // strictly increasing, each in (0, 1)
@@ -58,9 +62,10 @@ struct AblationPlan {
   // Also rank each ability's top sets from two seeded halves of its sequences and count, per k,
   // what they share (the ranking's stability, docs/method.md).
   bool stability = false;
-  // `candidates: "all"`: the attention projections' weights (q, k, v, o) are candidates beside the
-  // MLP's (the paper's all-layer comparison); embeddings, norms and biases never are.
-  bool attention_candidates = false;
+  // The candidate sets, each ranked by every rule from the same gradient pass: `mlp`, the MLP's
+  // weights; `all`, the attention projections' (q, k, v, o) beside them (the paper's all-layer
+  // comparison); embeddings, norms and biases never are.
+  std::vector<CandidateSet> candidate_sets = {CandidateSet::mlp};
   // Two abilities ablated together (ids): the union of their top sets under the first rule, per k.
   std::vector<std::pair<std::string, std::string>> pairs;
   bool has(Selection s) const;

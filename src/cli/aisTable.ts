@@ -8,8 +8,7 @@
 // intervals are in the report the run writes), long column headers become b1, b2, ... with a
 // legend, and the columns are split into blocks that fit, the ability column repeated in each, as
 // pandas prints a wide frame; text lines wrap. Piped output keeps the full tables.
-import { formatConfidence, formatFixed, formatInterval, formatK } from "../core/report/format";
-import type { ImportanceMethod } from "../core/config/types";
+import { formatConfidence, formatFixed, formatInterval, formatK, ruleLabel } from "../core/report/format";
 import { ruleComparisons, rulesOf } from "../core/report/model";
 import { baselineLabel } from "../core/report/names";
 import { fluencyText } from "../core/report/fluency";
@@ -51,19 +50,12 @@ export function formatAisTables(model: ModelReport, width?: number): string {
   const confidence = formatConfidence(model.profile.bootstrap.confidence);
   // a model ranked by several rules: each rule's tables in turn (their titles name the rule)
   const blocks = rulesOf(model).flatMap((p) =>
-    p.sections.map((s) => sectionTable(model.name, s, p.parameters, p.method, confidence, width)),
+    p.sections.map((s) => sectionTable(model.name, s, p.parameters, ruleLabel(p), confidence, width)),
   );
   return blocks.join("\n\n") + (blocks.length > 0 ? "\n" : "");
 }
 
-function sectionTable(
-  model: string,
-  s: KSection,
-  parameters: number,
-  method: ImportanceMethod,
-  confidence: string,
-  width?: number,
-): string {
+function sectionTable(model: string, s: KSection, parameters: number, method: string, confidence: string, width?: number): string {
   // The reasons the printed cells refer to, under the numbers every report gives them.
   const cited = [
     ...new Set(s.rows.flatMap((r) => r.cells.flatMap((c) => (c.ais === null && c.reason !== undefined ? [c.reason] : [])))),
@@ -188,7 +180,7 @@ export function formatRunSummary(model: ModelReport, width?: number): string[] {
   const lines = [`${model.name}, summary at k = ${formatK(s.k)} (${s.metricLabel}):`];
   const rules = ruleComparisons(model).at(-1);
   if (rules && s.labels.length > 0) {
-    const held = rules.rules.map((r) => `${r.method} rule ${r.labelsHold} of ${r.labelsChecked}`).join(", ");
+    const held = rules.rules.map((r) => `${ruleLabel(r)} rule ${r.labelsHold} of ${r.labelsChecked}`).join(", ");
     lines.push(`  labels that hold (the labelled ability hurts its benchmark most): ${held}`);
   } else if (s.labels.length > 0)
     lines.push(
@@ -212,7 +204,7 @@ export function fluencyLines(model: Pick<ModelReport, "profile" | "otherMethods"
   const past = rules.flatMap((p) =>
     (p.sections.at(-1)?.rows ?? [])
       .filter((r) => r.fluency && !r.fluency.fluent)
-      .map((r) => `${rules.length > 1 && r.ability !== null ? `${p.method} rule: ` : ""}${r.label} ${fluencyText(r.fluency)}`),
+      .map((r) => `${rules.length > 1 && r.ability !== null ? `${ruleLabel(p)} rule: ` : ""}${r.label} ${fluencyText(r.fluency)}`),
   );
   const unique = [...new Set(past)];
   return [
@@ -230,7 +222,7 @@ export function fluencyLines(model: Pick<ModelReport, "profile" | "otherMethods"
 export function findingLines(model: Pick<ModelReport, "findings" | "otherMethods">): string[] {
   if (model.findings.length === 0) return ["  failure signatures: none found"];
   const rules = model.otherMethods.length > 0;
-  const prefix = (f: Finding) => `  ! ${rules ? `${f.method} rule: ` : ""}`;
+  const prefix = (f: Finding) => `  ! ${rules ? `${ruleLabel(f)} rule: ` : ""}`;
   const lines = [`  failure signatures: ${model.findings.length} found (docs/method.md, "Reading a profile that went wrong")`];
   const labelsShown = new Set<string>();
   for (const f of model.findings) {
@@ -238,9 +230,9 @@ export function findingLines(model: Pick<ModelReport, "findings" | "otherMethods
       lines.push(`${prefix(f)}${f.title}`, `      ${f.figures} (threshold: ${f.threshold})`, `      remedy: ${f.remedy}`);
       continue;
     }
-    if (labelsShown.has(f.method)) continue;
-    labelsShown.add(f.method);
-    const failing = model.findings.filter((g) => g.signature === "label-fails" && g.method === f.method);
+    if (labelsShown.has(ruleLabel(f))) continue;
+    labelsShown.add(ruleLabel(f));
+    const failing = model.findings.filter((g) => g.signature === "label-fails" && ruleLabel(g) === ruleLabel(f));
     lines.push(
       `${prefix(f)}${failing.length} label(s) do not hold at k = ${formatK(f.k)} (the labelled ability hurts another benchmark more): ` +
         failing.map((g) => g.figures).join("; "),

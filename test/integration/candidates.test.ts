@@ -14,7 +14,8 @@ import { renderMarkdown } from "../../src/core/report/markdown";
 import { buildReport } from "../../src/core/report/model";
 import { resultsView } from "../../src/core/report/view";
 import { runProfile } from "../../src/core/run/runProfile";
-import type { Results } from "../../src/core/results/schema";
+import { profilesOf, type Results } from "../../src/core/results/schema";
+import { flatCells } from "../../src/core/report/cells";
 import { runnerPath } from "../support/cli";
 import { CONFIG_YAML, makeProfileProject } from "../support/profileProject";
 
@@ -72,6 +73,64 @@ test("candidates: all ranks the attention projections' weights beside the MLP's"
   assert.equal((await resultsView(await loadRun(all.runDir))).profile?.candidate_set, "all");
   assert.equal((await resultsView(await loadRun(mlp.runDir))).profile?.candidate_set, undefined);
 });
+
+test(
+  "candidates: [mlp, all] ranks both sets from one gradient pass, each as its own run would, by every rule",
+  { timeout: 300_000 },
+  async (t) => {
+    const withKey = (key: string) => CONFIG_YAML.replace("  batch_size: 2\n", `  batch_size: 2\n${key}`);
+    const both = await profiled(withKey("  candidates: [mlp, all]\n  method: [signed, paper]\n"));
+    const mlp = await profiled(withKey("  method: [signed, paper]\n"));
+    const all = await profiled(withKey("  candidates: all\n  method: [signed, paper]\n"));
+    t.after(() => Promise.all([both, mlp, all].map((x) => fs.rm(x.p.root, { recursive: true, force: true }))));
+    const profiles = profilesOf(both.results.models[0]!);
+    assert.deepEqual(
+      profiles.map((p) => `${p.method} ${p.candidate_set ?? "mlp"}`),
+      ["signed mlp", "paper mlp", "signed all", "paper all"],
+    );
+    const jobOf = async (runDir: string) =>
+      JSON.parse(await fs.readFile(path.join(runDir, "models", "tiny-llama", "job.json"), "utf8")) as {
+        ablation: { candidates?: unknown };
+      };
+    assert.deepEqual((await jobOf(both.runDir)).ablation.candidates, ["mlp", "all"]);
+    // each set's candidates counted as its own run counts them
+    const single = [...profilesOf(mlp.results.models[0]!), ...profilesOf(all.results.models[0]!)];
+    assert.deepEqual(
+      profiles.map((p) => p.candidates),
+      single.map((p) => p.candidates),
+    );
+    // the same scores, variant by variant (the random control of each set included): one pass gives
+    // each set the rankings its own pass gives
+    const itemsOf = async (runDir: string, file: string) => fs.readFile(path.join(runDir, "models", "tiny-llama", file), "utf8");
+    for (const [r, p] of profiles.entries()) {
+      const alone = single[r]!;
+      assert.equal(p.variants.length, alone.variants.length);
+      for (const [i, v] of p.variants.entries()) {
+        const w = alone.variants[i]!;
+        assert.equal(`${v.ability} ${v.selection} ${v.k} ${v.n}`, `${w.ability} ${w.selection} ${w.k} ${w.n}`);
+        assert.equal(await itemsOf(both.runDir, v.items_file), await itemsOf(r < 2 ? mlp.runDir : all.runDir, w.items_file), v.items_file);
+      }
+    }
+    // the reports and the results view show both sets
+    const run = await loadRun(both.runDir);
+    const markdown = renderMarkdown(await buildReport(run));
+    assert.match(markdown, /paper, all layers/);
+    assert.match(markdown, /over the attention and MLP weights/);
+    const view = await resultsView(run, { method: "paper", candidates: "all" });
+    assert.deepEqual(view.choices.candidates, ["mlp", "all"]);
+    assert.deepEqual(view.choices.methods, ["signed", "paper"]);
+    assert.equal(view.profile?.method, "paper");
+    assert.equal(view.profile?.candidate_set, "all");
+    assert.equal((await resultsView(run, { method: "signed" })).profile?.candidate_set, undefined);
+    const cells = flatCells(run.results);
+    assert.deepEqual(
+      cells
+        .filter((c) => c.ability === null && c.benchmark === cells[0]!.benchmark && c.metric === "acc" && c.k === cells[0]!.k)
+        .map((c) => c.candidates ?? "mlp"),
+      ["mlp", "all"],
+    );
+  },
+);
 
 test("candidates: all with stability: true is refused at the key", async (t) => {
   const p = await makeProfileProject({

@@ -36,8 +36,8 @@ export interface ResolvedAblation {
   stability: boolean;
   /** Two abilities ablated together (names, each pair once); absent without `ablation.pairs`. */
   pairs?: [string, string][];
-  /** Which weights can be ablated (`ablation.candidates`); absent: the MLP's. */
-  candidates?: CandidateSet;
+  /** The candidate sets (`ablation.candidates`), in the config's order; each is ranked by every rule. Absent: the MLP's. */
+  candidates?: CandidateSet[];
   /** The fluency measure's text and threshold (docs/method.md, "Fluency"); the config always has one, a job built without it scores none. */
   fluency?: ResolvedFluency;
 }
@@ -116,7 +116,7 @@ export async function checkAbilitySection(
   const fluency = await resolveFluency(config.ablation.fluency, source, context, problems);
   const pairs = resolvePairs(config, source, problems);
   const ablation = { ...resolveAblation(config.ablation), fluency, ...(pairs.length > 0 ? { pairs } : {}) };
-  if (ablation.candidates === "all" && ablation.stability)
+  if (ablation.candidates?.includes("all") && ablation.stability)
     problems.push(
       source.at(
         ["ablation", "candidates"],
@@ -163,7 +163,7 @@ function resolveAblation(spec: NonNullable<ProfileConfig["ablation"]>): Omit<Res
     backRemoval: spec.back_removal ?? 0,
     batchSize: spec.batch_size ?? DEFAULT_BATCH_SIZE,
     stability: spec.stability ?? false,
-    candidates: spec.candidates ?? "mlp",
+    candidates: Array.isArray(spec.candidates) ? [...spec.candidates] : [spec.candidates ?? "mlp"],
   };
 }
 
@@ -419,7 +419,9 @@ async function ablationProblems(
       );
       continue;
     }
-    const candidates = candidateCount(count, frontRemoval, backRemoval, ablation.candidates);
+    // k must fit every candidate set; the MLP's is the smaller when both are asked for
+    const set = ablation.candidates?.includes("all") && !ablation.candidates.includes("mlp") ? "all" : "mlp";
+    const candidates = candidateCount(count, frontRemoval, backRemoval, set);
     const share = candidates / count.total;
     const layers = frontRemoval + backRemoval > 0 ? ` of layers ${frontRemoval}..${count.layers - backRemoval - 1}` : "";
     for (const value of ablation.k) {
@@ -430,7 +432,7 @@ async function ablationProblems(
           source.at(
             at,
             "config.k-too-large",
-            `k = ${value} selects floor(k x ${count.total}) = ${n} parameters of model \`${model.name}\`, more than its ${candidates} ${ablation.candidates === "all" ? "attention and MLP" : "MLP"} candidates${layers} ` +
+            `k = ${value} selects floor(k x ${count.total}) = ${n} parameters of model \`${model.name}\`, more than its ${candidates} ${set === "all" ? "attention and MLP" : "MLP"} candidates${layers} ` +
               `(${(100 * share).toFixed(2)}% of its parameters): k must be at most ${candidates} / ${count.total} = ${share.toPrecision(4)}`,
             { data: { suggestion: String(significantDigits(share, 4, "down")) } },
           ),

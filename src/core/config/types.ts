@@ -74,8 +74,8 @@ export interface AblationSpec {
   stability?: boolean;
   /** Two abilities ablated together: pairs of ability names, or `all` (every two). */
   pairs?: [string, string][] | "all";
-  /** Which weights can be ablated: the MLP's (the paper's method) or every layer weight matrix. */
-  candidates?: CandidateSet;
+  /** Which weights can be ablated: the MLP's (the paper's method) or every layer weight matrix; a list profiles each from one gradient pass. */
+  candidates?: CandidateSet | CandidateSet[];
   /** The fluency measure's text (a file; default the built-in one) and threshold. */
   fluency?: { text?: string; max_perplexity_ratio?: number };
 }

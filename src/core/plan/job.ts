@@ -18,7 +18,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import type { ResolvedAbility, ResolvedAblation } from "../config/abilities";
 import type { ResolvedBenchmark, ResolvedModel } from "../config/resolved";
-import type { ImportanceMethod, Selection } from "../config/types";
+import type { CandidateSet, ImportanceMethod, Selection } from "../config/types";
 import type { DiagnosticItem } from "../diagnostic/item";
 import { itemContexts } from "../lmeval/render";
 import type { MultipleChoiceItem, TaskItem } from "../lmeval/task";
@@ -97,8 +97,8 @@ export interface ProfileJob extends Omit<ScoreJob, "subcommand"> {
     seed: number;
     /** Present (true) only when asked for: a job without it is the same bytes as before it existed. */
     stability?: true;
-    /** Present ("all") only when asked for: the attention projections' weights are candidates too. */
-    candidates?: "all";
+    /** Absent for the MLP's (the bytes jobs always had); "all" for the attention projections' too; a list for several sets. */
+    candidates?: CandidateSet | CandidateSet[];
     /** Two abilities ablated together, by id; absent without pairs. */
     pairs?: [string, string][];
   };
@@ -200,7 +200,7 @@ export function compileProfileJob(
       batch_size: plan.ablation.batchSize,
       seed: plan.seed,
       ...(plan.ablation.stability ? { stability: true as const } : {}),
-      ...(plan.ablation.candidates === "all" ? { candidates: "all" as const } : {}),
+      ...candidatesOfJob(plan.ablation.candidates ?? ["mlp"]),
       ...(plan.ablation.pairs?.length ? { pairs: plan.ablation.pairs.map(([a, b]) => [idOf(a), idOf(b)] as [string, string]) } : {}),
     },
   };
@@ -450,4 +450,10 @@ export function generateSpec(tokenizer: ModelTokenizer, until: readonly string[]
   if (tokenizer.eosTokenId !== undefined) add([tokenizer.eosTokenId]);
   for (const eos of tokenizer.extraEosTokenIds ?? []) add([eos]);
   return { max_tokens: maxGenToks, stop };
+}
+
+/** The job's `candidates`: absent for the MLP's alone, so such a job keeps the bytes it always had. */
+function candidatesOfJob(sets: readonly CandidateSet[]): { candidates?: CandidateSet | CandidateSet[] } {
+  if (sets.length > 1) return { candidates: [...sets] };
+  return sets[0] === "all" ? { candidates: "all" } : {};
 }

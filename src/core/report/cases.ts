@@ -32,6 +32,8 @@ export interface CellRef {
   benchmark: string;
   /** The rule whose variant it is, when the run ranked by several; the first rule's when absent. */
   method?: ImportanceMethod;
+  /** Its candidate set, when the run ranked several; the first set's when absent. */
+  candidates?: "mlp" | "all";
 }
 
 /** A flipped document with what the model read and where it is. */
@@ -218,8 +220,15 @@ export class RunDocuments {
   }
 }
 
-function variantOf(model: ModelResults, ref: Pick<CellRef, "k" | "ability" | "selection" | "method">): VariantResult | undefined {
-  const profile = profilesOf(model).find((p) => ref.method === undefined || p.method === ref.method);
+function variantOf(
+  model: ModelResults,
+  ref: Pick<CellRef, "k" | "ability" | "selection" | "method" | "candidates">,
+): VariantResult | undefined {
+  const profile = profilesOf(model).find(
+    (p) =>
+      (ref.method === undefined || p.method === ref.method) &&
+      (ref.candidates === undefined || (p.candidate_set ?? "mlp") === ref.candidates),
+  );
   return profile?.variants.find((v) => sameK(v.k, ref.k) && v.selection === ref.selection && v.ability === ref.ability);
 }
 

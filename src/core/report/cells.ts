@@ -29,6 +29,8 @@ export interface FlatCell {
   ability: string | null;
   /** The importance rule that ranked the set (paper or signed); null for the random control, which no rule ranks. */
   method: string | null;
+  /** `all` when the weights were drawn from the attention and MLP weights (`ablation.candidates`); absent: the MLP's. */
+  candidates?: "all";
   selection: string;
   k: number;
   /** Parameters zeroed. */
@@ -142,10 +144,16 @@ function variantsOfRules(model: ModelResults, filter: CellFilter): { profile: Mo
   return profilesOf(model).flatMap((profile, r) =>
     keptK(profile.k, filter, model.name).flatMap((k) =>
       variantsAt(model, k, profile)
-        .filter((v) => r === 0 || v.ability !== null)
+        .filter((v) => firstOfItsSet(model, r) || v.ability !== null)
         .map((v) => ({ profile, v })),
     ),
   );
+}
+
+/** Whether profile r is its candidate set's first: the random control of a set is listed once, with it. */
+export function firstOfItsSet(model: ModelResults, r: number): boolean {
+  const profiles = profilesOf(model);
+  return profiles.findIndex((p) => p.candidate_set === profiles[r]!.candidate_set) === r;
 }
 
 function flatCell(
@@ -163,6 +171,7 @@ function flatCell(
     model,
     ability: v.ability,
     method: v.ability === null ? null : profile.method,
+    ...(profile.candidate_set ? { candidates: profile.candidate_set } : {}),
     selection: v.selection,
     k: v.k,
     n: v.n,

@@ -28,6 +28,13 @@ export function csvField(value: unknown): string {
 }
 
 export function renderCsv(cells: readonly FlatCell[]): string {
-  const lines = [CELL_COLUMNS.join(","), ...cells.map((cell) => CELL_COLUMNS.map((c) => csvField(cell[c])).join(","))];
+  // the candidate set's column only in runs that ranked every layer's weights: other runs keep their columns
+  const columns = cells.some((c) => c.candidates)
+    ? [...CELL_COLUMNS.slice(0, 3), "candidates" as const, ...CELL_COLUMNS.slice(3)]
+    : CELL_COLUMNS;
+  const lines = [
+    columns.join(","),
+    ...cells.map((cell) => columns.map((c) => csvField(c === "candidates" ? (cell.candidates ?? "mlp") : cell[c])).join(",")),
+  ];
   return lines.join("\r\n") + "\r\n";
 }

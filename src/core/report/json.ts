@@ -2,7 +2,7 @@
 // (schema `bprof.report`, version 1, documented in docs/report-formats.md).
 import { ALL_METRICS } from "../analysis/ais";
 import { isGenerationResult, profilesOf, type Results } from "../results/schema";
-import { flatCells, flatChunked, flatFlippedDocuments, flatOverlap, flatStability, type CellFilter } from "./cells";
+import { firstOfItsSet, flatCells, flatChunked, flatFlippedDocuments, flatOverlap, flatStability, type CellFilter } from "./cells";
 import type { LoadedRun, RunItems } from "./load";
 import { buildReport } from "./model";
 
@@ -108,6 +108,11 @@ function modelMeta(m: Results["models"][number]) {
           ...(p.fluency ? { fluency: p.fluency } : {}),
           // the rules after the first, when the run ranked by several (the cells name each row's rule)
           ...(m.other_methods?.length ? { other_methods: m.other_methods.map((o) => o.method) } : {}),
+          ...(m.other_methods?.some((o) => o.candidate_set !== p.candidate_set)
+            ? { candidate_sets: profilesOf(m).map((o) => o.candidate_set ?? "mlp") }
+            : p.candidate_set
+              ? { candidate_set: p.candidate_set }
+              : {}),
         }
       : null,
   };
@@ -118,11 +123,15 @@ function flatFluency(results: Results, filter: CellFilter) {
   return results.models.flatMap((m) =>
     profilesOf(m).flatMap((p, r) =>
       p.variants
-        .filter((v) => v.fluency && (filter.k === undefined || Math.abs(v.k - filter.k) <= 1e-12 * v.k) && (r === 0 || v.ability !== null))
+        .filter(
+          (v) =>
+            v.fluency && (filter.k === undefined || Math.abs(v.k - filter.k) <= 1e-12 * v.k) && (firstOfItsSet(m, r) || v.ability !== null),
+        )
         .map((v) => ({
           model: m.name,
           ability: v.ability,
           method: v.ability === null ? null : p.method,
+          ...(p.candidate_set ? { candidates: p.candidate_set } : {}),
           selection: v.selection,
           k: v.k,
           ...v.fluency!,

@@ -96,8 +96,8 @@ function table(model: ModelReport, p: ProfileReport, s: KSection, labelRule: boo
   ];
   lines.push(
     `\\caption{Ability Impact Scores (${escapeLatex(metric)}) of ${escapeLatex(model.name)} at $k = ${formatK(s.k)}$ ` +
-      `($n = ${formatCount(s.n).replace(/,/g, "{,}")}$ of ${formatCount(p.parameters).replace(/,/g, "{,}")} parameters zeroed${p.method === "signed" ? ", ranked by $-\\theta g$" : labelRule ? ", ranked by $|\\theta g|$" : ""}). ${notes.join(" ")}}`,
-    `\\label{tab:ais-${labelKey(model.name)}${labelRule ? `-${p.method}` : ""}-k${formatK(s.k).replace(/[^0-9a-z]/gi, "")}}`,
+      `($n = ${formatCount(s.n).replace(/,/g, "{,}")}$ of ${formatCount(p.parameters).replace(/,/g, "{,}")} parameters zeroed${p.method === "signed" ? ", ranked by $-\\theta g$" : labelRule ? ", ranked by $|\\theta g|$" : ""}${allLayers(p)}). ${notes.join(" ")}}`,
+    `\\label{tab:ais-${labelKey(model.name)}${labelRule ? `-${ruleKey(p)}` : ""}-k${formatK(s.k).replace(/[^0-9a-z]/gi, "")}}`,
     "\\end{table}",
   );
   return lines;
@@ -110,10 +110,10 @@ function mathNumber(x: number, digits = 2): string {
 
 /** A table's caption tail and label: the model, the k and (with several rules) the rule. */
 function captionOf(c: CheckTable, what: string, key: string): string[] {
-  const rule = c.labelRule ? (c.p.method === "signed" ? ", ranked by $-\\theta g$" : ", ranked by $|\\theta g|$") : "";
+  const rule = (c.labelRule ? (c.p.method === "signed" ? ", ranked by $-\\theta g$" : ", ranked by $|\\theta g|$") : "") + allLayers(c.p);
   return [
     `\\caption{${what} (${escapeLatex(c.model.name)}, $k = ${formatK(c.s.k)}$${rule}).}`,
-    `\\label{tab:${key}-${labelKey(c.model.name)}${c.labelRule ? `-${c.p.method}` : ""}-k${formatK(c.s.k).replace(/[^0-9a-z]/gi, "")}}`,
+    `\\label{tab:${key}-${labelKey(c.model.name)}${c.labelRule ? `-${ruleKey(c.p)}` : ""}-k${formatK(c.s.k).replace(/[^0-9a-z]/gi, "")}}`,
     "\\end{table}",
   ];
 }
@@ -198,4 +198,14 @@ function pairsTable(c: CheckTable): string[] {
       "pairs",
     ),
   ];
+}
+
+/** A rule in a table's label: its method, and `-all` over every layer's weights. */
+function ruleKey(p: ProfileReport): string {
+  return p.candidate_set === "all" ? `${p.method}-all` : p.method;
+}
+
+/** The caption's note of a profile over every layer's weights (`ablation.candidates: all`). */
+function allLayers(p: ProfileReport): string {
+  return p.candidate_set === "all" ? ", attention and MLP weights as candidates" : "";
 }

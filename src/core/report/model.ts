@@ -363,6 +363,7 @@ export function ruleComparisons(model: Pick<ModelReport, "profile" | "otherMetho
       const s = p.sections.find((x) => sameK(x.k, first.k));
       return {
         method: p.method,
+        ...(p.candidate_set ? { candidate_set: p.candidate_set } : {}),
         labelsHold: s?.labels.filter((l) => l.holds).length ?? 0,
         labelsChecked: s?.labels.length ?? 0,
         lowering: (s?.rows ?? [])

@@ -51,7 +51,7 @@ function topRows(s: KSection): TopRow[] {
 
 function signaturesAt(p: ProfileReport, s: KSection): Finding[] {
   const rows = topRows(s);
-  const base = { method: p.method, k: s.k };
+  const base = { method: p.method, k: s.k, ...(p.candidate_set ? { candidate_set: p.candidate_set } : {}) };
   const nearZero = allNearZero(rows, s, base);
   return [
     ...fluencyCollapse(p, s, base),

@@ -70,6 +70,8 @@ export type Signature = "ais-near-zero" | "fluency-collapse" | "same-ais" | "neg
 export interface Finding {
   signature: Signature;
   method: ProfileReport["method"];
+  /** `all` when the profile's candidates were every layer's weights. */
+  candidate_set?: "all";
   k: number;
   /** The abilities whose diagnostic datasets it points at; empty when it is about the whole profile. */
   abilities: string[];
@@ -92,6 +94,7 @@ export interface RuleComparison {
   k: number;
   rules: {
     method: ProfileReport["method"];
+    candidate_set?: "all";
     /** Labelled benchmarks whose ability's top set hurts them more than any other benchmark. */
     labelsHold: number;
     labelsChecked: number;

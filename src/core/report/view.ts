@@ -40,14 +40,36 @@ export interface ResultsQuery {
   cells?: CellsShown;
   /** The importance rule whose profile is shown, when the run ranked by several. */
   method?: ImportanceMethod;
+  /** The candidate set whose profile is shown, when the run ranked several (`ablation.candidates: [mlp, all]`). */
+  candidates?: CandidateChoice;
 }
+
+/** A candidate set as the results view names it: the MLP's weights, or every layer's. */
+export type CandidateChoice = "mlp" | "all";
 
 export interface ResultsView {
   run: RunMeta;
   /** The query as resolved against the run (defaults filled in, unknown values replaced). */
-  query: { model: string; metric: ChoiceMetric; k: number | null; cells: CellsShown; method: ImportanceMethod | null };
-  /** What each control can be set to for this run (`methods`: the model's rules; one or none, no choice). */
-  choices: { models: string[]; metrics: ChoiceMetric[]; k: number[]; cells: CellsShown[]; methods: ImportanceMethod[] };
+  query: {
+    model: string;
+    metric: ChoiceMetric;
+    k: number | null;
+    cells: CellsShown;
+    method: ImportanceMethod | null;
+    candidates: CandidateChoice | null;
+  };
+  /**
+   * What each control can be set to for this run (`methods`: the model's rules, `candidates`: its
+   * candidate sets; one or none, no choice).
+   */
+  choices: {
+    models: string[];
+    metrics: ChoiceMetric[];
+    k: number[];
+    cells: CellsShown[];
+    methods: ImportanceMethod[];
+    candidates: CandidateChoice[];
+  };
   baseline: BaselineRow[];
   /** Null for a run without abilities. */
   profile: ProfileView | null;
@@ -128,13 +150,28 @@ export async function resultsView(run: LoadedRun, query: ResultsQuery = {}): Pro
   const report = await buildReport(run, { metric, ...(k !== null ? { k } : {}) });
   const modelReport = report.models.find((m) => m.name === model.name)!;
   const rules = rulesOf(modelReport);
-  const shown = rules.find((p) => p.method === query.method) ?? rules[0];
+  // the rule and candidate set asked for; a switch of one keeps the other where it can
+  const setOf = (p: (typeof rules)[number]): CandidateChoice => p.candidate_set ?? "mlp";
+  const shown =
+    rules.find((p) => p.method === query.method && setOf(p) === (query.candidates ?? "mlp")) ??
+    rules.find((p) => p.method === query.method) ??
+    rules.find((p) => setOf(p) === query.candidates) ??
+    rules[0];
+  const methods = [...new Set(rules.map((p) => p.method))];
+  const sets = [...new Set(rules.map(setOf))];
   const section = shown?.sections[0];
   const comparison = ruleComparisons(modelReport).find((c) => section && c.k === section.k) ?? null;
   return {
     run: report.run,
-    query: { model: model.name, metric, k, cells, method: shown?.method ?? null },
-    choices: { models, metrics, k: sweep, cells: cellsChoices, methods: rules.length > 1 ? rules.map((p) => p.method) : [] },
+    query: { model: model.name, metric, k, cells, method: shown?.method ?? null, candidates: shown ? setOf(shown) : null },
+    choices: {
+      models,
+      metrics,
+      k: sweep,
+      cells: cellsChoices,
+      methods: methods.length > 1 ? methods : [],
+      candidates: sets.length > 1 ? sets : [],
+    },
     baseline: modelReport.baseline,
     profile:
       shown && section
@@ -143,7 +180,7 @@ export async function resultsView(run: LoadedRun, query: ResultsQuery = {}): Pro
             section,
             cells,
             comparison,
-            modelReport.findings.filter((f) => f.method === shown.method),
+            modelReport.findings.filter((f) => f.method === shown.method && f.candidate_set === shown.candidate_set),
           )
         : null,
   };
@@ -173,7 +210,7 @@ function profileView(
   const title = `${what}, ${section.metricLabel}, k = ${formatK(section.k)}`;
   const heatmap = greyNotFluent(
     heatmapOf(
-      `results-${profile.method}-${cells}-${section.k}`,
+      `results-${profile.method}${profile.candidate_set ? `-${profile.candidate_set}` : ""}-${cells}-${section.k}`,
       title,
       rows,
       section.columns,

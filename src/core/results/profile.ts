@@ -18,7 +18,7 @@ import { jaccardFromCounts, jaccardIndex } from "../analysis/overlap";
 import { pairImpact } from "../analysis/pairs";
 import type { ResolvedBenchmark, ResolvedGroup } from "../config/load";
 import { variantGroupCells } from "./groups";
-import type { ImportanceMethod, Selection } from "../config/types";
+import type { CandidateSet, ImportanceMethod, Selection } from "../config/types";
 import type { AbilityRef, ItemRef } from "../plan/job";
 import {
   decodingOnce,
@@ -57,6 +57,8 @@ export interface RunnerManifest {
     ability: string | null;
     /** The rule that ranked the variant's weights; null for the random control, absent in manifests of runners before rules were listed. */
     method?: ImportanceMethod | null;
+    /** The candidate set it was drawn from; present only when the job has several (`ablation.candidates` a list). */
+    candidates?: CandidateSet;
     selection: Selection;
     k: number;
     n: number;
@@ -65,7 +67,16 @@ export interface RunnerManifest {
     top_n?: number;
     shared_with_top?: number;
   }[];
-  overlap?: { method?: ImportanceMethod; k: number; n: number; abilities: string[]; intersections: number[][] }[];
+  overlap?: {
+    method?: ImportanceMethod;
+    candidates?: CandidateSet;
+    k: number;
+    n: number;
+    abilities: string[];
+    intersections: number[][];
+  }[];
+  /** When the job has several candidate sets: each one's size (`candidates` is the first's). */
+  candidate_sets?: { name: CandidateSet; total: number }[];
   /** With `ablation.pairs`: per pair and k, the union of the two top sets scored (`n`: its size). */
   pairs?: { abilities: [string, string]; method?: ImportanceMethod; k: number; n: number; file: string }[];
   /** With `stability`: per ability (and rule), its halves' sizes and per k (the job's order) n and what the halves' top n share. */
@@ -94,8 +105,8 @@ export interface ProfileInputs {
   taskScores?: TaskScores;
   /** Groups scored as a whole (lm-eval's aggregate_metric_list): each variant gets cells on them too. */
   groups?: readonly ResolvedGroup[];
-  /** `all` when the attention projections' weights were candidates too. */
-  candidateSet?: "all";
+  /** The job's candidate sets, in the config's order (absent: the MLP's); each rule ranks each set, one profile per pair. */
+  candidateSets?: readonly CandidateSet[];
   /** The fluency text the job scored (`built-in` or its file) and the threshold; absent: fluency is not reported. */
   fluency?: { source: string; maxPerplexityRatio: number };
 }
@@ -198,9 +209,13 @@ export function assembleProfile(
   // Variants in a stable order: abilities in config order, selections as configured, k ascending; random last.
   // a manifest of one rule may not name it (runners before rules were listed)
   const ruleOf = (method: ImportanceMethod | null | undefined) => method ?? inputs.methods[0]!;
+  const sets = inputs.candidateSets ?? ["mlp"];
+  // a job of one candidate set does not name it
+  const setOf = (set: CandidateSet | undefined) => set ?? sets[0]!;
   const variants = manifest.variants.map((v) => ({
     ...v,
     method: v.ability === null ? null : ruleOf(v.method),
+    set: setOf(v.candidates),
     k: jobK(inputs.k, v.k, "profile.json"),
     name: abilityName(v.ability),
   }));
@@ -225,7 +240,9 @@ export function assembleProfile(
     itemsOf.set(v.file, items);
     variantItems.set(variantItemsFile(v.file), items);
   }
-  const randomAt = new Map(variants.filter((v) => v.selection === "random").map((v) => [v.k, v.file]));
+  // each candidate set's variants are held to the random control drawn from that set
+  const controlKey = (set: CandidateSet, k: number) => `${set}\u0000${k}`;
+  const randomAt = new Map(variants.filter((v) => v.selection === "random").map((v) => [controlKey(v.set, v.k), v.file]));
 
   // One grid per metric, over the benchmarks scored by it: every benchmark's resamples shared by
   // all of its cells. Chance is 1/|choices| per multiple-choice item, 0 per generated one.
@@ -237,7 +254,7 @@ export function assembleProfile(
       .map((name) => ({ name, baseline: scoreVector(baselineOf.get(name)!, metric), chance: chancePerItem(baselineOf.get(name)!) }));
     const cells: (GridCell & { file: string })[] = [];
     for (const v of variants) {
-      const control = v.selection === "top" ? randomAt.get(v.k) : undefined;
+      const control = v.selection === "top" ? randomAt.get(controlKey(v.set, v.k)) : undefined;
       for (const g of gridBenchmarks) {
         const ablated = scoreVector(
           itemsOf.get(v.file)!.filter((i) => i.benchmark === g.name),
@@ -280,15 +297,19 @@ export function assembleProfile(
     ? variantGroupCells(
         inputs.groups,
         baseline,
-        variants.map((v) => ({ file: v.file, ...(v.selection === "top" && randomAt.has(v.k) ? { control: randomAt.get(v.k)! } : {}) })),
+        variants.map((v) => {
+          const control = v.selection === "top" ? randomAt.get(controlKey(v.set, v.k)) : undefined;
+          return { file: v.file, ...(control ? { control } : {}) };
+        }),
         itemsOf,
         bootstrapOptions,
       )
     : undefined;
   const modelFluency = inputs.fluency ? modelFluencyOf(baselineScores, inputs.fluency) : undefined;
   const fluencyOfVariant = (file: string) => (modelFluency ? variantFluency(modelFluency, variantScores.get(file)!) : undefined);
-  const results: (VariantResult & { method: ImportanceMethod | null })[] = variants.map((v) => ({
+  const results: (VariantResult & { method: ImportanceMethod | null; set: CandidateSet })[] = variants.map((v) => ({
     method: v.method,
+    set: v.set,
     ability: v.name,
     ability_id: v.ability,
     selection: v.selection,
@@ -308,11 +329,12 @@ export function assembleProfile(
     ...optionalField("fluency", fluencyOfVariant(v.file)),
   }));
 
-  const overlap: (OverlapResult & { method: ImportanceMethod })[] = (manifest.overlap ?? []).map((o) => {
+  const overlap: (OverlapResult & { method: ImportanceMethod; set: CandidateSet })[] = (manifest.overlap ?? []).map((o) => {
     const names = o.abilities.map((id) => nameOf.get(id) ?? id);
     const sizes = o.intersections.map((row, i) => row[i] ?? o.n);
     return {
       method: ruleOf(o.method),
+      set: setOf(o.candidates),
       k: jobK(inputs.k, o.k, "profile.json overlap"),
       n: o.n,
       abilities: names,
@@ -321,12 +343,14 @@ export function assembleProfile(
     };
   });
 
-  const stability = manifest.stability?.map((s): AbilityStability & { method: ImportanceMethod } => {
+  // stability goes with the MLP set alone (the config refuses it beside `all`)
+  const stability = manifest.stability?.map((s): AbilityStability & { method: ImportanceMethod; set: CandidateSet } => {
     if (s.halves.length !== 2 || s.n.length !== inputs.k.length || s.shared.length !== inputs.k.length) {
       throw new Error(`profile.json: the stability of \`${s.ability}\` does not hold two halves and one count per k`);
     }
     return {
       method: ruleOf(s.method),
+      set: sets[0]!,
       ability: abilityName(s.ability)!,
       ability_id: s.ability,
       halves: [s.halves[0]!, s.halves[1]!],
@@ -341,7 +365,9 @@ export function assembleProfile(
     const items = score(scores, p.file);
     variantItems.set(variantItemsFile(p.file), items);
     const topOf = (id: string) => {
-      const v = variants.find((x) => x.ability === id && x.selection === "top" && x.k === k && x.method === ruleOf(p.method));
+      const v = variants.find(
+        (x) => x.ability === id && x.selection === "top" && x.k === k && x.method === ruleOf(p.method) && x.set === sets[0],
+      );
       if (!v) throw new Error(`profile.json: the pair ${p.abilities.join(" + ")} at k = ${k} has no top variant of \`${id}\``);
       return itemsOf.get(v.file)!;
     };
@@ -384,12 +410,19 @@ export function assembleProfile(
     };
   });
 
-  // one profile per rule: its own variants, overlap and stability; the random control in each
-  const ofRule = <T extends { method: ImportanceMethod | null }>(list: readonly T[], m: ImportanceMethod): Omit<T, "method">[] =>
-    list.filter((x) => x.method === null || x.method === m).map(({ method: _rule, ...rest }) => rest);
-  const profiles = inputs.methods.map((method): ModelProfile => ({
+  // one profile per candidate set and rule: its own variants, overlap and stability; its set's
+  // random control in each
+  const ofRule = <T extends { method: ImportanceMethod | null; set: CandidateSet }>(
+    list: readonly T[],
+    m: ImportanceMethod,
+    set: CandidateSet,
+  ): Omit<T, "method" | "set">[] =>
+    list.filter((x) => (x.method === null || x.method === m) && x.set === set).map(({ method: _rule, set: _set, ...rest }) => rest);
+  const rules = sets.flatMap((set) => inputs.methods.map((method) => ({ set, method })));
+  const candidatesOf = (set: CandidateSet) => manifest.candidate_sets?.find((c) => c.name === set)?.total ?? manifest.candidates.total;
+  const profiles = rules.map(({ set, method }, r): ModelProfile => ({
     parameters: manifest.parameters,
-    candidates: manifest.candidates.total,
+    candidates: candidatesOf(set),
     k: [...inputs.k],
     selections: [...inputs.selections],
     method,
@@ -401,12 +434,12 @@ export function assembleProfile(
       sequences: a.sequences,
       ...(a.of !== undefined ? { of: a.of } : {}),
     })),
-    variants: ofRule(results, method),
-    overlap: ofRule(overlap, method),
-    ...(stability ? { stability: ofRule(stability, method) } : {}),
-    ...(pairs.length > 0 && method === inputs.methods[0] ? { pairs } : {}),
+    variants: ofRule(results, method, set),
+    overlap: ofRule(overlap, method, set),
+    ...(stability ? { stability: ofRule(stability, method, set) } : {}),
+    ...(pairs.length > 0 && r === 0 ? { pairs } : {}),
     ...optionalField("fluency", modelFluency),
-    ...optionalField("candidate_set", inputs.candidateSet),
+    ...(set === "all" ? { candidate_set: "all" as const } : {}),
   }));
   return { baseline, variantItems, profiles };
 }
@@ -423,23 +456,33 @@ function modelFluencyOf(scores: RunnerScores, fluency: NonNullable<ProfileInputs
 
 /** Every (ability, selection, k) the job asked for, and random per k, must be in the manifest once. */
 function checkVariantsComplete(
-  variants: readonly { ability: string | null; method: ImportanceMethod | null; selection: Selection; k: number; file: string }[],
+  variants: readonly {
+    ability: string | null;
+    method: ImportanceMethod | null;
+    set: CandidateSet;
+    selection: Selection;
+    k: number;
+    file: string;
+  }[],
   inputs: ProfileInputs,
 ): void {
   const several = inputs.methods.length > 1;
-  const key = (ability: string | null, method: ImportanceMethod | null, selection: string, k: number) =>
-    `${ability ?? "(random)"}${several && method ? ` (${method})` : ""} ${selection} k=${k}`;
+  const sets = inputs.candidateSets ?? ["mlp"];
+  const key = (ability: string | null, method: ImportanceMethod | null, set: CandidateSet, selection: string, k: number) =>
+    `${ability ?? "(random)"}${several && method ? ` (${method})` : ""}${sets.length > 1 ? ` [${set}]` : ""} ${selection} k=${k}`;
   const seen = new Set<string>();
   for (const v of variants) {
-    const id = key(v.ability, v.method, v.selection, v.k);
+    const id = key(v.ability, v.method, v.set, v.selection, v.k);
     if (seen.has(id)) throw new Error(`profile.json lists the variant ${id} twice`);
     seen.add(id);
   }
   const expected: string[] = [];
   for (const selection of inputs.selections) {
     for (const k of inputs.k) {
-      if (selection === "random") expected.push(key(null, null, selection, k));
-      else for (const m of inputs.methods) for (const a of inputs.abilities) expected.push(key(a.id, m, selection, k));
+      for (const set of sets) {
+        if (selection === "random") expected.push(key(null, null, set, selection, k));
+        else for (const m of inputs.methods) for (const a of inputs.abilities) expected.push(key(a.id, m, set, selection, k));
+      }
     }
   }
   const missing = expected.filter((e) => !seen.has(e));

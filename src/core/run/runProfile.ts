@@ -42,12 +42,14 @@ import { createRunFolder, openRunFolder, writeJsonl, writeResults, type RunFolde
 export function runPlan(profile: Profile): RunPlan {
   const ablation = profile.ablation;
   const abilities = ablation ? profile.abilities.map((a) => ({ name: a.name, sequences: a.items.length })) : [];
-  // a ranked selection has a variant per ability under each importance rule; random one in all
+  // a ranked selection has a variant per ability under each importance rule and candidate set;
+  // random one per candidate set
+  const sets = ablation?.candidates?.length ?? 1;
   const perK = ablation
-    ? ablation.selections.reduce((n, s) => n + (s === "random" ? 1 : abilities.length * ablation.methods.length), 0)
+    ? ablation.selections.reduce((n, s) => n + (s === "random" ? sets : abilities.length * ablation.methods.length * sets), 0)
     : 0;
   const items = profile.benchmarks.reduce((n, b) => n + b.task.items.length, 0);
-  const randomVariants = ablation?.selections.includes("random") ? ablation.k.length : 0;
+  const randomVariants = ablation?.selections.includes("random") ? ablation.k.length * sets : 0;
   // a pair is one more variant per k, scored after the random control
   const pairVariants = (ablation?.pairs?.length ?? 0) * (ablation?.k.length ?? 0);
   return {
@@ -216,106 +218,147 @@ async function runModels(
   const dataHashes = new Map<string, Promise<string | undefined>>();
   const estimate = new RunEstimate(runPlan(profile));
   for (const model of profile.models) {
-    const dir = run.modelDir(model.name);
-    const tokenizer = await modelTokenizer(model);
-    const compiled = compiledJob(profile, model, tokenizer, new Date(run.manifest.created));
-    const jobFile = path.join(dir, "job.json");
-    const jobText = await writeJob(jobFile, compiled.job, resume, model, tokenizer.specials.before);
-
-    const outDir = path.join(dir, "runner");
-    const nameOf = new Map(compiled.abilities.map((a) => [a.id, a.name]));
-    let variants: RunProgress["variants"];
-    const eventLog = createWriteStream(path.join(dir, "events.jsonl"), { flags: resume ? "a" : "w" });
-    // quiet: logged, not passed on (a merge's reading back of variants the shards reported)
-    const onEvent = (event: RunnerEvent, quiet = false) => {
-      eventLog.write(JSON.stringify(event) + "\n");
-      if (event.type === "start") results.runner_version = event.runner_version;
-      if (event.type === "progress") {
-        const ability = event.ability === undefined ? undefined : (nameOf.get(event.ability) ?? event.ability);
-        if (event.phase === "variants") variants = { done: event.done, total: event.total };
-        const progress = {
-          model: model.name,
-          phase: event.phase,
-          done: event.done,
-          total: event.total,
-          ...(ability !== undefined ? { ability } : {}),
-        };
-        const variant = event.variant && {
-          ability: event.variant.ability === null ? null : (nameOf.get(event.variant.ability) ?? event.variant.ability),
-          selection: event.variant.selection,
-          k: event.variant.k,
-          ...(event.variant.method ? { method: event.variant.method } : {}),
-        };
-        options.onProgress?.({
-          ...progress,
-          ...(variant ? { variant } : {}),
-          ...(variants ? { variants } : {}),
-          overall: estimate.update(progress),
-        });
-      }
-      if (event.type === "variant" && !quiet) {
-        const ability = event.ability === null ? null : (nameOf.get(event.ability) ?? event.ability);
-        options.onVariant?.({
-          model: model.name,
-          ability,
-          selection: event.selection,
-          k: event.k,
-          n: event.n,
-          resumed: event.resumed === true,
-        });
-      }
-      if (event.type === "warning") options.onWarning?.(event.message);
-    };
-    const sharded = compiled.profiles && profile.shards !== undefined;
-    try {
-      if (sharded) {
-        const combine = shardEvents(compiled.job as ProfileJob);
-        await launchShards(profile.target, {
-          runner: options.runner,
-          job: compiled.job as ProfileJob,
-          jobText,
-          jobFile,
-          outDir,
-          runPath: path.relative(path.dirname(run.dir), dir).split(path.sep).join("/"),
-          modelDir: dir,
-          setting: profile.shards!,
-          resume,
-          onEvent: (event, shard) => {
-            const combined = combine(event, shard);
-            if (combined) onEvent(combined, shard === undefined && event.type === "variant");
-          },
-          ...(options.onStatus ? { onStatus: (message: string) => options.onStatus!(message, model.name) } : {}),
-          ...(profile.threads ? { threads: profile.threads } : {}),
-          ...(options.signal ? { signal: options.signal } : {}),
-        });
-      } else
-        await launchRunner(profile.target, {
-          runner: options.runner,
-          subcommand: compiled.job.subcommand,
-          jobFile,
-          outDir,
-          onEvent,
-          runPath: path.relative(path.dirname(run.dir), dir).split(path.sep).join("/"),
-          ...(options.onStatus ? { onStatus: (message: string) => options.onStatus!(message, model.name) } : {}),
-          ...(profile.threads ? { threads: profile.threads } : {}),
-          ...(options.signal ? { signal: options.signal } : {}),
-        });
-    } finally {
-      await new Promise((resolve) => eventLog.end(resolve));
-    }
-
-    // the runner is done; reading its scores back (the bootstrap, the flips) takes a while of its own
-    options.onProgress?.({ model: model.name, phase: "results", done: 0, total: 0 });
-    const entry = await withHelperErrors(model, () =>
-      compiled.profiles
-        ? profileResults(profile, model, dir, outDir, compiled.refs, compiled.abilities, tokenizer, options)
-        : scoreResults(profile, model, dir, outDir, compiled.refs, tokenizer),
-    );
+    const modelRun = new ModelRun(profile, run, model, options, resume, estimate);
+    const entry = await modelRun.run();
+    if (modelRun.runnerVersion !== undefined) results.runner_version = modelRun.runnerVersion;
     itemCount += entry.items;
     results.models.push({ ...entry.model, benchmarks: await withDataFiles(entry.model.benchmarks, profile.benchmarks, dataHashes) });
   }
   const resultsFile = await writeResults(run, results);
   return { runId: run.id, runDir: run.dir, resultsFile, results, itemCount };
+}
+
+/** A model's job as compiled and written to its folder. */
+interface ModelJob {
+  tokenizer: ModelTokenizer;
+  compiled: ReturnType<typeof compiledJob>;
+  jobFile: string;
+  jobText: string;
+}
+
+/**
+ * One model's part of a run, in the order of cmd_profile.cpp's `Profile`: compile its job, launch
+ * the runner (or its shards) on the target while its events become progress, then collect its
+ * scores into the model's results.
+ */
+class ModelRun {
+  private readonly dir: string;
+  private readonly outDir: string;
+  /** The runner's version, from its start event. */
+  runnerVersion: string | undefined;
+  /** Ability ids of the job to the config's names. */
+  private nameOf = new Map<string, string>();
+  private variants: RunProgress["variants"];
+
+  constructor(
+    private readonly profile: Profile,
+    private readonly folder: RunFolder & { manifest: RunManifest },
+    private readonly model: ResolvedModel,
+    private readonly options: RunOptions,
+    private readonly resume: boolean,
+    private readonly estimate: RunEstimate,
+  ) {
+    this.dir = folder.modelDir(model.name);
+    this.outDir = path.join(this.dir, "runner");
+  }
+
+  async run(): Promise<{ model: ModelResults; items: number }> {
+    const job = await this.compile();
+    await this.launch(job);
+    return this.collect(job);
+  }
+
+  private async compile(): Promise<ModelJob> {
+    const tokenizer = await modelTokenizer(this.model);
+    const compiled = compiledJob(this.profile, this.model, tokenizer, new Date(this.folder.manifest.created));
+    const jobFile = path.join(this.dir, "job.json");
+    const jobText = await writeJob(jobFile, compiled.job, this.resume, this.model, tokenizer.specials.before);
+    this.nameOf = new Map(compiled.abilities.map((a) => [a.id, a.name]));
+    return { tokenizer, compiled, jobFile, jobText };
+  }
+
+  private async launch({ compiled, jobFile, jobText }: ModelJob): Promise<void> {
+    const { profile, options } = this;
+    const eventLog = createWriteStream(path.join(this.dir, "events.jsonl"), { flags: this.resume ? "a" : "w" });
+    const onEvent = (event: RunnerEvent, quiet = false) => {
+      eventLog.write(JSON.stringify(event) + "\n");
+      this.onEvent(event, quiet);
+    };
+    const common = {
+      runner: options.runner,
+      jobFile,
+      outDir: this.outDir,
+      runPath: path.relative(path.dirname(this.folder.dir), this.dir).split(path.sep).join("/"),
+      ...(options.onStatus ? { onStatus: (message: string) => options.onStatus!(message, this.model.name) } : {}),
+      ...(profile.threads ? { threads: profile.threads } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    };
+    try {
+      if (compiled.profiles && profile.shards !== undefined) {
+        const combine = shardEvents(compiled.job as ProfileJob);
+        await launchShards(profile.target, {
+          ...common,
+          job: compiled.job as ProfileJob,
+          jobText,
+          modelDir: this.dir,
+          setting: profile.shards,
+          resume: this.resume,
+          onEvent: (event, shard) => {
+            const combined = combine(event, shard);
+            if (combined) onEvent(combined, shard === undefined && event.type === "variant");
+          },
+        });
+      } else await launchRunner(profile.target, { ...common, subcommand: compiled.job.subcommand, onEvent });
+    } finally {
+      await new Promise((resolve) => eventLog.end(resolve));
+    }
+  }
+
+  /** A runner event as progress, a finished variant or a warning; `quiet`: logged only (a merge's reading back of variants the shards reported). */
+  private onEvent(event: RunnerEvent, quiet: boolean): void {
+    const { options, nameOf } = this;
+    const model = this.model.name;
+    if (event.type === "start") this.runnerVersion = event.runner_version;
+    if (event.type === "progress") {
+      const ability = event.ability === undefined ? undefined : (nameOf.get(event.ability) ?? event.ability);
+      if (event.phase === "variants") this.variants = { done: event.done, total: event.total };
+      const progress = {
+        model,
+        phase: event.phase,
+        done: event.done,
+        total: event.total,
+        ...(ability !== undefined ? { ability } : {}),
+      };
+      const variant = event.variant && {
+        ability: event.variant.ability === null ? null : (nameOf.get(event.variant.ability) ?? event.variant.ability),
+        selection: event.variant.selection,
+        k: event.variant.k,
+        ...(event.variant.method ? { method: event.variant.method } : {}),
+      };
+      options.onProgress?.({
+        ...progress,
+        ...(variant ? { variant } : {}),
+        ...(this.variants ? { variants: this.variants } : {}),
+        overall: this.estimate.update(progress),
+      });
+    }
+    if (event.type === "variant" && !quiet) {
+      const ability = event.ability === null ? null : (nameOf.get(event.ability) ?? event.ability);
+      options.onVariant?.({ model, ability, selection: event.selection, k: event.k, n: event.n, resumed: event.resumed === true });
+    }
+    if (event.type === "warning") options.onWarning?.(event.message);
+  }
+
+  private async collect({ compiled, tokenizer }: ModelJob): Promise<{ model: ModelResults; items: number }> {
+    const { profile, model, dir, outDir } = this;
+    // the runner is done; reading its scores back (the bootstrap, the flips) takes a while of its own
+    this.options.onProgress?.({ model: model.name, phase: "results", done: 0, total: 0 });
+    return withHelperErrors(model, () =>
+      compiled.profiles
+        ? profileResults(profile, model, dir, outDir, compiled.refs, compiled.abilities, tokenizer, this.options)
+        : scoreResults(profile, model, dir, outDir, compiled.refs, tokenizer),
+    );
+  }
 }
 
 /** The benchmarks' results with the data file each read and the file's SHA-256 (hashed once per run). */
@@ -523,7 +566,7 @@ async function profileResults(
       ...(ablation.fluency
         ? { fluency: { source: ablation.fluency.source, maxPerplexityRatio: ablation.fluency.maxPerplexityRatio } }
         : {}),
-      ...(ablation.candidates === "all" ? { candidateSet: "all" as const } : {}),
+      ...(ablation.candidates ? { candidateSets: ablation.candidates } : {}),
     },
     path.relative(dir, outDir),
   );

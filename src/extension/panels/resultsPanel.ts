@@ -163,7 +163,9 @@ class ResultsPanel {
     const view = this.view;
     if (!view) return;
     const q = view.query;
-    const rule = view.choices.methods.length > 1 && q.method ? `-${q.method}` : "";
+    const rule =
+      (view.choices.methods.length > 1 && q.method ? `-${q.method}` : "") +
+      (view.choices.candidates.length > 1 && q.candidates ? `-${q.candidates}` : "");
     const base = `${view.run.id}-${q.model}-${q.metric}${q.k !== null ? `-k${q.k}` : ""}-${q.cells}${rule}`.replace(
       /[^A-Za-z0-9._-]+/g,
       "_",

@@ -265,7 +265,7 @@ test("a complete ability section resolves: k sorted, defaults, items of the name
     backRemoval: 0,
     batchSize: 8,
     stability: false,
-    candidates: "mlp",
+    candidates: ["mlp"],
     fluency: { source: "built-in", text: BUILT_IN_FLUENCY_TEXT, maxPerplexityRatio: 2 },
   });
   assert.equal(profile.seed, 1);
@@ -359,6 +359,26 @@ test("k too large for the model's MLP candidates is an error on that k, as writt
   const share = tiny.mlpParameters / tiny.parameters;
   const ok = await load(`abilities:\n  - name: ${QUANT}\n    data: ./diag/quant.diag.jsonl\nablation:\n  k: [${share}]\n`);
   assert.ok(ok.profile, ok.problems.map(formatProblem).join("\n"));
+});
+
+test("candidates: [mlp, all]: k must fit each set, so the MLP's count holds it; a set named twice is refused", async () => {
+  const abilities = `abilities:\n  - name: ${QUANT}\n    data: ./diag/quant.diag.jsonl\n`;
+  // between the MLP's share and the attention and MLP weights' share: fits `all` alone, not the list
+  const attention = 2 * (32 * 32 + 2 * 16 * 32 + 32 * 32);
+  const k = (tiny.mlpParameters + attention / 2) / tiny.parameters;
+  const alone = await load(`${abilities}ablation:\n  k: [${k}]\n  candidates: all\n`);
+  assert.ok(alone.profile, alone.problems.map(formatProblem).join("\n"));
+  const both = await load(`${abilities}ablation:\n  k: [${k}]\n  candidates: [mlp, all]\n`);
+  assert.equal(both.profile, undefined);
+  assert.match(only(both.problems, /more than its/).message, new RegExp(`more than its ${tiny.mlpParameters} MLP candidates`));
+  const fits = await load(`${abilities}ablation:\n  k: [0.001]\n  candidates: [mlp, all]\n`);
+  assert.deepEqual(fits.profile?.ablation?.candidates, ["mlp", "all"]);
+  const twice = await load(`${abilities}ablation:\n  k: [0.001]\n  candidates: [all, all]\n`);
+  assert.equal(twice.profile, undefined);
+  assert.ok(
+    twice.problems.some((d) => d.field?.startsWith("ablation.candidates")),
+    twice.problems.map(formatProblem).join("\n"),
+  );
 });
 
 test("layer removal shrinks the candidates; removing every layer is an error", async () => {

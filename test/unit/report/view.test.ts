@@ -28,13 +28,14 @@ test("the view: defaults to the largest k, acc and the top sets; the controls' c
   const dir = await writeFixtureRun();
   t.after(() => fs.rm(path.dirname(path.dirname(dir)), { recursive: true, force: true }));
   const view = await resultsView(await loadRun(dir));
-  assert.deepEqual(view.query, { model: MODEL, metric: "acc", k: 0.01, cells: "top", method: "paper" });
+  assert.deepEqual(view.query, { model: MODEL, metric: "acc", k: 0.01, cells: "top", method: "paper", candidates: "mlp" });
   assert.deepEqual(view.choices, {
     models: [MODEL],
     metrics: ["acc", "acc_norm"],
     k: [0.001, 0.01],
     cells: ["top", "random", "specificity"],
     methods: [],
+    candidates: [],
   });
   assert.equal(view.profile!.rules, null, "one rule: nothing to compare");
   const profile = view.profile!;
@@ -56,7 +57,7 @@ test("the view: defaults to the largest k, acc and the top sets; the controls' c
   const norm = await resultsView(await loadRun(dir), { metric: "acc_norm", k: 123, cells: "bottom" });
   assert.deepEqual(
     norm.query,
-    { model: MODEL, metric: "acc_norm", k: 0.01, cells: "top", method: "paper" },
+    { model: MODEL, metric: "acc_norm", k: 0.01, cells: "top", method: "paper", candidates: "mlp" },
     "a k or a choice the run does not have falls back",
   );
   assert.equal(norm.profile!.table.rows[0]!.cells[1], "n/a (1)");
