@@ -116,9 +116,18 @@ export function negativeCellTooltip(cell: NegativeCell, ref: CellRef): string {
 }
 
 /** The tooltip of a run: its id, its config, where it stands, the runner's message when it failed, its folder. */
-export function runTooltip(run: { id: string; configFile: string; status: string; message?: string; dir: string }): string {
+export function runTooltip(run: {
+  id: string;
+  configFile: string;
+  status: string;
+  message?: string;
+  dir: string;
+  /** A finished run's fluency, a line per model (runFluencyLines). */
+  fluency?: readonly string[];
+}): string {
   const message = run.message ? `${mdText(run.message)}\n\n` : "";
-  return `**Run ${mdText(run.id)}** of ${mdText(run.configFile)}\n\n${mdText(run.status)}\n\n${message}${mdText(run.dir)}`;
+  const fluency = run.fluency?.length ? `**Fluency**\n\n${run.fluency.map((l) => `- ${mdText(l)}`).join("\n")}\n\n` : "";
+  return `**Run ${mdText(run.id)}** of ${mdText(run.configFile)}\n\n${mdText(run.status)}\n\n${message}${fluency}${mdText(run.dir)}`;
 }
 
 /** The tooltip of a shard: which shard, of which model, its work, the runner's message when it failed, its events. */

@@ -2,8 +2,8 @@
 // with every variant's perplexity of the neutral text against the model's, and the AIS cells of a
 // variant that lost its fluency greyed, with the reason first in their tooltips. Its AIS then
 // measures a model that no longer writes plain text, not the loss of one ability.
-import type { ModelFluency, VariantFluency } from "../results/schema";
-import { formatFixed } from "./format";
+import { profilesOf, type ModelFluency, type Results, type VariantFluency } from "../results/schema";
+import { formatFixed, formatK, ruleLabel } from "./format";
 import type { Heatmap, ReportRow } from "./types";
 
 /** Fill and text of a greyed cell: lighter than an undefined one, its value still readable. */
@@ -36,4 +36,40 @@ export function greyNotFluent(heatmap: Heatmap, rows: readonly ReportRow[], mode
       return { ...cell, fill: NOT_FLUENT_FILL, text: NOT_FLUENT_TEXT, tooltip: [notFluentReason(f, model), ...cell.tooltip] };
     }),
   };
+}
+
+/**
+ * A finished run's fluency in a few lines, one per model that has the measure (the Runs view's
+ * summary): the unablated model's perplexity, the worst variant's ratio to it, and the variants
+ * past the threshold by name. Empty for a run without the measure.
+ */
+export function runFluencyLines(results: Results): string[] {
+  return results.models.flatMap((model) => {
+    const profiles = profilesOf(model);
+    const f = profiles[0]?.fluency;
+    if (!f) return [];
+    const several = profiles.length > 1;
+    // the random control of a set is in each of its rules' profiles: counted once
+    const seen = new Set<string>();
+    const measured = profiles.flatMap((p) =>
+      p.variants.flatMap((v) => {
+        const name = `${v.ability ?? "random"} ${v.selection} k = ${formatK(v.k)}${several && v.ability !== null ? ` (${ruleLabel(p)})` : v.ability === null && p.candidate_set ? " (all layers)" : ""}`;
+        if (!v.fluency || seen.has(name)) return [];
+        seen.add(name);
+        return [{ name, fluency: v.fluency }];
+      }),
+    );
+    if (measured.length === 0) return [];
+    const worst = measured.reduce((a, b) => (b.fluency.perplexity_ratio > a.fluency.perplexity_ratio ? b : a));
+    const marked = measured.filter((m) => !m.fluency.fluent);
+    const ratio = (x: VariantFluency) => `${formatFixed(x.perplexity_ratio, 2)}x`;
+    return [
+      `${model.name}: perplexity of the ${f.text === "built-in" ? "built-in" : "config's"} neutral text ${formatFixed(f.perplexity, 2)} unablated; ` +
+        `worst variant ${worst.name} at ${ratio(worst.fluency)}; ` +
+        (marked.length === 0
+          ? `all ${measured.length} variants within ${f.max_perplexity_ratio}x`
+          : `${marked.length} of ${measured.length} variants past ${f.max_perplexity_ratio}x (not fluent, their AIS greyed): ` +
+            marked.map((m) => `${m.name} ${ratio(m.fluency)}`).join("; ")),
+    ];
+  });
 }

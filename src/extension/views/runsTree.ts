@@ -7,6 +7,8 @@ import { progressText } from "../../core/plan/progressText";
 import { runsOfConfigs, type RunRow } from "../../core/results/runs";
 import { ranInShards, shardLabel, shardsOfRun, shardStateText, shardWorkText, type ShardRow } from "../../core/results/shards";
 import { runTooltip, shardTooltip } from "../../core/language/tooltips";
+import { loadRun } from "../../core/report/load";
+import { runFluencyLines } from "../../core/report/fluency";
 import type { Ctx } from "../ctx";
 import { dataMarkdown } from "../language/convert";
 
@@ -162,10 +164,7 @@ class RunsTree implements vscode.TreeDataProvider<Node> {
       sharded ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
     );
     item.description = `${row.id} · ${path.basename(row.configFile)}`;
-    const message = row.status.state === "failed" ? row.status.message : undefined;
-    item.tooltip = dataMarkdown(
-      runTooltip({ id: row.id, configFile: row.configFile, status: statusText(row), ...(message ? { message } : {}), dir: row.dir }),
-    );
+    item.tooltip = dataMarkdown(runTooltip(tooltipFields(row)));
     item.iconPath = statusIcon(row);
     item.contextValue = contextOf(row);
     item.id = row.dir;
@@ -173,6 +172,24 @@ class RunsTree implements vscode.TreeDataProvider<Node> {
       item.command = { command: "benchmarkProfiler.openRunResults", title: "Open Results", arguments: [{ row }] };
     return item;
   }
+
+  /** A finished run's tooltip gets its fluency when hovered: its results are read then, not for every row. */
+  async resolveTreeItem(item: vscode.TreeItem, node: Node): Promise<vscode.TreeItem> {
+    if ("shard" in node || node.row.status.state !== "finished") return item;
+    try {
+      const fluency = runFluencyLines((await loadRun(node.row.dir)).results);
+      if (fluency.length > 0) item.tooltip = dataMarkdown(runTooltip({ ...tooltipFields(node.row), fluency }));
+    } catch {
+      // results that cannot be read keep the plain tooltip; opening them says why
+    }
+    return item;
+  }
+}
+
+/** What a run's tooltip says without reading its results. */
+function tooltipFields(row: RunRow): Parameters<typeof runTooltip>[0] {
+  const message = row.status.state === "failed" ? row.status.message : undefined;
+  return { id: row.id, configFile: row.configFile, status: statusText(row), ...(message ? { message } : {}), dir: row.dir };
 }
 
 export function activateRunsTree(ctx: Ctx): void {

@@ -8,7 +8,7 @@ import { test } from "node:test";
 import { fluencyLines } from "../../../src/cli/aisTable";
 import { fluencyOf, variantFluency } from "../../../src/core/results/fluency";
 import { FLUENCY_ID_PREFIX } from "../../../src/core/prompts/fluencyText";
-import { NOT_FLUENT_FILL } from "../../../src/core/report/fluency";
+import { NOT_FLUENT_FILL, runFluencyLines } from "../../../src/core/report/fluency";
 import { renderHtml } from "../../../src/core/report/html";
 import { renderJson } from "../../../src/core/report/json";
 import { RunItems } from "../../../src/core/report/load";
@@ -203,4 +203,26 @@ test("a top set that cost the model its fluency is a failure signature, pointing
     (await buildReport({ ...RUN, results: fluent })).models[0]!.findings.map((x) => x.signature),
     [],
   );
+});
+
+test("the Runs view's summary: the worst variant's ratio and the variants past the threshold, by rule and candidate set", () => {
+  const r = results();
+  assert.deepEqual(runFluencyLines(r), [
+    "m: perplexity of the built-in neutral text 12.18 unablated; worst variant A top k = 0.01 at 3.00x; " +
+      "1 of 2 variants past 2x (not fluent, their AIS greyed): A top k = 0.01 3.00x",
+  ]);
+  // an all-layer profile beside the MLP's: its variants are named by their rule
+  const model = r.models[0]!;
+  model.other_methods = [{ ...model.profile!, candidate_set: "all" }];
+  assert.match(
+    runFluencyLines(r)[0]!,
+    /2 of 4 variants past 2x .*A top k = 0\.01 \(paper\) 3\.00x; A top k = 0\.01 \(paper, all layers\) 3\.00x/,
+  );
+  // every variant fluent
+  model.other_methods = [];
+  model.profile!.variants = model.profile!.variants.filter((v) => v.fluency!.fluent);
+  assert.match(runFluencyLines(r)[0]!, /worst variant B top k = 0\.01 at 1\.10x; all 1 variants within 2x$/);
+  // a run made before the measure: nothing
+  delete model.profile!.fluency;
+  assert.deepEqual(runFluencyLines(r), []);
 });
