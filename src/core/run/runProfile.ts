@@ -42,12 +42,14 @@ import { createRunFolder, openRunFolder, writeJsonl, writeResults, type RunFolde
 export function runPlan(profile: Profile): RunPlan {
   const ablation = profile.ablation;
   const abilities = ablation ? profile.abilities.map((a) => ({ name: a.name, sequences: a.items.length })) : [];
-  // a ranked selection has a variant per ability under each importance rule; random one in all
+  // a ranked selection has a variant per ability under each importance rule and candidate set;
+  // random one per candidate set
+  const sets = ablation?.candidates?.length ?? 1;
   const perK = ablation
-    ? ablation.selections.reduce((n, s) => n + (s === "random" ? 1 : abilities.length * ablation.methods.length), 0)
+    ? ablation.selections.reduce((n, s) => n + (s === "random" ? sets : abilities.length * ablation.methods.length * sets), 0)
     : 0;
   const items = profile.benchmarks.reduce((n, b) => n + b.task.items.length, 0);
-  const randomVariants = ablation?.selections.includes("random") ? ablation.k.length : 0;
+  const randomVariants = ablation?.selections.includes("random") ? ablation.k.length * sets : 0;
   // a pair is one more variant per k, scored after the random control
   const pairVariants = (ablation?.pairs?.length ?? 0) * (ablation?.k.length ?? 0);
   return {
@@ -564,7 +566,7 @@ async function profileResults(
       ...(ablation.fluency
         ? { fluency: { source: ablation.fluency.source, maxPerplexityRatio: ablation.fluency.maxPerplexityRatio } }
         : {}),
-      ...(ablation.candidates === "all" ? { candidateSet: "all" as const } : {}),
+      ...(ablation.candidates ? { candidateSets: ablation.candidates } : {}),
     },
     path.relative(dir, outDir),
   );
