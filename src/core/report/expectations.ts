@@ -6,9 +6,17 @@ import { rankCorrelation } from "../analysis/compare";
 import type { BenchmarkResult } from "../results/schema";
 import type { ExpectationCheck, ReportRow } from "./types";
 
-/** The checks of the benchmarks that have `expects`, from the top rows of one k. */
-export function expectationChecks(benchmarks: readonly BenchmarkResult[], rows: readonly ReportRow[]): ExpectationCheck[] {
-  const top = rows.filter((r) => r.selection === "top" && r.ability !== null);
+/**
+ * The checks of the benchmarks that have `expects`, from the top rows of one k. A second
+ * diagnostic set's row (`secondSets`) measures an ability already counted: it is neither expected
+ * nor unexpected, and stays out of the weights' correlation.
+ */
+export function expectationChecks(
+  benchmarks: readonly BenchmarkResult[],
+  rows: readonly ReportRow[],
+  secondSets: ReadonlySet<string> = new Set(),
+): ExpectationCheck[] {
+  const top = rows.filter((r) => r.selection === "top" && r.ability !== null && !secondSets.has(r.ability));
   return benchmarks.flatMap((b) => {
     if (!b.expects || b.expects.length === 0) return [];
     const cellOf = (ability: string) => top.find((r) => r.ability === ability)?.cells.find((c) => c.benchmark === b.name);

@@ -320,7 +320,11 @@ async function section(
     overlap,
     negativeCells,
     labels: labelChecks(model, rows),
-    expectations: expectationChecks(model.benchmarks, rows),
+    expectations: expectationChecks(
+      model.benchmarks,
+      rows,
+      new Set(profile.abilities.flatMap((a) => (a.of !== undefined ? [a.name] : []))),
+    ),
     consistency: consistencyChecks(profile.abilities, rows),
     pairs: (profile.pairs ?? [])
       .filter((p) => p.k === k)

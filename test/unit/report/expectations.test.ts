@@ -11,6 +11,9 @@ import { renderHtml } from "../../../src/core/report/html";
 import { renderReport } from "../../../src/core/report/index";
 import { escapeMarkdown, renderMarkdown } from "../../../src/core/report/markdown";
 import { buildReport } from "../../../src/core/report/model";
+import { expectationChecks } from "../../../src/core/report/expectations";
+import type { ReportCell, ReportRow } from "../../../src/core/report/types";
+import type { BenchmarkResult } from "../../../src/core/results/schema";
 import { formatAisTables } from "../../../src/cli/aisTable";
 import { escapeLatex, renderLatex } from "../../../src/core/report/latex";
 import { resultsView } from "../../../src/core/report/view";
@@ -122,4 +125,34 @@ test("expects: the expected abilities that show, the unexpected ones that do, an
   } finally {
     await fs.rm(path.dirname(path.dirname(dir)), { recursive: true, force: true });
   }
+});
+
+test("expects: a second diagnostic set's row is neither an unexpected ability nor in rho", () => {
+  const cell = (benchmark: string, ais: number): ReportCell => ({
+    benchmark,
+    metric: "acc",
+    baseline: 0.8,
+    ablated: 0.5,
+    chance: 0.25,
+    ais,
+    ci: { low: ais - 0.1, high: ais + 0.1, confidence: 0.95 },
+    significant: true,
+    flips: { rightToWrong: 0, wrongToRight: 0 },
+  });
+  const row = (ability: string, ais: number): ReportRow => ({ label: ability, ability, selection: "top", cells: [cell("b", ais)] });
+  const rows = [row("A", 0.5), row("A (set 2)", 0.4), row("B", 0.3), row("C", 0.2)];
+  const benchmark = {
+    name: "b",
+    expects: [
+      { ability: "A", weight: 1 },
+      { ability: "C", weight: 0.5 },
+    ],
+  } as unknown as BenchmarkResult;
+  const [withSet] = expectationChecks([benchmark], rows);
+  const [check] = expectationChecks([benchmark], rows, new Set(["A (set 2)"]));
+  // counted as an ability, the set shows unexpected; as A's second set it does not
+  assert.deepEqual(withSet!.unexpected, ["A (set 2)", "B"]);
+  assert.deepEqual(check!.unexpected, ["B"]);
+  // weights (A 1, B 0, C 0.5) against AIS (0.5, 0.3, 0.2): ranks (3, 1, 2) and (3, 2, 1): rho 0.5
+  assert.equal(check!.rankCorrelation, 0.5);
 });
