@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { existsSync, promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { loadProfile } from "../../../src/core/config/load";
 import { loadDiagnosticDataset } from "../../../src/core/diagnostic/dataset";
 import { writeFileAtomic } from "../../../src/core/base/fsutil";
@@ -15,26 +15,9 @@ import { resolveTarget } from "../../../src/core/config/target";
 import { formatProblem, type Problem } from "../../../src/core/base/problems";
 import { modelFolderName } from "../../../src/core/config/modelFolder";
 import { runProfile } from "../../../src/core/run/runProfile";
-import { makeTinyProject, type TinyProject } from "../../support/tinyProject";
+import { configTrials } from "../../support/configTrials";
 
-let project: TinyProject;
-let config: string;
-
-before(async () => {
-  project = await makeTinyProject(await fs.mkdtemp(path.join(os.tmpdir(), "bprof-hostile-")));
-  config = await fs.readFile(project.configPath, "utf8");
-});
-after(() => fs.rm(project.root, { recursive: true, force: true }));
-
-/** The problems of the tiny project's config with `text` in its place. */
-async function problemsOf(text: string): Promise<Problem[]> {
-  await fs.writeFile(project.configPath, text);
-  try {
-    return (await loadProfile(project.configPath)).problems;
-  } finally {
-    await fs.writeFile(project.configPath, config);
-  }
-}
+const trials = configTrials("bprof-hostile-");
 
 function withCode(problems: Problem[], code: string): Problem[] {
   return problems.filter((p) => p.code === code);
@@ -47,24 +30,24 @@ const ALIAS_BOMB = [
 ].join("\n");
 
 test("a YAML alias bomb in a config is one problem at its first alias, not an internal error", async () => {
-  const problems = await problemsOf(`${config}${ALIAS_BOMB}\n`);
+  const problems = await trials.problemsOf(`${trials.config}${ALIAS_BOMB}\n`);
   const [bomb] = withCode(problems, "yaml.syntax");
   assert.ok(bomb, problems.map(formatProblem).join("\n"));
   assert.match(bomb.message, /alias.*write the values out/i);
-  const firstAlias = `${config}${ALIAS_BOMB}`.split("\n").findIndex((l) => l.includes("*a")) + 1;
+  const firstAlias = `${trials.config}${ALIAS_BOMB}`.split("\n").findIndex((l) => l.includes("*a")) + 1;
   assert.equal(bomb.line, firstAlias);
   assert.equal(bomb.field, "b[0]");
 });
 
 test("a YAML alias bomb in a task file is a problem of the task file", async () => {
-  const task = await fs.readFile(project.taskFile, "utf8");
-  await fs.writeFile(project.taskFile, `${task}${ALIAS_BOMB}\n`);
+  const task = await fs.readFile(trials.project.taskFile, "utf8");
+  await fs.writeFile(trials.project.taskFile, `${task}${ALIAS_BOMB}\n`);
   try {
-    const problems = (await loadProfile(project.configPath)).problems;
-    const bomb = withCode(problems, "yaml.syntax").find((p) => p.file === project.taskFile);
+    const problems = (await loadProfile(trials.project.configPath)).problems;
+    const bomb = withCode(problems, "yaml.syntax").find((p) => p.file === trials.project.taskFile);
     assert.ok(bomb, problems.map(formatProblem).join("\n"));
   } finally {
-    await fs.writeFile(project.taskFile, task);
+    await fs.writeFile(trials.project.taskFile, task);
   }
 });
 
@@ -72,20 +55,23 @@ test("bytes that are not UTF-8 are an error at their line and column, in a confi
   const latin1 = (text: string) => Buffer.from(text, "latin1");
   // A config: line 2, after "  - path: ./model # caf".
   const configProblems = await (async () => {
-    const lines = config.split("\n");
+    const lines = trials.config.split("\n");
     lines[1] = `${lines[1]} # caf\u00e9`;
-    await fs.writeFile(project.configPath, latin1(lines.join("\n")));
+    await fs.writeFile(trials.project.configPath, latin1(lines.join("\n")));
     try {
-      return (await loadProfile(project.configPath)).problems;
+      return (await loadProfile(trials.project.configPath)).problems;
     } finally {
-      await fs.writeFile(project.configPath, config);
+      await fs.writeFile(trials.project.configPath, trials.config);
     }
   })();
   const [inConfig] = withCode(configProblems, "file.not-utf8");
   assert.ok(inConfig, configProblems.map(formatProblem).join("\n"));
-  assert.deepEqual([inConfig.file, inConfig.line, inConfig.column], [project.configPath, 2, config.split("\n")[1]!.length + 7]);
+  assert.deepEqual(
+    [inConfig.file, inConfig.line, inConfig.column],
+    [trials.project.configPath, 2, trials.config.split("\n")[1]!.length + 7],
+  );
 
-  const dataset = path.join(project.root, "latin1.diag.jsonl");
+  const dataset = path.join(trials.project.root, "latin1.diag.jsonl");
   await fs.writeFile(
     dataset,
     Buffer.concat([
@@ -96,22 +82,25 @@ test("bytes that are not UTF-8 are an error at their line and column, in a confi
   const [inDataset] = (await loadDiagnosticDataset(dataset)).problems;
   assert.deepEqual([inDataset?.code, inDataset?.line, inDataset?.column], ["file.not-utf8", 2, 44]);
 
-  const data = await fs.readFile(project.dataFile);
-  await fs.writeFile(project.dataFile, Buffer.concat([data, latin1('{"question": "\u00ff", "choices": ["a", "b"], "answer": 0}\n')]));
+  const data = await fs.readFile(trials.project.dataFile);
+  await fs.writeFile(
+    trials.project.dataFile,
+    Buffer.concat([data, latin1('{"question": "\u00ff", "choices": ["a", "b"], "answer": 0}\n')]),
+  );
   try {
-    const problems = (await loadProfile(project.configPath)).problems;
-    const inData = problems.find((p) => p.file === project.dataFile);
+    const problems = (await loadProfile(trials.project.configPath)).problems;
+    const inData = problems.find((p) => p.file === trials.project.dataFile);
     assert.ok(inData, problems.map(formatProblem).join("\n"));
     assert.deepEqual([inData.code, inData.line, inData.column], ["file.not-utf8", data.toString("utf8").split("\n").length, 15]);
     assert.match(inData.message, /not UTF-8/);
   } finally {
-    await fs.writeFile(project.dataFile, data);
+    await fs.writeFile(trials.project.dataFile, data);
   }
 });
 
 test("ssh options that run a command or load code are refused on their key; ordinary ones are not", async () => {
-  const target = (options: string) => `${config}target:\n  ssh:\n    host: gpu1\n    options:\n${options}`;
-  const problems = await problemsOf(
+  const target = (options: string) => `${trials.config}target:\n  ssh:\n    host: gpu1\n    options:\n${options}`;
+  const problems = await trials.problemsOf(
     target(
       "      ProxyJump: bastion\n      proxycommand: nc %h %p\n      LocalCommand: touch /tmp/x\n      KnownHostsCommand: /bin/true\n      PKCS11Provider: /tmp/x.so\n",
     ),
@@ -128,15 +117,17 @@ test("ssh options that run a command or load code are refused on their key; ordi
   );
   assert.match(refused[0]!.message, /ssh's ProxyCommand runs a command .* ~\/\.ssh\/config/);
   // A key that smuggles a value in: the schema refuses it before ssh could read it as one option.
-  const smuggled = await problemsOf(target('      "ProxyCommand=touch /tmp/x #": yes\n'));
+  const smuggled = await trials.problemsOf(target('      "ProxyCommand=touch /tmp/x #": yes\n'));
   assert.ok(
     smuggled.some(
-      (p) => p.code === "config.invalid-value" && /is not an ssh option/.test(p.message) && p.line === config.split("\n").length + 4,
+      (p) => p.code === "config.invalid-value" && /is not an ssh option/.test(p.message) && p.line === trials.config.split("\n").length + 4,
     ),
     smuggled.map(formatProblem).join("\n"),
   );
   // The same rule under a Slurm login node.
-  const viaLogin = await problemsOf(`${config}target:\n  slurm:\n    ssh:\n      host: login1\n      options:\n        LocalCommand: id\n`);
+  const viaLogin = await trials.problemsOf(
+    `${trials.config}target:\n  slurm:\n    ssh:\n      host: login1\n      options:\n        LocalCommand: id\n`,
+  );
   assert.deepEqual(
     withCode(viaLogin, "config.ssh-option-runs-commands").map((p) => p.field),
     ["target.slurm.ssh.options.LocalCommand"],
@@ -145,8 +136,8 @@ test("ssh options that run a command or load code are refused on their key; ordi
 
 test("model names that share a run folder, or would escape it, are refused or made safe", async () => {
   const model = (name: string) => `  - path: ./model\n    name: ${JSON.stringify(name)}\n`;
-  const text = config.replace(/^models:\n(?: {2}.*\n)+/m, `models:\n${model("a b")}${model("a_b")}`);
-  const problems = withCode(await problemsOf(text), "config.duplicate-name");
+  const text = trials.config.replace(/^models:\n(?: {2}.*\n)+/m, `models:\n${model("a b")}${model("a_b")}`);
+  const problems = withCode(await trials.problemsOf(text), "config.duplicate-name");
   assert.equal(problems.length, 1);
   assert.match(problems[0]!.message, /model names `a b` and `a_b` share the run's folder models\/a_b/);
   for (const name of ["..", ".", "", "/"]) {
@@ -167,11 +158,14 @@ test("a write that fails leaves the old file and no temporary beside it", async 
 });
 
 test("checking a Slurm target does not run the runner a config names on this machine", async () => {
-  const marker = path.join(project.root, "ran");
-  const runner = path.join(project.root, "evil.sh");
+  const marker = path.join(trials.project.root, "ran");
+  const runner = path.join(trials.project.root, "evil.sh");
   await fs.writeFile(runner, `#!/bin/sh\ntouch ${JSON.stringify(marker)}\n`, { mode: 0o755 });
-  const target = resolveTarget({ slurm: { runner } }, project.root);
-  const checks = await checkTarget(target, [], { sourcesDir: path.join(project.root, "none"), cacheDir: path.join(project.root, "cache") });
+  const target = resolveTarget({ slurm: { runner } }, trials.project.root);
+  const checks = await checkTarget(target, [], {
+    sourcesDir: path.join(trials.project.root, "none"),
+    cacheDir: path.join(trials.project.root, "cache"),
+  });
   assert.ok(
     checks.some((c) => c.ok && c.message.includes(`${runner}\` on this machine is an executable file (not run before the run itself)`)),
     JSON.stringify(checks),
@@ -180,22 +174,22 @@ test("checking a Slurm target does not run the runner a config names on this mac
 });
 
 test("an `output` that is a file, or lies under one, is a problem at `output`; at run time the error names the path and the field", async () => {
-  const blocker = path.join(project.root, "not-a-folder");
+  const blocker = path.join(trials.project.root, "not-a-folder");
   await fs.writeFile(blocker, "");
-  const isFile = await problemsOf(`${config}output: ./not-a-folder\n`);
+  const isFile = await trials.problemsOf(`${trials.config}output: ./not-a-folder\n`);
   const [asFile] = withCode(isFile, "config.output");
   assert.ok(asFile, isFile.map(formatProblem).join("\n"));
-  assert.equal(asFile.line, config.split("\n").length);
+  assert.equal(asFile.line, trials.config.split("\n").length);
   assert.match(asFile.message, /is a file, not a folder/);
-  const under = withCode(await problemsOf(`${config}output: ./not-a-folder/runs\n`), "config.output");
+  const under = withCode(await trials.problemsOf(`${trials.config}output: ./not-a-folder/runs\n`), "config.output");
   assert.match(under[0]?.message ?? "", new RegExp(`cannot be made: ${blocker.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} is a file`));
 
   // A file that appears after validation (another process): the run stops with where and what to do.
-  await fs.writeFile(project.configPath, `${config}output: ./later\n`);
-  const { profile } = await loadProfile(project.configPath);
-  await fs.writeFile(project.configPath, config);
+  await fs.writeFile(trials.project.configPath, `${trials.config}output: ./later\n`);
+  const { profile } = await loadProfile(trials.project.configPath);
+  await fs.writeFile(trials.project.configPath, trials.config);
   assert.ok(profile);
-  await fs.writeFile(path.join(project.root, "later"), "");
+  await fs.writeFile(path.join(trials.project.root, "later"), "");
   await assert.rejects(runProfile(profile, { runner: { sourcesDir: "/nonexistent", cacheDir: "/nonexistent" } }), (e: unknown) => {
     assert.ok(e instanceof RunnerError);
     assert.equal(e.code, "output_failed");
@@ -229,17 +223,19 @@ test("how an interrupted runner ended: a cancel after its summary cancels nothin
 
 /** The task file's problems with its doc_to_text replaced by `template`. */
 async function taskProblems(template: string): Promise<Problem[]> {
-  const task = await fs.readFile(project.taskFile, "utf8");
-  await fs.writeFile(project.taskFile, task.replace(/^doc_to_text: .*$/m, `doc_to_text: ${JSON.stringify(template)}`));
+  const task = await fs.readFile(trials.project.taskFile, "utf8");
+  await fs.writeFile(trials.project.taskFile, task.replace(/^doc_to_text: .*$/m, `doc_to_text: ${JSON.stringify(template)}`));
   try {
-    return (await loadProfile(project.configPath)).problems.filter((p) => p.file === project.taskFile || p.file.endsWith(".jsonl"));
+    return (await loadProfile(trials.project.configPath)).problems.filter(
+      (p) => p.file === trials.project.taskFile || p.file.endsWith(".jsonl"),
+    );
   } finally {
-    await fs.writeFile(project.taskFile, task);
+    await fs.writeFile(trials.project.taskFile, task);
   }
 }
 
 test("a template's own faults are one problem at its task key: a syntax error, an undefined name, a loop past the limits, a render that fails at once", async () => {
-  const task = await fs.readFile(project.taskFile, "utf8");
+  const task = await fs.readFile(trials.project.taskFile, "utf8");
   const keyLine = task.split("\n").findIndex((l) => l.startsWith("doc_to_text:")) + 1;
   const cases: [string, RegExp][] = [
     ["Q: {% if %}", /^doc_to_text: Jinja syntax: /],

@@ -7,38 +7,20 @@ import { spawn } from "node:child_process";
 import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { parse as parseCsv } from "csv-parse/sync";
-import { loadProfile } from "../../../src/core/config/load";
 import { writeFileAtomic, writeJsonAtomic } from "../../../src/core/base/fsutil";
 import { renderReport } from "../../../src/core/report/index";
 import { loadRun, ReportInputError, RunItems } from "../../../src/core/report/load";
 import { askRunToStop, RUN_STATE } from "../../../src/core/results/runs";
 import { modelFolderName } from "../../../src/core/config/modelFolder";
-import { formatProblem, type Problem } from "../../../src/core/base/problems";
+import { formatProblem } from "../../../src/core/base/problems";
 import { fixtureResults, MODEL, MODEL_FOLDER, writeFixtureRun } from "../../support/reportFixture";
-import { makeTinyProject, type TinyProject } from "../../support/tinyProject";
+import { configTrials } from "../../support/configTrials";
 
-let project: TinyProject;
-let config: string;
+const trials = configTrials("bprof-untrusted-");
 
-before(async () => {
-  project = await makeTinyProject(await fs.mkdtemp(path.join(os.tmpdir(), "bprof-untrusted-")));
-  config = await fs.readFile(project.configPath, "utf8");
-});
-after(() => fs.rm(project.root, { recursive: true, force: true }));
-
-/** The problems of the tiny project's config with `text` in its place. */
-async function problemsOf(text: string): Promise<Problem[]> {
-  await fs.writeFile(project.configPath, text);
-  try {
-    return (await loadProfile(project.configPath)).problems;
-  } finally {
-    await fs.writeFile(project.configPath, config);
-  }
-}
-
-const sshTarget = (lines: string) => `${config}target:\n  ssh:\n${lines}`;
+const sshTarget = (lines: string) => `${trials.config}target:\n  ssh:\n${lines}`;
 const optionsOf = (options: Record<string, string>) =>
   sshTarget(
     `    host: gpu1\n    options:\n${Object.entries(options)
@@ -47,7 +29,7 @@ const optionsOf = (options: Record<string, string>) =>
   );
 
 test("ssh options: only those on the allow-list, with plain values; the rest refused at their key with the reason", async () => {
-  const allowed = await problemsOf(
+  const allowed = await trials.problemsOf(
     optionsOf({
       Port: "2222",
       StrictHostKeyChecking: "accept-new",
@@ -61,7 +43,7 @@ test("ssh options: only those on the allow-list, with plain values; the rest ref
   );
   assert.deepEqual(allowed.filter((p) => p.field?.startsWith("target.")).map(formatProblem), [], "the options users need are accepted");
 
-  const refused = await problemsOf(
+  const refused = await trials.problemsOf(
     optionsOf({
       ProxyJump: "x$(id>marker)@host",
       XAuthLocation: "/tmp/evil",
@@ -93,13 +75,13 @@ test("ssh options: only those on the allow-list, with plain values; the rest ref
   assert.equal(byField.get("target.ssh.options.UserKnownHostsFile")!.code, "config.ssh-option-value");
   assert.equal(byField.get("target.ssh.options.ServerAliveInterval")!.code, "config.ssh-option-value");
   // The value's problem sits on the value, the keyword's on the key.
-  const lines = config.split("\n").length;
+  const lines = trials.config.split("\n").length;
   assert.equal(byField.get("target.ssh.options.ProxyJump")!.line, lines + 4);
   assert.equal(byField.get("target.ssh.options.ProxyJump")!.column, 18);
   assert.equal(byField.get("target.ssh.options.XAuthLocation")!.column, 7);
 
   // Keywords that run a command keep their own code and message.
-  const proxyCommand = await problemsOf(optionsOf({ proxycommand: "nc %h %p" }));
+  const proxyCommand = await trials.problemsOf(optionsOf({ proxycommand: "nc %h %p" }));
   assert.deepEqual(
     proxyCommand.filter((p) => p.field?.startsWith("target.")).map((p) => p.code),
     ["config.ssh-option-runs-commands"],
@@ -113,19 +95,19 @@ test("an ssh host or user that starts with a dash or holds shell characters is r
     "    host: gpu1\n    user: '-oProxyCommand=id'\n",
     "    host: gpu1\n    user: 'me`id`'\n",
   ]) {
-    const problems = (await problemsOf(sshTarget(lines))).filter((p) => p.field?.startsWith("target."));
+    const problems = (await trials.problemsOf(sshTarget(lines))).filter((p) => p.field?.startsWith("target."));
     assert.deepEqual(
       problems.map((p) => p.code),
       ["config.invalid-value"],
       `${lines}: ${problems.map(formatProblem).join("\n")}`,
     );
   }
-  const fine = await problemsOf(sshTarget("    host: me@gpu-1.lab.example.org\n    user: me.you_2\n"));
+  const fine = await trials.problemsOf(sshTarget("    host: me@gpu-1.lab.example.org\n    user: me.you_2\n"));
   assert.deepEqual(fine.filter((p) => p.field?.startsWith("target.")).map(formatProblem), []);
 });
 
 test("writeFileAtomic never writes through a symlink planted at a temporary name, and leaves no temporary", async () => {
-  const dir = await fs.mkdtemp(path.join(project.root, "atomic-"));
+  const dir = await fs.mkdtemp(path.join(trials.project.root, "atomic-"));
   const victim = path.join(dir, "victim.txt");
   await fs.writeFile(victim, "the user's file\n");
   const file = path.join(dir, "report.html");
@@ -209,7 +191,7 @@ function sentinel(): { pid: number; alive: () => boolean; stop: () => void } {
 }
 
 test("a run-state.json cannot make Cancel signal every process, this one, or one on another machine", async () => {
-  const dir = await fs.mkdtemp(path.join(project.root, "run-state-"));
+  const dir = await fs.mkdtemp(path.join(trials.project.root, "run-state-"));
   const guard = sentinel();
   // SIGINT to this process would end the test runner: count it instead of dying of it.
   let interrupted = 0;
@@ -250,7 +232,7 @@ test("a run-state.json cannot make Cancel signal every process, this one, or one
 });
 
 test("a run folder's items_file, items.jsonl or results.json cannot lead out of the run folder", async () => {
-  const secret = path.join(project.root, "secret.txt");
+  const secret = path.join(trials.project.root, "secret.txt");
   await fs.writeFile(secret, "TOP SECRET\n");
   const variantsOf = (results: ReturnType<typeof fixtureResults>) => results.models[0]!.profile!.variants;
 
@@ -293,8 +275,8 @@ test("a run folder's items_file, items.jsonl or results.json cannot lead out of 
     const items = new RunItems(dir);
     await assert.rejects(items.baseline(MODEL), /items\.jsonl leads out of the run folder/);
 
-    await fs.rename(path.join(dir, "results.json"), path.join(project.root, "elsewhere.json"));
-    await fs.symlink(path.join(project.root, "elsewhere.json"), path.join(dir, "results.json"));
+    await fs.rename(path.join(dir, "results.json"), path.join(trials.project.root, "elsewhere.json"));
+    await fs.symlink(path.join(trials.project.root, "elsewhere.json"), path.join(dir, "results.json"));
     await assert.rejects(loadRun(dir), /results\.json leads out of the run folder/);
   } finally {
     await fs.rm(path.dirname(path.dirname(dir)), { recursive: true, force: true });
