@@ -79,7 +79,10 @@ class Profile {
     for (size_t s = 0; s < plan_.candidate_sets.size(); s++) {
       candidates_.push_back(shapes.candidates(plan_.front_removal, plan_.back_removal, plan_.candidate_sets[s] == CandidateSet::all));
       candidate_count_.push_back(candidates_.back().back().offset + candidates_.back().back().numel);
-      for (ImportanceMethod m : plan_.methods) rules_.push_back({m, s});
+      for (ImportanceMethod m : plan_.methods) {
+        const std::vector<ImportanceMethod>& only = plan_.candidate_methods[s];
+        if (only.empty() || std::find(only.begin(), only.end(), m) != only.end()) rules_.push_back({m, s});
+      }
     }
     const bool attention =
         std::find(plan_.candidate_sets.begin(), plan_.candidate_sets.end(), CandidateSet::all) != plan_.candidate_sets.end();
@@ -102,7 +105,8 @@ class Profile {
                                                       (ranked_selections().size() + (plan_.has(Selection::top_chunked) ? 1 : 0)));
     top_rankings_.resize(rules_.size());
     const int64_t random_per_k = random_here() ? static_cast<int64_t>(candidates_.size()) : 0;
-    variants_total_ = (ranked_per_k + random_per_k + static_cast<int64_t>(plan_.pairs.size())) * static_cast<int64_t>(plan_.k.size());
+    const int64_t pairs_per_k = static_cast<int64_t>(plan_.pairs.size() * rules_.size());
+    variants_total_ = (ranked_per_k + random_per_k + pairs_per_k) * static_cast<int64_t>(plan_.k.size());
   }
 
   void run() {
@@ -434,42 +438,47 @@ class Profile {
     }
   }
 
-  // Two abilities ablated together: per k, the union of their top n under the first rule (its size
-  // is the variant's n). Scored as any variant; listed in the manifest's `pairs`.
+  // Two abilities ablated together: per rule and k, the union of their top n under that rule (its
+  // size is the variant's n). Scored as any variant; listed in the manifest's `pairs`. A job of one
+  // rule keeps the file names it always had, so its earlier runs resume.
   void pair_variants() {
-    for (const auto& [a, b] : plan_.pairs) {
-      const std::vector<int64_t>& first = top_ranking_of(a);
-      const std::vector<int64_t>& second = top_ranking_of(b);
-      for (size_t i = 0; i < plan_.k.size(); i++) {
-        const std::string file = "variants/pair." + a + "+" + b + ".k" + std::to_string(i) + ".jsonl";
-        std::vector<int64_t> both(first.begin(), first.begin() + n_[i]);
-        both.insert(both.end(), second.begin(), second.begin() + n_[i]);
-        std::sort(both.begin(), both.end());
-        both.erase(std::unique(both.begin(), both.end()), both.end());
-        const int64_t n = static_cast<int64_t>(both.size());
-        if (!scores_on_disk(file)) {
-          Engine& engine = weights_();
-          engine.ablate(candidates_.front(), both.data(), n);
-          std::string lines;
-          try {
-            const ScoredVariant scored{a + "+" + b, method_name(plan_.methods.front()), "top", plan_.k[i]};
-            lines = score_items(command_, engine, job_.items, "score", &scored);
-          } catch (...) {
+    for (size_t r = 0; r < rules_.size(); r++) {
+      const Rule& rule = rules_[r];
+      for (const auto& [a, b] : plan_.pairs) {
+        const std::vector<int64_t>& first = top_ranking_of(r, a);
+        const std::vector<int64_t>& second = top_ranking_of(r, b);
+        for (size_t i = 0; i < plan_.k.size(); i++) {
+          const std::string file = "variants/pair." + a + "+" + b + "." + tag(rule) + "k" + std::to_string(i) + ".jsonl";
+          std::vector<int64_t> both(first.begin(), first.begin() + n_[i]);
+          both.insert(both.end(), second.begin(), second.begin() + n_[i]);
+          std::sort(both.begin(), both.end());
+          both.erase(std::unique(both.begin(), both.end()), both.end());
+          const int64_t n = static_cast<int64_t>(both.size());
+          if (!scores_on_disk(file)) {
+            Engine& engine = weights_();
+            engine.ablate(candidates_[rule.set], both.data(), n);
+            std::string lines;
+            try {
+              const ScoredVariant scored{a + "+" + b, method_name(rule.method), "top", plan_.k[i]};
+              lines = score_items(command_, engine, job_.items, "score", &scored);
+            } catch (...) {
+              engine.restore();
+              throw;
+            }
             engine.restore();
-            throw;
+            write_file_atomic(out_ + "/" + file, lines);
           }
-          engine.restore();
-          write_file_atomic(out_ + "/" + file, lines);
+          json entry = {{"abilities", {a, b}}, {"method", method_name(rule.method)}, {"k", plan_.k[i]}, {"n", n}, {"file", file}};
+          name_set(entry, rule.set);
+          manifest_pairs_.push_back(entry);
+          command_.events.progress("variants", ++variants_done_, variants_total_);
         }
-        manifest_pairs_.push_back(
-            {{"abilities", {a, b}}, {"method", method_name(plan_.methods.front())}, {"k", plan_.k[i]}, {"n", n}, {"file", file}});
-        command_.events.progress("variants", ++variants_done_, variants_total_);
       }
     }
   }
 
-  const std::vector<int64_t>& top_ranking_of(const std::string& ability) const {
-    for (const auto& [id, ranking] : top_rankings_.front())
+  const std::vector<int64_t>& top_ranking_of(size_t rule, const std::string& ability) const {
+    for (const auto& [id, ranking] : top_rankings_[rule])
       if (id == ability) return ranking;
     throw RunnerError(ErrorCode::bad_job, "ablation.pairs: no top ranking of '" + ability + "'");
   }

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -182,7 +183,25 @@ AblationPlan parse_ablation(const json& v, const std::string& source) {
     const json names = candidates->is_array() ? *candidates : json::array({*candidates});
     if (names.empty()) throw bad_job(source, "'ablation.candidates' is an empty list (expected \"mlp\", \"all\" or a list of them)");
     plan.candidate_sets.clear();
-    for (const json& name : names) {
+    plan.candidate_methods.clear();
+    for (const json& entry : names) {
+      // {"set": name, "method": rule or rules}: the set ranked by those rules of `method` only
+      const bool restricted = entry.is_object() && candidates->is_array();
+      const json name = restricted ? entry.value("set", json()) : entry;
+      std::vector<ImportanceMethod> rules;
+      if (restricted) {
+        const json wanted = entry.value("method", json());
+        for (const json& rule : wanted.is_array() ? wanted : json::array({wanted})) {
+          const auto m = rule == "paper"    ? std::optional<ImportanceMethod>(ImportanceMethod::paper)
+                         : rule == "signed" ? std::optional<ImportanceMethod>(ImportanceMethod::signed_importance)
+                                            : std::nullopt;
+          if (!m || std::find(plan.methods.begin(), plan.methods.end(), *m) == plan.methods.end())
+            throw bad_job(source,
+                          "'ablation.candidates' holds " + describe_json(entry) + ": its method must name rules of 'ablation.method'");
+          rules.push_back(*m);
+        }
+        if (rules.empty()) throw bad_job(source, "'ablation.candidates' holds " + describe_json(entry) + " without a method");
+      }
       if (!name.is_string() || (name != "mlp" && name != "all"))
         throw bad_job(source, std::string("'ablation.candidates' ") +
                                   (candidates->is_array() ? "holds " : "must be \"mlp\" or \"all\", got ") + describe_json(name) +
@@ -191,6 +210,7 @@ AblationPlan parse_ablation(const json& v, const std::string& source) {
       if (std::find(plan.candidate_sets.begin(), plan.candidate_sets.end(), set) != plan.candidate_sets.end())
         throw bad_job(source, "'ablation.candidates' names " + describe_json(name) + " twice");
       plan.candidate_sets.push_back(set);
+      plan.candidate_methods.push_back(rules);
     }
     const bool attention =
         std::find(plan.candidate_sets.begin(), plan.candidate_sets.end(), CandidateSet::all) != plan.candidate_sets.end();

@@ -66,6 +66,9 @@ struct AblationPlan {
   // weights; `all`, the attention projections' (q, k, v, o) beside them (the paper's all-layer
   // comparison); embeddings, norms and biases never are.
   std::vector<CandidateSet> candidate_sets = {CandidateSet::mlp};
+  // Per candidate set, the rules that rank it: empty, every rule of `methods`; else those named
+  // (`{"set": "all", "method": "paper"}`), so a set can be ranked by fewer rules than the others.
+  std::vector<std::vector<ImportanceMethod>> candidate_methods = {{}};
   // Two abilities ablated together (ids): the union of their top sets under the first rule, per k.
   std::vector<std::pair<std::string, std::string>> pairs;
   bool has(Selection s) const;

@@ -227,6 +227,9 @@ ablation:
   method: [signed, paper] # both rules from one gradient pass, side by side: signed ranks by how much
                           # zeroing a weight raises the ability's loss, paper by the paper's |theta x g|
   pairs: [[${DEMO_PAIR.join(", ")}]]   # both top sets zeroed at once: do their effects add up?
+  candidates: [mlp, {set: all, method: paper}] # the paper's all-layer comparison from the same gradient
+                          # pass: the same share zeroed among every layer's weights, attention included,
+                          # under the paper's rule (one rule, to keep the demo under 3 minutes)
   batch_size: 8
 seed: 1
 bootstrap:

@@ -122,6 +122,17 @@ test(
     assert.equal(view.profile?.method, "paper");
     assert.equal(view.profile?.candidate_set, "all");
     assert.equal((await resultsView(run, { method: "signed" })).profile?.candidate_set, undefined);
+    // the all-layer set ranked by one rule only: its profile is that rule's of the full list
+    const one = await profiled(withKey("  candidates: [mlp, {set: all, method: paper}]\n  method: [signed, paper]\n"));
+    t.after(() => fs.rm(one.p.root, { recursive: true, force: true }));
+    const oneProfiles = profilesOf(one.results.models[0]!);
+    assert.deepEqual(
+      oneProfiles.map((p) => `${p.method} ${p.candidate_set ?? "mlp"}`),
+      ["signed mlp", "paper mlp", "paper all"],
+    );
+    assert.deepEqual((await jobOf(one.runDir)).ablation.candidates, ["mlp", { set: "all", method: ["paper"] }]);
+    for (const [i, v] of oneProfiles[2]!.variants.entries())
+      assert.equal(await itemsOf(one.runDir, v.items_file), await itemsOf(both.runDir, profiles[3]!.variants[i]!.items_file), v.items_file);
     const cells = flatCells(run.results);
     assert.deepEqual(
       cells

@@ -10,7 +10,7 @@ import { isFile } from "../base/fsutil";
 import { candidateCount, readParameterCount, selectedCount } from "../model/parameters";
 import type { YamlSource } from "../base/yamlSource";
 import type { ProfileInputs, ResolvedBenchmark } from "./resolved";
-import type { AbilitySpec, AblationSpec, CandidateSet, ImportanceMethod, ProfileConfig, Selection } from "./types";
+import type { AbilitySpec, AblationSpec, CandidateSet, CandidateSetSpec, ImportanceMethod, ProfileConfig, Selection } from "./types";
 import { BUILT_IN_FLUENCY_TEXT, fluencyParagraphs } from "../prompts/fluencyText";
 
 export interface ResolvedAbility {
@@ -38,6 +38,8 @@ export interface ResolvedAblation {
   pairs?: [string, string][];
   /** The candidate sets (`ablation.candidates`), in the config's order; each is ranked by every rule. Absent: the MLP's. */
   candidates?: CandidateSet[];
+  /** Per candidate set ranked by some rules only (`{set, method}` in `ablation.candidates`), those rules; absent: every rule. */
+  candidateMethods?: Partial<Record<CandidateSet, ImportanceMethod[]>>;
   /** The fluency measure's text and threshold (docs/method.md, "Fluency"); the config always has one, a job built without it scores none. */
   fluency?: ResolvedFluency;
 }
@@ -116,6 +118,7 @@ export async function checkAbilitySection(
   const fluency = await resolveFluency(config.ablation.fluency, source, context, problems);
   const pairs = resolvePairs(config, source, problems);
   const ablation = { ...resolveAblation(config.ablation), fluency, ...(pairs.length > 0 ? { pairs } : {}) };
+  problems.push(...candidateSetProblems(config, source));
   if (ablation.candidates?.includes("all") && ablation.stability)
     problems.push(
       source.at(
@@ -163,8 +166,47 @@ function resolveAblation(spec: NonNullable<ProfileConfig["ablation"]>): Omit<Res
     backRemoval: spec.back_removal ?? 0,
     batchSize: spec.batch_size ?? DEFAULT_BATCH_SIZE,
     stability: spec.stability ?? false,
-    candidates: Array.isArray(spec.candidates) ? [...spec.candidates] : [spec.candidates ?? "mlp"],
+    candidates: Array.isArray(spec.candidates) ? spec.candidates.map(setName) : [spec.candidates ?? "mlp"],
+    ...candidateMethodsOf(spec),
   };
+}
+
+/** `ablation.candidates` as a list: each set once, and a set's own rules among `method`'s. */
+function candidateSetProblems(config: ProfileConfig, source: YamlSource): Problem[] {
+  const list = config.ablation?.candidates;
+  if (!Array.isArray(list)) return [];
+  const methods = Array.isArray(config.ablation!.method) ? config.ablation!.method : [config.ablation!.method ?? "paper"];
+  const problems: Problem[] = [];
+  list.forEach((entry, i) => {
+    const set = setName(entry);
+    if (list.findIndex((e) => setName(e) === set) !== i)
+      problems.push(source.at(["ablation", "candidates", i], "config.invalid-value", `\`${set}\` is named twice in \`candidates\``));
+    if (typeof entry === "string") return;
+    for (const m of Array.isArray(entry.method) ? entry.method : [entry.method])
+      if (!methods.includes(m))
+        problems.push(
+          source.at(
+            ["ablation", "candidates", i, "method"],
+            "config.invalid-value",
+            `\`${m}\` is not a rule of \`ablation.method\` (${methods.join(", ")}): a candidate set is ranked by the config's rules only`,
+          ),
+        );
+  });
+  return problems;
+}
+
+function setName(entry: CandidateSet | CandidateSetSpec): CandidateSet {
+  return typeof entry === "string" ? entry : entry.set;
+}
+
+/** The rules of the candidate sets that name theirs (`{set, method}`), in `method`'s order. */
+function candidateMethodsOf(spec: NonNullable<ProfileConfig["ablation"]>): Pick<ResolvedAblation, "candidateMethods"> {
+  if (!Array.isArray(spec.candidates)) return {};
+  const methods = Array.isArray(spec.method) ? spec.method : [spec.method ?? "paper"];
+  const named = spec.candidates.flatMap((c) => (typeof c === "string" ? [] : [c]));
+  if (named.length === 0) return {};
+  const only = (c: CandidateSetSpec) => methods.filter((m) => (Array.isArray(c.method) ? c.method : [c.method]).includes(m));
+  return { candidateMethods: Object.fromEntries(named.map((c) => [c.set, only(c)])) };
 }
 
 async function loadAbilities(

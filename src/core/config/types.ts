@@ -63,6 +63,12 @@ export type ImportanceMethod = "paper" | "signed";
 /** `mlp`: the MLP's weight matrices; `all`: the attention projections' too (docs/method.md). */
 export type CandidateSet = "mlp" | "all";
 
+/** A candidate set ranked by some of `ablation.method`'s rules only: `{set: all, method: paper}`. */
+export interface CandidateSetSpec {
+  set: CandidateSet;
+  method: ImportanceMethod | ImportanceMethod[];
+}
+
 export interface AblationSpec {
   k: number[];
   selections?: Selection[];
@@ -75,7 +81,7 @@ export interface AblationSpec {
   /** Two abilities ablated together: pairs of ability names, or `all` (every two). */
   pairs?: [string, string][] | "all";
   /** Which weights can be ablated: the MLP's (the paper's method) or every layer weight matrix; a list profiles each from one gradient pass. */
-  candidates?: CandidateSet | CandidateSet[];
+  candidates?: CandidateSet | (CandidateSet | CandidateSetSpec)[];
   /** The fluency measure's text (a file; default the built-in one) and threshold. */
   fluency?: { text?: string; max_perplexity_ratio?: number };
 }

@@ -98,7 +98,7 @@ export interface ProfileJob extends Omit<ScoreJob, "subcommand"> {
     /** Present (true) only when asked for: a job without it is the same bytes as before it existed. */
     stability?: true;
     /** Absent for the MLP's (the bytes jobs always had); "all" for the attention projections' too; a list for several sets. */
-    candidates?: CandidateSet | CandidateSet[];
+    candidates?: CandidateSet | (CandidateSet | { set: CandidateSet; method: ImportanceMethod[] })[];
     /** Two abilities ablated together, by id; absent without pairs. */
     pairs?: [string, string][];
   };
@@ -200,7 +200,7 @@ export function compileProfileJob(
       batch_size: plan.ablation.batchSize,
       seed: plan.seed,
       ...(plan.ablation.stability ? { stability: true as const } : {}),
-      ...candidatesOfJob(plan.ablation.candidates ?? ["mlp"]),
+      ...candidatesOfJob(plan.ablation.candidates ?? ["mlp"], plan.ablation.candidateMethods),
       ...(plan.ablation.pairs?.length ? { pairs: plan.ablation.pairs.map(([a, b]) => [idOf(a), idOf(b)] as [string, string]) } : {}),
     },
   };
@@ -453,7 +453,10 @@ export function generateSpec(tokenizer: ModelTokenizer, until: readonly string[]
 }
 
 /** The job's `candidates`: absent for the MLP's alone, so such a job keeps the bytes it always had. */
-function candidatesOfJob(sets: readonly CandidateSet[]): { candidates?: CandidateSet | CandidateSet[] } {
-  if (sets.length > 1) return { candidates: [...sets] };
+function candidatesOfJob(
+  sets: readonly CandidateSet[],
+  only: ResolvedAblation["candidateMethods"],
+): { candidates?: CandidateSet | (CandidateSet | { set: CandidateSet; method: ImportanceMethod[] })[] } {
+  if (sets.length > 1) return { candidates: sets.map((set) => (only?.[set] ? { set, method: [...only[set]] } : set)) };
   return sets[0] === "all" ? { candidates: "all" } : {};
 }

@@ -78,7 +78,7 @@ export interface RunnerManifest {
   /** When the job has several candidate sets: each one's size (`candidates` is the first's). */
   candidate_sets?: { name: CandidateSet; total: number }[];
   /** With `ablation.pairs`: per pair and k, the union of the two top sets scored (`n`: its size). */
-  pairs?: { abilities: [string, string]; method?: ImportanceMethod; k: number; n: number; file: string }[];
+  pairs?: { abilities: [string, string]; method?: ImportanceMethod; candidates?: CandidateSet; k: number; n: number; file: string }[];
   /** With `stability`: per ability (and rule), its halves' sizes and per k (the job's order) n and what the halves' top n share. */
   stability?: { ability: string; method?: ImportanceMethod; halves: number[]; n: number[]; shared: number[] }[];
 }
@@ -107,6 +107,8 @@ export interface ProfileInputs {
   groups?: readonly ResolvedGroup[];
   /** The job's candidate sets, in the config's order (absent: the MLP's); each rule ranks each set, one profile per pair. */
   candidateSets?: readonly CandidateSet[];
+  /** The sets ranked by some rules only, with those rules; absent: every set by every rule. */
+  candidateMethods?: Partial<Record<CandidateSet, readonly ImportanceMethod[]>>;
   /** The fluency text the job scored (`built-in` or its file) and the threshold; absent: fluency is not reported. */
   fluency?: { source: string; maxPerplexityRatio: number };
 }
@@ -358,7 +360,8 @@ export function assembleProfile(
     };
   });
 
-  const pairs = (manifest.pairs ?? []).map((p): PairResult => {
+  // a pair per rule (and candidate set) and k, each under the profile of its rule
+  const pairs = (manifest.pairs ?? []).map((p): PairResult & { method: ImportanceMethod; set: CandidateSet } => {
     const k = jobK(inputs.k, p.k, "profile.json pairs");
     const scores = variantScores.get(p.file);
     if (!scores) throw new Error(`the scores of pair ${p.file} were not read`);
@@ -366,13 +369,15 @@ export function assembleProfile(
     variantItems.set(variantItemsFile(p.file), items);
     const topOf = (id: string) => {
       const v = variants.find(
-        (x) => x.ability === id && x.selection === "top" && x.k === k && x.method === ruleOf(p.method) && x.set === sets[0],
+        (x) => x.ability === id && x.selection === "top" && x.k === k && x.method === ruleOf(p.method) && x.set === setOf(p.candidates),
       );
       if (!v) throw new Error(`profile.json: the pair ${p.abilities.join(" + ")} at k = ${k} has no top variant of \`${id}\``);
       return itemsOf.get(v.file)!;
     };
     const [a, b] = [topOf(p.abilities[0]), topOf(p.abilities[1])];
     return {
+      method: ruleOf(p.method),
+      set: setOf(p.candidates),
       abilities: [abilityName(p.abilities[0])!, abilityName(p.abilities[1])!],
       ability_ids: p.abilities,
       k,
@@ -418,7 +423,7 @@ export function assembleProfile(
     set: CandidateSet,
   ): Omit<T, "method" | "set">[] =>
     list.filter((x) => (x.method === null || x.method === m) && x.set === set).map(({ method: _rule, set: _set, ...rest }) => rest);
-  const rules = sets.flatMap((set) => inputs.methods.map((method) => ({ set, method })));
+  const rules = sets.flatMap((set) => (inputs.candidateMethods?.[set] ?? inputs.methods).map((method) => ({ set, method })));
   const candidatesOf = (set: CandidateSet) => manifest.candidate_sets?.find((c) => c.name === set)?.total ?? manifest.candidates.total;
   const profiles = rules.map(({ set, method }, r): ModelProfile => ({
     parameters: manifest.parameters,
@@ -437,7 +442,9 @@ export function assembleProfile(
     variants: ofRule(results, method, set),
     overlap: ofRule(overlap, method, set),
     ...(stability ? { stability: ofRule(stability, method, set) } : {}),
-    ...(pairs.length > 0 && r === 0 ? { pairs } : {}),
+    ...(pairs.some((p) => p.method === method && p.set === set)
+      ? { pairs: pairs.filter((p) => p.method === method && p.set === set).map(({ method: _rule, set: _set, ...rest }) => rest) }
+      : {}),
     ...optionalField("fluency", modelFluency),
     ...(set === "all" ? { candidate_set: "all" as const } : {}),
   }));
@@ -481,7 +488,9 @@ function checkVariantsComplete(
     for (const k of inputs.k) {
       for (const set of sets) {
         if (selection === "random") expected.push(key(null, null, set, selection, k));
-        else for (const m of inputs.methods) for (const a of inputs.abilities) expected.push(key(a.id, m, set, selection, k));
+        else
+          for (const m of inputs.candidateMethods?.[set] ?? inputs.methods)
+            for (const a of inputs.abilities) expected.push(key(a.id, m, set, selection, k));
       }
     }
   }

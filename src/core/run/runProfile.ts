@@ -45,13 +45,15 @@ export function runPlan(profile: Profile): RunPlan {
   // a ranked selection has a variant per ability under each importance rule and candidate set;
   // random one per candidate set
   const sets = ablation?.candidates?.length ?? 1;
-  const perK = ablation
-    ? ablation.selections.reduce((n, s) => n + (s === "random" ? sets : abilities.length * ablation.methods.length * sets), 0)
+  // rules over sets: each set's own rules where it names them, else every rule
+  const rules = ablation
+    ? (ablation.candidates ?? ["mlp"]).reduce((n, set) => n + (ablation.candidateMethods?.[set] ?? ablation.methods).length, 0)
     : 0;
+  const perK = ablation ? ablation.selections.reduce((n, s) => n + (s === "random" ? sets : abilities.length * rules), 0) : 0;
   const items = profile.benchmarks.reduce((n, b) => n + b.task.items.length, 0);
   const randomVariants = ablation?.selections.includes("random") ? ablation.k.length * sets : 0;
-  // a pair is one more variant per k, scored after the random control
-  const pairVariants = (ablation?.pairs?.length ?? 0) * (ablation?.k.length ?? 0);
+  // a pair is one more variant per rule, candidate set and k, scored after the random control
+  const pairVariants = (ablation?.pairs?.length ?? 0) * (ablation?.k.length ?? 0) * (ablation?.methods.length ?? 0) * sets;
   return {
     models: profile.models.map((m) => ({
       name: m.name,
@@ -567,6 +569,7 @@ async function profileResults(
         ? { fluency: { source: ablation.fluency.source, maxPerplexityRatio: ablation.fluency.maxPerplexityRatio } }
         : {}),
       ...(ablation.candidates ? { candidateSets: ablation.candidates } : {}),
+      ...(ablation.candidateMethods ? { candidateMethods: ablation.candidateMethods } : {}),
     },
     path.relative(dir, outDir),
   );

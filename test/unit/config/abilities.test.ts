@@ -373,6 +373,19 @@ test("candidates: [mlp, all]: k must fit each set, so the MLP's count holds it; 
   assert.match(only(both.problems, /more than its/).message, new RegExp(`more than its ${tiny.mlpParameters} MLP candidates`));
   const fits = await load(`${abilities}ablation:\n  k: [0.001]\n  candidates: [mlp, all]\n`);
   assert.deepEqual(fits.profile?.ablation?.candidates, ["mlp", "all"]);
+  const one = await load(
+    `${abilities}ablation:\n  k: [0.001]\n  method: [signed, paper]\n  candidates: [mlp, {set: all, method: paper}]\n`,
+  );
+  assert.deepEqual(one.profile?.ablation?.candidates, ["mlp", "all"]);
+  assert.deepEqual(one.profile?.ablation?.candidateMethods, { all: ["paper"] });
+  const foreign = await load(`${abilities}ablation:\n  k: [0.001]\n  method: paper\n  candidates: [mlp, {set: all, method: signed}]\n`);
+  assert.equal(foreign.profile, undefined);
+  assert.equal(
+    at(only(foreign.problems, /is not a rule of `ablation.method`/)),
+    "tiny.bprof.yaml:12:40:error:ablation.candidates[1].method",
+  );
+  const named = await load(`${abilities}ablation:\n  k: [0.001]\n  candidates: [all, {set: all, method: paper}]\n`);
+  assert.match(only(named.problems, /named twice/).message, /`all` is named twice/);
   const twice = await load(`${abilities}ablation:\n  k: [0.001]\n  candidates: [all, all]\n`);
   assert.equal(twice.profile, undefined);
   assert.ok(
