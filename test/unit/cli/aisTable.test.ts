@@ -8,20 +8,8 @@ import { PAPER_ABILITIES } from "../../../src/core/diagnostic/paperAbilities";
 import { buildReport } from "../../../src/core/report/model";
 import type { ModelReport } from "../../../src/core/report/types";
 import type { CellMetric, Results, VariantResult } from "../../../src/core/results/schema";
+import { aisCell, DEMO_BENCHMARKS, oneModelResults } from "../../support/profileResults";
 
-const DEMO_BENCHMARKS = [
-  "analogical",
-  "commonsense",
-  "contextual",
-  "deductive",
-  "inductive",
-  "knowledge",
-  "quantitative",
-  "semantic",
-  "spatial",
-  "temporal",
-  "mixed",
-].map((name) => `demo_${name}`);
 const MMLU_LIKE = Array.from({ length: 60 }, (_, i) => `mmlu_high_school_government_and_politics_${i}`);
 const K = [0.0001, 0.001];
 
@@ -41,16 +29,7 @@ function results(benchmarks: readonly string[]): Results {
         undefined_resamples: 1000,
         flips: { right_to_wrong: 0, wrong_to_right: 0 },
       };
-    return {
-      baseline: 0.8,
-      ablated: 0.8 - ais * 0.55,
-      chance: 0.25,
-      ais,
-      ci: { low: ais - 0.1, high: ais + 0.1, confidence: 0.95 },
-      significant: Math.abs(ais) > 0.1,
-      undefined_resamples: 0,
-      flips: { right_to_wrong: 2, wrong_to_right: 1 },
-    };
+    return aisCell(ais, { halfWidth: 0.1, flips: { right_to_wrong: 2, wrong_to_right: 1 } });
   };
   const abilities = [...PAPER_ABILITIES];
   const variants: VariantResult[] = K.flatMap((k, ki) =>
@@ -65,34 +44,20 @@ function results(benchmarks: readonly string[]): Results {
       benchmarks: benchmarks.map((name, b) => ({ name, acc: cell(a, b), acc_norm: cell(a + 1, b) })),
     })),
   );
-  return {
-    schema: "bprof.results",
-    schema_version: 1,
-    run_id: "20261126-000000-abcd",
-    created: "2026-11-26T00:00:00.000Z",
-    config_file: "/p/x.bprof.yaml",
-    runner_version: "test",
-    models: [
-      {
-        name: "demo-llama",
-        path: "/p/model",
-        dtype: "float32",
-        benchmarks: benchmarks.map((name) => ({ name, task_file: `/p/${name}.yaml`, items: 250, acc: 0.8, acc_norm: 0.78, chance: 0.25 })),
-        profile: {
-          parameters: 1e9,
-          candidates: 6e8,
-          k: K,
-          selections: ["top", "random"],
-          method: "paper",
-          seed: 1,
-          bootstrap: { resamples: 1000, confidence: 0.95, seed: 1 },
-          abilities: abilities.map((name, a) => ({ name, id: `a${a}`, sequences: 1000 })),
-          variants,
-          overlap: [],
-        },
-      },
-    ],
-  };
+  return oneModelResults({
+    benchmarks,
+    baseline: { items: 250, acc: 0.8, acc_norm: 0.78, chance: 0.25 },
+    run: { run_id: "20261126-000000-abcd", created: "2026-11-26T00:00:00.000Z" },
+    profile: {
+      parameters: 1e9,
+      candidates: 6e8,
+      k: K,
+      selections: ["top", "random"],
+      method: "paper",
+      abilities: abilities.map((name, a) => ({ name, id: `a${a}`, sequences: 1000 })),
+      variants,
+    },
+  });
 }
 
 async function modelReport(benchmarks: readonly string[]): Promise<ModelReport> {

@@ -16,7 +16,8 @@ import { renderMarkdown } from "../../../src/core/report/markdown";
 import { buildReport } from "../../../src/core/report/model";
 import { resultsView } from "../../../src/core/report/view";
 import type { RunnerScores } from "../../../src/core/results/items";
-import type { CellMetric, ModelFluency, Results } from "../../../src/core/results/schema";
+import type { ModelFluency, Results } from "../../../src/core/results/schema";
+import { aisCell, oneModelResults } from "../../support/profileResults";
 
 const MODEL_FLUENCY: ModelFluency = {
   text: "built-in",
@@ -44,18 +45,7 @@ test("fluencyOf: the mean per-token log-likelihood over the fluency items alone,
   assert.equal(variantFluency({ ...MODEL_FLUENCY, perplexity: Math.exp(1) }, scores)!.fluent, false, "e^1 = 2.72 is past 2");
 });
 
-function cell(ais: number): CellMetric {
-  return {
-    baseline: 0.8,
-    ablated: 0.8 - ais * 0.55,
-    chance: 0.25,
-    ais,
-    ci: { low: ais - 0.05, high: ais + 0.05, confidence: 0.95 },
-    significant: true,
-    undefined_resamples: 0,
-    flips: { right_to_wrong: 1, wrong_to_right: 0 },
-  };
-}
+const cell = (ais: number) => aisCell(ais, { significant: true, flips: { right_to_wrong: 1, wrong_to_right: 0 } });
 
 /** Two abilities, the first's variant lost its fluency (perplexity x3), the second's kept it (x1.1). */
 function results(): Results {
@@ -76,37 +66,25 @@ function results(): Results {
     benchmarks: ["b1", "b2"].map((name, b) => ({ name, acc: cell(0.1 * (a + b + 1)), acc_norm: cell(0.1) })),
     fluency: fluency(ratio),
   });
-  return {
-    schema: "bprof.results",
-    schema_version: 1,
-    run_id: "20261127-000000-ffff",
-    created: "2026-11-27T00:00:00.000Z",
-    config_file: "/p/x.bprof.yaml",
-    models: [
-      {
-        name: "m",
-        path: "/p/model",
-        dtype: "float32",
-        benchmarks: ["b1", "b2"].map((name) => ({ name, task_file: `/p/${name}.yaml`, items: 100, acc: 0.8, acc_norm: 0.8, chance: 0.25 })),
-        profile: {
-          parameters: 1e5,
-          candidates: 6e4,
-          k: [0.01],
-          selections: ["top"],
-          method: "paper",
-          seed: 1,
-          bootstrap: { resamples: 1000, confidence: 0.95, seed: 1 },
-          abilities: [
-            { name: "A", id: "a0", sequences: 10 },
-            { name: "B", id: "a1", sequences: 10 },
-          ],
-          variants: [variant("A", 0, 3), variant("B", 1, 1.1)],
-          overlap: [],
-          fluency: MODEL_FLUENCY,
-        },
-      },
-    ],
-  };
+  return oneModelResults({
+    model: "m",
+    benchmarks: ["b1", "b2"],
+    baseline: { items: 100, acc: 0.8, acc_norm: 0.8, chance: 0.25 },
+    run: { run_id: "20261127-000000-ffff", runner_version: undefined },
+    profile: {
+      parameters: 1e5,
+      candidates: 6e4,
+      k: [0.01],
+      selections: ["top"],
+      method: "paper",
+      abilities: [
+        { name: "A", id: "a0", sequences: 10 },
+        { name: "B", id: "a1", sequences: 10 },
+      ],
+      variants: [variant("A", 0, 3), variant("B", 1, 1.1)],
+      fluency: MODEL_FLUENCY,
+    },
+  });
 }
 
 const RUN = { dir: "/p/.bprof/runs/x", resultsFile: "/p/.bprof/runs/x/results.json" };

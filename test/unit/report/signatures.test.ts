@@ -12,21 +12,8 @@ import { renderMarkdown } from "../../../src/core/report/markdown";
 import { buildReport } from "../../../src/core/report/model";
 import { resultsView } from "../../../src/core/report/view";
 import type { ModelReport, Report } from "../../../src/core/report/types";
-import type { AbilityStability, CellMetric, Results, VariantResult } from "../../../src/core/results/schema";
-
-const DEMO_BENCHMARKS = [
-  "analogical",
-  "commonsense",
-  "contextual",
-  "deductive",
-  "inductive",
-  "knowledge",
-  "quantitative",
-  "semantic",
-  "spatial",
-  "temporal",
-  "mixed",
-].map((name) => `demo_${name}`);
+import type { AbilityStability, Results, VariantResult } from "../../../src/core/results/schema";
+import { aisCell, DEMO_BENCHMARKS, oneModelResults } from "../../support/profileResults";
 
 /**
  * The demo's AIS at k = 0.01024 under its first rule (signed), as `npm run demo` measured them on
@@ -52,20 +39,6 @@ const DEMO_LABELS = new Map(DEMO_PROFILE.flatMap(([ability], i) => (ability === 
 
 const K = 0.01024;
 
-function cell(ais: number): CellMetric {
-  // a baseline of 0.8 over chance 0.25: the ablated score that gives this AIS
-  return {
-    baseline: 0.8,
-    ablated: 0.8 - ais * 0.55,
-    chance: 0.25,
-    ais,
-    ci: { low: ais - 0.05, high: ais + 0.05, confidence: 0.95 },
-    significant: Math.abs(ais) > 0.05,
-    undefined_resamples: 0,
-    flips: { right_to_wrong: ais > 0 ? 3 : 0, wrong_to_right: ais < 0 ? 3 : 0 },
-  };
-}
-
 interface Made {
   rows: [string | null, number[]][];
   labels?: ReadonlyMap<string, string>;
@@ -85,45 +58,23 @@ function results({ rows, labels = new Map(), stability, k = K }: Made): Results 
     n: Math.floor(k * 1e6),
     scores_file: `runner/v${r}.jsonl`,
     items_file: `variants/v${r}.items.jsonl`,
-    benchmarks: benchmarks.map((name, b) => ({ name, acc: cell(ais[b]!), acc_norm: cell(ais[b]!) })),
+    benchmarks: benchmarks.map((name, b) => ({ name, acc: aisCell(ais[b]!), acc_norm: aisCell(ais[b]!) })),
   }));
-  return {
-    schema: "bprof.results",
-    schema_version: 1,
-    run_id: "20261127-000000-abcd",
-    created: "2026-11-27T00:00:00.000Z",
-    config_file: "/p/x.bprof.yaml",
-    runner_version: "test",
-    models: [
-      {
-        name: "demo-llama",
-        path: "/p/model",
-        dtype: "float32",
-        benchmarks: benchmarks.map((name) => ({
-          name,
-          task_file: `/p/${name}.yaml`,
-          items: 100,
-          acc: 0.8,
-          acc_norm: 0.8,
-          chance: 0.25,
-          ...(labels.has(name) ? { ability: labels.get(name)! } : {}),
-        })),
-        profile: {
-          parameters: 1e6,
-          candidates: 6e5,
-          k: [k],
-          selections: ["top", "random"],
-          method: "signed",
-          seed: 1,
-          bootstrap: { resamples: 1000, confidence: 0.95, seed: 1 },
-          abilities: abilities.map((name, a) => ({ name, id: `a${a}`, sequences: 400 })),
-          variants,
-          overlap: [],
-          ...(stability ? { stability } : {}),
-        },
-      },
-    ],
-  };
+  return oneModelResults({
+    benchmarks,
+    baseline: { items: 100, acc: 0.8, acc_norm: 0.8, chance: 0.25 },
+    labels,
+    profile: {
+      parameters: 1e6,
+      candidates: 6e5,
+      k: [k],
+      selections: ["top", "random"],
+      method: "signed",
+      abilities: abilities.map((name, a) => ({ name, id: `a${a}`, sequences: 400 })),
+      variants,
+      ...(stability ? { stability } : {}),
+    },
+  });
 }
 
 async function report(made: Made): Promise<Report> {
