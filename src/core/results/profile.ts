@@ -425,7 +425,7 @@ export function assembleProfile(
     list.filter((x) => (x.method === null || x.method === m) && x.set === set).map(({ method: _rule, set: _set, ...rest }) => rest);
   const rules = sets.flatMap((set) => (inputs.candidateMethods?.[set] ?? inputs.methods).map((method) => ({ set, method })));
   const candidatesOf = (set: CandidateSet) => manifest.candidate_sets?.find((c) => c.name === set)?.total ?? manifest.candidates.total;
-  const profiles = rules.map(({ set, method }, r): ModelProfile => ({
+  const profiles = rules.map(({ set, method }): ModelProfile => ({
     parameters: manifest.parameters,
     candidates: candidatesOf(set),
     k: [...inputs.k],
