@@ -49,6 +49,23 @@ export interface BootstrapEstimate {
   note?: string;
 }
 
+/** The options' resamples, confidence and seed, the defaults where they give none. */
+export function bootstrapSettings(options: BootstrapOptions = {}): Required<BootstrapOptions> {
+  return {
+    resamples: options.resamples ?? DEFAULT_RESAMPLES,
+    seed: options.seed ?? DEFAULT_BOOTSTRAP_SEED,
+    confidence: options.confidence ?? DEFAULT_CONFIDENCE,
+  };
+}
+
+/** The two-sided percentile interval of `values` (sorted in place) at `confidence`; null when there are none. */
+export function percentileInterval(values: number[], confidence: number): Interval | null {
+  if (values.length === 0) return null;
+  values.sort((x, y) => x - y);
+  const tail = (1 - confidence) / 2;
+  return { low: percentile(values, tail), high: percentile(values, 1 - tail), confidence };
+}
+
 /**
  * The q-quantile of ascending `sorted`, by linear interpolation between closest ranks:
  * Hyndman & Fan's definition 7, the default of numpy.percentile and R's quantile().

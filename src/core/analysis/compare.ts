@@ -7,14 +7,7 @@
 // documents share cancels out of the difference. Unpaired otherwise: each side is resampled on
 // its own, from seeds of its own.
 import { abilityImpactScore, meanOf, type AbilityImpact, type ScoreVector } from "./ais";
-import {
-  DEFAULT_BOOTSTRAP_SEED,
-  DEFAULT_CONFIDENCE,
-  DEFAULT_RESAMPLES,
-  percentile,
-  type BootstrapOptions,
-  type Interval,
-} from "./bootstrap";
+import { bootstrapSettings, percentileInterval, type BootstrapOptions, type Interval } from "./bootstrap";
 import { randomInt, seededRandom } from "../base/random";
 
 /** One profile's scores on one benchmark for one ability's variant, document by document. */
@@ -49,9 +42,7 @@ export function aisOf(scores: CellScores): AbilityImpact {
  * sides; the caller knows whether they are (same data file, same indices).
  */
 export function aisDifference(a: CellScores, b: CellScores, paired: boolean, options: BootstrapOptions = {}): AisDifference {
-  const resamples = options.resamples ?? DEFAULT_RESAMPLES;
-  const confidence = options.confidence ?? DEFAULT_CONFIDENCE;
-  const seed = options.seed ?? DEFAULT_BOOTSTRAP_SEED;
+  const { resamples, confidence, seed } = bootstrapSettings(options);
   if (paired && a.baseline.length !== b.baseline.length) {
     throw new RangeError(`a paired comparison needs the same documents: ${a.baseline.length} and ${b.baseline.length}`);
   }
@@ -69,12 +60,7 @@ export function aisDifference(a: CellScores, b: CellScores, paired: boolean, opt
     const resampledB = resampledAis(b, drawnB);
     if (resampledA.defined && resampledB.defined) differences.push(resampledA.value - resampledB.value);
   }
-  differences.sort((x, y) => x - y);
-  const tail = (1 - confidence) / 2;
-  const interval =
-    difference !== null && differences.length > 0
-      ? { low: percentile(differences, tail), high: percentile(differences, 1 - tail), confidence }
-      : null;
+  const interval = difference !== null ? percentileInterval(differences, confidence) : null;
   return {
     a: estimateA,
     b: estimateB,

@@ -5,14 +5,7 @@
 // interval: a paired bootstrap over the benchmark's documents, the four score vectors (baseline,
 // A, B, A+B) resampled with the same draws.
 import type { AbilityImpact, ScoreVector } from "./ais";
-import {
-  DEFAULT_BOOTSTRAP_SEED,
-  DEFAULT_CONFIDENCE,
-  DEFAULT_RESAMPLES,
-  percentile,
-  type BootstrapOptions,
-  type Interval,
-} from "./bootstrap";
+import { bootstrapSettings, percentileInterval, type BootstrapOptions, type Interval } from "./bootstrap";
 import { aisOf, drawIndices, resampledAis } from "./compare";
 import { seededRandom } from "../base/random";
 
@@ -37,9 +30,8 @@ export interface PairImpact {
 }
 
 export function pairImpact(s: PairScores, options: BootstrapOptions = {}): PairImpact {
-  const resamples = options.resamples ?? DEFAULT_RESAMPLES;
-  const confidence = options.confidence ?? DEFAULT_CONFIDENCE;
-  const rand = seededRandom(options.seed ?? DEFAULT_BOOTSTRAP_SEED);
+  const { resamples, confidence, seed } = bootstrapSettings(options);
+  const rand = seededRandom(seed);
   const cell = (ablated: ScoreVector) => ({ baseline: s.baseline, ablated, chance: s.chance });
   const estimate = interferenceOf(aisOf(cell(s.both)), aisOf(cell(s.a)), aisOf(cell(s.b)));
   const both: number[] = [];
@@ -52,12 +44,7 @@ export function pairImpact(s: PairScores, options: BootstrapOptions = {}): PairI
     if (value !== null) interferences.push(value);
   }
   const ais = aisOf(cell(s.both));
-  const tail = (1 - confidence) / 2;
-  const intervalOf = (values: number[], defined: boolean): Interval | null => {
-    if (!defined || values.length === 0) return null;
-    values.sort((x, y) => x - y);
-    return { low: percentile(values, tail), high: percentile(values, 1 - tail), confidence };
-  };
+  const intervalOf = (values: number[], defined: boolean): Interval | null => (defined ? percentileInterval(values, confidence) : null);
   const interval = intervalOf(interferences, estimate !== null);
   return {
     ais,
