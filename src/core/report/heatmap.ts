@@ -17,7 +17,23 @@ export function heatmapOf(
   confidence: number,
   measure: HeatmapMeasure = "ais",
 ): Heatmap {
-  if (measure === "specificity") return specificityHeatmap(id, title, rows, columns, reasons, metricLabel, limit, confidence);
+  const frame = { id, title, rows, columns, reasons, metricLabel, limit, confidence };
+  return measure === "specificity" ? specificityHeatmap(frame) : aisHeatmap(frame);
+}
+
+/** What a heatmap of some rows of a section is drawn from (heatmapOf's arguments). */
+interface HeatmapFrame {
+  id: string;
+  title: string;
+  rows: readonly ReportRow[];
+  columns: string[];
+  reasons: string[];
+  metricLabel: string;
+  limit: number;
+  confidence: number;
+}
+
+function aisHeatmap({ id, title, rows, columns, reasons, metricLabel, limit, confidence }: HeatmapFrame): Heatmap {
   const cells: HeatmapCell[] = [];
   const pct = `${Math.round(confidence * 100)}%`;
   rows.forEach((row, r) => {
@@ -81,16 +97,7 @@ export function heatmapOf(
 }
 
 /** Specificity: a top variant's AIS minus the random control's at the same k (how much of the damage is the ability's own). */
-function specificityHeatmap(
-  id: string,
-  title: string,
-  rows: readonly ReportRow[],
-  columns: string[],
-  reasons: string[],
-  metricLabel: string,
-  limit: number,
-  confidence: number,
-): Heatmap {
+function specificityHeatmap({ id, title, rows, columns, reasons, metricLabel, limit, confidence }: HeatmapFrame): Heatmap {
   const cells: HeatmapCell[] = [];
   const pct = `${Math.round(confidence * 100)}%`;
   rows.forEach((row, r) => {
