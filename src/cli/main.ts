@@ -14,6 +14,7 @@ import { isDirectory, isFile, writeFileAtomic } from "../core/base/fsutil";
 import { isReportFormat, renderReport, REPORT_EXTENSIONS, REPORT_FORMATS } from "../core/report";
 import { loadRun, ReportInputError } from "../core/report/load";
 import { pairsCostLine } from "../core/config/pairs";
+import { rankingRuleCount } from "../core/config/abilities";
 import { compareProfiles, type ProfileRef } from "../core/report/compare";
 import { COMPARE_FORMATS, isCompareFormat, renderComparison } from "../core/report/compareFormats";
 import { buildReport } from "../core/report/model";
@@ -151,7 +152,8 @@ async function validate(configFile: string, runner: string | undefined, askTarge
     process.stdout.write(line + "\n");
   if (profile.ablation?.pairs?.length) {
     const items = profile.benchmarks.reduce((n, b) => n + b.task.items.length, 0);
-    process.stdout.write(pairsCostLine(profile.ablation.pairs, profile.ablation.k.length, items) + "\n");
+    const rules = rankingRuleCount(profile.ablation);
+    process.stdout.write(pairsCostLine(profile.ablation.pairs, profile.ablation.k.length, items, rules) + "\n");
   }
   if (!askTarget || profile.target.kind === "local") return EXIT.ok;
   process.stdout.write(`target: ${describeTarget(profile.target)}\n`);

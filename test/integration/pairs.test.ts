@@ -151,3 +151,52 @@ test("bprof validate states what pairs cost, and names a misspelt ability of a p
     new RegExp(`:${line}:\\d+: error: \`Spatial Reasonin\` is not one of this config's abilities: did you mean \`${SPATIAL}\`\\?`),
   );
 });
+
+test(
+  "pairs under each importance rule: the union of the two top sets of that rule, in that rule's profile",
+  { timeout: 300_000 },
+  async (t) => {
+    const config = CONFIG_YAML.replace(
+      "  selections: [top, random]\n",
+      `  selections: [top, random]\n  method: [signed, paper]\n  pairs: [[${QUANT}, ${SPATIAL}]]\n`,
+    );
+    const p = await makeProfileProject({ config });
+    t.after(() => fs.rm(p.root, { recursive: true, force: true }));
+    const { profile, problems } = await loadProfile(p.configPath);
+    assert.ok(profile, problems.map((x) => x.message).join("\n"));
+    const outcome = await runProfile(profile, { runner: { path: runnerPath, sourcesDir: "", cacheDir: "" } });
+    const results = JSON.parse(await fs.readFile(outcome.resultsFile, "utf8")) as Results;
+    const model = results.models[0]!;
+    const [signed, paper] = [model.profile!, model.other_methods![0]!];
+    assert.deepEqual([signed.method, paper.method], ["signed", "paper"]);
+    // the plan counts a pair per rule and k, as the runner scores them
+    assert.equal(runPlan(profile).models[0]!.pairVariants, 2 * 2);
+    const items = new RunItems(outcome.runDir);
+    for (const rule of [signed, paper]) {
+      assert.equal(rule.pairs?.length, 2, `${rule.method}: one pair per k`);
+      for (const pair of rule.pairs!) {
+        // each rule's union: n + n - |A n B| of that rule's top sets (its overlap)
+        const overlap = rule.overlap.find((o) => o.k === pair.k)!;
+        assert.equal(pair.n, 2 * overlap.n - overlap.intersections[0]![1]!, `${rule.method} at k = ${pair.k}`);
+        // its AIS from its own item file, against that rule's top sets
+        const top = (ability: string) => rule.variants.find((v) => v.ability === ability && v.selection === "top" && v.k === pair.k)!;
+        const acc = async (file: string) => {
+          const on = (await items.variant(model.name, file)).filter((i) => i.benchmark === "tiny_yes");
+          return on.filter((i) => "prediction" in i && i.prediction === i.target).length / on.length;
+        };
+        const base = (await items.baseline(model.name)).filter((i) => i.benchmark === "tiny_yes");
+        const baseline = base.filter((i) => "prediction" in i && i.prediction === i.target).length / base.length;
+        const ais = async (file: string) => {
+          const x = abilityImpactScore({ baseline, ablated: await acc(file), chance: 0.5 });
+          return x.defined ? x.value : null;
+        };
+        const [both, a, b] = [await ais(pair.items_file), await ais(top(QUANT).items_file), await ais(top(SPATIAL).items_file)];
+        const cell = pair.benchmarks[0]!.acc!;
+        assert.equal(cell.ais, both);
+        if (both !== null && a !== null && b !== null) assert.ok(Math.abs(cell.interference! - (both - a - b)) < 1e-12);
+        else assert.equal(cell.interference, null);
+      }
+    }
+    assert.notEqual(signed.pairs![0]!.items_file, paper.pairs![0]!.items_file, "each rule's pair has its own file");
+  },
+);

@@ -44,6 +44,11 @@ export interface ResolvedAblation {
   fluency?: ResolvedFluency;
 }
 
+/** The rankings each ability gets: every candidate set under its rules (its own where `candidates` names them, else every rule of `method`). */
+export function rankingRuleCount(ablation: Pick<ResolvedAblation, "methods" | "candidates" | "candidateMethods">): number {
+  return (ablation.candidates ?? ["mlp"]).reduce((n, set) => n + (ablation.candidateMethods?.[set] ?? ablation.methods).length, 0);
+}
+
 export interface ResolvedFluency {
   /** `built-in`, or the absolute path of the config's `ablation.fluency.text`. */
   source: string;

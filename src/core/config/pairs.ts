@@ -68,11 +68,11 @@ function dedupe(pairs: [string, string][]): [string, string][] {
   });
 }
 
-/** What `ablation.pairs` costs, for `bprof validate`: one variant per pair and k, each scoring every benchmark item. */
-export function pairsCostLine(pairs: readonly (readonly [string, string])[], ks: number, items: number): string {
-  const variants = pairs.length * ks;
+/** What `ablation.pairs` costs, for `bprof validate`: one variant per pair, rule and k, each scoring every benchmark item. */
+export function pairsCostLine(pairs: readonly (readonly [string, string])[], ks: number, items: number, rules = 1): string {
+  const variants = pairs.length * ks * rules;
   return (
-    `ablation.pairs: ${pairs.length} pair${pairs.length === 1 ? "" : "s"} x ${ks} k = ${variants} more variant${variants === 1 ? "" : "s"} per model, ` +
+    `ablation.pairs: ${pairs.length} pair${pairs.length === 1 ? "" : "s"} x ${ks} k${rules > 1 ? ` x ${rules} rules` : ""} = ${variants} more variant${variants === 1 ? "" : "s"} per model, ` +
     `each scoring the ${items} benchmark item${items === 1 ? "" : "s"} once (as a top-set variant does)`
   );
 }

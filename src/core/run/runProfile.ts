@@ -2,6 +2,7 @@
 // A config without abilities runs `score` (baseline accuracies); with abilities, `profile`
 // (importance, ranking, ablation, AIS). A run folder can be resumed: the same job goes to the
 // runner with the same --out, and the runner reads back what it already finished.
+import { rankingRuleCount } from "../config/abilities";
 import { createWriteStream, promises as fs } from "node:fs";
 import * as path from "node:path";
 import { loadProfile, type Profile, type ResolvedBenchmark, type ResolvedModel } from "../config/load";
@@ -46,14 +47,12 @@ export function runPlan(profile: Profile): RunPlan {
   // random one per candidate set
   const sets = ablation?.candidates?.length ?? 1;
   // rules over sets: each set's own rules where it names them, else every rule
-  const rules = ablation
-    ? (ablation.candidates ?? ["mlp"]).reduce((n, set) => n + (ablation.candidateMethods?.[set] ?? ablation.methods).length, 0)
-    : 0;
+  const rules = ablation ? rankingRuleCount(ablation) : 0;
   const perK = ablation ? ablation.selections.reduce((n, s) => n + (s === "random" ? sets : abilities.length * rules), 0) : 0;
   const items = profile.benchmarks.reduce((n, b) => n + b.task.items.length, 0);
   const randomVariants = ablation?.selections.includes("random") ? ablation.k.length * sets : 0;
-  // a pair is one more variant per rule, candidate set and k, scored after the random control
-  const pairVariants = (ablation?.pairs?.length ?? 0) * (ablation?.k.length ?? 0) * (ablation?.methods.length ?? 0) * sets;
+  // a pair is one more variant per rule (of each candidate set) and k, scored after the random control
+  const pairVariants = (ablation?.pairs?.length ?? 0) * (ablation?.k.length ?? 0) * rules;
   return {
     models: profile.models.map((m) => ({
       name: m.name,

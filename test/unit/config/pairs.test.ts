@@ -5,6 +5,8 @@ import assert from "node:assert/strict";
 import { promises as fs } from "node:fs";
 import { test } from "node:test";
 import { loadProfile } from "../../../src/core/config/load";
+import { rankingRuleCount } from "../../../src/core/config/abilities";
+import { pairsCostLine } from "../../../src/core/config/pairs";
 import { fixesFor } from "../../../src/core/language/fixes";
 import { CONFIG_YAML, makeProfileProject, QUANT, SPATIAL } from "../../support/profileProject";
 
@@ -44,4 +46,16 @@ test("ablation.pairs: all, the pairs written (each once), and what cannot run", 
     sharded.some((p) => p.code === "config.bad-pairs" && /without shards/.test(p.message)),
     JSON.stringify(sharded),
   );
+});
+
+test("what pairs cost: a variant per pair, rule (of each candidate set) and k", () => {
+  assert.equal(rankingRuleCount({ methods: ["paper"] }), 1);
+  assert.equal(rankingRuleCount({ methods: ["signed", "paper"], candidates: ["mlp", "all"] }), 4);
+  // the demo's: both rules over the MLP, the paper's alone over every layer
+  assert.equal(rankingRuleCount({ methods: ["signed", "paper"], candidates: ["mlp", "all"], candidateMethods: { all: ["paper"] } }), 3);
+  assert.equal(
+    pairsCostLine([["A", "B"]], 2, 10, 3),
+    "ablation.pairs: 1 pair x 2 k x 3 rules = 6 more variants per model, each scoring the 10 benchmark items once (as a top-set variant does)",
+  );
+  assert.match(pairsCostLine([["A", "B"]], 1, 10), /^ablation\.pairs: 1 pair x 1 k = 1 more variant per model/);
 });
