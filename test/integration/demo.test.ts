@@ -21,7 +21,7 @@ import { separateSetName } from "../../src/core/config/abilities";
 import { checkDemoFigures } from "../support/demoFigures";
 import { loadRun } from "../../src/core/report/load";
 import { buildReport } from "../../src/core/report/model";
-import type { Results } from "../../src/core/results/schema";
+import { profilesOf, type Results } from "../../src/core/results/schema";
 import { repoRoot } from "../support/cli";
 
 /** Abilities whose own benchmark must show the largest AIS of their row. */
@@ -156,9 +156,10 @@ test(
 
     // the paper's rule beside it, from the same gradient pass: its own top sets, about half of whose
     // weights lower their own ability's loss, and its label check on the first screen
+    // and the paper's rule over every layer's weights (the all-layer comparison, below)
     assert.deepEqual(
-      model.other_methods?.map((p) => p.method),
-      ["paper"],
+      model.other_methods?.map((p) => `${p.method}${p.candidate_set ? `, ${p.candidate_set}` : ""}`),
+      ["paper", "paper, all"],
     );
     const paperTop = model.other_methods![0]!.variants.filter((v) => v.selection === "top");
     assert.equal(paperTop.length, (PAPER_ABILITIES.length + 1) * DEMO_K.length);
@@ -166,7 +167,7 @@ test(
     assert.match(run.stdout, /at k = 0\.01024 \(n = \d+ of \d+ parameters, paper importance\)/);
     assert.match(
       run.stdout,
-      /labels that hold \(the labelled ability hurts its benchmark most\): signed rule \d+ of 10, paper rule \d+ of 10/,
+      /labels that hold \(the labelled ability hurts its benchmark most\): signed rule \d+ of 10, paper rule \d+ of 10, paper, all layers rule \d+ of 10/,
     );
     assert.match(html, /The importance rules side by side/);
   },
@@ -206,5 +207,42 @@ test(
     assert.match(run.stdout, /^second diagnostic sets at k = 0\.01024/m);
     assert.match(run.stdout, /^two abilities at once at k = 0\.01024/m);
     assert.match(run.stdout, /^expected abilities at k = 0\.01024/m);
+  },
+);
+
+test(
+  "the paper's checks on the demo: no failure signature on the healthy MLP profile, every MLP variant fluent, the all-layer set's fluency reported",
+  { timeout: 120_000 },
+  async () => {
+    const report = await buildReport(await loadRun(await runDir()));
+    const model = report.models[0]!;
+    const mlpFindings = model.findings.filter((f) => f.candidate_set === undefined);
+    console.log(model.findings.map((f) => `${f.method}${f.candidate_set ? ", all layers" : ""}: ${f.signature} ${f.figures}`).join("\n"));
+    // the first rule over the MLP is the demo's healthy profile: nothing found on it
+    assert.deepEqual(
+      mlpFindings.filter((f) => f.method === "signed").map((f) => f.signature),
+      [],
+    );
+    // neither rule over the MLP weights lost its fluency or ablated too little
+    assert.ok(!mlpFindings.some((f) => f.signature === "fluency-collapse" || f.signature === "ais-near-zero"));
+    const profiles = profilesOf((await results()).models[0]!);
+    const mlp = profiles.filter((p) => p.candidate_set === undefined);
+    const all = profiles.filter((p) => p.candidate_set === "all");
+    assert.ok(mlp.length > 0 && all.length > 0, "the demo ranks the MLP's and every layer's weights");
+    for (const v of mlp.flatMap((p) => p.variants))
+      assert.ok(v.fluency?.fluent, `${v.ability ?? "random"} ${v.selection}: ${JSON.stringify(v.fluency)}`);
+    // the all-layer set (Table 4 of the paper): every variant carries its fluency; the demo's
+    // figures are in media/demo/README.md
+    const ratios = all.flatMap((p) => p.variants.filter((v) => v.ability !== null).map((v) => v.fluency!.perplexity_ratio));
+    const mlpRatios = mlp.flatMap((p) => p.variants.filter((v) => v.ability !== null).map((v) => v.fluency!.perplexity_ratio));
+    console.log(
+      `perplexity ratios of the top sets: MLP ${Math.min(...mlpRatios).toFixed(2)}..${Math.max(...mlpRatios).toFixed(2)}, ` +
+        `all layers ${Math.min(...ratios).toFixed(2)}..${Math.max(...ratios).toFixed(2)}`,
+    );
+    assert.equal(
+      ratios.length,
+      all.reduce((n, p) => n + p.abilities.length, 0),
+    );
+    assert.ok(Math.max(...ratios) > Math.max(...mlpRatios), "zeroing every layer's weights costs more fluency than the MLP's alone");
   },
 );
