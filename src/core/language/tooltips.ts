@@ -19,7 +19,7 @@ export function signed(x: number): string {
 export function flipWho(f: CaseFlip): string {
   return f.ability === null
     ? `the random control (k ${f.k})`
-    : `${f.ability} (${f.selection}${f.method ? `, ${f.method} rule` : ""}, k ${f.k})`;
+    : `${f.ability} (${f.selection}${f.method ? `, ${f.method}${f.candidates ? ", all layers" : ""} rule` : ""}, k ${f.k})`;
 }
 
 /** One flip of a document, as a list item: who, in which model, and the scores (or answers) before and after. */
@@ -56,7 +56,8 @@ function isFocused(f: CaseFlip, benchmark: string, ref: CellRef): boolean {
     f.selection === ref.selection &&
     sameK(f.k, ref.k) &&
     // the rule is named only where a run ranked by several, and never for the random control
-    (ref.method === undefined || f.method === undefined || f.method === ref.method)
+    (ref.method === undefined || f.method === undefined || f.method === ref.method) &&
+    (ref.candidates ?? "mlp") === (f.candidates ?? "mlp")
   );
 }
 
@@ -107,7 +108,7 @@ export function profileEntryTooltip(entry: Pick<OutlineEntry, "label" | "detail"
 /** The tooltip of a Negative AIS cell: which ablation on which benchmark, its AIS and interval, its flips. */
 export function negativeCellTooltip(cell: NegativeCell, ref: CellRef): string {
   const ci = cell.ci ? ` [${signed(cell.ci.low)}, ${signed(cell.ci.high)}]` : "";
-  const rule = ref.method ? `, ranked by the ${ref.method} rule` : "";
+  const rule = ref.method ? `, ranked by the ${ref.method} rule${ref.candidates === "all" ? " over every layer's weights" : ""}` : "";
   return (
     `**${mdText(`${cell.row} × ${cell.benchmark}`)}** at k = ${ref.k}${rule} (${cell.metric}, model ${mdCode(ref.model)})\n\n` +
     `AIS ${signed(cell.ais)}${ci}${cell.significant ? ", significant: the interval excludes 0" : ", not significant"}\n\n` +

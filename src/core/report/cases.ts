@@ -72,6 +72,8 @@ export interface CaseFlip {
   selection: Selection;
   /** The rule whose top set it is, when the run ranked by several. */
   method?: ImportanceMethod;
+  /** `all` when the set was drawn from every layer's weights (`ablation.candidates`). */
+  candidates?: "all";
   k: number;
   metric: Metric;
   document: FlippedDocument;
@@ -305,14 +307,14 @@ export async function dataFileCases(
       if (!places || path.resolve(places.dataFile) !== path.resolve(dataFile)) continue;
       stale ??= await documents.dataFileChanged(model, result.name);
       const metric = benchmarkMetric(result, choiceMetric);
-      // every rule's variants; the random control, shared by the rules, once
+      // every rule's variants; the random control of a candidate set, shared by its rules, once
       const rules = profilesOf(model);
       const variants = rules.flatMap((p, r) =>
         p.variants
-          .filter((v) => r === 0 || v.ability !== null)
-          .map((v) => ({ v, method: rules.length > 1 && v.ability !== null ? p.method : undefined })),
+          .filter((v) => rules.findIndex((q) => q.candidate_set === p.candidate_set) === r || v.ability !== null)
+          .map((v) => ({ v, method: rules.length > 1 && v.ability !== null ? p.method : undefined, candidates: p.candidate_set })),
       );
-      for (const { v: variant, method } of variants) {
+      for (const { v: variant, method, candidates } of variants) {
         const ais = variant.benchmarks.find((b) => b.name === result.name)?.[metric]?.ais ?? null;
         for (const document of await flippedDocuments(documents.items, model.name, variant, result.name, metric)) {
           if (document.direction === "wrong_to_right" && !(ais !== null && ais < 0)) continue;
@@ -330,6 +332,7 @@ export async function dataFileCases(
             ability: variant.ability,
             selection: variant.selection,
             ...(method ? { method } : {}),
+            ...(candidates ? { candidates } : {}),
             k: variant.k,
             metric,
             document,

@@ -56,8 +56,10 @@ class NegativeTree implements vscode.TreeDataProvider<Node> {
         for (const [r, rule] of rules.entries()) {
           for (const section of rule.sections) {
             for (const cell of section.negativeCells) {
-              if (r > 0 && cell.ability === null) continue;
+              // the random control of each candidate set once, with the set's first rule
+              if (rules.findIndex((q) => q.candidate_set === rule.candidate_set) !== r && cell.ability === null) continue;
               const method = rules.length > 1 && cell.ability !== null ? { method: rule.method } : {};
+              const candidates = rule.candidate_set ? { candidates: rule.candidate_set } : {};
               cells.push({
                 kind: "cell",
                 run: node.run,
@@ -69,6 +71,7 @@ class NegativeTree implements vscode.TreeDataProvider<Node> {
                   selection: cell.selection,
                   benchmark: cell.benchmark,
                   ...method,
+                  ...candidates,
                 },
               });
             }
@@ -110,7 +113,7 @@ class NegativeTree implements vscode.TreeDataProvider<Node> {
         c.wrongToRight > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
       );
       // the rule, when the run ranked by several, beside the figures (the label stays the cell's)
-      const rule = node.ref.method ? ` · ${node.ref.method} rule` : "";
+      const rule = node.ref.method ? ` · ${node.ref.method}${node.ref.candidates === "all" ? ", all layers" : ""} rule` : "";
       item.description = `AIS ${signed(c.ais)}${c.significant ? "*" : ""} · k ${node.ref.k}${rule} · ${c.wrongToRight} wrong → right`;
       item.tooltip = dataMarkdown(negativeCellTooltip(c, node.ref));
       item.iconPath = new vscode.ThemeIcon(
