@@ -320,6 +320,7 @@ test(
       let worstRank = 0;
       let exactSets = 0;
       let sets = 0;
+      let ablatedCompared = 0;
       for (const ability of ABILITIES) {
         const rise = await readF64(want.abilities[ability.id]!.rise);
         for (const method of METHODS) {
@@ -354,12 +355,20 @@ test(
             const exact = order.slice(0, n).every((index) => runnerSet.has(index));
             sets++;
             if (exact) exactSets++;
-            if (k === 0.01) assert.ok(exact, `${what}: the top-n set at k = 0.01 differs from transformers'`);
+            // Two weights whose importances tie within float32's rounding may trade places at the
+            // boundary (libtorch 2.x sums some gradients in another order than 1.13 does); any
+            // other difference is a different set.
+            if (k === 0.01 && !exact)
+              assert.ok(
+                Math.abs(importance[order[n]!]! - boundary) <= tolerance,
+                `${what}: the top-n set at k = 0.01 differs from transformers' with no tie at its boundary`,
+              );
             // of the runner's n, those whose zeroing lowers the loss (r < 0), by transformers' r
             const lowered = runnerOrder.slice(0, n).filter((index) => rise[index]! < 0).length;
             assert.equal(lowering.top[i], lowered, `${what} k=${k}: lowering`);
             // with the same set zeroed, the same scores
             if (i === K.length - 1 && exact) {
+              ablatedCompared++;
               const variant = await readJsonl<RunnerItem>(path.join(out, "variants", `${ability.id}.${method}.top.k${i}.jsonl`));
               worstScore = Math.max(
                 worstScore,
@@ -369,6 +378,7 @@ test(
           }
         }
       }
+      assert.ok(ablatedCompared > 0, `${family}: no top set at k = 0.01 equal to transformers', so no ablated scores were compared`);
       t.diagnostic(
         `${family}: max relative difference of a log-likelihood (baseline and ablated) ${worstScore.toExponential(2)}; ` +
           `of an importance by rank (of the largest) ${worstRank.toExponential(2)}; top-n sets equal ${exactSets} of ${sets}`,

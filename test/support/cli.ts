@@ -4,7 +4,11 @@ import * as path from "node:path";
 
 export const repoRoot = path.resolve(import.meta.dirname, "..", "..");
 export const cliPath = path.join(repoRoot, "dist", "bprof.cjs");
-export const runnerPath = path.join(repoRoot, "native-runner", "build", "bprof-runner");
+/**
+ * The runner the tests run: the checkout's build, or BPROF_TEST_RUNNER's (a build against another
+ * libtorch, as scripts/test-torch2.sh makes one).
+ */
+export const runnerPath = process.env.BPROF_TEST_RUNNER ?? path.join(repoRoot, "native-runner", "build", "bprof-runner");
 
 /** `env` adds to this process's environment (a test cluster's SLURM_CONF, say). */
 export async function bprof(args: string[], options: { cwd?: string; env?: Record<string, string>; timeout?: number } = {}) {
