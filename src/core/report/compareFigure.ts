@@ -4,7 +4,7 @@
 import type { AbilityImpact } from "../analysis/ais";
 import type { Comparison, ComparisonCell } from "./compare";
 import { divergingColour, formatConfidence, formatFixed, MINUS, scaleLimit, textColourOn, UNDEFINED_FILL } from "./format";
-import { divergingScale } from "./heatmap";
+import { divergingScale, undefinedCell } from "./heatmap";
 import type { Heatmap, HeatmapCell } from "./types";
 
 /** What marks a cell whose two AIS have opposite signs, in every format that has room for a glyph. */
@@ -42,18 +42,7 @@ function heatmapCell(c: Comparison, cell: ComparisonCell, row: number, column: n
   const pct = formatConfidence(c.confidence);
   const sides = `A ${impactText(cell.a)}, B ${impactText(cell.b)}`;
   const flip = cell.signDiffers ? [`${SIGN_DIFFERS_MARK} the two AIS have opposite signs`] : [];
-  if (cell.difference === null) {
-    return {
-      row,
-      column,
-      value: null,
-      label: "n/a",
-      fill: UNDEFINED_FILL,
-      text: "#4d4d4d",
-      significant: false,
-      tooltip: ["AIS is undefined on one side (a baseline at or below chance)", sides],
-    };
-  }
+  if (cell.difference === null) return undefinedCell(row, column, ["AIS is undefined on one side (a baseline at or below chance)", sides]);
   const fill = divergingColour(cell.difference, limit);
   const interval = cell.interval
     ? `  (${pct} CI ${signed(cell.interval.low)} to ${signed(cell.interval.high)}, ${cell.paired ? "paired" : "unpaired"})`

@@ -152,6 +152,11 @@ function specificityHeatmap({ id, title, rows, columns, reasons, metricLabel, li
 }
 
 /** The diverging colour scale over [-limit, limit] with its ticks, as every heatmap of the reports draws it. */
+/** A cell whose figure is undefined (a baseline at or below chance), grey, its tooltip saying why. */
+export function undefinedCell(row: number, column: number, tooltip: string[]): HeatmapCell {
+  return { row, column, value: null, label: "n/a", fill: UNDEFINED_FILL, text: "#4d4d4d", significant: false, tooltip };
+}
+
 export function divergingScale(limit: number, title: string): Heatmap["scale"] {
   const ticks = scaleTicks(limit);
   return { limit, ticks, tickLabels: ticks.map((t) => signed(t, limit < 0.1 ? 3 : 2)), stops: [...DIVERGING_STOPS], title };

@@ -2,17 +2,8 @@
 // benchmarks across, each cell AIS(A+B) - AIS(A) - AIS(B) on the diverging scale of the AIS
 // heatmaps (0: the two effects add up), its interval in the tooltip, so the results view draws it
 // with the code that draws a profile, as the difference heatmap of two profiles is drawn.
-import {
-  DIVERGING_STOPS,
-  divergingColour,
-  formatConfidence,
-  formatFixed,
-  MINUS,
-  scaleLimit,
-  scaleTicks,
-  textColourOn,
-  UNDEFINED_FILL,
-} from "./format";
+import { divergingColour, formatConfidence, formatFixed, MINUS, scaleLimit, textColourOn, UNDEFINED_FILL } from "./format";
+import { divergingScale, undefinedCell } from "./heatmap";
 import type { Heatmap, HeatmapCell, PairReport } from "./types";
 
 const INTERFERENCE = `AIS(A+B) ${MINUS} AIS(A) ${MINUS} AIS(B)`;
@@ -27,7 +18,6 @@ export function interferenceHeatmap(
 ): Heatmap | null {
   if (pairs.length === 0) return null;
   const limit = scaleLimit(pairs.flatMap((p) => p.cells.map((c) => c.interference)));
-  const ticks = scaleTicks(limit);
   const columns = benchmarks.slice(0, pairs[0]!.cells.length);
   return {
     id,
@@ -36,13 +26,7 @@ export function interferenceHeatmap(
     columns,
     groupStarts: [],
     cells: pairs.flatMap((p, row) => p.cells.map((cell, column) => heatmapCell(p, cell, row, column, limit, confidence))),
-    scale: {
-      limit,
-      ticks,
-      tickLabels: ticks.map((t) => formatFixed(t, limit < 0.1 ? 3 : 2, MINUS)),
-      stops: [...DIVERGING_STOPS],
-      title: "interference",
-    },
+    scale: divergingScale(limit, "interference"),
     undefinedFill: UNDEFINED_FILL,
   };
 }
@@ -57,18 +41,11 @@ function heatmapCell(
 ): HeatmapCell {
   const pct = formatConfidence(confidence);
   const union = `AIS of the union (${pair.n.toLocaleString("en-US")} weights): ${cell.ais === null ? "undefined" : signed(cell.ais)}`;
-  if (cell.interference === null) {
-    return {
-      row,
-      column,
-      value: null,
-      label: "n/a",
-      fill: UNDEFINED_FILL,
-      text: "#4d4d4d",
-      significant: false,
-      tooltip: ["the interference is undefined: an AIS of the pair or of one ability is (a baseline at or below chance)", union],
-    };
-  }
+  if (cell.interference === null)
+    return undefinedCell(row, column, [
+      "the interference is undefined: an AIS of the pair or of one ability is (a baseline at or below chance)",
+      union,
+    ]);
   const fill = divergingColour(cell.interference, limit);
   const interval = cell.interferenceCi ? `  (${pct} CI ${signed(cell.interferenceCi.low)} to ${signed(cell.interferenceCi.high)})` : "";
   return {
