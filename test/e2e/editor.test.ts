@@ -51,7 +51,9 @@ test(
               .locator(".monaco-list-row")
               .evaluateAll((r) => r.map((e) => (e.textContent ?? "").replace(/\s+/g, " ").trim()));
             for (const text of texts) if (!seen.includes(text)) seen.push(text);
-            if (seen.some((x) => x.startsWith("Temporal Reasoning"))) return seen;
+            // An ability's row shows its file until its items are counted, the last ones last.
+            const counted = (ability: string) => seen.some((x) => new RegExp(`^${ability}\\s*[\\d,]+ items`).test(x));
+            if (counted("Spatial Reasoning") && counted("Temporal Reasoning")) return seen;
             if (texts.length > 0) {
               await list.hover();
               await page.mouse.wheel(0, 100);

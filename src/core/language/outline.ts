@@ -175,10 +175,11 @@ export function profileOutline(
     const data =
       typeof a.data === "string" ? [a.data] : Array.isArray(a.data) ? a.data.filter((d): d is string => typeof d === "string") : [];
     const files = data.map((d) => path.resolve(root, d));
-    const resolved = loaded?.resolved.abilities[i];
+    // By name: a list of files with `sets: separate` resolves to more abilities than entries.
+    const resolved = loaded?.resolved.abilities.find((r) => r.name === a.name);
     const health = files.flatMap((f) => problemsOf(f)).filter((p) => HEALTH_CODES.has(p.code)).length;
     return entry("ability", "abilities", i, typeof a.name === "string" ? a.name : `ability ${i}`, data.join(", "), files, {
-      ...(resolved && resolved.name === a.name ? { count: resolved.items.length } : {}),
+      ...(resolved ? { count: resolved.items.length } : {}),
       healthWarnings: health,
     });
   });

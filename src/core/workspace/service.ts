@@ -76,7 +76,8 @@ export class WorkspaceService {
   }
 
   private async configHover(file: string, text: string, at: Position): Promise<{ markdown: string; schemaOnly: boolean } | null> {
-    const field = parseYamlSource(text, file).pathAt(offsetAt(text, at));
+    const source = parseYamlSource(text, file);
+    const field = source.pathAt(offsetAt(text, at));
     const loaded = this.model.configState(file)?.loaded;
     const [section, index, key] = field;
     if (loaded && section === "benchmarks" && typeof index === "number" && (key === undefined || key === "task" || key === "name")) {
@@ -84,7 +85,9 @@ export class WorkspaceService {
       if (benchmark) return { markdown: benchmarkHover(benchmark, loaded.resolved.models), schemaOnly: false };
     }
     if (loaded && section === "abilities" && typeof index === "number" && (key === undefined || key === "name" || key === "data")) {
-      const ability = loaded.resolved.abilities[index];
+      // By the entry's name: a list of files with `sets: separate` resolves to more abilities than entries.
+      const name = (source.value as { abilities?: { name?: unknown }[] } | null)?.abilities?.[index]?.name;
+      const ability = loaded.resolved.abilities.find((a) => a.name === name);
       if (ability) {
         const measured = await this.measuredStability(file, text, ability.name);
         return {

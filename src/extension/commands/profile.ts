@@ -71,10 +71,12 @@ export async function profilePendingDemo(ctx: Ctx): Promise<void> {
   const config = path.join(pending, DEMO_CONFIG);
   if (!vscode.workspace.isTrusted) {
     // The window may activate the extension before its trust is answered: say why the demo needs
-    // trust, and profile it once it is granted (a window never trusted keeps it pending).
+    // trust, and profile it once it is granted (a window never trusted keeps it pending). The
+    // grant is listened for before anything is awaited: it may come while the config opens.
+    const granted = new Promise<void>((resolve) => ctx.subscriptions.push(vscode.workspace.onDidGrantWorkspaceTrust(() => resolve())));
     await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(config));
     void ctx.trusted("Profiling the demo", WHY_DEMO_NEEDS_TRUST);
-    await new Promise<void>((granted) => ctx.subscriptions.push(vscode.workspace.onDidGrantWorkspaceTrust(granted)));
+    if (!vscode.workspace.isTrusted) await granted;
   }
   await ctx.extension.globalState.update(PENDING_DEMO, undefined);
   await profileDemo(ctx, config);

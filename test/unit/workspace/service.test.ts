@@ -143,3 +143,29 @@ test("the worker thread: problems arrive as the text changes, and requests are a
   const hover = await client.request("hover", { file, position: { line: 1, character: 3 } });
   assert.match(hover!.markdown, /Diagnostic item `spatial-1`/);
 });
+
+test("the outline counts each entry's own items when a list of files with sets: separate makes more abilities than entries", async (t) => {
+  const { project, model, service, config } = await served();
+  t.after(() => fs.rm(project.root, { recursive: true, force: true }));
+  const diag = path.join(project.root, "diag");
+  await fs.copyFile(path.join(diag, "quantitative.diag.jsonl"), path.join(diag, "quantitative-b.diag.jsonl"));
+  const separate = config.replace(
+    "    data: ./diag/quantitative.diag.jsonl\n",
+    "    data: [./diag/quantitative.diag.jsonl, ./diag/quantitative-b.diag.jsonl]\n    sets: separate\n",
+  );
+  assert.notEqual(separate, config);
+  await fs.writeFile(project.configPath, separate);
+  model.filesFound([project.configPath, path.join(diag, "quantitative-b.diag.jsonl")]);
+  await model.update();
+  const [outline] = await service.outlines();
+  assert.deepEqual(
+    outline!.abilities.map((a) => [a.label, a.count]),
+    [
+      [QUANT, 4],
+      [SPATIAL, 3],
+    ],
+    "the entry after the one with two sets is counted as itself, not as the second set",
+  );
+  const hover = await service.hover(project.configPath, positionOf(separate, SPATIAL, 2));
+  assert.match(hover!.markdown, /^\*\*Ability Spatial Reasoning\*\* · from `spatial\.diag\.jsonl`/, "and its hover is its own");
+});
