@@ -137,13 +137,18 @@ test(
     // tree shows under the run, and the merge must give the unsharded figures.
     const copy = path.join(workspace, "copy.bprof.yaml");
     const demoConfig = await fsp.readFile(copy, "utf8");
+    // Its all-layer set goes too (the demo ranks it under the paper's rule only), and its pair (a
+    // pair's two top sets need one runner, not shards).
     const oneRule = demoConfig
       .replace(/^ {2}method: \[signed, paper\].*$/m, "  method: signed")
-      .replace(/^ {2}k: \[0\.01024\].*$/m, "  k: [0.00256, 0.01024]");
+      .replace(/^ {2}k: \[0\.01024\].*$/m, "  k: [0.00256, 0.01024]")
+      .replace(/^ {2}candidates: .*$/m, "  candidates: mlp")
+      .replace(/^ {2}pairs: .*\n/m, "");
     assert.equal(
-      (oneRule.match(/^ {2}(method: signed|k: \[0\.00256, 0\.01024\])$/gm) ?? []).length,
-      2,
-      "the demo config lists its rules as `method: [signed, paper]` and its k as `k: [0.01024]`",
+      (oneRule.match(/^ {2}(method: signed|k: \[0\.00256, 0\.01024\]|candidates: mlp)$/gm) ?? []).length +
+        (/^ {2}pairs:/m.test(oneRule) ? 0 : 1),
+      4,
+      "the demo config lists its rules as `method: [signed, paper]`, its k as `k: [0.01024]`, its candidate sets and its pairs each on one line",
     );
     await fsp.writeFile(copy, oneRule + "shards: 2\n");
 
