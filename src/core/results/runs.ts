@@ -240,6 +240,40 @@ export async function runsOfConfigs(configFiles: readonly string[]): Promise<Run
   return rows.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
 }
 
+/** Whether resuming the run continues it: it stopped (cancelled, interrupted, or failed on something a second try may not meet). */
+export function isResumable(status: RunStatus): boolean {
+  return status.state === "interrupted" || (status.state === "failed" && status.resumable);
+}
+
+/** What the Runs view does with a run; each applies to the runs in some states only. */
+export type RunAction = "open" | "resume" | "cancel" | "delete" | "reveal";
+
+/** Whether an action applies to a run where it stands (the Runs view's menus offer it on the run's row then). */
+export function runAllows(row: RunRow, action: RunAction): boolean {
+  switch (action) {
+    case "open":
+      return row.status.state === "finished";
+    case "resume":
+      return isResumable(row.status);
+    case "cancel":
+      return row.status.state === "running";
+    case "delete":
+      return row.status.state !== "running";
+    case "reveal":
+      return true;
+  }
+}
+
+/**
+ * The run of a folder among rows read now, undefined when it is not among them (its folder was
+ * deleted, its config left the workspace). A row kept from an earlier read may say where the run
+ * stood then; this one says where it stands.
+ */
+export function runOfFolder(rows: readonly RunRow[], dir: string): RunRow | undefined {
+  const wanted = path.resolve(dir);
+  return rows.find((row) => path.resolve(row.dir) === wanted);
+}
+
 /**
  * Why the process a run state names may not be asked to stop from here; undefined when it may.
  * Only a positive pid of another process on this machine is signalled: one on another machine

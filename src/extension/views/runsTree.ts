@@ -4,7 +4,7 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { progressText } from "../../core/plan/progressText";
-import { runsOfConfigs, type RunRow } from "../../core/results/runs";
+import { isResumable, runsOfConfigs, type RunRow } from "../../core/results/runs";
 import { ranInShards, shardLabel, shardsOfRun, shardStateText, shardWorkText, type ShardRow } from "../../core/results/shards";
 import { runTooltip, shardTooltip } from "../../core/language/tooltips";
 import { loadRun } from "../../core/report/load";
@@ -20,14 +20,22 @@ export interface RunNode {
 }
 
 /** One shard of a sharded run (docs/targets.md, "Shards"): where it stands, from its folder. */
-interface ShardNode {
+export interface ShardNode {
   shard: ShardRow;
   run: RunRow;
   /** The run has several models: the shard's label names its model. */
   namesModel: boolean;
 }
 
-type Node = RunNode | ShardNode;
+/** What a command of the Runs view is given: a row of the tree, or nothing (the palette, a row VS Code no longer knows). */
+export type RunsTreeNode = RunNode | ShardNode;
+type Node = RunsTreeNode;
+
+/** The folder of the run a row shows (a shard's is its run's); undefined for no row. */
+export function runFolderOfNode(node: RunsTreeNode | undefined): string | undefined {
+  if (!node) return undefined;
+  return "shard" in node ? node.run.dir : node.row.dir;
+}
 
 function statusText(row: RunRow): string {
   const s = row.status;
@@ -68,8 +76,7 @@ function statusIcon(row: RunRow): vscode.ThemeIcon {
 /** Menus key on these words: `run finished`, `run running`, `run resumable`, ... */
 function contextOf(row: RunRow): string {
   const s = row.status;
-  const resumable = s.state === "interrupted" || (s.state === "failed" && s.resumable);
-  return ["run", s.state, ...(resumable ? ["resumable"] : [])].join(" ");
+  return ["run", s.state, ...(isResumable(s) ? ["resumable"] : [])].join(" ");
 }
 
 function shardIcon(shard: ShardRow): vscode.ThemeIcon {
@@ -97,10 +104,22 @@ function shardItem({ shard, run, namesModel }: ShardNode): vscode.TreeItem {
   return item;
 }
 
+/**
+ * The tree keeps one node object per run folder and changes it in place, firing the change for that
+ * node alone: refreshing the whole tree makes VS Code forget every row until it has read the runs
+ * again, and a row's action clicked meanwhile (Cancel Run on a run whose progress redraws it every
+ * second) reached its command with no node. Only a run that comes or goes redraws the whole tree.
+ */
 class RunsTree implements vscode.TreeDataProvider<Node> {
-  private readonly changed = new vscode.EventEmitter<void>();
+  private readonly changed = new vscode.EventEmitter<Node[] | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private pending: NodeJS.Timeout | undefined;
+  /** The nodes the tree last showed, by run folder, in its order. */
+  private nodes = new Map<string, RunNode>();
+  /** Updates one after the other: two reads at once could apply an older one last. */
+  private updating: Promise<void> = Promise.resolve();
+  /** Set once the view exists: while it is hidden, VS Code reads nothing, and a change is only noted. */
+  view: vscode.TreeView<Node> | undefined;
 
   constructor(private readonly ctx: Ctx) {
     const watcher = vscode.workspace.createFileSystemWatcher("**/runs/*/{results.json,run-state.json,models/*/events.jsonl}");
@@ -121,8 +140,35 @@ class RunsTree implements vscode.TreeDataProvider<Node> {
   refreshSoon(): void {
     this.pending ??= setTimeout(() => {
       this.pending = undefined;
-      this.changed.fire();
+      this.updating = this.updating
+        .then(() => this.update())
+        .catch((e: unknown) => {
+          this.ctx.log(`runs view: ${e instanceof Error ? e.message : String(e)}`);
+          this.changed.fire(undefined);
+        });
     }, 1000);
+  }
+
+  /** Redraws the runs that changed, or the whole tree when a run came or went. */
+  private async update(): Promise<void> {
+    if (!this.view?.visible || this.nodes.size === 0) {
+      this.changed.fire(undefined);
+      return;
+    }
+    const fresh = await this.currentNodes();
+    const sameRuns = fresh.length === this.nodes.size && fresh.every((n, i) => [...this.nodes.keys()][i] === n.row.dir);
+    if (!sameRuns) {
+      this.changed.fire(undefined);
+      return;
+    }
+    const changed = fresh.flatMap((n) => {
+      const kept = this.nodes.get(n.row.dir)!;
+      if (JSON.stringify([kept.row, kept.sharded]) === JSON.stringify([n.row, n.sharded])) return [];
+      kept.row = n.row;
+      kept.sharded = n.sharded;
+      return [kept];
+    });
+    if (changed.length > 0) this.changed.fire(changed);
   }
 
   async getChildren(node?: Node): Promise<Node[]> {
@@ -132,6 +178,20 @@ class RunsTree implements vscode.TreeDataProvider<Node> {
       const namesModel = new Set(shards.map((s) => s.model)).size > 1;
       return shards.map((shard) => ({ shard, run: node.row, namesModel }));
     }
+    // The same object for a run as before: VS Code keeps knowing its row while the tree redraws.
+    const nodes = (await this.currentNodes()).map((n) => {
+      const kept = this.nodes.get(n.row.dir);
+      if (!kept) return n;
+      kept.row = n.row;
+      kept.sharded = n.sharded;
+      return kept;
+    });
+    this.nodes = new Map(nodes.map((n) => [n.row.dir, n]));
+    return nodes;
+  }
+
+  /** The runs as their folders and this window's runs say now, newest first, as new nodes. */
+  private async currentNodes(): Promise<RunNode[]> {
     const configs = (await this.ctx.workspace.outlines()).map((o) => o.file);
     const rows = await runsOfConfigs(configs);
     // This window's own runs know their progress before their files do.
@@ -169,7 +229,7 @@ class RunsTree implements vscode.TreeDataProvider<Node> {
     item.contextValue = contextOf(row);
     item.id = row.dir;
     if (row.status.state === "finished")
-      item.command = { command: "benchmarkProfiler.openRunResults", title: "Open Results", arguments: [{ row }] };
+      item.command = { command: "benchmarkProfiler.openRunResults", title: "Open Results", arguments: [node] };
     return item;
   }
 
@@ -193,5 +253,7 @@ function tooltipFields(row: RunRow): Parameters<typeof runTooltip>[0] {
 }
 
 export function activateRunsTree(ctx: Ctx): void {
-  ctx.subscriptions.push(vscode.window.createTreeView("benchmarkProfiler.runs", { treeDataProvider: new RunsTree(ctx) }));
+  const tree = new RunsTree(ctx);
+  tree.view = vscode.window.createTreeView("benchmarkProfiler.runs", { treeDataProvider: tree });
+  ctx.subscriptions.push(tree.view);
 }
