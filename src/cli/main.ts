@@ -19,7 +19,7 @@ import { compareProfiles, type ProfileRef } from "../core/report/compare";
 import { COMPARE_FORMATS, isCompareFormat, renderComparison } from "../core/report/compareFormats";
 import { buildReport } from "../core/report/model";
 import { newestPace, resolveRunDir } from "../core/results/runs";
-import { jobProblems, shardSplitLines } from "../core/plan/compile";
+import { devicePlanLines, jobProblems, shardSplitLines } from "../core/plan/compile";
 import { ResumeError, resumeRun, runProfile, type RunOptions, type RunOutcome } from "../core/run/runProfile";
 import { formatAisTables, formatBaseline, formatRunSummary, wrapLine } from "./aisTable";
 import { DEMO_USAGE, prepareDemo } from "./demo";
@@ -148,6 +148,7 @@ async function validate(configFile: string, runner: string | undefined, askTarge
   if (imported.size > 0) process.stderr.write(ranPythonLine([...imported]) + "\n");
   if (!profile || errorsOf(problems).length > 0) return EXIT.badInput;
   process.stdout.write(`${path.resolve(configFile)}: ok\n`);
+  for (const line of await devicePlanLines(profile)) process.stdout.write(line + "\n");
   for (const line of await shardSplitLines(profile, await usableCores(), (model) => newestPace(profile.configFile, model)))
     process.stdout.write(line + "\n");
   if (profile.ablation?.pairs?.length) {

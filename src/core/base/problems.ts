@@ -75,6 +75,10 @@ export const PROBLEM_CODES = {
     summary:
       "`shards` or `devices` that cannot split this profile (auto without GPUs, a count that disagrees with `devices`, a remote target)",
   },
+  "config.device-memory": {
+    severity: "error",
+    summary: "a model's job whose peak device memory exceeds the config's `gpu` (the figures, and what would bring it down)",
+  },
   "config.identity-file-not-found": { severity: "error", summary: "an SSH identity file that does not exist" },
   "config.ssh-option-runs-commands": {
     severity: "error",

@@ -32,6 +32,11 @@ export interface ResolvedAblation {
   frontRemoval: number;
   backRemoval: number;
   batchSize: number;
+  /**
+   * Present when the config sets `ablation.batch_size`, which is then kept; without it, on the
+   * config's `gpu` the job's batch is the largest that fits (plan/compile.ts).
+   */
+  batchSizeSet?: true;
   /** Rank each ability's top sets from two seeded halves of its items too (docs/method.md, "Ranking stability"). */
   stability: boolean;
   /** Two abilities ablated together (names, each pair once); absent without `ablation.pairs`. */
@@ -170,6 +175,7 @@ function resolveAblation(spec: NonNullable<ProfileConfig["ablation"]>): Omit<Res
     frontRemoval: spec.front_removal ?? 0,
     backRemoval: spec.back_removal ?? 0,
     batchSize: spec.batch_size ?? DEFAULT_BATCH_SIZE,
+    ...(spec.batch_size !== undefined ? { batchSizeSet: true as const } : {}),
     stability: spec.stability ?? false,
     candidates: Array.isArray(spec.candidates) ? spec.candidates.map(setName) : [spec.candidates ?? "mlp"],
     ...candidateMethodsOf(spec),

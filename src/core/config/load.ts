@@ -12,6 +12,7 @@ import type { ResolvedGroup } from "../lmeval/group";
 import { diskFiles, isDirectory, isFile, type TextFiles } from "../base/fsutil";
 import { readsLocalFiles, resolveTarget, type Target } from "./target";
 import { shardProblems, shardSetting, type ShardSetting } from "./shards";
+import { resolveGpu, type ResolvedGpu } from "./gpu";
 import { modelFolderProblems } from "../model/folder";
 import { modelFolderName } from "./modelFolder";
 import { readGenerationEos, resolveMaxLength } from "../model/modelSettings";
@@ -34,6 +35,8 @@ export interface Profile {
   configText: string;
   outputDir: string;
   device: string;
+  /** The GPU `device` (each of the shards' `devices`) is, where the config names one (config/gpu.ts). */
+  gpu?: ResolvedGpu;
   threads?: number;
   /** Each model's profile split into shards run side by side (config/shards.ts); absent: one runner. */
   shards?: ShardSetting;
@@ -129,6 +132,8 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
   const target = resolveTarget(config.target, root);
   problems.push(...(await targetProblems(config, source, target)));
   problems.push(...shardProblems(config, source, target));
+  const gpu = resolveGpu(config, source);
+  problems.push(...gpu.problems);
   problems.push(
     ...(await outputProblems(
       path.resolve(root, config.output ?? ".bprof"),
@@ -248,6 +253,7 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
     outputDir: path.resolve(root, config.output ?? ".bprof"),
     // with `devices`, the whole job (and the merge that finishes it) names the first
     device: config.device ?? config.devices?.[0] ?? "cpu",
+    ...(gpu.gpu ? { gpu: gpu.gpu } : {}),
     target,
     models,
     benchmarks,

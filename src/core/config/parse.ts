@@ -144,7 +144,9 @@ function schemaProblem(error: ErrorObject, source: YamlSource): Problem {
     }
     case "enum": {
       const allowed = (error.params as { allowedValues: unknown[] }).allowedValues.join(", ");
-      return source.at(path, "config.not-allowed", `${name} must be one of: ${allowed}`);
+      // a GPU of another name is given by its figures
+      const other = path.length === 1 && path[0] === "gpu" ? ", or another GPU as `{memory_gib, bf16_tflops}`" : "";
+      return source.at(path, "config.not-allowed", `${name} must be one of: ${allowed}${other}`);
     }
     default: {
       const isK = path.length === 3 && path[0] === "ablation" && path[1] === "k";

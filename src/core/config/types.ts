@@ -86,6 +86,9 @@ export interface AblationSpec {
   fluency?: { text?: string; max_perplexity_ratio?: number };
 }
 
+/** A GPU of plan/devicePlan.ts's KNOWN_GPUS by name, or one given by its memory and dense bf16 peak. */
+export type GpuSpec = string | { memory_gib: number; bf16_tflops: number; name?: string };
+
 export interface BootstrapSpec {
   resamples?: number;
   confidence?: number;
@@ -129,6 +132,8 @@ export interface ProfileConfig {
   /** Folders searched for tasks, groups and tags named by name (lm-eval's --include_path). */
   task_paths?: string[];
   device?: string;
+  /** The GPU of `device: cuda`: a known name (h100, ...) or its figures; `bprof validate` says the job's peak memory and time on it. */
+  gpu?: GpuSpec;
   threads?: number;
   /** Shards of whole abilities per model's profile, run side by side (docs/targets.md, "Shards"). */
   shards?: number | "auto";

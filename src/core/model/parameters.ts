@@ -2,7 +2,7 @@
 // config can be checked (is k small enough for the MLP candidates?) before any weight is read.
 // Each family's biases and norms follow native-runner/src/config.cpp. The runner counts the same way from the tensors themselves (PROTOCOL.md, "Rankings"): every parameter once, a tied
 // embedding once; the candidates are the gate/up/down weight matrices of the included layers.
-import { promises as fs } from "node:fs";
+import { promises as fs, readFileSync } from "node:fs";
 import * as path from "node:path";
 
 export interface ParameterCount {
@@ -13,6 +13,19 @@ export interface ParameterCount {
   mlpPerLayer: number;
   /** q + k + v + o projection weights of one layer (no biases, no norms). */
   attentionPerLayer: number;
+}
+
+/** The sizes of a model plan/devicePlan.ts needs beside its counts. */
+export interface ModelShape {
+  count: ParameterCount;
+  hidden: number;
+  vocab: number;
+  heads: number;
+  tied: boolean;
+  /** The MLP width one token goes through: intermediate_size, or a mixture's experts per token x their size. */
+  activeIntermediate: number;
+  /** MLP weights one token multiplies by in a layer: of a mixture of experts, its routed experts' and the router. */
+  activeMlpPerLayer: number;
 }
 
 /**
@@ -58,7 +71,7 @@ interface FamilyCounts {
    * A mixture of experts: the experts of each layer's MLP and their intermediate size (each a
    * SwiGLU MLP without biases, all candidates), beside a router of experts x hidden (not one).
    */
-  experts?: (raw: Record<string, unknown>, intermediate: number) => { count?: number; intermediate?: number };
+  experts?: (raw: Record<string, unknown>, intermediate: number) => { count?: number; intermediate?: number; perToken?: number };
 }
 
 const attentionBiasAll = (raw: Record<string, unknown>) => ({ qkv: raw["attention_bias"] === true, o: raw["attention_bias"] === true });
@@ -95,6 +108,7 @@ const FAMILIES: Record<string, FamilyCounts> = {
     experts: (raw, intermediate) => ({
       count: positiveInteger(raw, "num_local_experts") ?? positiveInteger(raw, "num_experts", 8),
       intermediate,
+      perToken: positiveInteger(raw, "num_experts_per_tok", 2),
     }),
   },
   // Qwen3MoeConfig: Qwen3's attention, num_key_value_heads 4, head_dim from the sizes; num_experts
@@ -107,6 +121,7 @@ const FAMILIES: Record<string, FamilyCounts> = {
     experts: (raw) => ({
       count: positiveInteger(raw, "num_experts") ?? positiveInteger(raw, "num_local_experts", 128),
       intermediate: positiveInteger(raw, "moe_intermediate_size", 768),
+      perToken: positiveInteger(raw, "num_experts_per_tok", 8),
     }),
   },
 };
@@ -120,6 +135,15 @@ const FAMILIES: Record<string, FamilyCounts> = {
  * family the runner loads, so a caller can skip the check instead of guessing.
  */
 export function llamaParameterCount(raw: Record<string, unknown>): ParameterCount | undefined {
+  return modelShape(raw)?.count;
+}
+
+/**
+ * The sizes of a config the runner loads that plan/devicePlan.ts needs beside its counts: the
+ * widths a token's activations have, and the MLP weights one token multiplies by (a mixture of
+ * experts: its num_experts_per_tok routed experts and the router). Undefined as llamaParameterCount.
+ */
+export function modelShape(raw: Record<string, unknown>): ModelShape | undefined {
   const type = raw["model_type"] ?? "llama";
   const family = typeof type === "string" && Object.hasOwn(FAMILIES, type) ? FAMILIES[type]! : undefined;
   if (!family) return undefined;
@@ -145,7 +169,26 @@ export function llamaParameterCount(raw: Record<string, unknown>): ParameterCoun
   const perLayer = attention + qkNorms + mlpPerLayer + router + mlpBiases + (family.layerNorms ?? 2) * hidden;
   const tied = typeof raw["tie_word_embeddings"] === "boolean" ? raw["tie_word_embeddings"] : (family.tied ?? false);
   const embeddings = vocab * hidden * (tied ? 1 : 2);
-  return { total: embeddings + layers * perLayer + hidden, layers, mlpPerLayer, attentionPerLayer: 2 * hidden * q + 2 * hidden * kv };
+  const perToken = experts ? Math.min(experts.perToken ?? experts.count!, experts.count!) : undefined;
+  return {
+    count: { total: embeddings + layers * perLayer + hidden, layers, mlpPerLayer, attentionPerLayer: 2 * hidden * q + 2 * hidden * kv },
+    hidden,
+    vocab,
+    heads,
+    tied,
+    activeIntermediate: perToken ? perToken * experts!.intermediate! : intermediate,
+    activeMlpPerLayer: perToken ? perToken * 3 * hidden * experts!.intermediate! + router : mlpPerLayer,
+  };
+}
+
+/** The shape of a model folder's config.json, read now (a job is compiled without awaiting); undefined as readParameterCount. */
+export function readModelShapeSync(modelDir: string): ModelShape | undefined {
+  try {
+    const raw = JSON.parse(readFileSync(path.join(modelDir, "config.json"), "utf8")) as unknown;
+    return typeof raw === "object" && raw !== null && !Array.isArray(raw) ? modelShape(raw as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The counts of a model folder, or undefined when its config.json is unreadable or incomplete. */

@@ -9,13 +9,26 @@ import { loadTokenizer, type ModelTokenizer } from "../prompts/tokenize";
 import { describeShard, splitJob } from "./shards";
 import { secondsFor, type Pace } from "./pace";
 import { formatDuration } from "./estimate";
+import { readModelShapeSync } from "../model/parameters";
+import { describeDevicePlan, describePeak, devicePlan, fittingBatchSize, jobDeviceWork } from "./devicePlan";
 
 /**
  * The runner's job for one model of a profile (`profiles`: a profile job, else a score job). It
  * names the model folder as the runner will find it on the target, and a template that prints
- * today's date prints `date`, the run's.
+ * today's date prints `date`, the run's. On the config's `gpu`, a profile without
+ * `ablation.batch_size` gets the largest importance batch whose peak fits (plan/devicePlan.ts).
  */
 export function compiledJob(profile: Profile, model: ResolvedModel, tokenizer: ModelTokenizer, date: Date) {
+  const compiled = unbatchedJob(profile, model, tokenizer, date);
+  if (!compiled.profiles || !profile.gpu || profile.ablation?.batchSizeSet) return compiled;
+  const shape = readModelShapeSync(model.path);
+  const job = compiled.job as ProfileJob;
+  const batch = shape && fittingBatchSize(shape, jobDeviceWork(job), profile.gpu);
+  // none fits: the job keeps the default, and validation refuses it with its figures
+  return batch === undefined ? compiled : { ...compiled, job: { ...job, ablation: { ...job.ablation, batch_size: batch } } };
+}
+
+function unbatchedJob(profile: Profile, model: ResolvedModel, tokenizer: ModelTokenizer, date: Date) {
   const plan =
     profile.ablation && profile.abilities.length > 0
       ? { abilities: profile.abilities, ablation: profile.ablation, seed: profile.seed }
@@ -39,13 +52,71 @@ export async function jobProblems(profile: Profile): Promise<Problem[]> {
   const problems: Problem[] = [];
   for (const model of profile.models) {
     try {
-      compiledJob(profile, model, await modelTokenizer(model), new Date());
+      const planned = plannedOnGpu(profile, model, compiledJob(profile, model, await modelTokenizer(model), new Date()));
+      if (planned && !planned.plan.fits) problems.push(deviceMemoryProblem(profile, model, planned));
     } catch (e) {
       if (!(e instanceof JobCompileError)) throw e;
       problems.push(e.problem);
     }
   }
   return problems;
+}
+
+/**
+ * The job's plan on the config's GPU; undefined without `gpu`, or for a model whose config.json
+ * the plan cannot read. A job whose batch was to be chosen and none fits is planned at one
+ * sequence, the least it could need.
+ */
+function plannedOnGpu(profile: Profile, model: ResolvedModel, compiled: ReturnType<typeof compiledJob>) {
+  const gpu = profile.gpu;
+  const shape = gpu && readModelShapeSync(model.path);
+  if (!gpu || !shape) return undefined;
+  const work = jobDeviceWork(compiled.job);
+  const plan = devicePlan(shape, work, gpu);
+  const chosen = compiled.profiles && !profile.ablation?.batchSizeSet;
+  return {
+    plan: !plan.fits && chosen ? devicePlan(shape, work, gpu, 1) : plan,
+    // what the config's batch_size could be instead, where a smaller one fits
+    fitting: plan.fits || chosen ? undefined : fittingBatchSize(shape, work, gpu),
+  };
+}
+
+/** The refusal of a job that cannot fit the config's GPU, at its `gpu` key: the figures, and what would bring the peak down. */
+function deviceMemoryProblem(profile: Profile, model: ResolvedModel, planned: NonNullable<ReturnType<typeof plannedOnGpu>>): Problem {
+  const gpu = profile.gpu!;
+  const ablation = profile.ablation;
+  const { plan, fitting } = planned;
+  const remedies = [
+    ...(fitting !== undefined ? [`\`ablation.batch_size: ${fitting}\` or less (or leave it out: the largest that fits is chosen)`] : []),
+    ...(ablation?.stability ? ["`ablation.stability: false` (it doubles the sums)"] : []),
+    ...(ablation?.candidates?.includes("all") ? ["`ablation.candidates: mlp`"] : []),
+    ...(model.dtype === "float32" ? ["the model's `dtype: bfloat16` (half the weights and activations)"] : []),
+    "a GPU with more memory (shards do not help: each holds the whole model and every candidate's sum)",
+  ];
+  return problemAt(
+    { ...gpu.place, field: "gpu" },
+    "config.device-memory",
+    `model \`${model.name}\` does not fit ${gpu.label}: ${describePeak(plan)}. Try ${remedies.join(", ")}`,
+  );
+}
+
+/**
+ * Per model on the config's GPU, its peak device memory and about how long the run takes
+ * (plan/devicePlan.ts), for `bprof validate` and Validate Config; empty without `gpu`. It compiles
+ * the jobs (tokenizes every item), so it runs when asked.
+ */
+export async function devicePlanLines(profile: Profile): Promise<string[]> {
+  if (!profile.gpu) return [];
+  const lines: string[] = [];
+  for (const model of profile.models) {
+    const planned = plannedOnGpu(profile, model, compiledJob(profile, model, await modelTokenizer(model), new Date()));
+    lines.push(
+      planned
+        ? `${model.name}: ${describeDevicePlan(planned.plan, profile.gpu)}`
+        : `${model.name}: its config.json is not of a family bprof can size, so its peak memory on the GPU is not said`,
+    );
+  }
+  return lines;
 }
 
 /** The model's tokenizer; one that does not load is a JobCompileError at its file (and line, for JSON that does not parse). */

@@ -9,7 +9,7 @@ import * as vscode from "vscode";
 import { directInputs, loadProfile } from "../../core/config/load";
 import { checkTarget } from "../../core/launch/check";
 import { describeTarget } from "../../core/config/target";
-import { shardSplitLines } from "../../core/plan/compile";
+import { devicePlanLines, shardSplitLines } from "../../core/plan/compile";
 import { newestPace } from "../../core/results/runs";
 import { errorsOf } from "../../core/base/problems";
 import type { CommandFactory, Ctx } from "../ctx";
@@ -35,6 +35,7 @@ export const validateConfig: CommandFactory = (ctx) => async (uri?: vscode.Uri) 
   const { profile } = await loadProfile(config.fsPath, document ? { text: document.getText(), inputs } : { inputs });
   const split = profile ? await shardSplitLines(profile, os.availableParallelism(), (model) => newestPace(profile.configFile, model)) : [];
   for (const line of split) ctx.log(`${name}: ${line}`);
+  for (const line of profile ? await devicePlanLines(profile) : []) ctx.log(`${name}: ${line}`);
   if (!profile || profile.target.kind === "local") {
     void vscode.window.showInformationMessage(`${name}: config OK${split.length > 0 ? `; ${split[0]}` : ""}`);
     return;
