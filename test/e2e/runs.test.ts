@@ -2,7 +2,8 @@
 // BPROF_RUNNER): Open Demo (into the workspace's folder, as its dialog proposes) builds bprof-runner from the sources in the .vsix, then profiles the
 // built-in demo (the reference run); a second Open Demo starts at once, without compiling. A
 // profile of a copy of the demo in 2 shards, started from the palette, shows in the Runs tree, is
-// cancelled there (its shards shown under it) and resumed there, and ends with the reference's results. Then the results view switches k and
+// cancelled there (its shards shown under it) and resumed from the palette (Resume Run asks which
+// run), and ends with the reference's results. Then the results view switches k and
 // metric and lists the documents of a negative cell; the Negative AIS tree opens a document at its
 // line, where the data file marks the cases and the hover names the ability. Screenshots in the
 // dark theme and again in the light one. In a second session, a libtorch that is not there makes
@@ -239,7 +240,7 @@ test(
 
       let runId = "";
       await t.test(
-        "a profile from the palette shows in the Runs tree, is cancelled there, and resumes there to the same results",
+        "a profile from the palette shows in the Runs tree, is cancelled there, and resumes from the palette to the same results",
         async () => {
           await openFile(page, "copy.bprof.yaml");
           await runCommand(page, "Benchmark Profiler: Profile");
@@ -274,7 +275,24 @@ test(
           for (const row of stopped) assert.match(row, /(cancelled|stopped|finished)( · variants \d+\/\d+)?$/, row);
           await screenshot(page, "e2e-runs-cancelled");
           mark(`cancelled: ${stopped.join("; ")}`);
-          await rowAction(page, "Runs", runId, "Resume Run");
+          // Resumed from the palette: Resume Run asks which run, offering the resumable ones (this
+          // one and the second demo run, cancelled above), not the finished reference.
+          await runCommand(page, "Benchmark Profiler: Resume Run");
+          const picks = page.locator(".quick-input-widget .quick-input-list .monaco-list-row");
+          const offered = await waitFor(
+            async () => {
+              const labels = await picks.evaluateAll((r) => r.map((e) => (e.textContent ?? "").replace(/\s+/g, " ").trim()));
+              return labels.some((l) => l.includes(runId)) ? labels : undefined;
+            },
+            15_000,
+            () => `Resume Run from the palette never offered run ${runId}`,
+          );
+          assert.ok(!offered.some((l) => l.includes(demoRunId)), `the finished run is not offered: ${JSON.stringify(offered)}`);
+          assert.ok(
+            offered.every((l) => / · resumable/.test(l)),
+            `only resumable runs are offered: ${JSON.stringify(offered)}`,
+          );
+          await picks.filter({ hasText: runId }).first().click();
           const finished = await waitForNotification(page, `Profile finished: run ${runId}`, DEMO_TIMEOUT_MS, {
             failOn: /^Profile failed/,
           });
@@ -297,6 +315,9 @@ test(
             () => `the shards never showed as finished: ${JSON.stringify(rows)}`,
           );
           await screenshot(page, "e2e-runs-shards-finished");
+          // with nothing running, Cancel Run from the palette says so
+          await runCommand(page, "Benchmark Profiler: Cancel Run");
+          await waitForNotification(page, "No run of this workspace is running.", 15_000);
         },
       );
 

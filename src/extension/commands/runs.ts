@@ -10,7 +10,7 @@ import { loadRun } from "../../core/report/load";
 import { askRunToStop, runAllows, runOfFolder, runsOfConfigs, runStatus, type RunAction, type RunRow } from "../../core/results/runs";
 import type { CommandFactory, Ctx } from "../ctx";
 import { showResults } from "../panels/resultsPanel";
-import { runFolderOfNode, type RunsTreeNode } from "../views/runsTree";
+import { runFolderOfNode, statusText, type RunsTreeNode } from "../views/runsTree";
 
 /** What each action's pick asks, and says when no run of the workspace is in a state for it. */
 const ASKS: Record<RunAction, { placeHolder: string; none: string }> = {
@@ -41,7 +41,7 @@ async function runFor(ctx: Ctx, node: RunsTreeNode | undefined, action: RunActio
     return undefined;
   }
   const picked = await vscode.window.showQuickPick(
-    offered.map((row) => ({ label: row.id, description: path.basename(row.configFile), detail: row.status.state, row })),
+    offered.map((row) => ({ label: row.id, description: path.basename(row.configFile), detail: statusText(row), row })),
     { placeHolder: ASKS[action].placeHolder, matchOnDescription: true },
   );
   return picked?.row;

@@ -37,7 +37,8 @@ export function runFolderOfNode(node: RunsTreeNode | undefined): string | undefi
   return "shard" in node ? node.run.dir : node.row.dir;
 }
 
-function statusText(row: RunRow): string {
+/** Where a run stands, in words: its row in the tree, and the palette's pick of runs. */
+export function statusText(row: RunRow): string {
   const s = row.status;
   switch (s.state) {
     case "finished":
