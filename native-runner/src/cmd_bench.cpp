@@ -12,7 +12,9 @@
 //              written, ratio, and the largest difference between the two ways' scores of the
 //              same variant
 //
-// Models have random weights (throughput does not depend on them), made here from a config.
+// Models have random weights (throughput does not depend on them), made here from a config, or,
+// where a model is named by its folder instead ("scoring_model": "/path"), read from there: an 8B
+// model's 16 GB are best made on the GPU host by PyTorch itself (scripts/bench/gpu-8b.sh).
 // Cancellation (SIGINT/SIGTERM) is polled between measurements and inside every loop of them; the
 // run then ends as `cancelled` (exit 130) with no bench.json and its scratch models removed.
 #include <algorithm>
@@ -20,6 +22,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <system_error>
 #include <type_traits>
@@ -62,6 +65,7 @@ const json kDefaults = {
       {"num_key_value_heads", 4},
       {"max_position_embeddings", 2048}}},
     {"scoring", {{"items", 16}, {"choices", 4}, {"context", 100}, {"continuation", 20}, {"items_per_batch", 8}, {"repeats", 3}}},
+    // batch_size: one, or a list measured one after the other (the best is the row's figure)
     {"importance", {{"sequences", 16}, {"length", 128}, {"batch_size", 8}}},
     {"profile_model",
      {{"model_type", "llama"},
@@ -87,7 +91,10 @@ const json kDefaults = {
       {"items", 10},
       {"choices", 4},
       {"context", 48},
-      {"continuation", 8}}},
+      {"continuation", 8},
+      // the ways measured: the runner's ("in_place") and the original pipeline's
+      // ("checkpoint_per_variant", a full checkpoint written per variant: leave it out at 8B)
+      {"ways", {"in_place", "checkpoint_per_variant"}}}},
     {"rows", {"matmul", "scoring", "importance", "profile"}},
 };
 
@@ -154,6 +161,17 @@ std::string make_random_model(const json& config, uint64_t seed, const std::stri
   write_file_atomic(dir + "/model.safetensors", serialize_safetensors(model.tensors));
   write_file_atomic(dir + "/config.json", config.dump(2));
   return dir;
+}
+
+// A job's model: a folder named by its path, or a config to make a random model from.
+std::string bench_model(const json& model, uint64_t seed, const std::string& dir, const Command& command) {
+  if (model.is_string()) {
+    const std::string folder = model;
+    if (!std::filesystem::exists(folder + "/config.json"))
+      throw RunnerError(ErrorCode::bad_job, "bench model folder '" + folder + "' has no config.json");
+    return folder;
+  }
+  return make_random_model(model, seed, dir, command);
 }
 
 std::unique_ptr<Engine> open_model(const std::string& dir, const json& job, const Command& command) {
@@ -311,6 +329,9 @@ json scoring_row(const json& job, const Command& command, Engine& engine, const 
           {"max_logprob_difference", worst_difference}};
 }
 
+// One measurement of the importance pass per batch size, on the same sequences, each after a
+// warm-up at its size: the time of the forward and backward passes (the gradient sums), and of
+// r = -theta * g brought to the host, apart.
 json importance_row(const json& job, const Command& command, Engine& engine, const ModelConfig& config) {
   std::mt19937_64 rng(job["seed"].get<uint64_t>() + 1);
   const json& sizes = job["importance"];
@@ -319,33 +340,52 @@ json importance_row(const json& job, const Command& command, Engine& engine, con
   for (int64_t s = 0; s < size_of(sizes, "sequences", "importance"); s++)
     sequences.push_back(random_tokens(rng, length, config.vocab_size));
   const auto candidates = engine.candidates(0, 0);
-  int64_t candidate_count = 0, weights_bytes = 0;
+  int64_t candidate_count = 0;
   for (const CandidateTensor& c : candidates) candidate_count += c.numel;
   const int64_t element = job["dtype"] == "float32" ? 4 : 2;
-  weights_bytes = engine.parameter_count() * element;
+  const int64_t weights_bytes = engine.parameter_count() * element;
+  std::vector<int64_t> batch_sizes;
+  if (sizes["batch_size"].is_array()) {
+    for (const json& b : sizes["batch_size"]) batch_sizes.push_back(size_of(json{{"batch_size", b}}, "batch_size", "importance"));
+  } else {
+    batch_sizes.push_back(size_of(sizes, "batch_size", "importance"));
+  }
+  const double flops = Flops{config}.importance(static_cast<double>(sequences.size()), static_cast<double>(length));
+  const double tokens = static_cast<double>(sequences.size() * static_cast<size_t>(length));
 
   auto cancelled = [&command] { return command.cancelled(); };
-  engine.first_order_loss_rise(sequences, size_of(sizes, "batch_size", "importance"), candidates, nullptr, cancelled);  // warm-up
   const int64_t resident_before = resident_bytes();
   reset_peak_memory();
-  auto t0 = std::chrono::steady_clock::now();
-  engine.first_order_loss_rise(sequences, size_of(sizes, "batch_size", "importance"), candidates, nullptr, cancelled);
-  const double seconds = seconds_since(t0);
+  json measured = json::array();
+  size_t best = 0;
+  for (size_t i = 0; i < batch_sizes.size(); i++) {
+    engine.first_order_loss_rise(sequences, batch_sizes[i], candidates, nullptr, cancelled);  // warm-up
+    ImportanceTimes times;
+    auto t0 = std::chrono::steady_clock::now();
+    engine.first_order_loss_rise(sequences, batch_sizes[i], candidates, nullptr, cancelled, {}, nullptr, &times);
+    const double seconds = seconds_since(t0);
+    measured.push_back({{"batch_size", batch_sizes[i]},
+                        {"seconds", seconds},
+                        {"passes_seconds", times.passes_seconds},
+                        {"rise_seconds", times.rise_seconds},
+                        {"tokens_per_second", tokens / seconds},
+                        {"flops_per_second", flops / seconds},
+                        {"passes_flops_per_second", flops / times.passes_seconds}});
+    if (seconds < measured[best]["seconds"].get<double>()) best = i;
+    command.events.progress("bench-importance", static_cast<int64_t>(i + 1), static_cast<int64_t>(batch_sizes.size()));
+  }
   const int64_t peak_resident = peak_resident_bytes();
-  command.events.progress("bench-importance", 1, 1);
 
-  const double flops = Flops{config}.importance(static_cast<double>(sequences.size()), static_cast<double>(length));
-  return {{"sequences", sequences.size()},
-          {"length", length},
-          {"seconds", seconds},
-          {"tokens_per_second", static_cast<double>(sequences.size() * static_cast<size_t>(length)) / seconds},
-          {"flops", flops},
-          {"flops_per_second", flops / seconds},
-          {"memory",
-           {{"weights_bytes", weights_bytes},
-            {"float32_accumulator_bytes", candidate_count * 4},
-            {"host_importance_bytes", candidate_count * 4},
-            {"peak_resident_increase_bytes", peak_resident > 0 ? json(peak_resident - resident_before) : json(nullptr)}}}};
+  json row = {{"sequences", sequences.size()}, {"length", length}, {"flops", flops}};
+  for (const char* key :
+       {"batch_size", "seconds", "passes_seconds", "rise_seconds", "tokens_per_second", "flops_per_second", "passes_flops_per_second"})
+    row[key] = measured[best][key];
+  row["by_batch_size"] = measured;
+  row["memory"] = {{"weights_bytes", weights_bytes},
+                   {"float32_accumulator_bytes", candidate_count * 4},
+                   {"host_importance_bytes", candidate_count * 4},
+                   {"peak_resident_increase_bytes", peak_resident > 0 ? json(peak_resident - resident_before) : json(nullptr)}};
+  return row;
 }
 
 // Batches of full sequences (context ++ choice without its last token, one row per choice) of at
@@ -483,12 +523,9 @@ class InPlaceWay {
     ScoresByK scores;
     for (int64_t count : bench_.n) {
       poll(bench_.command, "the profile row");
-      scores.push_back(clock_.time("score", [&] {
-        bench_.engine->ablate(bench_.candidates, ranking.data(), count);
-        std::vector<ItemScores> s = score_batches(*bench_.engine, bench_.items, batches_, false, bench_.command);
-        bench_.engine->restore();
-        return s;
-      }));
+      clock_.time("ablate", [&] { bench_.engine->ablate(bench_.candidates, ranking.data(), count); });
+      scores.push_back(clock_.time("score", [&] { return score_batches(*bench_.engine, bench_.items, batches_, false, bench_.command); }));
+      clock_.time("restore", [&] { bench_.engine->restore(); });
       bench_.variant_done();
     }
     return scores;
@@ -678,31 +715,43 @@ struct WaysCompared {
 json profile_row(const json& job, const Command& command, const std::string& model_dir, const std::string& scratch) {
   ProfileBench bench(job, command, model_dir);
   InPlaceWay runner(bench);
+  bool with_original = false;
+  for (const json& way : bench.sizes["ways"]) {
+    if (way == "checkpoint_per_variant")
+      with_original = true;
+    else if (way != "in_place")
+      throw RunnerError(ErrorCode::bad_job, "'profile.ways' takes in_place and checkpoint_per_variant, got " + describe_json(way));
+  }
 
   // warm-up, untimed: the first passes of a process pay for allocations and lazy initialization
   bench.importance(bench.abilities.front());
   score_batches(*bench.engine, bench.items, runner.batches(), false, command);
-  score_batches(*bench.engine, bench.items, full_sequence_batches(bench.items, kDefaultBatchTokens), true, command);
+  if (with_original) score_batches(*bench.engine, bench.items, full_sequence_batches(bench.items, kDefaultBatchTokens), true, command);
 
-  OriginalPipeline original(bench, scratch);
+  std::optional<OriginalPipeline> original;
+  if (with_original) original.emplace(bench, scratch);
   WaysCompared compared;
   // one ability (or, with none, the random control) both ways; which way goes first alternates
   auto both_ways = [&](const Sequences* sequences, bool runner_first) {
     std::vector<int64_t> ranking;
     ScoresByK ours, theirs;
     std::vector<std::vector<int64_t>> zeroed(bench.n.size());
+    if (!original) {
+      runner.run(sequences, ranking);
+      return;
+    }
     if (runner_first) {
       ours = runner.run(sequences, ranking);
-      theirs = original.run(sequences, zeroed);
+      theirs = original->run(sequences, zeroed);
     } else {
-      theirs = original.run(sequences, zeroed);
+      theirs = original->run(sequences, zeroed);
       ours = runner.run(sequences, ranking);
     }
     for (size_t i = 0; i < bench.n.size(); i++) compared.add(ours[i], theirs[i], ranking, zeroed[i], bench.n[i]);
   };
   for (size_t a = 0; a < bench.abilities.size(); a++) both_ways(&bench.abilities[a], a % 2 == 0);
   both_ways(nullptr, bench.abilities.size() % 2 == 0);
-  original.remove_files();
+  if (original) original->remove_files();
 
   // the FLOPs the method needs for the whole profile, the same for both ways: each ability's
   // importance pass, and every item scored once per variant (the random control's ranking is free)
@@ -715,28 +764,31 @@ json profile_row(const json& job, const Command& command, const std::string& mod
   profile_flops += static_cast<double>(bench.variants_per_way) * scoring_flops;
   json in_place = runner.clock().to_json(0);
   in_place["flops_per_second"] = profile_flops / runner.clock().total();
-  json checkpoint_per_variant = original.clock().to_json(original.bytes_written());
-  checkpoint_per_variant["flops_per_second"] = profile_flops / original.clock().total();
 
   const json& sizes = bench.sizes;
-  return {{"parameters", bench.parameters},
-          {"abilities", bench.abilities.size()},
-          {"diagnostic_sequences", sizes["sequences"]},
-          {"diagnostic_tokens", sizes["length"]},
-          {"benchmarks", bench.benchmarks},
-          {"items", bench.items.size()},
-          {"choices", sizes["choices"]},
-          {"context_tokens", sizes["context"]},
-          {"continuation_tokens", sizes["continuation"]},
-          {"k", sizes["k"]},
-          {"variants", bench.variants_per_way},
-          {"flops", profile_flops},
-          {"in_place", in_place},
-          {"checkpoint_per_variant", checkpoint_per_variant},
-          {"speedup", original.clock().total() / runner.clock().total()},
-          {"max_logprob_difference", compared.worst_difference},
-          {"greedy_disagreements", compared.greedy_disagreements},
-          {"selection_mismatches", compared.selection_mismatches}};
+  json row = {{"parameters", bench.parameters},
+              {"abilities", bench.abilities.size()},
+              {"diagnostic_sequences", sizes["sequences"]},
+              {"diagnostic_tokens", sizes["length"]},
+              {"benchmarks", bench.benchmarks},
+              {"items", bench.items.size()},
+              {"choices", sizes["choices"]},
+              {"context_tokens", sizes["context"]},
+              {"continuation_tokens", sizes["continuation"]},
+              {"k", sizes["k"]},
+              {"variants", bench.variants_per_way},
+              {"flops", profile_flops},
+              {"in_place", in_place}};
+  if (original) {
+    json checkpoint_per_variant = original->clock().to_json(original->bytes_written());
+    checkpoint_per_variant["flops_per_second"] = profile_flops / original->clock().total();
+    row["checkpoint_per_variant"] = checkpoint_per_variant;
+    row["speedup"] = original->clock().total() / runner.clock().total();
+    row["max_logprob_difference"] = compared.worst_difference;
+    row["greedy_disagreements"] = compared.greedy_disagreements;
+    row["selection_mismatches"] = compared.selection_mismatches;
+  }
+  return row;
 }
 
 }  // namespace
@@ -774,7 +826,7 @@ int run_bench(const Command& command) {
   const ScratchDir scratch(out + "/models");
   std::string scoring_dir;
   if (wants("scoring") || wants("importance")) {
-    const std::string dir = scoring_dir = make_random_model(job["scoring_model"], job["seed"], scratch.path() + "/scoring", command);
+    const std::string dir = scoring_dir = bench_model(job["scoring_model"], job["seed"], scratch.path() + "/scoring", command);
     auto engine = open_model(dir, job, command);
     const ModelConfig config = load_model_config(dir);
     if (wants("scoring")) report["scoring"] = scoring_row(job, command, *engine, config);
@@ -784,7 +836,7 @@ int run_bench(const Command& command) {
     // one model serves both when the configs agree (a GPU bench's 1B model takes a minute to make)
     const std::string dir = !scoring_dir.empty() && job["profile_model"] == job["scoring_model"]
                                 ? scoring_dir
-                                : make_random_model(job["profile_model"], job["seed"], scratch.path() + "/profile", command);
+                                : bench_model(job["profile_model"], job["seed"], scratch.path() + "/profile", command);
     report["profile"] = profile_row(job, command, dir, scratch.path());
   }
   if (wants("matmul")) {
@@ -800,6 +852,7 @@ int run_bench(const Command& command) {
     if (report.contains("importance")) report["importance"]["mfu"] = report["importance"]["flops_per_second"].get<double>() / peak;
     if (report.contains("profile")) {
       for (const char* way : {"in_place", "checkpoint_per_variant"}) {
+        if (!report["profile"].contains(way)) continue;
         json& row = report["profile"][way];
         row["mfu"] = row["flops_per_second"].get<double>() / peak;
       }

@@ -342,6 +342,7 @@ int set_compute_threads(int threads) {
   // and counts cores this process may not use: the cores of its affinity under its cgroup's quota.
   const int n = threads > 0 ? threads : usable_cores();
   at::set_num_threads(n);
+  set_ranking_threads(n);
   // The inter-op pool can be sized once, before its first task; a second call (tests) keeps it.
   static bool interop_set = false;
   if (!interop_set) {

@@ -43,6 +43,13 @@ struct Generation {
   bool stopped = false;         // ended on a stop sequence (else: max_tokens reached)
 };
 
+// Where an importance pass spent its time (bench): the forward and backward passes up to the last
+// gradient sum (the device waited for), and r = -theta * g computed and brought to the host.
+struct ImportanceTimes {
+  double passes_seconds = 0;
+  double rise_seconds = 0;
+};
+
 class Engine {
  public:
   // Checks device and dtype, loads the checkpoint. Throws RunnerError: bad_job (unsupported device
@@ -93,7 +100,8 @@ class Engine {
                                                         const std::vector<CandidateTensor>& candidates,
                                                         const std::function<void(int64_t done, int64_t total)>& progress,
                                                         const std::function<bool()>& cancelled, const std::vector<bool>& in_part = {},
-                                                        std::vector<std::vector<float>>* part_rise = nullptr);
+                                                        std::vector<std::vector<float>>* part_rise = nullptr,
+                                                        ImportanceTimes* times = nullptr);
 
   // Sets the candidates at the given global indices to exactly 0, saving their values first, and
   // puts the saved values back (ablation.cpp). One ablation at a time: restore before the next.

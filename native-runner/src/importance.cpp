@@ -15,12 +15,17 @@
 // loses no small contributions and no MLP weight ever holds a .grad: the memory is the weights,
 // the float32 sums and one batch of activations. Attention candidates (`candidates: "all"`) take
 // the plain autograd path instead: a .grad per batch, added to their float32 sums.
+#include <ATen/Parallel.h>
 #include <ATen/TensorOperators.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/from_blob.h>
+#include <ATen/ops/mul.h>
 #include <ATen/ops/neg.h>
 #include <ATen/ops/tensor.h>
 #include <ATen/ops/zeros.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <numeric>
@@ -66,6 +71,27 @@ class GraphFrom {
   at::Tensor tensor_;
 };
 
+// Copies a float32 tensor's values to `host`: a CPU tensor's directly, a GPU tensor's through one
+// pinned buffer of at most 256 MB, each block then spread over the threads.
+void copy_to_host(const at::Tensor& flat, float* host) {
+  const int64_t n = flat.numel();
+  if (!flat.is_cuda()) {
+    at::from_blob(host, {n}, at::TensorOptions().dtype(at::kFloat)).copy_(flat);
+    return;
+  }
+  constexpr int64_t kBlock = int64_t{64} << 20;  // floats
+  static thread_local at::Tensor pinned;
+  if (!pinned.defined()) pinned = at::empty({kBlock}, at::TensorOptions().dtype(at::kFloat).pinned_memory(true));
+  for (int64_t start = 0; start < n; start += kBlock) {
+    const int64_t size = std::min(kBlock, n - start);
+    pinned.narrow(0, 0, size).copy_(flat.narrow(0, start, size));
+    const float* from = pinned.data_ptr<float>();
+    at::parallel_for(0, size, int64_t{1} << 20, [&](int64_t begin, int64_t end) {
+      std::memcpy(host + start + begin, from + begin, static_cast<size_t>(end - begin) * sizeof(float));
+    });
+  }
+}
+
 // Clears the model's gradient taps however the scope is left.
 class Taps {
  public:
@@ -82,7 +108,8 @@ std::vector<std::vector<float>> Engine::first_order_loss_rise(const std::vector<
                                                               const std::vector<CandidateTensor>& candidates,
                                                               const std::function<void(int64_t done, int64_t total)>& progress,
                                                               const std::function<bool()>& cancelled, const std::vector<bool>& in_part,
-                                                              std::vector<std::vector<float>>* part_rise) {
+                                                              std::vector<std::vector<float>>* part_rise, ImportanceTimes* times) {
+  const auto started = std::chrono::steady_clock::now();
   const bool parted = part_rise != nullptr;
   if (parted && in_part.size() != sequences.size())
     throw RunnerError(ErrorCode::internal, "first_order_loss_rise: one part flag per sequence is needed");
@@ -156,18 +183,35 @@ std::vector<std::vector<float>> Engine::first_order_loss_rise(const std::vector<
     if (progress) progress(b + 1, total);
   }
 
-  // r = -theta * sum, on the host as the ranking wants it
+  const auto passes_done = [&] {
+    if (!sums.empty()) (void)sums.back().sum().item<float>();  // waits for the device's queue
+    return std::chrono::steady_clock::now();
+  }();
+
+  // r = -theta * sum, on the host as the ranking wants it: a float32 product (the weight promoted
+  // inside the multiply, no float32 copy of it) brought to host memory. An 8B model's r is 22 GB:
+  // the host arrays are filled in parallel, and from a GPU through a pinned buffer, since a copy to
+  // pageable memory ran at 1.5 GB/s on an H200 (docs/performance.md, "An 8B model").
   auto rise_of = [&](const std::vector<at::Tensor>& gradient_sums) {
-    std::vector<std::vector<float>> out;
+    std::vector<std::vector<float>> out(weights.size());
+    at::parallel_for(0, static_cast<int64_t>(out.size()), 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; i++)
+        out[static_cast<size_t>(i)].resize(static_cast<size_t>(weights[static_cast<size_t>(i)].numel()));
+    });
     for (size_t i = 0; i < weights.size(); i++) {
-      at::Tensor rise = (weights[i].detach().to(at::kFloat) * gradient_sums[i]).neg().to(at::kCPU).contiguous();
-      out.emplace_back(rise.numel());
-      std::memcpy(out.back().data(), rise.data_ptr<float>(), out.back().size() * sizeof(float));
+      const at::Tensor rise = at::mul(gradient_sums[i], weights[i].detach()).neg_().reshape({-1});
+      copy_to_host(rise, out[i].data());
     }
     return out;
   };
   if (parted) *part_rise = rise_of(part_sums);
-  return rise_of(sums);
+  std::vector<std::vector<float>> rise = rise_of(sums);
+  if (times) {
+    const auto now = std::chrono::steady_clock::now();
+    times->passes_seconds = std::chrono::duration<double>(passes_done - started).count();
+    times->rise_seconds = std::chrono::duration<double>(now - passes_done).count();
+  }
+  return rise;
 }
 
 }  // namespace bprof

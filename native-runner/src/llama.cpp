@@ -8,6 +8,7 @@
 #include <ATen/Parallel.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/core/grad_mode.h>
+#include <ATen/ops/addmm.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/bincount.h>
 #include <ATen/ops/cat.h>
@@ -32,8 +33,10 @@
 #include <ATen/ops/zeros.h>
 #include <ATen/ops/zeros_like.h>
 #include <c10/core/InferenceMode.h>
+#include <torch/version.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <set>
@@ -351,6 +354,23 @@ at::Tensor LlamaModel::attention(int64_t layer_index, const LlamaLayer& layer, c
 
 namespace {
 
+// sum += g^T x: a weight's gradient ([out, in], float32) from its output gradients g [N, out] and
+// inputs x [N, in]. On a GPU with PyTorch 2.8 or later, a bfloat16 or float16 product is
+// accumulated by the matrix multiply itself in float32, straight into the sum (cuBLAS with a
+// float32 C); elsewhere the product is made in the inputs' dtype and added. BPROF_PLAIN_GRADIENT_SUMS
+// set in the environment takes the second way on a GPU too: the bench's before and after.
+void add_weight_gradient(const at::Tensor& sum, const at::Tensor& g, const at::Tensor& x) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 8)
+  static const bool plain = std::getenv("BPROF_PLAIN_GRADIENT_SUMS") != nullptr;
+  if (!plain && g.is_cuda() && g.scalar_type() != at::kFloat && sum.scalar_type() == at::kFloat) {
+    at::Tensor target = sum;
+    at::addmm_out(target, sum, g.t(), x, at::kFloat);
+    return;
+  }
+#endif
+  sum.add_(g.t().matmul(x).to(at::kFloat));
+}
+
 // y = x W^T (+ b), and when `sum` is defined, a hook that adds dL/dW = (dL/dy)^T x, in float32,
 // during the backward pass: the weight's gradient without the weight requiring one. When `part`
 // is defined too, the same product over the batch rows `rows` only ([B, L, in] inputs) goes into
@@ -364,10 +384,10 @@ at::Tensor tapped_project(const at::Tensor& x, const at::Tensor& w, const at::Te
     const bool by_rows = part.defined() && rows.defined() && rows.numel() > 0 && batch.dim() >= 2;
     y.register_hook([sum, part, rows, batch, by_rows](const at::Tensor& grad) {
       at::Tensor g = grad.reshape({-1, grad.size(-1)});  // [N, out]
-      sum.add_(g.t().matmul(batch.reshape({-1, batch.size(-1)})).to(at::kFloat));
+      add_weight_gradient(sum, g, batch.reshape({-1, batch.size(-1)}));
       if (by_rows) {
         at::Tensor g_rows = grad.index_select(0, rows).reshape({-1, grad.size(-1)});
-        part.add_(g_rows.t().matmul(batch.index_select(0, rows).reshape({-1, batch.size(-1)})).to(at::kFloat));
+        add_weight_gradient(part, g_rows, batch.index_select(0, rows).reshape({-1, batch.size(-1)}));
       }
       return at::Tensor();  // the gradient flows on unchanged
     });

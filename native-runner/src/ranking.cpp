@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <random>
+#include <thread>
 
 #include "errors.h"
 
@@ -35,20 +38,69 @@ uint32_t order_key(float value, RankKey key, int64_t& non_finite) {
 
 enum class Order { largest_first, smallest_first };
 
+// The threads the ranking's passes may use (set_ranking_threads).
+std::atomic<int> ranking_threads{1};
+
+// Visits the keys of the global indices [begin, end), in index order.
 template <typename Visit>
-void for_each_key(const std::vector<ImportanceSpan>& importance, RankKey rank_key, Order order, int64_t& non_finite, Visit visit) {
-  int64_t index = 0;
+void for_each_key_in(const std::vector<ImportanceSpan>& importance, RankKey rank_key, Order order, int64_t begin, int64_t end,
+                     int64_t& non_finite, Visit visit) {
+  int64_t offset = 0;
   for (const ImportanceSpan& span : importance) {
-    for (int64_t i = 0; i < span.size; i++, index++) {
-      const uint32_t key = order_key(span.values[i], rank_key, non_finite);
+    const int64_t from = std::max(begin, offset), to = std::min(end, offset + span.size);
+    for (int64_t index = from; index < to; index++) {
+      const uint32_t key = order_key(span.values[index - offset], rank_key, non_finite);
       visit(order == Order::largest_first ? ~key : key, index);
     }
+    offset += span.size;
   }
+}
+
+// Runs work(part, begin, end) on `parts` consecutive ranges of [0, total), one thread each.
+template <typename Work>
+void in_parallel(int64_t total, int parts, Work work) {
+  if (parts == 1) {
+    work(0, 0, total);
+    return;
+  }
+  std::vector<std::thread> threads;
+  for (int p = 0; p < parts; p++) threads.emplace_back([&work, p, total, parts] { work(p, total * p / parts, total * (p + 1) / parts); });
+  for (std::thread& t : threads) t.join();
+}
+
+using KeyIndex = std::pair<uint32_t, int64_t>;
+
+// Sorted runs merged pairwise, the pairs of a round in parallel, into one sorted run.
+std::vector<KeyIndex> merge_runs(std::vector<std::vector<KeyIndex>> runs) {
+  while (runs.size() > 1) {
+    std::vector<std::vector<KeyIndex>> merged((runs.size() + 1) / 2);
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < merged.size(); i++) {
+      threads.emplace_back([&runs, &merged, i] {
+        if (2 * i + 1 == runs.size()) {
+          merged[i] = std::move(runs[2 * i]);
+          return;
+        }
+        std::vector<KeyIndex>& a = runs[2 * i];
+        std::vector<KeyIndex>& b = runs[2 * i + 1];
+        merged[i].resize(a.size() + b.size());
+        std::merge(a.begin(), a.end(), b.begin(), b.end(), merged[i].begin());
+        std::vector<KeyIndex>().swap(a);
+        std::vector<KeyIndex>().swap(b);
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    runs = std::move(merged);
+  }
+  return runs.empty() ? std::vector<KeyIndex>{} : std::move(runs.front());
 }
 
 // The n smallest keys with ties to the smaller index, sorted: a two-pass radix select finds the
 // key of the n-th entry exactly (16 high bits, then 16 low bits), so only about n entries are
-// collected and sorted, whatever the number of candidates (billions for an 8B model).
+// collected and sorted, whatever the number of candidates (billions for an 8B model). Each pass
+// runs on consecutive index ranges in parallel (about a million candidates a thread at least);
+// the ranges keep the index order, so the ties that make the cut are the first by index as with
+// one thread, and the result is the same whatever the thread count.
 std::vector<int64_t> select_smallest_keys(const std::vector<ImportanceSpan>& importance, int64_t n, RankKey rank_key, Order order,
                                           int64_t* non_finite_out) {
   int64_t total = 0;
@@ -57,44 +109,70 @@ std::vector<int64_t> select_smallest_keys(const std::vector<ImportanceSpan>& imp
     throw RunnerError(ErrorCode::bad_job, "the ablation asks for " + std::to_string(n) + " parameters but there are only " +
                                               std::to_string(total) + " candidates (MLP weights of the included layers)");
   if (n <= 0) return {};
+  const int parts = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(ranking_threads.load(), total / (1 << 20))));
+  using Histogram = std::vector<int64_t>;
 
-  int64_t ignored = 0;
-  std::vector<int64_t> high(1 << 16, 0);
-  for_each_key(importance, rank_key, order, ignored, [&](uint32_t key, int64_t) { high[key >> 16]++; });
+  std::vector<Histogram> high(static_cast<size_t>(parts), Histogram(1 << 16, 0));
+  in_parallel(total, parts, [&](int p, int64_t begin, int64_t end) {
+    int64_t ignored = 0;
+    Histogram& h = high[static_cast<size_t>(p)];
+    for_each_key_in(importance, rank_key, order, begin, end, ignored, [&](uint32_t key, int64_t) { h[key >> 16]++; });
+  });
+  for (int p = 1; p < parts; p++)
+    for (size_t b = 0; b < high[0].size(); b++) high[0][b] += high[static_cast<size_t>(p)][b];
   uint32_t high_bucket = 0;
   int64_t below = 0;  // entries whose key is smaller than every key of the bucket
-  while (below + high[high_bucket] < n) below += high[high_bucket++];
+  while (below + high[0][high_bucket] < n) below += high[0][high_bucket++];
 
-  std::vector<int64_t> low(1 << 16, 0);
-  for_each_key(importance, rank_key, order, ignored, [&](uint32_t key, int64_t) {
-    if ((key >> 16) == high_bucket) low[key & 0xFFFFu]++;
+  std::vector<Histogram> low(static_cast<size_t>(parts), Histogram(1 << 16, 0));
+  in_parallel(total, parts, [&](int p, int64_t begin, int64_t end) {
+    int64_t ignored = 0;
+    Histogram& h = low[static_cast<size_t>(p)];
+    for_each_key_in(importance, rank_key, order, begin, end, ignored, [&](uint32_t key, int64_t) {
+      if ((key >> 16) == high_bucket) h[key & 0xFFFFu]++;
+    });
   });
+  Histogram low_all(1 << 16, 0);
+  for (const Histogram& h : low)
+    for (size_t b = 0; b < h.size(); b++) low_all[b] += h[b];
   uint32_t low_bucket = 0;
-  while (below + low[low_bucket] < n) below += low[low_bucket++];
+  while (below + low_all[low_bucket] < n) below += low_all[low_bucket++];
   const uint32_t threshold = (high_bucket << 16) | low_bucket;
 
-  // keys below the threshold all belong; of those equal to it, the first (n - below) by index
+  // keys below the threshold all belong; of those equal to it, the first (n - below) by index:
+  // each range takes what the ranges before it left
+  std::vector<int64_t> ties(static_cast<size_t>(parts));
   int64_t ties_left = n - below;
-  int64_t non_finite = 0;
-  std::vector<std::pair<uint32_t, int64_t>> chosen;
-  chosen.reserve(static_cast<size_t>(n));
-  for_each_key(importance, rank_key, order, non_finite, [&](uint32_t key, int64_t index) {
-    if (key < threshold)
-      chosen.emplace_back(key, index);
-    else if (key == threshold && ties_left > 0) {
-      chosen.emplace_back(key, index);
-      ties_left--;
-    }
+  for (int p = 0; p < parts; p++) {
+    ties[static_cast<size_t>(p)] = std::min(ties_left, low[static_cast<size_t>(p)][low_bucket]);
+    ties_left -= ties[static_cast<size_t>(p)];
+  }
+  std::vector<std::vector<KeyIndex>> chosen(static_cast<size_t>(parts));
+  std::vector<int64_t> non_finite(static_cast<size_t>(parts), 0);
+  in_parallel(total, parts, [&](int p, int64_t begin, int64_t end) {
+    std::vector<KeyIndex>& out = chosen[static_cast<size_t>(p)];
+    int64_t& tied = ties[static_cast<size_t>(p)];
+    for_each_key_in(importance, rank_key, order, begin, end, non_finite[static_cast<size_t>(p)], [&](uint32_t key, int64_t index) {
+      if (key < threshold)
+        out.emplace_back(key, index);
+      else if (key == threshold && tied > 0) {
+        out.emplace_back(key, index);
+        tied--;
+      }
+    });
+    std::sort(out.begin(), out.end());  // by key, then index
   });
-  std::sort(chosen.begin(), chosen.end());  // by key, then index
-  if (non_finite_out) *non_finite_out = non_finite;
+  if (non_finite_out) *non_finite_out = std::accumulate(non_finite.begin(), non_finite.end(), int64_t{0});
 
-  std::vector<int64_t> ranking(chosen.size());
-  for (size_t i = 0; i < chosen.size(); i++) ranking[i] = chosen[i].second;
+  const std::vector<KeyIndex> sorted = merge_runs(std::move(chosen));
+  std::vector<int64_t> ranking(sorted.size());
+  for (size_t i = 0; i < sorted.size(); i++) ranking[i] = sorted[i].second;
   return ranking;
 }
 
 }  // namespace
+
+void set_ranking_threads(int threads) { ranking_threads = std::max(1, threads); }
 
 int64_t parameters_for_k(double k, int64_t parameters) {
   // k arrives as the double nearest to a short decimal (0.00016). Recover that decimal, m / 10^d,

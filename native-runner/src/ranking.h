@@ -28,6 +28,10 @@ struct ImportanceSpan {
 // the double nearest to 0.00016 times 1e6 is 159.99999999999997.
 int64_t parameters_for_k(double k, int64_t parameters);
 
+// The threads a ranking may use (at least 1; the default): the runner gives it its own thread count.
+// A ranking is the same whatever the count.
+void set_ranking_threads(int threads);
+
 // What a ranking compares: `magnitude`, |value| (the paper's importance of a signed first-order
 // term); `value`, the value itself, which may be negative (`signed`).
 enum class RankKey { magnitude, value };

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
 
 #include "commands.h"
 #include "config.h"
@@ -110,6 +111,26 @@ TEST_F(Gpu, ImportanceMatchesTheCpu) {
   const auto cpu = cpu_engine->first_order_loss_rise(sequences, 2, candidates, nullptr, nullptr);
   const auto gpu = gpu_engine->first_order_loss_rise(sequences, 2, gpu_engine->candidates(0, 0), nullptr, nullptr);
   expect_close_to_cpu(cpu, gpu);
+}
+
+// In bfloat16 the weight gradients are accumulated by the matrix multiply in float32, straight into
+// the float32 sums (llama.cpp, add_weight_gradient): the pass stays near the CPU's float32 one, as
+// near as bfloat16 activations allow.
+TEST_F(Gpu, ABfloat16ImportanceStaysNearTheCpus) {
+  const auto sequences = diagnostic_sequences();
+  auto cpu_engine = engine_on(dir.path(), "cpu");
+  auto gpu_engine = engine_on(dir.path(), "cuda", "bfloat16");
+  const auto cpu = cpu_engine->first_order_loss_rise(sequences, 2, cpu_engine->candidates(0, 0), nullptr, nullptr);
+  const auto gpu = gpu_engine->first_order_loss_rise(sequences, 2, gpu_engine->candidates(0, 0), nullptr, nullptr);
+  double worst = 0, largest = 0;
+  for (size_t t = 0; t < cpu.size(); t++)
+    for (size_t i = 0; i < cpu[t].size(); i++) {
+      worst = std::max(worst, static_cast<double>(std::abs(cpu[t][i] - gpu[t][i])));
+      largest = std::max(largest, static_cast<double>(std::abs(cpu[t][i])));
+    }
+  ASSERT_GT(largest, 0.0);
+  EXPECT_LT(worst, 0.05 * largest) << "largest |r| " << largest;
+  std::cout << "bfloat16 importance: largest difference " << worst / largest << " of the largest |r|\n";
 }
 
 // The stability's first half (every other sequence) out of the same pass, as on the CPU.

@@ -59,6 +59,42 @@ TEST(Ranking, EqualsAFullSortOnValuesWithManyTies) {
   }
 }
 
+// The passes run on consecutive index ranges in parallel, about a million candidates a thread: the
+// rankings and the count of non-finite values are those of one thread, ties across the ranges'
+// boundaries included (a third of the values are one of four, so every cut falls among ties).
+TEST(Ranking, IsTheSameOnAnyNumberOfThreads) {
+  std::mt19937 rng(11);
+  std::vector<std::vector<float>> tensors(3);
+  for (size_t t = 0; t < tensors.size(); t++)
+    for (int i = 0; i < 1500000; i++) {
+      const uint32_t r = rng();
+      tensors[t].push_back(r % 3 == 0     ? static_cast<float>(r % 4) - 1.5f
+                           : r % 997 == 0 ? std::numeric_limits<float>::quiet_NaN()
+                                          : std::ldexp(static_cast<float>(r % 100000) / 100000.0f, static_cast<int>(r % 40) - 20));
+    }
+  auto spans = spans_of(tensors);
+  std::vector<std::vector<int64_t>> rankings;
+  std::vector<int64_t> counts;
+  for (int threads : {1, 3, 4}) {
+    set_ranking_threads(threads);
+    int64_t non_finite = 0;
+    for (int64_t n : {1, 1000, 1500001, 4499999}) {
+      rankings.push_back(rank_top(spans, n, RankKey::magnitude, &non_finite));
+      counts.push_back(non_finite);
+      rankings.push_back(rank_bottom(spans, n, RankKey::value, &non_finite));
+      counts.push_back(non_finite);
+    }
+  }
+  set_ranking_threads(1);
+  const size_t per_count = rankings.size() / 3;
+  for (size_t i = 0; i < per_count; i++) {
+    EXPECT_EQ(rankings[i], rankings[per_count + i]) << "3 threads, ranking " << i;
+    EXPECT_EQ(rankings[i], rankings[2 * per_count + i]) << "4 threads, ranking " << i;
+    EXPECT_EQ(counts[i], counts[2 * per_count + i]) << "non-finite count " << i;
+    EXPECT_GT(counts[i], 0);
+  }
+}
+
 // The runner ranks r = -theta x gradient sum, negative where zeroing a weight would lower the loss:
 // by value (`signed`) every negative r ranks below every positive one, most negative last, -0 tying
 // 0; by magnitude (the paper's |r|) the sign is ignored.

@@ -22,6 +22,8 @@
 #   GOOGLETEST_SOURCE_DIR      GoogleTest sources, for --test (Debian's /usr/src/googletest)
 #   BPROF_GPU_BUILD            the build folder (default native-runner/build-torch)
 #   BPROF_GPU_JOB              the job (default scripts/bench/gpu-job.json)
+#   BPROF_GPU_BEFORE_BENCH     a command run after the build, before the bench (gpu-8b.sh waits
+#                              there for the model it makes while the runner builds)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -102,6 +104,10 @@ if [[ $TEST == 1 ]]; then
   tail -n 3 "$OUT/ctest.log" >&2
 fi
 
+if [[ -n ${BPROF_GPU_BEFORE_BENCH:-} ]]; then
+  bash -c "$BPROF_GPU_BEFORE_BENCH"
+fi
+
 # the job, with --rows when given; the run's scratch (models, the original pipeline's checkpoints)
 # on the build folder's disk, not a /tmp that may be memory
 RUN="$(mktemp -d "$BUILD/bench.XXXXXX")"
@@ -114,13 +120,15 @@ if sys.argv[3]:
 json.dump(job, open(sys.argv[2], "w"), indent=2)
 PY
 say "bprof-runner bench with $JOB${ROWS:+ (rows $ROWS)}"
-# each event stamped with the seconds since the start ("t"), so that a run cut short still shows its pace
+# each event stamped with the seconds since the start ("t"), so that a run cut short still shows its
+# pace, and with the clock's time ("wall"), to match samples of nvidia-smi taken beside it
 "$RUNNER" bench --job "$RUN/job.json" --out "$RUN/out" --threads "$(nproc)" | python3 -u -c '
 import json, sys, time
 t0 = time.monotonic()
 for line in sys.stdin:
     event = json.loads(line)
     event["t"] = round(time.monotonic() - t0, 3)
+    event["wall"] = round(time.time(), 3)
     print(json.dumps(event), flush=True)
 ' >"$OUT/events.jsonl"
 cp "$RUN/out/bench.json" "$OUT/bench.json.tmp" && mv "$OUT/bench.json.tmp" "$OUT/bench.json"
