@@ -29,7 +29,7 @@ test("bprof validate prints the peak and the time on the config's GPU, and refus
   // the config's batch_size: 2 is kept; the tiny model's weights and sums are a few kB, so the reserve is the peak
   assert.match(
     ok.stdout,
-    /^tiny-llama: on an H100 \(79\.6 GiB\): peak device memory about 1\.0 GiB \(weights 0\.0, importance sums 0\.0, activations 0\.0 at batch 2, reserve 1\.0\); about 0 s \(importance 0 s, scoring 0 s\)$/m,
+    /^tiny-llama: on an H100 \(79\.6 GiB\): peak device memory about 1\.0 GiB \(weights 0\.0, importance sums 0\.0, activations 0\.0 at batch 2, reserve 1\.0\); about 0 s \(importance 0 s, scoring 0 s, ranking on the host 0 s\)$/m,
   );
 
   const small = `${ON_CUDA}gpu: {memory_gib: 0.5, bf16_tflops: 100}\n`;

@@ -18,9 +18,12 @@ export const DEVICE_MODEL = {
   /**
    * Activations autograd keeps per token and layer for the backward pass, in hidden-sized vectors
    * of the model's dtype: the residual stream, the two RMSNorms' inputs and outputs, q, k, v, the
-   * attention output and o_proj's input.
+   * attention output and o_proj's input. With the factors below and the logits: 8.06 MiB a token
+   * of 150-token sequences of Llama-3.1-8B's shape, where an H200 measured 8.2 (a batch of 32
+   * sequences: 76,071 MiB in use, weights and sums 36,820 of them, the CUDA context the rest;
+   * docs/performance.md).
    */
-  activationHiddenFactor: 10,
+  activationHiddenFactor: 11,
   /** ... and in intermediate-sized vectors: gate, up, SiLU(gate) and its product with up (down_proj's input). */
   activationMlpFactor: 4,
   /**
@@ -32,10 +35,20 @@ export const DEVICE_MODEL = {
   logitExtraBytes: 8,
   /** The CUDA context, cuBLAS workspaces and the allocator's slack, whatever the job. */
   reserveBytes: 1 * GIB,
-  /** Share of the GPU's bf16 peak the importance pass (forward and backward) reaches. */
-  importanceMfu: 0.35,
-  /** Share of the GPU's bf16 peak scoring with the KV cache reaches. */
-  scoringMfu: 0.45,
+  /**
+   * Share of the GPU's datasheet bf16 peak the importance pass's forward and backward passes reach:
+   * 434-455 TFLOP/s at batches of 16-32 sequences of 150 tokens on an H200 (989 on the datasheet).
+   */
+  importanceMfu: 0.45,
+  /** Share of the datasheet peak scoring with the KV cache reaches: 440 TFLOP/s on the same H200. */
+  scoringMfu: 0.44,
+  /**
+   * Host bytes per second of r = -theta x g brought from the GPU, 4 bytes a candidate per ability:
+   * 22.5 GB in 16 s on the H200's host (its first touch of fresh host memory, not the bus).
+   */
+  riseBytesPerSecond: 1.4e9,
+  /** Candidates ranked per second on the host, per rule and selection: 5.6 billion in 22 s on 16 threads. */
+  rankedPerSecond: 2.5e8,
 } as const;
 
 /** The importance batch sizes tried, largest first, when the config leaves `ablation.batch_size` out. */
@@ -96,6 +109,8 @@ export interface DeviceWork {
   frontRemoval: number;
   backRemoval: number;
   batchSize: number;
+  /** Rankings of each ability's importance: its rules times its ranked selections (top, bottom). */
+  rankings: number;
 }
 
 export interface DevicePlan {
@@ -109,7 +124,8 @@ export interface DevicePlan {
     peak: number;
   };
   flops: { importance: number; scoring: number };
-  seconds: { importance: number; scoring: number; total: number };
+  /** `host`: each ability's r brought from the GPU and ranked, on the host (not FLOPs: bytes and passes over them). */
+  seconds: { importance: number; scoring: number; host: number; total: number };
   fits: boolean;
 }
 
@@ -167,15 +183,17 @@ export function devicePlan(shape: ModelShape, work: DeviceWork, gpu: Gpu, batch 
   const diagnosticTokens = work.abilities.flat().reduce((n, t) => n + t, 0);
   const importance = diagnosticTokens * (4 * matmul + 2 * cand.active);
   const scoring = 2 * matmul * work.scoredTokens * (1 + work.variants);
+  const abilities = work.abilities.length;
   const seconds = {
     importance: importance / (gpu.peakFlops * m.importanceMfu),
     scoring: scoring / (gpu.peakFlops * m.scoringMfu),
+    host: abilities * ((4 * cand.all) / m.riseBytesPerSecond + (work.rankings * cand.all) / m.rankedPerSecond),
   };
   return {
     batchSize: batch,
     bytes: { weights, sums, activations, reserve: m.reserveBytes, peak },
     flops: { importance, scoring },
-    seconds: { ...seconds, total: seconds.importance + seconds.scoring },
+    seconds: { ...seconds, total: seconds.importance + seconds.scoring + seconds.host },
     fits: peak <= gpu.memoryBytes,
   };
 }
@@ -199,6 +217,7 @@ export function jobDeviceWork(job: ProfileJob | ScoreJob): DeviceWork {
       frontRemoval: 0,
       backRemoval: 0,
       batchSize: 1,
+      rankings: 0,
     };
   const a = job.ablation;
   const methods = Array.isArray(a.method) ? a.method.length : 1;
@@ -218,6 +237,7 @@ export function jobDeviceWork(job: ProfileJob | ScoreJob): DeviceWork {
     frontRemoval: a.front_removal,
     backRemoval: a.back_removal,
     batchSize: a.batch_size,
+    rankings: rules * Math.max(1, ranked),
   };
 }
 
@@ -236,12 +256,13 @@ export function describePeak(plan: DevicePlan): string {
   );
 }
 
-/** "about 23 min 10 s (importance 9 min 02 s, scoring 14 min 08 s)". */
+/** "about 27 min 30 s (importance 4 min 38 s, scoring 16 min 30 s, ranking on the host 6 min 26 s)". */
 export function describeTime(plan: DevicePlan): string {
   const { seconds } = plan;
+  const parts = `importance ${formatDuration(seconds.importance)}, scoring ${formatDuration(seconds.scoring)}`;
   return (
     `about ${formatDuration(seconds.total)}` +
-    (seconds.importance > 0 ? ` (importance ${formatDuration(seconds.importance)}, scoring ${formatDuration(seconds.scoring)})` : "")
+    (seconds.importance > 0 ? ` (${parts}, ranking on the host ${formatDuration(seconds.host)})` : "")
   );
 }
 
