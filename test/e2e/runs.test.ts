@@ -124,7 +124,7 @@ async function selectOption(frame: Frame, id: string, option: string): Promise<v
 }
 
 test(
-  "e2e runs: Open Demo, a profile cancelled and resumed from the Runs tree, the results view, the Negative AIS tree and the cases inline",
+  "e2e runs: Open Demo, a profile cancelled from the Runs tree and resumed from the palette, the results view, the Negative AIS tree and the cases inline",
   { timeout: 2 * DEMO_TIMEOUT_MS + 300_000 },
   async (t) => {
     const workspace = await fsp.mkdtemp(path.join(os.tmpdir(), "bprof-e2e-runs-"));

@@ -157,7 +157,8 @@ class RunsTree implements vscode.TreeDataProvider<Node> {
       return;
     }
     const fresh = await this.currentNodes();
-    const sameRuns = fresh.length === this.nodes.size && fresh.every((n, i) => [...this.nodes.keys()][i] === n.row.dir);
+    const shown = [...this.nodes.keys()];
+    const sameRuns = fresh.length === shown.length && fresh.every((n, i) => shown[i] === n.row.dir);
     if (!sameRuns) {
       this.changed.fire(undefined);
       return;
