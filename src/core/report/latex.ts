@@ -2,9 +2,12 @@
 // ready to \input into a paper. Significant cells carry a star; undefined ones read n/a with a
 // lettered note in the caption. The checks of that k follow as tables of their own: the expected
 // abilities (`expects`), the consistency of second diagnostic sets (`of`) and the interference of
-// two abilities ablated together (`ablation.pairs`). Needs \usepackage{booktabs}.
+// two abilities ablated together (`ablation.pairs`): each from report/tables.ts's data, written
+// here in LaTeX. Needs \usepackage{booktabs}.
 import { formatConfidence, formatCount, formatFixed, formatK } from "./format";
 import { rulesOf } from "./model";
+import * as tables from "./tables";
+import { writeInline, type Inline, type InlineStyle, type TableCell, type TableData, type TableRow } from "./tables";
 import type { KSection, ModelReport, ProfileReport, Report } from "./types";
 
 /** What a table of one k's checks needs: its model, rule and section. */
@@ -71,41 +74,23 @@ export function renderLatex(report: Report): string {
 function table(model: ModelReport, p: ProfileReport, s: KSection, labelRule: boolean): string[] {
   const metric = s.metricLabel;
   const letters = s.reasons.map((_, i) => String.fromCharCode(97 + (i % 26)) + (i >= 26 ? String(Math.floor(i / 26)) : ""));
-  const cellText = (c: KSection["rows"][number]["cells"][number]): string => {
-    if (c.ais === null) return `n/a$^{${letters[(c.reason ?? 1) - 1]}}$`;
-    return `$${formatFixed(c.ais, 2)}${c.significant ? "^{*}" : ""}$`;
-  };
-  const lines = [
-    "\\begin{table}[t]",
-    "\\centering",
-    "\\small",
-    `\\begin{tabular}{l${"r".repeat(s.benchmarks.length)}}`,
-    "\\toprule",
-    `Ability & ${s.columns.map(escapeLatex).join(" & ")} \\\\`,
-    "\\midrule",
-  ];
-  s.rows.forEach((row, i) => {
-    if (i > 0 && row.selection !== s.rows[i - 1]!.selection) lines.push("\\midrule");
-    const label = row.selection === "random" ? "Random (control)" : escapeLatex(row.label);
-    lines.push(`${label} & ${row.cells.map(cellText).join(" & ")} \\\\`);
-  });
-  lines.push("\\bottomrule", "\\end{tabular}");
+  const lines = latexTabular(tables.aisTable(s), letters);
   const notes = [
     `$^{*}$: the ${escapeLatex(formatConfidence(p.bootstrap.confidence))} paired-bootstrap CI (${p.bootstrap.resamples} resamples) excludes 0.`,
     ...s.reasons.map((r, i) => `n/a$^{${letters[i]}}$: ${escapeLatex(r)}`),
   ];
   lines.push(
     `\\caption{Ability Impact Scores (${escapeLatex(metric)}) of ${escapeLatex(model.name)} at $k = ${formatK(s.k)}$ ` +
-      `($n = ${formatCount(s.n).replace(/,/g, "{,}")}$ of ${formatCount(p.parameters).replace(/,/g, "{,}")} parameters zeroed${p.method === "signed" ? ", ranked by $-\\theta g$" : labelRule ? ", ranked by $|\\theta g|$" : ""}${allLayers(p)}). ${notes.join(" ")}}`,
+      `($n = ${latexCount(s.n)}$ of ${latexCount(p.parameters)} parameters zeroed${p.method === "signed" ? ", ranked by $-\\theta g$" : labelRule ? ", ranked by $|\\theta g|$" : ""}${allLayers(p)}). ${notes.join(" ")}}`,
     `\\label{tab:ais-${labelKey(model.name)}${labelRule ? `-${ruleKey(p)}` : ""}-k${formatK(s.k).replace(/[^0-9a-z]/gi, "")}}`,
     "\\end{table}",
   );
   return lines;
 }
 
-/** A number in math mode, its minus sign LaTeX's. */
-function mathNumber(x: number, digits = 2): string {
-  return `$${formatFixed(x, digits)}$`;
+/** A whole number with LaTeX's thousands separators (a comma in math mode needs braces). */
+function latexCount(n: number): string {
+  return formatCount(n).replace(/,/g, "{,}");
 }
 
 /** A table's caption tail and label: the model, the k and (with several rules) the rule. */
@@ -118,37 +103,76 @@ function captionOf(c: CheckTable, what: string, key: string): string[] {
   ];
 }
 
-function tabular(columns: string, header: string[], rows: string[][]): string[] {
+/**
+ * Inline content in LaTeX: names escaped, figures in math mode with two decimals (a paper's column
+ * is narrow) and LaTeX's minus, the mark of a significant figure a superscript star.
+ */
+const LATEX_INLINE: InlineStyle = {
+  words: (text) => text.replace(/–/g, "--").replace(/ρ/g, "$\\rho$"),
+  text: escapeLatex,
+  figure: (v, digits) => `$${formatFixed(v, Math.min(digits, 2))}$`,
+  starred: (figure) => `${figure.slice(0, -1)}^{*}$`,
+  muted: (content) => content,
+  strong: (content) => `\\textbf{${content}}`,
+  variable: (name) => `$${name}$`,
+  count: latexCount,
+  factor: (value) => `$\\times ${value}$`,
+};
+const inlineLatex = (parts: Inline[]) => writeInline(parts, LATEX_INLINE);
+
+/** Headers, and the report's own words heading a row, start with a capital in a paper's table. */
+function capitalised(parts: Inline[]): Inline[] {
+  const [first, ...rest] = parts;
+  // a Latin letter only: ρ is a symbol, not a word
+  return typeof first === "string" ? [first.replace(/^[a-z]/, (c) => c.toUpperCase()), ...rest] : parts;
+}
+
+/**
+ * A table from its data, up to the end of its tabular: a booktabs rule between row groups.
+ * `letters`: the notes an undefined estimate's reason number refers to.
+ */
+function latexTabular(t: TableData, letters: string[] = []): string[] {
+  const header = t.columns.map((c) => inlineLatex(capitalised(c.short !== undefined ? [c.short] : c.header)));
+  const row = (r: TableRow) =>
+    r.cells.map((c, i) => (i === 0 && t.rowHeads ? inlineLatex(capitalised(c as Inline[])) : cellLatex(c, letters))).join(" & ");
   return [
     "\\begin{table}[t]",
     "\\centering",
     "\\small",
-    `\\begin{tabular}{${columns}}`,
+    `\\begin{tabular}{${t.columns.map((c) => c.align).join("")}}`,
     "\\toprule",
     `${header.join(" & ")} \\\\`,
     "\\midrule",
-    ...rows.map((r) => `${r.join(" & ")} \\\\`),
+    ...t.rows.flatMap((r) => [...(r.group ? ["\\midrule"] : []), `${row(r)} \\\\`]),
     "\\bottomrule",
     "\\end{tabular}",
   ];
 }
 
+/** A cell in LaTeX: an estimate without its interval (the caption says what the star means), an interference with it. */
+function cellLatex(c: TableCell, letters: string[]): string {
+  if (Array.isArray(c)) return inlineLatex(c);
+  switch (c.kind) {
+    case "estimate":
+      if (c.value === null) return `n/a$^{${letters[(c.reason ?? 1) - 1]}}$`;
+      return inlineLatex([{ figure: c.value, starred: c.significant }]);
+    case "interference": {
+      const x = c.cell;
+      if (x.interference === null) return "n/a";
+      const ci = x.interferenceCi ? ` [${formatFixed(x.interferenceCi.low, 2)}, ${formatFixed(x.interferenceCi.high, 2)}]` : "";
+      return `$${formatFixed(x.interference, 2)}${x.significant ? "^{*}" : ""}${ci}$`;
+    }
+    case "overlap":
+      return inlineLatex([{ figure: c.jaccard }]);
+    case "difference":
+      return c.cell && c.cell.difference !== null ? inlineLatex([{ figure: c.cell.difference, starred: c.cell.significant }]) : "n/a";
+  }
+}
+
 function expectationTable(c: CheckTable): string[] {
   const confidence = escapeLatex(formatConfidence(c.p.bootstrap.confidence));
-  const rows = c.s.expectations.map((e) => [
-    escapeLatex(e.benchmark),
-    e.expected
-      .map(
-        (x) =>
-          `${escapeLatex(x.ability)}${x.weight === null ? "" : ` $\\times ${x.weight}$`} (${x.ais === null ? "n/a" : `$${formatFixed(x.ais, 2)}${x.significant ? "^{*}" : ""}$`})`,
-      )
-      .join("; "),
-    `${e.confirmed.length} of ${e.expected.length}`,
-    e.unexpected.length === 0 ? "none" : e.unexpected.map(escapeLatex).join("; "),
-    e.rankCorrelation === null ? "--" : mathNumber(e.rankCorrelation),
-  ]);
   return [
-    ...tabular("llrlr", ["Benchmark", "Expected (AIS)", "Show", "Unexpected that show", "$\\rho$"], rows),
+    ...latexTabular(tables.expectationsTable(c.s)),
     ...captionOf(
       c,
       `Expected abilities (\\texttt{expects}) against the measured AIS: an ability shows when its AIS is positive and its ${confidence} CI excludes 0 ($^{*}$); $\\rho$ is Spearman's rank correlation of the weights and the AIS`,
@@ -159,17 +183,8 @@ function expectationTable(c: CheckTable): string[] {
 
 function consistencyTable(c: CheckTable): string[] {
   const confidence = escapeLatex(formatConfidence(c.p.bootstrap.confidence));
-  const rows = c.s.consistency.map((x) => [
-    escapeLatex(x.ability),
-    escapeLatex(x.set),
-    x.rankCorrelation === null ? "--" : mathNumber(x.rankCorrelation),
-    String(x.benchmarks),
-    x.disagreements.length === 0
-      ? "none"
-      : x.disagreements.map((d) => `${escapeLatex(d.benchmark)} (${mathNumber(d.ais)} vs ${mathNumber(d.setAis)})`).join("; "),
-  ]);
   return [
-    ...tabular("llrrl", ["Ability", "Second set", "$\\rho$", "Benchmarks", "Disagree"], rows),
+    ...latexTabular(tables.consistencyTable(c.s)),
     ...captionOf(
       c,
       `Abilities measured with a second diagnostic set: Spearman's $\\rho$ of the two sets' AIS across the benchmarks, and the benchmarks where one set's ${confidence} CI excludes the other's AIS`,
@@ -180,18 +195,8 @@ function consistencyTable(c: CheckTable): string[] {
 
 function pairsTable(c: CheckTable): string[] {
   const confidence = escapeLatex(formatConfidence(c.p.bootstrap.confidence));
-  const width = c.s.pairs[0]!.cells.length;
-  const rows = c.s.pairs.map((pair) => [
-    pair.abilities.map(escapeLatex).join(" + "),
-    formatCount(pair.n).replace(/,/g, "{,}"),
-    ...pair.cells.map((cell) => {
-      if (cell.interference === null) return "n/a";
-      const ci = cell.interferenceCi ? ` [${formatFixed(cell.interferenceCi.low, 2)}, ${formatFixed(cell.interferenceCi.high, 2)}]` : "";
-      return `$${formatFixed(cell.interference, 2)}${cell.significant ? "^{*}" : ""}${ci}$`;
-    }),
-  ]);
   return [
-    ...tabular(`lr${"r".repeat(width)}`, ["Abilities", "$n$", ...c.s.benchmarks.slice(0, width).map(escapeLatex)], rows),
+    ...latexTabular(tables.pairsTable(c.s)),
     ...captionOf(
       c,
       `Two abilities ablated together (the union of their top sets, $n$ weights): the interference $\\mathrm{AIS}(A{+}B) - \\mathrm{AIS}(A) - \\mathrm{AIS}(B)$ per benchmark with its ${confidence} CI ($^{*}$: it excludes 0)`,

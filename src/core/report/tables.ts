@@ -1,9 +1,9 @@
 // The report's tables as data, built once: per model its baseline and its rules side by side, per k
 // section the AIS, labels, expectations, consistency, pairs, specificity, overlap, stability,
 // chunked, lowering and flips tables, and a comparison's differences. A table is its columns and
-// rows of cells holding figures, intervals and names, not text: html.ts, markdown.ts and
-// compareHtml.ts each format the same table in their own syntax (escaping, minus sign, emphasis),
-// and keep their own captions.
+// rows of cells holding figures, intervals and names, not text: html.ts, markdown.ts,
+// compareHtml.ts, latex.ts and the terminal's cli/aisTable.ts each format the same table in their
+// own syntax (escaping, minus sign, emphasis), and keep their own captions.
 import type { Interval } from "../analysis/bootstrap";
 import type { Comparison, ComparisonCell } from "./compare";
 import { formatCount, ruleLabel } from "./format";
@@ -18,8 +18,10 @@ export type Inline =
   | string
   /** Text from the user's files or results (names, filters, reasons): escaped by each format. */
   | { text: string }
-  /** A figure with fixed decimals (3 unless said). */
-  | { figure: number; digits?: number }
+  /** A figure with fixed decimals (3 unless said); `starred`: its interval excludes 0. */
+  | { figure: number; digits?: number; starred?: boolean }
+  /** A multiplier (an expected ability's weight): ×w. */
+  | { factor: number }
   /** A whole number with thousands separators. */
   | { count: number }
   /** Secondary content: greyed where the format can, plain where it cannot. */
@@ -30,20 +32,32 @@ export type Inline =
 
 /** How a format writes inline content: its escaping, its figures, its emphasis. */
 export interface InlineStyle {
+  /** The report's own wording; as it is unless the format must spell some of its characters otherwise (LaTeX's ρ). */
+  words?(text: string): string;
   text(text: string): string;
   figure(value: number, digits: number): string;
   muted(content: string): string;
   strong(content: string): string;
   variable(name: string): string;
+  /** A whole number; with thousands separators unless said. */
+  count?(value: number): string;
+  /** ×w unless said. */
+  factor?(value: number): string;
+  /** A figure's mark where its interval excludes 0: `*` unless said. */
+  starred?(figure: string): string;
 }
 
 export function writeInline(parts: Inline[], style: InlineStyle): string {
   return parts
     .map((x) => {
-      if (typeof x === "string") return x;
+      if (typeof x === "string") return style.words ? style.words(x) : x;
       if ("text" in x) return style.text(x.text);
-      if ("figure" in x) return style.figure(x.figure, x.digits ?? 3);
-      if ("count" in x) return formatCount(x.count);
+      if ("figure" in x) {
+        const figure = style.figure(x.figure, x.digits ?? 3);
+        return x.starred ? (style.starred ? style.starred(figure) : `${figure}*`) : figure;
+      }
+      if ("count" in x) return style.count ? style.count(x.count) : formatCount(x.count);
+      if ("factor" in x) return style.factor ? style.factor(x.factor) : `×${x.factor}`;
       if ("muted" in x) return style.muted(writeInline(x.muted, style));
       if ("strong" in x) return style.strong(writeInline(x.strong, style));
       return style.variable(x.variable);
@@ -83,6 +97,8 @@ export type TableCell = Inline[] | EstimateCell | InterferenceCell | OverlapCell
 
 export interface TableColumn {
   header: Inline[];
+  /** A shorter header for a narrow page (LaTeX's). */
+  short?: string;
   /** Left for words, right for figures. */
   align: "l" | "r";
 }
@@ -178,7 +194,8 @@ function rowsByBenchmarks(s: KSection, rows: KSection["rows"], cell: (c: ReportC
     rowHeads: true,
     columns: [word("ability"), ...s.columns.map((b) => figures(name(b)))],
     rows: rows.map((r, i) => ({
-      cells: [name(r.label), ...r.cells.map(cell)],
+      // the random control's name is the report's own word, the others the user's abilities
+      cells: [r.selection === "random" ? [r.label] : name(r.label), ...r.cells.map(cell)],
       group: grouped && i > 0 && r.selection !== rows[i - 1]!.selection,
     })),
   };
@@ -233,17 +250,23 @@ export function labelsTable(s: KSection): TableData {
 export function expectationsTable(s: KSection): TableData {
   return {
     rowHeads: true,
-    columns: [word("benchmark"), word("expected (AIS)"), figures("expected that show"), word("unexpected that show"), figures("ρ")],
+    columns: [
+      word("benchmark"),
+      word("expected (AIS)"),
+      { ...figures("expected that show"), short: "show" },
+      word("unexpected that show"),
+      figures("ρ"),
+    ],
     rows: s.expectations.map((e) => ({
       cells: [
         name(e.benchmark),
         joined(
           e.expected.map((x) => [
             { text: x.ability },
-            ...(x.weight === null ? [] : [" ", { muted: [`×${x.weight}`] }]),
+            ...(x.weight === null ? [] : [" ", { muted: [{ factor: x.weight }] }]),
             " (",
-            x.ais === null ? "n/a" : figure(x.ais),
-            x.significant ? "*)" : ")",
+            x.ais === null ? "n/a" : { figure: x.ais, starred: x.significant },
+            ")",
           ]),
           "; ",
         ),
