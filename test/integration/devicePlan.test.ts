@@ -43,6 +43,16 @@ test("bprof validate prints the peak and the time on the config's GPU, and refus
     ),
   );
   assert.doesNotMatch(refused.stdout, /: ok$/m);
+  // bprof run refuses it too, with the same error, before any runner starts (device: cuda, and no GPU here)
+  const run = await bprof(["run", p.configPath]);
+  assert.equal(run.exitCode, 2, run.stdout);
+  assert.match(
+    run.stderr,
+    new RegExp(
+      `profile\\.bprof\\.yaml:${gpuLine(small)}:\\d+: error: model \`tiny-llama\` does not fit a GPU of 0\\.5 GiB: .*\\[config\\.device-memory\\]`,
+    ),
+  );
+  assert.doesNotMatch(run.stderr, /cuda|CUDA|runner/);
 
   // a batch_size too large for a GPU that a smaller one fits: the refusal names the largest that fits
   const { profile } = await loadProfile(p.configPath);

@@ -52,14 +52,20 @@ export async function jobProblems(profile: Profile): Promise<Problem[]> {
   const problems: Problem[] = [];
   for (const model of profile.models) {
     try {
-      const planned = plannedOnGpu(profile, model, compiledJob(profile, model, await modelTokenizer(model), new Date()));
-      if (planned && !planned.plan.fits) problems.push(deviceMemoryProblem(profile, model, planned));
+      const refusal = deviceMemoryRefusal(profile, model, compiledJob(profile, model, await modelTokenizer(model), new Date()));
+      if (refusal) problems.push(refusal);
     } catch (e) {
       if (!(e instanceof JobCompileError)) throw e;
       problems.push(e.problem);
     }
   }
   return problems;
+}
+
+/** The refusal of a compiled job that cannot fit the config's GPU (undefined where it fits, or without `gpu`): validation's and a run's. */
+export function deviceMemoryRefusal(profile: Profile, model: ResolvedModel, compiled: ReturnType<typeof compiledJob>): Problem | undefined {
+  const planned = plannedOnGpu(profile, model, compiled);
+  return planned && !planned.plan.fits ? deviceMemoryProblem(profile, model, planned) : undefined;
 }
 
 /**

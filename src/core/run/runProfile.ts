@@ -21,8 +21,8 @@ import { describeTarget, resolveTarget, type Target } from "../config/target";
 import { launchRunner, launchShards } from "../launch/target";
 import type { RunnerSpec } from "../runner/locate";
 import { readParameterCount } from "../model/parameters";
-import { compiledJob, modelTokenizer } from "../plan/compile";
-import type { AbilityRef, ItemRef, ProfileJob } from "../plan/job";
+import { compiledJob, deviceMemoryRefusal, modelTokenizer } from "../plan/compile";
+import { JobCompileError, type AbilityRef, type ItemRef, type ProfileJob } from "../plan/job";
 import { randomVariants, variantsPerAbility } from "../plan/shards";
 import type { ModelTokenizer } from "../prompts/tokenize";
 import { baselineAccuracies, readProfileOutput } from "../results/profile";
@@ -272,6 +272,9 @@ class ModelRun {
   private async compile(): Promise<ModelJob> {
     const tokenizer = await modelTokenizer(this.model);
     const compiled = compiledJob(this.profile, this.model, tokenizer, new Date(this.folder.manifest.created));
+    // a job the config's GPU cannot hold would stop at its first allocation there: refused here, before any runner starts
+    const refusal = deviceMemoryRefusal(this.profile, this.model, compiled);
+    if (refusal) throw new JobCompileError(refusal);
     const jobFile = path.join(this.dir, "job.json");
     const jobText = await writeJob(jobFile, compiled.job, this.resume, this.model, tokenizer.specials.before);
     this.nameOf = new Map(compiled.abilities.map((a) => [a.id, a.name]));
