@@ -1,8 +1,9 @@
 // The tables `bprof run` prints: the baseline scores, then the AIS tables, per model and k,
 // abilities down, benchmarks across, each cell the AIS and its interval, `*` where the interval
 // excludes 0, `n/a` with a numbered reason where the AIS is undefined. Everything shown comes
-// from the report model (src/core/report/model.ts), which `bprof report` renders too: rows,
-// columns with their metrics, the cells, and the reasons with the numbers the reports give them.
+// from the report model (src/core/report/model.ts), which `bprof report` renders too: the AIS
+// table is report/tables.ts's, formatted here as plain text, and its reasons have the numbers the
+// reports give them.
 //
 // On a terminal (a `width`), nothing is wider than it: cells keep the value and the `*` (the
 // intervals are in the report the run writes), long column headers become b1, b2, ... with a
@@ -12,7 +13,16 @@ import { formatConfidence, formatFixed, formatInterval, formatK, ruleLabel } fro
 import { ruleComparisons, rulesOf } from "../core/report/model";
 import { baselineLabel } from "../core/report/names";
 import { fluencyText } from "../core/report/fluency";
-import type { BaselineRow, Finding, KSection, ModelReport, ReportCell } from "../core/report/types";
+import {
+  aisTable,
+  writeInline,
+  type EstimateCell,
+  type Inline,
+  type InlineStyle,
+  type TableCell,
+  type TableData,
+} from "../core/report/tables";
+import type { BaselineRow, Finding, KSection, ModelReport } from "../core/report/types";
 
 /**
  * One benchmark's baseline line: acc, acc_norm and chance, or exact_match (its filter) and chance;
@@ -56,9 +66,12 @@ export function formatAisTables(model: ModelReport, width?: number): string {
 }
 
 function sectionTable(model: string, s: KSection, parameters: number, method: string, confidence: string, width?: number): string {
+  const table = aisTable(s);
   // The reasons the printed cells refer to, under the numbers every report gives them.
   const cited = [
-    ...new Set(s.rows.flatMap((r) => r.cells.flatMap((c) => (c.ais === null && c.reason !== undefined ? [c.reason] : [])))),
+    ...new Set(
+      table.rows.flatMap((r) => r.cells.flatMap((c) => (estimate(c) && c.value === null && c.reason !== undefined ? [c.reason] : []))),
+    ),
   ].sort((a, b) => a - b);
   const title = `${model}: AIS (${s.metricLabel}) at k = ${formatK(s.k)} (n = ${s.n} of ${parameters} parameters, ${method} importance), ${confidence} CI; * = the CI excludes 0`;
   const notes = [
@@ -72,12 +85,15 @@ function sectionTable(model: string, s: KSection, parameters: number, method: st
     ...pairLines(s, confidence),
   ];
   if (width === undefined) {
-    const rows = [["ability", ...s.columns], ...s.rows.map((r) => [r.label, ...r.cells.map(cellText)])];
+    const rows = [
+      table.columns.map((c) => plain(c.header)),
+      ...table.rows.map((r) => r.cells.map((c, i) => (i === 0 ? plain(c as Inline[]) : cellText(c)))),
+    ];
     return [title, ...alignColumns(rows), ...notes].join("\n");
   }
   return [
     ...wrapLine(`${title}; the intervals are in the report`, width),
-    ...compactTable(s, width),
+    ...compactTable(table, width),
     ...notes.flatMap((l) => wrapLine(l, width)),
   ].join("\n");
 }
@@ -85,16 +101,18 @@ function sectionTable(model: string, s: KSection, parameters: number, method: st
 /** Longest column header kept as it is in the compact form; longer ones make every header a code (b1, b2, ...). */
 const HEADER_LIMIT = 24;
 
-/** The section's table in blocks of columns that fit `width`, with a legend when headers are codes. */
-function compactTable(s: KSection, width: number): string[] {
-  const coded = s.columns.some((c) => c.length > HEADER_LIMIT);
-  const headers = coded ? s.columns.map((_, i) => `b${i + 1}`) : s.columns;
-  const cells = s.rows.map((r) => r.cells.map(compactCellText));
+/** The table in blocks of columns that fit `width`, the row heads in each, with a legend when headers are codes. */
+function compactTable(t: TableData, width: number): string[] {
+  const names = t.columns.slice(1).map((c) => plain(c.header));
+  const coded = names.some((c) => c.length > HEADER_LIMIT);
+  const headers = coded ? names.map((_, i) => `b${i + 1}`) : names;
+  const cells = t.rows.map((r) => r.cells.slice(1).map(compactCellText));
   const columnWidths = headers.map((h, c) => Math.max(h.length, ...cells.map((row) => row[c]!.length)));
   const widest = Math.max(0, ...columnWidths);
-  // The ability column: whole labels unless even one data column would not fit beside them.
-  const labelWidth = Math.min(Math.max("ability".length, ...s.rows.map((r) => r.label.length)), Math.max(8, width - 2 - widest));
-  const labels = ["ability", ...s.rows.map((r) => r.label)].map((l) => truncate(l, labelWidth));
+  // The row heads' column: whole labels unless even one data column would not fit beside them.
+  const heads = [plain(t.columns[0]!.header), ...t.rows.map((r) => plain(r.cells[0] as Inline[]))];
+  const labelWidth = Math.min(Math.max(...heads.map((l) => l.length)), Math.max(8, width - 2 - widest));
+  const labels = heads.map((l) => truncate(l, labelWidth));
   const lines: string[] = [];
   for (const block of columnBlocks(columnWidths, width - labelWidth)) {
     if (lines.length > 0) lines.push("");
@@ -115,7 +133,7 @@ function compactTable(s: KSection, width: number): string[] {
       ),
     );
   }
-  if (coded) lines.push(...s.columns.flatMap((name, i) => wrapLine(`  b${i + 1} = ${name}`, width)));
+  if (coded) lines.push(...names.flatMap((name, i) => wrapLine(`  b${i + 1} = ${name}`, width)));
   return lines;
 }
 
@@ -156,9 +174,24 @@ function truncate(text: string, width: number): string {
 }
 
 /** A value and its mark; a space where the mark would be, so that decimals line up in a column. */
-function compactCellText(cell: ReportCell): string {
-  if (cell.ais === null) return `n/a(${cell.reason ?? "?"}) `;
-  return `${formatFixed(cell.ais, 3)}${cell.significant ? "*" : " "}`;
+function compactCellText(cell: TableCell): string {
+  if (!estimate(cell)) return plain(cell as Inline[]);
+  if (cell.value === null) return `n/a(${cell.reason ?? "?"}) `;
+  return `${formatFixed(cell.value, 3)}${cell.significant ? "*" : " "}`;
+}
+
+/** Inline content as plain text: names as they are, figures with the ASCII minus, no emphasis. */
+const PLAIN: InlineStyle = {
+  text: (text) => text,
+  figure: (v, digits) => formatFixed(v, digits),
+  muted: (content) => content,
+  strong: (content) => content,
+  variable: (name) => name,
+};
+const plain = (parts: Inline[]) => writeInline(parts, PLAIN);
+
+function estimate(cell: TableCell): cell is EstimateCell {
+  return !Array.isArray(cell) && cell.kind === "estimate";
 }
 
 /**
@@ -349,10 +382,11 @@ function pairLines(s: KSection, confidence: string): string[] {
   ];
 }
 
-function cellText(cell: ReportCell): string {
-  if (cell.ais === null) return `n/a (${cell.reason ?? "?"})`;
+function cellText(cell: TableCell): string {
+  if (!estimate(cell)) return plain(cell as Inline[]);
+  if (cell.value === null) return `n/a (${cell.reason ?? "?"})`;
   const interval = cell.ci ? ` ${formatInterval(cell.ci, 3)}` : "";
-  const value = formatFixed(cell.ais, 3);
+  const value = formatFixed(cell.value, 3);
   return `${value.startsWith("-") ? "" : " "}${value}${interval}${cell.significant ? " *" : ""}`;
 }
 
