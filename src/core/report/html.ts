@@ -18,8 +18,8 @@ import { ruleComparisons, rulesOf } from "./model";
 import { SIGN_DIFFERS_MARK } from "./compareFigure";
 import { fluencyText } from "./fluency";
 import * as tables from "./tables";
-import { writeInline, type Inline, type InlineStyle, type TableCell, type TableData, type TableRow } from "./tables";
-import type { ChoiceDocument, GenerationDocument, Heatmap, KSection, ModelReport, NegativeCell, ProfileReport, Report } from "./types";
+import { writeInline, type Inline, type InlineStyle, type LogprobsCell, type TableCell, type TableData, type TableRow } from "./tables";
+import type { Heatmap, KSection, ModelReport, NegativeCell, ProfileReport, Report } from "./types";
 
 export interface HtmlOptions {
   /** The browser bundle that draws the heatmaps (dist/report.js), inlined as it is. */
@@ -473,6 +473,7 @@ const HTML_INLINE: InlineStyle = {
   muted: (content) => `<span class="muted">${content}</span>`,
   strong: (content) => `<b>${content}</b>`,
   variable: (name) => `<i>${esc(name)}</i>`,
+  quoted: (text) => `<span class="gen">${esc(text)}</span>`,
 };
 const inlineHtml = (parts: Inline[]) => writeInline(parts, HTML_INLINE);
 
@@ -498,6 +499,10 @@ function cellHtml(c: TableCell, textClass: string): string {
       const mark = (x.significant ? "*" : "") + (x.signDiffers ? ` ${SIGN_DIFFERS_MARK}` : "");
       return `<td${sig(x.significant)}>${signedNum(x.difference)}${mark}${x.interval ? `<span class="ci">${ci(x.interval)}</span>` : ""}</td>`;
     }
+    case "flip":
+      return `<td${textClass}>${flipText(c.direction)}</td>`;
+    case "logprobs":
+      return `<td${textClass}>${logprobsHtml(c)}</td>`;
   }
 }
 
@@ -513,50 +518,23 @@ function negativeCellHtml(c: NegativeCell, mixed: boolean, counter: Counter): st
     `${c.rightToWrong} right → wrong, ${c.wrongToRight} wrong → right.`;
   if (c.error) return `<p><b>${title}</b> <span class="error">The documents could not be recovered: ${esc(c.error)}</span></p>`;
   const more = c.omitted > 0 ? `<p class="muted">… and ${c.omitted} more documents (the JSON report lists them all).</p>` : "";
-  if (c.metric === "exact_match") {
-    const rows = c.documents.map((d) => (d.kind === "generate_until" ? generationRow(d) : ""));
-    return (
-      `${openTable("booktabs docs", counter.table(), title)}` +
-      `<thead><tr><th>document</th><th class="text">flip</th><th class="text">target</th><th class="text">answer</th><th class="text">baseline generation</th>` +
-      `<th class="text">ablated generation</th></tr></thead>` +
-      `<tbody>${rows.join("")}</tbody></table></figure>${more}`
-    );
-  }
-  const rows = c.documents.map((d) => (d.kind === "generate_until" ? "" : documentRow(d, c.metric)));
-  return (
-    `${openTable("booktabs docs", counter.table(), title)}` +
-    `<thead><tr><th>document</th><th class="text">flip</th><th>target</th><th>prediction</th><th class="text">baseline log-likelihoods</th>` +
-    `<th class="text">ablated log-likelihoods</th></tr></thead>` +
-    `<tbody>${rows.join("")}</tbody></table></figure>${more}`
-  );
+  return `${openTable("booktabs docs", counter.table(), title)}${tableHtml(tables.documentsTable(c)).join("")}${CLOSE_TABLE}${more}`;
 }
 
 function flipText(direction: "right_to_wrong" | "wrong_to_right"): string {
   return direction === "right_to_wrong" ? `<span class="down">right → wrong</span>` : `<span class="up">wrong → right</span>`;
 }
 
-function generationRow(d: GenerationDocument): string {
-  const quoted = (text: string) => `<span class="gen">${esc(text)}</span>`;
-  return (
-    `<tr><td>${d.index}</td><td class="text">${flipText(d.direction)}</td><td class="text">${quoted(d.target)}</td>` +
-    `<td class="text">${quoted(d.baselineAnswer)} → ${quoted(d.ablatedAnswer)}</td>` +
-    `<td class="text">${quoted(d.baselineResponse)}</td><td class="text">${quoted(d.ablatedResponse)}</td></tr>`
-  );
-}
-
-function documentRow(d: ChoiceDocument, metric: string): string {
-  const scores = (logprobs: number[], predicted: number) =>
-    logprobs
-      .map((lp, i) => {
-        const perByte = metric === "acc_norm" ? ` <span class="muted">[${num(lp / Math.max(1, d.choiceBytes[i] ?? 1))}]</span>` : "";
-        const classes = [i === predicted ? "pred" : "", i === d.target ? "target" : ""].filter(Boolean).join(" ");
-        return `<span class="lp${classes ? ` ${classes}` : ""}">${i}: ${num(lp, 2)}${perByte}</span>`;
-      })
-      .join("");
-  return (
-    `<tr><td>${d.index}</td><td class="text">${flipText(d.direction)}</td><td>${d.target}</td><td>${d.baselinePrediction} → ${d.ablatedPrediction}</td>` +
-    `<td class="text">${scores(d.baselineLogprobs, d.baselinePrediction)}</td><td class="text">${scores(d.ablatedLogprobs, d.ablatedPrediction)}</td></tr>`
-  );
+/** Each choice's log-likelihood (per byte in brackets where acc_norm compares them): the predicted choice bold, the target underlined. */
+function logprobsHtml(c: LogprobsCell): string {
+  const d = c.document;
+  return c.logprobs
+    .map((lp, i) => {
+      const perByte = c.perByte ? ` <span class="muted">[${num(lp / Math.max(1, d.choiceBytes[i] ?? 1))}]</span>` : "";
+      const classes = [i === c.predicted ? "pred" : "", i === d.target ? "target" : ""].filter(Boolean).join(" ");
+      return `<span class="lp${classes ? ` ${classes}` : ""}">${i}: ${num(lp, 2)}${perByte}</span>`;
+    })
+    .join("");
 }
 
 /** The page's style sheet, shared by the comparison report (compareHtml.ts). */

@@ -162,10 +162,8 @@ function cellLatex(c: TableCell, letters: string[]): string {
       const ci = x.interferenceCi ? ` [${formatFixed(x.interferenceCi.low, 2)}, ${formatFixed(x.interferenceCi.high, 2)}]` : "";
       return `$${formatFixed(x.interference, 2)}${x.significant ? "^{*}" : ""}${ci}$`;
     }
-    case "overlap":
-      return inlineLatex([{ figure: c.jaccard }]);
-    case "difference":
-      return c.cell && c.cell.difference !== null ? inlineLatex([{ figure: c.cell.difference, starred: c.cell.significant }]) : "n/a";
+    default:
+      throw new Error(`the LaTeX report writes no table with ${c.kind} cells`);
   }
 }
 

@@ -9,7 +9,7 @@ import * as tables from "./tables";
 import { writeInline, type Inline, type InlineStyle, type TableCell, type TableData } from "./tables";
 import type { ComparisonCell } from "./compare";
 import type { ModelFluency } from "../results/schema";
-import type { ChoiceDocument, GenerationDocument, KSection, ModelReport, NegativeCell, Report } from "./types";
+import type { KSection, ModelReport, NegativeCell, Report } from "./types";
 
 /** Escapes Markdown's inline syntax and the table separator; line breaks become spaces. */
 export function escapeMarkdown(text: string): string {
@@ -247,43 +247,9 @@ function negativeCellSection(cell: NegativeCell, mixed: boolean): string[] {
     "",
   ];
   if (cell.error) return [...out, `The documents could not be recovered: ${escapeMarkdown(cell.error)}`, ""];
-  if (cell.metric === "exact_match") {
-    out.push(
-      ...table(
-        ["document", "flip", "target", "answer: baseline → ablated", "baseline generation", "ablated generation"],
-        cell.documents.flatMap((d) => (d.kind === "generate_until" ? [generationRow(d)] : [])),
-        ["r", "l", "l", "l", "l", "l"],
-      ),
-      "",
-    );
-  } else {
-    out.push(
-      ...table(
-        ["document", "flip", "target", "baseline → ablated", "baseline log-likelihoods", "ablated log-likelihoods"],
-        cell.documents.flatMap((d) => (d.kind === "generate_until" ? [] : [documentRow(d, cell.metric)])),
-        ["r", "l", "r", "l", "l", "l"],
-      ),
-      "",
-    );
-  }
+  out.push(...markdownTable(tables.documentsTable(cell)), "");
   if (cell.omitted > 0) out.push(`… and ${cell.omitted} more (the JSON report lists them all).`, "");
   return out;
-}
-
-/** Generated text in a table cell: code spans cannot hold a `|`, so the text is escaped as prose, in quotes. */
-function quoted(text: string): string {
-  return `“${escapeMarkdown(text)}”`;
-}
-
-function generationRow(d: GenerationDocument): string[] {
-  return [
-    String(d.index),
-    d.direction === "right_to_wrong" ? "right → wrong" : "wrong → right",
-    quoted(d.target),
-    `${quoted(d.baselineAnswer)} → ${quoted(d.ablatedAnswer)}`,
-    quoted(d.baselineResponse),
-    quoted(d.ablatedResponse),
-  ];
 }
 
 /** A table's rows in Markdown: names escaped, figures with the ASCII minus, emphasis in bold. */
@@ -302,6 +268,8 @@ const MARKDOWN_INLINE: InlineStyle = {
   muted: (content) => content,
   strong: (content) => `**${content}**`,
   variable: (name) => name,
+  // code spans cannot hold a `|`, so generated text is escaped as prose, in quotes
+  quoted: (text) => `“${escapeMarkdown(text)}”`,
 };
 const inlineMarkdown = (parts: Inline[]) => writeInline(parts, MARKDOWN_INLINE);
 
@@ -321,6 +289,16 @@ function cellMarkdown(c: TableCell): string {
       return `${num(c.jaccard)} (${formatCount(c.shared)})`;
     case "difference":
       return c.cell ? differenceMarkdown(c.cell) : "n/a";
+    case "flip":
+      return c.direction === "right_to_wrong" ? "right → wrong" : "wrong → right";
+    case "logprobs":
+      return c.logprobs
+        .map((lp, i) => {
+          const perByte = c.perByte ? ` (${formatFixed(lp / Math.max(1, c.document.choiceBytes[i] ?? 1), 3)}/B)` : "";
+          const text = `${i}: ${formatFixed(lp, 2)}${perByte}`;
+          return i === c.predicted ? `**${text}**` : text;
+        })
+        .join(", ");
   }
 }
 
@@ -331,23 +309,4 @@ export function differenceMarkdown(cell: ComparisonCell): string {
   const interval = cell.interval ? ` [${signed(cell.interval.low)}, ${signed(cell.interval.high)}]` : "";
   const value = cell.significant ? `**${signed(cell.difference)}**` : signed(cell.difference);
   return `${value}${interval}${cell.signDiffers ? ` ${SIGN_DIFFERS_MARK}` : ""}`;
-}
-
-function documentRow(d: ChoiceDocument, metric: string): string[] {
-  const scores = (logprobs: number[], predicted: number) =>
-    logprobs
-      .map((lp, i) => {
-        const perByte = metric === "acc_norm" ? ` (${formatFixed(lp / Math.max(1, d.choiceBytes[i] ?? 1), 3)}/B)` : "";
-        const text = `${i}: ${formatFixed(lp, 2)}${perByte}`;
-        return i === predicted ? `**${text}**` : text;
-      })
-      .join(", ");
-  return [
-    String(d.index),
-    d.direction === "right_to_wrong" ? "right → wrong" : "wrong → right",
-    String(d.target),
-    `${d.baselinePrediction} → ${d.ablatedPrediction}`,
-    scores(d.baselineLogprobs, d.baselinePrediction),
-    scores(d.ablatedLogprobs, d.ablatedPrediction),
-  ];
 }

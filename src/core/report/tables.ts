@@ -1,6 +1,7 @@
 // The report's tables as data, built once: per model its baseline and its rules side by side, per k
 // section the AIS, labels, expectations, consistency, pairs, specificity, overlap, stability,
-// chunked, lowering and flips tables, and a comparison's differences. A table is its columns and
+// chunked, lowering and flips tables, the documents a negative cell flipped, and a comparison's
+// differences. A table is its columns and
 // rows of cells holding figures, intervals and names, not text: html.ts, markdown.ts,
 // compareHtml.ts, latex.ts and the terminal's cli/aisTable.ts each format the same table in their
 // own syntax (escaping, minus sign, emphasis), and keep their own captions.
@@ -8,7 +9,17 @@ import type { Interval } from "../analysis/bootstrap";
 import type { Comparison, ComparisonCell } from "./compare";
 import { formatCount, ruleLabel } from "./format";
 import { baselineLabel } from "./names";
-import type { BaselineRow, KSection, ModelReport, PairReport, ReportCell, RuleComparison } from "./types";
+import type {
+  BaselineRow,
+  ChoiceDocument,
+  FlippedDocument,
+  KSection,
+  ModelReport,
+  NegativeCell,
+  PairReport,
+  ReportCell,
+  RuleComparison,
+} from "./types";
 
 /**
  * Inline content of a cell or header. A plain string is the report's own wording, written as it is
@@ -28,7 +39,9 @@ export type Inline =
   | { muted: Inline[] }
   | { strong: Inline[] }
   /** A variable of the method's formulas (k, n): italic in HTML. */
-  | { variable: string };
+  | { variable: string }
+  /** Text the model generated, or a task's target or answer: set apart from the report's words, and escaped. */
+  | { quoted: string };
 
 /** How a format writes inline content: its escaping, its figures, its emphasis. */
 export interface InlineStyle {
@@ -45,6 +58,8 @@ export interface InlineStyle {
   factor?(value: number): string;
   /** A figure's mark where its interval excludes 0: `*` unless said. */
   starred?(figure: string): string;
+  /** Generated text: in quotes, escaped, unless said. */
+  quoted?(text: string): string;
 }
 
 export function writeInline(parts: Inline[], style: InlineStyle): string {
@@ -58,6 +73,7 @@ export function writeInline(parts: Inline[], style: InlineStyle): string {
       }
       if ("count" in x) return style.count ? style.count(x.count) : formatCount(x.count);
       if ("factor" in x) return style.factor ? style.factor(x.factor) : `×${x.factor}`;
+      if ("quoted" in x) return style.quoted ? style.quoted(x.quoted) : `“${style.text(x.quoted)}”`;
       if ("muted" in x) return style.muted(writeInline(x.muted, style));
       if ("strong" in x) return style.strong(writeInline(x.strong, style));
       return style.variable(x.variable);
@@ -93,7 +109,22 @@ export interface DifferenceCell {
   cell: ComparisonCell | undefined;
 }
 
-export type TableCell = Inline[] | EstimateCell | InterferenceCell | OverlapCell | DifferenceCell;
+/** Which way a document flipped. */
+export interface FlipCell {
+  kind: "flip";
+  direction: FlippedDocument["direction"];
+}
+
+/** A multiple-choice document's log-likelihood of each choice, the predicted one marked; per byte too where acc_norm compares them. */
+export interface LogprobsCell {
+  kind: "logprobs";
+  document: ChoiceDocument;
+  logprobs: number[];
+  predicted: number;
+  perByte: boolean;
+}
+
+export type TableCell = Inline[] | EstimateCell | InterferenceCell | OverlapCell | DifferenceCell | FlipCell | LogprobsCell;
 
 export interface TableColumn {
   header: Inline[];
@@ -360,6 +391,71 @@ export function loweringTable(s: KSection): TableData | undefined {
     rowHeads: true,
     columns: [word(""), figures("share"), figures("weights")],
     rows: ranked.map((r) => ({ cells: [name(r.label), [figure(r.share, 2)], [{ count: r.count }]] })),
+  };
+}
+
+/**
+ * The documents a negative cell flipped, of its kind: generated ones with the target, the answer
+ * before and after and the two generations; multiple-choice ones with the target, the prediction
+ * before and after and each choice's log-likelihood before and after.
+ */
+export function documentsTable(cell: NegativeCell): TableData {
+  const flip = (d: FlippedDocument): TableCell => ({ kind: "flip", direction: d.direction });
+  if (cell.metric === "exact_match")
+    return {
+      rowHeads: false,
+      columns: [
+        figures("document"),
+        word("flip"),
+        word("target"),
+        word("answer: baseline → ablated"),
+        word("baseline generation"),
+        word("ablated generation"),
+      ],
+      rows: cell.documents.flatMap((d) =>
+        d.kind === "generate_until"
+          ? [
+              {
+                cells: [
+                  [String(d.index)],
+                  flip(d),
+                  [{ quoted: d.target }],
+                  [{ quoted: d.baselineAnswer }, " → ", { quoted: d.ablatedAnswer }],
+                  [{ quoted: d.baselineResponse }],
+                  [{ quoted: d.ablatedResponse }],
+                ],
+              },
+            ]
+          : [],
+      ),
+    };
+  const perByte = cell.metric === "acc_norm";
+  return {
+    rowHeads: false,
+    columns: [
+      figures("document"),
+      word("flip"),
+      figures("target"),
+      figures("prediction: baseline → ablated"),
+      word("baseline log-likelihoods"),
+      word("ablated log-likelihoods"),
+    ],
+    rows: cell.documents.flatMap((d) =>
+      d.kind === "generate_until"
+        ? []
+        : [
+            {
+              cells: [
+                [String(d.index)],
+                flip(d),
+                [String(d.target)],
+                [`${d.baselinePrediction} → ${d.ablatedPrediction}`],
+                { kind: "logprobs", document: d, logprobs: d.baselineLogprobs, predicted: d.baselinePrediction, perByte },
+                { kind: "logprobs", document: d, logprobs: d.ablatedLogprobs, predicted: d.ablatedPrediction, perByte },
+              ],
+            },
+          ],
+    ),
   };
 }
 
