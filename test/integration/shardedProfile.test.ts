@@ -1,7 +1,8 @@
 // A profile in 3 CPU shards with the real runner (docs/targets.md, "Shards"): its results equal the
 // unsharded run's cell for cell and item for item, and its runner folder is byte for byte the
 // unsharded one's; the merge scores nothing again. A shard killed mid-run is resumed alone. The
-// merge refuses a shard folder of another job.
+// merge refuses a shard folder of another job. Several importance rules, and a list of candidate
+// sets with a set ranked under one rule only, merge to the unsharded run's results too.
 //
 // On the CPU a float sum depends on how many threads share it, so the unsharded run gets the
 // threads each shard gets (1): the same runner on the same threads gives the same bytes.
@@ -12,13 +13,19 @@ import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { gatherShards, ShardMergeError } from "../../src/core/launch/shards";
 import { shardsOfRun, shardStateText, shardWorkText } from "../../src/core/results/shards";
+import { profilesOf, type Results } from "../../src/core/results/schema";
 import { bprof, cliPath, runnerPath } from "../support/cli";
-import { CONFIG_YAML, makeProfileProject } from "../support/profileProject";
+import { CONFIG_YAML, K, makeProfileProject, QUANT, SPATIAL } from "../support/profileProject";
 import { filesUnder } from "../support/files";
 import { resultsOf, runDirOf } from "../support/runFolder";
 
 let root: string;
 const BOTH_RULES = CONFIG_YAML.replace("  batch_size: 2\n", "  batch_size: 2\n  method: [paper, signed]\n");
+// both candidate sets from one gradient pass, the all-layer set under the paper's rule only (docs/config.md)
+const BOTH_SETS = CONFIG_YAML.replace(
+  "  batch_size: 2\n",
+  "  batch_size: 2\n  method: [signed, paper]\n  candidates: [mlp, {set: all, method: paper}]\n",
+);
 
 /** The unsharded run's folder, the reference. */
 let reference: string;
@@ -31,6 +38,8 @@ before(async () => {
       "other.bprof.yaml": CONFIG_YAML.replace("seed: 3", "seed: 4") + "threads: 3\nshards: 3\n",
       "rules-one.bprof.yaml": BOTH_RULES + "threads: 1\n",
       "rules-sharded.bprof.yaml": BOTH_RULES + "threads: 2\nshards: 2\n",
+      "sets-one.bprof.yaml": BOTH_SETS + "threads: 1\n",
+      "sets-sharded.bprof.yaml": BOTH_SETS + "threads: 2\nshards: 2\n",
     },
   }));
   // A longer benchmark, so a shard can be killed while it scores.
@@ -268,5 +277,41 @@ test(
       results.models[0].other_methods.map((p: { method: string }) => p.method),
       ["signed"],
     );
+  },
+);
+
+test(
+  "a candidate list with a set of its own rule in 2 shards: the unsharded run's results and files, every set's profile merged",
+  { timeout: 300_000 },
+  async () => {
+    const validated = await bprof(["validate", path.join(root, "sets-sharded.bprof.yaml")]);
+    assert.equal(validated.exitCode, 0, validated.stderr + validated.stdout);
+    const one = await runConfig("sets-one.bprof.yaml");
+    const sharded = await runConfig("sets-sharded.bprof.yaml");
+    assert.deepEqual(await resultsOf(sharded), await resultsOf(one));
+    const model = (dir: string) => path.join(dir, "models", "tiny-llama");
+    const files = await filesUnder(path.join(model(sharded), "runner"));
+    assert.deepEqual(files, await filesUnder(path.join(model(one), "runner")));
+    assert.deepEqual(await filesUnder(path.join(model(sharded), "variants")), await filesUnder(path.join(model(one), "variants")));
+    for (const file of ["items.jsonl", "flips.jsonl"])
+      assert.equal(await fs.readFile(path.join(model(sharded), file), "utf8"), await fs.readFile(path.join(model(one), file), "utf8"));
+    // the merge kept every ranking: both rules over the MLP, the paper's over all layers
+    const results = JSON.parse(await fs.readFile(path.join(sharded, "results.json"), "utf8")) as Results;
+    const profiles = profilesOf(results.models[0]!);
+    assert.deepEqual(
+      profiles.map((p) => `${p.method} ${p.candidate_set ?? "mlp"}`),
+      ["signed mlp", "paper mlp", "paper all"],
+    );
+    // each ability's top sets at each k under every ranking, whichever shard ranked it
+    const expected = [QUANT, SPATIAL].flatMap((a) => K.map((k) => `${a} ${k}`)).sort();
+    for (const p of profiles)
+      assert.deepEqual(
+        p.variants
+          .filter((v) => v.selection === "top")
+          .map((v) => `${v.ability} ${v.k}`)
+          .sort(),
+        expected,
+        `${p.method} ${p.candidate_set ?? "mlp"}`,
+      );
   },
 );
