@@ -13,6 +13,7 @@ import type {
   BaselineRow,
   ChoiceDocument,
   FlippedDocument,
+  GenerationDocument,
   KSection,
   ModelReport,
   NegativeCell,
@@ -157,13 +158,22 @@ const figure = (value: number, digits?: number): Inline => (digits === undefined
 const orDash = (value: number | null, digits?: number): Inline => (value === null ? "–" : figure(value, digits));
 const joined = (parts: Inline[][], separator: string): Inline[] => parts.flatMap((p, i) => (i === 0 ? p : [separator, ...p]));
 
+/** A table of one row per item, each headed by its first cell (`rowHeads`: a name, not a value). */
+function tableOf<T>(
+  columns: TableColumn[],
+  items: readonly T[],
+  cells: (item: T, index: number) => TableCell[],
+  rowHeads = true,
+): TableData {
+  return { rowHeads, columns, rows: items.map((x, i) => ({ cells: cells(x, i) })) };
+}
+
 /** The unmodified model's scores per benchmark; with generation benchmarks, exact_match and its filter too. */
 export function baselineTable(model: ModelReport): TableData {
   const optional = (value: number | null): Inline[] => [value === null ? { muted: ["–"] } : figure(value)];
   const generation = model.hasGeneration;
-  return {
-    rowHeads: false,
-    columns: [
+  return tableOf(
+    [
       word("benchmark"),
       figures("items"),
       figures("acc"),
@@ -171,17 +181,17 @@ export function baselineTable(model: ModelReport): TableData {
       ...(generation ? [figures(name("exact_match")), word("filter")] : []),
       figures("chance"),
     ],
-    rows: model.baseline.map((b) => ({
-      cells: [
-        name(baselineLabel(b)),
-        [String(b.items)],
-        optional(b.acc),
-        optional(b.acc_norm),
-        ...(generation ? [optional(b.exact_match), filterText(b)] : []),
-        [figure(b.chance)],
-      ],
-    })),
-  };
+    model.baseline,
+    (b) => [
+      name(baselineLabel(b)),
+      [String(b.items)],
+      optional(b.acc),
+      optional(b.acc_norm),
+      ...(generation ? [optional(b.exact_match), filterText(b)] : []),
+      [figure(b.chance)],
+    ],
+    false,
+  );
 }
 
 /** A generation benchmark's first filter, and the others' exact_match after it. */
@@ -198,25 +208,20 @@ function filterText(b: BaselineRow): Inline[] {
 
 /** The rules of a model at one k, one row each: its label check, and the mean share of its top sets that lowers the ability's own loss. */
 export function rulesTable(c: RuleComparison): TableData {
-  return {
-    rowHeads: false,
-    columns: [
-      word("rule"),
-      figures("labels that hold"),
-      figures("top-set weights that lower their own ability's loss (mean over abilities)"),
-    ],
-    rows: c.rules.map((r) => {
+  return tableOf(
+    [word("rule"), figures("labels that hold"), figures("top-set weights that lower their own ability's loss (mean over abilities)")],
+    c.rules,
+    (r) => {
       const shares = r.lowering.flatMap((l) => (l.share === null ? [] : [l.share]));
       const mean = shares.length > 0 ? shares.reduce((a, b) => a + b, 0) / shares.length : null;
-      return {
-        cells: [
-          name(ruleLabel(r)),
-          [r.labelsChecked > 0 ? `${r.labelsHold} of ${r.labelsChecked}` : "–"],
-          [mean === null ? "–" : `${(mean * 100).toFixed(1)}%`],
-        ],
-      };
-    }),
-  };
+      return [
+        name(ruleLabel(r)),
+        [r.labelsChecked > 0 ? `${r.labelsHold} of ${r.labelsChecked}` : "–"],
+        [mean === null ? "–" : `${(mean * 100).toFixed(1)}%`],
+      ];
+    },
+    false,
+  );
 }
 
 /** Abilities (rows, grouped by selection) by benchmarks (the section's columns), one cell each. */
@@ -262,136 +267,107 @@ export function flipsTable(s: KSection): TableData {
 
 /** Each labelled benchmark: the AIS of its label's top set against the largest of that row on a benchmark without the label. */
 export function labelsTable(s: KSection): TableData {
-  return {
-    rowHeads: true,
-    columns: [word("benchmark"), word("label"), figures("AIS"), figures("largest other"), word("holds")],
-    rows: s.labels.map((l) => ({
-      cells: [
-        name(l.benchmark),
-        name(l.ability),
-        [l.ais === null ? "n/a" : figure(l.ais)],
-        l.largestOther ? [figure(l.largestOther.ais), " ", { muted: ["(", { text: l.largestOther.benchmark }, ")"] }] : ["–"],
-        [l.holds ? "yes" : { strong: ["no"] }],
-      ],
-    })),
-  };
+  return tableOf([word("benchmark"), word("label"), figures("AIS"), figures("largest other"), word("holds")], s.labels, (l) => [
+    name(l.benchmark),
+    name(l.ability),
+    [l.ais === null ? "n/a" : figure(l.ais)],
+    l.largestOther ? [figure(l.largestOther.ais), " ", { muted: ["(", { text: l.largestOther.benchmark }, ")"] }] : ["–"],
+    [l.holds ? "yes" : { strong: ["no"] }],
+  ]);
 }
 
 /** Per benchmark, the abilities the config expects with their AIS, those that show, the unexpected that show, and rho of the weights. */
 export function expectationsTable(s: KSection): TableData {
-  return {
-    rowHeads: true,
-    columns: [
+  return tableOf(
+    [
       word("benchmark"),
       word("expected (AIS)"),
       { ...figures("expected that show"), short: "show" },
       word("unexpected that show"),
       figures("ρ"),
     ],
-    rows: s.expectations.map((e) => ({
-      cells: [
-        name(e.benchmark),
-        joined(
-          e.expected.map((x) => [
-            { text: x.ability },
-            ...(x.weight === null ? [] : [" ", { muted: [{ factor: x.weight }] }]),
-            " (",
-            x.ais === null ? "n/a" : { figure: x.ais, starred: x.significant },
-            ")",
-          ]),
-          "; ",
-        ),
-        [`${e.confirmed.length} of ${e.expected.length}`],
-        e.unexpected.length === 0 ? [{ muted: ["none"] }] : joined(e.unexpected.map(name), "; "),
-        [orDash(e.rankCorrelation, 2)],
-      ],
-    })),
-  };
+    s.expectations,
+    (e) => [
+      name(e.benchmark),
+      joined(
+        e.expected.map((x) => [
+          { text: x.ability },
+          ...(x.weight === null ? [] : [" ", { muted: [{ factor: x.weight }] }]),
+          " (",
+          x.ais === null ? "n/a" : { figure: x.ais, starred: x.significant },
+          ")",
+        ]),
+        "; ",
+      ),
+      [`${e.confirmed.length} of ${e.expected.length}`],
+      e.unexpected.length === 0 ? [{ muted: ["none"] }] : joined(e.unexpected.map(name), "; "),
+      [orDash(e.rankCorrelation, 2)],
+    ],
+  );
 }
 
 /** Abilities measured with a second diagnostic set: rho of the two AIS rows, and the benchmarks where they disagree. */
 export function consistencyTable(s: KSection): TableData {
-  return {
-    rowHeads: true,
-    columns: [word("ability"), word("second set"), figures("ρ"), figures("benchmarks"), word("disagree")],
-    rows: s.consistency.map((c) => ({
-      cells: [
-        name(c.ability),
-        name(c.set),
-        [orDash(c.rankCorrelation, 2)],
-        [String(c.benchmarks)],
-        c.disagreements.length === 0
-          ? [{ muted: ["none"] }]
-          : joined(
-              c.disagreements.map((d) => [{ text: d.benchmark }, " (", figure(d.ais), " vs ", figure(d.setAis), ")"]),
-              "; ",
-            ),
-      ],
-    })),
-  };
+  return tableOf([word("ability"), word("second set"), figures("ρ"), figures("benchmarks"), word("disagree")], s.consistency, (c) => [
+    name(c.ability),
+    name(c.set),
+    [orDash(c.rankCorrelation, 2)],
+    [String(c.benchmarks)],
+    c.disagreements.length === 0
+      ? [{ muted: ["none"] }]
+      : joined(
+          c.disagreements.map((d) => [{ text: d.benchmark }, " (", figure(d.ais), " vs ", figure(d.setAis), ")"]),
+          "; ",
+        ),
+  ]);
 }
 
 /** Two abilities ablated together: the weights zeroed, and per benchmark the interference and the union's AIS. */
 export function pairsTable(s: KSection): TableData {
-  return {
-    rowHeads: true,
-    columns: [word("abilities"), figures([{ variable: "n" }]), ...s.pairs[0]!.cells.map((c) => figures(name(c.benchmark)))],
-    rows: s.pairs.map((p) => ({
-      cells: [
-        joined(p.abilities.map(name), " + "),
-        [{ count: p.n }],
-        ...p.cells.map((cell): TableCell => ({ kind: "interference", cell })),
-      ],
-    })),
-  };
+  return tableOf(
+    [word("abilities"), figures([{ variable: "n" }]), ...s.pairs[0]!.cells.map((c) => figures(name(c.benchmark)))],
+    s.pairs,
+    (p) => [joined(p.abilities.map(name), " + "), [{ count: p.n }], ...p.cells.map((cell): TableCell => ({ kind: "interference", cell }))],
+  );
 }
 
 /** The Jaccard index of every two abilities' top sets, with the weights they share. */
 export function overlapTable(s: KSection): TableData {
   const o = s.overlap!;
-  return {
-    rowHeads: true,
-    columns: [word(""), ...o.abilities.map((a) => figures(name(a)))],
-    rows: o.abilities.map((a, i) => ({
-      cells: [
-        name(a),
-        ...o.abilities.map((_, j): TableCell => ({ kind: "overlap", jaccard: o.jaccard[i]![j]!, shared: o.intersections[i]![j]! })),
-      ],
-    })),
-  };
+  return tableOf([word(""), ...o.abilities.map((a) => figures(name(a)))], o.abilities, (a, i) => [
+    name(a),
+    ...o.abilities.map((_, j): TableCell => ({ kind: "overlap", jaccard: o.jaccard[i]![j]!, shared: o.intersections[i]![j]! })),
+  ]);
 }
 
 /** Each ability's top set ranked from two halves of its items, and how alike the two are. */
 export function stabilityTable(s: KSection): TableData {
-  return {
-    rowHeads: true,
-    columns: [word("ability"), figures("halves (items)"), figures("shared"), figures("Jaccard")],
-    rows: s.stability.map((x) => ({
-      cells: [name(x.ability), [`${x.halves[0]} + ${x.halves[1]}`], [{ count: x.shared }], [figure(x.jaccard)]],
-    })),
-  };
+  return tableOf([word("ability"), figures("halves (items)"), figures("shared"), figures("Jaccard")], s.stability, (x) => [
+    name(x.ability),
+    [`${x.halves[0]} + ${x.halves[1]}`],
+    [{ count: x.shared }],
+    [figure(x.jaccard)],
+  ]);
 }
 
 /** Each ability's chunked top set against its exact top n. */
 export function chunkedTable(s: KSection): TableData {
-  return {
-    rowHeads: true,
-    columns: [word("ability"), figures("chunked set"), figures(["exact top ", { variable: "n" }]), figures("shared"), figures("Jaccard")],
-    rows: s.chunked.map((c) => ({
-      cells: [name(c.ability), [{ count: c.chunkedN }], [{ count: c.topN }], [{ count: c.shared }], [figure(c.jaccard)]],
-    })),
-  };
+  return tableOf(
+    [word("ability"), figures("chunked set"), figures(["exact top ", { variable: "n" }]), figures("shared"), figures("Jaccard")],
+    s.chunked,
+    (c) => [name(c.ability), [{ count: c.chunkedN }], [{ count: c.topN }], [{ count: c.shared }], [figure(c.jaccard)]],
+  );
 }
 
 /** Per row, the share (and number) of its zeroed weights whose zeroing lowers the ability's own loss; none when no row measured it. */
 export function loweringTable(s: KSection): TableData | undefined {
   const ranked = s.rows.flatMap((r) => (r.lowering ? [{ label: r.label, ...r.lowering }] : []));
   if (ranked.length === 0) return undefined;
-  return {
-    rowHeads: true,
-    columns: [word(""), figures("share"), figures("weights")],
-    rows: ranked.map((r) => ({ cells: [name(r.label), [figure(r.share, 2)], [{ count: r.count }]] })),
-  };
+  return tableOf([word(""), figures("share"), figures("weights")], ranked, (r) => [
+    name(r.label),
+    [figure(r.share, 2)],
+    [{ count: r.count }],
+  ]);
 }
 
 /**
@@ -400,11 +376,10 @@ export function loweringTable(s: KSection): TableData | undefined {
  * before and after and each choice's log-likelihood before and after.
  */
 export function documentsTable(cell: NegativeCell): TableData {
-  const flip = (d: FlippedDocument): TableCell => ({ kind: "flip", direction: d.direction });
+  const start = (d: FlippedDocument): TableCell[] => [[String(d.index)], { kind: "flip", direction: d.direction }];
   if (cell.metric === "exact_match")
-    return {
-      rowHeads: false,
-      columns: [
+    return tableOf(
+      [
         figures("document"),
         word("flip"),
         word("target"),
@@ -412,27 +387,26 @@ export function documentsTable(cell: NegativeCell): TableData {
         word("baseline generation"),
         word("ablated generation"),
       ],
-      rows: cell.documents.flatMap((d) =>
-        d.kind === "generate_until"
-          ? [
-              {
-                cells: [
-                  [String(d.index)],
-                  flip(d),
-                  [{ quoted: d.target }],
-                  [{ quoted: d.baselineAnswer }, " → ", { quoted: d.ablatedAnswer }],
-                  [{ quoted: d.baselineResponse }],
-                  [{ quoted: d.ablatedResponse }],
-                ],
-              },
-            ]
-          : [],
-      ),
-    };
+      cell.documents.filter((d): d is GenerationDocument => d.kind === "generate_until"),
+      (d) => [
+        ...start(d),
+        [{ quoted: d.target }],
+        [{ quoted: d.baselineAnswer }, " → ", { quoted: d.ablatedAnswer }],
+        [{ quoted: d.baselineResponse }],
+        [{ quoted: d.ablatedResponse }],
+      ],
+      false,
+    );
   const perByte = cell.metric === "acc_norm";
-  return {
-    rowHeads: false,
-    columns: [
+  const logprobs = (document: ChoiceDocument, logprobs: number[], predicted: number): TableCell => ({
+    kind: "logprobs",
+    document,
+    logprobs,
+    predicted,
+    perByte,
+  });
+  return tableOf(
+    [
       figures("document"),
       word("flip"),
       figures("target"),
@@ -440,55 +414,36 @@ export function documentsTable(cell: NegativeCell): TableData {
       word("baseline log-likelihoods"),
       word("ablated log-likelihoods"),
     ],
-    rows: cell.documents.flatMap((d) =>
-      d.kind === "generate_until"
-        ? []
-        : [
-            {
-              cells: [
-                [String(d.index)],
-                flip(d),
-                [String(d.target)],
-                [`${d.baselinePrediction} → ${d.ablatedPrediction}`],
-                { kind: "logprobs", document: d, logprobs: d.baselineLogprobs, predicted: d.baselinePrediction, perByte },
-                { kind: "logprobs", document: d, logprobs: d.ablatedLogprobs, predicted: d.ablatedPrediction, perByte },
-              ],
-            },
-          ],
-    ),
-  };
+    cell.documents.filter((d): d is ChoiceDocument => d.kind !== "generate_until"),
+    (d) => [
+      ...start(d),
+      [String(d.target)],
+      [`${d.baselinePrediction} → ${d.ablatedPrediction}`],
+      logprobs(d, d.baselineLogprobs, d.baselinePrediction),
+      logprobs(d, d.ablatedLogprobs, d.ablatedPrediction),
+    ],
+    false,
+  );
 }
 
 /** A comparison's AIS(A) - AIS(B), abilities by benchmarks. */
 export function differenceTable(c: Comparison): TableData {
-  return {
-    rowHeads: true,
-    columns: [word("ability"), ...c.benchmarks.map((b) => figures(name(b.benchmark)))],
-    rows: c.abilities.map((ability) => ({
-      cells: [
-        name(ability),
-        ...c.benchmarks.map((b): TableCell => ({
-          kind: "difference",
-          cell: c.cells.find((cell) => cell.ability === ability && cell.benchmark === b.benchmark),
-        })),
-      ],
+  return tableOf([word("ability"), ...c.benchmarks.map((b) => figures(name(b.benchmark)))], c.abilities, (ability) => [
+    name(ability),
+    ...c.benchmarks.map((b): TableCell => ({
+      kind: "difference",
+      cell: c.cells.find((cell) => cell.ability === ability && cell.benchmark === b.benchmark),
     })),
-  };
+  ]);
 }
 
 /** How alike a comparison's two profiles rank the abilities, per benchmark. */
 export function agreementTable(c: Comparison): TableData {
-  return {
-    rowHeads: true,
-    columns: [word("benchmark"), word("metric"), word("documents"), figures("ρ"), figures("abilities")],
-    rows: c.benchmarks.map((b) => ({
-      cells: [
-        name(b.benchmark),
-        name(b.metric),
-        [b.paired ? "the same (paired)" : "different (unpaired)"],
-        [b.rankCorrelation === null ? "n/a" : figure(b.rankCorrelation, 2)],
-        [String(b.abilities)],
-      ],
-    })),
-  };
+  return tableOf([word("benchmark"), word("metric"), word("documents"), figures("ρ"), figures("abilities")], c.benchmarks, (b) => [
+    name(b.benchmark),
+    name(b.metric),
+    [b.paired ? "the same (paired)" : "different (unpaired)"],
+    [b.rankCorrelation === null ? "n/a" : figure(b.rankCorrelation, 2)],
+    [String(b.abilities)],
+  ]);
 }
