@@ -1,6 +1,8 @@
 // Results of one model with a profile, written by hand for tests of what reads them (the report
 // model, the terminal's tables, the failure signatures, fluency): the cells a test chooses inside
-// the frame every such results.json shares.
+// the frame every such results.json shares; and the report model's cells, for tests of the checks
+// that read them (expectations, consistency).
+import type { ReportCell } from "../../src/core/report/types";
 import type { CellMetric, ModelProfile, Results } from "../../src/core/results/schema";
 
 /** The demo's eleven benchmarks, by name. */
@@ -36,6 +38,29 @@ export function aisCell(
     significant: options.significant ?? Math.abs(ais) > halfWidth,
     undefined_resamples: 0,
     flips: options.flips ?? { right_to_wrong: ais > 0 ? 3 : 0, wrong_to_right: ais < 0 ? 3 : 0 },
+  };
+}
+
+/**
+ * A report cell on acc with this AIS (baseline 0.8, ablated 0.5, chance 0.25, no flips) and
+ * interval; a group's of two tasks where said.
+ */
+export function reportCell(
+  benchmark: string,
+  ais: number | null,
+  options: { ci: [number, number] | null; significant: boolean; group?: boolean },
+): ReportCell {
+  return {
+    benchmark,
+    metric: "acc",
+    baseline: 0.8,
+    ablated: 0.5,
+    chance: 0.25,
+    ais,
+    ci: options.ci && { low: options.ci[0], high: options.ci[1], confidence: 0.95 },
+    significant: options.significant,
+    flips: { rightToWrong: 0, wrongToRight: 0 },
+    ...(options.group ? { group: { tasks: 2, weightBySize: true } } : {}),
   };
 }
 

@@ -13,9 +13,10 @@ import { renderMarkdown } from "../../../src/core/report/markdown";
 import { escapeLatex, renderLatex } from "../../../src/core/report/latex";
 import { buildReport } from "../../../src/core/report/model";
 import { formatAisTables } from "../../../src/cli/aisTable";
-import type { ReportCell, ReportRow } from "../../../src/core/report/types";
+import type { ReportRow } from "../../../src/core/report/types";
 import { resultsView } from "../../../src/core/report/view";
 import { DIAGNOSTIC, makeProfileProject, SPATIAL } from "../../support/profileProject";
+import { reportCell } from "../../support/profileResults";
 import { fixtureResults, QUANT, writeFixtureRun } from "../../support/reportFixture";
 
 test("config: a second set of an ability takes that ability's items under its own name; a wrong `of` is a positioned problem", async (t) => {
@@ -151,18 +152,8 @@ test("consistency in the report: the benchmarks where one set's interval exclude
 });
 
 test("consistency's rho: Spearman's rank correlation of the two rows across the benchmarks, by hand; undefined cells and groups left out", () => {
-  const cell = (benchmark: string, ais: number | null, ci: [number, number] | null, group = false): ReportCell => ({
-    benchmark,
-    metric: "acc",
-    baseline: 0.8,
-    ablated: 0.5,
-    chance: 0.25,
-    ais,
-    ci: ci && { low: ci[0], high: ci[1], confidence: 0.95 },
-    significant: false,
-    flips: { rightToWrong: 0, wrongToRight: 0 },
-    ...(group ? { group: { tasks: 2, weightBySize: true } } : {}),
-  });
+  const cell = (benchmark: string, ais: number | null, ci: [number, number] | null, group = false) =>
+    reportCell(benchmark, ais, { ci, significant: false, group });
   const row = (ability: string, cells: ReportCell[]): ReportRow => ({ label: ability, ability, selection: "top", cells });
   const rows = [
     row("A", [

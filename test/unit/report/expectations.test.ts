@@ -12,11 +12,12 @@ import { renderReport } from "../../../src/core/report/index";
 import { escapeMarkdown, renderMarkdown } from "../../../src/core/report/markdown";
 import { buildReport } from "../../../src/core/report/model";
 import { expectationChecks } from "../../../src/core/report/expectations";
-import type { ReportCell, ReportRow } from "../../../src/core/report/types";
+import type { ReportRow } from "../../../src/core/report/types";
 import type { BenchmarkResult } from "../../../src/core/results/schema";
 import { formatAisTables } from "../../../src/cli/aisTable";
 import { escapeLatex, renderLatex } from "../../../src/core/report/latex";
 import { resultsView } from "../../../src/core/report/view";
+import { reportCell } from "../../support/profileResults";
 import { CAUSAL, fixtureResults, MODEL, QUANT, SPATIAL, writeFixtureRun } from "../../support/reportFixture";
 
 /** Spearman's rho of three distinct values each, by the textbook formula 1 - 6 sum d^2 / (n (n^2 - 1)). */
@@ -128,17 +129,7 @@ test("expects: the expected abilities that show, the unexpected ones that do, an
 });
 
 test("expects: a second diagnostic set's row is neither an unexpected ability nor in rho", () => {
-  const cell = (benchmark: string, ais: number): ReportCell => ({
-    benchmark,
-    metric: "acc",
-    baseline: 0.8,
-    ablated: 0.5,
-    chance: 0.25,
-    ais,
-    ci: { low: ais - 0.1, high: ais + 0.1, confidence: 0.95 },
-    significant: true,
-    flips: { rightToWrong: 0, wrongToRight: 0 },
-  });
+  const cell = (benchmark: string, ais: number) => reportCell(benchmark, ais, { ci: [ais - 0.1, ais + 0.1], significant: true });
   const row = (ability: string, ais: number): ReportRow => ({ label: ability, ability, selection: "top", cells: [cell("b", ais)] });
   const rows = [row("A", 0.5), row("A (set 2)", 0.4), row("B", 0.3), row("C", 0.2)];
   const benchmark = {
