@@ -13,7 +13,7 @@ import { renderMarkdown } from "../../../src/core/report/markdown";
 import { escapeLatex, renderLatex } from "../../../src/core/report/latex";
 import { buildReport } from "../../../src/core/report/model";
 import { formatAisTables } from "../../../src/cli/aisTable";
-import type { ReportRow } from "../../../src/core/report/types";
+import type { ReportCell, ReportRow } from "../../../src/core/report/types";
 import { resultsView } from "../../../src/core/report/view";
 import { DIAGNOSTIC, makeProfileProject, SPATIAL } from "../../support/profileProject";
 import { reportCell } from "../../support/profileResults";
