@@ -3,7 +3,7 @@
 // the frame every such results.json shares; and the report model's cells, for tests of the checks
 // that read them (expectations, consistency).
 import type { ReportCell } from "../../src/core/report/types";
-import type { CellMetric, ModelProfile, Results } from "../../src/core/results/schema";
+import type { CellMetric, ModelProfile, Results, VariantResult } from "../../src/core/results/schema";
 
 /** The demo's eleven benchmarks, by name. */
 export const DEMO_BENCHMARKS = [
@@ -64,6 +64,20 @@ export function reportCell(
   };
 }
 
+/** Ability number `a`'s top set at k = 0.01 (n = 1000), its files named after the number, with its cells per benchmark. */
+export function topVariant(ability: string, a: number, benchmarks: VariantResult["benchmarks"]): VariantResult {
+  return {
+    ability,
+    ability_id: `a${a}`,
+    selection: "top",
+    k: 0.01,
+    n: 1000,
+    scores_file: `runner/v${a}.jsonl`,
+    items_file: `variants/v${a}.items.jsonl`,
+    benchmarks,
+  };
+}
+
 export interface OneModelRun {
   benchmarks: readonly string[];
   /** Every benchmark's baseline. */
@@ -73,7 +87,9 @@ export interface OneModelRun {
   /** Benchmarks' ability labels. */
   labels?: ReadonlyMap<string, string>;
   model?: string;
-  run?: Partial<Pick<Results, "run_id" | "created" | "runner_version">>;
+  /** The model's folder: /p/model unless given. */
+  path?: string;
+  run?: Partial<Pick<Results, "run_id" | "created" | "config_file" | "runner_version">>;
 }
 
 export function oneModelResults(o: OneModelRun): Results {
@@ -88,7 +104,7 @@ export function oneModelResults(o: OneModelRun): Results {
     models: [
       {
         name: o.model ?? "demo-llama",
-        path: "/p/model",
+        path: o.path ?? "/p/model",
         dtype: "float32",
         benchmarks: o.benchmarks.map((name) => ({
           name,

@@ -8,9 +8,10 @@ import * as path from "node:path";
 import { test } from "node:test";
 import { findingProblems } from "../../../src/core/report/findingProblems";
 import type { Finding } from "../../../src/core/report/types";
-import type { CellMetric, Results } from "../../../src/core/results/schema";
+import type { CellMetric } from "../../../src/core/results/schema";
 import { WorkspaceModel } from "../../../src/core/workspace/model";
 import { CONFIG_YAML, makeProfileProject, QUANT, SPATIAL } from "../../support/profileProject";
+import { oneModelResults, topVariant } from "../../support/profileResults";
 
 function cell(ais: number): CellMetric {
   return {
@@ -34,43 +35,30 @@ async function writeRun(root: string, configFile: string, id: string, rows: Reco
     JSON.stringify({ run_id: id, created: "2026-11-27T00:00:00.000Z", config_file: configFile }),
   );
   const benchmarks = ["tiny_yes", "tiny_other"];
-  const results: Results = {
-    schema: "bprof.results",
-    schema_version: 1,
-    run_id: id,
-    created: "2026-11-27T00:00:00.000Z",
-    config_file: configFile,
-    runner_version: "test",
-    models: [
-      {
-        name: "tiny-llama",
-        path: path.join(root, "model"),
-        dtype: "float32",
-        benchmarks: benchmarks.map((name) => ({ name, task_file: `/p/${name}.yaml`, items: 8, acc: 0.8, acc_norm: 0.8, chance: 0.5 })),
-        profile: {
-          parameters: 1e5,
-          candidates: 6e4,
-          k: [0.01],
-          selections: ["top"],
-          method: "paper",
-          seed: 3,
-          bootstrap: { resamples: 500, confidence: 0.95, seed: 3 },
-          abilities: Object.keys(rows).map((name, a) => ({ name, id: `a${a}`, sequences: 4 })),
-          variants: Object.entries(rows).map(([ability, ais], a) => ({
-            ability,
-            ability_id: `a${a}`,
-            selection: "top" as const,
-            k: 0.01,
-            n: 1000,
-            scores_file: `runner/v${a}.jsonl`,
-            items_file: `variants/v${a}.items.jsonl`,
-            benchmarks: benchmarks.map((name, b) => ({ name, acc: cell(ais[b]!), acc_norm: cell(ais[b]!) })),
-          })),
-          overlap: [],
-        },
-      },
-    ],
-  };
+  const results = oneModelResults({
+    model: "tiny-llama",
+    path: path.join(root, "model"),
+    benchmarks,
+    baseline: { items: 8, acc: 0.8, acc_norm: 0.8, chance: 0.5 },
+    run: { run_id: id, config_file: configFile },
+    profile: {
+      parameters: 1e5,
+      candidates: 6e4,
+      k: [0.01],
+      selections: ["top"],
+      method: "paper",
+      seed: 3,
+      bootstrap: { resamples: 500, confidence: 0.95, seed: 3 },
+      abilities: Object.keys(rows).map((name, a) => ({ name, id: `a${a}`, sequences: 4 })),
+      variants: Object.entries(rows).map(([ability, ais], a) =>
+        topVariant(
+          ability,
+          a,
+          benchmarks.map((name, b) => ({ name, acc: cell(ais[b]!), acc_norm: cell(ais[b]!) })),
+        ),
+      ),
+    },
+  });
   await fs.writeFile(path.join(dir, "results.json"), JSON.stringify(results));
 }
 

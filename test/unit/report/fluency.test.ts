@@ -17,7 +17,7 @@ import { buildReport } from "../../../src/core/report/model";
 import { resultsView } from "../../../src/core/report/view";
 import type { RunnerScores } from "../../../src/core/results/items";
 import type { ModelFluency, Results } from "../../../src/core/results/schema";
-import { aisCell, oneModelResults } from "../../support/profileResults";
+import { aisCell, oneModelResults, topVariant } from "../../support/profileResults";
 
 const MODEL_FLUENCY: ModelFluency = {
   text: "built-in",
@@ -56,14 +56,11 @@ function results(): Results {
     fluent: ratio <= 2,
   });
   const variant = (ability: string, a: number, ratio: number) => ({
-    ability,
-    ability_id: `a${a}`,
-    selection: "top" as const,
-    k: 0.01,
-    n: 1000,
-    scores_file: `runner/v${a}.jsonl`,
-    items_file: `variants/v${a}.items.jsonl`,
-    benchmarks: ["b1", "b2"].map((name, b) => ({ name, acc: cell(0.1 * (a + b + 1)), acc_norm: cell(0.1) })),
+    ...topVariant(
+      ability,
+      a,
+      ["b1", "b2"].map((name, b) => ({ name, acc: cell(0.1 * (a + b + 1)), acc_norm: cell(0.1) })),
+    ),
     fluency: fluency(ratio),
   });
   return oneModelResults({
