@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -279,6 +280,14 @@ class Profile {
     const bool halved = plan_.stability && ability.sequences.size() >= 2;
     if (plan_.stability && !halved)
       command_.events.warning("ability '" + ability.id + "' has one diagnostic sequence: no halves to measure its ranking's stability");
+    int64_t non_finite = 0;
+    // On a GPU, r stays there and is ranked there: the same rankings, without its copy to the host
+    // and the host's passes over it (docs/performance.md, "An 8B model"). The chunked selection
+    // and the stability's halves rank r on the host.
+    if (ranks_where_r_is() && !halved && !plan_.has(Selection::top_chunked)) {
+      out = ranked_on_device(ability, progress, &non_finite);
+      return rankings_done(ability, std::move(out), non_finite);
+    }
     const std::vector<bool> in_first =
         halved ? first_half(static_cast<int64_t>(ability.sequences.size()), plan_.seed) : std::vector<bool>{};
     std::vector<std::vector<float>> first_rise;
@@ -288,7 +297,6 @@ class Profile {
     std::vector<std::vector<ImportanceSpan>> spans;
     for (size_t s = 0; s < candidates_.size(); s++) spans.push_back(spans_of_set(rise, s));
 
-    int64_t non_finite = 0;
     for (const Rule& r : rules_) out.push_back(rank_rule(ability.id, r, spans[r.set], &non_finite));
     if (halved) {
       const std::vector<int64_t> halves = {static_cast<int64_t>(std::count(in_first.begin(), in_first.end(), true)),
@@ -299,6 +307,13 @@ class Profile {
         out[r].facts.halves_shared = shared[r];
       }
     }
+    return rankings_done(ability, std::move(out), non_finite);
+  }
+
+  // An ability's rankings made: a warning for non-finite importances, each rule's facts written
+  // (last: their file says every ranking of the ability under the rule is on disk), and `rank`'s
+  // progress.
+  std::vector<AbilityRankings> rankings_done(const Ability& ability, std::vector<AbilityRankings> out, int64_t non_finite) {
     if (non_finite > 0)
       command_.events.warning("ability '" + ability.id + "': " + std::to_string(non_finite) +
                               " importance value(s) are not finite (did the loss diverge in this dtype?); ranked as 0");
@@ -308,16 +323,54 @@ class Profile {
     return out;
   }
 
-  // The gradient pass's sums of one candidate set's tensors, in the set's order: the set's global
-  // index runs over them as over its own candidates. Each set is a subset of the pass's tensors.
-  std::vector<ImportanceSpan> spans_of_set(const std::vector<std::vector<float>>& rise, size_t set) const {
-    std::vector<ImportanceSpan> spans;
+  // On a GPU; on the CPU too with BPROF_RANK_ON_DEVICE set, so that the CPU's tests run the
+  // GPU's way of ranking through the whole profile (tests/test_profile_cli.cpp).
+  bool ranks_where_r_is() { return weights_().on_gpu() || std::getenv("BPROF_RANK_ON_DEVICE") != nullptr; }
+
+  // The positions in the gradient pass's tensors of one candidate set's, in the set's order: the
+  // set's global index runs over them as over its own candidates. Each set is a subset of the
+  // pass's tensors.
+  std::vector<size_t> set_tensors(size_t set) const {
+    std::vector<size_t> positions;
     for (const CandidateTensor& c : candidates_[set]) {
       size_t t = 0;
       while (gradient_candidates_[t].name != c.name) t++;
-      spans.push_back({rise[t].data(), static_cast<int64_t>(rise[t].size())});
+      positions.push_back(t);
     }
+    return positions;
+  }
+
+  // The gradient pass's sums of one candidate set's tensors, in the set's order.
+  std::vector<ImportanceSpan> spans_of_set(const std::vector<std::vector<float>>& rise, size_t set) const {
+    std::vector<ImportanceSpan> spans;
+    for (size_t t : set_tensors(set)) spans.push_back({rise[t].data(), static_cast<int64_t>(rise[t].size())});
     return spans;
+  }
+
+  // Every rule's rankings of an ability as rank_rule makes them, ranked where the model computes
+  // (Engine::rank_first_order_loss_rise), written to disk; their facts but the halves'.
+  std::vector<AbilityRankings> ranked_on_device(const Ability& ability, const std::function<void(int64_t, int64_t)>& progress,
+                                                int64_t* non_finite) {
+    const std::vector<Selection> selections = ranked_selections();
+    std::vector<RankingRequest> requests;
+    for (const Rule& r : rules_)
+      for (Selection s : selections) requests.push_back({set_tensors(r.set), key_of(r.method), s == Selection::top, n_.back(), n_});
+    const std::vector<RankingResult> results = weights_().rank_first_order_loss_rise(
+        ability.sequences, plan_.batch_size, gradient_candidates_, progress, [this] { return command_.cancelled(); }, requests);
+    std::vector<AbilityRankings> out;
+    size_t next = 0;
+    for (const Rule& r : rules_) {
+      AbilityRankings rankings;
+      for (Selection s : selections) {
+        const RankingResult& result = results[next++];
+        write_file_atomic(out_ + "/" + ranking_file(ability.id, r, s), ranking_bytes(result.ranking));
+        rankings.ranked.push_back(result.ranking);
+        rankings.facts.lowering.push_back(result.negatives);
+        *non_finite = result.non_finite;  // as rank_rule's: the last ranking's count
+      }
+      out.push_back(std::move(rankings));
+    }
+    return out;
   }
 
   // paper: |r| (the released code's |theta * g|); signed: r, so weights whose zeroing lowers the

@@ -50,6 +50,24 @@ struct ImportanceTimes {
   double rise_seconds = 0;
 };
 
+// One ranking of an importance pass's r asked of Engine::rank_first_order_loss_rise: a candidate
+// set's tensors (positions in the pass's candidate list, in the set's order, its global index
+// running over them), ranked by `key`, top (`largest_first`) or bottom, its first n; and at
+// `prefixes`, how many of those hold a negative r (negatives_in_prefixes).
+struct RankingRequest {
+  std::vector<size_t> tensors;
+  RankKey key = RankKey::value;
+  bool largest_first = true;
+  int64_t n = 0;
+  std::vector<int64_t> prefixes;
+};
+
+struct RankingResult {
+  std::vector<int64_t> ranking;    // rank_top's or rank_bottom's, exactly
+  std::vector<int64_t> negatives;  // one per prefix
+  int64_t non_finite = 0;          // values ranked as 0 (non-finite)
+};
+
 class Engine {
  public:
   // Checks device and dtype, loads the checkpoint. Throws RunnerError: bad_job (unsupported device
@@ -102,6 +120,18 @@ class Engine {
                                                         const std::function<bool()>& cancelled, const std::vector<bool>& in_part = {},
                                                         std::vector<std::vector<float>>* part_rise = nullptr,
                                                         ImportanceTimes* times = nullptr);
+
+  // The same pass with r kept where the model is and ranked there (device_ranking.h): each
+  // request's ranking and negatives as rank_top / rank_bottom and negatives_in_prefixes give them
+  // from first_order_loss_rise's values; only the rankings come to the host. For a GPU, where r's
+  // copy to the host and its ranking there cost more than the pass.
+  std::vector<RankingResult> rank_first_order_loss_rise(const std::vector<std::vector<int64_t>>& sequences, int64_t batch_size,
+                                                        const std::vector<CandidateTensor>& candidates,
+                                                        const std::function<void(int64_t done, int64_t total)>& progress,
+                                                        const std::function<bool()>& cancelled,
+                                                        const std::vector<RankingRequest>& requests);
+  // Whether the model computes on a GPU (where rank_first_order_loss_rise pays).
+  bool on_gpu() const;
 
   // Sets the candidates at the given global indices to exactly 0, saving their values first, and
   // puts the saved values back (ablation.cpp). One ablation at a time: restore before the next.

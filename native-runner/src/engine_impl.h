@@ -15,6 +15,12 @@
 
 namespace bprof {
 
+// An importance pass's float32 gradient sums g, one per candidate, beside the candidates' weights
+// (on the model's device); `part`: the sums over the flagged sequences' rows alone, where asked.
+struct GradientSums {
+  std::vector<at::Tensor> weights, sums, part;
+};
+
 // Values an ablation overwrote, to be written back bit for bit.
 struct SavedValues {
   at::Tensor weight;   // aliases the model's weight
@@ -33,6 +39,12 @@ struct Engine::Impl {
   // Every parameter with its Hugging Face name, in state_dict order; a tied lm_head appears once,
   // as the embedding (ablation.cpp).
   std::vector<std::pair<std::string, at::Tensor>> named_parameters() const;
+  // The importance pass's forward and backward passes (importance.cpp): the sums of
+  // Engine::first_order_loss_rise before r is made of them.
+  GradientSums gradient_sums(const std::vector<std::vector<int64_t>>& sequences, int64_t batch_size,
+                             const std::vector<CandidateTensor>& candidates,
+                             const std::function<void(int64_t done, int64_t total)>& progress, const std::function<bool()>& cancelled,
+                             const std::vector<bool>& in_part, bool parted);
 };
 
 // int64 tensors from token lists (engine.cpp): one row, and rows right-padded with token 0 to the

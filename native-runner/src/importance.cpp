@@ -30,6 +30,7 @@
 #include <memory>
 #include <numeric>
 
+#include "device_ranking.h"
 #include "engine_impl.h"
 #include "errors.h"
 #include "loss.h"
@@ -104,19 +105,16 @@ class Taps {
 
 }  // namespace
 
-std::vector<std::vector<float>> Engine::first_order_loss_rise(const std::vector<std::vector<int64_t>>& sequences, int64_t batch_size,
-                                                              const std::vector<CandidateTensor>& candidates,
-                                                              const std::function<void(int64_t done, int64_t total)>& progress,
-                                                              const std::function<bool()>& cancelled, const std::vector<bool>& in_part,
-                                                              std::vector<std::vector<float>>* part_rise, ImportanceTimes* times) {
-  const auto started = std::chrono::steady_clock::now();
-  const bool parted = part_rise != nullptr;
+GradientSums Engine::Impl::gradient_sums(const std::vector<std::vector<int64_t>>& sequences, int64_t batch_size,
+                                         const std::vector<CandidateTensor>& candidates,
+                                         const std::function<void(int64_t done, int64_t total)>& progress,
+                                         const std::function<bool()>& cancelled, const std::vector<bool>& in_part, bool parted) {
   if (parted && in_part.size() != sequences.size())
     throw RunnerError(ErrorCode::internal, "first_order_loss_rise: one part flag per sequence is needed");
   // one float32 sum per candidate, filled by the model's gradient taps during backward
   // (llama.h): the weights never get a .grad, so the sums are the only gradient memory
-  const LlamaModel& model = *impl_->model;
-  const std::vector<LlamaLayer>& layers = model.weights().layers;
+  const LlamaModel& model_ref = *model;
+  const std::vector<LlamaLayer>& layers = model_ref.weights().layers;
   std::vector<MlpGradientSums> taps(layers.size());
   std::vector<at::Tensor> weights, sums, part_sums;
   size_t first_layer = layers.size();
@@ -126,7 +124,7 @@ std::vector<std::vector<float>> Engine::first_order_loss_rise(const std::vector<
   std::vector<std::unique_ptr<GraphFrom>> graded;
   std::vector<size_t> graded_sum;
   for (const CandidateTensor& c : candidates) {
-    at::Tensor w = impl_->candidate_tensor(c);
+    at::Tensor w = candidate_tensor(c);
     at::Tensor sum = at::zeros(w.sizes(), w.options().dtype(at::kFloat));
     at::Tensor part = parted ? at::zeros(w.sizes(), w.options().dtype(at::kFloat)) : at::Tensor();
     bool tapped = false;
@@ -155,7 +153,7 @@ std::vector<std::vector<float>> Engine::first_order_loss_rise(const std::vector<
     sums.push_back(sum);
     part_sums.push_back(part);
   }
-  Taps tapped(model, taps);
+  Taps tapped(model_ref, taps);
   // (OLMo 2 has no input norm: its first norm is the q projection's)
   const LlamaLayer& first = layers.at(first_layer);
   GraphFrom graph(first.input_norm.defined() ? first.input_norm : first.q_norm);
@@ -174,15 +172,28 @@ std::vector<std::vector<float>> Engine::first_order_loss_rise(const std::vector<
       rows.push_back(&sequences[s]);
     }
     if (parted) {
-      const at::Tensor index = at::tensor(part_rows, at::TensorOptions().dtype(at::kLong)).to(impl_->device);
+      const at::Tensor index = at::tensor(part_rows, at::TensorOptions().dtype(at::kLong)).to(device);
       for (MlpGradientSums& tap : taps) tap.part_rows = index;
     }
-    mean_next_token_loss(model, rows, impl_->device).backward();
+    mean_next_token_loss(model_ref, rows, device).backward();
     graph.drop_gradient();
     for (size_t i = 0; i < graded.size(); i++) graded[i]->take_gradient(sums[graded_sum[i]]);
     if (progress) progress(b + 1, total);
   }
 
+  return {std::move(weights), std::move(sums), std::move(part_sums)};
+}
+
+std::vector<std::vector<float>> Engine::first_order_loss_rise(const std::vector<std::vector<int64_t>>& sequences, int64_t batch_size,
+                                                              const std::vector<CandidateTensor>& candidates,
+                                                              const std::function<void(int64_t done, int64_t total)>& progress,
+                                                              const std::function<bool()>& cancelled, const std::vector<bool>& in_part,
+                                                              std::vector<std::vector<float>>* part_rise, ImportanceTimes* times) {
+  const auto started = std::chrono::steady_clock::now();
+  const bool parted = part_rise != nullptr;
+  const GradientSums pass = impl_->gradient_sums(sequences, batch_size, candidates, progress, cancelled, in_part, parted);
+  const std::vector<at::Tensor>& weights = pass.weights;
+  const std::vector<at::Tensor>& sums = pass.sums;
   const auto passes_done = [&] {
     if (!sums.empty()) (void)sums.back().sum().item<float>();  // waits for the device's queue
     return std::chrono::steady_clock::now();
@@ -204,7 +215,7 @@ std::vector<std::vector<float>> Engine::first_order_loss_rise(const std::vector<
     }
     return out;
   };
-  if (parted) *part_rise = rise_of(part_sums);
+  if (parted) *part_rise = rise_of(pass.part);
   std::vector<std::vector<float>> rise = rise_of(sums);
   if (times) {
     const auto now = std::chrono::steady_clock::now();
@@ -213,5 +224,24 @@ std::vector<std::vector<float>> Engine::first_order_loss_rise(const std::vector<
   }
   return rise;
 }
+
+std::vector<RankingResult> Engine::rank_first_order_loss_rise(const std::vector<std::vector<int64_t>>& sequences, int64_t batch_size,
+                                                              const std::vector<CandidateTensor>& candidates,
+                                                              const std::function<void(int64_t done, int64_t total)>& progress,
+                                                              const std::function<bool()>& cancelled,
+                                                              const std::vector<RankingRequest>& requests) {
+  GradientSums pass = impl_->gradient_sums(sequences, batch_size, candidates, progress, cancelled, {}, false);
+  // r = -theta * g in place of g: the sums are not needed again, and r takes no memory of its own
+  for (size_t i = 0; i < pass.sums.size(); i++) pass.sums[i].mul_(pass.weights[i].detach()).neg_();
+  std::vector<RankingResult> out;
+  for (const RankingRequest& request : requests) {
+    std::vector<at::Tensor> values;
+    for (size_t t : request.tensors) values.push_back(pass.sums.at(t));
+    out.push_back(rank_tensors(values, request.key, request.largest_first, request.n, request.prefixes));
+  }
+  return out;
+}
+
+bool Engine::on_gpu() const { return impl_->device.is_cuda(); }
 
 }  // namespace bprof

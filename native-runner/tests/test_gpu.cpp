@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "config.h"
 #include "engine.h"
+#include "ranking.h"
 #include "support.h"
 
 namespace bprof {
@@ -131,6 +132,24 @@ TEST_F(Gpu, ABfloat16ImportanceStaysNearTheCpus) {
   ASSERT_GT(largest, 0.0);
   EXPECT_LT(worst, 0.05 * largest) << "largest |r| " << largest;
   std::cout << "bfloat16 importance: largest difference " << worst / largest << " of the largest |r|\n";
+}
+
+// r ranked on the GPU (Engine::rank_first_order_loss_rise, what `profile` does there) gives the
+// rankings the host makes of the same pass's r, index for index.
+TEST_F(Gpu, RankingOnTheGpuEqualsTheHostsOfTheSamePass) {
+  const auto sequences = diagnostic_sequences();
+  auto engine = engine_on(dir.path(), "cuda", "bfloat16");
+  const auto candidates = engine->candidates(0, 0);
+  const auto rise = engine->first_order_loss_rise(sequences, 2, candidates, nullptr, nullptr);
+  std::vector<size_t> all(candidates.size());
+  for (size_t t = 0; t < all.size(); t++) all[t] = t;
+  std::vector<ImportanceSpan> spans;
+  for (const auto& v : rise) spans.push_back({v.data(), static_cast<int64_t>(v.size())});
+  const std::vector<RankingRequest> requests = {{all, RankKey::magnitude, true, 100, {100}}, {all, RankKey::value, false, 100, {100}}};
+  const auto ranked = engine->rank_first_order_loss_rise(sequences, 2, candidates, nullptr, nullptr, requests);
+  EXPECT_EQ(ranked[0].ranking, rank_top(spans, 100, RankKey::magnitude));
+  EXPECT_EQ(ranked[1].ranking, rank_bottom(spans, 100, RankKey::value));
+  EXPECT_EQ(ranked[1].negatives, negatives_in_prefixes(spans, ranked[1].ranking, {100}));
 }
 
 // The stability's first half (every other sequence) out of the same pass, as on the CPU.

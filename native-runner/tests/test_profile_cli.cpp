@@ -241,6 +241,35 @@ TEST(Profile, TwoRulesShareOneImportancePassAndEachMatchesItsOwnRun) {
       << "a finished folder scores nothing again";
 }
 
+// On a GPU the rankings are made where r is (device_ranking.h) rather than on the host: the same
+// files, byte for byte, for two rules over two candidate sets, top, bottom and random.
+// BPROF_RANK_ON_DEVICE takes that way on the CPU.
+TEST(Profile, RankingWhereRIsWritesTheHostsFiles) {
+  TempDir dir;
+  test::write_tiny_llama(dir.path());
+  json job = profile_job(dir.path());
+  job["ablation"]["method"] = {"paper", "signed"};
+  job["ablation"]["candidates"] = {"mlp", "all"};
+  test::write_file(dir.file("job.json"), job.dump());
+  const RunResult host = run_profile(dir.file("job.json"), dir.file("host"));
+  ASSERT_EQ(host.exit_code, 0) << host.out;
+  const RunResult where =
+      test::run_process({BPROF_RUNNER_PATH, "profile", "--job", dir.file("job.json"), "--out", dir.file("where"), "--threads", "1"},
+                        {{"BPROF_RANK_ON_DEVICE", "1"}});
+  ASSERT_EQ(where.exit_code, 0) << where.out;
+  std::map<std::string, std::string> a = result_files(dir.file("host")), b = result_files(dir.file("where"));
+  size_t rankings = 0;
+  for (const auto& [file, bytes] : a)
+    if (file.rfind("rankings/", 0) == 0 || file.rfind("variants/", 0) == 0) {
+      EXPECT_EQ(bytes, b[file]) << file;
+      rankings += file.rfind("rankings/", 0) == 0;
+    }
+  EXPECT_GE(rankings, 2u * 2u * 2u * 2u) << "abilities x rules x sets x (top, bottom)";
+  json manifest_a = json::parse(a["profile.json"]), manifest_b = json::parse(b["profile.json"]);
+  EXPECT_EQ(manifest_a["variants"], manifest_b["variants"]);
+  EXPECT_EQ(manifest_a["overlap"], manifest_b["overlap"]);
+}
+
 // top_chunked, the released code's chunked selection: on this model's 12,288 candidates there is
 // one chunk, so each k's set is the exact top of its own size, ceil(n / N * N) (n or n + 1), and
 // holds the exact top-n whether or not `top` itself is selected; a finished folder resumes from
