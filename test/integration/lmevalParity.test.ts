@@ -17,22 +17,12 @@ import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { bprof, repoRoot } from "../support/cli";
 import { parityPython, paritySkip, sharedDir, sharedSkip } from "../support/parityPython";
+import { DEMO_BENCHMARKS } from "../support/profileResults";
 import { runDirOf } from "../support/runFolder";
 
 const demo = path.join(repoRoot, "media", "demo");
-const DEMO_TASKS = [
-  "analogical",
-  "commonsense",
-  "contextual",
-  "deductive",
-  "inductive",
-  "knowledge",
-  "mixed",
-  "quantitative",
-  "semantic",
-  "spatial",
-  "temporal",
-].map((a) => `demo_${a}`);
+// the demo's benchmarks in the order its benchmarks folder lists them
+const DEMO_TASKS = [...DEMO_BENCHMARKS].sort();
 
 /** lm-eval's logged sample, less the document. */
 interface Sample {
