@@ -5,6 +5,7 @@
 #include <map>
 
 #include "commands.h"
+#include "config.h"
 #include "engine.h"
 #include "errors.h"
 #include "events.h"
@@ -31,6 +32,7 @@ std::string subcommand_names() {
 std::string usage() {
   return "usage: bprof-runner <subcommand> --job FILE --out DIR [--threads N]\n"
          "       bprof-runner --version\n"
+         "       bprof-runner --families   (the family table as JSON, on stdout)\n"
          "subcommands: " +
          subcommand_names() +
          "\n"
@@ -53,6 +55,10 @@ Args parse_args(int argc, const char* const* argv) {
     std::string arg = argv[i];
     if (arg == "--version") {
       a.version = true;
+      continue;
+    }
+    if (arg == "--families") {
+      a.families = true;
       continue;
     }
     if (arg == "--help" || arg == "-h") {
@@ -83,7 +89,7 @@ Args parse_args(int argc, const char* const* argv) {
     if (!a.subcommand.empty()) throw bad_arguments("unexpected argument '" + arg + "'");
     a.subcommand = arg;
   }
-  if (a.version || a.help) return a;
+  if (a.version || a.help || a.families) return a;
   if (a.subcommand.empty()) throw bad_arguments("no subcommand given");
   if (!subcommands().count(a.subcommand))
     throw bad_arguments("unknown subcommand '" + a.subcommand + "' (this runner knows: " + subcommand_names() + ")");
@@ -100,6 +106,10 @@ int run_cli(int argc, const char* const* argv, const CliContext& context) {
     Args args = parse_args(argc, argv);
     if (args.help) {
       std::fputs(usage().c_str(), stderr);
+      return 0;
+    }
+    if (args.families) {
+      std::fputs(families_table_json().c_str(), stdout);
       return 0;
     }
     if (args.version) {

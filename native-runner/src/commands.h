@@ -22,6 +22,7 @@ struct Args {
   std::string out;
   int threads = 0;  // 0: the cores this process may use (cpus.h)
   bool version = false;
+  bool families = false;  // --families: print the family table (config.h, families_table_json)
   bool help = false;
 };
 

@@ -8,6 +8,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
+#include <utility>
 
 #include "errors.h"
 #include "json_util.h"
@@ -163,21 +165,12 @@ RopeScaling parse_rope_scaling(const json& obj, const std::string& where) {
 // The families: what each model_type adds to the shared Llama layout, as transformers'
 // configuration and modeling files of that family decide it.
 
-// LlamaAttention: attention_bias puts a bias on all four projections; LlamaMLP: mlp_bias.
-void llama_switches(ModelConfig& c, const Fields& f, const json&) {
-  bool attention_bias = f.boolean("attention_bias", false);
-  c.qkv_bias = attention_bias;
-  c.o_bias = attention_bias;
-  c.mlp_bias = f.boolean("mlp_bias", false);
-}
-
-// GraniteAttention / GraniteMLP: Llama's biases; and four multipliers (GraniteConfig, all 1.0 by
+// GraniteAttention / GraniteMLP: Llama's biases (the table's); and four multipliers (GraniteConfig, all 1.0 by
 // default): GraniteModel multiplies the embeddings by embedding_multiplier, each decoder layer adds
 // residual_multiplier times the attention's and the MLP's output, the attention scales its scores
 // by attention_multiplier (in place of 1/sqrt(head_dim)), GraniteForCausalLM divides the logits by
 // logits_scaling.
-void granite_switches(ModelConfig& c, const Fields& f, const json& root) {
-  llama_switches(c, f, root);
+void granite_switches(ModelConfig& c, const Fields& f, const json&) {
   c.embedding_multiplier = f.positive_number("embedding_multiplier", 1.0);
   c.residual_multiplier = f.positive_number("residual_multiplier", 1.0);
   c.attention_multiplier = f.positive_number("attention_multiplier", 1.0);
@@ -235,43 +228,15 @@ void qwen_window(ModelConfig& c, const Fields& f, const json& root) {
   }
 }
 
-// Qwen2Attention: bias on q/k/v, none on o_proj; Qwen2MLP none.
-void qwen2_switches(ModelConfig& c, const Fields& f, const json& root) {
-  c.qkv_bias = true;
-  qwen_window(c, f, root);
-}
-
-// Qwen3Attention: all four biased by attention_bias, and q_norm/k_norm (RMSNorm over head_dim, eps
-// rms_norm_eps) on each head of q and k before RoPE; Qwen3MLP none.
-void qwen3_switches(ModelConfig& c, const Fields& f, const json& root) {
-  bool attention_bias = f.boolean("attention_bias", false);
-  c.qkv_bias = attention_bias;
-  c.o_bias = attention_bias;
-  c.qk_norm = true;
-  qwen_window(c, f, root);
-}
-
-// OLMo 2 (Olmo2Attention, Olmo2DecoderLayer): attention_bias on all four projections; q_norm and
-// k_norm, RMSNorm over the whole q and k projections (num_heads * head_dim, num_kv_heads *
-// head_dim) before the split into heads and RoPE; no input_layernorm: the attention's and the
-// MLP's outputs go through post_attention_layernorm and post_feedforward_layernorm before each
-// residual add. Olmo2MLP has no bias.
-void olmo2_switches(ModelConfig& c, const Fields& f, const json&) {
-  bool attention_bias = f.boolean("attention_bias", false);
-  c.qkv_bias = attention_bias;
-  c.o_bias = attention_bias;
-  c.qk_norm = true;
-  c.qk_norm_whole = true;
-  c.pre_norms = false;
-  c.post_norms = true;
-}
+// Qwen2 and Qwen3 (Qwen2Attention: bias on q/k/v, none on o_proj; Qwen3Attention: all four
+// biased by attention_bias, and q_norm/k_norm, RMSNorm over head_dim, eps rms_norm_eps, on each
+// head of q and k before RoPE; their MLPs none: the table's switches) differ here in the window only.
+void qwen_switches(ModelConfig& c, const Fields& f, const json& root) { qwen_window(c, f, root); }
 
 // Phi-3 (Phi3Attention, Phi3MLP): one qkv_proj (rows: q, k, v) and one gate_up_proj (rows: gate,
 // then up), no biases; sliding_window (default None) in every layer, as Mistral's. A partial
 // rotary factor (Phi-4-mini's 0.75) is not supported.
 void phi3_switches(ModelConfig& c, const Fields& f, const json& root) {
-  c.fused_qkv = true;
-  c.fused_gate_up = true;
   c.sliding_window = f.window("sliding_window", 0);
   auto partial = [&](const json& obj, const std::string& where) {
     if (!obj.is_object() || !obj.contains("partial_rotary_factor") || obj.at("partial_rotary_factor").is_null()) return;
@@ -298,12 +263,9 @@ double softcap(const Fields& f, const char* key, double fallback) {
 // final_logit_softcapping (null: none); attention_bias on all four projections; sliding_window
 // (default 4096) in the layers layer_types marks, `sliding` where config.json has no layer_types.
 void gemma_switches(ModelConfig& c, const Fields& f, const json& root, double logits_softcap, const std::function<bool(int64_t)>& sliding) {
-  llama_switches(c, f, root);
-  c.mlp_bias = false;  // Gemma's MLP has none
   c.embedding_multiplier = static_cast<float>(std::sqrt(static_cast<double>(c.hidden_size)));
   c.embedding_multiplier_in_dtype = true;
   c.norm_weight_offset = 1.0;
-  c.post_norms = true;
   const std::string act = f.string("hidden_activation", "gelu_pytorch_tanh");
   if (act != "gelu_pytorch_tanh") throw f.error("hidden_activation", "'" + act + "' is not supported (supported: gelu_pytorch_tanh)");
   c.activation = Activation::gelu_tanh;
@@ -345,7 +307,6 @@ void gemma3_rope(const json& rp, const char* type, const std::string& source, do
 void gemma3_switches(ModelConfig& c, const Fields& f, const json& root) {
   const int64_t pattern = f.positive_int("sliding_window_pattern", 6);
   gemma_switches(c, f, root, 0.0, [pattern](int64_t i) { return (i + 1) % pattern != 0; });
-  c.qk_norm = true;
   c.rope_theta = f.positive_number("rope_theta", 1e6);
   c.local_rope_theta = f.positive_number("rope_local_base_freq", 1e4);
   c.local_rope_scaling = RopeScaling{};
@@ -357,13 +318,6 @@ void gemma3_switches(ModelConfig& c, const Fields& f, const json& root) {
       gemma3_rope(rp, "sliding_attention", f.source_at("rope_parameters"), c.local_rope_theta, c.local_rope_scaling);
     }
   }
-}
-
-// A count config.json may give under either of two names (transformers' attribute_map aliases
-// num_experts and num_local_experts in both MoE families, and save_pretrained writes the one the
-// class does not declare): the first present, `fallback` when neither is.
-int64_t aliased_count(const Fields& f, const char* name, const char* alias, int64_t fallback) {
-  return f.has(name) ? f.positive_int(name) : f.positive_int(alias, fallback);
 }
 
 void check_experts_per_token(const ModelConfig& c, const Fields& f) {
@@ -380,12 +334,8 @@ void check_experts_per_token(const ModelConfig& c, const Fields& f) {
 // router_jitter_noise acts in training only.
 void mixtral_switches(ModelConfig& c, const Fields& f, const json&) {
   c.sliding_window = f.window("sliding_window", 0);
-  c.num_experts = aliased_count(f, "num_local_experts", "num_experts", 8);
-  c.experts_per_token = f.positive_int("num_experts_per_tok", 2);
-  c.expert_intermediate_size = c.intermediate_size;
   c.norm_topk_prob = true;
   c.routing_weights_in_dtype = false;
-  c.mixtral_names = true;
   check_experts_per_token(c, f);
 }
 
@@ -397,14 +347,7 @@ void mixtral_switches(ModelConfig& c, const Fields& f, const json&) {
 // with a dense MLP (in mlp_only_layers, or off the decoder_sparse_step) and shared experts
 // (Qwen2-MoE's, not in this family) are refused.
 void qwen3_moe_switches(ModelConfig& c, const Fields& f, const json& root) {
-  bool attention_bias = f.boolean("attention_bias", false);
-  c.qkv_bias = attention_bias;
-  c.o_bias = attention_bias;
-  c.qk_norm = true;
   if (f.boolean("use_sliding_window", false)) c.sliding_window = f.window("sliding_window", 4096);
-  c.num_experts = aliased_count(f, "num_experts", "num_local_experts", 128);
-  c.experts_per_token = f.positive_int("num_experts_per_tok", 8);
-  c.expert_intermediate_size = f.positive_int("moe_intermediate_size", 768);
   c.norm_topk_prob = f.boolean("norm_topk_prob", false);
   c.routing_weights_in_dtype = true;
   check_experts_per_token(c, f);
@@ -424,6 +367,40 @@ void qwen3_moe_switches(ModelConfig& c, const Fields& f, const json& root) {
     throw f.error("shared_expert_intermediate_size", "is set: shared experts are not supported");
 }
 
+// A switch of a family's tensors: fixed, or config.json's boolean `key` (false when absent).
+struct Switch {
+  const char* key;
+  bool fallback;
+};
+constexpr Switch fixed(bool value) { return {nullptr, value}; }
+constexpr Switch read_key(const char* key) { return {key, false}; }
+constexpr Switch kAttentionBias = read_key("attention_bias");
+
+// A count of a mixture of experts: config.json's `key`, else its `alias` (transformers'
+// attribute_map aliases num_experts and num_local_experts in both MoE families, and save_pretrained
+// writes the one the class does not declare), else `fallback` (0: the key is required).
+struct CountKey {
+  const char* key = nullptr;
+  const char* alias = nullptr;
+  int64_t fallback = 0;
+};
+
+// A mixture of experts' sizes (all keys null: a dense MLP).
+struct Experts {
+  CountKey count, intermediate, per_token;
+};
+
+// The fixed switches of a family's layers (ModelConfig's fields of the same names).
+enum Layout : unsigned {
+  kQkNorm = 1,
+  kQkNormWhole = 2,
+  kFusedQkv = 4,
+  kFusedGateUp = 8,
+  kNoPreNorms = 16,
+  kPostNorms = 32,
+  kMixtralNames = 64,
+};
+
 struct Family {
   const char* type;  // config.json's model_type
   // Class defaults for a size config.json leaves out (0: derived). num_key_value_heads: absent
@@ -433,32 +410,315 @@ struct Family {
   int64_t head_dim;
   double rms_norm_eps;
   bool tie_word_embeddings;  // the class default
+  // The tensors' switches: biases (q/k/v, o_proj, the MLP's), the fixed layout, the experts.
+  Switch qkv_bias, o_bias, mlp_bias;
+  unsigned layout;
+  Experts experts;
+  // What else the family reads (windows, RoPE, multipliers, routing), none: nothing.
   void (*switches)(ModelConfig& c, const Fields& f, const json& root);
   double rope_theta = 10000.0;  // the class's default_theta
 };
 
-// The table. Adding a family: its entry here, its switches in ModelConfig and layer_tensors, and a
-// golden model in test/support/transformersGolden.py.
+// The table: transformers' configuration and modeling files of each family. Adding a family: its
+// entry here (a new kind of tensor: its template in kLayerTemplates and its switch in ModelConfig),
+// a golden model in test/support/transformersGolden.py, and `npm run families` for the editor.
 const Family kFamilies[] = {
-    {"llama", 0, 0, 1e-6, false, llama_switches},      // LlamaConfig: no kv default (num_attention_heads)
-    {"mistral", 8, 0, 1e-6, false, mistral_switches},  // MistralConfig: num_key_value_heads=8
-    {"qwen2", 32, 0, 1e-6, false, qwen2_switches},     // Qwen2Config: num_key_value_heads=32
-    {"qwen3", 32, 128, 1e-6, false, qwen3_switches},   // Qwen3Config: num_key_value_heads=32, head_dim=128
-    {"granite", 0, 0, 1e-6, false, granite_switches},  // GraniteConfig: no kv default (num_attention_heads)
-    {"olmo2", 0, 0, 1e-5, false, olmo2_switches},      // Olmo2Config: no kv default, rms_norm_eps=1e-5
-    {"phi3", 0, 0, 1e-5, false, phi3_switches},        // Phi3Config: no kv default, rms_norm_eps=1e-5
-    // Gemma2Config: num_key_value_heads=4, head_dim=256, tied embeddings
-    {"gemma2", 4, 256, 1e-6, true, gemma2_switches},
-    {"gemma3_text", 4, 256, 1e-6, true, gemma3_switches},  // Gemma3TextConfig: the same
-    // MixtralConfig: num_key_value_heads=8, rms_norm_eps=1e-5, default_theta 1e6
-    {"mixtral", 8, 0, 1e-5, false, mixtral_switches, 1e6},
-    {"qwen3_moe", 4, 0, 1e-6, false, qwen3_moe_switches},  // Qwen3MoeConfig: num_key_value_heads=4, head_dim from the sizes
+    // LlamaConfig: no kv default (num_attention_heads); LlamaAttention: attention_bias on all four
+    // projections; LlamaMLP: mlp_bias
+    {"llama", 0, 0, 1e-6, false, kAttentionBias, kAttentionBias, read_key("mlp_bias"), 0, {}, nullptr},
+    // MistralConfig: num_key_value_heads=8; MistralAttention and MistralMLP have no biases (an
+    // attention_bias field is not read)
+    {"mistral", 8, 0, 1e-6, false, fixed(false), fixed(false), fixed(false), 0, {}, mistral_switches},
+    // Qwen2Config: num_key_value_heads=32; Qwen2Attention: bias on q/k/v, none on o_proj
+    {"qwen2", 32, 0, 1e-6, false, fixed(true), fixed(false), fixed(false), 0, {}, qwen_switches},
+    // Qwen3Config: num_key_value_heads=32, head_dim=128; q/k norms over each head
+    {"qwen3", 32, 128, 1e-6, false, kAttentionBias, kAttentionBias, fixed(false), kQkNorm, {}, qwen_switches},
+    // GraniteConfig: no kv default; Llama's biases
+    {"granite", 0, 0, 1e-6, false, kAttentionBias, kAttentionBias, read_key("mlp_bias"), 0, {}, granite_switches},
+    // Olmo2Config: no kv default, rms_norm_eps=1e-5. Olmo2Attention: attention_bias on all four; q_norm
+    // and k_norm over the whole q and k projections (num_heads * head_dim, num_kv_heads * head_dim)
+    // before the split into heads and RoPE; no input_layernorm: the attention's and the MLP's
+    // outputs go through post_attention_layernorm and post_feedforward_layernorm before each
+    // residual add. Olmo2MLP has no bias.
+    {"olmo2",
+     0,
+     0,
+     1e-5,
+     false,
+     kAttentionBias,
+     kAttentionBias,
+     fixed(false),
+     kQkNorm | kQkNormWhole | kNoPreNorms | kPostNorms,
+     {},
+     nullptr},
+    // Phi3Config: no kv default, rms_norm_eps=1e-5; one qkv_proj (rows: q, k, v) and one gate_up_proj
+    // (rows: gate, then up), no biases
+    {"phi3", 0, 0, 1e-5, false, fixed(false), fixed(false), fixed(false), kFusedQkv | kFusedGateUp, {}, phi3_switches},
+    // Gemma2Config: num_key_value_heads=4, head_dim=256, tied embeddings; attention_bias on all four,
+    // no MLP bias, a norm before and after both attention and MLP
+    {"gemma2", 4, 256, 1e-6, true, kAttentionBias, kAttentionBias, fixed(false), kPostNorms, {}, gemma2_switches},
+    // Gemma3TextConfig: the same, and q/k norms over each head
+    {"gemma3_text", 4, 256, 1e-6, true, kAttentionBias, kAttentionBias, fixed(false), kQkNorm | kPostNorms, {}, gemma3_switches},
+    // MixtralConfig: num_key_value_heads=8, rms_norm_eps=1e-5, default_theta 1e6; no biases;
+    // num_local_experts (default 8) experts of intermediate_size, num_experts_per_tok default 2
+    {"mixtral", 8, 0, 1e-5, false, fixed(false), fixed(false), fixed(false), kMixtralNames,
+     Experts{{"num_local_experts", "num_experts", 8}, {"intermediate_size", nullptr, 0}, {"num_experts_per_tok", nullptr, 2}},
+     mixtral_switches, 1e6},
+    // Qwen3MoeConfig: num_key_value_heads=4, head_dim from the sizes; Qwen3's attention; num_experts
+    // (default 128) experts of moe_intermediate_size (default 768), num_experts_per_tok default 8
+    {"qwen3_moe", 4, 0, 1e-6, false, kAttentionBias, kAttentionBias, fixed(false), kQkNorm,
+     Experts{{"num_experts", "num_local_experts", 128}, {"moe_intermediate_size", nullptr, 768}, {"num_experts_per_tok", nullptr, 8}},
+     qwen3_moe_switches},
 };
 
 const Family* find_family(const std::string& type) {
   for (const Family& family : kFamilies)
     if (type == family.type) return &family;
   return nullptr;
+}
+
+bool read_switch(const Fields& f, const Switch& s) { return s.key ? f.boolean(s.key, s.fallback) : s.fallback; }
+
+int64_t read_count(const Fields& f, const CountKey& k) {
+  if (k.alias && !f.has(k.key)) return f.positive_int(k.alias, k.fallback);
+  return k.fallback > 0 ? f.positive_int(k.key, k.fallback) : f.positive_int(k.key);
+}
+
+// The family's tensor switches from its table entry and config.json.
+void apply_layout(ModelConfig& c, const Fields& f, const Family& family) {
+  c.qkv_bias = read_switch(f, family.qkv_bias);
+  c.o_bias = read_switch(f, family.o_bias);
+  c.mlp_bias = read_switch(f, family.mlp_bias);
+  c.qk_norm = family.layout & kQkNorm;
+  c.qk_norm_whole = family.layout & kQkNormWhole;
+  c.fused_qkv = family.layout & kFusedQkv;
+  c.fused_gate_up = family.layout & kFusedGateUp;
+  c.pre_norms = !(family.layout & kNoPreNorms);
+  c.post_norms = family.layout & kPostNorms;
+  c.mixtral_names = family.layout & kMixtralNames;
+  if (family.experts.count.key) {
+    c.num_experts = read_count(f, family.experts.count);
+    c.expert_intermediate_size = read_count(f, family.experts.intermediate);
+    c.experts_per_token = read_count(f, family.experts.per_token);
+  }
+}
+
+// ----------------------------------------------------------------------------
+// The tensors, as templates over the config: a shape's dimensions are sums of products of sizes
+// (size_value) and integers, a template is there when each of its `when` switches (switch_value;
+// "!name": off) holds; a per-expert template is there once per expert, "{e}" in its name the
+// expert's number.
+
+struct TensorTemplate {
+  const char* name;
+  std::vector<const char*> shape;
+  TensorRole role;
+  LayerSlot slot;
+  std::vector<const char*> when;
+  bool per_expert = false;
+};
+
+constexpr const char* kQ = "num_attention_heads*head_dim";
+constexpr const char* kKv = "num_key_value_heads*head_dim";
+
+// One decoder layer, in the order of the model's state_dict.
+const std::vector<TensorTemplate>& layer_templates() {
+  using R = TensorRole;
+  using S = LayerSlot;
+  static const std::vector<TensorTemplate> table = {
+      {"self_attn.o_proj.weight", {"hidden_size", kQ}, R::attention, S::o_proj, {"fused_qkv"}},  // Phi3Attention declares o_proj first
+      {"self_attn.qkv_proj.weight",
+       {"num_attention_heads*head_dim+2*num_key_value_heads*head_dim", "hidden_size"},
+       R::attention,
+       S::qkv_proj,
+       {"fused_qkv"}},
+      {"self_attn.q_proj.weight", {kQ, "hidden_size"}, R::attention, S::q_proj, {"!fused_qkv"}},
+      {"self_attn.q_proj.bias", {kQ}, R::bias, S::q_bias, {"!fused_qkv", "qkv_bias"}},
+      {"self_attn.k_proj.weight", {kKv, "hidden_size"}, R::attention, S::k_proj, {"!fused_qkv"}},
+      {"self_attn.k_proj.bias", {kKv}, R::bias, S::k_bias, {"!fused_qkv", "qkv_bias"}},
+      {"self_attn.v_proj.weight", {kKv, "hidden_size"}, R::attention, S::v_proj, {"!fused_qkv"}},
+      {"self_attn.v_proj.bias", {kKv}, R::bias, S::v_bias, {"!fused_qkv", "qkv_bias"}},
+      {"self_attn.o_proj.weight", {"hidden_size", kQ}, R::attention, S::o_proj, {"!fused_qkv"}},
+      {"self_attn.o_proj.bias", {"hidden_size"}, R::bias, S::o_bias, {"o_bias"}},
+      {"self_attn.q_norm.weight", {"head_dim"}, R::norm, S::q_norm, {"qk_norm", "!qk_norm_whole"}},
+      {"self_attn.q_norm.weight", {kQ}, R::norm, S::q_norm, {"qk_norm", "qk_norm_whole"}},
+      {"self_attn.k_norm.weight", {"head_dim"}, R::norm, S::k_norm, {"qk_norm", "!qk_norm_whole"}},
+      {"self_attn.k_norm.weight", {kKv}, R::norm, S::k_norm, {"qk_norm", "qk_norm_whole"}},
+      {"block_sparse_moe.gate.weight", {"num_experts", "hidden_size"}, R::router, S::router, {"experts", "mixtral_names"}},
+      {"mlp.gate.weight", {"num_experts", "hidden_size"}, R::router, S::router, {"experts", "!mixtral_names"}},
+      {"block_sparse_moe.experts.{e}.w1.weight",
+       {"expert_intermediate_size", "hidden_size"},
+       R::mlp_weight,
+       S::expert_gate,
+       {"experts", "mixtral_names"},
+       true},
+      {"block_sparse_moe.experts.{e}.w3.weight",
+       {"expert_intermediate_size", "hidden_size"},
+       R::mlp_weight,
+       S::expert_up,
+       {"experts", "mixtral_names"},
+       true},
+      {"block_sparse_moe.experts.{e}.w2.weight",
+       {"hidden_size", "expert_intermediate_size"},
+       R::mlp_weight,
+       S::expert_down,
+       {"experts", "mixtral_names"},
+       true},
+      {"mlp.experts.{e}.gate_proj.weight",
+       {"expert_intermediate_size", "hidden_size"},
+       R::mlp_weight,
+       S::expert_gate,
+       {"experts", "!mixtral_names"},
+       true},
+      {"mlp.experts.{e}.up_proj.weight",
+       {"expert_intermediate_size", "hidden_size"},
+       R::mlp_weight,
+       S::expert_up,
+       {"experts", "!mixtral_names"},
+       true},
+      {"mlp.experts.{e}.down_proj.weight",
+       {"hidden_size", "expert_intermediate_size"},
+       R::mlp_weight,
+       S::expert_down,
+       {"experts", "!mixtral_names"},
+       true},
+      {"mlp.gate_up_proj.weight", {"2*intermediate_size", "hidden_size"}, R::mlp_weight, S::gate_up_proj, {"!experts", "fused_gate_up"}},
+      {"mlp.gate_proj.weight", {"intermediate_size", "hidden_size"}, R::mlp_weight, S::gate_proj, {"!experts", "!fused_gate_up"}},
+      {"mlp.gate_proj.bias", {"intermediate_size"}, R::bias, S::gate_bias, {"!fused_gate_up", "mlp_bias"}},
+      {"mlp.up_proj.weight", {"intermediate_size", "hidden_size"}, R::mlp_weight, S::up_proj, {"!experts", "!fused_gate_up"}},
+      {"mlp.up_proj.bias", {"intermediate_size"}, R::bias, S::up_bias, {"!fused_gate_up", "mlp_bias"}},
+      {"mlp.down_proj.weight", {"hidden_size", "intermediate_size"}, R::mlp_weight, S::down_proj, {"!experts"}},
+      {"mlp.down_proj.bias", {"hidden_size"}, R::bias, S::down_bias, {"mlp_bias"}},
+      {"input_layernorm.weight", {"hidden_size"}, R::norm, S::input_norm, {"pre_norms"}},
+      // before the MLP where a family has pre-norms only (HF's name), after attention otherwise
+      {"post_attention_layernorm.weight", {"hidden_size"}, R::norm, S::post_attention_norm, {}},
+      {"pre_feedforward_layernorm.weight", {"hidden_size"}, R::norm, S::pre_feedforward_norm, {"pre_norms", "post_norms"}},
+      {"post_feedforward_layernorm.weight", {"hidden_size"}, R::norm, S::post_feedforward_norm, {"post_norms"}},
+  };
+  return table;
+}
+
+// The tensors outside the layers: the embedding (before them), the final norm and the LM head (after).
+const std::vector<TensorTemplate>& model_templates() {
+  static const std::vector<TensorTemplate> table = {
+      {"model.embed_tokens.weight", {"vocab_size", "hidden_size"}, TensorRole::embedding, LayerSlot::input_norm, {}},
+      {"model.norm.weight", {"hidden_size"}, TensorRole::norm, LayerSlot::input_norm, {}},
+      {"lm_head.weight", {"vocab_size", "hidden_size"}, TensorRole::lm_head, LayerSlot::input_norm, {"!tie_word_embeddings"}},
+  };
+  return table;
+}
+
+// The sizes a shape may name, and the switches a template may need: ModelConfig's fields.
+const std::vector<std::pair<const char*, int64_t ModelConfig::*>>& size_fields() {
+  static const std::vector<std::pair<const char*, int64_t ModelConfig::*>> sizes = {
+      {"vocab_size", &ModelConfig::vocab_size},
+      {"hidden_size", &ModelConfig::hidden_size},
+      {"intermediate_size", &ModelConfig::intermediate_size},
+      {"num_attention_heads", &ModelConfig::num_attention_heads},
+      {"num_key_value_heads", &ModelConfig::num_key_value_heads},
+      {"head_dim", &ModelConfig::head_dim},
+      {"num_experts", &ModelConfig::num_experts},
+      {"expert_intermediate_size", &ModelConfig::expert_intermediate_size},
+      {"experts_per_token", &ModelConfig::experts_per_token},
+  };
+  return sizes;
+}
+
+bool switch_value(const ModelConfig& c, const std::string& name) {
+  static const std::map<std::string, bool ModelConfig::*> switches = {
+      {"qkv_bias", &ModelConfig::qkv_bias},
+      {"o_bias", &ModelConfig::o_bias},
+      {"mlp_bias", &ModelConfig::mlp_bias},
+      {"qk_norm", &ModelConfig::qk_norm},
+      {"qk_norm_whole", &ModelConfig::qk_norm_whole},
+      {"fused_qkv", &ModelConfig::fused_qkv},
+      {"fused_gate_up", &ModelConfig::fused_gate_up},
+      {"pre_norms", &ModelConfig::pre_norms},
+      {"post_norms", &ModelConfig::post_norms},
+      {"mixtral_names", &ModelConfig::mixtral_names},
+      {"tie_word_embeddings", &ModelConfig::tie_word_embeddings},
+  };
+  if (name == "experts") return c.num_experts > 0;
+  auto it = switches.find(name);
+  if (it == switches.end()) throw std::logic_error("family table: unknown switch '" + name + "'");
+  return c.*(it->second);
+}
+
+int64_t size_value(const ModelConfig& c, const std::string& name) {
+  for (const auto& [size, field] : size_fields())
+    if (name == size) return c.*field;
+  throw std::logic_error("family table: unknown size '" + name + "'");
+}
+
+// A dimension: terms joined by '+', each factors joined by '*', each an integer or a size.
+int64_t dimension(const ModelConfig& c, const std::string& formula) {
+  int64_t sum = 0;
+  std::stringstream terms(formula);
+  for (std::string term; std::getline(terms, term, '+');) {
+    int64_t product = 1;
+    std::stringstream factors(term);
+    for (std::string factor; std::getline(factors, factor, '*');)
+      product *= std::isdigit(static_cast<unsigned char>(factor[0])) ? std::stoll(factor) : size_value(c, factor);
+    sum += product;
+  }
+  return sum;
+}
+
+bool applies(const ModelConfig& c, const TensorTemplate& t) {
+  for (const std::string when : t.when)
+    if (when[0] == '!' ? switch_value(c, when.substr(1)) : !switch_value(c, when)) return false;
+  return true;
+}
+
+LayerTensor tensor_of(const ModelConfig& c, const TensorTemplate& t, int64_t expert) {
+  std::string name = t.name;
+  const size_t e = name.find("{e}");
+  if (e != std::string::npos) name.replace(e, 3, std::to_string(expert));
+  std::vector<int64_t> shape;
+  for (const char* d : t.shape) shape.push_back(dimension(c, d));
+  return {name, shape, t.role, t.slot, expert};
+}
+
+const char* role_name(TensorRole role) {
+  switch (role) {
+    case TensorRole::embedding:
+      return "embedding";
+    case TensorRole::norm:
+      return "norm";
+    case TensorRole::attention:
+      return "attention";
+    case TensorRole::mlp_weight:
+      return "mlp_weight";
+    case TensorRole::bias:
+      return "bias";
+    case TensorRole::lm_head:
+      return "lm_head";
+    case TensorRole::router:
+      return "router";
+  }
+  return "?";
+}
+
+nlohmann::ordered_json templates_json(const std::vector<TensorTemplate>& templates) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const TensorTemplate& t : templates) {
+    nlohmann::ordered_json entry = {{"name", t.name}, {"role", role_name(t.role)}, {"shape", t.shape}, {"when", t.when}};
+    if (t.per_expert) entry["per_expert"] = true;
+    out.push_back(entry);
+  }
+  return out;
+}
+
+nlohmann::ordered_json switch_json(const Switch& s) {
+  if (!s.key) return s.fallback;
+  return {{"key", s.key}, {"default", s.fallback}};
+}
+
+nlohmann::ordered_json count_json(const CountKey& k) {
+  nlohmann::ordered_json out = {{"key", k.key}};
+  if (k.alias) out["alias"] = k.alias;
+  out["default"] = k.fallback > 0 ? nlohmann::ordered_json(k.fallback) : nlohmann::ordered_json(nullptr);
+  return out;
 }
 
 }  // namespace
@@ -470,48 +730,66 @@ std::string supported_model_types() {
 }
 
 std::vector<LayerTensor> layer_tensors(const ModelConfig& c) {
-  const int64_t H = c.hidden_size, I = c.intermediate_size;
-  const int64_t q_dim = c.num_attention_heads * c.head_dim, kv_dim = c.num_key_value_heads * c.head_dim;
   std::vector<LayerTensor> out;
-  auto add = [&](bool wanted, const char* name, std::vector<int64_t> shape, TensorRole role, LayerSlot slot) {
-    if (wanted) out.push_back({name, std::move(shape), role, slot});
-  };
-  using R = TensorRole;
-  using S = LayerSlot;
-  const bool split_qkv = !c.fused_qkv, split_gate_up = !c.fused_gate_up;
-  add(c.fused_qkv, "self_attn.o_proj.weight", {H, q_dim}, R::attention, S::o_proj);  // Phi3Attention declares o_proj first
-  add(c.fused_qkv, "self_attn.qkv_proj.weight", {q_dim + 2 * kv_dim, H}, R::attention, S::qkv_proj);
-  add(split_qkv, "self_attn.q_proj.weight", {q_dim, H}, R::attention, S::q_proj);
-  add(split_qkv && c.qkv_bias, "self_attn.q_proj.bias", {q_dim}, R::bias, S::q_bias);
-  add(split_qkv, "self_attn.k_proj.weight", {kv_dim, H}, R::attention, S::k_proj);
-  add(split_qkv && c.qkv_bias, "self_attn.k_proj.bias", {kv_dim}, R::bias, S::k_bias);
-  add(split_qkv, "self_attn.v_proj.weight", {kv_dim, H}, R::attention, S::v_proj);
-  add(split_qkv && c.qkv_bias, "self_attn.v_proj.bias", {kv_dim}, R::bias, S::v_bias);
-  add(split_qkv, "self_attn.o_proj.weight", {H, q_dim}, R::attention, S::o_proj);
-  add(c.o_bias, "self_attn.o_proj.bias", {H}, R::bias, S::o_bias);
-  add(c.qk_norm, "self_attn.q_norm.weight", {c.qk_norm_whole ? q_dim : c.head_dim}, R::norm, S::q_norm);
-  add(c.qk_norm, "self_attn.k_norm.weight", {c.qk_norm_whole ? kv_dim : c.head_dim}, R::norm, S::k_norm);
-  const bool dense = c.num_experts == 0;
-  add(!dense, c.mixtral_names ? "block_sparse_moe.gate.weight" : "mlp.gate.weight", {c.num_experts, H}, R::router, S::router);
-  const int64_t EI = c.expert_intermediate_size;
-  for (int64_t e = 0; e < c.num_experts; e++) {
-    const std::string p = (c.mixtral_names ? "block_sparse_moe.experts." : "mlp.experts.") + std::to_string(e) + ".";
-    out.push_back({p + (c.mixtral_names ? "w1.weight" : "gate_proj.weight"), {EI, H}, R::mlp_weight, S::expert_gate, e});
-    out.push_back({p + (c.mixtral_names ? "w3.weight" : "up_proj.weight"), {EI, H}, R::mlp_weight, S::expert_up, e});
-    out.push_back({p + (c.mixtral_names ? "w2.weight" : "down_proj.weight"), {H, EI}, R::mlp_weight, S::expert_down, e});
+  const std::vector<TensorTemplate>& table = layer_templates();
+  for (size_t i = 0; i < table.size(); i++) {
+    if (!table[i].per_expert) {
+      if (applies(c, table[i])) out.push_back(tensor_of(c, table[i], -1));
+      continue;
+    }
+    // a run of per-expert templates: expert by expert, each expert's in the run's order
+    size_t end = i;
+    while (end < table.size() && table[end].per_expert) end++;
+    for (int64_t e = 0; e < c.num_experts; e++)
+      for (size_t j = i; j < end; j++)
+        if (applies(c, table[j])) out.push_back(tensor_of(c, table[j], e));
+    i = end - 1;
   }
-  add(dense && c.fused_gate_up, "mlp.gate_up_proj.weight", {2 * I, H}, R::mlp_weight, S::gate_up_proj);
-  add(dense && split_gate_up, "mlp.gate_proj.weight", {I, H}, R::mlp_weight, S::gate_proj);
-  add(split_gate_up && c.mlp_bias, "mlp.gate_proj.bias", {I}, R::bias, S::gate_bias);
-  add(dense && split_gate_up, "mlp.up_proj.weight", {I, H}, R::mlp_weight, S::up_proj);
-  add(split_gate_up && c.mlp_bias, "mlp.up_proj.bias", {I}, R::bias, S::up_bias);
-  add(dense, "mlp.down_proj.weight", {H, I}, R::mlp_weight, S::down_proj);
-  add(c.mlp_bias, "mlp.down_proj.bias", {H}, R::bias, S::down_bias);
-  add(c.pre_norms, "input_layernorm.weight", {H}, R::norm, S::input_norm);
-  add(true, "post_attention_layernorm.weight", {H}, R::norm, S::post_attention_norm);
-  add(c.pre_norms && c.post_norms, "pre_feedforward_layernorm.weight", {H}, R::norm, S::pre_feedforward_norm);
-  add(c.post_norms, "post_feedforward_layernorm.weight", {H}, R::norm, S::post_feedforward_norm);
   return out;
+}
+
+std::vector<LayerTensor> model_tensors(const ModelConfig& c) {
+  std::vector<LayerTensor> out;
+  for (const TensorTemplate& t : model_templates())
+    if (applies(c, t)) out.push_back(tensor_of(c, t, -1));
+  return out;
+}
+
+std::string families_table_json() {
+  using ojson = nlohmann::ordered_json;
+  ojson families = ojson::array();
+  for (const Family& f : kFamilies) {
+    ojson defaults = {{"num_key_value_heads", f.kv_heads > 0 ? ojson(f.kv_heads) : ojson(nullptr)},
+                      {"head_dim", f.head_dim > 0 ? ojson(f.head_dim) : ojson(nullptr)},
+                      {"tie_word_embeddings", f.tie_word_embeddings}};
+    ojson switches = {
+        {"qkv_bias", switch_json(f.qkv_bias)},
+        {"o_bias", switch_json(f.o_bias)},
+        {"mlp_bias", switch_json(f.mlp_bias)},
+        {"qk_norm", bool(f.layout & kQkNorm)},
+        {"qk_norm_whole", bool(f.layout & kQkNormWhole)},
+        {"fused_qkv", bool(f.layout & kFusedQkv)},
+        {"fused_gate_up", bool(f.layout & kFusedGateUp)},
+        {"pre_norms", !(f.layout & kNoPreNorms)},
+        {"post_norms", bool(f.layout & kPostNorms)},
+        {"mixtral_names", bool(f.layout & kMixtralNames)},
+    };
+    ojson experts = nullptr;
+    if (f.experts.count.key)
+      experts = {{"num_experts", count_json(f.experts.count)},
+                 {"expert_intermediate_size", count_json(f.experts.intermediate)},
+                 {"experts_per_token", count_json(f.experts.per_token)}};
+    families.push_back({{"model_type", f.type}, {"defaults", defaults}, {"switches", switches}, {"experts", experts}});
+  }
+  ojson table = {
+      {"about",
+       "The runner's family table (native-runner/src/config.cpp), written by `bprof-runner --families`; regenerate with `npm run "
+       "families`, never by hand."},
+      {"families", families},
+      {"model_tensors", templates_json(model_templates())},
+      {"layer_tensors", templates_json(layer_templates())},
+  };
+  return table.dump(2) + "\n";
 }
 
 namespace {
@@ -575,7 +853,8 @@ ModelConfig parse_config(const std::string& text, const std::string& source, boo
     c.rope_scaling = parse_rope_scaling(root.at("rope_scaling"), f.source_at("rope_scaling") + " rope_scaling");
   }
 
-  family->switches(c, f, root);
+  apply_layout(c, f, *family);
+  if (family->switches) family->switches(c, f, root);
   // hidden_act names the activation of every SwiGLU family (Gemma's switches read their own
   // hidden_activation, and Gemma 2 checkpoints carry a hidden_act its config class ignores)
   if (c.activation == Activation::silu) {

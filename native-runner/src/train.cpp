@@ -34,16 +34,15 @@ int64_t TensorSpec::numel() const {
 }
 
 std::vector<TensorSpec> llama_tensor_specs(const ModelConfig& c) {
-  const int64_t H = c.hidden_size, V = c.vocab_size;
   const std::vector<LayerTensor> table = layer_tensors(c);
   std::vector<TensorSpec> specs;
-  specs.push_back({"model.embed_tokens.weight", {V, H}, TensorRole::embedding});
+  const std::vector<LayerTensor> outside = model_tensors(c);  // the embedding first, then the rest after the layers
+  specs.push_back({outside.front().name, outside.front().shape, outside.front().role});
   for (int64_t i = 0; i < c.num_hidden_layers; i++) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     for (const LayerTensor& t : table) specs.push_back({p + t.name, t.shape, t.role});
   }
-  specs.push_back({"model.norm.weight", {H}, TensorRole::norm});
-  if (!c.tie_word_embeddings) specs.push_back({"lm_head.weight", {V, H}, TensorRole::lm_head});
+  for (size_t i = 1; i < outside.size(); i++) specs.push_back({outside[i].name, outside[i].shape, outside[i].role});
   return specs;
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <sstream>
 
 #include "config.h"
 #include "errors.h"
@@ -493,6 +494,103 @@ TEST(Config, ReadsLlama3RopeScalingAndRefusesUnknownTypes) {
   EXPECT_EQ(c.rope_scaling.original_max_position_embeddings, 8192);
   j["rope_scaling"] = {{"type", "yarn"}, {"factor", 4.0}};
   expect_error([&] { parse_model_config(j.dump(), "config.json"); }, ErrorCode::bad_model, {"'yarn'"});
+}
+
+// The family table as the editor gets it (`bprof-runner --families`, families_table_json), walked
+// as src/core/model/parameters.ts walks it, gives every family's layer and model tensors as the
+// runner's own parse and layer_tensors do, with each switch's key turned both ways.
+namespace table_walk {
+
+int64_t dimension(const std::string& formula, const std::map<std::string, int64_t>& sizes) {
+  int64_t sum = 0;
+  std::stringstream terms(formula);
+  for (std::string term; std::getline(terms, term, '+');) {
+    int64_t product = 1;
+    std::stringstream factors(term);
+    for (std::string factor; std::getline(factors, factor, '*');)
+      product *= std::isdigit(static_cast<unsigned char>(factor[0])) ? std::stoll(factor) : sizes.at(factor);
+    sum += product;
+  }
+  return sum;
+}
+
+int64_t count(const json& raw, const json& k) {
+  if (k.contains("alias") && !raw.contains(k["key"].get<std::string>()))
+    return raw.value(k["alias"].get<std::string>(), k["default"].get<int64_t>());
+  return k["default"].is_null() ? raw.at(k["key"].get<std::string>()).get<int64_t>()
+                                : raw.value(k["key"].get<std::string>(), k["default"].get<int64_t>());
+}
+
+// name -> shape of the table's tensors for config.json `raw` (its sizes all given or the family's defaults)
+std::map<std::string, std::vector<int64_t>> tensors(const json& table, const json& raw, bool layer) {
+  const std::string type = raw["model_type"];
+  const json* family = nullptr;
+  for (const json& f : table["families"])
+    if (f["model_type"] == type) family = &f;
+  EXPECT_NE(family, nullptr) << type;
+  const json& d = (*family)["defaults"];
+  const int64_t heads = raw["num_attention_heads"];
+  std::map<std::string, int64_t> sizes = {
+      {"vocab_size", raw["vocab_size"]},
+      {"hidden_size", raw["hidden_size"]},
+      {"intermediate_size", raw["intermediate_size"]},
+      {"num_attention_heads", heads},
+      {"num_key_value_heads",
+       raw.value("num_key_value_heads", d["num_key_value_heads"].is_null() ? heads : d["num_key_value_heads"].get<int64_t>())},
+      {"head_dim",
+       raw.value("head_dim", d["head_dim"].is_null() ? raw["hidden_size"].get<int64_t>() / heads : d["head_dim"].get<int64_t>())},
+      {"num_experts", 0}};
+  std::map<std::string, bool> on = {{"tie_word_embeddings", raw.value("tie_word_embeddings", d["tie_word_embeddings"].get<bool>())},
+                                    {"experts", !(*family)["experts"].is_null()}};
+  for (const auto& [name, value] : (*family)["switches"].items())
+    on[name] = value.is_boolean() ? value.get<bool>() : raw.value(value["key"].get<std::string>(), value["default"].get<bool>());
+  if (on["experts"]) {
+    sizes["num_experts"] = count(raw, (*family)["experts"]["num_experts"]);
+    sizes["expert_intermediate_size"] = count(raw, (*family)["experts"]["expert_intermediate_size"]);
+  }
+  std::map<std::string, std::vector<int64_t>> out;
+  for (const json& t : table[layer ? "layer_tensors" : "model_tensors"]) {
+    bool there = true;
+    for (const std::string when : t["when"]) there = there && (when[0] == '!' ? !on.at(when.substr(1)) : on.at(when));
+    if (!there) continue;
+    std::vector<int64_t> shape;
+    for (const std::string d : t["shape"]) shape.push_back(dimension(d, sizes));
+    std::string name = t["name"];
+    const size_t e = name.find("{e}");
+    if (e == std::string::npos) out[name] = shape;
+    for (int64_t x = 0; e != std::string::npos && x < sizes["num_experts"]; x++)
+      out[std::string(name).replace(e, 3, std::to_string(x))] = shape;
+  }
+  return out;
+}
+
+}  // namespace table_walk
+
+TEST(Config, TheFamilyTableAsDataGivesTheRunnersTensors) {
+  const json table = json::parse(families_table_json());
+  std::string types;
+  for (const json& f : table["families"]) types += (types.empty() ? "" : ", ") + f["model_type"].get<std::string>();
+  EXPECT_EQ(types, supported_model_types());
+  for (const json& f : table["families"]) {
+    for (int variant = 0; variant < 4; variant++) {
+      json raw = family_config(f["model_type"]);
+      raw.erase("num_key_value_heads");  // the family's default, which divides 32
+      raw["num_attention_heads"] = 32;
+      raw["hidden_size"] = 64;
+      if (variant & 1) raw.update({{"attention_bias", true}, {"mlp_bias", true}, {"head_dim", 8}});
+      if (variant & 2)
+        raw.update({{"tie_word_embeddings", !f["defaults"]["tie_word_embeddings"].get<bool>()},
+                    {"num_experts", 3},
+                    {"moe_intermediate_size", 8},
+                    {"num_experts_per_tok", 2}});
+      const ModelConfig c = parse(raw);
+      std::map<std::string, std::vector<int64_t>> layer, model;
+      for (const LayerTensor& t : layer_tensors(c)) layer[t.name] = t.shape;
+      for (const LayerTensor& t : model_tensors(c)) model[t.name] = t.shape;
+      EXPECT_EQ(table_walk::tensors(table, raw, true), layer) << raw.dump();
+      EXPECT_EQ(table_walk::tensors(table, raw, false), model) << raw.dump();
+    }
+  }
 }
 
 TEST(Config, MissingConfigFileIsBadModel) {

@@ -1,9 +1,13 @@
 // Parameter counts of a model of a family the runner loads, from its config.json alone, so a
 // config can be checked (is k small enough for the MLP candidates?) before any weight is read.
-// Each family's biases and norms follow native-runner/src/config.cpp. The runner counts the same way from the tensors themselves (PROTOCOL.md, "Rankings"): every parameter once, a tied
-// embedding once; the candidates are the gate/up/down weight matrices of the included layers.
+// The families' defaults, switches and tensors are the runner's own table (native-runner/src/
+// config.cpp), copied into families.json by `npm run families` (`bprof-runner --families`); this
+// file walks that table and knows no family. The runner counts the same tensors from the checkpoint
+// (PROTOCOL.md, "Rankings"): every parameter once, a tied embedding once; the candidates are the
+// MLP weights (gate/up/down, of every expert) of the included layers.
 import { promises as fs, readFileSync } from "node:fs";
 import * as path from "node:path";
+import table from "./families.json";
 
 export interface ParameterCount {
   /** Every parameter of the model, a tied embedding counted once: P of n = floor(k x P). */
@@ -47,91 +51,83 @@ function positiveInteger(raw: Record<string, unknown>, key: string, fallback?: n
   return typeof value === "number" && Number.isSafeInteger(value) && value > 0 ? value : undefined;
 }
 
-/**
- * What a family's layer holds beyond the shared Llama layout, as native-runner/src/config.cpp
- * decides it per model_type (and transformers' modeling files do): the defaults of the sizes a
- * config.json may leave out, and which biases and norms each layer has. A model_type missing here
- * is one the runner refuses; its count is undefined.
- */
-interface FamilyCounts {
-  /** num_key_value_heads when config.json leaves it out (null always means num_attention_heads). */
-  kvHeads?: number;
-  /** head_dim when config.json leaves it out; else hidden_size / num_attention_heads. */
-  headDim?: number;
-  /** Bias on q/k/v and on o_proj. */
-  attentionBias: (raw: Record<string, unknown>) => { qkv: boolean; o: boolean };
-  mlpBias: (raw: Record<string, unknown>) => boolean;
-  /** q_norm and k_norm: an RMSNorm weight of head_dim each per layer ("whole": of the q and k projections' sizes). */
-  qkNorm: boolean | "whole";
-  /** RMSNorm weights of hidden_size per layer: 2, or 4 with norms both before and after attention and MLP. */
-  layerNorms?: number;
-  /** tie_word_embeddings when config.json leaves it out. */
-  tied?: boolean;
-  /**
-   * A mixture of experts: the experts of each layer's MLP and their intermediate size (each a
-   * SwiGLU MLP without biases, all candidates), beside a router of experts x hidden (not one).
-   */
-  experts?: (raw: Record<string, unknown>, intermediate: number) => { count?: number; intermediate?: number; perToken?: number };
+/** A switch of a family's tensors: fixed, or config.json's boolean `key` with its default. */
+type Switch = boolean | { key: string; default: boolean };
+/** A count of a mixture of experts: config.json's `key`, else `alias`, else `default` (null: required). */
+interface CountKey {
+  key: string;
+  alias?: string;
+  default: number | null;
+}
+interface Family {
+  model_type: string;
+  /** The config class's defaults (null: num_attention_heads, hidden_size / num_attention_heads). */
+  defaults: { num_key_value_heads: number | null; head_dim: number | null; tie_word_embeddings: boolean };
+  switches: Record<string, Switch>;
+  experts: { num_experts: CountKey; expert_intermediate_size: CountKey; experts_per_token: CountKey } | null;
+}
+/** A tensor: there when each `when` switch holds ("!name": is off); a shape dimension is a sum of products of sizes and integers. */
+interface TensorTemplate {
+  name: string;
+  role: "embedding" | "norm" | "attention" | "mlp_weight" | "bias" | "lm_head" | "router";
+  shape: string[];
+  when: string[];
+  /** Once per expert of a mixture. */
+  per_expert?: boolean;
+}
+interface FamilyTable {
+  families: Family[];
+  model_tensors: TensorTemplate[];
+  layer_tensors: TensorTemplate[];
 }
 
-const attentionBiasAll = (raw: Record<string, unknown>) => ({ qkv: raw["attention_bias"] === true, o: raw["attention_bias"] === true });
-const none = () => false;
+const TABLE = table as unknown as FamilyTable;
 
-const FAMILIES: Record<string, FamilyCounts> = {
-  // LlamaAttention: attention_bias on all four projections; LlamaMLP: mlp_bias.
-  llama: { attentionBias: attentionBiasAll, mlpBias: (raw) => raw["mlp_bias"] === true, qkNorm: false },
-  // MistralAttention / MistralMLP: no biases; MistralConfig's num_key_value_heads defaults to 8.
-  mistral: { kvHeads: 8, attentionBias: () => ({ qkv: false, o: false }), mlpBias: none, qkNorm: false },
-  // Qwen2Attention: q/k/v always biased, o_proj never.
-  qwen2: { kvHeads: 32, attentionBias: () => ({ qkv: true, o: false }), mlpBias: none, qkNorm: false },
-  // Qwen3Attention: attention_bias on all four, q_norm/k_norm over head_dim; head_dim defaults to 128.
-  qwen3: { kvHeads: 32, headDim: 128, attentionBias: attentionBiasAll, mlpBias: none, qkNorm: true },
-  // GraniteAttention / GraniteMLP: Llama's biases (its multipliers add no parameter).
-  granite: { attentionBias: attentionBiasAll, mlpBias: (raw) => raw["mlp_bias"] === true, qkNorm: false },
-  // Olmo2Attention: attention_bias on all four, q_norm/k_norm over the whole projections; two norms a
-  // layer still (after attention and MLP instead of before).
-  olmo2: { attentionBias: attentionBiasAll, mlpBias: none, qkNorm: "whole" },
-  // Phi3Attention / Phi3MLP: fused qkv_proj and gate_up_proj, the same sizes as q/k/v and gate/up; no biases.
-  phi3: { attentionBias: () => ({ qkv: false, o: false }), mlpBias: none, qkNorm: false },
-  // Gemma2: attention_bias on all four, no MLP bias, a norm before and after attention and MLP;
-  // Gemma2Config: num_key_value_heads 4, head_dim 256, tied embeddings.
-  gemma2: { kvHeads: 4, headDim: 256, attentionBias: attentionBiasAll, mlpBias: none, qkNorm: false, layerNorms: 4, tied: true },
-  // Gemma3TextConfig: Gemma 2's, and q_norm/k_norm over head_dim.
-  gemma3_text: { kvHeads: 4, headDim: 256, attentionBias: attentionBiasAll, mlpBias: none, qkNorm: true, layerNorms: 4, tied: true },
-  // MixtralConfig: Mistral's attention, num_key_value_heads 8; num_local_experts (alias num_experts,
-  // default 8) experts of intermediate_size.
-  mixtral: {
-    kvHeads: 8,
-    attentionBias: () => ({ qkv: false, o: false }),
-    mlpBias: none,
-    qkNorm: false,
-    experts: (raw, intermediate) => ({
-      count: positiveInteger(raw, "num_local_experts") ?? positiveInteger(raw, "num_experts", 8),
-      intermediate,
-      perToken: positiveInteger(raw, "num_experts_per_tok", 2),
-    }),
-  },
-  // Qwen3MoeConfig: Qwen3's attention, num_key_value_heads 4, head_dim from the sizes; num_experts
-  // (alias num_local_experts, default 128) experts of moe_intermediate_size (default 768).
-  qwen3_moe: {
-    kvHeads: 4,
-    attentionBias: attentionBiasAll,
-    mlpBias: none,
-    qkNorm: true,
-    experts: (raw) => ({
-      count: positiveInteger(raw, "num_experts") ?? positiveInteger(raw, "num_local_experts", 128),
-      intermediate: positiveInteger(raw, "moe_intermediate_size", 768),
-      perToken: positiveInteger(raw, "num_experts_per_tok", 8),
-    }),
-  },
-};
+/** The runner's family of a config.json's model_type (none: llama, as the editor has always counted). */
+function familyOf(raw: Record<string, unknown>): Family | undefined {
+  const type = raw["model_type"] ?? "llama";
+  return TABLE.families.find((family) => family.model_type === type);
+}
+
+function switchValue(raw: Record<string, unknown>, value: Switch): boolean {
+  if (typeof value === "boolean") return value;
+  const given = raw[value.key];
+  return typeof given === "boolean" ? given : value.default;
+}
+
+function countValue(raw: Record<string, unknown>, count: CountKey): number | undefined {
+  if (count.alias !== undefined && (raw[count.key] === undefined || raw[count.key] === null))
+    return positiveInteger(raw, count.alias, count.default ?? undefined);
+  return positiveInteger(raw, count.key, count.default ?? undefined);
+}
+
+/** A shape's dimension: terms joined by "+", factors by "*", each an integer or one of `sizes`. */
+function dimension(formula: string, sizes: Record<string, number>): number {
+  let sum = 0;
+  for (const term of formula.split("+")) {
+    let product = 1;
+    for (const factor of term.split("*")) {
+      const size = /^\d+$/.test(factor) ? Number(factor) : sizes[factor];
+      if (size === undefined) throw new Error(`families.json: a shape names '${factor}', which is not a size of the table (${formula})`);
+      product *= size;
+    }
+    sum += product;
+  }
+  return sum;
+}
+
+function numel(tensor: TensorTemplate, sizes: Record<string, number>): number {
+  return tensor.shape.reduce((product, formula) => product * dimension(formula, sizes), 1);
+}
+
+function applies(tensor: TensorTemplate, switches: Record<string, boolean>): boolean {
+  return tensor.when.every((when) => (when.startsWith("!") ? switches[when.slice(1)] === false : switches[when] === true));
+}
 
 /**
- * Counts of a Hugging Face config of a family the runner loads (llama, mistral, qwen2, qwen3,
- * granite, olmo2, phi3, gemma2, gemma3_text, mixtral, qwen3_moe; a config without model_type counts
- * as llama): embeddings V x H, lm_head V x H unless tied, per layer q/k/v/o projections, 3 x H x I
- * MLP weights (a mixture of experts: 3 x H x I of each expert and its router, experts x H), two
- * norms and the family's biases and q/k norms, and the final norm. Undefined when a size it needs is missing or the model_type is not a
+ * Counts of a Hugging Face config of a family the runner loads (families.json; a config without
+ * model_type counts as llama): the model's tensors and num_hidden_layers times a layer's, each as
+ * the runner's table says. Undefined when a size it needs is missing or the model_type is not a
  * family the runner loads, so a caller can skip the check instead of guessing.
  */
 export function llamaParameterCount(raw: Record<string, unknown>): ParameterCount | undefined {
@@ -144,8 +140,7 @@ export function llamaParameterCount(raw: Record<string, unknown>): ParameterCoun
  * experts: its num_experts_per_tok routed experts and the router). Undefined as llamaParameterCount.
  */
 export function modelShape(raw: Record<string, unknown>): ModelShape | undefined {
-  const type = raw["model_type"] ?? "llama";
-  const family = typeof type === "string" && Object.hasOwn(FAMILIES, type) ? FAMILIES[type]! : undefined;
+  const family = familyOf(raw);
   if (!family) return undefined;
   const vocab = positiveInteger(raw, "vocab_size");
   const hidden = positiveInteger(raw, "hidden_size");
@@ -153,31 +148,55 @@ export function modelShape(raw: Record<string, unknown>): ModelShape | undefined
   const layers = positiveInteger(raw, "num_hidden_layers");
   const heads = positiveInteger(raw, "num_attention_heads");
   if (!vocab || !hidden || !intermediate || !layers || !heads) return undefined;
-  const kvHeads = raw["num_key_value_heads"] === null ? heads : positiveInteger(raw, "num_key_value_heads", family.kvHeads ?? heads);
-  const headDim = positiveInteger(raw, "head_dim", family.headDim ?? (Number.isInteger(hidden / heads) ? hidden / heads : undefined));
+  const defaults = family.defaults;
+  const kvHeads =
+    raw["num_key_value_heads"] === null ? heads : positiveInteger(raw, "num_key_value_heads", defaults.num_key_value_heads ?? heads);
+  const headDim = positiveInteger(raw, "head_dim", defaults.head_dim ?? (Number.isInteger(hidden / heads) ? hidden / heads : undefined));
   if (!kvHeads || !headDim) return undefined;
-  const q = heads * headDim;
-  const kv = kvHeads * headDim;
-  const bias = family.attentionBias(raw);
-  const attention = hidden * q + 2 * hidden * kv + q * hidden + (bias.qkv ? q + 2 * kv : 0) + (bias.o ? hidden : 0);
-  const qkNorms = family.qkNorm === "whole" ? q + kv : family.qkNorm ? 2 * headDim : 0;
-  const experts = family.experts?.(raw, intermediate);
-  if (experts && (!experts.count || !experts.intermediate)) return undefined;
-  const mlpPerLayer = experts ? experts.count! * 3 * hidden * experts.intermediate! : 3 * hidden * intermediate;
-  const router = experts ? experts.count! * hidden : 0;
-  const mlpBiases = family.mlpBias(raw) ? 2 * intermediate + hidden : 0;
-  const perLayer = attention + qkNorms + mlpPerLayer + router + mlpBiases + (family.layerNorms ?? 2) * hidden;
-  const tied = typeof raw["tie_word_embeddings"] === "boolean" ? raw["tie_word_embeddings"] : (family.tied ?? false);
-  const embeddings = vocab * hidden * (tied ? 1 : 2);
-  const perToken = experts ? Math.min(experts.perToken ?? experts.count!, experts.count!) : undefined;
+  const experts = family.experts && {
+    count: countValue(raw, family.experts.num_experts),
+    intermediate: countValue(raw, family.experts.expert_intermediate_size),
+    perToken: countValue(raw, family.experts.experts_per_token),
+  };
+  if (experts && (!experts.count || !experts.intermediate || !experts.perToken)) return undefined;
+  const tied = typeof raw["tie_word_embeddings"] === "boolean" ? raw["tie_word_embeddings"] : defaults.tie_word_embeddings;
+  const switches: Record<string, boolean> = { experts: experts !== null, tie_word_embeddings: tied };
+  for (const [name, value] of Object.entries(family.switches)) switches[name] = switchValue(raw, value);
+  const sizes: Record<string, number> = {
+    vocab_size: vocab,
+    hidden_size: hidden,
+    intermediate_size: intermediate,
+    num_attention_heads: heads,
+    num_key_value_heads: kvHeads,
+    head_dim: headDim,
+    num_experts: experts?.count ?? 0,
+    expert_intermediate_size: experts?.intermediate ?? 0,
+    experts_per_token: experts?.perToken ?? 0,
+  };
+  // one layer's tensors by role; a mixture's per-expert ones once per expert, and once per routed expert for a token
+  const perToken = experts ? Math.min(experts.perToken!, experts.count!) : 0;
+  let perLayer = 0;
+  let mlpPerLayer = 0;
+  let attentionPerLayer = 0;
+  let activeMlpPerLayer = 0;
+  for (const tensor of TABLE.layer_tensors) {
+    if (!applies(tensor, switches)) continue;
+    const one = numel(tensor, sizes);
+    const all = tensor.per_expert ? one * sizes.num_experts! : one;
+    perLayer += all;
+    if (tensor.role === "mlp_weight") mlpPerLayer += all;
+    if (tensor.role === "attention") attentionPerLayer += all;
+    if (tensor.role === "mlp_weight" || tensor.role === "router") activeMlpPerLayer += tensor.per_expert ? one * perToken : one;
+  }
+  const outside = TABLE.model_tensors.filter((tensor) => applies(tensor, switches)).reduce((sum, tensor) => sum + numel(tensor, sizes), 0);
   return {
-    count: { total: embeddings + layers * perLayer + hidden, layers, mlpPerLayer, attentionPerLayer: 2 * hidden * q + 2 * hidden * kv },
+    count: { total: outside + layers * perLayer, layers, mlpPerLayer, attentionPerLayer },
     hidden,
     vocab,
     heads,
     tied,
-    activeIntermediate: perToken ? perToken * experts!.intermediate! : intermediate,
-    activeMlpPerLayer: perToken ? perToken * 3 * hidden * experts!.intermediate! + router : mlpPerLayer,
+    activeIntermediate: experts ? perToken * experts.intermediate! : intermediate,
+    activeMlpPerLayer,
   };
 }
 
