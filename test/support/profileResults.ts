@@ -78,6 +78,11 @@ export function topVariant(ability: string, a: number, benchmarks: VariantResult
   };
 }
 
+/** The frame of a profile of topVariant's sets: the paper's rule, top sets alone at k = 0.01, of a model of 100,000 parameters. */
+export function topSetsProfile(): Pick<ModelProfile, "parameters" | "candidates" | "k" | "selections" | "method"> {
+  return { parameters: 1e5, candidates: 6e4, k: [0.01], selections: ["top"], method: "paper" };
+}
+
 export interface OneModelRun {
   benchmarks: readonly string[];
   /** Every benchmark's baseline. */

@@ -11,7 +11,7 @@ import type { Finding } from "../../../src/core/report/types";
 import type { CellMetric } from "../../../src/core/results/schema";
 import { WorkspaceModel } from "../../../src/core/workspace/model";
 import { CONFIG_YAML, makeProfileProject, QUANT, SPATIAL } from "../../support/profileProject";
-import { oneModelResults, topVariant } from "../../support/profileResults";
+import { oneModelResults, topSetsProfile, topVariant } from "../../support/profileResults";
 
 function cell(ais: number): CellMetric {
   return {
@@ -42,11 +42,7 @@ async function writeRun(root: string, configFile: string, id: string, rows: Reco
     baseline: { items: 8, acc: 0.8, acc_norm: 0.8, chance: 0.5 },
     run: { run_id: id, config_file: configFile },
     profile: {
-      parameters: 1e5,
-      candidates: 6e4,
-      k: [0.01],
-      selections: ["top"],
-      method: "paper",
+      ...topSetsProfile(),
       seed: 3,
       bootstrap: { resamples: 500, confidence: 0.95, seed: 3 },
       abilities: Object.keys(rows).map((name, a) => ({ name, id: `a${a}`, sequences: 4 })),

@@ -17,7 +17,7 @@ import { buildReport } from "../../../src/core/report/model";
 import { resultsView } from "../../../src/core/report/view";
 import type { RunnerScores } from "../../../src/core/results/items";
 import type { ModelFluency, Results } from "../../../src/core/results/schema";
-import { aisCell, oneModelResults, topVariant } from "../../support/profileResults";
+import { aisCell, oneModelResults, topSetsProfile, topVariant } from "../../support/profileResults";
 
 const MODEL_FLUENCY: ModelFluency = {
   text: "built-in",
@@ -69,11 +69,7 @@ function results(): Results {
     baseline: { items: 100, acc: 0.8, acc_norm: 0.8, chance: 0.25 },
     run: { run_id: "20261127-000000-ffff", runner_version: undefined },
     profile: {
-      parameters: 1e5,
-      candidates: 6e4,
-      k: [0.01],
-      selections: ["top"],
-      method: "paper",
+      ...topSetsProfile(),
       abilities: [
         { name: "A", id: "a0", sequences: 10 },
         { name: "B", id: "a1", sequences: 10 },
