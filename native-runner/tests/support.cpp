@@ -17,6 +17,12 @@
 
 namespace bprof::test {
 
+std::vector<ImportanceSpan> spans_of(const std::vector<std::vector<float>>& arrays) {
+  std::vector<ImportanceSpan> spans;
+  for (const auto& a : arrays) spans.push_back({a.data(), static_cast<int64_t>(a.size())});
+  return spans;
+}
+
 using json = nlohmann::json;
 
 // ----------------------------------------------------------------------------

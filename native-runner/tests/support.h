@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "job.h"
+#include "ranking.h"
 
 namespace bprof::test {
 
@@ -100,6 +101,9 @@ std::vector<Item> sample_choice_items();
 // Hugging Face Llama/Mistral/Qwen2/Qwen3 forward pass written independently of ATen:
 // [position][token]. Covers the spec's switches: q/k/v and o biases, q/k norm, sliding window.
 std::vector<std::vector<double>> reference_logprobs(const TinyLlamaSpec& spec, const Weights& weights, const std::vector<int64_t>& tokens);
+
+// Host arrays as the ranking reads them: one span per array, in order.
+std::vector<ImportanceSpan> spans_of(const std::vector<std::vector<float>>& arrays);
 
 struct RunResult {
   int exit_code = -1;                  // 128 + signal when killed by one

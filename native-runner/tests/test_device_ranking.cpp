@@ -18,11 +18,7 @@
 namespace bprof {
 namespace {
 
-std::vector<ImportanceSpan> spans_of(const std::vector<std::vector<float>>& tensors) {
-  std::vector<ImportanceSpan> spans;
-  for (const auto& t : tensors) spans.push_back({t.data(), static_cast<int64_t>(t.size())});
-  return spans;
-}
+using test::spans_of;
 
 std::vector<at::Tensor> tensors_of(std::vector<std::vector<float>>& values) {
   std::vector<at::Tensor> out;

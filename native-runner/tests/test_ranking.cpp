@@ -11,15 +11,12 @@
 
 #include "errors.h"
 #include "ranking.h"
+#include "support.h"
 
 namespace bprof {
 namespace {
 
-std::vector<ImportanceSpan> spans_of(const std::vector<std::vector<float>>& tensors) {
-  std::vector<ImportanceSpan> spans;
-  for (const auto& t : tensors) spans.push_back({t.data(), static_cast<int64_t>(t.size())});
-  return spans;
-}
+using test::spans_of;
 
 // The definition, by a full sort: largest (or smallest) first, ties to the smaller index.
 std::vector<int64_t> brute_force(const std::vector<float>& flat, int64_t n, bool largest_first) {
