@@ -18,9 +18,9 @@ import { inputTokens, loadTokenizer } from "../../src/core/prompts/tokenize";
 import { RunItems } from "../../src/core/report/load";
 import type { Results } from "../../src/core/results/schema";
 import { runProfile } from "../../src/core/run/runProfile";
-import { runLocal } from "../../src/core/launch/local";
 import { DEMO_MAIN_K, heldOutKeys, trainingItems } from "../../scripts/lib/demoAuthoring";
 import { bprof, repoRoot, runnerPath } from "../support/cli";
+import { runRunnerJob } from "../support/runnerJob";
 
 const DEMO = path.join(repoRoot, "media", "demo");
 /** Sequences per ability the second model sees, and its steps: enough to leave chance on the easier benchmarks. */
@@ -79,11 +79,8 @@ async function trainSecondModel(workspace: string, out: string): Promise<void> {
   const items = ALL_GENERATORS.flatMap((g) => trainingItems(g, held).slice(0, TRAIN_PER_ABILITY));
   const sequences = items.map((it) => inputTokens(tokenizer, renderDiagnosticItem(it)));
   const config = JSON.parse(await fs.readFile(path.join(workspace, "model", "config.json"), "utf8")) as object;
-  const jobFile = `${out}.job.json`;
-  await fs.writeFile(jobFile, JSON.stringify({ protocol: 1, subcommand: "train", device: "cpu", config, sequences, train: TRAIN }));
   const trained = `${out}.train`;
-  // one thread, as the demo model was trained: the same job gives the same bytes, and two threads on a busy machine only wait
-  await runLocal({ runnerPath, subcommand: "train", jobFile, outDir: trained, threads: 1, onEvent: () => {} });
+  await runRunnerJob("train", { config, sequences, train: TRAIN }, trained);
   await fs.mkdir(out, { recursive: true });
   for (const f of ["model.safetensors", "config.json"]) await fs.copyFile(path.join(trained, f), path.join(out, f));
   for (const f of ["tokenizer.json", "tokenizer_config.json"]) await fs.copyFile(path.join(workspace, "model", f), path.join(out, f));

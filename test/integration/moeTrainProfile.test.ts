@@ -9,13 +9,12 @@
 // sums 3.03 against 0.002 nats at k = 0.01, copies 0.010 against -0.025). Under `paper` it is
 // printed, not asserted (at k = 0.01 the copies' top set costs the sums more).
 import assert from "node:assert/strict";
-import { execa } from "execa";
 import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
 import { candidateCount, llamaParameterCount } from "../../src/core/model/parameters";
-import { runnerPath } from "../support/cli";
+import { runRunnerJob } from "../support/runnerJob";
 
 const BOS = 256;
 const EOS = 257;
@@ -78,14 +77,6 @@ function items(): Item[] {
   return out;
 }
 
-async function runner(subcommand: "train" | "profile", job: object, out: string): Promise<void> {
-  const jobFile = `${out}.job.json`;
-  await fs.writeFile(jobFile, JSON.stringify({ protocol: 1, subcommand, device: "cpu", ...job }));
-  // one thread: a model this small trains in seconds on one, and far slower with threads that wait for busy cores
-  const run = await execa(runnerPath, [subcommand, "--job", jobFile, "--out", out, "--threads", "1"], { reject: false, timeout: 240_000 });
-  assert.equal(run.exitCode, 0, `bprof-runner ${subcommand}: ${run.stdout.trim().split("\n").at(-1)}\n${run.stderr}`);
-}
-
 async function scores(file: string): Promise<Map<string, Scored>> {
   const lines = (await fs.readFile(file, "utf8")).trim().split("\n");
   return new Map(lines.map((l) => JSON.parse(l) as Scored).map((s) => [s.id, s]));
@@ -110,7 +101,7 @@ test(
     const scratch = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-moe-"));
     t.after(() => fs.rm(scratch, { recursive: true, force: true }));
     const model = path.join(scratch, "model");
-    await runner("train", { config: CONFIG, sequences: trainingSequences(), train: TRAIN }, model);
+    await runRunnerJob("train", { config: CONFIG, sequences: trainingSequences(), train: TRAIN }, model);
     const trained = JSON.parse(await fs.readFile(path.join(model, "train.json"), "utf8")) as { parameters: number; loss: number[] };
     const last = trained.loss.slice(-20).reduce((a, v) => a + v, 0) / 20;
     assert.ok(last < 0.3 * trained.loss[0]!, `training through the experts lowers the loss: ${trained.loss[0]} -> ${last}`);
@@ -121,7 +112,7 @@ test(
     const abilities = ["arith", "copy"].map((id) => ({ id, sequences: sequencesOf(id) }));
     const out = path.join(scratch, "profile");
     const ablation = { k: K, selections: ["top", "random"], method: METHODS, batch_size: 4, seed: 1 };
-    await runner("profile", { model: { path: model, dtype: "float32" }, items: all, abilities, ablation }, out);
+    await runRunnerJob("profile", { model: { path: model, dtype: "float32" }, items: all, abilities, ablation }, out);
 
     const manifest = JSON.parse(await fs.readFile(path.join(out, "profile.json"), "utf8")) as {
       parameters: number;
