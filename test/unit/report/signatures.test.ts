@@ -41,13 +41,15 @@ const K = 0.01024;
 
 interface Made {
   rows: [string | null, number[]][];
+  /** Half the width of every cell's bootstrap interval (aisCell's 0.05 by default). */
+  halfWidth?: number;
   labels?: ReadonlyMap<string, string>;
   stability?: AbilityStability[];
   k?: number;
 }
 
 /** A run's results with one model, one k, the given AIS per ability and benchmark. */
-function results({ rows, labels = new Map(), stability, k = K }: Made): Results {
+function results({ rows, labels = new Map(), stability, k = K, halfWidth }: Made): Results {
   const benchmarks = DEMO_BENCHMARKS.slice(0, rows[0]![1].length);
   const abilities = rows.flatMap(([a]) => (a === null ? [] : [a]));
   const variants: VariantResult[] = rows.map(([ability, ais], r) => ({
@@ -58,7 +60,7 @@ function results({ rows, labels = new Map(), stability, k = K }: Made): Results 
     n: Math.floor(k * 1e6),
     scores_file: `runner/v${r}.jsonl`,
     items_file: `variants/v${r}.items.jsonl`,
-    benchmarks: benchmarks.map((name, b) => ({ name, acc: aisCell(ais[b]!), acc_norm: aisCell(ais[b]!) })),
+    benchmarks: benchmarks.map((name, b) => ({ name, acc: aisCell(ais[b]!, { halfWidth }), acc_norm: aisCell(ais[b]!, { halfWidth }) })),
   }));
   return oneModelResults({
     benchmarks,
@@ -157,8 +159,20 @@ test("a dataset whose answers follow a surface cue: its ablation helps most benc
     findings.map((f) => [f.signature, f.abilities]),
     [["negative-ais", ["Contextual Recall"]]],
   );
-  assert.match(findings[0]!.figures, /on 8 of 11 benchmarks .*lowest -0\.300 on demo_spatial; 24 documents flipped wrong to right/);
+  // -0.05's interval (-0.10 to 0.00) holds 0: seven of the eight negative cells count
+  assert.match(findings[0]!.figures, /on 7 of 11 benchmarks .*lowest -0\.300 on demo_spatial; 21 documents flipped wrong to right/);
   assert.match(findings[0]!.remedy, /wrong to right/);
+});
+
+test("negative AIS whose bootstrap intervals hold 0 are noise, not a surface cue", async () => {
+  // as on the demo's near-chance contextual benchmarks: negative point estimates, intervals across 0
+  const rows = DEMO_PROFILE.map(([a, row]): [string | null, number[]] => [a, [...row]]);
+  rows[2]![1] = [-0.2, -0.1, 0.3, -0.15, -0.08, -0.06, -0.1, 0.02, -0.3, -0.05, 0.01];
+  const findings = (await modelOf({ rows, halfWidth: 0.35 })).findings;
+  assert.deepEqual(
+    findings.filter((f) => f.signature === "negative-ais"),
+    [],
+  );
 });
 
 test("an unstable ranking (split-half Jaccard below 0.5) is found; a stable one is not", async () => {
