@@ -86,7 +86,7 @@ export interface AblationSpec {
   fluency?: { text?: string; max_perplexity_ratio?: number };
 }
 
-/** A GPU of plan/devicePlan.ts's KNOWN_GPUS by name, or one given by its memory and dense bf16 peak. */
+/** A GPU of config/gpu.ts's KNOWN_GPUS by name, or one given by its memory and dense bf16 peak. */
 export type GpuSpec = string | { memory_gib: number; bf16_tflops: number; name?: string };
 
 export interface BootstrapSpec {

@@ -6,6 +6,7 @@ import type { ModelShape } from "../model/parameters";
 import { scoringWork } from "./shards";
 import type { ProfileJob, ScoreJob } from "./job";
 import { formatDuration } from "./estimate";
+import type { Gpu } from "../config/gpu";
 
 const GIB = 1024 ** 3;
 
@@ -53,46 +54,6 @@ export const DEVICE_MODEL = {
 
 /** The importance batch sizes tried, largest first, when the config leaves `ablation.batch_size` out. */
 export const BATCH_CHOICES = [64, 32, 16, 8, 4, 2, 1] as const;
-
-/** A GPU as the plan sees it: its memory and its dense bf16 tensor peak. */
-export interface Gpu {
-  /** How a line names it: "an H100 (79.6 GiB)", "a GPU of 24 GiB", or the config's own name and its memory. */
-  label: string;
-  memoryBytes: number;
-  /** Dense bf16 matrix-multiply peak with float32 accumulation, FLOP/s. */
-  peakFlops: number;
-}
-
-/**
- * GPUs the config's `gpu` may name. Memory: the total nvidia-smi reports (MiB). Peak: the
- * vendor's datasheet, dense bf16 tensor FLOP/s with float32 accumulation (PyTorch's bf16 matmul);
- * a GeForce card accumulates in float32 at half its float16-accumulate rate.
- */
-export const KNOWN_GPUS: Readonly<Record<string, { name: string; memoryMib: number; bf16Tflops: number }>> = {
-  h100: { name: "H100", memoryMib: 81_559, bf16Tflops: 989 },
-  h200: { name: "H200", memoryMib: 143_771, bf16Tflops: 989 },
-  "a100-80gb": { name: "A100 80GB", memoryMib: 81_920, bf16Tflops: 312 },
-  "a100-40gb": { name: "A100 40GB", memoryMib: 40_960, bf16Tflops: 312 },
-  l40s: { name: "L40S", memoryMib: 46_068, bf16Tflops: 362 },
-  rtx4090: { name: "RTX 4090", memoryMib: 24_564, bf16Tflops: 82.6 },
-};
-
-/** The config's `gpu`: a name of KNOWN_GPUS, or a GPU's own figures. */
-export type GpuSpec = string | { memory_gib: number; bf16_tflops: number; name?: string };
-
-/** The Gpu of a known name (undefined for another), or of the config's figures. */
-export function gpuOf(spec: GpuSpec): Gpu | undefined {
-  if (typeof spec === "string") {
-    const known = Object.hasOwn(KNOWN_GPUS, spec) ? KNOWN_GPUS[spec]! : undefined;
-    if (!known) return undefined;
-    const memoryBytes = known.memoryMib * 1024 ** 2;
-    // every known name is read letter by letter: an H100, an A100, an L40S, an RTX 4090
-    return { label: `an ${known.name} (${gib(memoryBytes)} GiB)`, memoryBytes, peakFlops: known.bf16Tflops * 1e12 };
-  }
-  const memoryBytes = spec.memory_gib * GIB;
-  const label = spec.name !== undefined ? `${spec.name} (${gib(memoryBytes)} GiB)` : `a GPU of ${gib(memoryBytes)} GiB`;
-  return { label, memoryBytes, peakFlops: spec.bf16_tflops * 1e12 };
-}
 
 /** What a job asks of the GPU, from the compiled job. */
 export interface DeviceWork {

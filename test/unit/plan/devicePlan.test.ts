@@ -12,13 +12,11 @@ import {
   DEVICE_MODEL,
   devicePlan,
   fittingBatchSize,
-  gpuOf,
   jobDeviceWork,
-  KNOWN_GPUS,
   matmulParameters,
   type DeviceWork,
-  type Gpu,
 } from "../../../src/core/plan/devicePlan";
+import { gpuOf, KNOWN_GPUS, type Gpu } from "../../../src/core/config/gpu";
 import type { ProfileJob } from "../../../src/core/plan/job";
 
 const GIB = 1024 ** 3;
