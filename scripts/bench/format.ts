@@ -175,8 +175,27 @@ export interface ShardsResult {
   same_manifest: boolean;
 }
 
+/** One model of `--families` (scripts/bench/families.ts): its config and its runner bench, round by round. */
+export interface FamilyBench {
+  /** "llama" (the baseline), "gemma2", "moe": the rows' suffix. */
+  name: string;
+  /** "Gemma 2": how the row names it. */
+  label: string;
+  /** The Hugging Face config the runner made the model from. */
+  config: Record<string, unknown>;
+  rounds: RunnerBench[];
+}
+
+/** `--families`: the Llama of rows 1-3 and the other families of its size, side by side. */
+export interface FamiliesResult {
+  rounds: number;
+  families: FamilyBench[];
+}
+
 export interface RawFigures {
   runner?: RunnerBench;
+  /** `--families`: rows 1-*, 3a-* and 3c-* (records from before it lack it). */
+  families?: FamiliesResult;
   /** The runner's bench on a GPU in bfloat16: run here when the runner sees one, or brought from a
    *  GPU host (scripts/bench/gpu-host.sh, then `--gpu-bench`), with that host's facts. */
   runnerGpu?: RunnerBench;
@@ -395,6 +414,7 @@ export function buildRows(raw: RawFigures): Row[] {
       ]),
     );
   }
+  if (raw.families) rows.push(...familyRows(raw.families));
   const r = raw.reference;
   if (r) {
     const ours = r.items / best(r.runner_seconds);
@@ -475,6 +495,138 @@ export function buildRows(raw: RawFigures): Row[] {
         `${v.marked_lines.toLocaleString("en-US")} lines marked`,
       );
     }
+  }
+  return rows;
+}
+
+// ------------------------------------------------------------------------------------------------
+// --families: the same rows on other families, each against the Llama run beside it
+
+/** A family's figures: the best of its rounds, each figure on its own (a busy moment spoils one round). */
+export interface FamilyFigures {
+  parameters: number;
+  /** Scoring with the KV cache: items/s, tokens read per second, MFU; the KV cache's speed-up over full sequences. */
+  itemsPerSecond: number;
+  tokensPerSecond: number;
+  scoringMfu: number | undefined;
+  speedup: number;
+  /** The importance pass. */
+  importanceTokensPerSecond: number;
+  importanceMfu: number | undefined;
+}
+
+/** The best of a family's rounds; undefined when no round has the scoring and importance rows. */
+export function familyFigures(family: FamilyBench): FamilyFigures | undefined {
+  const rounds = family.rounds.filter((b) => b.scoring && b.importance);
+  if (rounds.length === 0) return undefined;
+  const max = (values: (number | undefined)[]) => {
+    const known = values.filter((v): v is number => v !== undefined && Number.isFinite(v));
+    return known.length === 0 ? undefined : Math.max(...known);
+  };
+  const mfu = (way: { flops_per_second?: number; mfu?: number }, bench: RunnerBench) => {
+    const peak = bench.matmul?.flops_per_second;
+    return way.mfu ?? (way.flops_per_second !== undefined && peak !== undefined ? way.flops_per_second / peak : undefined);
+  };
+  const s = rounds[0]!.scoring!;
+  const tokensPerItem = s.context_tokens + s.choices * s.continuation_tokens;
+  const itemsPerSecond = max(rounds.map((b) => b.scoring!.kv_cache.items_per_second))!;
+  return {
+    parameters: s.parameters,
+    itemsPerSecond,
+    tokensPerSecond: itemsPerSecond * tokensPerItem,
+    scoringMfu: max(rounds.map((b) => mfu(b.scoring!.kv_cache, b))),
+    speedup: max(rounds.map((b) => b.scoring!.speedup))!,
+    importanceTokensPerSecond: max(rounds.map((b) => b.importance!.tokens_per_second))!,
+    importanceMfu: max(rounds.map((b) => mfu(b.importance!, b))),
+  };
+}
+
+/**
+ * What a family's model is and how its FLOPs are counted, from its config: a mixture of experts
+ * counts its active experts and router only; a sliding window the runner's FLOPs do not know of is
+ * exact only where no sequence is longer than the window, and said to over-count where one is.
+ */
+export function familyNote(family: FamilyBench, parameters: number, longest: number): string {
+  const c = family.config;
+  const count = (key: string) => (typeof c[key] === "number" ? (c[key] as number) : undefined);
+  const experts = count("num_local_experts") ?? count("num_experts");
+  const parts = [`${parameterCount(parameters)} params`];
+  if (experts !== undefined) {
+    const top = count("num_experts_per_tok") ?? 0;
+    const intermediate = count("moe_intermediate_size") ?? count("intermediate_size") ?? 0;
+    const hidden = count("hidden_size") ?? 0;
+    const idle = (experts - top) * 3 * hidden * intermediate * (count("num_hidden_layers") ?? 0);
+    parts.push(
+      `${experts} experts top-${top} of intermediate ${intermediate}, ${parameterCount(parameters - idle)} active; FLOPs of the active experts and the router`,
+    );
+  }
+  if (c.tie_word_embeddings === true) parts.push("tied embeddings");
+  const window = count("sliding_window");
+  if (window !== undefined && window > 0)
+    parts.push(
+      window >= longest
+        ? `sliding window ${window} >= every sequence (${longest} tokens): no key masked, FLOPs exact`
+        : `sliding window ${window} < ${longest}-token sequences: FLOPs count attention without the window (the runner's count ignores it), an over-count`,
+    );
+  return parts.join(", ");
+}
+
+/** ", MFU 12.3%" when there is one. */
+function mfuText(mfu: number | undefined): string {
+  return mfu === undefined ? "" : `, MFU ${(mfu * 100).toFixed(1)}%`;
+}
+
+/**
+ * Rows 1-NAME, 3a-NAME and 3c-NAME of each family but the Llama: scoring with the KV cache (items/s,
+ * tokens/s) and its MFU, the importance pass's tokens/s and MFU, each against the Llama's of the
+ * same run; no target (the claim is that the other families run, at about the Llama's speed).
+ */
+export function familyRows(result: FamiliesResult): Row[] {
+  const baseline = result.families.find((f) => f.name === "llama");
+  const llama = baseline && familyFigures(baseline);
+  if (!baseline || !llama) return [];
+  const s = baseline.rounds.find((b) => b.scoring)!.scoring!;
+  const i = baseline.rounds.find((b) => b.importance)!.importance!;
+  const longest = Math.max(s.context_tokens + s.continuation_tokens, i.length);
+  const sideBySide = `vs the Llama (${parameterCount(llama.parameters)}) in the same run, ${result.rounds} round${result.rounds === 1 ? "" : "s"} interleaved, best of each`;
+  const rows: Row[] = [];
+  for (const family of result.families) {
+    if (family === baseline) continue;
+    const f = familyFigures(family);
+    if (!f) continue;
+    const what = `${family.label} (${familyNote(family, f.parameters, longest)})`;
+    const ratio = (a: number | undefined, b: number | undefined) => (a !== undefined && b !== undefined ? a / b : undefined);
+    const row = (name: string, text: string, a: string, b: string, r: number | undefined): Row => ({
+      row: `${name}-${family.name}`,
+      what: text,
+      a,
+      b,
+      ...(r === undefined ? {} : { ratio: r }),
+      target: "",
+    });
+    rows.push(
+      row(
+        "1",
+        `MC scoring with KV cache, ${what}, ${s.items} items x ${s.choices} choices (ctx ${s.context_tokens}, cont ${s.continuation_tokens}), ${sideBySide}; KV vs full sequences ${formatRatio(f.speedup)} (Llama ${formatRatio(llama.speedup)})`,
+        `${digits(f.itemsPerSecond)} items/s, ${digits(f.tokensPerSecond)} tokens/s`,
+        `${digits(llama.itemsPerSecond)} items/s, ${digits(llama.tokensPerSecond)} tokens/s`,
+        f.itemsPerSecond / llama.itemsPerSecond,
+      ),
+      row(
+        "3a",
+        `MFU, forward scoring with KV cache, ${family.label} ${sideBySide} (each MFU over its own process's matmul peak)`,
+        `MFU ${f.scoringMfu === undefined ? "?" : `${(f.scoringMfu * 100).toFixed(1)}%`}`,
+        `Llama MFU ${llama.scoringMfu === undefined ? "?" : `${(llama.scoringMfu * 100).toFixed(1)}%`}`,
+        ratio(f.scoringMfu, llama.scoringMfu),
+      ),
+      row(
+        "3c",
+        `MFU, importance pass (forward + backward, ${i.sequences} seqs of ${i.length} tokens), ${family.label} ${sideBySide}`,
+        `${digits(f.importanceTokensPerSecond)} tokens/s${mfuText(f.importanceMfu)}`,
+        `${digits(llama.importanceTokensPerSecond)} tokens/s${mfuText(llama.importanceMfu)}`,
+        ratio(f.importanceMfu, llama.importanceMfu),
+      ),
+    );
   }
   return rows;
 }

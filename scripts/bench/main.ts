@@ -3,6 +3,7 @@
 // machine, to bench-results.json (compared with the previous record first, when there is one).
 //
 //   node --import tsx scripts/bench/main.ts [--threads N] [--quick] [--out FILE] [--gpu-bench DIR]...
+//                                           [--families | --families-only]
 //
 // --threads    compute threads of the runner and of the Python reference (default: every core)
 // --quick      small sizes, a smoke test of the whole bench in a minute; writes no record unless --out
@@ -10,6 +11,13 @@
 // --gpu-bench  a folder written by scripts/bench/gpu-host.sh on a GPU machine (bench.json, host.json):
 //              its rows join this run's record instead of a GPU run here; repeat it for rows run
 //              in separate calls there
+// --families   rows 1-gemma2, 1-moe, 3a-*, 3c-*: rows 1 and 3 (scoring with the KV cache, its MFU,
+//              the importance pass's) on a Gemma 2 and a Mixtral (8 experts, top 2, each of half the
+//              intermediate size: the Llama's active MLP) of the Llama's size, the Llama run again
+//              beside them, the three alternating round by round; each figure against the Llama's
+//              of the same run, MFU with each family's own FLOPs (scripts/bench/families.ts)
+// --families-only  the families' runs and nothing else: rows 1, 3a-3c from the Llama run beside
+//              them (no profile, so no row 2), and the family rows; writes no record unless --out
 //
 // Rows 1-3: `bprof-runner bench` (native-runner/PROTOCOL.md, "bench"); on a GPU, rows 1g, 2g and
 // 3d-3f: the same bench with scripts/bench/gpu-job.json (a ~1B-parameter Llama in bfloat16, MFU
@@ -37,6 +45,7 @@ import {
   type RawFigures,
   type RunnerBench,
 } from "./format";
+import { benchFamilies, type FamilySizes } from "./families";
 import { referenceComparison, runnerBench, runRunner, type ReferenceSizes } from "./runner";
 import { benchShards, type ShardsSizes } from "./shards";
 import { benchTasks } from "./tasks";
@@ -56,10 +65,18 @@ interface Options {
   quick: boolean;
   out: string | undefined;
   gpuBench: string[];
+  /** Run the families' rows (--families), or only them (--families-only). */
+  families: "no" | "also" | "only";
 }
 
 function parseArgs(argv: string[]): Options {
-  const options: Options = { threads: os.availableParallelism(), quick: false, out: path.join(ROOT, "bench-results.json"), gpuBench: [] };
+  const options: Options = {
+    threads: os.availableParallelism(),
+    quick: false,
+    out: path.join(ROOT, "bench-results.json"),
+    gpuBench: [],
+    families: "no",
+  };
   let outGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -69,10 +86,15 @@ function parseArgs(argv: string[]): Options {
       options.out = path.resolve(argv[++i] ?? "");
       outGiven = true;
     } else if (arg === "--gpu-bench") options.gpuBench.push(path.resolve(argv[++i] ?? ""));
-    else throw new Error(`unknown argument ${arg} (--threads N, --quick, --out FILE, --gpu-bench DIR)`);
+    else if (arg === "--families") options.families = options.families === "only" ? "only" : "also";
+    else if (arg === "--families-only") options.families = "only";
+    else throw new Error(`unknown argument ${arg} (--threads N, --quick, --out FILE, --gpu-bench DIR, --families, --families-only)`);
   }
+  if (options.families === "only" && options.gpuBench.length > 0)
+    throw new Error("--families-only runs no GPU rows: leave out --gpu-bench");
   if (!Number.isInteger(options.threads) || options.threads < 1) throw new Error("--threads must be a positive integer");
-  if (options.quick && !outGiven) options.out = undefined;
+  // a partial run must not replace the record unless asked to
+  if ((options.quick || options.families === "only") && !outGiven) options.out = undefined;
   return options;
 }
 
@@ -193,7 +215,8 @@ function gpuBenchFrom(dirs: string[]): { bench: RunnerBench; host: GpuHost | und
 async function main(): Promise<void> {
   const options = parseArgs(process.argv.slice(2));
   if (!fs.existsSync(RUNNER)) throw new Error(`${RUNNER} not found: run scripts/setup.sh first (npm run bench does)`);
-  if (!fs.existsSync(PYTHON)) throw new Error(`${PYTHON} not found: run scripts/setup.sh --bench first (npm run bench does)`);
+  if (options.families !== "only" && !fs.existsSync(PYTHON))
+    throw new Error(`${PYTHON} not found: run scripts/setup.sh --bench first (npm run bench does)`);
   // read before minutes of CPU rows, so that a wrong folder fails at once
   const brought = options.gpuBench.length > 0 ? gpuBenchFrom(options.gpuBench) : undefined;
   const size = sizes(options.quick);
@@ -210,56 +233,79 @@ async function main(): Promise<void> {
         `the machine is busy (load average ${loadAtStart[0]!.toFixed(1)} on ${os.availableParallelism()} cores): absolute figures will be low, ratios less so`,
       );
 
-    say(`rows 1-3: bprof-runner bench (matmul, scoring, importance, profile), ${options.threads} threads`);
-    raw.runner = await runnerBench(RUNNER, size.runnerBenchJob, path.join(scratch, "bench-cpu"), options.threads, (e) => {
-      if (e.type === "progress") say(`  ${String(e.phase)} ${String(e.done)}/${String(e.total)} (${elapsed()})`);
-    });
-
-    say(`row 4: bprof-runner score vs the Python reference (${PYTHON}), ${options.threads} threads (${elapsed()})`);
-    const reference = await referenceComparison(
-      RUNNER,
-      PYTHON,
-      REFERENCE_SCRIPT,
-      size.reference,
-      path.join(scratch, "reference"),
-      options.threads,
-      say,
-    );
-    raw.reference = reference.result;
-
-    if (brought) {
-      raw.runnerGpu = brought.bench;
-      if (brought.host) raw.gpuHost = brought.host;
-      gpus = brought.host?.gpus.length ? brought.host.gpus : [brought.bench.device_name ?? brought.bench.device];
-      say(`rows 1g, 2g, 3d-3f: brought from ${options.gpuBench.join(", ")} (${gpus.join(", ")})`);
-    } else {
-      gpus = await cudaDevices(reference.modelDir, path.join(scratch, "info"), options.threads).catch((e: unknown) => {
-        say(`no GPU rows: bprof-runner info failed: ${(e as Error).message.split("\n")[0]}`);
-        return [];
-      });
-      if (gpus.length > 0) {
-        say(`rows 1g, 2g, 3d-3f on ${gpus[0]}: bprof-runner bench with ${path.relative(ROOT, GPU_JOB)} (${elapsed()})`);
-        raw.runnerGpu = await runnerBench(RUNNER, size.gpuBenchJob, path.join(scratch, "bench-gpu"), options.threads);
-      }
-    }
-
-    say(`row 6: a profile in 2 local shards vs 1 runner, ${options.threads} threads (${elapsed()})`);
-    raw.shards = await benchShards(RUNNER, size.shards, path.join(scratch, "shards"), options.threads);
-
-    say(`row 5: editor side (${elapsed()})`);
-    const e = size.editor;
-    const diagnostic = benchDiagnostic(diagnosticBenchData(e.diagnosticItems, e.documents), e.runs);
-    const tasks = await benchTasks(e.taskDocuments, e.taskRuns);
-    const analysis = benchAnalysis(options.quick ? 1 : 5);
-    const recheck = await benchRecheck(e.diagnosticItems, e.documents, e.edits);
-    const views = await benchViews(10, e.viewBenchmarks, e.caseDocuments, e.runs + 2);
-    raw.editor = {
-      diagnostic: { items: diagnostic.items, median_ms: diagnostic.median_ms, milliseconds: diagnostic.milliseconds },
-      tasks,
-      analysis,
-      recheck,
-      views,
+    const families = async () => {
+      const rounds = options.quick ? 1 : 3;
+      say(`rows 1-*, 3a-*, 3c-*: bprof-runner bench on llama, gemma2 and moe, ${rounds} round(s) interleaved (${elapsed()})`);
+      const { matmul, scoring, importance } = size.runnerBenchJob as FamilySizes;
+      raw.families = await benchFamilies(
+        RUNNER,
+        { matmul, scoring, importance },
+        path.join(scratch, "families"),
+        options.threads,
+        rounds,
+        say,
+      );
     };
+    if (options.families === "only") {
+      await families();
+      // rows 1 and 3 from the Llama beside the others: its round whose scoring was fastest
+      const llama = raw.families!.families.find((f) => f.name === "llama")!.rounds;
+      raw.runner = llama.reduce((a, b) =>
+        (b.scoring?.kv_cache.items_per_second ?? 0) > (a.scoring?.kv_cache.items_per_second ?? 0) ? b : a,
+      );
+    } else {
+      say(`rows 1-3: bprof-runner bench (matmul, scoring, importance, profile), ${options.threads} threads`);
+      raw.runner = await runnerBench(RUNNER, size.runnerBenchJob, path.join(scratch, "bench-cpu"), options.threads, (e) => {
+        if (e.type === "progress") say(`  ${String(e.phase)} ${String(e.done)}/${String(e.total)} (${elapsed()})`);
+      });
+      if (options.families === "also") await families();
+
+      say(`row 4: bprof-runner score vs the Python reference (${PYTHON}), ${options.threads} threads (${elapsed()})`);
+      const reference = await referenceComparison(
+        RUNNER,
+        PYTHON,
+        REFERENCE_SCRIPT,
+        size.reference,
+        path.join(scratch, "reference"),
+        options.threads,
+        say,
+      );
+      raw.reference = reference.result;
+
+      if (brought) {
+        raw.runnerGpu = brought.bench;
+        if (brought.host) raw.gpuHost = brought.host;
+        gpus = brought.host?.gpus.length ? brought.host.gpus : [brought.bench.device_name ?? brought.bench.device];
+        say(`rows 1g, 2g, 3d-3f: brought from ${options.gpuBench.join(", ")} (${gpus.join(", ")})`);
+      } else {
+        gpus = await cudaDevices(reference.modelDir, path.join(scratch, "info"), options.threads).catch((e: unknown) => {
+          say(`no GPU rows: bprof-runner info failed: ${(e as Error).message.split("\n")[0]}`);
+          return [];
+        });
+        if (gpus.length > 0) {
+          say(`rows 1g, 2g, 3d-3f on ${gpus[0]}: bprof-runner bench with ${path.relative(ROOT, GPU_JOB)} (${elapsed()})`);
+          raw.runnerGpu = await runnerBench(RUNNER, size.gpuBenchJob, path.join(scratch, "bench-gpu"), options.threads);
+        }
+      }
+
+      say(`row 6: a profile in 2 local shards vs 1 runner, ${options.threads} threads (${elapsed()})`);
+      raw.shards = await benchShards(RUNNER, size.shards, path.join(scratch, "shards"), options.threads);
+
+      say(`row 5: editor side (${elapsed()})`);
+      const e = size.editor;
+      const diagnostic = benchDiagnostic(diagnosticBenchData(e.diagnosticItems, e.documents), e.runs);
+      const tasks = await benchTasks(e.taskDocuments, e.taskRuns);
+      const analysis = benchAnalysis(options.quick ? 1 : 5);
+      const recheck = await benchRecheck(e.diagnosticItems, e.documents, e.edits);
+      const views = await benchViews(10, e.viewBenchmarks, e.caseDocuments, e.runs + 2);
+      raw.editor = {
+        diagnostic: { items: diagnostic.items, median_ms: diagnostic.median_ms, milliseconds: diagnostic.milliseconds },
+        tasks,
+        analysis,
+        recheck,
+        views,
+      };
+    }
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });
   }
@@ -279,7 +325,7 @@ async function main(): Promise<void> {
     ? ` (GPU rows from ${raw.gpuHost.hostname}, ${raw.gpuHost.date}, libtorch ${raw.runnerGpu?.libtorch ?? "?"})`
     : "";
   console.log(
-    `\n${String(m.cpu)}, ${String(m.cores)} cores (load average ${load} at the start), ${options.threads} threads; ${gpus.length > 0 ? gpus.join(", ") : "no GPU"}${host}; bprof-runner ${String(m.runner_version)}, libtorch ${String(m.libtorch)}, python3-torch ${String(m.python_torch)}; ${record.date}; ${seconds.toFixed(0)} s\n`,
+    `\n${String(m.cpu)}, ${String(m.cores)} cores (load average ${load} at the start), ${options.threads} threads; ${gpus.length > 0 ? gpus.join(", ") : "no GPU"}${host}; bprof-runner ${String(m.runner_version)}, libtorch ${String(m.libtorch)}, python3-torch ${String(m.python_torch ?? "not run")}; ${record.date}; ${seconds.toFixed(0)} s\n`,
   );
   console.log(renderTable(record.rows));
   if (options.quick) console.log("\n--quick: toy sizes and single rounds, a smoke test of the bench; these figures mean nothing");

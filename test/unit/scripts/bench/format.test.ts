@@ -6,12 +6,16 @@ import {
   buildRows,
   compareRows,
   digits,
+  familyFigures,
+  familyNote,
+  familyRows,
   mergeGpuBenches,
   formatBytes,
   formatFlops,
   formatRatio,
   formatSeconds,
   renderTable,
+  type FamilyBench,
   type RawFigures,
   type RunnerBench,
 } from "../../../../scripts/bench/format";
@@ -299,4 +303,87 @@ test("row 6: a profile in local shards against one runner; the merge's own time 
   assert.equal(row.met, true);
   assert.equal(buildRows({ shards: { ...shards, merge_seconds: 1.5 } })[0]!.met, false);
   assert.match(buildRows({ shards: { ...shards, same_manifest: false } })[0]!.what, /profile\.json differs$/);
+});
+
+test("--families: rows 1-, 3a- and 3c- of each family against the Llama of the same run, best round of each figure", () => {
+  // a bench of one round: `speed` scales scoring and importance, `mfu` their utilisation
+  const round = (parameters: number, speed: number, mfu: number): RunnerBench => ({
+    ...RUNNER,
+    profile: undefined,
+    scoring: {
+      ...RUNNER.scoring!,
+      parameters,
+      kv_cache: { seconds: 2 / speed, items_per_second: 8 * speed, flops_per_second: 100e9 * mfu },
+      speedup: 3 * speed,
+    },
+    importance: { ...RUNNER.importance!, tokens_per_second: 2048 * speed, flops_per_second: 100e9 * mfu },
+  });
+  const llama: FamilyBench = {
+    name: "llama",
+    label: "Llama",
+    config: { model_type: "llama", hidden_size: 512, num_hidden_layers: 4 },
+    rounds: [round(20_200_000, 1, 0.4), round(20_200_000, 0.5, 0.2)],
+  };
+  const gemma: FamilyBench = {
+    name: "gemma2",
+    label: "Gemma 2",
+    config: { model_type: "gemma2", hidden_size: 512, num_hidden_layers: 4, sliding_window: 4096, tie_word_embeddings: true },
+    // its best scoring in the first round, its best importance MFU in the second
+    rounds: [round(16_000_000, 0.9, 0.3), round(16_000_000, 0.5, 0.36)],
+  };
+  const moe: FamilyBench = {
+    name: "moe",
+    label: "Mixtral",
+    config: {
+      model_type: "mixtral",
+      hidden_size: 512,
+      intermediate_size: 704,
+      num_hidden_layers: 4,
+      num_local_experts: 8,
+      num_experts_per_tok: 2,
+    },
+    rounds: [round(46_200_000, 1.2, 0.5)],
+  };
+  const figures = familyFigures(gemma)!;
+  assert.equal(figures.itemsPerSecond, 7.2);
+  assert.equal(figures.tokensPerSecond, 7.2 * (100 + 4 * 20), "tokens read: the context and every choice");
+  assert.ok(Math.abs(figures.importanceMfu! - 0.36) < 1e-12, "each figure the best of its own rounds");
+  assert.equal(familyFigures({ ...gemma, rounds: [] }), undefined);
+
+  const rows = familyRows({ rounds: 2, families: [llama, gemma, moe] });
+  assert.deepEqual(
+    rows.map((r) => r.row),
+    ["1-gemma2", "3a-gemma2", "3c-gemma2", "1-moe", "3a-moe", "3c-moe"],
+  );
+  const byRow = new Map(rows.map((r) => [r.row, r]));
+  assert.ok(Math.abs(byRow.get("1-gemma2")!.ratio! - 0.9) < 1e-12, "items/s against the Llama's best round");
+  assert.equal(byRow.get("1-gemma2")!.a, "7.20 items/s, 1296 tokens/s");
+  assert.equal(byRow.get("1-gemma2")!.b, "8.00 items/s, 1440 tokens/s");
+  assert.match(byRow.get("1-gemma2")!.what, /no key masked, FLOPs exact/);
+  assert.match(byRow.get("1-gemma2")!.what, /2 rounds interleaved/);
+  assert.ok(Math.abs(byRow.get("3a-gemma2")!.ratio! - 0.9) < 1e-12, "MFU 36% (its second round) against the Llama's 40%");
+  assert.equal(byRow.get("3a-gemma2")!.a, "MFU 36.0%");
+  assert.ok(Math.abs(byRow.get("3c-gemma2")!.ratio! - 0.9) < 1e-12, "importance MFU 36% against 40%");
+  assert.equal(byRow.get("3c-moe")!.a, "2458 tokens/s, MFU 50.0%");
+  assert.match(byRow.get("1-moe")!.what, /8 experts top-2 of intermediate 704, 20\.2M active/);
+  assert.ok(
+    rows.every((r) => r.met === undefined && r.target === ""),
+    "the family rows inform; they have no target",
+  );
+  // in the table after the Llama's own rows
+  assert.deepEqual(
+    buildRows({ runner: RUNNER, families: { rounds: 2, families: [llama, moe] } }).map((r) => r.row),
+    ["1", "2", "3a", "3b", "3c", "1-moe", "3a-moe", "3c-moe"],
+  );
+  // without the Llama beside them there is nothing to compare with
+  assert.deepEqual(familyRows({ rounds: 1, families: [gemma, moe] }), []);
+});
+
+test("--families: a sliding window shorter than the sequences is said to over-count the FLOPs", () => {
+  const gemma: FamilyBench = { name: "gemma2", label: "Gemma 2", config: { model_type: "gemma2", sliding_window: 64 }, rounds: [] };
+  assert.equal(
+    familyNote(gemma, 16_000_000, 128),
+    "16.0M params, sliding window 64 < 128-token sequences: FLOPs count attention without the window (the runner's count ignores it), an over-count",
+  );
+  assert.equal(familyNote({ ...gemma, config: { model_type: "gemma2" } }, 16_000_000, 128), "16.0M params");
 });
