@@ -222,7 +222,8 @@ std::vector<ItemScores> score_in_batches(Engine& engine, const std::vector<Item>
 // experts the matrices of the token's own experts_per_token experts and the router's, the
 // active experts only); attention costs q k^T
 // and p v over the keys the token may see (its own earlier positions, and for a choice the
-// item's context), not over masked keys or padding; lm_head runs on the positions whose
+// item's context; in a sliding-window layer the last `window` of those), not over masked keys or
+// padding; lm_head runs on the positions whose
 // log-probabilities are read and on no other. Not counted, although the runner computes it:
 // padding, attention to masked keys (a packed row's other choices, later positions), and the
 // norms, RoPE, softmax and other element-wise work. Also counted although no score reads it: the
@@ -246,8 +247,20 @@ struct Flops {
     const double H = static_cast<double>(c.hidden_size);
     return 2.0 * static_cast<double>(c.num_hidden_layers) * (2 * H * q_dim() + 2 * H * kv_dim() + mlp_weights_per_token());
   }
-  // q k^T and p v of one token attending to `keys` positions, all layers
-  double attention(double keys) const { return 4.0 * static_cast<double>(c.num_hidden_layers) * q_dim() * keys; }
+  // the keys that queries at positions past + 1 .. past + n (counted from 1) see in one layer: each
+  // its own and every earlier one, or in a sliding-window layer only the last `window` of those
+  static double keys_seen(double past, double n, double window) {
+    const double first = past + 1, last = past + n;
+    if (window <= 0 || last <= window) return n * (first + last) / 2;
+    if (first > window) return n * window;
+    return (window - first + 1) * (first + window) / 2 + (last - window) * window;
+  }
+  // q k^T and p v of n tokens after `past` cached ones, every layer over the keys its mask lets in
+  double attention(double past, double n) const {
+    double keys = 0;
+    for (int64_t layer = 0; layer < c.num_hidden_layers; layer++) keys += keys_seen(past, n, static_cast<double>(c.window_of_layer(layer)));
+    return 4.0 * q_dim() * keys;
+  }
   double lm_head() const { return 2.0 * static_cast<double>(c.vocab_size * c.hidden_size); }
   // the candidates' weight gradients: a token's own experts only in a mixture (the router's is not taken)
   double mlp_weight_gradients_per_token() const {
@@ -256,7 +269,7 @@ struct Flops {
   }
 
   // a causal pass over `n` new tokens after `past` cached ones
-  double pass(double past, double n) const { return n * per_token() + attention(past * n + n * (n + 1) / 2); }
+  double pass(double past, double n) const { return n * per_token() + attention(past, n); }
 
   // scoring one item: its context once, and each choice without its last token after it. lm_head
   // on the rows whose log-probabilities are read: the context's last position once (it predicts

@@ -329,6 +329,32 @@ TEST(Cli, SigtermCancelsAtAnItemBoundary) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("out/scores.jsonl")));
 }
 
+// The bench's FLOPs count the keys each layer's mask lets in: a Mistral whose window (8) is shorter
+// than the importance sequences (32 tokens, 31 read) does less attention work than the same model
+// with a window longer than them, by exactly the keys past the window: per layer and sequence,
+// 1 + 2 + ... + 31 = 496 keys against 1 + ... + 8 + 23 x 8 = 220.
+TEST(Cli, BenchFlopsCountOnlyTheKeysInsideASlidingWindow) {
+  const auto importance_flops = [](int64_t window) {
+    const json model = {{"model_type", "mistral"},  {"vocab_size", 256},        {"hidden_size", 32},
+                        {"intermediate_size", 64},  {"num_hidden_layers", 2},   {"num_attention_heads", 4},
+                        {"num_key_value_heads", 2}, {"sliding_window", window}, {"max_position_embeddings", 512}};
+    TempDir dir;
+    const json job = {{"protocol", 1},
+                      {"subcommand", "bench"},
+                      {"rows", {"importance"}},
+                      {"scoring_model", model},
+                      {"importance", {{"sequences", 2}, {"length", 32}, {"batch_size", 2}}}};
+    test::write_file(dir.file("job.json"), job.dump());
+    RunResult r =
+        test::run_process({BPROF_RUNNER_PATH, "bench", "--job", dir.file("job.json"), "--out", dir.file("out"), "--threads", "1"});
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return json::parse(test::read_file(dir.file("out/bench.json")))["importance"]["flops"].get<double>();
+  };
+  const double full = importance_flops(4096), windowed = importance_flops(8);
+  // forward and the backward's second forward (x 2), 2 sequences, 2 layers, q k^T and p v (4 x q_dim 32 per key)
+  EXPECT_DOUBLE_EQ(full - windowed, 2.0 * 2 * 2 * 4 * 32 * (496 - 220));
+}
+
 // SIGTERM in the middle of each row of a bench (sizes that would run for minutes): the bench polls
 // between measurements and inside their loops, so it stops within a couple of seconds, reports
 // `cancelled`, exits 130 and leaves neither bench.json nor its scratch models behind.

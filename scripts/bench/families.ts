@@ -12,8 +12,8 @@ import { REFERENCE_MODEL, runnerBench } from "./runner";
  * The models, all with the Llama's hidden size, layers, heads (8 query, 4 key-value, head_dim 64)
  * and vocabulary. Gemma 2 keeps its family's other traits (tied embeddings, GeGLU, four norms a
  * layer, soft-capping, every other layer sliding): its window is Gemma 2's own 4096, longer than
- * every sequence here, so no key is masked and the runner's FLOPs (which do not know windows) are
- * exact. The mixture of experts is a Mixtral (its attention is the Llama's, so the ratio is the
+ * every sequence here, so no key is masked (the runner's FLOPs count a window's keys where one
+ * is shorter). The mixture of experts is a Mixtral (its attention is the Llama's, so the ratio is the
  * routed MLP's): 8 experts, top 2, each of intermediate 704 = 1408 / 2, so a token's active MLP
  * weights are the Llama's MLP's (plus the router's 8 x 512).
  */
@@ -63,7 +63,10 @@ export interface FamilySizes {
   importance?: object;
 }
 
-/** Every family's runner bench, `rounds` times, the families alternating within each round. */
+/**
+ * Every model's runner bench, `rounds` times, the models alternating within each round; each by
+ * its own `runner` build where it names one, else by `runner`.
+ */
 export async function benchFamilies(
   runner: string,
   sizes: FamilySizes,
@@ -71,8 +74,9 @@ export async function benchFamilies(
   threads: number,
   rounds: number,
   say: (line: string) => void,
+  models: readonly Omit<FamilyBench, "rounds">[] = FAMILY_MODELS,
 ): Promise<FamiliesResult> {
-  const families: FamilyBench[] = FAMILY_MODELS.map((f) => ({ ...f, rounds: [] }));
+  const families: FamilyBench[] = models.map((f) => ({ ...f, rounds: [] }));
   for (let round = 0; round < rounds; round++) {
     for (const family of families) {
       const fields = {
@@ -82,7 +86,7 @@ export async function benchFamilies(
         rows: ["matmul", "scoring", "importance"],
         scoring_model: family.config,
       };
-      const bench = await runnerBench(runner, fields, path.join(dir, `${family.name}-${round}`), threads);
+      const bench = await runnerBench(family.runner ?? runner, fields, path.join(dir, `${family.name}-${round}`), threads);
       family.rounds.push(bench);
       say(
         `  ${family.name}, round ${round + 1}/${rounds}: ${bench.scoring?.kv_cache.items_per_second.toFixed(1) ?? "?"} items/s, importance ${bench.importance?.tokens_per_second.toFixed(0) ?? "?"} tokens/s`,
