@@ -183,6 +183,8 @@ export interface FamilyBench {
   label: string;
   /** The Hugging Face config the runner made the model from. */
   config: Record<string, unknown>;
+  /** `--baseline-runner`: another build of bprof-runner that runs this model (else this checkout's). */
+  runner?: string;
   rounds: RunnerBench[];
 }
 
@@ -196,6 +198,8 @@ export interface RawFigures {
   runner?: RunnerBench;
   /** `--families`: rows 1-*, 3a-* and 3c-* (records from before it lack it). */
   families?: FamiliesResult;
+  /** `--baseline-runner`: the Llama of rows 1 and 3 by this build ("llama") and by the other ("baseline"). */
+  builds?: FamiliesResult;
   /** The runner's bench on a GPU in bfloat16: run here when the runner sees one, or brought from a
    *  GPU host (scripts/bench/gpu-host.sh, then `--gpu-bench`), with that host's facts. */
   runnerGpu?: RunnerBench;
@@ -415,6 +419,7 @@ export function buildRows(raw: RawFigures): Row[] {
     );
   }
   if (raw.families) rows.push(...familyRows(raw.families));
+  if (raw.builds) rows.push(...baselineRows(raw.builds));
   const r = raw.reference;
   if (r) {
     const ours = r.items / best(r.runner_seconds);
@@ -515,6 +520,12 @@ export interface FamilyFigures {
   importanceMfu: number | undefined;
 }
 
+/** A way's MFU: the runner's own, or its FLOP/s over the matmul peak its process measured. */
+function mfuOf(way: { flops_per_second?: number; mfu?: number }, bench: RunnerBench): number | undefined {
+  const peak = bench.matmul?.flops_per_second;
+  return way.mfu ?? (way.flops_per_second !== undefined && peak !== undefined ? way.flops_per_second / peak : undefined);
+}
+
 /** The best of a family's rounds; undefined when no round has the scoring and importance rows. */
 export function familyFigures(family: FamilyBench): FamilyFigures | undefined {
   const rounds = family.rounds.filter((b) => b.scoring && b.importance);
@@ -523,10 +534,7 @@ export function familyFigures(family: FamilyBench): FamilyFigures | undefined {
     const known = values.filter((v): v is number => v !== undefined && Number.isFinite(v));
     return known.length === 0 ? undefined : Math.max(...known);
   };
-  const mfu = (way: { flops_per_second?: number; mfu?: number }, bench: RunnerBench) => {
-    const peak = bench.matmul?.flops_per_second;
-    return way.mfu ?? (way.flops_per_second !== undefined && peak !== undefined ? way.flops_per_second / peak : undefined);
-  };
+  const mfu = mfuOf;
   const s = rounds[0]!.scoring!;
   const tokensPerItem = s.context_tokens + s.choices * s.continuation_tokens;
   const itemsPerSecond = max(rounds.map((b) => b.scoring!.kv_cache.items_per_second))!;
@@ -543,8 +551,8 @@ export function familyFigures(family: FamilyBench): FamilyFigures | undefined {
 
 /**
  * What a family's model is and how its FLOPs are counted, from its config: a mixture of experts
- * counts its active experts and router only; a sliding window the runner's FLOPs do not know of is
- * exact only where no sequence is longer than the window, and said to over-count where one is.
+ * counts its active experts and router only; a sliding window shorter than the sequences masks
+ * keys, which the runner's FLOPs leave out.
  */
 export function familyNote(family: FamilyBench, parameters: number, longest: number): string {
   const c = family.config;
@@ -565,8 +573,8 @@ export function familyNote(family: FamilyBench, parameters: number, longest: num
   if (window !== undefined && window > 0)
     parts.push(
       window >= longest
-        ? `sliding window ${window} >= every sequence (${longest} tokens): no key masked, FLOPs exact`
-        : `sliding window ${window} < ${longest}-token sequences: FLOPs count attention without the window (the runner's count ignores it), an over-count`,
+        ? `sliding window ${window} >= every sequence (${longest} tokens): no key masked`
+        : `sliding window ${window} < ${longest}-token sequences: FLOPs count only the keys inside it`,
     );
   return parts.join(", ");
 }
@@ -629,6 +637,80 @@ export function familyRows(result: FamiliesResult): Row[] {
     );
   }
   return rows;
+}
+
+// ------------------------------------------------------------------------------------------------
+// --baseline-runner: this build against another build of the runner, on the same Llama
+
+/** How far apart one build's own rounds of a figure are: the largest over the smallest, less 1. */
+export function roundSpread(bench: FamilyBench, figure: (b: RunnerBench) => number | undefined): number {
+  const values = bench.rounds.map(figure).filter((v): v is number => v !== undefined && Number.isFinite(v) && v > 0);
+  return values.length < 2 ? 0 : Math.max(...values) / Math.min(...values) - 1;
+}
+
+/**
+ * Rows 1-build, 3a-build and 3c-build: scoring with the KV cache (items/s) and its MFU, the
+ * importance pass's MFU, by this build against the baseline build of the same run, best of each's
+ * rounds. The claim is "no slower": met while this build's figure is short of the other's by no
+ * more than the rounds of either build differ among themselves (the machine's noise, measured here).
+ */
+export function baselineRows(result: FamiliesResult): Row[] {
+  const current = result.families.find((f) => f.name === "llama");
+  const baseline = result.families.find((f) => f.name === "baseline");
+  const a = current && familyFigures(current);
+  const b = baseline && familyFigures(baseline);
+  if (!current || !baseline || !a || !b) return [];
+  const s = current.rounds.find((r) => r.scoring)!.scoring!;
+  const i = current.rounds.find((r) => r.importance)!.importance!;
+  const sideBySide = `this build vs ${baseline.label}, ${result.rounds} round${result.rounds === 1 ? "" : "s"} interleaved, best of each`;
+  const row = (
+    name: string,
+    what: string,
+    figure: (r: RunnerBench) => number | undefined,
+    ours: string,
+    theirs: string,
+    ratio: number | undefined,
+  ): Row => {
+    const noise = Math.max(roundSpread(current, figure), roundSpread(baseline, figure));
+    const floor = 1 - noise;
+    return {
+      row: `${name}-build`,
+      what: `${what}, ${sideBySide}; the rounds of one build differ by up to ${formatRatio(noise, "%")}`,
+      a: ours,
+      b: theirs,
+      ...(ratio === undefined ? {} : { ratio }),
+      target: `>= ${formatRatio(floor)} (no slower beyond that noise)`,
+      ...(ratio === undefined ? {} : { met: ratio >= floor - 1e-9 }),
+    };
+  };
+  const ratio = (x: number | undefined, y: number | undefined) => (x !== undefined && y !== undefined ? x / y : undefined);
+  const percent = (mfu: number | undefined) => (mfu === undefined ? "?" : `${(mfu * 100).toFixed(1)}%`);
+  return [
+    row(
+      "1",
+      `MC scoring with KV cache, ${parameterCount(a.parameters)}-param Llama, ${s.items} items x ${s.choices} choices (ctx ${s.context_tokens}, cont ${s.continuation_tokens})`,
+      (r) => r.scoring?.kv_cache.items_per_second,
+      `${digits(a.itemsPerSecond)} items/s`,
+      `${digits(b.itemsPerSecond)} items/s`,
+      a.itemsPerSecond / b.itemsPerSecond,
+    ),
+    row(
+      "3a",
+      "MFU, forward scoring with KV cache (each over its own process's matmul peak)",
+      (r) => r.scoring && mfuOf(r.scoring.kv_cache, r),
+      `MFU ${percent(a.scoringMfu)}`,
+      `MFU ${percent(b.scoringMfu)}`,
+      ratio(a.scoringMfu, b.scoringMfu),
+    ),
+    row(
+      "3c",
+      `MFU, importance pass (forward + backward, ${i.sequences} seqs of ${i.length} tokens)`,
+      (r) => r.importance && mfuOf(r.importance, r),
+      `${digits(a.importanceTokensPerSecond)} tokens/s${mfuText(a.importanceMfu)}`,
+      `${digits(b.importanceTokensPerSecond)} tokens/s${mfuText(b.importanceMfu)}`,
+      ratio(a.importanceMfu, b.importanceMfu),
+    ),
+  ];
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 // machine, to bench-results.json (compared with the previous record first, when there is one).
 //
 //   node --import tsx scripts/bench/main.ts [--threads N] [--quick] [--out FILE] [--gpu-bench DIR]...
-//                                           [--families | --families-only]
+//                                           [--families | --families-only] [--baseline-runner PATH [--baseline-only]]
 //
 // --threads    compute threads of the runner and of the Python reference (default: every core)
 // --quick      small sizes, a smoke test of the whole bench in a minute; writes no record unless --out
@@ -18,6 +18,11 @@
 //              of the same run, MFU with each family's own FLOPs (scripts/bench/families.ts)
 // --families-only  the families' runs and nothing else: rows 1, 3a-3c from the Llama run beside
 //              them (no profile, so no row 2), and the family rows; writes no record unless --out
+// --baseline-runner  rows 1-build, 3a-build, 3c-build: rows 1 and 3 on the Llama by this build and
+//              by another build of bprof-runner (the record's commit, say), alternating round by
+//              round, so that "a change costs no speed" is a ratio measured side by side
+// --baseline-only  those rows (and rows 1, 3a-3c from this build's rounds) and nothing else;
+//              writes no record unless --out
 //
 // Rows 1-3: `bprof-runner bench` (native-runner/PROTOCOL.md, "bench"); on a GPU, rows 1g, 2g and
 // 3d-3f: the same bench with scripts/bench/gpu-job.json (a ~1B-parameter Llama in bfloat16, MFU
@@ -45,7 +50,7 @@ import {
   type RawFigures,
   type RunnerBench,
 } from "./format";
-import { benchFamilies, type FamilySizes } from "./families";
+import { benchFamilies, FAMILY_MODELS, type FamilySizes } from "./families";
 import { referenceComparison, runnerBench, runRunner, type ReferenceSizes } from "./runner";
 import { benchShards, type ShardsSizes } from "./shards";
 import { benchTasks } from "./tasks";
@@ -67,6 +72,10 @@ interface Options {
   gpuBench: string[];
   /** Run the families' rows (--families), or only them (--families-only). */
   families: "no" | "also" | "only";
+  /** Another build of bprof-runner to run rows 1 and 3 beside this one (--baseline-runner). */
+  baselineRunner: string | undefined;
+  /** Only the baseline's rows (--baseline-only). */
+  baselineOnly: boolean;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -76,6 +85,8 @@ function parseArgs(argv: string[]): Options {
     out: path.join(ROOT, "bench-results.json"),
     gpuBench: [],
     families: "no",
+    baselineRunner: undefined,
+    baselineOnly: false,
   };
   let outGiven = false;
   for (let i = 0; i < argv.length; i++) {
@@ -88,13 +99,21 @@ function parseArgs(argv: string[]): Options {
     } else if (arg === "--gpu-bench") options.gpuBench.push(path.resolve(argv[++i] ?? ""));
     else if (arg === "--families") options.families = options.families === "only" ? "only" : "also";
     else if (arg === "--families-only") options.families = "only";
-    else throw new Error(`unknown argument ${arg} (--threads N, --quick, --out FILE, --gpu-bench DIR, --families, --families-only)`);
+    else if (arg === "--baseline-runner") options.baselineRunner = path.resolve(argv[++i] ?? "");
+    else if (arg === "--baseline-only") options.baselineOnly = true;
+    else
+      throw new Error(
+        `unknown argument ${arg} (--threads N, --quick, --out FILE, --gpu-bench DIR, --families, --families-only, --baseline-runner PATH, --baseline-only)`,
+      );
   }
   if (options.families === "only" && options.gpuBench.length > 0)
     throw new Error("--families-only runs no GPU rows: leave out --gpu-bench");
+  if (options.baselineOnly && !options.baselineRunner) throw new Error("--baseline-only needs --baseline-runner PATH");
+  if (options.baselineOnly && (options.gpuBench.length > 0 || options.families !== "no"))
+    throw new Error("--baseline-only runs the baseline's rows alone: leave out --gpu-bench and --families");
   if (!Number.isInteger(options.threads) || options.threads < 1) throw new Error("--threads must be a positive integer");
   // a partial run must not replace the record unless asked to
-  if ((options.quick || options.families === "only") && !outGiven) options.out = undefined;
+  if ((options.quick || options.families === "only" || options.baselineOnly) && !outGiven) options.out = undefined;
   return options;
 }
 
@@ -215,8 +234,10 @@ function gpuBenchFrom(dirs: string[]): { bench: RunnerBench; host: GpuHost | und
 async function main(): Promise<void> {
   const options = parseArgs(process.argv.slice(2));
   if (!fs.existsSync(RUNNER)) throw new Error(`${RUNNER} not found: run scripts/setup.sh first (npm run bench does)`);
-  if (options.families !== "only" && !fs.existsSync(PYTHON))
-    throw new Error(`${PYTHON} not found: run scripts/setup.sh --bench first (npm run bench does)`);
+  const partial = options.families === "only" || options.baselineOnly;
+  if (options.baselineRunner && !fs.existsSync(options.baselineRunner))
+    throw new Error(`--baseline-runner ${options.baselineRunner}: not found (build that commit's native-runner first)`);
+  if (!partial && !fs.existsSync(PYTHON)) throw new Error(`${PYTHON} not found: run scripts/setup.sh --bench first (npm run bench does)`);
   // read before minutes of CPU rows, so that a wrong folder fails at once
   const brought = options.gpuBench.length > 0 ? gpuBenchFrom(options.gpuBench) : undefined;
   const size = sizes(options.quick);
@@ -246,10 +267,28 @@ async function main(): Promise<void> {
         say,
       );
     };
-    if (options.families === "only") {
-      await families();
-      // rows 1 and 3 from the Llama beside the others: its round whose scoring was fastest
-      const llama = raw.families!.families.find((f) => f.name === "llama")!.rounds;
+    const builds = async (baselineRunner: string) => {
+      const rounds = options.quick ? 1 : 5;
+      say(
+        `rows 1-build, 3a-build, 3c-build: the Llama by this build and by ${baselineRunner}, ${rounds} round(s) interleaved (${elapsed()})`,
+      );
+      const { matmul, scoring, importance } = size.runnerBenchJob as FamilySizes;
+      const llama = FAMILY_MODELS.find((f) => f.name === "llama")!;
+      raw.builds = await benchFamilies(
+        RUNNER,
+        { matmul, scoring, importance },
+        path.join(scratch, "builds"),
+        options.threads,
+        rounds,
+        say,
+        [llama, { ...llama, name: "baseline", label: baselineRunner, runner: baselineRunner }],
+      );
+    };
+    if (partial) {
+      if (options.families === "only") await families();
+      if (options.baselineRunner) await builds(options.baselineRunner);
+      // rows 1 and 3 from this build's Llama of those runs: its round whose scoring was fastest
+      const llama = (raw.families ?? raw.builds)!.families.find((f) => f.name === "llama")!.rounds;
       raw.runner = llama.reduce((a, b) =>
         (b.scoring?.kv_cache.items_per_second ?? 0) > (a.scoring?.kv_cache.items_per_second ?? 0) ? b : a,
       );
@@ -259,6 +298,7 @@ async function main(): Promise<void> {
         if (e.type === "progress") say(`  ${String(e.phase)} ${String(e.done)}/${String(e.total)} (${elapsed()})`);
       });
       if (options.families === "also") await families();
+      if (options.baselineRunner) await builds(options.baselineRunner);
 
       say(`row 4: bprof-runner score vs the Python reference (${PYTHON}), ${options.threads} threads (${elapsed()})`);
       const reference = await referenceComparison(
