@@ -1,17 +1,21 @@
-// The engine on a CUDA device gives the CPU's results: scores and greedy flags, generations, the
-// importance pass, and ablation that restores the weights bit for bit. Skipped where libtorch sees
-// no GPU (CI, Debian's CPU libtorch); scripts/bench/gpu-host.sh --test runs them on a GPU machine.
+// The engine on a CUDA device gives the CPU's results in every family of the runner's table:
+// scores and greedy flags, generations, the importance pass, and ablation that restores the
+// weights bit for bit. Skipped where libtorch sees no GPU (CI, Debian's CPU libtorch);
+// scripts/bench/gpu-host.sh --test runs them on a GPU machine.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <sstream>
 
 #include "commands.h"
 #include "config.h"
 #include "engine.h"
 #include "ranking.h"
+#include "safetensors_writer.h"
 #include "support.h"
+#include "train.h"
 
 namespace bprof {
 namespace {
@@ -46,22 +50,87 @@ std::vector<const Item*> pointers(const std::vector<Item>& items) {
 // TF32 for float32 matrix products unless asked
 constexpr double kLogprobTolerance = 1e-3;
 
-class Gpu : public ::testing::Test {
+// A small config of a family, with the traits that make the family itself switched on where they
+// are optional: windows shorter than the items (in some layers only, where the family allows),
+// Gemma 2's soft-capping, Granite's multipliers, a mixture's experts.
+nlohmann::json family_config(const std::string& type) {
+  nlohmann::json c = {{"model_type", type},       {"vocab_size", 300},      {"hidden_size", 32},
+                      {"intermediate_size", 64},  {"num_hidden_layers", 2}, {"num_attention_heads", 4},
+                      {"num_key_value_heads", 2}, {"head_dim", 8},          {"max_position_embeddings", 128},
+                      {"bos_token_id", 256},      {"eos_token_id", 257}};
+  if (type == "mistral" || type == "mixtral") c["sliding_window"] = 4;
+  if (type == "qwen2" || type == "qwen3") {
+    c["use_sliding_window"] = true;
+    c["sliding_window"] = 4;
+    c["max_window_layers"] = 1;
+  }
+  if (type == "gemma2" || type == "gemma3_text") {
+    c["sliding_window"] = 4;
+    c["query_pre_attn_scalar"] = 8;
+    c["layer_types"] = {"sliding_attention", "full_attention"};
+  }
+  if (type == "gemma2") {
+    c["attn_logit_softcapping"] = 50.0;
+    c["final_logit_softcapping"] = 30.0;
+  }
+  if (type == "granite") {
+    c["embedding_multiplier"] = 12.0;
+    c["residual_multiplier"] = 0.25;
+    c["attention_multiplier"] = 0.125;
+    c["logits_scaling"] = 4.0;
+  }
+  if (type == "mixtral") {
+    c["num_local_experts"] = 4;
+    c["num_experts_per_tok"] = 2;
+  }
+  if (type == "qwen3_moe") {
+    c["num_experts"] = 4;
+    c["num_experts_per_tok"] = 2;
+    c["moe_intermediate_size"] = 16;
+  }
+  return c;
+}
+
+// The family's model with random weights (train's initialization, no step), large enough
+// (normal(0, 0.3)) that the logits and an ablation's effect stand well above float32 rounding.
+void write_family_model(const std::string& type, const std::string& dir) {
+  const nlohmann::json config = family_config(type);
+  TrainJob job;
+  job.config = parse_model_config(config.dump(), "config.json");
+  job.initializer_range = 0.3;
+  job.train.seed = 1;
+  const TrainResult model = train_llama(job, {});
+  test::write_file(dir + "/config.json", config.dump(2));
+  test::write_file(dir + "/model.safetensors", serialize_safetensors(model.tensors));
+}
+
+// Every model type of the runner's table, so that a family added to it is tried on the GPU too.
+std::vector<std::string> family_types() {
+  std::vector<std::string> out;
+  std::stringstream types(supported_model_types());
+  for (std::string type; std::getline(types, type, ',');) out.push_back(type.substr(type.find_first_not_of(' ')));
+  return out;
+}
+
+class Gpu : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     if (cuda_device_count() == 0) GTEST_SKIP() << "libtorch " << libtorch_version() << " sees no CUDA device";
-    test::write_tiny_llama(dir.path());
+    write_family_model(GetParam(), dir.path());
   }
   TempDir dir;
 };
 
-TEST_F(Gpu, TheDriverNamesTheDevice) {
+INSTANTIATE_TEST_SUITE_P(EveryFamily, Gpu, ::testing::ValuesIn(family_types()), [](const auto& info) { return info.param; });
+
+TEST(GpuDevice, TheDriverNamesTheDevice) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "libtorch " << libtorch_version() << " sees no CUDA device";
   const std::vector<std::string> names = cuda_device_names(cuda_device_count());
   ASSERT_FALSE(names.empty());
   EXPECT_FALSE(names[0].empty());
 }
 
-TEST_F(Gpu, ScoresAndGreedyFlagsMatchTheCpu) {
+TEST_P(Gpu, ScoresAndGreedyFlagsMatchTheCpu) {
   const std::vector<Item> items = test::sample_choice_items();
   const std::vector<ItemScores> cpu = engine_on(dir.path(), "cpu")->score(pointers(items));
   auto gpu = engine_on(dir.path(), "cuda");
@@ -77,7 +146,7 @@ TEST_F(Gpu, ScoresAndGreedyFlagsMatchTheCpu) {
     }
 }
 
-TEST_F(Gpu, GreedyGenerationsMatchTheCpu) {
+TEST_P(Gpu, GreedyGenerationsMatchTheCpu) {
   std::vector<Item> items = test::sample_choice_items();
   for (Item& item : items) {
     item.choices.clear();
@@ -104,7 +173,7 @@ void expect_close_to_cpu(const std::vector<std::vector<float>>& cpu, const std::
   EXPECT_LT(worst, 1e-3 * largest);
 }
 
-TEST_F(Gpu, ImportanceMatchesTheCpu) {
+TEST_P(Gpu, ImportanceMatchesTheCpu) {
   const auto sequences = diagnostic_sequences();
   auto cpu_engine = engine_on(dir.path(), "cpu");
   auto gpu_engine = engine_on(dir.path(), "cuda");
@@ -117,7 +186,10 @@ TEST_F(Gpu, ImportanceMatchesTheCpu) {
 // In bfloat16 the weight gradients are accumulated by the matrix multiply in float32, straight into
 // the float32 sums (llama.cpp, add_weight_gradient): the pass stays near the CPU's float32 one, as
 // near as bfloat16 activations allow.
-TEST_F(Gpu, ABfloat16ImportanceStaysNearTheCpus) {
+TEST_P(Gpu, ABfloat16ImportanceStaysNearTheCpus) {
+  // a router's near-tied experts swap in bfloat16, and a token's gradient then lands on other
+  // experts' weights: no per-weight closeness to hold (the float32 test above covers mixtures)
+  if (load_model_config(dir.path()).num_experts > 0) GTEST_SKIP() << GetParam() << ": routing in bfloat16 differs from float32's";
   const auto sequences = diagnostic_sequences();
   auto cpu_engine = engine_on(dir.path(), "cpu");
   auto gpu_engine = engine_on(dir.path(), "cuda", "bfloat16");
@@ -136,7 +208,7 @@ TEST_F(Gpu, ABfloat16ImportanceStaysNearTheCpus) {
 
 // r ranked on the GPU (Engine::rank_first_order_loss_rise, what `profile` does there) gives the
 // rankings the host makes of the same pass's r, index for index.
-TEST_F(Gpu, RankingOnTheGpuEqualsTheHostsOfTheSamePass) {
+TEST_P(Gpu, RankingOnTheGpuEqualsTheHostsOfTheSamePass) {
   const auto sequences = diagnostic_sequences();
   auto engine = engine_on(dir.path(), "cuda", "bfloat16");
   const auto candidates = engine->candidates(0, 0);
@@ -153,7 +225,7 @@ TEST_F(Gpu, RankingOnTheGpuEqualsTheHostsOfTheSamePass) {
 }
 
 // The stability's first half (every other sequence) out of the same pass, as on the CPU.
-TEST_F(Gpu, APartsImportanceMatchesTheCpu) {
+TEST_P(Gpu, APartsImportanceMatchesTheCpu) {
   const auto sequences = diagnostic_sequences();
   std::vector<bool> part(sequences.size());
   for (size_t i = 0; i < part.size(); i++) part[i] = i % 2 == 0;
@@ -165,7 +237,7 @@ TEST_F(Gpu, APartsImportanceMatchesTheCpu) {
   expect_close_to_cpu(cpu, gpu);
 }
 
-TEST_F(Gpu, AblationScoresLikeTheCpuAndRestoresBitForBit) {
+TEST_P(Gpu, AblationScoresLikeTheCpuAndRestoresBitForBit) {
   const std::vector<Item> items = test::sample_choice_items();
   auto cpu = engine_on(dir.path(), "cpu");
   auto gpu = engine_on(dir.path(), "cuda");
