@@ -46,6 +46,7 @@ import {
   mergeGpuBenches,
   renderTable,
   type BenchRecord,
+  type FamilyBench,
   type GpuHost,
   type RawFigures,
   type RunnerBench,
@@ -254,35 +255,22 @@ async function main(): Promise<void> {
         `the machine is busy (load average ${loadAtStart[0]!.toFixed(1)} on ${os.availableParallelism()} cores): absolute figures will be low, ratios less so`,
       );
 
-    const families = async () => {
-      const rounds = options.quick ? 1 : 3;
-      say(`rows 1-*, 3a-*, 3c-*: bprof-runner bench on llama, gemma2 and moe, ${rounds} round(s) interleaved (${elapsed()})`);
+    // rows 1 and 3 again on several models, alternating round by round (scripts/bench/families.ts)
+    const sideBySide = (what: string, folder: string, rounds: number, models?: readonly Omit<FamilyBench, "rounds">[]) => {
+      say(`${what}, ${rounds} round(s) interleaved (${elapsed()})`);
       const { matmul, scoring, importance } = size.runnerBenchJob as FamilySizes;
-      raw.families = await benchFamilies(
-        RUNNER,
-        { matmul, scoring, importance },
-        path.join(scratch, "families"),
-        options.threads,
-        rounds,
-        say,
-      );
+      const sizes = { matmul, scoring, importance };
+      return benchFamilies(RUNNER, sizes, path.join(scratch, folder), options.threads, rounds, say, models);
+    };
+    const families = async () => {
+      const what = "rows 1-*, 3a-*, 3c-*: bprof-runner bench on llama, gemma2 and moe";
+      raw.families = await sideBySide(what, "families", options.quick ? 1 : 3);
     };
     const builds = async (baselineRunner: string) => {
-      const rounds = options.quick ? 1 : 5;
-      say(
-        `rows 1-build, 3a-build, 3c-build: the Llama by this build and by ${baselineRunner}, ${rounds} round(s) interleaved (${elapsed()})`,
-      );
-      const { matmul, scoring, importance } = size.runnerBenchJob as FamilySizes;
       const llama = FAMILY_MODELS.find((f) => f.name === "llama")!;
-      raw.builds = await benchFamilies(
-        RUNNER,
-        { matmul, scoring, importance },
-        path.join(scratch, "builds"),
-        options.threads,
-        rounds,
-        say,
-        [llama, { ...llama, name: "baseline", label: baselineRunner, runner: baselineRunner }],
-      );
+      const baseline = { ...llama, name: "baseline", label: baselineRunner, runner: baselineRunner };
+      const what = `rows 1-build, 3a-build, 3c-build: the Llama by this build and by ${baselineRunner}`;
+      raw.builds = await sideBySide(what, "builds", options.quick ? 1 : 5, [llama, baseline]);
     };
     if (partial) {
       if (options.families === "only") await families();
