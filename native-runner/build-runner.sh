@@ -18,6 +18,7 @@
 #   BPROF_PYTHON         the Python whose PyTorch comes first (default: python3)
 #   BPROF_JOBS           parallel compile jobs (default: the cores)
 #   CXX                  the C++ compiler (default: c++, g++ or clang++, the first found)
+#   CCACHE_DIR, ...      ccache's own settings, where ccache is installed (BPROF_CCACHE=0: not used)
 set -u
 
 mode="${1:-where}"
@@ -206,8 +207,20 @@ if [ ! -x "$runner" ]; then
       exit 4
     fi
   }
-  run_step configure cmake -S "$sources" -B "$work/build" -G "$generator" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
-    -DTorch_DIR="$torch_dir" -DNLOHMANN_JSON_INCLUDE_DIR="$json_dir" -DCMAKE_CXX_COMPILER="$cxx"
+  # The sources are copied into the work folder, the build beside them in build/, so that every
+  # build compiles the same command lines wherever the sources came from (a checkout's
+  # native-runner/build too). With ccache (when installed) relative to the work folder, a build of
+  # other sources then recompiles only the files that changed: a new version of bprof, or the same
+  # sources built again under another cache, takes seconds instead of minutes.
+  cp -R "$sources/CMakeLists.txt" "$sources/src" "$work/" || exit 5
+  launcher=""
+  if [ "${BPROF_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null 2>&1; then
+    launcher="-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
+    export CCACHE_BASEDIR="$work"
+    fact ccache "$(command -v ccache)"
+  fi
+  run_step configure cmake -S "$work" -B "$work/build" -G "$generator" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
+    -DTorch_DIR="$torch_dir" -DNLOHMANN_JSON_INCLUDE_DIR="$json_dir" -DCMAKE_CXX_COMPILER="$cxx" $launcher
   run_step compile cmake --build "$work/build" --target bprof-runner -j "$jobs"
   run_step check "$work/build/bprof-runner" --version
   mkdir -p "$cache/$key" &&

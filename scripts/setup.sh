@@ -25,8 +25,10 @@ packages=(cmake ninja-build g++ libtorch-dev nlohmann-json3-dev libgtest-dev lib
 #    this machine.
 #    python3 runs the `!function` helpers of lm-eval task files; python3-numpy is what
 #    truthfulqa's process_results computes with; python3-venv holds the parity suite's lm-eval and
-#    transformers (step 6). clang-format checks the runner's formatting.
-$for_tests && packages+=(chromium libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev openssh-client openssh-server slurm-wlm munge python3 python3-numpy python3-venv clang-format)
+#    transformers (step 6). clang-format checks the runner's formatting. ccache: the tests build the
+#    runner from its bundled sources as a user's machine, an SSH host and a Slurm node each do
+#    (build-runner.sh uses ccache where it is installed), so the compile is paid once per run.
+$for_tests && packages+=(chromium libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev openssh-client openssh-server slurm-wlm munge python3 python3-numpy python3-venv clang-format ccache)
 $for_bench && packages+=(python3-torch python3-numpy)
 missing=()
 for p in "${packages[@]}"; do
@@ -49,10 +51,17 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$lock_hash" ]; then
   echo "$lock_hash" > "$stamp"
 fi
 
-# 3. The runner (incremental: ninja rebuilds only what changed).
+# 3. The runner (incremental: ninja rebuilds only what changed). Through ccache where it is
+#    installed (the tests install it), with the command lines build-runner.sh compiles, so that
+#    the tests' builds of the bundled sources find every file compiled already.
+launcher=()
+if command -v ccache >/dev/null 2>&1; then
+  export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}" CCACHE_BASEDIR="$PWD/native-runner"
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
 if [ ! -f native-runner/build/build.ninja ]; then
   say "configuring bprof-runner"
-  cmake -S native-runner -B native-runner/build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake -S native-runner -B native-runner/build -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null
 fi
 say "building bprof-runner"
 cmake --build native-runner/build -j "$(nproc)" | grep -vE '^\[[0-9]+/[0-9]+\]' || true

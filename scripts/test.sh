@@ -13,6 +13,11 @@ bash scripts/format-check.sh
 log_dir=$(mktemp -d)
 trap 'rm -rf "$log_dir"' EXIT
 
+# One compiler cache for every build of the runner's sources the tests make (build-runner.sh), also
+# in the sessions that move XDG_CACHE_HOME (code-server's, the SSH host's): ccache's own default
+# folder, named so that it stays the same.
+export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
+
 echo "== runner (ctest)"
 ctest --test-dir native-runner/build --output-on-failure | tee "$log_dir/ctest.log"
 

@@ -33,6 +33,14 @@ export function loginNodeYaml(server: Pick<SshServer, "port" | "identityFile" | 
 
 const SSHD = "/usr/sbin/sshd";
 
+/**
+ * The test run's compiler cache (scripts/test.sh), for the builds of the runner on the host: a
+ * real host keeps its own, and this one is the same machine.
+ */
+function sharedCompilerCache(): Record<string, string> {
+  return process.env.CCACHE_DIR ? { CCACHE_DIR: process.env.CCACHE_DIR } : {};
+}
+
 /** `env`: set in every session (sshd's SetEnv), as a cluster's login node sets SLURM_CONF. */
 export async function startSshServer(options: { env?: Record<string, string> } = {}): Promise<SshServer> {
   await fs.access(SSHD).catch(() => {
@@ -48,6 +56,7 @@ export async function startSshServer(options: { env?: Record<string, string> } =
   if (process.getuid?.() === 0) await fs.mkdir("/run/sshd", { recursive: true, mode: 0o755 });
 
   const port = await freePort();
+  const sessionEnv = Object.entries({ ...sharedCompilerCache(), ...options.env }).map(([key, value]) => `${key}=${value}`);
   const config = [
     `Port ${port}`,
     "ListenAddress 127.0.0.1",
@@ -62,7 +71,8 @@ export async function startSshServer(options: { env?: Record<string, string> } =
     "StrictModes no",
     "UsePAM no",
     "LogLevel VERBOSE",
-    ...Object.entries(options.env ?? {}).map(([key, value]) => `SetEnv ${key}=${value}`),
+    // one line: sshd takes the first SetEnv and ignores the rest
+    ...(sessionEnv.length > 0 ? [`SetEnv ${sessionEnv.join(" ")}`] : []),
   ].join("\n");
   const configFile = path.join(dir, "sshd_config");
   await fs.writeFile(configFile, config + "\n");
