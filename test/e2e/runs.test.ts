@@ -153,12 +153,13 @@ test(
     );
     await fsp.writeFile(copy, oneRule + "shards: 2\n");
 
-    // The runner comes from the extension's own sources, built into its global storage.
+    // The runner comes from the extension's own sources, built into its global storage, and
+    // compiled for real (BPROF_CCACHE=0): a newcomer's first build, whose notification is watched.
     // The dark theme is named: with no theme set, code-server in headless Chromium came up light, so
     // the "-dark" screenshots were light ones.
     const noRunner = {
       settings: { "benchmarkProfiler.runnerPath": "", "workbench.colorTheme": "Default Dark Modern" },
-      env: { BPROF_RUNNER: "", BPROF_TORCH_PREFIX: "" },
+      env: { BPROF_RUNNER: "", BPROF_TORCH_PREFIX: "", BPROF_CCACHE: "0" },
     };
     await withWorkbench(t, { name: "e2e-runs", workspace, ...noRunner }, async ({ page, server, mark }) => {
       const storage = path.join(server.userDataDir, "User", "globalStorage", "benchmark-profiler.benchmark-profiler");
