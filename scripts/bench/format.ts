@@ -534,7 +534,6 @@ export function familyFigures(family: FamilyBench): FamilyFigures | undefined {
     const known = values.filter((v): v is number => v !== undefined && Number.isFinite(v));
     return known.length === 0 ? undefined : Math.max(...known);
   };
-  const mfu = mfuOf;
   const s = rounds[0]!.scoring!;
   const tokensPerItem = s.context_tokens + s.choices * s.continuation_tokens;
   const itemsPerSecond = max(rounds.map((b) => b.scoring!.kv_cache.items_per_second))!;
@@ -542,10 +541,10 @@ export function familyFigures(family: FamilyBench): FamilyFigures | undefined {
     parameters: s.parameters,
     itemsPerSecond,
     tokensPerSecond: itemsPerSecond * tokensPerItem,
-    scoringMfu: max(rounds.map((b) => mfu(b.scoring!.kv_cache, b))),
+    scoringMfu: max(rounds.map((b) => mfuOf(b.scoring!.kv_cache, b))),
     speedup: max(rounds.map((b) => b.scoring!.speedup))!,
     importanceTokensPerSecond: max(rounds.map((b) => b.importance!.tokens_per_second))!,
-    importanceMfu: max(rounds.map((b) => mfu(b.importance!, b))),
+    importanceMfu: max(rounds.map((b) => mfuOf(b.importance!, b))),
   };
 }
 
@@ -579,6 +578,16 @@ export function familyNote(family: FamilyBench, parameters: number, longest: num
   return parts.join(", ");
 }
 
+/** a / b, undefined when either is unknown. */
+function ratio(a: number | undefined, b: number | undefined): number | undefined {
+  return a !== undefined && b !== undefined ? a / b : undefined;
+}
+
+/** "12.3%", "?" when unknown. */
+function percentText(share: number | undefined): string {
+  return share === undefined ? "?" : `${(share * 100).toFixed(1)}%`;
+}
+
 /** ", MFU 12.3%" when there is one. */
 function mfuText(mfu: number | undefined): string {
   return mfu === undefined ? "" : `, MFU ${(mfu * 100).toFixed(1)}%`;
@@ -603,7 +612,6 @@ export function familyRows(result: FamiliesResult): Row[] {
     const f = familyFigures(family);
     if (!f) continue;
     const what = `${family.label} (${familyNote(family, f.parameters, longest)})`;
-    const ratio = (a: number | undefined, b: number | undefined) => (a !== undefined && b !== undefined ? a / b : undefined);
     const row = (name: string, text: string, a: string, b: string, r: number | undefined): Row => ({
       row: `${name}-${family.name}`,
       what: text,
@@ -623,8 +631,8 @@ export function familyRows(result: FamiliesResult): Row[] {
       row(
         "3a",
         `MFU, forward scoring with KV cache, ${family.label} ${sideBySide} (each MFU over its own process's matmul peak)`,
-        `MFU ${f.scoringMfu === undefined ? "?" : `${(f.scoringMfu * 100).toFixed(1)}%`}`,
-        `Llama MFU ${llama.scoringMfu === undefined ? "?" : `${(llama.scoringMfu * 100).toFixed(1)}%`}`,
+        `MFU ${percentText(f.scoringMfu)}`,
+        `Llama MFU ${percentText(llama.scoringMfu)}`,
         ratio(f.scoringMfu, llama.scoringMfu),
       ),
       row(
@@ -683,8 +691,6 @@ export function baselineRows(result: FamiliesResult): Row[] {
       ...(ratio === undefined ? {} : { met: ratio >= floor - 1e-9 }),
     };
   };
-  const ratio = (x: number | undefined, y: number | undefined) => (x !== undefined && y !== undefined ? x / y : undefined);
-  const percent = (mfu: number | undefined) => (mfu === undefined ? "?" : `${(mfu * 100).toFixed(1)}%`);
   return [
     row(
       "1",
@@ -698,8 +704,8 @@ export function baselineRows(result: FamiliesResult): Row[] {
       "3a",
       "MFU, forward scoring with KV cache (each over its own process's matmul peak)",
       (r) => r.scoring && mfuOf(r.scoring.kv_cache, r),
-      `MFU ${percent(a.scoringMfu)}`,
-      `MFU ${percent(b.scoringMfu)}`,
+      `MFU ${percentText(a.scoringMfu)}`,
+      `MFU ${percentText(b.scoringMfu)}`,
       ratio(a.scoringMfu, b.scoringMfu),
     ),
     row(
