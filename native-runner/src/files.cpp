@@ -2,8 +2,10 @@
 
 #include <fcntl.h>
 #include <ftw.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -22,11 +24,28 @@ RunnerError write_error(const std::string& path, int err) {
   return RunnerError(code, path + ": cannot write: " + std::strerror(err));
 }
 
+// A new temporary beside `path`, created exclusively and never through a link: a run folder can
+// come with a repository, and a link or a hard link planted at a fixed temporary name would make
+// the runner truncate and write a file of the user's. Its name is unique to this process and call.
+int create_temporary(const std::string& path, std::string& tmp) {
+  static std::atomic<unsigned> counter{0};
+  for (int attempt = 0;; attempt++) {
+    tmp = path + "." + std::to_string(::getpid()) + "." + std::to_string(counter++) + ".tmp";
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0 || errno != EEXIST || attempt >= 64) return fd;
+  }
+}
+
 }  // namespace
 
 void write_file_atomic(const std::string& path, const std::string& content) {
-  const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A result file replaces a file, never a link, a device or a FIFO that stands where it goes.
+  struct stat existing {};
+  if (::lstat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode))
+    throw RunnerError(ErrorCode::bad_arguments,
+                      path + ": not a regular file (a link, a folder, a device or a FIFO): nothing is written there");
+  std::string tmp;
+  int fd = create_temporary(path, tmp);
   if (fd < 0) throw write_error(tmp, errno);
   const char* p = content.data();
   size_t left = content.size();

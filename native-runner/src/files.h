@@ -1,12 +1,14 @@
-// Result files are written whole or not at all: to NAME.tmp in the same folder, flushed to disk,
-// then renamed over NAME (rename is atomic within a file system). Torch-free.
+// Result files are written whole or not at all: to a new NAME.<pid>.<n>.tmp in the same folder,
+// created exclusively (never through a link), flushed to disk, then renamed over NAME (rename is
+// atomic within a file system). Torch-free.
 #pragma once
 
 #include <string>
 
 namespace bprof {
 
-// Throws RunnerError: resources when the disk is full, bad_arguments when the folder is not writable.
+// Throws RunnerError: resources when the disk is full, bad_arguments when the folder is not writable
+// or NAME is something other than a regular file (a link, a device, a FIFO).
 void write_file_atomic(const std::string& path, const std::string& content);
 
 // The whole file, or false when there is none. Throws RunnerError(bad_arguments) when it exists but

@@ -7,6 +7,7 @@ import * as path from "node:path";
 import { performance } from "node:perf_hooks";
 import { runLocal } from "../../src/core/launch/local";
 import { runShardsLocally } from "../../src/core/launch/shards";
+import { ConfinedFolder } from "../../src/core/base/confinedFolder";
 import type { ProfileJob } from "../../src/core/plan/job";
 import type { ShardsResult } from "./format";
 import { runRunner } from "./runner";
@@ -98,6 +99,7 @@ export async function benchShards(runner: string, sizes: ShardsSizes, dir: strin
   t0 = performance.now();
   await runShardsLocally({
     runnerPath: runner,
+    files: await ConfinedFolder.at(shardedDir, "the bench's folder"),
     job,
     jobText,
     modelDir: shardedDir,

@@ -27,6 +27,7 @@ import { runCommand, screenshot, waitForNotification, webviewFrame, withWorkbenc
 /** The demo's own budget is 5 minutes on 2 cores; the editor and the browser share those cores here. */
 const DEMO_TIMEOUT_MS = 600_000;
 const RUN_ID = /run (\d{8}-\d{6}-[0-9a-f]{4})/;
+const RUN_ID_ONLY = /^\d{8}-\d{6}-[0-9a-f]{4}$/;
 
 async function treeRows(page: Page, view: string): Promise<string[]> {
   return page
@@ -321,6 +322,30 @@ test(
           // with nothing running, Cancel Run from the palette says so
           await runCommand(page, "Benchmark Profiler: Cancel Run");
           await waitForNotification(page, "No run of this workspace is running.", 15_000);
+        },
+      );
+
+      await t.test(
+        "Resume Run refuses a run folder whose events log is a planted link, and appends nothing to the link's target",
+        async () => {
+          // the second demo run, cancelled above, as a repository would ship it: its log a link to a file of the user's
+          const runs = path.join(workspace, "benchmark-profiler-demo", ".bprof", "runs");
+          const planted = (await fsp.readdir(runs)).find((id) => id !== demoRunId && RUN_ID_ONLY.test(id))!;
+          const models = path.join(runs, planted, "models");
+          const events = path.join(models, (await fsp.readdir(models))[0]!, "events.jsonl");
+          const victim = path.join(workspace, "victim-bashrc");
+          const original = "# the user's shell start-up file\n";
+          await fsp.writeFile(victim, original);
+          await fsp.rm(events);
+          await fsp.symlink(victim, events);
+          await runCommand(page, "Notifications: Clear All Notifications");
+          await rowAction(page, "Runs", planted, "Resume Run");
+          const refused = await waitForNotification(page, /is a link or a special file/, 60_000);
+          assert.match(refused, /events\.jsonl is a link or a special file.*nothing was written/);
+          await screenshot(page, "e2e-runs-planted-link-refused");
+          assert.equal(await fsp.readFile(victim, "utf8"), original, "nothing was appended to the link's target");
+          assert.ok((await fsp.lstat(events)).isSymbolicLink(), "the link stays as it was");
+          mark(`resume of ${planted} refused: ${refused}`);
         },
       );
 

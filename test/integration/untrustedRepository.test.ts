@@ -102,3 +102,77 @@ test("build-runner.sh does not take a libtorch from the folder it starts in, unl
   assert.equal(named.torch, config);
   assert.equal(named.torch_from, "BPROF_TORCH_PREFIX");
 });
+
+/** A finished score run of the tiny project, made resumable again: its results.json removed. */
+async function resumableRun(): Promise<string> {
+  const r = await bprof(["run", project.configPath], { cwd: project.root });
+  assert.equal(r.exitCode, 0, r.stderr);
+  const runs = path.join(project.root, ".bprof", "runs");
+  const dir = path.join(runs, (await fs.readdir(runs)).sort().at(-1)!);
+  await fs.rm(path.join(dir, "results.json"));
+  return dir;
+}
+
+test("`bprof run --resume` refuses a run folder with a planted link, and appends nothing to the link's target", async () => {
+  const victim = path.join(scratch, "bashrc");
+  const original = "# the user's shell start-up file\n";
+  await fs.writeFile(victim, original);
+  const dir = await resumableRun();
+  // the events log (appended to on resume), then a runner file (written by the runner) as links
+  for (const planted of ["models/tiny-llama/events.jsonl", "models/tiny-llama/runner/scores.jsonl"]) {
+    const at = path.join(dir, planted);
+    const kept = path.join(scratch, "kept");
+    await fs.rename(at, kept);
+    await fs.symlink(victim, at);
+    const r = await bprof(["run", "--resume", dir], { cwd: project.root });
+    assert.equal(r.exitCode, 2, r.stderr);
+    assert.match(r.stderr, new RegExp(`cannot resume .*: ${planted.replace(/\./g, "\\.")} is a link or a special file`));
+    assert.doesNotMatch(r.stderr, /internal error|\n\s+at /);
+    assert.equal(await fs.readFile(victim, "utf8"), original, "nothing was appended to the link's target");
+    await fs.rm(at);
+    await fs.rename(kept, at);
+  }
+  // the folder as bprof wrote it resumes
+  const r = await bprof(["run", "--resume", dir], { cwd: project.root });
+  assert.equal(r.exitCode, 0, r.stderr);
+});
+
+test("`bprof report --out` into a device, a link to one or a FIFO writes into it and leaves it as it was", async () => {
+  const dir = await writeFixtureRun();
+  try {
+    const link = path.join(scratch, "null-link");
+    await fs.symlink("/dev/null", link);
+    const outs = [link];
+    if (process.getuid?.() === 0) {
+      // a copy of /dev/null: the old rename turned the device at --out into a regular file
+      const device = path.join(scratch, "null-device");
+      await promisify(execFile)("mknod", [device, "c", "1", "3"]);
+      outs.push(device);
+    }
+    for (const out of outs) {
+      const r = await bprof(["report", dir, "--format", "md", "--out", out]);
+      assert.equal(r.exitCode, 0, r.stderr);
+      const compared = await bprof(["compare", dir, dir, "--out", out]);
+      assert.equal(compared.exitCode, 0, compared.stderr);
+      assert.ok((await fs.stat(out)).isCharacterDevice(), `${out} is still a device`);
+    }
+    assert.ok((await fs.lstat(link)).isSymbolicLink());
+    const fifo = path.join(scratch, "report-pipe");
+    await promisify(execFile)("mkfifo", [fifo]);
+    const reading = promisify(execFile)("cat", [fifo]);
+    const r = await bprof(["report", dir, "--format", "md", "--out", fifo]);
+    assert.equal(r.exitCode, 0, r.stderr);
+    assert.match((await reading).stdout, /^# Benchmark profile/);
+    assert.ok((await fs.lstat(fifo)).isFIFO());
+    // a planted link where the run folder's own report goes is refused, its target untouched
+    const victim = path.join(scratch, "report-victim");
+    await fs.writeFile(victim, "mine\n");
+    await fs.symlink(victim, path.join(dir, "report.md"));
+    const planted = await bprof(["report", dir, "--format", "md"]);
+    assert.equal(planted.exitCode, 2, planted.stderr);
+    assert.match(planted.stderr, /report\.md in the run folder .* is a link/);
+    assert.equal(await fs.readFile(victim, "utf8"), "mine\n");
+  } finally {
+    await fs.rm(path.dirname(path.dirname(dir)), { recursive: true, force: true });
+  }
+});

@@ -9,8 +9,12 @@ import * as path from "node:path";
  * planted at a name bprof would pick is never followed, nor a file there reused. The name ends
  * in .tmp, which readers of run folders skip.
  */
-export async function createTemporarySibling(file: string): Promise<{ path: string; handle: FileHandle }> {
-  const flags = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW;
+export async function createTemporarySibling(
+  file: string,
+  options: { append?: boolean } = {},
+): Promise<{ path: string; handle: FileHandle }> {
+  const flags =
+    fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW | (options.append ? fsConstants.O_APPEND : 0);
   for (let attempt = 0; ; attempt++) {
     const tmp = `${file}.${randomBytes(8).toString("hex")}.tmp`;
     try {
@@ -26,9 +30,40 @@ export function temporarySiblingName(file: string): string {
   return `${file}.${randomBytes(8).toString("hex")}.tmp`;
 }
 
-/** Writes through a temporary sibling and a rename, so readers never see a half-written file. */
+/**
+ * Writes `file` whole: through a temporary sibling and a rename, so readers never see a
+ * half-written file. Replacement is for regular files only: where `file` is (or links to) a
+ * device, a FIFO or a socket (`--out /dev/null`, `/dev/stdout`, a pipe), the data is written into
+ * it, since renaming over such a path would replace the device itself; a folder is refused.
+ */
 export async function writeFileAtomic(file: string, data: string | Uint8Array): Promise<void> {
+  const kind = await existingKind(file);
+  if (kind === "special") return writeInto(file, data);
+  if (kind === "directory")
+    throw Object.assign(new Error(`${file} is a folder, not a file: choose a file to write`), { code: "EISDIR", path: file });
   await fs.mkdir(path.dirname(file), { recursive: true });
+  await replaceWhole(file, data);
+}
+
+/** What stands at `file`: nothing (or a file or link to one, which a rename replaces), a folder, or a special file written into. */
+async function existingKind(file: string): Promise<"replaceable" | "directory" | "special"> {
+  const target = await fs.stat(file).catch(() => undefined);
+  if (target === undefined || target.isFile()) return "replaceable";
+  return target.isDirectory() ? "directory" : "special";
+}
+
+/** Writes into a device, FIFO or socket as it is: opened without creating or truncating it. */
+async function writeInto(file: string, data: string | Uint8Array): Promise<void> {
+  const handle = await fs.open(file, fsConstants.O_WRONLY);
+  try {
+    await handle.writeFile(data);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** A new file with `data` renamed over `file` (whose folder exists): the old file stays whole until the rename. */
+export async function replaceWhole(file: string, data: string | Uint8Array): Promise<void> {
   const { path: tmp, handle } = await createTemporarySibling(file);
   try {
     try {

@@ -1,6 +1,6 @@
 /**
  * A runner run that did not end in a summary: the stable code (native-runner/PROTOCOL.md's, or a
- * launcher's own: runner_not_found, runner_build_needs, runner_build_failed, output_failed,
+ * launcher's own: runner_not_found, runner_build_needs, runner_build_failed, output_failed, run_folder_unsafe,
  * target_unreachable, target_failed, target_busy, cancelled, killed, internal, unsafe_code,
  * helper_failed) and a message that
  * says what to do.

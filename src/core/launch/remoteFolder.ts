@@ -4,6 +4,7 @@ import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { hostCommand, hostName, hostPathWord, runOnHostOrFail, shellWord, type Host } from "../base/host";
 import { RunnerError } from "../base/runnerError";
+import type { ConfinedFolder } from "../base/confinedFolder";
 
 export interface RemoteFolder {
   host: Host;
@@ -11,6 +12,8 @@ export interface RemoteFolder {
   dir: string;
   /** The remote user's home, for model paths written ~/... */
   home: string;
+  /** A folder on this machine that the target reads in place (Slurm with a shared file system): written through this. */
+  local?: ConfinedFolder;
 }
 
 /** Creates <workdir>/<runPath>/runner on the host and says where it is. */
@@ -50,9 +53,9 @@ export async function uploadText(folder: RemoteFolder, name: string, text: strin
   });
 }
 
-/** Copies the runner's output folder from the host into `outDir`, as one tar stream. */
-export async function downloadRunnerOutput(folder: RemoteFolder, outDir: string): Promise<void> {
-  await fs.mkdir(outDir, { recursive: true });
+/** Copies the runner's output folder from the host into `outDir` (a folder of the run `files`), as one tar stream. */
+export async function downloadRunnerOutput(folder: RemoteFolder, files: ConfinedFolder, outDir: string): Promise<void> {
+  await files.folder(outDir);
   const { file, args } = hostCommand(folder.host, `cd ${shellWord(path.posix.join(folder.dir, "runner"))} && tar -cf - .`);
   const remote = execa(file, args, { reject: false, stdin: "ignore", encoding: "buffer" });
   const local = await remote.pipe("tar", ["-xf", "-", "-C", outDir], { reject: false });

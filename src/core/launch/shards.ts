@@ -7,7 +7,8 @@
 // name and bytes the whole job would give it.
 import { constants as fsConstants, promises as fs } from "node:fs";
 import * as path from "node:path";
-import { temporarySiblingName, writeFileAtomic, writeJsonAtomic } from "../base/fsutil";
+import { temporarySiblingName } from "../base/fsutil";
+import { ConfinedFolder } from "../base/confinedFolder";
 import type { ProfileJob } from "../plan/job";
 import { jobFingerprint, shardJob, splitJob, type ShardKey, type ShardPlan } from "../plan/shards";
 import type { ShardSetting } from "../config/shards";
@@ -26,6 +27,8 @@ export function shardDir(modelDir: string, index: number): string {
 export interface ShardedRun {
   /** models/<name> relative to the runs folder (the same on a host): where a place other than this machine keeps the shards. */
   runPath?: string;
+  /** The run folder on this machine: the shards' files are written through it. */
+  files: ConfinedFolder;
   /** The whole job and its job.json's text, as run/runProfile.ts wrote it. */
   job: ProfileJob;
   jobText: string;
@@ -42,7 +45,7 @@ export interface ShardedRun {
 }
 
 /** One runner job where the shards run (this machine, a host over SSH): an invocation less the runner, which the place knows. */
-export type PlacedJob = Omit<LaunchInvocation, "runner" | "onStatus">;
+export type PlacedJob = Omit<LaunchInvocation, "runner" | "onStatus" | "files">;
 
 /** Where the shards run, side by side: how a runner job runs there, its cores, and how the merge gathers. */
 export interface ShardPlace {
@@ -87,7 +90,7 @@ export async function runShards(run: ShardedRun, place: ShardPlace): Promise<Run
   const pending: number[] = [];
   for (const [index] of plans.entries()) {
     const dir = shardDir(run.modelDir, index);
-    await writeShardJob(dir, shardJob(run.job, plans, index, of, devices?.[index]), run.resume);
+    await writeShardJob(run.files, dir, shardJob(run.job, plans, index, of, devices?.[index]), run.resume);
     if (!(await finishedShard(path.join(dir, "runner"), of, index, plans.length))) pending.push(index);
   }
   run.onStatus?.(describeLaunch(plans, pending, threads, devices));
@@ -140,7 +143,7 @@ async function runSideBySide(run: ShardedRun, place: ShardPlace, pending: readon
     await Promise.all(
       pending.map(async (index) => {
         const dir = shardDir(run.modelDir, index);
-        const log = await fs.open(path.join(dir, "events.jsonl"), run.resume ? "a" : "w");
+        const log = (await run.files.openLog(path.join(dir, "events.jsonl"), { keep: run.resume })).createWriteStream();
         try {
           await place.run({
             subcommand: "profile",
@@ -149,7 +152,7 @@ async function runSideBySide(run: ShardedRun, place: ShardPlace, pending: readon
             runPath: `${run.runPath ?? ""}/shards/${index}`,
             threads,
             onEvent: (event) => {
-              void log.write(JSON.stringify(event) + "\n");
+              log.write(JSON.stringify(event) + "\n");
               run.onEvent?.(event, index);
             },
             signal: stop.signal,
@@ -158,7 +161,7 @@ async function runSideBySide(run: ShardedRun, place: ShardPlace, pending: readon
           if (first === undefined) first = namingShard(e, index, dir);
           stop.abort();
         } finally {
-          await log.close();
+          await new Promise((resolve) => log.end(resolve));
         }
       }),
     );
@@ -176,7 +179,7 @@ function namingShard(e: unknown, index: number, dir: string): unknown {
 }
 
 /** Writes a shard's job.json, or on resume checks it is the shard job compiled now. */
-export async function writeShardJob(dir: string, job: object, resume: boolean): Promise<void> {
+export async function writeShardJob(files: ConfinedFolder, dir: string, job: object, resume: boolean): Promise<void> {
   const file = path.join(dir, "job.json");
   const text = JSON.stringify(job, null, 2) + "\n";
   if (resume) {
@@ -190,8 +193,7 @@ export async function writeShardJob(dir: string, job: object, resume: boolean): 
     }
     if (existing !== undefined) return;
   }
-  await fs.mkdir(dir, { recursive: true });
-  await writeJsonAtomic(file, job);
+  await files.writeJson(file, job);
 }
 
 export interface ShardManifest extends ShardKey {
@@ -257,14 +259,16 @@ export async function checkShards(shardDirs: readonly string[], of: string, abil
  * under a temporary name and is renamed into place.
  */
 async function placeShardFiles(outDir: string, shardDirs: readonly string[], manifests: readonly ShardManifest[]): Promise<void> {
-  for (const sub of ["rankings", "variants"]) await fs.mkdir(path.join(outDir, sub), { recursive: true });
+  // the runner's folder of a run: nothing placed in it goes through a link
+  const out = await ConfinedFolder.at(outDir, "the runner's folder", { create: true });
+  for (const sub of ["rankings", "variants"]) await out.folder(sub);
   for (const [index, dir] of shardDirs.entries()) {
     const files = [
       ...(manifests[index]!.baseline ? ["baseline.jsonl"] : []),
       ...(await resultFiles(dir, "rankings")),
       ...(await resultFiles(dir, "variants")),
     ];
-    for (const file of files) await placeFile(path.join(dir, file), path.join(outDir, file));
+    for (const file of files) await placeFile(path.join(dir, file), out.resolve(file));
   }
 }
 
@@ -279,7 +283,8 @@ export const GATHER_SCRIPT = [
   '    [ -f "$f" ] || continue',
   '    case "$f" in *.tmp) continue ;; esac',
   '    to="runner/${f#"$d"/}"',
-  '    ln -f "$f" "$to.merge.tmp" 2>/dev/null || cp "$f" "$to.merge.tmp" || exit 1',
+  // removed first: when ln cannot link, cp would write through a link found at the temporary name
+  '    rm -f "$to.merge.tmp" && { ln "$f" "$to.merge.tmp" 2>/dev/null || cp "$f" "$to.merge.tmp"; } || exit 1',
   '    mv -f "$to.merge.tmp" "$to" || exit 1',
   "  done",
   "done",
@@ -312,9 +317,8 @@ export class ShardMergeError extends RunnerError {
 /** `shards: auto`: the CUDA devices the runner sees where the shards run, from its `info` (PROTOCOL.md). */
 async function visibleGpus(run: ShardedRun, place: ShardPlace): Promise<number> {
   const dir = path.join(run.modelDir, "shards", "info");
-  await fs.mkdir(dir, { recursive: true });
   const jobFile = path.join(dir, "job.json");
-  await writeFileAtomic(
+  await run.files.writeFile(
     jobFile,
     JSON.stringify({ protocol: 1, subcommand: "info", model: { path: run.job.model.path, dtype: run.job.model.dtype }, device: "cuda" }) +
       "\n",

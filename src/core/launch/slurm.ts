@@ -6,7 +6,6 @@ import { execa } from "execa";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { StringDecoder } from "node:string_decoder";
-import { writeFileAtomic, writeJsonAtomic } from "../base/fsutil";
 import { hostCommand, hostName, hostPathWord, runOnHost, shellWord, type Host } from "../base/host";
 import { runnerArguments } from "./local";
 import { EventLineReader, lastLines, runnerOutcome, type RunnerSummary } from "./outcome";
@@ -56,9 +55,9 @@ export async function runOnSlurm(target: SlurmTarget, invocation: LaunchInvocati
   const localDir = path.dirname(invocation.jobFile);
   const inPlace = target.workdir === undefined;
   const folder: RemoteFolder = inPlace
-    ? { host: target.host, dir: localDir, home: "" }
+    ? { host: target.host, dir: localDir, home: "", local: invocation.files }
     : await prepareRemoteFolder(target.host, target.workdir!, invocation.runPath);
-  if (inPlace) await fs.mkdir(invocation.outDir, { recursive: true });
+  if (inPlace) await invocation.files.folder(invocation.outDir);
   else await uploadJob(folder, invocation.jobFile);
 
   const recordFile = path.join(localDir, "slurm.json");
@@ -66,7 +65,7 @@ export async function runOnSlurm(target: SlurmTarget, invocation: LaunchInvocati
   if (jobId) invocation.onStatus?.(`following Slurm job ${jobId}, still queued or running from before`);
   else {
     jobId = await submit(target, folder, invocation);
-    await writeJsonAtomic(recordFile, { job_id: jobId, dir: folder.dir, host: hostName(target.host) } satisfies SlurmRecord);
+    await invocation.files.writeJson(recordFile, { job_id: jobId, dir: folder.dir, host: hostName(target.host) } satisfies SlurmRecord);
     invocation.onStatus?.(`submitted Slurm job ${jobId} on ${hostName(target.host)}`);
   }
 
@@ -74,7 +73,7 @@ export async function runOnSlurm(target: SlurmTarget, invocation: LaunchInvocati
   const summary = runnerOutcome(end);
   if (!inPlace) {
     invocation.onStatus?.(`copying the results back from ${hostName(target.host)}`);
-    await downloadRunnerOutput(folder, invocation.outDir);
+    await downloadRunnerOutput(folder, invocation.files, invocation.outDir);
   }
   return summary;
 }
@@ -111,7 +110,7 @@ async function submit(target: SlurmTarget, folder: RemoteFolder, invocation: Lau
 
 /** Writes `script` as `name` in the folder and submits it with `options`; the job's id. */
 export async function sbatch(target: SlurmTarget, folder: RemoteFolder, name: string, script: string, options: string[]): Promise<string> {
-  if (folder.home === "") await writeFileAtomic(path.join(folder.dir, name), script);
+  if (folder.local) await folder.local.writeFile(path.join(folder.dir, name), script);
   else await uploadText(folder, name, script);
   const words = options.map(shellWord).join(" ");
   const result = await runOnHost(target.host, `cd ${shellWord(folder.dir)} && sbatch --parsable ${words} ${shellWord(name)}`, {

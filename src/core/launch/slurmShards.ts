@@ -6,7 +6,6 @@
 // jobs. The two job ids are kept in the run folder: a resumed run follows them while they live.
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
-import { writeJsonAtomic } from "../base/fsutil";
 import type { ProfileJob } from "../plan/job";
 import { jobFingerprint, shardJob, splitJob } from "../plan/shards";
 import type { RunnerEvent } from "./events";
@@ -45,12 +44,12 @@ export async function runShardsOnSlurm(target: SlurmTarget, run: SlurmShardedRun
   const localDir = path.dirname(run.jobFile);
   const inPlace = target.workdir === undefined;
   const folder: RemoteFolder = inPlace
-    ? { host: target.host, dir: localDir, home: "" }
+    ? { host: target.host, dir: localDir, home: "", local: run.files }
     : await prepareRemoteFolder(target.host, target.workdir!, run.runPath);
   const plans = splitJob(run.job, run.count);
   const of = jobFingerprint(run.jobText);
   for (const [index] of plans.entries()) {
-    await writeShardJob(shardDir(localDir, index), shardJob(run.job, plans, index, of), run.resume);
+    await writeShardJob(run.files, shardDir(localDir, index), shardJob(run.job, plans, index, of), run.resume);
   }
   await runOnHostOrFail(
     target.host,
@@ -71,7 +70,7 @@ export async function runShardsOnSlurm(target: SlurmTarget, run: SlurmShardedRun
     const pending: number[] = [];
     for (const [i] of plans.entries()) if (!(await finishedOnHost(folder, i, of, plans.length))) pending.push(i);
     record = await submitBoth(target, folder, run, pending, of, plans.length);
-    await writeJsonAtomic(recordFile, record);
+    await run.files.writeJson(recordFile, record);
     const earlier = plans.length - pending.length;
     run.onStatus?.(
       (pending.length > 0
@@ -82,7 +81,7 @@ export async function runShardsOnSlurm(target: SlurmTarget, run: SlurmShardedRun
   const summary = await followBoth(target, folder, record, run);
   if (!inPlace) {
     run.onStatus?.(`copying the results back from ${hostName(target.host)}`);
-    await downloadRunnerOutput(folder, run.outDir);
+    await downloadRunnerOutput(folder, run.files, run.outDir);
   }
   return summary;
 }

@@ -44,7 +44,7 @@ export async function runOverSsh(target: Extract<Target, { kind: "ssh" }>, invoc
   }
   const summary = runnerOutcome(end);
   invocation.onStatus?.(`copying the results back from ${hostName(target.host)}`);
-  await downloadRunnerOutput(folder, invocation.outDir);
+  await downloadRunnerOutput(folder, invocation.files, invocation.outDir);
   return summary;
 }
 
@@ -90,12 +90,14 @@ export function sshPlace(
   target: Extract<Target, { kind: "ssh" }> & { runner: string },
   runPath: string,
   runner: LaunchInvocation["runner"],
+  files: LaunchInvocation["files"],
 ): ShardPlace {
   return {
     cores: async () => Number((await runOnHostOrFail(target.host, "nproc", { what: "count the host's cores" })).trim()) || 1,
     run: (job) =>
       runOverSsh(target, {
         runner,
+        files,
         subcommand: job.subcommand,
         jobFile: job.jobFile,
         outDir: job.outDir,

@@ -51,7 +51,7 @@ export async function launchShards(
     const { runner, jobFile: _jobFile, outDir: _outDir, ...rest } = invocation;
     const named =
       target.runner ?? (await runnerOn(target.host, announcingBuilds(runner, invocation.onStatus, target.host), invocation.signal));
-    return runShards(rest, sshPlace({ ...target, runner: named }, invocation.runPath, runner));
+    return runShards(rest, sshPlace({ ...target, runner: named }, invocation.runPath, runner, invocation.files));
   }
   const { runner, jobFile: _jobFile, outDir: _outDir, runPath: _runPath, ...rest } = invocation;
   const onStatus = invocation.onStatus;

@@ -3,11 +3,14 @@
 // dispatches to the launchers, makes it.
 import type { RunnerEvent } from "./events";
 import type { RunnerSpec } from "../runner/locate";
+import type { ConfinedFolder } from "../base/confinedFolder";
 
 export interface LaunchInvocation {
   /** Which runner: named, or built on the host that runs it. */
   runner: RunnerSpec;
   subcommand: string;
+  /** The run folder on this machine, which every file the launch writes there goes through. */
+  files: ConfinedFolder;
   /** job.json in the run folder on this machine. */
   jobFile: string;
   /** The runner's output folder in the run folder on this machine; filled when the run ends. */

@@ -4,7 +4,8 @@ import { randomBytes } from "node:crypto";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { modelFolderName } from "../config/modelFolder";
-import { OutsideFolderError, pathWithinFolder, writeFileAtomic, writeJsonAtomic } from "../base/fsutil";
+import { OutsideFolderError, pathWithinFolder } from "../base/fsutil";
+import { ConfinedFolder, UnsafeFolderError } from "../base/confinedFolder";
 import type { Results } from "./schema";
 
 /** Sortable by time, unique enough for runs started in the same second. */
@@ -16,6 +17,8 @@ export function newRunId(now = new Date()): string {
 export interface RunFolder {
   id: string;
   dir: string;
+  /** Every file of the run is written through this: inside the folder, never through a link. */
+  files: ConfinedFolder;
   modelDir(model: string): string;
 }
 
@@ -30,8 +33,9 @@ export interface RunManifest {
 export const CONFIG_SNAPSHOT = "config.bprof.yaml";
 export const RUN_MANIFEST = "run.json";
 
-function runFolder(dir: string, manifest: RunManifest): RunFolder & { manifest: RunManifest } {
-  return { id: manifest.run_id, dir, manifest, modelDir: (model) => path.join(dir, "models", modelFolderName(model)) };
+function runFolder(files: ConfinedFolder, manifest: RunManifest): RunFolder & { manifest: RunManifest } {
+  const dir = files.root;
+  return { id: manifest.run_id, dir, files, manifest, modelDir: (model) => path.join(dir, "models", modelFolderName(model)) };
 }
 
 export async function createRunFolder(
@@ -39,17 +43,36 @@ export async function createRunFolder(
   configText: string,
   configFile: string,
 ): Promise<RunFolder & { manifest: RunManifest }> {
-  const id = newRunId();
-  const dir = path.join(outputDir, "runs", id);
-  await fs.mkdir(dir, { recursive: true });
-  await writeFileAtomic(path.join(dir, CONFIG_SNAPSHOT), configText);
+  await fs.mkdir(outputDir, { recursive: true });
+  // the output folder is the config's choice; the runs folder in it and each run's are bprof's own
+  const runs = await ConfinedFolder.at(path.join(outputDir, "runs"), "the runs folder", { create: true });
+  const id = await newRunFolderName(runs);
+  const files = await ConfinedFolder.at(path.join(runs.root, id), "the run folder");
+  await files.writeFile(CONFIG_SNAPSHOT, configText);
   const manifest: RunManifest = { run_id: id, created: new Date().toISOString(), config_file: configFile };
-  await writeJsonAtomic(path.join(dir, RUN_MANIFEST), manifest);
-  return runFolder(dir, manifest);
+  await files.writeJson(RUN_MANIFEST, manifest);
+  return runFolder(files, manifest);
+}
+
+/** A run id whose folder this call made (mkdir fails on one that exists, so none is reused). */
+async function newRunFolderName(runs: ConfinedFolder): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    const id = newRunId();
+    try {
+      await fs.mkdir(path.join(runs.root, id));
+      return id;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST" || attempt >= 8) throw e;
+    }
+  }
 }
 
 /** An existing run folder, with the config text it ran; throws with a message when it is not one. */
 export async function openRunFolder(dir: string): Promise<RunFolder & { manifest: RunManifest; configText: string }> {
+  // a folder to resume can come with a repository: it is written only inside itself
+  const files = await ConfinedFolder.at(dir, "the run folder").catch((e: unknown) => {
+    throw e instanceof UnsafeFolderError ? new Error(e.message) : e;
+  });
   let manifest: RunManifest;
   let configText: string;
   try {
@@ -63,15 +86,14 @@ export async function openRunFolder(dir: string): Promise<RunFolder & { manifest
   if (typeof manifest.run_id !== "string" || typeof manifest.config_file !== "string" || manifest.config_file === "") {
     throw new Error(`${path.join(dir, RUN_MANIFEST)} does not name the run's config`);
   }
-  return { ...runFolder(dir, manifest), configText };
+  return { ...runFolder(files, manifest), configText };
 }
 
 export async function writeResults(run: RunFolder, results: Results): Promise<string> {
-  const file = path.join(run.dir, "results.json");
-  await writeJsonAtomic(file, results);
-  return file;
+  return run.files.writeJson("results.json", results);
 }
 
-export async function writeJsonl(file: string, rows: readonly unknown[]): Promise<void> {
-  await writeFileAtomic(file, rows.map((r) => JSON.stringify(r)).join("\n") + (rows.length > 0 ? "\n" : ""));
+/** Writes `file` (in `folder`, or relative to it) as JSON Lines, one row a line. */
+export async function writeJsonl(folder: ConfinedFolder, file: string, rows: readonly unknown[]): Promise<void> {
+  await folder.writeFile(file, rows.map((r) => JSON.stringify(r)).join("\n") + (rows.length > 0 ? "\n" : ""));
 }

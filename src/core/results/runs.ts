@@ -5,7 +5,8 @@ import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parseConfig } from "../config/parse";
-import { isDirectory, isFile, pathWithinFolder, readTail, writeJsonAtomic } from "../base/fsutil";
+import { isDirectory, isFile, pathWithinFolder, readTail } from "../base/fsutil";
+import { ConfinedFolder } from "../base/confinedFolder";
 import { parseEventLine } from "../launch/events";
 import { RunnerError } from "../base/runnerError";
 import { RUN_MANIFEST, type RunManifest } from "./runFolder";
@@ -64,7 +65,8 @@ export async function claimRunFolder(dir: string): Promise<void> {
       `run ${path.basename(dir)} is being run by process ${current.pid} on this machine: let it finish, or stop it (Ctrl-C there, or \`kill -INT ${current.pid}\`), then resume`,
     );
   }
-  await writeJsonAtomic(path.join(dir, RUN_STATE), { state: "running", pid: process.pid, hostname: os.hostname() } satisfies RunStateFile);
+  const files = await ConfinedFolder.at(dir, "the run folder");
+  await files.writeJson(RUN_STATE, { state: "running", pid: process.pid, hostname: os.hostname() } satisfies RunStateFile);
 }
 
 /** Records how the attempt ended: nothing left to say when it finished, else the error. */
@@ -77,7 +79,9 @@ export async function releaseRunFolder(dir: string, error?: unknown): Promise<vo
   const code = error instanceof RunnerError ? error.code : "internal";
   const message = error instanceof Error ? error.message : String(error);
   const resumable = error instanceof RunnerError ? error.resumable : false;
-  await writeJsonAtomic(file, {
+  await (
+    await ConfinedFolder.at(dir, "the run folder")
+  ).writeJson(RUN_STATE, {
     state: "failed",
     pid: process.pid,
     hostname: os.hostname(),

@@ -3,7 +3,7 @@
 // (importance, ranking, ablation, AIS). A run folder can be resumed: the same job goes to the
 // runner with the same --out, and the runner reads back what it already finished.
 import { rankingRuleCount } from "../config/abilities";
-import { createWriteStream, promises as fs } from "node:fs";
+import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { loadProfile, type Profile, type ResolvedBenchmark, type ResolvedModel } from "../config/load";
 import { parseConfig } from "../config/parse";
@@ -14,7 +14,7 @@ import { FLIPS_FILE, type FlipRecord } from "../report/load";
 import { flipsAsDocuments } from "../report/model";
 import type { RunProgress, VariantDone } from "../plan/progressText";
 import { errorsOf, formatProblem } from "../base/problems";
-import { writeJsonAtomic } from "../base/fsutil";
+import { foreignEntry, UnsafeFolderError } from "../base/confinedFolder";
 import type { RunnerEvent } from "../launch/events";
 import { RunnerError } from "../base/runnerError";
 import { describeTarget, resolveTarget, type Target } from "../config/target";
@@ -139,6 +139,7 @@ export async function resumeRun(runDir: string, options: RunOptions): Promise<Ru
   const run = await openRunFolder(runDir).catch((e: Error) => {
     throw new ResumeError(e.message);
   });
+  await refuseForeignEntries(run.dir);
   const { profile, problems } = await loadProfile(run.manifest.config_file, { text: run.configText });
   if (!profile) {
     const errors = errorsOf(problems).map(formatProblem).slice(0, 5).join("\n");
@@ -146,6 +147,20 @@ export async function resumeRun(runDir: string, options: RunOptions): Promise<Ru
   }
   refuseUnconfirmedUnsafeCode(profile, options);
   return withOutputErrors(profile.outputDir, () => runInFolder(profile, run, options, true), run.dir);
+}
+
+/**
+ * A run folder to resume holds only the folders and files bprof and its runner wrote: a link, a
+ * device or a FIFO in it (planted in a repository's run folder, to be appended to or written
+ * through by the runner) stops the resume before anything is written.
+ */
+async function refuseForeignEntries(runDir: string): Promise<void> {
+  const found = await foreignEntry(runDir);
+  if (found !== undefined)
+    throw new UnsafeFolderError(
+      `cannot resume ${runDir}: ${path.relative(runDir, found)} is a link or a special file, which no run folder bprof wrote holds ` +
+        "(it may have come with a repository); nothing was written. Start a new run instead",
+    );
 }
 
 /** The benchmarks whose task scores a document by running the code the model generates (humaneval). */
@@ -276,20 +291,22 @@ class ModelRun {
     const refusal = deviceMemoryRefusal(this.profile, this.model, compiled);
     if (refusal) throw new JobCompileError(refusal);
     const jobFile = path.join(this.dir, "job.json");
-    const jobText = await writeJob(jobFile, compiled.job, this.resume, this.model, tokenizer.specials.before);
+    const jobText = await writeJob(this.folder, jobFile, compiled.job, this.resume, this.model, tokenizer.specials.before);
     this.nameOf = new Map(compiled.abilities.map((a) => [a.id, a.name]));
     return { tokenizer, compiled, jobFile, jobText };
   }
 
   private async launch({ compiled, jobFile, jobText }: ModelJob): Promise<void> {
     const { profile, options } = this;
-    const eventLog = createWriteStream(path.join(this.dir, "events.jsonl"), { flags: this.resume ? "a" : "w" });
+    // a resumed run's log keeps the earlier attempts' events, in a file this run writes anew
+    const eventLog = (await this.folder.files.openLog(path.join(this.dir, "events.jsonl"), { keep: this.resume })).createWriteStream();
     const onEvent = (event: RunnerEvent, quiet = false) => {
       eventLog.write(JSON.stringify(event) + "\n");
       this.onEvent(event, quiet);
     };
     const common = {
       runner: options.runner,
+      files: this.folder.files,
       jobFile,
       outDir: this.outDir,
       runPath: path.relative(path.dirname(this.folder.dir), this.dir).split(path.sep).join("/"),
@@ -359,8 +376,8 @@ class ModelRun {
     this.options.onProgress?.({ model: model.name, phase: "results", done: 0, total: 0 });
     return withHelperErrors(model, () =>
       compiled.profiles
-        ? profileResults(profile, model, dir, outDir, compiled.refs, compiled.abilities, tokenizer, this.options)
-        : scoreResults(profile, model, dir, outDir, compiled.refs, tokenizer),
+        ? profileResults(profile, model, this.folder, dir, outDir, compiled.refs, compiled.abilities, tokenizer, this.options)
+        : scoreResults(profile, model, this.folder, dir, outDir, compiled.refs, tokenizer),
     );
   }
 }
@@ -436,6 +453,7 @@ async function withHelperErrors<T>(model: ResolvedModel, work: () => Promise<T>)
  * file's text either way (a sharded job's fingerprint is taken of it).
  */
 async function writeJob(
+  run: RunFolder,
   jobFile: string,
   job: object,
   resume: boolean,
@@ -460,7 +478,7 @@ async function writeJob(
       return text;
     }
   }
-  await writeJsonAtomic(jobFile, job);
+  await run.files.writeFile(jobFile, text);
   return text;
 }
 
@@ -512,6 +530,7 @@ function shardEvents(job: ProfileJob): (event: RunnerEvent, shard: number | unde
 async function scoreResults(
   profile: Profile,
   model: ResolvedModel,
+  run: RunFolder,
   dir: string,
   outDir: string,
   refs: ItemRef[],
@@ -524,7 +543,7 @@ async function scoreResults(
   const filtered = await pythonFilteredAnswers(refs, profile.benchmarks, sources, decode);
   const taskScores = await pythonTaskScores(refs, profile.benchmarks, sources, decode, filtered);
   const items = scoredItems(refs, profile.benchmarks, scores, "scores.jsonl", decode, extrasOf("scores.jsonl", filtered, taskScores));
-  await writeJsonl(path.join(dir, "items.jsonl"), items);
+  await writeJsonl(run.files, path.join(dir, "items.jsonl"), items);
   return {
     model: {
       name: model.name,
@@ -546,6 +565,7 @@ function groupsOf(profile: Profile, baseline: readonly BenchmarkItem[]): Pick<Mo
 async function profileResults(
   profile: Profile,
   model: ResolvedModel,
+  run: RunFolder,
   dir: string,
   outDir: string,
   refs: ItemRef[],
@@ -581,9 +601,9 @@ async function profileResults(
       `model \`${model.name}\`: the runner counts ${assembled.profiles[0]!.parameters} parameters, config.json implies ${counted.total}; the config check of k used the latter`,
     );
   }
-  await writeJsonl(path.join(dir, "items.jsonl"), assembled.baseline);
-  for (const [file, items] of assembled.variantItems) await writeJsonl(path.join(dir, file), items);
-  await writeJsonl(path.join(dir, FLIPS_FILE), flipRecords(assembled));
+  await writeJsonl(run.files, path.join(dir, "items.jsonl"), assembled.baseline);
+  for (const [file, items] of assembled.variantItems) await writeJsonl(run.files, path.join(dir, file), items);
+  await writeJsonl(run.files, path.join(dir, FLIPS_FILE), flipRecords(assembled));
   return {
     model: {
       name: model.name,

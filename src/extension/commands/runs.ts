@@ -4,7 +4,7 @@
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { writeFileAtomic } from "../../core/base/fsutil";
+import { ConfinedFolder } from "../../core/base/confinedFolder";
 import { renderReport } from "../../core/report/index";
 import { loadRun } from "../../core/report/load";
 import { askRunToStop, runAllows, runOfFolder, runsOfConfigs, runStatus, type RunAction, type RunRow } from "../../core/results/runs";
@@ -58,8 +58,7 @@ export const openRunReport: CommandFactory = (ctx) => async (node?: RunsTreeNode
   if (!run) return;
   const script = await fs.readFile(path.join(ctx.extension.extensionPath, "dist", "report.js"), "utf8");
   const rendered = await renderReport(await loadRun(run.dir), { format: "html", script });
-  const file = path.join(run.dir, "report.html");
-  await writeFileAtomic(file, rendered.text);
+  const file = await (await ConfinedFolder.at(run.dir, "the run folder")).writeFile("report.html", rendered.text);
   for (const warning of rendered.warnings) ctx.log(`report: ${warning}`);
   if (!(await vscode.env.openExternal(vscode.Uri.file(file)))) void vscode.window.showInformationMessage(`The report is at ${file}`);
 };

@@ -19,6 +19,7 @@ import { assembleProfile, baselineAccuracies, type RunnerManifest } from "../../
 import { type RunnerScores } from "../../../src/core/results/items";
 import { type Results } from "../../../src/core/results/schema";
 import { writeJsonl } from "../../../src/core/results/runFolder";
+import { ConfinedFolder } from "../../../src/core/base/confinedFolder";
 
 const QUANT = "Quantitative Reasoning";
 const SPATIAL = "Spatial Reasoning";
@@ -176,8 +177,9 @@ before(async () => {
   const modelDir = path.join(runDir, "models", "m");
   await fs.mkdir(path.join(modelDir, "variants"), { recursive: true });
   await fs.writeFile(path.join(runDir, "results.json"), JSON.stringify(results, null, 2));
-  await writeJsonl(path.join(modelDir, "items.jsonl"), assembled.baseline);
-  for (const [file, items] of assembled.variantItems) await writeJsonl(path.join(modelDir, file), items);
+  const files = await ConfinedFolder.at(runDir, "the run folder");
+  await writeJsonl(files, path.join(modelDir, "items.jsonl"), assembled.baseline);
+  for (const [file, items] of assembled.variantItems) await writeJsonl(files, path.join(modelDir, file), items);
 });
 after(async () => fs.rm(path.dirname(path.dirname(runDir)), { recursive: true, force: true }));
 
