@@ -1,16 +1,98 @@
-// The Python side of lm-eval's `!function` helpers (helpers.ts runs it as `python3 -c`). It reads
-// one request as JSON on stdin, imports each helper as lm-eval does (the module file beside the
-// task YAML that names it), runs `process_docs` once on all documents and each per-document helper
-// on every document, or one filter class (lm-eval's Filter API: built with the YAML's keyword
-// arguments, apply(resps, docs)) on every response, and writes one JSON answer on stdout. When the
-// `datasets` or `lm_eval` packages are not installed, small stand-ins take their place with what
-// task helpers use: Dataset's methods, and lm-eval's Filter and RegexFilter.
+// The Python side of lm-eval's `!function` helpers (helpers.ts runs it as `python3 -I -B -c`). It
+// reads one request as JSON on stdin, imports each helper as lm-eval does (the module file beside
+// the task YAML that names it), runs `process_docs` once on all documents and each per-document
+// helper on every document, or one filter class (lm-eval's Filter API: built with the YAML's
+// keyword arguments, apply(resps, docs)) on every response, and writes one JSON answer on stdout.
+// When the `datasets` or `lm_eval` packages are not installed, small stand-ins take their place
+// with what task helpers use: Dataset's methods, and lm-eval's Filter and RegexFilter.
+//
+// The task folders' modules (the helpers and what they import from their folder) are loaded by
+// the bridge itself, from their source bytes, each only if its SHA-256 is one the request's
+// `consent` allows for that file: no bytecode cache is read or written, no folder of the task's
+// is on sys.path for Python's own finders, and a module file whose real path leaves its folder
+// is refused. The answer's `loaded` names every module file that ran.
 //
 // Kept as a string (String.raw: no backslash is interpreted) so that the bundles carry it with no
 // file to find at run time; it must contain no backtick and no dollar-brace.
 
 export const BRIDGE_SOURCE = String.raw`
-import importlib.util, json, os, random, sys, traceback, types
+import hashlib, importlib.abc, importlib.machinery, importlib.util, json, os, random, site, sys, traceback, types
+
+# -I keeps the working folder and the script's off sys.path; nothing of a repository is added back.
+sys.path[:] = [p for p in sys.path if p not in ("", ".", os.getcwd())]
+sys.dont_write_bytecode = True
+# -I also leaves out the user's own folders: PYTHONPATH and site-packages (pip install --user), where
+# lm_eval or datasets may be. They are the user's, not the repository's, and come back, but for a
+# relative PYTHONPATH entry, which would mean the working folder
+# (first, as Python puts PYTHONPATH before the standard library)
+sys.path[0:0] = [e for e in os.environ.get("PYTHONPATH", "").split(os.pathsep) if os.path.isabs(e)]
+if os.path.isdir(site.getusersitepackages()):
+    site.addsitedir(site.getusersitepackages())
+
+
+class NotConsented(ImportError):
+    pass
+
+
+class TaskFolders(importlib.abc.MetaPathFinder):
+    # Finds modules in the task folders only (first, as the folders were first on sys.path under
+    # lm-eval's own imports of helpers), and loads each from the bytes a check consented to.
+    def __init__(self, dirs, allowed):
+        self.dirs = [os.path.abspath(d) for d in dirs]
+        self.real_dirs = [os.path.realpath(d) for d in dirs]
+        self.allowed = {os.path.abspath(f): set(h) for f, h in allowed.items()}
+        self.loaded = []
+
+    def inside(self, path):
+        real = os.path.realpath(path)
+        return any(real == d or real.startswith(d + os.sep) for d in self.real_dirs)
+
+    def find_spec(self, fullname, path=None, target=None):
+        leaf = fullname.rpartition(".")[2]
+        if path is None:
+            places = self.dirs
+        else:
+            places = [p for p in path if self.inside(p)]
+        for place in places:
+            folder = os.path.join(place, leaf)
+            init = os.path.join(folder, "__init__.py")
+            if os.path.isfile(init):
+                return importlib.util.spec_from_file_location(fullname, init, loader=ConsentedSource(self, init), submodule_search_locations=[folder])
+            single = folder + ".py"
+            if os.path.isfile(single):
+                return importlib.util.spec_from_file_location(fullname, single, loader=ConsentedSource(self, single))
+            if os.path.isdir(folder) and path is not None:
+                spec = importlib.machinery.ModuleSpec(fullname, None, is_package=True)
+                spec.submodule_search_locations = [folder]
+                return spec
+        return None
+
+    def source(self, path):
+        path = os.path.abspath(path)
+        if not self.inside(path):
+            raise NotConsented(path + " leads out of the task's folder: it is not run")
+        with open(path, "rb") as f:
+            source = f.read()
+        if hashlib.sha256(source).hexdigest() not in self.allowed.get(path, ()):
+            raise NotConsented(path + " is not among the task's Python files allowed to run, or changed since: check the task again to be asked about it")
+        self.loaded.append(path)
+        return source
+
+
+class ConsentedSource(importlib.abc.Loader):
+    def __init__(self, folders, path):
+        self.folders = folders
+        self.path = path
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        source = self.folders.source(self.path)
+        exec(compile(source, self.path, "exec", dont_inherit=True), module.__dict__)
+
+
+folders = TaskFolders([], {})
 
 
 def stand_in_datasets():
@@ -163,20 +245,28 @@ def datasets_module():
 
 
 def helper(spec):
-    path = os.path.join(spec["dir"], spec["module"].replace(".", os.sep) + ".py")
+    path = os.path.abspath(os.path.join(spec["dir"], spec["module"].replace(".", os.sep) + ".py"))
     if not os.path.isfile(path):
         raise LookupError("no module file " + path)
     name = "bprof_helper_" + spec["module"].replace(".", "_")
     module = sys.modules.get(name)
     if module is None:
-        sys.path.insert(0, spec["dir"])
-        loader_spec = importlib.util.spec_from_file_location(name, path)
+        loader_spec = importlib.util.spec_from_file_location(name, path, loader=ConsentedSource(folders, path))
         module = importlib.util.module_from_spec(loader_spec)
         sys.modules[name] = module
-        loader_spec.loader.exec_module(module)
+        try:
+            loader_spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
     if not hasattr(module, spec["name"]):
         raise LookupError(path + " has no " + spec["name"])
     return getattr(module, spec["name"])
+
+
+def answered(out, answer):
+    answer["loaded"] = folders.loaded
+    out.write(json.dumps(answer))
 
 
 def plain(value, where):
@@ -203,6 +293,10 @@ def main():
     # What helpers print goes to stderr: stdout carries the answer alone.
     out, sys.stdout = sys.stdout, sys.stderr
     request = json.load(sys.stdin)
+    global folders
+    consent = request.get("consent", {})
+    folders = TaskFolders(consent.get("dirs", []), consent.get("allowed", {}))
+    sys.meta_path.insert(0, folders)
     if "filter" in request:
         return run_filter(request, out)
     if "score" in request:
@@ -228,7 +322,7 @@ def main():
             answer["values"][key] = values
     except BaseException as error:
         answer = {"error": {"step": step, "document": document, "message": last_line(error)}}
-    out.write(json.dumps(answer))
+    answered(out, answer)
 
 
 def run_filter(request, out):
@@ -244,7 +338,7 @@ def run_filter(request, out):
         answer = {"resps": resps}
     except BaseException as error:
         answer = {"error": {"step": "filter", "document": None, "message": last_line(error)}}
-    out.write(json.dumps(answer))
+    answered(out, answer)
 
 
 def score_value(value, metric, where):
@@ -287,7 +381,7 @@ def run_scorer(request, out):
                 answer["chance"].append(None)
     except BaseException as error:
         answer = {"error": {"step": "score", "document": document, "message": last_line(error)}}
-    out.write(json.dumps(answer))
+    answered(out, answer)
 
 
 main()

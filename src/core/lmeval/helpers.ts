@@ -8,6 +8,8 @@ import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { execa } from "execa";
 import { BRIDGE_SOURCE } from "./bridgeSource";
+import { isModulePath, isPythonName } from "./pythonImports";
+import { consentedUnder } from "./taskPython";
 
 /** A `!function module.name` of a task file: the module is `<dir>/<module path>.py`. */
 export interface HelperRef {
@@ -57,7 +59,12 @@ export function pythonCommand(): string {
 export function helperRef(functionName: string, yamlFile: string): HelperRef | undefined {
   const dot = functionName.lastIndexOf(".");
   if (dot <= 0 || dot === functionName.length - 1) return undefined;
-  return { dir: path.dirname(yamlFile), module: functionName.slice(0, dot), name: functionName.slice(dot + 1) };
+  const module = functionName.slice(0, dot);
+  const name = functionName.slice(dot + 1);
+  // Python names only: TypeScript and Python must mean one file by it, inside the task's folder
+  // (os.path.join would take an absolute module path as it is)
+  if (!isModulePath(module) || !isPythonName(name)) return undefined;
+  return { dir: path.dirname(yamlFile), module, name };
 }
 
 /** Who is told the helper files each start of Python imports (`bprof validate` says which ran). */
@@ -75,11 +82,11 @@ const ANSWERS_KEPT = 64;
 
 /** Runs the helpers on `docs`; the same helper files and documents give the kept answer. */
 export async function runHelpers(request: HelperRequest, docs: readonly Record<string, unknown>[]): Promise<HelperAnswer> {
-  const input = JSON.stringify({
+  const input = {
     docs,
     ...(request.processDocs ? { process_docs: request.processDocs } : {}),
     per_document: request.perDocument,
-  });
+  };
   const refs = [request.processDocs, ...Object.values(request.perDocument)].filter((r): r is HelperRef => r !== undefined);
   return kept(await inputKey(input, refs), async () => {
     const answer = (await bridge(input, refs)) as { docs?: Record<string, unknown>[] | null; values?: HelperAnswer["values"] };
@@ -99,12 +106,21 @@ function kept<T>(key: string, run: () => Promise<T>): Promise<T> {
   return answer;
 }
 
-/** A request's key: the Python that runs it, its input, and the bytes of the helper files it names. */
-async function inputKey(input: string, refs: readonly HelperRef[]): Promise<string> {
-  const hash = createHash("sha256").update(pythonCommand()).update("\0").update(input);
+/**
+ * A request's key: the Python that runs it, its input, the bytes of the helper files it names and
+ * what may run in their folders (a new consent, an edited sibling module, asks Python again).
+ */
+async function inputKey(input: object, refs: readonly HelperRef[]): Promise<string> {
+  const hash = createHash("sha256").update(pythonCommand()).update("\0").update(JSON.stringify(input));
+  hash.update("\0").update(JSON.stringify(consentedUnder(taskFolders(refs))));
   for (const file of new Set(refs.map(helperModuleFile)))
     hash.update("\0").update(await fs.readFile(file).catch(() => Buffer.from("missing")));
   return hash.digest("hex");
+}
+
+/** The task folders the helpers of `refs` are imported from: the only folders Python loads modules of. */
+function taskFolders(refs: readonly HelperRef[]): string[] {
+  return [...new Set(refs.map((r) => path.resolve(r.dir)))];
 }
 
 /** The file Python imports for `ref`: `<dir>/<module path>.py`. */
@@ -131,11 +147,11 @@ export async function runFilterHelper(
   resps: readonly string[][],
   docs: readonly Record<string, unknown>[],
 ): Promise<string[][]> {
-  const input = JSON.stringify({
+  const input = {
     filter: { ...filter.ref, kwargs: filter.kwargs, ...(filter.call ? { call: filter.call } : {}) },
     resps,
     docs,
-  });
+  };
   return kept(await inputKey(input, [filter.ref]), async () => ((await bridge(input, [filter.ref])) as { resps: string[][] }).resps);
 }
 
@@ -162,29 +178,45 @@ export async function runScorer(
   scorer: PythonScorer,
   inputs: readonly ScorerInput[],
 ): Promise<{ values: number[]; chance: (number | null)[] }> {
-  const input = JSON.stringify({
+  const input = {
     score: { ...scorer.ref, kind: scorer.kind, metric: scorer.metric, kwargs: scorer.kind === "metric" ? scorer.kwargs : {} },
     inputs,
-  });
+  };
   return kept(
     await inputKey(input, [scorer.ref]),
     async () => (await bridge(input, [scorer.ref])) as { values: number[]; chance: (number | null)[] },
   );
 }
 
-/** Runs the bridge on one request (its JSON), which imports the modules of `refs`; the answer, or HelperError with what Python said. */
-async function bridge(input: string, refs: readonly HelperRef[]): Promise<unknown> {
-  const imported = [...new Set(refs.map(helperModuleFile))];
-  for (const listener of importListeners) listener(imported);
+/**
+ * Runs the bridge on one request, which imports the modules of `refs`; the answer, or
+ * HelperError with what Python said. Python runs isolated (-I: no working folder, script folder,
+ * PYTHON* variables or user site on its path) and writes no bytecode (-B); the bridge loads the
+ * task folders' modules itself, from their source bytes, and only those bytes a check consented
+ * to (`consent`), so a planted __pycache__, a module shadowing the standard library at the
+ * repository's root or a sibling changed since its consent never runs.
+ */
+async function bridge(request: object, refs: readonly HelperRef[]): Promise<unknown> {
+  const dirs = taskFolders(refs);
+  const input = JSON.stringify({ ...request, consent: { dirs, allowed: consentedUnder(dirs) } });
   const python = pythonCommand();
   const limit = helperTimeLimitMs();
-  const child = await execa(python, ["-c", BRIDGE_SOURCE], {
+  const child = await execa(python, ["-I", "-B", "-c", BRIDGE_SOURCE], {
     input,
     reject: false,
     timeout: limit,
     maxBuffer: 1 << 30,
     env: { PYTHONDONTWRITEBYTECODE: "1" },
   });
+  let answer: { loaded?: string[]; error?: { step: HelperError["step"]; document: number | null; message: string } } | undefined;
+  try {
+    answer = JSON.parse(child.stdout) as typeof answer;
+  } catch {
+    answer = undefined;
+  }
+  // the modules of the task folders that ran; without an answer, those the request names
+  const ran = Array.isArray(answer?.loaded) ? answer.loaded : [...new Set(refs.map(helperModuleFile))];
+  for (const listener of importListeners) listener(ran);
   if ((child as { code?: string }).code === "ENOENT") {
     throw new HelperError(
       `${python} was not found: this task's \`!function\` helpers need Python 3 (install it, or set BPROF_PYTHON to one)`,
@@ -193,10 +225,7 @@ async function bridge(input: string, refs: readonly HelperRef[]): Promise<unknow
   }
   if (child.timedOut)
     throw new HelperError(`the helpers did not finish within ${limit / 1000} s (BPROF_HELPER_TIME_LIMIT_S sets the limit)`, "python");
-  let answer: { error?: { step: HelperError["step"]; document: number | null; message: string } };
-  try {
-    answer = JSON.parse(child.stdout) as typeof answer;
-  } catch {
+  if (answer === undefined) {
     const said = child.stderr.trim().split("\n").at(-1) ?? "";
     throw new HelperError(`${python} ended without an answer (exit ${child.exitCode ?? child.signal})${said ? `: ${said}` : ""}`, "python");
   }

@@ -142,6 +142,17 @@ export function checkKeys(source: TaskSource, at: At, problems: Problem[], refus
       problems.push(at([key], `task key \`${key}\` is not supported by Benchmark Profiler`, "task.unsupported-key", "key"));
       continue;
     }
+    const badPath = functionTags(value).find((tag) => helperRuns(key, tag.path) && !helperRef(tag.name, source.main.file));
+    if (badPath) {
+      problems.push(
+        at(
+          [key, ...badPath.path],
+          `\`!function ${badPath.name}\` is not \`module.function\` of Python names: a helper is a module of the task's folder (\`utils.process_docs\` is utils.py beside the task file), never a file path, a leading dot or \`..\``,
+          "task.python-function",
+        ),
+      );
+      continue;
+    }
     const fn = findFunctionTag(value);
     if (!fn) continue;
     if (!helperRuns(key, fn.path)) {
@@ -171,17 +182,17 @@ function helperRuns(key: string, fnPath: readonly (string | number)[]): boolean 
   return (HELPER_KEYS.has(key) && fnPath.length === 0) || filterClass || metricFunction;
 }
 
-/** The Python files a task would import: the module of every `!function` the loader runs, where lm-eval finds it. */
-export function helperFilesOf(source: TaskSource): string[] {
-  const files = new Set<string>();
+/** The Python files a task would import, with their task folders: the module of every `!function` the loader runs, where lm-eval finds it. */
+export function helperEntriesOf(source: TaskSource): { dir: string; file: string }[] {
+  const entries = new Map<string, { dir: string; file: string }>();
   for (const [key, value] of Object.entries(source.raw)) {
     if (IGNORED_TASK_KEYS.has(key) || !SUPPORTED_TASK_KEYS.has(key)) continue;
     for (const fn of functionTags(value)) {
       const ref = helperRuns(key, fn.path) ? helperRef(fn.name, (source.origin.get(key) ?? source.main).file) : undefined;
-      if (ref) files.add(helperModuleFile(ref));
+      if (ref) entries.set(helperModuleFile(ref), { dir: ref.dir, file: helperModuleFile(ref) });
     }
   }
-  return [...files];
+  return [...entries.values()];
 }
 
 function functionTags(value: unknown, at: (string | number)[] = []): { name: string; path: (string | number)[] }[] {

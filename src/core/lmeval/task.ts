@@ -21,7 +21,7 @@ import {
 import { Renderer, TemplateFault } from "./render";
 import {
   checkKeys,
-  helperFilesOf,
+  helperEntriesOf,
   helperRequest,
   isFunctionTag,
   readSpec,
@@ -30,7 +30,7 @@ import {
   type At,
   type TaskSource,
 } from "./spec";
-import { hashHelperFiles, helperRefusal, type HelperRefusal } from "./taskPython";
+import { helperFilesToConsent, helperRefusal, recordConsent, type HelperFile, type HelperRefusal } from "./taskPython";
 import type { OutputType, TaskItem, TaskOptions } from "./taskItems";
 
 export type { DataFiles, GenerationItem, MultipleChoiceItem, OutputType, PromptParts, TaskItem, TaskOptions } from "./taskItems";
@@ -127,30 +127,39 @@ export async function loadTaskPlaces(
   return { places, problems };
 }
 
-/** Why the task's Python may not run under the options' policy; undefined when it may (or it has none). */
-async function pythonRefusal(source: TaskSource, options: TaskOptions): Promise<HelperRefusal | undefined> {
-  if (options.helpers === undefined || options.helpers === "run") return undefined;
-  const files = helperFilesOf(source);
-  return files.length > 0 ? helperRefusal(options.helpers, await hashHelperFiles(files)) : undefined;
+/**
+ * Why the task's Python may not run under the options' policy (undefined when it may, or it has
+ * none), and the files a run of it executes, by content: the helpers and the task folder's
+ * modules they import.
+ */
+async function pythonConsent(source: TaskSource, options: TaskOptions): Promise<{ refusal?: HelperRefusal; files: HelperFile[] }> {
+  const entries = helperEntriesOf(source);
+  if (entries.length === 0) return { files: [] };
+  const files = await helperFilesToConsent(entries);
+  const refusal = helperRefusal(options.helpers, files);
+  return refusal ? { refusal, files } : { files };
 }
 
 /** The task's spec and its test split's documents, with the problems met on the way. */
 async function testDocuments(source: TaskSource, problems: Problem[], options: TaskOptions, files: TextFiles) {
   const at: At = (keyPath, message, code = "task.invalid-value", on = "value") =>
     (source.origin.get(String(keyPath[0])) ?? source.main).at(keyPath, code, message, { on });
-  checkKeys(source, at, problems, await pythonRefusal(source, options));
+  const python = await pythonConsent(source, options);
+  checkKeys(source, at, problems, python.refusal);
   const spec = readSpec(source.raw, at, problems, options, (key) => (source.origin.get(key) ?? source.main).file);
   if (errorsOf(problems).length > 0 || !spec) return undefined;
   const data = await dataOf(source, spec, spec.testSplit, at, problems, options.data);
   if (!data) return undefined;
   const test = await readDocuments(data, at, problems, files);
-  return test ? { spec, at, dataFile: data.file, test } : undefined;
+  return test ? { spec, at, dataFile: data.file, test, python: python.files } : undefined;
 }
 
 async function buildTask(source: TaskSource, file: string, problems: Problem[], options: TaskOptions, files: TextFiles): Promise<TaskLoad> {
   const read = await testDocuments(source, problems, options, files);
   if (!read) return { problems };
   const { spec, at, dataFile } = read;
+  // allowed under the policy (else the check refused it): these bytes, and no others, may run
+  recordConsent(read.python);
   const helpers = helperRequest(source);
   const helperValues = new Map<DocumentHelperKey, WeakMap<Doc, unknown>>();
   const withHelpers = (split: { docs: Doc[]; lines?: number[] }, file: string) =>

@@ -6,6 +6,8 @@
 import { createHash } from "node:crypto";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
+import { isWithinFolder } from "../base/fsutil";
+import { importedTaskFiles } from "./pythonImports";
 
 /** A helper file a task imports, and its content's SHA-256 (`missing` when it cannot be read). */
 export interface HelperFile {
@@ -87,6 +89,56 @@ export function helperRefusal(policy: HelperPolicy | undefined, files: readonly 
     message: `it imports ${names}, Python this folder ships, which Benchmark Profiler runs only once you allow it (the prompt, or the setting benchmarkProfiler.taskPython)`,
     ask: unanswered,
   };
+}
+
+/** A helper module file, and the task folder it is imported from (the folder of the YAML that names it). */
+export interface HelperEntry {
+  dir: string;
+  file: string;
+}
+
+/**
+ * Every Python file of the task folders that running `entries` executes, as far as their imports
+ * say (pythonImports.ts), hashed now: what a consent is to. A file whose real path leaves its task
+ * folder (a link) is left out, so no answer can allow it and the bridge refuses it.
+ */
+export async function helperFilesToConsent(entries: readonly HelperEntry[]): Promise<HelperFile[]> {
+  const byDir = new Map<string, string[]>();
+  for (const { dir, file } of entries) byDir.set(dir, [...(byDir.get(dir) ?? []), file]);
+  const files: string[] = [];
+  for (const [dir, inDir] of byDir) {
+    const realDir = await fs.realpath(dir).catch(() => dir);
+    for (const file of await importedTaskFiles(dir, inDir)) {
+      const real = await fs.realpath(file).catch(() => file);
+      if (isWithinFolder(realDir, real)) files.push(file);
+    }
+  }
+  return hashHelperFiles(files);
+}
+
+/**
+ * The helper files' contents that a check allowed to run in this process, by file: the only
+ * bytes the bridge executes (bridgeSource.ts checks each module's bytes against them before it
+ * compiles them), so a file changed after its consent, or never consented to, does not run.
+ */
+const consented = new Map<string, Set<string>>();
+
+/** Records that `files`, with these contents, may run (a check allowed them under its policy). */
+export function recordConsent(files: readonly HelperFile[]): void {
+  for (const f of files) {
+    if (f.sha256 === "missing") continue;
+    const file = path.resolve(f.file);
+    const hashes = consented.get(file) ?? new Set<string>();
+    hashes.add(f.sha256);
+    consented.set(file, hashes);
+  }
+}
+
+/** The consented contents of the files under `dirs`, by file: what the bridge may run there. */
+export function consentedUnder(dirs: readonly string[]): Record<string, string[]> {
+  const allowed: Record<string, string[]> = {};
+  for (const [file, hashes] of consented) if (dirs.some((dir) => isWithinFolder(dir, file))) allowed[file] = [...hashes];
+  return allowed;
 }
 
 /** The content hash of each helper file, read now; `missing` for a file that cannot be read. */
