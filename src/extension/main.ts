@@ -25,7 +25,7 @@ export function activate(extension: vscode.ExtensionContext): void {
   const log = logTo(output);
   const workspace = new Workspace({ extension, log });
   const runner = new Runner({ extension, output, log });
-  const runs = new RunController({ workspace, runner, output, log });
+  const runs = new RunController({ workspace, state: extension.workspaceState, runner, output, log });
   const caseRuns = new CaseRuns({ extension, workspace });
   extension.subscriptions.push(output, workspace, runs, caseRuns);
   const ctx = new Ctx(extension, output, log, { workspace, runs, runner, caseRuns });

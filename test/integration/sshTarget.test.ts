@@ -185,7 +185,11 @@ test("bprof validate asks the SSH target: host, runner, model folder; and says w
   assert.equal(ok.exitCode, 0, ok.stderr);
   assert.match(ok.stdout, new RegExp(`^target: 127\\.0\\.0\\.1:${server.port} over SSH$`, "m"));
   assert.match(ok.stdout, /^ {2}ok: reached 127\.0\.0\.1:\d+ over SSH$/m);
-  assert.match(ok.stdout, /^ {2}ok: bprof-runner \d+\.\d+\.\d+ \(protocol 1, .*\) at `\S+bprof-runner` on 127\.0\.0\.1:\d+$/m);
+  // the runner the config names is looked for, not run: a config may come with a repository
+  assert.match(
+    ok.stdout,
+    /^ {2}ok: bprof-runner at `\S+bprof-runner` on 127\.0\.0\.1:\d+ is an executable file \(not run before the run itself\)$/m,
+  );
   assert.match(ok.stdout, /^ {2}ok: model `tiny-llama`: \S+model on 127\.0\.0\.1:\d+ \(config\.json, 1 safetensors file\)$/m);
 
   const wrongPath = await writeConfig("check-path.bprof.yaml", sshTarget(targetFields()), path.join(remote, "nowhere"));
@@ -198,6 +202,19 @@ test("bprof validate asks the SSH target: host, runner, model folder; and says w
   const offline = await bprof(["validate", "--no-target", wrongPath]);
   assert.equal(offline.exitCode, 0, "--no-target checks this machine only");
   assert.doesNotMatch(offline.stdout, /target:/);
+
+  // a runner inside the clone, on a host where the user's keys work: validate never starts it
+  const marker = path.join(root, "runner-was-started");
+  const planted = path.join(root, "tools", "runner.sh");
+  await fs.mkdir(path.dirname(planted), { recursive: true });
+  await fs.writeFile(planted, `#!/bin/sh\ntouch ${JSON.stringify(marker)}\necho "bprof-runner 0.1.0 (protocol 1)"\n`, { mode: 0o755 });
+  const repository = await writeConfig("check-planted.bprof.yaml", sshTarget(targetFields({ runner: planted })));
+  for (const flags of [[], ["--no-task-python"]]) {
+    const checked = await bprof(["validate", ...flags, repository]);
+    assert.equal(checked.exitCode, 0, checked.stderr);
+    assert.match(checked.stdout, /runner\.sh` on 127\.0\.0\.1:\d+ is an executable file \(not run before the run itself\)/);
+    await assert.rejects(fs.access(marker), "validate did not start the runner the config names");
+  }
 
   const down = await writeConfig("check-down.bprof.yaml", sshTarget(targetFields({ port: await freePort() })));
   const unreachable = await bprof(["validate", down]);

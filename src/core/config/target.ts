@@ -97,3 +97,21 @@ export function describeTarget(target: Target): string {
   if (target.kind === "ssh") return `${hostName(target.host)} over SSH`;
   return `Slurm on ${hostName(target.host)}`;
 }
+
+/** A runner the config names (`target.ssh.runner`, `target.slurm.runner`): a program of the config's, not one bprof built. */
+export interface NamedRunner {
+  runner: string;
+  host: string;
+  field: "target.ssh.runner" | "target.slurm.runner";
+}
+
+/** The runner the target's config names, if it names one: it runs only once the user said so. */
+export function namedRunnerOf(target: Target): NamedRunner | undefined {
+  if (target.kind === "local" || target.runner === undefined) return undefined;
+  return { runner: target.runner, host: hostName(target.host), field: target.kind === "ssh" ? "target.ssh.runner" : "target.slurm.runner" };
+}
+
+/** What the user's answer about a named runner is remembered by: the host and the path. */
+export function namedRunnerKey(named: NamedRunner): string {
+  return `${named.host}\u0000${named.runner}`;
+}

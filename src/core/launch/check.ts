@@ -31,11 +31,15 @@ export async function checkTarget(target: Target, models: readonly ResolvedModel
   }
   const checks: TargetCheck[] = [{ ok: true, message: `reached ${name}${host.kind === "ssh" ? " over SSH" : ""}` }];
   const field = target.kind === "slurm" ? "target.slurm.runner" : "target.ssh.runner";
-  const named = target.runner ?? (host.kind === "local" ? (runner.path ?? checkoutRunner(runner.sourcesDir)) : undefined);
-  // A runner the config names on this machine is not run to be checked: a config is only text, and
-  // checking it must not start a program it names (the run will, when the user starts it).
-  if (target.runner !== undefined && host.kind === "local") checks.push(await runnerPresenceCheck(host, target.runner, field));
-  else checks.push(named !== undefined ? await runnerCheck(host, named, field) : await runnerBuildCheck(host, runner, field));
+  // A runner the config names is not run to be checked, on this machine or a host: a config is
+  // only text (a repository's, maybe), and checking it must not start a program it names; the run
+  // does, once the user said so. The runner checked by running it is the user's own (a setting,
+  // BPROF_RUNNER) or the one bprof built.
+  if (target.runner !== undefined) checks.push(await runnerPresenceCheck(host, target.runner, field));
+  else {
+    const own = host.kind === "local" ? (runner.path ?? checkoutRunner(runner.sourcesDir)) : undefined;
+    checks.push(own !== undefined ? await runnerCheck(host, own, field) : await runnerBuildCheck(host, runner, field));
+  }
   for (const model of models) checks.push(await modelCheck(host, model));
   if (target.kind === "slurm") checks.push(await sbatchCheck(host, target.sbatchOptions));
   return checks;

@@ -7,7 +7,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { directInputs, loadProfile } from "../../core/config/load";
 import { RunnerError } from "../../core/base/runnerError";
-import { describeTarget, type Target } from "../../core/config/target";
+import { describeTarget, namedRunnerKey, namedRunnerOf, type Target } from "../../core/config/target";
 import { errorsOf } from "../../core/base/problems";
 import { progressText, runShare, type RunProgress } from "../../core/plan/progressText";
 import { resumeRun, runProfile, runTargetKind, unsafeCodeBenchmarks, type RunOptions, type RunOutcome } from "../../core/run/runProfile";
@@ -20,6 +20,9 @@ import { trusted } from "../trust";
 import type { Workspace } from "../workspace/workspace";
 import type { Runner } from "./runner";
 
+/** workspaceState: the runners configs name that the user allowed, by namedRunnerKey. */
+const NAMED_RUNNERS_ALLOWED = "benchmarkProfiler.namedRunnersAllowed";
+
 export interface ActiveRun {
   configFile: string;
   /** Known once the run folder exists. */
@@ -31,6 +34,8 @@ export interface ActiveRun {
 /** What the runs need: the workspace (its task-Python answers, refreshed after a run), the runner, the log. */
 export interface RunControllerNeeds {
   readonly workspace: Workspace;
+  /** This workspace's memory: the runners a config names that the user allowed. */
+  readonly state: vscode.Memento;
   readonly runner: Runner;
   readonly output: vscode.OutputChannel;
   readonly log: Log;
@@ -75,7 +80,7 @@ export class RunController implements vscode.Disposable {
       return;
     }
     const confirmUnsafeCode = await confirmGeneratedCode(unsafeCodeBenchmarks(profile));
-    if (confirmUnsafeCode === undefined) return;
+    if (confirmUnsafeCode === undefined || !(await this.allowsNamedRunner(profile.target))) return;
     const where = describeTarget(profile.target);
     const runner = await this.runnerFor(profile.target.kind);
     if (!runner) return;
@@ -95,13 +100,38 @@ export class RunController implements vscode.Disposable {
     // A resumed run compiles the config's jobs again, so the config says whether it runs generated code.
     const { profile } = await loadProfile(configFile, { inputs: { ...directInputs(), helpers: this.needs.workspace.helperPolicy } });
     const confirmUnsafeCode = await confirmGeneratedCode(profile ? unsafeCodeBenchmarks(profile) : []);
-    if (confirmUnsafeCode === undefined) return;
+    if (confirmUnsafeCode === undefined || (profile && !(await this.allowsNamedRunner(profile.target)))) return;
     const runner = await this.runnerFor(await runTargetKind(runDir));
     if (!runner) return;
     this.needs.log(`resuming ${runDir}`);
     await this.follow(configFile, `Resuming ${path.basename(runDir)}`, runner, (options) =>
       resumeRun(runDir, { ...options, confirmUnsafeCode }),
     );
+  }
+
+  /**
+   * Whether the runner the config names (not one bprof built) may run: asked once per host and
+   * path in this workspace, as task Python is, since a config can come with a repository.
+   */
+  private async allowsNamedRunner(target: Target): Promise<boolean> {
+    const named = namedRunnerOf(target);
+    if (!named) return true;
+    const allowed = this.needs.state.get<string[]>(NAMED_RUNNERS_ALLOWED, []);
+    if (allowed.includes(namedRunnerKey(named))) return true;
+    const run = "Run It";
+    const choice = await vscode.window.showWarningMessage(
+      `This config names the runner to start on ${named.host}: ${named.runner} (${named.field}).`,
+      {
+        modal: true,
+        detail:
+          "It is a program the config names, not the runner Benchmark Profiler builds from its own sources. Run it only if you know it; leave the key out to have the runner built there. The answer is kept for this workspace.",
+      },
+      run,
+    );
+    if (choice !== run) return false;
+    await this.needs.state.update(NAMED_RUNNERS_ALLOWED, [...allowed, namedRunnerKey(named)]);
+    this.needs.log(`runner named by the config allowed: ${named.runner} on ${named.host}`);
+    return true;
   }
 
   /**
