@@ -9,7 +9,7 @@ import { loadDiagnosticDataset } from "../diagnostic/dataset";
 import { buildBenchmarkIndex, type BenchmarkText } from "../diagnostic/contamination";
 import { loadTask } from "../lmeval/task";
 import type { ResolvedGroup } from "../lmeval/group";
-import { diskFiles, isDirectory, isFile, type TextFiles } from "../base/fsutil";
+import { diskFiles, isDirectory, isFile, isWithinFolder, type TextFiles } from "../base/fsutil";
 import { readsLocalFiles, resolveTarget, type Target } from "./target";
 import { shardProblems, shardSetting, type ShardSetting } from "./shards";
 import { resolveGpu, type ResolvedGpu } from "./gpu";
@@ -138,6 +138,7 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
     ...(await outputProblems(
       path.resolve(root, config.output ?? ".bprof"),
       config.output !== undefined ? source.place(["output"]) : { file, line: 1, column: 1 },
+      root,
     )),
   );
 
@@ -385,7 +386,17 @@ async function targetProblems(config: ProfileConfig, source: YamlSource, target:
  * exists, must be a folder this process may write into. `at` is where the problem goes (the
  * `output` key, or the file's start when the default is used).
  */
-async function outputProblems(outputDir: string, at: ProblemPlace): Promise<Problem[]> {
+async function outputProblems(outputDir: string, at: ProblemPlace, configDir: string): Promise<Problem[]> {
+  const leaving = await linkOutOf(configDir, outputDir);
+  if (leaving)
+    return [
+      problemAt(
+        { ...at, field: "output" },
+        "config.output",
+        `output ${outputDir} lies in the config's folder but ${leaving} is a link out of it (to ${await fs.realpath(leaving)}): runs would be written there; ` +
+          "write the folder it leads to in `output` if that is where runs should go, or remove the link",
+      ),
+    ];
   let existing = outputDir;
   while (
     !(await fs.stat(existing).then(
@@ -407,6 +418,28 @@ async function outputProblems(outputDir: string, at: ProblemPlace): Promise<Prob
     () => false,
   );
   return writable ? [] : problem(`output ${outputDir} cannot be written: no permission to write in ${existing}`);
+}
+
+/**
+ * The first link on the way from `dir` down to `inner` (a path under it) that leads out of `dir`:
+ * a repository that ships `.bprof` as a link to a folder of the user's would have runs written
+ * there, while the config seems to keep them beside itself. Undefined when there is none, or
+ * `inner` does not lie under `dir` as written (a folder the config names outright).
+ */
+async function linkOutOf(dir: string, inner: string): Promise<string | undefined> {
+  if (!isWithinFolder(dir, inner)) return undefined;
+  const realDir = await fs.realpath(dir).catch(() => dir);
+  let current = dir;
+  for (const part of path
+    .relative(dir, inner)
+    .split(path.sep)
+    .filter((p) => p !== "")) {
+    current = path.join(current, part);
+    const stat = await fs.lstat(current).catch(() => undefined);
+    if (stat === undefined) return undefined;
+    if (stat.isSymbolicLink() && !isWithinFolder(realDir, await fs.realpath(current).catch(() => current))) return current;
+  }
+  return undefined;
 }
 
 /** A benchmark's `ability` label must name one of the config's abilities, or it could never be checked. */

@@ -261,3 +261,20 @@ test("a template's own faults are one problem at its task key: a syntax error, a
   // `is defined` and `default` still see an undefined name without raising, as with StrictUndefined.
   assert.deepEqual(await taskProblems("{{ hint | default('') }}{% if hint is defined %}!{% endif %}{{question}}"), []);
 });
+
+test("a repository's `.bprof` that links out of the config's folder is a problem at `output`; a folder named outright is taken as it is", async () => {
+  const elsewhere = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-users-folder-"));
+  const link = path.join(trials.project.root, ".bprof");
+  await fs.symlink(elsewhere, link);
+  try {
+    const [problem] = withCode(await trials.problemsOf(trials.config), "config.output");
+    assert.ok(problem, "the default output through a link is refused");
+    assert.match(problem.message, /lies in the config's folder but .*\.bprof is a link out of it \(to .*bprof-users-folder-/);
+    assert.equal(problem.line, 1);
+    const named = withCode(await trials.problemsOf(`${trials.config}output: ${JSON.stringify(elsewhere)}\n`), "config.output");
+    assert.deepEqual(named, [], "the folder the link leads to, named in `output`, is the user's choice");
+  } finally {
+    await fs.rm(link);
+    await fs.rm(elsewhere, { recursive: true, force: true });
+  }
+});
