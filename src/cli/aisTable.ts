@@ -9,7 +9,7 @@
 // intervals are in the report the run writes), long column headers become b1, b2, ... with a
 // legend, and the columns are split into blocks that fit, the ability column repeated in each, as
 // pandas prints a wide frame; text lines wrap. Piped output keeps the full tables.
-import { formatConfidence, formatFixed, formatInterval, formatK, ruleLabel } from "../core/report/format";
+import { formatConfidence, formatFixed, formatInterval, formatK, oneLine, ruleLabel } from "../core/report/format";
 import { ruleComparisons, rulesOf } from "../core/report/model";
 import { baselineLabel } from "../core/report/names";
 import { fluencyText } from "../core/report/fluency";
@@ -24,22 +24,30 @@ import {
 } from "../core/report/tables";
 import type { BaselineRow, Finding, KSection, ModelReport } from "../core/report/types";
 
+// Names, reasons and numbers of a run reach the terminal through oneLine: a run folder may come
+// with a repository, and a control character printed raw would act on the terminal (move its
+// cursor, set its clipboard), a line break would add a line to a table.
+const shown = (text: string) => oneLine(text);
+const shownNumber = (n: number) => oneLine(String(n));
+const shownK = (k: number) => oneLine(formatK(k));
+
 /**
  * One benchmark's baseline line: acc, acc_norm and chance, or exact_match (its filter) and chance;
  * a group's, with the metrics it is scored by.
  */
 export function formatBaseline(b: BaselineRow): string {
-  const name = baselineLabel(b);
+  const name = shown(baselineLabel(b));
+  const items = shownNumber(b.items);
   if (b.outputType === "generate_until") {
     const others = Object.entries(b.exactMatchByFilter ?? {})
       .filter(([name]) => name !== b.filter)
-      .map(([name, v]) => `  ${name} ${v.toFixed(4)}`)
+      .map(([name, v]) => `  ${shown(name)} ${v.toFixed(4)}`)
       .join("");
     if (b.scoredBy)
-      return `${name}  score ${(b.exact_match ?? 0).toFixed(4)} (${b.scoredBy})  chance ${b.chance.toFixed(4)}  (${b.items} items)`;
-    return `${name}  exact_match ${(b.exact_match ?? 0).toFixed(4)} (${b.filter ?? "none"})${others}  chance ${b.chance.toFixed(4)}  (${b.items} items)`;
+      return `${name}  score ${(b.exact_match ?? 0).toFixed(4)} (${shown(b.scoredBy)})  chance ${b.chance.toFixed(4)}  (${items} items)`;
+    return `${name}  exact_match ${(b.exact_match ?? 0).toFixed(4)} (${shown(b.filter ?? "none")})${others}  chance ${b.chance.toFixed(4)}  (${items} items)`;
   }
-  if (b.scoredBy) return `${name}  acc ${(b.acc ?? 0).toFixed(4)} (${b.scoredBy})  chance ${b.chance.toFixed(4)}  (${b.items} items)`;
+  if (b.scoredBy) return `${name}  acc ${(b.acc ?? 0).toFixed(4)} (${shown(b.scoredBy)})  chance ${b.chance.toFixed(4)}  (${items} items)`;
   const scores = (
     [
       ["acc", b.acc],
@@ -48,7 +56,7 @@ export function formatBaseline(b: BaselineRow): string {
   )
     .flatMap(([metric, v]) => (v === null ? [] : [`  ${metric} ${v.toFixed(4)}`]))
     .join("");
-  return `${name}${scores}  chance ${b.chance.toFixed(4)}  (${b.items} items)`;
+  return `${name}${scores}  chance ${b.chance.toFixed(4)}  (${items} items)`;
 }
 
 /**
@@ -73,9 +81,11 @@ function sectionTable(model: string, s: KSection, parameters: number, method: st
       table.rows.flatMap((r) => r.cells.flatMap((c) => (estimate(c) && c.value === null && c.reason !== undefined ? [c.reason] : []))),
     ),
   ].sort((a, b) => a - b);
-  const title = `${model}: AIS (${s.metricLabel}) at k = ${formatK(s.k)} (n = ${s.n} of ${parameters} parameters, ${method} importance), ${confidence} CI; * = the CI excludes 0`;
+  const title =
+    `${shown(model)}: AIS (${s.metricLabel}) at k = ${shownK(s.k)} (n = ${shownNumber(s.n)} of ${shownNumber(parameters)} parameters, ` +
+    `${shown(method)} importance), ${confidence} CI; * = the CI excludes 0`;
   const notes = [
-    ...cited.map((n) => `  (${n}) ${s.reasons[n - 1] ?? "AIS is undefined"}`),
+    ...cited.map((n) => `  (${n}) ${shown(s.reasons[n - 1] ?? "AIS is undefined")}`),
     ...loweringLine(s),
     ...stabilityLines(s),
     ...chunkedLines(s),
@@ -180,9 +190,9 @@ function compactCellText(cell: TableCell): string {
   return `${formatFixed(cell.value, 3)}${cell.significant ? "*" : " "}`;
 }
 
-/** Inline content as plain text: names as they are, figures with the ASCII minus, no emphasis. */
+/** Inline content as plain text: names on one line with their controls visible, figures with the ASCII minus, no emphasis. */
 const PLAIN: InlineStyle = {
-  text: (text) => text,
+  text: shown,
   figure: (v, digits) => formatFixed(v, digits),
   muted: (content) => content,
   strong: (content) => content,
@@ -207,13 +217,14 @@ export function formatRunSummary(model: ModelReport, width?: number): string[] {
     .flatMap((r) =>
       r.cells.flatMap((c) => (c.ais !== null && c.significant ? [{ ability: r.label, benchmark: c.benchmark, ais: c.ais }] : [])),
     );
-  const describe = (list: typeof cells) => list.map((c) => `${c.ability} on ${c.benchmark} ${formatFixed(c.ais, 3)}`).join("; ");
+  const describe = (list: typeof cells) =>
+    list.map((c) => `${shown(c.ability)} on ${shown(c.benchmark)} ${formatFixed(c.ais, 3)}`).join("; ");
   const strongest = cells.filter((c) => c.ais > 0).sort((a, b) => b.ais - a.ais);
   const negative = cells.filter((c) => c.ais < 0).sort((a, b) => a.ais - b.ais);
-  const lines = [`${model.name}, summary at k = ${formatK(s.k)} (${s.metricLabel}):`];
+  const lines = [`${shown(model.name)}, summary at k = ${shownK(s.k)} (${s.metricLabel}):`];
   const rules = ruleComparisons(model).at(-1);
   if (rules && s.labels.length > 0) {
-    const held = rules.rules.map((r) => `${ruleLabel(r)} rule ${r.labelsHold} of ${r.labelsChecked}`).join(", ");
+    const held = rules.rules.map((r) => `${shown(ruleLabel(r))} rule ${r.labelsHold} of ${r.labelsChecked}`).join(", ");
     lines.push(`  labels that hold (the labelled ability hurts its benchmark most): ${held}`);
   } else if (s.labels.length > 0)
     lines.push(
@@ -237,14 +248,17 @@ export function fluencyLines(model: Pick<ModelReport, "profile" | "otherMethods"
   const past = rules.flatMap((p) =>
     (p.sections.at(-1)?.rows ?? [])
       .filter((r) => r.fluency && !r.fluency.fluent)
-      .map((r) => `${rules.length > 1 && r.ability !== null ? `${ruleLabel(p)} rule: ` : ""}${r.label} ${fluencyText(r.fluency)}`),
+      .map(
+        (r) =>
+          `${rules.length > 1 && r.ability !== null ? `${shown(ruleLabel(p))} rule: ` : ""}${shown(r.label)} ${fluencyText(r.fluency)}`,
+      ),
   );
   const unique = [...new Set(past)];
   return [
     `  fluency (perplexity of the ${f.text === "built-in" ? "built-in" : "config's"} neutral text; the model ${formatFixed(f.perplexity, 2)}): ` +
       (unique.length === 0
-        ? `every variant within ${f.max_perplexity_ratio}x`
-        : `${unique.length} variant(s) past ${f.max_perplexity_ratio}x, their AIS greyed in the reports: ${unique.join("; ")}`),
+        ? `every variant within ${shownNumber(f.max_perplexity_ratio)}x`
+        : `${unique.length} variant(s) past ${shownNumber(f.max_perplexity_ratio)}x, their AIS greyed in the reports: ${unique.join("; ")}`),
   ];
 }
 
@@ -255,20 +269,24 @@ export function fluencyLines(model: Pick<ModelReport, "profile" | "otherMethods"
 export function findingLines(model: Pick<ModelReport, "findings" | "otherMethods">): string[] {
   if (model.findings.length === 0) return ["  failure signatures: none found"];
   const rules = model.otherMethods.length > 0;
-  const prefix = (f: Finding) => `  ! ${rules ? `${ruleLabel(f)} rule: ` : ""}`;
+  const prefix = (f: Finding) => `  ! ${rules ? `${shown(ruleLabel(f))} rule: ` : ""}`;
   const lines = [`  failure signatures: ${model.findings.length} found (docs/method.md, "Reading a profile that went wrong")`];
   const labelsShown = new Set<string>();
   for (const f of model.findings) {
     if (f.signature !== "label-fails") {
-      lines.push(`${prefix(f)}${f.title}`, `      ${f.figures} (threshold: ${f.threshold})`, `      remedy: ${f.remedy}`);
+      lines.push(
+        `${prefix(f)}${shown(f.title)}`,
+        `      ${shown(f.figures)} (threshold: ${shown(f.threshold)})`,
+        `      remedy: ${shown(f.remedy)}`,
+      );
       continue;
     }
     if (labelsShown.has(ruleLabel(f))) continue;
     labelsShown.add(ruleLabel(f));
     const failing = model.findings.filter((g) => g.signature === "label-fails" && ruleLabel(g) === ruleLabel(f));
     lines.push(
-      `${prefix(f)}${failing.length} label(s) do not hold at k = ${formatK(f.k)} (the labelled ability hurts another benchmark more): ` +
-        failing.map((g) => g.figures).join("; "),
+      `${prefix(f)}${failing.length} label(s) do not hold at k = ${shownK(f.k)} (the labelled ability hurts another benchmark more): ` +
+        failing.map((g) => shown(g.figures)).join("; "),
       `      remedy: change the label where another ability drives the benchmark, or make the ability's dataset isolate it (diag.* codes); the report lists each with its flipped documents`,
     );
   }
@@ -279,26 +297,30 @@ export function findingLines(model: Pick<ModelReport, "findings" | "otherMethods
 function stabilityLines(s: KSection): string[] {
   if (s.stability.length === 0) return [];
   const rows = s.stability.map((x) => [
-    `  ${x.ability}`,
-    `halves ${x.halves[0]} + ${x.halves[1]} items`,
-    `shared ${x.shared}`,
+    `  ${shown(x.ability)}`,
+    `halves ${shownNumber(x.halves[0])} + ${shownNumber(x.halves[1])} items`,
+    `shared ${shownNumber(x.shared)}`,
     `Jaccard ${formatFixed(x.jaccard, 3)}`,
   ]);
-  return ["", `ranking stability at k = ${formatK(s.k)}: the top n = ${s.n} of two halves of each ability's items:`, ...alignColumns(rows)];
+  return [
+    "",
+    `ranking stability at k = ${shownK(s.k)}: the top n = ${shownNumber(s.n)} of two halves of each ability's items:`,
+    ...alignColumns(rows),
+  ];
 }
 
 /** Each ability's chunked top set (the released code's rule) against the exact top n: sizes, shared weights, Jaccard. */
 function chunkedLines(s: KSection): string[] {
   if (s.chunked.length === 0) return [];
   const rows = s.chunked.map((c) => [
-    `  ${c.ability}`,
-    `chunked ${c.chunkedN}`,
-    `shared ${c.shared}`,
+    `  ${shown(c.ability)}`,
+    `chunked ${shownNumber(c.chunkedN)}`,
+    `shared ${shownNumber(c.shared)}`,
     `Jaccard ${formatFixed(c.jaccard, 3)}`,
   ]);
   return [
     "",
-    `top_chunked (the released code's chunked rule) against the exact top n = ${s.n} at k = ${formatK(s.k)}:`,
+    `top_chunked (the released code's chunked rule) against the exact top n = ${shownNumber(s.n)} at k = ${shownK(s.k)}:`,
     ...alignColumns(rows),
   ];
 }
@@ -319,14 +341,14 @@ function labelLines(s: KSection): string[] {
   const held = s.labels.filter((l) => l.holds).length;
   const rows = s.labels.map((l) => [
     l.holds ? "  holds" : "  fails",
-    l.benchmark,
-    l.ability,
+    shown(l.benchmark),
+    shown(l.ability),
     `own ${l.ais === null ? "n/a" : formatFixed(l.ais, 3)}`,
-    `largest other ${l.largestOther ? `${formatFixed(l.largestOther.ais, 3)} (${l.largestOther.benchmark})` : "-"}`,
+    `largest other ${l.largestOther ? `${formatFixed(l.largestOther.ais, 3)} (${shown(l.largestOther.benchmark)})` : "-"}`,
   ]);
   return [
     "",
-    `labels at k = ${formatK(s.k)} (${s.metricLabel}): ablating the labelled ability hurts the benchmark most for ${held} of ${s.labels.length} labelled benchmarks`,
+    `labels at k = ${shownK(s.k)} (${s.metricLabel}): ablating the labelled ability hurts the benchmark most for ${held} of ${s.labels.length} labelled benchmarks`,
     ...alignColumns(rows),
   ];
 }
@@ -336,11 +358,11 @@ function expectationLines(s: KSection): string[] {
   if (s.expectations.length === 0) return [];
   return [
     "",
-    `expected abilities at k = ${formatK(s.k)} (expects): an ability shows when its AIS is positive and its CI excludes 0`,
+    `expected abilities at k = ${shownK(s.k)} (expects): an ability shows when its AIS is positive and its CI excludes 0`,
     ...s.expectations.map(
       (e) =>
-        `  ${e.benchmark}: ${e.confirmed.length} of ${e.expected.length} expected show` +
-        `${e.confirmed.length > 0 ? ` (${e.confirmed.join(", ")})` : ""}; unexpected that show: ${e.unexpected.length > 0 ? e.unexpected.join(", ") : "none"}` +
+        `  ${shown(e.benchmark)}: ${e.confirmed.length} of ${e.expected.length} expected show` +
+        `${e.confirmed.length > 0 ? ` (${e.confirmed.map(shown).join(", ")})` : ""}; unexpected that show: ${e.unexpected.length > 0 ? e.unexpected.map(shown).join(", ") : "none"}` +
         `${e.rankCorrelation === null ? "" : `; rho ${formatFixed(e.rankCorrelation, 2)}`}`,
     ),
   ];
@@ -351,11 +373,11 @@ function consistencyLines(s: KSection): string[] {
   if (s.consistency.length === 0) return [];
   return [
     "",
-    `second diagnostic sets at k = ${formatK(s.k)} (of): rho across the benchmarks; disagree = one set's CI excludes the other's AIS`,
+    `second diagnostic sets at k = ${shownK(s.k)} (of): rho across the benchmarks; disagree = one set's CI excludes the other's AIS`,
     ...s.consistency.map(
       (c) =>
-        `  ${c.ability} vs ${c.set}: rho ${c.rankCorrelation === null ? "n/a" : formatFixed(c.rankCorrelation, 2)} over ${c.benchmarks} benchmarks; ` +
-        `disagree: ${c.disagreements.length === 0 ? "none" : c.disagreements.map((d) => `${d.benchmark} (${formatFixed(d.ais, 3)} vs ${formatFixed(d.setAis, 3)})`).join(", ")}`,
+        `  ${shown(c.ability)} vs ${shown(c.set)}: rho ${c.rankCorrelation === null ? "n/a" : formatFixed(c.rankCorrelation, 2)} over ${c.benchmarks} benchmarks; ` +
+        `disagree: ${c.disagreements.length === 0 ? "none" : c.disagreements.map((d) => `${shown(d.benchmark)} (${formatFixed(d.ais, 3)} vs ${formatFixed(d.setAis, 3)})`).join(", ")}`,
     ),
   ];
 }
@@ -365,17 +387,17 @@ function pairLines(s: KSection, confidence: string): string[] {
   if (s.pairs.length === 0) return [];
   return [
     "",
-    `two abilities at once at k = ${formatK(s.k)} (ablation.pairs): interference AIS(A+B) - AIS(A) - AIS(B), ${confidence} CI; * = the CI excludes 0`,
+    `two abilities at once at k = ${shownK(s.k)} (ablation.pairs): interference AIS(A+B) - AIS(A) - AIS(B), ${confidence} CI; * = the CI excludes 0`,
     ...s.pairs.map(
       (p) =>
-        `  ${p.abilities.join(" + ")} (n = ${p.n}): ` +
+        `  ${p.abilities.map(shown).join(" + ")} (n = ${shownNumber(p.n)}): ` +
         p.cells
           .map((c, i) => {
             const value =
               c.interference === null
                 ? "n/a"
                 : `${formatFixed(c.interference, 3)}${c.interferenceCi ? ` ${formatInterval(c.interferenceCi, 3)}` : ""}${c.significant ? " *" : ""}`;
-            return `${s.benchmarks[i] ?? c.benchmark} ${value}`;
+            return `${shown(s.benchmarks[i] ?? c.benchmark)} ${value}`;
           })
           .join("; "),
     ),

@@ -13,7 +13,7 @@ import {
   type VariantBenchmark,
   type VariantResult,
 } from "../results/schema";
-import { ReportInputError, type RunItems } from "./load";
+import { DamagedRunFileError, ReportInputError, type RunItems } from "./load";
 import { flippedDocuments, matchK, METRICS, variantsAt } from "./model";
 
 export interface CellFilter {
@@ -365,6 +365,8 @@ export async function flatFlippedDocuments(
           try {
             documents = await flippedDocuments(items, model.name, v, b.name, metric);
           } catch (e) {
+            // as the other reports: a damaged file is bad input, a missing one a warning
+            if (e instanceof DamagedRunFileError) throw e;
             errors.push(`${model.name}, ${v.ability ?? "random"} ${v.selection} k=${v.k}, ${b.name} (${metric}): ${(e as Error).message}`);
             continue;
           }

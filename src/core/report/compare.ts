@@ -1,6 +1,7 @@
 // Two profiles compared (bprof compare): two models of one run, or the models of two runs, matched
 // benchmark by benchmark (name and data hash) and ability by ability (name), at one k of the top
 // selection under each profile's first importance rule. The figures: analysis/compare.ts.
+import * as path from "node:path";
 import { aisDifference, rankCorrelation, type AisDifference } from "../analysis/compare";
 import { alignedVariant, chancePerItem, metricsOf, scoreVector, type Metric } from "../analysis/ais";
 import type { BenchmarkItem } from "../analysis/generation";
@@ -141,6 +142,9 @@ interface Side {
   model: ModelResults;
   profile: ModelProfile;
   items: RunItems;
+  /** The side's results.json and its profile's field path there (`models[1].profile`), for messages. */
+  resultsFile: string;
+  where: string;
 }
 
 function sideOf(ref: ProfileRef, label: string): Side {
@@ -153,7 +157,14 @@ function sideOf(ref: ProfileRef, label: string): Side {
   }
   if (!model.profile)
     throw new ReportInputError(`${label}: model \`${model.name}\` of run ${results.run_id} has no profile (the run had no abilities)`);
-  return { label: `${label} (${results.run_id}, ${model.name})`, model, profile: model.profile, items: new RunItems(ref.run.dir) };
+  return {
+    label: `${label} (${results.run_id}, ${model.name})`,
+    model,
+    profile: model.profile,
+    items: new RunItems(ref.run.dir),
+    resultsFile: ref.run.resultsFile,
+    where: `models[${results.models.indexOf(model)}].profile`,
+  };
 }
 
 /** The largest k both profiles ran. */
@@ -178,10 +189,31 @@ function sameDocuments(a: readonly BenchmarkItem[], b: readonly BenchmarkItem[])
 }
 
 async function cellScores(side: Side, ability: string, k: number, benchmark: string, baseline: BenchmarkItem[], metric: Metric) {
-  const variant = side.profile.variants.find((v) => v.ability === ability && v.selection === "top" && sameK(v.k, k));
-  if (!variant) throw new ReportInputError(`${side.label} has no top variant of \`${ability}\` at k = ${k}`);
-  const ablated = alignedVariant(baseline, itemsOf(await side.items.variant(side.model.name, variant.items_file), benchmark));
+  const v = side.profile.variants.findIndex((x) => x.ability === ability && x.selection === "top" && sameK(x.k, k));
+  if (v < 0) throw new ReportInputError(`${side.label} has no top variant of \`${ability}\` at k = ${k}`);
+  const variant = side.profile.variants[v]!;
+  const scored = itemsOf(await side.items.variant(side.model.name, variant.items_file), benchmark);
+  const ablated = alignedItems(side, v, benchmark, baseline, scored);
   return { baseline: scoreVector(baseline, metric), ablated: scoreVector(ablated, metric), chance: chancePerItem(baseline) };
+}
+
+/**
+ * A variant's items of one benchmark in its baseline's document order; a ReportInputError naming
+ * both files (and the field that names the variant's) where they do not score the same documents:
+ * a run folder's items files can be damaged, or not the run's.
+ */
+function alignedItems(side: Side, v: number, benchmark: string, baseline: BenchmarkItem[], scored: BenchmarkItem[]): BenchmarkItem[] {
+  try {
+    return alignedVariant(baseline, scored);
+  } catch (e) {
+    if (e instanceof ReportInputError || !(e instanceof Error)) throw e;
+    const modelDir = side.items.modelDir(side.model.name);
+    const variantFile = path.join(modelDir, side.profile.variants[v]!.items_file);
+    throw new ReportInputError(
+      `${variantFile} (${side.where}.variants[${v}].items_file of ${side.resultsFile}) scores ${scored.length} documents of ` +
+        `benchmark \`${benchmark}\`, ${path.join(modelDir, "items.jsonl")} ${baseline.length}: ${e.message}`,
+    );
+  }
 }
 
 function oppositeSigns(cell: AisDifference): boolean {

@@ -7,6 +7,7 @@ import { renderComparisonHtml } from "./compareHtml";
 import { csvField } from "./csv";
 import { formatConfidence, formatFixed } from "./format";
 import { REPORT_FORMATS, type ReportFormat } from "./index";
+import { jsonText } from "./json";
 import { escapeLatex } from "./latex";
 import { differenceMarkdown, escapeMarkdown } from "./markdown";
 
@@ -21,7 +22,7 @@ export function isCompareFormat(format: string): format is CompareFormat {
 export function renderComparison(comparison: Comparison, format: CompareFormat, options: { script?: string } = {}): string {
   switch (format) {
     case "json":
-      return JSON.stringify(comparisonJson(comparison), null, 2) + "\n";
+      return jsonText(comparisonJson(comparison));
     case "csv":
       return comparisonCsv(comparison);
     case "latex":
@@ -47,7 +48,7 @@ function comparisonLatex(c: Comparison): string {
   };
   const sides = `A: ${escapeLatex(sideName(c.a))}; B: ${escapeLatex(sideName(c.b))}`;
   const lines = [
-    `% Benchmark Profiler: AIS(A) - AIS(B) at k = ${c.k}. Needs \\usepackage{booktabs}.`,
+    `% Benchmark Profiler: AIS(A) - AIS(B) at k = ${escapeLatex(String(c.k))}. Needs \\usepackage{booktabs}.`,
     "\\begin{table}[t]",
     "\\centering",
     "\\small",
@@ -65,8 +66,8 @@ function comparisonLatex(c: Comparison): string {
     `Spearman's $\\rho$ & ${c.benchmarks.map((b) => (b.rankCorrelation === null ? "n/a" : `$${formatFixed(b.rankCorrelation, 2)}$`)).join(" & ")} \\\\`,
     "\\bottomrule",
     "\\end{tabular}",
-    `\\caption{AIS(A) $-$ AIS(B) at $k = ${c.k}$ (${sides}). ` +
-      `$^{*}$: the ${escapeLatex(formatConfidence(c.confidence))} bootstrap CI (${c.resamples} resamples, paired where both scored the same documents) excludes 0. ` +
+    `\\caption{AIS(A) $-$ AIS(B) at $k = ${escapeLatex(String(c.k))}$ (${sides}). ` +
+      `$^{*}$: the ${escapeLatex(formatConfidence(c.confidence))} bootstrap CI (${escapeLatex(String(c.resamples))} resamples, paired where both scored the same documents) excludes 0. ` +
       `$^{\\dagger}$: the two AIS have opposite signs. $\\rho$: Spearman's rank correlation of the two profiles over the abilities.}`,
     "\\label{tab:ais-comparison}",
     "\\end{table}",
@@ -79,10 +80,10 @@ function comparisonMarkdown(c: Comparison): string {
   const lines = [
     "# Two profiles compared",
     "",
-    `A: ${side(c.a)}. B: ${side(c.b)}. k = ${c.k}, top selection.`,
+    `A: ${side(c.a)}. B: ${side(c.b)}. k = ${escapeMarkdown(String(c.k))}, top selection.`,
     "",
     `Each cell is AIS(A) − AIS(B) with its ${Math.round(c.confidence * 100)}% bootstrap interval over the benchmark's documents ` +
-      `(${c.resamples} resamples; paired where both scored the same documents). ` +
+      `(${escapeMarkdown(String(c.resamples))} resamples; paired where both scored the same documents). ` +
       `**Bold**: the interval excludes 0. ${SIGN_DIFFERS_MARK}: the two AIS have opposite signs.`,
     "",
     `| ability removed | ${c.benchmarks.map((b) => escapeMarkdown(b.benchmark)).join(" | ")} |`,
@@ -104,7 +105,7 @@ function comparisonMarkdown(c: Comparison): string {
   for (const b of c.benchmarks) {
     const rho = b.rankCorrelation === null ? "n/a" : b.rankCorrelation.toFixed(2);
     lines.push(
-      `| ${escapeMarkdown(b.benchmark)} | ${b.metric} | ${b.paired ? "the same (paired)" : "different (unpaired)"} | ${rho} | ${b.abilities} |`,
+      `| ${escapeMarkdown(b.benchmark)} | ${escapeMarkdown(b.metric)} | ${b.paired ? "the same (paired)" : "different (unpaired)"} | ${rho} | ${escapeMarkdown(String(b.abilities))} |`,
     );
   }
   const flipped = c.cells.filter((cell) => cell.signDiffers);

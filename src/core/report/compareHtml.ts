@@ -15,25 +15,25 @@ export interface ComparisonHtmlOptions {
 
 export function renderComparisonHtml(c: Comparison, options: ComparisonHtmlOptions): string {
   const heatmap = comparisonHeatmap(c);
-  const pct = formatConfidence(c.confidence);
+  const pct = esc(formatConfidence(c.confidence));
   const significant = c.cells.filter((cell) => cell.significant).length;
   const flipped = c.cells.filter((cell) => cell.signDiffers);
   const body = [
     `<header><p class="kicker">Benchmark Profiler comparison</p><h1>Two profiles compared</h1>`,
     `<p class="lede">Each cell is AIS(A) ${MINUS} AIS(B) for one ability and one benchmark, with its ${pct} bootstrap interval over the ` +
-      `benchmark's documents (${c.resamples} resamples): paired where both profiles scored the same documents, unpaired where they did not. ` +
+      `benchmark's documents (${esc(String(c.resamples))} resamples): paired where both profiles scored the same documents, unpaired where they did not. ` +
       `Red: the benchmark depends on the ability more under A; blue: more under B.</p>`,
     metaTable([
       ["A", esc(sideName(c.a))],
       ["B", esc(sideName(c.b))],
       ["importance", `A: ${esc(c.a.method)}; B: ${esc(c.b.method)}`],
-      ["k", `${c.k}, top selection`],
+      ["k", `${esc(String(c.k))}, top selection`],
     ]),
     "</header>",
     `<section class="k"><figure class="heatmap"><div class="canvas-wrap"><canvas id="${esc(heatmap.id)}" role="img" ` +
       `aria-label="${esc(`Difference heatmap: ${heatmap.title}`)}"></canvas></div>`,
     `<noscript><p class="muted">The heatmap is drawn by the page's script; Table 1 holds the same numbers.</p></noscript>`,
-    `<figcaption><span class="label">Figure 1.</span> AIS(A) ${MINUS} AIS(B) at <i>k</i> = ${c.k}: abilities (rows) by benchmarks (columns). ` +
+    `<figcaption><span class="label">Figure 1.</span> AIS(A) ${MINUS} AIS(B) at <i>k</i> = ${esc(String(c.k))}: abilities (rows) by benchmarks (columns). ` +
       `<b>*</b> marks the ${significant} cell${significant === 1 ? "" : "s"} whose ${pct} CI excludes 0; ${SIGN_DIFFERS_MARK} marks ` +
       `the ${flipped.length} whose two AIS have opposite signs; n/a: AIS is undefined on one side.</figcaption></figure>`,
     `<div class="tables">`,

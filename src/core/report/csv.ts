@@ -9,6 +9,7 @@
 // spreadsheet shows and does not run. Numbers are never touched: a negative AIS such as -0.12 is
 // written as the number it is.
 import { CELL_COLUMNS, type FlatCell } from "./cells";
+import { visibleControls } from "./format";
 
 /** Characters that make a spreadsheet read a cell as a formula (OWASP, CSV injection). */
 const FORMULA_START = /^[=+\-@\t\r]/;
@@ -18,12 +19,16 @@ export function neutralizeFormula(text: string): string {
   return FORMULA_START.test(text) ? `'${text}` : text;
 }
 
+/**
+ * One field: text with its control characters visible but the line breaks and tab a quoted field
+ * keeps (format.ts visibleControls), formulas neutralized, quoted where it must be.
+ */
 export function csvField(value: unknown): string {
   if (value === null || value === undefined) return "";
   const text =
     typeof value === "number" || typeof value === "boolean"
       ? String(value)
-      : neutralizeFormula(typeof value === "string" ? value : JSON.stringify(value));
+      : neutralizeFormula(visibleControls(typeof value === "string" ? value : JSON.stringify(value), /[\t\r\n]/));
   return /[",\r\n]/.test(text) || text !== text.trim() ? `"${text.replace(/"/g, '""')}"` : text;
 }
 

@@ -1,6 +1,7 @@
 // Number formatting and the heatmap's colour scale, shared by every report format and the
 // VS Code webview (which receives colours already computed, so both draw the same figure).
 import type { ImportanceMethod } from "../config/types";
+import { escapedControl } from "../base/terminalText";
 
 /** `value` with `digits` decimals; a value that rounds to zero prints without a sign. */
 export function formatFixed(value: number, digits: number, minus = "-"): string {
@@ -11,6 +12,30 @@ export function formatFixed(value: number, digits: number, minus = "-"): string 
 
 /** The typographic minus sign (U+2212), for HTML and the heatmap labels. */
 export const MINUS = "\u2212";
+
+// C0 controls, DEL, C1 controls, the bidi embeddings, overrides and isolates, and the line and
+// paragraph separators.
+// eslint-disable-next-line no-control-regex -- these are the characters it finds
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
+
+/**
+ * Text with its control characters made visible, as the CLI shows them on a terminal
+ * (base/terminalText.ts): each as `\uXXXX` (ESC as \u001b), the line and paragraph separators
+ * U+2028 and U+2029 as spaces. Names, targets and generations come from a run folder that may
+ * have come with a repository: printed raw, an escape sequence would move a terminal's cursor,
+ * set its title or its clipboard (OSC 52) when a report is read there, and a bidi override would
+ * make a line read in another order than it runs. `keep`: the controls a format prints as they
+ * are (the tab everywhere; HTML's line feed in generated text; a quoted CSV field's line breaks).
+ * Each format escapes the result as it escapes any text (the backslash is special to LaTeX).
+ */
+export function visibleControls(text: string, keep: RegExp = /\t/): string {
+  return text.replace(CONTROL, (c) => (keep.test(c) ? c : c === "\u2028" || c === "\u2029" ? " " : escapedControl(c)));
+}
+
+/** Text that is one line wherever it is printed: its line breaks and tabs as spaces, its other controls visible. */
+export function oneLine(text: string): string {
+  return visibleControls(text.replace(/[\r\n\u2028\u2029]+/g, " ").replace(/\t/g, " "));
+}
 
 /** A k value as the config wrote it: shortest decimal that reads back to the same number. */
 export function formatK(k: number): string {

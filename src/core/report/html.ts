@@ -13,6 +13,7 @@ import {
   formatInterval,
   formatK,
   MINUS,
+  visibleControls,
 } from "./format";
 import { ruleComparisons, rulesOf } from "./model";
 import { SIGN_DIFFERS_MARK } from "./compareFigure";
@@ -28,9 +29,16 @@ export interface HtmlOptions {
   generated?: Date;
 }
 
-/** Text and attribute values: & < > " ' as character references. */
+/**
+ * Text and attribute values: & < > " ' as character references; control characters visible
+ * (format.ts visibleControls), but the tab and line feed that generated text keeps in its
+ * pre-wrapped spans (a carriage return becomes a line feed, as an HTML parser reads it).
+ */
 export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+  return visibleControls(text.replace(/\r\n?/g, "\n"), /[\t\n]/).replace(
+    /[&<>"']/g,
+    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!,
+  );
 }
 
 /** JSON inside a <script type="application/json"> block: nothing in it can end the block. */
@@ -39,8 +47,7 @@ export function jsonForScript(value: unknown): string {
     .replace(/</g, "\\u003c")
     .replace(/>/g, "\\u003e")
     .replace(/&/g, "\\u0026")
-    .replace(/\u2028/g, "\\u2028")
-    .replace(/\u2029/g, "\\u2029");
+    .replace(/[\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 /** A script's source inside <script>: `</script` and `<!--` cannot occur in it. */
@@ -54,8 +61,14 @@ export function scriptForInline(source: string): string {
 /** The id of the JSON block the page's script reads the heatmaps from. */
 export const REPORT_DATA_ID = "bprof-report-data";
 
+// Figures from the run are escaped as any of its text (defence in depth: a field is a number only
+// once the run folder's check has passed, and a renderer may be handed a model built elsewhere).
 /** Numbers as the page prints them: fixed decimals, the typographic minus. */
-const num = (v: number, digits = 3) => formatFixed(v, digits, MINUS);
+const num = (v: number, digits = 3) => esc(formatFixed(v, digits, MINUS));
+const kText = (k: number) => esc(formatK(k));
+const count = (n: number) => esc(formatCount(n));
+/** A number of the run as it is (a seed, a count of items). */
+const whole = (n: number) => esc(String(n));
 const esc = escapeHtml;
 
 class Counter {
@@ -151,8 +164,8 @@ function modelSection(model: ModelReport, counter: Counter, heatmaps: Heatmap[])
   ];
   if (p) {
     meta.push(
-      ["parameters", `${formatCount(p.parameters)} (${formatCount(p.candidates)} ${candidatesWord(p)} can be ablated)`],
-      ["k sweep", p.k.map(formatK).join(", ")],
+      ["parameters", `${count(p.parameters)} (${count(p.candidates)} ${candidatesWord(p)} can be ablated)`],
+      ["k sweep", esc(p.k.map(formatK).join(", "))],
       ["selections", esc(p.selections.join(", "))],
       [
         "importance",
@@ -160,9 +173,12 @@ function modelSection(model: ModelReport, counter: Counter, heatmaps: Heatmap[])
           .map((r) => esc(describeRule(r)))
           .join("; "),
       ],
-      ["seed", String(p.seed)],
-      ["bootstrap", `${p.bootstrap.resamples} paired resamples, ${formatConfidence(p.bootstrap.confidence)} percentile intervals`],
-      ["abilities", p.abilities.map((a) => `${esc(a.name)} <span class="muted">(${a.sequences} items)</span>`).join("; ")],
+      ["seed", whole(p.seed)],
+      [
+        "bootstrap",
+        `${whole(p.bootstrap.resamples)} paired resamples, ${esc(formatConfidence(p.bootstrap.confidence))} percentile intervals`,
+      ],
+      ["abilities", p.abilities.map((a) => `${esc(a.name)} <span class="muted">(${whole(a.sequences)} items)</span>`).join("; ")],
     );
   }
   out.push(metaTable(meta));
@@ -177,7 +193,7 @@ function modelSection(model: ModelReport, counter: Counter, heatmaps: Heatmap[])
     );
     return out.join("\n");
   }
-  const confidence = formatConfidence(p.bootstrap.confidence);
+  const confidence = esc(formatConfidence(p.bootstrap.confidence));
   const rules = rulesOf(model);
   const several = rules.length > 1;
   out.push(findingsSection(model, several));
@@ -197,7 +213,7 @@ function fluencyLine(p: ProfileReport, s: KSection): string {
   );
   return (
     `<p class="fluency"><span class="label">Fluency</span> (perplexity of the ${f.text === "built-in" ? "built-in" : "config's"} neutral text; ` +
-    `the unablated model ${formatFixed(f.perplexity, 2)}; rows past ${f.max_perplexity_ratio}&times; it are greyed in the figure): ${rows.join(" ")}</p>`
+    `the unablated model ${num(f.perplexity, 2)}; rows past ${whole(f.max_perplexity_ratio)}&times; it are greyed in the figure): ${rows.join(" ")}</p>`
   );
 }
 
@@ -221,7 +237,7 @@ function rulesSection(model: ModelReport, counter: Counter): string {
       openTable(
         "booktabs",
         counter.table(),
-        `The rules at <i>k</i> = ${formatK(c.k)}: the label check of each rule's top sets, and the share of their weights whose ` +
+        `The rules at <i>k</i> = ${kText(c.k)}: the label check of each rule's top sets, and the share of their weights whose ` +
           `zeroing lowers the ability's own loss to first order (the signed rule ranks those last).`,
       ),
       ...tableHtml(tables.rulesTable(c)),
@@ -245,7 +261,7 @@ function kSection(
   const metric = s.metricLabel;
   heatmaps.push(s.heatmap);
   const out: string[] = [
-    `<section class="k"><h3><i>k</i> = ${formatK(s.k)}${rule ? ` · ${esc(rule)} rule` : ""} <span class="muted">· <i>n</i> = ${formatCount(s.n)} of ${formatCount(p.parameters)} parameters zeroed</span></h3>`,
+    `<section class="k"><h3><i>k</i> = ${kText(s.k)}${rule ? ` · ${esc(rule)} rule` : ""} <span class="muted">· <i>n</i> = ${count(s.n)} of ${count(p.parameters)} parameters zeroed</span></h3>`,
   ];
   const cells = s.rows.flatMap((r) => r.cells);
   const significantCount = cells.filter((c) => c.significant).length;
@@ -258,9 +274,9 @@ function kSection(
     `<figure class="heatmap"><div class="canvas-wrap"><canvas id="${esc(s.heatmap.id)}" role="img" ` +
       `aria-label="${esc(`Heatmap of AIS (${metric}) of ${model.name} at k = ${formatK(s.k)}: abilities by benchmarks`)}"></canvas></div>`,
     `<noscript><p class="muted">The heatmap is drawn by the page's script; the table below holds the same numbers.</p></noscript>`,
-    `<figcaption><span class="label">${counter.figure()}</span> AIS (${esc(metric)}) of ${esc(model.name)} at <i>k</i> = ${formatK(s.k)}: ` +
+    `<figcaption><span class="label">${counter.figure()}</span> AIS (${esc(metric)}) of ${esc(model.name)} at <i>k</i> = ${kText(s.k)}: ` +
       `abilities (rows) by benchmarks (columns). Diverging scale centred at 0, red where the benchmark depends on the ability, ` +
-      `blue where removing it helps; values beyond ±${formatFixed(p.scaleLimit, 2)} saturate. ${marks}` +
+      `blue where removing it helps; values beyond ±${num(p.scaleLimit, 2)} saturate. ${marks}` +
       (undefinedCount > 0 ? `; hatched cells are undefined (n/a, with the reason's number).` : ".") +
       `</figcaption>`,
     `</figure>`,
@@ -274,7 +290,7 @@ function kSection(
     `${openTable(
       "booktabs cells",
       counter.table(),
-      `AIS (${esc(metric)}) at <i>k</i> = ${formatK(s.k)} with ${confidence} CI bounds [low, high]; ` + `<b>*</b> = the CI excludes 0.`,
+      `AIS (${esc(metric)}) at <i>k</i> = ${kText(s.k)} with ${confidence} CI bounds [low, high]; ` + `<b>*</b> = the CI excludes 0.`,
     )}`,
     ...tableHtml(tables.aisTable(s)),
     CLOSE_TABLE,
@@ -286,7 +302,7 @@ function kSection(
       `${openTable(
         "booktabs labels",
         counter.table(),
-        `Ability labels at <i>k</i> = ${formatK(s.k)} (${esc(metric)}): ablating the labelled ability ` +
+        `Ability labels at <i>k</i> = ${kText(s.k)} (${esc(metric)}): ablating the labelled ability ` +
           `hurts the benchmark most for <b>${held} of ${s.labels.length} labelled benchmarks</b>. Each row compares the AIS of the label's top set on ` +
           `the benchmark with the largest AIS of that row on a benchmark without the label.`,
       )}`,
@@ -304,7 +320,7 @@ function kSection(
       `${openTable(
         "booktabs cells",
         counter.table(),
-        `Specificity at <i>k</i> = ${formatK(s.k)}: AIS of the ability's top set minus AIS of ` +
+        `Specificity at <i>k</i> = ${kText(s.k)}: AIS of the ability's top set minus AIS of ` +
           `a random set of the same size (the random control), with ${confidence} CI from the same resamples.`,
       )}`,
       ...tableHtml(tables.specificityTable(s)),
@@ -317,7 +333,7 @@ function kSection(
       `${openTable(
         "booktabs overlap",
         counter.table(),
-        `Ability overlap at <i>k</i> = ${formatK(s.k)}: Jaccard index |A ∩ B| / |A ∪ B| ` +
+        `Ability overlap at <i>k</i> = ${kText(s.k)}: Jaccard index |A ∩ B| / |A ∪ B| ` +
           `of the abilities' top-<i>k</i> parameter sets (|A ∩ B| below; the diagonal holds each set's size). Shared parameters mean one ` +
           `ablation also damages the other ability.`,
       )}`,
@@ -331,7 +347,7 @@ function kSection(
       `${openTable(
         "booktabs",
         counter.table(),
-        `Ranking stability at <i>k</i> = ${formatK(s.k)}: each ability's top ${formatCount(s.n)} ` +
+        `Ranking stability at <i>k</i> = ${kText(s.k)}: each ability's top ${count(s.n)} ` +
           `ranked from two halves of its diagnostic items (split with the seed), and the Jaccard index of the two sets. Near 1, the items are ` +
           `enough for a stable ranking; far below, the ranking depends on which items were drawn.`,
       )}`,
@@ -345,9 +361,9 @@ function kSection(
       `${openTable(
         "booktabs",
         counter.table(),
-        `Chunked selection against the exact top <i>n</i> at <i>k</i> = ${formatK(s.k)}: each ability's ` +
+        `Chunked selection against the exact top <i>n</i> at <i>k</i> = ${kText(s.k)}: each ability's ` +
           `<code>top_chunked</code> set (the authors' released code: the candidates cut into chunks of at least a million, the top ` +
-          `⌈<i>n</i> / candidates × chunk⌉ of each) against its exact top ${formatCount(s.n)}; Jaccard index |C ∩ T| / |C ∪ T|.`,
+          `⌈<i>n</i> / candidates × chunk⌉ of each) against its exact top ${count(s.n)}; Jaccard index |C ∩ T| / |C ∪ T|.`,
       )}`,
       ...tableHtml(tables.chunkedTable(s)),
       CLOSE_TABLE,
@@ -360,8 +376,8 @@ function kSection(
       `${openTable(
         "booktabs",
         counter.table(),
-        `Zeroed weights that lower their own ability's loss at <i>k</i> = ${formatK(s.k)}: ` +
-          `of each set's ${formatCount(s.n)} weights, those whose zeroing lowers the ability's diagnostic loss to first order ` +
+        `Zeroed weights that lower their own ability's loss at <i>k</i> = ${kText(s.k)}: ` +
+          `of each set's ${count(s.n)} weights, those whose zeroing lowers the ability's diagnostic loss to first order ` +
           `(${MINUS}θ × g &lt; 0). A top set ranked by the paper's |θ × g| held about half in the demo model; one ranked by ${MINUS}θ × g ` +
           `(<code>method: signed</code>) holds none.`,
       )}`,
@@ -374,7 +390,7 @@ function kSection(
     `${openTable(
       "booktabs cells",
       counter.table(),
-      `Flips at <i>k</i> = ${formatK(s.k)} (${esc(metric)}): documents the ablation turned ` +
+      `Flips at <i>k</i> = ${kText(s.k)} (${esc(metric)}): documents the ablation turned ` +
         `right → wrong / wrong → right; (baseline − ablated) × documents = right → wrong − wrong → right.`,
     )}`,
     ...tableHtml(tables.flipsTable(s)),
@@ -411,7 +427,7 @@ function expectationsSection(s: KSection, confidence: string, counter: Counter):
     openTable(
       "booktabs labels",
       counter.table(),
-      `Expected abilities at <i>k</i> = ${formatK(s.k)} (${esc(s.metricLabel)}): per benchmark, the abilities the config expects it ` +
+      `Expected abilities at <i>k</i> = ${kText(s.k)} (${esc(s.metricLabel)}): per benchmark, the abilities the config expects it ` +
         `to need with the AIS of their top sets, how many of them show (a positive AIS whose ${confidence} CI excludes 0, <b>*</b>), ` +
         `the abilities not expected that show, and where weights are given Spearman's ρ of the weights and the AIS.`,
     ),
@@ -426,7 +442,7 @@ function consistencySection(s: KSection, confidence: string, counter: Counter): 
     openTable(
       "booktabs labels",
       counter.table(),
-      `Consistency at <i>k</i> = ${formatK(s.k)} of the abilities measured with a second diagnostic set (<code>of</code>): ` +
+      `Consistency at <i>k</i> = ${kText(s.k)} of the abilities measured with a second diagnostic set (<code>of</code>): ` +
         `Spearman's ρ of the two sets' AIS across the benchmarks, and the benchmarks where one set's ${confidence} CI excludes the other's AIS.`,
     ),
     ...tableHtml(tables.consistencyTable(s)),
@@ -440,7 +456,7 @@ function pairsSection(s: KSection, confidence: string, counter: Counter): string
     openTable(
       "booktabs cells",
       counter.table(),
-      `Two abilities at once at <i>k</i> = ${formatK(s.k)} (${esc(s.metricLabel)}): the interference AIS(A+B) ${MINUS} AIS(A) ${MINUS} AIS(B) ` +
+      `Two abilities at once at <i>k</i> = ${kText(s.k)} (${esc(s.metricLabel)}): the interference AIS(A+B) ${MINUS} AIS(A) ${MINUS} AIS(B) ` +
         `with ${confidence} CI bounds (<b>*</b> = the CI excludes 0; 0 when the two effects add up, negative when the union removes less ` +
         `than both alone), then the AIS of the union of the two top sets (<i>n</i> weights).`,
     ),
@@ -470,6 +486,7 @@ export function tableHtml(t: TableData): string[] {
 const HTML_INLINE: InlineStyle = {
   text: esc,
   figure: (v, digits) => num(v, digits),
+  count,
   muted: (content) => `<span class="muted">${content}</span>`,
   strong: (content) => `<b>${content}</b>`,
   variable: (name) => `<i>${esc(name)}</i>`,
@@ -481,10 +498,10 @@ const inlineHtml = (parts: Inline[]) => writeInline(parts, HTML_INLINE);
 function cellHtml(c: TableCell, textClass: string): string {
   if (Array.isArray(c)) return `<td${textClass}>${inlineHtml(c)}</td>`;
   const sig = (significant: boolean) => (significant ? ' class="sig"' : "");
-  const ci = (interval: { low: number; high: number } | null) => (interval ? formatInterval(interval, 3, MINUS) : "");
+  const ci = (interval: { low: number; high: number } | null) => (interval ? esc(formatInterval(interval, 3, MINUS)) : "");
   switch (c.kind) {
     case "estimate":
-      if (c.value === null) return `<td class="na">n/a<sup>${c.reason}</sup></td>`;
+      if (c.value === null) return `<td class="na">n/a<sup>${c.reason === undefined ? "" : whole(c.reason)}</sup></td>`;
       return `<td${sig(c.significant)}>${num(c.value)}${c.significant ? "*" : ""}${c.ci ? `<span class="ci">${ci(c.ci)}</span>` : ""}</td>`;
     case "interference": {
       const x = c.cell;
@@ -492,7 +509,7 @@ function cellHtml(c: TableCell, textClass: string): string {
       return `<td${sig(x.significant)}>${num(x.interference)}${x.significant ? "*" : ""}<span class="ci">${ci(x.interferenceCi)}; AIS ${num(x.ais!)}</span></td>`;
     }
     case "overlap":
-      return `<td class="j${Math.round(Math.min(1, Math.max(0, c.jaccard)) * 10)}">${num(c.jaccard)}<span class="ci">${formatCount(c.shared)}</span></td>`;
+      return `<td class="j${Math.round(Math.min(1, Math.max(0, c.jaccard)) * 10)}">${num(c.jaccard)}<span class="ci">${count(c.shared)}</span></td>`;
     case "difference": {
       const x = c.cell;
       if (!x || x.difference === null) return `<td class="na">n/a</td>`;
@@ -512,12 +529,12 @@ export function signedNum(v: number): string {
 }
 
 function negativeCellHtml(c: NegativeCell, mixed: boolean, counter: Counter): string {
-  const ci = c.ci ? ` ${formatInterval(c.ci, 3, MINUS)}` : "";
+  const ci = c.ci ? ` ${esc(formatInterval(c.ci, 3, MINUS))}` : "";
   const title =
     `${esc(c.row)} × ${esc(c.benchmark)}${mixed ? ` (${esc(c.metric)})` : ""}: AIS ${num(c.ais)}${ci}${c.significant ? "*" : ""}; ` +
-    `${c.rightToWrong} right → wrong, ${c.wrongToRight} wrong → right.`;
+    `${whole(c.rightToWrong)} right → wrong, ${whole(c.wrongToRight)} wrong → right.`;
   if (c.error) return `<p><b>${title}</b> <span class="error">The documents could not be recovered: ${esc(c.error)}</span></p>`;
-  const more = c.omitted > 0 ? `<p class="muted">… and ${c.omitted} more documents (the JSON report lists them all).</p>` : "";
+  const more = c.omitted > 0 ? `<p class="muted">… and ${whole(c.omitted)} more documents (the JSON report lists them all).</p>` : "";
   return `${openTable("booktabs docs", counter.table(), title)}${tableHtml(tables.documentsTable(c)).join("")}${CLOSE_TABLE}${more}`;
 }
 

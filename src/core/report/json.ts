@@ -8,6 +8,18 @@ import { buildReport } from "./model";
 
 export const REPORT_SCHEMA_VERSION = 1;
 
+/**
+ * A JSON file's text, indented, with every character a terminal or an older JavaScript engine
+ * would act on as a `\uXXXX` escape: JSON.stringify escapes the C0 controls but writes DEL, the C1
+ * controls (CSI among them) and U+2028/U+2029 as they are. The value read back is the same.
+ */
+export function jsonText(value: unknown): string {
+  return (
+    JSON.stringify(value, null, 2).replace(/[\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`) +
+    "\n"
+  );
+}
+
 export async function renderJson(run: LoadedRun, items: RunItems, filter: CellFilter = {}): Promise<{ text: string; warnings: string[] }> {
   const { results } = run;
   const flipped = await flatFlippedDocuments(results, items, filter);
@@ -43,7 +55,7 @@ export async function renderJson(run: LoadedRun, items: RunItems, filter: CellFi
     flipped_documents: flipped.documents,
     warnings: flipped.errors,
   };
-  return { text: JSON.stringify(report, null, 2) + "\n", warnings: flipped.errors };
+  return { text: jsonText(report), warnings: flipped.errors };
 }
 
 /** One row per pair, k, benchmark and metric (ablation.pairs): the union's AIS and the interference. */

@@ -4,7 +4,7 @@
 // abilities (`expects`), the consistency of second diagnostic sets (`of`) and the interference of
 // two abilities ablated together (`ablation.pairs`): each from report/tables.ts's data, written
 // here in LaTeX. Needs \usepackage{booktabs}.
-import { formatConfidence, formatCount, formatFixed, formatK } from "./format";
+import { formatConfidence, formatCount, formatFixed, formatK, oneLine } from "./format";
 import { rulesOf } from "./model";
 import * as tables from "./tables";
 import { writeInline, type Inline, type InlineStyle, type TableCell, type TableData, type TableRow } from "./tables";
@@ -34,10 +34,20 @@ const SPECIALS: Record<string, string> = {
   "|": "\\textbar{}",
 };
 
-/** Text as LaTeX prints it literally: its ten special characters (and < > |) replaced by commands. */
+/**
+ * Text as LaTeX prints it literally: its ten special characters (and < > |) replaced by commands;
+ * line breaks as spaces (a break would end a comment line early, two a paragraph) and other
+ * control characters visible (format.ts oneLine, whose carets are then escaped as any).
+ */
 export function escapeLatex(text: string): string {
-  return text.replace(/[\\&%$#_{}~^<>|]/g, (c) => SPECIALS[c]!).replace(/[\r\n]+/g, " ");
+  return oneLine(text).replace(/[\\&%$#_{}~^<>|]/g, (c) => SPECIALS[c]!);
 }
+
+// Numbers of the run printed as they are go through the escape of its text (defence in depth: a
+// field is a number only once the run folder's check has passed); fixed-decimal figures are digits
+// by construction.
+const whole = (n: number) => escapeLatex(String(n));
+const kText = (k: number) => escapeLatex(formatK(k));
 
 /** A label key from a name: letters, digits and dashes. */
 function labelKey(text: string): string {
@@ -76,11 +86,11 @@ function table(model: ModelReport, p: ProfileReport, s: KSection, labelRule: boo
   const letters = s.reasons.map((_, i) => String.fromCharCode(97 + (i % 26)) + (i >= 26 ? String(Math.floor(i / 26)) : ""));
   const lines = latexTabular(tables.aisTable(s), letters);
   const notes = [
-    `$^{*}$: the ${escapeLatex(formatConfidence(p.bootstrap.confidence))} paired-bootstrap CI (${p.bootstrap.resamples} resamples) excludes 0.`,
+    `$^{*}$: the ${escapeLatex(formatConfidence(p.bootstrap.confidence))} paired-bootstrap CI (${whole(p.bootstrap.resamples)} resamples) excludes 0.`,
     ...s.reasons.map((r, i) => `n/a$^{${letters[i]}}$: ${escapeLatex(r)}`),
   ];
   lines.push(
-    `\\caption{Ability Impact Scores (${escapeLatex(metric)}) of ${escapeLatex(model.name)} at $k = ${formatK(s.k)}$ ` +
+    `\\caption{Ability Impact Scores (${escapeLatex(metric)}) of ${escapeLatex(model.name)} at $k = ${kText(s.k)}$ ` +
       `($n = ${latexCount(s.n)}$ of ${latexCount(p.parameters)} parameters zeroed${p.method === "signed" ? ", ranked by $-\\theta g$" : labelRule ? ", ranked by $|\\theta g|$" : ""}${allLayers(p)}). ${notes.join(" ")}}`,
     `\\label{tab:ais-${labelKey(model.name)}${labelRule ? `-${ruleKey(p)}` : ""}-k${formatK(s.k).replace(/[^0-9a-z]/gi, "")}}`,
     "\\end{table}",
@@ -97,7 +107,7 @@ function latexCount(n: number): string {
 function captionOf(c: CheckTable, what: string, key: string): string[] {
   const rule = (c.labelRule ? (c.p.method === "signed" ? ", ranked by $-\\theta g$" : ", ranked by $|\\theta g|$") : "") + allLayers(c.p);
   return [
-    `\\caption{${what} (${escapeLatex(c.model.name)}, $k = ${formatK(c.s.k)}$${rule}).}`,
+    `\\caption{${what} (${escapeLatex(c.model.name)}, $k = ${kText(c.s.k)}$${rule}).}`,
     `\\label{tab:${key}-${labelKey(c.model.name)}${c.labelRule ? `-${ruleKey(c.p)}` : ""}-k${formatK(c.s.k).replace(/[^0-9a-z]/gi, "")}}`,
     "\\end{table}",
   ];
@@ -116,7 +126,7 @@ const LATEX_INLINE: InlineStyle = {
   strong: (content) => `\\textbf{${content}}`,
   variable: (name) => `$${name}$`,
   count: latexCount,
-  factor: (value) => `$\\times ${value}$`,
+  factor: (value) => `$\\times ${whole(value)}$`,
 };
 const inlineLatex = (parts: Inline[]) => writeInline(parts, LATEX_INLINE);
 

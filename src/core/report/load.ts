@@ -1,21 +1,23 @@
-// Reading a finished run for a report: results.json, checked against schema version 1 before
-// anything is read from it, and the per-item files (items.jsonl, variants/*.items.jsonl) that
-// the flipped-document lists are recovered from. Bad input is a ReportInputError with one line
-// that says what is wrong and where.
+// Reading a finished run for a report: results.json, checked for every field's type before
+// anything is read from it (results/check.ts), and the per-item files (items.jsonl,
+// variants/*.items.jsonl, flips.jsonl) that the flipped-document lists are recovered from, each
+// line checked (results/lineCheck.ts). Bad input is a ReportInputError with one line that says
+// what is wrong and where.
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
-import type { ScoredItem } from "../analysis/accuracy";
-import { ALL_METRICS, metricsOf, type Metric } from "../analysis/ais";
-import type { BenchmarkItem, GeneratedItem } from "../analysis/generation";
-import { isDirectory, isWithinFolder, OutsideFolderError, pathWithinFolder } from "../base/fsutil";
+import type { Metric } from "../analysis/ais";
+import type { BenchmarkItem } from "../analysis/generation";
+import { isDirectory, OutsideFolderError, pathWithinFolder } from "../base/fsutil";
 import { modelFolderName } from "../config/modelFolder";
-import { RESULTS_SCHEMA_VERSION, type Results } from "../results/schema";
+import { checkResults } from "../results/check";
+import { ReportInputError } from "../results/inputError";
+import { flipLinesOfText, itemsOfText } from "../results/lineCheck";
+import type { Results } from "../results/schema";
 import type { FlippedDocument } from "./types";
 
-/** Input a report cannot be made from (a missing run, another schema, a damaged file). */
-export class ReportInputError extends Error {
-  override name = "ReportInputError";
-}
+// The checks live with the run folder (results/); reports, the editor and the CLI import them from here too.
+export { checkResults } from "../results/check";
+export { DamagedRunFileError, ReportInputError } from "../results/inputError";
 
 export interface LoadedRun {
   /** The run folder (where results.json lies). */
@@ -28,16 +30,16 @@ export const RESULTS_FILE = "results.json";
 
 /** Reads and checks a run's results.json; `target` is the run folder or the results file itself. */
 export async function loadRun(target: string): Promise<LoadedRun> {
-  const resultsFile = (await isDirectory(target)) ? await fileOfRun(target, RESULTS_FILE) : target;
+  const resultsFile = (await isDirectory(target)) ? await fileOfRun(target, RESULTS_FILE) : await readableFile(target);
   let text: string;
   try {
     text = await fs.readFile(resultsFile, "utf8");
-  } catch {
+  } catch (e) {
     const dir = path.dirname(resultsFile);
     throw new ReportInputError(
-      (await isDirectory(dir)) && path.basename(resultsFile) === RESULTS_FILE
+      (e as NodeJS.ErrnoException).code === "ENOENT" && (await isDirectory(dir)) && path.basename(resultsFile) === RESULTS_FILE
         ? `${dir} has no ${RESULTS_FILE}: the run did not finish (resume it with \`bprof run --resume\`), or it is not a run folder`
-        : `cannot read ${resultsFile}`,
+        : `cannot read ${resultsFile}${reasonOf(e)}`,
     );
   }
   let raw: unknown;
@@ -49,204 +51,39 @@ export async function loadRun(target: string): Promise<LoadedRun> {
   return { dir: path.dirname(path.resolve(resultsFile)), resultsFile: path.resolve(resultsFile), results: checkResults(raw, resultsFile) };
 }
 
-/** The shape of results.json version 1 (docs/results-schema.md), as far as reports read it. */
-export function checkResults(raw: unknown, file: string): Results {
-  if (!isObject(raw) || raw.schema !== "bprof.results") {
-    const schema = isObject(raw) && typeof raw.schema === "string" ? ` (its schema is \`${raw.schema}\`)` : "";
-    throw new ReportInputError(`${file} is not a Benchmark Profiler results file${schema}: expected "schema": "bprof.results"`);
-  }
-  if (raw.schema_version !== RESULTS_SCHEMA_VERSION) {
-    throw new ReportInputError(
-      `${file} has schema_version ${JSON.stringify(raw.schema_version)}; this bprof reads version ${RESULTS_SCHEMA_VERSION}`,
-    );
-  }
-  const at = (where: string, what: string) => new ReportInputError(`${file}: ${where}: expected ${what}`);
-  const need = (value: unknown, ok: boolean, where: string, what: string) => {
-    if (!ok) throw at(where, what);
-    return value;
-  };
-  const str = (v: unknown, where: string) => need(v, typeof v === "string", where, "a string");
-  const num = (v: unknown, where: string) => need(v, typeof v === "number" && Number.isFinite(v), where, "a number");
-  const numOrNull = (v: unknown, where: string) =>
-    need(v, v === null || (typeof v === "number" && Number.isFinite(v)), where, "a number or null");
-  const arr = (v: unknown, where: string) => need(v, Array.isArray(v), where, "an array") as unknown[];
-  const obj = (v: unknown, where: string) => need(v, isObject(v), where, "an object") as Record<string, unknown>;
-  const interval = (v: unknown, where: string) => {
-    if (v === null) return;
-    const ci = obj(v, where);
-    for (const key of ["low", "high", "confidence"]) num(ci[key], `${where}.${key}`);
-  };
-  const cellOf = (v: unknown, cw: string) => {
-    const cell = obj(v, cw);
-    for (const key of ["baseline", "ablated", "chance"]) num(cell[key], `${cw}.${key}`);
-    numOrNull(cell.ais, `${cw}.ais`);
-    interval(cell.ci, `${cw}.ci`);
-    need(cell.significant, typeof cell.significant === "boolean", `${cw}.significant`, "true or false");
-    const flips = obj(cell.flips, `${cw}.flips`);
-    num(flips.right_to_wrong, `${cw}.flips.right_to_wrong`);
-    num(flips.wrong_to_right, `${cw}.flips.wrong_to_right`);
-    if (cell.specificity !== undefined) {
-      const s = obj(cell.specificity, `${cw}.specificity`);
-      numOrNull(s.value, `${cw}.specificity.value`);
-      interval(s.ci, `${cw}.specificity.ci`);
-    }
-  };
-  const strings = (v: unknown, where: string) => arr(v, where).forEach((s, i) => str(s, `${where}[${i}]`));
-
-  /** A model's profile (results.json's ModelProfile) at `pw`: throws naming the first field that is wrong. */
-  const checkProfile = (
-    raw: unknown,
-    pw: string,
-    outputTypeOf: ReadonlyMap<string, "multiple_choice" | "generate_until">,
-    groupMetrics: ReadonlyMap<string, Metric[]>,
-  ): void => {
-    const p = obj(raw, pw);
-    for (const key of ["parameters", "candidates", "seed"]) num(p[key], `${pw}.${key}`);
-    arr(p.k, `${pw}.k`).forEach((k, i) => num(k, `${pw}.k[${i}]`));
-    arr(p.selections, `${pw}.selections`).forEach((s, i) => str(s, `${pw}.selections[${i}]`));
-    // results written before the method could be chosen used the paper's
-    p.method ??= "paper";
-    need(p.method, p.method === "paper" || p.method === "signed", `${pw}.method`, "paper or signed");
-    const bootstrap = obj(p.bootstrap, `${pw}.bootstrap`);
-    for (const key of ["resamples", "confidence"]) num(bootstrap[key], `${pw}.bootstrap.${key}`);
-    arr(p.abilities, `${pw}.abilities`).forEach((a, i) => str(obj(a, `${pw}.abilities[${i}]`).name, `${pw}.abilities[${i}].name`));
-    for (const [s, stabilityRaw] of arr(p.stability ?? [], `${pw}.stability`).entries()) {
-      const sw = `${pw}.stability[${s}]`;
-      const stability = obj(stabilityRaw, sw);
-      str(stability.ability, `${sw}.ability`);
-      for (const [i, byK] of arr(stability.by_k, `${sw}.by_k`).entries()) {
-        const at = obj(byK, `${sw}.by_k[${i}]`);
-        for (const key of ["k", "n", "shared", "jaccard"]) num(at[key], `${sw}.by_k[${i}].${key}`);
-      }
-    }
-    for (const [v, variantRaw] of arr(p.variants, `${pw}.variants`).entries()) {
-      const vw = `${pw}.variants[${v}]`;
-      const variant = obj(variantRaw, vw);
-      need(variant.ability, variant.ability === null || typeof variant.ability === "string", `${vw}.ability`, "a string or null");
-      need(
-        variant.selection,
-        ["top", "top_chunked", "bottom", "random"].includes(variant.selection as string),
-        `${vw}.selection`,
-        "top, top_chunked, bottom or random",
-      );
-      num(variant.k, `${vw}.k`);
-      num(variant.n, `${vw}.n`);
-      if (variant.exact_top !== undefined) {
-        const exact = obj(variant.exact_top, `${vw}.exact_top`);
-        for (const key of ["n", "shared", "jaccard"]) num(exact[key], `${vw}.exact_top.${key}`);
-      }
-      need(variant.items_file, isPathInFolder(variant.items_file), `${vw}.items_file`, "a path inside the model's folder");
-      for (const [b, benchRaw] of arr(variant.benchmarks, `${vw}.benchmarks`).entries()) {
-        const bw = `${vw}.benchmarks[${b}]`;
-        const bench = obj(benchRaw, bw);
-        str(bench.name, `${bw}.name`);
-        for (const metric of metricsOf(outputTypeOf.get(bench.name as string))) cellOf(bench[metric], `${bw}.${metric}`);
-      }
-      for (const [b, groupRaw] of arr(variant.groups ?? [], `${vw}.groups`).entries()) {
-        const gw = `${vw}.groups[${b}]`;
-        const group = obj(groupRaw, gw);
-        const metrics = groupMetrics.get(str(group.name, `${gw}.name`) as string);
-        need(group.name, metrics !== undefined, `${gw}.name`, `the name of one of ${pw.slice(0, pw.indexOf("."))}.groups`);
-        // A metric whose tasks have no documents has no cell.
-        for (const metric of metrics!) if (group[metric] !== undefined) cellOf(group[metric], `${gw}.${metric}`);
-      }
-    }
-    for (const [o, overlapRaw] of arr(p.overlap ?? [], `${pw}.overlap`).entries()) {
-      const ow = `${pw}.overlap[${o}]`;
-      const overlap = obj(overlapRaw, ow);
-      num(overlap.k, `${ow}.k`);
-      const names = arr(overlap.abilities, `${ow}.abilities`);
-      for (const key of ["intersections", "jaccard"]) {
-        const matrix = arr(overlap[key], `${ow}.${key}`);
-        need(
-          matrix,
-          matrix.length === names.length && matrix.every((row) => Array.isArray(row) && row.length === names.length),
-          `${ow}.${key}`,
-          `a ${names.length} x ${names.length} matrix`,
-        );
-      }
-    }
-  };
-
-  str(raw.run_id, "run_id");
-  str(raw.created, "created");
-  for (const [m, modelRaw] of arr(raw.models, "models").entries()) {
-    const where = `models[${m}]`;
-    const model = obj(modelRaw, where);
-    for (const key of ["name", "path", "dtype"]) str(model[key], `${where}.${key}`);
-    // A benchmark without output_type is multiple choice (files written before generate_until ran).
-    const outputTypeOf = new Map<string, "multiple_choice" | "generate_until">();
-    for (const [b, benchRaw] of arr(model.benchmarks, `${where}.benchmarks`).entries()) {
-      const bw = `${where}.benchmarks[${b}]`;
-      const bench = obj(benchRaw, bw);
-      str(bench.name, `${bw}.name`);
-      const outputType = bench.output_type ?? "multiple_choice";
-      need(
-        outputType,
-        outputType === "multiple_choice" || outputType === "generate_until",
-        `${bw}.output_type`,
-        "multiple_choice or generate_until",
-      );
-      outputTypeOf.set(bench.name as string, outputType as "multiple_choice" | "generate_until");
-      const keys = outputType === "generate_until" ? ["items", "exact_match", "chance"] : ["items", "acc", "acc_norm", "chance"];
-      for (const key of keys) num(bench[key], `${bw}.${key}`);
-    }
-    // Groups scored as a whole (files written before them have none): their metrics, by name.
-    const groupMetrics = new Map<string, Metric[]>();
-    for (const [g, groupRaw] of arr(model.groups ?? [], `${where}.groups`).entries()) {
-      const gw = `${where}.groups[${g}]`;
-      const group = obj(groupRaw, gw);
-      str(group.name, `${gw}.name`);
-      strings(group.tasks, `${gw}.tasks`);
-      const aggregates = arr(group.aggregates, `${gw}.aggregates`);
-      need(aggregates, aggregates.length > 0, `${gw}.aggregates`, "at least one aggregate");
-      groupMetrics.set(
-        group.name as string,
-        aggregates.map((aggregateRaw, a) => {
-          const aw = `${gw}.aggregates[${a}]`;
-          const aggregate = obj(aggregateRaw, aw);
-          need(
-            aggregate.metric,
-            (ALL_METRICS as readonly unknown[]).includes(aggregate.metric),
-            `${aw}.metric`,
-            `one of ${ALL_METRICS.join(", ")}`,
-          );
-          str(aggregate.filter, `${aw}.filter`);
-          need(aggregate.weight_by_size, typeof aggregate.weight_by_size === "boolean", `${aw}.weight_by_size`, "true or false");
-          strings(aggregate.tasks, `${aw}.tasks`);
-          for (const key of ["items", "score", "chance"]) num(aggregate[key], `${aw}.${key}`);
-          return aggregate.metric as Metric;
-        }),
-      );
-    }
-    if (model.profile !== undefined) checkProfile(model.profile, `${where}.profile`, outputTypeOf, groupMetrics);
-    for (const [r, other] of arr(model.other_methods ?? [], `${where}.other_methods`).entries())
-      checkProfile(other, `${where}.other_methods[${r}]`, outputTypeOf, groupMetrics);
-  }
-  return raw as unknown as Results;
-}
-
-/** A relative path that stays in its folder: no .., not absolute (links are checked when the file is read). */
-function isPathInFolder(v: unknown): boolean {
-  return typeof v === "string" && v !== "" && !path.isAbsolute(v) && isWithinFolder(".", path.normalize(v));
-}
-
 /**
  * A file of the run folder `runDir` as it may be read; a ReportInputError where it leads out of
- * the folder (`..`, an absolute path, a link): a run folder can come with a repository, and
- * results.json names the files it is read with.
+ * the folder (`..`, an absolute path, a link), where its links loop, or where it is no regular
+ * file (a FIFO would never end a read): a run folder can come with a repository, and results.json
+ * names the files it is read with.
  */
 async function fileOfRun(runDir: string, file: string, namedBy?: string): Promise<string> {
+  const named = (message: string) => new ReportInputError(namedBy ? `${message} (named by ${namedBy})` : message);
+  let real: string;
   try {
-    return await pathWithinFolder(runDir, file, "the run folder");
+    real = await pathWithinFolder(runDir, file, "the run folder");
   } catch (e) {
-    if (!(e instanceof OutsideFolderError)) throw e;
-    throw new ReportInputError(namedBy ? `${e.message} (named by ${namedBy})` : e.message);
+    if (e instanceof OutsideFolderError) throw named(e.message);
+    throw named(`cannot read ${path.join(runDir, file)}${reasonOf(e)}`);
   }
+  return readableFile(real, named);
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
+/** `file` when it is a regular file or missing (its reader says so); a ReportInputError otherwise. */
+async function readableFile(file: string, error = (message: string) => new ReportInputError(message)): Promise<string> {
+  const stat = await fs.stat(file).catch((e: NodeJS.ErrnoException) => (e.code === "ENOENT" || e.code === "ENOTDIR" ? undefined : e));
+  if (stat instanceof Error) throw error(`cannot read ${file}${reasonOf(stat)}`);
+  if (stat && !stat.isFile() && !stat.isDirectory()) throw error(`${file} is not a regular file: it is not read`);
+  return file;
+}
+
+/** Why a file could not be read, in words after its name: " (its links loop: ELOOP)". */
+function reasonOf(e: unknown): string {
+  const code = (e as NodeJS.ErrnoException | undefined)?.code;
+  if (code === "ELOOP") return " (it is a link that leads to itself, or through too many links: ELOOP)";
+  if (code === "EACCES" || code === "EPERM") return ` (no permission: ${code})`;
+  if (code === "EISDIR") return " (it is a folder)";
+  return code ? ` (${code})` : "";
 }
 
 /** Reads a run's per-item files once each: a model's items.jsonl and its variants' items files. */
@@ -297,56 +134,20 @@ export class RunItems {
   }
 }
 
-/** Per-item records from a JSONL file (lines as in items.jsonl); throws a one-line ReportInputError. */
+/**
+ * Per-item records from a JSONL file (lines as in items.jsonl), each line checked; a
+ * ReportInputError when the file is missing, a DamagedRunFileError at the line that is wrong.
+ */
 export async function readItemsFile(file: string): Promise<BenchmarkItem[]> {
   let text: string;
   try {
     text = await fs.readFile(file, "utf8");
-  } catch {
-    throw new ReportInputError(`the per-item file ${file} is missing`);
+  } catch (e) {
+    throw new ReportInputError(
+      (e as NodeJS.ErrnoException).code === "ENOENT" ? `the per-item file ${file} is missing` : `cannot read ${file}${reasonOf(e)}`,
+    );
   }
-  const items: BenchmarkItem[] = [];
-  for (const [i, line] of text.split("\n").entries()) {
-    if (line.trim() === "") continue;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(line);
-    } catch {
-      throw new ReportInputError(`${file}:${i + 1}: not a JSON line`);
-    }
-    if (isObject(raw) && raw.kind === "generate_until") {
-      const g = raw as Partial<GeneratedItem>;
-      const ok =
-        typeof g.benchmark === "string" &&
-        typeof g.index === "number" &&
-        typeof g.target === "string" &&
-        typeof g.answer === "string" &&
-        typeof g.correct === "boolean" &&
-        typeof g.response === "string";
-      if (!ok)
-        throw new ReportInputError(
-          `${file}:${i + 1}: expected a generated item {"kind": "generate_until", "benchmark", "index", "target", "answer", "correct", "response", ...}`,
-        );
-      items.push(g as GeneratedItem);
-      continue;
-    }
-    const item = (raw ?? {}) as Partial<ScoredItem>;
-    const ok =
-      typeof item.benchmark === "string" &&
-      typeof item.index === "number" &&
-      typeof item.target === "number" &&
-      Array.isArray(item.choices) &&
-      item.choices.every((c) => typeof c?.logprob === "number") &&
-      typeof item.prediction === "number" &&
-      typeof item.predictionNorm === "number" &&
-      Array.isArray(item.choiceBytes);
-    if (!ok)
-      throw new ReportInputError(
-        `${file}:${i + 1}: expected a scored item {"benchmark", "index", "target", "choices", "choiceBytes", "prediction", "predictionNorm"}`,
-      );
-    items.push(item as ScoredItem);
-  }
-  return items;
+  return itemsOfText(text, file);
 }
 
 /** The per-model file of the documents every variant flipped (report/model.ts flipsAsDocuments). */
@@ -356,22 +157,18 @@ export const FLIPS_FILE = "flips.jsonl";
 export type FlipRecord = FlippedDocument & { variant: string; benchmark: string; metric: Metric };
 
 async function readFlipsFile(file: string): Promise<Map<string, FlippedDocument[]> | undefined> {
-  const text = await fs.readFile(file, "utf8").catch(() => undefined);
+  const text = await fs.readFile(file, "utf8").catch((e: NodeJS.ErrnoException) => {
+    // a run written before flips were recorded has none: its items files give them
+    if (e.code === "ENOENT") return undefined;
+    throw new ReportInputError(`cannot read ${file}${reasonOf(e)}`);
+  });
   if (text === undefined) return undefined;
   const byCell = new Map<string, FlippedDocument[]>();
-  for (const [i, line] of text.split("\n").entries()) {
-    if (line.trim() === "") continue;
-    let record: FlipRecord;
-    try {
-      record = JSON.parse(line) as FlipRecord;
-    } catch {
-      throw new ReportInputError(`${file}:${i + 1}: not a JSON line`);
-    }
-    const { variant, benchmark, metric, ...document } = record;
+  for (const { variant, benchmark, metric, ...document } of flipLinesOfText(text, file)) {
     const key = `${variant}\u0000${benchmark}\u0000${metric}`;
     const list = byCell.get(key);
-    if (list) list.push(document as FlippedDocument);
-    else byCell.set(key, [document as FlippedDocument]);
+    if (list) list.push(document as unknown as FlippedDocument);
+    else byCell.set(key, [document as unknown as FlippedDocument]);
   }
   return byCell;
 }

@@ -1,7 +1,17 @@
 // Markdown report (GitHub-flavoured tables): the run's metadata, baseline accuracies, and per
 // model and k the AIS table with intervals, specificity, ability overlap, flips and the flipped
 // documents of negative cells. Names from user files are escaped so they cannot break a table.
-import { candidatesWord, describeRule, formatConfidence, formatCount, formatFixed, formatInterval, formatK, ruleLabel } from "./format";
+import {
+  candidatesWord,
+  describeRule,
+  formatConfidence,
+  formatCount,
+  formatFixed,
+  formatInterval,
+  formatK,
+  oneLine,
+  ruleLabel,
+} from "./format";
 import { ruleComparisons, rulesOf } from "./model";
 import { SIGN_DIFFERS_MARK } from "./compareFigure";
 import { fluencyText } from "./fluency";
@@ -11,9 +21,12 @@ import type { ComparisonCell } from "./compare";
 import type { ModelFluency } from "../results/schema";
 import type { KSection, ModelReport, NegativeCell, Report } from "./types";
 
-/** Escapes Markdown's inline syntax and the table separator; line breaks become spaces. */
+/**
+ * Escapes Markdown's inline syntax and the table separator; line breaks become spaces and other
+ * control characters visible (format.ts oneLine), so a name adds no line, markup or escape sequence.
+ */
 export function escapeMarkdown(text: string): string {
-  return text.replace(/[\r\n]+/g, " ").replace(/[\\`*_[\]<>|#~]/g, (c) => `\\${c}`);
+  return oneLine(text).replace(/[\\`*_[\]<>|#~]/g, (c) => `\\${c}`);
 }
 
 function table(header: string[], rows: string[][], align: ("l" | "r")[]): string[] {
@@ -22,6 +35,11 @@ function table(header: string[], rows: string[][], align: ("l" | "r")[]): string
 }
 
 const num = (v: number, digits = 3) => formatFixed(v, digits);
+// Numbers of the run printed as they are go through the escape of its text (defence in depth: a
+// field is a number only once the run folder's check has passed); fixed-decimal figures and
+// intervals are digits by construction.
+const whole = (n: number) => escapeMarkdown(String(n));
+const kText = (k: number) => escapeMarkdown(formatK(k));
 
 export function renderMarkdown(report: Report): string {
   const { run } = report;
@@ -82,22 +100,22 @@ function modelSection(model: ModelReport): string[] {
   const p = model.profile;
   const meta: string[][] = [
     ["path", escapeMarkdown(model.path)],
-    ["dtype", model.dtype],
+    ["dtype", escapeMarkdown(model.dtype)],
   ];
   if (p) {
     meta.push(
       ["parameters", `${formatCount(p.parameters)} (${formatCount(p.candidates)} ${candidatesWord(p)} can be ablated)`],
-      ["k sweep", p.k.map(formatK).join(", ")],
-      ["selections", p.selections.join(", ")],
+      ["k sweep", escapeMarkdown(p.k.map(formatK).join(", "))],
+      ["selections", escapeMarkdown(p.selections.join(", "))],
       [
         "importance",
         rulesOf(model)
           .map((r) => escapeMarkdown(describeRule(r)))
           .join("; "),
       ],
-      ["seed", String(p.seed)],
-      ["bootstrap", `${p.bootstrap.resamples} paired resamples, ${formatConfidence(p.bootstrap.confidence)} percentile intervals`],
-      ["abilities", p.abilities.map((a) => `${escapeMarkdown(a.name)} (${a.sequences} items)`).join("; ")],
+      ["seed", whole(p.seed)],
+      ["bootstrap", `${whole(p.bootstrap.resamples)} paired resamples, ${formatConfidence(p.bootstrap.confidence)} percentile intervals`],
+      ["abilities", p.abilities.map((a) => `${escapeMarkdown(a.name)} (${whole(a.sequences)} items)`).join("; ")],
     );
   }
   out.push(...table(["", ""], meta, ["l", "l"]), "");
@@ -119,7 +137,7 @@ function modelSection(model: ModelReport): string[] {
   if (several) {
     out.push("### The importance rules side by side", "");
     for (const c of ruleComparisons(model)) {
-      out.push(`At k = ${formatK(c.k)}:`, "", ...markdownTable(tables.rulesTable(c)), "");
+      out.push(`At k = ${kText(c.k)}:`, "", ...markdownTable(tables.rulesTable(c)), "");
     }
   }
   for (const rule of rules)
@@ -130,8 +148,8 @@ function modelSection(model: ModelReport): string[] {
 
 /** `rule`: named in the heading when the model was ranked by several; `fluency`: the model's, for the row under the table. */
 function kSection(s: KSection, parameters: number, confidence: string, rule?: string, fluency?: ModelFluency): string[] {
-  const ruleText = rule ? `, ${rule} rule` : "";
-  const out = [`### k = ${formatK(s.k)}${ruleText} (n = ${formatCount(s.n)} of ${formatCount(parameters)} parameters zeroed)`, ""];
+  const ruleText = rule ? `, ${escapeMarkdown(rule)} rule` : "";
+  const out = [`### k = ${kText(s.k)}${ruleText} (n = ${formatCount(s.n)} of ${formatCount(parameters)} parameters zeroed)`, ""];
   const metric = s.metricLabel;
   const mixed = new Set(s.metrics).size > 1;
   const label = (text: string) => escapeMarkdown(text);
@@ -141,7 +159,7 @@ function kSection(s: KSection, parameters: number, confidence: string, rule?: st
   if (s.reasons.length > 0) out.push(...s.reasons.map((r, i) => `${i + 1}. ${escapeMarkdown(r)}`), "");
   if (fluency)
     out.push(
-      `**Fluency** (perplexity of the neutral text; the unablated model ${formatFixed(fluency.perplexity, 2)}; past ${fluency.max_perplexity_ratio}x it a row is not fluent): ` +
+      `**Fluency** (perplexity of the neutral text; the unablated model ${formatFixed(fluency.perplexity, 2)}; past ${whole(fluency.max_perplexity_ratio)}x it a row is not fluent): ` +
         s.rows.map((r) => `${label(r.label)} ${escapeMarkdown(fluencyText(r.fluency))}`).join("; "),
       "",
     );
@@ -248,7 +266,7 @@ function negativeCellSection(cell: NegativeCell, mixed: boolean): string[] {
   ];
   if (cell.error) return [...out, `The documents could not be recovered: ${escapeMarkdown(cell.error)}`, ""];
   out.push(...markdownTable(tables.documentsTable(cell)), "");
-  if (cell.omitted > 0) out.push(`… and ${cell.omitted} more (the JSON report lists them all).`, "");
+  if (cell.omitted > 0) out.push(`… and ${whole(cell.omitted)} more (the JSON report lists them all).`, "");
   return out;
 }
 
@@ -277,7 +295,7 @@ function cellMarkdown(c: TableCell): string {
   if (Array.isArray(c)) return inlineMarkdown(c);
   switch (c.kind) {
     case "estimate":
-      if (c.value === null) return `n/a (${c.reason})`;
+      if (c.value === null) return `n/a (${c.reason === undefined ? "" : whole(c.reason)})`;
       return `${num(c.value)}${c.ci ? ` ${formatInterval(c.ci, 3)}` : ""}${c.significant ? " \\*" : ""}`;
     case "interference": {
       const x = c.cell;

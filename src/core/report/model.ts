@@ -27,7 +27,7 @@ import {
   type VariantResult,
 } from "../results/schema";
 import { formatK, scaleLimit } from "./format";
-import { ReportInputError, type LoadedRun, type RunItems } from "./load";
+import { DamagedRunFileError, ReportInputError, type LoadedRun, type RunItems } from "./load";
 import { expectationChecks } from "./expectations";
 import { consistencyChecks } from "./consistency";
 import { heatmapOf } from "./heatmap";
@@ -473,6 +473,8 @@ async function negativeCell(model: string, v: VariantResult, row: string, cell: 
     out.documents = documents.slice(0, max);
     out.omitted = documents.length - out.documents.length;
   } catch (e) {
+    // a damaged file is bad input; one that is missing (or not the run's to read) only leaves the documents out
+    if (e instanceof DamagedRunFileError) throw e;
     out.error = e instanceof Error ? e.message : String(e);
   }
   return out;

@@ -2,6 +2,7 @@
 // cells, colours, labels, significance marks and colour bar as the drawn figure, in vector form
 // for a paper. Text is escaped; nothing of the user's files becomes markup.
 import { HEATMAP_AXES } from "./axes";
+import { visibleControls } from "./format";
 import type { Heatmap } from "./types";
 
 export interface SvgTheme {
@@ -20,8 +21,9 @@ const CHAR_W = 6.6;
 /** Room for an axis title (left of the row labels, below the column labels). */
 const AXIS_TITLE = 22;
 
+/** Markup characters as references; control characters visible (XML allows none but tab and line feed, which tooltips' lines use). */
 function escape(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return visibleControls(text.replace(/\r\n?/g, "\n"), /[\t\n]/).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 export function heatmapSvg(heatmap: Heatmap, theme: SvgTheme): string {

@@ -73,7 +73,8 @@ export function writeInline(parts: Inline[], style: InlineStyle): string {
         return x.starred ? (style.starred ? style.starred(figure) : `${figure}*`) : figure;
       }
       if ("count" in x) return style.count ? style.count(x.count) : formatCount(x.count);
-      if ("factor" in x) return style.factor ? style.factor(x.factor) : `×${x.factor}`;
+      // a number of the run like any of its text: escaped (the run folder's check made it a number)
+      if ("factor" in x) return style.factor ? style.factor(x.factor) : `×${style.text(String(x.factor))}`;
       if ("quoted" in x) return style.quoted ? style.quoted(x.quoted) : `“${style.text(x.quoted)}”`;
       if ("muted" in x) return style.muted(writeInline(x.muted, style));
       if ("strong" in x) return style.strong(writeInline(x.strong, style));
@@ -154,6 +155,8 @@ const word = (header: string | Inline[], align: "l" | "r" = "l"): TableColumn =>
 });
 const figures = (header: string | Inline[]): TableColumn => word(header, "r");
 const name = (text: string): Inline[] => [{ text }];
+/** A number of the run as it is (a count, a document's index, a choice): escaped by each format as any text of the run. */
+const value = (n: number): Inline => ({ text: String(n) });
 const figure = (value: number, digits?: number): Inline => (digits === undefined ? { figure: value } : { figure: value, digits });
 const orDash = (value: number | null, digits?: number): Inline => (value === null ? "–" : figure(value, digits));
 const joined = (parts: Inline[][], separator: string): Inline[] => parts.flatMap((p, i) => (i === 0 ? p : [separator, ...p]));
@@ -184,7 +187,7 @@ export function baselineTable(model: ModelReport): TableData {
     model.baseline,
     (b) => [
       name(baselineLabel(b)),
-      [String(b.items)],
+      [value(b.items)],
       optional(b.acc),
       optional(b.acc_norm),
       ...(generation ? [optional(b.exact_match), filterText(b)] : []),
@@ -216,7 +219,7 @@ export function rulesTable(c: RuleComparison): TableData {
       const mean = shares.length > 0 ? shares.reduce((a, b) => a + b, 0) / shares.length : null;
       return [
         name(ruleLabel(r)),
-        [r.labelsChecked > 0 ? `${r.labelsHold} of ${r.labelsChecked}` : "–"],
+        r.labelsChecked > 0 ? [value(r.labelsHold), " of ", value(r.labelsChecked)] : ["–"],
         [mean === null ? "–" : `${(mean * 100).toFixed(1)}%`],
       ];
     },
@@ -262,7 +265,7 @@ export function specificityTable(s: KSection): TableData {
 
 /** Documents turned right -> wrong / wrong -> right, per cell. */
 export function flipsTable(s: KSection): TableData {
-  return rowsByBenchmarks(s, s.rows, (c) => [`${c.flips.rightToWrong} / ${c.flips.wrongToRight}`], true);
+  return rowsByBenchmarks(s, s.rows, (c) => [value(c.flips.rightToWrong), " / ", value(c.flips.wrongToRight)], true);
 }
 
 /** Each labelled benchmark: the AIS of its label's top set against the largest of that row on a benchmark without the label. */
@@ -299,7 +302,7 @@ export function expectationsTable(s: KSection): TableData {
         ]),
         "; ",
       ),
-      [`${e.confirmed.length} of ${e.expected.length}`],
+      [value(e.confirmed.length), " of ", value(e.expected.length)],
       e.unexpected.length === 0 ? [{ muted: ["none"] }] : joined(e.unexpected.map(name), "; "),
       [orDash(e.rankCorrelation, 2)],
     ],
@@ -312,7 +315,7 @@ export function consistencyTable(s: KSection): TableData {
     name(c.ability),
     name(c.set),
     [orDash(c.rankCorrelation, 2)],
-    [String(c.benchmarks)],
+    [value(c.benchmarks)],
     c.disagreements.length === 0
       ? [{ muted: ["none"] }]
       : joined(
@@ -344,7 +347,7 @@ export function overlapTable(s: KSection): TableData {
 export function stabilityTable(s: KSection): TableData {
   return tableOf([word("ability"), figures("halves (items)"), figures("shared"), figures("Jaccard")], s.stability, (x) => [
     name(x.ability),
-    [`${x.halves[0]} + ${x.halves[1]}`],
+    [value(x.halves[0]), " + ", value(x.halves[1])],
     [{ count: x.shared }],
     [figure(x.jaccard)],
   ]);
@@ -376,7 +379,7 @@ export function loweringTable(s: KSection): TableData | undefined {
  * before and after and each choice's log-likelihood before and after.
  */
 export function documentsTable(cell: NegativeCell): TableData {
-  const start = (d: FlippedDocument): TableCell[] => [[String(d.index)], { kind: "flip", direction: d.direction }];
+  const start = (d: FlippedDocument): TableCell[] => [[value(d.index)], { kind: "flip", direction: d.direction }];
   if (cell.metric === "exact_match")
     return tableOf(
       [
@@ -417,8 +420,8 @@ export function documentsTable(cell: NegativeCell): TableData {
     cell.documents.filter((d): d is ChoiceDocument => d.kind !== "generate_until"),
     (d) => [
       ...start(d),
-      [String(d.target)],
-      [`${d.baselinePrediction} → ${d.ablatedPrediction}`],
+      [value(d.target)],
+      [value(d.baselinePrediction), " → ", value(d.ablatedPrediction)],
       logprobs(d, d.baselineLogprobs, d.baselinePrediction),
       logprobs(d, d.ablatedLogprobs, d.ablatedPrediction),
     ],
@@ -444,6 +447,6 @@ export function agreementTable(c: Comparison): TableData {
     name(b.metric),
     [b.paired ? "the same (paired)" : "different (unpaired)"],
     [b.rankCorrelation === null ? "n/a" : figure(b.rankCorrelation, 2)],
-    [String(b.abilities)],
+    [value(b.abilities)],
   ]);
 }
