@@ -8,9 +8,10 @@ import { errorsOf, formatProblem } from "../core/base/problems";
 import { RunnerError } from "../core/base/runnerError";
 import { checkTarget } from "../core/launch/check";
 import { usableCores } from "../core/launch/cores";
-import { describeTarget } from "../core/config/target";
+import { describeTarget, namedRunnerOf } from "../core/config/target";
 import { JobCompileError } from "../core/plan/job";
 import { isDirectory, isFile, writeFileAtomic } from "../core/base/fsutil";
+import { ConfinedFolder, UnsafeFolderError } from "../core/base/confinedFolder";
 import { isReportFormat, renderReport, REPORT_EXTENSIONS, REPORT_FORMATS } from "../core/report";
 import { loadRun, ReportInputError } from "../core/report/load";
 import { pairsCostLine } from "../core/config/pairs";
@@ -25,6 +26,7 @@ import { formatAisTables, formatBaseline, formatRunSummary, wrapLine } from "./a
 import { DEMO_USAGE, prepareDemo } from "./demo";
 import { generateCommand, GENERATE_USAGE } from "./generate";
 import { progressView } from "./progress";
+import { guardTerminalOutput } from "./terminal";
 import { runnerCommand, runnerSpec, RUNNER_USAGE } from "./runner";
 
 const USAGE = `usage: bprof <command> [options]
@@ -168,6 +170,10 @@ async function run(configFile: string, runner?: string, confirmUnsafeCode = fals
   for (const d of problems) process.stderr.write(formatProblem(d) + "\n");
   if (!profile) return EXIT.badInput;
   if (profile.target.kind !== "local") process.stderr.write(`target: ${describeTarget(profile.target)}\n`);
+  const named = namedRunnerOf(profile.target);
+  // run because the user asked to run this config; said, since validate never runs it
+  if (named)
+    process.stderr.write(`note: the config's runner runs on ${named.host}: ${named.runner} (${named.field}), not one bprof built\n`);
   return withRunner(runner, (options) => runProfile(profile, { ...options, confirmUnsafeCode }));
 }
 
@@ -187,6 +193,14 @@ async function resume(ref: string, configFile: string | undefined, runner?: stri
 function ranPythonLine(files: readonly string[]): string {
   const shown = files.map((f) => path.relative(process.cwd(), f) || f).sort();
   return `note: checking the tasks ran their Python (${shown.join(", ")}); --no-task-python refuses it`;
+}
+
+/** A report that could not be written (a folder without permission, a full disk): what and where, exit 1. */
+function failedWrite(e: unknown): number {
+  const error = e as NodeJS.ErrnoException;
+  if (typeof error?.code !== "string" || typeof error.path !== "string") throw e;
+  process.stderr.write(`bprof: cannot write ${error.path}: ${error.message}\n`);
+  return EXIT.failed;
 }
 
 /** One line on stderr and the bad-input exit code: how `report` refuses what it cannot use. */
@@ -240,14 +254,17 @@ async function report(
       process.stdout.write(rendered.text);
       return EXIT.ok;
     }
-    let out = path.resolve(options.out ?? path.join(run.dir, `report.${REPORT_EXTENSIONS[format]}`));
-    if (await isDirectory(out)) out = path.join(out, `report.${REPORT_EXTENSIONS[format]}`);
-    await writeFileAtomic(out, rendered.text);
+    const name = `report.${REPORT_EXTENSIONS[format]}`;
+    let out = path.resolve(options.out ?? path.join(run.dir, name));
+    if (await isDirectory(out)) out = path.join(out, name);
+    // the run folder may have come with a repository: its report is written inside it, never through a link
+    if (options.out === undefined) await (await ConfinedFolder.at(run.dir, "the run folder")).writeFile(name, rendered.text);
+    else await writeFileAtomic(out, rendered.text);
     process.stdout.write(`${out}\n`);
     return EXIT.ok;
   } catch (e) {
-    if (e instanceof ReportInputError) return badInput(e.message);
-    throw e;
+    if (e instanceof ReportInputError || e instanceof UnsafeFolderError) return badInput(e.message);
+    return failedWrite(e);
   }
 }
 
@@ -290,8 +307,8 @@ async function compare(
     process.stdout.write(`${out}\n`);
     return EXIT.ok;
   } catch (e) {
-    if (e instanceof ReportInputError) return badInput(e.message);
-    throw e;
+    if (e instanceof ReportInputError || e instanceof UnsafeFolderError) return badInput(e.message);
+    return failedWrite(e);
   }
 }
 
@@ -400,6 +417,8 @@ async function demo(dir: string, runner?: string): Promise<number> {
   return withRunner(runner, (options) => runProfile(profile, options));
 }
 
+// What the CLI prints holds what files hold (names, messages, reports): no control character of theirs reaches the terminal.
+guardTerminalOutput();
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (e: unknown) => {

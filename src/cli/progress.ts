@@ -4,6 +4,8 @@
 import { describeOverall, formatDuration, type RunOverall } from "../core/plan/estimate";
 import { finishedVariantLabel, progressStep, type RunProgress, type VariantDone } from "../core/plan/progressText";
 import type { BuildProgress } from "../core/runner/build";
+import { terminalText } from "../core/base/terminalText";
+import { writeControls } from "./terminal";
 
 export interface ProgressView {
   update(progress: RunProgress): void;
@@ -34,7 +36,8 @@ class TerminalBar implements ProgressView {
     const line = `[${bar}] ${time}${p.model} ${progressStep(p)}${count(p)}`;
     // one line that fits: the terminal would wrap a longer one and \r redraw only its last part
     const columns = this.stream.columns ?? 80;
-    this.stream.write(`\r${line.length < columns ? line : line.slice(0, columns - 1)}\x1b[K`);
+    const shown = terminalText(line);
+    writeControls(this.stream, `\r${shown.length < columns ? shown : shown.slice(0, columns - 1)}\x1b[K`);
     this.drawn = true;
   }
   variant(): void {
@@ -44,7 +47,7 @@ class TerminalBar implements ProgressView {
     const width = 30;
     const filled = p.total > 0 ? Math.round((p.done / p.total) * width) : 0;
     const bar = "#".repeat(filled) + "-".repeat(width - filled);
-    this.stream.write(`\rbprof-runner ${p.step.padEnd(9)} [${bar}] ${buildCount(p)}\x1b[K`);
+    writeControls(this.stream, `\rbprof-runner ${terminalText(p.step.padEnd(9))} [${bar}] ${buildCount(p)}\x1b[K`);
     this.drawn = true;
   }
   interrupt(): void {

@@ -67,6 +67,9 @@ const rawLine =
     return lines.join("\n") + "\n";
   };
 
+/** A JSON line nested 100,000 deep, with a problem to place after it (`question` is not a string). */
+const DEEP_LINE = `{"a":${"[".repeat(100_000)}${"]".repeat(100_000)}, "question": 5}`;
+
 /** Nine levels of nine aliases, the "billion laughs" pattern. */
 const ALIAS_BOMB =
   [
@@ -424,6 +427,18 @@ const CONFIG_CASES: BadInput[] = [
     code: "config.unknown-key",
   },
   { name: "a config path that is a folder", edits: { [CONFIG]: "directory" }, at: [CONFIG], code: "file.unreadable" },
+  {
+    name: "an expects entry that holds terminal escapes (a clipboard write, a screen clear)",
+    edits: {
+      [CONFIG]: replace(
+        "  - task: ./tasks/tiny_yes.yaml\n",
+        '  - task: ./tasks/tiny_yes.yaml\n    expects: ["\\e]52;c;SGVsbG8=\\a\\e[2J"]\n',
+      ),
+    },
+    at: [CONFIG, "expects"],
+    code: "config.unknown-expected-ability",
+    says: /^`\\u001b\]52;c;SGVsbG8=\\u0007\\u001b\[2J` is not one of/,
+  },
 ];
 
 const TASK_CASES: BadInput[] = [
@@ -553,6 +568,20 @@ const TASK_CASES: BadInput[] = [
     says: /not in the hub cache/,
   },
   {
+    name: "a dataset_name that leads out of the datasets cache",
+    edits: { [TASK]: replace("dataset_path: json", "dataset_path: allenai/ai2_arc\ndataset_name: ../../../x") },
+    at: [TASK, "dataset_name"],
+    code: "task.dataset-name",
+    says: /not a dataset config name/,
+  },
+  {
+    name: "a dataset_path that is a path, not a Hugging Face id",
+    edits: { [TASK]: replace("dataset_path: json", "dataset_path: ../../x") },
+    at: [TASK, "dataset_path"],
+    code: "task.dataset-name",
+    says: /not a Hugging Face dataset id/,
+  },
+  {
     name: "a task that includes itself",
     edits: { [TASK]: append("include: ./tiny_yes.yaml\n") },
     at: [TASK, "include"],
@@ -606,6 +635,13 @@ const DATA_CASES: BadInput[] = [
     code: "file.not-utf8",
   },
   { name: "a data file that is a folder", edits: { [DATA]: "directory" }, at: [TASK, "tiny_yes.jsonl"], code: "task.data-file" },
+  {
+    name: "a data line nested 100,000 deep",
+    edits: { [DATA]: rawLine(2, DEEP_LINE) },
+    at: [DATA, '{"a":[[['],
+    code: "json.too-deep",
+    says: /nested deeper than 64 levels/,
+  },
 ];
 
 const DATASET_CASES: BadInput[] = [
@@ -699,6 +735,13 @@ const DATASET_CASES: BadInput[] = [
     at: [QUANT, "xxxx"],
     code: "diag.too-long",
   },
+  {
+    name: "a diagnostic line nested 100,000 deep, with a field of the wrong type to place",
+    edits: { [QUANT]: rawLine(2, DEEP_LINE) },
+    at: [QUANT, '{"a":[[['],
+    code: "json.too-deep",
+    says: /nested deeper than 64 levels/,
+  },
 ];
 
 const MODEL_CASES: BadInput[] = [
@@ -764,6 +807,38 @@ const MODEL_CASES: BadInput[] = [
     code: "json.syntax",
   },
   {
+    name: "a tokenizer.json pre-tokenizer of Sequences nested 100,000 deep",
+    edits: {
+      "model/tokenizer.json": (t) => {
+        const json = JSON.parse(t);
+        const inner = JSON.stringify(json.pre_tokenizer);
+        json.pre_tokenizer = "NESTED";
+        const nested = '{"type": "Sequence", "pretokenizers": ['.repeat(50_000) + inner + "]}".repeat(50_000);
+        return JSON.stringify(json, null, 2).replace('"NESTED"', nested);
+      },
+    },
+    at: ["model/tokenizer.json", '"pre_tokenizer"'],
+    code: "json.too-deep",
+  },
+  {
+    name: "a tokenizer.json Split pattern that backtracks catastrophically on ordinary text",
+    edits: {
+      "model/tokenizer.json": (t) => {
+        const json = JSON.parse(t);
+        const split = { type: "Split", pattern: { Regex: "(\\w+\\s?)*$" }, behavior: "Isolated", invert: false };
+        json.pre_tokenizer = { type: "Sequence", pretokenizers: [split, json.pre_tokenizer] };
+        return JSON.stringify(json, null, 2);
+      },
+      [DATA]: jsonLine(2, (d) => ({
+        ...d,
+        question: "Do fish live in water or in trees and do they breathe through gills like the other animals of the sea?",
+      })),
+    },
+    at: ["model/tokenizer.json", '"Regex"'],
+    code: "model.tokenizer-pattern",
+    says: /ran past its time limit/,
+  },
+  {
     name: "a generation_config.json with a text eos_token_id",
     edits: { "model/generation_config.json": whole('{"eos_token_id": "end"}\n') },
     at: ["model/generation_config.json", "eos_token_id"],
@@ -805,6 +880,10 @@ async function lineOf(file: string, needle: string | undefined): Promise<number>
   return text.slice(0, at).split("\n").length;
 }
 
+/** What a terminal would act on: a lone CR, the other C0 controls but tab and line feed, DEL, C1. */
+// eslint-disable-next-line no-control-regex -- the control characters are what is looked for
+const TERMINAL_CONTROL = /\r(?!\n)|[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
+
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 describe(`bad input: ${CASES.length} kinds, each an error at its file and line with exit 2`, { concurrency: 4 }, () => {
@@ -820,6 +899,7 @@ describe(`bad input: ${CASES.length} kinds, each an error at its file and line w
       assert.equal(r.timedOut, false, "bprof validate did not finish within 60 s");
       assert.equal(r.exitCode, 2, r.stderr);
       assert.doesNotMatch(r.stderr, /internal error|\n\s+at \S+ \(/, "no internal error, no stack trace");
+      assert.doesNotMatch(r.stdout + r.stderr, TERMINAL_CONTROL, "no control character of the files reaches the terminal");
       const wanted = new RegExp(`^${escape(file)}:${line}:\\d+: error: (.*) \\[${escape(c.code)}\\]$`, "m");
       const found = wanted.exec(r.stderr);
       assert.ok(found, `expected an error at ${c.at[0]}:${line} [${c.code}], got:\n${r.stderr}`);

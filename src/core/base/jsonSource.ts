@@ -4,6 +4,7 @@ import { promises as fs } from "node:fs";
 import { findNodeAtLocation, parse, parseTree, printParseErrorCode, type JSONPath, type Node, type ParseError } from "jsonc-parser";
 import { problemAt, type Problem, type ProblemCode } from "./problems";
 import type { AtOptions } from "./yamlSource";
+import { tooDeepOffset, TOO_DEEP } from "./jsonNesting";
 
 export interface JsonSource {
   file: string;
@@ -24,6 +25,9 @@ export async function readJsonSource(file: string): Promise<{ source?: JsonSourc
 }
 
 export function parseJsonSource(text: string, file: string): { source?: JsonSource; problems: Problem[] } {
+  // before jsonc-parser, which recurses once per level
+  const deep = tooDeepOffset(text);
+  if (deep !== undefined) return { problems: [problemAt({ file, ...positionAt(text, deep) }, "json.too-deep", `the file is ${TOO_DEEP}`)] };
   const errors: ParseError[] = [];
   const value: unknown = parse(text, errors, { allowTrailingComma: false, disallowComments: true });
   const position = (offset: number) => positionAt(text, offset);
@@ -56,7 +60,7 @@ export function parseJsonSource(text: string, file: string): { source?: JsonSour
 }
 
 /** 1-based line and column of a character offset. */
-function positionAt(text: string, offset: number): { line: number; column: number } {
+export function positionAt(text: string, offset: number): { line: number; column: number } {
   let line = 1;
   let lineStart = 0;
   for (let i = 0; i < offset && i < text.length; i++) {

@@ -18,6 +18,11 @@ export const PROBLEM_CODES = {
   "yaml.syntax": { severity: "error", summary: "the YAML does not parse" },
   "yaml.warning": { severity: "warning", summary: "the YAML parses, with a warning from the parser" },
   "json.syntax": { severity: "error", summary: "a JSON file, or a line of a JSON Lines file, that does not parse" },
+  "json.too-deep": {
+    severity: "error",
+    summary:
+      "a JSON file, or a line of a JSON Lines file, nested deeper than 64 levels (at its first bracket past them), refused before it is parsed",
+  },
 
   // Profiling configs (*.bprof.yaml): the schema.
   "config.unknown-key": { severity: "error", summary: "a key the config schema does not know (data: the nearest known key)" },
@@ -157,6 +162,11 @@ export const PROBLEM_CODES = {
   "task.invalid-value": { severity: "error", summary: "a task key with a value the profiler cannot use" },
   "task.include": { severity: "error", summary: "an `include` that is missing or cyclic" },
   "task.data-file": { severity: "error", summary: "a data file that is not named or not found" },
+  "task.dataset-name": {
+    severity: "error",
+    summary:
+      "a `dataset_path` or `dataset_name` that is not a Hugging Face dataset or config name, checked before any cache path is made of it",
+  },
   "task.fewshot": { severity: "error", summary: "too few few-shot documents" },
   "task.empty-split": { severity: "error", summary: "a split without documents" },
   "task.document": { severity: "error", summary: "a document that cannot be read or rendered" },
@@ -174,6 +184,10 @@ export const PROBLEM_CODES = {
   "model.generation-config": { severity: "error", summary: "generation_config.json with an unusable eos_token_id" },
   "model.chat-template": { severity: "error", summary: "a chat template that does not compile" },
   "model.tokenizer": { severity: "error", summary: "a tokenizer that cannot be loaded (tokenizer.json, tokenizer_config.json)" },
+  "model.tokenizer-pattern": {
+    severity: "error",
+    summary: "a tokenizer.json pattern (Split, Replace) that ran past its time limit on a text: it backtracks catastrophically",
+  },
 } as const satisfies Record<string, { severity: Severity; summary: string }>;
 
 export type ProblemCode = keyof typeof PROBLEM_CODES;

@@ -532,11 +532,13 @@ function fieldPathOfWord(fieldWords: readonly string[][], word: number): JSONPat
   return ["context"];
 }
 
-/** A line JSON.parse refused, positioned within the line. */
+/** A line JSON.parse refused (or that nests too deep to parse), positioned within the line. */
 function jsonSyntaxProblem(error: JsonSyntaxError): LineProblem {
   return {
-    code: "diag.syntax",
-    message: `invalid JSON: ${error.reason}; each line must be one complete JSON object`,
+    code: error.tooDeep ? "json.too-deep" : "diag.syntax",
+    message: error.tooDeep
+      ? `the line is ${error.reason}; an item is one JSON object of strings, a list of strings and a number`
+      : `invalid JSON: ${error.reason}; each line must be one complete JSON object`,
     start: error.start,
     end: error.end,
     path: [],

@@ -5,6 +5,7 @@
 import { promises as fs } from "node:fs";
 import { parse, printParseErrorCode, type ParseError } from "jsonc-parser";
 import { problemAt, type Problem } from "../base/problems";
+import { tooDeepOffset, TOO_DEEP } from "../base/jsonNesting";
 
 export interface JsonlRecord {
   /** 1-based line of the value in its file. */
@@ -12,11 +13,13 @@ export interface JsonlRecord {
   value: unknown;
 }
 
-/** Why and where (0-based [start, end) within the line) a line is not JSON. */
+/** Why and where (0-based [start, end) within the line) a line is not JSON, or is JSON nested too deep to read. */
 export interface JsonSyntaxError {
   reason: string;
   start: number;
   end: number;
+  /** The line nests past MAX_JSON_NESTING (base/jsonNesting.ts): refused before it is parsed. */
+  tooDeep?: true;
 }
 
 /** The lines of a JSONL text as editors number them: no byte order mark, "\r\n" or "\n" endings. */
@@ -36,6 +39,9 @@ export function isBlankLine(line: string): boolean {
 
 /** The value on one line, or where and why it does not parse. */
 export function parseJsonlLine(raw: string): { value: unknown } | { error: JsonSyntaxError } {
+  // before anything parses it: placing a problem (jsonc-parser) recurses once per level
+  const deep = tooDeepOffset(raw);
+  if (deep !== undefined) return { error: { reason: TOO_DEEP, start: deep, end: deep + 1, tooDeep: true } };
   try {
     return { value: JSON.parse(raw) };
   } catch (e) {
@@ -83,7 +89,16 @@ export async function readJsonl(file: string): Promise<{ records: JsonlRecord[];
     if (isBlankLine(raw)) return;
     const parsed = parseJsonlLine(raw);
     if ("value" in parsed) records.push({ line, value: parsed.value });
-    else problems.push(problemAt({ file, line, column: parsed.error.start + 1 }, "json.syntax", `invalid JSON: ${parsed.error.reason}`));
+    else {
+      const { tooDeep, reason, start } = parsed.error;
+      problems.push(
+        problemAt(
+          { file, line, column: start + 1 },
+          tooDeep ? "json.too-deep" : "json.syntax",
+          `${tooDeep ? "" : "invalid JSON: "}${reason}`,
+        ),
+      );
+    }
   });
   return { records, problems };
 }

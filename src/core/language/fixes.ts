@@ -3,6 +3,7 @@
 // fits the model, answer positions rebalanced. Each fix is a list of edits the editor applies as
 // one undoable change; creating a missing dataset is a command of its own (it writes a file).
 import { applyEdits, findNodeAtLocation, modify, parseTree } from "jsonc-parser";
+import { tooDeepOffset } from "../base/jsonNesting";
 import { findGenerator } from "../diagnostic/generators/index";
 import { jsonlLines } from "../diagnostic/jsonl";
 import { answerRebalance } from "../diagnostic/rebalance";
@@ -125,7 +126,8 @@ function renameAbility(problem: Problem, text: string, suggestion: string): Fix 
 }
 
 function abilityOnLine(line: string): { value: unknown; offset: number; length: number } | undefined {
-  if (!line.includes('"ability"')) return undefined;
+  // a line nested too deep is refused by the check (base/jsonNesting.ts), and parseTree would overflow on it
+  if (!line.includes('"ability"') || tooDeepOffset(line) !== undefined) return undefined;
   const node = findNodeAtLocation(parseTree(line) ?? { type: "null", offset: 0, length: 0 }, ["ability"]);
   return node ? { value: node.value, offset: node.offset, length: node.length } : undefined;
 }

@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { notUtf8Problem, problemAt, type Problem } from "../base/problems";
 import { isFile, type TextFiles } from "../base/fsutil";
 import { DATASET_KINDS, datasetKindOf, DocumentError, loadDocuments, THE_ONE_LIST, type DatasetKind, type Doc } from "./documents";
-import { cachedSplitFiles, HubDataNotFound } from "./hubCache";
+import { cachedSplitFiles, HubDataNotFound, HubNameError } from "./hubCache";
 import type { At, TaskSource, TaskSpec } from "./spec";
 import type { DataFiles } from "./taskItems";
 
@@ -59,6 +59,11 @@ async function hubData(source: TaskSource, repo: string, split: string, at: At, 
     const { files } = await cachedSplitFiles(repo, name, split);
     return { file: files[0]!, ...(files.length > 1 ? { shards: files.slice(1) } : {}), kind: datasetKindOf(files[0]!)! };
   } catch (e) {
+    if (e instanceof HubNameError) {
+      const local = "a local file is `dataset_path: json` (or csv, parquet) with `dataset_kwargs.data_files`";
+      problems.push(at([e.key], `${e.message}; the Hugging Face caches are read by such names only (${local})`, "task.dataset-name"));
+      return undefined;
+    }
     if (!(e instanceof HubDataNotFound)) throw e;
     problems.push(
       at(
@@ -105,10 +110,8 @@ export async function readDocuments({ file, shards = [], kind, field }: SplitDat
       if (shards.length === 0) return read;
       docs.push(...read.docs);
     } catch (e) {
-      const line = e instanceof DocumentError ? e.line : 1;
-      problems.push(
-        notUtf8Problem(each, e, "the data file") ?? problemAt({ file: each, line, column: 1 }, "task.document", (e as Error).message),
-      );
+      const { line, column, code } = e instanceof DocumentError ? e : { line: 1, column: 1, code: "task.document" as const };
+      problems.push(notUtf8Problem(each, e, "the data file") ?? problemAt({ file: each, line, column }, code, (e as Error).message));
       return undefined;
     }
   }

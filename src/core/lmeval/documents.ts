@@ -6,6 +6,8 @@ import { tableFromIPC } from "apache-arrow";
 import { asyncBufferFromFile, parquetReadObjects } from "hyparquet";
 import { promises as fs } from "node:fs";
 import { diskFiles, type TextFiles } from "../base/fsutil";
+import { positionAt } from "../base/jsonSource";
+import { tooDeepOffset, TOO_DEEP } from "../base/jsonNesting";
 
 export type DatasetKind = "json" | "csv" | "parquet" | "arrow";
 export const DATASET_KINDS: readonly DatasetKind[] = ["json", "csv", "parquet", "arrow"];
@@ -25,14 +27,24 @@ export interface Documents {
   lines?: number[];
 }
 
-/** Thrown for a file that cannot be read as the task says; `line` when it is known. */
+/** Thrown for a file that cannot be read as the task says; `line` (and `column`) when known; `code`: a JSON text nested too deep. */
 export class DocumentError extends Error {
   constructor(
     message: string,
     readonly line = 1,
+    readonly column = 1,
+    readonly code: "task.document" | "json.too-deep" = "task.document",
   ) {
     super(message);
   }
+}
+
+/** Throws the DocumentError of a JSON text that nests past MAX_JSON_NESTING, at its first bracket past it. */
+function refuseTooDeep(text: string, what: string, firstLine = 1): void {
+  const offset = tooDeepOffset(text);
+  if (offset === undefined) return;
+  const { line, column } = positionAt(text, offset);
+  throw new DocumentError(`${what} is ${TOO_DEEP}`, firstLine + line - 1, column, "json.too-deep");
 }
 
 /**
@@ -87,6 +99,8 @@ function jsonDocuments(text: string, given?: string | typeof THE_ONE_LIST): Docu
   const whole = tryParse(text);
   const field = given === THE_ONE_LIST ? theOneListKey(whole) : given;
   if (whole !== undefined && !(field === undefined && isPlainObject(whole))) {
+    // before its documents are placed (jsonc-parser, which recurses once per level) and rendered
+    refuseTooDeep(text, "the JSON file");
     const selected = field === undefined ? whole : isPlainObject(whole) ? whole[field] : undefined;
     if (!Array.isArray(selected)) {
       throw new DocumentError(
@@ -100,6 +114,7 @@ function jsonDocuments(text: string, given?: string | typeof THE_ONE_LIST): Docu
   const lines: number[] = [];
   text.split("\n").forEach((raw, i) => {
     if (raw.trim() === "") return;
+    refuseTooDeep(raw, `line ${i + 1}`, i + 1);
     const value = tryParse(raw);
     if (value === undefined) throw new DocumentError("invalid JSON", i + 1);
     docs.push(asDoc(value, `line ${i + 1}`, i + 1));

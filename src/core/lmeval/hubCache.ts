@@ -4,7 +4,8 @@
 // the layouts the hub's converted datasets use (`<config>/<split>-*.parquet`, `data/<split>-*`).
 // Then the `datasets` library's cache, where lm-eval's load_dataset leaves each split as Arrow
 // files (`<org>___<name>/<config>/<version>/<hash>/<name>-<split>[-NNNNN-of-NNNNN].arrow`).
-// Nothing is downloaded; when nothing is found, the caller says where it looked.
+// Nothing is downloaded; when nothing is found, the caller says where it looked. The names are
+// checked as Hugging Face names first (hubNames.ts): a path is made only of names that are.
 import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -12,6 +13,7 @@ import { parse as parseYaml } from "yaml";
 import { isDirectory } from "../base/fsutil";
 import { datasetKindOf } from "./documents";
 import { escapeRegExp } from "./pythonRegex";
+import { configNameFault, repoIdFault } from "./hubNames";
 
 /** The hub cache folder: HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub. */
 export function hubCacheDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -37,6 +39,25 @@ export class HubDataNotFound extends Error {
   }
 }
 
+/** A `dataset_path` or `dataset_name` that is no Hugging Face name (hubNames.ts): no cache path is made of it. */
+export class HubNameError extends Error {
+  constructor(
+    message: string,
+    readonly key: "dataset_path" | "dataset_name",
+  ) {
+    super(message);
+    this.name = "HubNameError";
+  }
+}
+
+/** Throws the HubNameError of a repo id or config name that is not one, before any path is made of them. */
+function checkNames(repo: string, name: string | undefined): void {
+  const repoFault = repoIdFault(repo);
+  if (repoFault) throw new HubNameError(`\`${repo}\` is not a Hugging Face dataset id: ${repoFault}`, "dataset_path");
+  const nameFault = name === undefined ? undefined : configNameFault(name);
+  if (nameFault) throw new HubNameError(`\`${name}\` is not a dataset config name: ${nameFault}`, "dataset_name");
+}
+
 /** The `datasets` library's cache: HF_DATASETS_CACHE, else HF_HOME/datasets, else ~/.cache/huggingface/datasets. */
 export function datasetsCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env.HF_DATASETS_CACHE) return env.HF_DATASETS_CACHE;
@@ -45,6 +66,7 @@ export function datasetsCacheDir(env: NodeJS.ProcessEnv = process.env): string {
 
 /** The data files of `split` of the dataset `repo` (config `name`, or the default one): the hub cache's, else the `datasets` cache's. */
 export async function cachedSplitFiles(repo: string, name: string | undefined, split: string): Promise<HubSplit> {
+  checkNames(repo, name);
   try {
     return await hubSplitFiles(repo, name, split);
   } catch (hubError) {
@@ -79,6 +101,7 @@ async function arrowCacheSplitFiles(repo: string, name: string | undefined, spli
 
 /** The data files of `split` of the dataset `repo` (config `name`, or the default one) in the hub cache. */
 export async function hubSplitFiles(repo: string, name: string | undefined, split: string, cacheDir = hubCacheDir()): Promise<HubSplit> {
+  checkNames(repo, name);
   const repoDir = path.join(cacheDir, `datasets--${repo.split("/").join("--")}`);
   const snapshot = await snapshotDir(repoDir);
   if (!snapshot) throw new HubDataNotFound(`the Hugging Face dataset ${repo} is not in the hub cache (nothing is downloaded)`, repoDir);

@@ -6,6 +6,7 @@ import { JobCompileError, compileProfileJob, compileScoreJob, type AbilityRef, t
 import type { Profile, ResolvedModel } from "../config/load";
 import { problemAt, type Problem } from "../base/problems";
 import { loadTokenizer, type ModelTokenizer } from "../prompts/tokenize";
+import { TokenizerPatternError } from "../prompts/tokenizerPatterns";
 import { describeShard, splitJob } from "./shards";
 import { secondsFor, type Pace } from "./pace";
 import { formatDuration } from "./estimate";
@@ -19,13 +20,23 @@ import { describeDevicePlan, describePeak, devicePlan, fittingBatchSize, jobDevi
  * `ablation.batch_size` gets the largest importance batch whose peak fits (plan/devicePlan.ts).
  */
 export function compiledJob(profile: Profile, model: ResolvedModel, tokenizer: ModelTokenizer, date: Date) {
-  const compiled = unbatchedJob(profile, model, tokenizer, date);
+  const compiled = withPatternProblems(() => unbatchedJob(profile, model, tokenizer, date));
   if (!compiled.profiles || !profile.gpu || profile.ablation?.batchSizeSet) return compiled;
   const shape = readModelShapeSync(model.path);
   const job = compiled.job as ProfileJob;
   const batch = shape && fittingBatchSize(shape, jobDeviceWork(job), profile.gpu);
   // none fits: the job keeps the default, and validation refuses it with its figures
   return batch === undefined ? compiled : { ...compiled, job: { ...job, ablation: { ...job.ablation, batch_size: batch } } };
+}
+
+/** What `compile` returns; a tokenizer pattern that ran past its time bound (on any item) is the JobCompileError at the pattern. */
+function withPatternProblems<T>(compile: () => T): T {
+  try {
+    return compile();
+  } catch (e) {
+    if (e instanceof TokenizerPatternError) throw new JobCompileError(e.problem);
+    throw e;
+  }
 }
 
 function unbatchedJob(profile: Profile, model: ResolvedModel, tokenizer: ModelTokenizer, date: Date) {
@@ -130,6 +141,7 @@ export async function modelTokenizer(model: ResolvedModel): Promise<ModelTokeniz
   try {
     return await loadTokenizer(model.path, model.addBosToken !== undefined ? { addBosToken: model.addBosToken } : {});
   } catch (e) {
+    if (e instanceof TokenizerPatternError) throw new JobCompileError(e.problem);
     const files = ["tokenizer.json", "tokenizer_config.json"].map((name) => path.join(model.path, name));
     for (const file of files) {
       const text = await fs.readFile(file, "utf8").catch(() => undefined);

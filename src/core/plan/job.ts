@@ -27,6 +27,7 @@ import { benchmarkChatContext, multipleInputChatContexts } from "../prompts/chat
 import { diagnosticSequence } from "../prompts/diagnosticText";
 import { FLUENCY_BENCHMARK, fluencyItems } from "../prompts/fluencyText";
 import { inputTokens, tokenizeChoices, type ModelTokenizer } from "../prompts/tokenize";
+import { TokenizerPatternError } from "../prompts/tokenizerPatterns";
 
 /** The version of native-runner/PROTOCOL.md the jobs here are written in. */
 export const JOB_PROTOCOL = 1;
@@ -266,6 +267,8 @@ export function compileScoreJob(
         items.push(...compiled.items);
         refs.push(compiled.ref);
       } catch (e) {
+        // a tokenizer pattern that ran too long is the model folder's fault, at its pattern
+        if (e instanceof TokenizerPatternError) throw new JobCompileError(e.problem);
         throw new JobCompileError(
           problemAt({ file: task.dataFile, line: item.line ?? 1, column: 1 }, "task.document", (e as Error).message),
         );

@@ -39,16 +39,21 @@ const CACHE_ENTRIES = 1 << 17;
 /** Longer pieces are encoded without being kept (as the library's own BPE cache does past 256). */
 const CACHE_PIECE_LENGTH = 256;
 
+/** A pre-tokenizer built here from tokenizer.json with the file's patterns given their time bound (tokenizerPatterns.ts). */
+export type BoundPatterns = <T extends object>(component: T) => T;
+
 /**
  * The encoder for `tokenizer` (built from `tokenizerJson` and `tokenizerConfig`), or undefined
  * when its pipeline is not one of the two above. `plain` is the library's encode, used for the
- * texts this cannot cut.
+ * texts this cannot cut; `bound` bounds the patterns of the pre-tokenizers built here, as the
+ * tokenizer's own are.
  */
 export function pieceEncoder(
   tokenizerJson: object,
   tokenizerConfig: Json,
   tokenizer: Tokenizer,
   plain: (text: string) => number[],
+  bound: BoundPatterns,
 ): PieceEncoder | undefined {
   const json = tokenizerJson as Json;
   const bpe = asJson(json.model);
@@ -60,7 +65,7 @@ export function pieceEncoder(
   const normalizer = json.normalizer == null ? null : tokenizer.normalizer;
   const added = addedTokens(json.added_tokens, normalizer !== null);
   if (!added) return undefined;
-  const cut = pieceCutter(json.pre_tokenizer) ?? (normalizer === null ? chunkCutter(json.pre_tokenizer, bpe) : undefined);
+  const cut = pieceCutter(json.pre_tokenizer, bound) ?? (normalizer === null ? chunkCutter(json.pre_tokenizer, bpe) : undefined);
   if (!cut) return undefined;
 
   const cache = new Map<string, number[]>();
@@ -228,14 +233,14 @@ function mentions(config: unknown, type: string): boolean {
  * Pieces: a first stage that splits by a regex. The later stages must not depend on which
  * section they are in (only Metaspace does: `prepend_scheme: first`).
  */
-function pieceCutter(config: unknown): Cutter | undefined {
+function pieceCutter(config: unknown, bound: BoundPatterns): Cutter | undefined {
   const [first, ...later] = stagesOf(config) ?? [];
   if (!first || mentions(later, "Metaspace")) return undefined;
   const rest = (stages: Json[]) =>
-    stages.length > 0 ? new SequencePreTokenizer({ type: "Sequence", pretokenizers: stages } as never) : undefined;
+    stages.length > 0 ? bound(new SequencePreTokenizer({ type: "Sequence", pretokenizers: stages } as never)) : undefined;
   const lastFreeCut = () => 0;
   if (first.type === "Split") {
-    const split = new SplitPreTokenizer(first as never);
+    const split = bound(new SplitPreTokenizer(first as never));
     // pre_tokenize_text: pre_tokenize without its .flat() copy of a list of strings.
     return {
       mode: "pieces",

@@ -6,6 +6,8 @@ import { formatProblem } from "../base/problems";
 import { isFile } from "../base/fsutil";
 import { readGenerationEos } from "../model/modelSettings";
 import { pieceEncoder } from "./pieceEncoder";
+import { tokenizerPatterns } from "./tokenizerPatterns";
+import { tooDeepOffset, TOO_DEEP } from "../base/jsonNesting";
 import { pyRstrip } from "../lmeval/pythonString";
 
 export interface ModelTokenizer {
@@ -68,10 +70,16 @@ export interface TokenizerOptions {
 export type RequestKind = "loglikelihood" | "generation";
 
 export async function loadTokenizer(modelDir: string, options: TokenizerOptions = {}): Promise<ModelTokenizer> {
-  const tokenizerJson = JSON.parse(await fs.readFile(path.join(modelDir, "tokenizer.json"), "utf8")) as object;
+  const tokenizerFile = path.join(modelDir, "tokenizer.json");
+  const tokenizerText = await fs.readFile(tokenizerFile, "utf8");
+  const tokenizerJson = shallowJson(tokenizerText, tokenizerFile) as object;
   const configFile = path.join(modelDir, "tokenizer_config.json");
-  const tokenizerConfig = (await isFile(configFile)) ? (JSON.parse(await fs.readFile(configFile, "utf8")) as Record<string, unknown>) : {};
-  const tokenizer = new Tokenizer(tokenizerJson, tokenizerConfig);
+  const tokenizerConfig = (await isFile(configFile))
+    ? (shallowJson(await fs.readFile(configFile, "utf8"), configFile) as Record<string, unknown>)
+    : {};
+  // the file's regular expressions run with a time bound (tokenizerPatterns.ts)
+  const patterns = tokenizerPatterns(tokenizerJson, tokenizerText, tokenizerFile);
+  const tokenizer = patterns.boundTokenizer(patterns.build(() => new Tokenizer(tokenizerJson, tokenizerConfig)));
   const specialId = (key: string) => {
     const token = tokenizerConfig[key];
     const content = typeof token === "string" ? token : (token as { content?: string } | undefined)?.content;
@@ -84,7 +92,7 @@ export async function loadTokenizer(modelDir: string, options: TokenizerOptions 
   if (generation.problems.length > 0) throw new Error(generation.problems.map(formatProblem).join("\n"));
   const plainEncode = (text: string) => tokenizer.encode(text, { add_special_tokens: false }).ids;
   // The same ids, faster, for the tokenizers whose pipeline allows it (prompts/pieceEncoder.ts).
-  const fast = pieceEncoder(tokenizerJson, tokenizerConfig, tokenizer, plainEncode);
+  const fast = pieceEncoder(tokenizerJson, tokenizerConfig, tokenizer, plainEncode, patterns.bound);
   const bosTokenId = specialId("bos_token");
   const specialText = (id: number) => tokenizer.decode([id], { skip_special_tokens: false });
   return {
@@ -101,6 +109,12 @@ export async function loadTokenizer(modelDir: string, options: TokenizerOptions 
     ...(eosTokenId !== undefined ? { eosTokenId } : {}),
     ...(generation.eosTokenIds.length > 0 ? { extraEosTokenIds: generation.eosTokenIds } : {}),
   };
+}
+
+/** The JSON of a model file, refused when it nests too deep for the library's recursive reading of it (base/jsonNesting.ts). */
+function shallowJson(text: string, file: string): unknown {
+  if (tooDeepOffset(text) !== undefined) throw new Error(`${file} is ${TOO_DEEP}`);
+  return JSON.parse(text);
 }
 
 /**

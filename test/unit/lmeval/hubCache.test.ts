@@ -7,7 +7,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
 import { loadTask, type GenerationItem, type MultipleChoiceItem } from "../../../src/core/lmeval/task";
-import { hubSplitFiles } from "../../../src/core/lmeval/hubCache";
+import { cachedSplitFiles, hubSplitFiles, HubNameError } from "../../../src/core/lmeval/hubCache";
+import { configNameFault, repoIdFault } from "../../../src/core/lmeval/hubNames";
 import { errorsOf, type Problem } from "../../../src/core/base/problems";
 
 const lmEvalTasks = path.resolve(import.meta.dirname, "..", "..", "..", "..", "shared", "lm-eval-tasks");
@@ -148,3 +149,62 @@ test(
     );
   },
 );
+
+test("a dataset_path or dataset_name that leads out of the caches is refused by name; what lies there is never read", async () => {
+  // where `dataset_name: ../../outside` (and `dataset_path: ..`) would have led: beside the datasets cache
+  const outside = path.join(hub, "outside", "1.0.0", "abc123");
+  await fs.mkdir(outside, { recursive: true });
+  await fs.writeFile(path.join(outside, "planted-test.arrow"), "not for bprof to read");
+  await fs.mkdir(path.join(hub, "default", "1.0.0", "abc123"), { recursive: true });
+  await fs.writeFile(path.join(hub, "default", "1.0.0", "abc123", "planted-test.arrow"), "not for bprof to read");
+  const planted = [path.join(outside, "planted-test.arrow"), path.join(hub, "default", "1.0.0", "abc123", "planted-test.arrow")];
+  const before = await Promise.all(planted.map((f) => fs.stat(f)));
+
+  for (const [repo, name, key] of [
+    ["x/y", "../../outside", "dataset_name"],
+    ["x/y", "..\\..\\outside", "dataset_name"],
+    ["..", undefined, "dataset_path"],
+    ["../../outside", undefined, "dataset_path"],
+    ["x/../../outside", undefined, "dataset_path"],
+    ["/etc", undefined, "dataset_path"],
+    ["-x/y", undefined, "dataset_path"],
+    ["x--y", undefined, "dataset_path"],
+  ] as const) {
+    await assert.rejects(
+      cachedSplitFiles(repo, name, "test"),
+      (e: unknown) => e instanceof HubNameError && e.key === key,
+      `${repo} ${name}`,
+    );
+    await assert.rejects(hubSplitFiles(repo, name, "test"), HubNameError);
+  }
+  const after = await Promise.all(planted.map((f) => fs.stat(f)));
+  assert.deepEqual(
+    after.map((s) => s.atimeMs),
+    before.map((s) => s.atimeMs),
+    "the planted files were not read",
+  );
+
+  const dir = await fs.mkdtemp(path.join(hub, "task-"));
+  const taskFile = path.join(dir, "escape.yaml");
+  await fs.writeFile(
+    taskFile,
+    "task: escape\ndataset_path: x/y\ndataset_name: ../../outside\ntest_split: test\noutput_type: multiple_choice\n" +
+      'doc_to_text: "{{question}}"\ndoc_to_choice: choices\ndoc_to_target: answer\n',
+  );
+  const { problems } = await loadTask(taskFile, { numFewshot: 0 });
+  const refused = errorsOf(problems).filter((p) => p.code === "task.dataset-name");
+  assert.equal(refused.length, 1, messages(problems).join("\n"));
+  assert.deepEqual([refused[0]!.line, refused[0]!.field], [3, "dataset_name"]);
+  assert.ok(!problems.some((p) => p.message.includes("planted")), "nothing of the planted file is in a problem");
+});
+
+test("the names real tasks give are Hugging Face names", () => {
+  for (const id of ["openai/gsm8k", "cais/mmlu", "allenai/ai2_arc", "Rowan/hellaswag", "truthfulqa/truthful_qa", "gsm8k", "a.b-c_d/e.f"])
+    assert.equal(repoIdFault(id), undefined, id);
+  for (const name of ["main", "ARC-Easy", "winogrande_xl", "20220301.en", "boolean_expressions", "cs-en"])
+    assert.equal(configNameFault(name), undefined, name);
+  assert.match(repoIdFault("x".repeat(97))!, /1 to 96/);
+  assert.match(repoIdFault("x/y.git")!, /\.git/);
+  assert.match(configNameFault("")!, /1 to 255/);
+  assert.match(configNameFault("a\u0000b")!, /control/);
+});

@@ -161,7 +161,13 @@ for (const [name, makeCase] of Object.entries(CASES)) {
 
     // The pipeline is recognised as expected, and texts go to the library only where they must.
     let fallbacks = 0;
-    const encoder = pieceEncoder(files.tokenizerJson, files.tokenizerConfig, library, (text) => (fallbacks++, plain(text)));
+    const encoder = pieceEncoder(
+      files.tokenizerJson,
+      files.tokenizerConfig,
+      library,
+      (text) => (fallbacks++, plain(text)),
+      (c) => c,
+    );
     assert.equal(encoder?.mode, mode);
     const texts = [
       "",
