@@ -2,7 +2,8 @@
 // whose target is a host over SSH (a real sshd on 127.0.0.1). The model's weights exist only at the config's
 // `remote_path`, so the profile can only finish if the runner ran through the SSH target.
 // Run: bash scripts/e2e-install.sh && npm run build && npm run package && node --import tsx --test test/e2e/remote.test.ts
-// Leaves test-results/e2e-remote.png and e2e-remote-code-server.log.
+// Leaves test-results/e2e-remote.png, e2e-remote-named-runner.png (Profile asks before the runner the
+// config names) and e2e-remote-code-server.log.
 import assert from "node:assert/strict";
 import * as fsp from "node:fs/promises";
 import * as os from "node:os";
@@ -11,7 +12,7 @@ import { test } from "node:test";
 import { makeProfileProject } from "../support/profileProject";
 import { startSshServer } from "../support/sshServer";
 import { RUNNER } from "./install";
-import { runCommand, waitForNotification, withWorkbench } from "./workbench";
+import { runCommand, screenshot, waitForNotification, withWorkbench } from "./workbench";
 
 test("e2e: Profile runs on an SSH target from the command palette", { timeout: 300_000 }, async (t) => {
   const server = await startSshServer();
@@ -40,6 +41,19 @@ test("e2e: Profile runs on an SSH target from the command palette", { timeout: 3
     assert.equal(checked, `profile.bprof.yaml: config OK; 127.0.0.1:${server.port} over SSH is ready (3 checks)`);
     mark("target checked");
     await runCommand(page, "Benchmark Profiler: Profile");
+    // the config names its runner: a program of the config's, run only once the user says so
+    const dialog = page.locator(".monaco-dialog-box");
+    await dialog.waitFor({ state: "visible", timeout: 30_000 });
+    const asked = await dialog.innerText();
+    assert.match(
+      asked,
+      new RegExp(`names the runner to start on 127\\.0\\.0\\.1:${server.port}: .*bprof-runner \\(target\\.ssh\\.runner\\)`),
+    );
+    assert.match(asked, /not the runner Benchmark Profiler builds/);
+    await screenshot(page, "e2e-remote-named-runner");
+    await dialog.getByRole("button", { name: "Run It" }).click();
+    await dialog.waitFor({ state: "hidden", timeout: 10_000 });
+    mark("named runner allowed");
     const finished = await waitForNotification(page, "Profile finished", 120_000, {
       failOn: /^(Profile failed|No \*\.bprof\.yaml config)/,
     });
