@@ -2,7 +2,7 @@
 //
 //   baseline -> for each ability: importance -> rankings per rule (method and candidate set) ->
 //   for each rule, selection and k: ablate in place, score every item, restore -> the random
-//   control per candidate set -> overlap per rule -> profile.json
+//   control per candidate set (each of its draws) -> overlap per rule -> profile.json
 //
 // Every result file is written atomically and named by what it holds, so a run that is stopped
 // and started again with the same job skips what is on disk (resume) and never reads half a file.
@@ -105,7 +105,8 @@ class Profile {
     const int64_t ranked_per_k = static_cast<int64_t>(job_.abilities.size() * rules_.size() *
                                                       (ranked_selections().size() + (plan_.has(Selection::top_chunked) ? 1 : 0)));
     top_rankings_.resize(rules_.size());
-    const int64_t random_per_k = random_here() ? static_cast<int64_t>(candidates_.size()) : 0;
+    // the random control: every draw of it over every candidate set
+    const int64_t random_per_k = random_here() ? static_cast<int64_t>(candidates_.size()) * plan_.random_draws : 0;
     const int64_t pairs_per_k = static_cast<int64_t>(plan_.pairs.size() * rules_.size());
     variants_total_ = (ranked_per_k + random_per_k + pairs_per_k) * static_cast<int64_t>(plan_.k.size());
   }
@@ -476,19 +477,31 @@ class Profile {
     }
   }
 
-  // One random control per candidate set: each set's variants are held to weights drawn from it.
+  // One random control per candidate set: each set's variants are held to weights drawn from it,
+  // `random_draws` times over (draw r seeded random_draw_seed(seed, r), draw 0 the job's seed).
   void random_variants() {
     for (size_t set = 0; set < candidates_.size(); set++) {
-      const std::string file = "rankings/random." + set_tag(set) + "bin";
-      std::vector<int64_t> ranking;
-      if (on_disk(out_ + "/" + file)) {
-        ranking = read_ranking(file, n_.back());
-      } else {
-        ranking = draw_random(candidate_count_[set], n_.back(), plan_.seed);
-        write_file_atomic(out_ + "/" + file, ranking_bytes(ranking));
+      for (int64_t draw = 0; draw < plan_.random_draws; draw++) {
+        const std::string file = "rankings/random." + set_tag(set) + draw_tag(draw) + "bin";
+        std::vector<int64_t> ranking;
+        if (on_disk(out_ + "/" + file)) {
+          ranking = read_ranking(file, n_.back());
+        } else {
+          ranking = draw_random(candidate_count_[set], n_.back(), random_draw_seed(plan_.seed, draw));
+          write_file_atomic(out_ + "/" + file, ranking_bytes(ranking));
+        }
+        for (size_t i = 0; i < plan_.k.size(); i++)
+          variant("", {plan_.methods.front(), set}, Selection::random, i, &ranking, n_[i], -1, -1, several_draws() ? draw : -1);
       }
-      for (size_t i = 0; i < plan_.k.size(); i++) variant("", {plan_.methods.front(), set}, Selection::random, i, &ranking, n_[i]);
     }
+  }
+
+  // A job of one random draw names none, so its files, manifest and events are those it always had.
+  bool several_draws() const { return plan_.random_draws > 1; }
+  // Draw 0 keeps the random control's names; draws 1 .. R - 1 add `d<r>.` (`random.d1.bin`).
+  std::string draw_tag(int64_t draw) const { return draw > 0 ? "d" + std::to_string(draw) + "." : ""; }
+  std::string random_variant_file(size_t set, size_t k_index, int64_t draw) const {
+    return "variants/random." + set_tag(set) + "k" + std::to_string(k_index) + "." + draw_tag(draw) + "jsonl";
   }
 
   // Two abilities ablated together: per rule and k, the union of their top n under that rule (its
@@ -539,18 +552,20 @@ class Profile {
   // One variant: ablate the first n of the ranking, score, restore. Skipped when on disk.
   // `lowering`: of the n, those whose zeroing lowers the ability's loss (-1 for the random control);
   // `shared_with_top`: a top_chunked set's intersection with the exact top-n (-1 for the others).
-  // The random control (no ability) belongs to no rule: only `m`'s set is then used.
+  // The random control (no ability) belongs to no rule: only `m`'s set is then used. `draw`: which
+  // random draw, named in the manifest and the events when the job has several (-1: none named).
   void variant(const std::string& ability, const Rule& m, Selection selection, size_t k_index, const std::vector<int64_t>* ranking,
-               int64_t n, int64_t lowering = -1, int64_t shared_with_top = -1) {
-    const std::string file = ability.empty() ? "variants/random." + set_tag(m.set) + "k" + std::to_string(k_index) + ".jsonl"
-                                             : variant_file(ability, m, selection, k_index);
+               int64_t n, int64_t lowering = -1, int64_t shared_with_top = -1, int64_t draw = -1) {
+    const std::string file =
+        ability.empty() ? random_variant_file(m.set, k_index, std::max<int64_t>(draw, 0)) : variant_file(ability, m, selection, k_index);
     const bool resumed = scores_on_disk(file);
     if (!resumed) {
       std::string lines;
       Engine& engine = weights_();
       engine.ablate(candidates_[m.set], ranking->data(), n);
       try {
-        const ScoredVariant scored{ability, ability.empty() ? "" : method_name(m.method), selection_name(selection), plan_.k[k_index]};
+        const ScoredVariant scored{ability, ability.empty() ? "" : method_name(m.method), selection_name(selection), plan_.k[k_index],
+                                   draw};
         lines = score_items(command_, engine, job_.items, "score", &scored);
       } catch (...) {
         engine.restore();
@@ -559,7 +574,7 @@ class Profile {
       engine.restore();
       write_file_atomic(out_ + "/" + file, lines);
     }
-    command_.events.variant(ability, selection_name(selection), plan_.k[k_index], n, file, resumed);
+    command_.events.variant(ability, selection_name(selection), plan_.k[k_index], n, file, resumed, draw);
     json entry = {{"ability", ability.empty() ? json(nullptr) : json(ability)},
                   {"method", ability.empty() ? json(nullptr) : json(method_name(m.method))},
                   {"selection", selection_name(selection)},
@@ -567,6 +582,7 @@ class Profile {
                   {"n", n},
                   {"file", file}};
     name_set(entry, m.set);
+    if (draw >= 0) entry["draw"] = draw;
     if (lowering >= 0) entry["lowering"] = lowering;
     if (shared_with_top >= 0) {
       entry["top_n"] = n_[k_index];

@@ -36,22 +36,22 @@ void EventWriter::progress(const std::string& phase, int64_t done, int64_t total
 void EventWriter::progress(const std::string& phase, int64_t done, int64_t total, const ScoredVariant& variant) {
   const json ability = variant.ability.empty() ? json(nullptr) : json(variant.ability);
   const json method = variant.method.empty() ? json(nullptr) : json(variant.method);
-  emit(dump({{"type", "progress"},
-             {"phase", phase},
-             {"done", done},
-             {"total", total},
-             {"variant", {{"ability", ability}, {"method", method}, {"selection", variant.selection}, {"k", variant.k}}}}));
+  json named = {{"ability", ability}, {"method", method}, {"selection", variant.selection}, {"k", variant.k}};
+  if (variant.draw >= 0) named["draw"] = variant.draw;
+  emit(dump({{"type", "progress"}, {"phase", phase}, {"done", done}, {"total", total}, {"variant", named}}));
 }
 
 void EventWriter::variant(const std::string& ability, const std::string& selection, double k, int64_t n, const std::string& file,
-                          bool resumed) {
-  emit(dump({{"type", "variant"},
-             {"ability", ability.empty() ? json(nullptr) : json(ability)},
-             {"selection", selection},
-             {"k", k},
-             {"n", n},
-             {"file", file},
-             {"resumed", resumed}}));
+                          bool resumed, int64_t draw) {
+  json event = {{"type", "variant"},
+                {"ability", ability.empty() ? json(nullptr) : json(ability)},
+                {"selection", selection},
+                {"k", k},
+                {"n", n},
+                {"file", file},
+                {"resumed", resumed}};
+  if (draw >= 0) event["draw"] = draw;
+  emit(dump(event));
 }
 
 void EventWriter::warning(const std::string& message) { emit(dump({{"type", "warning"}, {"message", message}})); }

@@ -10,12 +10,14 @@
 namespace bprof {
 
 // The variant a `profile` is scoring, named in its `score` progress so that a user sees which
-// ablation the count is of. An empty ability (and method) is the random control.
+// ablation the count is of. An empty ability (and method) is the random control; `draw`, which of
+// its random draws (named only when the job has several, `ablation.random_draws`; -1 otherwise).
 struct ScoredVariant {
   std::string ability;
   std::string method;
   std::string selection;
   double k = 0;
+  int64_t draw = -1;
 };
 
 class EventWriter {
@@ -26,8 +28,10 @@ class EventWriter {
   void progress(const std::string& phase, int64_t done, int64_t total);
   void progress(const std::string& phase, int64_t done, int64_t total, const std::string& ability);
   void progress(const std::string& phase, int64_t done, int64_t total, const ScoredVariant& variant);
-  // `profile`: a variant's scores are on disk. An empty ability is the ability-free random control.
-  void variant(const std::string& ability, const std::string& selection, double k, int64_t n, const std::string& file, bool resumed);
+  // `profile`: a variant's scores are on disk. An empty ability is the ability-free random control;
+  // `draw` (>= 0) its random draw, when the job has several.
+  void variant(const std::string& ability, const std::string& selection, double k, int64_t n, const std::string& file, bool resumed,
+               int64_t draw = -1);
   void warning(const std::string& message);
   void result(const std::string& file, int64_t items);
   void summary(double seconds);

@@ -172,6 +172,13 @@ AblationPlan parse_ablation(const json& v, const std::string& source) {
   plan.batch_size = non_negative_int(v, "batch_size", 8, source);
   if (plan.batch_size < 1) throw bad_job(source, "'ablation.batch_size' must be at least 1");
   plan.seed = static_cast<uint64_t>(non_negative_int(v, "seed", 1, source));
+  plan.random_draws = non_negative_int(v, "random_draws", 1, source);
+  if (plan.random_draws < 1 || plan.random_draws > kMaxRandomDraws)
+    throw bad_job(source, "'ablation.random_draws' must be from 1 to " + std::to_string(kMaxRandomDraws) + ", got " +
+                              std::to_string(plan.random_draws));
+  if (plan.random_draws > 1 && !plan.has(Selection::random))
+    throw bad_job(source, "'ablation.random_draws' draws the random control " + std::to_string(plan.random_draws) +
+                              " times, and 'ablation.selections' has no \"random\"");
   auto stability = v.find("stability");
   if (stability != v.end()) {
     if (!stability->is_boolean()) throw bad_job(source, "'ablation.stability' must be true or false, got " + describe_json(*stability));
@@ -279,6 +286,8 @@ const char* method_name(ImportanceMethod method) { return method == ImportanceMe
 const char* candidate_set_name(CandidateSet set) { return set == CandidateSet::all ? "all" : "mlp"; }
 
 bool AblationPlan::has(Selection s) const { return std::find(selections.begin(), selections.end(), s) != selections.end(); }
+
+uint64_t random_draw_seed(uint64_t seed, int64_t r) { return seed + static_cast<uint64_t>(r) * (uint64_t{1} << 53); }
 
 json parse_job_json(const std::string& text, const std::string& source) {
   json root;

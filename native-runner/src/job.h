@@ -59,6 +59,10 @@ struct AblationPlan {
   int64_t back_removal = 0;
   int64_t batch_size = 8;
   uint64_t seed = 1;
+  // Independent random sets drawn per k and candidate set (`random_draws`, 1 to kMaxRandomDraws):
+  // draw 0 is the one random control every job has (seed `seed`), draws 1 .. R - 1 the null's
+  // spread (random_draw_seed).
+  int64_t random_draws = 1;
   // Also rank each ability's top sets from two seeded halves of its sequences and count, per k,
   // what they share (the ranking's stability, docs/method.md).
   bool stability = false;
@@ -73,6 +77,16 @@ struct AblationPlan {
   std::vector<std::pair<std::string, std::string>> pairs;
   bool has(Selection s) const;
 };
+
+// The most random draws a job may ask for (`ablation.random_draws`): each is a variant per k and
+// candidate set, and random_draw_seed keeps the draws' seeds apart up to 2048.
+constexpr int64_t kMaxRandomDraws = 100;
+
+// The seed of random draw r of a job seeded `seed`: `seed` itself for r = 0 (the random control's
+// seed as it always was), `seed + r * 2^53` (mod 2^64) for r >= 1. The draws of one job never share
+// a seed (r * 2^53 mod 2^64 differs for every r below 2^11), and for the seeds a config can give
+// (below 2^53, JavaScript's safe integers) no draw r >= 1 uses a seed that draw 0 of any job uses.
+uint64_t random_draw_seed(uint64_t seed, int64_t r);
 
 // A `profile` job that is one shard of a larger one (PROTOCOL.md, "Shards"): its abilities are its
 // share of the whole job's, and the baseline and the random control run only in the shard that

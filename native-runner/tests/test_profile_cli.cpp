@@ -533,6 +533,125 @@ TEST(Profile, ShardsGatheredIntoOneFolderGiveTheWholeRunsFiles) {
   EXPECT_TRUE(result_files(dir.file("whole")) == result_files(dir.file("merged")));
 }
 
+// `random_draws: 3`: per k three random sets (draw r seeded random_draw_seed(seed, r)), each a
+// prefix of its draw's ranking of n_max and of the k's n; draw 0 is byte for byte the one random
+// control of a job without the key. Deterministic across runs, read back on resume, and all three
+// draws run in the shard given the random control, with the whole job's bytes.
+TEST(Profile, RandomDrawsGiveSeveralNestedRandomSetsPerK) {
+  TempDir dir;
+  test::Weights weights = test::write_tiny_llama(dir.path());
+  const json one = profile_job(dir.path());
+  json job = one;
+  job["ablation"]["random_draws"] = 3;
+  test::write_file(dir.file("one.json"), one.dump());
+  test::write_file(dir.file("job.json"), job.dump());
+  ASSERT_EQ(run_profile(dir.file("one.json"), dir.file("one")).exit_code, 0);
+  RunResult r = run_profile(dir.file("job.json"), dir.file("out"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+
+  const int64_t p = parameter_count(weights);
+  const int64_t candidates = 2 * 3 * 32 * 64;
+  const std::vector<double> ks = {0.001, 0.01, 0.05};
+  const int64_t n_max = parameters_for_k(ks.back(), p);
+  // the draws' rankings: draw 0 under today's name and seed, draws 1 and 2 under theirs
+  std::vector<std::vector<int64_t>> rankings;
+  for (int64_t draw = 0; draw < 3; draw++) {
+    const std::string file = draw == 0 ? "rankings/random.bin" : "rankings/random.d" + std::to_string(draw) + ".bin";
+    rankings.push_back(ranking_from_bytes(test::read_file(dir.file("out/" + file)), file));
+    EXPECT_EQ(rankings.back(), draw_random(candidates, n_max, random_draw_seed(7, draw))) << file;
+  }
+  EXPECT_EQ(random_draw_seed(7, 0), 7u);
+  EXPECT_EQ(random_draw_seed(7, 2), 7u + (uint64_t{2} << 53));
+  for (size_t i = 0; i < ks.size(); i++) {
+    const int64_t n = parameters_for_k(ks[i], p);
+    std::vector<std::set<int64_t>> sets;
+    for (const auto& ranking : rankings) sets.emplace_back(ranking.begin(), ranking.begin() + n);
+    for (const auto& set : sets) EXPECT_EQ(static_cast<int64_t>(set.size()), n);
+    EXPECT_NE(sets[0], sets[1]) << "k " << ks[i];
+    EXPECT_NE(sets[0], sets[2]) << "k " << ks[i];
+    EXPECT_NE(sets[1], sets[2]) << "k " << ks[i];
+  }
+
+  // the manifest: 2 abilities x (top, bottom) x 3 k, then the random control's 3 draws x 3 k, each
+  // with its draw and the k's n
+  const json manifest = json::parse(test::read_file(dir.file("out/profile.json")));
+  ASSERT_EQ(manifest["variants"].size(), 12u + 9u);
+  json random = json::array();
+  for (const json& v : manifest["variants"])
+    if (v["selection"] == "random") random.push_back(v);
+  ASSERT_EQ(random.size(), 9u);
+  for (size_t j = 0; j < random.size(); j++) {
+    const int64_t draw = static_cast<int64_t>(j / 3);
+    const size_t i = j % 3;
+    EXPECT_EQ(random[j]["draw"], draw) << random[j].dump();
+    EXPECT_EQ(random[j]["n"], parameters_for_k(ks[i], p)) << random[j].dump();
+    const std::string file = "variants/random.k" + std::to_string(i) + (draw == 0 ? "" : ".d" + std::to_string(draw)) + ".jsonl";
+    EXPECT_EQ(random[j]["file"], file);
+    EXPECT_TRUE(std::filesystem::exists(dir.file("out/" + file))) << file;
+  }
+  // draws 1 and 2 ablate other weights: at the largest k some score differs from draw 0's
+  EXPECT_NE(test::read_file(dir.file("out/variants/random.k2.jsonl")), test::read_file(dir.file("out/variants/random.k2.d1.jsonl")));
+  // draw 0 is the job without random_draws, byte for byte, and so is everything else it shares
+  const auto one_files = result_files(dir.file("one"));
+  const auto files = result_files(dir.file("out"));
+  for (const auto& [file, bytes] : one_files) {
+    if (file == "job.fingerprint" || file == "profile.json") continue;
+    ASSERT_TRUE(files.count(file)) << file;
+    EXPECT_EQ(files.at(file), bytes) << file;
+  }
+  EXPECT_EQ(files.size(), one_files.size() + 2 + 6);  // draws 1 and 2: a ranking each and a variant per k
+  json draw_zero = json::array();
+  for (json v : manifest["variants"])
+    if (!v.contains("draw") || v["draw"] == 0) {
+      v.erase("draw");
+      draw_zero.push_back(v);
+    }
+  const json one_manifest = json::parse(test::read_file(dir.file("one/profile.json")));
+  EXPECT_EQ(draw_zero, one_manifest["variants"]);
+  for (const json& v : one_manifest["variants"]) EXPECT_FALSE(v.contains("draw"));
+
+  // the events name the draw of every random variant, and count every draw
+  int random_events = 0;
+  for (const json& e : events_of(r, "variant")) {
+    EXPECT_EQ(e.contains("draw"), e["ability"].is_null()) << e.dump();
+    random_events += e["ability"].is_null();
+  }
+  EXPECT_EQ(random_events, 9);
+  std::set<int64_t> scored_draws;
+  for (const json& e : events_of(r, "progress")) {
+    if (e["phase"] == "variants") {
+      EXPECT_EQ(e["total"], 21) << e.dump();
+    }
+    if (e["phase"] == "score" && e.contains("variant") && e["variant"]["ability"].is_null())
+      scored_draws.insert(e["variant"]["draw"].get<int64_t>());
+  }
+  EXPECT_EQ(scored_draws, (std::set<int64_t>{0, 1, 2}));
+
+  // deterministic: a second run writes the same bytes; resumed, it reads every draw back
+  ASSERT_EQ(run_profile(dir.file("job.json"), dir.file("again")).exit_code, 0);
+  EXPECT_TRUE(result_files(dir.file("again")) == files);
+  std::filesystem::remove(dir.file("again/variants/random.k1.d2.jsonl"));
+  std::filesystem::remove(dir.file("again/rankings/random.d1.bin"));
+  RunResult resumed = run_profile(dir.file("job.json"), dir.file("again"));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  for (const json& e : events_of(resumed, "variant"))
+    EXPECT_EQ(e["resumed"].get<bool>(), e["file"] != "variants/random.k1.d2.jsonl") << e.dump();
+  EXPECT_TRUE(result_files(dir.file("again")) == files);
+
+  // the shard given the random control runs every draw; the merge reads them back
+  json shard = job;
+  shard["abilities"] = json::array();
+  shard["shard"] = {{"of", "whole-job"}, {"index", 1}, {"count", 2}, {"baseline", false}, {"random", true}};
+  test::write_file(dir.file("shard.json"), shard.dump());
+  RunResult sharded = run_profile(dir.file("shard.json"), dir.file("shard"));
+  ASSERT_EQ(sharded.exit_code, 0) << sharded.out;
+  EXPECT_EQ(json::parse(test::read_file(dir.file("shard/shard.json")))["variants"].size(), 9u);
+  for (const auto& [file, bytes] : result_files(dir.file("shard"))) {
+    if (file == "job.fingerprint" || file == "shard.json") continue;
+    EXPECT_EQ(files.at(file), bytes) << file;
+  }
+}
+
 TEST(Profile, RefusesAFolderWrittenByAnotherJob) {
   TempDir dir;
   test::write_tiny_llama(dir.path());
@@ -596,6 +715,13 @@ TEST(Profile, BadJobsSayWhatIsWrong) {
          j["ablation"]["selections"] = {"bottom"};
        },
        "pairs ablate top sets"},
+      {[](json& j) { j["ablation"]["random_draws"] = 0; }, "'ablation.random_draws' must be from 1 to 100, got 0"},
+      {[](json& j) { j["ablation"]["random_draws"] = 101; }, "'ablation.random_draws' must be from 1 to 100, got 101"},
+      {[](json& j) {
+         j["ablation"]["random_draws"] = 2;
+         j["ablation"]["selections"] = {"top"};
+       },
+       "'ablation.selections' has no \"random\""},
   };
   int i = 0;
   for (const auto& [mutate, expected] : cases) {

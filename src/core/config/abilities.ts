@@ -39,6 +39,11 @@ export interface ResolvedAblation {
   batchSizeSet?: true;
   /** Rank each ability's top sets from two seeded halves of its items too (docs/method.md, "Ranking stability"). */
   stability: boolean;
+  /**
+   * Independent random sets per k and candidate set (`ablation.random_draws`, the random control's
+   * spread); present only when more than 1 and `random` is selected: absent, the one draw of every run.
+   */
+  randomDraws?: number;
   /** Two abilities ablated together (names, each pair once); absent without `ablation.pairs`. */
   pairs?: [string, string][];
   /** The candidate sets (`ablation.candidates`), in the config's order; each is ranked by every rule. Absent: the MLP's. */
@@ -64,6 +69,13 @@ export interface ResolvedFluency {
 export const DEFAULT_SELECTIONS: readonly Selection[] = ["top", "random"];
 export const DEFAULT_BATCH_SIZE = 8;
 export const DEFAULT_SEED = 1;
+/** The most `ablation.random_draws` a config may ask for (the schema's maximum; the runner's too). */
+export const MAX_RANDOM_DRAWS = 100;
+
+/** The random control's draws per k and candidate set: 1 unless `random_draws` asks for more. */
+export function randomDrawsOf(ablation: Pick<ResolvedAblation, "randomDraws">): number {
+  return ablation.randomDraws ?? 1;
+}
 /**
  * A variant whose perplexity of the text is more than this many times the model's is marked as
  * having lost its fluency. Twice the perplexity is a mean log-likelihood ln 2 = 0.69 nats per
@@ -129,6 +141,7 @@ export async function checkAbilitySection(
   const pairs = resolvePairs(config, source, problems);
   const ablation = { ...resolveAblation(config.ablation), fluency, ...(pairs.length > 0 ? { pairs } : {}) };
   problems.push(...candidateSetProblems(config, source));
+  problems.push(...randomDrawsProblems(config, source, ablation));
   if (ablation.candidates?.includes("all") && ablation.stability)
     problems.push(
       source.at(
@@ -168,18 +181,41 @@ async function resolveFluency(
 }
 
 function resolveAblation(spec: NonNullable<ProfileConfig["ablation"]>): Omit<ResolvedAblation, "fluency"> {
+  const selections = spec.selections ?? [...DEFAULT_SELECTIONS];
   return {
     k: [...spec.k].sort((a, b) => a - b),
-    selections: spec.selections ?? [...DEFAULT_SELECTIONS],
+    selections,
     methods: Array.isArray(spec.method) ? [...spec.method] : [spec.method ?? "paper"],
     frontRemoval: spec.front_removal ?? 0,
     backRemoval: spec.back_removal ?? 0,
     batchSize: spec.batch_size ?? DEFAULT_BATCH_SIZE,
     ...(spec.batch_size !== undefined ? { batchSizeSet: true as const } : {}),
     stability: spec.stability ?? false,
+    ...randomDrawsOfSpec(spec, selections),
     candidates: Array.isArray(spec.candidates) ? spec.candidates.map(setName) : [spec.candidates ?? "mlp"],
     ...candidateMethodsOf(spec),
   };
+}
+
+/** `random_draws` where it draws: more than 1 (and a whole number the schema allows), with `random` selected. */
+function randomDrawsOfSpec(spec: AblationSpec, selections: readonly Selection[]): Pick<ResolvedAblation, "randomDraws"> {
+  const draws = spec.random_draws;
+  const usable = draws !== undefined && Number.isInteger(draws) && draws > 1 && draws <= MAX_RANDOM_DRAWS;
+  return usable && selections.includes("random") ? { randomDraws: draws } : {};
+}
+
+/** `random_draws` draws the random control again: without `random` among the selections there is none to draw. */
+function randomDrawsProblems(config: ProfileConfig, source: YamlSource, ablation: ResolvedAblation): Problem[] {
+  const draws = config.ablation?.random_draws;
+  if (draws === undefined || !(draws > 1) || ablation.selections.includes("random")) return [];
+  return [
+    source.at(
+      ["ablation", "random_draws"],
+      "config.no-effect",
+      `\`random_draws: ${draws}\` has no effect without \`random\` in \`selections\`: it draws the random control ${draws} times, and there is none (add \`random\` to \`selections\`)`,
+      { on: "key" },
+    ),
+  ];
 }
 
 /** `ablation.candidates` as a list: each set once, and a set's own rules among `method`'s. */

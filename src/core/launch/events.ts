@@ -9,10 +9,23 @@ export type RunnerEvent =
       done: number;
       total: number;
       ability?: string;
-      /** A profile's `score` phase: the variant being scored (ability id; null with no method for the random control). */
-      variant?: { ability: string | null; method: string | null; selection: Selection; k: number };
+      /**
+       * A profile's `score` phase: the variant being scored (ability id; null with no method for the
+       * random control, with `draw` its random draw when the job has several).
+       */
+      variant?: { ability: string | null; method: string | null; selection: Selection; k: number; draw?: number };
     }
-  | { type: "variant"; ability: string | null; selection: Selection; k: number; n: number; file: string; resumed?: boolean }
+  | {
+      type: "variant";
+      ability: string | null;
+      selection: Selection;
+      k: number;
+      n: number;
+      file: string;
+      resumed?: boolean;
+      /** The random control's draw, when the job has several (`ablation.random_draws`). */
+      draw?: number;
+    }
   | { type: "warning"; message: string }
   | { type: "result"; file: string; items: number }
   | { type: "summary"; status: "ok"; seconds: number }

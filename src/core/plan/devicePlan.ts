@@ -3,7 +3,7 @@
 // long the importance pass and the scorings take at the GPU's bf16 matrix-multiply peak. Pure
 // arithmetic on config.json's sizes (model/parameters.ts) and the compiled job; nothing is run.
 import type { ModelShape } from "../model/parameters";
-import { scoringWork } from "./shards";
+import { randomVariants, scoringWork } from "./shards";
 import type { ProfileJob, ScoreJob } from "./job";
 import { formatDuration } from "./estimate";
 import type { Gpu } from "../config/gpu";
@@ -186,7 +186,8 @@ export function jobDeviceWork(job: ProfileJob | ScoreJob): DeviceWork {
   // each candidate set ranked by its own rules (an entry's `method`), else by every rule
   const rules = sets.reduce((n, s) => n + (typeof s === "string" ? methods : s.method.length), 0);
   const ranked = a.selections.filter((s) => s !== "random").length;
-  const random = a.selections.includes("random") ? sets.length * a.k.length : 0;
+  // the random control: per k, candidate set and draw
+  const random = randomVariants(job);
   const pairs = (a.pairs?.length ?? 0) * a.k.length * methods;
   return {
     dtype: job.model.dtype,

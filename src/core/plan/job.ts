@@ -96,6 +96,11 @@ export interface ProfileJob extends Omit<ScoreJob, "subcommand"> {
     back_removal: number;
     batch_size: number;
     seed: number;
+    /**
+     * The random control's draws per k and candidate set, present only when more than 1 (and
+     * `random` selected): a job of one draw is the same bytes as before the key existed.
+     */
+    random_draws?: number;
     /** Present (true) only when asked for: a job without it is the same bytes as before it existed. */
     stability?: true;
     /** Absent for the MLP's (the bytes jobs always had); "all" for the attention projections' too; a list for several sets. */
@@ -200,6 +205,9 @@ export function compileProfileJob(
       back_removal: plan.ablation.backRemoval,
       batch_size: plan.ablation.batchSize,
       seed: plan.seed,
+      ...(plan.ablation.randomDraws !== undefined && plan.ablation.randomDraws > 1 && plan.ablation.selections.includes("random")
+        ? { random_draws: plan.ablation.randomDraws }
+        : {}),
       ...(plan.ablation.stability ? { stability: true as const } : {}),
       ...candidatesOfJob(plan.ablation.candidates ?? ["mlp"], plan.ablation.candidateMethods),
       ...(plan.ablation.pairs?.length ? { pairs: plan.ablation.pairs.map(([a, b]) => [idOf(a), idOf(b)] as [string, string]) } : {}),

@@ -12,6 +12,9 @@ export interface VariantRef {
   method?: string;
   selection: Selection;
   k: number;
+  /** The random control's draw (from 0) and how many the run draws, where it draws several (`ablation.random_draws`). */
+  draw?: number;
+  draws?: number;
 }
 
 export interface RunProgress {
@@ -48,9 +51,12 @@ const PHASE_WORDS: Record<string, string> = {
   results: "writing the results",
 };
 
-/** "Semantic Relationship · top · k 0.01024 · signed", "random control · k 0.01024". */
+/** "Semantic Relationship · top · k 0.01024 · signed", "random control · k 0.01024", "random control · draw 2 of 5 · k 0.01024". */
 export function variantName(v: VariantRef): string {
-  if (v.ability === null) return `random control · k ${v.k}`;
+  if (v.ability === null)
+    return v.draw !== undefined && v.draws !== undefined && v.draws > 1
+      ? `random control · draw ${v.draw + 1} of ${v.draws} · k ${v.k}`
+      : `random control · k ${v.k}`;
   return `${v.ability} · ${v.selection} · k ${v.k}${v.method ? ` · ${v.method}` : ""}`;
 }
 

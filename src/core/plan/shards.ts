@@ -47,15 +47,25 @@ export function scoringWork(job: ProfileJob): number {
   return job.items.reduce((n, item) => n + itemTokens(item), 0);
 }
 
-/** Variants per ability: every ranked selection (all but random) at every k, under every importance rule. */
+/** The job's candidate sets (`ablation.candidates`; absent: the MLP's alone), each with the rules that rank it. */
+function candidateSetsOf(job: ProfileJob): { rules: number }[] {
+  const { method, candidates } = job.ablation;
+  const methods = Array.isArray(method) ? method.length : 1;
+  if (!Array.isArray(candidates)) return [{ rules: methods }];
+  // a set named with rules of its own ({set, method}) is ranked by those only
+  return candidates.map((c) => ({ rules: typeof c === "string" ? methods : c.method.length }));
+}
+
+/** Variants per ability: every ranked selection (all but random) at every k, under every importance rule over every candidate set. */
 export function variantsPerAbility(job: ProfileJob): number {
-  const rules = Array.isArray(job.ablation.method) ? job.ablation.method.length : 1;
+  const rules = candidateSetsOf(job).reduce((n, set) => n + set.rules, 0);
   return rules * job.ablation.selections.filter((s) => s !== "random").length * job.ablation.k.length;
 }
 
-/** The random control's variants (one per k, once per whole job). */
+/** The random control's variants, once per whole job: one per k, candidate set and draw (`ablation.random_draws`). */
 export function randomVariants(job: ProfileJob): number {
-  return job.ablation.selections.includes("random") ? job.ablation.k.length : 0;
+  if (!job.ablation.selections.includes("random")) return 0;
+  return job.ablation.k.length * candidateSetsOf(job).length * (job.ablation.random_draws ?? 1);
 }
 
 /** Per ability id, its work: its importance pass and its variants, in forward-pass tokens. */
@@ -69,7 +79,7 @@ export function abilityWork(job: ProfileJob): Map<string, number> {
   );
 }
 
-/** The work done once per whole job: the baseline and the random control's variants. */
+/** The work done once per whole job: the baseline and the random control's variants (every draw of it). */
 export function commonWork(job: ProfileJob): number {
   return (1 + randomVariants(job)) * scoringWork(job);
 }

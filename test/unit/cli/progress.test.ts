@@ -15,6 +15,15 @@ test("the step: the importance phase names its ability, a profile's scoring name
     "Semantic Relationship · top · k 0.01024 · signed",
   );
   assert.equal(progressStep({ phase: "score", variant: { ability: null, selection: "random", k: 0.01024 } }), "random control · k 0.01024");
+  assert.equal(
+    progressStep({ phase: "score", variant: { ability: null, selection: "random", k: 0.01024, draw: 1, draws: 5 } }),
+    "random control · draw 2 of 5 · k 0.01024",
+    "random_draws: which draw, counted from 1",
+  );
+  assert.equal(
+    progressStep({ phase: "score", variant: { ability: null, selection: "random", k: 0.01024, draw: 0, draws: 1 } }),
+    "random control · k 0.01024",
+  );
   assert.equal(progressStep({ phase: "score" }), "scoring", "the score subcommand scores no variant");
 });
 
@@ -62,6 +71,10 @@ test("a variant line says which ability, selection, k and n, and whether it was 
   assert.equal(
     finishedVariantLabel({ model: "m", ability: null, selection: "random", k: 0.001, n: 35, resumed: true }),
     "variant random control · k 0.001, n 35 (resumed)",
+  );
+  assert.equal(
+    finishedVariantLabel({ model: "m", ability: null, selection: "random", k: 0.001, n: 35, resumed: false, draw: 4, draws: 5 }),
+    "variant random control · draw 5 of 5 · k 0.001, n 35",
   );
 });
 

@@ -274,6 +274,31 @@ test("a complete ability section resolves: k sorted, defaults, items of the name
   assert.equal(at(only(problems, /not declared in `abilities`/)), "tiny.bprof.yaml:8:37:warning:abilities[0].data[1]");
 });
 
+test("ablation.random_draws: a whole number from 1 to 100; more than 1 without `random` is a warning at the key", async () => {
+  assert.deepEqual(schemaLines("ablation:\n  k: [0.01]\n  random_draws: 20\n"), []);
+  assert.deepEqual(
+    ["0", "101", "2.5"].map((draws) => schemaLines(`ablation:\n  k: [0.01]\n  random_draws: ${draws}\n`).length),
+    [1, 1, 1],
+  );
+  assert.match(schemaLines("ablation:\n  k: [0.01]\n  random_draws: 101\n")[0]!, /7:17: error: `ablation.random_draws` must be <= 100/);
+  const abilities = `abilities:\n  - name: ${QUANT}\n    data: ./diag/quant.diag.jsonl\n`;
+  const drawn = await load(abilities + "ablation:\n  k: [0.01]\n  random_draws: 5\n");
+  assert.ok(drawn.profile, drawn.problems.map(formatProblem).join("\n"));
+  assert.equal(drawn.profile.ablation!.randomDraws, 5);
+  assert.deepEqual(
+    drawn.problems.filter((d) => /random_draws/.test(d.message)),
+    [],
+  );
+  const one = await load(abilities + "ablation:\n  k: [0.01]\n  random_draws: 1\n");
+  assert.equal("randomDraws" in one.profile!.ablation!, false, "one draw: the ablation of a config without the key");
+  const none = await load(abilities + "ablation:\n  k: [0.01]\n  selections: [top, bottom]\n  random_draws: 5\n");
+  assert.ok(none.profile, "a warning: the run draws nothing more");
+  const d = only(none.problems, /`random_draws: 5` has no effect without `random`/);
+  assert.equal(d.code, "config.no-effect");
+  assert.equal(at(d), "tiny.bprof.yaml:12:3:warning:ablation.random_draws");
+  assert.equal("randomDraws" in none.profile.ablation!, false);
+});
+
 test("abilities without ablation: an error on the `abilities` key", async () => {
   const { profile, problems } = await load(`abilities:\n  - name: ${QUANT}\n    data: ./diag/quant.diag.jsonl\n`);
   assert.equal(profile, undefined);

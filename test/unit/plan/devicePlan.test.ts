@@ -217,6 +217,9 @@ test("a compiled job's work: its diagnostic tokens, scored tokens and variants",
   // (mlp under 2 rules + all under 1) x 2 ranked x 2 k per ability; a random control per set
   assert.equal(sets.variants, 2 * 3 * 2 * 2 + 2 * 2 + 4);
   assert.equal(sets.candidates, "all");
+  // random_draws: the random control's variants per k and set, each draw
+  const drawn = jobDeviceWork({ ...job, ablation: { ...job.ablation, random_draws: 5 } });
+  assert.equal(drawn.variants, 16 + 2 * 5 + 4);
 });
 
 test("the config schema names exactly the known GPUs", () => {

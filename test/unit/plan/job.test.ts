@@ -162,6 +162,39 @@ test("the profile job is the score job plus abilities (one sequence per item) an
   ).job;
   assert.equal(halvesJob.ablation.stability, true);
   assert.equal("stability" in job.ablation, false);
+
+  // random_draws too: more than 1 goes to the runner after the seed; 1, or no `random` to draw, leaves the job as it was
+  const drawsJob = async (draws: string, selections = "[top, top_chunked, bottom, random]") => {
+    const loaded = await loadProfile(project.configPath, {
+      text: text
+        .replace("  batch_size: 2\n", `  batch_size: 2\n  random_draws: ${draws}\n`)
+        .replace("[top, top_chunked, bottom, random]", selections),
+    });
+    assert.ok(loaded.profile, JSON.stringify(loaded.problems));
+    const { ablation } = loaded.profile;
+    return compileProfileJob(
+      model,
+      loaded.profile.benchmarks,
+      { abilities: loaded.profile.abilities, ablation: ablation!, seed: 42 },
+      tokenizer,
+      "cpu",
+    ).job;
+  };
+  const three = await drawsJob("3");
+  assert.deepEqual(Object.keys(three.ablation), [
+    "k",
+    "selections",
+    "method",
+    "front_removal",
+    "back_removal",
+    "batch_size",
+    "seed",
+    "random_draws",
+  ]);
+  assert.equal(three.ablation.random_draws, 3);
+  assert.equal(JSON.stringify(await drawsJob("1")), JSON.stringify(job), "one draw: the job's bytes as before the key");
+  assert.equal("random_draws" in job.ablation, false);
+  assert.equal("random_draws" in (await drawsJob("3", "[top]")).ablation, false, "no random control to draw again");
 });
 
 test("the compiler refuses what the runner would refuse", async () => {

@@ -12,8 +12,10 @@ import {
   describeShard,
   IMPORTANCE_PASSES,
   jobFingerprint,
+  randomVariants,
   shardJob,
   splitJob,
+  variantsPerAbility,
 } from "../../../src/core/plan/shards";
 import { jobWork, secondsFor } from "../../../src/core/plan/pace";
 
@@ -185,6 +187,32 @@ test("both rules double an ability's variants; a shard's work is its abilities a
     jobWork(whole),
     "the shards' work adds up to the whole job's",
   );
+});
+
+test("random_draws multiply the random control's variants, and candidate sets both them and an ability's; all in the common unit", () => {
+  const draws = { ...job([100, 10]), ablation: { ...job([100, 10]).ablation, random_draws: 5 } };
+  assert.equal(randomVariants(job([100])), 2);
+  assert.equal(randomVariants(draws), 2 * 5);
+  assert.equal(commonWork(draws), (1 + 2 * 5) * 20);
+  assert.equal(abilityWork(draws).get("a0"), abilityWork(job([100, 10])).get("a0"), "an ability's work is not the control's");
+  const plans = splitJob(draws, 2);
+  assert.equal(plans.find((p) => p.common)!.variants, 2 * 5 + plans.find((p) => p.common)!.abilities.length * 2);
+  assert.equal(
+    plans.reduce((n, p) => n + p.variants, 0),
+    2 * 2 + 2 * 5,
+  );
+  // [mlp, {set: all, method: paper}] under both rules: 3 rankings per ability, a random control per set
+  const sets = {
+    ...draws,
+    ablation: {
+      ...draws.ablation,
+      method: ["paper", "signed"] as ("paper" | "signed")[],
+      candidates: ["mlp" as const, { set: "all" as const, method: ["paper" as const] }],
+    },
+  };
+  assert.equal(variantsPerAbility(sets), 3 * 2);
+  assert.equal(randomVariants(sets), 2 * 2 * 5);
+  assert.equal(randomVariants({ ...draws, ablation: { ...draws.ablation, selections: ["top"] } }), 0);
 });
 
 test("a measured pace: thread-seconds per unit of work on the CPU, seconds per unit on a GPU", () => {
