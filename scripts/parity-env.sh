@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The parity suite's Python: lm-eval and transformers themselves, in a virtual environment under
+# The parity suite's Python: lm-eval and transformers themselves (and scipy and statsmodels, the
+# statistics' references), in a virtual environment under
 # .venv-parity/ (git-ignored), so the tests compare the project's figures with the real packages
 # rather than with a reading of their source. Tests only: the product needs none of these.
 #
@@ -13,7 +14,7 @@ venv=.venv-parity
 # torch is the CPU wheel: unpinned, pip prefers a CUDA build with gigabytes of NVIDIA wheels.
 # lm_eval goes in without its dependencies: one of them (evaluate) has no wheel here, and
 # lm-eval's loading and scoring, which the suite drives through simple_evaluate, do not need it.
-packages=(torch==2.13.0+cpu transformers==5.18.0 datasets==5.0.1 safetensors==0.8.0 accelerate==1.15.0 sacrebleu==2.6.0)
+packages=(torch==2.13.0+cpu transformers==5.18.0 datasets==5.0.1 safetensors==0.8.0 accelerate==1.15.0 sacrebleu==2.6.0 scipy==1.17.1 statsmodels==0.15.0)
 lmeval=lm_eval==0.4.13
 stamp="$venv/.bprof-parity"
 wanted="${packages[*]} $lmeval"

@@ -224,6 +224,7 @@ ${abilities}
 ablation:
   k: [${DEMO_K.join(", ")}]   # the paper's main result; its sweep is 0.00001, 0.00004, 0.00016, 0.00064, 0.00256, 0.01024
   selections: [top, random]
+  random_draws: 3 # the random control drawn 3 times: each top cell placed against the draws' spread
   method: [signed, paper] # both rules from one gradient pass, side by side: signed ranks by how much
                           # zeroing a weight raises the ability's loss, paper by the paper's |theta x g|
   pairs: [[${DEMO_PAIR.join(", ")}]]   # both top sets zeroed at once: do their effects add up?

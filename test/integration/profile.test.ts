@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
+import { mcnemarExactP } from "../../src/core/analysis/mcnemar";
 import { usableCores } from "../../src/core/launch/cores";
 import { WorkspaceModel } from "../../src/core/workspace/model";
 import { WorkspaceService } from "../../src/core/workspace/service";
@@ -153,14 +154,24 @@ test("bprof run profiles two abilities with the real runner; one AIS cell recomp
   assert.ok(p0 > chance, `baseline ${p0} is not above chance: the cell to check has no AIS`);
   assert.equal(cell.ais, (p0 - pa) / (p0 - chance));
   assert.ok(cell.ci.low <= cell.ais && cell.ais <= cell.ci.high, JSON.stringify(cell));
-  assert.equal(cell.significant, cell.ci.low > 0 || cell.ci.high < 0);
-  // Specificity against the random control at the same k, from its item file.
+  assert.equal(cell.interval_excludes_0, cell.ci.low > 0 || cell.ci.high < 0);
+  // Specificity against the random control at the same k, from its item file; not defined where
+  // either side is at or below chance (saturated).
   const randomVariant = profile.variants.find((v: { selection: string; k: number }) => v.selection === "random" && v.k === 0.01);
   const pr = right(await readItems(path.join(modelDir, randomVariant.items_file))) / baseline.length;
-  assert.equal(cell.specificity.value, (p0 - pa) / (p0 - chance) - (p0 - pr) / (p0 - chance));
+  if (pa <= chance || pr <= chance) {
+    assert.equal(cell.specificity.value, null);
+    assert.match(cell.specificity.reason, /^saturated: not defined/);
+  } else assert.equal(cell.specificity.value, (p0 - pa) / (p0 - chance) - (p0 - pr) / (p0 - chance));
+  assert.equal(cell.saturated === true, pa <= chance);
   const rightToWrong = baseline.filter((b, i) => b.prediction === b.target && ablated[i]!.prediction !== ablated[i]!.target).length;
   const wrongToRight = baseline.filter((b, i) => b.prediction !== b.target && ablated[i]!.prediction === ablated[i]!.target).length;
   assert.deepEqual(cell.flips, { right_to_wrong: rightToWrong, wrong_to_right: wrongToRight });
+  // The cell's p: McNemar's exact test on those flips; starred by its q over the table (BH, 0.05).
+  assert.equal(cell.test, "mcnemar");
+  assert.equal(cell.p, mcnemarExactP(rightToWrong, wrongToRight));
+  assert.equal(cell.significant, cell.q < 0.05);
+  assert.deepEqual(profile.stats, { correction: "bh", threshold: 0.05, min_effect: 0.1 });
   assert.equal(pa, p0 - (rightToWrong - wrongToRight) / baseline.length);
 
   // The runner wrote what PROTOCOL.md lists; the baseline is the unmodified model's.

@@ -15,6 +15,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { scoreItem, type ScoredItem } from "../../src/core/analysis/accuracy";
 import { profilesOf, type CellMetric, type Results, type VariantResult } from "../../src/core/results/schema";
+import { SATURATED_REASON } from "../../src/core/results/significance";
 
 export const MODEL = 'tiny "m", v1';
 export const MODEL_FOLDER = "tiny_m_v1";
@@ -333,4 +334,111 @@ export async function writeFixtureRun(results: Results = fixtureResults()): Prom
     await fs.writeFile(path.join(modelDir, v.items_file), jsonl(items));
   }
   return dir;
+}
+
+/** The reason results.json gives a difference made of a saturated cell. */
+export const SATURATED = SATURATED_REASON;
+
+/**
+ * The fixture as a run with the tests writes it (`stats`: Benjamini-Hochberg at 0.05): every
+ * defined cell has a McNemar p and a q (0.5 and 0.8; Causal's arc_easy at k = 0.01 0.003 and
+ * 0.0123, starred, with a random null of 19 draws), and its interval's verdict. At k = 0.01
+ * Quantitative's arc_easy cell is saturated (ablated 0.25, its chance; AIS 1) and so
+ * results.json stars it (q 0.001), its specificity not defined; the random control is drawn
+ * 19 times. The benchmarks' noise at k = 0.01 (acc): logiqa snr 4, arc_easy 0.625 (noise); at
+ * k = 0.001: arc_easy 2, logiqa 0.5. A pair of Causal and Quantitative at k = 0.01: its
+ * interference on arc_easy not defined (Quantitative is saturated there), on logiqa 0.1 [-0.2, 0.4].
+ */
+export function withTests(results: Results): Results {
+  const out = structuredClone(results);
+  const profile = out.models[0]!.profile!;
+  profile.stats = { correction: "bh", threshold: 0.05, min_effect: 0.1 };
+  for (const v of profile.variants)
+    for (const b of v.benchmarks)
+      for (const cell of [b.acc, b.acc_norm]) {
+        if (!cell) continue;
+        cell.interval_excludes_0 = cell.ais !== null && cell.significant;
+        cell.test = "mcnemar";
+        cell.p = cell.ais === null ? null : 0.5;
+        cell.q = cell.ais === null ? null : 0.8;
+        if (cell.specificity) {
+          cell.specificity.test = "mcnemar";
+          cell.specificity.p = cell.specificity.value === null ? null : 0.5;
+          cell.specificity.q = cell.specificity.value === null ? null : 0.8;
+        }
+      }
+  const at = (ability: string | null, benchmark: string) =>
+    profile.variants.find((v) => v.ability === ability && v.k === 0.01)!.benchmarks.find((b) => b.name === benchmark)!.acc!;
+  Object.assign(at(CAUSAL, "arc_easy").specificity!, { p: 0.004, q: 0.016 });
+  Object.assign(at(CAUSAL, "arc_easy"), {
+    p: 0.003,
+    q: 0.0123,
+    random_null: { draws: 19, mean: 0.02, sd: 0.1, p: 0.05, margin: 4.8 },
+  });
+  Object.assign(at(QUANT, "arc_easy"), {
+    ablated: 0.25,
+    ais: 1,
+    ci: { low: 0.8, high: 1.2, confidence: 0.95 },
+    significant: true,
+    interval_excludes_0: true,
+    p: 0.0002,
+    q: 0.001,
+    saturated: true,
+    specificity: { value: null, reason: SATURATED, ci: null, significant: false, p: null, test: "mcnemar", q: null },
+  });
+  profile.random_draws = Array.from({ length: 18 }, (_, i) => ({
+    k: 0.01,
+    draw: i + 1,
+    n: 1000,
+    scores_file: `runner/variants/random.k1.d${i + 1}.jsonl`,
+    items_file: `variants/random.k1.d${i + 1}.items.jsonl`,
+    benchmarks: [
+      { name: "arc_easy", acc: { ablated: 0.75, ais: 0 } },
+      { name: "logiqa", acc: { ablated: 0.75, ais: 0 } },
+    ],
+  }));
+  profile.noise = [
+    { k: 0.001, metric: "acc", benchmark: "arc_easy", signal: 0.2, noise: 0.1, snr: 2 },
+    { k: 0.001, metric: "acc", benchmark: "logiqa", signal: 0.05, noise: 0.1, snr: 0.5 },
+    { k: 0.01, metric: "acc", benchmark: "arc_easy", signal: 0.25, noise: 0.4, snr: 0.625 },
+    { k: 0.01, metric: "acc", benchmark: "logiqa", signal: 0.8, noise: 0.2, snr: 4 },
+  ];
+  profile.pairs = [
+    {
+      abilities: [CAUSAL, QUANT],
+      ability_ids: ["commonsense-and-causal-reasoning", "quantitative-reasoning-50"],
+      k: 0.01,
+      n: 1750,
+      scores_file: "runner/variants/pair.k1.jsonl",
+      items_file: "variants/pair.k1.items.jsonl",
+      benchmarks: [
+        {
+          name: "arc_easy",
+          acc: {
+            ais: 1,
+            ci: { low: 0.9, high: 1.1, confidence: 0.95 },
+            interference: null,
+            interference_ci: null,
+            reason: SATURATED,
+            p: null,
+            q: null,
+            significant: false,
+          },
+        },
+        {
+          name: "logiqa",
+          acc: {
+            ais: -0.9,
+            ci: { low: -1.5, high: -0.3, confidence: 0.95 },
+            interference: 0.1,
+            interference_ci: { low: -0.2, high: 0.4, confidence: 0.95 },
+            p: 0.4,
+            q: 0.6,
+            significant: false,
+          },
+        },
+      ],
+    },
+  ];
+  return out;
 }

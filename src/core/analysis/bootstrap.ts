@@ -42,6 +42,14 @@ export interface BootstrapEstimate {
   interval: Interval | null;
   /** The interval excludes 0. */
   significant: boolean;
+  /**
+   * The two-sided bootstrap p-value of "the statistic is 0": 2 min(1 + #{v <= 0}, 1 + #{v >= 0}) /
+   * (R + 1) over the defined resamples v, the level at which the percentile interval would just
+   * reach 0; null where the interval is.
+   */
+  p: number | null;
+  /** The defined resamples' standard deviation; null where the interval is. */
+  sd: number | null;
   resamples: number;
   /** Resamples whose baseline fell to or below chance, so AIS was undefined there and left out of the interval. */
   undefinedResamples: number;
@@ -196,16 +204,27 @@ export class BenchmarkResampler {
   }
 
   /**
-   * Specificity: AIS(top) - AIS(control at the same k), e.g. the random control. Both AIS share
-   * the denominator, so per resample it is (control correct - top correct) / margin, on the same
-   * resampled items for both variants.
+   * Specificity: AIS(top) - AIS(control at the same k), e.g. the random control; against several
+   * controls (the random control's draws), their mean AIS. All AIS share the denominator, so per
+   * resample it is (mean control correct - top correct) / margin, on the same resampled items.
    */
-  specificity(top: ScoreVector, control: ScoreVector): BootstrapEstimate {
-    const topAis = abilityImpactScore({ baseline: this.baselineScore, ablated: this.scoreOf(top), chance: this.chanceScore });
-    const controlAis = abilityImpactScore({ baseline: this.baselineScore, ablated: this.scoreOf(control), chance: this.chanceScore });
+  specificity(top: ScoreVector, control: ScoreVector | readonly ScoreVector[]): BootstrapEstimate {
+    const controls = isScoreVector(control) ? [control] : control;
+    if (controls.length === 0) throw new RangeError("specificity needs at least one control");
+    const aisOf = (v: ScoreVector) =>
+      abilityImpactScore({ baseline: this.baselineScore, ablated: this.scoreOf(v), chance: this.chanceScore });
+    const topAis = aisOf(top);
+    const controlAis = controls.map(aisOf);
     const estimate: AbilityImpact =
-      topAis.defined && controlAis.defined ? { defined: true, value: topAis.value - controlAis.value } : topAis;
-    return this.estimateFrom(estimate, this.lostCounts(control, top));
+      topAis.defined && controlAis.every((c) => c.defined)
+        ? { defined: true, value: topAis.value - controlAis.reduce((s, c) => s + (c.defined ? c.value : 0), 0) / controls.length }
+        : topAis;
+    const lost = new Float64Array(this.resamples);
+    for (const c of controls) {
+      const one = this.lostCounts(c, top);
+      for (let r = 0; r < this.resamples; r++) lost[r]! += one[r]! / controls.length;
+    }
+    return this.estimateFrom(estimate, lost);
   }
 
   private scoreOf(variant: ScoreVector): number {
@@ -258,7 +277,8 @@ export class BenchmarkResampler {
   private estimateFrom(estimate: AbilityImpact, lost: Float64Array): BootstrapEstimate {
     const undefinedResamples = this.resamples - this.definedResampleIds.length;
     const base = { estimate, resamples: this.resamples, undefinedResamples, ...this.noteFor(undefinedResamples) };
-    if (!estimate.defined || this.definedResampleIds.length === 0) return { ...base, interval: null, significant: false };
+    if (!estimate.defined || this.definedResampleIds.length === 0)
+      return { ...base, interval: null, significant: false, p: null, sd: null };
     const values = new Float64Array(this.definedResampleIds.length);
     for (let j = 0; j < values.length; j++) {
       const r = this.definedResampleIds[j]!;
@@ -267,7 +287,7 @@ export class BenchmarkResampler {
     values.sort();
     const tail = (1 - this.confidence) / 2;
     const interval = { low: percentile(values, tail), high: percentile(values, 1 - tail), confidence: this.confidence };
-    return { ...base, interval, significant: interval.low > 0 || interval.high < 0 };
+    return { ...base, interval, significant: interval.low > 0 || interval.high < 0, p: bootstrapP(values), sd: standardDeviation(values) };
   }
 
   private noteFor(undefinedResamples: number): { note?: string } {
@@ -277,6 +297,31 @@ export class BenchmarkResampler {
       note: `${undefinedResamples} of ${this.resamples} resamples had a baseline at or below chance, where AIS is undefined; the interval uses the other ${kept}.`,
     };
   }
+}
+
+/** The two-sided bootstrap p-value of 0 among `values` (BootstrapEstimate.p), with the +1 that keeps it above 0. */
+export function bootstrapP(values: ArrayLike<number>): number {
+  let atOrBelow = 0;
+  let atOrAbove = 0;
+  for (let i = 0; i < values.length; i++) {
+    if (values[i]! <= 0) atOrBelow++;
+    if (values[i]! >= 0) atOrAbove++;
+  }
+  return Math.min(1, (2 * (1 + Math.min(atOrBelow, atOrAbove))) / (values.length + 1));
+}
+
+function standardDeviation(values: ArrayLike<number>): number {
+  if (values.length < 2) return 0;
+  let mean = 0;
+  for (let i = 0; i < values.length; i++) mean += values[i]!;
+  mean /= values.length;
+  let sum = 0;
+  for (let i = 0; i < values.length; i++) sum += (values[i]! - mean) ** 2;
+  return Math.sqrt(sum / (values.length - 1));
+}
+
+function isScoreVector(v: ScoreVector | readonly ScoreVector[]): v is ScoreVector {
+  return v instanceof Uint8Array || v instanceof Float64Array;
 }
 
 /** AIS compares scores on one scale: correctness (0 or 1), or a task's own score in [0, 1]. */
@@ -324,8 +369,8 @@ export interface GridCell {
   benchmark: string;
   /** Per-item score of the ablated model, in the baseline's item order. */
   ablated: ScoreVector;
-  /** Per-item score of a control ablation at the same k (random or bottom), for specificity. */
-  control?: ScoreVector;
+  /** Per-item score of a control ablation at the same k (random or bottom), for specificity; several: the random control's draws, against their mean. */
+  control?: ScoreVector | readonly ScoreVector[];
 }
 
 export interface GridCellEstimate<C extends GridCell> {

@@ -5,7 +5,7 @@
 // interval: a paired bootstrap over the benchmark's documents, the four score vectors (baseline,
 // A, B, A+B) resampled with the same draws.
 import type { AbilityImpact, ScoreVector } from "./ais";
-import { bootstrapSettings, percentileInterval, type BootstrapOptions, type Interval } from "./bootstrap";
+import { bootstrapP, bootstrapSettings, percentileInterval, type BootstrapOptions, type Interval } from "./bootstrap";
 import { aisOf, drawIndices, resampledAis } from "./compare";
 import { seededRandom } from "../base/random";
 
@@ -27,6 +27,8 @@ export interface PairImpact {
   interval: Interval | null;
   /** The interference's interval excludes 0. */
   significant: boolean;
+  /** The interference's two-sided bootstrap p-value (bootstrap.ts bootstrapP); null where the interval is. */
+  p: number | null;
 }
 
 export function pairImpact(s: PairScores, options: BootstrapOptions = {}): PairImpact {
@@ -52,6 +54,7 @@ export function pairImpact(s: PairScores, options: BootstrapOptions = {}): PairI
     interference: estimate,
     interval,
     significant: interval !== null && (interval.low > 0 || interval.high < 0),
+    p: interval === null ? null : bootstrapP(interferences),
   };
 }
 

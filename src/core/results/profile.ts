@@ -9,8 +9,8 @@ import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { OutsideFolderError, pathWithinFolder } from "../base/fsutil";
 import { benchmarkAccuracy, type ScoredItem } from "../analysis/accuracy";
-import { ALL_METRICS, chancePerItem, scoreVector, meanOf, metricsOf, type Metric } from "../analysis/ais";
-import { bootstrapGrid, type GridBenchmark, type GridCell } from "../analysis/bootstrap";
+import { ALL_METRICS, chancePerItem, scoreVector, meanOf, metricsOf, type Metric, type ScoreVector } from "../analysis/ais";
+import { bootstrapGrid, type BootstrapEstimate, type GridBenchmark, type GridCell } from "../analysis/bootstrap";
 import { cellFlips } from "../analysis/flips";
 import { fluencyOf, variantFluency } from "./fluency";
 import { benchmarkExactMatch, isGenerated, type BenchmarkItem } from "../analysis/generation";
@@ -43,10 +43,19 @@ import {
   type PairCell,
   type PairResult,
   type OverlapResult,
+  type Specificity,
+  type NoiseResult,
+  type RandomDrawResult,
   type VariantBenchmark,
   type VariantResult,
 } from "./schema";
 import { pythonTaskScores } from "./taskScores";
+import { withStars, type StatsSettings } from "./significance";
+import { mcnemarExactP } from "../analysis/mcnemar";
+import { againstRandomDraws } from "../analysis/randomNull";
+import { benchmarkNoise } from "../analysis/noise";
+import { DEFAULT_CORRECTION, DEFAULT_FDR } from "../analysis/multipleComparisons";
+import { DEFAULT_MIN_EFFECT } from "../analysis/power";
 
 /** profile.json, the manifest the runner writes last. */
 export interface RunnerManifest {
@@ -59,6 +68,8 @@ export interface RunnerManifest {
     method?: ImportanceMethod | null;
     /** The candidate set it was drawn from; present only when the job has several (`ablation.candidates` a list). */
     candidates?: CandidateSet;
+    /** Which of the random control's draws (ablation.random_draws) a random variant is; absent with one draw. */
+    draw?: number;
     selection: Selection;
     k: number;
     n: number;
@@ -96,6 +107,8 @@ export interface ProfileInputs {
   /** The job's rules, in the config's order: one profile each. */
   methods: readonly ImportanceMethod[];
   seed: number;
+  /** The random control's draws per k and candidate set (`ablation.random_draws`); absent: 1. */
+  randomDraws?: number;
   bootstrap: { resamples: number; confidence: number };
   /** The model's tokenizer's decode; needed when a benchmark is generate_until. */
   decode?: Decoder;
@@ -111,6 +124,8 @@ export interface ProfileInputs {
   candidateMethods?: Partial<Record<CandidateSet, readonly ImportanceMethod[]>>;
   /** The fluency text the job scored (`built-in` or its file) and the threshold; absent: fluency is not reported. */
   fluency?: { source: string; maxPerplexityRatio: number };
+  /** How the cells are starred (the config's `stats`); absent: Benjamini-Hochberg at 0.05, minimum effect 0.1. */
+  stats?: StatsSettings;
 }
 
 export interface AssembledProfile {
@@ -242,42 +257,72 @@ export function assembleProfile(
     itemsOf.set(v.file, items);
     variantItems.set(variantItemsFile(v.file), items);
   }
-  // each candidate set's variants are held to the random control drawn from that set
+  // each candidate set's variants are held to the random control drawn from that set: its first
+  // draw is the random variant, every draw (ablation.random_draws) the null its cells stand against
   const controlKey = (set: CandidateSet, k: number) => `${set}\u0000${k}`;
-  const randomAt = new Map(variants.filter((v) => v.selection === "random").map((v) => [controlKey(v.set, v.k), v.file]));
+  const drawOf = (v: { draw?: number }) => v.draw ?? 0;
+  const randomAt = new Map<string, string[]>();
+  for (const v of [...variants].filter((x) => x.selection === "random").sort((a, b) => drawOf(a) - drawOf(b))) {
+    const key = controlKey(v.set, v.k);
+    randomAt.set(key, [...(randomAt.get(key) ?? []), v.file]);
+  }
+  const firstRandomAt = (set: CandidateSet, k: number) => randomAt.get(controlKey(set, k))?.[0];
 
   // One grid per metric, over the benchmarks scored by it: every benchmark's resamples shared by
   // all of its cells. Chance is 1/|choices| per multiple-choice item, 0 per generated one.
   const bootstrapOptions = { resamples: inputs.bootstrap.resamples, confidence: inputs.bootstrap.confidence, seed: inputs.seed };
   const cellMetrics = new Map<string, CellMetric>(); // `${file}\u0000${benchmark}\u0000${metric}`
+  const cellSd = new Map<string, number | null>(); // the same keys: each cell's bootstrap sd, for the benchmarks' noise
   for (const metric of METRICS) {
     const gridBenchmarks: GridBenchmark[] = benchmarkNames
       .filter((name) => baselineOf.get(name)!.length > 0 && metricsOfBenchmark.get(name)!.includes(metric))
       .map((name) => ({ name, baseline: scoreVector(baselineOf.get(name)!, metric), chance: chancePerItem(baselineOf.get(name)!) }));
     const cells: (GridCell & { file: string })[] = [];
     for (const v of variants) {
-      const control = v.selection === "top" ? randomAt.get(controlKey(v.set, v.k)) : undefined;
+      const controls = v.selection === "top" ? randomAt.get(controlKey(v.set, v.k)) : undefined;
       for (const g of gridBenchmarks) {
         const ablated = scoreVector(
           itemsOf.get(v.file)!.filter((i) => i.benchmark === g.name),
           metric,
         );
-        const controlItems = control === undefined ? undefined : itemsOf.get(control)!.filter((i) => i.benchmark === g.name);
-        cells.push({ file: v.file, benchmark: g.name, ablated, ...(controlItems ? { control: scoreVector(controlItems, metric) } : {}) });
+        const control = controls?.map((file) =>
+          scoreVector(
+            itemsOf.get(file)!.filter((i) => i.benchmark === g.name),
+            metric,
+          ),
+        );
+        cells.push({
+          file: v.file,
+          benchmark: g.name,
+          ablated,
+          ...(control ? { control: control.length === 1 ? control[0]! : control } : {}),
+        });
       }
     }
+    const baselineVectors = new Map(gridBenchmarks.map((g) => [g.name, g.baseline]));
     for (const { cell, ais, specificity } of bootstrapGrid(gridBenchmarks, cells, bootstrapOptions)) {
       const before = baselineOf.get(cell.benchmark)!;
       const after = itemsOf.get(cell.file)!.filter((i) => i.benchmark === cell.benchmark);
       const flips = cellFlips(before, after, metric);
-      cellMetrics.set(`${cell.file}\u0000${cell.benchmark}\u0000${metric}`, {
+      const key = `${cell.file}\u0000${cell.benchmark}\u0000${metric}`;
+      const binary = isBinary(baselineVectors.get(cell.benchmark)!) && isBinary(cell.ablated);
+      const estimated = estimateFields(ais);
+      cellMetrics.set(key, {
         baseline: meanOf(scoreVector(before, metric)),
         ablated: meanOf(cell.ablated),
         chance: meanOf(chancePerItem(before)),
-        ...estimateFields(ais),
-        ...(specificity ? { specificity: specificityOf(specificity) } : {}),
+        ...estimated,
+        // 0/1 scores: McNemar's exact test on the flips, the discordant documents; else the bootstrap's p
+        ...(binary
+          ? {
+              test: "mcnemar" as const,
+              p: estimated.ais === null ? null : mcnemarExactP(flips.rightToWrong.length, flips.wrongToRight.length),
+            }
+          : {}),
+        ...(specificity ? { specificity: specificityCell(specificity, cell.ablated, cell.control!) } : {}),
         flips: { right_to_wrong: flips.rightToWrong.length, wrong_to_right: flips.wrongToRight.length },
       });
+      cellSd.set(key, ais.sd);
     }
   }
   const emptyCell = (file: string, name: string, metric: Metric): CellMetric => {
@@ -300,7 +345,7 @@ export function assembleProfile(
         inputs.groups,
         baseline,
         variants.map((v) => {
-          const control = v.selection === "top" ? randomAt.get(controlKey(v.set, v.k)) : undefined;
+          const control = v.selection === "top" ? firstRandomAt(v.set, v.k) : undefined;
           return { file: v.file, ...(control ? { control } : {}) };
         }),
         itemsOf,
@@ -309,7 +354,16 @@ export function assembleProfile(
     : undefined;
   const modelFluency = inputs.fluency ? modelFluencyOf(baselineScores, inputs.fluency) : undefined;
   const fluencyOfVariant = (file: string) => (modelFluency ? variantFluency(modelFluency, variantScores.get(file)!) : undefined);
-  const results: (VariantResult & { method: ImportanceMethod | null; set: CandidateSet })[] = variants.map((v) => ({
+  // the random control's first draw is its variant; the later draws are the null's spread (random_draws)
+  const shown = variants.filter((v) => drawOf(v) === 0);
+  const randomNullOf = (v: (typeof variants)[number], name: string, metric: Metric, cell: CellMetric): Pick<CellMetric, "random_null"> => {
+    const files = v.selection === "top" ? (randomAt.get(controlKey(v.set, v.k)) ?? []) : [];
+    if (files.length < 2 || cell.ais === null) return {};
+    const draws = files.map((file) => cellMetrics.get(`${file}\u0000${name}\u0000${metric}`)?.ais ?? null);
+    const placed = againstRandomDraws(cell.ais, draws);
+    return placed ? { random_null: placed } : {};
+  };
+  const results: (VariantResult & { method: ImportanceMethod | null; set: CandidateSet })[] = shown.map((v) => ({
     method: v.method,
     set: v.set,
     ability: v.name,
@@ -324,7 +378,10 @@ export function assembleProfile(
     scores_file: path.posix.join(runnerDir, v.file),
     items_file: variantItemsFile(v.file),
     benchmarks: benchmarkNames.map((name): VariantBenchmark => {
-      const metricOf = (metric: Metric) => cellMetrics.get(`${v.file}\u0000${name}\u0000${metric}`) ?? emptyCell(v.file, name, metric);
+      const metricOf = (metric: Metric) => {
+        const cell = cellMetrics.get(`${v.file}\u0000${name}\u0000${metric}`) ?? emptyCell(v.file, name, metric);
+        return { ...cell, ...randomNullOf(v, name, metric, cell) };
+      };
       return { name, ...Object.fromEntries(metricsOfBenchmark.get(name)!.map((metric) => [metric, metricOf(metric)])) };
     }),
     ...(groupCells ? { groups: groupCells.get(v.file)! } : {}),
@@ -406,6 +463,7 @@ export function assembleProfile(
                   ci: impact.aisInterval,
                   interference: impact.interference,
                   interference_ci: impact.interval,
+                  p: impact.p,
                   significant: impact.significant,
                 };
                 return [metric, cell] as const;
@@ -425,30 +483,101 @@ export function assembleProfile(
     list.filter((x) => (x.method === null || x.method === m) && x.set === set).map(({ method: _rule, set: _set, ...rest }) => rest);
   const rules = sets.flatMap((set) => (inputs.candidateMethods?.[set] ?? inputs.methods).map((method) => ({ set, method })));
   const candidatesOf = (set: CandidateSet) => manifest.candidate_sets?.find((c) => c.name === set)?.total ?? manifest.candidates.total;
-  const profiles = rules.map(({ set, method }): ModelProfile => ({
-    parameters: manifest.parameters,
-    candidates: candidatesOf(set),
-    k: [...inputs.k],
-    selections: [...inputs.selections],
-    method,
-    seed: inputs.seed,
-    bootstrap: { ...inputs.bootstrap, seed: inputs.seed },
-    abilities: inputs.abilities.map((a) => ({
-      name: a.name,
-      id: a.id,
-      sequences: a.sequences,
-      ...(a.of !== undefined ? { of: a.of } : {}),
-    })),
-    variants: ofRule(results, method, set),
-    overlap: ofRule(overlap, method, set),
-    ...(stability ? { stability: ofRule(stability, method, set) } : {}),
-    ...(pairs.some((p) => p.method === method && p.set === set)
-      ? { pairs: pairs.filter((p) => p.method === method && p.set === set).map(({ method: _rule, set: _set, ...rest }) => rest) }
-      : {}),
-    ...optionalField("fluency", modelFluency),
-    ...(set === "all" ? { candidate_set: "all" as const } : {}),
-  }));
+  // the later draws of the random control, per candidate set: their cells' scores and AIS
+  const drawsOf = (set: CandidateSet): RandomDrawResult[] =>
+    variants
+      .filter((v) => drawOf(v) > 0 && v.set === set)
+      .map((v) => ({
+        k: v.k,
+        draw: drawOf(v),
+        n: v.n,
+        scores_file: path.posix.join(runnerDir, v.file),
+        items_file: variantItemsFile(v.file),
+        benchmarks: benchmarkNames.map((name) => ({
+          name,
+          ...Object.fromEntries(
+            metricsOfBenchmark.get(name)!.flatMap((metric) => {
+              const cell = cellMetrics.get(`${v.file}\u0000${name}\u0000${metric}`);
+              return cell ? [[metric, { ablated: cell.ablated, ais: cell.ais }]] : [];
+            }),
+          ),
+        })),
+      }));
+  // each benchmark's noise under a rule and set: its abilities' top cells against their bootstrap and the random draws
+  const noiseOf = (method: ImportanceMethod, set: CandidateSet): NoiseResult[] =>
+    inputs.k.flatMap((k) =>
+      METRICS.flatMap((metric) =>
+        benchmarkNames.flatMap((name) => {
+          if (!metricsOfBenchmark.get(name)!.includes(metric)) return [];
+          const tops = shown.filter((v) => v.selection === "top" && v.k === k && v.set === set && v.method === method);
+          const cells = tops.map((v) => {
+            const key = `${v.file}\u0000${name}\u0000${metric}`;
+            return { ais: cellMetrics.get(key)?.ais ?? null, sd: cellSd.get(key) ?? null };
+          });
+          const draws = (randomAt.get(controlKey(set, k)) ?? []).map(
+            (file) => cellMetrics.get(`${file}\u0000${name}\u0000${metric}`)?.ais ?? null,
+          );
+          const noise = benchmarkNoise(cells, draws.length > 1 ? draws : []);
+          return noise ? [{ k, metric, benchmark: name, ...noise }] : [];
+        }),
+      ),
+    );
+  const stats = inputs.stats ?? { correction: DEFAULT_CORRECTION, threshold: DEFAULT_FDR, minEffect: DEFAULT_MIN_EFFECT };
+  const profiles = rules
+    .map(({ set, method }): ModelProfile => ({
+      parameters: manifest.parameters,
+      candidates: candidatesOf(set),
+      k: [...inputs.k],
+      selections: [...inputs.selections],
+      method,
+      seed: inputs.seed,
+      bootstrap: { ...inputs.bootstrap, seed: inputs.seed },
+      abilities: inputs.abilities.map((a) => ({
+        name: a.name,
+        id: a.id,
+        sequences: a.sequences,
+        ...(a.of !== undefined ? { of: a.of } : {}),
+      })),
+      variants: ofRule(results, method, set),
+      overlap: ofRule(overlap, method, set),
+      ...(stability ? { stability: ofRule(stability, method, set) } : {}),
+      ...(pairs.some((p) => p.method === method && p.set === set)
+        ? { pairs: pairs.filter((p) => p.method === method && p.set === set).map(({ method: _rule, set: _set, ...rest }) => rest) }
+        : {}),
+      ...optionalField("fluency", modelFluency),
+      ...(set === "all" ? { candidate_set: "all" as const } : {}),
+      ...nonEmpty("noise", noiseOf(method, set)),
+      ...nonEmpty("random_draws", drawsOf(set)),
+    }))
+    // the random control's cells are in every profile: each starred over its own tables, on its own copy
+    .map((profile) => withStars(structuredClone(profile), stats));
   return { baseline, variantItems, profiles };
+}
+
+/** Whether a score vector holds correctness only (0 or 1 per document), which McNemar's test takes. */
+function isBinary(scores: ScoreVector): boolean {
+  return scores instanceof Uint8Array;
+}
+
+/**
+ * A top cell's specificity from its bootstrap estimate: against one random draw of 0/1 scores,
+ * McNemar's exact test on the documents the two variants score differently; against several
+ * draws (their mean) or a task's own scores, the bootstrap's p.
+ */
+function specificityCell(e: BootstrapEstimate, top: ScoreVector, control: ScoreVector | readonly ScoreVector[]): Specificity {
+  const cell = specificityOf(e);
+  if (!(control instanceof Uint8Array) || !isBinary(top) || cell.value === null) return cell;
+  let controlOnly = 0;
+  let topOnly = 0;
+  for (let i = 0; i < top.length; i++) {
+    if (control[i]! > top[i]!) controlOnly++;
+    else if (top[i]! > control[i]!) topOnly++;
+  }
+  return { ...cell, test: "mcnemar", p: mcnemarExactP(controlOnly, topOnly) };
+}
+
+function nonEmpty<K extends string, T>(key: K, list: T[]): { [P in K]?: T[] } {
+  return (list.length === 0 ? {} : { [key]: list }) as { [P in K]?: T[] };
 }
 
 function optionalField<K extends string, T>(key: K, value: T | undefined): { [P in K]?: T } {
@@ -461,7 +590,7 @@ function modelFluencyOf(scores: RunnerScores, fluency: NonNullable<ProfileInputs
   return measured && { text: fluency.source, ...measured, max_perplexity_ratio: fluency.maxPerplexityRatio };
 }
 
-/** Every (ability, selection, k) the job asked for, and random per k, must be in the manifest once. */
+/** Every (ability, selection, k) the job asked for, and random per k (each of its draws), must be in the manifest once. */
 function checkVariantsComplete(
   variants: readonly {
     ability: string | null;
@@ -470,16 +599,19 @@ function checkVariantsComplete(
     selection: Selection;
     k: number;
     file: string;
+    draw?: number;
   }[],
   inputs: ProfileInputs,
 ): void {
   const several = inputs.methods.length > 1;
   const sets = inputs.candidateSets ?? ["mlp"];
-  const key = (ability: string | null, method: ImportanceMethod | null, set: CandidateSet, selection: string, k: number) =>
-    `${ability ?? "(random)"}${several && method ? ` (${method})` : ""}${sets.length > 1 ? ` [${set}]` : ""} ${selection} k=${k}`;
+  const draws = inputs.randomDraws ?? 1;
+  const key = (ability: string | null, method: ImportanceMethod | null, set: CandidateSet, selection: string, k: number, draw = 0) =>
+    `${ability ?? "(random)"}${several && method ? ` (${method})` : ""}${sets.length > 1 ? ` [${set}]` : ""} ${selection} k=${k}` +
+    (draws > 1 && selection === "random" ? ` draw ${draw}` : "");
   const seen = new Set<string>();
   for (const v of variants) {
-    const id = key(v.ability, v.method, v.set, v.selection, v.k);
+    const id = key(v.ability, v.method, v.set, v.selection, v.k, v.draw);
     if (seen.has(id)) throw new Error(`profile.json lists the variant ${id} twice`);
     seen.add(id);
   }
@@ -487,7 +619,7 @@ function checkVariantsComplete(
   for (const selection of inputs.selections) {
     for (const k of inputs.k) {
       for (const set of sets) {
-        if (selection === "random") expected.push(key(null, null, set, selection, k));
+        if (selection === "random") for (let d = 0; d < draws; d++) expected.push(key(null, null, set, selection, k, d));
         else
           for (const m of inputs.candidateMethods?.[set] ?? inputs.methods)
             for (const a of inputs.abilities) expected.push(key(a.id, m, set, selection, k));

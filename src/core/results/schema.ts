@@ -6,6 +6,8 @@ import type { BootstrapEstimate, Interval } from "../analysis/bootstrap";
 import type { BenchmarkExactMatch } from "../analysis/generation";
 import type { ImportanceMethod, Selection } from "../config/types";
 import type { ExpectedAbility } from "../config/resolved";
+import type { Correction } from "../analysis/multipleComparisons";
+import type { RandomNull } from "../analysis/randomNull";
 
 export const RESULTS_SCHEMA_VERSION = 1;
 
@@ -155,9 +157,15 @@ export interface PairResult {
 export interface PairCell {
   ais: number | null;
   ci: Interval | null;
+  /** Null when undefined: an AIS of the three is undefined, or the pair or either ability alone is saturated (`reason`). */
   interference: number | null;
   interference_ci: Interval | null;
-  /** The interference's interval excludes 0. */
+  /** Why `interference` is null: "saturated: not defined" when a score it is made of is at chance (significance.ts isSaturated). */
+  reason?: string;
+  /** The interference's two-sided bootstrap p-value; its q over the pair table (ModelProfile.stats). Absent in runs before them. */
+  p?: number | null;
+  q?: number | null;
+  /** Starred: q below the profile's threshold (before stats: the interval excludes 0). */
   significant: boolean;
 }
 
@@ -178,12 +186,50 @@ export interface ModelProfile {
   overlap: OverlapResult[];
   /** Per ability, how stable its ranking is (two seeded halves of its items); only in runs with `ablation.stability`. */
   stability?: AbilityStability[];
+  /** How the stars of this profile were set (absent in runs before them: a star was an interval excluding 0). */
+  stats?: ProfileStats;
+  /** Per k, metric and benchmark, how much of its profile is signal (analysis/noise.ts); absent before it, or with fewer than two abilities. */
+  noise?: NoiseResult[];
+  /**
+   * The random control's draws after the first (ablation.random_draws), per k: their AIS per
+   * benchmark; absent with one draw. The first draw is the random variant itself.
+   */
+  random_draws?: RandomDrawResult[];
   /** Two abilities ablated together (ablation.pairs), in the first rule's profile; absent without pairs. */
   pairs?: PairResult[];
   /** The unablated model's fluency measure; absent in runs made before it existed. */
   fluency?: ModelFluency;
   /** `all` when the attention projections' weights were candidates too (`ablation.candidates`); absent: the MLP's only. */
   candidate_set?: "all";
+}
+
+/** The config's `stats`: which correction set the stars over each table, at which threshold, and the effect the power is checked for. */
+export interface ProfileStats {
+  correction: Correction;
+  /** A cell is starred when its q (its p with `none`) is below this. */
+  threshold: number;
+  min_effect: number;
+}
+
+/** One benchmark's noise under one k and metric: the spread of the abilities' AIS over the spread of chance (BenchmarkNoise). */
+export interface NoiseResult {
+  k: number;
+  metric: Metric;
+  benchmark: string;
+  signal: number;
+  noise: number;
+  snr: number | null;
+}
+
+/** A random draw after the first at one k: n weights drawn with its own seed, its cells' ablated score and AIS. */
+export interface RandomDrawResult {
+  k: number;
+  /** 1, 2, ...: the first draw (0) is the random variant. */
+  draw: number;
+  n: number;
+  scores_file: string;
+  items_file: string;
+  benchmarks: ({ name: string } & Partial<Record<Metric, { ablated: number; ais: number | null }>>)[];
 }
 
 /** An ability's top sets ranked from two seeded halves of its diagnostic items, compared per k. */
@@ -253,8 +299,23 @@ export interface CellMetric {
   ais: number | null;
   reason?: string;
   ci: Interval | null;
-  /** The interval excludes 0. */
+  /**
+   * Starred: the cell's q over its table (model x rule x k x metric; ModelProfile.stats) is
+   * below the threshold. In runs before stats: the interval excludes 0.
+   */
   significant: boolean;
+  /** The two-sided p-value of "no effect" by `test`; null where AIS is undefined. Absent in runs before them. */
+  p?: number | null;
+  /** mcnemar: exact, on the flips (0/1 scores); bootstrap: the paired bootstrap's (a task's own scores, groups). */
+  test?: "mcnemar" | "bootstrap";
+  /** p adjusted over the table by ModelProfile.stats.correction. */
+  q?: number | null;
+  /** The interval excludes 0 (the uncorrected criterion, shown beside the star). */
+  interval_excludes_0?: boolean;
+  /** The ablated score is at chance (at or below it, or its AIS interval reaches 1): the benchmark can fall no further, and AIS is at its ceiling. */
+  saturated?: true;
+  /** A top cell against every random draw at its k (ablation.random_draws; analysis/randomNull.ts). */
+  random_null?: RandomNull;
   /** Resamples left out of the interval because their baseline was at or below chance. */
   undefined_resamples: number;
   note?: string;
@@ -264,10 +325,15 @@ export interface CellMetric {
 }
 
 export interface Specificity {
+  /** AIS(top) minus the random draws' mean AIS; null when undefined or either side is saturated (`reason`). */
   value: number | null;
   reason?: string;
   ci: Interval | null;
+  /** Starred over the profile's specificity table, as CellMetric.significant. */
   significant: boolean;
+  p?: number | null;
+  test?: "mcnemar" | "bootstrap";
+  q?: number | null;
 }
 
 /** A cell's AIS fields from its bootstrap estimate (the scores and flips come from elsewhere). */
@@ -277,6 +343,9 @@ export function estimateFields(e: BootstrapEstimate): Omit<CellMetric, "baseline
     ...(e.estimate.defined ? {} : { reason: e.estimate.reason }),
     ci: e.interval,
     significant: e.significant,
+    p: e.p,
+    test: "bootstrap",
+    interval_excludes_0: e.significant,
     undefined_resamples: e.undefinedResamples,
     ...(e.note ? { note: e.note } : {}),
   };
@@ -289,6 +358,8 @@ export function specificityOf(e: BootstrapEstimate): Specificity {
     ...(e.estimate.defined ? {} : { reason: e.estimate.reason }),
     ci: e.interval,
     significant: e.significant,
+    p: e.p,
+    test: "bootstrap",
   };
 }
 

@@ -2,7 +2,7 @@
 // A config without abilities runs `score` (baseline accuracies); with abilities, `profile`
 // (importance, ranking, ablation, AIS). A run folder can be resumed: the same job goes to the
 // runner with the same --out, and the runner reads back what it already finished.
-import { rankingRuleCount } from "../config/abilities";
+import { randomDrawsOf, rankingRuleCount } from "../config/abilities";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { loadProfile, type Profile, type ResolvedBenchmark, type ResolvedModel } from "../config/load";
@@ -38,19 +38,21 @@ import { createRunFolder, openRunFolder, writeJsonl, writeResults, type RunFolde
 
 /**
  * What the run will do, from the config: per model, its benchmark documents, each ability's
- * diagnostic items and its variants (every selection but random per ability, rule and k; random once per k).
+ * diagnostic items and its variants (every selection but random per ability, rule and k; random once per k,
+ * candidate set and draw).
  */
 export function runPlan(profile: Profile): RunPlan {
   const ablation = profile.ablation;
   const abilities = ablation ? profile.abilities.map((a) => ({ name: a.name, sequences: a.items.length })) : [];
   // a ranked selection has a variant per ability under each importance rule and candidate set;
-  // random one per candidate set
+  // random one per candidate set and draw (`random_draws`)
   const sets = ablation?.candidates?.length ?? 1;
+  const draws = ablation ? randomDrawsOf(ablation) : 1;
   // rules over sets: each set's own rules where it names them, else every rule
   const rules = ablation ? rankingRuleCount(ablation) : 0;
-  const perK = ablation ? ablation.selections.reduce((n, s) => n + (s === "random" ? sets : abilities.length * rules), 0) : 0;
+  const perK = ablation ? ablation.selections.reduce((n, s) => n + (s === "random" ? sets * draws : abilities.length * rules), 0) : 0;
   const items = profile.benchmarks.reduce((n, b) => n + b.task.items.length, 0);
-  const randomVariants = ablation?.selections.includes("random") ? ablation.k.length * sets : 0;
+  const randomVariants = ablation?.selections.includes("random") ? ablation.k.length * sets * draws : 0;
   // a pair is one more variant per rule (of each candidate set) and k, scored after the random control
   const pairVariants = (ablation?.pairs?.length ?? 0) * (ablation?.k.length ?? 0) * rules;
   return {
@@ -355,6 +357,7 @@ class ModelRun {
         selection: event.variant.selection,
         k: event.variant.k,
         ...(event.variant.method ? { method: event.variant.method } : {}),
+        ...this.drawOf(event.variant.draw),
       };
       options.onProgress?.({
         ...progress,
@@ -365,9 +368,23 @@ class ModelRun {
     }
     if (event.type === "variant" && !quiet) {
       const ability = event.ability === null ? null : (nameOf.get(event.ability) ?? event.ability);
-      options.onVariant?.({ model, ability, selection: event.selection, k: event.k, n: event.n, resumed: event.resumed === true });
+      options.onVariant?.({
+        model,
+        ability,
+        selection: event.selection,
+        k: event.k,
+        n: event.n,
+        resumed: event.resumed === true,
+        ...this.drawOf(event.draw),
+      });
     }
     if (event.type === "warning") options.onWarning?.(event.message);
+  }
+
+  /** A random variant's draw, with how many the run draws, where the job has several (`random_draws`). */
+  private drawOf(draw: number | undefined): { draw?: number; draws?: number } {
+    const draws = this.profile.ablation ? randomDrawsOf(this.profile.ablation) : 1;
+    return draw === undefined || draws <= 1 ? {} : { draw, draws };
   }
 
   private async collect({ compiled, tokenizer }: ModelJob): Promise<{ model: ModelResults; items: number }> {
@@ -584,7 +601,9 @@ async function profileResults(
       selections: ablation.selections,
       methods: ablation.methods,
       seed: profile.seed,
+      ...(randomDrawsOf(ablation) > 1 ? { randomDraws: randomDrawsOf(ablation) } : {}),
       bootstrap: profile.bootstrap,
+      stats: profile.stats,
       decode: tokenizer.decode,
       ...(profile.groups ? { groups: profile.groups } : {}),
       ...(ablation.fluency

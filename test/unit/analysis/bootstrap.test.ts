@@ -3,6 +3,7 @@ import { test } from "node:test";
 import {
   BenchmarkResampler,
   bootstrapGrid,
+  bootstrapP,
   drawResamples,
   multiplicity,
   percentile,
@@ -252,4 +253,12 @@ test("inputs that are not per-item correctness of the same items are refused", (
   assert.throws(() => new BenchmarkResampler(baselineOf(10, 6), [0.25], {}), /chance has 1 values/);
   assert.throws(() => new BenchmarkResampler(new Uint8Array(0), 0.25), /0 items/);
   assert.throws(() => new BenchmarkResampler(baselineOf(10, 6), 0.25, { seed: 2 }, drawResamples(10, { seed: 1 })), /different seed/);
+});
+
+test("the bootstrap p: twice the smaller share of resamples on either side of 0, with the +1 that keeps it above 0", () => {
+  // 3 of 9 at or below 0, 7 at or above (one is 0): 2 (1 + 3) / 10
+  assert.equal(bootstrapP([-0.2, -0.1, 0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6]), (2 * 4) / 10);
+  // all above: the smallest p 9 resamples can give, 2/10
+  assert.equal(bootstrapP([1, 2, 3, 4, 5, 6, 7, 8, 9]), 2 / 10);
+  assert.equal(bootstrapP([-1, 1]), 1);
 });

@@ -210,16 +210,25 @@ test("AIS per (ability, selection, k, benchmark) equals the hand-computed values
 test("specificity is AIS(top) - AIS(random) at the same k, on top variants only", async () => {
   const profile = (await readProfileOutput(dir, INPUTS)).profiles[0]!;
   const spec = (ability: string, k: number) => variant(profile.variants, ability, "top", k).benchmarks[0]!.acc!.specificity!;
-  assert.equal(spec(QUANT, 0.001).value, 1 - 0);
-  assert.equal(spec(QUANT, 0.01).value, 1 - 1);
   assert.equal(spec(SPATIAL, 0.001).value, -1 - 0);
-  assert.equal(spec(SPATIAL, 0.01).value, 0 - 1);
+  // A top cell or a control at chance (AIS 1 here) is saturated: the difference is not defined.
+  for (const [ability, k] of [
+    [QUANT, 0.001],
+    [QUANT, 0.01],
+    [SPATIAL, 0.01],
+  ] as const) {
+    assert.equal(spec(ability, k).value, null, `${ability} at k = ${k}`);
+    assert.match(spec(ability, k).reason ?? "", /^saturated: not defined/);
+  }
   const resampler = new BenchmarkResampler(Uint8Array.from(BASELINE.b1), Float64Array.from([0.5, 0.5, 0.5, 0.5]), {
     resamples: 200,
     seed: 5,
     confidence: 0.9,
   });
-  assert.deepEqual(spec(SPATIAL, 0.01).ci, resampler.specificity(Uint8Array.from([1, 1, 1, 0]), Uint8Array.from([1, 0, 1, 0])).interval);
+  assert.deepEqual(spec(SPATIAL, 0.001).ci, resampler.specificity(Uint8Array.from([1, 1, 1, 1]), Uint8Array.from([1, 1, 1, 0])).interval);
+  // one control of 0/1 scores: McNemar's exact test on the one document the two variants score apart
+  assert.equal(spec(SPATIAL, 0.001).test, "mcnemar");
+  assert.equal(spec(SPATIAL, 0.001).p, 1);
   assert.equal(variant(profile.variants, null, "random", 0.001).benchmarks[0]!.acc!.specificity, undefined);
   // Without a random control there is nothing to compare with.
   const other = await fs.mkdtemp(path.join(os.tmpdir(), "bprof-profile-results-top-"));
@@ -271,7 +280,7 @@ test("a manifest that lacks a variant of the job, or names an unknown ability, i
   }
 });
 
-test("the AIS table: abilities down, benchmarks across, * for significant cells, n/a with its reason", async () => {
+test("the AIS table: abilities down, benchmarks across, * for starred cells, sat. for saturated ones, n/a with its reason", async () => {
   const { profiles, baseline } = await readProfileOutput(dir, INPUTS);
   const profile = profiles[0]!;
   const model: ModelResults = {
@@ -296,15 +305,21 @@ test("the AIS table: abilities down, benchmarks across, * for significant cells,
   const blocks = text.trimEnd().split("\n\n");
   assert.equal(blocks.length, 2);
   const lines = blocks[0]!.split("\n");
-  assert.equal(lines[0], "tiny: AIS (acc) at k = 0.001 (n = 35 of 35104 parameters, signed importance), 90% CI; * = the CI excludes 0");
+  // the star is the profile's correction (Benjamini-Hochberg by default), and quant's b1 cell is saturated (ablated 0.5 = chance)
+  assert.equal(
+    lines[0],
+    "tiny: AIS (acc) at k = 0.001 (n = 35 of 35104 parameters, signed importance), 90% CI; " +
+      "* = Benjamini-Hochberg q < 0.05 over each table (false discovery rate 0.05); sat. = saturated (the ablated score at chance: its AIS at the ceiling)",
+  );
   assert.match(lines[1]!, /^ability\s+b1\s+b2$/);
   const cellOf = (ability: string, k: number) => variant(profile.variants, ability, "top", k).benchmarks[0]!.acc!;
   const quant = cellOf(QUANT, 0.001);
-  const mark = quant.significant ? " *" : "";
+  assert.equal(quant.saturated, true);
+  // marked beside its star (4 documents: none here): its AIS 1 is the ceiling; its specificity is then not defined, a reason numbered after the AIS cells'
   assert.match(
     lines[2]!,
     new RegExp(
-      `^Quantitative Reasoning\\s+ 1\\.000 \\[${quant.ci!.low.toFixed(3)}, ${quant.ci!.high.toFixed(3)}\\]${mark.replace("*", "\\*")}\\s+n/a \\(1\\)$`,
+      `^Quantitative Reasoning\\s+ 1\\.000 \\[${quant.ci!.low.toFixed(3)}, ${quant.ci!.high.toFixed(3)}\\]( \\*)? sat\\.\\s+n/a \\(1\\)$`,
     ),
   );
   assert.match(lines[3]!, /^Spatial Reasoning\s+-1\.000 \[.*\]( \*)?\s+n\/a \(1\)$/);
@@ -314,6 +329,9 @@ test("the AIS table: abilities down, benchmarks across, * for significant cells,
   const section = report.models[0]!.profile!.sections[0]!;
   assert.equal(section.rows[0]!.cells[1]!.reason, 1);
   assert.ok(lines[5]!.endsWith(section.reasons[0]!));
+  assert.equal(section.rows[0]!.cells[0]!.significant, false);
+  assert.match(section.reasons[section.rows[0]!.cells[0]!.specificity!.reason! - 1]!, /^saturated: not defined/);
+  assert.ok(section.rows[0]!.cells[0]!.specificity!.reason! > 1, "the specificity's reason after the AIS cells'");
   // 10 and 20 of the 35 zeroed weights lower their ability's loss (the runner's counts, as given above)
   assert.equal(lines[6], "top sets: 29-57% of the zeroed weights lower their own ability's loss when zeroed (first order, -theta x g < 0)");
 });
