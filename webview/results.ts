@@ -14,7 +14,7 @@ import type { Chart } from "chart.js";
 import type { CellCases } from "../src/core/report/cases";
 import type { ComparisonView } from "../src/core/report/compareFigure";
 import type { HeatmapCell } from "../src/core/report/types";
-import type { CandidateChoice, CellsShown, ResultsQuery, ResultsView } from "../src/core/report/view";
+import type { BenchmarkSort, CandidateChoice, CellsShown, ResultsQuery, ResultsView } from "../src/core/report/view";
 import type { ImportanceMethod } from "../src/core/config/types";
 import { casesList } from "./cases";
 import { element, table } from "./dom";
@@ -51,6 +51,11 @@ const CELLS_LABELS: Record<CellsShown, string> = {
   bottom: "AIS of the bottom sets",
   random: "AIS of the random control",
   specificity: "specificity (top minus random)",
+};
+
+const SORT_LABELS: Record<BenchmarkSort, string> = {
+  config: "config order",
+  snr: "by snr (signal over noise)",
 };
 
 /** VS Code's theme, from the variables it sets on the webview. */
@@ -168,6 +173,17 @@ function controls(v: ResultsView): HTMLElement {
         (cells) => query({ cells: cells as CellsShown }),
       ),
     );
+    // the benchmarks by their snr, when the run measured their noise (the config's order by default)
+    if (v.choices.sorts.length > 1)
+      bar.append(
+        select(
+          "sort",
+          "Benchmarks",
+          v.choices.sorts.map((s) => ({ value: s, text: SORT_LABELS[s] })),
+          v.query.sort,
+          (sort) => query({ sort: sort as BenchmarkSort }),
+        ),
+      );
   }
   bar.append(exportButtons());
   return bar;
@@ -218,13 +234,15 @@ function heatmapPage(v: ResultsView): HTMLElement {
   c.setAttribute("aria-label", `${profile.heatmap.title}; the same numbers are in the table below`);
   figure.append(c);
   page.append(figure, ...fluencyRow(profile));
-  page.append(
-    element(
-      "p",
-      `* the ${Math.round(profile.bootstrap.confidence * 100)}% interval excludes 0. Select a cell for the documents the ablation flipped.`,
-      "hint",
-    ),
-  );
+  const legend = [
+    `* = ${profile.legend.stars}.`,
+    ...(profile.legend.saturated ? [`${profile.legend.saturated}.`] : []),
+    ...(profile.legend.randomNull ? [`The hover's ${profile.legend.randomNull}.`] : []),
+    profile.legend.tested
+      ? "Hover a cell for its q, p and test; select it for the documents the ablation flipped."
+      : "Select a cell for the documents the ablation flipped.",
+  ];
+  page.append(element("p", legend.join(" "), "hint"));
   if (profile.reasons.length > 0) {
     const list = element("ol", undefined, "reasons");
     list.append(...profile.reasons.map((r) => element("li", r)));
@@ -281,6 +299,33 @@ function baselinePage(v: ResultsView): HTMLElement {
   );
 }
 
+/** Each benchmark's signal, noise and snr at this k, snr descending, the benchmarks whose profile is noise said so. */
+function noisePage(v: ResultsView): HTMLElement {
+  const p = v.profile!;
+  const noise = p.noise.filter((n) => n.isNoise);
+  const page = element("div");
+  page.append(
+    element("p", `${p.noiseWords}.`),
+    element(
+      "p",
+      noise.length === 0 ? "Every benchmark's snr is at least 1." : `The profile is noise on ${noise.map((n) => n.column).join(", ")}.`,
+      noise.length === 0 ? "muted" : "error",
+    ),
+    table(
+      ["benchmark", "signal", "noise", "snr", "profile"],
+      p.noise.map((n) => [
+        n.column,
+        n.signal.toFixed(3),
+        n.noise.toFixed(3),
+        n.snr === null ? "–" : n.snr.toFixed(2),
+        n.isNoise ? "noise (snr < 1)" : n.snr === null ? "no noise measured" : "signal",
+      ]),
+      "noise",
+    ),
+  );
+  return page;
+}
+
 function overlapPage(v: ResultsView): HTMLElement {
   const o = v.profile?.overlap;
   if (!o) return element("p", "No overlap at this k (it needs two abilities with top sets).");
@@ -326,13 +371,12 @@ function labelsPage(v: ResultsView): HTMLElement {
 /** The config's `expects` per benchmark against the profile at this k. */
 function expectationsPage(v: ResultsView): HTMLElement {
   const p = v.profile!;
-  const pct = `${Math.round(p.bootstrap.confidence * 100)}%`;
   const page = element("div");
   page.append(
     element(
       "p",
       `Per benchmark: the abilities the config expects it to need (\`expects\`) with the AIS of their top sets, how many of them show ` +
-        `(a positive AIS whose ${pct} interval excludes 0, *), the abilities not expected that show, and where weights are given ` +
+        `(a positive starred AIS; * = ${p.legend.stars}), the abilities not expected that show, and where weights are given ` +
         `Spearman's ρ of the weights and the AIS.`,
     ),
     table(
@@ -398,7 +442,7 @@ function pairsPage(v: ResultsView): HTMLElement {
     element(
       "p",
       `The interference AIS(A+B) − AIS(A) − AIS(B) of each pair with its ${Math.round(p.bootstrap.confidence * 100)}% interval ` +
-        `(* it excludes 0; 0 when the two effects add up, negative when the union removes less than both alone), then the AIS of the union of the two top sets.`,
+        `(* = ${p.legend.stars}; 0 when the two effects add up, negative when the union removes less than both alone), then the AIS of the union of the two top sets.`,
     ),
     table(
       ["abilities", "n", ...p.pairs[0]!.cells.map((c) => c.benchmark)],
@@ -407,7 +451,7 @@ function pairsPage(v: ResultsView): HTMLElement {
         pair.n.toLocaleString("en-US"),
         ...pair.cells.map((c) =>
           c.interference === null
-            ? "n/a"
+            ? `n/a${c.reason !== undefined && p.reasons[c.reason - 1] ? ` (${p.reasons[c.reason - 1]})` : ""}`
             : `${number(c.interference)}${c.significant ? "*" : ""}${c.interferenceCi ? ` [${number(c.interferenceCi.low)}, ${number(c.interferenceCi.high)}]` : ""}; AIS ${number(c.ais!)}`,
         ),
       ]),
@@ -592,6 +636,7 @@ function render(v: ResultsView): void {
       ...(v.profile.expectations.length > 0 ? ([["Expected", expectationsPage(v)]] as [string, HTMLElement][]) : []),
       ...(v.profile.consistency.length > 0 ? ([["Consistency", consistencyPage(v)]] as [string, HTMLElement][]) : []),
       ...(v.profile.pairs.length > 0 ? ([["Pairs", pairsPage(v)]] as [string, HTMLElement][]) : []),
+      ...(v.profile.noise.length > 0 ? ([["Noise", noisePage(v)]] as [string, HTMLElement][]) : []),
       ["Method", methodPage(v)],
     ]),
   );

@@ -22,7 +22,8 @@ import {
   type TableCell,
   type TableData,
 } from "../core/report/tables";
-import type { BaselineRow, Finding, KSection, ModelReport } from "../core/report/types";
+import { SATURATED_MARK } from "../core/report/stars";
+import type { BaselineRow, Finding, KSection, ModelReport, ProfileReport } from "../core/report/types";
 
 // Names, reasons and numbers of a run reach the terminal through oneLine: a run folder may come
 // with a repository, and a control character printed raw would act on the terminal (move its
@@ -67,13 +68,11 @@ export function formatAisTables(model: ModelReport, width?: number): string {
   if (!model.profile) return "";
   const confidence = formatConfidence(model.profile.bootstrap.confidence);
   // a model ranked by several rules: each rule's tables in turn (their titles name the rule)
-  const blocks = rulesOf(model).flatMap((p) =>
-    p.sections.map((s) => sectionTable(model.name, s, p.parameters, ruleLabel(p), confidence, width)),
-  );
+  const blocks = rulesOf(model).flatMap((p) => p.sections.map((s) => sectionTable(model.name, s, p, ruleLabel(p), confidence, width)));
   return blocks.join("\n\n") + (blocks.length > 0 ? "\n" : "");
 }
 
-function sectionTable(model: string, s: KSection, parameters: number, method: string, confidence: string, width?: number): string {
+function sectionTable(model: string, s: KSection, p: ProfileReport, method: string, confidence: string, width?: number): string {
   const table = aisTable(s);
   // The reasons the printed cells refer to, under the numbers every report gives them.
   const cited = [
@@ -82,17 +81,18 @@ function sectionTable(model: string, s: KSection, parameters: number, method: st
     ),
   ].sort((a, b) => a - b);
   const title =
-    `${shown(model)}: AIS (${s.metricLabel}) at k = ${shownK(s.k)} (n = ${shownNumber(s.n)} of ${shownNumber(parameters)} parameters, ` +
-    `${shown(method)} importance), ${confidence} CI; * = the CI excludes 0`;
+    `${shown(model)}: AIS (${s.metricLabel}) at k = ${shownK(s.k)} (n = ${shownNumber(s.n)} of ${shownNumber(p.parameters)} parameters, ` +
+    `${shown(method)} importance), ${confidence} CI; * = ${p.starWords}` +
+    (s.hasSaturated ? `; ${SATURATED_MARK} = saturated (the ablated score at chance: its AIS at the ceiling)` : "");
   const notes = [
     ...cited.map((n) => `  (${n}) ${shown(s.reasons[n - 1] ?? "AIS is undefined")}`),
     ...loweringLine(s),
     ...stabilityLines(s),
     ...chunkedLines(s),
     ...labelLines(s),
-    ...expectationLines(s),
+    ...expectationLines(s, p.starWords),
     ...consistencyLines(s),
-    ...pairLines(s, confidence),
+    ...pairLines(s, confidence, p.starWords),
   ];
   if (width === undefined) {
     const rows = [
@@ -187,7 +187,7 @@ function truncate(text: string, width: number): string {
 function compactCellText(cell: TableCell): string {
   if (!estimate(cell)) return plain(cell as Inline[]);
   if (cell.value === null) return `n/a(${cell.reason ?? "?"}) `;
-  return `${formatFixed(cell.value, 3)}${cell.significant ? "*" : " "}`;
+  return `${formatFixed(cell.value, 3)}${cell.significant ? "*" : " "}${cell.saturated ? ` ${SATURATED_MARK}` : ""}`;
 }
 
 /** Inline content as plain text: names on one line with their controls visible, figures with the ASCII minus, no emphasis. */
@@ -230,14 +230,31 @@ export function formatRunSummary(model: ModelReport, width?: number): string[] {
     lines.push(
       `  labels: ${s.labels.filter((l) => l.holds).length} of ${s.labels.length} hold (the labelled ability hurts its benchmark most)`,
     );
-  lines.push(strongest.length > 0 ? `  strongest: ${describe(strongest.slice(0, 3))}` : "  strongest: no cell's interval lies above 0");
+  lines.push(strongest.length > 0 ? `  strongest: ${describe(strongest.slice(0, 3))}` : "  strongest: no starred cell lies above 0");
   lines.push(
     negative.length > 0
       ? `  significant negative (removing the ability helped): ${negative.length} cell(s), ${describe(negative.slice(0, 3))}${negative.length > 3 ? "; ..." : ""}`
       : "  significant negative: none",
   );
-  lines.push(...fluencyLines(model), ...findingLines(model));
+  lines.push(`  stars: ${model.profile!.starWords}`);
+  lines.push(...noiseLines(s), ...fluencyLines(model), ...findingLines(model));
   return width === undefined ? lines : lines.flatMap((l) => wrapLine(l, width));
+}
+
+/** The benchmarks whose profile is noise at this k (snr < 1), by name; nothing in a run without the measure. */
+export function noiseLines(s: KSection): string[] {
+  if (s.noise.length === 0) return [];
+  const noise = s.noise.filter((n) => n.isNoise);
+  if (noise.length === 0) {
+    const lowest = s.noise.filter((n) => n.snr !== null).at(-1);
+    return [
+      `  benchmark noise: every benchmark's snr is at least 1${lowest ? ` (lowest ${shown(lowest.column)} ${formatFixed(lowest.snr!, 2)})` : ""}`,
+    ];
+  }
+  return [
+    `  benchmark noise: the profile is noise (snr < 1: the abilities' differences within the benchmark's noise) on ${noise.length} of ${s.noise.length} benchmark(s): ` +
+      noise.map((n) => `${shown(n.column)} ${formatFixed(n.snr!, 2)}`).join(", "),
+  ];
 }
 
 /** The fluency measure at the largest k of each rule: the model's perplexity, and the variants past the threshold. */
@@ -354,11 +371,11 @@ function labelLines(s: KSection): string[] {
 }
 
 /** Per benchmark with `expects`: the expected abilities that show, the unexpected ones that do, rho of the weights. */
-function expectationLines(s: KSection): string[] {
+function expectationLines(s: KSection, stars: string): string[] {
   if (s.expectations.length === 0) return [];
   return [
     "",
-    `expected abilities at k = ${shownK(s.k)} (expects): an ability shows when its AIS is positive and its CI excludes 0`,
+    `expected abilities at k = ${shownK(s.k)} (expects): an ability shows when its AIS is positive and starred (* = ${stars})`,
     ...s.expectations.map(
       (e) =>
         `  ${shown(e.benchmark)}: ${e.confirmed.length} of ${e.expected.length} expected show` +
@@ -383,11 +400,11 @@ function consistencyLines(s: KSection): string[] {
 }
 
 /** Per pair of abilities ablated together: the interference per benchmark with its interval. */
-function pairLines(s: KSection, confidence: string): string[] {
+function pairLines(s: KSection, confidence: string, stars: string): string[] {
   if (s.pairs.length === 0) return [];
   return [
     "",
-    `two abilities at once at k = ${shownK(s.k)} (ablation.pairs): interference AIS(A+B) - AIS(A) - AIS(B), ${confidence} CI; * = the CI excludes 0`,
+    `two abilities at once at k = ${shownK(s.k)} (ablation.pairs): interference AIS(A+B) - AIS(A) - AIS(B), ${confidence} CI; * = ${stars}`,
     ...s.pairs.map(
       (p) =>
         `  ${p.abilities.map(shown).join(" + ")} (n = ${shownNumber(p.n)}): ` +
@@ -395,7 +412,7 @@ function pairLines(s: KSection, confidence: string): string[] {
           .map((c, i) => {
             const value =
               c.interference === null
-                ? "n/a"
+                ? `n/a${c.reason !== undefined ? ` (${shown(s.reasons[c.reason - 1] ?? "")})` : ""}`
                 : `${formatFixed(c.interference, 3)}${c.interferenceCi ? ` ${formatInterval(c.interferenceCi, 3)}` : ""}${c.significant ? " *" : ""}`;
             return `${shown(s.benchmarks[i] ?? c.benchmark)} ${value}`;
           })
@@ -409,7 +426,7 @@ function cellText(cell: TableCell): string {
   if (cell.value === null) return `n/a (${cell.reason ?? "?"})`;
   const interval = cell.ci ? ` ${formatInterval(cell.ci, 3)}` : "";
   const value = formatFixed(cell.value, 3);
-  return `${value.startsWith("-") ? "" : " "}${value}${interval}${cell.significant ? " *" : ""}`;
+  return `${value.startsWith("-") ? "" : " "}${value}${interval}${cell.significant ? " *" : ""}${cell.saturated ? ` ${SATURATED_MARK}` : ""}`;
 }
 
 function alignColumns(rows: string[][]): string[] {

@@ -22,6 +22,8 @@ import { buildReport } from "../core/report/model";
 import { newestPace, resolveRunDir } from "../core/results/runs";
 import { devicePlanLines, jobProblems, shardSplitLines } from "../core/plan/compile";
 import { ResumeError, resumeRun, runProfile, type RunOptions, type RunOutcome } from "../core/run/runProfile";
+import { newestBaselines } from "../core/run/baselines";
+import { powerLines } from "../core/config/power";
 import { formatAisTables, formatBaseline, formatRunSummary, wrapLine } from "./aisTable";
 import { DEMO_USAGE, prepareDemo } from "./demo";
 import { generateCommand, GENERATE_USAGE } from "./generate";
@@ -32,9 +34,10 @@ import { runnerCommand, runnerSpec, RUNNER_USAGE } from "./runner";
 const USAGE = `usage: bprof <command> [options]
 
 commands:
-  validate <config.bprof.yaml>   check a config and everything it names; for an ssh or slurm
-                                 target also the host, its bprof-runner, the model folders there
-                                 and sbatch --test-only
+  validate <config.bprof.yaml>   check a config and everything it names, and say the smallest
+                                 AIS each benchmark detects; for an ssh or slurm target also the
+                                 host, its bprof-runner, the model folders there and sbatch
+                                 --test-only
     --no-target                  only what this machine can check
     --no-task-python             do not run the tasks' Python (their !function helpers, filters
                                  and scorers): a task that has some is an error instead
@@ -143,13 +146,16 @@ async function validate(configFile: string, runner: string | undefined, askTarge
   const imported = new Set<string>();
   const stop = onPythonImports((files) => files.forEach((f) => imported.add(f)));
   const inputs = { ...directInputs(), helpers: taskPython ? ("run" as const) : ("never" as const) };
-  const { profile, problems } = await loadProfile(configFile, { inputs }).finally(stop);
+  // the newest finished run's baselines, for each benchmark's power (before a run they are assumed)
+  const baselines = await newestBaselines(configFile);
+  const { profile, problems, power } = await loadProfile(configFile, { inputs, ...(baselines ? { baselines } : {}) }).finally(stop);
   // What only the jobs can say (a document or item past the model's window) is asked once the rest is fine.
   if (profile && errorsOf(problems).length === 0) problems.push(...(await jobProblems(profile)));
   for (const d of problems) process.stderr.write(formatProblem(d) + "\n");
   if (imported.size > 0) process.stderr.write(ranPythonLine([...imported]) + "\n");
   if (!profile || errorsOf(problems).length > 0) return EXIT.badInput;
   process.stdout.write(`${path.resolve(configFile)}: ok\n`);
+  for (const line of powerLines(power ?? [])) process.stdout.write(line + "\n");
   for (const line of await devicePlanLines(profile)) process.stdout.write(line + "\n");
   for (const line of await shardSplitLines(profile, await usableCores(), (model) => newestPace(profile.configFile, model)))
     process.stdout.write(line + "\n");
@@ -166,7 +172,8 @@ async function validate(configFile: string, runner: string | undefined, askTarge
 }
 
 async function run(configFile: string, runner?: string, confirmUnsafeCode = false): Promise<number> {
-  const { profile, problems } = await loadProfile(configFile);
+  const baselines = await newestBaselines(configFile);
+  const { profile, problems } = await loadProfile(configFile, baselines ? { baselines } : {});
   for (const d of problems) process.stderr.write(formatProblem(d) + "\n");
   if (!profile) return EXIT.badInput;
   if (profile.target.kind !== "local") process.stderr.write(`target: ${describeTarget(profile.target)}\n`);
@@ -411,7 +418,8 @@ async function demo(dir: string, runner?: string): Promise<number> {
     return EXIT.failed;
   }
   process.stdout.write(`demo workspace: ${path.dirname(configFile)}\n`);
-  const { profile, problems } = await loadProfile(configFile);
+  const baselines = await newestBaselines(configFile);
+  const { profile, problems } = await loadProfile(configFile, baselines ? { baselines } : {});
   for (const d of problems) process.stderr.write(formatProblem(d) + "\n");
   if (!profile) return EXIT.badInput;
   return withRunner(runner, (options) => runProfile(profile, options));

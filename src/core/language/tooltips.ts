@@ -5,6 +5,7 @@ import * as path from "node:path";
 import type { CaseFlip, CellRef } from "../report/cases";
 import { documentName } from "../report/documentName";
 import { sameK } from "../report/model";
+import { formatP } from "../report/stars";
 import type { NegativeCell } from "../report/types";
 import type { FileCases } from "../workspace/service";
 import type { OutlineEntry } from "./outline";
@@ -105,13 +106,20 @@ export function profileEntryTooltip(entry: Pick<OutlineEntry, "label" | "detail"
   return `**${mdText(entry.label)}**\n\n${mdText(entry.detail)}${files}`;
 }
 
+/** Whether a negative cell is starred: by its q in a run with the tests, by its interval before them. */
+function starText(cell: NegativeCell): string {
+  if (cell.q === undefined) return cell.significant ? ", significant: the interval excludes 0" : ", not significant";
+  const q = cell.q === null ? "" : ` (q ${formatP(cell.q)})`;
+  return cell.significant ? `, starred${q}` : `, not starred${q}`;
+}
+
 /** The tooltip of a Negative AIS cell: which ablation on which benchmark, its AIS and interval, its flips. */
 export function negativeCellTooltip(cell: NegativeCell, ref: CellRef): string {
   const ci = cell.ci ? ` [${signed(cell.ci.low)}, ${signed(cell.ci.high)}]` : "";
   const rule = ref.method ? `, ranked by the ${ref.method} rule${ref.candidates === "all" ? " over every layer's weights" : ""}` : "";
   return (
     `**${mdText(`${cell.row} × ${cell.benchmark}`)}** at k = ${ref.k}${rule} (${cell.metric}, model ${mdCode(ref.model)})\n\n` +
-    `AIS ${signed(cell.ais)}${ci}${cell.significant ? ", significant: the interval excludes 0" : ", not significant"}\n\n` +
+    `AIS ${signed(cell.ais)}${ci}${starText(cell)}\n\n` +
     `${cell.wrongToRight} documents wrong → right, ${cell.rightToWrong} right → wrong`
   );
 }

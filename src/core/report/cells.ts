@@ -14,7 +14,7 @@ import {
   type VariantResult,
 } from "../results/schema";
 import { DamagedRunFileError, ReportInputError, type RunItems } from "./load";
-import { flippedDocuments, matchK, METRICS, variantsAt } from "./model";
+import { flippedDocuments, isStarred, matchK, METRICS, sameK, variantsAt } from "./model";
 
 export interface CellFilter {
   /** Only this metric; every metric when absent. */
@@ -47,6 +47,7 @@ export interface FlatCell {
   ci_low: number | null;
   ci_high: number | null;
   confidence: number | null;
+  /** Starred: q below the profile's threshold (in runs before stats: the interval excludes 0); never a saturated cell. */
   significant: boolean;
   /** AIS minus the random control's at the same k (top variants when random ran); null otherwise. */
   specificity: number | null;
@@ -63,6 +64,30 @@ export interface FlatCell {
   note: string;
   /** A group's row: how many tasks its scores aggregate; absent (an empty CSV field) for a benchmark's. */
   group_tasks?: number;
+  // Added with the tests (runs before them: null, but interval_excludes_0, which their star was)
+  /** The two-sided p of "no effect" by `test`; null where AIS is undefined or the run predates the tests. */
+  p: number | null;
+  /** p adjusted over the cell's table by the profile's correction. */
+  q: number | null;
+  /** `mcnemar` (McNemar's exact test on the flips) or `bootstrap` (the paired bootstrap's p). */
+  test: string | null;
+  /** The interval excludes 0 (the uncorrected criterion). */
+  interval_excludes_0: boolean;
+  /** The ablated score is at chance (results/significance.ts isSaturated); null in runs before the mark. */
+  saturated: boolean | null;
+  specificity_p: number | null;
+  specificity_q: number | null;
+  specificity_test: string | null;
+  /** A top cell against the random control's draws (ablation.random_draws > 1); null otherwise. */
+  random_null_draws: number | null;
+  random_null_mean: number | null;
+  random_null_sd: number | null;
+  random_null_p: number | null;
+  random_null_margin: number | null;
+  /** The benchmark's noise at this k and metric under the row's rule (ModelProfile.noise); null for the random control and runs without it. */
+  benchmark_signal: number | null;
+  benchmark_noise: number | null;
+  benchmark_snr: number | null;
 }
 
 /** The columns of the CSV report, in order (the FlatCell fields). */
@@ -95,6 +120,22 @@ export const CELL_COLUMNS: readonly (keyof FlatCell)[] = [
   "specificity_reason",
   "note",
   "group_tasks",
+  "p",
+  "q",
+  "test",
+  "interval_excludes_0",
+  "saturated",
+  "specificity_p",
+  "specificity_q",
+  "specificity_test",
+  "random_null_draws",
+  "random_null_mean",
+  "random_null_sd",
+  "random_null_p",
+  "random_null_margin",
+  "benchmark_signal",
+  "benchmark_noise",
+  "benchmark_snr",
 ];
 
 /** The run's k values a filter keeps, per model (a k given must be in every profiled model's sweep). */
@@ -167,6 +208,9 @@ function flatCell(
   groupTasks?: number,
 ): FlatCell {
   const s = cell.specificity;
+  const noise =
+    v.ability === null ? undefined : profile.noise?.find((x) => sameK(x.k, v.k) && x.benchmark === b.name && x.metric === metric);
+  const r = cell.random_null;
   return {
     model,
     ability: v.ability,
@@ -185,7 +229,7 @@ function flatCell(
     ci_low: cell.ci?.low ?? null,
     ci_high: cell.ci?.high ?? null,
     confidence: cell.ci?.confidence ?? null,
-    significant: cell.ais !== null && cell.significant,
+    significant: isStarred(cell),
     specificity: s?.value ?? null,
     specificity_ci_low: s?.ci?.low ?? null,
     specificity_ci_high: s?.ci?.high ?? null,
@@ -197,7 +241,64 @@ function flatCell(
     specificity_reason: s && s.value === null ? (s.reason ?? "specificity is undefined") : "",
     note: cell.note ?? "",
     ...(groupTasks !== undefined ? { group_tasks: groupTasks } : {}),
+    p: cell.p ?? null,
+    q: cell.q ?? null,
+    test: cell.test ?? null,
+    // before stats the star was the interval's criterion
+    interval_excludes_0: cell.interval_excludes_0 ?? (cell.ais !== null && cell.significant),
+    saturated: profile.stats ? cell.saturated === true : null,
+    specificity_p: s?.p ?? null,
+    specificity_q: s?.q ?? null,
+    specificity_test: s?.test ?? null,
+    random_null_draws: r?.draws ?? null,
+    random_null_mean: r?.mean ?? null,
+    random_null_sd: r?.sd ?? null,
+    random_null_p: r?.p ?? null,
+    random_null_margin: r?.margin ?? null,
+    benchmark_signal: noise?.signal ?? null,
+    benchmark_noise: noise?.noise ?? null,
+    benchmark_snr: noise?.snr ?? null,
   };
+}
+
+/** A benchmark's noise at one k and metric, under one rule (results' ModelProfile.noise). */
+export interface FlatNoise {
+  model: string;
+  method: string;
+  candidates?: "all";
+  k: number;
+  metric: Metric;
+  benchmark: string;
+  signal: number;
+  noise: number;
+  snr: number | null;
+  /** snr below 1: the abilities' differences on the benchmark are within its noise. */
+  is_noise: boolean;
+}
+
+export function flatNoise(results: Results, filter: CellFilter = {}): FlatNoise[] {
+  const rows: FlatNoise[] = [];
+  for (const model of results.models) {
+    for (const profile of profilesOf(model)) {
+      const ks = keptK(profile.k, filter, model.name);
+      for (const n of profile.noise ?? []) {
+        if (!ks.some((k) => sameK(k, n.k)) || (filter.metric && n.metric !== filter.metric)) continue;
+        rows.push({
+          model: model.name,
+          method: profile.method,
+          ...(profile.candidate_set ? { candidates: profile.candidate_set } : {}),
+          k: n.k,
+          metric: n.metric,
+          benchmark: n.benchmark,
+          signal: n.signal,
+          noise: n.noise,
+          snr: n.snr,
+          is_noise: n.snr !== null && n.snr < 1,
+        });
+      }
+    }
+  }
+  return rows;
 }
 
 export interface FlatOverlap {

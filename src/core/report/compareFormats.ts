@@ -67,7 +67,7 @@ function comparisonLatex(c: Comparison): string {
     "\\bottomrule",
     "\\end{tabular}",
     `\\caption{AIS(A) $-$ AIS(B) at $k = ${escapeLatex(String(c.k))}$ (${sides}). ` +
-      `$^{*}$: the ${escapeLatex(formatConfidence(c.confidence))} bootstrap CI (${escapeLatex(String(c.resamples))} resamples, paired where both scored the same documents) excludes 0. ` +
+      `$^{*}$: the ${escapeLatex(formatConfidence(c.confidence))} bootstrap CI (${escapeLatex(String(c.resamples))} resamples, paired where both scored the same documents) excludes 0, each cell on its own (a difference of two profiles is not corrected over the table). ` +
       `$^{\\dagger}$: the two AIS have opposite signs. $\\rho$: Spearman's rank correlation of the two profiles over the abilities.}`,
     "\\label{tab:ais-comparison}",
     "\\end{table}",
@@ -84,7 +84,7 @@ function comparisonMarkdown(c: Comparison): string {
     "",
     `Each cell is AIS(A) − AIS(B) with its ${Math.round(c.confidence * 100)}% bootstrap interval over the benchmark's documents ` +
       `(${escapeMarkdown(String(c.resamples))} resamples; paired where both scored the same documents). ` +
-      `**Bold**: the interval excludes 0. ${SIGN_DIFFERS_MARK}: the two AIS have opposite signs.`,
+      `**Bold**: the interval excludes 0, each cell on its own (a difference of two profiles is not corrected over the table). ${SIGN_DIFFERS_MARK}: the two AIS have opposite signs.`,
     "",
     `| ability removed | ${c.benchmarks.map((b) => escapeMarkdown(b.benchmark)).join(" | ")} |`,
     `|---|${c.benchmarks.map(() => "---:").join("|")}|`,

@@ -34,7 +34,7 @@ export function renderComparisonHtml(c: Comparison, options: ComparisonHtmlOptio
       `aria-label="${esc(`Difference heatmap: ${heatmap.title}`)}"></canvas></div>`,
     `<noscript><p class="muted">The heatmap is drawn by the page's script; Table 1 holds the same numbers.</p></noscript>`,
     `<figcaption><span class="label">Figure 1.</span> AIS(A) ${MINUS} AIS(B) at <i>k</i> = ${esc(String(c.k))}: abilities (rows) by benchmarks (columns). ` +
-      `<b>*</b> marks the ${significant} cell${significant === 1 ? "" : "s"} whose ${pct} CI excludes 0; ${SIGN_DIFFERS_MARK} marks ` +
+      `<b>*</b> marks the ${significant} cell${significant === 1 ? "" : "s"} whose ${pct} CI excludes 0 (each cell on its own: a difference of two profiles is not corrected over the table); ${SIGN_DIFFERS_MARK} marks ` +
       `the ${flipped.length} whose two AIS have opposite signs; n/a: AIS is undefined on one side.</figcaption></figure>`,
     `<div class="tables">`,
     openTable("booktabs cells", "Table 1.", `AIS(A) ${MINUS} AIS(B) with ${pct} CI bounds [low, high]; <b>*</b> = the CI excludes 0.`),

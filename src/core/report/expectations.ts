@@ -1,6 +1,7 @@
 // What a benchmark was expected to need (the config's `expects`) against what its profile measured
 // (docs/method.md, "Expected abilities"): per benchmark at one k, which expected abilities show
-// (a positive AIS whose interval excludes 0), which unexpected ones do, and with weights how alike
+// (a positive starred AIS: its q over the table below the threshold, or before the tests its
+// interval excluding 0; report/stars.ts), which unexpected ones do, and with weights how alike
 // the weights and the AIS rank the abilities.
 import { rankCorrelation } from "../analysis/compare";
 import type { BenchmarkResult } from "../results/schema";

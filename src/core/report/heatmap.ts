@@ -3,7 +3,15 @@
 // results view receive it as JSON and only draw it.
 import { DIVERGING_STOPS, divergingColour, formatFixed, MINUS, scaleTicks, textColourOn, UNDEFINED_FILL } from "./format";
 import { groupDescription } from "./names";
+import { correctionName, formatP, SATURATED_MARK, testWords } from "./stars";
+import type { ProfileStats } from "../results/schema";
 import type { Heatmap, HeatmapCell, HeatmapMeasure, ReportCell, ReportRow } from "./types";
+
+/** What a figure's tooltips say of its stars: the profile's stats (absent in runs before them) and the random control's draws at its k. */
+export interface StarContext {
+  stats?: ProfileStats | undefined;
+  randomDraws?: number | null;
+}
 
 /** The figure of some rows of a section; colours on the diverging scale over [-limit, limit], centred at 0. */
 export function heatmapOf(
@@ -16,8 +24,9 @@ export function heatmapOf(
   limit: number,
   confidence: number,
   measure: HeatmapMeasure = "ais",
+  stars: StarContext = {},
 ): Heatmap {
-  const frame = { id, title, rows, columns, reasons, metricLabel, limit, confidence };
+  const frame = { id, title, rows, columns, reasons, metricLabel, limit, confidence, stars };
   return measure === "specificity" ? specificityHeatmap(frame) : aisHeatmap(frame);
 }
 
@@ -31,9 +40,41 @@ interface HeatmapFrame {
   metricLabel: string;
   limit: number;
   confidence: number;
+  stars: StarContext;
 }
 
-function aisHeatmap({ id, title, rows, columns, reasons, metricLabel, limit, confidence }: HeatmapFrame): Heatmap {
+/**
+ * The tooltip lines of a cell's star: in a run with tests, whether it is starred by its q, its p
+ * and test, and whether its interval excludes 0; before them, whether its interval excludes 0 (what
+ * the star then meant).
+ */
+export function starLines(
+  x: { significant: boolean; p?: number | null; q?: number | null; test?: ReportCell["test"]; ci: ReportCell["ci"] },
+  pct: string,
+  stars: StarContext,
+  intervalExcludes0?: boolean,
+): string[] {
+  const excludes = intervalExcludes0 ?? (x.ci !== null && (x.ci.low > 0 || x.ci.high < 0));
+  if (x.q === undefined && x.p === undefined)
+    return [x.significant ? `significant: the ${pct} CI excludes 0` : `not significant: the ${pct} CI includes 0`];
+  const threshold = stars.stats ? ` (${correctionName(stars.stats)}, threshold ${stars.stats.threshold})` : "";
+  const q = x.q === null || x.q === undefined ? "q n/a" : `q ${formatP(x.q)}`;
+  return [
+    `${x.significant ? "starred" : "not starred"}: ${q}${threshold}`,
+    `p ${x.p === null || x.p === undefined ? "n/a" : formatP(x.p)}${x.test ? `, ${testWords(x.test)}` : ""}`,
+    `the ${pct} CI ${excludes ? "excludes" : "includes"} 0`,
+  ];
+}
+
+/** The tooltip lines of a top cell's random null (ablation.random_draws > 1). */
+function randomNullLines(cell: ReportCell): string[] {
+  const r = cell.randomNull;
+  if (!r) return [];
+  const margin = r.margin === null ? "" : `, margin ${signed(r.margin, 2)} sd`;
+  return [`random null (${r.draws} draws, mean ${signed(r.mean, 3)}): p ${formatP(r.p)}${margin}`];
+}
+
+function aisHeatmap({ id, title, rows, columns, reasons, metricLabel, limit, confidence, stars }: HeatmapFrame): Heatmap {
   const cells: HeatmapCell[] = [];
   const pct = `${Math.round(confidence * 100)}%`;
   rows.forEach((row, r) => {
@@ -55,18 +96,24 @@ function aisHeatmap({ id, title, rows, columns, reasons, metricLabel, limit, con
       const fill = divergingColour(cell.ais, limit);
       const tooltip = [
         `AIS ${signed(cell.ais, 3)}` + (cell.ci ? `  (${pct} CI ${signed(cell.ci.low, 3)} to ${signed(cell.ci.high, 3)})` : ""),
-        cell.significant ? `significant: the ${pct} CI excludes 0` : `not significant: the ${pct} CI includes 0`,
+        ...starLines(cell, pct, stars, cell.intervalExcludes0),
+        ...(cell.saturated ? wrap(`${SATURATED_MARK} saturated: the ablated score is at chance, the AIS at its ceiling`, 64) : []),
+        ...randomNullLines(cell),
         scoreLine(cell),
         `flips: ${cell.flips.rightToWrong} right\u2192wrong, ${cell.flips.wrongToRight} wrong\u2192right`,
       ];
       if (cell.specificity) {
         const s = cell.specificity;
+        const why = s.reason === undefined ? undefined : reasons[s.reason - 1];
         tooltip.push(
-          s.value === null
-            ? "specificity vs random: undefined"
-            : `specificity vs random: ${signed(s.value, 3)}` +
-                (s.ci ? ` (CI ${signed(s.ci.low, 3)} to ${signed(s.ci.high, 3)})` : "") +
-                (s.significant ? " *" : ""),
+          ...(s.value === null
+            ? wrap(`specificity vs random: undefined${why ? ` (${why})` : ""}`, 64)
+            : [
+                `specificity vs random: ${signed(s.value, 3)}` +
+                  (s.ci ? ` (CI ${signed(s.ci.low, 3)} to ${signed(s.ci.high, 3)})` : "") +
+                  (s.significant ? " *" : "") +
+                  (s.q !== undefined && s.q !== null ? `, q ${formatP(s.q)}` : ""),
+              ]),
         );
       }
       if (cell.note) tooltip.push(...wrap(cell.note, 64));
@@ -76,6 +123,7 @@ function aisHeatmap({ id, title, rows, columns, reasons, metricLabel, limit, con
         column: c,
         value: cell.ais,
         label: signed(cell.ais, 2) + (cell.significant ? "*" : ""),
+        ...(cell.saturated ? { footnote: SATURATED_MARK } : {}),
         fill,
         text: textColourOn(fill),
         significant: cell.significant,
@@ -97,7 +145,7 @@ function aisHeatmap({ id, title, rows, columns, reasons, metricLabel, limit, con
 }
 
 /** Specificity: a top variant's AIS minus the random control's at the same k (how much of the damage is the ability's own). */
-function specificityHeatmap({ id, title, rows, columns, reasons, metricLabel, limit, confidence }: HeatmapFrame): Heatmap {
+function specificityHeatmap({ id, title, rows, columns, reasons, metricLabel, limit, confidence, stars }: HeatmapFrame): Heatmap {
   const cells: HeatmapCell[] = [];
   const pct = `${Math.round(confidence * 100)}%`;
   rows.forEach((row, r) => {
@@ -133,7 +181,7 @@ function specificityHeatmap({ id, title, rows, columns, reasons, metricLabel, li
         tooltip: [
           `specificity ${signed(s.value, 3)}` + (s.ci ? `  (${pct} CI ${signed(s.ci.low, 3)} to ${signed(s.ci.high, 3)})` : ""),
           `AIS ${cell.ais === null ? "n/a" : signed(cell.ais, 3)} minus the random control's`,
-          s.significant ? `significant: the ${pct} CI excludes 0` : `not significant: the ${pct} CI includes 0`,
+          ...starLines(s, pct, stars),
           scoreLine(cell),
         ],
       });

@@ -19,7 +19,17 @@ import { ruleComparisons, rulesOf } from "./model";
 import { SIGN_DIFFERS_MARK } from "./compareFigure";
 import { fluencyText } from "./fluency";
 import * as tables from "./tables";
-import { writeInline, type Inline, type InlineStyle, type LogprobsCell, type TableCell, type TableData, type TableRow } from "./tables";
+import {
+  writeInline,
+  type EstimateCell,
+  type Inline,
+  type InlineStyle,
+  type LogprobsCell,
+  type TableCell,
+  type TableData,
+  type TableRow,
+} from "./tables";
+import { correctionName, formatP, NOISE_WORDS, randomNullWords, SATURATED_MARK, SATURATED_WORDS, testShort, testWords } from "./stars";
 import type { Heatmap, KSection, ModelReport, NegativeCell, ProfileReport, Report } from "./types";
 
 export interface HtmlOptions {
@@ -266,17 +276,22 @@ function kSection(
   const cells = s.rows.flatMap((r) => r.cells);
   const significantCount = cells.filter((c) => c.significant).length;
   const undefinedCount = cells.filter((c) => c.ais === null).length;
+  const saturatedCount = cells.filter((c) => c.saturated).length;
+  const stars = esc(p.starWords);
   const marks =
-    significantCount === 0
-      ? `No cell's ${confidence} CI excludes 0 (a cell whose CI does is marked <b>*</b>)`
-      : `<b>*</b> marks the ${significantCount} cell${significantCount === 1 ? "" : "s"} whose ${confidence} CI excludes 0`;
+    (significantCount === 0
+      ? `No cell is starred (<b>*</b>: ${stars})`
+      : `<b>*</b> marks the ${significantCount} starred cell${significantCount === 1 ? "" : "s"}: ${stars}`) +
+    (saturatedCount > 0
+      ? `; <span class="satmark">${SATURATED_MARK}</span> marks the ${saturatedCount} saturated cell${saturatedCount === 1 ? "" : "s"} (${esc(SATURATED_WORDS)})`
+      : "");
   out.push(
     `<figure class="heatmap"><div class="canvas-wrap"><canvas id="${esc(s.heatmap.id)}" role="img" ` +
       `aria-label="${esc(`Heatmap of AIS (${metric}) of ${model.name} at k = ${formatK(s.k)}: abilities by benchmarks`)}"></canvas></div>`,
     `<noscript><p class="muted">The heatmap is drawn by the page's script; the table below holds the same numbers.</p></noscript>`,
     `<figcaption><span class="label">${counter.figure()}</span> AIS (${esc(metric)}) of ${esc(model.name)} at <i>k</i> = ${kText(s.k)}: ` +
       `abilities (rows) by benchmarks (columns). Diverging scale centred at 0, red where the benchmark depends on the ability, ` +
-      `blue where removing it helps; values beyond ±${num(p.scaleLimit, 2)} saturate. ${marks}` +
+      `blue where removing it helps; values beyond ±${num(p.scaleLimit, 2)} take its end colours. ${marks}` +
       (undefinedCount > 0 ? `; hatched cells are undefined (n/a, with the reason's number).` : ".") +
       `</figcaption>`,
     `</figure>`,
@@ -290,11 +305,16 @@ function kSection(
     `${openTable(
       "booktabs cells",
       counter.table(),
-      `AIS (${esc(metric)}) at <i>k</i> = ${kText(s.k)} with ${confidence} CI bounds [low, high]; ` + `<b>*</b> = the CI excludes 0.`,
+      `AIS (${esc(metric)}) at <i>k</i> = ${kText(s.k)} with ${confidence} CI bounds [low, high]; ` +
+        `<b>*</b> = ${stars}` +
+        (s.hasSaturated ? `; <span class="satmark">${SATURATED_MARK}</span> = ${esc(SATURATED_WORDS)}` : "") +
+        (s.hasTests ? ". Each cell's title gives its p, q and test" : "") +
+        ".",
     )}`,
     ...tableHtml(tables.aisTable(s)),
     CLOSE_TABLE,
   );
+  out.push(testsTableHtml(s, p, "ais", counter), randomNullHtml(s, counter), noiseHtml(s, counter));
 
   if (s.labels.length > 0) {
     const held = s.labels.filter((l) => l.holds).length;
@@ -311,9 +331,9 @@ function kSection(
     );
   }
 
-  if (s.expectations.length > 0) out.push(expectationsSection(s, confidence, counter));
+  if (s.expectations.length > 0) out.push(expectationsSection(s, stars, counter));
   if (s.consistency.length > 0) out.push(consistencySection(s, confidence, counter));
-  if (s.pairs.length > 0) out.push(pairsSection(s, confidence, counter));
+  if (s.pairs.length > 0) out.push(pairsSection(s, confidence, stars, counter));
 
   if (s.hasSpecificity) {
     out.push(
@@ -321,10 +341,12 @@ function kSection(
         "booktabs cells",
         counter.table(),
         `Specificity at <i>k</i> = ${kText(s.k)}: AIS of the ability's top set minus AIS of ` +
-          `a random set of the same size (the random control), with ${confidence} CI from the same resamples.`,
+          `a random set of the same size (the random control), with ${confidence} CI from the same resamples; ` +
+          `<b>*</b> = ${stars}.`,
       )}`,
       ...tableHtml(tables.specificityTable(s)),
       CLOSE_TABLE,
+      testsTableHtml(s, p, "specificity", counter),
     );
   }
 
@@ -421,14 +443,63 @@ function kSection(
   return out.join("\n");
 }
 
+/** The tests behind a table's stars: per cell its q and p, the test per column; nothing in a run before them. */
+function testsTableHtml(s: KSection, p: ProfileReport, measure: "ais" | "specificity", counter: Counter): string {
+  const t = tables.testsTable(s, measure);
+  if (!t) return "";
+  const correction = p.stats ? ` (${esc(correctionName(p.stats))} over the table; starred below ${whole(p.stats.threshold)})` : "";
+  return [
+    openTable(
+      "booktabs cells",
+      counter.table(),
+      `Tests of the ${measure === "ais" ? "AIS" : "specificity"} cells at <i>k</i> = ${kText(s.k)}: per cell its q${correction} and ` +
+        `below it its two-sided p; the column's test in its header (McNemar: ${esc(testWords("mcnemar"))}, for 0/1 scores; ` +
+        `bootstrap: ${esc(testWords("bootstrap"))}'s p, for a task's own scores and groups).`,
+    ),
+    ...tableHtml(t),
+    CLOSE_TABLE,
+  ].join("\n");
+}
+
+/** Each top cell against the random control's draws at this k; nothing without them. */
+function randomNullHtml(s: KSection, counter: Counter): string {
+  const t = tables.randomNullTable(s);
+  if (!t || s.randomDraws === null) return "";
+  return [
+    openTable(
+      "booktabs cells",
+      counter.table(),
+      `Against the random draws at <i>k</i> = ${kText(s.k)}: ${esc(randomNullWords(s.randomDraws))}. Per top cell, the empirical p and the margin.`,
+    ),
+    ...tableHtml(t),
+    CLOSE_TABLE,
+  ].join("\n");
+}
+
+/** Each benchmark's signal, noise and snr, snr descending, the benchmarks whose profile is noise named; nothing in a run without it. */
+function noiseHtml(s: KSection, counter: Counter): string {
+  const t = tables.noiseTable(s);
+  if (!t) return "";
+  const noise = s.noise.filter((n) => n.isNoise);
+  const verdict =
+    noise.length === 0
+      ? "Every benchmark's snr is at least 1."
+      : `The profile is noise on <b>${noise.map((n) => esc(n.column)).join(", ")}</b>.`;
+  return [
+    openTable("booktabs", counter.table(), `Benchmark noise at <i>k</i> = ${kText(s.k)}: ${esc(NOISE_WORDS)}. ${verdict}`),
+    ...tableHtml(t),
+    CLOSE_TABLE,
+  ].join("\n");
+}
+
 /** The config's expected abilities per benchmark against this k's AIS (report/expectations.ts). */
-function expectationsSection(s: KSection, confidence: string, counter: Counter): string {
+function expectationsSection(s: KSection, stars: string, counter: Counter): string {
   return [
     openTable(
       "booktabs labels",
       counter.table(),
       `Expected abilities at <i>k</i> = ${kText(s.k)} (${esc(s.metricLabel)}): per benchmark, the abilities the config expects it ` +
-        `to need with the AIS of their top sets, how many of them show (a positive AIS whose ${confidence} CI excludes 0, <b>*</b>), ` +
+        `to need with the AIS of their top sets, how many of them show (a positive starred AIS, <b>*</b>: ${stars}), ` +
         `the abilities not expected that show, and where weights are given Spearman's ρ of the weights and the AIS.`,
     ),
     ...tableHtml(tables.expectationsTable(s)),
@@ -451,14 +522,14 @@ function consistencySection(s: KSection, confidence: string, counter: Counter): 
 }
 
 /** Two abilities ablated together (ablation.pairs): the interference per benchmark. */
-function pairsSection(s: KSection, confidence: string, counter: Counter): string {
+function pairsSection(s: KSection, confidence: string, stars: string, counter: Counter): string {
   return [
     openTable(
       "booktabs cells",
       counter.table(),
       `Two abilities at once at <i>k</i> = ${kText(s.k)} (${esc(s.metricLabel)}): the interference AIS(A+B) ${MINUS} AIS(A) ${MINUS} AIS(B) ` +
-        `with ${confidence} CI bounds (<b>*</b> = the CI excludes 0; 0 when the two effects add up, negative when the union removes less ` +
-        `than both alone), then the AIS of the union of the two top sets (<i>n</i> weights).`,
+        `with ${confidence} CI bounds (<b>*</b> = ${stars}; 0 when the two effects add up, negative when the union removes less ` +
+        `than both alone), then the AIS of the union of the two top sets (<i>n</i> weights); n/a with a number: undefined, the reason under the figure.`,
     ),
     ...tableHtml(tables.pairsTable(s)),
     CLOSE_TABLE,
@@ -500,13 +571,32 @@ function cellHtml(c: TableCell, textClass: string): string {
   const sig = (significant: boolean) => (significant ? ' class="sig"' : "");
   const ci = (interval: { low: number; high: number } | null) => (interval ? esc(formatInterval(interval, 3, MINUS)) : "");
   switch (c.kind) {
-    case "estimate":
-      if (c.value === null) return `<td class="na">n/a<sup>${c.reason === undefined ? "" : whole(c.reason)}</sup></td>`;
-      return `<td${sig(c.significant)}>${num(c.value)}${c.significant ? "*" : ""}${c.ci ? `<span class="ci">${ci(c.ci)}</span>` : ""}</td>`;
+    case "estimate": {
+      const title = estimateTitle(c);
+      if (c.value === null) return `<td class="na"${title}>n/a<sup>${c.reason === undefined ? "" : whole(c.reason)}</sup></td>`;
+      const classes = [...(c.significant ? ["sig"] : []), ...(c.saturated ? ["sat"] : [])];
+      const mark = `${c.significant ? "*" : ""}${c.saturated ? `<span class="satmark">${SATURATED_MARK}</span>` : ""}`;
+      return `<td${classes.length > 0 ? ` class="${classes.join(" ")}"` : ""}${title}>${num(c.value)}${mark}${c.ci ? `<span class="ci">${ci(c.ci)}</span>` : ""}</td>`;
+    }
+    case "test": {
+      const mark = `${c.significant ? "*" : ""}${c.saturated ? `<span class="satmark">${SATURATED_MARK}</span>` : ""}`;
+      const p = c.p === null ? "" : `<span class="ci">p ${esc(formatP(c.p))}${c.test ? `, ${esc(testShort(c.test))}` : ""}</span>`;
+      return `<td${sig(c.significant)}>${c.q === null ? "–" : `q ${esc(formatP(c.q))}`}${mark}${p}</td>`;
+    }
+    case "null": {
+      const r = c.randomNull;
+      if (!r) return `<td class="na">–</td>`;
+      return `<td>p ${esc(formatP(r.p))}${r.margin === null ? "" : `<span class="ci">${r.margin > 0 ? "+" : ""}${num(r.margin, 2)} sd</span>`}</td>`;
+    }
     case "interference": {
       const x = c.cell;
-      if (x.interference === null) return `<td class="na">n/a<span class="ci">AIS ${x.ais === null ? "n/a" : num(x.ais)}</span></td>`;
-      return `<td${sig(x.significant)}>${num(x.interference)}${x.significant ? "*" : ""}<span class="ci">${ci(x.interferenceCi)}; AIS ${num(x.ais!)}</span></td>`;
+      const tested =
+        x.q !== undefined
+          ? ` title="${esc(`q ${x.q === null ? "n/a" : formatP(x.q)}, p ${x.p === null || x.p === undefined ? "n/a" : formatP(x.p)} (the paired bootstrap)`)}"`
+          : "";
+      if (x.interference === null)
+        return `<td class="na">n/a${x.reason === undefined ? "" : `<sup>${whole(x.reason)}</sup>`}<span class="ci">AIS ${x.ais === null ? "n/a" : num(x.ais)}</span></td>`;
+      return `<td${sig(x.significant)}${tested}>${num(x.interference)}${x.significant ? "*" : ""}<span class="ci">${ci(x.interferenceCi)}; AIS ${num(x.ais!)}</span></td>`;
     }
     case "overlap":
       return `<td class="j${Math.round(Math.min(1, Math.max(0, c.jaccard)) * 10)}">${num(c.jaccard)}<span class="ci">${count(c.shared)}</span></td>`;
@@ -521,6 +611,24 @@ function cellHtml(c: TableCell, textClass: string): string {
     case "logprobs":
       return `<td${textClass}>${logprobsHtml(c)}</td>`;
   }
+}
+
+/** An estimate's detail as its cell's title (a hover): its q, p and test, its interval's verdict, saturation, its random null; "" in runs before them. */
+function estimateTitle(c: EstimateCell): string {
+  if (c.p === undefined && c.q === undefined) return "";
+  const parts = [
+    `${c.significant ? "starred" : "not starred"}: q ${c.q === null || c.q === undefined ? "n/a" : formatP(c.q)}`,
+    `p ${c.p === null || c.p === undefined ? "n/a" : formatP(c.p)}${c.test ? ` (${testWords(c.test)})` : ""}`,
+    ...(c.intervalExcludes0 !== undefined && c.value !== null ? [`the interval ${c.intervalExcludes0 ? "excludes" : "includes"} 0`] : []),
+    ...(c.saturated ? ["saturated: the ablated score is at chance, the AIS at its ceiling"] : []),
+    ...(c.randomNull
+      ? [
+          `random null over ${c.randomNull.draws} draws: p ${formatP(c.randomNull.p)}` +
+            (c.randomNull.margin === null ? "" : `, margin ${formatFixed(c.randomNull.margin, 2)} sd`),
+        ]
+      : []),
+  ];
+  return ` title="${esc(parts.join("; "))}"`;
 }
 
 /** A difference with its sign: + before a positive one that does not round to 0. */
@@ -588,6 +696,7 @@ table.booktabs th:first-child, table.booktabs td:first-child { text-align: left;
 table.booktabs tbody th { font-weight: normal; white-space: nowrap; }
 table.booktabs tr.group > * { border-top: 0.8px solid var(--hair); }
 td.sig { font-weight: 600; }
+.satmark { font-size: 10.5px; font-style: italic; color: var(--muted); margin-left: 2px; }
 td.na { color: var(--muted); font-style: italic; }
 td .ci { display: block; color: var(--muted); font-size: 11.5px; font-weight: normal; }
 table.booktabs .text { text-align: left; }

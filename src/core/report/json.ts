@@ -2,7 +2,16 @@
 // (schema `bprof.report`, version 1, documented in docs/report-formats.md).
 import { ALL_METRICS } from "../analysis/ais";
 import { isGenerationResult, profilesOf, type Results } from "../results/schema";
-import { firstOfItsSet, flatCells, flatChunked, flatFlippedDocuments, flatOverlap, flatStability, type CellFilter } from "./cells";
+import {
+  firstOfItsSet,
+  flatCells,
+  flatChunked,
+  flatFlippedDocuments,
+  flatNoise,
+  flatOverlap,
+  flatStability,
+  type CellFilter,
+} from "./cells";
 import type { LoadedRun, RunItems } from "./load";
 import { buildReport } from "./model";
 
@@ -52,6 +61,7 @@ export async function renderJson(run: LoadedRun, items: RunItems, filter: CellFi
       (m.profile?.sections ?? []).flatMap((s) => s.consistency.map((c) => ({ model: m.name, k: s.k, ...c }))),
     ),
     pairs: flatPairs(results, filter),
+    noise: flatNoise(results, filter),
     flipped_documents: flipped.documents,
     warnings: flipped.errors,
   };
@@ -118,6 +128,9 @@ function modelMeta(m: Results["models"][number]) {
           bootstrap: p.bootstrap,
           abilities: p.abilities,
           ...(p.fluency ? { fluency: p.fluency } : {}),
+          // how the cells were starred, and the random control's draws per k (runs before them: absent)
+          ...(p.stats ? { stats: p.stats } : {}),
+          ...(p.random_draws?.length ? { random_draws: randomDrawsOf(p) } : {}),
           // the rules after the first, when the run ranked by several (the cells name each row's rule)
           ...(m.other_methods?.length ? { other_methods: m.other_methods.map((o) => o.method) } : {}),
           ...(m.other_methods?.some((o) => o.candidate_set !== p.candidate_set)
@@ -128,6 +141,13 @@ function modelMeta(m: Results["models"][number]) {
         }
       : null,
   };
+}
+
+/** The random control's draws per k, the first (the random variant) included: the most at any k. */
+function randomDrawsOf(p: NonNullable<Results["models"][number]["profile"]>): number {
+  const perK = new Map<number, number>();
+  for (const d of p.random_draws ?? []) perK.set(d.k, (perK.get(d.k) ?? 1) + 1);
+  return Math.max(1, ...perK.values());
 }
 
 /** Every variant's fluency measure at the filter's k, one object each; empty for runs made before it. */

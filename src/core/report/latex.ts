@@ -8,6 +8,7 @@ import { formatConfidence, formatCount, formatFixed, formatK, oneLine } from "./
 import { rulesOf } from "./model";
 import * as tables from "./tables";
 import { writeInline, type Inline, type InlineStyle, type TableCell, type TableData, type TableRow } from "./tables";
+import { correctionName, formatP, NOISE_WORDS, randomNullWords, SATURATED_WORDS, testWords } from "./stars";
 import type { KSection, ModelReport, ProfileReport, Report } from "./types";
 
 /** What a table of one k's checks needs: its model, rule and section. */
@@ -76,6 +77,9 @@ export function renderLatex(report: Report): string {
       if (s.expectations.length > 0) out.push("", ...expectationTable(checks));
       if (s.consistency.length > 0) out.push("", ...consistencyTable(checks));
       if (s.pairs.length > 0) out.push("", ...pairsTable(checks));
+      if (tables.testsTable(s)) out.push("", ...testsLatex(checks));
+      if (tables.randomNullTable(s) && s.randomDraws !== null) out.push("", ...randomNullLatex(checks));
+      if (s.noise.length > 0) out.push("", ...noiseLatex(checks));
     }
   }
   return out.join("\n") + "\n";
@@ -85,17 +89,26 @@ function table(model: ModelReport, p: ProfileReport, s: KSection, labelRule: boo
   const metric = s.metricLabel;
   const letters = s.reasons.map((_, i) => String.fromCharCode(97 + (i % 26)) + (i >= 26 ? String(Math.floor(i / 26)) : ""));
   const lines = latexTabular(tables.aisTable(s), letters);
+  const interval = `the ${escapeLatex(formatConfidence(p.bootstrap.confidence))} paired-bootstrap CI, ${whole(p.bootstrap.resamples)} resamples`;
   const notes = [
-    `$^{*}$: the ${escapeLatex(formatConfidence(p.bootstrap.confidence))} paired-bootstrap CI (${whole(p.bootstrap.resamples)} resamples) excludes 0.`,
+    tables.testsTable(s)
+      ? `$^{*}$: ${escapeLatex(p.starWords)}; each cell's q, p and test are in Table~\\ref{${tableLabel("tests", model, p, s, labelRule)}}.`
+      : `$^{*}$: ${escapeLatex(p.starWords)} (${interval}).`,
+    ...(s.hasSaturated ? [`$^{\\mathrm{sat}}$: ${escapeLatex(SATURATED_WORDS)}.`] : []),
     ...s.reasons.map((r, i) => `n/a$^{${letters[i]}}$: ${escapeLatex(r)}`),
   ];
   lines.push(
     `\\caption{Ability Impact Scores (${escapeLatex(metric)}) of ${escapeLatex(model.name)} at $k = ${kText(s.k)}$ ` +
       `($n = ${latexCount(s.n)}$ of ${latexCount(p.parameters)} parameters zeroed${p.method === "signed" ? ", ranked by $-\\theta g$" : labelRule ? ", ranked by $|\\theta g|$" : ""}${allLayers(p)}). ${notes.join(" ")}}`,
-    `\\label{tab:ais-${labelKey(model.name)}${labelRule ? `-${ruleKey(p)}` : ""}-k${formatK(s.k).replace(/[^0-9a-z]/gi, "")}}`,
+    `\\label{${tableLabel("ais", model, p, s, labelRule)}}`,
     "\\end{table}",
   );
   return lines;
+}
+
+/** A table's label: its kind, the model, the rule when there are several, the k's digits. */
+function tableLabel(key: string, model: ModelReport, p: ProfileReport, s: KSection, labelRule: boolean): string {
+  return `tab:${key}-${labelKey(model.name)}${labelRule ? `-${ruleKey(p)}` : ""}-k${formatK(s.k).replace(/[^0-9a-z]/gi, "")}`;
 }
 
 /** A whole number with LaTeX's thousands separators (a comma in math mode needs braces). */
@@ -108,7 +121,7 @@ function captionOf(c: CheckTable, what: string, key: string): string[] {
   const rule = (c.labelRule ? (c.p.method === "signed" ? ", ranked by $-\\theta g$" : ", ranked by $|\\theta g|$") : "") + allLayers(c.p);
   return [
     `\\caption{${what} (${escapeLatex(c.model.name)}, $k = ${kText(c.s.k)}$${rule}).}`,
-    `\\label{tab:${key}-${labelKey(c.model.name)}${c.labelRule ? `-${ruleKey(c.p)}` : ""}-k${formatK(c.s.k).replace(/[^0-9a-z]/gi, "")}}`,
+    `\\label{${tableLabel(key, c.model, c.p, c.s, c.labelRule)}}`,
     "\\end{table}",
   ];
 }
@@ -118,7 +131,7 @@ function captionOf(c: CheckTable, what: string, key: string): string[] {
  * is narrow) and LaTeX's minus, the mark of a significant figure a superscript star.
  */
 const LATEX_INLINE: InlineStyle = {
-  words: (text) => text.replace(/–/g, "--").replace(/ρ/g, "$\\rho$"),
+  words: (text) => text.replace(/–/g, "--").replace(/ρ/g, "$\\rho$").replace(/</g, "\\textless{}"),
   text: escapeLatex,
   figure: (v, digits) => `$${formatFixed(v, Math.min(digits, 2))}$`,
   starred: (figure) => `${figure.slice(0, -1)}^{*}$`,
@@ -127,6 +140,7 @@ const LATEX_INLINE: InlineStyle = {
   variable: (name) => `$${name}$`,
   count: latexCount,
   factor: (value) => `$\\times ${whole(value)}$`,
+  pvalue: (p) => `$${formatP(p)}$`,
 };
 const inlineLatex = (parts: Inline[]) => writeInline(parts, LATEX_INLINE);
 
@@ -165,10 +179,22 @@ function cellLatex(c: TableCell, letters: string[]): string {
   switch (c.kind) {
     case "estimate":
       if (c.value === null) return `n/a$^{${letters[(c.reason ?? 1) - 1]}}$`;
+      if (c.saturated) return `$${formatFixed(c.value, 2)}^{${c.significant ? "*," : ""}\\mathrm{sat}}$`;
       return inlineLatex([{ figure: c.value, starred: c.significant }]);
+    case "test": {
+      if (c.q === null && c.p === null) return "--";
+      const q = c.q === null ? "--" : inlineLatex([{ pvalue: c.q }]);
+      const mark = `${c.significant ? "$^{*}$" : ""}${c.saturated ? "$^{\\mathrm{sat}}$" : ""}`;
+      return `${q}${mark}${c.p === null ? "" : ` (${inlineLatex([{ pvalue: c.p }])}${c.test ? `, ${c.test === "mcnemar" ? "McNemar" : "bootstrap"}` : ""})`}`;
+    }
+    case "null": {
+      const r = c.randomNull;
+      if (!r) return "--";
+      return `${inlineLatex([{ pvalue: r.p }])}${r.margin === null ? "" : ` ($${r.margin > 0 ? "+" : ""}${formatFixed(r.margin, 2)}$)`}`;
+    }
     case "interference": {
       const x = c.cell;
-      if (x.interference === null) return "n/a";
+      if (x.interference === null) return x.reason === undefined ? "n/a" : `n/a$^{${letters[x.reason - 1]}}$`;
       const ci = x.interferenceCi ? ` [${formatFixed(x.interferenceCi.low, 2)}, ${formatFixed(x.interferenceCi.high, 2)}]` : "";
       return `$${formatFixed(x.interference, 2)}${x.significant ? "^{*}" : ""}${ci}$`;
     }
@@ -178,12 +204,11 @@ function cellLatex(c: TableCell, letters: string[]): string {
 }
 
 function expectationTable(c: CheckTable): string[] {
-  const confidence = escapeLatex(formatConfidence(c.p.bootstrap.confidence));
   return [
     ...latexTabular(tables.expectationsTable(c.s)),
     ...captionOf(
       c,
-      `Expected abilities (\\texttt{expects}) against the measured AIS: an ability shows when its AIS is positive and its ${confidence} CI excludes 0 ($^{*}$); $\\rho$ is Spearman's rank correlation of the weights and the AIS`,
+      `Expected abilities (\\texttt{expects}) against the measured AIS: an ability shows when its AIS is positive and starred ($^{*}$: ${escapeLatex(c.p.starWords)}); $\\rho$ is Spearman's rank correlation of the weights and the AIS`,
       "expects",
     ),
   ];
@@ -203,14 +228,60 @@ function consistencyTable(c: CheckTable): string[] {
 
 function pairsTable(c: CheckTable): string[] {
   const confidence = escapeLatex(formatConfidence(c.p.bootstrap.confidence));
+  const letters = reasonLetters(c.s);
+  const cited = [...new Set(c.s.pairs.flatMap((p) => p.cells.flatMap((x) => (x.interference === null && x.reason ? [x.reason] : []))))];
+  const notes = cited.map((r) => `; n/a$^{${letters[r - 1]}}$: ${escapeLatex(c.s.reasons[r - 1] ?? "")}`).join("");
   return [
-    ...latexTabular(tables.pairsTable(c.s)),
+    ...latexTabular(tables.pairsTable(c.s), letters),
     ...captionOf(
       c,
-      `Two abilities ablated together (the union of their top sets, $n$ weights): the interference $\\mathrm{AIS}(A{+}B) - \\mathrm{AIS}(A) - \\mathrm{AIS}(B)$ per benchmark with its ${confidence} CI ($^{*}$: it excludes 0)`,
+      `Two abilities ablated together (the union of their top sets, $n$ weights): the interference $\\mathrm{AIS}(A{+}B) - \\mathrm{AIS}(A) - \\mathrm{AIS}(B)$ per benchmark with its ${confidence} CI ($^{*}$: ${escapeLatex(c.p.starWords)})${notes}`,
       "pairs",
     ),
   ];
+}
+
+/** The letters of a section's reasons: a, b, ... (a1, b1, ... past 26). */
+function reasonLetters(s: KSection): string[] {
+  return s.reasons.map((_, i) => String.fromCharCode(97 + (i % 26)) + (i >= 26 ? String(Math.floor(i / 26)) : ""));
+}
+
+/** The tests behind the AIS table's stars: per cell its q and, in parentheses, its p. */
+function testsLatex(c: CheckTable): string[] {
+  const correction = c.p.stats
+    ? `${escapeLatex(correctionName(c.p.stats))} over the table, starred below ${whole(c.p.stats.threshold)}`
+    : "";
+  return [
+    ...latexTabular(tables.testsTable(c.s)!),
+    ...captionOf(
+      c,
+      `The tests behind the stars of the AIS table: per cell its q (${correction}) and in parentheses its two-sided p; the column's test in its header ` +
+        `(McNemar: ${escapeLatex(testWords("mcnemar"))}; bootstrap: ${escapeLatex(testWords("bootstrap"))})`,
+      "tests",
+    ),
+  ];
+}
+
+/** The top cells against the random control's draws. */
+function randomNullLatex(c: CheckTable): string[] {
+  return [
+    ...latexTabular(tables.randomNullTable(c.s)!),
+    ...captionOf(
+      c,
+      `The random null: ${escapeLatex(randomNullWords(c.s.randomDraws ?? 0))}; per top cell its p and (in parentheses) its margin in sds`,
+      "null",
+    ),
+  ];
+}
+
+/** Each benchmark's signal, noise and snr, snr descending. */
+function noiseLatex(c: CheckTable): string[] {
+  const noise = c.s.noise.filter((n) => n.isNoise);
+  const verdict =
+    noise.length === 0
+      ? "Every benchmark's snr is at least 1"
+      : `The profile is noise on ${noise.map((n) => escapeLatex(n.column)).join(", ")}`;
+  return [...latexTabular(tables.noiseTable(c.s)!), ...captionOf(c, `Benchmark noise: ${escapeLatex(NOISE_WORDS)}. ${verdict}`, "noise")];
 }
 
 /** A rule in a table's label: its method, and `-all` over every layer's weights. */

@@ -19,7 +19,8 @@ import * as tables from "./tables";
 import { writeInline, type Inline, type InlineStyle, type TableCell, type TableData } from "./tables";
 import type { ComparisonCell } from "./compare";
 import type { ModelFluency } from "../results/schema";
-import type { KSection, ModelReport, NegativeCell, Report } from "./types";
+import { correctionName, NOISE_WORDS, randomNullWords, SATURATED_MARK, SATURATED_WORDS, testShort } from "./stars";
+import type { KSection, ModelReport, NegativeCell, ProfileReport, Report } from "./types";
 
 /**
  * Escapes Markdown's inline syntax and the table separator; line breaks become spaces and other
@@ -141,22 +142,33 @@ function modelSection(model: ModelReport): string[] {
     }
   }
   for (const rule of rules)
-    for (const s of rule.sections)
-      out.push(...kSection(s, rule.parameters, confidence, several ? ruleLabel(rule) : undefined, rule.fluency));
+    for (const s of rule.sections) out.push(...kSection(s, rule, confidence, several ? ruleLabel(rule) : undefined, rule.fluency));
   return out;
 }
 
 /** `rule`: named in the heading when the model was ranked by several; `fluency`: the model's, for the row under the table. */
-function kSection(s: KSection, parameters: number, confidence: string, rule?: string, fluency?: ModelFluency): string[] {
+function kSection(s: KSection, p: ProfileReport, confidence: string, rule?: string, fluency?: ModelFluency): string[] {
   const ruleText = rule ? `, ${escapeMarkdown(rule)} rule` : "";
-  const out = [`### k = ${kText(s.k)}${ruleText} (n = ${formatCount(s.n)} of ${formatCount(parameters)} parameters zeroed)`, ""];
+  const out = [`### k = ${kText(s.k)}${ruleText} (n = ${formatCount(s.n)} of ${formatCount(p.parameters)} parameters zeroed)`, ""];
   const metric = s.metricLabel;
   const mixed = new Set(s.metrics).size > 1;
   const label = (text: string) => escapeMarkdown(text);
+  const stars = escapeMarkdown(p.starWords);
+  const saturated = s.hasSaturated ? `; (${SATURATED_MARK}) = ${escapeMarkdown(SATURATED_WORDS)}` : "";
 
-  out.push(`**AIS (${metric})** with ${confidence} CI; \\* = the CI excludes 0; n/a (i) = undefined, reason i below.`, "");
+  out.push(`**AIS (${metric})** with ${confidence} CI; \\* = ${stars}${saturated}; n/a (i) = undefined, reason i below.`, "");
   out.push(...markdownTable(tables.aisTable(s)), "");
   if (s.reasons.length > 0) out.push(...s.reasons.map((r, i) => `${i + 1}. ${escapeMarkdown(r)}`), "");
+  out.push(...testsSection(s, p, "ais"));
+  const nullTable = tables.randomNullTable(s);
+  if (nullTable && s.randomDraws !== null) {
+    out.push(
+      `**Against the random draws**: ${escapeMarkdown(randomNullWords(s.randomDraws))}. Per top cell, the empirical p and the margin in sds.`,
+      "",
+    );
+    out.push(...markdownTable(nullTable), "");
+  }
+  out.push(...noiseSection(s));
   if (fluency)
     out.push(
       `**Fluency** (perplexity of the neutral text; the unablated model ${formatFixed(fluency.perplexity, 2)}; past ${whole(fluency.max_perplexity_ratio)}x it a row is not fluent): ` +
@@ -177,7 +189,7 @@ function kSection(s: KSection, parameters: number, confidence: string, rule?: st
   if (s.expectations.length > 0) {
     out.push(
       `**Expected abilities** (\`expects\`): per benchmark, the abilities the config expects it to need, those of them that show ` +
-        `(a positive AIS whose ${confidence} CI excludes 0), the abilities not expected that show, and with weights Spearman's ρ of the weights and the AIS.`,
+        `(a positive starred AIS, \\* = ${stars}), the abilities not expected that show, and with weights Spearman's ρ of the weights and the AIS.`,
       "",
     );
     out.push(...markdownTable(tables.expectationsTable(s)), "");
@@ -195,15 +207,20 @@ function kSection(s: KSection, parameters: number, confidence: string, rule?: st
   if (s.pairs.length > 0) {
     out.push(
       `**Two abilities at once** (\`ablation.pairs\`): per benchmark, the interference AIS(A+B) − AIS(A) − AIS(B) with its ${confidence} CI ` +
-        "(**bold**: it excludes 0; 0 when the two effects add up), and in brackets the AIS of the union of the two top sets.",
+        `(**bold**: starred, ${stars}; 0 when the two effects add up), and in brackets the AIS of the union of the two top sets; ` +
+        "n/a (i): undefined, reason i above.",
       "",
     );
     out.push(...markdownTable(tables.pairsTable(s)), "");
   }
 
   if (s.hasSpecificity) {
-    out.push(`**Specificity**: AIS minus the random control's AIS at the same k, with ${confidence} CI.`, "");
+    out.push(
+      `**Specificity**: AIS minus the random control's AIS at the same k, with ${confidence} CI; \\* = ${stars}; n/a (i): undefined, reason i above.`,
+      "",
+    );
     out.push(...markdownTable(tables.specificityTable(s)), "");
+    out.push(...testsSection(s, p, "specificity"));
   }
 
   if (s.overlap) {
@@ -257,6 +274,35 @@ function kSection(s: KSection, parameters: number, confidence: string, rule?: st
   return out;
 }
 
+/** The tests behind a table's stars: per cell q and p, the test per column; nothing in a run before them. */
+function testsSection(s: KSection, p: ProfileReport, measure: "ais" | "specificity"): string[] {
+  const t = tables.testsTable(s, measure);
+  if (!t) return [];
+  const correction = p.stats
+    ? ` (${escapeMarkdown(correctionName(p.stats))} over the table, starred below ${whole(p.stats.threshold)})`
+    : "";
+  return [
+    `**Tests of the ${measure === "ais" ? "AIS" : "specificity"} cells**: per cell its q${correction} and in parentheses its two-sided p; ` +
+      "the test in the column's header: McNemar = McNemar's exact test on the flips (0/1 scores), bootstrap = the paired bootstrap's p " +
+      "(a task's own scores, groups).",
+    "",
+    ...markdownTable(t),
+    "",
+  ];
+}
+
+/** Each benchmark's signal, noise and snr, snr descending, and the benchmarks whose profile is noise by name. */
+function noiseSection(s: KSection): string[] {
+  const t = tables.noiseTable(s);
+  if (!t) return [];
+  const noise = s.noise.filter((n) => n.isNoise);
+  const verdict =
+    noise.length === 0
+      ? "Every benchmark's snr is at least 1."
+      : `The profile is noise on ${noise.map((n) => escapeMarkdown(n.column)).join(", ")}.`;
+  return [`**Benchmark noise** at k = ${kText(s.k)}: ${escapeMarkdown(NOISE_WORDS)}. ${verdict}`, "", ...markdownTable(t), ""];
+}
+
 function negativeCellSection(cell: NegativeCell, mixed: boolean): string[] {
   const ci = cell.ci ? ` ${formatInterval(cell.ci, 3)}` : "";
   const metric = mixed ? ` (${escapeMarkdown(cell.metric)})` : "";
@@ -296,10 +342,21 @@ function cellMarkdown(c: TableCell): string {
   switch (c.kind) {
     case "estimate":
       if (c.value === null) return `n/a (${c.reason === undefined ? "" : whole(c.reason)})`;
-      return `${num(c.value)}${c.ci ? ` ${formatInterval(c.ci, 3)}` : ""}${c.significant ? " \\*" : ""}`;
+      return `${num(c.value)}${c.ci ? ` ${formatInterval(c.ci, 3)}` : ""}${c.significant ? " \\*" : ""}${c.saturated ? ` (${SATURATED_MARK})` : ""}`;
+    case "test": {
+      const q = c.q === null ? "–" : `q ${inlineMarkdown([{ pvalue: c.q }])}`;
+      const p = c.p === null ? "" : ` (p ${inlineMarkdown([{ pvalue: c.p }])}${c.test ? `, ${testShort(c.test)}` : ""})`;
+      return `${q}${p}${c.significant ? " \\*" : ""}${c.saturated ? ` (${SATURATED_MARK})` : ""}`;
+    }
+    case "null": {
+      const r = c.randomNull;
+      if (!r) return "–";
+      return `p ${inlineMarkdown([{ pvalue: r.p }])}${r.margin === null ? "" : `, ${r.margin >= 0 ? "+" : "-"}${formatFixed(Math.abs(r.margin), 2)} sd`}`;
+    }
     case "interference": {
       const x = c.cell;
-      if (x.interference === null) return `n/a (AIS ${x.ais === null ? "n/a" : num(x.ais)})`;
+      if (x.interference === null)
+        return `n/a${x.reason === undefined ? "" : ` (${whole(x.reason)})`} (AIS ${x.ais === null ? "n/a" : num(x.ais)})`;
       const value = x.significant ? `**${num(x.interference)}**` : num(x.interference);
       return `${value}${x.interferenceCi ? ` ${formatInterval(x.interferenceCi, 3)}` : ""} (AIS ${num(x.ais!)})`;
     }

@@ -33,6 +33,7 @@ import { consistencyChecks } from "./consistency";
 import { heatmapOf } from "./heatmap";
 import { labelChecks } from "./labels";
 import { averagingOf, groupLabel, metricLabelOf, variantLabel } from "./names";
+import { starWords } from "./stars";
 import type { Selection } from "../config/types";
 import type {
   BaselineRow,
@@ -42,6 +43,7 @@ import type {
   KSection,
   ModelReport,
   NegativeCell,
+  NoiseRow,
   ProfileReport,
   Report,
   ReportCell,
@@ -241,6 +243,8 @@ async function profileReport(
     bootstrap: { resamples: profile.bootstrap.resamples, confidence: profile.bootstrap.confidence },
     abilities: profile.abilities.map((a) => ({ name: a.name, id: a.id, sequences: a.sequences })),
     scaleLimit: limit,
+    ...(profile.stats ? { stats: { ...profile.stats } } : {}),
+    starWords: starWords(profile.stats),
     ...(profile.fluency ? { fluency: profile.fluency } : {}),
     ...(profile.candidate_set ? { candidate_set: profile.candidate_set } : {}),
     sections,
@@ -274,6 +278,11 @@ async function section(
     const at = reasons.indexOf(text);
     return (at >= 0 ? at : reasons.push(text) - 1) + 1;
   };
+  // the AIS cells' reasons are numbered first, so the AIS table's notes run 1, 2, ...; the
+  // specificity's and the pairs' after them
+  const later: (() => void)[] = [];
+  const laterReason = (reason: string | undefined, fallback: string, set: (n: number) => void) =>
+    later.push(() => set(reasonNumber(reason, fallback)));
   const rows: ReportRow[] = variants.map((v) => ({
     label: variantLabel(v),
     ability: v.ability,
@@ -281,11 +290,12 @@ async function section(
     ...(v.lowering !== undefined ? { lowering: { count: v.lowering, share: v.n > 0 ? v.lowering / v.n : 0 } } : {}),
     ...(v.fluency ? { fluency: v.fluency } : {}),
     cells: benchmarks.map((name, c) => {
-      if (c >= taskColumns) return groupCell(groups[c - taskColumns]!, v, metrics[c]!, marks[c - taskColumns]!, reasonNumber);
+      if (c >= taskColumns) return groupCell(groups[c - taskColumns]!, v, metrics[c]!, marks[c - taskColumns]!, reasonNumber, laterReason);
       const cell = v.benchmarks.find((b) => b.name === name)?.[metrics[c]!];
-      return cell ? reportCell(name, metrics[c]!, cell, reasonNumber) : missingCell(name, metrics[c]!, reasonNumber);
+      return cell ? reportCell(name, metrics[c]!, cell, reasonNumber, laterReason) : missingCell(name, metrics[c]!, reasonNumber);
     }),
   }));
+  for (const assign of later) assign();
 
   const negativeCells: NegativeCell[] = [];
   for (const [r, v] of variants.entries()) {
@@ -306,6 +316,28 @@ async function section(
   );
   const confidence = profile.bootstrap.confidence;
   const title = `${model.name}: AIS (${metricLabel}) at k = ${formatK(k)}`;
+  const pairs = (profile.pairs ?? [])
+    .filter((p) => p.k === k)
+    .map((p) => ({
+      abilities: p.abilities,
+      n: p.n,
+      cells: model.benchmarks.map((b, c) => {
+        const cell = p.benchmarks.find((x) => x.name === b.name)?.[metrics[c]!];
+        return {
+          benchmark: b.name,
+          ais: cell?.ais ?? null,
+          ci: cell?.ci ?? null,
+          interference: cell?.interference ?? null,
+          interferenceCi: cell?.interference_ci ?? null,
+          significant: cell !== undefined && cell.interference !== null && cell.significant,
+          ...(cell && cell.interference === null && cell.reason !== undefined ? { reason: reasonNumber(cell.reason, "") } : {}),
+          ...(cell?.p !== undefined ? { p: cell.p } : {}),
+          ...(cell?.q !== undefined ? { q: cell.q } : {}),
+        };
+      }),
+    }));
+  const randomDraws = drawsAt(profile, k);
+  const allCells = rows.flatMap((r) => r.cells);
   return {
     k,
     n,
@@ -326,26 +358,57 @@ async function section(
       new Set(profile.abilities.flatMap((a) => (a.of !== undefined ? [a.name] : []))),
     ),
     consistency: consistencyChecks(profile.abilities, rows),
-    pairs: (profile.pairs ?? [])
-      .filter((p) => p.k === k)
-      .map((p) => ({
-        abilities: p.abilities,
-        n: p.n,
-        cells: model.benchmarks.map((b, c) => {
-          const cell = p.benchmarks.find((x) => x.name === b.name)?.[metrics[c]!];
-          return {
-            benchmark: b.name,
-            ais: cell?.ais ?? null,
-            ci: cell?.ci ?? null,
-            interference: cell?.interference ?? null,
-            interferenceCi: cell?.interference_ci ?? null,
-            significant: cell?.significant ?? false,
-          };
-        }),
-      })),
+    pairs,
+    noise: noiseRows(profile, k, benchmarks, metrics, columns),
+    randomDraws,
+    hasSaturated: allCells.some((c) => c.saturated),
+    hasTests: allCells.some((c) => c.p !== undefined || c.specificity?.p !== undefined),
     hasSpecificity: rows.some((r) => r.cells.some((c) => c.specificity !== undefined)),
-    heatmap: greyNotFluent(heatmapOf(id, title, rows, columns, reasons, metricLabel, limit, confidence), rows, profile.fluency),
+    heatmap: greyNotFluent(
+      heatmapOf(id, title, rows, columns, reasons, metricLabel, limit, confidence, "ais", { stats: profile.stats, randomDraws }),
+      rows,
+      profile.fluency,
+    ),
   };
+}
+
+/** The random control's draws at k when the run drew it several times (ablation.random_draws); null with one. */
+function drawsAt(profile: ModelProfile, k: number): number | null {
+  const later = (profile.random_draws ?? []).filter((d) => sameK(d.k, k)).length;
+  return later > 0 ? later + 1 : null;
+}
+
+/**
+ * The benchmarks' noise at k, each under its column's metric (results' `noise`), snr descending
+ * (a benchmark without noise, whose snr is null, last); empty in runs without it.
+ */
+export function noiseRows(
+  profile: ModelProfile,
+  k: number,
+  benchmarks: readonly string[],
+  metrics: readonly Metric[],
+  columns: readonly string[],
+): NoiseRow[] {
+  const rows = benchmarks.flatMap((benchmark, c): NoiseRow[] => {
+    const found = (profile.noise ?? []).find((x) => sameK(x.k, k) && x.benchmark === benchmark && x.metric === metrics[c]);
+    return found
+      ? [
+          {
+            benchmark,
+            column: columns[c]!,
+            metric: found.metric,
+            signal: found.signal,
+            noise: found.noise,
+            snr: found.snr,
+            isNoise: found.snr !== null && found.snr < 1,
+          },
+        ]
+      : [];
+  });
+  return rows
+    .map((row, i) => ({ row, i }))
+    .sort((a, b) => (b.row.snr ?? -Infinity) - (a.row.snr ?? -Infinity) || a.i - b.i)
+    .map(({ row }) => row);
 }
 
 /**
@@ -378,11 +441,20 @@ export function ruleComparisons(model: Pick<ModelReport, "profile" | "otherMetho
   }));
 }
 
+/** Numbers a reason once the AIS cells' reasons are numbered: `set` receives its number. */
+type LaterReason = (reason: string | undefined, fallback: string, set: (n: number) => void) => void;
+
+/** Whether a cell of results.json is starred in the reports: its star (q below the threshold, or before stats its interval) where it has an AIS. */
+export function isStarred(cell: Pick<CellMetric, "ais" | "significant" | "saturated">): boolean {
+  return cell.ais !== null && cell.significant;
+}
+
 function reportCell(
   benchmark: string,
   metric: Metric,
   cell: CellMetric,
   reasonNumber: (r: string | undefined, f: string) => number,
+  laterReason: LaterReason,
 ): ReportCell {
   const out: ReportCell = {
     benchmark,
@@ -392,12 +464,18 @@ function reportCell(
     chance: cell.chance,
     ais: cell.ais,
     ci: cell.ci,
-    significant: cell.ais !== null && cell.significant,
+    significant: isStarred(cell),
     flips: { rightToWrong: cell.flips.right_to_wrong, wrongToRight: cell.flips.wrong_to_right },
   };
   if (cell.ais === null) out.reason = reasonNumber(cell.reason, "AIS is undefined");
   if (cell.note) out.note = cell.note;
-  if (cell.specificity) out.specificity = specificityCell(cell.specificity, reasonNumber);
+  if (cell.p !== undefined) out.p = cell.p;
+  if (cell.q !== undefined) out.q = cell.q;
+  if (cell.test !== undefined) out.test = cell.test;
+  if (cell.interval_excludes_0 !== undefined) out.intervalExcludes0 = cell.interval_excludes_0;
+  if (cell.saturated) out.saturated = true;
+  if (cell.random_null) out.randomNull = { ...cell.random_null };
+  if (cell.specificity) out.specificity = specificityCell(cell.specificity, laterReason);
   return out;
 }
 
@@ -408,9 +486,10 @@ function groupCell(
   metric: Metric,
   mark: GroupMark,
   reasonNumber: (r: string | undefined, f: string) => number,
+  laterReason: LaterReason,
 ): ReportCell {
   const cell = v.groups?.find((c) => c.name === g.name)?.[metric];
-  if (cell) return { ...reportCell(g.name, metric, cell, reasonNumber), group: mark };
+  if (cell) return { ...reportCell(g.name, metric, cell, reasonNumber, laterReason), group: mark };
   const scored = g.aggregates.map((a) => a.metric);
   const reason = scored.includes(metric)
     ? undefined
@@ -418,16 +497,17 @@ function groupCell(
   return { ...missingCell(g.name, metric, reasonNumber, reason), group: mark };
 }
 
-function specificityCell(
-  s: Specificity,
-  reasonNumber: (r: string | undefined, f: string) => number,
-): NonNullable<ReportCell["specificity"]> {
-  return {
+function specificityCell(s: Specificity, laterReason: LaterReason): NonNullable<ReportCell["specificity"]> {
+  const out: NonNullable<ReportCell["specificity"]> = {
     value: s.value,
     ci: s.ci,
     significant: s.value !== null && s.significant,
-    ...(s.value === null ? { reason: reasonNumber(s.reason, "specificity is undefined") } : {}),
+    ...(s.p !== undefined ? { p: s.p } : {}),
+    ...(s.q !== undefined ? { q: s.q } : {}),
+    ...(s.test !== undefined ? { test: s.test } : {}),
   };
+  if (s.value === null) laterReason(s.reason, "specificity is undefined", (n) => (out.reason = n));
+  return out;
 }
 
 function missingCell(
@@ -461,6 +541,7 @@ async function negativeCell(model: string, v: VariantResult, row: string, cell: 
     ais: cell.ais!,
     ci: cell.ci,
     significant: cell.significant,
+    ...(cell.q !== undefined ? { q: cell.q } : {}),
     rightToWrong: cell.flips.rightToWrong,
     wrongToRight: cell.flips.wrongToRight,
     documents: [],

@@ -3,8 +3,13 @@
 // heatmaps (0: the two effects add up), its interval in the tooltip, so the results view draws it
 // with the code that draws a profile, as the difference heatmap of two profiles is drawn.
 import { divergingColour, formatConfidence, formatFixed, MINUS, scaleLimit, textColourOn, UNDEFINED_FILL } from "./format";
-import { divergingScale, undefinedCell } from "./heatmap";
+import { divergingScale, starLines, undefinedCell, type StarContext } from "./heatmap";
 import type { Heatmap, HeatmapCell, PairReport } from "./types";
+
+/** What the pairs' tooltips say beyond the cells: the section's reasons (a saturated pair's) and the profile's stats. */
+export interface PairsContext extends StarContext {
+  reasons?: readonly string[];
+}
 
 const INTERFERENCE = `AIS(A+B) ${MINUS} AIS(A) ${MINUS} AIS(B)`;
 
@@ -15,6 +20,7 @@ export function interferenceHeatmap(
   confidence: number,
   k: number,
   id = "pairs",
+  context: PairsContext = {},
 ): Heatmap | null {
   if (pairs.length === 0) return null;
   const limit = scaleLimit(pairs.flatMap((p) => p.cells.map((c) => c.interference)));
@@ -25,7 +31,7 @@ export function interferenceHeatmap(
     rows: pairs.map((p) => p.abilities.join(" + ")),
     columns,
     groupStarts: [],
-    cells: pairs.flatMap((p, row) => p.cells.map((cell, column) => heatmapCell(p, cell, row, column, limit, confidence))),
+    cells: pairs.flatMap((p, row) => p.cells.map((cell, column) => heatmapCell(p, cell, row, column, limit, confidence, context))),
     scale: divergingScale(limit, "interference"),
     undefinedFill: UNDEFINED_FILL,
   };
@@ -38,14 +44,22 @@ function heatmapCell(
   column: number,
   limit: number,
   confidence: number,
+  context: PairsContext,
 ): HeatmapCell {
   const pct = formatConfidence(confidence);
   const union = `AIS of the union (${pair.n.toLocaleString("en-US")} weights): ${cell.ais === null ? "undefined" : signed(cell.ais)}`;
-  if (cell.interference === null)
-    return undefinedCell(row, column, [
-      "the interference is undefined: an AIS of the pair or of one ability is (a baseline at or below chance)",
-      union,
-    ]);
+  if (cell.interference === null) {
+    const reason = cell.reason === undefined ? undefined : context.reasons?.[cell.reason - 1];
+    return {
+      ...undefinedCell(row, column, [
+        reason
+          ? `the interference is undefined: ${reason}`
+          : "the interference is undefined: an AIS of the pair or of one ability is (a baseline at or below chance)",
+        union,
+      ]),
+      ...(cell.reason !== undefined ? { footnote: String(cell.reason) } : {}),
+    };
+  }
   const fill = divergingColour(cell.interference, limit);
   const interval = cell.interferenceCi ? `  (${pct} CI ${signed(cell.interferenceCi.low)} to ${signed(cell.interferenceCi.high)})` : "";
   return {
@@ -58,9 +72,13 @@ function heatmapCell(
     significant: cell.significant,
     tooltip: [
       `${INTERFERENCE} ${signed(cell.interference)}${interval}`,
-      cell.significant
-        ? `significant: the ${pct} CI excludes 0 (${cell.interference > 0 ? "the union removes more than both alone" : "the union removes less than both alone"})`
-        : `not significant: the ${pct} CI includes 0 (the effects may add up)`,
+      ...(cell.q === undefined && cell.p === undefined
+        ? [
+            cell.significant
+              ? `significant: the ${pct} CI excludes 0 (${cell.interference > 0 ? "the union removes more than both alone" : "the union removes less than both alone"})`
+              : `not significant: the ${pct} CI includes 0 (the effects may add up)`,
+          ]
+        : starLines({ ...cell, ci: cell.interferenceCi, test: "bootstrap" }, pct, context)),
       union,
     ],
   };

@@ -194,7 +194,8 @@ function mostlyNegative(rows: readonly TopRow[], base: Base): Finding[] {
   return rows.flatMap((r) => {
     // a cell whose bootstrap interval still holds 0 is noise: on a near-chance benchmark any top
     // set, and the random control, flip a few documents either way (the demo's contextual recall)
-    const negative = r.cells.filter((c) => c.ais! <= -NO_EFFECT_AIS && (c.significant || c.ci === null));
+    // (the interval's own verdict: a star of a run with the tests is its q's, and never a saturated cell's)
+    const negative = r.cells.filter((c) => c.ais! <= -NO_EFFECT_AIS && ((c.intervalExcludes0 ?? c.significant) || c.ci === null));
     if (r.cells.length < 2 || negative.length <= MOST_BENCHMARKS * r.cells.length) return [];
     const lowest = negative.reduce((a, b) => (b.ais! < a.ais! ? b : a));
     const helped = negative.reduce((sum, c) => sum + c.flips.wrongToRight, 0);

@@ -9,6 +9,8 @@ import type { Interval } from "../analysis/bootstrap";
 import type { Comparison, ComparisonCell } from "./compare";
 import { formatCount, ruleLabel } from "./format";
 import { baselineLabel } from "./names";
+import { formatP, testShort } from "./stars";
+import type { RandomNull } from "../analysis/randomNull";
 import type {
   BaselineRow,
   ChoiceDocument,
@@ -30,8 +32,10 @@ export type Inline =
   | string
   /** Text from the user's files or results (names, filters, reasons): escaped by each format. */
   | { text: string }
-  /** A figure with fixed decimals (3 unless said); `starred`: its interval excludes 0. */
+  /** A figure with fixed decimals (3 unless said); `starred`: the cell is starred (report/stars.ts says by what). */
   | { figure: number; digits?: number; starred?: boolean }
+  /** A p- or q-value: 3 significant digits rounded down, "<0.0001" below that (stars.ts formatP). */
+  | { pvalue: number }
   /** A multiplier (an expected ability's weight): ×w. */
   | { factor: number }
   /** A whole number with thousands separators. */
@@ -57,8 +61,10 @@ export interface InlineStyle {
   count?(value: number): string;
   /** ×w unless said. */
   factor?(value: number): string;
-  /** A figure's mark where its interval excludes 0: `*` unless said. */
+  /** A starred figure's mark: `*` unless said. */
   starred?(figure: string): string;
+  /** A p- or q-value as formatP writes it, unless said. */
+  pvalue?(p: number): string;
   /** Generated text: in quotes, escaped, unless said. */
   quoted?(text: string): string;
 }
@@ -73,6 +79,7 @@ export function writeInline(parts: Inline[], style: InlineStyle): string {
         return x.starred ? (style.starred ? style.starred(figure) : `${figure}*`) : figure;
       }
       if ("count" in x) return style.count ? style.count(x.count) : formatCount(x.count);
+      if ("pvalue" in x) return style.pvalue ? style.pvalue(x.pvalue) : formatP(x.pvalue);
       // a number of the run like any of its text: escaped (the run folder's check made it a number)
       if ("factor" in x) return style.factor ? style.factor(x.factor) : `×${style.text(String(x.factor))}`;
       if ("quoted" in x) return style.quoted ? style.quoted(x.quoted) : `“${style.text(x.quoted)}”`;
@@ -83,13 +90,39 @@ export function writeInline(parts: Inline[], style: InlineStyle): string {
     .join("");
 }
 
-/** A value with its interval and significance (AIS, specificity); null is undefined, with the number of its reason. */
+/** A value with its interval and star (AIS, specificity); null is undefined, with the number of its reason. */
 export interface EstimateCell {
   kind: "estimate";
   value: number | null;
   ci: Interval | null;
+  /** Starred (never when saturated). */
   significant: boolean;
   reason?: number;
+  /** The ablated score is at chance: the saturation mark beside the figure. */
+  saturated?: boolean;
+  /** The cell's test, for formats that give it in the cell's detail (HTML's title); absent in runs before them. */
+  p?: number | null;
+  q?: number | null;
+  test?: ReportCell["test"];
+  intervalExcludes0?: boolean;
+  randomNull?: RandomNull;
+}
+
+/** One cell's test in the tests table: its q, its p, and its test where its column mixes tests. */
+export interface TestCell {
+  kind: "test";
+  p: number | null;
+  q: number | null;
+  /** Shown in the cell when the column's header does not name one test. */
+  test?: ReportCell["test"];
+  significant: boolean;
+  saturated: boolean;
+}
+
+/** A top cell against the random control's draws: the empirical p and the margin in sds. */
+export interface NullCell {
+  kind: "null";
+  randomNull: RandomNull | undefined;
 }
 
 /** Two abilities ablated together, on one benchmark: the interference with its interval, and the union's AIS. */
@@ -126,7 +159,8 @@ export interface LogprobsCell {
   perByte: boolean;
 }
 
-export type TableCell = Inline[] | EstimateCell | InterferenceCell | OverlapCell | DifferenceCell | FlipCell | LogprobsCell;
+export type TableCell =
+  Inline[] | EstimateCell | InterferenceCell | OverlapCell | DifferenceCell | FlipCell | LogprobsCell | TestCell | NullCell;
 
 export interface TableColumn {
   header: Inline[];
@@ -244,7 +278,19 @@ export function aisTable(s: KSection): TableData {
   return rowsByBenchmarks(
     s,
     s.rows,
-    (c) => ({ kind: "estimate", value: c.ais, ci: c.ci, significant: c.significant, reason: c.reason }),
+    (c) => ({
+      kind: "estimate",
+      value: c.ais,
+      ci: c.ci,
+      significant: c.significant,
+      reason: c.reason,
+      ...(c.saturated ? { saturated: true } : {}),
+      ...(c.p !== undefined ? { p: c.p } : {}),
+      ...(c.q !== undefined ? { q: c.q } : {}),
+      ...(c.test !== undefined ? { test: c.test } : {}),
+      ...(c.intervalExcludes0 !== undefined ? { intervalExcludes0: c.intervalExcludes0 } : {}),
+      ...(c.randomNull ? { randomNull: c.randomNull } : {}),
+    }),
     true,
   );
 }
@@ -253,13 +299,84 @@ export function aisTable(s: KSection): TableData {
 export function specificityTable(s: KSection): TableData {
   const cell = (c: ReportCell): TableCell => {
     const x = c.specificity;
-    return x ? { kind: "estimate", value: x.value, ci: x.ci, significant: x.significant, reason: x.reason } : [];
+    return x
+      ? {
+          kind: "estimate",
+          value: x.value,
+          ci: x.ci,
+          significant: x.significant,
+          reason: x.reason,
+          ...(x.p !== undefined ? { p: x.p } : {}),
+          ...(x.q !== undefined ? { q: x.q } : {}),
+          ...(x.test !== undefined ? { test: x.test } : {}),
+        }
+      : [];
   };
   return rowsByBenchmarks(
     s,
     s.rows.filter((r) => r.selection === "top"),
     cell,
     false,
+  );
+}
+
+/**
+ * The tests behind the stars of the AIS table (`measure` "ais") or of the specificity table: per
+ * cell its q over its table and its p, the test in the column's header when the column has one;
+ * none in a run made before the tests.
+ */
+export function testsTable(s: KSection, measure: "ais" | "specificity" = "ais"): TableData | undefined {
+  const rows = measure === "ais" ? s.rows : s.rows.filter((r) => r.selection === "top");
+  const tested = (c: ReportCell) => (measure === "ais" ? c : c.specificity);
+  if (!rows.some((r) => r.cells.some((c) => tested(c)?.p !== undefined))) return undefined;
+  const columnTests = s.columns.map((_, i) => [...new Set(rows.flatMap((r) => tested(r.cells[i]!)?.test ?? []))]);
+  return {
+    rowHeads: true,
+    columns: [
+      word("ability"),
+      ...s.columns.map((b, i) => figures([{ text: b }, ...(columnTests[i]!.length === 1 ? [` (${testShort(columnTests[i]![0]!)})`] : [])])),
+    ],
+    rows: rows.map((r, i) => ({
+      cells: [
+        r.selection === "random" ? [r.label] : name(r.label),
+        ...r.cells.map((c, column): TableCell => {
+          const x = tested(c);
+          if (!x) return [];
+          return {
+            kind: "test",
+            p: x.p ?? null,
+            q: x.q ?? null,
+            ...(columnTests[column]!.length > 1 && x.test ? { test: x.test } : {}),
+            significant: x.significant,
+            saturated: measure === "ais" && c.saturated === true,
+          };
+        }),
+      ],
+      group: measure === "ais" && i > 0 && r.selection !== rows[i - 1]!.selection,
+    })),
+  };
+}
+
+/** Each top cell against the random control's draws at this k (ablation.random_draws); none without them. */
+export function randomNullTable(s: KSection): TableData | undefined {
+  const rows = s.rows.filter((r) => r.selection === "top");
+  if (!rows.some((r) => r.cells.some((c) => c.randomNull))) return undefined;
+  return rowsByBenchmarks(s, rows, (c) => ({ kind: "null", randomNull: c.randomNull }), false);
+}
+
+/** Each benchmark's signal, noise and snr at this k, snr descending, those whose profile is noise said so; none in a run without them. */
+export function noiseTable(s: KSection): TableData | undefined {
+  if (s.noise.length === 0) return undefined;
+  return tableOf(
+    [word("benchmark"), figures("signal"), figures("noise"), { ...figures("snr"), short: "SNR" }, word("profile")],
+    s.noise,
+    (n) => [
+      name(n.column),
+      [figure(n.signal)],
+      [figure(n.noise)],
+      [n.snr === null ? "–" : figure(n.snr, 2)],
+      [n.isNoise ? { strong: ["noise (snr < 1)"] } : n.snr === null ? { muted: ["no noise measured"] } : "signal"],
+    ],
   );
 }
 

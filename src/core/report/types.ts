@@ -4,7 +4,8 @@
 import type { Interval } from "../analysis/bootstrap";
 import type { ChoiceMetric, Metric } from "../analysis/ais";
 import type { Selection } from "../config/types";
-import type { ModelFluency, ModelProfile, OverlapResult, VariantFluency } from "../results/schema";
+import type { RandomNull } from "../analysis/randomNull";
+import type { CellMetric, ModelFluency, ModelProfile, OverlapResult, ProfileStats, VariantFluency } from "../results/schema";
 
 export interface Report {
   /** The multiple-choice metric (generate_until benchmarks are always exact_match). */
@@ -114,6 +115,10 @@ export interface ProfileReport extends Pick<
   bootstrap: Omit<ModelProfile["bootstrap"], "seed">;
   /** Limit of the diverging colour scale, shared by every heatmap of the model. */
   scaleLimit: number;
+  /** How the profile's cells were starred; absent in runs made before it (a star was then an interval excluding 0). */
+  stats?: ProfileStats;
+  /** What a star means in this profile's tables, in words (report/stars.ts): the correction, or "the interval excludes 0". */
+  starWords: string;
   /** The unablated model's fluency measure and its threshold; absent in runs made before it existed. */
   fluency?: ModelFluency;
   sections: KSection[];
@@ -153,6 +158,28 @@ export interface KSection {
   consistency: ConsistencyCheck[];
   /** Two abilities ablated together at this k (ablation.pairs), under the first rule; empty without pairs. */
   pairs: PairReport[];
+  /** Each benchmark's signal, noise and snr at this k under its column's metric, snr descending; empty in runs without it. */
+  noise: NoiseRow[];
+  /** The random control's draws at this k when there are several (ablation.random_draws): the top cells' random null is over them; else null. */
+  randomDraws: number | null;
+  /** Some cell of the section is saturated (its legend explains the mark). */
+  hasSaturated: boolean;
+  /** Some cell of the section has a p-value (a run with the tests: its tests table). */
+  hasTests: boolean;
+}
+
+/** One benchmark's noise at one k (results' ModelProfile.noise): the spread of the abilities' AIS over its noise. */
+export interface NoiseRow {
+  benchmark: string;
+  /** The section's column header of the benchmark. */
+  column: string;
+  metric: Metric;
+  signal: number;
+  noise: number;
+  /** Null when the noise is 0. */
+  snr: number | null;
+  /** snr below 1: the abilities' differences on this benchmark are within its noise. */
+  isNoise: boolean;
 }
 
 /** A pair of abilities ablated together at one k: per benchmark (the section's metric) its AIS and interference. */
@@ -167,7 +194,13 @@ export interface PairReport {
     /** AIS(A+B) - AIS(A) - AIS(B). */
     interference: number | null;
     interferenceCi: Interval | null;
+    /** Starred over the pair table (as ReportCell.significant). */
     significant: boolean;
+    /** Number of the reason in the section's `reasons` where the interference is undefined and the run says why (saturation). */
+    reason?: number;
+    /** The interference's p and its q over the pair table; absent in runs before them. */
+    p?: number | null;
+    q?: number | null;
   }[];
 }
 
@@ -261,11 +294,33 @@ export interface ReportCell {
   chance: number;
   ais: number | null;
   ci: Interval | null;
+  /**
+   * Starred: its q over its table is below the profile's threshold (in runs before stats: its
+   * interval excludes 0); never a saturated cell.
+   */
   significant: boolean;
   /** Number of the reason in the section's `reasons`, when `ais` is null. */
   reason?: number;
   note?: string;
-  specificity?: { value: number | null; ci: Interval | null; significant: boolean; reason?: number };
+  /** The cell's test: its two-sided p, its q over the table, which test; absent in runs made before them. */
+  p?: number | null;
+  q?: number | null;
+  test?: CellMetric["test"];
+  /** The interval excludes 0 (the uncorrected criterion); absent in runs before stats. */
+  intervalExcludes0?: boolean;
+  /** The ablated score is at chance: marked beside its figure. */
+  saturated?: true;
+  /** A top cell against the random control's draws at its k (ablation.random_draws > 1). */
+  randomNull?: RandomNull;
+  specificity?: {
+    value: number | null;
+    ci: Interval | null;
+    significant: boolean;
+    reason?: number;
+    p?: number | null;
+    q?: number | null;
+    test?: CellMetric["test"];
+  };
   flips: { rightToWrong: number; wrongToRight: number };
   /** The column is a group: the cell's scores aggregate its tasks'. */
   group?: GroupMark;
@@ -279,7 +334,10 @@ export interface NegativeCell {
   metric: Metric;
   ais: number;
   ci: Interval | null;
+  /** Starred (ReportCell.significant). */
   significant: boolean;
+  /** Its q over its table; absent in runs before them. */
+  q?: number | null;
   rightToWrong: number;
   wrongToRight: number;
   /** Both directions, in document order; empty when the items were not read. */

@@ -20,6 +20,7 @@ import type {
   KSection,
   LabelCheck,
   NegativeCell,
+  NoiseRow,
   PairReport,
   ReportCell,
   ReportRow,
@@ -29,9 +30,13 @@ import type {
 import { scaleLimit } from "./format";
 import type { ModelFluency, OverlapResult, VariantFluency } from "../results/schema";
 import { greyNotFluent } from "./fluency";
+import { NOISE_WORDS, randomNullWords, SATURATED_MARK, SATURATED_WORDS } from "./stars";
 
 /** What the cells show. */
 export type CellsShown = "top" | "top_chunked" | "bottom" | "random" | "specificity";
+
+/** The order of the benchmarks: the config's, or by snr (signal over noise), highest first. */
+export type BenchmarkSort = "config" | "snr";
 
 export interface ResultsQuery {
   model?: string;
@@ -42,6 +47,8 @@ export interface ResultsQuery {
   method?: ImportanceMethod;
   /** The candidate set whose profile is shown, when the run ranked several (`ablation.candidates: [mlp, all]`). */
   candidates?: CandidateChoice;
+  /** The benchmarks' order; the config's unless asked (and the run has the benchmarks' noise). */
+  sort?: BenchmarkSort;
 }
 
 /** A candidate set as the results view names it: the MLP's weights, or every layer's. */
@@ -57,6 +64,7 @@ export interface ResultsView {
     cells: CellsShown;
     method: ImportanceMethod | null;
     candidates: CandidateChoice | null;
+    sort: BenchmarkSort;
   };
   /**
    * What each control can be set to for this run (`methods`: the model's rules, `candidates`: its
@@ -69,6 +77,8 @@ export interface ResultsView {
     cells: CellsShown[];
     methods: ImportanceMethod[];
     candidates: CandidateChoice[];
+    /** The orders the benchmarks can take: both when the run measured their noise at this k, none otherwise. */
+    sorts: BenchmarkSort[];
   };
   baseline: BaselineRow[];
   /** Null for a run without abilities. */
@@ -115,6 +125,12 @@ export interface ProfileView {
   benchmarks: string[];
   /** The failure signatures found in this rule's profile at this k (report/signatures.ts), for the header. */
   findings: Finding[];
+  /** What the figure's marks mean: the star (the correction, or the interval before stats), saturation and the random null where they occur. */
+  legend: { stars: string; saturated: string | null; randomNull: string | null; tested: boolean };
+  /** Each benchmark's signal, noise and snr at this k, snr descending; empty in runs without it. */
+  noise: NoiseRow[];
+  /** What signal, noise and snr are, for the noise table. */
+  noiseWords: string;
 }
 
 export interface CellValue {
@@ -127,6 +143,12 @@ export interface CellValue {
   significant: boolean;
   /** Why the value is undefined. */
   reason: string | null;
+  /** The cell's test; null in runs before them. */
+  p: number | null;
+  q: number | null;
+  test: string | null;
+  /** AIS cells: the ablated score is at chance (results/significance.ts isSaturated); null in runs before the mark. */
+  saturated: boolean | null;
 }
 
 const CELLS_ORDER: readonly CellsShown[] = ["top", "top_chunked", "bottom", "random", "specificity"];
@@ -160,10 +182,12 @@ export async function resultsView(run: LoadedRun, query: ResultsQuery = {}): Pro
   const methods = [...new Set(rules.map((p) => p.method))];
   const sets = [...new Set(rules.map(setOf))];
   const section = shown?.sections[0];
+  const sorts: BenchmarkSort[] = section && section.noise.length > 0 ? ["config", "snr"] : [];
+  const sort: BenchmarkSort = sorts.includes(query.sort as BenchmarkSort) ? query.sort! : "config";
   const comparison = ruleComparisons(modelReport).find((c) => section && c.k === section.k) ?? null;
   return {
     run: report.run,
-    query: { model: model.name, metric, k, cells, method: shown?.method ?? null, candidates: shown ? setOf(shown) : null },
+    query: { model: model.name, metric, k, cells, method: shown?.method ?? null, candidates: shown ? setOf(shown) : null, sort },
     choices: {
       models,
       metrics,
@@ -171,18 +195,42 @@ export async function resultsView(run: LoadedRun, query: ResultsQuery = {}): Pro
       cells: cellsChoices,
       methods: methods.length > 1 ? methods : [],
       candidates: sets.length > 1 ? sets : [],
+      sorts,
     },
     baseline: modelReport.baseline,
     profile:
       shown && section
         ? profileView(
             shown,
-            section,
+            sort === "snr" ? bySnr(section) : section,
             cells,
             comparison,
             modelReport.findings.filter((f) => f.method === shown.method && f.candidate_set === shown.candidate_set),
           )
         : null,
+  };
+}
+
+/**
+ * The section with its benchmarks in the order of their snr, highest first (report/model.ts
+ * noiseRows); those without one (groups, a benchmark with too few defined cells) after them, in
+ * the config's order. Tasks stay before groups, so the pairs' cells (tasks only) keep their place.
+ */
+export function bySnr(section: KSection): KSection {
+  const rank = new Map(section.noise.map((n, i) => [n.benchmark, i]));
+  const order = section.benchmarks
+    .map((b, c) => ({ c, at: rank.get(b) ?? section.noise.length + c }))
+    .sort((a, b) => a.at - b.at)
+    .map((x) => x.c);
+  const permute = <T>(list: readonly T[]): T[] => order.map((c) => list[c]!);
+  const taskColumns = section.pairs[0]?.cells.length ?? 0;
+  return {
+    ...section,
+    benchmarks: permute(section.benchmarks),
+    metrics: permute(section.metrics),
+    columns: permute(section.columns),
+    rows: section.rows.map((r) => ({ ...r, cells: permute(r.cells) })),
+    pairs: section.pairs.map((p) => ({ ...p, cells: order.filter((c) => c < taskColumns).map((c) => p.cells[c]!) })),
   };
 }
 
@@ -219,10 +267,12 @@ function profileView(
       limit,
       profile.bootstrap.confidence,
       measure,
+      { stats: profile.stats, randomDraws: section.randomDraws },
     ),
     rows,
     profile.fluency,
   );
+  const shownCells = rows.flatMap((r) => r.cells);
   const lowering = new Map(section.rows.filter((r) => r.selection === "top").map((r) => [r.ability, r.lowering?.share ?? null]));
   return {
     method: profile.method,
@@ -242,13 +292,16 @@ function profileView(
     })),
     heatmap,
     table: { columns: section.columns, rows: rows.map((r) => ({ label: r.label, cells: r.cells.map((c) => cellText(c, measure)) })) },
-    values: rows.flatMap((r) => r.cells.map((c) => cellValue(r.label, c, measure, section.reasons))),
+    values: rows.flatMap((r) => r.cells.map((c) => cellValue(r.label, c, measure, section.reasons, profile.stats !== undefined))),
     reasons: section.reasons,
     labels: section.labels,
     expectations: section.expectations,
     consistency: section.consistency,
     pairs: section.pairs,
-    pairsHeatmap: interferenceHeatmap(section.pairs, section.benchmarks, profile.bootstrap.confidence, section.k),
+    pairsHeatmap: interferenceHeatmap(section.pairs, section.benchmarks, profile.bootstrap.confidence, section.k, "pairs", {
+      reasons: section.reasons,
+      stats: profile.stats,
+    }),
     overlap: section.overlap,
     negativeCells: section.negativeCells.filter((c) => c.selection === selection),
     rows: rows.map((r: ReportRow) => ({
@@ -260,6 +313,17 @@ function profileView(
     ...(profile.fluency ? { fluency: profile.fluency } : {}),
     benchmarks: section.benchmarks,
     findings,
+    legend: {
+      stars: profile.starWords,
+      tested: shownCells.some((c) => (measure === "ais" ? c.p : c.specificity?.p) !== undefined),
+      saturated: measure === "ais" && shownCells.some((c) => c.saturated) ? `${SATURATED_MARK} = ${SATURATED_WORDS}` : null,
+      randomNull:
+        measure === "ais" && section.randomDraws !== null && shownCells.some((c) => c.randomNull)
+          ? `random null: ${randomNullWords(section.randomDraws)}`
+          : null,
+    },
+    noise: section.noise,
+    noiseWords: NOISE_WORDS,
   };
 }
 
@@ -267,19 +331,38 @@ function profileView(
 function measured(cell: ReportCell, measure: HeatmapMeasure) {
   const s = cell.specificity;
   return measure === "ais"
-    ? { value: cell.ais, ci: cell.ci, significant: cell.significant, reason: cell.reason }
-    : { value: s?.value ?? null, ci: s?.ci ?? null, significant: s?.significant ?? false, reason: s?.reason ?? cell.reason };
+    ? {
+        value: cell.ais,
+        ci: cell.ci,
+        significant: cell.significant,
+        reason: cell.reason,
+        p: cell.p,
+        q: cell.q,
+        test: cell.test,
+        saturated: cell.saturated === true,
+      }
+    : {
+        value: s?.value ?? null,
+        ci: s?.ci ?? null,
+        significant: s?.significant ?? false,
+        reason: s?.reason ?? cell.reason,
+        p: s?.p,
+        q: s?.q,
+        test: s?.test,
+        saturated: false,
+      };
 }
 
-/** A cell as text: "0.312* [0.120, 0.501]" (* the interval excludes 0), "n/a (1)" (the reason's number). */
+/** A cell as text: "0.312* [0.120, 0.501]" (* starred), "1.000* sat. [...]" (saturated), "n/a (1)" (the reason's number). */
 function cellText(cell: ReportCell, measure: HeatmapMeasure): string {
-  const { value, ci, significant, reason } = measured(cell, measure);
+  const { value, ci, significant, reason, saturated } = measured(cell, measure);
   if (value === null) return `n/a${reason ? ` (${reason})` : ""}`;
-  return `${value.toFixed(3)}${significant ? "*" : ""}${ci ? ` [${ci.low.toFixed(3)}, ${ci.high.toFixed(3)}]` : ""}`;
+  const mark = `${significant ? "*" : ""}${saturated ? ` ${SATURATED_MARK}` : ""}`;
+  return `${value.toFixed(3)}${mark}${ci ? ` [${ci.low.toFixed(3)}, ${ci.high.toFixed(3)}]` : ""}`;
 }
 
-function cellValue(row: string, cell: ReportCell, measure: HeatmapMeasure, reasons: readonly string[]): CellValue {
-  const { value, ci, significant, reason } = measured(cell, measure);
+function cellValue(row: string, cell: ReportCell, measure: HeatmapMeasure, reasons: readonly string[], tested: boolean): CellValue {
+  const { value, ci, significant, reason, p, q, test, saturated } = measured(cell, measure);
   return {
     row,
     benchmark: cell.benchmark,
@@ -289,6 +372,10 @@ function cellValue(row: string, cell: ReportCell, measure: HeatmapMeasure, reaso
     high: ci?.high ?? null,
     significant,
     reason: value === null ? (reasons[(reason ?? 1) - 1] ?? null) : null,
+    p: p ?? null,
+    q: q ?? null,
+    test: test ?? null,
+    saturated: tested && measure === "ais" ? saturated : null,
   };
 }
 
@@ -304,8 +391,40 @@ export function viewCsv(view: ResultsView): string {
   const { model, k, cells } = view.query;
   const measure = cells === "specificity" ? "specificity" : "ais";
   return lines(
-    ["model", "k", "cells", "row", "benchmark", "metric", measure, "ci_low", "ci_high", "significant", "reason"],
-    view.profile.values.map((v) => [model, k, cells, v.row, v.benchmark, v.metric, v.value, v.low, v.high, v.significant, v.reason]),
+    [
+      "model",
+      "k",
+      "cells",
+      "row",
+      "benchmark",
+      "metric",
+      measure,
+      "ci_low",
+      "ci_high",
+      "significant",
+      "reason",
+      "p",
+      "q",
+      "test",
+      "saturated",
+    ],
+    view.profile.values.map((v) => [
+      model,
+      k,
+      cells,
+      v.row,
+      v.benchmark,
+      v.metric,
+      v.value,
+      v.low,
+      v.high,
+      v.significant,
+      v.reason,
+      v.p,
+      v.q,
+      v.test,
+      v.saturated,
+    ]),
   );
 }
 

@@ -95,7 +95,7 @@ for (const [label, benchmarks] of [
           );
         else assert.ok(text.includes(name), name);
       }
-      assert.match(text, /the intervals are in the report/);
+      assert.match(text, /the intervals are in the\s+report/);
     }
   });
 }

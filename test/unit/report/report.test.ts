@@ -250,6 +250,12 @@ test("CSV fields: quoted when they hold a comma, a quote, a line break or outer 
   assert.equal(csvField(0.1 + 0.2), "0.30000000000000004");
 });
 
+/**
+ * The columns added after `group_tasks` with the tests, in a run made before them: no p, q or
+ * test, the interval's verdict (which its star was), no saturation mark, no random null, no noise.
+ */
+const untested = (intervalExcludes0: boolean) => `,,,,${intervalExcludes0}` + ",".repeat(12);
+
 test("the CSV report: one row per model/ability/selection/k/benchmark/metric, concrete cells", async () => {
   const { text } = await render("csv");
   assert.ok(text.endsWith("\r\n"));
@@ -257,26 +263,34 @@ test("the CSV report: one row per model/ability/selection/k/benchmark/metric, co
   assert.equal(
     lines[0],
     "model,ability,method,selection,k,n,benchmark,metric,items,baseline,ablated,chance,ais,ci_low,ci_high,confidence,significant," +
-      "specificity,specificity_ci_low,specificity_ci_high,specificity_significant,right_to_wrong,wrong_to_right,undefined_resamples,reason,specificity_reason,note,group_tasks",
+      "specificity,specificity_ci_low,specificity_ci_high,specificity_significant,right_to_wrong,wrong_to_right,undefined_resamples,reason,specificity_reason,note,group_tasks," +
+      "p,q,test,interval_excludes_0,saturated,specificity_p,specificity_q,specificity_test," +
+      "random_null_draws,random_null_mean,random_null_sd,random_null_p,random_null_margin,benchmark_signal,benchmark_noise,benchmark_snr",
   );
   // (3 abilities + random) x 2 k x 2 benchmarks x 2 metrics
   assert.equal(lines.length, 1 + 4 * 2 * 2 * 2);
   assert.ok(
     lines.includes(
-      '"tiny ""m"", v1",Commonsense & Causal Reasoning,paper,top,0.01,1000,arc_easy,acc,4,0.75,0.5,0.25,0.5,0.2,0.8,0.95,true,0.5,0.2,0.8,true,1,0,0,,,,',
+      '"tiny ""m"", v1",Commonsense & Causal Reasoning,paper,top,0.01,1000,arc_easy,acc,4,0.75,0.5,0.25,0.5,0.2,0.8,0.95,true,0.5,0.2,0.8,true,1,0,0,,,,' +
+        untested(true),
     ),
   );
   assert.ok(
     lines.includes(
-      '"tiny ""m"", v1",Commonsense & Causal Reasoning,paper,top,0.01,1000,logiqa,acc,4,0.75,1,0.5,-1,-2,0,0.95,false,-1,-2,0,false,0,1,0,,,,',
+      '"tiny ""m"", v1",Commonsense & Causal Reasoning,paper,top,0.01,1000,logiqa,acc,4,0.75,1,0.5,-1,-2,0,0.95,false,-1,-2,0,false,0,1,0,,,,' +
+        untested(false),
     ),
   );
   // n/a: empty AIS and interval, significant false, the reason quoted (it holds commas).
   assert.ok(
-    lines.includes(`"tiny ""m"", v1",${QUANT},paper,top,0.01,1000,logiqa,acc_norm,4,0.5,0.5,0.5,,,,,false,,,,,0,0,0,"${AT_CHANCE}",,,`),
+    lines.includes(
+      `"tiny ""m"", v1",${QUANT},paper,top,0.01,1000,logiqa,acc_norm,4,0.5,0.5,0.5,,,,,false,,,,,0,0,0,"${AT_CHANCE}",,,` + untested(false),
+    ),
   );
   // The random control: no ability, no specificity.
-  assert.ok(lines.includes('"tiny ""m"", v1",,,random,0.001,100,arc_easy,acc,4,0.75,0.75,0.25,0,0,0,0.95,false,,,,,0,0,0,,,,'));
+  assert.ok(
+    lines.includes('"tiny ""m"", v1",,,random,0.001,100,arc_easy,acc,4,0.75,0.75,0.25,0,0,0,0.95,false,,,,,0,0,0,,,,' + untested(false)),
+  );
 
   const filtered = (await render("csv", { metric: "acc", k: 0.01 })).text.trimEnd().split("\r\n");
   assert.equal(filtered.length, 1 + 4 * 2);
@@ -308,7 +322,9 @@ test("the CSV report neutralises formula names from user files and keeps a negat
     const lines = text.slice(0, -2).split("\r\n");
     // The row of the negative cell above, with every name neutralised and the AIS -1 a number.
     assert.ok(
-      lines.includes(`'@model,'${evil},paper,top,0.01,1000,'-logiqa,acc,4,0.75,1,0.5,-1,-2,0,0.95,false,-1,-2,0,false,0,1,0,,,,`),
+      lines.includes(
+        `'@model,'${evil},paper,top,0.01,1000,'-logiqa,acc,4,0.75,1,0.5,-1,-2,0,0.95,false,-1,-2,0,false,0,1,0,,,,` + untested(false),
+      ),
       lines.join("\n"),
     );
     assert.ok(
@@ -371,7 +387,25 @@ test("the JSON report: metadata, flat cells, flat overlap, the flipped documents
     reason: "",
     specificity_reason: "",
     note: "",
+    // a run made before the tests: no p, q or test; the interval's verdict, which its star was
+    p: null,
+    q: null,
+    test: null,
+    interval_excludes_0: true,
+    saturated: null,
+    specificity_p: null,
+    specificity_q: null,
+    specificity_test: null,
+    random_null_draws: null,
+    random_null_mean: null,
+    random_null_sd: null,
+    random_null_p: null,
+    random_null_margin: null,
+    benchmark_signal: null,
+    benchmark_noise: null,
+    benchmark_snr: null,
   });
+  assert.deepEqual(json.noise, []);
   assert.equal(json.overlap.length, 2 * 9);
   assert.deepEqual(
     json.overlap.find((o: Record<string, unknown>) => o.k === 0.01 && o.ability_a === CAUSAL && o.ability_b === QUANT),
@@ -468,7 +502,7 @@ test("LaTeX: a booktabs table of AIS for one k (the largest unless --k), * marks
   assert.ok(lines.includes("\\begin{tabular}{lrr}"));
   assert.match(
     tex,
-    /\\caption\{Ability Impact Scores \(acc\) of tiny "m", v1 at \$k = 0\.01\$ \(\$n = 1\{,\}000\$ of 100\{,\}000 parameters zeroed\)\. \$\^\{\*\}\$: the 95\\% paired-bootstrap CI \(1000 resamples\) excludes 0\.\}/,
+    /\\caption\{Ability Impact Scores \(acc\) of tiny "m", v1 at \$k = 0\.01\$ \(\$n = 1\{,\}000\$ of 100\{,\}000 parameters zeroed\)\. \$\^\{\*\}\$: the interval excludes 0 \(the 95\\% paired-bootstrap CI, 1000 resamples\)\.\}/,
   );
   assert.ok(lines.includes("\\label{tab:ais-tiny-m-v1-k001}"));
 

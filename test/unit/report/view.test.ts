@@ -28,7 +28,7 @@ test("the view: defaults to the largest k, acc and the top sets; the controls' c
   const dir = await writeFixtureRun();
   t.after(() => fs.rm(path.dirname(path.dirname(dir)), { recursive: true, force: true }));
   const view = await resultsView(await loadRun(dir));
-  assert.deepEqual(view.query, { model: MODEL, metric: "acc", k: 0.01, cells: "top", method: "paper", candidates: "mlp" });
+  assert.deepEqual(view.query, { model: MODEL, metric: "acc", k: 0.01, cells: "top", method: "paper", candidates: "mlp", sort: "config" });
   assert.deepEqual(view.choices, {
     models: [MODEL],
     metrics: ["acc", "acc_norm"],
@@ -36,7 +36,11 @@ test("the view: defaults to the largest k, acc and the top sets; the controls' c
     cells: ["top", "random", "specificity"],
     methods: [],
     candidates: [],
+    sorts: [],
   });
+  // a run made before the tests: its star is the interval's, and nothing to sort by
+  assert.deepEqual(view.profile!.legend, { stars: "the interval excludes 0", saturated: null, randomNull: null, tested: false });
+  assert.deepEqual(view.profile!.noise, []);
   assert.equal(view.profile!.rules, null, "one rule: nothing to compare");
   const profile = view.profile!;
   assert.deepEqual(profile.heatmap.rows, [CAUSAL, QUANT, SPATIAL]);
@@ -57,15 +61,15 @@ test("the view: defaults to the largest k, acc and the top sets; the controls' c
   const norm = await resultsView(await loadRun(dir), { metric: "acc_norm", k: 123, cells: "bottom" });
   assert.deepEqual(
     norm.query,
-    { model: MODEL, metric: "acc_norm", k: 0.01, cells: "top", method: "paper", candidates: "mlp" },
+    { model: MODEL, metric: "acc_norm", k: 0.01, cells: "top", method: "paper", candidates: "mlp", sort: "config" },
     "a k or a choice the run does not have falls back",
   );
   assert.equal(norm.profile!.table.rows[0]!.cells[1], "n/a (1)");
   assert.match(norm.profile!.reasons[0]!, /at chance/);
 
   const csv = viewCsv(view).split("\n");
-  assert.equal(csv[0], "model,k,cells,row,benchmark,metric,ais,ci_low,ci_high,significant,reason");
-  assert.equal(csv[1], `"${MODEL.replace(/"/g, '""')}",0.01,top,${CAUSAL},arc_easy,acc,0.5,0.2,0.8,true,`);
+  assert.equal(csv[0], "model,k,cells,row,benchmark,metric,ais,ci_low,ci_high,significant,reason,p,q,test,saturated");
+  assert.equal(csv[1], `"${MODEL.replace(/"/g, '""')}",0.01,top,${CAUSAL},arc_easy,acc,0.5,0.2,0.8,true,,,,,`);
   assert.equal(csv.length, 2 + 6);
   const svg = heatmapSvg(profile.heatmap, { text: "#000", muted: "#666", background: "#fff", fontFamily: "sans-serif" });
   assert.equal((svg.match(/<rect x=/g) ?? []).length, profile.heatmap.cells.length + 1, "a rect per cell and the colour bar");
