@@ -118,6 +118,11 @@ export const PROBLEM_CODES = {
     summary: "`ablation.pairs` that cannot run: a pair of one ability, no `top` selection, or a sharded run",
   },
   "config.window-too-small": { severity: "error", summary: "max_gen_toks leaves no room for the context" },
+  "config.low-power": {
+    severity: "warning",
+    summary:
+      "a benchmark that cannot detect the config's `stats.min_effect` at its confidence and 80% power, from its documents and baseline (data: the documents it would need)",
+  },
 
   // Diagnostic datasets (*.diag.jsonl): one line.
   "diag.too-long": { severity: "error", summary: "an item longer than the model's max length, found when a run compiles its job" },
@@ -204,6 +209,8 @@ export interface ProblemData {
   ability?: string;
   /** The number of choices of the item (an answer out of range). */
   choices?: number;
+  /** The documents a benchmark would need to detect the config's `stats.min_effect` (`config.low-power`). */
+  documents?: number;
   /** The field the problem is about, where the range cannot say it (a missing field). */
   field?: string;
   /** Task Python the user has not allowed yet: each helper file and its content's SHA-256 (the editor asks about them). */

@@ -4,6 +4,8 @@ import { constants as fsConstants, promises as fs } from "node:fs";
 import * as path from "node:path";
 import { nearMissAbility } from "../diagnostic/paperAbilities";
 import { DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES } from "../analysis/bootstrap";
+import { DEFAULT_CORRECTION, DEFAULT_FDR, type Correction } from "../analysis/multipleComparisons";
+import { DEFAULT_MIN_EFFECT } from "../analysis/power";
 import { errorsOf, fileProblem, notUtf8Problem, problemAt, type Problem, type ProblemPlace } from "../base/problems";
 import { loadDiagnosticDataset } from "../diagnostic/dataset";
 import { buildBenchmarkIndex, type BenchmarkText } from "../diagnostic/contamination";
@@ -20,6 +22,7 @@ import { acceptsSystemMessage, itemChatContexts, renderDiagnosticChat, type Chat
 import { loadChatTemplate } from "../prompts/chatTemplate";
 import { checkAbilitySection, DEFAULT_SEED, type ResolvedAbility, type ResolvedAblation } from "./abilities";
 import { loadBenchmarks } from "./benchmarks";
+import { benchmarkPowers, powerProblems, type BenchmarkPower, type RunBaselines } from "./power";
 import { parseConfig } from "./parse";
 import type { YamlSource } from "../base/yamlSource";
 import type { ProfileConfig } from "./types";
@@ -52,6 +55,8 @@ export interface Profile {
   /** Seed of the random control and of the bootstrap resamples. */
   seed: number;
   bootstrap: { resamples: number; confidence: number };
+  /** Which cells are starred, and the effect each benchmark should detect (the config's `stats`, defaults filled in). */
+  stats: { correction: Correction; threshold: number; minEffect: number };
 }
 
 export interface LoadedProfile {
@@ -63,6 +68,11 @@ export interface LoadedProfile {
    * tree): the models, benchmarks and abilities that loaded. Empty when the config does not parse.
    */
   resolved: ResolvedParts;
+  /**
+   * The smallest AIS each loaded benchmark detects (config/power.ts), at the newest run's baselines
+   * when `baselines` was given, else at assumed ones; absent when the config does not parse.
+   */
+  power?: BenchmarkPower[];
 }
 
 export interface ResolvedParts {
@@ -104,6 +114,11 @@ export interface LoadOptions {
   /** The config's own text (an unsaved editor buffer) instead of the file's. */
   text?: string;
   inputs?: ProfileInputs;
+  /**
+   * The baselines of the config's newest finished run (run/baselines.ts reads them), for the power
+   * figures and their `config.low-power` warnings; without them each benchmark's baseline is assumed.
+   */
+  baselines?: RunBaselines;
 }
 
 const NOTHING_RESOLVED: ResolvedParts = { models: [], benchmarks: [], abilities: [] };
@@ -191,6 +206,12 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
   const benchmarks = await loadBenchmarks(config, source, inputs, problems, groups);
   problems.push(...windowProblems(config, source, models, maxLengthFrom, benchmarks));
   problems.push(...chatProbeProblems(source, models, benchmarks));
+  const power = benchmarkPowers(benchmarks, {
+    confidence: config.bootstrap?.confidence ?? DEFAULT_CONFIDENCE,
+    minEffect: config.stats?.min_effect ?? DEFAULT_MIN_EFFECT,
+    ...(options.baselines ? { baselines: options.baselines } : {}),
+  });
+  problems.push(...powerProblems(source, power));
 
   problems.push(
     ...duplicateNameProblems(
@@ -246,7 +267,7 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
   }
 
   const resolved: ResolvedParts = { models, benchmarks, abilities: abilitySection.abilities };
-  if (errorsOf(problems).length > 0) return { problems, resolved };
+  if (errorsOf(problems).length > 0) return { problems, resolved, power };
   const shards = shardSetting(config);
   const profile: Profile = {
     configFile: file,
@@ -266,10 +287,15 @@ export async function loadProfile(configFile: string, options: LoadOptions = {})
       resamples: config.bootstrap?.resamples ?? DEFAULT_RESAMPLES,
       confidence: config.bootstrap?.confidence ?? DEFAULT_CONFIDENCE,
     },
+    stats: {
+      correction: config.stats?.correction ?? DEFAULT_CORRECTION,
+      threshold: config.stats?.fdr ?? DEFAULT_FDR,
+      minEffect: config.stats?.min_effect ?? DEFAULT_MIN_EFFECT,
+    },
     ...(config.threads !== undefined ? { threads: config.threads } : {}),
     ...(shards && abilitySection.abilities.length > 0 ? { shards } : {}),
   };
-  return { profile, problems, resolved };
+  return { profile, problems, resolved, power };
 }
 
 /**

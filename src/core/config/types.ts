@@ -77,6 +77,8 @@ export interface AblationSpec {
   front_removal?: number;
   back_removal?: number;
   batch_size?: number;
+  /** Independent random sets per k and candidate set (the random control's spread); default 1. */
+  random_draws?: number;
   stability?: boolean;
   /** Two abilities ablated together: pairs of ability names, or `all` (every two). */
   pairs?: [string, string][] | "all";
@@ -92,6 +94,12 @@ export type GpuSpec = string | { memory_gib: number; bf16_tflops: number; name?:
 export interface BootstrapSpec {
   resamples?: number;
   confidence?: number;
+}
+
+export interface StatsSpec {
+  correction?: "bh" | "holm" | "none";
+  fdr?: number;
+  min_effect?: number;
 }
 
 export interface SshConnectionSpec {
@@ -144,4 +152,5 @@ export interface ProfileConfig {
   ablation?: AblationSpec;
   seed?: number;
   bootstrap?: BootstrapSpec;
+  stats?: StatsSpec;
 }

@@ -3,11 +3,13 @@
 //   that use its file (through the model's chat template when the config asks for it), and its
 //   token count;
 // - a benchmark entry of a config: its first document as the model sees it, how many documents
-//   are scored, and chance;
+//   are scored, chance, and the smallest AIS it detects (at the newest run's baseline, or an
+//   assumed one before a run);
 // - an ability entry: how many items it has, from which files, and the health of those items;
 // - a config key: what the schema says of it.
 import * as path from "node:path";
 import type { ResolvedAbility, ResolvedBenchmark, ResolvedModel } from "../config/load";
+import { chanceOfItems, detectsMinEffect, powerFigure, powerLevel, type BenchmarkPower } from "../config/power";
 import { schemaAt } from "../config/schemaAt";
 import type { DiagnosticItem } from "../diagnostic/item";
 import {
@@ -73,18 +75,42 @@ function letterOf(index: number): string {
 }
 
 /** Chance of a benchmark: the mean of 1/|choices| for multiple choice, 0 for exact match. */
-export function chanceOf(benchmark: ResolvedBenchmark): number {
-  const items = benchmark.task.items;
-  if (items.length === 0) return 0;
-  return items.reduce((sum, item) => sum + (item.kind === "multiple_choice" ? 1 / item.choices.length : 0), 0) / items.length;
+export const chanceOf = chanceOfItems;
+
+/**
+ * The benchmark's power (config/power.ts), one line per model of the run that gave the baseline:
+ * the minimum detectable AIS and where its baseline is from; what `stats.min_effect` would need
+ * when it falls short.
+ */
+function powerHover(powers: readonly BenchmarkPower[]): string[] {
+  return powers.map((p) => {
+    const who = p.from !== "assumed" && powers.length > 1 ? `${mdCode(p.from.model)}: ` : "";
+    const baseline =
+      p.from === "assumed"
+        ? `at an assumed baseline ${powerFigure(p.baseline)} (halfway between chance and 1: no finished run has scored it)`
+        : `from the baseline ${p.from.metric} ${powerFigure(p.baseline)} of run ${mdCode(p.from.runId)} (chance ${powerFigure(p.chance)})`;
+    if (p.documents === 0) return `${who}Minimum detectable AIS: none, no documents`;
+    if (!(p.baseline > p.chance)) return `${who}No AIS is defined ${baseline}: the baseline is at or below chance`;
+    const figure = p.detectable === null ? "none up to 1" : `**${powerFigure(p.detectable)}**`;
+    const short =
+      !detectsMinEffect(p) && p.needed !== null
+        ? `; \`stats.min_effect\` ${powerFigure(p.minEffect)} needs ${p.needed.toLocaleString("en-US")} documents`
+        : "";
+    return `${who}Minimum detectable AIS: ${figure} ${powerLevel(p)}, ${baseline}${short}`;
+  });
 }
 
-export function benchmarkHover(benchmark: ResolvedBenchmark, models: readonly ResolvedModel[]): string {
+export function benchmarkHover(
+  benchmark: ResolvedBenchmark,
+  models: readonly ResolvedModel[],
+  power: readonly BenchmarkPower[] = [],
+): string {
   const { task } = benchmark;
   const first = task.items[0];
   const lines = [
     `**Benchmark ${mdCode(benchmark.name)}** · ${task.outputType} · ${task.items.length.toLocaleString("en-US")} documents scored · chance ${chanceOf(benchmark).toFixed(3)}`,
     `Task ${mdText(path.basename(task.file))}, data ${mdText(path.basename(task.dataFile))}${task.numFewshot > 0 ? `, ${task.numFewshot}-shot` : ""}${benchmark.ability ? `; labelled ${mdText(benchmark.ability)}` : ""}`,
+    ...powerHover(power),
   ];
   if (!first) return lines.join("\n\n");
   const chatModels = models.filter((m) => m.chat);

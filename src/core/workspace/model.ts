@@ -28,6 +28,8 @@ import { buildReport } from "../report/model";
 import type { Finding } from "../report/types";
 import { findingProblems } from "../report/findingProblems";
 import { runsOfConfig } from "../results/runs";
+import type { RunBaselines } from "../config/power";
+import { baselinesOfResults } from "../run/baselines";
 
 export type FileChangeKind = "created" | "changed" | "deleted";
 
@@ -100,6 +102,8 @@ export class WorkspaceModel {
   private readonly measurements = new Map<string, { mtimeMs: number; measured: Map<string, MeasuredStability> }>();
   /** Per results.json read, its modification time and the failure signatures found in it. */
   private readonly runFindings = new Map<string, { mtimeMs: number; runId: string; findings: Finding[] }>();
+  /** Per results.json read, its modification time and its run's baselines (the power figures); undefined when it cannot be read. */
+  private readonly runBaselines = new Map<string, { mtimeMs: number; baselines: RunBaselines | undefined }>();
   /** Per config, its finished runs' results files, newest first: read once, again when a run's files or the config change. */
   private readonly finishedRuns = new Map<string, Promise<string[]>>();
   private nextId = 1;
@@ -192,7 +196,11 @@ export class WorkspaceModel {
 
   private async checkConfig(file: string): Promise<void> {
     const reads = new Set<string>([file]);
-    const loaded = await loadProfile(file, { inputs: this.inputs(reads, await this.measuredFor(file)) });
+    const baselines = await this.baselinesFor(file);
+    const loaded = await loadProfile(file, {
+      inputs: this.inputs(reads, await this.measuredFor(file)),
+      ...(baselines ? { baselines } : {}),
+    });
     // A config that no longer parses (a key half typed) still names what it named a moment ago:
     // its datasets keep the checks in its context instead of flickering to those of a lone file.
     const previous = this.configs.get(file);
@@ -235,6 +243,28 @@ export class WorkspaceModel {
     for (const file of await this.finishedResults(configFile))
       for (const [ability, m] of await this.measuredIn(file)) if (!out.has(ability)) out.set(ability, m);
     return out;
+  }
+
+  /**
+   * The baselines of the config's newest finished run whose results can be read, for each
+   * benchmark's power and its `config.low-power` warning; undefined before a run (the baselines
+   * are then assumed). Read once per results.json, like the measured stabilities.
+   */
+  private async baselinesFor(configFile: string): Promise<RunBaselines | undefined> {
+    for (const file of await this.finishedResults(configFile)) {
+      const mtimeMs = (await fs.stat(file).catch(() => undefined))?.mtimeMs;
+      if (mtimeMs === undefined) continue;
+      let known = this.runBaselines.get(file);
+      if (!known || known.mtimeMs !== mtimeMs) {
+        const baselines = await loadRun(path.dirname(file)).then(
+          (run) => baselinesOfResults(run.results),
+          () => undefined,
+        );
+        this.runBaselines.set(file, (known = { mtimeMs, baselines }));
+      }
+      if (known.baselines) return known.baselines;
+    }
+    return undefined;
   }
 
   /** The config's finished runs' results files, newest first. */

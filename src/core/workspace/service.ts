@@ -82,7 +82,10 @@ export class WorkspaceService {
     const [section, index, key] = field;
     if (loaded && section === "benchmarks" && typeof index === "number" && (key === undefined || key === "task" || key === "name")) {
       const benchmark = loaded.resolved.benchmarks.find((b) => b.entry === index);
-      if (benchmark) return { markdown: benchmarkHover(benchmark, loaded.resolved.models), schemaOnly: false };
+      if (benchmark) {
+        const power = (loaded.power ?? []).filter((p) => p.entry === index && p.benchmark === benchmark.name);
+        return { markdown: benchmarkHover(benchmark, loaded.resolved.models, power), schemaOnly: false };
+      }
     }
     if (loaded && section === "abilities" && typeof index === "number" && (key === undefined || key === "name" || key === "data")) {
       // By the entry's name: a list of files with `sets: separate` resolves to more abilities than entries.

@@ -1,8 +1,9 @@
 // Validate Config: the problems the workspace model found in the config (and, through it, in the
-// files it names), then what only compiling its jobs finds (an item past the model's window), then,
-// for an SSH or Slurm target, what only the target can say (the host, its runner, the model folders
-// there, sbatch --test-only). Asking the target runs ssh or sbatch, so it needs a trusted
-// workspace; the file checks do not.
+// files it names), then what only compiling its jobs finds (an item past the model's window), each
+// benchmark's power, the shard split and the device plan in the output, then, for an SSH or Slurm
+// target, what only the target can say (the host, its runner, the model folders there, sbatch
+// --test-only). Asking the target runs ssh or sbatch, so it needs a trusted workspace; the file
+// checks do not.
 import * as os from "node:os";
 import * as path from "node:path";
 import * as vscode from "vscode";
@@ -11,6 +12,8 @@ import { checkTarget } from "../../core/launch/check";
 import { describeTarget } from "../../core/config/target";
 import { devicePlanLines, shardSplitLines } from "../../core/plan/compile";
 import { newestPace } from "../../core/results/runs";
+import { newestBaselines } from "../../core/run/baselines";
+import { powerLines } from "../../core/config/power";
 import { errorsOf } from "../../core/base/problems";
 import type { CommandFactory, Ctx } from "../ctx";
 import { pickConfig } from "./pickConfig";
@@ -32,7 +35,14 @@ export const validateConfig: CommandFactory = (ctx) => async (uri?: vscode.Uri) 
   }
   // The tasks' Python runs as the workspace's checks let it (Restricted Mode, the user's answers).
   const inputs = { ...directInputs(), helpers: ctx.workspace.helperPolicy };
-  const { profile } = await loadProfile(config.fsPath, document ? { text: document.getText(), inputs } : { inputs });
+  // each benchmark's power at the newest run's baselines (assumed before a run), as `bprof validate` prints it
+  const baselines = await newestBaselines(config.fsPath, document?.getText());
+  const { profile, power } = await loadProfile(config.fsPath, {
+    ...(document ? { text: document.getText() } : {}),
+    inputs,
+    ...(baselines ? { baselines } : {}),
+  });
+  for (const line of powerLines(power ?? [])) ctx.log(`${name}: ${line}`);
   const split = profile ? await shardSplitLines(profile, os.availableParallelism(), (model) => newestPace(profile.configFile, model)) : [];
   for (const line of split) ctx.log(`${name}: ${line}`);
   for (const line of profile ? await devicePlanLines(profile) : []) ctx.log(`${name}: ${line}`);

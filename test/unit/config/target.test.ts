@@ -12,7 +12,7 @@ import { formatProblem } from "../../../src/core/base/problems";
 import { hostCommand, hostPathWord, shellWord, sshArguments } from "../../../src/core/base/host";
 import { parseJobState } from "../../../src/core/launch/slurm";
 import { describeTarget, resolveTarget } from "../../../src/core/config/target";
-import { makeTinyProject, type TinyProject } from "../../support/tinyProject";
+import { makeTinyProject, withoutLowPower, type TinyProject } from "../../support/tinyProject";
 
 const FILE = "/p/x.bprof.yaml";
 const BASE = "models:\n  - path: ./m\nbenchmarks:\n  - task: t.yaml\n";
@@ -156,7 +156,12 @@ after(async () => fs.rm(project.root, { recursive: true, force: true }));
 
 async function load(text: string) {
   const { profile, problems } = await loadProfile(project.configPath, { text });
-  return { profile, lines: problems.map(formatProblem).map((l) => l.replaceAll(project.root, "<root>")) };
+  return {
+    profile,
+    lines: withoutLowPower(problems)
+      .map(formatProblem)
+      .map((l) => l.replaceAll(project.root, "<root>")),
+  };
 }
 
 test("weights are needed on this machine only when the runner reads them here", async () => {

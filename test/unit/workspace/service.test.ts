@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
+import { documentsToDetect } from "../../../src/core/analysis/power";
 import { checkDiagnosticDataset } from "../../../src/core/diagnostic/dataset";
 import { problemCountsText, sumCounts } from "../../../src/core/language/outline";
 import { diagnosticSequence, renderDiagnosticItem } from "../../../src/core/prompts/diagnosticText";
@@ -13,6 +14,7 @@ import { WorkspaceClient, type ProblemsUpdate } from "../../../src/core/workspac
 import { WorkspaceModel } from "../../../src/core/workspace/model";
 import { WorkspaceService } from "../../../src/core/workspace/service";
 import { makeProfileProject, QUANT, SPATIAL } from "../../support/profileProject";
+import { writeScoredRun } from "../../support/tinyProject";
 
 async function served() {
   const project = await makeProfileProject();
@@ -59,6 +61,48 @@ test("hover on a config: a benchmark's first document and size, an ability's ite
   assert.deepEqual(key, { markdown: "**batch\\_size** (default `8`)\n\nDiagnostic sequences per importance batch.", schemaOnly: true });
 });
 
+test("hover on a benchmark entry: its minimum detectable AIS at an assumed baseline, then at the newest run's; the warning follows", async (t) => {
+  const { project, model, service, config } = await served();
+  t.after(() => fs.rm(project.root, { recursive: true, force: true }));
+  const at = positionOf(config, "tiny_yes.yaml", 2);
+  const before = (await service.hover(project.configPath, at))!.markdown;
+  const assumedNeeds = documentsToDetect({ baseline: 0.75, chance: 0.5 }, 0.1)!;
+  assert.ok(
+    before.includes(
+      "Minimum detectable AIS: none up to 1 at 95% confidence and 80% power, at an assumed baseline 0.75 (halfway between chance and 1: no finished run has scored it); " +
+        `\`stats.min_effect\` 0.1 needs ${assumedNeeds.toLocaleString("en-US")} documents`,
+    ),
+    before,
+  );
+  const warning = () => model.problemsOf(project.configPath).find((p) => p.code === "config.low-power");
+  assert.match(warning()!.message, /its 8 documents detect no AIS up to 1 at a baseline assumed halfway between chance 0\.5 and 1/);
+
+  // a run finishes: its results.json appears, and the config is checked again at its baseline
+  const runId = "20261201-000000-aaaa";
+  const dir = await writeScoredRun(project.configPath, runId, [
+    { name: "tiny-llama", benchmarks: [{ name: "tiny_yes", items: 8, acc: 0.875, chance: 0.5 }] },
+  ]);
+  model.filesChanged([{ file: path.join(dir, "results.json"), kind: "created" }]);
+  await model.update();
+  const after = (await service.hover(project.configPath, at))!.markdown;
+  const runNeeds = documentsToDetect({ baseline: 0.875, chance: 0.5 }, 0.1)!;
+  assert.ok(
+    after.includes(
+      `Minimum detectable AIS: none up to 1 at 95% confidence and 80% power, from the baseline acc 0.875 of run \`${runId}\` (chance 0.5); ` +
+        `\`stats.min_effect\` 0.1 needs ${runNeeds.toLocaleString("en-US")} documents`,
+    ),
+    after,
+  );
+  assert.ok(!after.includes("assumed"), after);
+  assert.match(
+    warning()!.message,
+    new RegExp(
+      `its 8 documents detect no AIS up to 1 at the baseline acc 0\\.875 of run ${runId} \\(chance 0\\.5\\); it would need ${runNeeds} documents$`,
+    ),
+  );
+  assert.deepEqual(warning()!.data, { documents: runNeeds });
+});
+
 test("completion in a config knows the workspace's datasets and abilities; the outline counts items and problems", async (t) => {
   const { project, service, config } = await served();
   t.after(() => fs.rm(project.root, { recursive: true, force: true }));
@@ -94,8 +138,12 @@ test("completion in a config knows the workspace's datasets and abilities; the o
     outline!.abilities[1]!.range.start.line,
     config.split("\n").findIndex((l) => l.includes(SPATIAL)),
   );
-  assert.deepEqual(outline!.problems, { errors: 0, warnings: 2, inFiles: { errors: 0, warnings: 2 } });
-  assert.equal(problemCountsText(outline!.problems), "2 warnings in files it names", "the config itself has none in Problems");
+  assert.deepEqual(outline!.problems, { errors: 0, warnings: 3, inFiles: { errors: 0, warnings: 2 } });
+  assert.equal(
+    problemCountsText(outline!.problems),
+    "1 warning in config, 2 in files it names",
+    "the config's own is its benchmark's power: 8 documents detect no AIS (config.low-power)",
+  );
 });
 
 test("the Profiles tree's counts say where the problems are, so they match the Problems panel", () => {
