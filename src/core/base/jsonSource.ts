@@ -71,3 +71,13 @@ export function positionAt(text: string, offset: number): { line: number; column
   }
   return { line, column: offset - lineStart + 1 };
 }
+
+/** The segments of a JSON Pointer (an Ajv error's instancePath), list indexes as numbers. */
+export function jsonPointerPath(pointer: string): (string | number)[] {
+  if (pointer === "") return [];
+  return pointer
+    .slice(1)
+    .split("/")
+    .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+}

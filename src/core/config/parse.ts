@@ -3,6 +3,7 @@ import Ajv, { type ErrorObject } from "ajv";
 import type { Problem } from "../base/problems";
 import { formatFieldPath, parseYamlSource, type YamlSource } from "../base/yamlSource";
 import { nearestWord } from "../base/nearest";
+import { jsonPointerPath } from "../base/jsonSource";
 import schema from "./schema.json";
 import type { ProfileConfig } from "./types";
 
@@ -82,15 +83,6 @@ function withoutAnyOfNoise(errors: ErrorObject[]): ErrorObject[] {
   return errors.filter((e) => !drop.has(e));
 }
 
-function pathFromPointer(pointer: string): (string | number)[] {
-  if (pointer === "") return [];
-  return pointer
-    .slice(1)
-    .split("/")
-    .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))
-    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
-}
-
 /** A k of 1 or more is most likely a percentage: 1.024 meant 0.01024. */
 function kOutOfRange(value: unknown, path: (string | number)[], source: YamlSource): Problem {
   const k = Number(value);
@@ -105,7 +97,7 @@ function kOutOfRange(value: unknown, path: (string | number)[], source: YamlSour
 }
 
 function schemaProblem(error: ErrorObject, source: YamlSource): Problem {
-  const path = pathFromPointer(error.instancePath);
+  const path = jsonPointerPath(error.instancePath);
   const name = path.length > 0 ? `\`${formatFieldPath(path)}\`` : "the config";
   const description = (error.parentSchema as { description?: string } | undefined)?.description;
   switch (error.keyword) {

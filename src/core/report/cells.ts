@@ -9,6 +9,7 @@ import {
   type CellMetric,
   type ModelProfile,
   type ModelResults,
+  type NoiseResult,
   type Results,
   type VariantBenchmark,
   type VariantResult,
@@ -262,16 +263,10 @@ function flatCell(
 }
 
 /** A benchmark's noise at one k and metric, under one rule (results' ModelProfile.noise). */
-export interface FlatNoise {
+export interface FlatNoise extends NoiseResult {
   model: string;
   method: string;
   candidates?: "all";
-  k: number;
-  metric: Metric;
-  benchmark: string;
-  signal: number;
-  noise: number;
-  snr: number | null;
   /** snr below 1: the abilities' differences on the benchmark are within its noise. */
   is_noise: boolean;
 }

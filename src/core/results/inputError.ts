@@ -3,6 +3,7 @@
 // a repository the user opened, so everything in it is checked for its type when it is read;
 // the checks' JSON Schemas say what each field is, and their errors are worded here.
 import type { ErrorObject } from "ajv";
+import { jsonPointerPath } from "../base/jsonSource";
 
 /** Input a report cannot be made from (a missing run, another schema, a damaged file). */
 export class ReportInputError extends Error {
@@ -37,23 +38,13 @@ export function fieldPath(segments: readonly (string | number)[]): string {
     .join("");
 }
 
-/** The segments of a JSON Pointer (Ajv's instancePath), list indexes as numbers. */
-function pointerSegments(pointer: string): (string | number)[] {
-  if (pointer === "") return [];
-  return pointer
-    .slice(1)
-    .split("/")
-    .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))
-    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
-}
-
 /**
  * The first error of a failed validation as `field: expected ...` (no field for the value as a
  * whole). Ajv adds an `if` error after the errors of the branch that failed: the branch's say more.
  */
 export function schemaErrorText(errors: readonly ErrorObject[], root: object): string {
   const error = firstError(errors);
-  const segments = pointerSegments(error.instancePath);
+  const segments = jsonPointerPath(error.instancePath);
   let what: string;
   if (error.keyword === "required") {
     const missing = (error.params as { missingProperty: string }).missingProperty;
