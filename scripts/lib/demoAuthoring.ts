@@ -235,6 +235,9 @@ ablation:
 seed: 1
 bootstrap:
   resamples: 1000
+stats:
+  min_effect: 0.6 # the smallest AIS worth finding: a benchmark of 100 documents detects only large ones
+                  # (bprof validate and the benchmark's hover say how large); a real profile wants more
 `;
 }
 

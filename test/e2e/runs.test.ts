@@ -358,7 +358,9 @@ test(
         await selectOption(frame, "k", "0.00256");
         await selectOption(frame, "metric", "acc_norm");
         await selectOption(frame, "metric", "acc");
-        const negative = frame.locator("button.cell", { hasText: /^-0\.\d+\*/ }).first();
+        // a negative cell, starred or not: at k = 0.00256 the demo's 100 documents rarely give a
+        // drop that survives the table's correction, and the documents behind one are listed alike
+        const negative = frame.locator("button.cell", { hasText: /^-\d+\.\d+/ }).first();
         // The view is drawn anew when the switched metric's data arrives, with its table folded again,
         // which can be after the switch shows in the control: open the table until a cell shows.
         await waitFor(

@@ -3,6 +3,7 @@
 // benchmark per task and the group in results.json, its AIS recomputed by hand from the per-item
 // files -> its column in `bprof report` read from the run folder.
 import assert from "node:assert/strict";
+import { parse as parseCsv } from "csv-parse/sync";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
@@ -88,6 +89,7 @@ test(
     assert.equal(md.exitCode, 0, md.stderr);
     assert.match(md.stdout, /\| ability \| tiny\\_yes \| tiny\\_few \| tiny\\_pair \(group: 2 tasks\) \|/);
     const csv = await bprof(["report", runDir, "--format", "csv", "--out", "-"]);
-    assert.ok(csv.stdout.split("\r\n").some((line) => line.includes(",tiny_pair,acc,13,") && line.endsWith(",2")));
+    const rows = parseCsv(csv.stdout, { columns: true }) as Record<string, string>[];
+    assert.ok(rows.some((r) => r.benchmark === "tiny_pair" && r.metric === "acc" && r.items === "13" && r.group_tasks === "2"));
   },
 );

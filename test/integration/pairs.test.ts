@@ -45,6 +45,7 @@ test("a pair of abilities: the union of their top sets ablated, its AIS and inte
   for (const section of report.models[0]!.profile!.sections) {
     const pair = pairs.find((x) => x.k === section.k)!;
     const acc = pair.benchmarks[0]!.acc!;
+    if (acc.reason !== undefined) assert.ok(section.reasons.includes(acc.reason), JSON.stringify(section.reasons));
     assert.deepEqual(section.pairs, [
       {
         abilities: [QUANT, SPATIAL],
@@ -57,6 +58,10 @@ test("a pair of abilities: the union of their top sets ablated, its AIS and inte
             interference: acc.interference,
             interferenceCi: acc.interference_ci,
             significant: acc.significant,
+            // a reason is a note of the section's, by number
+            ...(acc.reason !== undefined ? { reason: section.reasons.indexOf(acc.reason) + 1 } : {}),
+            p: acc.p,
+            q: acc.q,
           },
         ],
       },
@@ -114,6 +119,14 @@ test("a pair of abilities: the union of their top sets ablated, its AIS and inte
       assert.equal(cell.interference, null);
       continue;
     }
+    // saturated (the pair's AIS or its interval reaching 1, or either ability's top cell at
+    // chance): no interference, no star
+    const topCell = (ability: string) => top(ability).benchmarks.find((x) => x.name === "tiny_yes")!.acc!;
+    if (x >= 1 || cell.ci!.high >= 1 || topCell(QUANT).saturated || topCell(SPATIAL).saturated) {
+      assert.deepEqual([cell.interference, cell.interference_ci, cell.p, cell.significant], [null, null, null, false]);
+      assert.match(cell.reason!, /^saturated: not defined/);
+      continue;
+    }
     assert.ok(Math.abs(cell.interference! - (x - y - z)) < 1e-12);
     const rand = seededRandom(seed);
     const values: number[] = [];
@@ -126,7 +139,12 @@ test("a pair of abilities: the union of their top sets ablated, its AIS and inte
     const tail = (1 - confidence) / 2;
     assert.ok(Math.abs(cell.interference_ci!.low - percentile(values, tail)) < 1e-12);
     assert.ok(Math.abs(cell.interference_ci!.high - percentile(values, 1 - tail)) < 1e-12);
-    assert.equal(cell.significant, cell.interference_ci!.low > 0 || cell.interference_ci!.high < 0);
+    // its p: two-sided, from the share of resampled interferences on either side of 0 (+1 each);
+    // alone in its table (one pair, one benchmark), its q is its p
+    const sideCount = Math.min(values.filter((v) => v <= 0).length, values.filter((v) => v >= 0).length);
+    assert.equal(cell.p, Math.min(1, (2 * (1 + sideCount)) / (values.length + 1)));
+    assert.equal(cell.q, cell.p);
+    assert.equal(cell.significant, cell.q! < model.profile!.stats!.threshold);
   }
 });
 
@@ -193,8 +211,11 @@ test(
         const [both, a, b] = [await ais(pair.items_file), await ais(top(QUANT).items_file), await ais(top(SPATIAL).items_file)];
         const cell = pair.benchmarks[0]!.acc!;
         assert.equal(cell.ais, both);
-        if (both !== null && a !== null && b !== null) assert.ok(Math.abs(cell.interference! - (both - a - b)) < 1e-12);
-        else assert.equal(cell.interference, null);
+        const saturated =
+          (both !== null && (both >= 1 || cell.ci!.high >= 1)) ||
+          [QUANT, SPATIAL].some((ability) => top(ability).benchmarks[0]!.acc!.saturated);
+        if (both !== null && a !== null && b !== null && !saturated) assert.ok(Math.abs(cell.interference! - (both - a - b)) < 1e-12);
+        else assert.equal(cell.interference, null, `${rule.method} at k = ${pair.k}: ${cell.reason}`);
       }
     }
     assert.notEqual(signed.pairs![0]!.items_file, paper.pairs![0]!.items_file, "each rule's pair has its own file");

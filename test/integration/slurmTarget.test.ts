@@ -15,6 +15,7 @@ import { loadProfile } from "../../src/core/config/load";
 import { runProfile } from "../../src/core/run/runProfile";
 import { bprof, cliPath, repoRoot, runnerPath } from "../support/cli";
 import { CONFIG_YAML, makeProfileProject } from "../support/profileProject";
+import { assertSameProfile } from "../support/runFolder";
 import { startSlurmCluster, type SlurmCluster } from "../support/slurmCluster";
 import { loginNodeYaml, startSshServer, type SshServer } from "../support/sshServer";
 
@@ -97,7 +98,7 @@ test(
     const state = await execa("scontrol", ["show", "job", "-o", id!], { env: cluster.env });
     assert.match(String(state.stdout), /JobState=COMPLETED/);
     assert.match(String(state.stdout), new RegExp(`Partition=${cluster.partition}\\b`));
-    assert.deepEqual(await profileOf(runDir), localProfile, "AIS, intervals, flips and overlap equal the local run's");
+    assertSameProfile(await profileOf(runDir), localProfile, "AIS, intervals, flips and overlap equal the local run's");
   },
 );
 
@@ -119,7 +120,7 @@ test("submitted from a login node over SSH: job and output in the remote workdir
       (await fs.readdir(path.join(runDir, "models", "tiny-llama", "runner"))).sort(),
       (await fs.readdir(path.join(onHost, "runner"))).sort(),
     );
-    assert.deepEqual(await profileOf(runDir), localProfile);
+    assertSameProfile(await profileOf(runDir), localProfile);
   } finally {
     await fs.rm(remote, { recursive: true, force: true });
   }
@@ -170,7 +171,7 @@ test("Ctrl-C cancels the queued Slurm job; --resume submits a new one that finis
   assert.equal(resumed.exitCode, 0, `resume on Slurm failed:\n${resumed.stderr}`);
   const again = /submitted Slurm job (\d+)/.exec(resumed.stderr)?.[1];
   assert.ok(again && again !== id, `a new job after the cancelled one:\n${resumed.stderr}`);
-  assert.deepEqual(await profileOf(await onlyRun(config)), localProfile);
+  assertSameProfile(await profileOf(await onlyRun(config)), localProfile);
 });
 
 test("a run whose client died follows its queued job on --resume instead of submitting another", { timeout: 120_000 }, async () => {
@@ -193,7 +194,7 @@ test("a run whose client died follows its queued job on --resume instead of subm
   } finally {
     await node.release();
   }
-  assert.deepEqual(await profileOf(await onlyRun(config)), localProfile);
+  assertSameProfile(await profileOf(await onlyRun(config)), localProfile);
 });
 
 test("sbatch's refusal is an error that names what to check", { timeout: 60_000 }, async () => {
@@ -259,5 +260,5 @@ test("a submit host that cannot build the runner: the job builds it on its node 
   const built = /^@@bprof built (\S+)$/m.exec(said)?.[1];
   assert.ok(built?.startsWith(cache + path.sep), `built into the cache: ${built}`);
   assert.ok((await fs.stat(built!)).isFile());
-  assert.deepEqual(await profileOf(outcome.runDir), localProfile, "the same results as the local run's");
+  assertSameProfile(await profileOf(outcome.runDir), localProfile, "the same results as the local run's");
 });

@@ -13,6 +13,7 @@ import { after, before, test } from "node:test";
 import { freePort } from "../support/ports";
 import { bprof, cliPath, runnerPath } from "../support/cli";
 import { CONFIG_YAML, makeProfileProject } from "../support/profileProject";
+import { assertSameProfile } from "../support/runFolder";
 import { startSshServer, type SshServer } from "../support/sshServer";
 
 let server: SshServer;
@@ -106,7 +107,7 @@ test("a profile runs over SSH on the host's copy of the model and gives the loca
   assert.equal(await targetOf(runDir), `127.0.0.1:${server.port} over SSH`);
   assert.equal(await targetOf(localRun), "this machine");
   assert.ok(overSsh.variants.length > 0);
-  assert.deepEqual(overSsh, here, "AIS, intervals, flips and overlap equal the local run's");
+  assertSameProfile(overSsh, here, "AIS, intervals, flips and overlap equal the local run's");
 });
 
 test("Ctrl-C stops the runner on the host; --resume continues there", { timeout: 180_000 }, async () => {

@@ -113,7 +113,11 @@ export async function checkDemoFigures(runDir: string): Promise<DemoFigures> {
     const a = await aisByHand(topOf(DEMO_PAIR[0]).items_file, b.name);
     const c = await aisByHand(topOf(DEMO_PAIR[1]).items_file, b.name);
     close(union, b.acc!.ais, `${b.name}: AIS of the pair`);
-    close(union === null || a === null || c === null ? null : union - a - c, b.acc!.interference, `${b.name}: interference`);
+    // saturated (the pair at chance, or either ability alone at chance): not defined
+    const atChance = (ability: string) => topOf(ability).benchmarks.find((x) => x.name === b.name)!.acc!.saturated === true;
+    const saturated = union !== null && (union >= 1 || b.acc!.ci!.high >= 1 || DEMO_PAIR.some(atChance));
+    assert.equal(b.acc!.reason !== undefined && b.acc!.interference === null, saturated, `${b.name}: the pair's saturation`);
+    close(union === null || a === null || c === null || saturated ? null : union - a - c, b.acc!.interference, `${b.name}: interference`);
     interference[b.name] = b.acc!.interference;
   }
   return {

@@ -21,3 +21,34 @@ export async function resultsOf(runDir: string, also: readonly string[] = []): P
   for (const field of also) delete results[field];
   return results;
 }
+
+/** How far apart two hosts' fluency log-likelihoods may be, relative to their size. */
+const FLUENCY_TOLERANCE = 1e-6;
+
+/**
+ * Asserts that a profile run elsewhere (an SSH host, a Slurm node) equals this machine's: every
+ * field exactly, but the fluency figures within a relative 1e-6. They are sums of float
+ * log-probabilities, and a session on another host may pick another BLAS kernel (OpenBLAS reads
+ * OPENBLAS_CORETYPE from the environment, which an SSH login does not carry), so their last digits
+ * differ; scores, flips, AIS and intervals come from comparisons of those numbers and do not.
+ */
+export function assertSameProfile(actual: unknown, expected: unknown, message?: string): void {
+  assert.deepEqual(withFluencyOf(actual, expected), expected, message);
+}
+
+/** `actual` with each fluency number that is within the tolerance of `expected`'s replaced by it. */
+function withFluencyOf(actual: unknown, expected: unknown, inFluency = false): unknown {
+  if (inFluency && typeof actual === "number" && typeof expected === "number")
+    return Math.abs(actual - expected) <= FLUENCY_TOLERANCE * Math.max(Math.abs(actual), Math.abs(expected)) ? expected : actual;
+  if (Array.isArray(actual) && Array.isArray(expected)) return actual.map((x, i) => withFluencyOf(x, expected[i], inFluency));
+  if (actual && expected && typeof actual === "object" && typeof expected === "object" && !Array.isArray(actual)) {
+    const e = expected as Record<string, unknown>;
+    return Object.fromEntries(
+      Object.entries(actual as Record<string, unknown>).map(([key, value]) => [
+        key,
+        withFluencyOf(value, e[key], inFluency || key === "fluency"),
+      ]),
+    );
+  }
+  return actual;
+}

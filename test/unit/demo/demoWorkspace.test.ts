@@ -22,7 +22,6 @@ import {
 } from "../../../scripts/lib/demoAuthoring";
 import { separateSetName } from "../../../src/core/config/abilities";
 import { formatProblem } from "../../../src/core/base/problems";
-import { withoutLowPower } from "../../support/tinyProject";
 
 const committed = path.resolve(import.meta.dirname, "..", "..", "..", "media", "demo");
 
@@ -81,15 +80,33 @@ test("the splits are disjoint and of the planned sizes; the second set holds non
   }
 });
 
-test("the demo config loads without a problem besides its benchmarks' power", async () => {
-  const { profile, problems } = await loadProfile(path.join(committed, DEMO_CONFIG));
-  assert.deepEqual(withoutLowPower(problems).map(formatProblem), []);
+test("the demo config loads without a problem; its min_effect is what 100 documents can detect, until a baseline says otherwise", async () => {
+  const file = path.join(committed, DEMO_CONFIG);
+  const { profile, problems } = await loadProfile(file);
+  assert.deepEqual(problems.map(formatProblem), []);
   assert.ok(profile);
-  // 100 documents a benchmark (`limit: 100`) detect an AIS of about 0.5 at 80% power, not the
-  // default `stats.min_effect` 0.1: a config.low-power warning at each entry
+  // 100 documents a benchmark (`limit: 100`) detect an AIS of about 0.52 at 80% power at the
+  // assumed baseline (halfway between chance 0.25 and 1), not the default `stats.min_effect` 0.1:
+  // the demo asks for 0.6, and without that each entry would warn
+  assert.equal(profile.stats.minEffect, 0.6);
+  const text = await fs.readFile(file, "utf8");
+  const defaults = await loadProfile(file, { text: text.replace(/^stats:\n(?: .*\n)+/m, "") });
   assert.deepEqual(
-    problems.map((p) => [p.code, p.field]),
+    defaults.problems.map((p) => [p.code, p.field]),
     profile.benchmarks.map((_, i) => ["config.low-power", `benchmarks[${i}]`]),
+  );
+  // once a run has scored them, a benchmark whose baseline is near chance cannot detect even 0.6
+  const baselines = profile.benchmarks.map((b, i) => ({
+    benchmark: b.name,
+    model: profile.models[0]!.name,
+    metric: "acc" as const,
+    baseline: i === 2 ? 0.43 : 0.8,
+    chance: 0.25,
+  }));
+  const scored = await loadProfile(file, { baselines: { runId: "r", baselines } });
+  assert.deepEqual(
+    scored.problems.map((p) => [p.code, p.field]),
+    [["config.low-power", "benchmarks[2]"]],
   );
   // the ten, and a second set of one (`sets: separate`); pairs and expects as the config says
   assert.deepEqual(
