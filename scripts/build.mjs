@@ -44,6 +44,14 @@ await Promise.all([
   }),
   esbuild.build({
     ...common,
+    entryPoints: ["webview/review.ts"],
+    outfile: "dist/webview/review.js",
+    platform: "browser",
+    format: "iife",
+    target: "es2022",
+  }),
+  esbuild.build({
+    ...common,
     entryPoints: ["webview/report.ts"],
     outfile: "dist/report.js",
     platform: "browser",

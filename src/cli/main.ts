@@ -27,6 +27,7 @@ import { powerLines } from "../core/config/power";
 import { formatAisTables, formatBaseline, formatRunSummary, wrapLine } from "./aisTable";
 import { DEMO_USAGE, prepareDemo } from "./demo";
 import { generateCommand, GENERATE_USAGE } from "./generate";
+import { reviewCommand, REVIEW_USAGE } from "./review";
 import { progressView } from "./progress";
 import { guardTerminalOutput } from "./terminal";
 import { runnerCommand, runnerSpec, RUNNER_USAGE } from "./runner";
@@ -65,7 +66,7 @@ commands:
                                  or latex (a booktabs table)
     --out FILE                   where to write it (default: stdout)
     --k K, --metric M            the k compared (default the largest both ran); acc or acc_norm
-${GENERATE_USAGE}${DEMO_USAGE}${RUNNER_USAGE}
+${GENERATE_USAGE}${REVIEW_USAGE}${DEMO_USAGE}${RUNNER_USAGE}
 options:
   --runner PATH   bprof-runner executable (default: $BPROF_RUNNER, the source checkout's build,
                   else the one built from the bundled sources, built on first use)
@@ -93,6 +94,7 @@ async function main(argv: string[]): Promise<number> {
         ability: { type: "string" },
         n: { type: "string" },
         seed: { type: "string" },
+        review: { type: "string" },
         "no-target": { type: "boolean" },
         "no-task-python": { type: "boolean" },
         "confirm-run-unsafe-code": { type: "boolean" },
@@ -123,6 +125,8 @@ async function main(argv: string[]): Promise<number> {
         : usageError("compare needs two profiles: <run-a>[:model] <run-b>[:model]");
     case "generate":
       return target ? usageError("generate takes no file argument (use --out)") : generateCommand(values);
+    case "review":
+      return reviewCommand(positionals.slice(1), values);
     case "demo":
       return demo(values.dir ?? path.join(process.cwd(), ".bprof", "demo"), values.runner);
     case "runner":

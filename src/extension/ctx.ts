@@ -9,6 +9,7 @@ import type { Log } from "./output";
 import type { CaseRuns } from "./runs/caseRuns";
 import type { RunController } from "./runs/controller";
 import type { Runner } from "./runs/runner";
+import type { ReviewMode } from "./review/reviewMode";
 import { trusted } from "./trust";
 import type { Workspace } from "./workspace/workspace";
 
@@ -23,6 +24,8 @@ export interface Services {
   readonly runner: Runner;
   /** Which run's flipped documents the editor shows, per config. */
   readonly caseRuns: CaseRuns;
+  /** The diagnostic dataset under review, if any. */
+  readonly review: ReviewMode;
 }
 
 export class Ctx implements Services {
@@ -30,6 +33,7 @@ export class Ctx implements Services {
   readonly runs: RunController;
   readonly runner: Runner;
   readonly caseRuns: CaseRuns;
+  readonly review: ReviewMode;
 
   constructor(
     readonly extension: vscode.ExtensionContext,
@@ -37,7 +41,7 @@ export class Ctx implements Services {
     readonly log: Log,
     services: Services,
   ) {
-    ({ workspace: this.workspace, runs: this.runs, runner: this.runner, caseRuns: this.caseRuns } = services);
+    ({ workspace: this.workspace, runs: this.runs, runner: this.runner, caseRuns: this.caseRuns, review: this.review } = services);
   }
 
   get subscriptions(): vscode.Disposable[] {

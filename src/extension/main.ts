@@ -9,6 +9,7 @@ import { logTo } from "./output";
 import { CaseRuns } from "./runs/caseRuns";
 import { RunController } from "./runs/controller";
 import { Runner } from "./runs/runner";
+import { ReviewMode } from "./review/reviewMode";
 import { Workspace } from "./workspace/workspace";
 import { activateCodeLens } from "./language/codeLens";
 import { activateCompletion } from "./language/completion";
@@ -28,7 +29,9 @@ export function activate(extension: vscode.ExtensionContext): void {
   const runs = new RunController({ workspace, state: extension.workspaceState, runner, output, log });
   const caseRuns = new CaseRuns({ extension, workspace });
   extension.subscriptions.push(output, workspace, runs, caseRuns);
-  const ctx = new Ctx(extension, output, log, { workspace, runs, runner, caseRuns });
+  const review = new ReviewMode({ extension });
+  extension.subscriptions.push(review);
+  const ctx = new Ctx(extension, output, log, { workspace, runs, runner, caseRuns, review });
   workspace.start();
 
   activateQuickFixes(ctx);

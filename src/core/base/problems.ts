@@ -40,6 +40,7 @@ export const PROBLEM_CODES = {
   "config.dataset-has-errors": { severity: "error", summary: "a diagnostic dataset with errors of its own" },
   "config.dataset-undeclared-abilities": { severity: "warning", summary: "a dataset with items of abilities the config does not declare" },
   "config.ability-no-items": { severity: "error", summary: "an ability none of whose files has an item for it" },
+  "config.review-missing": { severity: "error", summary: "`review: accepted` on a dataset that has no review file" },
   "config.layers-excluded": { severity: "error", summary: "front_removal + back_removal leave no layer" },
   "config.k-out-of-range": { severity: "error", summary: "a k outside (0, 1) (data: k / 100 when k looks like a percentage)" },
   "config.k-outside-paper": {
@@ -151,6 +152,10 @@ export const PROBLEM_CODES = {
     severity: "warning",
     summary: "an ability whose ranking a run measured unstable (its items' two halves rank unlike sets)",
   },
+
+  // Review files of diagnostic datasets (*.review.jsonl).
+  "review.invalid-record": { severity: "error", summary: "a line of a review file that is not a decision or the sample" },
+  "review.answer-out-of-range": { severity: "error", summary: "a correction to a choice the item does not have" },
 
   // lm-eval task files and their data.
   "task.unsupported-key": { severity: "error", summary: "a task key the profiler does not support" },

@@ -5,6 +5,9 @@ import { nearMissAbility, PAPER_ABILITIES } from "../diagnostic/paperAbilities";
 import { resolvePairs } from "./pairs";
 import type { DiagnosticDatasetCheck } from "../diagnostic/dataset";
 import type { DiagnosticItem } from "../diagnostic/item";
+import { loadReviewOf, type LoadedReview } from "../diagnostic/review/reviewFile";
+import { reviewedItems } from "../diagnostic/review/forRun";
+import { labelAccuracy, type ItemReview, type LabelAccuracy } from "../diagnostic/review/states";
 import { errorsOf, type Problem } from "../base/problems";
 import { isFile } from "../base/fsutil";
 import { candidateCount, readParameterCount, selectedCount } from "../model/parameters";
@@ -21,6 +24,23 @@ export interface ResolvedAbility {
   items: DiagnosticItem[];
   /** A second diagnostic set of this ability (the config's `of`). */
   of?: string;
+  /** How its datasets' reviews chose and corrected its items; absent when none has a review file, or with `review: ignore`. */
+  review?: AbilityReview;
+}
+
+/** What a run records of the reviews behind an ability's items (results.json's `abilities[].review`). */
+export interface AbilityReview {
+  use: "accepted" | "not_rejected";
+  /** The review files read, absolute, with the SHA-256 of each one's text. */
+  files: { file: string; sha256: string }[];
+  /** Items of the ability the review left out (rejected; with `accepted`, also those not accepted). */
+  leftOut: number;
+  /** Items used with a reviewer's answer instead of the dataset's. */
+  corrected: number;
+  /** The share of its reviewed labels found right (in the review's sample where it has one), before `limit`. */
+  accuracy: LabelAccuracy;
+  /** Some file's review has a random sample, and the accuracy is measured on it. */
+  sampled: boolean;
 }
 
 export interface ResolvedAblation {
@@ -276,6 +296,15 @@ async function loadAbilities(
     }
     return loaded;
   };
+  const reviews = new Map<string, Promise<LoadedReview | undefined>>();
+  const loadReview = (file: string) => {
+    let loaded = reviews.get(file);
+    if (!loaded) {
+      loaded = loadReviewOf(file, context.inputs.files);
+      reviews.set(file, loaded);
+    }
+    return loaded;
+  };
   const reported = new Set<string>();
   const abilities: ResolvedAbility[] = [];
 
@@ -329,6 +358,7 @@ async function loadAbilities(
       const files: string[] = [];
       const items: DiagnosticItem[] = [];
       const abilitiesInFiles = new Set<string>();
+      const review = new ReviewTally(spec.review === "accepted" ? "accepted" : "not_rejected");
       let usable = true;
       for (const entry of group) {
         const file = path.resolve(context.root, entry.file);
@@ -350,7 +380,36 @@ async function loadAbilities(
         if (errorsOf(loaded.problems).length > 0) usable = false;
         const byAbility = itemsByAbility(loaded);
         for (const name of byAbility.keys()) abilitiesInFiles.add(name);
-        items.push(...(byAbility.get(spec.of ?? spec.name) ?? []));
+        const ofAbility = byAbility.get(spec.of ?? spec.name) ?? [];
+        if (spec.review === "ignore") {
+          items.push(...ofAbility);
+          continue;
+        }
+        const reviewed = await loadReview(file);
+        if (reviewed && !reported.has(reviewed.file)) {
+          reported.add(reviewed.file);
+          problems.push(...reviewed.problems);
+        }
+        if (!reviewed && spec.review === "accepted") {
+          problems.push(
+            source.at(
+              ["abilities", i, "review"],
+              "config.review-missing",
+              `\`review: accepted\` uses only reviewed items, and ${path.basename(file)} has no review file (${path.basename(file).replace(/\.diag\.jsonl$|\.jsonl$/, "")}.review.jsonl): review it in the editor (Benchmark Profiler: Review Dataset), or use \`review: not_rejected\``,
+            ),
+          );
+          usable = false;
+          continue;
+        }
+        if (!reviewed) {
+          items.push(...ofAbility);
+          continue;
+        }
+        const chosen = reviewedItems(ofAbility, reviewed.review, review.use, reviewed.file);
+        problems.push(...chosen.problems);
+        if (errorsOf(chosen.problems).length > 0) usable = false;
+        review.add(reviewed, chosen);
+        items.push(...chosen.items);
       }
       if (usable && items.length === 0) {
         const found =
@@ -364,15 +423,50 @@ async function loadAbilities(
         );
       }
       const of = g > 0 ? spec.name : spec.of;
+      const name = g > 0 ? separateSetName(spec.name, g) : spec.name;
       abilities.push({
-        name: g > 0 ? separateSetName(spec.name, g) : spec.name,
+        name,
         files,
         items: spec.limit !== undefined ? items.slice(0, spec.limit) : items,
         ...(of !== undefined ? { of } : {}),
+        ...review.resolved(name),
       });
     }
   }
   return abilities;
+}
+
+/** The reviews behind one ability's items, summed over its files. */
+class ReviewTally {
+  private readonly files: { file: string; sha256: string }[] = [];
+  private readonly reviews: ItemReview[] = [];
+  private leftOut = 0;
+  private corrected = 0;
+  private sampled = false;
+
+  constructor(readonly use: "accepted" | "not_rejected") {}
+
+  add(review: LoadedReview, chosen: ReturnType<typeof reviewedItems>): void {
+    this.files.push({ file: review.file, sha256: review.sha256 });
+    this.reviews.push(...chosen.reviews.filter((r) => r.sampled));
+    this.leftOut += chosen.leftOut;
+    this.corrected += chosen.corrected;
+    if (review.review.sample) this.sampled = true;
+  }
+
+  resolved(ability: string): Pick<ResolvedAbility, "review"> {
+    if (this.files.length === 0) return {};
+    return {
+      review: {
+        use: this.use,
+        files: this.files,
+        leftOut: this.leftOut,
+        corrected: this.corrected,
+        accuracy: labelAccuracy(ability, this.reviews),
+        sampled: this.sampled,
+      },
+    };
+  }
 }
 
 /** The name of the `g`-th set (from 0) of an ability whose files are separate sets: `Spatial Reasoning (set 2)`. */

@@ -43,6 +43,8 @@ export interface AbilitySpec {
   /** One diagnostic dataset (*.diag.jsonl) or several. */
   data: string | string[];
   limit?: number;
+  /** How the run uses each dataset's review file (diagnostic/review/forRun.ts); default `not_rejected` where one exists. */
+  review?: "accepted" | "not_rejected" | "ignore";
   /** Several files of `data`: one diagnostic set (`merged`, the default) or each a set of its own (`separate`). */
   sets?: "merged" | "separate";
 }

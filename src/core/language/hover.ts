@@ -12,6 +12,9 @@ import type { ResolvedAbility, ResolvedBenchmark, ResolvedModel } from "../confi
 import { chanceOfItems, detectsMinEffect, powerFigure, powerLevel, type BenchmarkPower } from "../config/power";
 import { schemaAt } from "../config/schemaAt";
 import type { DiagnosticItem } from "../diagnostic/item";
+import { reviewFileOf, type ReviewFile } from "../diagnostic/review/reviewFile";
+import { itemReviews, reviewSummary } from "../diagnostic/review/states";
+import type { Proportion } from "../analysis/agreement";
 import {
   answerPositionBalance,
   formatP,
@@ -64,6 +67,33 @@ export function diagnosticItemHover(item: DiagnosticItem, renderings: readonly I
       .join(", ")}:\n\n${verbatim(first.text)}`;
   });
   return `${head}\n\nThe importance loss reads every token of:\n\n${sections.join("\n\n")}`;
+}
+
+/**
+ * The review of an item (its decision, or that it is open) and of its dataset's labels so far:
+ * the share found right with its Wilson interval, per the item's ability and overall.
+ */
+export function itemReviewHover(file: string, item: DiagnosticItem, review: ReviewFile, items: readonly DiagnosticItem[]): string {
+  const mine = itemReviews([item], review)[0]!;
+  const d = mine.decision;
+  const what =
+    mine.state === "open"
+      ? "not reviewed yet"
+      : mine.state === "changed"
+        ? "changed since its review: open again"
+        : `${mine.state}${d!.decision === "correct" ? ` (the right answer is ${letterOf(d!.answer!)})` : ""}${d!.reviewer ? ` by ${mdText(d!.reviewer)}` : ""}${d!.time ? `, ${mdText(d!.time.slice(0, 10))}` : ""}${d!.note ? `: ${mdText(d!.note)}` : ""}`;
+  const summary = reviewSummary(items, review);
+  const ability = summary.abilities.find((a) => a.ability === item.ability);
+  const scope = summary.sample ? `on its random sample of ${summary.sample.n}` : "on the items reviewed (no random sample)";
+  const rows = [...(ability ? [ability] : []), ...(summary.abilities.length > 1 ? [summary.overall] : [])].map(
+    (a) => `- ${a.ability === "all" ? "all abilities" : mdText(a.ability)}: ${accuracyText(a.accuracy)}`,
+  );
+  return `**Review** (${mdText(path.basename(reviewFileOf(file)))}): ${what}\n\nLabels found right, ${scope}:\n\n${rows.join("\n")}`;
+}
+
+function accuracyText(p: Proportion): string {
+  if (p.rate === null) return "none judged yet";
+  return `${p.k} of ${p.n} (${(p.rate * 100).toFixed(1)}%, 95% CI ${(p.low! * 100).toFixed(1)}-${(p.high! * 100).toFixed(1)}%)`;
 }
 
 function unique<T>(value: T, index: number, all: readonly T[]): boolean {

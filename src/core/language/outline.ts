@@ -6,6 +6,7 @@ import type { LoadedProfile } from "../config/load";
 import type { Problem } from "../base/problems";
 import { parseYamlSource } from "../base/yamlSource";
 import { range, type Range } from "./text";
+import type { LabelAccuracy } from "../diagnostic/review/states";
 
 export interface ProblemCounts {
   /** All of them: the config's own (at the entry) and those of the files it names. */
@@ -66,6 +67,8 @@ export interface OutlineEntry {
   count?: number;
   /** Abilities: warnings about the health of their items (bias, duplicates, size). */
   healthWarnings?: number;
+  /** Abilities whose datasets have review files: how far the review is, "12/200 reviewed, 91.7% right". */
+  review?: string;
 }
 
 export interface ProfileOutline {
@@ -180,6 +183,7 @@ export function profileOutline(
     const health = files.flatMap((f) => problemsOf(f)).filter((p) => HEALTH_CODES.has(p.code)).length;
     return entry("ability", "abilities", i, typeof a.name === "string" ? a.name : `ability ${i}`, data.join(", "), files, {
       ...(resolved ? { count: resolved.items.length } : {}),
+      ...(resolved?.review ? { review: reviewProgressText(resolved.review.accuracy) } : {}),
       healthWarnings: health,
     });
   });
@@ -194,4 +198,11 @@ export function profileOutline(
     benchmarks,
     abilities,
   };
+}
+
+/** "12/200 reviewed, 91.7% right": items with a decision that holds of those to review, and the share of judged labels found right. */
+export function reviewProgressText(a: LabelAccuracy): string {
+  const done = a.items - a.counts.open - a.counts.changed;
+  const right = a.accuracy.rate === null ? "" : `, ${(a.accuracy.rate * 100).toFixed(1)}% right`;
+  return `${done}/${a.items} reviewed${right}`;
 }

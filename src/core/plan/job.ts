@@ -15,6 +15,8 @@
 //   choice, one continuation) is sent the same way, one job item per choice;
 // - generation stops at the `until` strings, the tokenizer's EOS and generation_config.json's
 //   eos_token_id (one id or a list), as Hugging Face's generate() does.
+import { reviewRecord } from "../diagnostic/review/forRun";
+import type { ReviewRecord } from "../results/schema";
 import { existsSync, readFileSync } from "node:fs";
 import type { ResolvedAbility, ResolvedAblation } from "../config/abilities";
 import type { ResolvedBenchmark, ResolvedModel } from "../config/resolved";
@@ -117,6 +119,8 @@ export interface AbilityRef {
   sequences: number;
   /** A second diagnostic set of this ability (the config's `of`). */
   of?: string;
+  /** The reviews behind its items, as results.json records them. */
+  review?: ReviewRecord;
 }
 
 /** What the runner accepts as an ability id (PROTOCOL.md); "random" names the random control. */
@@ -218,6 +222,7 @@ export function compileProfileJob(
     name: a.name,
     sequences: abilities[i]!.sequences.length,
     ...(a.of !== undefined ? { of: a.of } : {}),
+    ...(a.review !== undefined ? { review: reviewRecord(a.review) } : {}),
   }));
   return { job, refs, abilities: abilityRefs };
 }

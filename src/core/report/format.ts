@@ -2,6 +2,7 @@
 // VS Code webview (which receives colours already computed, so both draw the same figure).
 import type { ImportanceMethod } from "../config/types";
 import { escapedControl } from "../base/terminalText";
+import type { ReviewRecord } from "../results/schema";
 
 /** `value` with `digits` decimals; a value that rounds to zero prints without a sign. */
 export function formatFixed(value: number, digits: number, minus = "-"): string {
@@ -164,4 +165,29 @@ export function ruleLabel(p: { method: ImportanceMethod; candidate_set?: "all" }
 /** describeMethod, and over which weights when they are every layer's. */
 export function describeRule(p: { method: ImportanceMethod; candidate_set?: "all" }): string {
   return p.candidate_set === "all" ? `${describeMethod(p.method)}, over the attention and MLP weights` : describeMethod(p.method);
+}
+
+/**
+ * An ability's items in a report's abilities line, and what its review said of them: "100 items;
+ * labels 46 of 50 right (92.0%, 95% CI 81.2-96.9%, random sample); 3 left out, 1 corrected".
+ */
+export function abilityWords(a: { sequences: number; review?: ReviewRecord }): string {
+  const items = `${formatCount(a.sequences)} items`;
+  if (!a.review) return items;
+  const r = a.review;
+  const l = r.label_accuracy;
+  const accuracy =
+    l.reviewed === 0
+      ? "no label reviewed yet"
+      : `labels ${formatCount(l.right)} of ${formatCount(l.reviewed)} right (${percent(l.right / l.reviewed)}%, 95% CI ${percent(l.low!)}-${percent(l.high!)}%, ${l.sample ? "random sample" : "not a random sample"})`;
+  return [
+    items,
+    accuracy,
+    ...(r.left_out > 0 ? [`${formatCount(r.left_out)} left out`] : []),
+    ...(r.corrected > 0 ? [`${formatCount(r.corrected)} corrected`] : []),
+  ].join("; ");
+}
+
+function percent(share: number): string {
+  return formatFixed(share * 100, 1);
 }

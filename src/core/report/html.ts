@@ -14,6 +14,7 @@ import {
   formatK,
   MINUS,
   visibleControls,
+  abilityWords,
 } from "./format";
 import { ruleComparisons, rulesOf } from "./model";
 import { SIGN_DIFFERS_MARK } from "./compareFigure";
@@ -188,7 +189,7 @@ function modelSection(model: ModelReport, counter: Counter, heatmaps: Heatmap[])
         "bootstrap",
         `${whole(p.bootstrap.resamples)} paired resamples, ${esc(formatConfidence(p.bootstrap.confidence))} percentile intervals`,
       ],
-      ["abilities", p.abilities.map((a) => `${esc(a.name)} <span class="muted">(${whole(a.sequences)} items)</span>`).join("; ")],
+      ["abilities", p.abilities.map((a) => `${esc(a.name)} <span class="muted">(${esc(abilityWords(a))})</span>`).join("; ")],
     );
   }
   out.push(metaTable(meta));

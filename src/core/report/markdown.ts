@@ -11,6 +11,7 @@ import {
   formatK,
   oneLine,
   ruleLabel,
+  abilityWords,
 } from "./format";
 import { ruleComparisons, rulesOf } from "./model";
 import { SIGN_DIFFERS_MARK } from "./compareFigure";
@@ -116,7 +117,7 @@ function modelSection(model: ModelReport): string[] {
       ],
       ["seed", whole(p.seed)],
       ["bootstrap", `${whole(p.bootstrap.resamples)} paired resamples, ${formatConfidence(p.bootstrap.confidence)} percentile intervals`],
-      ["abilities", p.abilities.map((a) => `${escapeMarkdown(a.name)} (${whole(a.sequences)} items)`).join("; ")],
+      ["abilities", p.abilities.map((a) => `${escapeMarkdown(a.name)} (${escapeMarkdown(abilityWords(a))})`).join("; ")],
     );
   }
   out.push(...table(["", ""], meta, ["l", "l"]), "");

@@ -241,7 +241,12 @@ async function profileReport(
     method: profile.method,
     seed: profile.seed,
     bootstrap: { resamples: profile.bootstrap.resamples, confidence: profile.bootstrap.confidence },
-    abilities: profile.abilities.map((a) => ({ name: a.name, id: a.id, sequences: a.sequences })),
+    abilities: profile.abilities.map((a) => ({
+      name: a.name,
+      id: a.id,
+      sequences: a.sequences,
+      ...(a.review ? { review: a.review } : {}),
+    })),
     scaleLimit: limit,
     ...(profile.stats ? { stats: { ...profile.stats } } : {}),
     starWords: starWords(profile.stats),

@@ -537,6 +537,7 @@ export function assembleProfile(
         id: a.id,
         sequences: a.sequences,
         ...(a.of !== undefined ? { of: a.of } : {}),
+        ...(a.review !== undefined ? { review: a.review } : {}),
       })),
       variants: ofRule(results, method, set),
       overlap: ofRule(overlap, method, set),

@@ -181,7 +181,7 @@ export interface ModelProfile {
   seed: number;
   bootstrap: { resamples: number; confidence: number; seed: number };
   /** `of`: the ability this entry is a second diagnostic set of (the config's `of`). */
-  abilities: { name: string; id: string; sequences: number; of?: string }[];
+  abilities: { name: string; id: string; sequences: number; of?: string; review?: ReviewRecord }[];
   variants: VariantResult[];
   overlap: OverlapResult[];
   /** Per ability, how stable its ranking is (two seeded halves of its items); only in runs with `ablation.stability`. */
@@ -372,4 +372,18 @@ export interface OverlapResult {
   intersections: number[][];
   /** |A n B| / |A u B|. */
   jaccard: number[][];
+}
+
+/**
+ * The reviews behind an ability's items (diagnostic/review): how they were used, which review files
+ * (by SHA-256 of their text), what they changed, and the label accuracy they measured; `sequences`
+ * is the number of items used. Absent: no review file, or `review: ignore`.
+ */
+export interface ReviewRecord {
+  use: "accepted" | "not_rejected";
+  files: { file: string; sha256: string }[];
+  left_out: number;
+  corrected: number;
+  /** Labels found right of those reviewed, with a 95% Wilson interval (null bounds when none was reviewed); `sample`: on a random sample. */
+  label_accuracy: { right: number; reviewed: number; low: number | null; high: number | null; sample: boolean };
 }

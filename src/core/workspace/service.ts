@@ -3,11 +3,21 @@
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { diagnosticItemOfLine } from "../diagnostic/dataset";
+import type { DiagnosticItem } from "../diagnostic/item";
+import { loadReviewOf } from "../diagnostic/review/reviewFile";
 import { jsonlLines } from "../diagnostic/jsonl";
 import { configCompletions, type CompletionItem } from "../language/completion";
 import type { MeasuredStability } from "../diagnostic/health";
 import { measuredStability } from "../results/stability";
-import { abilityHover, benchmarkHover, diagnosticItemHover, diagnosticTextFor, schemaHover, type ItemRendering } from "../language/hover";
+import {
+  abilityHover,
+  benchmarkHover,
+  diagnosticItemHover,
+  diagnosticTextFor,
+  itemReviewHover,
+  schemaHover,
+  type ItemRendering,
+} from "../language/hover";
 import { profileOutline, type ProfileOutline } from "../language/outline";
 import { offsetAt, type Position } from "../language/text";
 import { readParameterCount } from "../model/parameters";
@@ -69,10 +79,21 @@ export class WorkspaceService {
     if (text === undefined) return null;
     if (isConfigFile(file)) return await this.configHover(file, text, at);
     if (this.model.isDataset(file)) {
-      const item = diagnosticItemOfLine(jsonlLines(text)[at.line] ?? "", at.line + 1);
-      return item ? { markdown: diagnosticItemHover(item, await this.renderings(file, item)), schemaOnly: false } : null;
+      const lines = jsonlLines(text);
+      const item = diagnosticItemOfLine(lines[at.line] ?? "", at.line + 1);
+      if (!item) return null;
+      const review = await this.reviewHover(file, lines, item);
+      return { markdown: diagnosticItemHover(item, await this.renderings(file, item)) + review, schemaOnly: false };
     }
     return null;
+  }
+
+  /** The item's decision and the labels' accuracy so far, from the dataset's review file; "" without one. */
+  private async reviewHover(file: string, lines: readonly string[], item: DiagnosticItem): Promise<string> {
+    const loaded = await loadReviewOf(file, { read: (f) => this.model.text(f) });
+    if (!loaded) return "";
+    const items = lines.flatMap((raw, i) => diagnosticItemOfLine(raw, i + 1) ?? []);
+    return `\n\n${itemReviewHover(file, item, loaded.review, items)}`;
   }
 
   private async configHover(file: string, text: string, at: Position): Promise<{ markdown: string; schemaOnly: boolean } | null> {

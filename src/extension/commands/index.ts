@@ -11,6 +11,7 @@ import { openDocumentLine } from "../panels/resultsPanel";
 import { showLatestResults } from "./results";
 import { cancelRun, copyRunId, deleteRun, openRunReport, openRunResults, resumeRun, revealRun } from "./runs";
 import { validateConfig } from "./validate";
+import { reviewAccept, reviewDataset, reviewFlag, reviewNext, reviewPrevious, reviewReject, reviewUndo, stopReview } from "./review";
 
 /** Opens a benchmark document in its data file (the Negative AIS tree, the results view); its hover puts `focus`'s flip first. */
 const openDocument: CommandFactory = (ctx) => (file: string, line: number, focus?: CaseFocus) => {
@@ -58,5 +59,13 @@ export function createCommands(): Record<string, CommandFactory> {
     openDocument,
     pickCasesRun,
     buildRunner,
+    reviewDataset,
+    reviewAccept,
+    reviewReject,
+    reviewFlag,
+    reviewUndo,
+    reviewNext,
+    reviewPrevious,
+    stopReview,
   };
 }

@@ -80,7 +80,7 @@ class ProfilesTree implements vscode.TreeDataProvider<Node> {
         : entry.kind === "ability"
           ? `${entry.count.toLocaleString("en-US")} items`
           : `${entry.count.toLocaleString("en-US")} documents`;
-    item.description = [countsText(entry.problems), count].filter(Boolean).join(" · ") || entry.detail;
+    item.description = [countsText(entry.problems), count, entry.review].filter(Boolean).join(" · ") || entry.detail;
     item.tooltip = dataMarkdown(profileEntryTooltip(entry));
     item.iconPath = statusIcon(entry.problems, ENTRY_ICONS[entry.kind]);
     item.command = reveal(node.outline.file, toRange(entry.range));
