@@ -21,6 +21,9 @@ import {
 } from "../../../src/core/diagnostic/review/reviewFile";
 import { sampleForReview, stratumQuotas } from "../../../src/core/diagnostic/review/sample";
 import { itemReviews, reviewAgreement, reviewSummary } from "../../../src/core/diagnostic/review/states";
+import { nextOpen, reviewCard, reviewProgress, reviewQueue } from "../../../src/core/diagnostic/review/card";
+import { itemReviewHover } from "../../../src/core/language/hover";
+import { reviewProgressText } from "../../../src/core/language/outline";
 
 function items(ability: string, n: number, from = 0): DiagnosticItem[] {
   return Array.from({ length: n }, (_, i) =>
@@ -197,4 +200,40 @@ test("writing a review replaces the file whole and leaves no temporary", async (
   const back = parseReviewFile(file, await fs.readFile(file, "utf8"));
   assert.equal(back.review.decisions.get(item!.id)!.decision, "reject");
   await fs.rm(dir, { recursive: true });
+});
+
+test("the review mode's moves go round to the next open item; the card shows the marked and the corrected choice", () => {
+  const its = items("Deductive Reasoning", 4);
+  let review = decide(emptyReview(), its[1]!, "accept");
+  review = decide(review, its[2]!, "correct", { answer: 1 });
+  const queue = reviewQueue(itemReviews(its, review));
+  assert.equal(nextOpen(queue, 0, 1), 3);
+  assert.equal(nextOpen(queue, 3, 1), 0, "past the end, from the start");
+  assert.equal(nextOpen(queue, 0, -1), 3);
+  const card = reviewCard(queue, 2, reviewProgress(queue));
+  assert.deepEqual(
+    card.choices.map((c) => [c.letter, c.marked, c.corrected]),
+    [
+      ["A", true, false],
+      ["B", false, true],
+      ["C", false, false],
+    ],
+  );
+  assert.equal(card.prompt, "question 2 of Deductive Reasoning?\nAnswer: yes");
+  assert.deepEqual([card.progress.done, card.progress.total, card.progress.accuracy?.right, card.progress.accuracy?.judged], [2, 4, 1, 2]);
+  assert.equal(nextOpen(reviewQueue(itemReviews(its.slice(1, 3), review)), 0, 1), undefined, "none open");
+});
+
+test("an item's hover says its decision and the labels' accuracy so far; the Profiles view its ability's progress", () => {
+  const its = [...items("Deductive Reasoning", 3), ...items("Spatial Reasoning", 2)];
+  let review = decide(emptyReview(), its[0]!, "accept", { reviewer: "ana" });
+  review = decide(review, its[1]!, "correct", { answer: 2, reviewer: "ana" });
+  review = decide(review, its[3]!, "accept");
+  const hover = itemReviewHover("/d/mixed.diag.jsonl", its[1]!, review, its);
+  assert.match(hover, /^\*\*Review\*\* \(mixed\\\.review\\\.jsonl\): corrected \(the right answer is C\) by ana/);
+  assert.match(hover, /- Deductive Reasoning: 1 of 2 \(50\.0%, 95% CI 9\.5-90\.5%\)/);
+  assert.match(hover, /- all abilities: 2 of 3 \(66\.7%/);
+  assert.match(itemReviewHover("/d/mixed.diag.jsonl", its[2]!, review, its), /: not reviewed yet/);
+  const deductive = reviewSummary(its, review).abilities[0]!;
+  assert.equal(reviewProgressText(deductive), "2/3 reviewed, 50.0% right");
 });
