@@ -28,6 +28,7 @@ import { formatAisTables, formatBaseline, formatRunSummary, wrapLine } from "./a
 import { DEMO_USAGE, prepareDemo } from "./demo";
 import { generateCommand, GENERATE_USAGE } from "./generate";
 import { reviewCommand, REVIEW_USAGE } from "./review";
+import { convertCommand, CONVERT_USAGE } from "./convert";
 import { progressView } from "./progress";
 import { guardTerminalOutput } from "./terminal";
 import { runnerCommand, runnerSpec, RUNNER_USAGE } from "./runner";
@@ -66,7 +67,7 @@ commands:
                                  or latex (a booktabs table)
     --out FILE                   where to write it (default: stdout)
     --k K, --metric M            the k compared (default the largest both ran); acc or acc_norm
-${GENERATE_USAGE}${REVIEW_USAGE}${DEMO_USAGE}${RUNNER_USAGE}
+${GENERATE_USAGE}${CONVERT_USAGE}${REVIEW_USAGE}${DEMO_USAGE}${RUNNER_USAGE}
 options:
   --runner PATH   bprof-runner executable (default: $BPROF_RUNNER, the source checkout's build,
                   else the one built from the bundled sources, built on first use)
@@ -125,6 +126,8 @@ async function main(argv: string[]): Promise<number> {
         : usageError("compare needs two profiles: <run-a>[:model] <run-b>[:model]");
     case "generate":
       return target ? usageError("generate takes no file argument (use --out)") : generateCommand(values);
+    case "convert":
+      return target && positionals.length === 2 ? convertCommand(target, values.out) : usageError("convert needs one file of items");
     case "review":
       return reviewCommand(positionals.slice(1), values);
     case "demo":

@@ -137,6 +137,12 @@ export const PROBLEM_CODES = {
   "diag.choice-repeated": { severity: "error", summary: "a choice that repeats another" },
   "diag.answer-not-index": { severity: "error", summary: "an answer that is not an integer index" },
   "diag.answer-out-of-range": { severity: "error", summary: "an answer index outside the choices (data: the number of choices)" },
+  "diag.authors-format": {
+    severity: "error",
+    summary:
+      "an item in the format of the paper's released code (question_type, options, answer as text), to convert (or what stops it converting)",
+  },
+  "diag.answer-not-an-option": { severity: "error", summary: "an item in the released code's format whose answer is none of its options" },
   "diag.unknown-field": { severity: "warning", summary: "a field items do not have (data: the nearest field)" },
   // Diagnostic datasets: the file as a whole.
   "diag.duplicate-id": { severity: "error", summary: "an id used by an earlier item (data: its line)" },

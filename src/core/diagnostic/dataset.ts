@@ -28,6 +28,7 @@ import {
 import { jaccard, joinSimilarSets, prefixKeys, shingleOrder, shingleSet, type ShingleOrder } from "./nearDuplicates";
 import { appendWordHashes, normalizedWords, U32Buffer } from "./wordHashes";
 import { isPlainObject, itemOf, placedItem, type DiagnosticItem, type DiagnosticItemFields } from "./item";
+import { isAuthorsItem, reportAuthorsItem } from "./authorsFormat";
 
 /** Jaccard similarity of word 3-gram sets from which two questions count as near duplicates. */
 export const NEAR_DUPLICATE_JACCARD = 0.9;
@@ -221,6 +222,11 @@ function factsOf(text: string): LineFacts {
   }
   const value = parsed.value;
   if (isPlainObject(value) && typeof value.id === "string" && value.id.trim() !== "") facts.id = value.id;
+  // the paper's released code writes its items another way: said so, with what they convert to
+  if (isPlainObject(value) && isAuthorsItem(value)) {
+    reportAuthorsItem(value, (path, code, message, options) => facts.report(path, code, message, options));
+    return facts;
+  }
   const item = itemOf(value, facts);
   if (item) facts.item = item;
   return facts;

@@ -6,6 +6,7 @@ import { applyEdits, findNodeAtLocation, modify, parseTree } from "jsonc-parser"
 import { tooDeepOffset } from "../base/jsonNesting";
 import { findGenerator } from "../diagnostic/generators/index";
 import { jsonlLines } from "../diagnostic/jsonl";
+import { convertedLine } from "../diagnostic/authorsFormat";
 import { answerRebalance } from "../diagnostic/rebalance";
 import type { Problem } from "../base/problems";
 import { deleteLine, problemRange, range, type Range, type TextEdit } from "./text";
@@ -46,6 +47,8 @@ export function fixesFor(problem: Problem, text: string): Fix[] {
         },
       ];
     }
+    case "diag.authors-format":
+      return authorsFormatFixes(problem, text);
     case "diag.unknown-field":
       return suggestion === undefined
         ? []
@@ -226,5 +229,27 @@ function rebalanceFix(problem: Problem, text: string): Fix[] {
       edits,
       preferred: true,
     },
+  ];
+}
+
+/** The item converted from the released code's format, and every such item of the file at once. */
+function authorsFormatFixes(problem: Problem, text: string): Fix[] {
+  const lines = jsonlLines(text);
+  const at = problem.line - 1;
+  const one = convertedLine(lines[at] ?? "", problem.line);
+  if (one === undefined) return [];
+  const all = lines.flatMap((raw, i) => {
+    const converted = convertedLine(raw, i + 1);
+    return converted === undefined ? [] : [{ file: problem.file, range: range(i, 0, i, raw.length), newText: converted }];
+  });
+  return [
+    {
+      title: "Convert this item from the released code's format",
+      edits: [{ file: problem.file, range: range(at, 0, at, lines[at]!.length), newText: one }],
+      ...(all.length <= 1 ? { preferred: true } : {}),
+    },
+    ...(all.length > 1
+      ? [{ title: `Convert the ${all.length} items of the file in the released code's format`, edits: all, preferred: true }]
+      : []),
   ];
 }

@@ -8,16 +8,9 @@ import { parseConfig } from "../../../src/core/config/parse";
 import { checkDiagnosticDataset } from "../../../src/core/diagnostic/dataset";
 import { fixesFor, type Fix } from "../../../src/core/language/fixes";
 import { baselineAccuracies } from "../../../src/core/results/profile";
-import { offsetAt, type TextEdit } from "../../../src/core/language/text";
 import type { Problem } from "../../../src/core/base/problems";
 import { makeProfileProject, SPATIAL } from "../../support/profileProject";
-
-/** `text` with the edits applied (the last first, so earlier offsets stay valid). */
-function applied(text: string, edits: readonly TextEdit[]): string {
-  const sorted = [...edits].sort((a, b) => offsetAt(text, b.range.start) - offsetAt(text, a.range.start));
-  for (const e of sorted) text = text.slice(0, offsetAt(text, e.range.start)) + e.newText + text.slice(offsetAt(text, e.range.end));
-  return text;
-}
+import { applied } from "../../support/textEdits";
 
 function only(problems: readonly Problem[], code: string): Problem {
   const found = problems.filter((p) => p.code === code);
