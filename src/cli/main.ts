@@ -29,6 +29,7 @@ import { DEMO_USAGE, prepareDemo } from "./demo";
 import { generateCommand, GENERATE_USAGE } from "./generate";
 import { reviewCommand, REVIEW_USAGE } from "./review";
 import { convertCommand, CONVERT_USAGE } from "./convert";
+import { draftCommand, DRAFT_USAGE } from "./draft";
 import { progressView } from "./progress";
 import { guardTerminalOutput } from "./terminal";
 import { runnerCommand, runnerSpec, RUNNER_USAGE } from "./runner";
@@ -67,7 +68,7 @@ commands:
                                  or latex (a booktabs table)
     --out FILE                   where to write it (default: stdout)
     --k K, --metric M            the k compared (default the largest both ran); acc or acc_norm
-${GENERATE_USAGE}${CONVERT_USAGE}${REVIEW_USAGE}${DEMO_USAGE}${RUNNER_USAGE}
+${GENERATE_USAGE}${DRAFT_USAGE}${CONVERT_USAGE}${REVIEW_USAGE}${DEMO_USAGE}${RUNNER_USAGE}
 options:
   --runner PATH   bprof-runner executable (default: $BPROF_RUNNER, the source checkout's build,
                   else the one built from the bundled sources, built on first use)
@@ -96,6 +97,10 @@ async function main(argv: string[]): Promise<number> {
         n: { type: "string" },
         seed: { type: "string" },
         review: { type: "string" },
+        model: { type: "string" },
+        shots: { type: "string" },
+        "max-tokens": { type: "string" },
+        examples: { type: "string" },
         "no-target": { type: "boolean" },
         "no-task-python": { type: "boolean" },
         "confirm-run-unsafe-code": { type: "boolean" },
@@ -125,7 +130,8 @@ async function main(argv: string[]): Promise<number> {
         ? compare(target, positionals[2], values)
         : usageError("compare needs two profiles: <run-a>[:model] <run-b>[:model]");
     case "generate":
-      return target ? usageError("generate takes no file argument (use --out)") : generateCommand(values);
+      if (target) return usageError("generate takes no file argument (use --out)");
+      return values.model !== undefined ? draftCommand({ ...values, model: values.model }) : generateCommand(values);
     case "convert":
       return target && positionals.length === 2 ? convertCommand(target, values.out) : usageError("convert needs one file of items");
     case "review":

@@ -11,7 +11,7 @@ export async function trusted(
   const manage = "Manage Workspace Trust";
   const choice = await vscode.window.showErrorMessage(
     `${what} needs a trusted workspace: ${why}. ` +
-      "This window is in Restricted Mode, where Benchmark Profiler only checks files and shows results.",
+      "This window is in Restricted Mode, where Benchmark Profiler only checks files, reviews datasets and shows results.",
     manage,
   );
   if (choice === manage) await vscode.commands.executeCommand("workbench.trust.manage");

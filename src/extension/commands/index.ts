@@ -4,7 +4,7 @@ import * as vscode from "vscode";
 import type { CaseFocus } from "../../core/language/tooltips";
 import type { CommandFactory } from "../ctx";
 import { compareRuns } from "./compare";
-import { createDataset, generateMoreItems } from "./datasets";
+import { createDataset, draftItemsWithModel, generateMoreItems } from "./datasets";
 import { newConfig } from "./newConfig";
 import { openDemo, profile } from "./profile";
 import { openDocumentLine } from "../panels/resultsPanel";
@@ -47,6 +47,7 @@ export function createCommands(): Record<string, CommandFactory> {
     createDataset,
     newConfig,
     generateItems: generateMoreItems,
+    draftItems: draftItemsWithModel,
     reveal,
     openRunResults,
     openRunReport,
