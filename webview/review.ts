@@ -2,7 +2,7 @@
 // marked answer, and one key per decision. The extension decides and writes (reviewProtocol.ts);
 // this page only draws what it is sent and says which key was pressed. Text goes in through
 // textContent, so an item's words cannot inject markup.
-import type { ReviewCard } from "../src/core/diagnostic/review/card";
+import type { ReviewCard } from "../src/core/language/reviewCard";
 import { element } from "./dom";
 import type { FromReviewView, ReviewAction, ToReviewView } from "./reviewProtocol";
 

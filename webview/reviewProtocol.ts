@@ -1,5 +1,5 @@
 // What the review panel and the extension say to each other (both sides import this file).
-import type { ReviewCard } from "../src/core/diagnostic/review/card";
+import type { ReviewCard } from "../src/core/language/reviewCard";
 
 export const REVIEW_VIEW_TYPE = "benchmarkProfiler.review";
 

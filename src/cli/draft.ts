@@ -8,7 +8,7 @@ import * as path from "node:path";
 import { LOCAL_HOST } from "../core/base/host";
 import { isFile, writeFileAtomic } from "../core/base/fsutil";
 import { RunnerError } from "../core/base/runnerError";
-import { draftDatasetItems, draftExamples, DraftInputError, draftItems, withoutLine } from "../core/diagnostic/draft/draft";
+import { draftDatasetItems, draftExamples, DraftInputError, draftItems, withoutLine } from "../core/run/draftItems";
 import { findGenerator, toJsonl } from "../core/diagnostic/generators/index";
 import { runnerOn } from "../core/runner/locate";
 import { runnerSpec } from "./runner";

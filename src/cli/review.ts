@@ -15,7 +15,7 @@ import {
   type ReviewDecision,
 } from "../core/diagnostic/review/reviewFile";
 import { sampleForReview } from "../core/diagnostic/review/sample";
-import { reviewAgreement, reviewSummary, type LabelAccuracy } from "../core/diagnostic/review/states";
+import { reviewAgreement, reviewSummary, type LabelAccuracy } from "../core/analysis/labelAccuracy";
 import { formatFixed } from "../core/report/format";
 
 export const REVIEW_USAGE = `  review sample <data.diag.jsonl> --n N [--seed S]

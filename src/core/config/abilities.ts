@@ -6,8 +6,9 @@ import { resolvePairs } from "./pairs";
 import type { DiagnosticDatasetCheck } from "../diagnostic/dataset";
 import type { DiagnosticItem } from "../diagnostic/item";
 import { loadReviewOf, type LoadedReview } from "../diagnostic/review/reviewFile";
-import { reviewedItems } from "../diagnostic/review/forRun";
-import { labelAccuracy, type ItemReview, type LabelAccuracy } from "../diagnostic/review/states";
+import { reviewedItems, type ReviewRecord } from "../diagnostic/review/forRun";
+import { labelAccuracy, type LabelAccuracy } from "../analysis/labelAccuracy";
+import type { ItemReview } from "../diagnostic/review/states";
 import { errorsOf, type Problem } from "../base/problems";
 import { isFile } from "../base/fsutil";
 import { candidateCount, readParameterCount, selectedCount } from "../model/parameters";
@@ -434,6 +435,18 @@ async function loadAbilities(
     }
   }
   return abilities;
+}
+
+/** An ability's review as results.json records it. */
+export function reviewRecord(review: AbilityReview): ReviewRecord {
+  const a = review.accuracy.accuracy;
+  return {
+    use: review.use,
+    files: review.files,
+    left_out: review.leftOut,
+    corrected: review.corrected,
+    label_accuracy: { right: a.k, reviewed: a.n, low: a.low, high: a.high, sample: review.sampled },
+  };
 }
 
 /** The reviews behind one ability's items, summed over its files. */

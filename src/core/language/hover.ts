@@ -13,7 +13,8 @@ import { chanceOfItems, detectsMinEffect, powerFigure, powerLevel, type Benchmar
 import { schemaAt } from "../config/schemaAt";
 import type { DiagnosticItem } from "../diagnostic/item";
 import { reviewFileOf, type ReviewFile } from "../diagnostic/review/reviewFile";
-import { itemReviews, reviewSummary } from "../diagnostic/review/states";
+import { itemReviews } from "../diagnostic/review/states";
+import { reviewSummary } from "../analysis/labelAccuracy";
 import type { Proportion } from "../analysis/agreement";
 import {
   answerPositionBalance,

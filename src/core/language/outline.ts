@@ -6,7 +6,7 @@ import type { LoadedProfile } from "../config/load";
 import type { Problem } from "../base/problems";
 import { parseYamlSource } from "../base/yamlSource";
 import { range, type Range } from "./text";
-import type { LabelAccuracy } from "../diagnostic/review/states";
+import type { LabelAccuracy } from "../analysis/labelAccuracy";
 
 export interface ProblemCounts {
   /** All of them: the config's own (at the entry) and those of the files it names. */

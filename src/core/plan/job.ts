@@ -15,8 +15,8 @@
 //   choice, one continuation) is sent the same way, one job item per choice;
 // - generation stops at the `until` strings, the tokenizer's EOS and generation_config.json's
 //   eos_token_id (one id or a list), as Hugging Face's generate() does.
-import { reviewRecord } from "../diagnostic/review/forRun";
-import type { ReviewRecord } from "../results/schema";
+import { reviewRecord } from "../config/abilities";
+import type { ReviewRecord } from "../diagnostic/review/forRun";
 import { existsSync, readFileSync } from "node:fs";
 import type { ResolvedAbility, ResolvedAblation } from "../config/abilities";
 import type { ResolvedBenchmark, ResolvedModel } from "../config/resolved";

@@ -2,7 +2,7 @@
 // VS Code webview (which receives colours already computed, so both draw the same figure).
 import type { ImportanceMethod } from "../config/types";
 import { escapedControl } from "../base/terminalText";
-import type { ReviewRecord } from "../results/schema";
+import type { ReviewRecord } from "../diagnostic/review/forRun";
 
 /** `value` with `digits` decimals; a value that rounds to zero prints without a sign. */
 export function formatFixed(value: number, digits: number, minus = "-"): string {

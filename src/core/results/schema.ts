@@ -1,5 +1,6 @@
 // results.json: what a run's results hold, per model, benchmark and variant (documented in
 // docs/results-schema.md), and the figures made from a bootstrap estimate for a cell.
+import type { ReviewRecord } from "../diagnostic/review/forRun";
 import type { BenchmarkAccuracy } from "../analysis/accuracy";
 import type { Metric } from "../analysis/ais";
 import type { BootstrapEstimate, Interval } from "../analysis/bootstrap";
@@ -372,18 +373,4 @@ export interface OverlapResult {
   intersections: number[][];
   /** |A n B| / |A u B|. */
   jaccard: number[][];
-}
-
-/**
- * The reviews behind an ability's items (diagnostic/review): how they were used, which review files
- * (by SHA-256 of their text), what they changed, and the label accuracy they measured; `sequences`
- * is the number of items used. Absent: no review file, or `review: ignore`.
- */
-export interface ReviewRecord {
-  use: "accepted" | "not_rejected";
-  files: { file: string; sha256: string }[];
-  left_out: number;
-  corrected: number;
-  /** Labels found right of those reviewed, with a 95% Wilson interval (null bounds when none was reviewed); `sample`: on a random sample. */
-  label_accuracy: { right: number; reviewed: number; low: number | null; high: number | null; sample: boolean };
 }

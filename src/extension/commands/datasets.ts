@@ -9,7 +9,7 @@ import { PAPER_ABILITIES } from "../../core/diagnostic/paperAbilities";
 import { findGenerator, generateItems, itemKey, toJsonl } from "../../core/diagnostic/generators/index";
 import { PAPER_ITEMS_PER_ABILITY } from "../../core/diagnostic/health";
 import { jsonlLines } from "../../core/diagnostic/jsonl";
-import { draftDatasetItems, draftExamples, draftItems, withoutLine } from "../../core/diagnostic/draft/draft";
+import { draftDatasetItems, draftExamples, draftItems, withoutLine } from "../../core/run/draftItems";
 import type { CommandFactory } from "../ctx";
 
 /**

@@ -8,7 +8,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { checkDiagnosticDataset } from "../../core/diagnostic/dataset";
-import { nextOpen, reviewCard, reviewProgress, reviewQueue } from "../../core/diagnostic/review/card";
+import { nextOpen, reviewCard, reviewProgress, reviewQueue } from "../../core/language/reviewCard";
 import {
   emptyReview,
   itemHash,

@@ -20,8 +20,9 @@ import {
   type ReviewFile,
 } from "../../../src/core/diagnostic/review/reviewFile";
 import { sampleForReview, stratumQuotas } from "../../../src/core/diagnostic/review/sample";
-import { itemReviews, reviewAgreement, reviewSummary } from "../../../src/core/diagnostic/review/states";
-import { nextOpen, reviewCard, reviewProgress, reviewQueue } from "../../../src/core/diagnostic/review/card";
+import { itemReviews } from "../../../src/core/diagnostic/review/states";
+import { reviewAgreement, reviewSummary } from "../../../src/core/analysis/labelAccuracy";
+import { nextOpen, reviewCard, reviewProgress, reviewQueue } from "../../../src/core/language/reviewCard";
 import { itemReviewHover } from "../../../src/core/language/hover";
 import { reviewProgressText } from "../../../src/core/language/outline";
 

@@ -5,8 +5,6 @@ import { problemAt, type Problem } from "../../base/problems";
 import { placedItem, type DiagnosticItem } from "../item";
 import type { ReviewFile } from "./reviewFile";
 import { itemReviews, type ItemReview } from "./states";
-import type { AbilityReview } from "../../config/abilities";
-import type { ReviewRecord } from "../../results/schema";
 
 /**
  * `not_rejected` (the default where a review file exists): every item but the rejected ones;
@@ -59,14 +57,17 @@ export function reviewedItems(
   return { items: used, reviews, leftOut: items.length - used.length, corrected, problems };
 }
 
-/** An ability's review as results.json records it. */
-export function reviewRecord(review: AbilityReview): ReviewRecord {
-  const a = review.accuracy.accuracy;
-  return {
-    use: review.use,
-    files: review.files,
-    left_out: review.leftOut,
-    corrected: review.corrected,
-    label_accuracy: { right: a.k, reviewed: a.n, low: a.low, high: a.high, sample: review.sampled },
-  };
+/**
+ * The reviews behind an ability's items as results.json records them (`abilities[].review`): how
+ * they were used, which review files (by SHA-256 of their text), what they changed, and the label
+ * accuracy they measured; the ability's `sequences` is the number of items used. Absent: no review
+ * file, or `review: ignore`.
+ */
+export interface ReviewRecord {
+  use: "accepted" | "not_rejected";
+  files: { file: string; sha256: string }[];
+  left_out: number;
+  corrected: number;
+  /** Labels found right of those reviewed, with a 95% Wilson interval (null bounds when none was reviewed); `sample`: on a random sample. */
+  label_accuracy: { right: number; reviewed: number; low: number | null; high: number | null; sample: boolean };
 }

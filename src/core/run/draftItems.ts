@@ -1,26 +1,26 @@
 // Diagnostic items drafted by a local instruction model, as the paper drafted its sets: one
-// few-shot prompt per draft (prompt.ts), greedy decoding through the runner's generation (a
+// few-shot prompt per draft (diagnostic/draft/prompt.ts), greedy decoding through the runner's generation (a
 // `score` job of generate items, one line each), each output parsed and checked as a dataset line
 // is, together with the dataset it joins and the examples (so a copied example or a repeat is
 // caught). What passes is returned unreviewed, with the model and its prompt under `meta.draft`;
 // what does not, with the reason.
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
-import { runLocal } from "../../launch/local";
-import type { RunnerEvent } from "../../launch/events";
-import { resolveMaxLength } from "../../model/modelSettings";
-import { generateSpec } from "../../plan/job";
-import { inputTokens, loadTokenizer } from "../../prompts/tokenize";
-import { readRunnerScores } from "../../results/items";
-import { cutAtStop } from "../../analysis/generation";
-import { diskFiles, isFile } from "../../base/fsutil";
-import { errorsOf, formatProblem } from "../../base/problems";
-import { checkDiagnosticDataset, loadDiagnosticDataset } from "../dataset";
-import { findGenerator, generateItems } from "../generators/index";
-import type { DiagnosticItem, DiagnosticItemFields } from "../item";
-import { reviewedItems } from "../review/forRun";
-import { loadReviewOf } from "../review/reviewFile";
-import { DRAFT_TEMPLATE, draftPrompts, parseDraft, promptHash } from "./prompt";
+import { runLocal } from "../launch/local";
+import type { RunnerEvent } from "../launch/events";
+import { resolveMaxLength } from "../model/modelSettings";
+import { generateSpec } from "../plan/job";
+import { inputTokens, loadTokenizer } from "../prompts/tokenize";
+import { readRunnerScores } from "../results/items";
+import { cutAtStop } from "../analysis/generation";
+import { diskFiles, isFile } from "../base/fsutil";
+import { errorsOf, formatProblem } from "../base/problems";
+import { checkDiagnosticDataset, loadDiagnosticDataset } from "../diagnostic/dataset";
+import { findGenerator, generateItems } from "../diagnostic/generators/index";
+import type { DiagnosticItem, DiagnosticItemFields } from "../diagnostic/item";
+import { reviewedItems } from "../diagnostic/review/forRun";
+import { loadReviewOf } from "../diagnostic/review/reviewFile";
+import { DRAFT_TEMPLATE, draftPrompts, parseDraft, promptHash } from "../diagnostic/draft/prompt";
 
 /** Problems of a draft's line that keep it out: errors, and a repeat of an item or a benchmark's text. */
 const REJECTING_WARNINGS = new Set(["diag.duplicate", "diag.near-duplicate", "diag.contamination", "diag.unknown-field"]);

@@ -1,8 +1,9 @@
 // What the review mode shows of one item (the editor's review panel draws it): the item as the
 // importance loss reads it, its choices with the marked answer and any correction, its decision,
 // and the review's progress; and the moves between items that are still open.
-import { renderDiagnosticItem } from "../../prompts/diagnosticText";
-import { isOpen, labelAccuracy, type ItemReview, type ReviewState } from "./states";
+import { labelAccuracy } from "../analysis/labelAccuracy";
+import { isOpen, type ItemReview, type ReviewState } from "../diagnostic/review/states";
+import { renderDiagnosticItem } from "../prompts/diagnosticText";
 
 export interface ReviewCard {
   id: string;
