@@ -1,18 +1,18 @@
 // `bprof review`: a diagnostic dataset's review, headless. `sample` draws the random sample a
 // label-accuracy estimate is made on (into the review file, whose decisions stay); `stats` prints
 // the labels' accuracy per ability and overall; `agree` compares two reviewers.
-import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { errorsOf, formatProblem } from "../core/base/problems";
 import { loadDiagnosticDataset } from "../core/diagnostic/dataset";
 import type { DiagnosticItem } from "../core/diagnostic/item";
 import {
   emptyReview,
-  parseReviewFile,
+  readWholeReview,
   reviewFileOf,
+  ReviewFileError,
   writeReviewFile,
-  type ParsedReviewFile,
   type ReviewDecision,
+  type ReviewFile,
 } from "../core/diagnostic/review/reviewFile";
 import { sampleForReview } from "../core/diagnostic/review/sample";
 import { reviewAgreement, reviewSummary, type LabelAccuracy } from "../core/analysis/labelAccuracy";
@@ -66,7 +66,7 @@ async function sample(dataset: string, args: ReviewArgs): Promise<number> {
   const seed = wholeNumber(args.seed, "--seed", 0) ?? 1;
   const items = await datasetItems(dataset);
   const file = reviewFileOf(path.resolve(dataset));
-  const { review } = await readReview(file, true);
+  const review = await readReview(file, true);
   const drawn = sampleForReview(items, n, seed);
   if (review.sample && !(review.sample.seed === drawn.seed && sameIds(review.sample.ids, drawn.ids)))
     throw new ReviewInputError(
@@ -84,7 +84,7 @@ async function sample(dataset: string, args: ReviewArgs): Promise<number> {
 async function stats(dataset: string, reviewFile?: string): Promise<number> {
   const items = await datasetItems(dataset);
   const file = path.resolve(reviewFile ?? reviewFileOf(path.resolve(dataset)));
-  const { review } = await readReview(file, false);
+  const review = await readReview(file, false);
   const summary = reviewSummary(items, review);
   const scope = summary.sample
     ? `a random sample of ${summary.sample.n} items (seed ${summary.sample.seed})`
@@ -125,8 +125,8 @@ function statsRow(a: LabelAccuracy): string[] {
 
 async function agree(dataset: string, fileA: string, fileB: string): Promise<number> {
   const items = await datasetItems(dataset);
-  const a = (await readReview(path.resolve(fileA), false)).review;
-  const b = (await readReview(path.resolve(fileB), false)).review;
+  const a = await readReview(path.resolve(fileA), false);
+  const b = await readReview(path.resolve(fileB), false);
   const agreement = reviewAgreement(items, a, b);
   const kappa = (k: { kappa: number | null; observed: number | null; expected: number | null }) =>
     k.kappa === null
@@ -167,22 +167,18 @@ async function datasetItems(dataset: string): Promise<DiagnosticItem[]> {
   return items;
 }
 
-/** A review file, parsed; a missing one is empty where `mayBeAbsent`, and a line that does not read is refused. */
-async function readReview(file: string, mayBeAbsent: boolean): Promise<ParsedReviewFile> {
-  let text: string;
+/** A review file, whole; a missing one is empty where `mayBeAbsent`. */
+async function readReview(file: string, mayBeAbsent: boolean): Promise<ReviewFile> {
+  let review: ReviewFile | undefined;
   try {
-    text = await fs.readFile(file, "utf8");
+    review = await readWholeReview(file);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT" && mayBeAbsent) return { review: emptyReview(), problems: [] };
-    throw new ReviewInputError(
-      (e as NodeJS.ErrnoException).code === "ENOENT"
-        ? `no review file ${file}: review the dataset in the editor (Benchmark Profiler: Review Dataset) first`
-        : `cannot read ${file}: ${(e as Error).message}`,
-    );
+    if (e instanceof ReviewFileError) throw new ReviewInputError(e.message);
+    throw e;
   }
-  const parsed = parseReviewFile(file, text);
-  if (parsed.problems.length > 0) throw new ReviewInputError(parsed.problems.map(formatProblem).join("\n"));
-  return parsed;
+  if (review) return review;
+  if (mayBeAbsent) return emptyReview();
+  throw new ReviewInputError(`no review file ${file}: review the dataset in the editor (Benchmark Profiler: Review Dataset) first`);
 }
 
 function wholeNumber(text: string | undefined, flag: string, min: number): number | undefined {

@@ -8,7 +8,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { bprof, repoRoot } from "../support/cli";
-import { makeProfileProject } from "../support/profileProject";
+import { itemHash } from "../../src/core/diagnostic/review/reviewFile";
+import { DIAGNOSTIC, makeProfileProject, QUANT as QUANT_ABILITY } from "../support/profileProject";
 
 const CONFIG = "profile.bprof.yaml";
 const TASK = "tasks/tiny_yes.yaml";
@@ -16,6 +17,9 @@ const DATA = "tasks/tiny_yes.jsonl";
 const QUANT = "diag/quantitative.diag.jsonl";
 const SPATIAL = "diag/spatial.diag.jsonl";
 const MODEL_CONFIG = "model/config.json";
+const REVIEW = "diag/quantitative.review.jsonl";
+/** The content hash of the project's first quantitative item, as a review records it. */
+const QUANT_0_HASH = itemHash({ ability: QUANT_ABILITY, ...DIAGNOSTIC[QUANT_ABILITY]![0]! });
 
 /** A new text for a file of the project, from its current text. */
 type Edit = (text: string) => string | Buffer;
@@ -78,6 +82,14 @@ const ALIAS_BOMB =
   ].join("\n") + "\n";
 
 const CONFIG_CASES: BadInput[] = [
+  {
+    name: "`review: accepted` on a dataset that has no review file",
+    edits: {
+      [CONFIG]: replace("    data: [./diag/spatial.diag.jsonl]\n", "    data: [./diag/spatial.diag.jsonl]\n    review: accepted\n"),
+    },
+    at: [CONFIG, "review: accepted"],
+    code: "config.review-missing",
+  },
   {
     name: "a YAML flow list left open",
     edits: { [CONFIG]: replace("k: [0.01, 0.001]", "k: [0.01, 0.001") },
@@ -741,6 +753,50 @@ const DATASET_CASES: BadInput[] = [
     at: [QUANT, '{"a":[[['],
     code: "json.too-deep",
     says: /nested deeper than 64 levels/,
+  },
+  {
+    name: "an item in the released code's format",
+    edits: {
+      [QUANT]: jsonLine(2, (d) => ({
+        context: d.context,
+        question: d.question,
+        options: d.choices,
+        answer: "120 km",
+        question_type: "arithmetic_word_problem",
+      })),
+    },
+    at: [QUANT, "question_type"],
+    code: "diag.authors-format",
+    says: /convert it/,
+  },
+  {
+    name: "an item in the released code's format whose answer is none of its options",
+    edits: {
+      [QUANT]: jsonLine(2, (d) => ({
+        context: d.context,
+        question: d.question,
+        options: d.choices,
+        answer: "90 km",
+        question_type: "arithmetic_word_problem",
+      })),
+    },
+    at: [QUANT, "question_type"],
+    code: "diag.answer-not-an-option",
+  },
+  {
+    name: "a review file's line that is not a decision",
+    edits: { [REVIEW]: whole('{"id": "quantitative-0", "hash": "0123456789abcdef", "decision": "maybe"}\n') },
+    at: [REVIEW, "maybe"],
+    code: "review.invalid-record",
+    says: /must be one of accept, reject, correct, flag/,
+  },
+  {
+    name: "a review's correction to a choice the item does not have",
+    edits: {
+      [REVIEW]: (text) => text + JSON.stringify({ id: "quantitative-0", hash: QUANT_0_HASH, decision: "correct", answer: 5 }) + "\n",
+    },
+    at: [REVIEW, "correct"],
+    code: "review.answer-out-of-range",
   },
 ];
 

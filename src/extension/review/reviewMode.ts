@@ -3,7 +3,6 @@
 // (core: diagnostic/review), never into the dataset. The data file's gutter marks each line's state
 // and the status bar the progress. Nothing runs: it works in Restricted Mode.
 import { randomBytes } from "node:crypto";
-import { promises as fs } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as vscode from "vscode";
@@ -12,7 +11,7 @@ import { nextOpen, reviewCard, reviewProgress, reviewQueue } from "../../core/la
 import {
   emptyReview,
   itemHash,
-  parseReviewFile,
+  readWholeReview,
   reviewFileOf,
   withDecision,
   withoutDecision,
@@ -301,21 +300,9 @@ class ReviewSession implements vscode.Disposable {
   }
 }
 
-/** A review file as it is on disk; none yet is an empty review. A line that does not read is refused, since rewriting the file would drop it. */
+/** The review file as it is on disk (none yet: an empty review); one with lines that do not read is refused, and says which. */
 async function readReview(file: string): Promise<ReviewFile> {
-  let text: string;
-  try {
-    text = await fs.readFile(file, "utf8");
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return emptyReview();
-    throw e;
-  }
-  const { review, problems } = parseReviewFile(file, text);
-  if (problems.length > 0)
-    throw new Error(
-      `${problems[0]!.message}: fix or remove ${problems.length === 1 ? "that line" : `those ${problems.length} lines`} first (writing the review would drop them)`,
-    );
-  return review;
+  return (await readWholeReview(file)) ?? emptyReview();
 }
 
 function pageHtml(extensionUri: vscode.Uri, webview: vscode.Webview): string {

@@ -10,8 +10,9 @@
 // `hash` is of the item's content as it was reviewed (itemHash): an item edited since is open
 // again. One line per item: deciding again replaces the line.
 import { createHash } from "node:crypto";
+import { promises as fs } from "node:fs";
 import * as path from "node:path";
-import { problemAt, type Problem } from "../../base/problems";
+import { formatProblem, problemAt, type Problem } from "../../base/problems";
 import { isFile, writeFileAtomic, type TextFiles } from "../../base/fsutil";
 import { isBlankLine, jsonlLines, parseJsonlLine } from "../jsonl";
 import { isPlainObject, type DiagnosticItemFields } from "../item";
@@ -196,4 +197,28 @@ export async function loadReviewOf(dataset: string, files: TextFiles): Promise<L
     return { file, sha256: "", review: emptyReview(), problems: [problem] };
   }
   return { file, sha256: reviewTextHash(text), ...parseReviewFile(file, text) };
+}
+
+/** A review file with lines that do not read: rewriting it (a new decision) would drop them. */
+export class ReviewFileError extends Error {}
+
+/**
+ * A review file as it is on disk, to record a decision in and write back; undefined when there is
+ * none yet. One with a line that does not read is refused (ReviewFileError, each line's problem):
+ * writing the review would drop that line.
+ */
+export async function readWholeReview(file: string): Promise<ReviewFile | undefined> {
+  let text: string;
+  try {
+    text = await fs.readFile(file, "utf8");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw new ReviewFileError(`cannot read ${file}: ${(e as Error).message}`);
+  }
+  const { review, problems } = parseReviewFile(file, text);
+  if (problems.length > 0)
+    throw new ReviewFileError(
+      `${problems.map(formatProblem).join("\n")}\nfix or remove ${problems.length === 1 ? "that line" : `those ${problems.length} lines`} of ${path.basename(file)} first: writing the review would drop them`,
+    );
+  return review;
 }
