@@ -102,4 +102,8 @@ test("`review: accepted` uses only accepted and corrected items; `ignore` uses t
   assert.ok(problem, missing.problems.map((x) => x.message).join("\n"));
   assert.equal(problem.field, "abilities[1].review");
   assert.match(problem.message, /spatial\.diag\.jsonl has no review file \(spatial\.review\.jsonl\)/);
+  const explicit = await loadProfile(p.configPath, { text: withReview(SPATIAL, "not_rejected") });
+  const noEffect = explicit.problems.find((x) => x.code === "config.no-effect" && x.field === "abilities[1].review");
+  assert.ok(noEffect, explicit.problems.map((x) => x.message).join("\n"));
+  assert.match(noEffect.message, /has no effect on spatial\.diag\.jsonl: it has no review file yet/);
 });

@@ -403,6 +403,15 @@ async function loadAbilities(
           continue;
         }
         if (!reviewed) {
+          if (spec.review === "not_rejected")
+            problems.push(
+              source.at(
+                ["abilities", i, "review"],
+                "config.no-effect",
+                `\`review: not_rejected\` has no effect on ${path.basename(file)}: it has no review file yet, so every item is used`,
+                { on: "key" },
+              ),
+            );
           items.push(...ofAbility);
           continue;
         }
