@@ -512,7 +512,8 @@ const TASK_CASES: BadInput[] = [
     edits: { [TASK]: replace("{{question}}", "{% for i in range(90000) %}{{ question }}{% endfor %}") },
     at: [TASK, "doc_to_text"],
     code: "task.template",
-    says: /printed more than/,
+    // either bound stops it: the output's, or on a loaded machine (the catalogue runs 4 at a time) the time's
+    says: /printed more than 1,000,000 characters|did not finish within 2 s/,
   },
   {
     name: "doc_to_choice naming a field the documents lack",
