@@ -22,6 +22,9 @@ export async function openFile(page: Page, name: string, query = name): Promise<
     15_000,
     () => `no active tab for ${name}`,
   );
+  // to the top first: an editor restored scrolled down has its first line's box above the view,
+  // where a click lands on the page instead (seen once in CI, the Runs e2e's copy.bprof.yaml)
+  await page.keyboard.press("Control+Home");
   await editor(page).click({ position: { x: 200, y: 10 } });
 }
 
